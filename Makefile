@@ -1,0 +1,79 @@
+# burrow - sandboxed filesystem tool host for AI agents.
+# `make` builds build/burrow, build/libburrow.{a,so}, build/lua/burrow/core.so
+# and the C tests; `make test` runs everything; `make run` serves the
+# current directory over MCP stdio.
+
+CC      ?= cc
+PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread
+LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null)
+DEP_LIBS   := $(shell pkg-config --libs libcrypto jansson 2>/dev/null) -pthread
+LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
+
+B       := build
+SRC     := host/src
+CORE    := err root resolve fileio write hash text dir
+BIND    := lcore ljson lserver
+CORE_O  := $(CORE:%=$(B)/obj/%.o)
+BIND_O  := $(BIND:%=$(B)/obj/%.o)
+SOVER   := 0
+
+# Debian 12 packages burrow needs to build and test.
+DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
+        libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep
+
+.PHONY: all deps test run bench sanitize clean check-deps
+all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/test_core
+
+deps:
+	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "deps: all installed"; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $$missing; \
+	else echo "deps: run as root:  apt-get install -y $$missing"; exit 1; fi
+
+check-deps:
+	@pkg-config --exists $(PKGS) || { echo "missing build dependencies: run 'make deps' (as root) first"; exit 1; }
+
+$(B)/obj/%.o: $(SRC)/%.c $(SRC)/core.h | check-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# only the binding and glue see lua.h
+$(B)/obj/lcore.o $(B)/obj/ljson.o $(B)/obj/lserver.o $(B)/obj/main.o $(B)/obj/api.o: CFLAGS += $(LUA_CFLAGS)
+$(BIND_O) $(B)/obj/main.o $(B)/obj/api.o: $(SRC)/ljson.h $(SRC)/lcore.h $(SRC)/lserver.h $(SRC)/api.h host/include/burrow.h
+
+$(B)/lua/burrow/core.so: $(CORE_O) $(BIND_O)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $^ $(DEP_LIBS)
+
+$(B)/libburrow.a: $(CORE_O) $(BIND_O) $(B)/obj/api.o
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/libburrow.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o
+	$(CC) -shared -Wl,-soname,libburrow.so.$(SOVER) -o $@.$(SOVER) $^ $(DEP_LIBS) $(LUA_LIBS)
+	ln -sf libburrow.so.$(SOVER) $@
+
+$(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(CORE_O) $(BIND_O)
+	$(CC) -rdynamic -o $@ $^ $(DEP_LIBS) $(LUA_LIBS)
+
+$(B)/test_core: host/test/test_core.c $(CORE_O)
+	$(CC) $(CFLAGS) -I$(SRC) -o $@ $^ $(DEP_LIBS)
+
+test: all
+	@bash test/run-all.sh
+
+run: all
+	@$(B)/burrow mcp
+
+bench: all
+	@bash bench/run.sh
+
+# ASan + UBSan build of everything, then the whole suite against it.
+sanitize:
+	$(MAKE) B=build/sanitize CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	  DEP_LIBS="$(DEP_LIBS) -fsanitize=address,undefined"
+	BURROW_BUILD=build/sanitize ASAN_OPTIONS=detect_leaks=0 bash test/run-all.sh
+
+clean:
+	rm -rf $(B)

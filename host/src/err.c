@@ -1,0 +1,64 @@
+/*
+ * err.c - burrow's stable error codes, their names, and the per-thread
+ * detail text that explains the last failure.
+ */
+#include <errno.h>
+
+#include "core.h"
+
+static const char *const names[BW_CODE_COUNT] = {
+    [BW_OK] = "OK",
+    [BW_ENOENT] = "ENOENT",
+    [BW_EEXIST] = "EEXIST",
+    [BW_ENOTDIR] = "ENOTDIR",
+    [BW_EISDIR] = "EISDIR",
+    [BW_ELOOP] = "ELOOP",
+    [BW_EACCES] = "EACCES",
+    [BW_EAGAIN] = "EAGAIN",
+    [BW_EIO] = "EIO",
+    [BW_OUTSIDE_ROOT] = "OUTSIDE_ROOT",
+    [BW_READ_ONLY_ROOT] = "READ_ONLY_ROOT",
+    [BW_POLICY_DENIED] = "POLICY_DENIED",
+    [BW_TOO_LARGE] = "TOO_LARGE",
+    [BW_BINARY] = "BINARY",
+    [BW_INVALID_ARGUMENT] = "INVALID_ARGUMENT",
+    [BW_NOT_REGULAR] = "NOT_REGULAR",
+    [BW_HASH_MISMATCH] = "HASH_MISMATCH",
+    [BW_ENOMEM] = "ENOMEM",
+};
+
+static __thread const char *detail;
+
+const char *bw_code_name(int code) {
+  if (code < 0 || code >= BW_CODE_COUNT) return "EIO";
+  return names[code];
+}
+
+const char *bw_detail(void) { return detail; }
+
+void bw_clear_detail(void) { detail = NULL; }
+
+int bw_fail(int code, const char *d) {
+  detail = d;
+  return code;
+}
+
+int bw_code_from_errno(int err) {
+  switch (err) {
+  case 0: return BW_OK;
+  case ENOENT: return BW_ENOENT;
+  case EEXIST: case ENOTEMPTY: return BW_EEXIST;
+  case ENOTDIR: return BW_ENOTDIR;
+  case EISDIR: return BW_EISDIR;
+  case ELOOP: return BW_ELOOP;
+  case EXDEV: return BW_OUTSIDE_ROOT;
+  case EACCES: case EPERM: return BW_EACCES;
+  case EAGAIN: return BW_EAGAIN;
+  case EROFS: return BW_READ_ONLY_ROOT;
+  case ENAMETOOLONG: return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+  case EFBIG: return BW_TOO_LARGE;
+  case ENOMEM: return BW_ENOMEM;
+  case ENXIO: case ENODEV: return BW_NOT_REGULAR;
+  default: return BW_EIO;
+  }
+}

@@ -1,0 +1,126 @@
+/*
+ * fileio.c - reading regular files into memory. Small files are read()
+ * into a buffer; large ones are mapped. Sizes from fstat are a hint, never
+ * trusted: /proc files report 0 and files grow while read, so every read is
+ * capped. A mapped file that shrinks under us raises SIGBUS on access;
+ * bw_guard turns that into EIO for the code that touches the mapping.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core.h"
+
+static int read_all(int fd, size_t hint, size_t max_bytes, bw_buf *b) {
+  size_t cap = hint + 1 > 4096 ? hint + 1 : 4096, len = 0;
+  if (cap > max_bytes + 1) cap = max_bytes + 1;
+  char *data = malloc(cap);
+  if (!data) return BW_ENOMEM;
+  for (;;) {
+    if (len == cap) {
+      if (cap > max_bytes) break; /* one byte past the cap: too large */
+      size_t ncap = cap * 2 > max_bytes + 1 ? max_bytes + 1 : cap * 2;
+      char *n = realloc(data, ncap);
+      if (!n) {
+        free(data);
+        return BW_ENOMEM;
+      }
+      data = n;
+      cap = ncap;
+    }
+    ssize_t got = read(fd, data + len, cap - len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      int e = errno;
+      free(data);
+      return bw_code_from_errno(e);
+    }
+    if (got == 0) break;
+    len += (size_t)got;
+  }
+  if (len > max_bytes) {
+    free(data);
+    return bw_fail(BW_TOO_LARGE, NULL);
+  }
+  b->data = data;
+  b->len = len;
+  b->mapped = 0;
+  return BW_OK;
+}
+
+int bw_read_fd(int fd, const struct stat *st, size_t max_bytes, bw_buf *b) {
+  memset(b, 0, sizeof *b);
+  size_t size = (size_t)st->st_size;
+  if (size > max_bytes) return bw_fail(BW_TOO_LARGE, NULL);
+  if (size < BW_MMAP_MIN) return read_all(fd, size, max_bytes, b);
+  void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) return read_all(fd, size, max_bytes, b);
+  madvise(p, size, MADV_SEQUENTIAL);
+  b->data = p;
+  b->len = size;
+  b->mapped = 1;
+  return BW_OK;
+}
+
+int bw_read_file(const bw_root *r, const char *rel, size_t max_bytes,
+                 bw_buf *b, struct stat *st) {
+  int fd, rc = bw_open_read(r, rel, &fd, st);
+  if (rc) return rc;
+  rc = bw_read_fd(fd, st, max_bytes, b);
+  close(fd);
+  return rc;
+}
+
+void bw_buf_free(bw_buf *b) {
+  if (!b->data) return;
+  if (b->mapped) munmap(b->data, b->len);
+  else free(b->data);
+  b->data = NULL;
+  b->len = 0;
+}
+
+/* ---- SIGBUS guard ---- */
+
+static __thread sigjmp_buf *guard_env;
+static struct sigaction old_bus;
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc) {
+  if (guard_env) siglongjmp(*guard_env, 1);
+  /* not a guarded access: behave as whoever was installed before us */
+  if (old_bus.sa_flags & SA_SIGINFO) {
+    old_bus.sa_sigaction(sig, si, uc);
+  } else if (old_bus.sa_handler != SIG_DFL && old_bus.sa_handler != SIG_IGN) {
+    old_bus.sa_handler(sig);
+  } else {
+    signal(SIGBUS, SIG_DFL);
+    raise(SIGBUS);
+  }
+}
+
+static void guard_install(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigbus;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, &old_bus);
+}
+
+int bw_guard(int (*fn)(void *arg), void *arg) {
+  pthread_once(&guard_once, guard_install);
+  sigjmp_buf env, *prev = guard_env;
+  if (sigsetjmp(env, 1)) {
+    guard_env = prev;
+    return bw_fail(BW_EIO, "the file shrank while it was being read");
+  }
+  guard_env = &env;
+  int rc = fn(arg);
+  guard_env = prev;
+  return rc;
+}

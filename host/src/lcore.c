@@ -1,0 +1,475 @@
+/*
+ * lcore.c - the burrow.core Lua module: the core's roots, reads, writes,
+ * listings and hashes as Lua values. Expected failures return
+ * nil, detail, CODE (detail may be ""): the Lua side words the message with
+ * the path as the agent wrote it. Misuse raises.
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core.h"
+#include "lcore.h"
+#include "ljson.h"
+#include "lserver.h"
+
+#define ROOTS_MT "burrow.Roots"
+#define FILE_MT "burrow.File"
+
+static int fail(lua_State *L, int code) {
+  const char *d = bw_detail();
+  lua_pushnil(L);
+  lua_pushstring(L, d ? d : "");
+  lua_pushstring(L, bw_code_name(code));
+  bw_clear_detail();
+  return 3;
+}
+
+/* ---- roots ---- */
+
+typedef struct roots {
+  int n;
+  bw_root *r;
+} roots;
+
+static roots *check_roots(lua_State *L) {
+  roots *rs = luaL_checkudata(L, 1, ROOTS_MT);
+  if (!rs->r) luaL_error(L, "attempt to use a closed workspace");
+  return rs;
+}
+
+static const bw_root *check_root(lua_State *L, roots *rs, int arg) {
+  lua_Integer i = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, i >= 1 && i <= rs->n, arg, "no such root");
+  return &rs->r[i - 1];
+}
+
+/* A path argument: NUL bytes are kept so the core can refuse them. */
+static const char *check_rel(lua_State *L, int arg) {
+  size_t len;
+  const char *s = luaL_checklstring(L, arg, &len);
+  if (len > BW_PATH_MAX || strlen(s) != len)
+    luaL_argerror(L, arg, "relative path must come from roots:map");
+  return s;
+}
+
+static int roots_gc(lua_State *L) {
+  roots *rs = luaL_checkudata(L, 1, ROOTS_MT);
+  for (int i = 0; rs->r && i < rs->n; i++) bw_root_close(&rs->r[i]);
+  free(rs->r);
+  rs->r = NULL;
+  rs->n = 0;
+  return 0;
+}
+
+/* core.roots{{path=, mount=, readonly=}, ...} */
+static int l_roots(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  int n = (int)luaL_len(L, 1);
+  roots *rs = lua_newuserdatauv(L, sizeof *rs, 0);
+  rs->n = 0;
+  rs->r = NULL; /* closed until filled, like liolib's newprefile */
+  luaL_setmetatable(L, ROOTS_MT);
+  rs->r = calloc((size_t)(n > 0 ? n : 1), sizeof *rs->r);
+  if (!rs->r) return luaL_error(L, "out of memory");
+  for (int i = 1; i <= n; i++) {
+    lua_geti(L, 1, i);
+    luaL_checktype(L, -1, LUA_TTABLE);
+    lua_getfield(L, -1, "path");
+    lua_getfield(L, -2, "mount");
+    lua_getfield(L, -3, "readonly");
+    const char *path = luaL_checkstring(L, -3);
+    const char *mount = luaL_optstring(L, -2, NULL);
+    int ro = lua_toboolean(L, -1);
+    int rc = bw_root_open(&rs->r[i - 1], path, mount, ro);
+    lua_pop(L, 4);
+    if (rc) {
+      int r = fail(L, rc);
+      lua_pushfstring(L, "root %d", i);
+      lua_replace(L, -3); /* nil, "root i", CODE */
+      return r;
+    }
+    rs->n = i;
+  }
+  if (rs->n > 0) bw_sweep_temps(rs->r[0].fd);
+  for (int i = 1; i < rs->n; i++) bw_sweep_temps(rs->r[i].fd);
+  return 1;
+}
+
+/* roots:map(path) -> index, rel */
+static int roots_map(lua_State *L) {
+  roots *rs = check_roots(L);
+  size_t len;
+  const char *path = luaL_checklstring(L, 2, &len);
+  char rel[BW_PATH_MAX + 1];
+  int idx = 0, rc = bw_map_path(rs->r, rs->n, path, len, &idx, rel);
+  if (rc) return fail(L, rc);
+  lua_pushinteger(L, idx + 1);
+  lua_pushstring(L, rel);
+  return 2;
+}
+
+static int roots_info(lua_State *L) {
+  roots *rs = check_roots(L);
+  const bw_root *r = check_root(L, rs, 2);
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, r->mount);
+  lua_setfield(L, -2, "mount");
+  lua_pushboolean(L, r->readonly);
+  lua_setfield(L, -2, "readonly");
+  if (r->alias) {
+    lua_pushstring(L, r->alias);
+    lua_setfield(L, -2, "alias");
+  }
+  return 1;
+}
+
+static int roots_count(lua_State *L) {
+  lua_pushinteger(L, check_roots(L)->n);
+  return 1;
+}
+
+static const char *type_name(mode_t m) {
+  if (S_ISREG(m)) return "file";
+  if (S_ISDIR(m)) return "dir";
+  if (S_ISLNK(m)) return "symlink";
+  return "other";
+}
+
+static void push_time(lua_State *L, const struct timespec *t) {
+  struct tm tm;
+  char buf[40];
+  time_t s = t->tv_sec;
+  gmtime_r(&s, &tm);
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  lua_pushstring(L, buf);
+}
+
+static void push_stat(lua_State *L, const struct stat *st) {
+  lua_createtable(L, 0, 8);
+  lua_pushstring(L, type_name(st->st_mode));
+  lua_setfield(L, -2, "type");
+  lua_pushinteger(L, (lua_Integer)st->st_size);
+  lua_setfield(L, -2, "size");
+  push_time(L, &st->st_mtim);
+  lua_setfield(L, -2, "mtime");
+  lua_pushinteger(L, (lua_Integer)(st->st_mode & 07777));
+  lua_setfield(L, -2, "mode");
+  lua_pushinteger(L, (lua_Integer)st->st_nlink);
+  lua_setfield(L, -2, "nlink");
+  lua_pushinteger(L, (lua_Integer)st->st_uid);
+  lua_setfield(L, -2, "uid");
+  lua_pushinteger(L, (lua_Integer)st->st_gid);
+  lua_setfield(L, -2, "gid");
+}
+
+/* roots:stat(i, rel) -> table (lstat semantics) */
+static int roots_stat(lua_State *L) {
+  roots *rs = check_roots(L);
+  const bw_root *r = check_root(L, rs, 2);
+  struct stat st;
+  char target[BW_PATH_MAX + 1];
+  int rc = bw_stat(r, check_rel(L, 3), &st, target, sizeof target);
+  if (rc) return fail(L, rc);
+  push_stat(L, &st);
+  if (S_ISLNK(st.st_mode)) {
+    lua_pushstring(L, target);
+    lua_setfield(L, -2, "target");
+  }
+  return 1;
+}
+
+/* ---- files ---- */
+
+typedef struct file {
+  bw_buf b;
+  int open;
+} file;
+
+static file *check_file(lua_State *L) {
+  file *f = luaL_checkudata(L, 1, FILE_MT);
+  if (!f->open) luaL_error(L, "attempt to use a closed file");
+  return f;
+}
+
+static int file_gc(lua_State *L) {
+  file *f = luaL_checkudata(L, 1, FILE_MT);
+  if (f->open) bw_buf_free(&f->b);
+  f->open = 0;
+  return 0;
+}
+
+/* roots:read(i, rel, max_bytes) -> File, stat */
+static int roots_read(lua_State *L) {
+  roots *rs = check_roots(L);
+  const bw_root *r = check_root(L, rs, 2);
+  const char *rel = check_rel(L, 3);
+  lua_Integer max = luaL_checkinteger(L, 4);
+  file *f = lua_newuserdatauv(L, sizeof *f, 0);
+  f->open = 0;
+  luaL_setmetatable(L, FILE_MT);
+  struct stat st;
+  int rc = bw_read_file(r, rel, (size_t)(max > 0 ? max : 0), &f->b, &st);
+  if (rc) return fail(L, rc);
+  f->open = 1;
+  push_stat(L, &st);
+  return 2;
+}
+
+/* Work on a file's bytes, guarded when they are mapped. */
+typedef struct job {
+  const bw_buf *b;
+  int (*run)(struct job *);
+  bw_text_info info;
+  bw_lines lines;
+  size_t first, limit, max_line, max_bytes;
+  char hash[BW_HASH_STR];
+  char *b64;
+  size_t b64_len;
+} job;
+
+static int job_run(void *arg) {
+  job *j = arg;
+  return j->run(j);
+}
+
+static int run_job(job *j) {
+  return j->b->mapped ? bw_guard(job_run, j) : j->run(j);
+}
+
+static int do_hash(job *j) { return bw_sha256(j->b->data, j->b->len, j->hash); }
+
+static int do_scan(job *j) {
+  bw_text_scan(j->b->data, j->b->len, &j->info);
+  return BW_OK;
+}
+
+static int do_lines(job *j) {
+  return bw_number_lines(j->b->data, j->b->len, j->first, j->limit,
+                         j->max_line, j->max_bytes, &j->lines);
+}
+
+static int do_b64(job *j) {
+  return bw_base64_encode(j->b->data, j->b->len, &j->b64, &j->b64_len);
+}
+
+static int file_hash(lua_State *L) {
+  job j = {.b = &check_file(L)->b, .run = do_hash};
+  int rc = run_job(&j);
+  if (rc) return fail(L, rc);
+  lua_pushstring(L, j.hash);
+  return 1;
+}
+
+static int file_scan(lua_State *L) {
+  job j = {.b = &check_file(L)->b, .run = do_scan};
+  int rc = run_job(&j);
+  if (rc) return fail(L, rc);
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, (lua_Integer)j.info.lines);
+  lua_setfield(L, -2, "lines");
+  lua_pushstring(L, bw_newline_kind(&j.info));
+  lua_setfield(L, -2, "newline");
+  lua_pushboolean(L, j.info.bom);
+  lua_setfield(L, -2, "bom");
+  lua_pushboolean(L, j.info.binary);
+  lua_setfield(L, -2, "binary");
+  return 1;
+}
+
+/* f:lines(first, limit, max_line, max_bytes) -> text, info */
+static int file_lines(lua_State *L) {
+  job j = {.b = &check_file(L)->b, .run = do_lines};
+  j.first = (size_t)luaL_checkinteger(L, 2);
+  j.limit = (size_t)luaL_checkinteger(L, 3);
+  j.max_line = (size_t)luaL_checkinteger(L, 4);
+  j.max_bytes = (size_t)luaL_checkinteger(L, 5);
+  int rc = run_job(&j);
+  if (rc) {
+    free(j.lines.out);
+    return fail(L, rc);
+  }
+  lua_pushlstring(L, j.lines.out ? j.lines.out : "", j.lines.out_len);
+  free(j.lines.out);
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, (lua_Integer)j.lines.first);
+  lua_setfield(L, -2, "first");
+  lua_pushinteger(L, (lua_Integer)j.lines.last);
+  lua_setfield(L, -2, "last");
+  lua_pushinteger(L, (lua_Integer)j.lines.next);
+  lua_setfield(L, -2, "next");
+  lua_pushboolean(L, j.lines.truncated);
+  lua_setfield(L, -2, "truncated");
+  lua_pushinteger(L, (lua_Integer)j.lines.cut_lines);
+  lua_setfield(L, -2, "cut_lines");
+  return 2;
+}
+
+static int file_base64(lua_State *L) {
+  job j = {.b = &check_file(L)->b, .run = do_b64};
+  int rc = run_job(&j);
+  if (rc) {
+    free(j.b64);
+    return fail(L, rc);
+  }
+  lua_pushlstring(L, j.b64, j.b64_len);
+  free(j.b64);
+  return 1;
+}
+
+static int file_size(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)check_file(L)->b.len);
+  return 1;
+}
+
+/* ---- writes and listings ---- */
+
+/* roots:write(i, rel, data, {create_dirs=, expected_hash=}) */
+static int roots_write(lua_State *L) {
+  roots *rs = check_roots(L);
+  const bw_root *r = check_root(L, rs, 2);
+  const char *rel = check_rel(L, 3);
+  size_t len;
+  const char *data = luaL_checklstring(L, 4, &len);
+  bw_write_opts o = {0};
+  if (lua_istable(L, 5)) {
+    lua_getfield(L, 5, "create_dirs");
+    o.create_dirs = lua_toboolean(L, -1);
+    lua_getfield(L, 5, "expected_hash");
+    o.expected_hash = lua_tostring(L, -1);
+    lua_pop(L, 2); /* the string stays alive in the options table */
+  }
+  bw_write_res res;
+  int rc = bw_write_file(r, rel, data, len, &o, &res);
+  if (rc == BW_HASH_MISMATCH) {
+    int n = fail(L, rc);
+    lua_pushstring(L, res.current_hash);
+    return n + 1;
+  }
+  if (rc) return fail(L, rc);
+  lua_createtable(L, 0, 2);
+  lua_pushboolean(L, res.created);
+  lua_setfield(L, -2, "created");
+  lua_pushstring(L, res.hash);
+  lua_setfield(L, -2, "content_hash");
+  return 1;
+}
+
+static int list_push(void *arg, const bw_entry *e) {
+  lua_State *L = arg;
+  push_stat(L, &e->st);
+  lua_pushstring(L, e->path);
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, e->name);
+  lua_setfield(L, -2, "name");
+  lua_pushinteger(L, e->depth);
+  lua_setfield(L, -2, "depth");
+  lua_seti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+  return BW_OK;
+}
+
+static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt) {
+  lua_getfield(L, t, k);
+  lua_Integer v = luaL_optinteger(L, -1, (lua_Integer)dflt);
+  lua_pop(L, 1);
+  return v < 0 ? 0 : (size_t)v;
+}
+
+/* roots:list(i, rel, opts) -> entries, omitted */
+static int roots_list(lua_State *L) {
+  roots *rs = check_roots(L);
+  const bw_root *r = check_root(L, rs, 2);
+  const char *rel = check_rel(L, 3);
+  luaL_checktype(L, 4, LUA_TTABLE);
+  bw_list_opts o;
+  o.max_depth = (int)opt_size(L, 4, "max_depth", 0);
+  o.max_entries = opt_size(L, 4, "max_entries", 1000);
+  o.count_limit = opt_size(L, 4, "count_limit", 100000);
+  lua_getfield(L, 4, "include_hidden");
+  o.include_hidden = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_newtable(L);
+  luaL_checkstack(L, 8, "listing");
+  size_t omitted = 0;
+  int rc = bw_list(r, rel, &o, list_push, L, &omitted);
+  if (rc) return fail(L, rc);
+  lua_pushinteger(L, (lua_Integer)omitted);
+  return 2;
+}
+
+/* ---- module functions ---- */
+
+static int l_sha256(lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  char out[BW_HASH_STR];
+  int rc = bw_sha256(s, len, out);
+  if (rc) return fail(L, rc);
+  lua_pushstring(L, out);
+  return 1;
+}
+
+static int l_base64_decode(lua_State *L) {
+  size_t len, out_len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  char *out;
+  int rc = bw_base64_decode(s, len, &out, &out_len);
+  if (rc) return fail(L, rc);
+  lua_pushlstring(L, out, out_len);
+  free(out);
+  return 1;
+}
+
+static int l_backend(lua_State *L) {
+  const char *want = luaL_optstring(L, 1, NULL);
+  if (want) {
+    if (!strcmp(want, "walk")) bw_set_backend(BW_WALK);
+    else if (!strcmp(want, "openat2")) bw_set_backend(BW_OPENAT2);
+    else luaL_argerror(L, 1, "expected \"openat2\" or \"walk\"");
+  }
+  lua_pushstring(L, bw_backend_name());
+  return 1;
+}
+
+static const luaL_Reg roots_methods[] = {
+    {"map", roots_map},     {"info", roots_info},   {"count", roots_count},
+    {"stat", roots_stat},   {"read", roots_read},   {"write", roots_write},
+    {"list", roots_list},   {"close", roots_gc},    {NULL, NULL}};
+
+static const luaL_Reg file_methods[] = {
+    {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines},
+    {"base64", file_base64}, {"size", file_size}, {"close", file_gc},
+    {NULL, NULL}};
+
+static const luaL_Reg funcs[] = {{"roots", l_roots},
+                                 {"sha256", l_sha256},
+                                 {"base64_decode", l_base64_decode},
+                                 {"backend", l_backend},
+                                 {NULL, NULL}};
+
+static void new_class(lua_State *L, const char *name, const luaL_Reg *m,
+                      lua_CFunction gc) {
+  luaL_newmetatable(L, name);
+  lua_newtable(L);
+  luaL_setfuncs(L, m, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, gc);
+  lua_setfield(L, -2, "__close");
+  lua_pop(L, 1);
+}
+
+int luaopen_burrow_core(lua_State *L) {
+  new_class(L, ROOTS_MT, roots_methods, roots_gc);
+  new_class(L, FILE_MT, file_methods, file_gc);
+  luaL_newlib(L, funcs);
+  bw_json_push(L);
+  lua_setfield(L, -2, "json");
+  bw_stdio_register(L);
+  lua_pushstring(L, BURROW_VERSION_STRING);
+  lua_setfield(L, -2, "version");
+  return 1;
+}

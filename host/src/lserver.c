@@ -1,0 +1,226 @@
+/*
+ * lserver.c - stdio plumbing of `burrow mcp`, as burrow.core.stdio().
+ *
+ * A reader thread splits stdin into lines and queues them, so the Lua loop
+ * can run a long tool call while the next messages keep arriving. The
+ * reader notices notifications/cancelled for the request in flight at once
+ * and raises its cancel flag, which long operations poll. Output goes
+ * through one lock so progress notifications and results never interleave.
+ */
+#include <errno.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lserver.h"
+
+#define STDIO_MT "burrow.Stdio"
+
+typedef struct line {
+  struct line *next;
+  size_t len;
+  char text[];
+} line;
+
+typedef struct stdio_state {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  line *head, *tail;
+  int eof;
+  size_t max_line;
+  char current[64]; /* JSON text of the request id in flight, "" if none */
+  _Atomic int cancelled;
+  pthread_mutex_t out_mu;
+} stdio_state;
+
+static stdio_state S = {.mu = PTHREAD_MUTEX_INITIALIZER,
+                        .cv = PTHREAD_COND_INITIALIZER,
+                        .out_mu = PTHREAD_MUTEX_INITIALIZER};
+static int started;
+
+/* The JSON text of "requestId" in a cancel notification, crudely but
+ * safely: only compared byte for byte with the id in flight. */
+static void note_cancel(const char *s, size_t n) {
+  static const char key[] = "\"requestId\"";
+  const char *k = memmem(s, n, key, sizeof key - 1);
+  if (!k) return;
+  const char *p = k + sizeof key - 1, *end = s + n;
+  while (p < end && (*p == ' ' || *p == ':' || *p == '\t')) p++;
+  const char *q = p;
+  if (q < end && *q == '"') {
+    for (q++; q < end && *q != '"'; q++)
+      if (*q == '\\') q++;
+    q++;
+  } else {
+    while (q < end && (*q == '-' || (*q >= '0' && *q <= '9'))) q++;
+  }
+  if (q > end || q == p) return;
+  pthread_mutex_lock(&S.mu);
+  if (S.current[0] && strlen(S.current) == (size_t)(q - p) &&
+      !memcmp(S.current, p, (size_t)(q - p)))
+    atomic_store(&S.cancelled, 1);
+  pthread_mutex_unlock(&S.mu);
+}
+
+static void push_line(const char *s, size_t n) {
+  if (n > 0 && s[n - 1] == '\r') n--;
+  if (memmem(s, n, "notifications/cancelled", 23)) note_cancel(s, n);
+  line *l = malloc(sizeof *l + n + 1);
+  if (!l) return; /* dropped: the client times out rather than we crash */
+  l->next = NULL;
+  l->len = n;
+  memcpy(l->text, s, n);
+  l->text[n] = '\0';
+  pthread_mutex_lock(&S.mu);
+  if (S.tail) S.tail->next = l;
+  else S.head = l;
+  S.tail = l;
+  pthread_cond_signal(&S.cv);
+  pthread_mutex_unlock(&S.mu);
+}
+
+static void *reader(void *arg) {
+  (void)arg;
+  size_t cap = 1 << 16, len = 0, scanned = 0;
+  char *buf = malloc(cap);
+  int oversize = 0;
+  while (buf) {
+    if (len == cap) {
+      if (cap > S.max_line) { /* drop the line, answer with an error later */
+        oversize = 1;
+        len = scanned = 0;
+        continue;
+      }
+      char *n = realloc(buf, cap * 2);
+      if (!n) break;
+      buf = n;
+      cap *= 2;
+    }
+    ssize_t got = read(0, buf + len, cap - len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    len += (size_t)got;
+    char *start = buf, *nl;
+    while ((nl = memchr(buf + scanned, '\n', len - scanned))) {
+      if (oversize) push_line("\x01oversize", 9);
+      else push_line(start, (size_t)(nl - start));
+      oversize = 0;
+      start = nl + 1;
+      scanned = (size_t)(start - buf);
+    }
+    size_t rest = len - (size_t)(start - buf);
+    memmove(buf, start, rest);
+    len = scanned = rest;
+  }
+  if (buf && len > 0 && !oversize) push_line(buf, len);
+  free(buf);
+  pthread_mutex_lock(&S.mu);
+  S.eof = 1;
+  pthread_cond_broadcast(&S.cv);
+  pthread_mutex_unlock(&S.mu);
+  return NULL;
+}
+
+/* core.stdio(max_line) -> the Stdio object (one per process) */
+static int l_stdio(lua_State *L) {
+  lua_Integer max = luaL_optinteger(L, 1, (lua_Integer)1 << 30);
+  if (!started) {
+    S.max_line = (size_t)max;
+    pthread_t t;
+    if (pthread_create(&t, NULL, reader, NULL) != 0)
+      return luaL_error(L, "cannot start the stdin reader");
+    pthread_detach(t);
+    started = 1;
+  }
+  lua_newuserdatauv(L, 1, 0);
+  luaL_setmetatable(L, STDIO_MT);
+  return 1;
+}
+
+/* io:next() -> line, or nil at end of input; "\1oversize" for a dropped line */
+static int io_next(lua_State *L) {
+  pthread_mutex_lock(&S.mu);
+  while (!S.head && !S.eof) pthread_cond_wait(&S.cv, &S.mu);
+  line *l = S.head;
+  if (l) {
+    S.head = l->next;
+    if (!S.head) S.tail = NULL;
+  }
+  pthread_mutex_unlock(&S.mu);
+  if (!l) return 0;
+  lua_pushlstring(L, l->text, l->len);
+  free(l);
+  return 1;
+}
+
+static int write_all(const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(1, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int bw_stdout_line(const char *s, size_t n) {
+  pthread_mutex_lock(&S.out_mu);
+  int rc = write_all(s, n);
+  if (rc == 0) rc = write_all("\n", 1);
+  pthread_mutex_unlock(&S.out_mu);
+  return rc;
+}
+
+/* io:write(text): one message line on stdout */
+static int io_write(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 2, &n);
+  if (bw_stdout_line(s, n) < 0) return luaL_error(L, "stdout closed");
+  return 0;
+}
+
+/* io:begin(id_json) / io:finish(): the request in flight */
+static int io_begin(lua_State *L) {
+  size_t n;
+  const char *id = luaL_checklstring(L, 2, &n);
+  pthread_mutex_lock(&S.mu);
+  if (n < sizeof S.current) memcpy(S.current, id, n + 1);
+  else S.current[0] = '\0';
+  atomic_store(&S.cancelled, 0);
+  pthread_mutex_unlock(&S.mu);
+  return 0;
+}
+
+static int io_finish(lua_State *L) {
+  (void)L;
+  pthread_mutex_lock(&S.mu);
+  S.current[0] = '\0';
+  atomic_store(&S.cancelled, 0);
+  pthread_mutex_unlock(&S.mu);
+  return 0;
+}
+
+static int io_cancelled(lua_State *L) {
+  lua_pushboolean(L, atomic_load(&S.cancelled));
+  return 1;
+}
+
+const _Atomic int *bw_cancel_flag(void) { return &S.cancelled; }
+
+static const luaL_Reg io_methods[] = {
+    {"next", io_next},     {"write", io_write},         {"begin", io_begin},
+    {"finish", io_finish}, {"cancelled", io_cancelled}, {NULL, NULL}};
+
+void bw_stdio_register(lua_State *L) {
+  luaL_newmetatable(L, STDIO_MT);
+  luaL_newlib(L, io_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_stdio);
+  lua_setfield(L, -2, "stdio");
+}

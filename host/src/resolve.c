@@ -1,0 +1,368 @@
+/*
+ * resolve.c - resolution of an untrusted relative path beneath a root fd.
+ *
+ * Two backends give the same answers:
+ *  - openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV), the
+ *    kernel doing the work, with a bounded retry on EAGAIN;
+ *  - a component walk with O_PATH|O_NOFOLLOW fds that never opens "..": it
+ *    pops its own fd stack, splices relative symlinks in, refuses absolute
+ *    ones and any change of mount, and never consults /proc.
+ * A path string never travels from a check to a later use: every answer is
+ * an fd, and reopening for I/O is checked against the first answer's inode.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "core.h"
+
+enum { RETRIES = 128, MAX_HOPS = 40, SWAPPED = -3 };
+
+static _Atomic int backend = BW_OPENAT2;
+static _Atomic int openat2_missing = 0; /* cached one way: once gone, gone */
+
+void bw_set_backend(bw_backend b) { atomic_store(&backend, b); }
+
+bw_backend bw_get_backend(void) {
+  if (atomic_load(&openat2_missing)) return BW_WALK;
+  return (bw_backend)atomic_load(&backend);
+}
+
+const char *bw_backend_name(void) {
+  return bw_get_backend() == BW_WALK ? "walk" : "openat2";
+}
+
+/* ---- openat2 ---- */
+
+static int openat2_open(const bw_root *r, const char *rel, int flags,
+                        int *out) {
+  struct open_how how = {
+      .flags = (unsigned)(flags | O_CLOEXEC),
+      .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+  };
+  for (int i = 0; i < RETRIES; i++) {
+    int fd = (int)syscall(SYS_openat2, r->fd, rel, &how, sizeof how);
+    if (fd >= 0) {
+      *out = fd;
+      return BW_OK;
+    }
+    int e = errno;
+    if (e == EAGAIN) continue;
+    if (e == ENOSYS) return -1; /* caller switches to the walk */
+    return bw_code_from_errno(e);
+  }
+  return bw_fail(BW_EAGAIN, "path changed during resolution, retry");
+}
+
+/* ---- the fd walk ---- */
+
+typedef struct walk {
+  const bw_root *r;
+  int *stack;  /* directory fds; stack[0] is the root's (not owned) */
+  int depth;
+  int cap;
+  char *rest;  /* what is left to resolve */
+  int hops;
+} walk;
+
+static void walk_free(walk *w) {
+  for (int i = 1; i <= w->depth; i++) close(w->stack[i]);
+  free(w->stack);
+  free(w->rest);
+}
+
+static int walk_push(walk *w, int fd) {
+  if (w->depth + 1 >= w->cap) {
+    int n = w->cap ? w->cap * 2 : 16;
+    int *s = realloc(w->stack, (size_t)n * sizeof *s);
+    if (!s) return BW_ENOMEM;
+    w->stack = s;
+    w->cap = n;
+  }
+  w->stack[++w->depth] = fd;
+  return BW_OK;
+}
+
+/* Stat an O_PATH fd and check it is on the root's mount. */
+static int walk_stat(const walk *w, int fd, mode_t *mode) {
+  struct statx sx;
+  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+            STATX_TYPE | STATX_MNT_ID, &sx) < 0)
+    return bw_code_from_errno(errno);
+  dev_t dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+  if (dev != w->r->dev) return bw_fail(BW_OUTSIDE_ROOT, NULL);
+  if (w->r->mnt_id && (sx.stx_mask & STATX_MNT_ID) &&
+      sx.stx_mnt_id != w->r->mnt_id)
+    return bw_fail(BW_OUTSIDE_ROOT, NULL);
+  *mode = sx.stx_mode;
+  return BW_OK;
+}
+
+/* Replace rest by link + "/" + tail (tail = what followed the link). */
+static int walk_splice(walk *w, int linkfd, const char *tail) {
+  char link[BW_PATH_MAX + 1];
+  ssize_t n = readlinkat(linkfd, "", link, sizeof link);
+  if (n < 0) return bw_code_from_errno(errno);
+  if ((size_t)n >= sizeof link)
+    return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+  if (n == 0) return BW_ENOENT;
+  if (link[0] == '/') return bw_fail(BW_OUTSIDE_ROOT, NULL);
+  size_t tl = strlen(tail);
+  char *s = malloc((size_t)n + tl + 2);
+  if (!s) return BW_ENOMEM;
+  memcpy(s, link, (size_t)n);
+  s[n] = tl ? '/' : '\0';
+  memcpy(s + n + (tl ? 1 : 0), tail, tl + 1);
+  free(w->rest);
+  w->rest = s;
+  return BW_OK;
+}
+
+/* Walk rest; on success *out is an O_PATH fd of the result (owned). When
+ * the result is not a directory, *parent (if asked) receives a dup of the
+ * directory holding it and name its final name, so it can be reopened for
+ * I/O without following anything. */
+static int walk_run(walk *w, int nofollow, int *out, int *parent,
+                    char *final) {
+  char *p = w->rest;
+  for (;;) {
+    while (*p == '/') p++;
+    if (!*p) break;
+    char *s = p;
+    while (*p && *p != '/') p++;
+    size_t cl = (size_t)(p - s);
+    const char *tail = p;
+    while (*tail == '/') tail++;
+    int last = !*tail;
+    int slash_after = *p == '/';
+
+    if (cl == 1 && s[0] == '.') continue;
+    if (cl == 2 && s[0] == '.' && s[1] == '.') {
+      if (w->depth == 0) return bw_fail(BW_OUTSIDE_ROOT, NULL);
+      close(w->stack[w->depth--]);
+      continue;
+    }
+    char name[BW_NAME_MAX + 1];
+    if (cl > BW_NAME_MAX) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+    memcpy(name, s, cl);
+    name[cl] = '\0';
+
+    int fd = openat(w->stack[w->depth], name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return bw_code_from_errno(errno);
+    mode_t mode;
+    int rc = walk_stat(w, fd, &mode);
+    if (rc) {
+      close(fd);
+      return rc;
+    }
+    if (S_ISLNK(mode) && !(last && nofollow && !slash_after)) {
+      if (++w->hops > MAX_HOPS) {
+        close(fd);
+        return bw_fail(BW_ELOOP, NULL);
+      }
+      /* a trailing slash survives the splice: "link/" must be a directory */
+      rc = walk_splice(w, fd, slash_after && last ? "." : tail);
+      close(fd);
+      if (rc) return rc;
+      p = w->rest;
+      continue;
+    }
+    if (S_ISDIR(mode)) {
+      rc = walk_push(w, fd);
+      if (rc) close(fd);
+      if (rc) return rc;
+      continue;
+    }
+    if (!last || slash_after) { /* "file/x", "file/", "file/." */
+      close(fd);
+      return bw_fail(BW_ENOTDIR, NULL);
+    }
+    if (parent) {
+      *parent = fcntl(w->stack[w->depth], F_DUPFD_CLOEXEC, 0);
+      if (*parent < 0) {
+        close(fd);
+        return bw_code_from_errno(errno);
+      }
+      memcpy(final, name, cl + 1);
+    }
+    *out = fd;
+    return BW_OK;
+  }
+  /* ended on a directory (or the root itself) */
+  int fd = openat(w->stack[w->depth], ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return bw_code_from_errno(errno);
+  if (parent) *parent = -1;
+  *out = fd;
+  return BW_OK;
+}
+
+static int walk_open(const bw_root *r, const char *rel, int nofollow, int *out,
+                     int *parent, char *final) {
+  walk w = {.r = r};
+  int rc = BW_ENOMEM;
+  w.rest = strdup(rel);
+  w.cap = 16;
+  w.stack = malloc((size_t)w.cap * sizeof *w.stack);
+  if (w.rest && w.stack) {
+    w.stack[0] = r->fd; /* the root's own fd, never closed */
+    rc = walk_run(&w, nofollow, out, parent, final);
+  }
+  walk_free(&w);
+  return rc;
+}
+
+/* ---- the backend-neutral operations ---- */
+
+static int resolve_path(const bw_root *r, const char *rel, int nofollow,
+                        int *fd) {
+  if (bw_get_backend() == BW_OPENAT2) {
+    int rc = openat2_open(r, rel, O_PATH | (nofollow ? O_NOFOLLOW : 0), fd);
+    if (rc != -1) return rc;
+    atomic_store(&openat2_missing, 1);
+  }
+  return walk_open(r, rel, nofollow, fd, NULL, NULL);
+}
+
+static int type_code(mode_t m) {
+  if (S_ISDIR(m)) return BW_EISDIR;
+  if (S_ISREG(m)) return BW_OK;
+  return bw_fail(BW_NOT_REGULAR, NULL);
+}
+
+int bw_resolve(const bw_root *r, const char *rel, int how, int *out,
+               struct stat *st) {
+  int fd, rc = resolve_path(r, rel, how & BW_NOFOLLOW, &fd);
+  if (rc) return rc;
+  if (fstat(fd, st) < 0) {
+    rc = bw_code_from_errno(errno);
+    close(fd);
+    return rc;
+  }
+  if ((how & BW_REGULAR) && (rc = type_code(st->st_mode)) != BW_OK) {
+    close(fd);
+    return rc;
+  }
+  *out = fd;
+  return BW_OK;
+}
+
+static int check_regular_fd(int fd, struct stat *st) {
+  if (fstat(fd, st) < 0) return bw_code_from_errno(errno);
+  return type_code(st->st_mode);
+}
+
+/* One attempt: find the file on an O_PATH fd, check its type there (so a
+ * FIFO or device is refused before any read-capable open), then open it
+ * for reading and make sure it is still the same inode. */
+static int open_read_once(const bw_root *r, const char *rel, int *out,
+                          struct stat *st) {
+  const int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  struct stat st1;
+  int pfd = -1, parent = -1, fd = -1, rc;
+  char name[BW_NAME_MAX + 1];
+  if (bw_get_backend() == BW_OPENAT2) {
+    rc = openat2_open(r, rel, O_PATH, &pfd);
+    if (rc == -1) {
+      atomic_store(&openat2_missing, 1);
+      return open_read_once(r, rel, out, st);
+    }
+    if (rc == BW_OK && (rc = check_regular_fd(pfd, &st1)) == BW_OK)
+      rc = openat2_open(r, rel, flags, &fd);
+  } else {
+    rc = walk_open(r, rel, 0, &pfd, &parent, name);
+    if (rc == BW_OK && (rc = check_regular_fd(pfd, &st1)) == BW_OK) {
+      fd = openat(parent, name, flags | O_NOFOLLOW);
+      if (fd < 0) rc = errno == ELOOP ? SWAPPED : bw_code_from_errno(errno);
+    }
+  }
+  if (pfd >= 0) close(pfd);
+  if (parent >= 0) close(parent);
+  if (rc) return rc;
+  if (fstat(fd, st) < 0 || st->st_dev != st1.st_dev ||
+      st->st_ino != st1.st_ino || !S_ISREG(st->st_mode)) {
+    close(fd);
+    return SWAPPED; /* swapped between the lookups: start over */
+  }
+  *out = fd;
+  return BW_OK;
+}
+
+int bw_open_read(const bw_root *r, const char *rel, int *out,
+                 struct stat *st) {
+  for (int i = 0; i < RETRIES; i++) {
+    int rc = open_read_once(r, rel, out, st);
+    if (rc != SWAPPED) return rc;
+  }
+  return bw_fail(BW_EAGAIN, "path changed during resolution, retry");
+}
+
+static int split_parent(const char *rel, char *parent, char *name,
+                        int *trailing) {
+  size_t n = strlen(rel);
+  *trailing = 0;
+  while (n > 1 && rel[n - 1] == '/') {
+    n--;
+    *trailing = 1;
+  }
+  size_t i = n;
+  while (i > 0 && rel[i - 1] != '/') i--;
+  size_t nl = n - i;
+  if (nl == 0 || nl > BW_NAME_MAX)
+    return bw_fail(BW_INVALID_ARGUMENT, nl ? "name too long"
+                                           : "the path has no final name");
+  memcpy(name, rel + i, nl);
+  name[nl] = '\0';
+  if (!strcmp(name, ".") || !strcmp(name, ".."))
+    return bw_fail(BW_INVALID_ARGUMENT, "the final name cannot be . or ..");
+  if (i == 0) {
+    strcpy(parent, ".");
+  } else {
+    memcpy(parent, rel, i);
+    parent[i] = '\0';
+  }
+  return BW_OK;
+}
+
+int bw_resolve_parent(const bw_root *r, const char *rel, int *dirfd,
+                      char name[BW_NAME_MAX + 1], int *trailing) {
+  char parent[BW_PATH_MAX + 1];
+  int rc = split_parent(rel, parent, name, trailing);
+  if (rc) return rc;
+  struct stat st;
+  int fd;
+  rc = bw_resolve(r, parent, 0, &fd, &st);
+  if (rc) return rc;
+  if (!S_ISDIR(st.st_mode)) {
+    close(fd);
+    return bw_fail(BW_ENOTDIR, NULL);
+  }
+  *dirfd = fd;
+  return BW_OK;
+}
+
+int bw_mkdirs(const bw_root *r, const char *rel) {
+  struct stat st;
+  int fd, rc = bw_resolve(r, rel, 0, &fd, &st);
+  if (rc == BW_OK) {
+    close(fd);
+    return S_ISDIR(st.st_mode) ? BW_OK : bw_fail(BW_ENOTDIR, NULL);
+  }
+  if (rc != BW_ENOENT) return rc;
+  char parent[BW_PATH_MAX + 1], name[BW_NAME_MAX + 1];
+  int trailing;
+  if ((rc = split_parent(rel, parent, name, &trailing))) return rc;
+  if (strcmp(parent, ".") && (rc = bw_mkdirs(r, parent))) return rc;
+  if ((rc = bw_resolve_parent(r, rel, &fd, name, &trailing))) return rc;
+  rc = mkdirat(fd, name, 0777) < 0 && errno != EEXIST
+           ? bw_code_from_errno(errno)
+           : BW_OK;
+  close(fd);
+  return rc;
+}

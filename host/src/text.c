@@ -1,0 +1,221 @@
+/*
+ * text.c - what a model needs to see of a file's bytes: line counts,
+ * newline style, BOM, the binary test, and the line-numbered view built in
+ * one pass into one buffer. Newline counting is vectorised (SSE2 on x86-64,
+ * a plain loop elsewhere): it bounds the cost of reading a big file.
+ */
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+enum { BINARY_PROBE = 8192 };
+
+void bw_text_scan(const char *d, size_t n, bw_text_info *in) {
+  memset(in, 0, sizeof *in);
+  in->bom = n >= 3 && memcmp(d, "\xEF\xBB\xBF", 3) == 0;
+  in->binary = memchr(d, '\0', n < BINARY_PROBE ? n : BINARY_PROBE) != NULL;
+  size_t lf = 0, crlf = 0, i = 0;
+  if (n > 0 && d[0] == '\n') lf++;
+  i = n > 0 ? 1 : 0;
+#ifdef __SSE2__
+  const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(d + i));
+    unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl));
+    if (!m) continue;
+    __m128i prev = _mm_loadu_si128((const __m128i *)(d + i - 1));
+    unsigned c = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(prev, cr));
+    lf += (size_t)__builtin_popcount(m);
+    crlf += (size_t)__builtin_popcount(m & c);
+  }
+#endif
+  for (; i < n; i++) {
+    if (d[i] != '\n') continue;
+    lf++;
+    if (d[i - 1] == '\r') crlf++;
+  }
+  in->lf = lf;
+  in->crlf = crlf;
+  in->lines = lf + (n > 0 && d[n - 1] != '\n');
+}
+
+const char *bw_newline_kind(const bw_text_info *in) {
+  if (in->lf == 0) return "none";
+  if (in->crlf == 0) return "lf";
+  if (in->crlf == in->lf) return "crlf";
+  return "mixed";
+}
+
+/* Pointer just past the k-th newline of [p, end), or NULL if fewer. */
+static const char *skip_lines(const char *p, const char *end, size_t k) {
+  if (k == 0) return p;
+#ifdef __SSE2__
+  const __m128i nl = _mm_set1_epi8('\n');
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl));
+    size_t c = (size_t)__builtin_popcount(m);
+    if (c >= k) break; /* the k-th newline is in this block */
+    k -= c;
+    p += 16;
+  }
+#endif
+  while (p < end) {
+    const char *q = memchr(p, '\n', (size_t)(end - p));
+    if (!q) return NULL;
+    p = q + 1;
+    if (--k == 0) return p;
+  }
+  return NULL;
+}
+
+typedef struct outbuf {
+  char *s;
+  size_t len, cap;
+} outbuf;
+
+static int out_reserve(outbuf *o, size_t more) {
+  if (o->len + more <= o->cap) return BW_OK;
+  size_t cap = o->cap ? o->cap : 4096;
+  while (cap < o->len + more) cap *= 2;
+  char *s = realloc(o->s, cap);
+  if (!s) return BW_ENOMEM;
+  o->s = s;
+  o->cap = cap;
+  return BW_OK;
+}
+
+/* Byte length of the first max_chars UTF-8 characters of s[0..n). */
+static size_t utf8_prefix(const char *s, size_t n, size_t max_chars) {
+  size_t chars = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (((unsigned char)s[i] & 0xC0) == 0x80) continue;
+    if (chars++ == max_chars) return i;
+  }
+  return n;
+}
+
+int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
+                    size_t max_line, size_t max_bytes, bw_lines *res) {
+  memset(res, 0, sizeof *res);
+  if (first == 0) first = 1;
+  const char *end = data + len;
+  const char *p = skip_lines(data, end, first - 1);
+  outbuf o = {0};
+  size_t want = len < max_bytes ? len + 64 : max_bytes + 64;
+  if (out_reserve(&o, want < (1u << 26) ? want : (1u << 26))) return BW_ENOMEM;
+  size_t lineno = first, shown = 0;
+  while (p && p < end && shown < limit) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *stop = nl ? nl : end;
+    size_t n = (size_t)(stop - p);
+    if (n > 0 && p[n - 1] == '\r') n--; /* the newline style is reported */
+    size_t keep = n > max_line ? utf8_prefix(p, n, max_line) : n;
+    char num[48], marker[96] = "";
+    int numlen = snprintf(num, sizeof num, "%zu\t", lineno);
+    if (keep < n) {
+      snprintf(marker, sizeof marker,
+               " [... line truncated: %zu of %zu bytes shown]", keep, n);
+      res->cut_lines++;
+    }
+    size_t total = (size_t)numlen + keep + strlen(marker) + 1;
+    if (o.len + total > max_bytes) {
+      if (shown > 0) {
+        res->truncated = 1;
+        break;
+      }
+      /* the first line alone is over the cap: show what fits */
+      size_t room = max_bytes > (size_t)numlen + 1 + 64
+                        ? max_bytes - (size_t)numlen - 1 - 64
+                        : 0;
+      keep = utf8_prefix(p, keep < room ? keep : room, (size_t)-1);
+      while (keep > 0 && keep < n && ((unsigned char)p[keep] & 0xC0) == 0x80)
+        keep--;
+      snprintf(marker, sizeof marker,
+               " [... line truncated: %zu of %zu bytes shown]", keep, n);
+      total = (size_t)numlen + keep + strlen(marker) + 1;
+      res->truncated = 1;
+    }
+    if (out_reserve(&o, total)) {
+      free(o.s);
+      return BW_ENOMEM;
+    }
+    memcpy(o.s + o.len, num, (size_t)numlen);
+    o.len += (size_t)numlen;
+    memcpy(o.s + o.len, p, keep);
+    o.len += keep;
+    size_t ml = strlen(marker);
+    memcpy(o.s + o.len, marker, ml);
+    o.len += ml;
+    o.s[o.len++] = '\n';
+    if (!res->first) res->first = lineno;
+    res->last = lineno;
+    shown++;
+    lineno++;
+    p = nl ? nl + 1 : end;
+    if (res->truncated) break;
+  }
+  if (p && p < end) res->next = lineno;
+  res->out = o.s;
+  res->out_len = o.len;
+  return BW_OK;
+}
+
+/* ---- base64 ---- */
+
+enum { B64_CHUNK = 3 * (1 << 20) }; /* multiple of 3: no padding mid-way */
+
+int bw_base64_encode(const void *data, size_t len, char **out,
+                     size_t *out_len) {
+  size_t n = 4 * ((len + 2) / 3);
+  char *s = malloc(n + 1);
+  if (!s) return BW_ENOMEM;
+  const unsigned char *in = data;
+  size_t o = 0;
+  for (size_t i = 0; i < len; i += B64_CHUNK) {
+    size_t c = len - i < B64_CHUNK ? len - i : B64_CHUNK;
+    o += (size_t)EVP_EncodeBlock((unsigned char *)s + o, in + i, (int)c);
+  }
+  s[o] = '\0';
+  *out = s;
+  *out_len = o;
+  return BW_OK;
+}
+
+int bw_base64_decode(const char *text, size_t len, char **out,
+                     size_t *out_len) {
+  char *clean = malloc(len + 1); /* whitespace and line breaks dropped */
+  if (!clean) return BW_ENOMEM;
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    if (!strchr(" \t\r\n", text[i]) || text[i] == '\0') clean[n++] = text[i];
+  if (n % 4 != 0) {
+    free(clean);
+    return bw_fail(BW_INVALID_ARGUMENT, "base64 length is not a multiple of 4");
+  }
+  size_t pad = (n > 0 && clean[n - 1] == '=') + (n > 1 && clean[n - 2] == '=');
+  unsigned char *s = malloc(n / 4 * 3 + 1);
+  size_t o = 0;
+  int bad = !s;
+  for (size_t i = 0; !bad && i < n; i += 4 * (B64_CHUNK / 3)) {
+    size_t c = n - i < 4 * (B64_CHUNK / 3) ? n - i : 4 * (B64_CHUNK / 3);
+    int got = EVP_DecodeBlock(s + o, (unsigned char *)clean + i, (int)c);
+    if (got < 0) bad = 1;
+    else o += (size_t)got;
+  }
+  free(clean);
+  if (bad) {
+    free(s);
+    return s ? bw_fail(BW_INVALID_ARGUMENT, "invalid base64") : BW_ENOMEM;
+  }
+  *out = (char *)s;
+  *out_len = o - pad;
+  return BW_OK;
+}

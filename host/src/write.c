@@ -1,0 +1,282 @@
+/*
+ * write.c - atomic, durable replacement of a file beneath a root.
+ *
+ * The parent directory is resolved to an fd and every step acts on it with
+ * a validated final name: an unnamed O_TMPFILE (or, where the filesystem or
+ * our privileges do not allow linking one, an exclusive 0600 temp name) in
+ * the same directory, write, fchown/fchmod to the replaced file's owner and
+ * mode, fsync, rename over the target, fsync the directory. A kill at any
+ * point leaves the old file or the new one, never a torn one. Temp names
+ * carry the writer's pid, so the leftovers of a killed writer are swept.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core.h"
+
+static _Atomic int tmpfile_linkable = 1; /* cleared once linkat(2) refuses */
+static mode_t umask_bits;
+static pthread_once_t umask_once = PTHREAD_ONCE_INIT;
+
+static void read_umask(void) {
+  umask_bits = umask(022); /* read it once, before any thread writes files */
+  umask(umask_bits);
+}
+
+static const char TMP_PREFIX[] = ".burrow.";
+static const char TMP_SUFFIX[] = ".tmp";
+
+static void temp_name(char *buf, size_t size) {
+  unsigned long long rnd = 0;
+  if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd)
+    rnd = (unsigned long long)(uintptr_t)buf ^ (unsigned long long)getpid();
+  snprintf(buf, size, "%s%ld.%016llx%s", TMP_PREFIX, (long)getpid(), rnd,
+           TMP_SUFFIX);
+}
+
+/* The pid in a temp name of ours, or 0 if the name is not one. */
+static long temp_owner(const char *name) {
+  size_t pl = sizeof TMP_PREFIX - 1, sl = sizeof TMP_SUFFIX - 1;
+  size_t n = strlen(name);
+  if (n <= pl + sl || strncmp(name, TMP_PREFIX, pl) != 0 ||
+      strcmp(name + n - sl, TMP_SUFFIX) != 0)
+    return 0;
+  char *end;
+  long pid = strtol(name + pl, &end, 10);
+  return *end == '.' && pid > 0 ? pid : 0;
+}
+
+void bw_sweep_temps(int dirfd) {
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    close(fd);
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    long pid = temp_owner(e->d_name);
+    if (pid == 0 || pid == (long)getpid()) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive */
+    unlinkat(dirfd, e->d_name, 0);
+  }
+  closedir(d);
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return bw_code_from_errno(errno);
+    p += w;
+    n -= (size_t)w;
+  }
+  return BW_OK;
+}
+
+typedef struct hash_job {
+  const bw_buf *b;
+  char *out;
+} hash_job;
+
+static int hash_job_run(void *arg) {
+  hash_job *j = arg;
+  return bw_sha256(j->b->data, j->b->len, j->out);
+}
+
+/* Hash of the current file (dirfd, name), already lstat'ed as regular. */
+static int current_hash(int dirfd, const char *name, const struct stat *st,
+                        char out[BW_HASH_STR]) {
+  int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return bw_code_from_errno(errno);
+  struct stat now;
+  bw_buf b;
+  int rc = fstat(fd, &now) < 0 ? bw_code_from_errno(errno) : BW_OK;
+  if (rc == BW_OK && (now.st_ino != st->st_ino || !S_ISREG(now.st_mode)))
+    rc = bw_fail(BW_EAGAIN, "the file changed during the write, retry");
+  if (rc == BW_OK) rc = bw_read_fd(fd, &now, (size_t)1 << 40, &b);
+  close(fd);
+  if (rc) return rc;
+  hash_job j = {&b, out};
+  rc = b.mapped ? bw_guard(hash_job_run, &j) : hash_job_run(&j);
+  bw_buf_free(&b);
+  return rc;
+}
+
+/* What is at (dirfd, name) now, and may we replace it? */
+static int check_target(int dirfd, const char *name, const bw_write_opts *o,
+                        struct stat *st, int *exists) {
+  *exists = 0;
+  if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
+    if (errno == ENOENT) return BW_OK;
+    return bw_code_from_errno(errno);
+  }
+  *exists = 1;
+  if (S_ISLNK(st->st_mode) && !o->allow_symlink)
+    return bw_fail(BW_POLICY_DENIED,
+                   "the path is a symlink; writing through links is refused");
+  if (S_ISDIR(st->st_mode)) return bw_fail(BW_EISDIR, NULL);
+  if (!S_ISREG(st->st_mode)) return bw_fail(BW_NOT_REGULAR, NULL);
+  if (st->st_nlink > 1 && !o->allow_hardlink)
+    return bw_fail(BW_POLICY_DENIED,
+                   "the file has other hard links; writing is refused");
+  return BW_OK;
+}
+
+static int compare_hash(int dirfd, const char *name, const struct stat *st,
+                        int exists, const char *expected,
+                        bw_write_res *res) {
+  if (!expected) return BW_OK;
+  if (!strcmp(expected, "absent")) {
+    if (!exists) return BW_OK;
+    if (current_hash(dirfd, name, st, res->current_hash))
+      strcpy(res->current_hash, "unknown");
+    return bw_fail(BW_HASH_MISMATCH, NULL);
+  }
+  if (!exists) {
+    strcpy(res->current_hash, "absent");
+    return bw_fail(BW_HASH_MISMATCH, NULL);
+  }
+  int rc = current_hash(dirfd, name, st, res->current_hash);
+  if (rc) return rc;
+  if (strcmp(res->current_hash, expected) != 0)
+    return bw_fail(BW_HASH_MISMATCH, NULL);
+  return BW_OK;
+}
+
+/* Give the new file the old one's owner and mode (set-id bits dropped),
+ * or the default mode of a new file. fchown first: it clears set-id bits. */
+static int set_meta(int fd, const struct stat *old, int exists) {
+  if (!exists) return fchmod(fd, 0666 & ~umask_bits) < 0 ? bw_code_from_errno(errno) : BW_OK;
+  if (fchown(fd, old->st_uid, old->st_gid) < 0 && errno != EPERM)
+    return bw_code_from_errno(errno);
+  if (fchmod(fd, old->st_mode & 01777) < 0) return bw_code_from_errno(errno);
+  return BW_OK;
+}
+
+/* Create the temp file: *tmpname is "" for an unnamed O_TMPFILE. */
+static int make_temp(int dirfd, char *tmpname, size_t size, int *fd) {
+  tmpname[0] = '\0';
+  if (atomic_load(&tmpfile_linkable)) {
+    *fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (*fd >= 0) return BW_OK;
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+      return bw_code_from_errno(errno);
+  }
+  for (int i = 0; i < 8; i++) {
+    temp_name(tmpname, size);
+    *fd = openat(dirfd, tmpname,
+                 O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (*fd >= 0) return BW_OK;
+    if (errno != EEXIST) return bw_code_from_errno(errno);
+  }
+  return bw_fail(BW_EIO, "could not create a temp file");
+}
+
+enum { NEED_NAMED = -1 };
+
+/* Put the written temp file in place of name. */
+static int install(int dirfd, int fd, char *tmpname, size_t size,
+                   const char *name, int create_only) {
+  if (!tmpname[0]) { /* unnamed: give it a name first */
+    const char *dest = name;
+    if (!create_only) {
+      temp_name(tmpname, size);
+      dest = tmpname;
+    }
+    if (linkat(fd, "", dirfd, dest, AT_EMPTY_PATH) < 0) {
+      int e = errno;
+      tmpname[0] = '\0';
+      if (e == EEXIST && create_only) return bw_fail(BW_HASH_MISMATCH, NULL);
+      if (e != ENOENT && e != EPERM) return bw_code_from_errno(e);
+      /* linking an O_TMPFILE needs CAP_DAC_READ_SEARCH: use names instead */
+      atomic_store(&tmpfile_linkable, 0);
+      return NEED_NAMED;
+    }
+    if (create_only) return BW_OK; /* linked straight to its name */
+  }
+  unsigned flags = create_only ? RENAME_NOREPLACE : 0;
+  if (renameat2(dirfd, tmpname, dirfd, name, flags) == 0) return BW_OK;
+  int e = errno;
+  unlinkat(dirfd, tmpname, 0);
+  if (e == EEXIST && create_only) return bw_fail(BW_HASH_MISMATCH, NULL);
+  return bw_code_from_errno(e);
+}
+
+static int sync_dir(int dirfd) {
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return bw_code_from_errno(errno);
+  int rc = fsync(fd) < 0 ? bw_fail(BW_EIO, "fsync of the directory failed")
+                         : BW_OK;
+  close(fd);
+  return rc;
+}
+
+static int replace(int dirfd, const char *name, const void *data, size_t len,
+                   const bw_write_opts *o, bw_write_res *res) {
+  struct stat st;
+  int exists;
+  int rc = check_target(dirfd, name, o, &st, &exists);
+  if (rc) return rc;
+  if ((rc = compare_hash(dirfd, name, &st, exists, o->expected_hash, res)))
+    return rc;
+  int create_only = o->expected_hash && !strcmp(o->expected_hash, "absent");
+  for (int attempt = 0; attempt < 2; attempt++) {
+    char tmpname[64];
+    int fd;
+    if ((rc = make_temp(dirfd, tmpname, sizeof tmpname, &fd))) return rc;
+    rc = write_all(fd, data, len);
+    if (!rc) rc = set_meta(fd, &st, exists);
+    if (!rc && fsync(fd) < 0) rc = bw_fail(BW_EIO, "fsync failed");
+    if (!rc) rc = install(dirfd, fd, tmpname, sizeof tmpname, name, create_only);
+    else if (tmpname[0]) unlinkat(dirfd, tmpname, 0);
+    close(fd);
+    if (rc == NEED_NAMED) continue; /* retry with a named temp file */
+    if (rc) return rc;
+    res->created = !exists;
+    return sync_dir(dirfd);
+  }
+  return bw_fail(BW_EIO, "could not install the temp file");
+}
+
+int bw_write_file(const bw_root *r, const char *rel, const void *data,
+                  size_t len, const bw_write_opts *o, bw_write_res *res) {
+  pthread_once(&umask_once, read_umask);
+  memset(res, 0, sizeof *res);
+  if (r->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
+  int dirfd, trailing;
+  char name[BW_NAME_MAX + 1];
+  int rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
+  if (rc == BW_INVALID_ARGUMENT && (!strcmp(rel, ".") || strstr(rel, "/.")))
+    return bw_fail(BW_EISDIR, NULL); /* ".", "dir/." and friends */
+  if (rc == BW_ENOENT && o->create_dirs) {
+    char parent[BW_PATH_MAX + 1];
+    size_t n = strlen(rel);
+    while (n > 0 && rel[n - 1] == '/') n--;
+    while (n > 0 && rel[n - 1] != '/') n--;
+    memcpy(parent, rel, n);
+    parent[n] = '\0';
+    if (n > 0 && (rc = bw_mkdirs(r, parent))) return rc;
+    rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
+  }
+  if (rc) return rc;
+  if (trailing) {
+    close(dirfd);
+    return bw_fail(BW_EISDIR, NULL);
+  }
+  rc = replace(dirfd, name, data, len, o, res);
+  close(dirfd);
+  if (rc) return rc;
+  return bw_sha256(data, len, res->hash);
+}

@@ -1,0 +1,162 @@
+/*
+ * test_core.c - C tests of the core (no Lua): path mapping, both resolver
+ * backends, reads, atomic writes, listing, text scanning. Prints one line
+ * per failed check and closes with "N passed, N failed".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                    \
+  do {                                                                      \
+    if (cond) passed++;                                                     \
+    else {                                                                  \
+      failed++;                                                             \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                           \
+      printf(__VA_ARGS__);                                                  \
+      printf("\n");                                                         \
+    }                                                                       \
+  } while (0)
+
+static char base[256];
+
+static void sh(const char *fmt, const char *arg) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, fmt, arg, arg, arg, arg);
+  if (system(cmd) != 0) {
+    fprintf(stderr, "setup failed: %s\n", cmd);
+    exit(2);
+  }
+}
+
+static void setup(void) {
+  strcpy(base, "/tmp/burrow-core-XXXXXX");
+  if (!mkdtemp(base)) exit(2);
+  sh("cd %s && mkdir -p ws/sub/deeper outside && printf TOPSECRET > "
+     "outside/secret.txt && printf 'hello\\nworld\\n' > ws/file.txt && "
+     "printf 'in sub\\n' > ws/sub/file.txt",
+     base);
+  sh("cd %s/ws && ln -s sub/file.txt link_in && ln -s /etc/passwd esc_abs && "
+     "ln -s ../outside esc_updir && ln -s ../outside/new.txt dangling_out && "
+     "ln -s self self && mkfifo fifo && ln -s ../file.txt sub/up_in && "
+     "ln %s/outside/secret.txt hl",
+     base);
+}
+
+static int map(bw_root *r, const char *path, char *rel) {
+  int idx;
+  return bw_map_path(r, 1, path, strlen(path), &idx, rel);
+}
+
+static int read_code(bw_root *r, const char *path) {
+  char rel[BW_PATH_MAX + 1];
+  int rc = map(r, path, rel);
+  if (rc) return rc;
+  bw_buf b;
+  struct stat st;
+  rc = bw_read_file(r, rel, 1 << 20, &b, &st);
+  if (rc == BW_OK) bw_buf_free(&b);
+  return rc;
+}
+
+static void test_map(bw_root *r) {
+  char rel[BW_PATH_MAX + 1], p[512];
+  CHECK(map(r, "", rel) == BW_INVALID_ARGUMENT, "empty path");
+  CHECK(bw_map_path(r, 1, "a\0b", 3, &(int){0}, rel) == BW_INVALID_ARGUMENT,
+        "NUL in path");
+  CHECK(map(r, "~/.bashrc", rel) == BW_INVALID_ARGUMENT, "tilde");
+  CHECK(map(r, "C:\\x", rel) == BW_INVALID_ARGUMENT, "drive letter");
+  snprintf(p, sizeof p, "%s/ws_evil/x", base);
+  CHECK(map(r, p, rel) == BW_OUTSIDE_ROOT, "prefix sibling");
+  snprintf(p, sizeof p, "%s/ws/sub/file.txt", base);
+  CHECK(map(r, p, rel) == BW_OK && !strcmp(rel, "sub/file.txt"), "abs: %s",
+        rel);
+  snprintf(p, sizeof p, "%s/ws", base);
+  CHECK(map(r, p, rel) == BW_OK && !strcmp(rel, "."), "mount itself");
+  CHECK(map(r, "/etc/passwd", rel) == BW_OUTSIDE_ROOT, "outside abs");
+  char longname[300];
+  memset(longname, 'a', 299);
+  longname[299] = '\0';
+  CHECK(map(r, longname, rel) == BW_INVALID_ARGUMENT, "long component");
+}
+
+static void test_resolve(bw_root *r) {
+  CHECK(read_code(r, "file.txt") == BW_OK, "plain read");
+  CHECK(read_code(r, "sub/../file.txt") == BW_OK, "dotdot inside");
+  CHECK(read_code(r, "link_in") == BW_OK, "in-root link");
+  CHECK(read_code(r, "sub/up_in") == BW_OK, "in-root up link");
+  CHECK(read_code(r, "../outside/secret.txt") == BW_OUTSIDE_ROOT, "dotdot");
+  CHECK(read_code(r, "esc_abs") == BW_OUTSIDE_ROOT, "abs link");
+  CHECK(read_code(r, "esc_updir/secret.txt") == BW_OUTSIDE_ROOT, "dir link");
+  CHECK(read_code(r, "self") == BW_ELOOP, "loop");
+  CHECK(read_code(r, "fifo") == BW_NOT_REGULAR, "fifo");
+  CHECK(read_code(r, "sub") == BW_EISDIR, "dir");
+  CHECK(read_code(r, "file.txt/") == BW_ENOTDIR, "trailing slash");
+  CHECK(read_code(r, "missing") == BW_ENOENT, "missing");
+}
+
+static void test_write(bw_root *r) {
+  bw_write_opts o = {.create_dirs = 1};
+  bw_write_res res;
+  char fresh[64];
+  snprintf(fresh, sizeof fresh, "new/%s/a.txt", bw_backend_name());
+  CHECK(bw_write_file(r, fresh, "abc", 3, &o, &res) == BW_OK &&
+            res.created,
+        "create with dirs");
+  CHECK(bw_write_file(r, "dangling_out", "x", 1, &o, &res) == BW_POLICY_DENIED,
+        "dangling link");
+  CHECK(bw_write_file(r, "hl", "x", 1, &o, &res) == BW_POLICY_DENIED,
+        "hard link");
+  CHECK(bw_write_file(r, "esc_updir/new.txt", "x", 1, &o, &res) ==
+            BW_OUTSIDE_ROOT,
+        "write through dir link");
+  CHECK(bw_write_file(r, ".", "x", 1, &o, &res) == BW_EISDIR, "write root");
+  o.expected_hash = "absent";
+  CHECK(bw_write_file(r, "file.txt", "x", 1, &o, &res) == BW_HASH_MISMATCH,
+        "absent on existing");
+  char p[512];
+  snprintf(p, sizeof p, "%s/outside/new.txt", base);
+  CHECK(access(p, F_OK) != 0, "nothing created outside");
+}
+
+static void test_text(void) {
+  bw_text_info in;
+  const char *t = "a\r\nb\nc";
+  bw_text_scan(t, strlen(t), &in);
+  CHECK(in.lines == 3 && in.lf == 2 && in.crlf == 1, "scan counts");
+  CHECK(!strcmp(bw_newline_kind(&in), "mixed"), "mixed");
+  bw_lines l;
+  CHECK(bw_number_lines(t, strlen(t), 2, 10, 2000, 1000, &l) == BW_OK, "lines");
+  CHECK(l.out_len == 8 && !memcmp(l.out, "2\tb\n3\tc\n", 8), "numbered");
+  free(l.out);
+}
+
+int main(void) {
+  setup();
+  for (int backend = 0; backend < 2; backend++) {
+    bw_set_backend(backend ? BW_WALK : BW_OPENAT2);
+    char ws[300];
+    snprintf(ws, sizeof ws, "%s/ws", base);
+    bw_root r;
+    CHECK(bw_root_open(&r, ws, NULL, 0) == BW_OK, "root open");
+    printf("# backend %s\n", bw_backend_name());
+    test_map(&r);
+    test_resolve(&r);
+    test_write(&r);
+    bw_root_close(&r);
+  }
+  test_text();
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+  if (system(cmd) != 0) return 2;
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}
