@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# burrow's test driver; `make test` calls it after building.
+#
+# Runs, in order, and keeps going when one stage fails:
+#   1. core     build/test_core                       (C tests; last line "N passed, N failed")
+#   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2
+#   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver)
+#   4. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
+#
+# Prints each stage's output as it runs, a per-stage summary, and as its very
+# last line "N passed, N failed" summed over all stages. Exits non-zero if
+# anything failed or a stage could not run.
+#
+# A stage that cannot run (command or directory absent), that runs no test, or
+# whose output has no result count, counts as 1 failed -- never as 0 -- with a
+# visible SKIP/ERROR line. BURROW_ALLOW_MISSING=1 turns absent stages (and
+# stages with no tests) into plain skips that do not fail the run.
+#
+# Environment:
+#   BURROW_BUILD           build directory (default build; `make sanitize` uses build/sanitize):
+#                          test_core, the burrow binary and lua/burrow/core.so are taken from it
+#   BURROW_BIN             binary the e2e suite drives (default $BURROW_BUILD/burrow)
+#   BURROW_ALLOW_MISSING   1 = absent stages do not count as failures
+#   BURROW_STAGE_TIMEOUT   seconds per stage before it is killed (default 1800)
+#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk e2e
+
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+REPO=$(pwd)
+
+BUILD=${BURROW_BUILD:-build}
+BUILD=${BUILD%/}
+export BURROW_BIN=${BURROW_BIN:-$REPO/$BUILD/burrow}
+ALLOW_MISSING=${BURROW_ALLOW_MISSING:-0}
+STAGE_TIMEOUT=${BURROW_STAGE_TIMEOUT:-1800}
+STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk e2e"}
+
+LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/burrow-tests.XXXXXX")
+trap 'rm -rf "$LOGDIR"' EXIT
+
+TOTAL_PASS=0
+TOTAL_FAIL=0
+TOTAL_SKIP=0
+SUMMARY=()
+
+if [ -t 1 ]; then BOLD=$'\e[1m'; RED=$'\e[31m'; GREEN=$'\e[32m'; YELLOW=$'\e[33m'; RESET=$'\e[0m'
+else BOLD=; RED=; GREEN=; YELLOW=; RESET=; fi
+
+banner() { printf '\n%s==== %s ====%s\n' "$BOLD" "$*" "$RESET"; }
+
+# record NAME PASS FAIL SKIP NOTE
+record() {
+  local name=$1 pass=$2 fail=$3 skip=$4 note=${5:-}
+  TOTAL_PASS=$((TOTAL_PASS + pass))
+  TOTAL_FAIL=$((TOTAL_FAIL + fail))
+  TOTAL_SKIP=$((TOTAL_SKIP + skip))
+  local status=PASS color=$GREEN
+  if [ "$fail" -gt 0 ]; then status=FAIL; color=$RED
+  elif [ -n "$note" ]; then status=SKIP; color=$YELLOW; fi
+  SUMMARY+=("$(printf '%s%-4s%s  %-16s %5d passed, %5d failed, %5d skipped%s' \
+    "$color" "$status" "$RESET" "$name" "$pass" "$fail" "$skip" "${note:+  ($note)}")")
+}
+
+# missing NAME REASON: a stage that cannot run
+missing() {
+  local name=$1 reason=$2
+  if [ "$ALLOW_MISSING" = 1 ]; then
+    printf '%sSKIP%s %s: %s (BURROW_ALLOW_MISSING=1: not counted as failed)\n' "$YELLOW" "$RESET" "$name" "$reason"
+    record "$name" 0 0 0 "$reason"
+  else
+    printf '%sSKIP%s %s: %s -- counted as 1 failed (set BURROW_ALLOW_MISSING=1 to allow)\n' "$RED" "$RESET" "$name" "$reason"
+    record "$name" 0 1 0 "$reason"
+  fi
+}
+
+# run_logged LOG CMD...: runs CMD with a timeout, output shown and saved to LOG; returns its status
+run_logged() {
+  local log=$1; shift
+  local rc
+  if command -v timeout >/dev/null 2>&1; then
+    timeout --kill-after=15 "$STAGE_TIMEOUT" "$@" </dev/null 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+  else
+    "$@" </dev/null 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+  fi
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    printf '%sERROR%s stage killed after %ss (BURROW_STAGE_TIMEOUT)\n' "$RED" "$RESET" "$STAGE_TIMEOUT" | tee -a "$log"
+  fi
+  return "$rc"
+}
+
+# finish NAME RC PASS FAIL SKIP FOUND: turns counts + exit status into a record
+finish() {
+  local name=$1 rc=$2 pass=$3 fail=$4 skip=$5 found=$6
+  if [ "$found" != 1 ]; then
+    printf '%sERROR%s %s: no test results in its output (exit %s) -- counted as 1 failed\n' "$RED" "$RESET" "$name" "$rc"
+    record "$name" "$pass" $((fail + 1)) "$skip" "no result count"
+  elif [ "$rc" != 0 ] && [ "$fail" = 0 ]; then
+    printf '%sERROR%s %s: exited %s with no failed test -- counted as 1 failed\n' "$RED" "$RESET" "$name" "$rc"
+    record "$name" "$pass" 1 "$skip" "exit $rc"
+  elif [ $((pass + fail)) = 0 ]; then
+    missing "$name" "ran no test"
+  else
+    record "$name" "$pass" "$fail" "$skip"
+  fi
+}
+
+# ---------------------------------------------------------------- stages
+
+stage_core() {
+  local name=core log="$LOGDIR/core.log"
+  banner "C core tests: $BUILD/test_core"
+  if [ ! -x "$BUILD/test_core" ]; then missing "$name" "$BUILD/test_core not found (run make)"; return; fi
+  run_logged "$log" "$BUILD/test_core"; local rc=$?
+  local line pass=0 fail=0 found=0
+  line=$(grep -aE '^[[:space:]]*([A-Za-z_-]+:[[:space:]]*)?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  if [ -n "$line" ]; then
+    found=1
+    pass=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
+    fail=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
+  fi
+  finish "$name" "$rc" "$pass" "$fail" 0 "$found"
+}
+
+stage_busted() {
+  local resolver=$1 name="busted-$1" log="$LOGDIR/busted-$1.log"
+  banner "Lua specs: BURROW_RESOLVER=$resolver busted --lua=lua5.4 -o TAP"
+  if ! command -v busted >/dev/null 2>&1; then missing "$name" "busted not installed (apt-get install lua-busted)"; return; fi
+  if [ ! -d spec ]; then missing "$name" "spec/ not found"; return; fi
+  local args=(--lua=lua5.4 -o TAP) preload=${LD_PRELOAD:-}
+  if [ "$BUILD" != build ]; then
+    args+=("--cpath=$BUILD/lua/?.so")
+    # a sanitizer build of core.so loaded into a stock lua5.4 needs the runtimes preloaded
+    if [ -f "$BUILD/lua/burrow/core.so" ] && command -v ldd >/dev/null 2>&1; then
+      local san
+      san=$(ldd "$BUILD/lua/burrow/core.so" 2>/dev/null | grep -oE '/[^ ]*lib(asan|ubsan)\.so[^ ]*' | tr '\n' ' ')
+      preload="$san$preload"
+    fi
+  fi
+  BURROW_RESOLVER=$resolver LD_PRELOAD=$preload run_logged "$log" busted "${args[@]}"; local rc=$?
+  local pass fail skip found=0
+  skip=$(grep -caE '^ok [0-9]+ - # SKIP' "$log")
+  pass=$(( $(grep -caE '^ok [0-9]+' "$log") - skip ))
+  fail=$(grep -caE '^not ok [0-9]+' "$log")
+  grep -qaE '^1\.\.[0-9]+' "$log" && found=1
+  [ $((pass + fail + skip)) -gt 0 ] && found=1
+  finish "$name" "$rc" "$pass" "$fail" "$skip" "$found"
+}
+
+stage_e2e() {
+  local name=e2e log="$LOGDIR/e2e.log"
+  banner "end-to-end: node --test test/e2e/"
+  if [ ! -d test/e2e ]; then missing "$name" "test/e2e/ not found"; return; fi
+  if ! command -v node >/dev/null 2>&1; then missing "$name" "node not installed"; return; fi
+  local files=()
+  shopt -s nullglob
+  files=(test/e2e/*.test.mjs test/e2e/*.test.js)
+  shopt -u nullglob
+  if [ ${#files[@]} = 0 ]; then missing "$name" "no test/e2e/*.test.mjs"; return; fi
+  if [ ! -d test/e2e/node_modules ]; then
+    echo "test/e2e/node_modules missing: npm ci"
+    if ! command -v npm >/dev/null 2>&1; then missing "$name" "npm not installed (needed for npm ci)"; return; fi
+    if ! (cd test/e2e && npm ci --no-audit --no-fund); then
+      printf '%sERROR%s npm ci in test/e2e failed -- counted as 1 failed\n' "$RED" "$RESET"
+      record "$name" 0 1 0 "npm ci failed"; return
+    fi
+  fi
+  run_logged "$log" node --test --test-reporter=tap "${files[@]}"; local rc=$?
+  local pass=0 fail=0 cancelled=0 skip=0 todo=0 found=0
+  if grep -qaE '^# pass [0-9]+' "$log"; then
+    found=1
+    pass=$(grep -aE '^# pass [0-9]+' "$log" | tail -n 1 | grep -oE '[0-9]+')
+    fail=$(grep -aE '^# fail [0-9]+' "$log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)
+    cancelled=$(grep -aE '^# cancelled [0-9]+' "$log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)
+    skip=$(grep -aE '^# skipped [0-9]+' "$log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)
+    todo=$(grep -aE '^# todo [0-9]+' "$log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)
+  fi
+  finish "$name" "$rc" "$pass" $((${fail:-0} + ${cancelled:-0})) $((${skip:-0} + ${todo:-0})) "$found"
+}
+
+for s in $STAGES; do
+  case $s in
+    core) stage_core ;;
+    busted-openat2) stage_busted openat2 ;;
+    busted-walk) stage_busted walk ;;
+    e2e) stage_e2e ;;
+    *) echo "unknown stage '$s' in BURROW_STAGES"; record "$s" 0 1 0 "unknown stage" ;;
+  esac
+done
+
+banner "summary"
+for line in "${SUMMARY[@]}"; do printf '%s\n' "$line"; done
+[ "$TOTAL_SKIP" -gt 0 ] && echo "($TOTAL_SKIP skipped/pending, not counted)"
+if [ "$TOTAL_FAIL" -gt 0 ]; then status=1; else status=0; fi
+echo "$TOTAL_PASS passed, $TOTAL_FAIL failed"
+exit "$status"
