@@ -63,6 +63,20 @@ const sha256 = (data) => "sha256:" + createHash("sha256").update(data).digest("h
 const numbered = (lines, first = 1) => lines.map((l, i) => `${first + i}\t${l}`).join("\n");
 const chomp = (s) => (s.endsWith("\n") ? s.slice(0, -1) : s);
 
+/**
+ * The numbered lines of a read_file result's text, joined by "\n". The text
+ * must start with numbered lines; after them only a trailer of unnumbered
+ * lines is tolerated (e.g. a "continue with offset=N" hint for the model).
+ */
+function linesOf(result) {
+  const all = chomp(textOf(result)).split("\n");
+  let k = 0;
+  while (k < all.length && /^\d+\t/.test(all[k])) k++;
+  assert.ok(k > 0 || all.join("") === "", `read_file text starts with numbered lines: ${JSON.stringify(all.slice(0, 3))}`);
+  for (const l of all.slice(k)) assert.ok(!/^\d+\t/.test(l), `numbered line after the trailer: ${JSON.stringify(l.slice(0, 100))}`);
+  return all.slice(0, k).join("\n");
+}
+
 function textOf(result) {
   assert.ok(Array.isArray(result.content), "result.content is an array");
   assert.ok(result.content.length >= 1, "result.content is not empty");
@@ -434,7 +448,7 @@ test("write_file then read_file round trip through the SDK", T, async () => {
 
     const res = await call(client, "read_file", { path: "notes/hello.txt" });
     const r = assertOk(res, "read_file");
-    assert.equal(chomp(textOf(res)), numbered(["alpha", "beta", "gamma δ ✓"]));
+    assert.equal(linesOf(res), numbered(["alpha", "beta", "gamma δ ✓"]));
     assert.equal(r.total_lines, 3);
     assert.equal(r.start_line, 1);
     assert.equal(r.end_line, 3);
@@ -452,7 +466,7 @@ test("write_file then read_file round trip through the SDK", T, async () => {
     assert.equal(w2.bytes, body2.length);
     assert.equal(w2.content_hash, sha256(body2));
     const r2 = await call(client, "read_file", { path: "notes/hello.txt" });
-    assert.equal(chomp(textOf(r2)), "1\tone line only");
+    assert.equal(linesOf(r2), "1\tone line only");
     assert.equal(r2.structuredContent.content_hash, w2.content_hash);
     assert.equal(fs.readFileSync(path.join(ws, "notes/hello.txt"), "utf8"), body2);
     // atomic write leaves no temp files behind
@@ -475,7 +489,7 @@ test("read_file reports newline style, BOM, empty and unterminated files", T, as
     assert.equal(c.total_lines, 3);
     assert.equal(c.size, Buffer.byteLength("line one\r\nline two\r\nline three\r\n"));
     assert.equal(c.content_hash, sha256(fs.readFileSync(path.join(ws, "crlf.txt"))));
-    assert.equal(chomp(textOf(crlf)).replaceAll("\r", ""), numbered(["line one", "line two", "line three"]));
+    assert.equal(linesOf(crlf).replaceAll("\r", ""), numbered(["line one", "line two", "line three"]));
 
     assert.equal(assertOk(await call(client, "read_file", { path: "mixed.txt" })).newline, "mixed");
 
@@ -483,7 +497,7 @@ test("read_file reports newline style, BOM, empty and unterminated files", T, as
     const n = assertOk(none);
     assert.equal(n.newline, "none");
     assert.equal(n.total_lines, 1);
-    assert.equal(chomp(textOf(none)), "1\tno newline here");
+    assert.equal(linesOf(none), "1\tno newline here");
 
     const bom = assertOk(await call(client, "read_file", { path: "bom.txt" }));
     assert.equal(bom.bom, true);
@@ -503,19 +517,19 @@ test("read_file offset/limit select a window of lines", T, async () => {
   await withSdk(["--root", ws], async (client) => {
     const res = await call(client, "read_file", { path: "ten.txt", offset: 3, limit: 4 });
     const r = assertOk(res);
-    assert.equal(chomp(textOf(res)), numbered(lines.slice(2, 6), 3));
+    assert.equal(linesOf(res), numbered(lines.slice(2, 6), 3));
     assert.equal(r.start_line, 3);
     assert.equal(r.end_line, 6);
     assert.equal(r.total_lines, 10);
     if (r.next_offset !== undefined) assert.equal(r.next_offset, 7);
 
     const tail = await call(client, "read_file", { path: "ten.txt", offset: 9 });
-    assert.equal(chomp(textOf(tail)), numbered(["line9", "line10"], 9));
+    assert.equal(linesOf(tail), numbered(["line9", "line10"], 9));
     assert.equal(tail.structuredContent.end_line, 10);
     assert.equal(tail.structuredContent.next_offset, undefined, "no next_offset at the end of the file");
 
     const one = await call(client, "read_file", { path: "ten.txt", limit: 1 });
-    assert.equal(chomp(textOf(one)), "1\tline1");
+    assert.equal(linesOf(one), "1\tline1");
   });
 });
 
@@ -531,12 +545,13 @@ test("read_file under the default result cap truncates on a whole line with an e
     assert.ok(r.end_line > 1 && r.end_line < 10_000, `end_line ${r.end_line}`);
     assert.equal(r.next_offset, r.end_line + 1);
     const text = chomp(textOf(res));
-    const shown = text.split("\n").filter((l) => /^\d+\t/.test(l));
+    const shown = linesOf(res).split("\n");
+    assert.equal(shown.length, r.end_line, "every line from 1 to end_line is shown");
     assert.equal(shown.at(-1), `${r.end_line}\t${lines[r.end_line - 1]}`, "ends on a whole line");
     assert.ok(Buffer.byteLength(text) <= 256 * 1024 + 1024, `text is about the cap (${Buffer.byteLength(text)} bytes)`);
 
     const next = await call(client, "read_file", { path: "wide.txt", offset: r.next_offset, limit: 5 });
-    assert.equal(chomp(textOf(next)), numbered(lines.slice(r.end_line, r.end_line + 5), r.next_offset));
+    assert.equal(linesOf(next), numbered(lines.slice(r.end_line, r.end_line + 5), r.next_offset));
   });
 });
 
@@ -720,7 +735,7 @@ test("read-only roots refuse writes with READ_ONLY_ROOT (DIR::ro and DIR:MOUNT:r
   await withSdk(["--root", `${rw}:/work`, "--root", `${ro}:/ref:ro`], async (client) => {
     const res = await call(client, "read_file", { path: "/ref/keep.txt" });
     assertOk(res);
-    assert.equal(chomp(textOf(res)), "1\toriginal");
+    assert.equal(linesOf(res), "1\toriginal");
     assertToolError(await call(client, "write_file", { path: "/ref/keep.txt", content: "changed\n" }), "READ_ONLY_ROOT", "write to /ref");
     const w = assertOk(await call(client, "write_file", { path: "/work/out.txt", content: "ok\n" }));
     assert.equal(w.created, true);
@@ -744,7 +759,7 @@ test("a mounted root (DIR:/workspace) works by virtual path and never shows the 
 
     const r = await c("read_file", { path: "/workspace/x" });
     assert.equal(assertOk(r).path, "/workspace/x");
-    assert.equal(chomp(textOf(r)), "1\thello");
+    assert.equal(linesOf(r), "1\thello");
     assert.equal(r.structuredContent.content_hash, w.content_hash);
 
     const rel = await c("read_file", { path: "src/main.c" });
@@ -832,7 +847,7 @@ test("a 50 MiB file is read whole with raised caps (raw client)", { timeout: 180
 
     // a small request after the big one still works on the same connection
     const after = await s.call("read_file", { path: "big.txt", offset: 300_000, limit: 2 });
-    assert.equal(chomp(textOf(after)), numbered([bigLine(299_999), bigLine(300_000)], 300_000));
+    assert.equal(linesOf(after), numbered([bigLine(299_999), bigLine(300_000)], 300_000));
   });
 });
 
