@@ -1,0 +1,51 @@
+-- burrow.caps: the result and size limits every tool applies, and the
+-- parser for sizes written by people ("256KiB", "50MB", "1000").
+
+local caps = {}
+
+caps.defaults = {
+  max_result_bytes = 256 * 1024, -- text handed to a model per call
+  max_entries = 1000,            -- list_dir entries
+  max_matches = 1000,            -- grep matches
+  max_file_size = 64 * 1024 * 1024, -- largest file read or written
+  max_line_chars = 2000,         -- longer lines are cut in read_file
+  max_request_bytes = 64 * 1024 * 1024, -- largest MCP message accepted
+}
+
+local units = {
+  [""] = 1, B = 1,
+  KB = 1000, MB = 1000 ^ 2, GB = 1000 ^ 3,
+  KiB = 1024, MiB = 1024 ^ 2, GiB = 1024 ^ 3,
+}
+
+-- "64MiB" -> 67108864; nil, message for anything else.
+function caps.parse_size(v)
+  if math.type(v) == "integer" then return v >= 0 and v or nil, "negative size" end
+  if type(v) ~= "string" then return nil, "expected a size like 256KiB or 50MB" end
+  local num, unit = v:match("^%s*(%d+%.?%d*)%s*(%a*)%s*$")
+  local mult = unit and units[unit]
+  if not num or not mult then
+    return nil, ("invalid size %q (use a number with B, KB, MB, GB, KiB, MiB or GiB)"):format(v)
+  end
+  return math.floor(tonumber(num) * mult)
+end
+
+-- Defaults overridden by t; unknown keys and bad values are errors.
+function caps.merge(t)
+  local out = {}
+  for k, v in pairs(caps.defaults) do out[k] = v end
+  for k, v in pairs(t or {}) do
+    if caps.defaults[k] == nil then
+      local names = {}
+      for name in pairs(caps.defaults) do names[#names + 1] = name end
+      table.sort(names)
+      return nil, ("unknown cap %q (known: %s)"):format(k, table.concat(names, ", "))
+    end
+    local n, err = caps.parse_size(v)
+    if not n then return nil, ("cap %s: %s"):format(k, err) end
+    out[k] = n
+  end
+  return out
+end
+
+return caps

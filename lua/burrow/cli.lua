@@ -1,0 +1,142 @@
+-- burrow.cli: the burrow command line. main(args) returns the exit status:
+-- 0 ok, 1 tool error, 2 usage.
+
+local burrow = require "burrow"
+local core = require "burrow.core"
+local json = core.json
+
+local USAGE = [==[
+usage:
+  burrow mcp   [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]...
+  burrow call  TOOL [JSON-ARGS | -] [--root ...] [--cap ...]
+  burrow tools [--format mcp|openai|anthropic] [--root ...]
+  burrow version
+
+  --root DIR[:MOUNT][:ro]  serve DIR (default: the current directory); agents
+                           address it as MOUNT (default: DIR's absolute path)
+  --cap KEY=VALUE          e.g. --cap max_result_bytes=64MiB (keys: max_result_bytes,
+                           max_entries, max_matches, max_file_size, max_line_chars,
+                           max_request_bytes)
+  BURROW_RESOLVER=walk     use the fd-walk resolver instead of openat2
+]==]
+
+local function usage(msg)
+  if msg then io.stderr:write("burrow: ", msg, "\n") end
+  io.stderr:write(USAGE)
+  return 2
+end
+
+-- Options common to the commands; positional arguments in opts.args.
+local function parse(args)
+  local o = { roots = {}, caps = {}, args = {} }
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    local function value()
+      i = i + 1
+      if args[i] == nil then error({ usage = a .. " needs a value" }) end
+      return args[i]
+    end
+    if a == "--root" then
+      local r, err = burrow.parse_root(value())
+      if not r then error({ usage = err }) end
+      o.roots[#o.roots + 1] = r
+    elseif a == "--cap" then
+      local k, v = value():match("^([%w_]+)=(.+)$")
+      if not k then error({ usage = "--cap needs KEY=VALUE" }) end
+      o.caps[k] = tonumber(v) and math.tointeger(tonumber(v)) or v
+    elseif a == "--format" then
+      o.format = value()
+    elseif a == "--pack" then
+      o.pack = value()
+      if o.pack ~= "native" then
+        error({ usage = ("pack %q is not available yet: only the native tool set is served"):format(o.pack) })
+      end
+    elseif a == "--config" or a == "--landlock" then
+      error({ usage = a .. " is not supported yet: use --root and --cap" })
+    elseif a == "-h" or a == "--help" then
+      error({ usage = false })
+    elseif a:sub(1, 2) == "--" then
+      error({ usage = "unknown option " .. a })
+    else
+      o.args[#o.args + 1] = a
+    end
+    i = i + 1
+  end
+  if #o.roots == 0 then o.roots = nil end
+  return o
+end
+
+local function open(o)
+  local ws, err = burrow.open { roots = o.roots, caps = o.caps }
+  if not ws then error({ usage = err }) end
+  return ws
+end
+
+local commands = {}
+
+function commands.version()
+  print(("burrow %s (resolver: %s)"):format(core.version, core.backend()))
+  return 0
+end
+
+function commands.mcp(o)
+  if #o.args > 0 then error({ usage = "mcp takes no arguments" }) end
+  local ws = open(o)
+  local mounts = {}
+  for _, r in ipairs(ws:mounts()) do
+    mounts[#mounts + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)")
+  end
+  io.stderr:write(("burrow %s: MCP over stdio, serving %s with %d tools (resolver %s); Ctrl-D or close stdin to stop\n")
+    :format(core.version, table.concat(mounts, ", "), #ws:tools(), core.backend()))
+  local server = require("burrow.mcp").new(ws)
+  server:run(ws.caps.max_request_bytes)
+  ws:close()
+  return 0
+end
+
+function commands.call(o)
+  local tool, raw = o.args[1], o.args[2]
+  if not tool or #o.args > 2 then error({ usage = "call needs TOOL and optional JSON arguments" }) end
+  if raw == "-" then raw = io.read("a") end
+  local args = {}
+  if raw then
+    local err
+    args, err = json.decode(raw)
+    if type(args) ~= "table" then error({ usage = "arguments must be a JSON object: " .. tostring(err or raw) }) end
+  end
+  local ws = open(o)
+  if not ws:tool(tool) then error({ usage = ("unknown tool %q (see burrow tools)"):format(tool) }) end
+  local res, msg, code = ws:call(tool, args)
+  ws:close()
+  if not res then
+    io.stdout:write(json.encode { error = { code = code, message = msg } }, "\n")
+    io.stderr:write("burrow: ", msg, "\n")
+    return 1
+  end
+  io.stdout:write(json.encode(res), "\n")
+  return 0
+end
+
+function commands.tools(o)
+  local ws = open(o)
+  local list, err = ws:tools { format = o.format }
+  ws:close()
+  if not list then error({ usage = err }) end
+  io.stdout:write(json.encode(list), "\n")
+  return 0
+end
+
+return function(args)
+  local cmd = table.remove(args, 1)
+  if cmd == nil or cmd == "help" or cmd == "-h" or cmd == "--help" then
+    return usage(cmd == nil and "a command is required" or nil)
+  end
+  if cmd == "--version" then cmd = "version" end
+  local f = commands[cmd]
+  if not f then return usage(("unknown command %q"):format(cmd)) end
+  local ok, res = pcall(function() return f(parse(args)) end)
+  if ok then return res end
+  if type(res) == "table" and res.usage ~= nil then return usage(res.usage or nil) end
+  error(res, 0)
+end

@@ -1,0 +1,58 @@
+-- burrow.context: what a tool handler gets as ctx: the caps, path
+-- resolution onto roots with agent-facing error messages, and the
+-- helpers every tool shares.
+
+local errors = require "burrow.errors"
+
+local context = {}
+local Ctx = {}
+Ctx.__index = Ctx
+
+function context.new(ws, tool, hooks)
+  return setmetatable({
+    ws = ws,
+    roots = ws.roots,
+    caps = ws.caps,
+    tool = tool,
+    hooks = hooks or {},
+  }, Ctx)
+end
+
+-- nil, "CODE: message", CODE for the agent's path.
+function Ctx:fail(code, path, detail)
+  if code == "OUTSIDE_ROOT" and (detail == nil or detail == "") then
+    local m = {}
+    for _, r in ipairs(self.ws:mounts()) do m[#m + 1] = r.mount end
+    detail = "allowed: " .. table.concat(m, ", ")
+  end
+  return nil, errors.message(code, path, detail), code
+end
+
+-- Map an agent path onto a root: index, relative path, root info.
+function Ctx:resolve(path)
+  local idx, rel, code = self.roots:map(path)
+  if not idx then return self:fail(code, path, rel) end
+  return idx, rel, self.roots:info(idx)
+end
+
+-- The same, for operations that change things: refuses read-only roots.
+function Ctx:resolve_write(path)
+  local idx, rel, info = self:resolve(path)
+  if not idx then return nil, rel, info end
+  if info.readonly then return self:fail("READ_ONLY_ROOT", path) end
+  return idx, rel, info
+end
+
+-- Join the agent's path with a sub path for results ("." + "a" = "a").
+function context.join(path, sub)
+  if sub == "" then return path end
+  if path == "." or path == "./" then return sub end
+  return (path:gsub("/+$", "")) .. "/" .. sub
+end
+
+-- True once the client cancelled the call in flight.
+function Ctx:cancelled()
+  return self.hooks.cancelled and self.hooks.cancelled() or false
+end
+
+return context

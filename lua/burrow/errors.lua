@@ -1,0 +1,38 @@
+-- burrow.errors: the stable error codes and the words that go with them.
+-- Messages name the path as the agent wrote it, never a host path.
+
+local errors = {}
+
+local words = {
+  ENOENT = "%s does not exist",
+  EEXIST = "%s already exists",
+  ENOTDIR = "%s: a component of the path is not a directory",
+  EISDIR = "%s is a directory",
+  ELOOP = "%s: too many levels of symbolic links, or a link loop",
+  EACCES = "%s: permission denied by the host",
+  EAGAIN = "%s: the path changed during resolution, retry",
+  EIO = "%s: I/O error; the target is unchanged",
+  OUTSIDE_ROOT = "%s is outside the allowed roots",
+  READ_ONLY_ROOT = "%s is in a read-only root",
+  POLICY_DENIED = "%s: denied by policy",
+  TOO_LARGE = "%s is too large",
+  BINARY = "%s looks binary (it has NUL bytes); read it with encoding = \"base64\"",
+  INVALID_ARGUMENT = "%s: invalid argument",
+  NOT_REGULAR = "%s is not a regular file (a FIFO, socket or device)",
+  HASH_MISMATCH = "%s has changed since it was read",
+  ENOMEM = "%s: out of memory",
+}
+
+errors.codes = {}
+for code in pairs(words) do errors.codes[code] = code end
+
+-- "CODE: <path> <words>[: detail]"
+function errors.message(code, path, detail)
+  local w = words[code] or "%s: failed"
+  local shown = path == nil and "the path" or ("%q"):format(path):gsub("\\\n", "\\n")
+  local msg = w:format(shown)
+  if detail and detail ~= "" then msg = msg .. ": " .. detail end
+  return code .. ": " .. msg
+end
+
+return errors

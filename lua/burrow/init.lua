@@ -1,0 +1,143 @@
+-- burrow: the public Lua API.
+--
+--   local burrow = require "burrow"
+--   local ws = assert(burrow.open{ roots = {{path = "."}} })
+--   local res, msg, code = ws:call("read_file", {path = "README.md"})
+--   ws:close()
+--
+-- Expected failures return nil, "CODE: message", "CODE"; misuse raises.
+
+local core = require "burrow.core"
+local caps_mod = require "burrow.caps"
+local registry = require "burrow.registry"
+local errors = require "burrow.errors"
+local context = require "burrow.context"
+
+local burrow = { core = core, version = core.version, errors = errors }
+
+local Workspace = {}
+Workspace.__index = Workspace
+Workspace.__name = "burrow.Workspace"
+
+local function check_open(ws)
+  if getmetatable(ws) ~= Workspace then error("expected a workspace (use ws:call, not ws.call)", 3) end
+  if not ws.roots then error("attempt to use a closed workspace", 3) end
+end
+
+local function fail(code, msg)
+  return nil, code .. ": " .. msg, code
+end
+
+-- Parse "DIR[:MOUNT][:ro]" as the CLI and config accept it.
+function burrow.parse_root(spec)
+  local parts = {}
+  for p in (spec .. ":"):gmatch("([^:]*):") do parts[#parts + 1] = p end
+  local root = { path = parts[1], mode = "rw" }
+  if parts[#parts] == "ro" or parts[#parts] == "rw" then
+    root.mode = table.remove(parts)
+  end
+  if #parts > 2 or root.path == "" then return nil, ("invalid root %q (use DIR[:MOUNT][:ro])"):format(spec) end
+  if parts[2] and parts[2] ~= "" then root.mount = parts[2] end
+  return root
+end
+
+--- Open a workspace.
+-- opts.roots: {{path=, mount=, mode="rw"|"ro"}...} (default: the current dir)
+-- opts.caps: overrides of burrow.caps.defaults ("64MiB" or numbers)
+-- opts.resolver: "openat2" | "walk" (default $BURROW_RESOLVER, else openat2)
+-- opts.tools: tool names or files (default: the native set)
+function burrow.open(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
+  local resolver = opts.resolver or os.getenv("BURROW_RESOLVER")
+  if resolver and resolver ~= "" then
+    if resolver ~= "openat2" and resolver ~= "walk" then
+      return fail("INVALID_ARGUMENT", ("resolver %q: use openat2 or walk"):format(resolver))
+    end
+    core.backend(resolver)
+  end
+  local caps, cerr = caps_mod.merge(opts.caps)
+  if not caps then return fail("INVALID_ARGUMENT", cerr) end
+  local specs = {}
+  for i, r in ipairs(opts.roots or { { path = "." } }) do
+    if type(r) == "string" then r = assert(burrow.parse_root(r)) end
+    if r.mode and r.mode ~= "rw" and r.mode ~= "ro" then
+      return fail("INVALID_ARGUMENT", ("root %d: mode must be rw or ro"):format(i))
+    end
+    specs[i] = { path = r.path, mount = r.mount, readonly = r.mode == "ro" }
+  end
+  local roots, detail, code = core.roots(specs)
+  if not roots then
+    local i = tonumber(detail:match("%d+"))
+    return fail(code, ("cannot open root %q (%s)"):format(specs[i] and specs[i].path or "?", code))
+  end
+  local list, by_name = registry.load_all(opts.tools)
+  if not list then
+    roots:close()
+    return fail("INVALID_ARGUMENT", by_name)
+  end
+  local ws = setmetatable({
+    roots = roots,
+    caps = caps,
+    tool_list = list,
+    tool_by_name = by_name,
+    session = opts.session or {},
+  }, Workspace)
+  return ws
+end
+
+--- Call a tool: the result table, or nil, "CODE: message", CODE.
+function Workspace:call(name, args, hooks)
+  check_open(self)
+  if type(name) ~= "string" then error("ws:call: tool name must be a string", 2) end
+  local tool = self.tool_by_name[name]
+  if not tool then return fail("INVALID_ARGUMENT", ("unknown tool %q"):format(name)) end
+  args = args or {}
+  local err = registry.check_args(tool, args)
+  if err then return fail("INVALID_ARGUMENT", err) end
+  local ctx = context.new(self, tool, hooks)
+  local ok, res, msg, code = xpcall(tool.handler, debug.traceback, ctx, args)
+  if not ok then
+    io.stderr:write(("burrow: tool %s failed: %s\n"):format(name, res))
+    return fail("EIO", ("internal error in tool %s; see the server log"):format(name))
+  end
+  if res == nil then return nil, msg, code end
+  return res
+end
+
+--- Text and structured parts of a result, as MCP shows them.
+function Workspace:render(name, res)
+  local tool = self.tool_by_name[name]
+  if tool and tool.render then return tool.render(res) end
+  return core.json.encode(res), res
+end
+
+function Workspace:tool(name)
+  check_open(self)
+  return self.tool_by_name[name]
+end
+
+--- The tool list: MCP-shaped by default; {format = "openai"|"anthropic"}.
+function Workspace:tools(opts)
+  check_open(self)
+  return registry.format(self.tool_list, opts and opts.format)
+end
+
+function Workspace:mounts()
+  check_open(self)
+  local out = {}
+  for i = 1, self.roots:count() do out[i] = self.roots:info(i) end
+  return out
+end
+
+function Workspace:close()
+  if self.roots then
+    self.roots:close()
+    self.roots = nil
+  end
+end
+
+Workspace.__close = Workspace.close
+Workspace.__gc = Workspace.close
+
+return burrow

@@ -1,0 +1,146 @@
+-- burrow.mcp: the Model Context Protocol over stdio. One JSON-RPC message
+-- per line in, one per line out, nothing else on stdout. Tool failures are
+-- results with isError; protocol failures are JSON-RPC errors. Stdin is
+-- read by a C thread (burrow.core.stdio) so a cancel notification reaches
+-- the call in flight while it runs.
+
+local core = require "burrow.core"
+local json = core.json
+
+local mcp = {}
+
+mcp.versions = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" }
+local PAGE = 100 -- tools per tools/list page
+
+local Server = {}
+Server.__index = Server
+
+function mcp.new(ws, opts)
+  opts = opts or {}
+  return setmetatable({ ws = ws, log_level = "info", out = opts.out }, Server)
+end
+
+function Server:send(msg)
+  msg.jsonrpc = "2.0"
+  self.out(json.encode(msg))
+end
+
+function Server:reply(id, result)
+  self:send { id = id, result = result }
+end
+
+function Server:error(id, code, message)
+  self:send { id = id == nil and json.null or id, error = { code = code, message = message } }
+end
+
+local function negotiate(requested)
+  for _, v in ipairs(mcp.versions) do
+    if v == requested then return v end
+  end
+  return mcp.versions[1]
+end
+
+local handlers = {}
+
+function handlers.initialize(self, params)
+  self.protocol = negotiate(params.protocolVersion)
+  self.client = params.clientInfo
+  return {
+    protocolVersion = self.protocol,
+    capabilities = { tools = { listChanged = true }, logging = {} },
+    serverInfo = { name = "burrow", title = "burrow filesystem tools", version = core.version },
+    instructions = "Filesystem tools sandboxed to the workspace roots. Paths are relative to the first root or absolute under a root's mount.",
+  }
+end
+
+function handlers.ping() return {} end
+
+function handlers.logging_setLevel(self, params)
+  self.log_level = params.level or self.log_level
+  return {}
+end
+
+function handlers.tools_list(self, params)
+  local all = self.ws:tools { format = "mcp" }
+  local start = tonumber(params.cursor or "0")
+  if not start or start < 0 or start % 1 ~= 0 then
+    return nil, -32602, "invalid cursor"
+  end
+  local page = json.array {}
+  for i = start + 1, math.min(#all, start + PAGE) do page[#page + 1] = all[i] end
+  local res = { tools = page }
+  if start + PAGE < #all then res.nextCursor = tostring(start + PAGE) end
+  return res
+end
+
+-- A tool call's MCP result: text once, structuredContent, isError.
+function Server:tool_result(name, res, msg, code)
+  if res == nil then
+    return {
+      content = json.array { { type = "text", text = msg } },
+      isError = true,
+      _meta = { ["burrow/code"] = code },
+    }
+  end
+  local text, structured = self.ws:render(name, res)
+  local out = { content = json.array { { type = "text", text = text } } }
+  if self.ws:tool(name).output_schema then out.structuredContent = structured end
+  return out
+end
+
+function handlers.tools_call(self, params, id)
+  local name = params.name
+  if type(name) ~= "string" or not self.ws:tool(name) then
+    return nil, -32602, ("Tool %s not found"):format(tostring(name))
+  end
+  local args = params.arguments
+  if args == nil or args == json.null then args = {} end
+  self.stdio:begin(json.encode(id))
+  local res, msg, code = self.ws:call(name, args, {
+    cancelled = function() return self.stdio:cancelled() end,
+  })
+  self.stdio:finish()
+  return self:tool_result(name, res, msg, code)
+end
+
+function Server:handle(msg)
+  if type(msg) ~= "table" or getmetatable(msg) == json.array_mt then
+    return self:error(nil, -32600, "invalid request: batches are not supported; send one object per line")
+  end
+  local id, method = msg.id, msg.method
+  if method == nil then return end -- a response to a request of ours
+  if type(method) ~= "string" then return self:error(id, -32600, "invalid request: method must be a string") end
+  if id == nil then return end -- notifications need no answer
+  local h = handlers[method:gsub("/", "_")]
+  if not h then return self:error(id, -32601, "Method not found: " .. method) end
+  local params = msg.params
+  if params == nil or params == json.null then params = {} end
+  if type(params) ~= "table" then return self:error(id, -32602, "params must be an object") end
+  local ok, res, ecode, emsg = pcall(h, self, params, id)
+  if not ok then
+    io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
+    return self:error(id, -32603, "internal error")
+  end
+  if res == nil then return self:error(id, ecode, emsg) end
+  self:reply(id, res)
+end
+
+-- Serve until stdin closes.
+function Server:run(max_request)
+  local stdio = core.stdio(max_request)
+  self.stdio = stdio
+  self.out = function(s) stdio:write(s) end
+  while true do
+    local line = stdio:next()
+    if not line then break end
+    if line == "\1oversize" then
+      self:error(nil, -32600, ("request too large (over max_request_bytes, %d)"):format(max_request))
+    elseif line:find("%S") then
+      local msg, err = json.decode(line)
+      if msg == nil then self:error(nil, -32700, "parse error: " .. tostring(err))
+      else self:handle(msg) end
+    end
+  end
+end
+
+return mcp

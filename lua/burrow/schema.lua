@@ -1,0 +1,126 @@
+-- burrow.schema: checks tool arguments against the JSON Schema subset tool
+-- files use (type, properties, required, additionalProperties, enum,
+-- minimum, maximum, items, minLength). Errors name the field. JSON null
+-- for an optional field counts as absent, as many clients send it.
+
+local json = require("burrow.core").json
+local null = json.null
+
+local schema = {}
+
+local function type_of(v)
+  local t = type(v)
+  if v == null then return "null" end
+  if t == "number" then
+    return math.type(v) == "integer" and "integer" or "number"
+  end
+  if t == "table" then
+    if getmetatable(v) == json.array_mt then return "array" end
+    if next(v) == nil then return "object" end -- {} from JSON is an object
+    if v[1] ~= nil and #v > 0 then
+      local n = 0
+      for _ in pairs(v) do n = n + 1 end
+      if n == #v then return "array" end
+    end
+    return "object"
+  end
+  return t -- string, boolean
+end
+
+local function matches_type(want, got, v)
+  if want == got then return true end
+  if want == "number" and got == "integer" then return true end
+  if want == "integer" and got == "number" and v == math.floor(v) then return true end
+  if want == "array" and got == "object" and next(v) == nil then return true end
+  if want == "object" and got == "array" and next(v) == nil then return true end
+  return false
+end
+
+local function where(path)
+  return path == "" and "arguments" or ("field '%s'"):format(path)
+end
+
+local check
+
+local function check_object(s, v, path)
+  for _, name in ipairs(s.required or {}) do
+    if v[name] == nil or v[name] == null then
+      return ("%s: missing required field '%s'"):format(where(path), name)
+    end
+  end
+  local props = s.properties or {}
+  for k, fv in pairs(v) do
+    local sub = path == "" and tostring(k) or path .. "." .. tostring(k)
+    local ps = props[k]
+    if ps then
+      if fv ~= null then
+        local err = check(ps, fv, sub)
+        if err then return err end
+      end
+    elseif s.additionalProperties == false then
+      local known = {}
+      for name in pairs(props) do known[#known + 1] = name end
+      table.sort(known)
+      return ("unknown field '%s' (expected one of: %s)"):format(sub, table.concat(known, ", "))
+    end
+  end
+end
+
+function check(s, v, path)
+  local got = type_of(v)
+  if s.type then
+    local ok = false
+    local types = type(s.type) == "table" and s.type or { s.type }
+    for _, t in ipairs(types) do ok = ok or matches_type(t, got, v) end
+    if not ok then
+      return ("%s: expected %s, got %s"):format(where(path), table.concat(types, " or "), got)
+    end
+  end
+  if s.enum then
+    local ok = false
+    for _, e in ipairs(s.enum) do ok = ok or e == v end
+    if not ok then
+      local opts = {}
+      for _, e in ipairs(s.enum) do opts[#opts + 1] = ("%q"):format(tostring(e)) end
+      return ("%s: must be one of %s"):format(where(path), table.concat(opts, ", "))
+    end
+  end
+  if type(v) == "number" then
+    if s.minimum and v < s.minimum then
+      return ("%s: must be at least %s"):format(where(path), s.minimum)
+    end
+    if s.maximum and v > s.maximum then
+      return ("%s: must be at most %s"):format(where(path), s.maximum)
+    end
+  end
+  if type(v) == "string" and s.minLength and #v < s.minLength then
+    return ("%s: must not be empty"):format(where(path))
+  end
+  if got == "object" and type(v) == "table" then return check_object(s, v, path) end
+  if got == "array" and s.items then
+    for i, item in ipairs(v) do
+      local err = check(s.items, item, ("%s[%d]"):format(path, i - 1))
+      if err then return err end
+    end
+  end
+end
+
+-- nil if v satisfies s, else a message naming the field.
+function schema.validate(s, v)
+  return check(s, v, "")
+end
+
+-- Integral floats from JSON become integers where the schema wants them.
+function schema.normalize(s, args)
+  for k, ps in pairs(s.properties or {}) do
+    local v = args[k]
+    if v == null then
+      args[k] = nil
+    elseif ps.type == "integer" and math.type(v) == "float" then
+      args[k] = math.tointeger(v)
+    end
+  end
+  return args
+end
+
+return schema

@@ -1,0 +1,114 @@
+-- read_file: a text file as numbered lines, paged with offset/limit and
+-- capped at max_result_bytes on a whole line, with an exact resume hint.
+
+local function fmt_hint(r)
+  if r.total_lines == 0 then return "[empty file]" end
+  if not r.start_line then
+    return ("[offset %d is past the end: the file has %d lines]"):format(r.offset, r.total_lines)
+  end
+  if not r.next_offset then return "" end
+  local why = r.truncated and "output capped at max_result_bytes; " or ""
+  return ("[%sshowing lines %d-%d of %d; call read_file with offset=%d to continue]")
+    :format(why, r.start_line, r.end_line, r.total_lines, r.next_offset)
+end
+
+return {
+  name = "read_file",
+  title = "Read file",
+  description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM. Binary files are refused unless encoding is "base64".
+Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 500}  {"path": "logo.png", "encoding": "base64"}]],
+  input_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string", description = "File to read: relative to the first root, or an absolute path under a root." },
+      offset = { type = "integer", minimum = 1, description = "First line to return, 1-based (default 1)." },
+      limit = { type = "integer", minimum = 1, description = "Maximum number of lines (default 2000)." },
+      encoding = { type = "string", enum = { "text", "base64" }, description = "text (default) or base64 for the raw bytes." },
+    },
+    required = { "path" },
+    additionalProperties = false,
+  },
+  output_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string" },
+      encoding = { type = "string" },
+      size = { type = "integer" },
+      content_hash = { type = "string" },
+      total_lines = { type = "integer" },
+      start_line = { type = "integer" },
+      end_line = { type = "integer" },
+      next_offset = { type = "integer" },
+      newline = { type = "string", enum = { "lf", "crlf", "mixed", "none" } },
+      bom = { type = "boolean" },
+      truncated = { type = "boolean" },
+    },
+    required = { "path", "size", "content_hash" },
+  },
+  annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
+  permissions = { "fs.read" },
+  risk = "low",
+
+  handler = function(ctx, a)
+    local idx, rel, code0 = ctx:resolve(a.path)
+    if not idx then return nil, rel, code0 end
+    local f, detail, code = ctx.roots:read(idx, rel, ctx.caps.max_file_size)
+    if not f then
+      if code == "TOO_LARGE" then
+        detail = ("over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)
+      end
+      return ctx:fail(code, a.path, detail)
+    end
+    local hash, herr, hcode = f:hash()
+    if not hash then
+      f:close()
+      return ctx:fail(hcode, a.path, herr)
+    end
+    local res = { path = a.path, size = f:size(), content_hash = hash }
+    if a.encoding == "base64" then
+      local b64, berr, bcode = f:base64()
+      f:close()
+      if not b64 then return ctx:fail(bcode, a.path, berr) end
+      if #b64 > ctx.caps.max_result_bytes then
+        return ctx:fail("TOO_LARGE", a.path, ("base64 is %d bytes, over max_result_bytes (%d)")
+          :format(#b64, ctx.caps.max_result_bytes))
+      end
+      res.encoding, res.content = "base64", b64
+      return res
+    end
+    local scan = f:scan()
+    if not scan then
+      f:close()
+      return ctx:fail("EIO", a.path, "the file shrank while it was being read")
+    end
+    if scan.binary then
+      f:close()
+      return ctx:fail("BINARY", a.path)
+    end
+    local offset = a.offset or 1
+    local text, info, lcode = f:lines(offset, a.limit or 2000, ctx.caps.max_line_chars, ctx.caps.max_result_bytes)
+    f:close()
+    if not text then return ctx:fail(lcode, a.path, info) end
+    if scan.bom and offset == 1 then text = text:gsub("^1\t\239\187\191", "1\t", 1) end
+    res.encoding = "text"
+    res.content = text
+    res.total_lines = scan.lines
+    res.newline = scan.newline
+    res.bom = scan.bom
+    res.truncated = info.truncated
+    res.offset = offset
+    if info.first > 0 then res.start_line, res.end_line = info.first, info.last end
+    if info.next > 0 then res.next_offset = info.next end
+    return res
+  end,
+
+  -- MCP: the text once, in content; the rest as structuredContent.
+  render = function(r)
+    local s = {}
+    for k, v in pairs(r) do
+      if k ~= "content" and k ~= "offset" then s[k] = v end
+    end
+    if r.encoding == "base64" then return r.content, s end
+    return r.content .. fmt_hint(r), s
+  end,
+}

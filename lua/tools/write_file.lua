@@ -1,0 +1,69 @@
+-- write_file: replace or create a file atomically (temp file + rename,
+-- owner and mode kept, fsynced), optionally only if it is unchanged.
+
+local core = require "burrow.core"
+
+return {
+  name = "write_file",
+  title = "Write file",
+  description = [[Create a file or replace its whole content, atomically: readers see the old file or the new one, never a mix, and the file keeps its owner and permissions. Missing parent directories are created (create_dirs, default true). Pass expected_hash (the content_hash from read_file) to write only if the file has not changed since you read it, or "absent" to create a file that must not exist yet. Writing through a symlink or to a file with other hard links is refused. For binary data send base64 with encoding "base64".
+Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt", "content": "new", "expected_hash": "sha256:..."}]],
+  input_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string", description = "File to write: relative to the first root, or an absolute path under a root." },
+      content = { type = "string", description = "The complete new content." },
+      encoding = { type = "string", enum = { "text", "base64" }, description = "How content is encoded: text (default) or base64." },
+      create_dirs = { type = "boolean", description = "Create missing parent directories (default true)." },
+      expected_hash = { type = "string", description = "Write only if the file's current content_hash is this; \"absent\" = the file must not exist." },
+    },
+    required = { "path", "content" },
+    additionalProperties = false,
+  },
+  output_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string" },
+      bytes = { type = "integer" },
+      content_hash = { type = "string" },
+      created = { type = "boolean" },
+    },
+    required = { "path", "bytes", "content_hash", "created" },
+  },
+  annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = true, openWorldHint = false },
+  permissions = { "fs.write" },
+  risk = "medium",
+
+  handler = function(ctx, a)
+    local idx, rel, code = ctx:resolve_write(a.path)
+    if not idx then return nil, rel, code end
+    local data = a.content
+    if a.encoding == "base64" then
+      local derr, dcode
+      data, derr, dcode = core.base64_decode(a.content)
+      if not data then return ctx:fail(dcode, a.path, derr) end
+    end
+    if #data > ctx.caps.max_file_size then
+      return ctx:fail("TOO_LARGE", a.path, ("%d bytes, over max_file_size (%d)"):format(#data, ctx.caps.max_file_size))
+    end
+    local h = a.expected_hash
+    if h and h ~= "absent" and not h:match("^sha256:%x+$") then
+      return ctx:fail("INVALID_ARGUMENT", a.path, "expected_hash must be \"absent\" or \"sha256:<hex>\" from read_file")
+    end
+    local res, detail, wcode, current = ctx.roots:write(idx, rel, data, {
+      create_dirs = a.create_dirs ~= false,
+      expected_hash = h and h:lower(),
+    })
+    if not res then
+      if wcode == "HASH_MISMATCH" then
+        detail = ("expected %s, current %s; read it again before writing"):format(h, current)
+      end
+      return ctx:fail(wcode, a.path, detail)
+    end
+    return { path = a.path, bytes = #data, content_hash = res.content_hash, created = res.created }
+  end,
+
+  render = function(r)
+    return ("%s %s (%d bytes, %s)"):format(r.created and "Created" or "Replaced", r.path, r.bytes, r.content_hash), r
+  end,
+}
