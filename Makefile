@@ -32,8 +32,9 @@ deps:
 	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $$missing; \
 	else echo "deps: run as root:  apt-get install -y $$missing"; exit 1; fi
 
+# A fresh machine: install what is missing (as root), else say what to run.
 check-deps:
-	@pkg-config --exists $(PKGS) || { echo "missing build dependencies: run 'make deps' (as root) first"; exit 1; }
+	@pkg-config --exists $(PKGS) 2>/dev/null || $(MAKE) --no-print-directory deps
 
 $(B)/obj/%.o: $(SRC)/%.c $(SRC)/core.h | check-deps
 	@mkdir -p $(dir $@)
