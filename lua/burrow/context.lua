@@ -55,4 +55,9 @@ function Ctx:cancelled()
   return self.hooks.cancelled and self.hooks.cancelled() or false
 end
 
+-- Report progress to a client that asked for it (MCP progressToken).
+function Ctx:progress(done, total, message)
+  if self.hooks.progress then self.hooks.progress(done, total, message) end
+end
+
 return context

@@ -96,8 +96,14 @@ function handlers.tools_call(self, params, id)
   local args = params.arguments
   if args == nil or args == json.null then args = {} end
   self.stdio:begin(json.encode(id))
+  local token = type(params._meta) == "table" and params._meta.progressToken or nil
   local res, msg, code = self.ws:call(name, args, {
     cancelled = function() return self.stdio:cancelled() end,
+    -- long tools report with ctx:progress(done, total, message)
+    progress = token ~= nil and function(done, total, message)
+      self:send { method = "notifications/progress",
+        params = { progressToken = token, progress = done, total = total, message = message } }
+    end or nil,
   })
   self.stdio:finish()
   return self:tool_result(name, res, msg, code)
