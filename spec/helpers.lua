@@ -1,0 +1,264 @@
+-- Shared helpers for the busted specs: temp workspaces, file fixtures,
+-- shell and process helpers, and burrow.open with the backend under test.
+--
+--   local H = require "helpers"
+--   local dir = H.tmpdir()            -- removed by H.cleanup()
+--   H.write(dir, "a/b.txt", "hi\n")   -- parents created
+--   local ws = H.open(dir)            -- resolver = $BURROW_RESOLVER
+--
+-- The test driver runs the suite twice, with BURROW_RESOLVER=openat2 and
+-- BURROW_RESOLVER=walk; subprocesses (the CLI, the MCP server) inherit it.
+
+local burrow = require "burrow"
+local core = require "burrow.core"
+
+local H = {}
+
+H.json = core.json
+H.burrow = burrow
+H.core = core
+
+-- The backend under test (nil: burrow.open's default).
+H.RESOLVER = os.getenv("BURROW_RESOLVER")
+if H.RESOLVER == "" then H.RESOLVER = nil end
+H.BACKEND = H.RESOLVER or "openat2"
+
+-- Text for describe(): which backend a spec ran against.
+function H.tag(title)
+  return title .. " [resolver=" .. H.BACKEND .. "]"
+end
+
+---------------------------------------------------------------------------
+-- shell
+
+-- Quote a string for /bin/sh.
+function H.q(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
+-- Run a shell command: stdout, ok (exit 0), exit code.
+function H.run(cmd)
+  local p = assert(io.popen(cmd, "r"))
+  local out = p:read("a")
+  local ok, how, code = p:close()
+  if how == "signal" then code = 128 + code end
+  return out, ok == true, code
+end
+
+-- Run a shell command that must succeed; its stdout.
+function H.sh(cmd)
+  local out, ok, code = H.run(cmd .. " 2>&1")
+  if not ok then
+    error(("command failed (exit %s): %s\n%s"):format(tostring(code), cmd, out), 2)
+  end
+  return out
+end
+
+H.REPO = (function()
+  local p = assert(io.popen("pwd"))
+  local d = p:read("l")
+  p:close()
+  return d
+end)()
+
+-- The CLI under test: $BURROW_BIN (test/run-all.sh exports it for other
+-- build directories), else build/burrow.
+H.BURROW = os.getenv("BURROW_BIN")
+if not H.BURROW or H.BURROW == "" then H.BURROW = H.REPO .. "/build/burrow"
+elseif H.BURROW:sub(1, 1) ~= "/" then H.BURROW = H.REPO .. "/" .. H.BURROW end
+
+---------------------------------------------------------------------------
+-- temp workspaces
+
+local made = {}
+
+-- A fresh empty directory (mktemp -d), removed by H.cleanup().
+function H.tmpdir()
+  local p = assert(io.popen("mktemp -d /tmp/burrow-spec.XXXXXXXX"))
+  local d = p:read("l")
+  p:close()
+  assert(d and d:match("^/tmp/burrow%-spec%."), "mktemp -d failed")
+  made[#made + 1] = d
+  return d
+end
+
+-- A temp file path (not created) inside a fresh temp directory.
+function H.tmpfile(name)
+  return H.tmpdir() .. "/" .. (name or "file")
+end
+
+-- Remove every directory H.tmpdir made.
+function H.cleanup()
+  for i = #made, 1, -1 do
+    local d = made[i]
+    if d:match("^/tmp/burrow%-spec%.[%w]+$") then
+      os.execute("chmod -R u+rwx " .. H.q(d) .. " 2>/dev/null; rm -rf " .. H.q(d))
+    end
+    made[i] = nil
+  end
+end
+
+---------------------------------------------------------------------------
+-- files
+
+local function parent(path)
+  return path:match("^(.*)/[^/]*$")
+end
+
+function H.path(dir, rel)
+  if rel == nil or rel == "" or rel == "." then return dir end
+  return dir .. "/" .. rel
+end
+
+function H.mkdir(dir, rel)
+  H.sh("mkdir -p " .. H.q(H.path(dir, rel)))
+  return H.path(dir, rel)
+end
+
+-- Write bytes to dir/rel (binary-safe), creating parent directories.
+function H.write(dir, rel, content)
+  local p = H.path(dir, rel)
+  local par = parent(p)
+  if par and par ~= "" then os.execute("mkdir -p " .. H.q(par)) end
+  local f = assert(io.open(p, "wb"))
+  assert(f:write(content or ""))
+  assert(f:close())
+  return p
+end
+
+-- Write several files: {["a.txt"] = "x", ["sub/b"] = "y"}.
+function H.write_all(dir, files)
+  for rel, content in pairs(files or {}) do H.write(dir, rel, content) end
+  return dir
+end
+
+-- The bytes of dir/rel, or nil if it cannot be opened.
+function H.read(dir, rel)
+  local f = io.open(H.path(dir, rel), "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+function H.exists(dir, rel)
+  local _, ok = H.run("test -e " .. H.q(H.path(dir, rel)) .. " -o -L " .. H.q(H.path(dir, rel)))
+  return ok
+end
+
+function H.symlink(target, dir, rel)
+  H.sh("ln -s " .. H.q(target) .. " " .. H.q(H.path(dir, rel)))
+end
+
+function H.hardlink(dir, existing, rel)
+  H.sh("ln " .. H.q(H.path(dir, existing)) .. " " .. H.q(H.path(dir, rel)))
+end
+
+function H.mkfifo(dir, rel)
+  H.sh("mkfifo " .. H.q(H.path(dir, rel)))
+end
+
+function H.chmod(dir, rel, mode)
+  H.sh("chmod " .. mode .. " " .. H.q(H.path(dir, rel)))
+end
+
+-- Octal permission bits as stat(1) prints them ("640", "4755").
+function H.mode(dir, rel)
+  return (H.sh("stat -c %a " .. H.q(H.path(dir, rel))):gsub("%s+$", ""))
+end
+
+function H.file_type(dir, rel)
+  return (H.sh("stat -c %F " .. H.q(H.path(dir, rel))):gsub("%s+$", ""))
+end
+
+-- "sha256:<hex>" of a file, computed by sha256sum(1).
+function H.sha256sum(dir, rel)
+  local out = H.sh("sha256sum " .. H.q(H.path(dir, rel)))
+  return "sha256:" .. out:match("^(%x+)")
+end
+
+-- "sha256:<hex>" of a string, through sha256sum(1).
+function H.sha256_of(s)
+  local f = H.tmpfile("hashme")
+  H.write(parent(f), "hashme", s)
+  return H.sha256sum(parent(f), "hashme")
+end
+
+-- Names in a directory, hidden ones included, sorted.
+function H.ls(dir, rel)
+  local out = H.sh("ls -A " .. H.q(H.path(dir, rel)))
+  local names = {}
+  for n in out:gmatch("[^\n]+") do names[#names + 1] = n end
+  table.sort(names)
+  return names
+end
+
+-- The process umask as a number (new files get 0666 & ~umask).
+function H.umask()
+  return tonumber(H.sh("umask"):match("(%d+)"), 8)
+end
+
+---------------------------------------------------------------------------
+-- burrow
+
+-- Open a workspace on the backend under test.
+--   H.open(dir)                          one rw root
+--   H.open{path = dir, mount = "/w"}     one root table
+--   H.open{roots = {...}, caps = {...}}  burrow.open options
+-- Raises if it cannot be opened (use burrow.open directly to test failures).
+function H.open(root_opts, caps)
+  local opts
+  if type(root_opts) == "string" then
+    opts = { roots = { { path = root_opts } } }
+  elseif type(root_opts) == "table" and root_opts.path then
+    opts = { roots = { root_opts } }
+  else
+    opts = {}
+    for k, v in pairs(root_opts or {}) do opts[k] = v end
+  end
+  if caps then opts.caps = caps end
+  if opts.resolver == nil then opts.resolver = H.RESOLVER end
+  local ws, msg = burrow.open(opts)
+  if not ws then error("burrow.open failed: " .. tostring(msg), 2) end
+  return ws
+end
+
+-- A temp dir with files, and a workspace on it.
+function H.workspace(files, caps)
+  local dir = H.tmpdir()
+  H.write_all(dir, files)
+  return H.open(dir, caps), dir
+end
+
+-- Split read_file content ("N\tline\n"...) into {n = N, text = line} rows.
+function H.numbered(content)
+  local rows = {}
+  for line in content:gmatch("([^\n]*)\n") do
+    local n, text = line:match("^(%d+)\t(.*)$")
+    rows[#rows + 1] = { n = tonumber(n), text = text, raw = line }
+  end
+  return rows
+end
+
+---------------------------------------------------------------------------
+-- the CLI
+
+-- Run build/burrow with a shell-quoted argument list; stdin from a string.
+-- Returns stdout, stderr, exit code.
+function H.burrow_cmd(args, stdin)
+  local dir = H.tmpdir()
+  local parts = { H.q(H.BURROW) }
+  for _, a in ipairs(args) do parts[#parts + 1] = H.q(a) end
+  local cmd = table.concat(parts, " ")
+  if stdin then
+    H.write(dir, "stdin", stdin)
+    cmd = cmd .. " < " .. H.q(dir .. "/stdin")
+  else
+    cmd = cmd .. " < /dev/null"
+  end
+  cmd = "timeout 60 " .. cmd .. " 2> " .. H.q(dir .. "/stderr")
+  local out, _, code = H.run(cmd)
+  return out, H.read(dir, "stderr") or "", code
+end
+
+return H
