@@ -1,0 +1,245 @@
+-- The command line: build/burrow call/tools/version, exit statuses
+-- (0 ok, 1 tool error, 2 usage), JSON on stdout, messages on stderr.
+
+local H = require "helpers"
+local json = H.json
+
+local function burrow(args, stdin)
+  return H.burrow_cmd(args, stdin)
+end
+
+describe(H.tag("burrow CLI"), function()
+  local dir
+
+  before_each(function()
+    dir = H.tmpdir()
+    H.write(dir, "a.txt", "alpha\nbeta\n")
+  end)
+
+  after_each(H.cleanup)
+
+  it("is built", function()
+    local _, ok = H.run("test -x " .. H.q(H.BURROW))
+    assert.is_true(ok, "build/burrow is missing: run make")
+  end)
+
+  describe("call", function()
+    it("exits 0 with the JSON result on stdout", function()
+      local out, _, code = burrow { "call", "read_file", '{"path":"a.txt"}', "--root", dir }
+      assert.equal(0, code)
+      local res = json.decode(out)
+      assert.is_table(res)
+      assert.equal("1\talpha\n2\tbeta\n", res.content)
+      assert.equal(2, res.total_lines)
+      assert.equal(H.sha256sum(dir, "a.txt"), res.content_hash)
+    end)
+
+    it("prints exactly one JSON line on stdout", function()
+      local out = burrow { "call", "stat", '{"path":"a.txt"}', "--root", dir }
+      local lines = {}
+      for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+      assert.equal(1, #lines)
+      assert.equal("\n", out:sub(-1))
+      assert.equal("file", json.decode(lines[1]).type)
+    end)
+
+    it("exits 1 on a tool error with {\"error\":{\"code\":...}} on stdout", function()
+      local out, err, code = burrow { "call", "read_file", '{"path":"missing.txt"}', "--root", dir }
+      assert.equal(1, code)
+      local res = json.decode(out)
+      assert.equal("ENOENT", res.error.code)
+      assert.matches("missing.txt", res.error.message, 1, true)
+      assert.matches("ENOENT", err, 1, true)
+    end)
+
+    it("exits 1 with INVALID_ARGUMENT for arguments that fail the schema", function()
+      local out, _, code = burrow { "call", "read_file", '{"path":"a.txt","limit":"x"}', "--root", dir }
+      assert.equal(1, code)
+      local res = json.decode(out)
+      assert.equal("INVALID_ARGUMENT", res.error.code)
+      assert.matches("'limit'", res.error.message, 1, true)
+    end)
+
+    it("never reports an internal error for a JSON array as arguments", function()
+      local out, _, code = burrow { "call", "read_file", "[]", "--root", dir }
+      assert.is_true(code == 1 or code == 2, "exit " .. tostring(code))
+      if code == 1 then
+        assert.equal("INVALID_ARGUMENT", json.decode(out).error.code)
+      end
+    end)
+
+    it("writes files: the change is on disk", function()
+      local out, _, code = burrow { "call", "write_file", '{"path":"sub/new.txt","content":"x\\ny\\n"}', "--root", dir }
+      assert.equal(0, code)
+      local res = json.decode(out)
+      assert.is_true(res.created)
+      assert.equal("x\ny\n", H.read(dir, "sub/new.txt"))
+    end)
+
+    it("reads the arguments from stdin with -", function()
+      local out, _, code = burrow({ "call", "read_file", "-", "--root", dir }, '{"path": "a.txt", "offset": 2}')
+      assert.equal(0, code)
+      assert.equal("2\tbeta\n", json.decode(out).content)
+    end)
+
+    it("reads large arguments from stdin", function()
+      local content = ("0123456789abcdef"):rep(64 * 1024) -- 1 MiB
+      local args = json.encode { path = "big.txt", content = content }
+      local out, _, code = burrow({ "call", "write_file", "-", "--root", dir }, args)
+      assert.equal(0, code)
+      assert.equal(#content, json.decode(out).bytes)
+      assert.equal(content, H.read(dir, "big.txt"))
+    end)
+
+    it("takes no arguments as {}", function()
+      local out, _, code = burrow { "call", "list_dir", "--root", dir }
+      assert.equal(0, code)
+      assert.equal("a.txt", json.decode(out).entries[1].path)
+    end)
+
+    it("serves a root under a virtual mount", function()
+      local out, _, code = burrow { "call", "read_file", '{"path":"/workspace/a.txt"}', "--root", dir .. ":/workspace" }
+      assert.equal(0, code)
+      assert.equal("1\talpha\n2\tbeta\n", json.decode(out).content)
+    end)
+
+    it("refuses writes to a :ro root with READ_ONLY_ROOT", function()
+      local out, _, code = burrow { "call", "write_file", '{"path":"a.txt","content":"x"}', "--root", dir .. ":ro" }
+      assert.equal(1, code)
+      assert.equal("READ_ONLY_ROOT", json.decode(out).error.code)
+      assert.equal("alpha\nbeta\n", H.read(dir, "a.txt"))
+    end)
+
+    it("applies --cap", function()
+      H.write(dir, "big.txt", ("z"):rep(200))
+      local out, _, code = burrow { "call", "read_file", '{"path":"big.txt"}', "--root", dir, "--cap", "max_file_size=100" }
+      assert.equal(1, code)
+      assert.equal("TOO_LARGE", json.decode(out).error.code)
+      out, _, code = burrow { "call", "read_file", '{"path":"big.txt"}', "--root", dir, "--cap", "max_file_size=1KiB" }
+      assert.equal(0, code)
+    end)
+
+    it("serves the current directory by default", function()
+      local out, _, code = H.run("cd " .. H.q(dir) .. " && " .. H.q(H.BURROW)
+        .. " call read_file '{\"path\":\"a.txt\"}' 2>/dev/null")
+      assert.equal(0, code)
+      assert.equal("1\talpha\n2\tbeta\n", json.decode(out).content)
+    end)
+  end)
+
+  describe("usage errors exit 2", function()
+    local function usage(args)
+      local out, err, code = burrow(args)
+      assert.equal(2, code, "exit status for " .. table.concat(args, " "))
+      assert.equal("", out, "nothing on stdout for a usage error")
+      assert.is_true(#err > 0, "a message on stderr")
+      return err
+    end
+
+    it("without a command", function()
+      usage {}
+    end)
+
+    it("for an unknown command", function()
+      assert.matches("frobnicate", usage { "frobnicate" }, 1, true)
+    end)
+
+    it("for an unknown option", function()
+      usage { "call", "read_file", '{"path":"a.txt"}', "--root", dir, "--verbose-please" }
+    end)
+
+    it("for a --root that does not exist", function()
+      usage { "call", "read_file", '{"path":"a.txt"}', "--root", dir .. "/no/such/dir" }
+    end)
+
+    it("for an empty --root", function()
+      usage { "call", "read_file", '{"path":"a.txt"}', "--root", "" }
+    end)
+
+    it("for --root without a value", function()
+      usage { "call", "read_file", '{"path":"a.txt"}', "--root" }
+    end)
+
+    it("for an unknown --cap key", function()
+      assert.matches("max_bogus", usage { "call", "read_file", '{"path":"a.txt"}', "--root", dir, "--cap", "max_bogus=1" }, 1, true)
+    end)
+
+    it("for a --cap without KEY=VALUE", function()
+      usage { "call", "read_file", '{"path":"a.txt"}', "--root", dir, "--cap", "max_file_size" }
+    end)
+
+    it("for call without a tool", function()
+      usage { "call", "--root", dir }
+    end)
+
+    it("for call with an unknown tool", function()
+      usage { "call", "rm_rf", "{}", "--root", dir }
+    end)
+
+    it("for call with arguments that are not JSON", function()
+      usage { "call", "read_file", "{path: a.txt}", "--root", dir }
+    end)
+
+    it("for tools with an unknown format", function()
+      usage { "tools", "--format", "gemini" }
+    end)
+  end)
+
+  describe("tools", function()
+    local function names(list, key)
+      local t = {}
+      for _, e in ipairs(list) do t[#t + 1] = key(e) end
+      table.sort(t)
+      return t
+    end
+
+    local native = { "list_dir", "read_file", "stat", "write_file" }
+
+    it("lists the tools in MCP shape by default", function()
+      local out, _, code = burrow { "tools", "--root", dir }
+      assert.equal(0, code)
+      local list = json.decode(out)
+      assert.same(native, names(list, function(e) return e.name end))
+      for _, e in ipairs(list) do assert.equal("object", e.inputSchema.type) end
+    end)
+
+    it("lists the tools in OpenAI shape with --format openai", function()
+      local out, _, code = burrow { "tools", "--format", "openai", "--root", dir }
+      assert.equal(0, code)
+      local list = json.decode(out)
+      assert.same(native, names(list, function(e) return e["function"].name end))
+      for _, e in ipairs(list) do
+        assert.equal("function", e.type)
+        assert.equal("object", e["function"].parameters.type)
+      end
+    end)
+
+    it("lists the tools in Anthropic shape with --format anthropic", function()
+      local out, _, code = burrow { "tools", "--format", "anthropic", "--root", dir }
+      assert.equal(0, code)
+      local list = json.decode(out)
+      assert.same(native, names(list, function(e) return e.name end))
+      for _, e in ipairs(list) do assert.equal("object", e.input_schema.type) end
+    end)
+  end)
+
+  describe("version", function()
+    it("prints the version and the resolver in use, exit 0", function()
+      local out, _, code = burrow { "version" }
+      assert.equal(0, code)
+      assert.matches("^burrow %d+%.%d+%.%d+", out)
+      assert.matches("resolver: " .. H.BACKEND, out, 1, true)
+    end)
+
+    it("agrees with burrow.core.version", function()
+      local out = burrow { "version" }
+      assert.matches(H.core.version, out, 1, true)
+    end)
+
+    it("answers --version too", function()
+      local out, _, code = burrow { "--version" }
+      assert.equal(0, code)
+      assert.matches("^burrow ", out)
+    end)
+  end)
+end)

@@ -1,0 +1,314 @@
+-- The MCP server over stdio: `build/burrow mcp --root DIR` fed a file of
+-- JSON-RPC lines, its stdout parsed line by line.
+
+local H = require "helpers"
+local json = H.json
+
+-- Run the server on a list of messages (tables are JSON-encoded, strings
+-- are sent as raw lines). Returns the decoded replies (in order), a map
+-- id -> reply, the raw stdout, stderr and the exit status.
+local function serve(dir, messages, extra_args)
+  local tmp = H.tmpdir()
+  local lines = {}
+  for i, m in ipairs(messages) do
+    if type(m) == "table" then
+      if m.jsonrpc == nil then m.jsonrpc = "2.0" end
+      lines[i] = json.encode(m)
+    else
+      lines[i] = m
+    end
+  end
+  H.write(tmp, "in", table.concat(lines, "\n") .. "\n")
+  local args = { "mcp", "--root", dir }
+  for _, a in ipairs(extra_args or {}) do args[#args + 1] = a end
+  local parts = { H.q(H.BURROW) }
+  for _, a in ipairs(args) do parts[#parts + 1] = H.q(a) end
+  local cmd = ("timeout 60 %s < %s > %s 2> %s"):format(table.concat(parts, " "),
+    H.q(tmp .. "/in"), H.q(tmp .. "/out"), H.q(tmp .. "/err"))
+  local _, _, code = H.run(cmd)
+  local out = H.read(tmp, "out") or ""
+  local replies, by_id = {}, {}
+  for line in out:gmatch("[^\n]+") do
+    local msg = json.decode(line)
+    replies[#replies + 1] = msg or { unparsed = line }
+    if type(msg) == "table" and msg.id ~= nil and msg.id ~= json.null then by_id[msg.id] = msg end
+  end
+  return replies, by_id, out, H.read(tmp, "err") or "", code
+end
+
+local function init(id, version)
+  return {
+    id = id,
+    method = "initialize",
+    params = {
+      protocolVersion = version or "2025-06-18",
+      capabilities = {},
+      clientInfo = { name = "busted", version = "1.0" },
+    },
+  }
+end
+
+local initialized = { method = "notifications/initialized" }
+
+local function call(id, name, arguments)
+  return { id = id, method = "tools/call", params = { name = name, arguments = arguments } }
+end
+
+describe(H.tag("burrow mcp"), function()
+  local dir
+
+  before_each(function()
+    dir = H.tmpdir()
+    H.write(dir, "notes.txt", "first\nsecond\nthird\n")
+  end)
+
+  after_each(H.cleanup)
+
+  describe("initialize", function()
+    for _, v in ipairs { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" } do
+      it("echoes the supported revision " .. v, function()
+        local _, by_id = serve(dir, { init(1, v) })
+        assert.is_table(by_id[1], "no reply to initialize")
+        assert.equal(v, by_id[1].result.protocolVersion)
+      end)
+    end
+
+    it("answers an unknown revision with the latest, 2025-11-25", function()
+      local _, by_id = serve(dir, { init(1, "2099-01-01") })
+      assert.equal("2025-11-25", by_id[1].result.protocolVersion)
+    end)
+
+    it("describes the server and its tools capability", function()
+      local _, by_id = serve(dir, { init(1) })
+      local r = by_id[1].result
+      assert.equal("burrow", r.serverInfo.name)
+      assert.equal(H.core.version, r.serverInfo.version)
+      assert.is_table(r.capabilities.tools)
+    end)
+
+    it("replies with jsonrpc 2.0 and the request's id, string ids included", function()
+      local _, by_id = serve(dir, { init("init-1") })
+      local r = by_id["init-1"]
+      assert.is_table(r)
+      assert.equal("2.0", r.jsonrpc)
+      assert.equal("init-1", r.id)
+    end)
+  end)
+
+  it("sends no reply to notifications", function()
+    local replies = serve(dir, {
+      init(1),
+      initialized,
+      { method = "notifications/cancelled", params = { requestId = 99 } },
+      { method = "notifications/whatever" },
+      { id = 2, method = "ping" },
+    })
+    assert.equal(2, #replies)
+    assert.equal(1, replies[1].id)
+    assert.equal(2, replies[2].id)
+  end)
+
+  it("answers ping with an empty result object", function()
+    local _, by_id, out = serve(dir, { init(1), initialized, { id = 7, method = "ping" } })
+    assert.is_table(by_id[7].result)
+    assert.is_nil(next(by_id[7].result))
+    assert.matches('"result":{}', out, 1, true)
+  end)
+
+  it("answers malformed JSON with -32700 and id null, then keeps serving", function()
+    local replies, by_id, out = serve(dir, {
+      init(1),
+      '{"jsonrpc":"2.0","id":2,"method":"ping"',
+      "not json at all",
+      { id = 3, method = "ping" },
+    })
+    assert.equal(4, #replies)
+    local parse_errors = 0
+    for _, r in ipairs(replies) do
+      if r.error and r.error.code == -32700 then
+        parse_errors = parse_errors + 1
+        assert.equal(json.null, r.id)
+      end
+    end
+    assert.equal(2, parse_errors)
+    assert.matches('"id":null', out, 1, true)
+    assert.is_table(by_id[3], "no reply after the parse errors")
+    assert.is_table(by_id[3].result)
+  end)
+
+  it("answers an unknown method with -32601", function()
+    local _, by_id = serve(dir, { init(1), initialized, { id = 2, method = "resources/frobnicate" } })
+    assert.is_nil(by_id[2].result)
+    assert.equal(-32601, by_id[2].error.code)
+  end)
+
+  describe("tools/list", function()
+    it("lists the native tools with input schemas and annotations", function()
+      local _, by_id = serve(dir, { init(1), initialized, { id = 2, method = "tools/list" } })
+      local tools = by_id[2].result.tools
+      local names = {}
+      for _, t in ipairs(tools) do
+        names[#names + 1] = t.name
+        assert.equal("object", t.inputSchema.type)
+        assert.is_string(t.description)
+        assert.is_table(t.annotations)
+      end
+      table.sort(names)
+      assert.same({ "list_dir", "read_file", "stat", "write_file" }, names)
+    end)
+  end)
+
+  describe("tools/call", function()
+    it("answers an unknown tool with -32602", function()
+      local _, by_id = serve(dir, { init(1), initialized, call(2, "format_disk", {}) })
+      assert.is_nil(by_id[2].result)
+      assert.equal(-32602, by_id[2].error.code)
+    end)
+
+    it("returns text content and structuredContent on success", function()
+      local _, by_id = serve(dir, { init(1), initialized, call(2, "read_file", { path = "notes.txt" }) })
+      local r = by_id[2].result
+      assert.is_table(r, "no result")
+      assert.is_not_true(r.isError)
+      assert.equal(1, #r.content)
+      assert.equal("text", r.content[1].type)
+      assert.equal("1\tfirst\n2\tsecond\n3\tthird\n", r.content[1].text)
+      local s = r.structuredContent
+      assert.is_table(s)
+      assert.equal(H.sha256sum(dir, "notes.txt"), s.content_hash)
+      assert.equal(3, s.total_lines)
+      assert.is_nil(s.content, "the text is given once, in content")
+    end)
+
+    it("gives the resume hint in the text of a paged read", function()
+      local _, by_id = serve(dir, { init(1), initialized, call(2, "read_file", { path = "notes.txt", limit = 1 }) })
+      local r = by_id[2].result
+      assert.matches("^1\tfirst\n", r.content[1].text)
+      assert.matches("offset=2", r.content[1].text, 1, true)
+      assert.equal(2, r.structuredContent.next_offset)
+    end)
+
+    it("reports a tool failure as a result with isError and _meta burrow/code", function()
+      local _, by_id = serve(dir, { init(1), initialized, call(2, "read_file", { path = "missing.txt" }) })
+      local r = by_id[2].result
+      assert.is_table(r, "a tool failure is a result, not a JSON-RPC error")
+      assert.is_nil(by_id[2].error)
+      assert.is_true(r.isError)
+      assert.equal("ENOENT", r._meta["burrow/code"])
+      assert.matches("^ENOENT", r.content[1].text)
+      assert.matches("missing.txt", r.content[1].text, 1, true)
+    end)
+
+    it("reports bad arguments as isError INVALID_ARGUMENT", function()
+      local _, by_id = serve(dir, { init(1), initialized, call(2, "read_file", { path = "notes.txt", bogus = true }) })
+      local r = by_id[2].result
+      assert.is_true(r.isError)
+      assert.equal("INVALID_ARGUMENT", r._meta["burrow/code"])
+      assert.matches("'bogus'", r.content[1].text, 1, true)
+    end)
+
+    it("writes a file and reports it in structuredContent", function()
+      local _, by_id = serve(dir, {
+        init(1), initialized,
+        call(2, "write_file", { path = "out/new.txt", content = "made by mcp\n" }),
+        call(3, "read_file", { path = "out/new.txt" }),
+      })
+      local w = by_id[2].result
+      assert.is_not_true(w.isError)
+      assert.is_true(w.structuredContent.created)
+      assert.equal("made by mcp\n", H.read(dir, "out/new.txt"))
+      assert.equal(w.structuredContent.content_hash, by_id[3].result.structuredContent.content_hash)
+    end)
+
+    it("treats missing arguments as {}", function()
+      local _, by_id = serve(dir, { init(1), initialized, { id = 2, method = "tools/call", params = { name = "list_dir" } } })
+      local r = by_id[2].result
+      assert.is_not_true(r.isError)
+      assert.equal("notes.txt", r.structuredContent.entries[1].path)
+    end)
+
+    it("answers every request in a session, in order", function()
+      local msgs = { init(1), initialized }
+      for i = 2, 21 do msgs[#msgs + 1] = call(i, "stat", { path = "notes.txt" }) end
+      local replies = serve(dir, msgs)
+      assert.equal(21, #replies)
+      for i, r in ipairs(replies) do
+        assert.equal(i, r.id)
+      end
+    end)
+  end)
+
+  it("writes nothing but JSON-RPC lines on stdout", function()
+    H.write(dir, "latin1.txt", "caf\233\n")
+    local replies, _, out, err = serve(dir, {
+      init(1), initialized,
+      { id = 2, method = "tools/list" },
+      call(3, "read_file", { path = "notes.txt" }),
+      call(4, "read_file", { path = "nope" }),
+      call(5, "read_file", { path = "latin1.txt" }),
+      "garbage",
+      { id = 6, method = "nope" },
+      { id = 7, method = "ping" },
+    })
+    assert.equal(8, #replies)
+    for line in out:gmatch("[^\n]*\n?") do
+      if line ~= "" then
+        local body = line:gsub("\n$", "")
+        local msg = json.decode(body)
+        assert.is_table(msg, "not JSON on stdout: " .. body)
+        assert.equal("2.0", msg.jsonrpc)
+        assert.is_not_nil(utf8.len(body), "stdout is not valid UTF-8")
+      end
+    end
+    assert.equal("\n", out:sub(-1))
+    assert.matches("burrow", err, 1, true) -- the banner goes to stderr
+  end)
+
+  it("refuses a request over max_request_bytes and keeps serving", function()
+    local pad = ("a"):rep(5000)
+    local replies, by_id = serve(dir, {
+      init(1),
+      { id = 2, method = "ping", params = { pad = pad } },
+      { id = 3, method = "ping" },
+    }, { "--cap", "max_request_bytes=1000" })
+    assert.equal(3, #replies)
+    assert.is_nil(by_id[2] and by_id[2].result, "a 5 KB request was served under max_request_bytes=1000")
+    local refused = 0
+    for _, r in ipairs(replies) do
+      if r.error and r.error.code == -32600 then refused = refused + 1 end
+    end
+    assert.equal(1, refused)
+    assert.is_table(by_id[3].result)
+  end)
+
+  it("echoes 64-bit integer and zero ids exactly", function()
+    local _, _, out = serve(dir, {
+      '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}',
+      '{"jsonrpc":"2.0","id":0,"method":"ping"}',
+    })
+    assert.matches('"id":9007199254740993', out, 1, true)
+    assert.matches('"id":0', out, 1, true)
+  end)
+
+  it("exits 0 when stdin closes", function()
+    local _, _, _, _, code = serve(dir, { init(1), initialized })
+    assert.equal(0, code)
+  end)
+
+  it("serves several roots and a virtual mount", function()
+    local other = H.tmpdir()
+    H.write(other, "b.txt", "from b\n")
+    local _, by_id = serve(dir .. ":/workspace", {
+      init(1), initialized,
+      call(2, "read_file", { path = "/workspace/notes.txt" }),
+      call(3, "read_file", { path = other .. "/b.txt" }),
+      call(4, "write_file", { path = other .. "/c.txt", content = "x" }),
+      call(5, "read_file", { path = dir .. "/notes.txt" }),
+    }, { "--root", other .. ":ro" })
+    assert.equal("1\tfirst\n2\tsecond\n3\tthird\n", by_id[2].result.content[1].text)
+    assert.equal("1\tfrom b\n", by_id[3].result.content[1].text)
+    assert.equal("READ_ONLY_ROOT", by_id[4].result._meta["burrow/code"])
+    assert.is_false(H.exists(other, "c.txt"))
+    assert.equal("OUTSIDE_ROOT", by_id[5].result._meta["burrow/code"])
+  end)
+end)
