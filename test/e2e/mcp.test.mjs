@@ -6,6 +6,7 @@
 //
 //   cd test/e2e && npm ci && node --test          (or: make test)
 //   BURROW_BIN=/path/to/burrow node --test test/e2e/
+//   BURROW_RESOLVER=walk node --test test/e2e/    (BURROW_* variables reach the server)
 //
 // Every test file gets its own temporary workspace (mkdtemp), removed at the end.
 
@@ -18,7 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..", "..");
@@ -262,7 +263,9 @@ async function withRaw(args, fn, opts) {
 
 /** Runs fn with an SDK client connected to `burrow mcp ARGS`; tools are listed first (so callTool validates structuredContent). */
 async function withSdk(args, fn, { cwd } = {}) {
-  const transport = new StdioClientTransport({ command: BIN, args: ["mcp", ...args], cwd, stderr: "pipe" });
+  // the SDK passes only a few variables to the server by default; keep BURROW_* (e.g. BURROW_RESOLVER=walk)
+  const env = { ...getDefaultEnvironment(), ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("BURROW_"))) };
+  const transport = new StdioClientTransport({ command: BIN, args: ["mcp", ...args], cwd, env, stderr: "pipe" });
   let stderr = "";
   transport.stderr?.on("data", (d) => { if (stderr.length < 65536) stderr += d; });
   const client = new Client({ name: "burrow-e2e", version: "0.0.0" }, { capabilities: {} });
