@@ -83,18 +83,16 @@ static void push_line(const char *s, size_t n) {
   pthread_mutex_unlock(&S.mu);
 }
 
+/* Split stdin into lines. A line longer than max_line is dropped as it
+ * streams in (memory stays bounded) and replaced by a marker the Lua loop
+ * answers with an error. */
 static void *reader(void *arg) {
   (void)arg;
-  size_t cap = 1 << 16, len = 0, scanned = 0;
+  size_t cap = 1 << 16, len = 0;
   char *buf = malloc(cap);
   int oversize = 0;
   while (buf) {
     if (len == cap) {
-      if (cap > S.max_line) { /* drop the line, answer with an error later */
-        oversize = 1;
-        len = scanned = 0;
-        continue;
-      }
       char *n = realloc(buf, cap * 2);
       if (!n) break;
       buf = n;
@@ -103,18 +101,24 @@ static void *reader(void *arg) {
     ssize_t got = read(0, buf + len, cap - len);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
+    size_t scanned = len;
     len += (size_t)got;
     char *start = buf, *nl;
     while ((nl = memchr(buf + scanned, '\n', len - scanned))) {
-      if (oversize) push_line("\x01oversize", 9);
-      else push_line(start, (size_t)(nl - start));
+      size_t n = (size_t)(nl - start);
+      if (oversize || n > S.max_line) push_line("\x01oversize", 9);
+      else push_line(start, n);
       oversize = 0;
       start = nl + 1;
       scanned = (size_t)(start - buf);
     }
     size_t rest = len - (size_t)(start - buf);
+    if (rest > S.max_line) { /* too long already: keep nothing of it */
+      oversize = 1;
+      rest = 0;
+    }
     memmove(buf, start, rest);
-    len = scanned = rest;
+    len = rest;
   }
   if (buf && len > 0 && !oversize) push_line(buf, len);
   free(buf);

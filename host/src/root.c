@@ -149,6 +149,22 @@ static int check_syntax(const char *path, size_t len) {
   return BW_OK;
 }
 
+/* A relative path whose own ".." components climb above where it starts
+ * ("a/b/../../../x") is refused before any lookup, whether or not its
+ * directories exist. This only ever refuses more than the kernel would. */
+static int climbs_out(const char *rel) {
+  long depth = 0;
+  size_t cl;
+  for (const char *c = next_comp(rel, &cl); c; c = next_comp(c + cl, &cl)) {
+    if (cl == 2 && c[0] == '.' && c[1] == '.') {
+      if (--depth < 0) return 1;
+    } else if (!(cl == 1 && c[0] == '.')) {
+      depth++;
+    }
+  }
+  return 0;
+}
+
 int bw_map_path(const bw_root *roots, int nroots, const char *path,
                 size_t len, int *root_index, char *rel) {
   int rc = check_syntax(path, len);
@@ -156,6 +172,7 @@ int bw_map_path(const bw_root *roots, int nroots, const char *path,
   if (path[0] != '/') {
     if (nroots < 1) return BW_OUTSIDE_ROOT;
     *root_index = 0;
+    if (climbs_out(path)) return bw_fail(BW_OUTSIDE_ROOT, NULL);
     memcpy(rel, path, len + 1);
     return BW_OK;
   }
@@ -173,7 +190,7 @@ int bw_map_path(const bw_root *roots, int nroots, const char *path,
       }
     }
   }
-  if (!best) return bw_fail(BW_OUTSIDE_ROOT, NULL);
+  if (!best || climbs_out(best)) return bw_fail(BW_OUTSIDE_ROOT, NULL);
   if (!*best) best = ".";
   memcpy(rel, best, strlen(best) + 1);
   return BW_OK;

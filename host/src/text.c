@@ -108,6 +108,8 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
   if (first == 0) first = 1;
   const char *end = data + len;
   const char *p = skip_lines(data, end, first - 1);
+  /* the BOM is reported apart; it is not part of line 1's text */
+  if (first == 1 && len >= 3 && !memcmp(data, "\xEF\xBB\xBF", 3)) p += 3;
   outbuf o = {0};
   size_t want = len < max_bytes ? len + 64 : max_bytes + 64;
   if (out_reserve(&o, want < (1u << 26) ? want : (1u << 26))) return BW_ENOMEM;

@@ -250,6 +250,16 @@ static int replace(int dirfd, const char *name, const void *data, size_t len,
   return bw_fail(BW_EIO, "could not install the temp file");
 }
 
+/* Does rel end in a "." or ".." component? */
+static int dot_final(const char *rel) {
+  size_t n = strlen(rel);
+  while (n > 1 && rel[n - 1] == '/') n--;
+  size_t i = n;
+  while (i > 0 && rel[i - 1] != '/') i--;
+  return (n - i == 1 && rel[i] == '.') ||
+         (n - i == 2 && rel[i] == '.' && rel[i + 1] == '.');
+}
+
 int bw_write_file(const bw_root *r, const char *rel, const void *data,
                   size_t len, const bw_write_opts *o, bw_write_res *res) {
   pthread_once(&umask_once, read_umask);
@@ -258,8 +268,20 @@ int bw_write_file(const bw_root *r, const char *rel, const void *data,
   int dirfd, trailing;
   char name[BW_NAME_MAX + 1];
   int rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
-  if (rc == BW_INVALID_ARGUMENT && (!strcmp(rel, ".") || strstr(rel, "/.")))
-    return bw_fail(BW_EISDIR, NULL); /* ".", "dir/." and friends */
+  if (rc == BW_INVALID_ARGUMENT && dot_final(rel)) {
+    /* ".", "dir/..": a directory, or what resolving it says ("file/." is
+       ENOTDIR) */
+    int fd;
+    struct stat st;
+    if ((rc = bw_resolve(r, rel, 0, &fd, &st))) return rc;
+    close(fd);
+    return bw_fail(BW_EISDIR, NULL);
+  }
+  int must_exist = o->expected_hash && strcmp(o->expected_hash, "absent") != 0;
+  if (rc == BW_ENOENT && must_exist) { /* nothing to compare with: create nothing */
+    strcpy(res->current_hash, "absent");
+    return bw_fail(BW_HASH_MISMATCH, NULL);
+  }
   if (rc == BW_ENOENT && o->create_dirs) {
     char parent[BW_PATH_MAX + 1];
     size_t n = strlen(rel);
@@ -271,9 +293,24 @@ int bw_write_file(const bw_root *r, const char *rel, const void *data,
     rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
   }
   if (rc) return rc;
-  if (trailing) {
+  if (trailing) { /* "name/": a directory, or ENOTDIR if it is a file */
+    struct stat st;
+    int isfile = fstatat(dirfd, name, &st, 0) == 0 && !S_ISDIR(st.st_mode);
     close(dirfd);
-    return bw_fail(BW_EISDIR, NULL);
+    return bw_fail(isfile ? BW_ENOTDIR : BW_EISDIR, NULL);
+  }
+  struct stat lst;
+  if (fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISLNK(lst.st_mode)) {
+    /* say so when the link leads out of the root (or loops) */
+    int fd;
+    struct stat st;
+    int lrc = bw_resolve(r, rel, 0, &fd, &st);
+    if (lrc == BW_OK) close(fd);
+    if (lrc == BW_OUTSIDE_ROOT || lrc == BW_ELOOP) {
+      close(dirfd);
+      return lrc;
+    }
   }
   rc = replace(dirfd, name, data, len, o, res);
   close(dirfd);

@@ -76,7 +76,9 @@ end
 local commands = {}
 
 function commands.version()
-  print(("burrow %s (resolver: %s)"):format(core.version, core.backend()))
+  local resolver, err = burrow.set_resolver()
+  if not resolver then error({ usage = err }) end
+  print(("burrow %s (resolver: %s)"):format(core.version, resolver))
   return 0
 end
 

@@ -41,6 +41,19 @@ function burrow.parse_root(spec)
   return root
 end
 
+--- Choose the resolver backend for the process: name, else
+-- $BURROW_RESOLVER, else the current one (openat2 unless the kernel lacks it).
+function burrow.set_resolver(name)
+  name = name or os.getenv("BURROW_RESOLVER")
+  if name and name ~= "" then
+    if name ~= "openat2" and name ~= "walk" then
+      return nil, ("resolver %q: use openat2 or walk"):format(name)
+    end
+    core.backend(name)
+  end
+  return core.backend()
+end
+
 --- Open a workspace.
 -- opts.roots: {{path=, mount=, mode="rw"|"ro"}...} (default: the current dir)
 -- opts.caps: overrides of burrow.caps.defaults ("64MiB" or numbers)
@@ -49,13 +62,8 @@ end
 function burrow.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
-  local resolver = opts.resolver or os.getenv("BURROW_RESOLVER")
-  if resolver and resolver ~= "" then
-    if resolver ~= "openat2" and resolver ~= "walk" then
-      return fail("INVALID_ARGUMENT", ("resolver %q: use openat2 or walk"):format(resolver))
-    end
-    core.backend(resolver)
-  end
+  local ok, rerr = burrow.set_resolver(opts.resolver)
+  if not ok then return fail("INVALID_ARGUMENT", rerr) end
   local caps, cerr = caps_mod.merge(opts.caps)
   if not caps then return fail("INVALID_ARGUMENT", cerr) end
   local specs = {}

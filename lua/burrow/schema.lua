@@ -96,7 +96,10 @@ function check(s, v, path)
   if type(v) == "string" and s.minLength and #v < s.minLength then
     return ("%s: must not be empty"):format(where(path))
   end
-  if got == "object" and type(v) == "table" then return check_object(s, v, path) end
+  -- an empty JSON array passes as an object: its required fields still count
+  if type(v) == "table" and (got == "object" or (s.type == "object" and next(v) == nil)) then
+    return check_object(s, v, path)
+  end
   if got == "array" and s.items then
     for i, item in ipairs(v) do
       local err = check(s.items, item, ("%s[%d]"):format(path, i - 1))

@@ -89,7 +89,6 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
     local text, info, lcode = f:lines(offset, a.limit or 2000, ctx.caps.max_line_chars, ctx.caps.max_result_bytes)
     f:close()
     if not text then return ctx:fail(lcode, a.path, info) end
-    if scan.bom and offset == 1 then text = text:gsub("^1\t\239\187\191", "1\t", 1) end
     res.encoding = "text"
     res.content = text
     res.total_lines = scan.lines

@@ -46,17 +46,17 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
     if #data > ctx.caps.max_file_size then
       return ctx:fail("TOO_LARGE", a.path, ("%d bytes, over max_file_size (%d)"):format(#data, ctx.caps.max_file_size))
     end
-    local h = a.expected_hash
+    local h = a.expected_hash and a.expected_hash:lower()
     if h and h ~= "absent" and not h:match("^sha256:%x+$") then
       return ctx:fail("INVALID_ARGUMENT", a.path, "expected_hash must be \"absent\" or \"sha256:<hex>\" from read_file")
     end
     local res, detail, wcode, current = ctx.roots:write(idx, rel, data, {
       create_dirs = a.create_dirs ~= false,
-      expected_hash = h and h:lower(),
+      expected_hash = h,
     })
     if not res then
       if wcode == "HASH_MISMATCH" then
-        detail = ("expected %s, current %s; read it again before writing"):format(h, current)
+        detail = ("expected %s, current %s; read it again before writing"):format(a.expected_hash, current)
       end
       return ctx:fail(wcode, a.path, detail)
     end
