@@ -5,10 +5,10 @@
 
 CC      ?= cc
 PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson
-CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread
+OPT     ?= -O2 -g
+CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread
 LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null)
-DEP_LIBS   := $(shell pkg-config --libs libcrypto jansson 2>/dev/null) -pthread
+DEP_LIBS   := $(shell pkg-config --libs libcrypto jansson 2>/dev/null) -pthread $(LDFLAGS)
 LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
 
 B       := build
@@ -72,8 +72,8 @@ bench: all
 
 # ASan + UBSan build of everything, then the whole suite against it.
 sanitize:
-	$(MAKE) B=build/sanitize CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	  DEP_LIBS="$(DEP_LIBS) -fsanitize=address,undefined"
+	$(MAKE) B=build/sanitize OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+	  LDFLAGS="-fsanitize=address,undefined"
 	BURROW_BUILD=build/sanitize ASAN_OPTIONS=detect_leaks=0 bash test/run-all.sh
 
 clean:
