@@ -80,7 +80,7 @@ static int read_names(int fd, int hidden, char ***out, size_t *count) {
     free(names);
     return rc;
   }
-  qsort(names, n, sizeof *names, by_name);
+  if (n > 1) qsort(names, n, sizeof *names, by_name); /* names NULL if empty */
   *out = names;
   *count = n;
   return BW_OK;

@@ -701,7 +701,8 @@ static int put_object (Enc *e, int t) {
   if (!collect_keys(e, t))
     return 0;
   n = e->nkeys - base;
-  qsort(e->keys + base, n, sizeof(Key), key_cmp);
+  if (n > 1) /* keys stays NULL until some object had a key */
+    qsort(e->keys + base, n, sizeof(Key), key_cmp);
   if (!put_char(e, '{'))
     return 0;
   for (i = 0; i < n; i++) {
