@@ -79,6 +79,8 @@ typedef enum bw_backend { BW_OPENAT2 = 0, BW_WALK = 1 } bw_backend;
 void bw_set_backend(bw_backend b);
 bw_backend bw_get_backend(void);
 const char *bw_backend_name(void);
+/* Check once whether openat2 works here; after a no, the walk for good. */
+void bw_probe_backend(void);
 
 enum {
   BW_NOFOLLOW = 1, /* do not follow a final symlink (lstat semantics) */
@@ -143,7 +145,9 @@ typedef struct bw_text_info {
 void bw_text_scan(const char *data, size_t len, bw_text_info *info);
 const char *bw_newline_kind(const bw_text_info *info); /* lf|crlf|mixed|none */
 
-/* Line-numbered view "N\tline\n" of lines [first, first+limit) of a text. */
+/* Line-numbered view "N\tline\n" of lines [first, first+limit) of a text.
+ * res->out is owned by the caller even when this fails (or a SIGBUS guard
+ * jumps out of it): free it. */
 typedef struct bw_lines {
   char *out;          /* malloc'd text */
   size_t out_len;
@@ -152,6 +156,7 @@ typedef struct bw_lines {
   size_t next;        /* next line to read, 0 if the end was reached */
   int truncated;      /* stopped by max_bytes rather than limit or the end */
   size_t cut_lines;   /* lines cut at max_line */
+  size_t out_cap;
 } bw_lines;
 
 int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
@@ -168,6 +173,7 @@ typedef struct bw_write_opts {
   const char *expected_hash; /* NULL, "absent" or "sha256:<hex>" */
   int allow_symlink;         /* replace the target of an in-root link */
   int allow_hardlink;        /* replace a file with other links */
+  size_t max_compare;        /* largest current file hashed for expected_hash */
 } bw_write_opts;
 
 typedef struct bw_write_res {

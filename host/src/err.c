@@ -24,7 +24,7 @@ static const char *const names[BW_CODE_COUNT] = {
     [BW_INVALID_ARGUMENT] = "INVALID_ARGUMENT",
     [BW_NOT_REGULAR] = "NOT_REGULAR",
     [BW_HASH_MISMATCH] = "HASH_MISMATCH",
-    [BW_ENOMEM] = "ENOMEM",
+    [BW_ENOMEM] = "EIO", /* DESIGN's list has no ENOMEM: out of memory is EIO */
 };
 
 static __thread const char *detail;
@@ -44,6 +44,7 @@ int bw_fail(int code, const char *d) {
 }
 
 int bw_code_from_errno(int err) {
+  detail = NULL; /* a detail of an earlier step must not stick to this code */
   switch (err) {
   case 0: return BW_OK;
   case ENOENT: return BW_ENOENT;
@@ -57,7 +58,7 @@ int bw_code_from_errno(int err) {
   case EROFS: return BW_READ_ONLY_ROOT;
   case ENAMETOOLONG: return bw_fail(BW_INVALID_ARGUMENT, "name too long");
   case EFBIG: return BW_TOO_LARGE;
-  case ENOMEM: return BW_ENOMEM;
+  case ENOMEM: return bw_fail(BW_ENOMEM, "out of memory");
   case ENXIO: case ENODEV: return BW_NOT_REGULAR;
   default: return BW_EIO;
   }

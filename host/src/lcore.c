@@ -27,6 +27,8 @@ static int fail(lua_State *L, int code) {
   return 3;
 }
 
+static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt);
+
 /* ---- roots ---- */
 
 typedef struct roots {
@@ -36,6 +38,7 @@ typedef struct roots {
 
 static roots *check_roots(lua_State *L) {
   roots *rs = luaL_checkudata(L, 1, ROOTS_MT);
+  bw_clear_detail();
   if (!rs->r) luaL_error(L, "attempt to use a closed workspace");
   return rs;
 }
@@ -86,15 +89,16 @@ static int l_roots(lua_State *L) {
     int rc = bw_root_open(&rs->r[i - 1], path, mount, ro);
     lua_pop(L, 4);
     if (rc) {
+      const char *d = bw_detail();
       int r = fail(L, rc);
-      lua_pushfstring(L, "root %d", i);
-      lua_replace(L, -3); /* nil, "root i", CODE */
+      lua_pushfstring(L, "root %d%s%s", i, d ? ": " : "", d ? d : "");
+      lua_replace(L, -3); /* nil, "root i[: detail]", CODE */
       return r;
     }
     rs->n = i;
   }
-  if (rs->n > 0) bw_sweep_temps(rs->r[0].fd);
-  for (int i = 1; i < rs->n; i++) bw_sweep_temps(rs->r[i].fd);
+  for (int i = 0; i < rs->n; i++) /* leftovers of killed writers */
+    if (!rs->r[i].readonly) bw_sweep_temps(rs->r[i].fd);
   return 1;
 }
 
@@ -185,6 +189,7 @@ static int roots_stat(lua_State *L) {
 
 typedef struct file {
   bw_buf b;
+  struct stat st;
   int open;
 } file;
 
@@ -214,6 +219,7 @@ static int roots_read(lua_State *L) {
   int rc = bw_read_file(r, rel, (size_t)(max > 0 ? max : 0), &f->b, &st);
   if (rc) return fail(L, rc);
   f->open = 1;
+  f->st = st;
   push_stat(L, &st);
   return 2;
 }
@@ -319,6 +325,19 @@ static int file_base64(lua_State *L) {
   return 1;
 }
 
+/* f:identity(): a key that changes whenever the content can have changed
+ * (inode, size, mtime and ctime to the nanosecond) */
+static int file_identity(lua_State *L) {
+  const struct stat *st = &check_file(L)->st;
+  lua_pushfstring(L, "%I:%I:%I:%I.%I:%I.%I", (lua_Integer)st->st_dev,
+                  (lua_Integer)st->st_ino, (lua_Integer)st->st_size,
+                  (lua_Integer)st->st_mtim.tv_sec,
+                  (lua_Integer)st->st_mtim.tv_nsec,
+                  (lua_Integer)st->st_ctim.tv_sec,
+                  (lua_Integer)st->st_ctim.tv_nsec);
+  return 1;
+}
+
 static int file_size(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)check_file(L)->b.len);
   return 1;
@@ -340,6 +359,7 @@ static int roots_write(lua_State *L) {
     lua_getfield(L, 5, "expected_hash");
     o.expected_hash = lua_tostring(L, -1);
     lua_pop(L, 2); /* the string stays alive in the options table */
+    o.max_compare = opt_size(L, 5, "max_compare", 0);
   }
   bw_write_res res;
   int rc = bw_write_file(r, rel, data, len, &o, &res);
@@ -424,6 +444,7 @@ static int l_base64_decode(lua_State *L) {
 
 static int l_backend(lua_State *L) {
   const char *want = luaL_optstring(L, 1, NULL);
+  bw_probe_backend();
   if (want) {
     if (!strcmp(want, "walk")) bw_set_backend(BW_WALK);
     else if (!strcmp(want, "openat2")) bw_set_backend(BW_OPENAT2);
@@ -440,7 +461,8 @@ static const luaL_Reg roots_methods[] = {
 
 static const luaL_Reg file_methods[] = {
     {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines},
-    {"base64", file_base64}, {"size", file_size}, {"close", file_gc},
+    {"base64", file_base64}, {"size", file_size}, {"identity", file_identity},
+    {"close", file_gc},
     {NULL, NULL}};
 
 static const luaL_Reg funcs[] = {{"roots", l_roots},

@@ -41,6 +41,21 @@ const char *bw_backend_name(void) {
 
 /* ---- openat2 ---- */
 
+/* Does openat2 itself work? (A seccomp filter may answer EPERM or ENOSYS
+ * for the syscall as a whole; "." beneath any directory always resolves.) */
+static int openat2_works(int dirfd) {
+  struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                         .resolve = RESOLVE_BENEATH};
+  int fd = (int)syscall(SYS_openat2, dirfd, ".", &how, sizeof how);
+  if (fd >= 0) close(fd);
+  return fd >= 0;
+}
+
+void bw_probe_backend(void) {
+  if (!atomic_load(&openat2_missing) && !openat2_works(AT_FDCWD))
+    atomic_store(&openat2_missing, 1);
+}
+
 static int openat2_open(const bw_root *r, const char *rel, int flags,
                         int *out) {
   struct open_how how = {
@@ -56,6 +71,7 @@ static int openat2_open(const bw_root *r, const char *rel, int flags,
     int e = errno;
     if (e == EAGAIN) continue;
     if (e == ENOSYS) return -1; /* caller switches to the walk */
+    if (e == EPERM && !openat2_works(r->fd)) return -1; /* seccomp said no */
     return bw_code_from_errno(e);
   }
   return bw_fail(BW_EAGAIN, "path changed during resolution, retry");

@@ -76,19 +76,16 @@ static const char *skip_lines(const char *p, const char *end, size_t k) {
   return NULL;
 }
 
-typedef struct outbuf {
-  char *s;
-  size_t len, cap;
-} outbuf;
-
-static int out_reserve(outbuf *o, size_t more) {
-  if (o->len + more <= o->cap) return BW_OK;
-  size_t cap = o->cap ? o->cap : 4096;
-  while (cap < o->len + more) cap *= 2;
-  char *s = realloc(o->s, cap);
+/* Room for more bytes in res->out (kept in res so nothing leaks if a
+ * SIGBUS guard jumps out of the numbering). */
+static int out_reserve(bw_lines *o, size_t more) {
+  if (o->out_len + more <= o->out_cap) return BW_OK;
+  size_t cap = o->out_cap ? o->out_cap : 4096;
+  while (cap < o->out_len + more) cap *= 2;
+  char *s = realloc(o->out, cap);
   if (!s) return BW_ENOMEM;
-  o->s = s;
-  o->cap = cap;
+  o->out = s;
+  o->out_cap = cap;
   return BW_OK;
 }
 
@@ -110,9 +107,9 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
   const char *p = skip_lines(data, end, first - 1);
   /* the BOM is reported apart; it is not part of line 1's text */
   if (first == 1 && len >= 3 && !memcmp(data, "\xEF\xBB\xBF", 3)) p += 3;
-  outbuf o = {0};
+  bw_lines *o = res;
   size_t want = len < max_bytes ? len + 64 : max_bytes + 64;
-  if (out_reserve(&o, want < (1u << 26) ? want : (1u << 26))) return BW_ENOMEM;
+  if (out_reserve(o, want < (1u << 26) ? want : (1u << 26))) return BW_ENOMEM;
   size_t lineno = first, shown = 0;
   while (p && p < end && shown < limit) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -128,7 +125,7 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
       res->cut_lines++;
     }
     size_t total = (size_t)numlen + keep + strlen(marker) + 1;
-    if (o.len + total > max_bytes) {
+    if (o->out_len + total > max_bytes) {
       if (shown > 0) {
         res->truncated = 1;
         break;
@@ -145,18 +142,16 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
       total = (size_t)numlen + keep + strlen(marker) + 1;
       res->truncated = 1;
     }
-    if (out_reserve(&o, total)) {
-      free(o.s);
-      return BW_ENOMEM;
-    }
-    memcpy(o.s + o.len, num, (size_t)numlen);
-    o.len += (size_t)numlen;
-    memcpy(o.s + o.len, p, keep);
-    o.len += keep;
+    if (out_reserve(o, total)) return BW_ENOMEM;
+    char *w = o->out + o->out_len;
+    memcpy(w, num, (size_t)numlen);
+    w += numlen;
+    memcpy(w, p, keep);
+    w += keep;
     size_t ml = strlen(marker);
-    memcpy(o.s + o.len, marker, ml);
-    o.len += ml;
-    o.s[o.len++] = '\n';
+    memcpy(w, marker, ml);
+    w[ml] = '\n';
+    o->out_len += total;
     if (!res->first) res->first = lineno;
     res->last = lineno;
     shown++;
@@ -165,8 +160,6 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
     if (res->truncated) break;
   }
   if (p && p < end) res->next = lineno;
-  res->out = o.s;
-  res->out_len = o.len;
   return BW_OK;
 }
 

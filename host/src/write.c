@@ -28,8 +28,21 @@ static _Atomic int tmpfile_linkable = 1; /* cleared once linkat(2) refuses */
 static mode_t umask_bits;
 static pthread_once_t umask_once = PTHREAD_ONCE_INIT;
 
+/* The process umask, read without changing it (Linux >= 4.7 shows it in
+ * /proc/self/status); else by setting and restoring it once. */
 static void read_umask(void) {
-  umask_bits = umask(022); /* read it once, before any thread writes files */
+  FILE *f = fopen("/proc/self/status", "re");
+  char line[256];
+  unsigned mask;
+  while (f && fgets(line, sizeof line, f)) {
+    if (sscanf(line, "Umask: %o", &mask) == 1) {
+      umask_bits = (mode_t)mask;
+      fclose(f);
+      return;
+    }
+  }
+  if (f) fclose(f);
+  umask_bits = umask(022);
   umask(umask_bits);
 }
 
@@ -97,7 +110,7 @@ static int hash_job_run(void *arg) {
 
 /* Hash of the current file (dirfd, name), already lstat'ed as regular. */
 static int current_hash(int dirfd, const char *name, const struct stat *st,
-                        char out[BW_HASH_STR]) {
+                        size_t max, char out[BW_HASH_STR]) {
   int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return bw_code_from_errno(errno);
   struct stat now;
@@ -105,7 +118,7 @@ static int current_hash(int dirfd, const char *name, const struct stat *st,
   int rc = fstat(fd, &now) < 0 ? bw_code_from_errno(errno) : BW_OK;
   if (rc == BW_OK && (now.st_ino != st->st_ino || !S_ISREG(now.st_mode)))
     rc = bw_fail(BW_EAGAIN, "the file changed during the write, retry");
-  if (rc == BW_OK) rc = bw_read_fd(fd, &now, (size_t)1 << 40, &b);
+  if (rc == BW_OK) rc = bw_read_fd(fd, &now, max, &b);
   close(fd);
   if (rc) return rc;
   hash_job j = {&b, out};
@@ -135,12 +148,13 @@ static int check_target(int dirfd, const char *name, const bw_write_opts *o,
 }
 
 static int compare_hash(int dirfd, const char *name, const struct stat *st,
-                        int exists, const char *expected,
-                        bw_write_res *res) {
+                        int exists, const bw_write_opts *o, bw_write_res *res) {
+  const char *expected = o->expected_hash;
+  size_t max = o->max_compare ? o->max_compare : (size_t)1 << 40;
   if (!expected) return BW_OK;
   if (!strcmp(expected, "absent")) {
     if (!exists) return BW_OK;
-    if (current_hash(dirfd, name, st, res->current_hash))
+    if (current_hash(dirfd, name, st, max, res->current_hash))
       strcpy(res->current_hash, "unknown");
     return bw_fail(BW_HASH_MISMATCH, NULL);
   }
@@ -148,7 +162,7 @@ static int compare_hash(int dirfd, const char *name, const struct stat *st,
     strcpy(res->current_hash, "absent");
     return bw_fail(BW_HASH_MISMATCH, NULL);
   }
-  int rc = current_hash(dirfd, name, st, res->current_hash);
+  int rc = current_hash(dirfd, name, st, max, res->current_hash);
   if (rc) return rc;
   if (strcmp(res->current_hash, expected) != 0)
     return bw_fail(BW_HASH_MISMATCH, NULL);
@@ -217,7 +231,8 @@ static int install(int dirfd, int fd, char *tmpname, size_t size,
 static int sync_dir(int dirfd) {
   int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return bw_code_from_errno(errno);
-  int rc = fsync(fd) < 0 ? bw_fail(BW_EIO, "fsync of the directory failed")
+  int rc = fsync(fd) < 0 ? bw_fail(BW_EIO, "the file was replaced but the "
+                                           "directory fsync failed")
                          : BW_OK;
   close(fd);
   return rc;
@@ -229,7 +244,7 @@ static int replace(int dirfd, const char *name, const void *data, size_t len,
   int exists;
   int rc = check_target(dirfd, name, o, &st, &exists);
   if (rc) return rc;
-  if ((rc = compare_hash(dirfd, name, &st, exists, o->expected_hash, res)))
+  if ((rc = compare_hash(dirfd, name, &st, exists, o, res)))
     return rc;
   int create_only = o->expected_hash && !strcmp(o->expected_hash, "absent");
   for (int attempt = 0; attempt < 2; attempt++) {
@@ -238,7 +253,8 @@ static int replace(int dirfd, const char *name, const void *data, size_t len,
     if ((rc = make_temp(dirfd, tmpname, sizeof tmpname, &fd))) return rc;
     rc = write_all(fd, data, len);
     if (!rc) rc = set_meta(fd, &st, exists);
-    if (!rc && fsync(fd) < 0) rc = bw_fail(BW_EIO, "fsync failed");
+    if (!rc && fsync(fd) < 0)
+      rc = bw_fail(BW_EIO, "fsync failed; the target is unchanged");
     if (!rc) rc = install(dirfd, fd, tmpname, sizeof tmpname, name, create_only);
     else if (tmpname[0]) unlinkat(dirfd, tmpname, 0);
     close(fd);
@@ -293,12 +309,17 @@ int bw_write_file(const bw_root *r, const char *rel, const void *data,
     rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
   }
   if (rc) return rc;
-  if (trailing) { /* "name/": a directory, or ENOTDIR if it is a file */
-    struct stat st;
-    int isfile = fstatat(dirfd, name, &st, 0) == 0 && !S_ISDIR(st.st_mode);
+  if (trailing) {
+    /* "name/" names a directory: what is there decides the answer, asked
+       of the resolver so a link is never followed out of the root */
     close(dirfd);
-    return bw_fail(isfile ? BW_ENOTDIR : BW_EISDIR, NULL);
+    int fd;
+    struct stat st;
+    rc = bw_resolve(r, rel, 0, &fd, &st);
+    if (rc == BW_OK) close(fd);
+    return rc == BW_OK || rc == BW_ENOENT ? bw_fail(BW_EISDIR, NULL) : rc;
   }
+  bw_sweep_temps(dirfd);
   struct stat lst;
   if (fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
       S_ISLNK(lst.st_mode)) {

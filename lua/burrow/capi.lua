@@ -9,7 +9,7 @@ local capi = {}
 -- config: NULL/"" = the current directory; otherwise a root path for now.
 function capi.open(config)
   local roots
-  if config and config ~= "" then roots = { burrow.parse_root(config) } end
+  if config and config ~= "" then roots = { config } end -- DIR[:MOUNT][:ro]
   return burrow.open { roots = roots }
 end
 

@@ -11,7 +11,7 @@ local words = {
   ELOOP = "%s: too many levels of symbolic links, or a link loop",
   EACCES = "%s: permission denied by the host",
   EAGAIN = "%s: the path changed during resolution, retry",
-  EIO = "%s: I/O error; the target is unchanged",
+  EIO = "%s: I/O error",
   OUTSIDE_ROOT = "%s is outside the allowed roots",
   READ_ONLY_ROOT = "%s is in a read-only root",
   POLICY_DENIED = "%s: denied by policy",
@@ -20,16 +20,25 @@ local words = {
   INVALID_ARGUMENT = "%s: invalid argument",
   NOT_REGULAR = "%s is not a regular file (a FIFO, socket or device)",
   HASH_MISMATCH = "%s has changed since it was read",
-  ENOMEM = "%s: out of memory",
 }
 
 errors.codes = {}
 for code in pairs(words) do errors.codes[code] = code end
 
+-- A path as the agent wrote it: bare when it reads unambiguously, quoted
+-- (control characters escaped) when it has odd spaces or bytes.
+local function show(path)
+  if path == nil then return "the path" end
+  if path ~= "" and not path:find("[%c\"]") and not path:find("^%s") and not path:find("%s$") then
+    return path
+  end
+  return (("%q"):format(path):gsub("\\\n", "\\n"))
+end
+
 -- "CODE: <path> <words>[: detail]"
 function errors.message(code, path, detail)
   local w = words[code] or "%s: failed"
-  local shown = path == nil and "the path" or ("%q"):format(path):gsub("\\\n", "\\n")
+  local shown = show(path)
   local msg = w:format(shown)
   if detail and detail ~= "" then msg = msg .. ": " .. detail end
   return code .. ": " .. msg

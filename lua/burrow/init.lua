@@ -67,8 +67,19 @@ function burrow.open(opts)
   local caps, cerr = caps_mod.merge(opts.caps)
   if not caps then return fail("INVALID_ARGUMENT", cerr) end
   local specs = {}
-  for i, r in ipairs(opts.roots or { { path = "." } }) do
-    if type(r) == "string" then r = assert(burrow.parse_root(r)) end
+  local roots_in = opts.roots or { { path = "." } }
+  if type(roots_in) ~= "table" or #roots_in == 0 then
+    return fail("INVALID_ARGUMENT", "at least one root is needed: roots = {{path = \"DIR\"}}")
+  end
+  for i, r in ipairs(roots_in) do
+    if type(r) == "string" then
+      local parsed, perr = burrow.parse_root(r)
+      if not parsed then return fail("INVALID_ARGUMENT", perr) end
+      r = parsed
+    end
+    if type(r) ~= "table" or type(r.path) ~= "string" then
+      return fail("INVALID_ARGUMENT", ("root %d: needs a path"):format(i))
+    end
     if r.mode and r.mode ~= "rw" and r.mode ~= "ro" then
       return fail("INVALID_ARGUMENT", ("root %d: mode must be rw or ro"):format(i))
     end
@@ -76,8 +87,10 @@ function burrow.open(opts)
   end
   local roots, detail, code = core.roots(specs)
   if not roots then
-    local i = tonumber(detail:match("%d+"))
-    return fail(code, ("cannot open root %q (%s)"):format(specs[i] and specs[i].path or "?", code))
+    local i, why = detail:match("^root (%d+):? ?(.*)$")
+    local spec = specs[tonumber(i)]
+    return fail(code, ("cannot open root %s: %s"):format(spec and spec.path or "?",
+      why ~= "" and why or require("burrow.errors").message(code, spec and spec.path):gsub("^%u+: ", "")))
   end
   local list, by_name = registry.load_all(opts.tools)
   if not list then
@@ -90,6 +103,7 @@ function burrow.open(opts)
     tool_list = list,
     tool_by_name = by_name,
     session = opts.session or {},
+    scans = { n = 0 }, -- hash and line facts of big files, by identity
   }, Workspace)
   return ws
 end

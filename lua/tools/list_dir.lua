@@ -7,7 +7,7 @@ local context = require "burrow.context"
 return {
   name = "list_dir",
   title = "List directory",
-  description = [[List a directory inside the workspace: each entry's name, path, type (file, dir, symlink, other), size and modification time, sorted by path. With recursive=true it descends into subdirectories (max_depth limits how deep; symlinks are listed but never followed). Hidden entries (names starting with ".") are left out unless include_hidden is true. Long listings stop at max_entries and say how many entries were left out.
+  description = [[List a directory inside the workspace: each entry's name, path, type (file, dir, symlink, other), size and modification time, sorted by name within each directory (a directory's contents follow it). With recursive=true it descends into subdirectories (max_depth limits how deep; symlinks are listed but never followed). Hidden entries (names starting with ".") are left out unless include_hidden is true. Long listings stop at max_entries and say how many entries were left out.
 Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
   input_schema = {
     type = "object",
@@ -71,7 +71,7 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
       elseif e.type == "file" then out[i] = ("%s  (%d bytes)"):format(e.path, e.size)
       else out[i] = ("%s  (%s)"):format(e.path, e.type) end
     end
-    if #out == 0 then out[1] = "(empty directory)" end
+    if #out == 0 and not r.truncated then out[1] = "(empty directory)" end
     if r.truncated then
       out[#out + 1] = ("[%d more entries not shown: max_entries reached; list a subdirectory or raise the cap]")
         :format(r.omitted)

@@ -1,6 +1,32 @@
 -- read_file: a text file as numbered lines, paged with offset/limit and
 -- capped at max_result_bytes on a whole line, with an exact resume hint.
 
+local BIG = 1024 * 1024 -- files from this size keep their facts cached
+local CACHE_MAX = 64
+
+-- Hash, line count, newline style, BOM and binary test of an open file.
+-- Computing them reads the whole file; for big files they are kept per
+-- workspace, keyed by inode, size, mtime and ctime (to the nanosecond), so
+-- paging through a big file costs only the page.
+local function facts(ctx, f)
+  local key = f:size() >= BIG and f:identity()
+  local cache = ctx.ws.scans
+  if key and cache[key] then return cache[key] end
+  local hash, err, code = f:hash()
+  if not hash then return nil, err, code end
+  local scan, serr, scode = f:scan()
+  if not scan then return nil, serr, scode end
+  scan.hash = hash
+  if key then
+    if cache.n >= CACHE_MAX then -- simple bound: start over
+      for k in pairs(cache) do cache[k] = nil end
+      cache.n = 0
+    end
+    cache[key], cache.n = scan, cache.n + 1
+  end
+  return scan
+end
+
 local function fmt_hint(r)
   if r.total_lines == 0 then return "[empty file]" end
   if not r.start_line then
@@ -59,12 +85,12 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       end
       return ctx:fail(code, a.path, detail)
     end
-    local hash, herr, hcode = f:hash()
-    if not hash then
+    local scan, serr, scode = facts(ctx, f)
+    if not scan then
       f:close()
-      return ctx:fail(hcode, a.path, herr)
+      return ctx:fail(scode, a.path, serr)
     end
-    local res = { path = a.path, size = f:size(), content_hash = hash }
+    local res = { path = a.path, size = f:size(), content_hash = scan.hash }
     if a.encoding == "base64" then
       local b64, berr, bcode = f:base64()
       f:close()
@@ -75,11 +101,6 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       end
       res.encoding, res.content = "base64", b64
       return res
-    end
-    local scan = f:scan()
-    if not scan then
-      f:close()
-      return ctx:fail("EIO", a.path, "the file shrank while it was being read")
     end
     if scan.binary then
       f:close()

@@ -53,6 +53,7 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
     local res, detail, wcode, current = ctx.roots:write(idx, rel, data, {
       create_dirs = a.create_dirs ~= false,
       expected_hash = h,
+      max_compare = ctx.caps.max_file_size,
     })
     if not res then
       if wcode == "HASH_MISMATCH" then
