@@ -36,6 +36,20 @@ describe(H.tag("burrow.open"), function()
     ws:close()
   end)
 
+  it("refuses an empty root list and says why a root cannot be opened", function()
+    local ws, msg, code = burrow.open { roots = {}, resolver = H.RESOLVER }
+    assert.is_nil(ws)
+    assert.equal("INVALID_ARGUMENT", code)
+    assert.truthy(msg:find("at least one root", 1, true), msg)
+    ws, msg, code = burrow.open { roots = { { path = dir, mount = "relative" } }, resolver = H.RESOLVER }
+    assert.is_nil(ws)
+    assert.equal("INVALID_ARGUMENT", code)
+    assert.truthy(msg:find("absolute", 1, true), msg)
+    ws, msg = burrow.open { roots = { "a:b:c:d" }, resolver = H.RESOLVER }
+    assert.is_nil(ws)
+    assert.truthy(msg:find("DIR[:MOUNT][:ro]", 1, true), msg)
+  end)
+
   it("accepts a root given as a DIR[:MOUNT][:ro] string", function()
     local ws = H.open { roots = { dir .. ":/w:ro" } }
     local m = ws:mounts()

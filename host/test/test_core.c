@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -139,6 +145,39 @@ static void test_text(void) {
   free(l.out);
 }
 
+/* P2-10: with openat2 refused by a seccomp filter (ENOSYS or EPERM), the
+ * openat2 backend falls back to the walk for good and every case holds. */
+static void test_fallback(int err) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+      _exit(3);
+    bw_set_backend(BW_OPENAT2);
+    char ws[300];
+    snprintf(ws, sizeof ws, "%s/ws", base);
+    bw_root r;
+    if (bw_root_open(&r, ws, NULL, 0)) _exit(4);
+    test_resolve(&r);
+    CHECK(!strcmp(bw_backend_name(), "walk"), "fell back to the walk");
+    bw_root_close(&r);
+    fflush(stdout);
+    _exit(failed ? 1 : 0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "seccomp %s: fallback child exit %d", err == ENOSYS ? "ENOSYS" : "EPERM",
+        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 int main(void) {
   setup();
   for (int backend = 0; backend < 2; backend++) {
@@ -154,6 +193,9 @@ int main(void) {
     bw_root_close(&r);
   }
   test_text();
+  fflush(stdout);
+  test_fallback(ENOSYS);
+  test_fallback(EPERM);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", base);
   if (system(cmd) != 0) return 2;

@@ -384,4 +384,38 @@ describe(H.tag("write_file"), function()
       assert.is_true(H.exists(dir, ".burrow.notes"))
     end)
   end)
+
+  describe("answers that must not tell about the outside", function()
+    it("'link/' to an outside file is OUTSIDE_ROOT, the same as to an outside dir or nothing", function()
+      local outside = H.tmpdir()
+      H.write(outside, "file", "secret")
+      H.symlink(outside .. "/file", dir, "to_file")
+      H.symlink(outside, dir, "to_dir")
+      H.symlink(outside .. "/missing", dir, "to_missing")
+      for _, name in ipairs { "to_file/", "to_dir/", "to_missing/" } do
+        local r, msg, code = write { path = name, content = "x" }
+        assert.is_nil(r, name)
+        assert.equal("OUTSIDE_ROOT", code, name .. ": " .. tostring(msg))
+      end
+      assert.equal("secret", H.read(outside, "file"))
+      assert.is_false(H.exists(outside, "missing"))
+    end)
+
+    it("an error carries no detail left over from an earlier step", function()
+      local _, msg, code = write { path = "missing/.", content = "x" }
+      assert.equal("ENOENT", code)
+      assert.is_nil(msg:find("final name", 1, true), msg)
+    end)
+  end)
+
+  describe("sweeping", function()
+    it("sweeps a dead writer's temp file in the directory it writes to", function()
+      H.mkdir(dir, "deep/er")
+      local pid = tonumber(H.sh("sh -c 'echo $$'"):match("%d+"))
+      local stale = (".burrow.%d.00000000feedf00d.tmp"):format(pid)
+      H.write(dir, "deep/er/" .. stale, "partial")
+      assert(write { path = "deep/er/x.txt", content = "x" })
+      assert.is_false(H.exists(dir, "deep/er/" .. stale))
+    end)
+  end)
 end)
