@@ -145,6 +145,37 @@ static void test_text(void) {
   free(l.out);
 }
 
+typedef struct sum_job {
+  const bw_buf *b;
+  char hash[BW_HASH_STR];
+} sum_job;
+
+static int sum_run(void *arg) {
+  sum_job *j = arg;
+  return bw_sha256(j->b->data, j->b->len, j->hash);
+}
+
+/* P1-14: a mapped file truncated under us is an EIO, not a SIGBUS. */
+static void test_sigbus(bw_root *r) {
+  char path[400];
+  snprintf(path, sizeof path, "%s/ws/big.bin", base);
+  FILE *f = fopen(path, "w");
+  for (int i = 0; f && i < 4 << 20; i++) fputc('a' + i % 26, f);
+  if (f) fclose(f);
+  bw_buf b;
+  struct stat st;
+  CHECK(bw_read_file(r, "big.bin", 8 << 20, &b, &st) == BW_OK && b.mapped,
+        "large file is mapped");
+  if (!b.mapped) return;
+  sum_job j = {&b, ""};
+  CHECK(bw_guard(sum_run, &j) == BW_OK, "guarded hash of an intact file");
+  CHECK(truncate(path, 0) == 0, "truncate");
+  CHECK(bw_guard(sum_run, &j) == BW_EIO, "shrunk mapping gives EIO");
+  CHECK(bw_guard(sum_run, &j) == BW_EIO, "and again: the guard is re-armed");
+  bw_buf_free(&b);
+  unlink(path);
+}
+
 /* P2-10: with openat2 refused by a seccomp filter (ENOSYS or EPERM), the
  * openat2 backend falls back to the walk for good and every case holds. */
 static void test_fallback(int err) {
@@ -190,6 +221,7 @@ int main(void) {
     test_map(&r);
     test_resolve(&r);
     test_write(&r);
+    test_sigbus(&r);
     bw_root_close(&r);
   }
   test_text();
