@@ -311,4 +311,22 @@ describe(H.tag("burrow mcp"), function()
     assert.is_false(H.exists(other, "c.txt"))
     assert.equal("OUTSIDE_ROOT", by_id[5].result._meta["burrow/code"])
   end)
+
+  describe("big results", function()
+    it("a capped text over 1 MiB comes as two blocks: the lines, then the exact resume hint", function()
+      local line = ("x"):rep(99) .. "\n"
+      H.write(dir, "big.txt", line:rep(30000)) -- 3,000,000 bytes
+      local _, by_id = serve(dir, { init(1), initialized, call(2, "read_file", { path = "big.txt", limit = 100000 }) },
+        { "--cap", "max_result_bytes=2MiB" })
+      local res = by_id[2].result
+      assert.is_nil(res.isError)
+      assert.equal(2, #res.content)
+      local text, hint = res.content[1].text, res.content[2].text
+      assert.truthy(#text <= 2 * 1024 * 1024 and #text > 1024 * 1024, #text)
+      local last = tonumber(text:match("(%d+)\t[^\n]*\n$"))
+      assert.equal(res.structuredContent.end_line, last)
+      assert.equal(last + 1, res.structuredContent.next_offset)
+      assert.truthy(hint:find(("offset=%d"):format(last + 1), 1, true), hint)
+    end)
+  end)
 end)

@@ -285,14 +285,18 @@ static int file_scan(lua_State *L) {
   return 1;
 }
 
-/* f:lines(first, limit, max_line, max_bytes) -> text, info */
+/* f:lines(first, limit, max_line, max_bytes [, last_use]) -> text, info
+ * With last_use the file is closed before the text becomes a Lua string,
+ * so a big file's pages and its numbered copy are not all held at once. */
 static int file_lines(lua_State *L) {
-  job j = {.b = &check_file(L)->b, .run = do_lines};
+  file *f = check_file(L);
+  job j = {.b = &f->b, .run = do_lines};
   j.first = (size_t)luaL_checkinteger(L, 2);
   j.limit = (size_t)luaL_checkinteger(L, 3);
   j.max_line = (size_t)luaL_checkinteger(L, 4);
   j.max_bytes = (size_t)luaL_checkinteger(L, 5);
   int rc = run_job(&j);
+  if (lua_toboolean(L, 6)) file_gc(L);
   if (rc) {
     free(j.lines.out);
     return fail(L, rc);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ljson.h"
 #include "lserver.h"
 
 #define STDIO_MT "burrow.Stdio"
@@ -188,6 +189,21 @@ static int io_write(lua_State *L) {
   return 0;
 }
 
+/* io:send(value): encode a message straight into one buffer and write it,
+ * without making a Lua string of it (results can be tens of MiB).
+ * Returns the number of bytes written. */
+static int io_send(lua_State *L) {
+  size_t n;
+  const char *err = NULL;
+  char *buf = bw_json_encode_value(L, 2, &n, &err);
+  if (!buf) return luaL_error(L, "cannot encode the reply: %s", err ? err : "?");
+  int rc = bw_stdout_line(buf, n);
+  free(buf);
+  if (rc < 0) return luaL_error(L, "stdout closed");
+  lua_pushinteger(L, (lua_Integer)n);
+  return 1;
+}
+
 /* io:begin(id_json) / io:finish(): the request in flight */
 static int io_begin(lua_State *L) {
   size_t n;
@@ -217,7 +233,8 @@ static int io_cancelled(lua_State *L) {
 const _Atomic int *bw_cancel_flag(void) { return &S.cancelled; }
 
 static const luaL_Reg io_methods[] = {
-    {"next", io_next},     {"write", io_write},         {"begin", io_begin},
+    {"next", io_next},     {"write", io_write},         {"send", io_send},
+    {"begin", io_begin},
     {"finish", io_finish}, {"cancelled", io_cancelled}, {NULL, NULL}};
 
 void bw_stdio_register(lua_State *L) {

@@ -15,14 +15,16 @@ local PAGE = 100 -- tools per tools/list page
 local Server = {}
 Server.__index = Server
 
-function mcp.new(ws, opts)
-  opts = opts or {}
-  return setmetatable({ ws = ws, log_level = "info", out = opts.out }, Server)
+function mcp.new(ws)
+  return setmetatable({ ws = ws, log_level = "info" }, Server)
 end
+
+local BIG_REPLY = 1024 * 1024
 
 function Server:send(msg)
   msg.jsonrpc = "2.0"
-  self.out(json.encode(msg))
+  local n = self.out(msg)
+  if n and n > BIG_REPLY then self.big_garbage = true end
 end
 
 function Server:reply(id, result)
@@ -83,7 +85,12 @@ function Server:tool_result(name, res, msg, code)
     }
   end
   local text, structured = self.ws:render(name, res)
-  local out = { content = json.array { { type = "text", text = text } } }
+  local content = json.array {}
+  -- a tool may answer in several text blocks (a big text and its hint)
+  for i, t in ipairs(type(text) == "table" and text or { text }) do
+    content[i] = { type = "text", text = t }
+  end
+  local out = { content = content }
   if self.ws:tool(name).output_schema then out.structuredContent = structured end
   return out
 end
@@ -135,7 +142,7 @@ end
 function Server:run(max_request)
   local stdio = core.stdio(max_request)
   self.stdio = stdio
-  self.out = function(s) stdio:write(s) end
+  self.out = function(msg) return stdio:send(msg) end
   while true do
     local line = stdio:next()
     if not line then break end
@@ -145,6 +152,11 @@ function Server:run(max_request)
       local msg, err = json.decode(line)
       if msg == nil then self:error(nil, -32700, "parse error: " .. tostring(err))
       else self:handle(msg) end
+    end
+    line = nil
+    if self.big_garbage then -- free a big reply's strings now, before the heap doubles
+      self.big_garbage = false
+      collectgarbage()
     end
   end
 end

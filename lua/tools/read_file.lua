@@ -107,8 +107,8 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       return ctx:fail("BINARY", a.path)
     end
     local offset = a.offset or 1
-    local text, info, lcode = f:lines(offset, a.limit or 2000, ctx.caps.max_line_chars, ctx.caps.max_result_bytes)
-    f:close()
+    local text, info, lcode = f:lines(offset, a.limit or 2000, ctx.caps.max_line_chars,
+      ctx.caps.max_result_bytes, true) -- last use: closes f
     if not text then return ctx:fail(lcode, a.path, info) end
     res.encoding = "text"
     res.content = text
@@ -129,6 +129,10 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       if k ~= "content" and k ~= "offset" then s[k] = v end
     end
     if r.encoding == "base64" then return r.content, s end
-    return r.content .. fmt_hint(r), s
+    local hint = fmt_hint(r)
+    if hint == "" then return r.content, s end
+    -- a big text gets its hint as a second block rather than a copy of itself
+    if #r.content > 1024 * 1024 then return { r.content, hint }, s end
+    return r.content .. hint, s
   end,
 }
