@@ -58,7 +58,8 @@ int bw_read_fd(int fd, const struct stat *st, size_t max_bytes, bw_buf *b) {
   size_t size = (size_t)st->st_size;
   if (size > max_bytes) return bw_fail(BW_TOO_LARGE, NULL);
   if (size < BW_MMAP_MIN) return read_all(fd, size, max_bytes, b);
-  void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  /* populate: one pass over the page tables beats a fault per 64 KiB */
+  void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   if (p == MAP_FAILED) return read_all(fd, size, max_bytes, b);
   madvise(p, size, MADV_SEQUENTIAL);
   b->data = p;

@@ -89,6 +89,19 @@ static int out_reserve(bw_lines *o, size_t more) {
   return BW_OK;
 }
 
+/* "N\t" for a line number, without snprintf's cost per line. */
+static int fmt_lineno(char *buf, size_t n) {
+  char tmp[24];
+  int len = 0;
+  do {
+    tmp[len++] = (char)('0' + n % 10);
+    n /= 10;
+  } while (n);
+  for (int i = 0; i < len; i++) buf[i] = tmp[len - 1 - i];
+  buf[len] = '\t';
+  return len + 1;
+}
+
 /* Byte length of the first max_chars UTF-8 characters of s[0..n). */
 static size_t utf8_prefix(const char *s, size_t n, size_t max_chars) {
   size_t chars = 0;
@@ -118,13 +131,13 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
     if (n > 0 && p[n - 1] == '\r') n--; /* the newline style is reported */
     size_t keep = n > max_line ? utf8_prefix(p, n, max_line) : n;
     char num[48], marker[96] = "";
-    int numlen = snprintf(num, sizeof num, "%zu\t", lineno);
+    int numlen = fmt_lineno(num, lineno);
     if (keep < n) {
       snprintf(marker, sizeof marker,
                " [... line truncated: %zu of %zu bytes shown]", keep, n);
       res->cut_lines++;
     }
-    size_t total = (size_t)numlen + keep + strlen(marker) + 1;
+    size_t total = (size_t)numlen + keep + (marker[0] ? strlen(marker) : 0) + 1;
     if (o->out_len + total > max_bytes) {
       if (shown > 0) {
         res->truncated = 1;
@@ -148,7 +161,7 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
     w += numlen;
     memcpy(w, p, keep);
     w += keep;
-    size_t ml = strlen(marker);
+    size_t ml = marker[0] ? strlen(marker) : 0;
     memcpy(w, marker, ml);
     w[ml] = '\n';
     o->out_len += total;
