@@ -2,7 +2,7 @@
 # burrow's test driver; `make test` calls it after building.
 #
 # Runs, in order, and keeps going when one stage fails:
-#   1. core     build/test_core                       (C tests; last line "N passed, N failed")
+#   1. core     build/test_*                          (C tests; each ends "N passed, N failed")
 #   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver)
 #   4. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
@@ -108,18 +108,28 @@ finish() {
 
 # ---------------------------------------------------------------- stages
 
+# Every C test binary (build/test_*: one per host/test/test_*.c), summed.
 stage_core() {
-  local name=core log="$LOGDIR/core.log"
-  banner "C core tests: $BUILD/test_core"
-  if [ ! -x "$BUILD/test_core" ]; then missing "$name" "$BUILD/test_core not found (run make)"; return; fi
-  run_logged "$log" "$BUILD/test_core"; local rc=$?
-  local line pass=0 fail=0 found=0
-  line=$(grep -aE '^[[:space:]]*([A-Za-z_-]+:[[:space:]]*)?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
-  if [ -n "$line" ]; then
-    found=1
-    pass=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
-    fail=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
-  fi
+  local name=core
+  banner "C core tests: $BUILD/test_*"
+  local bins=() b
+  for b in "$BUILD"/test_*; do [ -x "$b" ] && [ -f "$b" ] && bins+=("$b"); done
+  if [ ${#bins[@]} = 0 ]; then missing "$name" "$BUILD/test_* not found (run make)"; return; fi
+  local pass=0 fail=0 found=0 rc=0
+  for b in "${bins[@]}"; do
+    local log="$LOGDIR/core-$(basename "$b").log" line brc
+    run_logged "$log" "$b"; brc=$?
+    [ "$brc" != 0 ] && rc=$brc
+    line=$(grep -aE '^[[:space:]]*([A-Za-z_-]+:[[:space:]]*)?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    if [ -n "$line" ]; then
+      found=1
+      pass=$((pass + $(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')))
+      fail=$((fail + $(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')))
+    else
+      echo "ERROR $b printed no 'N passed, N failed' line"
+      fail=$((fail + 1))
+    fi
+  done
   finish "$name" "$rc" "$pass" "$fail" 0 "$found"
 }
 

@@ -29,6 +29,8 @@ static int fail(lua_State *L, int code) {
 
 static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt);
 
+int bw_lua_fail(lua_State *L, int code) { return fail(L, code); }
+
 /* ---- roots ---- */
 
 typedef struct roots {
@@ -47,6 +49,24 @@ static const bw_root *check_root(lua_State *L, roots *rs, int arg) {
   lua_Integer i = luaL_checkinteger(L, arg);
   luaL_argcheck(L, i >= 1 && i <= rs->n, arg, "no such root");
   return &rs->r[i - 1];
+}
+
+static const char *check_rel(lua_State *L, int arg);
+
+const bw_root *bw_lua_root(lua_State *L, int roots_arg, int index_arg) {
+  roots *rs = luaL_checkudata(L, roots_arg, ROOTS_MT);
+  if (!rs->r) luaL_error(L, "attempt to use a closed workspace");
+  bw_clear_detail();
+  return check_root(L, rs, index_arg);
+}
+
+const char *bw_lua_rel(lua_State *L, int arg) { return check_rel(L, arg); }
+
+void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m) {
+  luaL_getmetatable(L, ROOTS_MT);
+  lua_getfield(L, -1, "__index");
+  luaL_setfuncs(L, m, 0);
+  lua_pop(L, 2);
 }
 
 /* A path argument: NUL bytes are kept so the core can refuse them. */
@@ -495,6 +515,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_json_push(L);
   lua_setfield(L, -2, "json");
   bw_stdio_register(L);
+  /* other binding files register here, after the classes exist */
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");
   return 1;

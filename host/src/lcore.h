@@ -4,10 +4,24 @@
 #ifndef BURROW_LCORE_H
 #define BURROW_LCORE_H
 
+#include <lauxlib.h>
 #include <lua.h>
 
 #include "../include/burrow.h"
+#include "core.h"
 
 int luaopen_burrow_core(lua_State *L);
+
+/* For the other binding files (one per concern, each adding its functions
+ * in luaopen_burrow_core): */
+
+/* The root roots[index] of the Roots object at roots_arg; raises on misuse. */
+const bw_root *bw_lua_root(lua_State *L, int roots_arg, int index_arg);
+/* A relative path argument as roots:map returned it; raises on misuse. */
+const char *bw_lua_rel(lua_State *L, int arg);
+/* Push nil, detail, CODE for a failed core call; returns 3. */
+int bw_lua_fail(lua_State *L, int code);
+/* Add methods to the Roots class (call from luaopen_burrow_core). */
+void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
 
 #endif
