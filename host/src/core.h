@@ -98,6 +98,10 @@ int bw_open_read(const bw_root *r, const char *rel, int *fd, struct stat *st);
  * trailing slash sets *trailing_slash. */
 int bw_resolve_parent(const bw_root *r, const char *rel, int *dirfd,
                       char name[BW_NAME_MAX + 1], int *trailing_slash);
+/* The in-root path rel names once its symlinks are followed ("." for the
+ * root), for policies to match on; a part that does not exist yet is
+ * appended lexically. Never used to open anything. */
+int bw_canonical(const bw_root *r, const char *rel, char *out, size_t size);
 /* mkdir -p of rel beneath the root; each step acts on a parent fd. */
 int bw_mkdirs(const bw_root *r, const char *rel);
 

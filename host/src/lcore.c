@@ -150,6 +150,17 @@ static int roots_info(lua_State *L) {
   return 1;
 }
 
+/* roots:canonical(i, rel) -> the in-root path after following links */
+static int roots_canonical(lua_State *L) {
+  roots *rs = check_roots(L);
+  const bw_root *r = check_root(L, rs, 2);
+  char out[BW_PATH_MAX + 1];
+  int rc = bw_canonical(r, check_rel(L, 3), out, sizeof out);
+  if (rc) return fail(L, rc);
+  lua_pushstring(L, out);
+  return 1;
+}
+
 static int roots_count(lua_State *L) {
   lua_pushinteger(L, check_roots(L)->n);
   return 1;
@@ -481,7 +492,8 @@ static int l_backend(lua_State *L) {
 static const luaL_Reg roots_methods[] = {
     {"map", roots_map},     {"info", roots_info},   {"count", roots_count},
     {"stat", roots_stat},   {"read", roots_read},   {"write", roots_write},
-    {"list", roots_list},   {"close", roots_gc},    {NULL, NULL}};
+    {"list", roots_list},   {"canonical", roots_canonical},
+    {"close", roots_gc},    {NULL, NULL}};
 
 static const luaL_Reg file_methods[] = {
     {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines},
@@ -516,6 +528,7 @@ int luaopen_burrow_core(lua_State *L) {
   lua_setfield(L, -2, "json");
   bw_stdio_register(L);
   /* other binding files register here, after the classes exist */
+  bw_sandbox_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");
   return 1;

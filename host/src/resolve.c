@@ -81,27 +81,43 @@ static int openat2_open(const bw_root *r, const char *rel, int flags,
 
 typedef struct walk {
   const bw_root *r;
-  int *stack;  /* directory fds; stack[0] is the root's (not owned) */
+  int *stack;     /* directory fds; stack[0] is the root's (not owned) */
+  char **names;   /* with track: the name of each stacked directory */
   int depth;
   int cap;
-  char *rest;  /* what is left to resolve */
+  int track;
+  char *rest;     /* what is left to resolve */
+  const char *fail_at; /* the component a lookup failed on, in rest */
   int hops;
 } walk;
 
+static void walk_pop(walk *w) {
+  close(w->stack[w->depth]);
+  if (w->track) free(w->names[w->depth]);
+  w->depth--;
+}
+
 static void walk_free(walk *w) {
-  for (int i = 1; i <= w->depth; i++) close(w->stack[i]);
+  while (w->depth > 0) walk_pop(w);
   free(w->stack);
+  free(w->names);
   free(w->rest);
 }
 
-static int walk_push(walk *w, int fd) {
+static int walk_push(walk *w, int fd, const char *name) {
   if (w->depth + 1 >= w->cap) {
-    int n = w->cap ? w->cap * 2 : 16;
+    int n = w->cap * 2;
     int *s = realloc(w->stack, (size_t)n * sizeof *s);
     if (!s) return BW_ENOMEM;
     w->stack = s;
+    if (w->track) {
+      char **nm = realloc(w->names, (size_t)n * sizeof *nm);
+      if (!nm) return BW_ENOMEM;
+      w->names = nm;
+    }
     w->cap = n;
   }
+  if (w->track && !(w->names[w->depth + 1] = strdup(name))) return BW_ENOMEM;
   w->stack[++w->depth] = fd;
   return BW_OK;
 }
@@ -162,7 +178,7 @@ static int walk_run(walk *w, int nofollow, int *out, int *parent,
     if (cl == 1 && s[0] == '.') continue;
     if (cl == 2 && s[0] == '.' && s[1] == '.') {
       if (w->depth == 0) return bw_fail(BW_OUTSIDE_ROOT, NULL);
-      close(w->stack[w->depth--]);
+      walk_pop(w);
       continue;
     }
     char name[BW_NAME_MAX + 1];
@@ -171,7 +187,10 @@ static int walk_run(walk *w, int nofollow, int *out, int *parent,
     name[cl] = '\0';
 
     int fd = openat(w->stack[w->depth], name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return bw_code_from_errno(errno);
+    if (fd < 0) {
+      w->fail_at = s;
+      return bw_code_from_errno(errno);
+    }
     mode_t mode;
     int rc = walk_stat(w, fd, &mode);
     if (rc) {
@@ -191,7 +210,7 @@ static int walk_run(walk *w, int nofollow, int *out, int *parent,
       continue;
     }
     if (S_ISDIR(mode)) {
-      rc = walk_push(w, fd);
+      rc = walk_push(w, fd, name);
       if (rc) close(fd);
       if (rc) return rc;
       continue;
@@ -219,17 +238,67 @@ static int walk_run(walk *w, int nofollow, int *out, int *parent,
   return BW_OK;
 }
 
+static int walk_init(walk *w, const bw_root *r, const char *rel, int track) {
+  memset(w, 0, sizeof *w);
+  w->r = r;
+  w->track = track;
+  w->cap = 16;
+  w->rest = strdup(rel);
+  w->stack = malloc((size_t)w->cap * sizeof *w->stack);
+  w->names = track ? calloc((size_t)w->cap, sizeof *w->names) : NULL;
+  if (!w->rest || !w->stack || (track && !w->names)) return BW_ENOMEM;
+  w->stack[0] = r->fd; /* the root's own fd, never closed */
+  return BW_OK;
+}
+
 static int walk_open(const bw_root *r, const char *rel, int nofollow, int *out,
                      int *parent, char *final) {
-  walk w = {.r = r};
-  int rc = BW_ENOMEM;
-  w.rest = strdup(rel);
-  w.cap = 16;
-  w.stack = malloc((size_t)w.cap * sizeof *w.stack);
-  if (w.rest && w.stack) {
-    w.stack[0] = r->fd; /* the root's own fd, never closed */
-    rc = walk_run(&w, nofollow, out, parent, final);
+  walk w;
+  int rc = walk_init(&w, r, rel, 0);
+  if (rc == BW_OK) rc = walk_run(&w, nofollow, out, parent, final);
+  walk_free(&w);
+  return rc;
+}
+
+/* Append component c (cl bytes) to the path in out, lexically. */
+static int canon_add(char *out, size_t size, const char *c, size_t cl) {
+  size_t n = strlen(out);
+  if (cl == 0 || (cl == 1 && c[0] == '.')) return BW_OK;
+  if (cl == 2 && c[0] == '.' && c[1] == '.') {
+    while (n > 0 && out[n - 1] != '/') n--;
+    out[n > 0 ? n - 1 : 0] = '\0';
+    return BW_OK;
   }
+  if (n + cl + 2 > size) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+  if (n) out[n++] = '/';
+  memcpy(out + n, c, cl);
+  out[n + cl] = '\0';
+  return BW_OK;
+}
+
+int bw_canonical(const bw_root *r, const char *rel, char *out, size_t size) {
+  walk w;
+  int fd = -1, parent = -1;
+  char final[BW_NAME_MAX + 1] = "";
+  int rc = walk_init(&w, r, rel, 1);
+  if (rc == BW_OK) rc = walk_run(&w, 0, &fd, &parent, final);
+  if (rc == BW_OK || (rc == BW_ENOENT && w.fail_at)) {
+    out[0] = '\0';
+    for (int i = 1; i <= w.depth && rc != BW_INVALID_ARGUMENT; i++)
+      rc = canon_add(out, size, w.names[i], strlen(w.names[i])) ? BW_INVALID_ARGUMENT : rc;
+    if (parent >= 0) canon_add(out, size, final, strlen(final));
+    for (const char *p = w.fail_at; rc == BW_ENOENT && p && *p;) {
+      while (*p == '/') p++;
+      const char *e = p;
+      while (*e && *e != '/') e++;
+      canon_add(out, size, p, (size_t)(e - p));
+      p = e;
+    }
+    if (!out[0]) strcpy(out, ".");
+    if (rc == BW_ENOENT) rc = BW_OK; /* what does not exist yet, lexically */
+  }
+  if (fd >= 0) close(fd);
+  if (parent >= 0) close(parent);
   walk_free(&w);
   return rc;
 }
