@@ -14,6 +14,7 @@
 #include "lcore.h"
 #include "ljson.h"
 #include "lserver.h"
+#include "lyaml.h"
 
 #define ROOTS_MT "burrow.Roots"
 #define FILE_MT "burrow.File"
@@ -528,6 +529,7 @@ int luaopen_burrow_core(lua_State *L) {
   lua_setfield(L, -2, "json");
   bw_stdio_register(L);
   /* other binding files register here, after the classes exist */
+  bw_yaml_register(L);
   bw_sandbox_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");
