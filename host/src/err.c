@@ -25,6 +25,9 @@ static const char *const names[BW_CODE_COUNT] = {
     [BW_NOT_REGULAR] = "NOT_REGULAR",
     [BW_HASH_MISMATCH] = "HASH_MISMATCH",
     [BW_ENOMEM] = "EIO", /* DESIGN's list has no ENOMEM: out of memory is EIO */
+    [BW_NOT_FOUND_TEXT] = "NOT_FOUND_TEXT",
+    [BW_AMBIGUOUS_TEXT] = "AMBIGUOUS_TEXT",
+    [BW_OVERLAPPING_EDITS] = "OVERLAPPING_EDITS",
 };
 
 static __thread const char *detail;
