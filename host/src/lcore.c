@@ -478,6 +478,14 @@ static int l_base64_decode(lua_State *L) {
   return 1;
 }
 
+/* core.now() -> seconds on a monotonic clock, for durations */
+static int l_now(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  return 1;
+}
+
 static int l_backend(lua_State *L) {
   const char *want = luaL_optstring(L, 1, NULL);
   bw_probe_backend();
@@ -506,6 +514,7 @@ static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"sha256", l_sha256},
                                  {"base64_decode", l_base64_decode},
                                  {"backend", l_backend},
+                                 {"now", l_now},
                                  {NULL, NULL}};
 
 static void new_class(lua_State *L, const char *name, const luaL_Reg *m,

@@ -12,6 +12,8 @@ local caps_mod = require "burrow.caps"
 local registry = require "burrow.registry"
 local errors = require "burrow.errors"
 local context = require "burrow.context"
+local policy = require "burrow.policy"
+local audit = require "burrow.audit"
 
 local burrow = { core = core, version = core.version, errors = errors }
 
@@ -59,6 +61,9 @@ end
 -- opts.caps: overrides of burrow.caps.defaults ("64MiB" or numbers)
 -- opts.resolver: "openat2" | "walk" (default $BURROW_RESOLVER, else openat2)
 -- opts.tools: tool names or files (default: the native set)
+-- opts.policies: policy names, files or {name|path, ...options} (default {"default"})
+-- opts.audit: file for the audit policy's records (default: stderr)
+-- opts.approve: function(req, reason) -> true | false, why, for "ask" answers
 function burrow.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
@@ -97,15 +102,64 @@ function burrow.open(opts)
     roots:close()
     return fail("INVALID_ARGUMENT", by_name)
   end
+  local policies, perr = policy.load(opts.policies, { base_dir = opts.base_dir })
+  if not policies then
+    roots:close()
+    return fail("INVALID_ARGUMENT", perr)
+  end
+  local sink, aerr = audit.open(opts.audit)
+  if not sink then
+    roots:close()
+    policies:close()
+    return fail("INVALID_ARGUMENT", aerr)
+  end
   local ws = setmetatable({
     roots = roots,
     caps = caps,
     tool_list = list,
     tool_by_name = by_name,
-    session = opts.session or {},
+    session = opts.session or { id = "lua" },
     scans = { n = 0 }, -- hash and line facts of big files, by identity
+    policies = policies,
+    audit = sink,
+    approve = opts.approve, -- function(req, reason) -> true | false, why
   }, Workspace)
   return ws
+end
+
+-- Ask the policies about each path of the call: nil if allowed, else the
+-- failure triple. "ask" goes to the approval hook (MCP: elicitation).
+local function decide(self, reqs, hooks)
+  for _, req in ipairs(reqs) do
+    local decision, reason = self.policies:check(req)
+    if decision == "ask" then
+      local approve = hooks and hooks.approve or self.approve
+      if not approve then
+        reason = "approval needed (" .. reason .. ") but this client cannot be asked"
+        decision = "deny"
+      else
+        local ok, granted, why = pcall(approve, req, reason)
+        if not (ok and granted) then
+          reason = ("not approved (%s)%s"):format(reason, ok and why and ": " .. tostring(why) or "")
+          decision = "deny"
+        end
+      end
+    end
+    req.decision, req.reason = decision == "deny" and "deny" or "allow", reason
+    if decision == "deny" then
+      return nil, errors.message("POLICY_DENIED", req.path, reason), "POLICY_DENIED"
+    end
+  end
+end
+
+local function run_tool(self, tool, args, hooks)
+  local ctx = context.new(self, tool, hooks)
+  local ok, res, msg, code = xpcall(tool.handler, debug.traceback, ctx, args)
+  if not ok then
+    io.stderr:write(("burrow: tool %s failed: %s\n"):format(tool.name, res))
+    return fail("EIO", ("internal error in tool %s; see the server log"):format(tool.name))
+  end
+  return res, msg, code
 end
 
 --- Call a tool: the result table, or nil, "CODE: message", CODE.
@@ -117,11 +171,18 @@ function Workspace:call(name, args, hooks)
   args = args or {}
   local err = registry.check_args(tool, args)
   if err then return fail("INVALID_ARGUMENT", err) end
-  local ctx = context.new(self, tool, hooks)
-  local ok, res, msg, code = xpcall(tool.handler, debug.traceback, ctx, args)
-  if not ok then
-    io.stderr:write(("burrow: tool %s failed: %s\n"):format(name, res))
-    return fail("EIO", ("internal error in tool %s; see the server log"):format(name))
+  local started = core.now()
+  local reqs = policy.requests(self, tool, args)
+  local res, msg, code = decide(self, reqs, hooks)
+  if not msg then res, msg, code = run_tool(self, tool, args, hooks) end
+  local outcome = {
+    code = res and "OK" or code,
+    bytes = res and (res.bytes or res.size) or nil,
+    duration_ms = math.floor((core.now() - started) * 1e6) / 1e3,
+  }
+  for _, req in ipairs(reqs) do
+    outcome.decision, outcome.reason = req.decision or "allow", req.reason
+    for _, rec in ipairs(self.policies:after(req, outcome)) do self.audit:write(rec) end
   end
   if res == nil then return nil, msg, code end
   return res
@@ -155,6 +216,8 @@ end
 function Workspace:close()
   if self.roots then
     self.roots:close()
+    self.policies:close()
+    self.audit:close()
     self.roots = nil
   end
 end

@@ -1,0 +1,154 @@
+-- burrow.policy: loads operator policies into the sandbox (core.sandbox)
+-- and asks them about each call. A policy file returns
+--   { name = "...", check = function(req) return "allow" | "deny", why | "ask", why end,
+--     after = function(req, outcome) return record end  -- optional }
+-- The first deny wins; asks are collected and go to the approval hook; a
+-- policy that errors, loops or runs out of memory denies (fail closed).
+
+local core = require "burrow.core"
+
+local policy = {}
+
+local function lua_root()
+  local src = debug.getinfo(1, "S").source
+  return src:match("^@(.*)/burrow/[^/]+$") or "lua"
+end
+
+policy.dir = lua_root() .. "/policy"
+policy.defaults = { "default" }
+
+-- Sandbox limits for policy code.
+policy.limits = { memory = 16 * 1024 * 1024, instructions = 1000000 }
+
+local OPS = { ["fs.read"] = "read", ["fs.write"] = "write", ["fs.delete"] = "delete", ["fs.list"] = "list" }
+
+-- A spec is a name ("secrets"), a file ("./mine.lua", anything with "/" or
+-- ending in .lua), or a table {name = | path = , ...options}.
+local function normalize(spec, base_dir)
+  local t = type(spec) == "table" and spec or { [(spec:find("/", 1, true) or spec:match("%.lua$")) and "path" or "name"] = spec }
+  local options = {}
+  for k, v in pairs(t.options or t) do
+    if k ~= "name" and k ~= "path" and k ~= "options" then options[k] = v end
+  end
+  local file, label = t.path, t.name
+  if file then
+    if base_dir and file:sub(1, 1) ~= "/" then file = base_dir .. "/" .. file end
+    label = label or file:match("([^/]+)%.lua$") or file
+  elseif type(label) == "string" and label:match("^[%w_%-]+$") then
+    file = ("%s/%s.lua"):format(policy.dir, label)
+  else
+    return nil, ("invalid policy %s: give a standard name or a .lua file"):format(tostring(label))
+  end
+  return { label = label, file = file, options = options }
+end
+
+local function read_file(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local Engine = {}
+Engine.__index = Engine
+
+--- Load policies; nil, message on the first that does not load.
+function policy.load(specs, opts)
+  opts = opts or {}
+  local sb = core.sandbox(opts.limits or policy.limits)
+  local list = {}
+  for i, spec in ipairs(specs or policy.defaults) do
+    local p, err = normalize(spec, opts.base_dir)
+    if not p then return nil, err end
+    local src, rerr = read_file(p.file)
+    if not src then
+      return nil, ("policy %s: cannot read %s (%s)"):format(p.label, p.file, rerr)
+    end
+    p.key = ("%d:%s"):format(i, p.label)
+    local ok, lerr = sb:load(p.key, src, p.options)
+    if not ok then return nil, ("policy %s: %s"):format(p.label, lerr) end
+    list[#list + 1] = p
+  end
+  return setmetatable({ sandbox = sb, list = list }, Engine)
+end
+
+function Engine:names()
+  local out = {}
+  for i, p in ipairs(self.list) do out[i] = p.label end
+  return out
+end
+
+--- "allow" | "deny", reason | "ask", reason
+function Engine:check(req)
+  local asks = {}
+  for _, p in ipairs(self.list) do
+    local ok, answer, reason = self.sandbox:call(p.key, "check", req)
+    if not ok then
+      return "deny", ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer))
+    end
+    if answer == "deny" then
+      return "deny", reason and tostring(reason) or ("denied by policy " .. p.label)
+    elseif answer == "ask" then
+      asks[#asks + 1] = reason and tostring(reason) or ("policy " .. p.label .. " asks for approval")
+    elseif answer ~= "allow" and answer ~= nil then
+      return "deny", ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer))
+    end
+  end
+  if #asks > 0 then return "ask", table.concat(asks, "; ") end
+  return "allow"
+end
+
+--- Records the policies' after() hooks return (for the audit log).
+function Engine:after(req, outcome)
+  local records = {}
+  for _, p in ipairs(self.list) do
+    local ok, rec = self.sandbox:call(p.key, "after", req, outcome)
+    if ok and type(rec) == "table" then records[#records + 1] = rec end
+    if not ok and rec then io.stderr:write("burrow: policy ", p.label, " after(): ", tostring(rec), "\n") end
+  end
+  return records
+end
+
+function Engine:close()
+  if self.sandbox then self.sandbox:close() end
+  self.sandbox = nil
+end
+
+--- The requests a call makes: one per path argument that maps onto a root.
+-- Each carries tool, operation, path (as the agent wrote it), root (mount),
+-- rel (lexical in-root path), resolved (in-root path after links), readonly,
+-- size (bytes to write, when the call writes), session.
+function policy.requests(ws, tool, args)
+  local op = OPS[(tool.permissions or {})[1]] or "read"
+  local reqs = {}
+  -- path_args: {"path"} by default; an entry may be {arg, operation}, e.g.
+  -- move's {"source", "delete"}, {"destination", "write"}
+  for _, entry in ipairs(tool.path_args or { "path" }) do
+    local key, eop = entry, op
+    if type(entry) == "table" then key, eop = entry[1], entry[2] end
+    local p = args[key]
+    if key == "path" and p == nil and op == "list" then p = "." end
+    if type(p) == "string" then
+      local idx, rel = ws.roots:map(p)
+      if idx then
+        local info = ws.roots:info(idx)
+        reqs[#reqs + 1] = {
+          tool = tool.name,
+          operation = eop,
+          path = p,
+          arg = key,
+          root = info.mount,
+          readonly = info.readonly,
+          rel = rel,
+          resolved = ws.roots:canonical(idx, rel),
+          size = type(args.content) == "string" and #args.content or nil,
+          session = ws.session.id,
+        }
+      end
+    end
+  end
+  return reqs
+end
+
+return policy

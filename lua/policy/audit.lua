@@ -1,0 +1,23 @@
+-- audit: one record per call, written by the host as a JSON line to the
+-- audit file (config key `audit`, size-capped and rotated once), or to
+-- stderr when no file is set. The policy itself touches no file.
+
+return {
+  name = "audit",
+  check = function() return "allow" end,
+  after = function(req, outcome)
+    return {
+      time = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+      tool = req.tool,
+      operation = req.operation,
+      path = req.path,
+      root = req.root,
+      decision = outcome.decision,
+      reason = outcome.reason,
+      code = outcome.code,
+      bytes = outcome.bytes,
+      duration_ms = outcome.duration_ms,
+      session = req.session,
+    }
+  end,
+}

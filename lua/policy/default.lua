@@ -1,0 +1,20 @@
+-- default: what burrow serves with no policy configured. The core already
+-- holds every call to its roots, their modes (READ_ONLY_ROOT) and the caps
+-- (TOO_LARGE); this policy allows what the core allows, and is the template
+-- for your own: copy it, add a rule, list it under `policies:`.
+--
+-- options: max_file_size (bytes) - refuse writes larger than this, a
+-- tighter limit than the max_file_size cap.
+
+local options = ... or {}
+local max = tonumber(options.max_file_size)
+
+return {
+  name = "default",
+  check = function(req)
+    if max and req.size and req.size > max then
+      return "deny", ("%d bytes is over this policy's max_file_size (%d)"):format(req.size, max)
+    end
+    return "allow"
+  end,
+}
