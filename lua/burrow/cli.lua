@@ -2,16 +2,20 @@
 -- 0 ok, 1 tool error, 2 usage.
 
 local burrow = require "burrow"
+local config = require "burrow.config"
 local core = require "burrow.core"
 local json = core.json
 
 local USAGE = [==[
 usage:
-  burrow mcp   [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]...
-  burrow call  TOOL [JSON-ARGS | -] [--root ...] [--cap ...]
-  burrow tools [--format mcp|openai|anthropic] [--root ...]
+  burrow mcp   [--config FILE] [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]...
+  burrow call  TOOL [JSON-ARGS | -] [--config FILE] [--root ...] [--cap ...]
+  burrow tools [--format mcp|openai|anthropic] [--config FILE] [--root ...]
+  burrow check [--config FILE] [--root ...] [--cap ...]
   burrow version
 
+  --config FILE            YAML configuration (docs/config.md); --root replaces
+                           its roots, --cap overrides its caps
   --root DIR[:MOUNT][:ro]  serve DIR (default: the current directory); agents
                            address it as MOUNT (default: DIR's absolute path)
   --cap KEY=VALUE          e.g. --cap max_result_bytes=64MiB (keys: max_result_bytes,
@@ -52,7 +56,9 @@ local function parse(args)
       if o.pack ~= "native" then
         error({ usage = ("pack %q is not available yet: only the native tool set is served"):format(o.pack) })
       end
-    elseif a == "--config" or a == "--landlock" then
+    elseif a == "--config" then
+      o.config = value()
+    elseif a == "--landlock" then
       error({ usage = a .. " is not supported yet: use --root and --cap" })
     elseif a == "-h" or a == "--help" then
       error({ usage = false })
@@ -67,9 +73,23 @@ local function parse(args)
   return o
 end
 
+-- The options for burrow.open: the config file's, then the command line's.
+local function options(o)
+  local opts = { caps = {} }
+  if o.config then
+    local err
+    opts, err = config.load(o.config)
+    if not opts then error({ fail = err }) end
+  end
+  if o.roots then opts.roots = o.roots end
+  for k, v in pairs(o.caps) do opts.caps[k] = v end
+  if o.pack then opts.pack = o.pack end
+  return opts
+end
+
 local function open(o)
-  local ws, err = burrow.open { roots = o.roots, caps = o.caps }
-  if not ws then error({ usage = err }) end
+  local ws, err = burrow.open(options(o))
+  if not ws then error(o.config and { fail = o.config .. ": " .. err } or { usage = err }) end
   return ws
 end
 
@@ -129,6 +149,62 @@ function commands.tools(o)
   return 0
 end
 
+-- Sizes as people write them: 262144 -> "256 KiB".
+local function size_text(n)
+  for _, u in ipairs { { 2 ^ 30, "GiB" }, { 2 ^ 20, "MiB" }, { 2 ^ 10, "KiB" } } do
+    if n >= u[1] and n % u[1] == 0 then return ("%d %s"):format(n // u[1], u[2]) end
+  end
+  if n >= 10 ^ 6 and n % 10 ^ 6 == 0 then return ("%d MB"):format(n // 10 ^ 6) end
+  return tostring(n)
+end
+
+-- Validate config, tools and policies by opening the workspace; print what
+-- would be served.
+function commands.check(o)
+  if #o.args > 0 then error({ usage = "check takes no arguments" }) end
+  local opts = options(o)
+  local ws, err = burrow.open(opts)
+  if not ws then error({ fail = (o.config and o.config .. ": " or "") .. err }) end
+  local out = {}
+  local function say(...) out[#out + 1] = table.concat({ ... }) end
+  say("config: ", o.config or "none (defaults)")
+  say("roots:")
+  local hosts = opts.roots or { { path = "." } }
+  for i, r in ipairs(ws:mounts()) do
+    local host = hosts[i]
+    host = type(host) == "table" and host.path or tostring(host)
+    say("  ", r.mount, " (", r.readonly and "ro" or "rw", ")", host ~= r.mount and ("  <- " .. host) or "")
+  end
+  local names = {}
+  for i, t in ipairs(ws:tools()) do names[i] = t.name end
+  say(("tools (%d): "):format(#names), table.concat(names, ", "))
+  local cap_names = {}
+  for k in pairs(ws.caps) do cap_names[#cap_names + 1] = k end
+  table.sort(cap_names)
+  say("caps:")
+  for _, k in ipairs(cap_names) do
+    local v = ws.caps[k]
+    say(("  %-18s %s"):format(k, (k:match("bytes$") or k:match("size$")) and size_text(v) or tostring(v)))
+  end
+  if ws.policies and ws.policies.names then
+    local labels = ws.policies:names()
+    for i, label in ipairs(labels) do
+      local spec = opts.policies and opts.policies[i]
+      if type(spec) == "table" and spec.options and next(spec.options) then
+        labels[i] = label .. " " .. json.encode(spec.options)
+      end
+    end
+    say("policies: ", #labels > 0 and table.concat(labels, ", ") or "none")
+  end
+  if opts.audit then
+    say("audit: ", type(opts.audit) == "table" and opts.audit.file or opts.audit)
+  end
+  say("resolver: ", core.backend())
+  ws:close()
+  io.stdout:write(table.concat(out, "\n"), "\nok\n")
+  return 0
+end
+
 return function(args)
   local cmd = table.remove(args, 1)
   if cmd == nil or cmd == "help" or cmd == "-h" or cmd == "--help" then
@@ -140,5 +216,9 @@ return function(args)
   local ok, res = pcall(function() return f(parse(args)) end)
   if ok then return res end
   if type(res) == "table" and res.usage ~= nil then return usage(res.usage or nil) end
+  if type(res) == "table" and res.fail then
+    io.stderr:write("burrow: ", res.fail, "\n")
+    return 2
+  end
   error(res, 0)
 end

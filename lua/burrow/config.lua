@@ -1,0 +1,415 @@
+-- burrow.config: the YAML configuration file (docs/config.md) read into the
+-- options table of burrow.open. Every mistake is an error that names
+-- file:line:column, never a silent default.
+--
+--   local opts, err = config.load("burrow.yaml")
+--   local opts, err = config.parse(text, "burrow.yaml", "/etc/burrow")
+--
+-- Relative paths (roots, tool and policy files, the audit file) are taken
+-- from the config file's directory. The seed "filesystem module" constraint
+-- YAML (modules: - module: filesystem ...) is accepted and mapped onto roots,
+-- tools and caps (config.seed_actions).
+
+local core = require "burrow.core"
+local caps_mod = require "burrow.caps"
+local registry = require "burrow.registry"
+
+local null, array_mt = core.json.null, core.json.array_mt
+
+local config = {}
+
+-- The seed module's actions and the native tools they stand for. Actions
+-- that write make the roots of constraints.paths read-write; otherwise they
+-- are read-only.
+config.seed_actions = {
+  read = "read_file", write = "write_file", edit = "edit_file", insert = "insert_lines",
+  ls = "list_dir", grep = "grep", find = "glob", mv = "move", cp = "copy",
+  rm = "remove", mkdir = "mkdir", file_stat = "stat",
+}
+config.seed_writes = { write = true, edit = true, insert = true, mv = true, cp = true, rm = true, mkdir = true }
+
+-- The mount `{{workspace}}` gets in constraints.paths: the seed's agents
+-- address files as /workspace/...
+config.workspace_mount = "/workspace"
+
+local TOP_KEYS = { roots = true, pack = true, tools = true, policies = true, caps = true, audit = true, modules = true }
+
+---------------------------------------------------------------------------
+-- the state of one parse, and its errors
+
+local P -- {name =, dir =, pos =}
+
+local function at(mark)
+  mark = mark or { line = 1, col = 1 }
+  return ("%s:%d:%d"):format(P.name, mark.line, mark.col)
+end
+
+local function fail(mark, fmt, ...)
+  error({ config = at(mark) .. ": " .. fmt:format(...) }, 0)
+end
+
+local function info(t) return P.pos[t] or {} end
+local function key_at(t, k) return (info(t).keys or {})[k] or info(t) end
+local function value_at(t, k) return (info(t).values or {})[k] or info(t) end
+local function item_at(t, i) return (info(t).items or {})[i] or info(t) end
+
+local function is_list(v) return type(v) == "table" and getmetatable(v) == array_mt end
+local function is_map(v) return type(v) == "table" and getmetatable(v) ~= array_mt end
+
+local function kind(v)
+  if v == null then return "nothing (null)" end
+  if is_list(v) then return "a list" end
+  if is_map(v) then return "a mapping" end
+  if math.type(v) == "integer" then return "an integer" end
+  if math.type(v) == "float" then return "a number" end
+  if type(v) == "boolean" then return "a boolean" end
+  return ("%q"):format(tostring(v))
+end
+
+local function sorted_names(set)
+  local out = {}
+  for k in pairs(set) do out[#out + 1] = k end
+  table.sort(out)
+  return table.concat(out, ", ")
+end
+
+-- The keys of mapping t in the order the file has them.
+local function ordered(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b)
+    local ma, mb = key_at(t, a), key_at(t, b)
+    if (ma.line or 0) ~= (mb.line or 0) then return (ma.line or 0) < (mb.line or 0) end
+    if (ma.col or 0) ~= (mb.col or 0) then return (ma.col or 0) < (mb.col or 0) end
+    return tostring(a) < tostring(b)
+  end)
+  return keys
+end
+
+-- Unknown keys of mapping t are errors at the first of them in the file.
+local function check_keys(t, known, what)
+  for _, k in ipairs(ordered(t)) do
+    if not known[k] then
+      fail(key_at(t, k), "unknown key %q in %s (known: %s)", k, what, sorted_names(known))
+    end
+  end
+end
+
+local function want_map(v, mark, what)
+  if not is_map(v) then fail(mark, "%s must be a mapping, not %s", what, kind(v)) end
+  return v
+end
+
+local function want_list(v, mark, what)
+  if not is_list(v) then fail(mark, "%s must be a list, not %s", what, kind(v)) end
+  return v
+end
+
+local function want_string(v, mark, what)
+  if type(v) ~= "string" or v == "" then fail(mark, "%s must be a non-empty string, not %s", what, kind(v)) end
+  return v
+end
+
+-- A path from the file, taken from the config file's directory.
+local function join(p)
+  if p:sub(1, 1) == "/" then return p end
+  while p:sub(1, 2) == "./" do p = p:sub(3) end
+  local dir = P.dir
+  if p == "" or p == "." then return dir end
+  if dir:sub(-1) == "/" then return dir .. p end
+  return dir .. "/" .. p
+end
+
+-- Like the policy and tool rules of DESIGN: a file if it has a / or ends in .lua.
+local function is_file(s) return s:find("/", 1, true) ~= nil or s:match("%.lua$") ~= nil end
+
+local function readable(file)
+  local f = io.open(file, "r")
+  if f then f:close() end
+  return f ~= nil
+end
+
+---------------------------------------------------------------------------
+-- keys
+
+local function parse_roots(v, mark)
+  want_list(v, mark, "roots")
+  if #v == 0 then fail(mark, "roots: the list is empty (leave the key out to serve the current directory)") end
+  local out = {}
+  for i, r in ipairs(v) do
+    local m = item_at(v, i)
+    if type(r) == "string" then
+      local parsed, err = require("burrow").parse_root(r)
+      if not parsed then fail(m, "%s", err) end
+      parsed.path = join(parsed.path)
+      out[i] = parsed
+    else
+      want_map(r, m, "a root (a mapping {path, mount, mode} or \"DIR[:MOUNT][:ro]\")")
+      check_keys(r, { path = true, mount = true, mode = true }, "a root")
+      if r.path == nil then fail(m, "a root needs a path") end
+      local root = { path = join(want_string(r.path, value_at(r, "path"), "path")), mode = "rw" }
+      if r.mount ~= nil and r.mount ~= null then
+        root.mount = want_string(r.mount, value_at(r, "mount"), "mount")
+        if root.mount:sub(1, 1) ~= "/" then
+          fail(value_at(r, "mount"), "mount %q must be an absolute path like /workspace", root.mount)
+        end
+      end
+      if r.mode ~= nil and r.mode ~= null then
+        if r.mode ~= "rw" and r.mode ~= "ro" then
+          fail(value_at(r, "mode"), "mode must be rw or ro, not %s", kind(r.mode))
+        end
+        root.mode = r.mode
+      end
+      out[i] = root
+    end
+  end
+  return out
+end
+
+local function available_tools()
+  local out = {}
+  for _, name in ipairs(registry.native) do
+    if readable(("%s/%s.lua"):format(registry.tools_dir, name)) then out[#out + 1] = name end
+  end
+  return table.concat(out, ", ")
+end
+
+-- A tool by name (lua/tools/NAME.lua must exist) or by file; `why` words
+-- the error for a seed action.
+local function tool_spec(s, m, why)
+  if is_file(s) then
+    local file = join(s)
+    if not readable(file) then fail(m, "tool file %s cannot be read", file) end
+    return file
+  end
+  if not s:match("^[%w_%-]+$") then fail(m, "invalid tool name %q", s) end
+  if not readable(("%s/%s.lua"):format(registry.tools_dir, s)) then
+    if why then fail(m, "%s, which is not available yet (available: %s)", why, available_tools()) end
+    fail(m, "unknown tool %q (available: %s)", s, available_tools())
+  end
+  return s
+end
+
+local function parse_tools(v, mark)
+  want_list(v, mark, "tools")
+  if #v == 0 then fail(mark, "tools: the list is empty (leave the key out for the native set)") end
+  local out = {}
+  for i, t in ipairs(v) do
+    local m = item_at(v, i)
+    if is_map(t) then -- {name: x} or {path: x}
+      check_keys(t, { name = true, path = true }, "a tool entry (tools take no options)")
+      if (t.name == nil) == (t.path == nil) then fail(m, "a tool entry needs exactly one of name or path") end
+      if t.path ~= nil then
+        local p = want_string(t.path, value_at(t, "path"), "path")
+        local file = join(p)
+        if not readable(file) then fail(value_at(t, "path"), "tool file %s cannot be read", file) end
+        out[i] = file
+      else
+        out[i] = tool_spec(want_string(t.name, value_at(t, "name"), "name"), value_at(t, "name"))
+      end
+    else
+      out[i] = tool_spec(want_string(t, m, "a tool"), m)
+    end
+  end
+  return out
+end
+
+-- -> { {name =, path =, options = {...}} ... }
+local function parse_policies(v, mark)
+  want_list(v, mark, "policies")
+  local out = {}
+  for i, p in ipairs(v) do
+    local m = item_at(v, i)
+    local entry = { options = {} }
+    if is_map(p) then
+      if (p.name == nil) == (p.path == nil) then
+        fail(m, "a policy entry needs exactly one of name or path (the other keys are its options)")
+      end
+      for k, opt in pairs(p) do
+        if k ~= "name" and k ~= "path" then entry.options[k] = opt end
+      end
+      if p.path ~= nil then
+        entry.path = join(want_string(p.path, value_at(p, "path"), "path"))
+      else
+        entry.name = want_string(p.name, value_at(p, "name"), "name")
+      end
+    else
+      local s = want_string(p, m, "a policy (a name, a .lua file or {name|path, ...options})")
+      if is_file(s) then entry.path = join(s) else entry.name = s end
+    end
+    if entry.name and not entry.name:match("^[%w_%-]+$") then
+      fail(m, "invalid policy name %q (a file path needs a / or a .lua ending)", entry.name)
+    end
+    out[i] = entry
+  end
+  return out
+end
+
+local function parse_caps(v, mark, out)
+  want_map(v, mark, "caps")
+  for _, k in ipairs(ordered(v)) do
+    local s = v[k]
+    if caps_mod.defaults[k] == nil then
+      fail(key_at(v, k), "unknown cap %q (known: %s)", k, sorted_names(caps_mod.defaults))
+    end
+    local n, err = caps_mod.parse_size(s)
+    if not n then fail(value_at(v, k), "cap %s: %s", k, err) end
+    out[k] = n
+  end
+  return out
+end
+
+local function parse_audit(v, mark)
+  if type(v) == "string" then return join(want_string(v, mark, "audit")) end
+  if not is_map(v) then fail(mark, "audit must be a file name or {file, max_bytes}, not %s", kind(v)) end
+  check_keys(v, { file = true, max_bytes = true }, "audit")
+  if v.file == nil then fail(mark, "audit needs a file") end
+  local out = { file = join(want_string(v.file, value_at(v, "file"), "file")) }
+  if v.max_bytes ~= nil then
+    local n, err = caps_mod.parse_size(v.max_bytes)
+    if not n then fail(value_at(v, "max_bytes"), "max_bytes: %s", err) end
+    out.max_bytes = n
+  end
+  return out
+end
+
+---------------------------------------------------------------------------
+-- the seed's constraint YAML
+
+local function seed_path(p, m, mode)
+  local var, rest = p:match("^{{%s*([%w_]*)%s*}}(.*)$")
+  if var then
+    if var ~= "workspace" then fail(m, "unknown template variable {{%s}} (only {{workspace}} is known)", var) end
+    if rest ~= "" and rest:sub(1, 1) ~= "/" then fail(m, "{{workspace}} must be followed by / or nothing") end
+    -- the current directory, seen by the agent as /workspace
+    return { path = "." .. rest, mount = config.workspace_mount .. rest, mode = mode }
+  end
+  if p:find("{{", 1, true) then fail(m, "{{workspace}} may only start a path") end
+  return { path = join(p), mode = mode }
+end
+
+local function parse_modules(v, mark, opts, top)
+  want_list(v, mark, "modules")
+  local seen
+  for i, mod in ipairs(v) do
+    local m = item_at(v, i)
+    want_map(mod, m, "a module")
+    check_keys(mod, { module = true, actions = true, constraints = true }, "a module")
+    if mod.module ~= "filesystem" then
+      fail(mod.module == nil and m or value_at(mod, "module"),
+        "only the filesystem module is supported, not %s", kind(mod.module))
+    end
+    if seen then fail(m, "the filesystem module is listed twice") end
+    seen = true
+
+    local writes = true -- no actions: the native tool set, read-write
+    if mod.actions ~= nil and mod.actions ~= null then
+      local am = value_at(mod, "actions")
+      if top.tools ~= nil then fail(am, "give either tools or the module's actions, not both") end
+      want_list(mod.actions, am, "actions")
+      if #mod.actions == 0 then fail(am, "actions: the list is empty") end
+      local tools, have = {}, {}
+      writes = false
+      for j, a in ipairs(mod.actions) do
+        local jm = item_at(mod.actions, j)
+        want_string(a, jm, "an action")
+        local tool = config.seed_actions[a]
+        if not tool then fail(jm, "unknown action %q (known: %s)", a, sorted_names(config.seed_actions)) end
+        writes = writes or config.seed_writes[a] == true
+        if not have[tool] then
+          have[tool] = true
+          tools[#tools + 1] = tool_spec(tool, jm, ("action %q needs the native tool %q"):format(a, tool))
+        end
+      end
+      opts.tools = tools
+    end
+
+    local c = mod.constraints
+    if c ~= nil and c ~= null then
+      local cm = value_at(mod, "constraints")
+      want_map(c, cm, "constraints")
+      check_keys(c, { paths = true, max_file_size = true }, "constraints")
+      if c.paths ~= nil and c.paths ~= null then
+        local pm = value_at(c, "paths")
+        if top.roots ~= nil then fail(pm, "give either roots or constraints.paths, not both") end
+        want_list(c.paths, pm, "paths")
+        if #c.paths == 0 then fail(pm, "paths: the list is empty") end
+        local roots = {}
+        for j, p in ipairs(c.paths) do
+          local jm = item_at(c.paths, j)
+          roots[j] = seed_path(want_string(p, jm, "a path"), jm, writes and "rw" or "ro")
+        end
+        opts.roots = roots
+      end
+      if c.max_file_size ~= nil and c.max_file_size ~= null then
+        local sm = value_at(c, "max_file_size")
+        if opts.caps.max_file_size then fail(sm, "max_file_size is also set in caps") end
+        local n, err = caps_mod.parse_size(c.max_file_size)
+        if not n then fail(sm, "max_file_size: %s", err) end
+        opts.caps.max_file_size = n
+      end
+    end
+  end
+end
+
+---------------------------------------------------------------------------
+
+local function build(top)
+  if top == null then return { caps = {} } end
+  want_map(top, info(top), "the configuration")
+  check_keys(top, TOP_KEYS, "the configuration")
+  local set = {} -- keys with a value (key: ~ counts as absent)
+  for k, v in pairs(top) do
+    if v ~= null then set[k] = v end
+  end
+  local opts = { caps = {} }
+  local function m(k) return value_at(top, k) end
+  if set.roots then opts.roots = parse_roots(set.roots, m("roots")) end
+  if set.pack then
+    local pack = want_string(set.pack, m("pack"), "pack")
+    if pack ~= "native" then
+      fail(m("pack"), "pack %q is not available yet: only the native tool set (pack: native) exists today", pack)
+    end
+    opts.pack = pack
+  end
+  if set.tools then opts.tools = parse_tools(set.tools, m("tools")) end
+  if set.policies then opts.policies = parse_policies(set.policies, m("policies")) end
+  if set.caps then parse_caps(set.caps, m("caps"), opts.caps) end
+  if set.audit then opts.audit = parse_audit(set.audit, m("audit")) end
+  if set.modules then parse_modules(set.modules, m("modules"), opts, set) end
+  return opts
+end
+
+--- Parse configuration text: the options for burrow.open, or nil, "name:line:col: message".
+-- name names the file in messages; dir is where relative paths start (default ".").
+function config.parse(text, name, dir)
+  if type(text) ~= "string" then error("config.parse: text must be a string", 2) end
+  name = name or "config"
+  local value, pos = core.yaml_decode(text)
+  if value == nil then
+    local line, col, msg = pos:match("^line (%d+), column (%d+): (.*)$")
+    if line then return nil, ("%s:%s:%s: %s"):format(name, line, col, msg) end
+    return nil, ("%s: %s"):format(name, pos)
+  end
+  P = { name = name, dir = dir or ".", pos = pos }
+  local ok, res = pcall(build, value)
+  P = nil
+  if ok then return res end
+  if type(res) == "table" and res.config then return nil, res.config end
+  error(res, 0)
+end
+
+--- Read and parse a configuration file; relative paths in it start at its directory.
+function config.load(file)
+  if type(file) ~= "string" then error("config.load: file must be a string", 2) end
+  local f, err = io.open(file, "rb")
+  if not f then return nil, err end
+  local text, rerr = f:read("a")
+  f:close()
+  if not text then return nil, ("%s: %s"):format(file, rerr) end
+  local dir = file:match("^(.*)/[^/]*$")
+  if dir == "" then dir = "/" end
+  return config.parse(text, file, dir or ".")
+end
+
+return config
