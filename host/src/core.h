@@ -220,4 +220,15 @@ int bw_list(const bw_root *r, const char *rel, const bw_list_opts *o,
 int bw_stat(const bw_root *r, const char *rel, struct stat *st,
             char *target, size_t target_size);
 
+/* ---- Landlock confinement (confine.c) ---- */
+
+typedef struct bw_landlock_rule {
+  int fd;    /* a directory (O_PATH is enough) */
+  int write; /* all rights beneath it, else read only */
+} bw_landlock_rule;
+
+/* Restrict this process (threads created later included) to the rules.
+ * *abi is the Landlock ABI used, 0 if the kernel has none (not an error). */
+int bw_landlock(const bw_landlock_rule *rules, int n, int *abi);
+
 #endif

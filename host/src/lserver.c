@@ -11,6 +11,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,15 +132,33 @@ static void *reader(void *arg) {
   return NULL;
 }
 
+/* SIGHUP becomes a "\1reload" line in the queue: the Lua loop reloads
+ * between messages. The signal is blocked in every thread but this one's
+ * sigwait (the mask is set before any thread is created). */
+static void *hangups(void *arg) {
+  sigset_t *set = arg;
+  for (;;) {
+    int sig;
+    if (sigwait(set, &sig) == 0 && sig == SIGHUP) push_line("\x01reload", 7);
+  }
+  return NULL;
+}
+
 /* core.stdio(max_line) -> the Stdio object (one per process) */
 static int l_stdio(lua_State *L) {
   lua_Integer max = luaL_optinteger(L, 1, (lua_Integer)1 << 30);
   if (!started) {
+    static sigset_t hup;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &hup, NULL);
     S.max_line = (size_t)max;
-    pthread_t t;
-    if (pthread_create(&t, NULL, reader, NULL) != 0)
+    pthread_t t, h;
+    if (pthread_create(&t, NULL, reader, NULL) != 0 ||
+        pthread_create(&h, NULL, hangups, &hup) != 0)
       return luaL_error(L, "cannot start the stdin reader");
     pthread_detach(t);
+    pthread_detach(h);
     started = 1;
   }
   lua_newuserdatauv(L, 1, 0);
@@ -146,10 +166,32 @@ static int l_stdio(lua_State *L) {
   return 1;
 }
 
-/* io:next() -> line, or nil at end of input; "\1oversize" for a dropped line */
+/* io:next([timeout]) -> line, or nil at end of input (nil, "timeout" when
+ * timeout seconds passed first); "\1oversize" for a dropped line,
+ * "\1reload" after a SIGHUP */
 static int io_next(lua_State *L) {
+  double timeout = luaL_optnumber(L, 2, -1);
+  struct timespec until;
+  if (timeout >= 0) {
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)timeout;
+    until.tv_nsec += (long)((timeout - (double)(time_t)timeout) * 1e9);
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000L;
+    }
+  }
   pthread_mutex_lock(&S.mu);
-  while (!S.head && !S.eof) pthread_cond_wait(&S.cv, &S.mu);
+  while (!S.head && !S.eof) {
+    if (timeout < 0) {
+      pthread_cond_wait(&S.cv, &S.mu);
+    } else if (pthread_cond_timedwait(&S.cv, &S.mu, &until) == ETIMEDOUT) {
+      pthread_mutex_unlock(&S.mu);
+      lua_pushnil(L);
+      lua_pushliteral(L, "timeout");
+      return 2;
+    }
+  }
   line *l = S.head;
   if (l) {
     S.head = l->next;

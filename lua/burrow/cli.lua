@@ -59,7 +59,7 @@ local function parse(args)
     elseif a == "--config" then
       o.config = value()
     elseif a == "--landlock" then
-      error({ usage = a .. " is not supported yet: use --root and --cap" })
+      o.landlock = true
     elseif a == "-h" or a == "--help" then
       error({ usage = false })
     elseif a:sub(1, 2) == "--" then
@@ -102,18 +102,50 @@ function commands.version()
   return 0
 end
 
+-- Directory part of a path ("." for a bare name).
+local function dirname(path)
+  return path:match("^(.*)/[^/]*$") or "."
+end
+
+-- --landlock: the process keeps its roots, its Lua files and config (for
+-- SIGHUP reloads) and the audit log's directory; nothing else.
+local function landlock(ws, o, opts)
+  local reads = { dirname(package.searchpath("burrow", package.path) or "lua/burrow/init.lua") .. "/.." }
+  if o.config then reads[#reads + 1] = dirname(o.config) end
+  for _, p in ipairs(opts.policies or {}) do
+    local file = type(p) == "table" and p.path or (type(p) == "string" and p:find("/", 1, true) and p)
+    if file then reads[#reads + 1] = dirname(file) end
+  end
+  local writes = {}
+  if opts.audit then writes[1] = dirname(type(opts.audit) == "table" and opts.audit.file or opts.audit) end
+  local abi, err = ws.roots:landlock(reads, writes)
+  if not abi then error({ fail = "--landlock failed: " .. tostring(err) }) end
+  if abi == 0 then
+    io.stderr:write("burrow: --landlock: this kernel has no Landlock; running without it\n")
+  else
+    io.stderr:write(("burrow: Landlock ABI %d: the process is restricted to its roots\n"):format(abi))
+  end
+end
+
 function commands.mcp(o)
   if #o.args > 0 then error({ usage = "mcp takes no arguments" }) end
   local ws = open(o)
+  if o.landlock then landlock(ws, o, options(o)) end
   local mounts = {}
   for _, r in ipairs(ws:mounts()) do
     mounts[#mounts + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)")
   end
   io.stderr:write(("burrow %s: MCP over stdio, serving %s with %d tools (resolver %s); Ctrl-D or close stdin to stop\n")
     :format(core.version, table.concat(mounts, ", "), #ws:tools(), core.backend()))
-  local server = require("burrow.mcp").new(ws)
+  -- SIGHUP: the same command line's workspace, built again from the files
+  local function reopen()
+    local ok, opts = pcall(options, o)
+    if not ok then return nil, type(opts) == "table" and (opts.fail or opts.usage) or tostring(opts) end
+    return burrow.open(opts)
+  end
+  local server = require("burrow.mcp").new(ws, { reopen = reopen })
   server:run(ws.caps.max_request_bytes)
-  ws:close()
+  server.ws:close()
   return 0
 end
 

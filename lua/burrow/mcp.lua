@@ -15,8 +15,11 @@ local PAGE = 100 -- tools per tools/list page
 local Server = {}
 Server.__index = Server
 
-function mcp.new(ws)
-  return setmetatable({ ws = ws, log_level = "info" }, Server)
+--- opts.reopen: function() -> a new workspace | nil, message (SIGHUP)
+function mcp.new(ws, opts)
+  opts = opts or {}
+  return setmetatable({ ws = ws, log_level = "info", reopen = opts.reopen,
+    pending = {}, next_id = 0 }, Server)
 end
 
 local BIG_REPLY = 1024 * 1024
@@ -47,6 +50,7 @@ local handlers = {}
 function handlers.initialize(self, params)
   self.protocol = negotiate(params.protocolVersion)
   self.client = params.clientInfo
+  self.client_caps = type(params.capabilities) == "table" and params.capabilities or {}
   return {
     protocolVersion = self.protocol,
     capabilities = { tools = { listChanged = true }, logging = {} },
@@ -75,6 +79,14 @@ function handlers.tools_list(self, params)
   return res
 end
 
+-- Test hook, only with BURROW_TEST_HOOKS=1: open a host path directly,
+-- around the resolver, to show what Landlock stops (spec/landlock_spec.lua).
+if os.getenv("BURROW_TEST_HOOKS") == "1" then
+  handlers["burrow_test_probe_open"] = function(_, params)
+    return { result = core.probe_open(tostring(params.path)) }
+  end
+end
+
 -- A tool call's MCP result: text once, structuredContent, isError.
 function Server:tool_result(name, res, msg, code)
   if res == nil then
@@ -95,6 +107,44 @@ function Server:tool_result(name, res, msg, code)
   return out
 end
 
+-- Wait for the client's answer to our request id; other messages that
+-- arrive meanwhile are kept for the main loop.
+function Server:await(id, timeout)
+  while true do
+    local line, why = self.stdio:next(timeout)
+    if not line then return nil, why or "the client closed the connection" end
+    local msg = line:sub(1, 1) ~= "\1" and json.decode(line)
+    if type(msg) == "table" and msg.method == nil and msg.id == id then return msg end
+    self.pending[#self.pending + 1] = line
+    if self.stdio:cancelled() then return nil, "the call was cancelled" end
+  end
+end
+
+-- "ask" answers go to the client as an elicitation (2025-06-18 and later,
+-- when it declared the capability); nil when the client cannot be asked.
+function Server:approver()
+  if not (self.client_caps and self.client_caps.elicitation) then return nil end
+  if (self.protocol or "") < "2025-06-18" then return nil end
+  return function(req, reason)
+    self.next_id = self.next_id + 1
+    local id = "burrow-approval-" .. self.next_id
+    self:send { id = id, method = "elicitation/create", params = {
+      message = ("Allow %s to %s %s? %s"):format(req.tool, req.operation, req.path, reason),
+      requestedSchema = {
+        type = "object",
+        properties = { approve = { type = "boolean", title = "Allow", description = "Let this call go ahead" } },
+        required = json.array { "approve" },
+      },
+    } }
+    local answer, why = self:await(id, self.approval_timeout or 300)
+    if not answer then return false, why end
+    if answer.error then return false, "the client refused: " .. tostring(answer.error.message) end
+    local r = type(answer.result) == "table" and answer.result or {}
+    if r.action ~= "accept" then return false, "the user chose " .. tostring(r.action) end
+    return type(r.content) == "table" and r.content.approve == true, "the user said no"
+  end
+end
+
 function handlers.tools_call(self, params, id)
   local name = params.name
   if type(name) ~= "string" or not self.ws:tool(name) then
@@ -106,6 +156,7 @@ function handlers.tools_call(self, params, id)
   local token = type(params._meta) == "table" and params._meta.progressToken or nil
   local res, msg, code = self.ws:call(name, args, {
     cancelled = function() return self.stdio:cancelled() end,
+    approve = self:approver(),
     -- long tools report with ctx:progress(done, total, message)
     progress = token ~= nil and function(done, total, message)
       self:send { method = "notifications/progress",
@@ -138,15 +189,35 @@ function Server:handle(msg)
   self:reply(id, res)
 end
 
+-- SIGHUP: build the workspace again from the files; keep the old one if
+-- that fails; tell the client when the tool list changed.
+function Server:reload()
+  if not self.reopen then return end
+  local ws, err = self.reopen()
+  if not ws then
+    io.stderr:write("burrow: reload failed, keeping the previous configuration: ", tostring(err), "\n")
+    return
+  end
+  local before = json.encode(self.ws:tools { format = "mcp" })
+  self.ws:close()
+  self.ws = ws
+  io.stderr:write("burrow: reloaded configuration, tools and policies\n")
+  if json.encode(ws:tools { format = "mcp" }) ~= before and self.protocol then
+    self:send { method = "notifications/tools/list_changed" }
+  end
+end
+
 -- Serve until stdin closes.
 function Server:run(max_request)
   local stdio = core.stdio(max_request)
   self.stdio = stdio
   self.out = function(msg) return stdio:send(msg) end
   while true do
-    local line = stdio:next()
+    local line = table.remove(self.pending, 1) or stdio:next()
     if not line then break end
-    if line == "\1oversize" then
+    if line == "\1reload" then
+      self:reload()
+    elseif line == "\1oversize" then
       self:error(nil, -32600, ("request too large (over max_request_bytes, %d)"):format(max_request))
     elseif line:find("%S") then
       local msg, err = json.decode(line)
