@@ -149,10 +149,7 @@ describe(H.tag("ws:call"), function()
     ws, dir = H.workspace { ["a.txt"] = "one\ntwo\n" }
   end)
 
-  after_each(function()
-    ws:close()
-    H.cleanup()
-  end)
+  after_each(H.cleanup)
 
   it("returns nil, message, INVALID_ARGUMENT for an unknown tool", function()
     local res, msg, code = ws:call("delete_everything", { path = "a.txt" })
@@ -266,10 +263,7 @@ describe(H.tag("ws:tools"), function()
   local ws
 
   before_each(function() ws = H.workspace {} end)
-  after_each(function()
-    ws:close()
-    H.cleanup()
-  end)
+  after_each(H.cleanup)
 
   local native = { "read_file", "write_file", "list_dir", "stat" }
 
@@ -395,10 +389,7 @@ describe(H.tag("roots and mounts"), function()
     ws = H.open { roots = { { path = a, mount = "/workspace" }, { path = b, mode = "ro" } } }
   end)
 
-  after_each(function()
-    ws:close()
-    H.cleanup()
-  end)
+  after_each(H.cleanup)
 
   it("resolves relative paths against the first root", function()
     assert.equal("1\tin a\n", assert(ws:call("read_file", { path = "x.txt" })).content)

@@ -4,7 +4,8 @@
 --   local H = require "helpers"
 --   local dir = H.tmpdir()            -- removed by H.cleanup()
 --   H.write(dir, "a/b.txt", "hi\n")   -- parents created
---   local ws = H.open(dir)            -- resolver = $BURROW_RESOLVER
+--   local ws = H.open(dir)            -- resolver = $BURROW_RESOLVER; closed by H.cleanup()
+--   after_each(H.cleanup)
 --
 -- The test driver runs the suite twice, with BURROW_RESOLVER=openat2 and
 -- BURROW_RESOLVER=walk; subprocesses (the CLI, the MCP server) inherit it.
@@ -70,7 +71,8 @@ elseif H.BURROW:sub(1, 1) ~= "/" then H.BURROW = H.REPO .. "/" .. H.BURROW end
 ---------------------------------------------------------------------------
 -- temp workspaces
 
-local made = {}
+local made = {}     -- directories H.tmpdir made
+local opened = {}   -- workspaces H.open opened
 
 -- A fresh empty directory (mktemp -d), removed by H.cleanup().
 function H.tmpdir()
@@ -87,8 +89,13 @@ function H.tmpfile(name)
   return H.tmpdir() .. "/" .. (name or "file")
 end
 
--- Remove every directory H.tmpdir made.
+-- Close every workspace H.open opened (closing twice is harmless), then
+-- remove every directory H.tmpdir made: a spec's after_each.
 function H.cleanup()
+  for i = #opened, 1, -1 do
+    opened[i]:close()
+    opened[i] = nil
+  end
   for i = #made, 1, -1 do
     local d = made[i]
     if d:match("^/tmp/burrow%-spec%.[%w]+$") then
@@ -206,6 +213,7 @@ end
 --   H.open{path = dir, mount = "/w"}     one root table
 --   H.open{roots = {...}, caps = {...}}  burrow.open options
 -- Raises if it cannot be opened (use burrow.open directly to test failures).
+-- H.cleanup() closes it.
 function H.open(root_opts, caps)
   local opts
   if type(root_opts) == "string" then
@@ -220,10 +228,11 @@ function H.open(root_opts, caps)
   if opts.resolver == nil then opts.resolver = H.RESOLVER end
   local ws, msg = burrow.open(opts)
   if not ws then error("burrow.open failed: " .. tostring(msg), 2) end
+  opened[#opened + 1] = ws
   return ws
 end
 
--- A temp dir with files, and a workspace on it.
+-- A temp dir with files, and a workspace on it (both go at H.cleanup()).
 function H.workspace(files, caps)
   local dir = H.tmpdir()
   H.write_all(dir, files)

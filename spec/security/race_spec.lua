@@ -49,178 +49,149 @@ describe(F.tag("security: races P0-11..P0-13"), function()
     return table.concat(parts, " ")
   end
 
-  it(("P0-11 swap race: %d reads of d/etc/passwd while d <-> d_link (-> /) are exchanged: 0 escapes"):format(READS), function()
-    local passwd_line = fx.host_passwd_line1
-    local stats = {inroot = 0, escape = 0, other = 0, calls = 0}
-    local codes, unexpected = {}, {}
-    local allowed = {OUTSIDE_ROOT = true, EAGAIN = true}
+  -- read_file content -> the count it goes under: the key of the first marker
+  -- it contains ({{"text", "key"}, ...}), else "other".
+  local function by_marker(res, markers)
+    local c = res.content or ""
+    for _, m in ipairs(markers) do
+      if c:find(m[1], 1, true) then return m[2] end
+    end
+    return "other"
+  end
+
+  -- One race; every case below is this loop. Inside F.guarded (label `name`,
+  -- snapshot options `guard`): start the attacker, attack = {mode, a, b};
+  -- make up to `calls` victim calls, call(i) -> res, msg, code, until
+  -- TIME_LIMIT (looked at every `every` calls, default 256); count each result
+  -- under classify(res, i), one of `counts`, and each error under its code.
+  -- Then stop the attacker and assert, in this order: check() (when given);
+  -- the `escape` count is 0, and "other" when counted; every error code is in
+  -- `allowed`; the attacker made more than `min_swaps` swaps; the `want`
+  -- count is above 0; the code `interleaved` (the victim saw the attacker's
+  -- side) came up; at least `min_calls` calls were made. Prints a summary.
+  local function race(r)
+    local stats, codes, unexpected = {calls = 0}, {}, {}
+    for _, k in ipairs(r.counts) do stats[k] = 0 end
     local swaps, report
-    F.guarded(fx, "P0-11", function()
-      local stop = attack("exchange", fx.ws .. "/d", fx.ws .. "/d_link")
+    F.guarded(fx, r.name, function()
+      local stop = attack(r.attack[1], r.attack[2], r.attack[3])
       local ok, err = pcall(function()
         local deadline = F.now() + TIME_LIMIT
-        for i = 1, READS do
-          local kind = i % 10
-          local res, msg, code
-          if kind == 0 then
-            res, msg, code = ws:call("stat", {path = "d/etc/passwd"})
-            if res then
-              if res.size == 14 then stats.inroot = stats.inroot + 1
-              else stats.escape = stats.escape + 1 end
-            end
-          elseif kind == 5 then
-            res, msg, code = ws:call("list_dir", {path = "d/etc"})
-            if res then
-              if #res.entries == 1 and res.entries[1].name == "passwd" then stats.inroot = stats.inroot + 1
-              else stats.escape = stats.escape + 1 end
-            end
-          else
-            res, msg, code = ws:call("read_file", {path = "d/etc/passwd"})
-            if res then
-              local c = res.content or ""
-              if c:find(passwd_line, 1, true) or c:find("root:x:0:0", 1, true) then
-                stats.escape = stats.escape + 1
-              elseif c:find("INROOT-PASSWD", 1, true) then
-                stats.inroot = stats.inroot + 1
-              else
-                stats.other = stats.other + 1
-              end
-            end
-          end
+        for i = 1, r.calls do
+          local res, msg, code = r.call(i)
           stats.calls = i
-          if not res then
+          if res then
+            local k = r.classify(res, i)
+            stats[k] = assert(stats[k], "classify: not one of counts: " .. tostring(k)) + 1
+          else
             codes[tostring(code)] = (codes[tostring(code)] or 0) + 1
-            if not allowed[code] then unexpected[#unexpected + 1] = tostring(msg) end
+            if not r.allowed[code] then unexpected[#unexpected + 1] = tostring(msg) end
           end
-          if i % 256 == 0 and F.now() > deadline then break end
+          if i % (r.every or 256) == 0 and F.now() > deadline then break end
         end
       end)
       swaps, report = stop()
       if not ok then error(err, 0) end
-      assert.are.equal(0, stats.escape, "ESCAPES: " .. summary(stats) .. " codes: " .. summary(codes))
-      assert.are.equal(0, stats.other, "results with neither content: " .. summary(stats))
+      if r.check then r.check() end
+      if r.escape then
+        assert.are.equal(0, stats[r.escape], "ESCAPES: " .. summary(stats) .. " codes: " .. summary(codes))
+      end
+      if stats.other then
+        assert.are.equal(0, stats.other, "unexpected content: " .. summary(stats))
+      end
       assert.are.equal(0, #unexpected, "unexpected error codes: " .. table.concat(unexpected, " | ", 1, math.min(5, #unexpected)))
-      assert.is_true(swaps > 1000, "the attacker barely ran: " .. tostring(report))
-      assert.is_true(stats.inroot > 0, "no in-root result at all: " .. summary(stats) .. " " .. summary(codes))
-      assert.is_true((codes.OUTSIDE_ROOT or 0) > 0,
-        "never saw d as the link: the race did not interleave: " .. summary(codes))
-      assert.is_true(stats.calls >= 2000, "too few calls in the time limit: " .. stats.calls)
-    end)
-    print(("\n    P0-11 [%s]: %s codes: %s attacker: %s"):format(F.BACKEND, summary(stats), summary(codes),
+      assert.is_true(swaps > r.min_swaps, "the attacker barely ran: " .. tostring(report))
+      assert.is_true(stats[r.want] > 0, "no " .. r.want .. " result at all: " .. summary(stats) .. " codes: " .. summary(codes))
+      if r.interleaved then
+        assert.is_true((codes[r.interleaved] or 0) > 0,
+          "never saw " .. r.interleaved .. ": the race did not interleave: " .. summary(codes))
+      end
+      if r.min_calls then
+        assert.is_true(stats.calls >= r.min_calls, "too few calls in the time limit: " .. stats.calls)
+      end
+    end, r.guard)
+    print(("\n    %s [%s]: %s codes: %s attacker: %s"):format(r.name, F.BACKEND, summary(stats), summary(codes),
       (report or ""):gsub("\n", "")))
+  end
+
+  it(("P0-11 swap race: %d reads of d/etc/passwd while d <-> d_link (-> /) are exchanged: 0 escapes"):format(READS), function()
+    local markers = {{fx.host_passwd_line1, "escape"}, {"root:x:0:0", "escape"}, {"INROOT-PASSWD", "inroot"}}
+    race {
+      name = "P0-11",
+      attack = {"exchange", fx.ws .. "/d", fx.ws .. "/d_link"},
+      calls = READS,
+      -- every 10th call a stat, every 10th a list_dir, the rest read_file
+      call = function(i)
+        if i % 10 == 0 then return ws:call("stat", {path = "d/etc/passwd"})
+        elseif i % 10 == 5 then return ws:call("list_dir", {path = "d/etc"})
+        else return ws:call("read_file", {path = "d/etc/passwd"}) end
+      end,
+      classify = function(res, i)
+        if i % 10 == 0 then return res.size == 14 and "inroot" or "escape"
+        elseif i % 10 == 5 then
+          return (#res.entries == 1 and res.entries[1].name == "passwd") and "inroot" or "escape"
+        else return by_marker(res, markers) end
+      end,
+      counts = {"inroot", "escape", "other"},
+      allowed = {OUTSIDE_ROOT = true, EAGAIN = true},
+      escape = "escape", want = "inroot",
+      interleaved = "OUTSIDE_ROOT",   -- d seen as the link
+      min_swaps = 1000, min_calls = 2000,
+    }
   end)
 
   it(("P0-12 dot-dot race: %d reads of m/a/b/c/../../../x while m/a <-> B/out/mm/a: 0 escapes"):format(DOTDOT_READS), function()
-    local stats = {inside = 0, escape = 0, other = 0, calls = 0}
-    local codes, unexpected = {}, {}
-    local allowed = {OUTSIDE_ROOT = true, EAGAIN = true, ENOENT = true}
-    local swaps, report
-    F.guarded(fx, "P0-12", function()
-      local stop = attack("exchange", fx.ws .. "/m/a", fx.B .. "/out/mm/a")
-      local ok, err = pcall(function()
-        local deadline = F.now() + TIME_LIMIT
-        for i = 1, DOTDOT_READS do
-          local res, msg, code = ws:call("read_file", {path = "m/a/b/c/../../../x"})
-          stats.calls = i
-          if res then
-            local c = res.content or ""
-            if c:find("OUTSIDE-X", 1, true) then stats.escape = stats.escape + 1
-            elseif c:find("INSIDE-X", 1, true) then stats.inside = stats.inside + 1
-            else stats.other = stats.other + 1 end
-          else
-            codes[tostring(code)] = (codes[tostring(code)] or 0) + 1
-            if not allowed[code] then unexpected[#unexpected + 1] = tostring(msg) end
-          end
-          if i % 256 == 0 and F.now() > deadline then break end
-        end
-      end)
-      swaps, report = stop()
-      if not ok then error(err, 0) end
-      assert.are.equal(0, stats.escape, "ESCAPES: " .. summary(stats) .. " codes: " .. summary(codes))
-      assert.are.equal(0, stats.other, "unexpected content: " .. summary(stats))
-      assert.are.equal(0, #unexpected, "unexpected error codes: " .. table.concat(unexpected, " | ", 1, math.min(5, #unexpected)))
-      assert.is_true(swaps > 1000, "the attacker barely ran: " .. tostring(report))
-      assert.is_true(stats.inside > 0, "no successful read at all: " .. summary(codes))
-      assert.is_true(stats.calls >= 2000, "too few calls in the time limit: " .. stats.calls)
-    end, {exclude = {"ws", "out"}})
-    print(("\n    P0-12 [%s]: %s codes: %s attacker: %s"):format(F.BACKEND, summary(stats), summary(codes),
-      (report or ""):gsub("\n", "")))
+    race {
+      name = "P0-12", guard = {exclude = {"ws", "out"}},
+      attack = {"exchange", fx.ws .. "/m/a", fx.B .. "/out/mm/a"},
+      calls = DOTDOT_READS,
+      call = function() return ws:call("read_file", {path = "m/a/b/c/../../../x"}) end,
+      classify = function(res) return by_marker(res, {{"OUTSIDE-X", "escape"}, {"INSIDE-X", "inside"}}) end,
+      counts = {"inside", "escape", "other"},
+      allowed = {OUTSIDE_ROOT = true, EAGAIN = true, ENOENT = true},
+      escape = "escape", want = "inside",
+      min_swaps = 1000, min_calls = 2000,
+    }
   end)
 
   it(("P0-12 Go TestRootRaceRenameDir: %d reads of base/a/a/a/a/../../../../a/f while base/a/a is renamed: never the secret"):format(GO_READS), function()
-    local stats = {public = 0, secret = 0, other = 0, calls = 0}
-    local codes, unexpected = {}, {}
-    local allowed = {ENOENT = true, EAGAIN = true}
-    local swaps, report
     local path = "gorace/base/a/a/a/a/../../../../a/f"
     F.reads("before the race", "public", ws:call("read_file", {path = path}))
-    F.guarded(fx, "Go race", function()
-      local stop = attack("rename", fx.ws .. "/gorace/base/a/a", fx.ws .. "/gorace/base/b")
-      local ok, err = pcall(function()
-        local deadline = F.now() + TIME_LIMIT
-        for i = 1, GO_READS do
-          local res, msg, code = ws:call("read_file", {path = path})
-          stats.calls = i
-          if res then
-            local c = res.content or ""
-            if c:find("secret", 1, true) then stats.secret = stats.secret + 1
-            elseif c:find("public", 1, true) then stats.public = stats.public + 1
-            else stats.other = stats.other + 1 end
-          else
-            codes[tostring(code)] = (codes[tostring(code)] or 0) + 1
-            if not allowed[code] then unexpected[#unexpected + 1] = tostring(msg) end
-          end
-          if i % 256 == 0 and F.now() > deadline then break end
-        end
-      end)
-      swaps, report = stop()
-      if not ok then error(err, 0) end
-      assert.are.equal(0, stats.secret, "read the secret: " .. summary(stats) .. " codes: " .. summary(codes))
-      assert.are.equal(0, stats.other, "unexpected content: " .. summary(stats))
-      assert.are.equal(0, #unexpected, "unexpected error codes: " .. table.concat(unexpected, " | ", 1, math.min(5, #unexpected)))
-      assert.is_true(swaps > 100, "the attacker barely ran: " .. tostring(report))
-      assert.is_true(stats.public > 0, "never read the public file: " .. summary(codes))
-    end)
-    print(("\n    Go race [%s]: %s codes: %s attacker: %s"):format(F.BACKEND, summary(stats), summary(codes),
-      (report or ""):gsub("\n", "")))
+    race {
+      name = "Go race",
+      attack = {"rename", fx.ws .. "/gorace/base/a/a", fx.ws .. "/gorace/base/b"},
+      calls = GO_READS,
+      call = function() return ws:call("read_file", {path = path}) end,
+      classify = function(res) return by_marker(res, {{"secret", "secret"}, {"public", "public"}}) end,
+      counts = {"public", "secret", "other"},
+      allowed = {ENOENT = true, EAGAIN = true},
+      escape = "secret", want = "public",
+      min_swaps = 100,
+    }
   end)
 
   it(("P0-13 write race: %d write_file into racedir/ while racedir <-> racelink (-> ../outside): nothing outside"):format(WRITES), function()
-    local stats = {ok = 0, calls = 0}
-    local codes, unexpected = {}, {}
-    local allowed = {OUTSIDE_ROOT = true, EAGAIN = true, ENOENT = true}
-    local swaps, report
-    F.guarded(fx, "P0-13", function()
-      local stop = attack("exchange", fx.ws .. "/racedir", fx.ws .. "/racelink")
-      local ok, err = pcall(function()
-        local deadline = F.now() + TIME_LIMIT
-        for i = 1, WRITES do
-          local p
-          if i % 3 == 0 then p = ("racedir/n%d/w.txt"):format(i % 7)       -- create_dirs under the race
-          else p = ("racedir/w%d.txt"):format(i % 50) end
-          local res, msg, code = ws:call("write_file", {path = p, content = "RACE " .. i .. "\n"})
-          stats.calls = i
-          if res then
-            stats.ok = stats.ok + 1
-          else
-            codes[tostring(code)] = (codes[tostring(code)] or 0) + 1
-            if not allowed[code] then unexpected[#unexpected + 1] = tostring(msg) end
-          end
-          if i % 16 == 0 and F.now() > deadline then break end
+    race {
+      name = "P0-13",
+      attack = {"exchange", fx.ws .. "/racedir", fx.ws .. "/racelink"},
+      calls = WRITES, every = 16,
+      call = function(i)
+        local p
+        if i % 3 == 0 then p = ("racedir/n%d/w.txt"):format(i % 7)       -- create_dirs under the race
+        else p = ("racedir/w%d.txt"):format(i % 50) end
+        return ws:call("write_file", {path = p, content = "RACE " .. i .. "\n"})
+      end,
+      classify = function() return "ok" end,
+      counts = {"ok"},
+      allowed = {OUTSIDE_ROOT = true, EAGAIN = true, ENOENT = true},
+      check = function()
+        for _, name in ipairs(F.ls(fx.B .. "/outside")) do
+          assert.is_truthy(({["secret.txt"] = 1, ["hard_target.txt"] = 1})[name], "created outside: B/outside/" .. name)
         end
-      end)
-      swaps, report = stop()
-      if not ok then error(err, 0) end
-      for _, name in ipairs(F.ls(fx.B .. "/outside")) do
-        assert.is_truthy(({["secret.txt"] = 1, ["hard_target.txt"] = 1})[name], "created outside: B/outside/" .. name)
-      end
-      assert.are.equal(0, #unexpected, "unexpected error codes: " .. table.concat(unexpected, " | ", 1, math.min(5, #unexpected)))
-      assert.is_true(swaps > 100, "the attacker barely ran: " .. tostring(report))
-      assert.is_true(stats.ok > 0, "no write succeeded: " .. summary(codes))
-      assert.is_true((codes.OUTSIDE_ROOT or 0) > 0, "never saw racedir as the link: " .. summary(codes))
-      assert.is_true(stats.calls >= 300, "too few writes in the time limit: " .. stats.calls)
-    end)
-    print(("\n    P0-13 [%s]: %s codes: %s attacker: %s"):format(F.BACKEND, summary(stats), summary(codes),
-      (report or ""):gsub("\n", "")))
+      end,
+      want = "ok",
+      interleaved = "OUTSIDE_ROOT",   -- racedir seen as the link
+      min_swaps = 100, min_calls = 300,
+    }
   end)
 end)

@@ -14,23 +14,15 @@ end
 describe(H.tag("read_file"), function()
   local ws, dir
 
+  before_each(function() ws, dir = H.workspace() end)
+  after_each(H.cleanup)   -- closes every workspace H.open made
+
+  -- Reopen the workspace on the same directory, with these caps.
   local function open(caps)
-    if ws then ws:close() end
+    ws:close()
     ws = H.open(dir, caps)
     return ws
   end
-
-  before_each(function()
-    dir = H.tmpdir()
-    ws = nil
-    open()
-  end)
-
-  after_each(function()
-    if ws then ws:close() end
-    ws = nil
-    H.cleanup()
-  end)
 
   local function read(args)
     return ws:call("read_file", args)

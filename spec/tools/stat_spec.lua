@@ -5,15 +5,8 @@ local H = require "helpers"
 describe(H.tag("stat"), function()
   local ws, dir
 
-  before_each(function()
-    dir = H.tmpdir()
-    ws = H.open(dir)
-  end)
-
-  after_each(function()
-    ws:close()
-    H.cleanup()
-  end)
+  before_each(function() ws, dir = H.workspace() end)
+  after_each(H.cleanup)
 
   local function stat(path)
     return ws:call("stat", { path = path })

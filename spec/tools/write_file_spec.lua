@@ -7,23 +7,15 @@ local H = require "helpers"
 describe(H.tag("write_file"), function()
   local ws, dir
 
+  before_each(function() ws, dir = H.workspace() end)
+  after_each(H.cleanup)   -- closes every workspace H.open made
+
+  -- Reopen the workspace on the same directory, with these caps.
   local function open(caps)
-    if ws then ws:close() end
+    ws:close()
     ws = H.open(dir, caps)
     return ws
   end
-
-  before_each(function()
-    dir = H.tmpdir()
-    ws = nil
-    open()
-  end)
-
-  after_each(function()
-    if ws then ws:close() end
-    ws = nil
-    H.cleanup()
-  end)
 
   local function write(args)
     return ws:call("write_file", args)
