@@ -1,0 +1,203 @@
+// End-to-end suite for what operators control, through the official MCP
+// TypeScript SDK client: a policy's "ask" answered by the client's
+// elicitation, SIGHUP reloading config, tools and policies in a live
+// session, and --landlock stopping a direct host open.
+//
+//   cd test/e2e && npm ci && node --test
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, "..", "..");
+const BIN = path.resolve(process.env.BURROW_BIN || path.join(REPO, "build", "burrow"));
+const T = { timeout: 30_000 };
+
+let TMP;
+let counter = 0;
+before(() => { TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-op-"))); });
+after(() => { if (TMP) fs.rmSync(TMP, { recursive: true, force: true }); });
+
+function dir(files = {}) {
+  const d = path.join(TMP, `case${++counter}`);
+  fs.mkdirSync(path.join(d, "ws"), { recursive: true });
+  for (const [rel, body] of Object.entries(files)) fs.writeFileSync(path.join(d, rel), body);
+  return d;
+}
+
+function env(extra = {}) {
+  const e = { ...getDefaultEnvironment(), ...extra };
+  for (const [k, v] of Object.entries(process.env)) if (k.startsWith("BURROW_")) e[k] = v;
+  return e;
+}
+
+async function connect(args, { elicit, extraEnv } = {}) {
+  const transport = new StdioClientTransport({ command: BIN, args, env: env(extraEnv), stderr: "pipe" });
+  const stderr = [];
+  transport.stderr?.on("data", (d) => stderr.push(String(d)));
+  const client = new Client({ name: "burrow-operator-e2e", version: "1.0.0" },
+    { capabilities: elicit ? { elicitation: {} } : {} });
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, elicit);
+  await client.connect(transport);
+  return { client, transport, stderr };
+}
+
+const call = (client, name, args) => client.callTool({ name, arguments: args });
+const code = (res) => res._meta?.["burrow/code"];
+
+// A policy that asks before any write.
+const ASK_WRITES = `
+return {
+  name = "ask-writes",
+  check = function(req)
+    if req.operation == "write" then return "ask", "writes need a person's yes" end
+    return "allow"
+  end,
+}
+`;
+
+test("an 'ask' policy goes to the client as an elicitation: accept writes, decline refuses", T, async () => {
+  const d = dir({ "ask.lua": ASK_WRITES, "burrow.yaml": "roots: [ws]\npolicies: [./ask.lua]\n" });
+  const asked = [];
+  let answer = { action: "accept", content: { approve: true } };
+  const { client } = await connect(["mcp", "--config", path.join(d, "burrow.yaml")], {
+    elicit: async (req) => { asked.push(req.params.message); return answer; },
+  });
+  try {
+    const ok = await call(client, "write_file", { path: "yes.txt", content: "approved\n" });
+    assert.equal(ok.isError, undefined, JSON.stringify(ok));
+    assert.equal(fs.readFileSync(path.join(d, "ws", "yes.txt"), "utf8"), "approved\n");
+    assert.equal(asked.length, 1);
+    assert.match(asked[0], /write_file/);
+    assert.match(asked[0], /writes need a person's yes/);
+
+    answer = { action: "decline" };
+    const no = await call(client, "write_file", { path: "no.txt", content: "x" });
+    assert.equal(no.isError, true);
+    assert.equal(code(no), "POLICY_DENIED");
+    assert.match(no.content[0].text, /not approved/);
+    assert.equal(fs.existsSync(path.join(d, "ws", "no.txt")), false);
+
+    answer = { action: "accept", content: { approve: false } };
+    const unticked = await call(client, "write_file", { path: "no.txt", content: "x" });
+    assert.equal(code(unticked), "POLICY_DENIED");
+
+    const read = await call(client, "read_file", { path: "yes.txt" }); // reads are not asked about
+    assert.equal(read.isError, undefined);
+    assert.equal(asked.length, 3);
+  } finally {
+    await client.close();
+  }
+});
+
+test("an 'ask' with a client that cannot be asked is denied and says approval was needed", T, async () => {
+  const d = dir({ "ask.lua": ASK_WRITES, "burrow.yaml": "roots: [ws]\npolicies: [./ask.lua]\n" });
+  const { client } = await connect(["mcp", "--config", path.join(d, "burrow.yaml")]);
+  try {
+    const res = await call(client, "write_file", { path: "x.txt", content: "x" });
+    assert.equal(code(res), "POLICY_DENIED");
+    assert.match(res.content[0].text, /approval needed/);
+    assert.equal(fs.existsSync(path.join(d, "ws", "x.txt")), false);
+  } finally {
+    await client.close();
+  }
+});
+
+// The ten-line policy an operator copies in docs/policies.md's spirit.
+const NO_VENDOR = `
+return {
+  name = "no-vendor",
+  check = function(req)
+    if req.path:find("^vendor/") and req.operation ~= "read" then
+      return "deny", "vendor/ is managed by the package manager"
+    end
+    return "allow"
+  end,
+}
+`;
+
+test("SIGHUP reloads config, tools and policies in a live session", T, async () => {
+  const d = dir({ "no-vendor.lua": NO_VENDOR });
+  const cfg = path.join(d, "burrow.yaml");
+  fs.writeFileSync(cfg, "roots: [ws]\ntools: [read_file, write_file]\n");
+  const { client, transport, stderr } = await connect(["mcp", "--config", cfg]);
+  try {
+    let changed;
+    const listChanged = new Promise((resolve) => { changed = resolve; });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
+
+    assert.equal((await call(client, "write_file", { path: "vendor/a.txt", content: "1" })).isError, undefined);
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ["read_file", "write_file"]);
+
+    fs.writeFileSync(cfg, "roots: [ws]\ntools: [read_file, write_file, stat]\npolicies: [default, ./no-vendor.lua]\n");
+    process.kill(transport.pid, "SIGHUP");
+    await listChanged;
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ["read_file", "write_file", "stat"]);
+    const denied = await call(client, "write_file", { path: "vendor/b.txt", content: "2" });
+    assert.equal(code(denied), "POLICY_DENIED");
+    assert.match(denied.content[0].text, /managed by the package manager/);
+    assert.equal(fs.existsSync(path.join(d, "ws", "vendor", "b.txt")), false);
+
+    // a broken config keeps the previous good state
+    fs.writeFileSync(cfg, "roots: [ws\n");
+    process.kill(transport.pid, "SIGHUP");
+    for (let i = 0; i < 100 && !stderr.join("").includes("reload failed"); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.match(stderr.join(""), /reload failed, keeping the previous configuration/);
+    assert.equal(code(await call(client, "write_file", { path: "vendor/c.txt", content: "3" })), "POLICY_DENIED");
+    assert.equal((await call(client, "stat", { path: "vendor/a.txt" })).isError, undefined);
+  } finally {
+    await client.close();
+  }
+});
+
+// Raw JSON-RPC over stdio, for the test-only probe method.
+function rawSession(args, extraEnv) {
+  const child = spawn(BIN, args, { env: env(extraEnv), stdio: ["pipe", "pipe", "pipe"] });
+  let out = "", err = "";
+  child.stdout.on("data", (d) => { out += d; });
+  child.stderr.on("data", (d) => { err += d; });
+  return {
+    send: (msg) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n"),
+    done: () => new Promise((resolve) => { child.on("close", () => resolve({ out, err })); child.stdin.end(); }),
+  };
+}
+
+test("--landlock: a host path opened around the resolver fails with EACCES; tools keep working", T, async (t) => {
+  const d = dir();
+  fs.writeFileSync(path.join(d, "ws", "in.txt"), "inside\n");
+  fs.writeFileSync(path.join(d, "outside.txt"), "outside\n");
+  const s = rawSession(["mcp", "--root", path.join(d, "ws"), "--landlock"], { BURROW_TEST_HOOKS: "1" });
+  s.send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+  s.send({ id: 2, method: "burrow/test/probe_open", params: { path: path.join(d, "outside.txt") } });
+  s.send({ id: 3, method: "burrow/test/probe_open", params: { path: path.join(d, "ws", "in.txt") } });
+  s.send({ id: 4, method: "tools/call", params: { name: "read_file", arguments: { path: "in.txt" } } });
+  const { out, err } = await s.done();
+  if (/has no Landlock/.test(err)) {
+    t.skip("SKIP: this kernel has no Landlock (the server said so and ran without it)");
+    return;
+  }
+  assert.match(err, /Landlock ABI \d+/);
+  const replies = Object.fromEntries(out.trim().split("\n").map((l) => JSON.parse(l)).map((m) => [m.id, m]));
+  assert.equal(replies[2].result.result, "EACCES");
+  assert.equal(replies[3].result.result, "OK");
+  assert.equal(replies[4].result.isError, undefined);
+  assert.match(replies[4].result.content[0].text, /inside/);
+});
+
+test("the probe method does not exist without BURROW_TEST_HOOKS=1", T, async () => {
+  const d = dir();
+  const s = rawSession(["mcp", "--root", path.join(d, "ws")], { BURROW_TEST_HOOKS: "" });
+  s.send({ id: 1, method: "burrow/test/probe_open", params: { path: "/etc/passwd" } });
+  const { out } = await s.done();
+  assert.equal(JSON.parse(out.trim()).error.code, -32601);
+});
