@@ -40,7 +40,7 @@ local TOP_KEYS = { roots = true, pack = true, tools = true, policies = true, cap
 local P -- {name =, dir =, pos =}
 
 local function at(mark)
-  mark = mark or { line = 1, col = 1 }
+  if not (mark and mark.line) then mark = { line = 1, col = 1 } end -- a top-level scalar
   return ("%s:%d:%d"):format(P.name, mark.line, mark.col)
 end
 
@@ -295,9 +295,9 @@ local function parse_modules(v, mark, opts, top)
     local m = item_at(v, i)
     want_map(mod, m, "a module")
     check_keys(mod, { module = true, actions = true, constraints = true }, "a module")
+    if mod.module == nil or mod.module == null then fail(m, "a module needs a name (module: filesystem)") end
     if mod.module ~= "filesystem" then
-      fail(mod.module == nil and m or value_at(mod, "module"),
-        "only the filesystem module is supported, not %s", kind(mod.module))
+      fail(value_at(mod, "module"), "only the filesystem module is supported, not %s", kind(mod.module))
     end
     if seen then fail(m, "the filesystem module is listed twice") end
     seen = true

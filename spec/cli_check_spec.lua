@@ -1,0 +1,186 @@
+-- burrow check [--config FILE] and --config on the other commands: exit 0
+-- with what would be served, or exit 2 with file:line:column on stderr.
+
+local H = require "helpers"
+local json = H.json
+
+local function burrow(args, stdin)
+  return H.burrow_cmd(args, stdin)
+end
+
+describe(H.tag("burrow check"), function()
+  local dir
+
+  before_each(function()
+    dir = H.tmpdir()
+    H.write(dir, "data/a.txt", "alpha\n")
+    H.write(dir, "docs/readme.md", "# docs\n")
+  end)
+
+  after_each(H.cleanup)
+
+  it("prints the roots, tools, caps and policies a config serves, and exits 0", function()
+    H.write(dir, "burrow.yaml", [[
+roots:
+  - path: data
+    mount: /workspace
+  - docs:/docs:ro
+tools: [read_file, list_dir]
+policies: [default, {name: quotas, max_bytes_written: 1MB}]
+caps: {max_result_bytes: 64KiB, max_file_size: 50MB}
+audit: audit.jsonl
+]])
+    local out, err, code = burrow { "check", "--config", dir .. "/burrow.yaml" }
+    assert.equal(0, code, err)
+    assert.equal("", err)
+    assert.matches("config: " .. dir .. "/burrow.yaml\n", out, 1, true)
+    assert.matches("  /workspace (rw)  <- " .. dir .. "/data\n", out, 1, true)
+    assert.matches("  /docs (ro)  <- " .. dir .. "/docs\n", out, 1, true)
+    assert.matches("tools (2): read_file, list_dir\n", out, 1, true)
+    assert.matches("max_result_bytes   64 KiB\n", out, 1, true)
+    assert.matches("max_file_size      50 MB\n", out, 1, true)
+    assert.matches("max_entries        1000\n", out, 1, true)
+    assert.matches('policies: default, quotas {"max_bytes_written":"1MB"}\n', out, 1, true)
+    assert.matches("audit: " .. dir .. "/audit.jsonl\n", out, 1, true)
+    assert.equal("ok\n", out:sub(-3))
+  end)
+
+  it("checks the defaults without a config", function()
+    local out, err, code = burrow { "check" }
+    assert.equal(0, code, err)
+    assert.matches("config: none (defaults)\n", out, 1, true)
+    assert.matches("  " .. H.REPO .. " (rw)", out, 1, true)
+    assert.matches("tools %(%d+%): read_file, write_file, list_dir, stat", out)
+    assert.matches("policies: default\n", out, 1, true)
+  end)
+
+  it("exits 2 with file:line:column for bad YAML, unknown keys and wrong values", function()
+    local cases = {
+      ["roots:\n  - path: data\n    mnt: /w\n"] = ':3:5: unknown key "mnt" in a root (known: mode, mount, path)',
+      ["tools: [read_file,\n"] = ":2:1: did not find expected node content",
+      ["caps:\n  max_file_size: huge\n"] = ':2:18: cap max_file_size: invalid size "huge"',
+      ["roots: &r [data]\n"] = ":1:8: anchors (&r) are not supported",
+      ["pack: codex\n"] = ':1:7: pack "codex" is not available yet',
+    }
+    for text, want in pairs(cases) do
+      H.write(dir, "bad.yaml", text)
+      local out, err, code = burrow { "check", "--config", dir .. "/bad.yaml" }
+      assert.equal(2, code, text)
+      assert.equal("", out)
+      assert.matches("burrow: " .. dir .. "/bad.yaml" .. want, err, 1, true)
+      assert.not_matches("usage:", err, 1, true)
+    end
+  end)
+
+  it("exits 2 when the config is fine but the workspace cannot open: a root, a policy", function()
+    H.write(dir, "c1.yaml", "roots: [missing]\n")
+    local _, err, code = burrow { "check", "--config", dir .. "/c1.yaml" }
+    assert.equal(2, code)
+    assert.matches("burrow: " .. dir .. "/c1.yaml: ENOENT: cannot open root " .. dir .. "/missing", err, 1, true)
+
+    H.write(dir, "c2.yaml", "roots: [data]\npolicies: [no_such_policy]\n")
+    _, err, code = burrow { "check", "--config", dir .. "/c2.yaml" }
+    assert.equal(2, code)
+    assert.matches("burrow: " .. dir .. "/c2.yaml: INVALID_ARGUMENT: policy no_such_policy", err, 1, true)
+
+    H.write(dir, "broken.lua", "return {check = function(req) return 'allow' end\n") -- syntax error
+    H.write(dir, "c3.yaml", "roots: [data]\npolicies: [./broken.lua]\n")
+    _, err, code = burrow { "check", "--config", dir .. "/c3.yaml" }
+    assert.equal(2, code)
+    assert.matches("broken", err, 1, true)
+  end)
+
+  it("exits 2 for a config file that does not exist", function()
+    local _, err, code = burrow { "check", "--config", dir .. "/nope.yaml" }
+    assert.equal(2, code)
+    assert.matches("burrow: " .. dir .. "/nope.yaml: No such file or directory", err, 1, true)
+  end)
+
+  it("checks the seed constraint YAML: read-only /workspace, the mapped tools", function()
+    H.write(dir, "seed.yaml", [[
+modules:
+  - module: filesystem
+    actions: [read, ls, file_stat]
+    constraints:
+      paths: ["{{workspace}}"]
+      max_file_size: "50MB"
+]])
+    local out, err, code = burrow { "check", "--config", dir .. "/seed.yaml" }
+    assert.equal(0, code, err)
+    assert.matches("  /workspace (ro)  <- .\n", out, 1, true)
+    assert.matches("tools (3): read_file, list_dir, stat\n", out, 1, true)
+    assert.matches("max_file_size      50 MB\n", out, 1, true)
+  end)
+end)
+
+describe(H.tag("--config on mcp, call and tools"), function()
+  local dir
+
+  before_each(function()
+    dir = H.tmpdir()
+    H.write(dir, "data/a.txt", "alpha\n")
+    H.write(dir, "other/b.txt", "beta\n")
+    H.write(dir, "burrow.yaml", "roots: ['data:/w:ro']\ntools: [read_file, write_file, stat]\ncaps: {max_entries: 7}\n")
+  end)
+
+  after_each(H.cleanup)
+
+  it("call serves the config's roots and tools", function()
+    local out, err, code = burrow { "call", "read_file", '{"path":"/w/a.txt"}', "--config", dir .. "/burrow.yaml" }
+    assert.equal(0, code, err)
+    assert.equal("1\talpha\n", json.decode(out).content)
+    out, _, code = burrow { "call", "write_file", '{"path":"/w/n.txt","content":"x"}', "--config", dir .. "/burrow.yaml" }
+    assert.equal(1, code)
+    assert.equal("READ_ONLY_ROOT", json.decode(out).error.code)
+    _, err, code = burrow { "call", "list_dir", "{}", "--config", dir .. "/burrow.yaml" }
+    assert.equal(2, code)
+    assert.matches('unknown tool "list_dir"', err, 1, true)
+  end)
+
+  it("tools lists the config's subset", function()
+    local out, err, code = burrow { "tools", "--config", dir .. "/burrow.yaml" }
+    assert.equal(0, code, err)
+    local names = {}
+    for i, t in ipairs(json.decode(out)) do names[i] = t.name end
+    assert.same({ "read_file", "write_file", "stat" }, names)
+  end)
+
+  it("--root replaces the config's roots and --cap overrides its caps", function()
+    local out, err, code = burrow { "check", "--config", dir .. "/burrow.yaml", "--root", dir .. "/other",
+      "--cap", "max_entries=9", "--cap", "max_matches=5" }
+    assert.equal(0, code, err)
+    assert.matches("  " .. dir .. "/other (rw)\n", out, 1, true)
+    assert.not_matches("/w (ro)", out, 1, true)
+    assert.matches("max_entries        9\n", out, 1, true)
+    assert.matches("max_matches        5\n", out, 1, true)
+    assert.matches("tools (3): read_file, write_file, stat\n", out, 1, true)
+    out, err, code = burrow { "call", "read_file", '{"path":"b.txt"}', "--config", dir .. "/burrow.yaml",
+      "--root", dir .. "/other" }
+    assert.equal(0, code, err)
+    assert.equal("1\tbeta\n", json.decode(out).content)
+  end)
+
+  it("mcp exits 2 before serving when the config is bad", function()
+    H.write(dir, "bad.yaml", "roots: [data]\ncaps: {max_entries: -1}\n")
+    local out, err, code = burrow({ "mcp", "--config", dir .. "/bad.yaml" }, "")
+    assert.equal(2, code)
+    assert.equal("", out)
+    assert.matches("bad.yaml:2:21: cap max_entries:", err, 1, true)
+  end)
+
+  it("mcp serves the config's tools", function()
+    local init = json.encode { jsonrpc = "2.0", id = 1, method = "initialize",
+      params = { protocolVersion = "2025-06-18", capabilities = {}, clientInfo = { name = "t", version = "1" } } }
+    local list = json.encode { jsonrpc = "2.0", id = 2, method = "tools/list" }
+    local out, err, code = burrow({ "mcp", "--config", dir .. "/burrow.yaml" }, init .. "\n" .. list .. "\n")
+    assert.equal(0, code, err)
+    local names = {}
+    for line in out:gmatch("[^\n]+") do
+      local msg = json.decode(line)
+      if msg.id == 2 then
+        for i, t in ipairs(msg.result.tools) do names[i] = t.name end
+      end
+    end
+    assert.same({ "read_file", "write_file", "stat" }, names)
+  end)
+end)
