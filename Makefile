@@ -65,6 +65,10 @@ $(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(CORE_O) $(BIND_O)
 $(B)/test_%: host/test/test_%.c $(CORE_O)
 	$(CC) $(CFLAGS) -I$(SRC) -o $@ $^ $(DEP_LIBS)
 
+# except the embedding API's, which links the whole library as an engine would
+$(B)/test_capi: host/test/test_capi.c $(B)/libburrow.a
+	$(CC) $(CFLAGS) -Ihost/include -o $@ $^ $(DEP_LIBS) $(LUA_LIBS)
+
 test: all
 	@bash test/run-all.sh
 

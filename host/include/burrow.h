@@ -44,6 +44,15 @@ int burrow_call(burrow_host *h, const char *tool, const char *args_json,
 /* The tool list as JSON, in format "mcp" (default), "openai" or "anthropic". */
 char *burrow_tools(burrow_host *h, const char *format);
 
+/* Approval of a policy's "ask": return nonzero to let the call go ahead.
+ * tool, operation ("read", "write", "delete", "list"), path (as the agent
+ * wrote it) and reason are valid during the call only. Without a callback an
+ * "ask" is denied with a message saying approval was needed. */
+typedef int (*burrow_approve_fn)(void *ud, const char *tool,
+                                 const char *operation, const char *path,
+                                 const char *reason);
+void burrow_set_approval(burrow_host *h, burrow_approve_fn fn, void *ud);
+
 /* The library's version string ("0.1.0"). */
 const char *burrow_version(void);
 

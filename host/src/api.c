@@ -18,6 +18,8 @@
 struct burrow_host {
   lua_State *L;
   int ws; /* registry ref of the workspace */
+  burrow_approve_fn approve;
+  void *approve_ud;
 };
 
 static int dir_has(const char *dir, const char *file) {
@@ -140,6 +142,37 @@ char *burrow_tools(burrow_host *h, const char *format) {
     return NULL;
   }
   return out;
+}
+
+/* ws.approve for a C callback: (req, reason) -> allowed */
+static int approve_bridge(lua_State *L) {
+  burrow_host *h = lua_touserdata(L, lua_upvalueindex(1));
+  if (!h->approve) return 0;
+  const char *f[3] = {"tool", "operation", "path"}, *v[3];
+  for (int i = 0; i < 3; i++) {
+    lua_getfield(L, 1, f[i]);
+    v[i] = lua_tostring(L, -1); /* kept alive by the request table */
+    lua_pop(L, 1);
+  }
+  int ok = h->approve(h->approve_ud, v[0] ? v[0] : "", v[1] ? v[1] : "",
+                      v[2] ? v[2] : "", luaL_optstring(L, 2, ""));
+  lua_pushboolean(L, ok);
+  return 1;
+}
+
+void burrow_set_approval(burrow_host *h, burrow_approve_fn fn, void *ud) {
+  if (!h) return;
+  h->approve = fn;
+  h->approve_ud = ud;
+  lua_rawgeti(h->L, LUA_REGISTRYINDEX, h->ws);
+  if (fn) {
+    lua_pushlightuserdata(h->L, h);
+    lua_pushcclosure(h->L, approve_bridge, 1);
+  } else {
+    lua_pushnil(h->L);
+  }
+  lua_setfield(h->L, -2, "approve");
+  lua_pop(h->L, 1);
 }
 
 void burrow_close(burrow_host *h) {

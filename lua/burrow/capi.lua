@@ -2,15 +2,22 @@
 -- Strings in, strings out: JSON arguments and results.
 
 local burrow = require "burrow"
-local json = require("burrow.core").json
+local config = require "burrow.config"
+local core = require "burrow.core"
+local json = core.json
 
 local capi = {}
 
--- config: NULL/"" = the current directory; otherwise a root path for now.
-function capi.open(config)
-  local roots
-  if config and config ~= "" then roots = { config } end -- DIR[:MOUNT][:ro]
-  return burrow.open { roots = roots }
+-- config: NULL/"" = the current directory; YAML configuration text
+-- (docs/config.md; relative paths from the current directory); a text that
+-- is one plain string is a root, DIR[:MOUNT][:ro], as before YAML arrived.
+function capi.open(text)
+  if not text or text == "" then return burrow.open {} end
+  local plain = core.yaml_decode(text)
+  if type(plain) == "string" then return burrow.open { roots = { plain } } end
+  local opts, err = config.parse(text, "config", ".")
+  if not opts then return nil, err end
+  return burrow.open(opts)
 end
 
 -- -> 0, result JSON | 1, {"error":{...}} JSON

@@ -10,6 +10,7 @@ caps.defaults = {
   max_file_size = 64 * 1024 * 1024, -- largest file read or written
   max_line_chars = 2000,         -- longer lines are cut in read_file
   max_request_bytes = 64 * 1024 * 1024, -- largest MCP message accepted
+  untrusted_boundary = false,    -- wrap read_file text in helix's untrusted-content tags
 }
 
 local units = {
@@ -41,9 +42,15 @@ function caps.merge(t)
       table.sort(names)
       return nil, ("unknown cap %q (known: %s)"):format(k, table.concat(names, ", "))
     end
-    local n, err = caps.parse_size(v)
-    if not n then return nil, ("cap %s: %s"):format(k, err) end
-    out[k] = n
+    if type(caps.defaults[k]) == "boolean" then
+      if v == "true" or v == true then out[k] = true
+      elseif v == "false" or v == false then out[k] = false
+      else return nil, ("cap %s: expected true or false"):format(k) end
+    else
+      local n, err = caps.parse_size(v)
+      if not n then return nil, ("cap %s: %s"):format(k, err) end
+      out[k] = n
+    end
   end
   return out
 end

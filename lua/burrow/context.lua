@@ -55,6 +55,18 @@ function Ctx:cancelled()
   return self.hooks.cancelled and self.hooks.cancelled() or false
 end
 
+-- Wrap file text in the untrusted-content boundary (cap untrusted_boundary):
+-- the model is told to treat what is inside as data, and a closing tag in
+-- the file itself is escaped so the content cannot end the block early.
+local TAG = "workspace_tool_result"
+function Ctx:untrusted(text, path)
+  local info = select(3, self:resolve(path)) or { mount = "" }
+  local function attr(s) return (tostring(s):gsub("[&\"<>]", { ["&"] = "&amp;", ['"'] = "&quot;", ["<"] = "&lt;", [">"] = "&gt;" })) end
+  local body = text:gsub("</" .. TAG .. ">", "<\\/" .. TAG .. ">")
+  return ('<%s untrusted="true" workspace="%s" op="%s" ref="%s">\n%s</%s>\n')
+    :format(TAG, attr(info.mount), attr(self.tool.name), attr(path), body, TAG)
+end
+
 -- Report progress to a client that asked for it (MCP progressToken).
 function Ctx:progress(done, total, message)
   if self.hooks.progress then self.hooks.progress(done, total, message) end

@@ -111,6 +111,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       ctx.caps.max_result_bytes, true) -- last use: closes f
     if not text then return ctx:fail(lcode, a.path, info) end
     res.encoding = "text"
+    if ctx.caps.untrusted_boundary then text = ctx:untrusted(text, a.path) end
     res.content = text
     res.total_lines = scan.lines
     res.newline = scan.newline
