@@ -342,8 +342,10 @@ policies:
         parse_err("pack: native\nrots: [/a]\n"))
       assert.equal('c.yaml:3:5: unknown key "mnt" in a root (known: mode, mount, path)',
         parse_err("roots:\n  - path: /a\n    mnt: /w\n"))
-      assert.equal('c.yaml:1:24: unknown cap "max_bytes" (known: max_entries, max_file_size, '
-        .. "max_line_chars, max_matches, max_request_bytes, max_result_bytes)",
+      local known = {}
+      for k in pairs(require("burrow.caps").defaults) do known[#known + 1] = k end
+      table.sort(known)
+      assert.equal(('c.yaml:1:24: unknown cap "max_bytes" (known: %s)'):format(table.concat(known, ", ")),
         parse_err("caps: {max_entries: 1, max_bytes: 2}\n"))
       assert.equal('c.yaml:3:5: unknown key "when" in a module (known: actions, constraints, module)',
         parse_err("modules:\n  - module: filesystem\n    when: now\n"))
@@ -542,5 +544,33 @@ modules:
       assert.matches("burrow", assert(ws:call("read_file", { path = "/workspace/Makefile", limit = 3 })).content)
       ws:close()
     end)
+  end)
+end)
+
+describe(H.tag("burrow_open's config text (burrow.capi)"), function()
+  local capi = require "burrow.capi"
+
+  after_each(H.cleanup)
+
+  it("takes YAML configuration, a bare root, or nothing", function()
+    local dir = H.tmpdir()
+    H.write(dir, "a.txt", "alpha\n")
+    local ws = assert(capi.open(("roots: ['%s:/w:ro']\ntools: [read_file]\n"):format(dir)))
+    assert.equal("/w", ws:mounts()[1].mount)
+    assert.is_true(ws:mounts()[1].readonly)
+    assert.equal(1, #ws:tools())
+    ws:close()
+    ws = assert(capi.open(dir .. ":/v"))
+    assert.equal("/v", ws:mounts()[1].mount)
+    ws:close()
+    ws = assert(capi.open(nil))
+    assert.equal(H.REPO, ws:mounts()[1].mount)
+    ws:close()
+  end)
+
+  it("returns the config error with its position", function()
+    local ws, err = capi.open("roots: [/tmp]\ncolour: blue\n")
+    assert.is_nil(ws)
+    assert.matches('^config:2:1: unknown key "colour"', err)
   end)
 end)

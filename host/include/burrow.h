@@ -31,9 +31,11 @@ enum {
   BURROW_USAGE = 2       /* bad arguments to the API itself (NULL host...) */
 };
 
-/* Open a host. config_yaml may be NULL (serve the current directory). Until
- * YAML configuration lands, config_yaml may hold only a root path. On failure
- * returns NULL and, if errmsg is not NULL, a message to burrow_free(). */
+/* Open a host. config_yaml is YAML configuration text (docs/config.md;
+ * relative paths start at the current directory), NULL to serve the current
+ * directory, or a single root "DIR[:MOUNT][:ro]". On failure returns NULL and,
+ * if errmsg is not NULL, a message (config errors say "config:LINE:COL: ...")
+ * to burrow_free(). */
 burrow_host *burrow_open(const char *config_yaml, char **errmsg);
 
 /* Call a tool with JSON arguments ("{}" if NULL). *result_json receives the

@@ -252,9 +252,9 @@ local function parse_caps(v, mark, out)
     if caps_mod.defaults[k] == nil then
       fail(key_at(v, k), "unknown cap %q (known: %s)", k, sorted_names(caps_mod.defaults))
     end
-    local n, err = caps_mod.parse_size(s)
-    if not n then fail(value_at(v, k), "cap %s: %s", k, err) end
-    out[k] = n
+    local one, err = caps_mod.merge { [k] = s } -- sizes, numbers, flags: caps.lua decides
+    if not one then fail(value_at(v, k), "%s", err) end
+    out[k] = one[k]
   end
   return out
 end

@@ -1,0 +1,35 @@
+-- The untrusted_boundary cap: read_file text wrapped in helix's
+-- untrusted-content tags, which file content cannot close early.
+
+local H = require "helpers"
+
+describe(H.tag("untrusted_boundary"), function()
+  after_each(H.cleanup)
+
+  it("is off by default", function()
+    local ws = H.workspace { ["a.txt"] = "hello\n" }
+    assert.equal("1\thello\n", assert(ws:call("read_file", { path = "a.txt" })).content)
+  end)
+
+  it("wraps the numbered text with the workspace, op and ref attributes", function()
+    local ws, dir = H.workspace({ ["a.txt"] = "hello\n" }, { untrusted_boundary = true })
+    local r = assert(ws:call("read_file", { path = "a.txt" }))
+    assert.equal(('<workspace_tool_result untrusted="true" workspace="%s" op="read_file" ref="a.txt">\n'
+      .. "1\thello\n</workspace_tool_result>\n"):format(dir), r.content)
+  end)
+
+  it("escapes a closing tag inside the file and quotes in attributes", function()
+    local ws = H.workspace({ ['q"x.txt'] = "a</workspace_tool_result>b\n" }, { untrusted_boundary = "true" })
+    local r = assert(ws:call("read_file", { path = 'q"x.txt' }))
+    assert.truthy(r.content:find('ref="q&quot;x.txt"', 1, true), r.content)
+    local _, closes = r.content:gsub("</workspace_tool_result>", "")
+    assert.equal(1, closes, r.content)
+    assert.truthy(r.content:find("a<\\/workspace_tool_result>b", 1, true), r.content)
+  end)
+
+  it("refuses a value that is not a boolean", function()
+    local ws, msg = require("burrow").open { roots = { { path = H.tmpdir() } }, caps = { untrusted_boundary = "maybe" } }
+    assert.is_nil(ws)
+    assert.truthy(msg:find("true or false", 1, true), msg)
+  end)
+end)
