@@ -1,0 +1,530 @@
+/*
+ * glob.c - the glob matcher shared by the glob tool, grep's include and
+ * exclude, and gitignore rules; and the glob search itself.
+ *
+ * A pattern is split into '/'-separated segments after {a,b} expansion.
+ * Within a segment, *, ? and [...] are matched by the two-pointer method
+ * (linear, no backtracking blow-up); across segments, "**" is matched by
+ * running the segments as a small NFA, so a path is matched in
+ * O(segments x path components) whatever the pattern, and the same NFA
+ * tells whether a directory can still hold a match (pruning).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "search.h"
+
+enum { MAX_ALTS = 256, MAX_SEGS = 128, MAX_PAT = 4096 };
+enum { SEG_LIT, SEG_GLOB, SEG_STAR2 };
+
+typedef struct seg {
+  char *p;
+  size_t len;
+  int kind;
+} seg;
+
+typedef struct alt {
+  seg *s;
+  int n;
+  int plus; /* the last segment is "**" and needs at least one segment */
+} alt;
+
+struct bw_glob {
+  alt *a;
+  int n;
+  int fold;
+};
+
+static int fold(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+/* ---- one segment ---- */
+
+/* Length of the class starting at p[0] == '[', or 0 if it is not closed. */
+static size_t class_len(const char *p, size_t n) {
+  size_t i = 1;
+  if (i < n && (p[i] == '!' || p[i] == '^')) i++;
+  if (i < n && p[i] == ']') i++; /* a leading ] is literal */
+  for (; i < n; i++) {
+    if (p[i] == '\\' && i + 1 < n) i++;
+    else if (p[i] == ']') return i + 1;
+  }
+  return 0;
+}
+
+static int class_has(const char *p, size_t n, int c, int cf) {
+  size_t i = 1;
+  int neg = 0, hit = 0;
+  if (p[i] == '!' || p[i] == '^') neg = 1, i++;
+  for (int first = 1; i < n - 1; first = 0) {
+    if (p[i] == ']' && !first) break;
+    int lo = (unsigned char)p[i];
+    if (p[i] == '\\' && i + 1 < n - 1) lo = (unsigned char)p[++i];
+    i++;
+    int hi = lo;
+    if (i + 1 < n - 1 && p[i] == '-' && p[i + 1] != ']') {
+      hi = (unsigned char)p[i + 1];
+      if (p[i + 1] == '\\' && i + 2 < n - 1) hi = (unsigned char)p[i + 2], i++;
+      i += 2;
+    }
+    if (c >= lo && c <= hi) hit = 1;
+    if (cf && fold(c) != c && fold(c) >= lo && fold(c) <= hi) hit = 1;
+    if (cf && c >= 'a' && c <= 'z' && c - 32 >= lo && c - 32 <= hi) hit = 1;
+  }
+  return hit != neg;
+}
+
+/* Does the pattern token at p[*pi] match the subject at s[*si]? Advances. */
+static int one(const char *p, size_t pl, size_t *pi, const char *s,
+               size_t sl, size_t *si, int cf) {
+  int c = (unsigned char)s[*si];
+  char pc = p[*pi];
+  if (pc == '?') {
+    size_t k = 1; /* one UTF-8 character */
+    while (*si + k < sl && ((unsigned char)s[*si + k] & 0xC0) == 0x80) k++;
+    *pi += 1;
+    *si += k;
+    return 1;
+  }
+  if (pc == '[') {
+    size_t cl = class_len(p + *pi, pl - *pi);
+    if (cl) {
+      if (!class_has(p + *pi, cl, c, cf)) return 0;
+      *pi += cl;
+      *si += 1;
+      return 1;
+    }
+  }
+  size_t adv = 1;
+  if (pc == '\\' && *pi + 1 < pl) pc = p[*pi + 1], adv = 2;
+  if (cf ? fold((unsigned char)pc) != fold(c) : (unsigned char)pc != c)
+    return 0;
+  *pi += adv;
+  *si += 1;
+  return 1;
+}
+
+static int seg_match(const seg *g, const char *s, size_t sl, int cf) {
+  if (g->kind == SEG_LIT && !cf)
+    return g->len == sl && memcmp(g->p, s, sl) == 0;
+  const char *p = g->p;
+  size_t pl = g->len, pi = 0, si = 0, star_p = (size_t)-1, star_s = 0;
+  while (si < sl) {
+    if (pi < pl && p[pi] == '*') {
+      star_p = ++pi;
+      star_s = si;
+      continue;
+    }
+    if (pi < pl && one(p, pl, &pi, s, sl, &si, cf)) continue;
+    if (star_p == (size_t)-1) return 0;
+    pi = star_p; /* let the last * take one more byte */
+    si = ++star_s;
+  }
+  while (pi < pl && p[pi] == '*') pi++;
+  return pi == pl;
+}
+
+/* ---- compiling ---- */
+
+static int is_meta(const char *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] == '*' || p[i] == '?' || p[i] == '[' || p[i] == '\\') return 1;
+  return 0;
+}
+
+static int add_seg(alt *a, const char *p, size_t n, const char **why) {
+  if (n == 0 || (n == 1 && p[0] == '.')) return 0; /* "a//b", "./a" */
+  if (n == 2 && p[0] == '.' && p[1] == '.') {
+    *why = "'..' is not allowed in a pattern";
+    return -1;
+  }
+  int kind = (n == 2 && p[0] == '*' && p[1] == '*') ? SEG_STAR2
+             : is_meta(p, n)                        ? SEG_GLOB
+                                                    : SEG_LIT;
+  if (kind == SEG_STAR2 && a->n && a->s[a->n - 1].kind == SEG_STAR2)
+    return 0; /* "**" twice is "**" */
+  if (a->n == MAX_SEGS) {
+    *why = "pattern has too many segments";
+    return -1;
+  }
+  seg *g = &a->s[a->n];
+  if (!(g->p = malloc(n + 1))) {
+    *why = "out of memory";
+    return -1;
+  }
+  memcpy(g->p, p, n);
+  g->p[n] = '\0';
+  g->len = n;
+  g->kind = kind;
+  a->n++;
+  return 0;
+}
+
+static int compile_alt(alt *a, const char *p, size_t n, const char **why) {
+  if (!(a->s = calloc(MAX_SEGS, sizeof *a->s))) {
+    *why = "out of memory";
+    return -1;
+  }
+  size_t start = 0;
+  for (size_t i = 0; i <= n; i++) {
+    if (i < n && p[i] == '\\' && i + 1 < n && p[i + 1] != '/') {
+      i++;
+      continue;
+    }
+    if (i < n && p[i] != '/') continue;
+    if (add_seg(a, p + start, i - start, why)) return -1;
+    start = i + 1;
+  }
+  if (a->n == 0) {
+    *why = "empty pattern";
+    return -1;
+  }
+  a->plus = a->s[a->n - 1].kind == SEG_STAR2;
+  return 0;
+}
+
+typedef struct expand {
+  char **v;
+  size_t *len;
+  int n;
+  const char *why;
+} expand;
+
+/* Find the first top-level {...} that holds a top-level comma. */
+static int find_brace(const char *p, size_t n, size_t *open, size_t *close) {
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] == '\\') {
+      i++;
+      continue;
+    }
+    if (p[i] != '{') continue;
+    int depth = 0, comma = 0;
+    for (size_t j = i; j < n; j++) {
+      if (p[j] == '\\') {
+        j++;
+        continue;
+      }
+      if (p[j] == '{') depth++;
+      else if (p[j] == ',' && depth == 1) comma = 1;
+      else if (p[j] == '}' && --depth == 0) {
+        if (!comma) break;
+        *open = i;
+        *close = j;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+static int expand_braces(expand *e, const char *p, size_t n, int depth) {
+  size_t o, c;
+  if (depth > 16 || !find_brace(p, n, &o, &c)) {
+    if (e->n == MAX_ALTS) {
+      e->why = "too many {a,b} alternatives";
+      return -1;
+    }
+    if (!(e->v[e->n] = malloc(n + 1))) return -1;
+    memcpy(e->v[e->n], p, n);
+    e->v[e->n][n] = '\0';
+    e->len[e->n++] = n;
+    return 0;
+  }
+  size_t s = o + 1, lvl = 0;
+  for (size_t j = o + 1; j <= c; j++) {
+    if (p[j] == '\\') {
+      j++;
+      continue;
+    }
+    if (p[j] == '{') lvl++;
+    else if (p[j] == '}' && lvl) lvl--;
+    else if ((p[j] == ',' && lvl == 0) || j == c) {
+      size_t nl = o + (j - s) + (n - c - 1);
+      char *t = malloc(nl + 1);
+      if (!t) return -1;
+      memcpy(t, p, o);
+      memcpy(t + o, p + s, j - s);
+      memcpy(t + o + (j - s), p + c + 1, n - c - 1);
+      int rc = expand_braces(e, t, nl, depth + 1);
+      free(t);
+      if (rc) return rc;
+      s = j + 1;
+    }
+  }
+  return 0;
+}
+
+void bw_glob_free(bw_glob *g) {
+  if (!g) return;
+  for (int i = 0; i < g->n; i++) {
+    for (int j = 0; j < g->a[i].n; j++) free(g->a[i].s[j].p);
+    free(g->a[i].s);
+  }
+  free(g->a);
+  free(g);
+}
+
+bw_glob *bw_glob_compile(const char *pat, size_t len, int flags,
+                         const char **why) {
+  *why = "out of memory";
+  if (len > MAX_PAT) {
+    *why = "pattern too long";
+    return NULL;
+  }
+  if (memchr(pat, '\0', len)) {
+    *why = "pattern contains a NUL byte";
+    return NULL;
+  }
+  expand e = {calloc(MAX_ALTS, sizeof(char *)),
+              calloc(MAX_ALTS, sizeof(size_t)), 0, NULL};
+  bw_glob *g = calloc(1, sizeof *g);
+  int rc = -1;
+  if (e.v && e.len && g) {
+    if (flags & BW_GLOB_BRACES) rc = expand_braces(&e, pat, len, 0);
+    else rc = expand_braces(&e, pat, len, 99); /* no expansion: one alt */
+    if (rc && e.why) *why = e.why;
+  }
+  if (!rc && !(g->a = calloc((size_t)e.n, sizeof *g->a))) rc = -1;
+  for (int i = 0; !rc && i < e.n; i++) {
+    rc = compile_alt(&g->a[i], e.v[i], e.len[i], why);
+    g->n = i + 1;
+  }
+  for (int i = 0; e.v && i < e.n; i++) free(e.v[i]);
+  free(e.v);
+  free(e.len);
+  if (rc) {
+    bw_glob_free(g);
+    return NULL;
+  }
+  g->fold = !!(flags & BW_GLOB_CASEFOLD);
+  return g;
+}
+
+/* ---- matching ---- */
+
+/* Epsilon moves: a "**" (other than a final one) may match no segment. */
+static void closure(const alt *a, unsigned char *st) {
+  for (int i = 0; i < a->n; i++)
+    if (st[i] && a->s[i].kind == SEG_STAR2 && !(a->plus && i == a->n - 1))
+      st[i + 1] = 1;
+}
+
+/* Run the NFA over path; returns the state set in st (n+1 entries). */
+static int run(const alt *a, const char *path, int cf, unsigned char *st) {
+  unsigned char nx[MAX_SEGS + 1];
+  memset(st, 0, (size_t)a->n + 1);
+  st[0] = 1;
+  closure(a, st);
+  const char *p = path;
+  while (*p) {
+    const char *e = strchr(p, '/');
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    memset(nx, 0, (size_t)a->n + 1);
+    int any = 0;
+    for (int i = 0; i < a->n; i++) {
+      if (!st[i]) continue;
+      if (a->s[i].kind == SEG_STAR2) {
+        nx[i] = nx[i + 1] = 1;
+        any = 1;
+      } else if (seg_match(&a->s[i], p, l, cf)) {
+        nx[i + 1] = 1;
+        any = 1;
+      }
+    }
+    if (!any) return 0;
+    closure(a, nx);
+    memcpy(st, nx, (size_t)a->n + 1);
+    if (!e) break;
+    p = e + 1;
+  }
+  return 1;
+}
+
+int bw_glob_match(const bw_glob *g, const char *path) {
+  unsigned char st[MAX_SEGS + 1];
+  for (int i = 0; i < g->n; i++)
+    if (run(&g->a[i], path, g->fold, st) && st[g->a[i].n]) return 1;
+  return 0;
+}
+
+int bw_glob_viable(const bw_glob *g, const char *dir) {
+  unsigned char st[MAX_SEGS + 1];
+  if (!*dir) return 1;
+  for (int i = 0; i < g->n; i++) {
+    if (!run(&g->a[i], dir, g->fold, st)) continue;
+    for (int k = 0; k < g->a[i].n; k++)
+      if (st[k]) return 1;
+  }
+  return 0;
+}
+
+int bw_glob_is_basename(const bw_glob *g) {
+  for (int i = 0; i < g->n; i++)
+    if (g->a[i].n != 1 || g->a[i].s[0].kind == SEG_STAR2) return 0;
+  return 1;
+}
+
+size_t bw_glob_prefix(const bw_glob *g, char *out, size_t size) {
+  size_t len = 0;
+  out[0] = '\0';
+  if (g->fold || g->n == 0) return 0;
+  for (int k = 0;; k++) { /* leading literal segments shared by every alt */
+    const seg *s0 = k < g->a[0].n - 1 ? &g->a[0].s[k] : NULL;
+    if (!s0 || s0->kind != SEG_LIT) return len;
+    for (int i = 1; i < g->n; i++) {
+      const alt *a = &g->a[i];
+      if (k >= a->n - 1 || a->s[k].kind != SEG_LIT || a->s[k].len != s0->len ||
+          memcmp(a->s[k].p, s0->p, s0->len))
+        return len;
+    }
+    if (len + s0->len + 2 > size) return len;
+    if (len) out[len++] = '/';
+    memcpy(out + len, s0->p, s0->len);
+    len += s0->len;
+    out[len] = '\0';
+  }
+}
+
+int bw_glob_names_hidden(const bw_glob *g) {
+  for (int i = 0; i < g->n; i++)
+    for (int k = 0; k < g->a[i].n; k++)
+      if (g->a[i].s[k].p[0] == '.') return 1;
+  return 0;
+}
+
+/* ---- the glob search ---- */
+
+typedef struct gsearch {
+  const bw_root *r;
+  const bw_glob *g;
+  const bw_glob_opts *o;
+  const char *prefix; /* literal start below rel, "" if none */
+  bw_topn top;
+  _Atomic int failed;
+} gsearch;
+
+static void free_gitem(bw_item *it) {
+  free(it->path);
+  free(it);
+}
+
+static int type_bit(char t) {
+  return t == 'f' ? 1 : t == 'd' ? 2 : t == 'l' ? 4 : 8;
+}
+
+static int glob_visit(void *arg, const bw_wentry *e) {
+  gsearch *s = arg;
+  size_t pl = strlen(s->prefix), el = strlen(e->path);
+  char *full = malloc(pl + el + 2);
+  if (!full) {
+    atomic_store(&s->failed, BW_ENOMEM);
+    return -1;
+  }
+  memcpy(full, s->prefix, pl);
+  full[pl] = pl ? '/' : '\0';
+  memcpy(full + pl + (pl ? 1 : 0), e->path, el + 1);
+  int descend = 0;
+  if (e->type == 'd')
+    descend = bw_glob_viable(s->g, full) && !bw_topn_beyond(&s->top, full);
+  if (!(s->o->types & type_bit(e->type)) || !bw_glob_match(s->g, full) ||
+      (!s->o->by_mtime && bw_topn_beyond(&s->top, full))) {
+    free(full);
+    return descend;
+  }
+  bw_gitem *it = calloc(1, sizeof *it);
+  struct stat st;
+  if (!it) {
+    free(full);
+    atomic_store(&s->failed, BW_ENOMEM);
+    return -1;
+  }
+  it->item.path = full;
+  it->item.units = 1;
+  it->type = e->type;
+  if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    it->size = (long long)st.st_size;
+    it->mtime = st.st_mtim;
+  }
+  if (bw_topn_add(&s->top, &it->item)) {
+    atomic_store(&s->failed, BW_ENOMEM);
+    return -1;
+  }
+  return descend;
+}
+
+static int newer_first(const void *a, const void *b) {
+  const bw_gitem *x = *(bw_gitem *const *)a, *y = *(bw_gitem *const *)b;
+  if (x->mtime.tv_sec != y->mtime.tv_sec)
+    return x->mtime.tv_sec < y->mtime.tv_sec ? 1 : -1;
+  if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+    return x->mtime.tv_nsec < y->mtime.tv_nsec ? 1 : -1;
+  return bw_path_cmp(x->item.path, y->item.path);
+}
+
+/* rel + "/" + prefix into buf. */
+static int start_dir(const char *rel, const char *prefix, char *buf) {
+  size_t rl = strlen(rel), pl = strlen(prefix);
+  if (!pl) {
+    memcpy(buf, rel, rl + 1);
+    return 0;
+  }
+  if (rl + pl + 2 > BW_PATH_MAX + 1) return -1;
+  memcpy(buf, rel, rl);
+  buf[rl] = '/';
+  memcpy(buf + rl + 1, prefix, pl + 1);
+  return 0;
+}
+
+int bw_glob_search(const bw_root *r, const char *rel, const char *pattern,
+                   size_t len, const bw_glob_opts *o, bw_glob_res *res) {
+  memset(res, 0, sizeof *res);
+  const char *why;
+  bw_glob *g = bw_glob_compile(pattern, len, BW_GLOB_BRACES, &why);
+  if (!g) return bw_fail(BW_INVALID_ARGUMENT, why);
+  char prefix[BW_PATH_MAX + 1], start[BW_PATH_MAX + 1];
+  bw_glob_prefix(g, prefix, sizeof prefix);
+  if (start_dir(rel, prefix, start)) {
+    bw_glob_free(g);
+    return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+  }
+  gsearch s = {.r = r, .g = g, .o = o, .prefix = prefix};
+  size_t limit = o->by_mtime ? o->count_limit : o->max_results;
+  bw_topn_init(&s.top, limit, free_gitem);
+  bw_walk_opts w = o->walk;
+  w.visit = glob_visit;
+  w.arg = &s;
+  if (bw_glob_names_hidden(g)) w.include_hidden = 1; /* "**" "/.env" */
+  int rc = bw_walk_run(r, start, &w);
+  if (rc == BW_ENOENT && prefix[0]) rc = BW_OK; /* nothing there: no match */
+  if (!rc) rc = atomic_load(&s.failed);
+  if (rc) {
+    bw_topn_free(&s.top);
+    bw_glob_free(g);
+    return rc;
+  }
+  res->items = (bw_gitem **)s.top.v;
+  res->n = s.top.n;
+  res->truncated = s.top.dropped;
+  res->cancelled = w.cancel && atomic_load(w.cancel);
+  s.top.v = NULL;
+  s.top.n = 0;
+  if (o->by_mtime && res->n > 1)
+    qsort(res->items, res->n, sizeof *res->items, newer_first);
+  if (o->by_mtime && res->n > o->max_results) {
+    for (size_t i = o->max_results; i < res->n; i++)
+      free_gitem(&res->items[i]->item);
+    res->n = o->max_results;
+    res->truncated = 1;
+  }
+  bw_topn_free(&s.top);
+  bw_glob_free(g);
+  return BW_OK;
+}
+
+void bw_glob_res_free(bw_glob_res *res) {
+  for (size_t i = 0; i < res->n; i++) free_gitem(&res->items[i]->item);
+  free(res->items);
+  memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,1023 @@
+/*
+ * grep.c - content search: PCRE2 (JIT when the host allows it) behind a
+ * literal prefilter, over files the walker hands each worker.
+ *
+ * The pattern is compiled once per call; each worker has its own match
+ * data, match context and JIT stack. A file is read with read() into the
+ * worker's reused buffer (never mapped: per-file mmap costs more than it
+ * saves on a tree walk), skipped and listed if it is binary (NUL in the
+ * first 8 KiB) or over max_file_size. Literals every match must contain
+ * are pulled out of the regex; a two-byte SIMD scan finds them and PCRE2
+ * only confirms the lines around hits. Without literals PCRE2 runs over
+ * whole windows of lines, not line by line. Line numbers are counted
+ * (vectorised) only between hits. Results go to a sorted capped set, so
+ * the answer is the first max_results in path order however threads run.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "search.h"
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+enum {
+  BINARY_PROBE = 8192,
+  WINDOW = 1 << 20,   /* bytes per PCRE2 call without a prefilter */
+  MAX_LITS = 16,
+  MAX_LIT_LEN = 255,
+  MATCH_LIMIT = 10000000,
+  DEPTH_LIMIT = 100000,
+  HEAP_LIMIT_KIB = 64 * 1024,
+  JIT_STACK_MAX = 1 << 20,
+};
+
+static __thread char errbuf[256]; /* detail of a failed compile */
+
+/* ---- literals a match must contain ---- */
+
+typedef struct lset {
+  int n; /* 0: nothing is known to be required */
+  size_t len[MAX_LITS];
+  unsigned char s[MAX_LITS][MAX_LIT_LEN];
+} lset;
+
+typedef struct parser {
+  const unsigned char *p, *end;
+  int bail; /* syntax we do not model: no prefilter at all */
+  int pure; /* so far only plain characters */
+} parser;
+
+static size_t lset_min(const lset *l) {
+  size_t m = (size_t)-1;
+  for (int i = 0; i < l->n; i++)
+    if (l->len[i] < m) m = l->len[i];
+  return l->n ? m : 0;
+}
+
+/* Is a better than b as a prefilter? Longer shortest literal, then fewer. */
+static int lset_better(const lset *a, const lset *b) {
+  if (!b->n) return a->n > 0;
+  if (!a->n) return 0;
+  size_t ma = lset_min(a), mb = lset_min(b);
+  if (ma != mb) return ma > mb;
+  return a->n < b->n;
+}
+
+static void run_flush(lset *best, const unsigned char *run, size_t rl) {
+  if (!rl) return;
+  lset c = {.n = 1};
+  c.len[0] = rl > MAX_LIT_LEN ? MAX_LIT_LEN : rl;
+  memcpy(c.s[0], run, c.len[0]);
+  if (lset_better(&c, best)) *best = c;
+}
+
+static void parse_alt(parser *ps, lset *out);
+
+/* Skip a [...] class. */
+static void skip_class(parser *ps) {
+  const unsigned char *p = ps->p + 1;
+  if (p < ps->end && *p == '^') p++;
+  if (p < ps->end && *p == ']') p++;
+  while (p < ps->end && *p != ']') {
+    if (*p == '\\') p++;
+    else if (*p == '[' && p + 1 < ps->end && p[1] == ':') {
+      const unsigned char *q = p + 2;
+      while (q + 1 < ps->end && !(q[0] == ':' && q[1] == ']')) q++;
+      p = q + 1;
+    }
+    p++;
+  }
+  if (p >= ps->end) ps->bail = 1;
+  ps->p = p + 1;
+}
+
+/* A quantifier at ps->p: its minimum, or -1 if there is none. */
+static long quantifier(parser *ps) {
+  const unsigned char *p = ps->p;
+  if (p >= ps->end) return -1;
+  long min = -1;
+  if (*p == '*' || *p == '?') min = 0, p++;
+  else if (*p == '+') min = 1, p++;
+  else if (*p == '{') {
+    const unsigned char *q = p + 1;
+    long v = 0;
+    int digits = 0;
+    while (q < ps->end && *q >= '0' && *q <= '9' && v < 100000) v = v * 10 + (*q++ - '0'), digits++;
+    if (q < ps->end && *q == ',' && !digits) {
+      ps->bail = 1; /* {,n}: its meaning changed across PCRE2 versions */
+      return -1;
+    }
+    if (q < ps->end && *q == ',') {
+      q++;
+      while (q < ps->end && *q >= '0' && *q <= '9') q++;
+    }
+    if (!digits || q >= ps->end || *q != '}') return -1; /* a literal { */
+    min = v;
+    p = q + 1;
+  } else {
+    return -1;
+  }
+  if (p < ps->end && (*p == '?' || *p == '+')) p++; /* lazy, possessive */
+  ps->p = p;
+  return min;
+}
+
+/* One atom: *ch >= 0 for a plain character, else sub is what it requires. */
+static void parse_atom(parser *ps, int *ch, lset *sub) {
+  const unsigned char *p = ps->p;
+  *ch = -1;
+  sub->n = 0;
+  if (*p == '(') {
+    ps->pure = 0;
+    p++;
+    int look = 0;
+    if (p < ps->end && *p == '*') ps->bail = 1; /* (*VERB) */
+    if (p < ps->end && *p == '?') {
+      p++;
+      if (p < ps->end && (*p == ':' || *p == '>' || *p == '|')) p++;
+      else if (p < ps->end && (*p == '=' || *p == '!')) p++, look = 1;
+      else if (p + 1 < ps->end && *p == '<' && (p[1] == '=' || p[1] == '!')) p += 2, look = 1;
+      else if (p < ps->end && (*p == '<' || *p == '\'' || *p == 'P')) {
+        if (*p == 'P') p++;
+        if (p >= ps->end || (*p != '<' && *p != '\'')) ps->bail = 1;
+        char close = *p == '<' ? '>' : '\'';
+        while (p < ps->end && *p != close) p++;
+        p++;
+      } else {
+        ps->bail = 1; /* flags, comments, conditionals, recursion */
+      }
+    }
+    ps->p = p;
+    parse_alt(ps, sub);
+    if (ps->p >= ps->end || *ps->p != ')') ps->bail = 1;
+    else ps->p++;
+    if (look) sub->n = 0; /* zero-width: requires nothing in the match */
+    return;
+  }
+  if (*p == '[') {
+    ps->pure = 0;
+    skip_class(ps);
+    return;
+  }
+  if (*p == '.' || *p == '^' || *p == '$') {
+    ps->pure = 0;
+    ps->p = p + 1;
+    return;
+  }
+  if (*p == '\\') {
+    if (p + 1 >= ps->end) {
+      ps->bail = 1;
+      ps->p = p + 1;
+      return;
+    }
+    unsigned char c = p[1];
+    ps->p = p + 2;
+    static const char ctl[] = "n\nt\tr\rf\fe\033a\007";
+    const char *k = c ? strchr(ctl, c) : NULL;
+    if (k && ((k - ctl) % 2) == 0) {
+      *ch = (unsigned char)k[1];
+    } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9'))) {
+      *ch = c; /* escaped punctuation */
+    } else {
+      ps->pure = 0;
+      if (c == 'Q' || c == 'E' || c == 'x' || c == 'o' || c == 'c' ||
+          c == 'N' || c == 'p' || c == 'P' || c == 'g' || c == 'k')
+        ps->bail = 1; /* forms with arguments: not modelled */
+    }
+    return;
+  }
+  *ch = *p;
+  ps->p = p + 1;
+}
+
+/* A concatenation up to '|' or ')'. */
+static void parse_concat(parser *ps, lset *best) {
+  unsigned char run[MAX_LIT_LEN];
+  size_t rl = 0;
+  best->n = 0;
+  while (ps->p < ps->end && *ps->p != '|' && *ps->p != ')' && !ps->bail) {
+    int ch;
+    lset sub;
+    parse_atom(ps, &ch, &sub);
+    long min = quantifier(ps);
+    if (min >= 0) ps->pure = 0;
+    if (ch >= 0 && min < 0) {
+      if (rl == MAX_LIT_LEN) {
+        run_flush(best, run, rl);
+        rl = 0;
+      }
+      run[rl++] = (unsigned char)ch;
+      continue;
+    }
+    run_flush(best, run, rl);
+    rl = 0;
+    if (ch >= 0 && min >= 1) { /* x+ : x ends this run and starts the next */
+      run[rl++] = (unsigned char)ch;
+      continue;
+    }
+    if (min != 0 && sub.n && lset_better(&sub, best)) *best = sub;
+  }
+  run_flush(best, run, rl);
+}
+
+static void parse_alt(parser *ps, lset *out) {
+  parse_concat(ps, out);
+  while (ps->p < ps->end && *ps->p == '|' && !ps->bail) {
+    ps->pure = 0;
+    ps->p++;
+    lset b;
+    parse_concat(ps, &b);
+    if (!out->n || !b.n || out->n + b.n > MAX_LITS) {
+      out->n = 0;
+      while (ps->p < ps->end && *ps->p == '|') { /* skip the rest */
+        ps->p++;
+        parse_concat(ps, &b);
+      }
+      return;
+    }
+    for (int i = 0; i < b.n; i++) {
+      out->len[out->n] = b.len[i];
+      memcpy(out->s[out->n++], b.s[i], b.len[i]);
+    }
+  }
+}
+
+static int is_alpha(int c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
+
+/* Caseless: keep the longest piece of each literal that folds in ASCII
+ * only (k and s have non-ASCII case variants: the Kelvin sign, long s). */
+static void caseless_pieces(lset *l) {
+  for (int i = 0; i < l->n; i++) {
+    size_t best = 0, bl = 0, start = 0;
+    for (size_t j = 0; j <= l->len[i]; j++) {
+      int c = j < l->len[i] ? l->s[i][j] : -1;
+      if (c >= 0 && c < 0x80 && (c | 0x20) != 'k' && (c | 0x20) != 's') continue;
+      if (j - start > bl) bl = j - start, best = start;
+      start = j + 1;
+    }
+    memmove(l->s[i], l->s[i] + best, bl);
+    l->len[i] = bl;
+  }
+}
+
+/* ---- the scanner ---- */
+
+typedef struct lit {
+  const unsigned char *s;
+  size_t len;
+  size_t i1, i2;              /* offsets of the two rarest bytes */
+  unsigned char t1, t2, m1, m2; /* target and OR-mask (0x20 folds case) */
+  int fold;
+  size_t next;                /* cached next hit, or (size_t)-1 */
+  size_t from;                /* where the cached hit was searched from */
+} lit;
+
+/* Rough rank of how common a byte is in source text (higher = commoner). */
+static int commonness(unsigned char c, int fold) {
+  static const char common[] =
+      " etaoinsrlcdu_pmf\n\thg.,;()=*/bxykvw-\"0123456789>{}[]<:&+#!'|\\";
+  if (fold && is_alpha(c)) c |= 0x20;
+  const char *p = c ? strchr(common, c) : NULL;
+  if (p) return 255 - (int)(p - common);
+  if (c >= 'A' && c <= 'Z') return 120;
+  return 10;
+}
+
+static void lit_init(lit *l, const unsigned char *s, size_t len, int fold) {
+  l->s = s;
+  l->len = len;
+  l->fold = fold;
+  l->next = (size_t)-1;
+  l->from = 0;
+  size_t a = 0, b = len > 1 ? 1 : 0;
+  for (size_t i = 0; i < len; i++)
+    if (commonness(s[i], fold) < commonness(s[a], fold)) a = i;
+  b = a == 0 ? (len > 1 ? 1 : 0) : 0;
+  for (size_t i = 0; i < len; i++)
+    if (i != a && commonness(s[i], fold) < commonness(s[b], fold)) b = i;
+  l->i1 = a < b ? a : b;
+  l->i2 = a < b ? b : a;
+  l->m1 = fold && is_alpha(s[l->i1]) ? 0x20 : 0;
+  l->m2 = fold && is_alpha(s[l->i2]) ? 0x20 : 0;
+  l->t1 = s[l->i1] | l->m1;
+  l->t2 = s[l->i2] | l->m2;
+}
+
+static int lit_eq(const lit *l, const unsigned char *h) {
+  if (!l->fold) return memcmp(h, l->s, l->len) == 0;
+  for (size_t i = 0; i < l->len; i++) {
+    unsigned char a = h[i], b = l->s[i];
+    if (a != b && !(is_alpha(a) && (a | 0x20) == (b | 0x20))) return 0;
+  }
+  return 1;
+}
+
+/* First occurrence of l in h[from, n), or (size_t)-1. */
+static size_t lit_find(const lit *l, const unsigned char *h, size_t n,
+                       size_t from) {
+  if (l->len == 0) return from <= n ? from : (size_t)-1;
+  if (n < l->len) return (size_t)-1;
+  size_t last = n - l->len, i = from;
+#ifdef __SSE2__
+  const __m128i t1 = _mm_set1_epi8((char)l->t1), t2 = _mm_set1_epi8((char)l->t2);
+  const __m128i m1 = _mm_set1_epi8((char)l->m1), m2 = _mm_set1_epi8((char)l->m2);
+  while (i + 16 <= last + 1 && i + l->i2 + 16 <= n) {
+    __m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + i + l->i1)), m1);
+    __m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + i + l->i2)), m2);
+    unsigned m = (unsigned)_mm_movemask_epi8(
+        _mm_and_si128(_mm_cmpeq_epi8(a, t1), _mm_cmpeq_epi8(b, t2)));
+    while (m) {
+      unsigned j = (unsigned)__builtin_ctz(m);
+      if (lit_eq(l, h + i + j)) return i + j;
+      m &= m - 1;
+    }
+    i += 16;
+  }
+#endif
+  for (; i <= last; i++)
+    if ((h[i + l->i1] | l->m1) == l->t1 && (h[i + l->i2] | l->m2) == l->t2 &&
+        lit_eq(l, h + i))
+      return i;
+  return (size_t)-1;
+}
+
+/* ---- the compiled search ---- */
+
+typedef struct matcher {
+  pcre2_code *re;  /* NULL: plain literal search */
+  lit lits[MAX_LITS];
+  int nlits;
+  lset set;        /* storage the lits point into */
+  int pure;        /* the literal hit is the match: no PCRE2 */
+} matcher;
+
+static int compile_error(int code) {
+  char msg[200];
+  pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
+  snprintf(errbuf, sizeof errbuf, "invalid pattern: %s", msg);
+  return bw_fail(BW_INVALID_ARGUMENT, errbuf);
+}
+
+/* The pattern as PCRE2 source: a literal is escaped. */
+static char *regex_source(const bw_grep_opts *o, size_t *len) {
+  char *s = malloc(o->pattern_len * 2 + 1);
+  if (!s) return NULL;
+  if (!o->literal) {
+    memcpy(s, o->pattern, o->pattern_len);
+    *len = o->pattern_len;
+    return s;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < o->pattern_len; i++) {
+    unsigned char c = (unsigned char)o->pattern[i];
+    if (c < 0x80 && !(is_alpha(c) || (c >= '0' && c <= '9'))) s[n++] = '\\';
+    s[n++] = (char)c;
+  }
+  *len = n;
+  return s;
+}
+
+static int compile_regex(matcher *m, const bw_grep_opts *o) {
+  size_t len;
+  char *src = regex_source(o, &len);
+  if (!src) return BW_ENOMEM;
+  uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_MULTILINE;
+  if (o->ignore_case) opts |= PCRE2_CASELESS;
+  int err;
+  PCRE2_SIZE off;
+  m->re = pcre2_compile((PCRE2_SPTR)src, len, opts, &err, &off, NULL);
+  free(src);
+  if (!m->re) return compile_error(err);
+  uint32_t jit = 0;
+  pcre2_config(PCRE2_CONFIG_JIT, &jit);
+  if (jit) pcre2_jit_compile(m->re, PCRE2_JIT_COMPLETE); /* else: interpreter */
+  return BW_OK;
+}
+
+static int ascii_caseless_safe(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x80 || (c | 0x20) == 'k' || (c | 0x20) == 's') return 0;
+  }
+  return 1;
+}
+
+static int matcher_init(matcher *m, const bw_grep_opts *o) {
+  memset(m, 0, sizeof *m);
+  if (memchr(o->pattern, '\0', o->pattern_len))
+    return bw_fail(BW_INVALID_ARGUMENT, "pattern contains a NUL byte");
+  int pure = o->literal;
+  if (o->literal) {
+    m->set.n = 1;
+    m->set.len[0] = o->pattern_len > MAX_LIT_LEN ? MAX_LIT_LEN : o->pattern_len;
+    memcpy(m->set.s[0], o->pattern, m->set.len[0]);
+    if (o->pattern_len > MAX_LIT_LEN) pure = 0;
+  } else {
+    parser ps = {(const unsigned char *)o->pattern,
+                 (const unsigned char *)o->pattern + o->pattern_len, 0, 1};
+    parse_alt(&ps, &m->set);
+    if (ps.p < ps.end) ps.bail = 1; /* an unbalanced ')' */
+    if (ps.bail) m->set.n = 0;
+    pure = !ps.bail && ps.pure && m->set.n == 1 &&
+           m->set.len[0] == o->pattern_len;
+  }
+  if (o->ignore_case && pure && !ascii_caseless_safe(o->pattern, o->pattern_len))
+    pure = 0;
+  if (o->ignore_case && !pure) caseless_pieces(&m->set);
+  if (o->multiline || memchr(o->pattern, '\n', o->pattern_len)) pure = 0;
+  /* a prefilter pays off only with literals of two bytes or more */
+  if (m->set.n && (lset_min(&m->set) >= 2 || (pure && m->set.len[0] >= 1))) {
+    for (int i = 0; i < m->set.n; i++)
+      lit_init(&m->lits[i], m->set.s[i], m->set.len[i], o->ignore_case);
+    m->nlits = m->set.n;
+  }
+  m->pure = pure && m->nlits; /* the empty literal goes to PCRE2 */
+  return m->pure ? BW_OK : compile_regex(m, o);
+}
+
+/* ---- per worker ---- */
+
+typedef struct wstate {
+  pcre2_match_data *md;
+  pcre2_match_context *mc;
+  pcre2_jit_stack *js;
+  char *buf;
+  size_t cap;
+  lit lits[MAX_LITS]; /* the scanner's cached hits are per worker */
+} wstate;
+
+typedef struct grep {
+  const bw_root *r;
+  const bw_grep_opts *o;
+  matcher m;
+  wstate *ws;
+  int nws;
+  bw_topn top;
+  bw_glob **inc, **exc;
+  pthread_mutex_t mu; /* the skipped lists */
+  char **bin, **big;
+  size_t nbin, nbig, cbin, cbig, tbin, tbig;
+  _Atomic size_t searched, unreadable, trimmed;
+  _Atomic int err;
+} grep;
+
+static int ws_init(wstate *w, const matcher *m) {
+  if (!m->re) return BW_OK;
+  w->md = pcre2_match_data_create(1, NULL);
+  w->mc = pcre2_match_context_create(NULL);
+  w->js = pcre2_jit_stack_create(32 * 1024, JIT_STACK_MAX, NULL);
+  if (!w->md || !w->mc || !w->js) return BW_ENOMEM;
+  pcre2_jit_stack_assign(w->mc, NULL, w->js);
+  pcre2_set_match_limit(w->mc, MATCH_LIMIT);
+  pcre2_set_depth_limit(w->mc, DEPTH_LIMIT);
+  pcre2_set_heap_limit(w->mc, HEAP_LIMIT_KIB);
+  return BW_OK;
+}
+
+static void ws_free(wstate *w) {
+  pcre2_match_data_free(w->md);
+  pcre2_match_context_free(w->mc);
+  pcre2_jit_stack_free(w->js);
+  free(w->buf);
+}
+
+/* ---- one file ---- */
+
+typedef struct scan {
+  grep *g;
+  wstate *w;
+  const char *buf;
+  size_t len;
+  bw_gfile *f;       /* created at the first hit */
+  const char *path;
+  size_t limit;      /* matches worth keeping from this file */
+  size_t line;       /* line number at counted */
+  size_t counted;    /* offset where line counting stands */
+  size_t last_match; /* line number of the last match, 0 if none */
+  size_t emitted;    /* last line number emitted (match or context) */
+  size_t emitted_end; /* offset just past it */
+  int done;
+} scan;
+
+static size_t count_nl(const char *p, size_t n) {
+  size_t c = 0, i = 0;
+#ifdef __SSE2__
+  const __m128i nl = _mm_set1_epi8('\n');
+  for (; i + 64 <= n; i += 64) {
+    __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), nl);
+    __m128i b = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 16)), nl);
+    __m128i d = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 32)), nl);
+    __m128i e = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 48)), nl);
+    uint64_t m = (uint64_t)(unsigned)_mm_movemask_epi8(a) |
+                 (uint64_t)(unsigned)_mm_movemask_epi8(b) << 16 |
+                 (uint64_t)(unsigned)_mm_movemask_epi8(d) << 32 |
+                 (uint64_t)(unsigned)_mm_movemask_epi8(e) << 48;
+    c += (size_t)__builtin_popcountll(m);
+  }
+#endif
+  for (; i < n; i++) c += p[i] == '\n';
+  return c;
+}
+
+static size_t line_no(scan *s, size_t off) {
+  s->line += count_nl(s->buf + s->counted, off - s->counted);
+  s->counted = off;
+  return s->line;
+}
+
+static size_t line_end(const scan *s, size_t off) {
+  const char *nl = memchr(s->buf + off, '\n', s->len - off);
+  return nl ? (size_t)(nl - s->buf) : s->len;
+}
+
+static int file_new(scan *s) {
+  bw_gfile *f = calloc(1, sizeof *f);
+  if (!f || !(f->item.path = strdup(s->path))) {
+    free(f);
+    return BW_ENOMEM;
+  }
+  s->f = f;
+  return BW_OK;
+}
+
+/* UTF-8-safe prefix of at most max bytes. */
+static size_t utf8_cut(const char *p, size_t n, size_t max) {
+  if (n <= max) return n;
+  size_t k = max;
+  while (k > 0 && ((unsigned char)p[k] & 0xC0) == 0x80) k--;
+  return k;
+}
+
+static int add_line(scan *s, size_t no, size_t ls, size_t le, char kind) {
+  bw_gfile *f = s->f;
+  size_t n = le - ls;
+  const char *p = s->buf + ls;
+  if (kind != 'M' && n && p[n - 1] == '\r') n--;
+  size_t max = s->g->o->max_line * (kind == 'M' ? 8 : 1);
+  size_t keep = utf8_cut(p, n, max);
+  char marker[96] = "";
+  if (keep < n)
+    snprintf(marker, sizeof marker,
+             " [... line truncated: %zu of %zu bytes shown]", keep, n);
+  size_t ml = strlen(marker), need = keep + ml;
+  if (f->tlen + need > f->tcap) {
+    size_t c = f->tcap ? f->tcap * 2 : 4096;
+    while (c < f->tlen + need) c *= 2;
+    char *t = realloc(f->text, c);
+    if (!t) return BW_ENOMEM;
+    f->text = t;
+    f->tcap = c;
+  }
+  if (f->nlines == f->lcap) {
+    size_t c = f->lcap ? f->lcap * 2 : 16;
+    bw_gline *l = realloc(f->lines, c * sizeof *l);
+    if (!l) return BW_ENOMEM;
+    f->lines = l;
+    f->lcap = c;
+  }
+  memcpy(f->text + f->tlen, p, keep);
+  memcpy(f->text + f->tlen + keep, marker, ml);
+  f->lines[f->nlines++] = (bw_gline){no, f->tlen, need, kind == 'M' ? 'm' : kind};
+  f->tlen += need;
+  return BW_OK;
+}
+
+/* After-context of the last match, up to (not including) line stop. */
+static int flush_after(scan *s, size_t stop) {
+  size_t a = s->g->o->after;
+  if (!a || !s->last_match) return BW_OK;
+  size_t upto = s->last_match + a;
+  if (stop && stop - 1 < upto) upto = stop - 1;
+  while (s->emitted < upto && s->emitted_end < s->len) {
+    size_t ls = s->emitted_end, le = line_end(s, ls);
+    int rc = add_line(s, s->emitted + 1, ls, le, 'a');
+    if (rc) return rc;
+    s->emitted++;
+    s->emitted_end = le + 1;
+  }
+  return BW_OK;
+}
+
+static int add_before(scan *s, size_t no, size_t ls) {
+  size_t b = s->g->o->before;
+  if (!b) return BW_OK;
+  size_t first = no > b ? no - b : 1;
+  if (first <= s->emitted) first = s->emitted + 1;
+  if (first >= no) return BW_OK;
+  size_t starts[64], k = no - first, *st = k <= 64 ? starts : malloc(k * sizeof *st);
+  if (!st) return BW_ENOMEM;
+  size_t p = ls; /* walk back k lines from the match line's start */
+  for (size_t i = k; i-- > 0;) {
+    const char *q = p >= 2 ? memrchr(s->buf, '\n', p - 1) : NULL;
+    p = q ? (size_t)(q - s->buf) + 1 : 0;
+    st[i] = p;
+  }
+  int rc = BW_OK;
+  for (size_t i = 0; i < k && !rc; i++)
+    rc = add_line(s, first + i, st[i], line_end(s, st[i]), 'b');
+  if (st != starts) free(st);
+  return rc;
+}
+
+/* A matching line (or lines, multiline) [ls, le). */
+static int on_match(scan *s, size_t ls, size_t le) {
+  const bw_grep_opts *o = s->g->o;
+  if (!s->f && file_new(s)) return BW_ENOMEM;
+  if (o->mode == BW_GREP_FILES) {
+    s->f->count++;
+    s->done = 1;
+    return BW_OK;
+  }
+  if (o->mode == BW_GREP_COUNT) {
+    s->f->count++;
+    return BW_OK;
+  }
+  if (s->f->item.units >= s->limit) { /* enough from this file */
+    atomic_fetch_add(&s->g->trimmed, 1);
+    s->done = 1;
+    return BW_OK;
+  }
+  size_t no = line_no(s, ls);
+  size_t last = no + count_nl(s->buf + ls, le - ls); /* multiline spans */
+  int rc = flush_after(s, no);
+  if (!rc) rc = add_before(s, no, ls);
+  if (!rc) rc = add_line(s, no, ls, le, o->multiline ? 'M' : 'm');
+  s->f->item.units++;
+  s->f->count++;
+  s->last_match = last;
+  s->emitted = last;
+  s->emitted_end = le + 1;
+  return rc;
+}
+
+static int cancelled(const grep *g) {
+  const _Atomic int *c = g->o->walk.cancel;
+  return (c && atomic_load(c)) || atomic_load(&g->err);
+}
+
+/* PCRE2 over subject [0, n) from start: 1 and [*ms, *me) on a match. */
+static int re_find(scan *s, const char *subj, size_t n, size_t start,
+                   size_t *ms, size_t *me) {
+  int rc = pcre2_match(s->g->m.re, (PCRE2_SPTR)subj, n, start, 0, s->w->md,
+                       s->w->mc);
+  if (rc == PCRE2_ERROR_NOMATCH || rc == PCRE2_ERROR_PARTIAL) return 0;
+  if (rc < 0) {
+    if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+        rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT) {
+      int zero = 0;
+      atomic_compare_exchange_strong(&s->g->err, &zero, -1);
+    }
+    return 0; /* other failures: no match in this file */
+  }
+  PCRE2_SIZE *ov = pcre2_get_ovector_pointer(s->w->md);
+  *ms = ov[0];
+  *me = ov[1];
+  return 1;
+}
+
+/* Next literal hit at or after from. Each literal's last answer is kept:
+ * it stays valid while from has not passed it. */
+static size_t next_hit(scan *s, size_t from) {
+  size_t best = (size_t)-1;
+  for (int i = 0; i < s->g->m.nlits; i++) {
+    lit *l = &s->w->lits[i];
+    int valid = l->from != (size_t)-1 && l->from <= from &&
+                (l->next == (size_t)-1 || l->next >= from);
+    if (!valid) {
+      l->next = lit_find(l, (const unsigned char *)s->buf, s->len, from);
+      l->from = from;
+    }
+    if (l->next < best) best = l->next;
+  }
+  return best;
+}
+
+static void hits_reset(scan *s) {
+  for (int i = 0; i < s->g->m.nlits; i++) {
+    s->w->lits[i] = s->g->m.lits[i];
+    s->w->lits[i].next = (size_t)-1;
+    s->w->lits[i].from = (size_t)-1; /* nothing cached */
+  }
+}
+
+/* Line by line around literal hits. */
+static int search_prefiltered(scan *s) {
+  size_t pos = 0, poll = WINDOW;
+  while (pos < s->len && !s->done) {
+    if (pos > poll) { /* a big file with many hits: see a cancel */
+      if (cancelled(s->g)) return BW_OK;
+      poll = pos + WINDOW;
+    }
+    size_t h = next_hit(s, pos);
+    if (h == (size_t)-1) break;
+    const char *q = h > pos ? memrchr(s->buf + pos, '\n', h - pos) : NULL;
+    size_t ls = q ? (size_t)(q - s->buf) + 1 : pos;
+    size_t le = line_end(s, h);
+    size_t ms, me;
+    if (s->g->m.pure || re_find(s, s->buf + ls, le - ls, 0, &ms, &me)) {
+      int rc = on_match(s, ls, le);
+      if (rc) return rc;
+    }
+    if (atomic_load(&s->g->err)) return BW_OK;
+    pos = le + 1;
+  }
+  return BW_OK;
+}
+
+/* PCRE2 over windows of whole lines; a hit across a newline is checked
+ * again on its line alone. */
+static int search_windows(scan *s) {
+  size_t pos = 0;
+  while (pos < s->len && !s->done) {
+    size_t wend = pos + WINDOW < s->len ? line_end(s, pos + WINDOW) : s->len;
+    if (wend < s->len) wend++; /* keep the newline */
+    size_t ms, me;
+    if (!re_find(s, s->buf, wend, pos, &ms, &me)) {
+      if (atomic_load(&s->g->err) || cancelled(s->g)) return BW_OK;
+      pos = wend;
+      continue;
+    }
+    const char *q = ms > pos ? memrchr(s->buf + pos, '\n', ms - pos) : NULL;
+    size_t ls = q ? (size_t)(q - s->buf) + 1 : pos;
+    size_t le = line_end(s, ms);
+    if (me <= le || re_find(s, s->buf + ls, le - ls, 0, &ms, &me)) {
+      int rc = on_match(s, ls, le);
+      if (rc) return rc;
+    }
+    pos = le + 1;
+  }
+  return BW_OK;
+}
+
+/* Matches may span lines: each reports the lines it covers. */
+static int search_multiline(scan *s) {
+  if (s->g->m.nlits && next_hit(s, 0) == (size_t)-1) return BW_OK;
+  size_t pos = 0;
+  while (pos < s->len && !s->done && !cancelled(s->g)) {
+    size_t ms, me;
+    if (!re_find(s, s->buf, s->len, pos, &ms, &me)) return BW_OK;
+    const char *q = ms > 0 ? memrchr(s->buf, '\n', ms) : NULL;
+    size_t ls = q ? (size_t)(q - s->buf) + 1 : 0;
+    size_t last = me > ms && s->buf[me - 1] == '\n' ? me - 1 : me;
+    if (last < ms) last = ms;
+    size_t le = line_end(s, last);
+    int rc = on_match(s, ls < pos ? pos : ls, le);
+    if (rc) return rc;
+    pos = le + 1;
+  }
+  return BW_OK;
+}
+
+static int search_buf(scan *s) {
+  hits_reset(s);
+  s->line = 1;
+  int rc;
+  if (s->g->o->multiline) rc = search_multiline(s);
+  else if (s->g->m.nlits) rc = search_prefiltered(s);
+  else rc = search_windows(s);
+  if (!rc && s->f && s->g->o->mode == BW_GREP_CONTENT) rc = flush_after(s, 0);
+  return rc;
+}
+
+/* ---- the walk's visitor ---- */
+
+static void free_gfile(bw_item *it) {
+  bw_gfile *f = (bw_gfile *)it;
+  free(f->item.path);
+  free(f->lines);
+  free(f->text);
+  free(f);
+}
+
+/* List a skipped file (up to max_skipped names; all are counted). */
+static int note_skip(grep *g, int big, const char *path) {
+  pthread_mutex_lock(&g->mu);
+  char ***v = big ? &g->big : &g->bin;
+  size_t *n = big ? &g->nbig : &g->nbin, *c = big ? &g->cbig : &g->cbin;
+  int rc = BW_OK;
+  if (big) g->tbig++;
+  else g->tbin++;
+  if (*n < g->o->max_skipped) {
+    if (*n == *c) {
+      size_t nc = *c ? *c * 2 : 16;
+      char **nv = realloc(*v, nc * sizeof *nv);
+      if (nv) *v = nv, *c = nc;
+    }
+    char *d = *n < *c ? strdup(path) : NULL;
+    if (d) (*v)[(*n)++] = d;
+    else rc = BW_ENOMEM;
+  }
+  pthread_mutex_unlock(&g->mu);
+  return rc;
+}
+
+static int any_match(bw_glob *const *v, size_t n, const char *path,
+                     const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (bw_glob_match(v[i], bw_glob_is_basename(v[i]) ? name : path)) return 1;
+  return 0;
+}
+
+/* Read the whole file (at most cap + 1 bytes) into the worker's buffer;
+ * the size from fstat is a hint, never trusted. */
+static int read_all(wstate *w, int fd, size_t hint, size_t cap, size_t *len) {
+  size_t n = 0, want = (hint < cap ? hint : cap) + 1;
+  for (;;) {
+    if (want > w->cap) {
+      size_t c = want < 65536 ? 65536 : want;
+      char *b = realloc(w->buf, c);
+      if (!b) return BW_ENOMEM;
+      w->buf = b;
+      w->cap = c;
+    }
+    ssize_t got = read(fd, w->buf + n, want - n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return bw_code_from_errno(errno);
+    if (got == 0) break;
+    n += (size_t)got;
+    if (n > cap) break;
+    if (n == want) { /* it grew since fstat */
+      want = n + n / 2 + 65536;
+      if (want > cap + 1) want = cap + 1;
+    }
+  }
+  *len = n;
+  return BW_OK;
+}
+
+static int grep_file(grep *g, const bw_wentry *e) {
+  const bw_grep_opts *o = g->o;
+  if (g->inc && !any_match(g->inc, o->n_include, e->path, e->name)) return 0;
+  if (bw_topn_beyond(&g->top, e->path)) return 0;
+  struct stat st;
+  int fd;
+  if (bw_open_regular(g->r, e->dirfd, e->name, &st, &fd)) {
+    atomic_fetch_add(&g->unreadable, 1);
+    return 0;
+  }
+  wstate *w = &g->ws[e->worker];
+  size_t len = 0;
+  int rc = (size_t)st.st_size > o->max_file_size
+               ? BW_TOO_LARGE
+               : read_all(w, fd, (size_t)st.st_size, o->max_file_size, &len);
+  close(fd);
+  if (rc == BW_ENOMEM) return -1;
+  if (!rc && len > o->max_file_size) rc = BW_TOO_LARGE;
+  if (rc == BW_TOO_LARGE) return note_skip(g, 1, e->path) ? -1 : 0;
+  if (rc) {
+    atomic_fetch_add(&g->unreadable, 1);
+    return 0;
+  }
+  atomic_fetch_add(&g->searched, 1);
+  if (memchr(w->buf, '\0', len < BINARY_PROBE ? len : BINARY_PROBE))
+    return note_skip(g, 0, e->path) ? -1 : 0;
+  scan s = {.g = g, .w = w, .buf = w->buf, .len = len, .path = e->path};
+  s.limit = o->max_results ? o->max_results : (size_t)-1;
+  rc = search_buf(&s);
+  if (rc) {
+    if (s.f) free_gfile(&s.f->item);
+    atomic_store(&g->err, rc);
+    return -1;
+  }
+  if (!s.f) return 0;
+  if (o->mode != BW_GREP_CONTENT) s.f->item.units = 1;
+  if (bw_topn_add(&g->top, &s.f->item)) {
+    atomic_store(&g->err, BW_ENOMEM);
+    return -1;
+  }
+  return 0;
+}
+
+static int grep_visit(void *arg, const bw_wentry *e) {
+  grep *g = arg;
+  if (atomic_load(&g->err)) return -1;
+  if (e->type == 'd') {
+    if (g->exc && any_match(g->exc, g->o->n_exclude, e->path, e->name)) return 0;
+    return !bw_topn_beyond(&g->top, e->path);
+  }
+  if (e->type != 'f') return 0; /* links, FIFOs, sockets, devices: never read */
+  if (g->exc && any_match(g->exc, g->o->n_exclude, e->path, e->name)) return 0;
+  return grep_file(g, e);
+}
+
+/* ---- the call ---- */
+
+static int compile_globs(const char *const *src, size_t n, bw_glob ***out) {
+  *out = NULL;
+  if (!n) return BW_OK;
+  bw_glob **v = calloc(n, sizeof *v);
+  if (!v) return BW_ENOMEM;
+  *out = v;
+  for (size_t i = 0; i < n; i++) {
+    const char *why;
+    if (!(v[i] = bw_glob_compile(src[i], strlen(src[i]), BW_GLOB_BRACES, &why))) {
+      snprintf(errbuf, sizeof errbuf, "invalid glob %.64s: %s", src[i], why);
+      return bw_fail(BW_INVALID_ARGUMENT, errbuf);
+    }
+  }
+  return BW_OK;
+}
+
+static void free_globs(bw_glob **v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) bw_glob_free(v[i]);
+  free(v);
+}
+
+static int by_path(const void *a, const void *b) {
+  return bw_path_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void grep_free(grep *g) {
+  for (int i = 0; g->ws && i < g->nws; i++) ws_free(&g->ws[i]);
+  free(g->ws);
+  free_globs(g->inc, g->o->n_include);
+  free_globs(g->exc, g->o->n_exclude);
+  pcre2_code_free(g->m.re);
+  for (size_t i = 0; i < g->nbin; i++) free(g->bin[i]);
+  for (size_t i = 0; i < g->nbig; i++) free(g->big[i]);
+  free(g->bin);
+  free(g->big);
+  pthread_mutex_destroy(&g->mu);
+}
+
+static int grep_setup(grep *g) {
+  int rc = matcher_init(&g->m, g->o);
+  if (!rc) rc = compile_globs(g->o->include, g->o->n_include, &g->inc);
+  if (!rc) rc = compile_globs(g->o->exclude, g->o->n_exclude, &g->exc);
+  if (rc) return rc;
+  g->nws = bw_walk_threads(g->o->walk.threads);
+  if (!(g->ws = calloc((size_t)g->nws, sizeof *g->ws))) return BW_ENOMEM;
+  for (int i = 0; i < g->nws; i++)
+    if ((rc = ws_init(&g->ws[i], &g->m))) return rc;
+  return BW_OK;
+}
+
+int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
+            bw_grep_res *res) {
+  memset(res, 0, sizeof *res);
+  grep g = {.r = r, .o = o};
+  pthread_mutex_init(&g.mu, NULL);
+  bw_topn_init(&g.top, o->max_results, free_gfile);
+  int rc = grep_setup(&g);
+  bw_walk_stats stats = {0};
+  if (!rc) {
+    bw_walk_opts w = o->walk;
+    w.threads = g.nws;
+    w.visit = grep_visit;
+    w.arg = &g;
+    w.stats = &stats;
+    rc = bw_walk_run(r, rel, &w);
+  }
+  int err = atomic_load(&g.err);
+  if (!rc && err == -1)
+    rc = bw_fail(BW_INVALID_ARGUMENT,
+                 "the pattern hit PCRE2's backtracking limit on some input "
+                 "(catastrophic backtracking, e.g. (a+)+$); make it more specific");
+  else if (!rc && err)
+    rc = err;
+  if (rc) {
+    bw_topn_free(&g.top);
+    grep_free(&g);
+    return rc;
+  }
+  res->files = (bw_gfile **)g.top.v;
+  res->nfiles = g.top.n;
+  res->truncated = g.top.dropped || atomic_load(&g.trimmed) > 0;
+  g.top.v = NULL;
+  g.top.n = 0;
+  bw_topn_free(&g.top);
+  qsort(g.bin, g.nbin, sizeof *g.bin, by_path);
+  qsort(g.big, g.nbig, sizeof *g.big, by_path);
+  res->skipped_binary = g.bin;
+  res->skipped_size = g.big;
+  res->listed_binary = g.nbin;
+  res->listed_size = g.nbig;
+  res->n_binary = g.tbin;
+  res->n_size = g.tbig;
+  g.bin = g.big = NULL;
+  g.nbin = g.nbig = 0;
+  res->searched = atomic_load(&g.searched);
+  res->unreadable = atomic_load(&g.unreadable) + atomic_load(&stats.unreadable);
+  res->cancelled = atomic_load(&stats.cancelled);
+  if (res->cancelled) res->truncated = 1;
+  grep_free(&g);
+  return BW_OK;
+}
+
+void bw_grep_res_free(bw_grep_res *res) {
+  for (size_t i = 0; i < res->nfiles; i++) free_gfile(&res->files[i]->item);
+  free(res->files);
+  for (size_t i = 0; i < res->listed_binary; i++) free(res->skipped_binary[i]);
+  for (size_t i = 0; i < res->listed_size; i++) free(res->skipped_size[i]);
+  free(res->skipped_binary);
+  free(res->skipped_size);
+  memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,139 @@
+/*
+ * ignore.c - gitignore semantics: the rules of one ignore file, compiled
+ * to globs, and their evaluation (the last matching rule wins; "!"
+ * re-includes). The walker chains one rule set per directory, deepest
+ * first, so a nested file overrides its parents.
+ *
+ * From gitignore(5): blank lines and "#" lines are skipped; "\#" and "\!"
+ * escape; trailing spaces are dropped unless escaped; a trailing "/"
+ * matches directories only; a pattern with a "/" at the start or in the
+ * middle is anchored to the file's directory, any other matches at every
+ * depth; "**" spans directories.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "search.h"
+
+enum { IGNORE_MAX = 1 << 20 };
+
+typedef struct rule {
+  bw_glob *g;
+  int neg, dir_only;
+} rule;
+
+struct bw_ignore {
+  rule *r;
+  size_t n, cap;
+};
+
+void bw_ignore_free(bw_ignore *ig) {
+  if (!ig) return;
+  for (size_t i = 0; i < ig->n; i++) bw_glob_free(ig->r[i].g);
+  free(ig->r);
+  free(ig);
+}
+
+static int push_rule(bw_ignore *ig, rule r) {
+  if (ig->n == ig->cap) {
+    size_t c = ig->cap ? ig->cap * 2 : 16;
+    rule *nr = realloc(ig->r, c * sizeof *nr);
+    if (!nr) return -1;
+    ig->r = nr;
+    ig->cap = c;
+  }
+  ig->r[ig->n++] = r;
+  return 0;
+}
+
+/* One line (without its newline) to a rule; 0 if it holds none. */
+static int parse_line(const char *s, size_t n, rule *out) {
+  if (n && s[n - 1] == '\r') n--;
+  if (!n || s[0] == '#') return 0;
+  int neg = 0;
+  if (s[0] == '!') neg = 1, s++, n--;
+  while (n && s[n - 1] == ' ' && !(n >= 2 && s[n - 2] == '\\')) n--;
+  int dir_only = 0;
+  if (n && s[n - 1] == '/') dir_only = 1, n--;
+  if (!n) return 0;
+  int anchored = memchr(s, '/', n) != NULL;
+  char buf[4100];
+  size_t bl = 0;
+  if (n + 4 > sizeof buf) return 0;
+  if (!anchored) memcpy(buf, "**/", 3), bl = 3;
+  else if (s[0] == '/') s++, n--;
+  memcpy(buf + bl, s, n);
+  bl += n;
+  const char *why;
+  bw_glob *g = bw_glob_compile(buf, bl, 0, &why);
+  if (!g) return 0; /* a rule git could not use either */
+  *out = (rule){g, neg, dir_only};
+  return 1;
+}
+
+bw_ignore *bw_ignore_parse(const char *text, size_t len) {
+  bw_ignore *ig = calloc(1, sizeof *ig);
+  if (!ig) return NULL;
+  const char *p = text, *end = text + len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    rule r;
+    if (parse_line(p, n, &r) && push_rule(ig, r)) bw_glob_free(r.g);
+    p += n + 1;
+  }
+  if (ig->n == 0) {
+    bw_ignore_free(ig);
+    return NULL;
+  }
+  return ig;
+}
+
+bw_ignore *bw_ignore_merge(bw_ignore *high, bw_ignore *more) {
+  if (!more) return high;
+  if (!high) return more;
+  for (size_t i = 0; i < high->n; i++) /* high after more: last match wins */
+    if (push_rule(more, high->r[i])) bw_glob_free(high->r[i].g);
+  high->n = 0;
+  bw_ignore_free(high);
+  return more;
+}
+
+int bw_ignore_match(const bw_ignore *ig, const char *path, int is_dir) {
+  for (size_t i = ig->n; i-- > 0;) {
+    const rule *r = &ig->r[i];
+    if (r->dir_only && !is_dir) continue;
+    if (bw_glob_match(r->g, path)) return r->neg ? -1 : 1;
+  }
+  return 0;
+}
+
+bw_ignore *bw_ignore_load(int dirfd, const char *name) {
+  struct stat st, st2;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return NULL;
+  if (!S_ISREG(st.st_mode) || st.st_size > IGNORE_MAX) return NULL;
+  int fd = openat(dirfd, name,
+                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  if (fstat(fd, &st2) < 0 || !S_ISREG(st2.st_mode) || st2.st_ino != st.st_ino) {
+    close(fd);
+    return NULL;
+  }
+  size_t cap = (size_t)st2.st_size + 1, len = 0; /* growth after fstat is cut */
+  if (cap > IGNORE_MAX) cap = IGNORE_MAX;
+  char *buf = malloc(cap);
+  while (buf && len < cap) {
+    ssize_t n = read(fd, buf + len, cap - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    len += (size_t)n;
+  }
+  close(fd);
+  bw_ignore *ig = buf ? bw_ignore_parse(buf, len) : NULL;
+  free(buf);
+  return ig;
+}

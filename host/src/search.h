@@ -1,0 +1,223 @@
+/*
+ * search.h - burrow's search core: a parallel directory walker that opens
+ * everything through directory fds beneath a root (walk.c), gitignore
+ * semantics (ignore.c), a glob matcher and the glob search (glob.c), and
+ * PCRE2 content search with a literal prefilter (grep.c). Plain C, no Lua;
+ * functions return a bw_code like the rest of the core.
+ */
+#ifndef BURROW_SEARCH_H
+#define BURROW_SEARCH_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "core.h"
+
+/* ---- glob matcher (glob.c) ---- */
+
+typedef struct bw_glob bw_glob;
+
+enum {
+  BW_GLOB_BRACES = 1,   /* {a,b} alternatives (globs, not gitignore) */
+  BW_GLOB_CASEFOLD = 2, /* ASCII case-insensitive */
+};
+
+/* Compile a pattern of '/'-separated segments with *, ?, [...], ** and
+ * (with BW_GLOB_BRACES) {a,b}. A trailing "**" needs at least one segment
+ * (a/ then ** is what is inside a, not a itself). NULL on a malformed pattern, with
+ * a static reason in *why. */
+bw_glob *bw_glob_compile(const char *pat, size_t len, int flags,
+                         const char **why);
+void bw_glob_free(bw_glob *g);
+/* Does the whole path (no leading "/") match? */
+int bw_glob_match(const bw_glob *g, const char *path);
+/* Could a path below directory dir still match? */
+int bw_glob_viable(const bw_glob *g, const char *dir);
+/* Is the pattern a single segment (no '/')? */
+int bw_glob_is_basename(const bw_glob *g);
+/* The leading literal directories every match lies below ("src/lib" for
+ * "src/lib/" "*.c"), "" if none; returns its length. */
+size_t bw_glob_prefix(const bw_glob *g, char *out, size_t size);
+/* Does a segment start with '.' (the pattern names hidden entries)? */
+int bw_glob_names_hidden(const bw_glob *g);
+
+/* ---- gitignore rules (ignore.c) ---- */
+
+typedef struct bw_ignore bw_ignore;
+
+/* Parse the text of one ignore file. NULL if it has no rules. */
+bw_ignore *bw_ignore_parse(const char *text, size_t len);
+/* Add the rules of another file with lower precedence (info/exclude
+ * below .gitignore below .ignore); frees more. */
+bw_ignore *bw_ignore_merge(bw_ignore *high, bw_ignore *more);
+void bw_ignore_free(bw_ignore *ig);
+/* 1 ignored, -1 re-included by a negation, 0 no rule matched; path is
+ * relative to the ignore file's directory. */
+int bw_ignore_match(const bw_ignore *ig, const char *path, int is_dir);
+/* Read name in dirfd as an ignore file: regular files only, opened with
+ * O_NOFOLLOW|O_NONBLOCK after an lstat, at most 1 MiB. NULL if absent. */
+bw_ignore *bw_ignore_load(int dirfd, const char *name);
+
+/* ---- the walker (walk.c) ---- */
+
+typedef struct bw_wentry {
+  int dirfd;         /* the directory holding it, open for reading */
+  const char *name;
+  const char *path;  /* relative to the walk's start ("" for the start) */
+  char type;         /* 'f' file, 'd' dir, 'l' symlink, 'o' other */
+  int worker;        /* 0 .. threads-1 */
+} bw_wentry;
+
+/* Called on worker threads for every entry that is not hidden or ignored.
+ * Return 1 to descend into a directory, 0 to go on, -1 to stop the whole
+ * walk (every worker). */
+typedef int (*bw_visit_fn)(void *arg, const bw_wentry *e);
+
+typedef struct bw_walk_stats {
+  _Atomic size_t dirs, entries;
+  _Atomic size_t unreadable; /* directories that could not be opened */
+  _Atomic int cancelled;     /* stopped by cancel or progress */
+} bw_walk_stats;
+
+typedef struct bw_walk_opts {
+  int threads;               /* 0 = one per core (at most 12) */
+  int include_hidden;
+  int respect_ignore;        /* .gitignore (in a git repo), .ignore, .git/info/exclude */
+  const _Atomic int *cancel; /* raised from outside: stop (may be NULL) */
+  bw_visit_fn visit;
+  void *arg;
+  /* progress: called on the calling thread every interval_ms */
+  int (*progress)(void *arg, size_t dirs, size_t entries);
+  int interval_ms;
+  bw_walk_stats *stats;      /* counters (may be NULL) */
+} bw_walk_opts;
+
+/* Walk the directory rel beneath the root with opts->threads workers,
+ * calling visit for each entry. Directories and files are opened relative
+ * to their parent's fd with O_NOFOLLOW; symlinks are reported, never
+ * followed; other mounts are never entered. Returns once every worker is
+ * done, or stopped (cancel, visit -1, a non-zero progress return). */
+int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o);
+/* Number of workers a walk with threads=0 uses. */
+int bw_walk_threads(int requested);
+
+/* Open name in dirfd for reading if it is a regular file on the root's
+ * mount: O_RDONLY|O_NOFOLLOW|O_NONBLOCK, then fstat/statx verified. */
+int bw_open_regular(const bw_root *r, int dirfd, const char *name,
+                    struct stat *st, int *fd);
+
+/* Compare paths component-wise ('/' sorts before every other byte), the
+ * order list_dir shows. */
+int bw_path_cmp(const char *a, const char *b);
+
+/* A sorted, capped set of results shared by workers: items are kept in
+ * path order, and once `limit` units are held, anything sorting after the
+ * last kept item is dropped and walks may prune it, so the answer is the
+ * first `limit` units in path order, whatever the thread timing. */
+typedef struct bw_item {
+  char *path;
+  size_t units; /* matches (or 1 for a file) */
+} bw_item;
+
+typedef struct bw_topn {
+  pthread_mutex_t mu;
+  bw_item **v;
+  size_t n, cap, units, limit;
+  int full, dropped;
+  void (*free_item)(bw_item *);
+} bw_topn;
+
+void bw_topn_init(bw_topn *t, size_t limit, void (*free_item)(bw_item *));
+/* Add an item (owned from now on); BW_ENOMEM if it could not be kept. */
+int bw_topn_add(bw_topn *t, bw_item *it);
+/* Would a path (and so anything below it) sort after the cap? */
+int bw_topn_beyond(bw_topn *t, const char *path);
+void bw_topn_free(bw_topn *t);
+
+/* ---- grep (grep.c) ---- */
+
+enum { BW_GREP_CONTENT = 0, BW_GREP_FILES = 1, BW_GREP_COUNT = 2 };
+
+typedef struct bw_grep_opts {
+  const char *pattern;
+  size_t pattern_len;
+  int literal, ignore_case, multiline;
+  int mode;                 /* BW_GREP_* */
+  size_t before, after;     /* context lines */
+  size_t max_results;       /* matches (content) or files (files, count) */
+  size_t max_file_size;     /* larger files are skipped and listed */
+  size_t max_line;          /* longer lines are cut (bytes) */
+  size_t max_skipped;       /* names kept per skipped list */
+  const char *const *include; /* globs a file must match one of (or NULL) */
+  size_t n_include;
+  const char *const *exclude; /* globs that skip files and directories */
+  size_t n_exclude;
+  bw_walk_opts walk;        /* threads, hidden, ignore, cancel, progress */
+} bw_grep_opts;
+
+typedef struct bw_gline {
+  size_t line;    /* 1-based */
+  size_t off, len; /* in the file's text */
+  char kind;      /* 'm' match, 'b' before, 'a' after */
+} bw_gline;
+
+typedef struct bw_gfile {
+  bw_item item;   /* path, units */
+  size_t count;   /* matching lines (count mode: all of them) */
+  bw_gline *lines;
+  size_t nlines, lcap;
+  char *text;
+  size_t tlen, tcap;
+} bw_gfile;
+
+typedef struct bw_grep_res {
+  bw_gfile **files;  /* sorted by path */
+  size_t nfiles;
+  char **skipped_binary, **skipped_size; /* sorted, at most max_skipped */
+  size_t listed_binary, listed_size;     /* names in those lists */
+  size_t n_binary, n_size;               /* how many there were */
+  size_t searched;   /* files read */
+  size_t unreadable; /* files or directories that could not be opened */
+  int truncated, cancelled;
+} bw_grep_res;
+
+/* Search files below rel. The pattern is compiled once (PCRE2 with JIT,
+ * or a plain literal); a catastrophic pattern fails the call with
+ * INVALID_ARGUMENT instead of running away. */
+int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
+            bw_grep_res *res);
+void bw_grep_res_free(bw_grep_res *res);
+
+/* ---- glob search (glob.c) ---- */
+
+typedef struct bw_glob_opts {
+  int types;          /* bit set: 1 file, 2 dir, 4 symlink, 8 other */
+  int by_mtime;       /* sort newest first instead of by path */
+  size_t max_results;
+  size_t count_limit; /* stop collecting (mtime sort) here */
+  bw_walk_opts walk;
+} bw_glob_opts;
+
+typedef struct bw_gitem {
+  bw_item item;
+  char type;
+  long long size;
+  struct timespec mtime;
+} bw_gitem;
+
+typedef struct bw_glob_res {
+  bw_gitem **items;
+  size_t n;
+  int truncated, cancelled;
+} bw_glob_res;
+
+/* Entries below rel whose path relative to rel matches pattern. The walk
+ * starts at the pattern's literal directory prefix and prunes directories
+ * no match can lie below. */
+int bw_glob_search(const bw_root *r, const char *rel, const char *pattern,
+                   size_t len, const bw_glob_opts *o, bw_glob_res *res);
+void bw_glob_res_free(bw_glob_res *res);
+
+#endif

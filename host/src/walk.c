@@ -1,0 +1,676 @@
+/*
+ * walk.c - the parallel directory walker behind grep and glob.
+ *
+ * Workers share one LIFO stack of directories (depth first keeps memory
+ * down, and popping the smallest name first keeps the walk close to path
+ * order, which lets a capped search prune early). The worker that reads a
+ * directory handles its entries itself: files are visited right there,
+ * with the directory's fd, so no path string ever reaches a syscall.
+ *
+ * Every directory is opened from its parent's fd: O_PATH|O_NOFOLLOW|
+ * O_DIRECTORY, checked to be on the root's device and mount, then opened
+ * for reading. A symlink is reported, never followed; a mount point is
+ * never entered. A parent's fd stays open only until its last child has
+ * opened its own, so a deep tree does not hold a fd per level. Entry types
+ * come from d_type (an lstat only where the filesystem gives none).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "search.h"
+
+enum { MAX_THREADS = 12, DENTS_BUF = 64 * 1024 };
+
+typedef struct node {
+  struct node *parent;
+  char *name;       /* to open from the parent; NULL for the start */
+  char *path;       /* relative to the start, "" for the start */
+  size_t plen;
+  char *pre;        /* ancestors above the start: the start's path from here */
+  bw_ignore *ig;
+  int in_git;
+  int ancestor;     /* above the start: holds rules only */
+  int fd;           /* open for reading, -1 until then */
+  _Atomic int fd_refs; /* children that still have to open themselves, +1 */
+  _Atomic int refs;    /* children alive, +1 */
+} node;
+
+typedef struct walker {
+  const bw_root *r;
+  const bw_walk_opts *o;
+  pthread_mutex_t mu;
+  pthread_cond_t cv, done_cv;
+  node **stack;
+  size_t n, cap;
+  int active, finished, nthreads;
+  _Atomic int stop, err;
+  bw_walk_stats local;
+  bw_walk_stats *st;
+} walker;
+
+typedef struct dent {
+  const char *name;
+  unsigned char type;
+} dent;
+
+typedef struct worker {
+  walker *w;
+  int id;
+  char dents[DENTS_BUF];
+  dent *v;
+  size_t n, cap;
+  char *names;
+  size_t nlen, ncap;
+} worker;
+
+/* ---- helpers ---- */
+
+int bw_path_cmp(const char *a, const char *b) {
+  for (;; a++, b++) {
+    unsigned char x = (unsigned char)*a, y = (unsigned char)*b;
+    if (x == y) {
+      if (!x) return 0;
+      continue;
+    }
+    if (!x) return -1;
+    if (!y) return 1;
+    if (x == '/') return -1; /* "a/b" before "a-b": a directory's contents first */
+    if (y == '/') return 1;
+    return x < y ? -1 : 1;
+  }
+}
+
+int bw_walk_threads(int requested) {
+  if (requested > 0) return requested > MAX_THREADS ? MAX_THREADS : requested;
+  cpu_set_t set;
+  int n = 0;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+  if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (n <= 0) n = 1;
+  return n > MAX_THREADS ? MAX_THREADS : n;
+}
+
+/* Is fd on the root's device and mount? */
+static int same_mount(const bw_root *r, int fd) {
+  struct statx sx;
+  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+            STATX_TYPE | STATX_MNT_ID, &sx) < 0)
+    return 0;
+  if (makedev(sx.stx_dev_major, sx.stx_dev_minor) != r->dev) return 0;
+  if (r->mnt_id && (!(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id != r->mnt_id))
+    return 0;
+  return 1;
+}
+
+int bw_open_regular(const bw_root *r, int dirfd, const char *name,
+                    struct stat *st, int *out) {
+  int fd = openat(dirfd, name,
+                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return bw_code_from_errno(errno);
+  struct statx sx;
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &sx) < 0) {
+    int e = errno;
+    close(fd);
+    return bw_code_from_errno(e);
+  }
+  int rc = BW_OK;
+  if (!S_ISREG(sx.stx_mode)) rc = BW_NOT_REGULAR; /* swapped in after readdir */
+  else if (makedev(sx.stx_dev_major, sx.stx_dev_minor) != r->dev ||
+           (r->mnt_id && (sx.stx_mask & STATX_MNT_ID) &&
+            sx.stx_mnt_id != r->mnt_id))
+    rc = BW_OUTSIDE_ROOT; /* a file bind-mounted into the tree */
+  if (rc) {
+    close(fd);
+    return bw_fail(rc, NULL);
+  }
+  memset(st, 0, sizeof *st);
+  st->st_mode = sx.stx_mode;
+  st->st_size = (off_t)sx.stx_size;
+  st->st_ino = sx.stx_ino;
+  st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+  st->st_mtim.tv_sec = sx.stx_mtime.tv_sec;
+  st->st_mtim.tv_nsec = sx.stx_mtime.tv_nsec;
+  *out = fd;
+  return BW_OK;
+}
+
+/* ---- the sorted capped set ---- */
+
+void bw_topn_init(bw_topn *t, size_t limit, void (*free_item)(bw_item *)) {
+  memset(t, 0, sizeof *t);
+  pthread_mutex_init(&t->mu, NULL);
+  t->limit = limit ? limit : (size_t)-1;
+  t->free_item = free_item;
+}
+
+int bw_topn_add(bw_topn *t, bw_item *it) {
+  pthread_mutex_lock(&t->mu);
+  if (t->full && bw_path_cmp(it->path, t->v[t->n - 1]->path) > 0) {
+    t->dropped = 1;
+    pthread_mutex_unlock(&t->mu);
+    t->free_item(it);
+    return BW_OK;
+  }
+  if (t->n == t->cap) {
+    size_t c = t->cap ? t->cap * 2 : 64;
+    bw_item **nv = realloc(t->v, c * sizeof *nv);
+    if (!nv) {
+      pthread_mutex_unlock(&t->mu);
+      t->free_item(it);
+      return BW_ENOMEM;
+    }
+    t->v = nv;
+    t->cap = c;
+  }
+  size_t lo = 0, hi = t->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (bw_path_cmp(t->v[mid]->path, it->path) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  memmove(t->v + lo + 1, t->v + lo, (t->n - lo) * sizeof *t->v);
+  t->v[lo] = it;
+  t->n++;
+  t->units += it->units;
+  while (t->n > 1 && t->units - t->v[t->n - 1]->units >= t->limit) {
+    t->units -= t->v[t->n - 1]->units; /* not needed to reach the cap */
+    t->free_item(t->v[--t->n]);
+    t->dropped = 1;
+  }
+  if (t->units >= t->limit) t->full = 1;
+  if (t->units > t->limit) t->dropped = 1;
+  pthread_mutex_unlock(&t->mu);
+  return BW_OK;
+}
+
+int bw_topn_beyond(bw_topn *t, const char *path) {
+  pthread_mutex_lock(&t->mu);
+  int b = t->full && bw_path_cmp(path, t->v[t->n - 1]->path) > 0;
+  if (b) t->dropped = 1;
+  pthread_mutex_unlock(&t->mu);
+  return b;
+}
+
+void bw_topn_free(bw_topn *t) {
+  for (size_t i = 0; i < t->n; i++) t->free_item(t->v[i]);
+  free(t->v);
+  pthread_mutex_destroy(&t->mu);
+  memset(t, 0, sizeof *t);
+}
+
+/* ---- nodes ---- */
+
+static void node_release(node *n) {
+  while (n && atomic_fetch_sub(&n->refs, 1) == 1) {
+    node *p = n->parent;
+    if (n->fd >= 0) close(n->fd);
+    bw_ignore_free(n->ig);
+    free(n->name);
+    free(n->path);
+    free(n->pre);
+    free(n);
+    n = p;
+  }
+}
+
+/* One child less needs the directory's fd. */
+static void fd_release(node *n) {
+  if (atomic_fetch_sub(&n->fd_refs, 1) == 1 && n->fd >= 0) {
+    close(n->fd);
+    n->fd = -1;
+  }
+}
+
+static node *node_new(node *parent, const char *name, const char *path,
+                      size_t plen) {
+  node *n = calloc(1, sizeof *n);
+  if (!n) return NULL;
+  n->fd = -1;
+  atomic_init(&n->refs, 1);
+  atomic_init(&n->fd_refs, 1);
+  n->path = malloc(plen + 1);
+  n->name = name ? strdup(name) : NULL;
+  if (!n->path || (name && !n->name)) {
+    free(n->path);
+    free(n->name);
+    free(n);
+    return NULL;
+  }
+  memcpy(n->path, path, plen);
+  n->path[plen] = '\0';
+  n->plen = plen;
+  n->parent = parent;
+  if (parent) {
+    atomic_fetch_add(&parent->refs, 1);
+    n->in_git = parent->in_git;
+  }
+  return n;
+}
+
+/* A node that will never be processed: give back what it holds. */
+static void node_drop(node *n) {
+  if (n->fd < 0 && n->parent && !n->parent->ancestor) fd_release(n->parent);
+  node_release(n);
+}
+
+/* ---- ignore files ---- */
+
+static bw_ignore *load_exclude(int dirfd) {
+  int g = openat(dirfd, ".git", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (g < 0) return NULL;
+  int i = openat(g, "info", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  close(g);
+  if (i < 0) return NULL;
+  bw_ignore *ig = bw_ignore_load(i, "exclude");
+  close(i);
+  return ig;
+}
+
+/* Rules of one directory: .ignore over .gitignore over info/exclude. */
+static bw_ignore *dir_rules(int fd, int in_git, int has_git, int has_ignore,
+                            int has_gitignore) {
+  bw_ignore *ig = has_ignore ? bw_ignore_load(fd, ".ignore") : NULL;
+  if (in_git && has_gitignore) ig = bw_ignore_merge(ig, bw_ignore_load(fd, ".gitignore"));
+  if (has_git) ig = bw_ignore_merge(ig, load_exclude(fd));
+  return ig;
+}
+
+/* Pseudo nodes for the directories between the root and the start, so
+ * their ignore files apply below (as git does from a subdirectory). */
+static node *ancestors(const bw_root *r, const char *rel) {
+  char canon[BW_PATH_MAX + 1], pre[BW_PATH_MAX + 1];
+  if (bw_canonical(r, rel, canon, sizeof canon) || !strcmp(canon, "."))
+    return NULL;
+  node *last = NULL;
+  int in_git = 0;
+  size_t cl = strlen(canon);
+  for (size_t al = 0; al < cl;) {
+    memcpy(pre, canon, al);
+    pre[al] = '\0';
+    int fd;
+    struct stat st;
+    if (bw_resolve(r, al ? pre : ".", 0, &fd, &st)) break;
+    struct stat gs;
+    int has_git = fstatat(fd, ".git", &gs, AT_SYMLINK_NOFOLLOW) == 0;
+    in_git |= has_git;
+    bw_ignore *ig = dir_rules(fd, in_git, has_git && S_ISDIR(gs.st_mode), 1, 1);
+    close(fd);
+    node *n = node_new(last, NULL, "", 0);
+    if (last) node_release(last); /* n holds it now */
+    if (!n) {
+      bw_ignore_free(ig);
+      return NULL;
+    }
+    n->ancestor = 1;
+    n->in_git = in_git;
+    n->ig = ig;
+    n->pre = strdup(canon + al + (al ? 1 : 0));
+    if (!n->pre) {
+      node_release(n);
+      return NULL;
+    }
+    last = n;
+    const char *slash = strchr(canon + al + (al ? 1 : 0), '/');
+    if (!slash) break;
+    al = (size_t)(slash - canon);
+  }
+  return last;
+}
+
+/* 1 if the entry at path (relative to the start) is ignored. */
+static int ignored(const node *n, const char *path, int is_dir) {
+  char buf[2 * BW_PATH_MAX + 2];
+  for (const node *a = n; a; a = a->parent) {
+    if (!a->ig) continue;
+    const char *sub = path + (a->plen ? a->plen + 1 : 0);
+    if (a->ancestor) {
+      size_t pl = strlen(a->pre), l = strlen(path);
+      if (pl + l + 2 > sizeof buf) continue;
+      memcpy(buf, a->pre, pl);
+      buf[pl] = '/';
+      memcpy(buf + pl + 1, path, l + 1);
+      sub = buf;
+    }
+    int m = bw_ignore_match(a->ig, sub, is_dir);
+    if (m) return m > 0;
+  }
+  return 0;
+}
+
+/* ---- reading one directory ---- */
+
+static int add_dent(worker *k, const char *name, unsigned char type) {
+  size_t l = strlen(name) + 1;
+  if (k->nlen + l > k->ncap) {
+    size_t c = k->ncap ? k->ncap * 2 : 16384;
+    while (c < k->nlen + l) c *= 2;
+    char *nn = realloc(k->names, c);
+    if (!nn) return -1;
+    for (size_t i = 0; i < k->n; i++) k->v[i].name = nn + (k->v[i].name - k->names);
+    k->names = nn;
+    k->ncap = c;
+  }
+  if (k->n == k->cap) {
+    size_t c = k->cap ? k->cap * 2 : 256;
+    dent *nv = realloc(k->v, c * sizeof *nv);
+    if (!nv) return -1;
+    k->v = nv;
+    k->cap = c;
+  }
+  memcpy(k->names + k->nlen, name, l);
+  k->v[k->n].name = k->names + k->nlen;
+  k->v[k->n].type = type;
+  k->n++;
+  k->nlen += l;
+  return 0;
+}
+
+static int by_dent_name(const void *a, const void *b) {
+  return strcmp(((const dent *)a)->name, ((const dent *)b)->name);
+}
+
+/* Names of the directory at fd, sorted ("." and ".." left out). */
+static int read_dents(worker *k, int fd) {
+  k->n = k->nlen = 0;
+  for (;;) {
+    ssize_t got = getdents64(fd, k->dents, sizeof k->dents);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return bw_code_from_errno(errno);
+    if (got == 0) break;
+    for (ssize_t off = 0; off < got;) {
+      struct dirent64 *d = (struct dirent64 *)(k->dents + off);
+      off += d->d_reclen;
+      const char *s = d->d_name;
+      if (s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2]))) continue;
+      if (add_dent(k, s, d->d_type)) return BW_ENOMEM;
+    }
+  }
+  if (k->n > 1) qsort(k->v, k->n, sizeof *k->v, by_dent_name);
+  return BW_OK;
+}
+
+static char type_of(unsigned char dt, int dirfd, const char *name) {
+  if (dt == DT_UNKNOWN) { /* some filesystems give no d_type */
+    struct stat st;
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return 0;
+    if (S_ISREG(st.st_mode)) return 'f';
+    if (S_ISDIR(st.st_mode)) return 'd';
+    if (S_ISLNK(st.st_mode)) return 'l';
+    return 'o';
+  }
+  return dt == DT_REG ? 'f' : dt == DT_DIR ? 'd' : dt == DT_LNK ? 'l' : 'o';
+}
+
+/* Open the node's directory for reading from its parent's fd. */
+static int open_node(walker *w, node *n) {
+  if (!n->name) return n->fd >= 0 ? BW_OK : BW_EIO; /* the start: opened */
+  int c = openat(n->parent->fd, n->name,
+                 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  fd_release(n->parent);
+  if (c < 0) return bw_code_from_errno(errno);
+  if (!same_mount(w->r, c)) { /* a mount point: listed, never entered */
+    close(c);
+    return BW_OUTSIDE_ROOT;
+  }
+  n->fd = openat(c, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int e = errno;
+  close(c);
+  return n->fd < 0 ? bw_code_from_errno(e) : BW_OK;
+}
+
+static int stopped(walker *w) {
+  if (atomic_load(&w->stop)) return 1;
+  if (w->o->cancel && atomic_load(w->o->cancel)) {
+    atomic_store(&w->st->cancelled, 1);
+    atomic_store(&w->stop, 1);
+    return 1;
+  }
+  return 0;
+}
+
+static void push_children(walker *w, node **kids, size_t nk) {
+  if (!nk) return;
+  pthread_mutex_lock(&w->mu);
+  if (w->n + nk > w->cap) {
+    size_t c = w->cap ? w->cap : 256;
+    while (c < w->n + nk) c *= 2;
+    node **ns = realloc(w->stack, c * sizeof *ns);
+    if (!ns) {
+      pthread_mutex_unlock(&w->mu);
+      for (size_t i = 0; i < nk; i++) node_drop(kids[i]);
+      atomic_store(&w->err, BW_ENOMEM);
+      atomic_store(&w->stop, 1);
+      return;
+    }
+    w->stack = ns;
+    w->cap = c;
+  }
+  for (size_t i = nk; i-- > 0;) w->stack[w->n++] = kids[i]; /* smallest on top */
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
+/* Visit one entry; a child node to push for a directory to descend. */
+static int visit_entry(walker *w, worker *k, node *n, const dent *d,
+                       node **kid) {
+  const bw_walk_opts *o = w->o;
+  const char *name = d->name;
+  *kid = NULL;
+  if (name[0] == '.' && !o->include_hidden) return 0;
+  char type = type_of(d->type, n->fd, name);
+  if (!type) return 0;
+  if (o->respect_ignore && type == 'd' && !strcmp(name, ".git")) return 0;
+  size_t nl = strlen(name), pl = n->plen + (n->plen ? 1 : 0);
+  char stackbuf[512], *path = pl + nl + 1 <= sizeof stackbuf ? stackbuf : malloc(pl + nl + 1);
+  if (!path) return -1;
+  memcpy(path, n->path, n->plen);
+  if (n->plen) path[n->plen] = '/';
+  memcpy(path + pl, name, nl + 1);
+  int rc = 0;
+  if (!(o->respect_ignore && ignored(n, path, type == 'd'))) {
+    atomic_fetch_add(&w->st->entries, 1);
+    bw_wentry e = {n->fd, name, path, type, k->id};
+    rc = o->visit(o->arg, &e);
+    if (rc > 0 && type == 'd') {
+      *kid = node_new(n, name, path, pl + nl);
+      if (!*kid) rc = -1;
+      else atomic_fetch_add(&n->fd_refs, 1);
+    }
+    rc = rc < 0 ? -1 : 0;
+  }
+  if (path != stackbuf) free(path);
+  return rc;
+}
+
+static void process(walker *w, worker *k, node *n) {
+  int rc = open_node(w, n);
+  if (rc) {
+    if (rc != BW_OUTSIDE_ROOT) atomic_fetch_add(&w->st->unreadable, 1);
+    node_release(n);
+    return;
+  }
+  atomic_fetch_add(&w->st->dirs, 1);
+  if (read_dents(k, n->fd)) {
+    atomic_fetch_add(&w->st->unreadable, 1);
+    fd_release(n);
+    node_release(n);
+    return;
+  }
+  if (w->o->respect_ignore) {
+    int has_git = 0, has_ign = 0, has_gi = 0;
+    for (size_t i = 0; i < k->n; i++) {
+      const char *s = k->v[i].name;
+      if (s[0] != '.') continue;
+      if (!strcmp(s, ".git")) has_git = 1;
+      else if (!strcmp(s, ".ignore")) has_ign = 1;
+      else if (!strcmp(s, ".gitignore")) has_gi = 1;
+    }
+    n->in_git |= has_git;
+    if (has_git || has_ign || has_gi)
+      n->ig = dir_rules(n->fd, n->in_git, has_git, has_ign, has_gi);
+  }
+  node **kids = NULL;
+  size_t nk = 0, kcap = 0;
+  for (size_t i = 0; i < k->n && !stopped(w); i++) {
+    node *kid;
+    if (visit_entry(w, k, n, &k->v[i], &kid) < 0) {
+      atomic_store(&w->stop, 1);
+      break;
+    }
+    if (!kid) continue;
+    if (nk == kcap) {
+      kcap = kcap ? kcap * 2 : 16;
+      node **nkids = realloc(kids, kcap * sizeof *nkids);
+      if (!nkids) {
+        node_drop(kid);
+        atomic_store(&w->err, BW_ENOMEM);
+        atomic_store(&w->stop, 1);
+        break;
+      }
+      kids = nkids;
+    }
+    kids[nk++] = kid;
+  }
+  push_children(w, kids, nk);
+  free(kids);
+  fd_release(n);
+  node_release(n);
+}
+
+static void *work(void *arg) {
+  worker *k = arg;
+  walker *w = k->w;
+  for (;;) {
+    pthread_mutex_lock(&w->mu);
+    while (!w->n && w->active && !atomic_load(&w->stop))
+      pthread_cond_wait(&w->cv, &w->mu);
+    if (!w->n || atomic_load(&w->stop)) {
+      pthread_cond_broadcast(&w->cv);
+      pthread_mutex_unlock(&w->mu);
+      break;
+    }
+    node *n = w->stack[--w->n];
+    w->active++;
+    pthread_mutex_unlock(&w->mu);
+    if (stopped(w)) node_drop(n);
+    else process(w, k, n);
+    pthread_mutex_lock(&w->mu);
+    w->active--;
+    if (!w->active && !w->n) pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+  }
+  pthread_mutex_lock(&w->mu);
+  w->finished++;
+  pthread_cond_signal(&w->done_cv);
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+/* Wait for the workers, reporting progress on this thread. */
+static void supervise(walker *w) {
+  const bw_walk_opts *o = w->o;
+  pthread_mutex_lock(&w->mu);
+  while (w->finished < w->nthreads) {
+    if (!o->progress) {
+      pthread_cond_wait(&w->done_cv, &w->mu);
+      continue;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long ms = o->interval_ms > 0 ? o->interval_ms : 100;
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    if (pthread_cond_timedwait(&w->done_cv, &w->mu, &ts) != ETIMEDOUT) continue;
+    pthread_mutex_unlock(&w->mu); /* the callback may take its time */
+    if (o->progress(o->arg, atomic_load(&w->st->dirs), atomic_load(&w->st->entries))) {
+      atomic_store(&w->st->cancelled, 1);
+      atomic_store(&w->stop, 1);
+      pthread_mutex_lock(&w->mu);
+      pthread_cond_broadcast(&w->cv);
+      continue;
+    }
+    pthread_mutex_lock(&w->mu);
+  }
+  pthread_mutex_unlock(&w->mu);
+}
+
+/* The start directory, opened for reading, under its ancestors' rules. */
+static int start_node(walker *w, const char *rel, node **out) {
+  struct stat st;
+  int fd, rc = bw_resolve(w->r, rel, 0, &fd, &st);
+  if (rc) return rc;
+  if (!S_ISDIR(st.st_mode)) {
+    close(fd);
+    return bw_fail(BW_ENOTDIR, NULL);
+  }
+  int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int e = errno;
+  close(fd);
+  if (d < 0) return bw_code_from_errno(e);
+  node *up = w->o->respect_ignore ? ancestors(w->r, rel) : NULL;
+  node *n = node_new(up, NULL, "", 0);
+  if (up) node_release(up);
+  if (!n) {
+    close(d);
+    return BW_ENOMEM;
+  }
+  n->fd = d;
+  *out = n;
+  return BW_OK;
+}
+
+int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
+  walker w = {.r = r, .o = o};
+  w.st = o->stats ? o->stats : &w.local;
+  node *start = NULL;
+  int rc = start_node(&w, rel, &start);
+  if (rc) return rc;
+  w.nthreads = bw_walk_threads(o->threads);
+  worker *ks = calloc((size_t)w.nthreads, sizeof *ks);
+  pthread_t *ts = calloc((size_t)w.nthreads, sizeof *ts);
+  w.stack = malloc(256 * sizeof *w.stack);
+  if (!ks || !ts || !w.stack) {
+    free(ks);
+    free(ts);
+    free(w.stack);
+    node_release(start);
+    return BW_ENOMEM;
+  }
+  w.cap = 256;
+  w.stack[w.n++] = start;
+  pthread_mutex_init(&w.mu, NULL);
+  pthread_cond_init(&w.cv, NULL);
+  pthread_cond_init(&w.done_cv, NULL);
+  int started = 0;
+  for (int i = 0; i < w.nthreads; i++) {
+    ks[i].w = &w;
+    ks[i].id = i;
+    if (pthread_create(&ts[i], NULL, work, &ks[i]) != 0) break;
+    started++;
+  }
+  if (!started) work(&ks[0]); /* no threads to be had: walk here */
+  w.nthreads = started ? started : 1;
+  supervise(&w);
+  for (int i = 0; i < started; i++) pthread_join(ts[i], NULL);
+  while (w.n) node_drop(w.stack[--w.n]); /* left by a stop */
+  for (int i = 0; i < w.nthreads; i++) {
+    free(ks[i].v);
+    free(ks[i].names);
+  }
+  free(ks);
+  free(ts);
+  free(w.stack);
+  pthread_mutex_destroy(&w.mu);
+  pthread_cond_destroy(&w.cv);
+  pthread_cond_destroy(&w.done_cv);
+  return atomic_load(&w.err);
+}
