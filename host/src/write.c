@@ -266,6 +266,16 @@ static int replace(int dirfd, const char *name, const void *data, size_t len,
   return bw_fail(BW_EIO, "could not install the temp file");
 }
 
+/* "name/" names a directory: what is there decides the answer, asked of
+ * the resolver so a link is never followed out of the root. */
+static int trailing_slash(const bw_root *r, const char *rel) {
+  int fd;
+  struct stat st;
+  int rc = bw_resolve(r, rel, 0, &fd, &st);
+  if (rc == BW_OK) close(fd);
+  return rc == BW_OK || rc == BW_ENOENT ? bw_fail(BW_EISDIR, NULL) : rc;
+}
+
 /* Does rel end in a "." or ".." component? */
 static int dot_final(const char *rel) {
   size_t n = strlen(rel);
@@ -283,6 +293,8 @@ int bw_write_file(const bw_root *r, const char *rel, const void *data,
   if (r->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
   int dirfd, trailing;
   char name[BW_NAME_MAX + 1];
+  size_t n = strlen(rel);
+  if (n > 0 && rel[n - 1] == '/') return trailing_slash(r, rel); /* makes nothing */
   int rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
   if (rc == BW_INVALID_ARGUMENT && dot_final(rel)) {
     /* ".", "dir/..": a directory, or what resolving it says ("file/." is
@@ -310,14 +322,8 @@ int bw_write_file(const bw_root *r, const char *rel, const void *data,
   }
   if (rc) return rc;
   if (trailing) {
-    /* "name/" names a directory: what is there decides the answer, asked
-       of the resolver so a link is never followed out of the root */
     close(dirfd);
-    int fd;
-    struct stat st;
-    rc = bw_resolve(r, rel, 0, &fd, &st);
-    if (rc == BW_OK) close(fd);
-    return rc == BW_OK || rc == BW_ENOENT ? bw_fail(BW_EISDIR, NULL) : rc;
+    return trailing_slash(r, rel);
   }
   bw_sweep_temps(dirfd);
   struct stat lst;

@@ -8,7 +8,7 @@ local json = core.json
 
 local USAGE = [==[
 usage:
-  burrow mcp   [--config FILE] [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]...
+  burrow mcp   [--config FILE] [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]... [--landlock]
   burrow call  TOOL [JSON-ARGS | -] [--config FILE] [--root ...] [--cap ...]
   burrow tools [--format mcp|openai|anthropic] [--config FILE] [--root ...]
   burrow check [--config FILE] [--root ...] [--cap ...]
@@ -20,7 +20,8 @@ usage:
                            address it as MOUNT (default: DIR's absolute path)
   --cap KEY=VALUE          e.g. --cap max_result_bytes=64MiB (keys: max_result_bytes,
                            max_entries, max_matches, max_file_size, max_line_chars,
-                           max_request_bytes)
+                           max_request_bytes, untrusted_boundary=true|false)
+  --landlock               (mcp) confine the process to its roots with Landlock
   BURROW_RESOLVER=walk     use the fd-walk resolver instead of openat2
 ]==]
 

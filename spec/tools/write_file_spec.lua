@@ -393,6 +393,13 @@ describe(H.tag("write_file"), function()
       assert.is_false(H.exists(outside, "missing"))
     end)
 
+    it("'missing/x/' is EISDIR and creates nothing", function()
+      local r, msg, code = write { path = "missing/x/", content = "x" }
+      assert.is_nil(r)
+      assert.equal("EISDIR", code, msg)
+      assert.is_false(H.exists(dir, "missing"))
+    end)
+
     it("an error carries no detail left over from an earlier step", function()
       local _, msg, code = write { path = "missing/.", content = "x" }
       assert.equal("ENOENT", code)
