@@ -492,9 +492,11 @@ int bw_glob_search(const bw_root *r, const char *rel, const char *pattern,
   gsearch s = {.r = r, .g = g, .o = o, .prefix = prefix};
   size_t limit = o->by_mtime ? o->count_limit : o->max_results;
   bw_topn_init(&s.top, limit, free_gitem);
+  bw_walk_stats stats = {0};
   bw_walk_opts w = o->walk;
   w.visit = glob_visit;
   w.arg = &s;
+  w.stats = &stats;
   if (bw_glob_names_hidden(g)) w.include_hidden = 1; /* "**" "/.env" */
   int rc = bw_walk_run(r, start, &w);
   if (rc == BW_ENOENT && prefix[0]) rc = BW_OK; /* nothing there: no match */
@@ -507,7 +509,8 @@ int bw_glob_search(const bw_root *r, const char *rel, const char *pattern,
   res->items = (bw_gitem **)s.top.v;
   res->n = s.top.n;
   res->truncated = s.top.dropped;
-  res->cancelled = w.cancel && atomic_load(w.cancel);
+  res->cancelled = atomic_load(&stats.cancelled);
+  if (res->cancelled) res->truncated = 1;
   s.top.v = NULL;
   s.top.n = 0;
   if (o->by_mtime && res->n > 1)

@@ -16,6 +16,7 @@
 #include "core.h"
 #include "lcore.h"
 #include "ljson.h"
+#include "lsearch.h"
 #include "lserver.h"
 #include "lyaml.h"
 
@@ -589,6 +590,7 @@ int luaopen_burrow_core(lua_State *L) {
   /* other binding files register here, after the classes exist */
   bw_yaml_register(L);
   bw_sandbox_register(L);
+  bw_search_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");
   return 1;

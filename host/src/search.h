@@ -89,7 +89,8 @@ typedef struct bw_walk_opts {
   bw_visit_fn visit;
   void *arg;
   /* progress: called on the calling thread every interval_ms */
-  int (*progress)(void *arg, size_t dirs, size_t entries);
+  int (*progress)(void *progress_arg, size_t dirs, size_t entries);
+  void *progress_arg;
   int interval_ms;
   bw_walk_stats *stats;      /* counters (may be NULL) */
 } bw_walk_opts;

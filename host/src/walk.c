@@ -591,7 +591,7 @@ static void supervise(walker *w) {
     if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
     if (pthread_cond_timedwait(&w->done_cv, &w->mu, &ts) != ETIMEDOUT) continue;
     pthread_mutex_unlock(&w->mu); /* the callback may take its time */
-    if (o->progress(o->arg, atomic_load(&w->st->dirs), atomic_load(&w->st->entries))) {
+    if (o->progress(o->progress_arg, atomic_load(&w->st->dirs), atomic_load(&w->st->entries))) {
       atomic_store(&w->st->cancelled, 1);
       atomic_store(&w->stop, 1);
       pthread_mutex_lock(&w->mu);

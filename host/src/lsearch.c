@@ -1,0 +1,318 @@
+/*
+ * lsearch.c - grep and glob as methods of burrow.core's Roots:
+ *
+ *   roots:grep(i, rel, opts [, progress]) -> result | nil, detail, CODE
+ *   roots:glob(i, rel, pattern, opts [, progress]) -> result | nil, detail, CODE
+ *
+ * The search runs on worker threads; this (the Lua) thread waits and,
+ * when a progress function is given, calls it between waits with the
+ * directories and entries seen so far. A truthy return cancels the search,
+ * as does the MCP cancel flag of the request in flight. Lua is never
+ * touched from a worker.
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lcore.h"
+#include "lsearch.h"
+#include "lserver.h"
+#include "search.h"
+
+#define ARRAY_MT "burrow.json.array"
+
+static void new_array(lua_State *L, int n) {
+  lua_createtable(L, n, 0);
+  luaL_setmetatable(L, ARRAY_MT);
+}
+
+static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt) {
+  lua_getfield(L, t, k);
+  lua_Integer v = luaL_optinteger(L, -1, (lua_Integer)dflt);
+  lua_pop(L, 1);
+  return v < 0 ? 0 : (size_t)v;
+}
+
+static int opt_bool(lua_State *L, int t, const char *k, int dflt) {
+  lua_getfield(L, t, k);
+  int v = lua_isnil(L, -1) ? dflt : lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* A list of strings from opts[k]. Leaves one value on the stack (the
+ * array's holder); the strings stay alive in opts. */
+static const char **opt_list(lua_State *L, int t, const char *k, size_t *n) {
+  *n = 0;
+  lua_getfield(L, t, k);
+  if (lua_isnil(L, -1)) return NULL;
+  luaL_checktype(L, -1, LUA_TTABLE);
+  size_t len = (size_t)luaL_len(L, -1);
+  const char **v = lua_newuserdatauv(L, (len ? len : 1) * sizeof *v, 0);
+  for (size_t i = 0; i < len; i++) {
+    lua_geti(L, -2, (lua_Integer)i + 1);
+    size_t sl;
+    v[i] = luaL_checklstring(L, -1, &sl);
+    if (strlen(v[i]) != sl) luaL_error(L, "%s: a glob contains a NUL byte", k);
+    lua_pop(L, 1);
+  }
+  lua_remove(L, -2);
+  *n = len;
+  return v;
+}
+
+typedef struct prog {
+  lua_State *L;
+  int fn; /* stack index of the progress function, 0 if none */
+} prog;
+
+/* On the Lua thread, between waits: progress(dirs, entries) -> cancel? */
+static int on_progress(void *arg, size_t dirs, size_t entries) {
+  prog *p = arg;
+  lua_State *L = p->L;
+  lua_pushvalue(L, p->fn);
+  lua_pushinteger(L, (lua_Integer)dirs);
+  lua_pushinteger(L, (lua_Integer)entries);
+  if (lua_pcall(L, 2, 1, 0) != LUA_OK) { /* a failing reporter stops nothing */
+    lua_pop(L, 1);
+    return 0;
+  }
+  int stop = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return stop;
+}
+
+/* Walk options shared by grep and glob; progress trampolines through p. */
+static void walk_opts(lua_State *L, int t, int fn, prog *p, bw_walk_opts *w) {
+  memset(w, 0, sizeof *w);
+  w->threads = (int)opt_size(L, t, "threads", 0);
+  w->include_hidden = opt_bool(L, t, "include_hidden", 0);
+  w->respect_ignore = opt_bool(L, t, "respect_ignore", 1);
+  w->cancel = bw_cancel_flag();
+  w->interval_ms = (int)opt_size(L, t, "interval_ms", 100);
+  p->L = L;
+  p->fn = fn;
+  if (fn) w->progress = on_progress;
+}
+
+static void push_strings(lua_State *L, const char *prefix, char **v, size_t n) {
+  new_array(L, (int)n);
+  for (size_t i = 0; i < n; i++) {
+    lua_pushfstring(L, "%s%s", prefix, v[i]);
+    lua_seti(L, -2, (lua_Integer)i + 1);
+  }
+}
+
+static void push_lines(lua_State *L, const bw_gfile *f, size_t from, size_t to) {
+  new_array(L, (int)(to - from));
+  for (size_t i = from; i < to; i++) {
+    lua_pushlstring(L, f->text + f->lines[i].off, f->lines[i].len);
+    lua_seti(L, -2, (lua_Integer)(i - from) + 1);
+  }
+}
+
+/* One file's matches into the array on top; returns how many were added. */
+static size_t push_matches(lua_State *L, const char *prefix, const bw_gfile *f,
+                           size_t room, int context) {
+  size_t added = 0, n = (size_t)luaL_len(L, -1);
+  for (size_t i = 0; i < f->nlines && added < room; i++) {
+    if (f->lines[i].kind != 'm') continue;
+    size_t b = i, a = i + 1;
+    while (b > 0 && f->lines[b - 1].kind == 'b') b--;
+    while (a < f->nlines && f->lines[a].kind == 'a') a++;
+    lua_createtable(L, 0, context ? 5 : 3);
+    lua_pushfstring(L, "%s%s", prefix, f->item.path);
+    lua_setfield(L, -2, "path");
+    lua_pushinteger(L, (lua_Integer)f->lines[i].line);
+    lua_setfield(L, -2, "line");
+    lua_pushlstring(L, f->text + f->lines[i].off, f->lines[i].len);
+    lua_setfield(L, -2, "text");
+    if (context) {
+      push_lines(L, f, b, i);
+      lua_setfield(L, -2, "before");
+      push_lines(L, f, i + 1, a);
+      lua_setfield(L, -2, "after");
+    }
+    lua_seti(L, -2, (lua_Integer)(n + ++added));
+  }
+  return added;
+}
+
+static void push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
+                      int mode, size_t limit, int context) {
+  lua_createtable(L, 0, 12);
+  new_array(L, 0); /* matches */
+  size_t room = limit ? limit : (size_t)-1, total = 0;
+  for (size_t i = 0; mode == BW_GREP_CONTENT && i < r->nfiles && room; i++) {
+    size_t k = push_matches(L, prefix, r->files[i], room, context);
+    room -= k;
+    total += k;
+  }
+  lua_setfield(L, -2, "matches");
+  new_array(L, (int)r->nfiles);
+  for (size_t i = 0; i < r->nfiles; i++) {
+    lua_pushfstring(L, "%s%s", prefix, r->files[i]->item.path);
+    lua_seti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "files");
+  new_array(L, mode == BW_GREP_COUNT ? (int)r->nfiles : 0);
+  for (size_t i = 0; mode == BW_GREP_COUNT && i < r->nfiles; i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushfstring(L, "%s%s", prefix, r->files[i]->item.path);
+    lua_setfield(L, -2, "path");
+    lua_pushinteger(L, (lua_Integer)r->files[i]->count);
+    lua_setfield(L, -2, "count");
+    lua_seti(L, -2, (lua_Integer)i + 1);
+    total += r->files[i]->count;
+  }
+  lua_setfield(L, -2, "counts");
+  if (mode == BW_GREP_FILES) total = r->nfiles;
+  lua_pushinteger(L, (lua_Integer)total);
+  lua_setfield(L, -2, "total");
+  push_strings(L, prefix, r->skipped_binary, r->listed_binary);
+  lua_setfield(L, -2, "skipped_binary");
+  push_strings(L, prefix, r->skipped_size, r->listed_size);
+  lua_setfield(L, -2, "skipped_size");
+  lua_pushinteger(L, (lua_Integer)r->n_binary);
+  lua_setfield(L, -2, "n_skipped_binary");
+  lua_pushinteger(L, (lua_Integer)r->n_size);
+  lua_setfield(L, -2, "n_skipped_size");
+  lua_pushinteger(L, (lua_Integer)r->searched);
+  lua_setfield(L, -2, "searched");
+  lua_pushinteger(L, (lua_Integer)r->unreadable);
+  lua_setfield(L, -2, "unreadable");
+  lua_pushboolean(L, r->truncated);
+  lua_setfield(L, -2, "truncated");
+  lua_pushboolean(L, r->cancelled);
+  lua_setfield(L, -2, "cancelled");
+}
+
+static int parse_mode(lua_State *L, int t) {
+  lua_getfield(L, t, "mode");
+  const char *m = luaL_optstring(L, -1, "content");
+  int mode = !strcmp(m, "files")   ? BW_GREP_FILES
+             : !strcmp(m, "count") ? BW_GREP_COUNT
+             : !strcmp(m, "content")
+                 ? BW_GREP_CONTENT
+                 : luaL_error(L, "grep: mode must be content, files or count");
+  lua_pop(L, 1);
+  return mode;
+}
+
+/* roots:grep(i, rel, opts [, progress]) */
+static int roots_grep(lua_State *L) {
+  const bw_root *r = bw_lua_root(L, 1, 2);
+  const char *rel = bw_lua_rel(L, 3);
+  luaL_checktype(L, 4, LUA_TTABLE);
+  int fn = lua_isfunction(L, 5) ? 5 : 0;
+  bw_grep_opts o;
+  memset(&o, 0, sizeof o);
+  lua_getfield(L, 4, "pattern");
+  o.pattern = luaL_checklstring(L, -1, &o.pattern_len); /* stays on the stack */
+  o.literal = opt_bool(L, 4, "literal", 0);
+  o.ignore_case = opt_bool(L, 4, "ignore_case", 0);
+  o.multiline = opt_bool(L, 4, "multiline", 0);
+  o.mode = parse_mode(L, 4);
+  o.before = opt_size(L, 4, "before", 0);
+  o.after = opt_size(L, 4, "after", 0);
+  o.max_results = opt_size(L, 4, "max_results", 1000);
+  o.max_file_size = opt_size(L, 4, "max_file_size", 64u << 20);
+  o.max_line = opt_size(L, 4, "max_line", 2000);
+  o.max_skipped = opt_size(L, 4, "max_skipped", 1000);
+  o.include = opt_list(L, 4, "include", &o.n_include);
+  o.exclude = opt_list(L, 4, "exclude", &o.n_exclude);
+  lua_getfield(L, 4, "prefix");
+  const char *prefix = luaL_optstring(L, -1, "");
+  lua_pop(L, 1); /* alive in opts */
+  prog p;
+  walk_opts(L, 4, fn, &p, &o.walk);
+  o.walk.progress_arg = &p;
+  bw_grep_res res;
+  int rc = bw_grep(r, rel, &o, &res);
+  if (rc) return bw_lua_fail(L, rc);
+  luaL_checkstack(L, 16, "grep result");
+  push_grep(L, &res, prefix, o.mode, o.max_results, o.before || o.after);
+  bw_grep_res_free(&res);
+  return 1;
+}
+
+static void push_time(lua_State *L, const struct timespec *t) {
+  struct tm tm;
+  char buf[40];
+  time_t s = t->tv_sec;
+  gmtime_r(&s, &tm);
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  lua_pushstring(L, buf);
+}
+
+static const char *type_name(char t) {
+  return t == 'f' ? "file" : t == 'd' ? "dir" : t == 'l' ? "symlink" : "other";
+}
+
+static int parse_types(lua_State *L, int t) {
+  lua_getfield(L, t, "type");
+  const char *s = luaL_optstring(L, -1, "file");
+  lua_pop(L, 1);
+  if (!strcmp(s, "file")) return 1;
+  if (!strcmp(s, "dir")) return 2;
+  if (!strcmp(s, "symlink")) return 4;
+  if (!strcmp(s, "any")) return 15;
+  return luaL_error(L, "glob: type must be file, dir, symlink or any");
+}
+
+/* roots:glob(i, rel, pattern, opts [, progress]) */
+static int roots_glob(lua_State *L) {
+  const bw_root *r = bw_lua_root(L, 1, 2);
+  const char *rel = bw_lua_rel(L, 3);
+  size_t plen;
+  const char *pat = luaL_checklstring(L, 4, &plen);
+  luaL_checktype(L, 5, LUA_TTABLE);
+  int fn = lua_isfunction(L, 6) ? 6 : 0;
+  bw_glob_opts o;
+  memset(&o, 0, sizeof o);
+  o.types = parse_types(L, 5);
+  lua_getfield(L, 5, "sort");
+  o.by_mtime = !strcmp(luaL_optstring(L, -1, "path"), "mtime");
+  lua_pop(L, 1);
+  o.max_results = opt_size(L, 5, "max_results", 1000);
+  o.count_limit = opt_size(L, 5, "count_limit", 100000);
+  lua_getfield(L, 5, "prefix");
+  const char *prefix = luaL_optstring(L, -1, "");
+  lua_pop(L, 1);
+  prog p;
+  walk_opts(L, 5, fn, &p, &o.walk);
+  o.walk.progress_arg = &p;
+  bw_glob_res res;
+  int rc = bw_glob_search(r, rel, pat, plen, &o, &res);
+  if (rc) return bw_lua_fail(L, rc);
+  luaL_checkstack(L, 8, "glob result");
+  lua_createtable(L, 0, 3);
+  new_array(L, (int)res.n);
+  for (size_t i = 0; i < res.n; i++) {
+    const bw_gitem *it = res.items[i];
+    lua_createtable(L, 0, 4);
+    lua_pushfstring(L, "%s%s", prefix, it->item.path);
+    lua_setfield(L, -2, "path");
+    lua_pushstring(L, type_name(it->type));
+    lua_setfield(L, -2, "type");
+    lua_pushinteger(L, (lua_Integer)it->size);
+    lua_setfield(L, -2, "size");
+    push_time(L, &it->mtime);
+    lua_setfield(L, -2, "mtime");
+    lua_seti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "entries");
+  lua_pushboolean(L, res.truncated);
+  lua_setfield(L, -2, "truncated");
+  lua_pushboolean(L, res.cancelled);
+  lua_setfield(L, -2, "cancelled");
+  bw_glob_res_free(&res);
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+    {"grep", roots_grep}, {"glob", roots_glob}, {NULL, NULL}};
+
+void bw_search_register(lua_State *L) { bw_lua_roots_methods(L, methods); }
