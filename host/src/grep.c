@@ -853,33 +853,26 @@ static int read_all(wstate *w, int fd, size_t hint, size_t cap, size_t *len) {
   return BW_OK;
 }
 
-static int grep_file(grep *g, const bw_wentry *e) {
+/* Read and search one open regular file; path is what results show. */
+static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
+                   const char *path) {
   const bw_grep_opts *o = g->o;
-  if (g->inc && !any_match(g->inc, o->n_include, e->path, e->name)) return 0;
-  if (bw_topn_beyond(&g->top, e->path)) return 0;
-  struct stat st;
-  int fd;
-  if (bw_open_regular(g->r, e->dirfd, e->name, &st, &fd)) {
-    atomic_fetch_add(&g->unreadable, 1);
-    return 0;
-  }
-  wstate *w = &g->ws[e->worker];
   size_t len = 0;
-  int rc = (size_t)st.st_size > o->max_file_size
+  int rc = (size_t)st->st_size > o->max_file_size
                ? BW_TOO_LARGE
-               : read_all(w, fd, (size_t)st.st_size, o->max_file_size, &len);
+               : read_all(w, fd, (size_t)st->st_size, o->max_file_size, &len);
   close(fd);
   if (rc == BW_ENOMEM) return -1;
   if (!rc && len > o->max_file_size) rc = BW_TOO_LARGE;
-  if (rc == BW_TOO_LARGE) return note_skip(g, 1, e->path) ? -1 : 0;
+  if (rc == BW_TOO_LARGE) return note_skip(g, 1, path) ? -1 : 0;
   if (rc) {
     atomic_fetch_add(&g->unreadable, 1);
     return 0;
   }
   atomic_fetch_add(&g->searched, 1);
   if (memchr(w->buf, '\0', len < BINARY_PROBE ? len : BINARY_PROBE))
-    return note_skip(g, 0, e->path) ? -1 : 0;
-  scan s = {.g = g, .w = w, .buf = w->buf, .len = len, .path = e->path};
+    return note_skip(g, 0, path) ? -1 : 0;
+  scan s = {.g = g, .w = w, .buf = w->buf, .len = len, .path = path};
   s.limit = o->max_results ? o->max_results : (size_t)-1;
   rc = search_buf(&s);
   if (rc) {
@@ -894,6 +887,37 @@ static int grep_file(grep *g, const bw_wentry *e) {
     return -1;
   }
   return 0;
+}
+
+static int grep_file(grep *g, const bw_wentry *e) {
+  if (g->inc && !any_match(g->inc, g->o->n_include, e->path, e->name)) return 0;
+  if (bw_topn_beyond(&g->top, e->path)) return 0;
+  struct stat st;
+  int fd;
+  if (bw_open_regular(g->r, e->dirfd, e->name, &st, &fd)) {
+    atomic_fetch_add(&g->unreadable, 1);
+    return 0;
+  }
+  return grep_fd(g, &g->ws[e->worker], fd, &st, e->path);
+}
+
+/* A file named as the search path: searched whatever the hidden and
+ * ignore rules say; its path in results is "". */
+static int grep_single(grep *g, const char *rel) {
+  struct stat st;
+  int fd, rc = bw_open_read(g->r, rel, &fd, &st);
+  if (rc) return rc;
+  grep_fd(g, &g->ws[0], fd, &st, "");
+  return BW_OK;
+}
+
+/* Is rel a regular file (after in-root links)? */
+static int is_file(const bw_root *r, const char *rel) {
+  struct stat st;
+  int fd;
+  if (bw_resolve(r, rel, 0, &fd, &st)) return 0;
+  close(fd);
+  return S_ISREG(st.st_mode);
 }
 
 static int grep_visit(void *arg, const bw_wentry *e) {
@@ -974,7 +998,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
     w.visit = grep_visit;
     w.arg = &g;
     w.stats = &stats;
-    rc = bw_walk_run(r, rel, &w);
+    rc = is_file(r, rel) ? grep_single(&g, rel) : bw_walk_run(r, rel, &w);
   }
   int err = atomic_load(&g.err);
   if (!rc && err == -1)

@@ -97,10 +97,20 @@ static void walk_opts(lua_State *L, int t, int fn, prog *p, bw_walk_opts *w) {
   if (fn) w->progress = on_progress;
 }
 
+/* prefix + path; a searched file itself (path "") is the prefix without
+ * its trailing "/". */
+static void push_path(lua_State *L, const char *prefix, const char *path) {
+  size_t pl = strlen(prefix);
+  if (!*path && pl > 1 && prefix[pl - 1] == '/') pl--;
+  lua_pushlstring(L, prefix, pl);
+  lua_pushstring(L, path);
+  lua_concat(L, 2);
+}
+
 static void push_strings(lua_State *L, const char *prefix, char **v, size_t n) {
   new_array(L, (int)n);
   for (size_t i = 0; i < n; i++) {
-    lua_pushfstring(L, "%s%s", prefix, v[i]);
+    push_path(L, prefix, v[i]);
     lua_seti(L, -2, (lua_Integer)i + 1);
   }
 }
@@ -123,7 +133,7 @@ static size_t push_matches(lua_State *L, const char *prefix, const bw_gfile *f,
     while (b > 0 && f->lines[b - 1].kind == 'b') b--;
     while (a < f->nlines && f->lines[a].kind == 'a') a++;
     lua_createtable(L, 0, context ? 5 : 3);
-    lua_pushfstring(L, "%s%s", prefix, f->item.path);
+    push_path(L, prefix, f->item.path);
     lua_setfield(L, -2, "path");
     lua_pushinteger(L, (lua_Integer)f->lines[i].line);
     lua_setfield(L, -2, "line");
@@ -153,14 +163,14 @@ static void push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
   lua_setfield(L, -2, "matches");
   new_array(L, (int)r->nfiles);
   for (size_t i = 0; i < r->nfiles; i++) {
-    lua_pushfstring(L, "%s%s", prefix, r->files[i]->item.path);
+    push_path(L, prefix, r->files[i]->item.path);
     lua_seti(L, -2, (lua_Integer)i + 1);
   }
   lua_setfield(L, -2, "files");
   new_array(L, mode == BW_GREP_COUNT ? (int)r->nfiles : 0);
   for (size_t i = 0; mode == BW_GREP_COUNT && i < r->nfiles; i++) {
     lua_createtable(L, 0, 2);
-    lua_pushfstring(L, "%s%s", prefix, r->files[i]->item.path);
+    push_path(L, prefix, r->files[i]->item.path);
     lua_setfield(L, -2, "path");
     lua_pushinteger(L, (lua_Integer)r->files[i]->count);
     lua_setfield(L, -2, "count");

@@ -17,7 +17,7 @@ end
 registry.tools_dir = lua_root() .. "/tools"
 
 -- The native tool set, in the order tools/list shows it.
-registry.native = { "read_file", "write_file", "list_dir", "stat" }
+registry.native = { "read_file", "write_file", "list_dir", "stat", "grep", "glob" }
 
 local function check_tool(t, file)
   if type(t) ~= "table" then return nil, file .. ": a tool file must return a table" end

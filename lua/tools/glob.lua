@@ -1,0 +1,120 @@
+-- glob: find paths by name pattern (**, *, ?, [...], {a,b}) below a
+-- directory. The walk starts at the pattern's literal prefix, prunes
+-- directories no match can lie below, honours .gitignore and hidden rules
+-- as grep does, and stops at max_results.
+
+local function prefix_of(path)
+  if path == "." or path == "./" then return "" end
+  return (path:gsub("/+$", "")) .. "/"
+end
+
+-- "/ws/src/**/*.c" -> "/ws/src", "**/*.c": an absolute pattern names its
+-- directory in its leading literal components.
+local function split_absolute(pattern)
+  local dir, rest = {}, {}
+  for comp in pattern:gmatch("[^/]+") do
+    if #rest == 0 and not comp:find("[%*%?%[{\\]") then dir[#dir + 1] = comp
+    else rest[#rest + 1] = comp end
+  end
+  if #rest == 0 then rest[1] = table.remove(dir) end
+  return "/" .. table.concat(dir, "/"), table.concat(rest, "/")
+end
+
+return {
+  name = "glob",
+  title = "Find files by name",
+  description = [[Find files whose path matches a glob pattern, relative to path (default: the first root). "*" matches within one name, "**" any number of directories, "?" one character, "[abc]" a set, "{a,b}" alternatives. Results are sorted by path (or newest first with sort="mtime") and capped at max_results. By default only regular files are listed (type: file, dir, symlink or any); hidden names are left out unless include_hidden or the pattern names them (".github/**"), and .gitignore'd files are left out unless respect_ignore=false. Symlinks are never followed.
+Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern": "*.md", "path": "docs", "sort": "mtime"}]],
+  input_schema = {
+    type = "object",
+    properties = {
+      pattern = { type = "string", description = "Glob pattern relative to path, e.g. \"**/*.ts\"." },
+      path = { type = "string", description = "Directory to search (default: the first root)." },
+      type = { type = "string", enum = { "file", "dir", "symlink", "any" }, description = "What to list (default file)." },
+      sort = { type = "string", enum = { "path", "mtime" }, description = "path (default) or mtime (newest first)." },
+      include_hidden = { type = "boolean", description = "Include names starting with \".\" (default false)." },
+      respect_ignore = { type = "boolean", description = "Honour .gitignore, .ignore and .git/info/exclude (default true)." },
+      max_results = { type = "integer", minimum = 1, description = "Most paths to return; the server's cap still applies." },
+    },
+    required = { "pattern" },
+    additionalProperties = false,
+  },
+  output_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string" },
+      pattern = { type = "string" },
+      entries = {
+        type = "array",
+        items = {
+          type = "object",
+          properties = {
+            path = { type = "string" },
+            type = { type = "string" },
+            size = { type = "integer" },
+            mtime = { type = "string" },
+          },
+        },
+      },
+      truncated = { type = "boolean" },
+    },
+    required = { "path", "pattern", "entries", "truncated" },
+  },
+  annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
+  permissions = { "fs.list" },
+  risk = "low",
+
+  handler = function(ctx, a)
+    local pattern, path = a.pattern, a.path or "."
+    if pattern:sub(1, 1) == "/" then
+      if a.path then return ctx:fail("INVALID_ARGUMENT", "pattern", "an absolute pattern cannot be combined with path") end
+      path, pattern = split_absolute(pattern)
+    end
+    local idx, rel, code = ctx:resolve(path)
+    if not idx then return nil, rel, code end
+    local max = math.min(a.max_results or ctx.caps.max_entries, ctx.caps.max_entries)
+    local res, detail, gcode = ctx.roots:glob(idx, rel, pattern, {
+      type = a.type or "file",
+      sort = a.sort or "path",
+      max_results = max,
+      include_hidden = a.include_hidden,
+      respect_ignore = a.respect_ignore ~= false,
+      prefix = prefix_of(path),
+    }, function(dirs, entries)
+      ctx:progress(entries, nil, ("looked at %d entries in %d directories"):format(entries, dirs))
+      return ctx:cancelled()
+    end)
+    if not res then
+      return ctx:fail(gcode, detail:find("pattern", 1, true) and "pattern" or path, detail)
+    end
+    local used, cut = 0, false
+    for i, e in ipairs(res.entries) do
+      used = used + #e.path + 1
+      if used > ctx.caps.max_result_bytes and i > 1 then
+        for j = #res.entries, i, -1 do res.entries[j] = nil end
+        cut = true
+        break
+      end
+    end
+    return {
+      path = path,
+      pattern = a.pattern,
+      entries = res.entries,
+      truncated = res.truncated or cut,
+      cancelled = res.cancelled,
+      max_results = max,
+    }
+  end,
+
+  render = function(r)
+    local out = {}
+    for i, e in ipairs(r.entries) do out[i] = e.type == "dir" and e.path .. "/" or e.path end
+    if #out == 0 then out[1] = ("No paths match %q in %s."):format(r.pattern, r.path) end
+    if r.cancelled then
+      out[#out + 1] = "[search cancelled: the list above is partial]"
+    elseif r.truncated then
+      out[#out + 1] = ("[more paths match: stopped at max_results=%d; narrow the pattern or path]"):format(r.max_results)
+    end
+    return table.concat(out, "\n"), r
+  end,
+}

@@ -1,0 +1,210 @@
+-- grep: search file contents below a directory, natively and in process
+-- (core C: a parallel walk by directory fds, PCRE2 behind a literal
+-- prefilter). .gitignore is respected and hidden files are left out by
+-- default; binary and oversize files are skipped and listed, so "no match"
+-- is never ambiguous. Results come sorted by path, then line.
+
+local context = require "burrow.context"
+
+local MODES = { content = true, files = true, count = true }
+
+-- What the agent's path becomes in front of a result path ("." -> "").
+local function prefix_of(path)
+  if path == "." or path == "./" then return "" end
+  return (path:gsub("/+$", "")) .. "/"
+end
+
+-- Pattern and glob errors name the pattern, not the path.
+local function subject(path, detail)
+  if detail:find("pattern", 1, true) or detail:find("glob", 1, true) then return "pattern" end
+  return path
+end
+
+-- Keep what fits in max_result_bytes; true if something was cut.
+local function cap_bytes(list, size_of, max_bytes)
+  local used = 0
+  for i, v in ipairs(list) do
+    used = used + size_of(v)
+    if used > max_bytes and i > 1 then
+      for j = #list, i, -1 do list[j] = nil end
+      return true
+    end
+  end
+  return false
+end
+
+local function match_size(m)
+  local n = #m.path + #m.text + 16
+  for _, l in ipairs(m.before or {}) do n = n + #m.path + #l + 16 end
+  for _, l in ipairs(m.after or {}) do n = n + #m.path + #l + 16 end
+  return n
+end
+
+local function shown_list(list, total, what)
+  local n = #list
+  local head = {}
+  for i = 1, math.min(n, 20) do head[i] = list[i] end
+  local more = total - #head
+  return ("[skipped %d %s: %s%s]"):format(total, what, table.concat(head, ", "),
+    more > 0 and (", and %d more"):format(more) or "")
+end
+
+return {
+  name = "grep",
+  title = "Search file contents",
+  description = [[Search the contents of files below a directory for a regular expression (PCRE2 syntax: \w, \d, \s, (?:...), alternation, lookaround) or, with literal=true, a plain string. Runs natively inside the workspace, fast on large trees. Respects .gitignore/.ignore and skips hidden files unless include_hidden; binary files (a NUL byte in the first 8 KiB) and files over max_file_size are skipped and listed in the result, so an empty answer really means no match. Symlinks are never followed.
+output_mode: "content" (default) gives matching lines as path:line:text, sorted by path then line, with context lines if asked (before/after/context); "files" lists the files that match; "count" gives matching lines per file. include/exclude take globs ("*.c", "src/**/*.h"); a glob without "/" matches file names at any depth. Matches never span lines unless multiline=true.
+Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "include": ["*.rs"]}  {"pattern": "a.b", "literal": true, "output_mode": "files"}]],
+  input_schema = {
+    type = "object",
+    properties = {
+      pattern = { type = "string", description = "PCRE2 regular expression (or a plain string with literal=true)." },
+      path = { type = "string", description = "Directory (or file) to search (default: the first root)." },
+      literal = { type = "boolean", description = "Treat pattern as a plain string (default false)." },
+      ignore_case = { type = "boolean", description = "Case-insensitive match (default false)." },
+      include = { type = "array", items = { type = "string" }, description = "Only search files matching one of these globs, e.g. [\"*.py\"]." },
+      exclude = { type = "array", items = { type = "string" }, description = "Skip files and directories matching any of these globs, e.g. [\"vendor/**\", \"*.min.js\"]." },
+      context = { type = "integer", minimum = 0, maximum = 100, description = "Lines of context before and after each match." },
+      before = { type = "integer", minimum = 0, maximum = 100, description = "Lines of context before each match (overrides context)." },
+      after = { type = "integer", minimum = 0, maximum = 100, description = "Lines of context after each match (overrides context)." },
+      output_mode = { type = "string", enum = { "content", "files", "count" }, description = "content (default), files or count." },
+      multiline = { type = "boolean", description = "Let matches span lines (default false)." },
+      max_results = { type = "integer", minimum = 1, description = "Most matches (content) or files (files, count) to return; the server's cap still applies." },
+      max_file_size = { type = "integer", minimum = 0, description = "Skip (and list) files larger than this many bytes (default and most: the server's max_file_size)." },
+      include_hidden = { type = "boolean", description = "Search names starting with \".\" too (default false)." },
+      respect_ignore = { type = "boolean", description = "Honour .gitignore, .ignore and .git/info/exclude (default true)." },
+    },
+    required = { "pattern" },
+    additionalProperties = false,
+  },
+  output_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string" },
+      pattern = { type = "string" },
+      output_mode = { type = "string" },
+      matches = {
+        type = "array",
+        items = {
+          type = "object",
+          properties = {
+            path = { type = "string" },
+            line = { type = "integer" },
+            text = { type = "string" },
+            before = { type = "array", items = { type = "string" } },
+            after = { type = "array", items = { type = "string" } },
+          },
+        },
+      },
+      files = { type = "array", items = { type = "string" } },
+      counts = { type = "array", items = { type = "object", properties = { path = { type = "string" }, count = { type = "integer" } } } },
+      total = { type = "integer" },
+      files_searched = { type = "integer" },
+      skipped_binary = { type = "array", items = { type = "string" } },
+      skipped_size = { type = "array", items = { type = "string" } },
+      truncated = { type = "boolean" },
+      cancelled = { type = "boolean" },
+    },
+    required = { "path", "pattern", "output_mode", "matches", "files", "counts", "skipped_binary", "skipped_size", "truncated" },
+  },
+  annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
+  permissions = { "fs.read" },
+  risk = "low",
+
+  handler = function(ctx, a)
+    local path = a.path or "."
+    local idx, rel, code = ctx:resolve(path)
+    if not idx then return nil, rel, code end
+    local mode = a.output_mode or "content"
+    if not MODES[mode] then return ctx:fail("INVALID_ARGUMENT", "output_mode", "use content, files or count") end
+    local cap = mode == "content" and ctx.caps.max_matches or ctx.caps.max_entries
+    local max = math.min(a.max_results or cap, cap)
+    local max_size = math.min(a.max_file_size or ctx.caps.max_file_size, ctx.caps.max_file_size)
+    local opts = {
+      pattern = a.pattern,
+      literal = a.literal,
+      ignore_case = a.ignore_case,
+      multiline = a.multiline,
+      mode = mode,
+      before = a.before or a.context or 0,
+      after = a.after or a.context or 0,
+      max_results = max,
+      max_file_size = max_size,
+      max_line = ctx.caps.max_line_chars,
+      max_skipped = ctx.caps.max_entries,
+      include = a.include,
+      exclude = a.exclude,
+      include_hidden = a.include_hidden,
+      respect_ignore = a.respect_ignore ~= false,
+      prefix = prefix_of(path),
+    }
+    local res, detail, gcode = ctx.roots:grep(idx, rel, opts, function(dirs, entries)
+      ctx:progress(entries, nil, ("searched %d entries in %d directories"):format(entries, dirs))
+      return ctx:cancelled()
+    end)
+    if not res then return ctx:fail(gcode, subject(path, detail), detail) end
+    local cut = false
+    if mode == "content" then
+      cut = cap_bytes(res.matches, match_size, ctx.caps.max_result_bytes)
+    elseif mode == "files" then
+      cut = cap_bytes(res.files, function(p) return #p + 1 end, ctx.caps.max_result_bytes)
+    else
+      cut = cap_bytes(res.counts, function(c) return #c.path + 12 end, ctx.caps.max_result_bytes)
+    end
+    return {
+      path = path,
+      pattern = a.pattern,
+      output_mode = mode,
+      matches = res.matches,
+      files = res.files,
+      counts = res.counts,
+      total = res.total,
+      files_searched = res.searched,
+      skipped_binary = res.skipped_binary,
+      skipped_size = res.skipped_size,
+      skipped_binary_count = res.n_skipped_binary,
+      skipped_size_count = res.n_skipped_size,
+      unreadable = res.unreadable,
+      max_results = max,
+      max_file_size = max_size,
+      truncated = res.truncated or cut,
+      cancelled = res.cancelled,
+    }
+  end,
+
+  render = function(r)
+    local out = {}
+    local function add(s) out[#out + 1] = s end
+    if r.output_mode == "files" then
+      for _, p in ipairs(r.files) do add(p) end
+    elseif r.output_mode == "count" then
+      for _, c in ipairs(r.counts) do add(("%s:%d"):format(c.path, c.count)) end
+    else
+      local last_path, last_line
+      for _, m in ipairs(r.matches) do
+        local first = m.line - #(m.before or {})
+        if last_path and (m.path ~= last_path or first > last_line + 1) and (m.before or m.after) then add("--") end
+        for i, l in ipairs(m.before or {}) do add(("%s-%d-%s"):format(m.path, first + i - 1, l)) end
+        add(("%s:%d:%s"):format(m.path, m.line, m.text))
+        for i, l in ipairs(m.after or {}) do add(("%s-%d-%s"):format(m.path, m.line + i, l)) end
+        last_path, last_line = m.path, m.line + #(m.after or {})
+      end
+    end
+    if #out == 0 then
+      add(("No matches for %q in %s (%d files searched)."):format(r.pattern, r.path, r.files_searched or 0))
+    end
+    if (r.skipped_binary_count or 0) > 0 then
+      add(shown_list(r.skipped_binary, r.skipped_binary_count, "binary files"))
+    end
+    if (r.skipped_size_count or 0) > 0 then
+      add(shown_list(r.skipped_size, r.skipped_size_count, ("files over max_file_size (%d bytes)"):format(r.max_file_size)))
+    end
+    if r.cancelled then
+      add("[search cancelled: the results above are partial]")
+    elseif r.truncated then
+      add(("[results truncated at max_results=%d or the result size cap; narrow path, pattern or include, or use output_mode \"files\" or \"count\"]")
+        :format(r.max_results))
+    end
+    return table.concat(out, "\n"), r
+  end,
+}
