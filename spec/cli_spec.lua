@@ -193,7 +193,7 @@ describe(H.tag("burrow CLI"), function()
       return t
     end
 
-    local native = { "list_dir", "read_file", "stat", "write_file" }
+    local native = { "glob", "grep", "list_dir", "read_file", "stat", "write_file" }
 
     it("lists the tools in MCP shape by default", function()
       local out, _, code = burrow { "tools", "--root", dir }

@@ -154,7 +154,7 @@ describe(H.tag("burrow mcp"), function()
         assert.is_table(t.annotations)
       end
       table.sort(names)
-      assert.same({ "list_dir", "read_file", "stat", "write_file" }, names)
+      assert.same({ "glob", "grep", "list_dir", "read_file", "stat", "write_file" }, names)
     end)
   end)
 
