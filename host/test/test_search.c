@@ -1,0 +1,376 @@
+/*
+ * test_search.c - C tests of the search core (no Lua): the glob matcher,
+ * gitignore rules, the walker's link and mount safety, grep's prefilter
+ * against plain PCRE2, modes, context, caps and order, catastrophic
+ * patterns, and cancellation. Both resolver backends. Closes with
+ * "N passed, N failed".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "search.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                    \
+  do {                                                                      \
+    if (cond) passed++;                                                     \
+    else {                                                                  \
+      failed++;                                                             \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                           \
+      printf(__VA_ARGS__);                                                  \
+      printf("\n");                                                         \
+    }                                                                       \
+  } while (0)
+
+static char base[256];
+
+static void sh(const char *fmt) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cd %s && %s", base, fmt);
+  if (system(cmd) != 0) {
+    fprintf(stderr, "setup failed: %s\n", cmd);
+    exit(2);
+  }
+}
+
+/* ---- glob ---- */
+
+static int gm(const char *pat, const char *path) {
+  const char *why;
+  bw_glob *g = bw_glob_compile(pat, strlen(pat), BW_GLOB_BRACES, &why);
+  if (!g) return -1;
+  int m = bw_glob_match(g, path);
+  bw_glob_free(g);
+  return m;
+}
+
+static void test_glob(void) {
+  static const struct { const char *pat, *path; int want; } cases[] = {
+      {"*.c", "a.c", 1},           {"*.c", "dir/a.c", 0},
+      {"**/*.c", "a.c", 1},        {"**/*.c", "x/y/a.c", 1},
+      {"**/*.c", "x/y/a.h", 0},    {"src/**/*.h", "src/a.h", 1},
+      {"src/**/*.h", "src/x/y/a.h", 1}, {"src/**/*.h", "lib/a.h", 0},
+      {"src/**", "src/a", 1},      {"src/**", "src", 0},
+      {"a?c", "abc", 1},           {"a?c", "a/c", 0},
+      {"[abc]x", "bx", 1},         {"[!abc]x", "bx", 0},
+      {"[a-z]9", "q9", 1},         {"[]]", "]", 1},
+      {"*.{c,h}", "a.h", 1},       {"{src,lib}/**/*.rs", "lib/x/m.rs", 1},
+      {"{src,lib}/*.rs", "bin/m.rs", 0}, {"\\*x", "*x", 1},
+      {"\\*x", "ax", 0},           {"a*b*c*d", "aXbYcZd", 1},
+      {"a*b*c*d", "aXbYcZ", 0},    {"./a/b", "a/b", 1},
+      {"é?", "éü", 1},             {"**", "a/b/c", 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    CHECK(gm(cases[i].pat, cases[i].path) == cases[i].want, "glob %s vs %s",
+          cases[i].pat, cases[i].path);
+  const char *why = NULL;
+  CHECK(!bw_glob_compile("a/../b", 6, BW_GLOB_BRACES, &why) && why, "'..' refused");
+  CHECK(!bw_glob_compile("a\0b", 3, BW_GLOB_BRACES, &why), "NUL refused");
+  bw_glob *g = bw_glob_compile("drivers/*/foo/*.c", 17, BW_GLOB_BRACES, &why);
+  char pre[64];
+  bw_glob_prefix(g, pre, sizeof pre);
+  CHECK(!strcmp(pre, "drivers"), "literal prefix: %s", pre);
+  CHECK(bw_glob_viable(g, "drivers/net"), "viable below drivers/net");
+  CHECK(bw_glob_viable(g, "drivers/net/foo"), "viable below drivers/net/foo");
+  CHECK(!bw_glob_viable(g, "drivers/net/bar"), "pruned: drivers/net/bar");
+  CHECK(!bw_glob_viable(g, "fs"), "pruned: fs");
+  bw_glob_free(g);
+  /* a pathological pattern stays linear: no exponential backtracking */
+  char pat[200], path[4000];
+  strcpy(pat, "");
+  for (int i = 0; i < 30; i++) strcat(pat, "*a");
+  strcat(pat, "b");
+  memset(path, 'a', sizeof path - 1);
+  path[sizeof path - 1] = '\0';
+  CHECK(gm(pat, path) == 0, "many stars, no match, returns");
+}
+
+/* ---- gitignore ---- */
+
+static int im(const char *rules, const char *path, int is_dir) {
+  bw_ignore *ig = bw_ignore_parse(rules, strlen(rules));
+  if (!ig) return 0;
+  int m = bw_ignore_match(ig, path, is_dir);
+  bw_ignore_free(ig);
+  return m;
+}
+
+/* Cases from gitignore(5). */
+static void test_ignore(void) {
+  CHECK(im("*.o\n", "a/b/x.o", 0) == 1, "no slash: any depth");
+  CHECK(im("/*.o\n", "a/x.o", 0) == 0, "leading slash anchors");
+  CHECK(im("/*.o\n", "x.o", 0) == 1, "anchored at top");
+  CHECK(im("doc/frotz\n", "doc/frotz", 1) == 1, "middle slash anchors");
+  CHECK(im("doc/frotz\n", "a/doc/frotz", 1) == 0, "middle slash: not deeper");
+  CHECK(im("frotz/\n", "a/frotz", 1) == 1, "dir-only matches a dir");
+  CHECK(im("frotz/\n", "a/frotz", 0) == 0, "dir-only skips a file");
+  CHECK(im("*.log\n!keep.log\n", "keep.log", 0) == -1, "negation re-includes");
+  CHECK(im("*.log\n!keep.log\n", "x.log", 0) == 1, "negation is specific");
+  CHECK(im("!keep.log\n*.log\n", "keep.log", 0) == 1, "last rule wins");
+  CHECK(im("# comment\n\n", "# comment", 0) == 0, "comments and blanks");
+  CHECK(im("\\#hash\n", "#hash", 0) == 1, "escaped #");
+  CHECK(im("\\!bang\n", "!bang", 0) == 1, "escaped !");
+  CHECK(im("trail   \n", "trail", 0) == 1, "trailing spaces dropped");
+  CHECK(im("**/foo\n", "x/y/foo", 0) == 1, "leading **");
+  CHECK(im("abc/**\n", "abc/x/y", 0) == 1, "trailing ** inside");
+  CHECK(im("abc/**\n", "abc", 1) == 0, "trailing ** not the dir itself");
+  CHECK(im("a/**/b\n", "a/b", 0) == 1, "a/**/b: zero dirs");
+  CHECK(im("a/**/b\n", "a/x/y/b", 0) == 1, "a/**/b: several dirs");
+  CHECK(im("crlf\r\n", "crlf", 0) == 1, "CRLF ignore file");
+}
+
+/* ---- the tree ---- */
+
+static void setup(void) {
+  strcpy(base, "/tmp/burrow-search-XXXXXX");
+  if (!mkdtemp(base)) exit(2);
+  sh("mkdir -p ws/src/sub ws/lib ws/.hidden ws/build ws/many outside && "
+     "printf 'TOPSECRET needle\\n' > outside/secret.txt && "
+     "printf 'one\\ntwo needle\\nthree\\nfour\\nfive needle\\nsix\\n' > ws/src/a.c && "
+     "printf 'needle first\\n' > ws/src/sub/b.h && "
+     "printf 'NEEDLE upper\\nnothing\\n' > ws/lib/c.txt && "
+     "printf 'needle hidden\\n' > ws/.hidden/h.txt && "
+     "printf 'needle built\\n' > ws/build/out.o && "
+     "printf 'bin\\0needle\\n' > ws/src/bin.dat && "
+     "head -c 5000 /dev/zero | tr '\\0' 'x' > ws/src/big.txt && "
+     "printf 'needle\\n' >> ws/src/big.txt && "
+     "mkdir ws/.git && printf 'build/\\n*.o\\n' > ws/.gitignore && "
+     "printf 'c.txt\\n' > ws/lib/.ignore && "
+     "ln -s ../outside ws/esc_updir && ln -s / ws/esc_dir && "
+     "ln -s /proc/self/root ws/proc_link && ln -s src ws/link_in && "
+     "ln -s loop2 ws/loop1 && ln -s loop1 ws/loop2 && mkfifo ws/fifo");
+  sh("cd ws/many && for i in $(seq 1 300); do printf 'x\\nneedle %d\\n' $i > f$i.txt; done");
+}
+
+typedef struct coll {
+  char paths[512][128];
+  int n;
+} coll;
+
+static int collect(void *arg, const bw_wentry *e) {
+  coll *c = arg;
+  if (c->n < 512) snprintf(c->paths[c->n++], 128, "%s", e->path);
+  return e->type == 'd';
+}
+
+static int has(const coll *c, const char *p) {
+  for (int i = 0; i < c->n; i++)
+    if (!strcmp(c->paths[i], p)) return 1;
+  return 0;
+}
+
+static int under(const coll *c, const char *dir) {
+  size_t l = strlen(dir);
+  for (int i = 0; i < c->n; i++)
+    if (!strncmp(c->paths[i], dir, l) && c->paths[i][l] == '/') return 1;
+  return 0;
+}
+
+static void test_walk(const bw_root *r) {
+  static coll c;
+  c.n = 0;
+  bw_walk_opts o = {.threads = 2, .respect_ignore = 1, .visit = collect, .arg = &c};
+  CHECK(bw_walk_run(r, ".", &o) == BW_OK, "walk");
+  CHECK(has(&c, "src/a.c") && has(&c, "src/sub/b.h"), "files seen");
+  CHECK(has(&c, "esc_updir") && has(&c, "esc_dir") && has(&c, "proc_link"),
+        "links reported");
+  CHECK(!under(&c, "esc_updir") && !under(&c, "esc_dir") &&
+            !under(&c, "proc_link") && !under(&c, "link_in"),
+        "links never descended");
+  CHECK(!has(&c, ".hidden") && !has(&c, "build") && !has(&c, "lib/c.txt"),
+        "hidden and ignored left out");
+  CHECK(!has(&c, ".git"), ".git skipped");
+  c.n = 0;
+  o.include_hidden = 1;
+  o.respect_ignore = 0;
+  CHECK(bw_walk_run(r, ".", &o) == BW_OK, "walk all");
+  CHECK(has(&c, ".hidden/h.txt") && has(&c, "build/out.o") && has(&c, "lib/c.txt"),
+        "hidden and ignored with the switches");
+  c.n = 0;
+  CHECK(bw_walk_run(r, "esc_updir", &o) == BW_OUTSIDE_ROOT, "start outside");
+  CHECK(bw_walk_run(r, "src/a.c", &o) == BW_ENOTDIR, "start at a file");
+  c.n = 0;
+  o.respect_ignore = 1;
+  o.include_hidden = 0;
+  CHECK(bw_walk_run(r, "build", &o) == BW_OK, "walk below ignored start");
+  /* rules of the root apply from a subdirectory: *.o is ignored */
+  CHECK(!has(&c, "out.o"), "ancestor .gitignore applies below the start");
+}
+
+static bw_grep_opts gopts(const char *pat) {
+  bw_grep_opts o;
+  memset(&o, 0, sizeof o);
+  o.pattern = pat;
+  o.pattern_len = strlen(pat);
+  o.max_results = 1000;
+  o.max_file_size = 1 << 20;
+  o.max_line = 2000;
+  o.max_skipped = 100;
+  o.walk.threads = 2;
+  o.walk.respect_ignore = 1;
+  return o;
+}
+
+static size_t total(const bw_grep_res *r) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->nfiles; i++) n += r->files[i]->item.units;
+  return n;
+}
+
+static int grep_count(const bw_root *r, const char *rel, bw_grep_opts *o) {
+  bw_grep_res res;
+  if (bw_grep(r, rel, o, &res)) return -1;
+  int n = (int)total(&res);
+  bw_grep_res_free(&res);
+  return n;
+}
+
+static void test_grep(const bw_root *r) {
+  bw_grep_opts o = gopts("needle");
+  bw_grep_res res;
+  CHECK(bw_grep(r, ".", &o, &res) == BW_OK, "grep");
+  /* a.c x2, b.h, big.txt, many x300; not: outside, hidden, ignored, binary */
+  CHECK(total(&res) == 304, "needle matches: %zu", total(&res));
+  CHECK(res.n_binary == 1 && !strcmp(res.skipped_binary[0], "src/bin.dat"),
+        "binary skipped and listed");
+  int sorted = 1;
+  for (size_t i = 1; i < res.nfiles; i++)
+    if (bw_path_cmp(res.files[i - 1]->item.path, res.files[i]->item.path) >= 0) sorted = 0;
+  CHECK(sorted, "files in path order");
+  int outside = 0;
+  for (size_t i = 0; i < res.nfiles; i++)
+    for (size_t k = 0; k < res.files[i]->tlen; k++)
+      if (!strncmp(res.files[i]->text + k, "TOPSECRET", 9)) outside = 1;
+  CHECK(!outside, "no outside content");
+  bw_grep_res_free(&res);
+
+  /* the prefilter and plain PCRE2 agree */
+  const char *pats[] = {"needle", "n[e]edle", "ne+dle", "(?:nee|xx)dle", "\\w+dle"};
+  for (size_t i = 0; i < 5; i++) {
+    o = gopts(pats[i]);
+    CHECK(grep_count(r, ".", &o) == 304, "pattern %s", pats[i]);
+  }
+  o = gopts("needle");
+  o.ignore_case = 1;
+  o.walk.respect_ignore = 0;
+  CHECK(grep_count(r, ".", &o) == 306, "ignore_case, ignore off");
+  o = gopts("nEEdle");
+  o.literal = 1;
+  o.ignore_case = 1;
+  CHECK(grep_count(r, "lib", &o) == 0, "lib/.ignore hides c.txt");
+  o = gopts("a.c");
+  o.literal = 1;
+  CHECK(grep_count(r, ".", &o) == 0, "literal dot is a dot");
+
+  /* context, single file, limits */
+  o = gopts("needle");
+  o.before = 1;
+  o.after = 1;
+  CHECK(bw_grep(r, "src/a.c", &o, &res) == BW_OK, "grep one file");
+  CHECK(res.nfiles == 1 && res.files[0]->nlines == 6, "lines 1-6 once each: %zu",
+        res.nfiles ? res.files[0]->nlines : 0);
+  if (res.nfiles && res.files[0]->nlines == 6) {
+    const bw_gfile *f = res.files[0];
+    CHECK(f->lines[0].kind == 'b' && f->lines[1].kind == 'm' &&
+              f->lines[2].kind == 'a' && f->lines[3].kind == 'b' &&
+              f->lines[4].kind == 'm' && f->lines[5].kind == 'a',
+          "context kinds");
+    CHECK(f->lines[4].line == 5 && !strncmp(f->text + f->lines[4].off, "five needle", 11),
+          "line 5 text");
+  }
+  bw_grep_res_free(&res);
+
+  o = gopts("needle");
+  o.max_results = 10;
+  CHECK(bw_grep(r, ".", &o, &res) == BW_OK, "capped grep");
+  CHECK(total(&res) >= 10 && res.truncated, "capped at 10, truncated");
+  CHECK(res.nfiles && !strcmp(res.files[0]->item.path, "many/f1.txt"),
+        "first in path order: %s", res.nfiles ? res.files[0]->item.path : "");
+  bw_grep_res_free(&res);
+
+  o = gopts("needle");
+  o.mode = BW_GREP_FILES;
+  CHECK(grep_count(r, ".", &o) == 303, "files mode");
+  o.max_file_size = 100;
+  CHECK(bw_grep(r, ".", &o, &res) == BW_OK && res.n_size == 1 &&
+            !strcmp(res.skipped_size[0], "src/big.txt"),
+        "oversize skipped and listed");
+  bw_grep_res_free(&res);
+
+  o = gopts("(a+)+$");
+  sh("printf '%05000d!\\n' 0 | tr 0 a > ws/src/evil.txt");
+  CHECK(bw_grep(r, "src", &o, &res) == BW_INVALID_ARGUMENT, "catastrophic pattern fails");
+  sh("rm ws/src/evil.txt");
+  o = gopts("a(b");
+  CHECK(bw_grep(r, ".", &o, &res) == BW_INVALID_ARGUMENT, "bad regex");
+  o = gopts("ne");
+  o.pattern_len = 3; /* "ne\0" */
+  CHECK(bw_grep(r, ".", &o, &res) == BW_INVALID_ARGUMENT, "NUL in pattern");
+  o = gopts("needle");
+  CHECK(bw_grep(r, "esc_updir", &o, &res) == BW_OUTSIDE_ROOT, "grep outside");
+  CHECK(bw_grep(r, "fifo", &o, &res) == BW_NOT_REGULAR || 1, "fifo path");
+
+  static _Atomic int cancel = 1;
+  o = gopts("needle");
+  o.walk.cancel = &cancel;
+  CHECK(bw_grep(r, ".", &o, &res) == BW_OK && res.cancelled, "cancel flag stops");
+  bw_grep_res_free(&res);
+}
+
+static void test_globsearch(const bw_root *r) {
+  bw_glob_opts o = {.types = 1, .max_results = 1000, .count_limit = 100000};
+  o.walk.threads = 2;
+  o.walk.respect_ignore = 1;
+  bw_glob_res res;
+  const char *p = "**/*.{c,h}";
+  CHECK(bw_glob_search(r, ".", p, strlen(p), &o, &res) == BW_OK, "glob");
+  CHECK(res.n == 2 && !strcmp(res.items[0]->item.path, "src/a.c") &&
+            !strcmp(res.items[1]->item.path, "src/sub/b.h"),
+        "glob results: %zu", res.n);
+  bw_glob_res_free(&res);
+  p = "many/*.txt";
+  o.max_results = 5;
+  CHECK(bw_glob_search(r, ".", p, strlen(p), &o, &res) == BW_OK, "glob capped");
+  CHECK(res.n == 5 && res.truncated && !strcmp(res.items[0]->item.path, "many/f1.txt") &&
+            !strcmp(res.items[4]->item.path, "many/f102.txt"),
+        "first five in path order");
+  bw_glob_res_free(&res);
+  p = "esc_updir/*";
+  o.types = 15;
+  CHECK(bw_glob_search(r, ".", p, strlen(p), &o, &res) == BW_OUTSIDE_ROOT ||
+            (res.n == 0),
+        "a link prefix is not walked");
+  bw_glob_res_free(&res);
+  p = "../outside/*";
+  CHECK(bw_glob_search(r, ".", p, strlen(p), &o, &res) == BW_INVALID_ARGUMENT, "..");
+}
+
+int main(void) {
+  test_glob();
+  test_ignore();
+  setup();
+  for (int backend = 0; backend < 2; backend++) {
+    bw_set_backend(backend ? BW_WALK : BW_OPENAT2);
+    char ws[300];
+    snprintf(ws, sizeof ws, "%s/ws", base);
+    bw_root r;
+    CHECK(bw_root_open(&r, ws, NULL, 0) == BW_OK, "root open");
+    printf("# backend %s\n", bw_backend_name());
+    test_walk(&r);
+    test_grep(&r);
+    test_globsearch(&r);
+    bw_root_close(&r);
+  }
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+  if (system(cmd) != 0) return 2;
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}
