@@ -16,6 +16,7 @@
 #include "core.h"
 #include "lcore.h"
 #include "ljson.h"
+#include "ledit.h"
 #include "lsearch.h"
 #include "lserver.h"
 #include "lyaml.h"
@@ -591,6 +592,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_yaml_register(L);
   bw_sandbox_register(L);
   bw_search_register(L);
+  bw_edit_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");
   return 1;

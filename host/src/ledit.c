@@ -1,0 +1,297 @@
+/*
+ * ledit.c - the edit engine and the other mutations as methods of
+ * burrow.core's Roots: edit, insert, append, mkdir, remove, move, copy,
+ * and content (a file's bytes and hash, for undo). Expected failures
+ * return nil, detail, CODE and, where there is more to say, a fourth
+ * value: the diagnosis of a failed edit or the current hash.
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edit.h"
+#include "lcore.h"
+#include "ledit.h"
+
+static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt) {
+  if (!lua_istable(L, t)) return dflt;
+  lua_getfield(L, t, k);
+  lua_Integer v = luaL_optinteger(L, -1, (lua_Integer)dflt);
+  lua_pop(L, 1);
+  return v < 0 ? 0 : (size_t)v;
+}
+
+static int opt_bool(lua_State *L, int t, const char *k) {
+  if (!lua_istable(L, t)) return 0;
+  lua_getfield(L, t, k);
+  int b = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return b;
+}
+
+/* A string option; it stays alive in the options table. */
+static const char *opt_str(lua_State *L, int t, const char *k) {
+  if (!lua_istable(L, t)) return NULL;
+  lua_getfield(L, t, k);
+  const char *s = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  return s;
+}
+
+static void set_int(lua_State *L, const char *k, size_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
+}
+
+static void set_str(lua_State *L, const char *k, const char *v) {
+  lua_pushstring(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void set_bool(lua_State *L, const char *k, int v) {
+  lua_pushboolean(L, v);
+  lua_setfield(L, -2, k);
+}
+
+/* nil, detail, CODE, extra: the extra value is on the top of the stack. */
+static int fail_with(lua_State *L, int code) {
+  int n = bw_lua_fail(L, code);
+  lua_rotate(L, -(n + 1), -1); /* move the extra above the triple */
+  return n + 1;
+}
+
+static void push_diag(lua_State *L, const bw_edit_diag *d, int code) {
+  lua_createtable(L, 0, 12);
+  set_int(L, "edit", d->edit + 1);
+  if (code == BW_OVERLAPPING_EDITS) {
+    set_int(L, "other", d->other + 1);
+    set_int(L, "line", d->near_line);
+  }
+  if (code == BW_AMBIGUOUS_TEXT) {
+    set_str(L, "level", bw_level_name(d->level));
+    set_int(L, "matches", d->matches);
+    lua_createtable(L, (int)d->nlines, 0);
+    for (size_t i = 0; i < d->nlines; i++) {
+      lua_pushinteger(L, (lua_Integer)d->lines[i]);
+      lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "lines");
+  }
+  if (code == BW_NOT_FOUND_TEXT && d->near_line) {
+    set_int(L, "near_line", d->near_line);
+    set_int(L, "near_percent", (size_t)d->near_percent);
+    set_str(L, "near_text", d->near_text);
+    if (d->near_level >= 0) set_str(L, "near_level", bw_level_name(d->near_level));
+  }
+  if (code == BW_NOT_FOUND_TEXT && d->diverge_line) {
+    set_int(L, "diverge_line", d->diverge_line);
+    set_str(L, "want_text", d->want_text);
+    set_str(L, "have_text", d->have_text);
+    if (d->differs) set_str(L, "differs", d->differs);
+  }
+}
+
+/* The edit options shared by edit and insert: opts at index t. */
+static bw_edit_file_opts file_opts(lua_State *L, int t) {
+  bw_edit_file_opts o = {0};
+  const char *m = opt_str(L, t, "match");
+  o.e.loose = m && !strcmp(m, "loose");
+  o.e.context = opt_size(L, t, "context", 3);
+  o.e.max_diff = opt_size(L, t, "max_diff", 64 * 1024);
+  o.expected_hash = opt_str(L, t, "expected_hash");
+  o.dry_run = opt_bool(L, t, "dry_run");
+  o.max_bytes = opt_size(L, t, "max_bytes", 0);
+  o.keep_original = opt_size(L, t, "keep_original", 0);
+  return o;
+}
+
+static int edit_result(lua_State *L, int rc, bw_edit_file_res *res,
+                       const bw_edit *e, size_t n) {
+  if (rc == BW_HASH_MISMATCH) {
+    lua_pushstring(L, res->current_hash);
+    return fail_with(L, rc);
+  }
+  if (rc == BW_NOT_FOUND_TEXT || rc == BW_AMBIGUOUS_TEXT ||
+      rc == BW_OVERLAPPING_EDITS || (rc == BW_INVALID_ARGUMENT && e)) {
+    push_diag(L, &res->out.diag, rc);
+    return fail_with(L, rc);
+  }
+  if (rc == BW_INVALID_ARGUMENT) { /* insert: say how many lines there are */
+    lua_createtable(L, 0, 1);
+    set_int(L, "total_lines", res->out.total_lines);
+    return fail_with(L, rc);
+  }
+  if (rc) return bw_lua_fail(L, rc);
+  lua_createtable(L, 0, 14);
+  set_str(L, "content_hash", res->hash);
+  set_str(L, "previous_content_hash", res->old_hash);
+  set_int(L, "size", res->out.len);
+  set_int(L, "old_size", res->old_size);
+  set_int(L, "total_lines", res->out.total_lines);
+  set_int(L, "first_line", res->out.first_line);
+  set_int(L, "added", res->out.added);
+  set_int(L, "removed", res->out.removed);
+  lua_pushlstring(L, res->out.diff ? res->out.diff : "", res->out.diff_len);
+  lua_setfield(L, -2, "diff");
+  set_bool(L, "diff_truncated", res->out.diff_truncated);
+  if (res->original) {
+    lua_pushlstring(L, res->original, res->original_len);
+    lua_setfield(L, -2, "original");
+  }
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_createtable(L, 0, 3);
+    set_int(L, "count", e[i].count);
+    set_str(L, "level", bw_level_name(e[i].level));
+    set_int(L, "line", e[i].line);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "edits");
+  return 1;
+}
+
+static const char *field_str(lua_State *L, int t, const char *k, size_t *len) {
+  lua_getfield(L, t, k);
+  const char *s = lua_tolstring(L, -1, len);
+  if (!s) luaL_error(L, "edit: field '%s' must be a string", k);
+  lua_pop(L, 1); /* the string stays alive in the edit's table */
+  return s;
+}
+
+/* roots:edit(i, rel, {{old_text=, new_text=, replace_all=}...}, opts) */
+static int roots_edit(lua_State *L) {
+  const bw_root *r = bw_lua_root(L, 1, 2);
+  const char *rel = bw_lua_rel(L, 3);
+  luaL_checktype(L, 4, LUA_TTABLE);
+  size_t n = (size_t)luaL_len(L, 4);
+  bw_edit *e = lua_newuserdatauv(L, (n ? n : 1) * sizeof *e, 0); /* freed by the GC */
+  for (size_t i = 0; i < n; i++) {
+    lua_geti(L, 4, (lua_Integer)i + 1);
+    luaL_checktype(L, -1, LUA_TTABLE);
+    int t = lua_gettop(L);
+    memset(&e[i], 0, sizeof e[i]);
+    e[i].old_text = field_str(L, t, "old_text", &e[i].old_len);
+    e[i].new_text = field_str(L, t, "new_text", &e[i].new_len);
+    e[i].replace_all = opt_bool(L, t, "replace_all");
+    lua_pop(L, 1);
+  }
+  bw_edit_file_opts o = file_opts(L, 5);
+  bw_edit_file_res res;
+  int rc = bw_edit_file(r, rel, e, n, &o, &res);
+  int ret = edit_result(L, rc, &res, e, n);
+  bw_edit_file_res_free(&res);
+  return ret;
+}
+
+/* roots:insert(i, rel, line, text, opts) */
+static int roots_insert(lua_State *L) {
+  const bw_root *r = bw_lua_root(L, 1, 2);
+  const char *rel = bw_lua_rel(L, 3);
+  lua_Integer line = luaL_checkinteger(L, 4);
+  size_t tlen;
+  const char *text = luaL_checklstring(L, 5, &tlen);
+  bw_edit_file_opts o = file_opts(L, 6);
+  bw_edit_file_res res;
+  int rc = bw_insert_file(r, rel, line < 0 ? 0 : (size_t)line, text, tlen, &o, &res);
+  int ret = edit_result(L, rc, &res, NULL, 0);
+  bw_edit_file_res_free(&res);
+  return ret;
+}
+
+/* roots:append(i, rel, data, {create_dirs=, max_bytes=}) */
+static int roots_append(lua_State *L) {
+  const bw_root *r = bw_lua_root(L, 1, 2);
+  const char *rel = bw_lua_rel(L, 3);
+  size_t len;
+  const char *data = luaL_checklstring(L, 4, &len);
+  bw_append_res res;
+  int rc = bw_append(r, rel, data, len, opt_bool(L, 5, "create_dirs"),
+                     opt_size(L, 5, "max_bytes", 0), &res);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_createtable(L, 0, 4);
+  set_bool(L, "created", res.created);
+  set_int(L, "old_size", res.old_size);
+  set_int(L, "size", res.size);
+  set_str(L, "content_hash", res.hash);
+  return 1;
+}
+
+/* roots:mkdir(i, rel, parents) -> {created=} */
+static int roots_mkdir(lua_State *L) {
+  const bw_root *r = bw_lua_root(L, 1, 2);
+  int created, rc = bw_mkdir(r, bw_lua_rel(L, 3), lua_toboolean(L, 4), &created);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_createtable(L, 0, 1);
+  set_bool(L, "created", created);
+  return 1;
+}
+
+/* roots:remove(i, rel, {recursive=, expected_hash=}) -> {files=, dirs=} */
+static int roots_remove(lua_State *L) {
+  const bw_root *r = bw_lua_root(L, 1, 2);
+  bw_remove_res res;
+  int rc = bw_remove(r, bw_lua_rel(L, 3), opt_bool(L, 4, "recursive"),
+                     opt_str(L, 4, "expected_hash"), &res);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_createtable(L, 0, 2);
+  set_int(L, "files", res.files);
+  set_int(L, "dirs", res.dirs);
+  return 1;
+}
+
+/* roots:move(i, rel, j, rel2, overwrite) -> true */
+static int roots_move(lua_State *L) {
+  const bw_root *rs = bw_lua_root(L, 1, 2);
+  const char *src = bw_lua_rel(L, 3);
+  const bw_root *rd = bw_lua_root(L, 1, 4);
+  int rc = bw_move(rs, src, rd, bw_lua_rel(L, 5), lua_toboolean(L, 6));
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* roots:copy(i, rel, j, rel2, {overwrite=, recursive=, max_bytes=}) */
+static int roots_copy(lua_State *L) {
+  const bw_root *rs = bw_lua_root(L, 1, 2);
+  const char *src = bw_lua_rel(L, 3);
+  const bw_root *rd = bw_lua_root(L, 1, 4);
+  const char *dst = bw_lua_rel(L, 5);
+  bw_copy_opts o = {opt_bool(L, 6, "overwrite"), opt_bool(L, 6, "recursive"),
+                    opt_size(L, 6, "max_bytes", 0)};
+  bw_copy_res res;
+  int rc = bw_copy(rs, src, rd, dst, &o, &res);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_createtable(L, 0, 6);
+  set_int(L, "files", res.files);
+  set_int(L, "dirs", res.dirs);
+  set_int(L, "links", res.links);
+  set_int(L, "skipped", res.skipped);
+  set_int(L, "bytes", res.bytes);
+  if (res.hash[0]) set_str(L, "content_hash", res.hash);
+  return 1;
+}
+
+/* roots:content(i, rel, max_bytes) -> bytes, content_hash */
+static int roots_content(lua_State *L) {
+  const bw_root *r = bw_lua_root(L, 1, 2);
+  const char *rel = bw_lua_rel(L, 3);
+  lua_Integer max = luaL_checkinteger(L, 4);
+  char *data, hash[BW_HASH_STR];
+  size_t len;
+  int rc = bw_read_copy(r, rel, (size_t)(max > 0 ? max : 0), &data, &len);
+  if (rc) return bw_lua_fail(L, rc);
+  rc = bw_sha256(data, len, hash);
+  if (!rc) lua_pushlstring(L, data, len);
+  free(data);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushstring(L, hash);
+  return 2;
+}
+
+static const luaL_Reg methods[] = {
+    {"edit", roots_edit},     {"insert", roots_insert}, {"append", roots_append},
+    {"mkdir", roots_mkdir},   {"remove", roots_remove}, {"move", roots_move},
+    {"copy", roots_copy},     {"content", roots_content}, {NULL, NULL}};
+
+void bw_edit_register(lua_State *L) { bw_lua_roots_methods(L, methods); }

@@ -1,0 +1,662 @@
+/*
+ * mutate.c - the mutations besides replacing a file: mkdir, remove (of
+ * trees too), move, copy and append. Each resolves the parent of its
+ * target to a directory fd and acts with *at() calls on a validated final
+ * name. Trees are walked by fds opened with O_NOFOLLOW|O_DIRECTORY from
+ * their parent's fd, so a directory swapped for a symlink mid-walk is
+ * never followed (the Rust remove_dir_all race, CVE-2022-21658), and a
+ * walk never enters another mount. Copies write through bw_write_file.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "edit.h"
+
+enum { MAX_DEPTH = 4096 };
+
+/* errno of a mutation to a code: the kernel's EINVAL, EBUSY and EXDEV
+ * mean more here than bw_code_from_errno can say. */
+static int mut_errno(int e) {
+  switch (e) {
+  case EINVAL:
+    return bw_fail(BW_INVALID_ARGUMENT, "cannot move a directory into itself");
+  case EBUSY:
+    return bw_fail(BW_INVALID_ARGUMENT, "it is a mount point or in use");
+  case EXDEV:
+    return bw_fail(BW_INVALID_ARGUMENT,
+                   "cannot move across filesystems; copy, then remove");
+  case ENOTEMPTY:
+    return bw_fail(BW_EEXIST, "the directory is not empty");
+  default:
+    return bw_code_from_errno(e);
+  }
+}
+
+/* Is st on the root's own mount (not a mount point inside it)? */
+static int same_mount(const bw_root *r, int dirfd, const char *name,
+                      const struct stat *st) {
+  if (st->st_dev != r->dev) return 0;
+  struct statx sx;
+  int flags = AT_SYMLINK_NOFOLLOW | (name[0] ? 0 : AT_EMPTY_PATH);
+  if (!r->mnt_id || statx(dirfd, name, flags, STATX_MNT_ID, &sx)) return 1;
+  return !(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id == r->mnt_id;
+}
+
+static int sync_dir(int dirfd) {
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return bw_code_from_errno(errno);
+  int rc = fsync(fd) < 0 ? bw_fail(BW_EIO, "the directory fsync failed") : BW_OK;
+  close(fd);
+  return rc;
+}
+
+/* A path naming the root, "." or ".." cannot be the object of a
+ * mutation; what resolving it says decides the answer. */
+static int parent_of(const bw_root *r, const char *rel, int *dirfd,
+                     char name[BW_NAME_MAX + 1], int *trailing,
+                     const char *why) {
+  int rc = bw_resolve_parent(r, rel, dirfd, name, trailing);
+  if (rc != BW_INVALID_ARGUMENT || !why) return rc;
+  int fd;
+  struct stat st;
+  int rrc = bw_resolve(r, rel, 0, &fd, &st);
+  if (rrc == BW_OK) close(fd);
+  if (rrc == BW_OK || rrc == BW_ENOENT) return bw_fail(BW_INVALID_ARGUMENT, why);
+  return rrc; /* "file/.." is ENOTDIR, "esc/.." OUTSIDE_ROOT */
+}
+
+/* Sorted names of the directory open at fd, "." and ".." left out. */
+static int read_names(int fd, char ***out, size_t *count) {
+  int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return bw_code_from_errno(errno);
+  DIR *d = fdopendir(dfd);
+  if (!d) {
+    int e = errno;
+    close(dfd);
+    return bw_code_from_errno(e);
+  }
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  int rc = BW_OK;
+  struct dirent *e;
+  while (!rc && (e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 32;
+      char **nn = realloc(names, cap * sizeof *nn);
+      if (!nn) rc = BW_ENOMEM;
+      else names = nn;
+    }
+    if (!rc && !(names[n] = strdup(e->d_name))) rc = BW_ENOMEM;
+    if (!rc) n++;
+  }
+  closedir(d);
+  if (rc) {
+    while (n) free(names[--n]);
+    free(names);
+    return rc;
+  }
+  *out = names;
+  *count = n;
+  return BW_OK;
+}
+
+static void free_names(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++) free(names[i]);
+  free(names);
+}
+
+/* ---- mkdir ---- */
+
+int bw_mkdir(const bw_root *r, const char *rel, int parents, int *created) {
+  *created = 0;
+  if (r->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
+  struct stat st;
+  int fd, rc = bw_resolve(r, rel, 0, &fd, &st);
+  if (rc == BW_OK) {
+    close(fd);
+    if (!S_ISDIR(st.st_mode)) return bw_fail(BW_EEXIST, "it exists and is not a directory");
+    return parents ? BW_OK : bw_fail(BW_EEXIST, "the directory exists");
+  }
+  if (rc != BW_ENOENT) return rc;
+  if (parents) {
+    if ((rc = bw_mkdirs(r, rel))) return rc;
+    if ((rc = bw_resolve(r, rel, 0, &fd, &st))) return rc; /* a dangling link? */
+    close(fd);
+    if (!S_ISDIR(st.st_mode)) return bw_fail(BW_EEXIST, "it exists and is not a directory");
+    *created = 1;
+    return BW_OK;
+  }
+  char name[BW_NAME_MAX + 1];
+  int dirfd, trailing;
+  if ((rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing))) return rc;
+  if (mkdirat(dirfd, name, 0777) < 0) rc = mut_errno(errno);
+  else if (!(rc = sync_dir(dirfd))) *created = 1;
+  close(dirfd);
+  return rc;
+}
+
+/* ---- remove ---- */
+
+typedef struct remover {
+  const bw_root *r;
+  bw_remove_res *res;
+  size_t mounts; /* mount points met and left in place */
+} remover;
+
+static int remove_tree(remover *rm, int parent, const char *name, int depth);
+
+/* Remove one entry of the directory open at fd, as it is now. */
+static int remove_entry(remover *rm, int fd, const char *name, int depth) {
+  for (int tries = 0; tries < 4; tries++) {
+    struct stat st;
+    if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
+    if (!same_mount(rm->r, fd, name, &st)) {
+      rm->mounts++;
+      return BW_OK;
+    }
+    if (S_ISDIR(st.st_mode)) return remove_tree(rm, fd, name, depth + 1);
+    if (unlinkat(fd, name, 0) == 0) {
+      rm->res->files++;
+      return BW_OK;
+    }
+    if (errno == ENOENT) return BW_OK;
+    if (errno != EISDIR) return bw_code_from_errno(errno);
+    /* it became a directory since the fstatat: look again */
+  }
+  return bw_fail(BW_EAGAIN, "the tree kept changing during the removal");
+}
+
+/* Empty the directory (parent, name) through an fd of its own, then
+ * remove it. A name that is no longer a directory is unlinked as it is. */
+static int remove_tree(remover *rm, int parent, const char *name, int depth) {
+  if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
+  int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) { /* swapped for a link */
+    if (unlinkat(parent, name, 0) == 0) rm->res->files++;
+    else if (errno != ENOENT)
+      return bw_fail(BW_EAGAIN, "the tree kept changing during the removal");
+    return BW_OK;
+  }
+  if (fd < 0) return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !same_mount(rm->r, fd, "", &st)) {
+    close(fd);
+    rm->mounts++;
+    return BW_OK;
+  }
+  char **names = NULL;
+  size_t n = 0;
+  int rc = read_names(fd, &names, &n);
+  for (size_t i = 0; !rc && i < n; i++) rc = remove_entry(rm, fd, names[i], depth);
+  free_names(names, n);
+  close(fd);
+  if (rc) return rc;
+  if (unlinkat(parent, name, AT_REMOVEDIR) == 0) {
+    rm->res->dirs++;
+    return BW_OK;
+  }
+  if (errno == ENOENT) return BW_OK;
+  if (errno == ENOTEMPTY && rm->mounts)
+    return bw_fail(BW_INVALID_ARGUMENT,
+                   "the tree holds a mount point; it was left in place");
+  if (errno == ENOTEMPTY)
+    return bw_fail(BW_EAGAIN, "the tree changed during the removal; retry");
+  return bw_code_from_errno(errno);
+}
+
+typedef struct hash_job {
+  const bw_buf *b;
+  char *out;
+} hash_job;
+
+static int hash_run(void *arg) {
+  hash_job *j = arg;
+  return bw_sha256(j->b->data, j->b->len, j->out);
+}
+
+/* Hash of an open regular file's bytes, guarded when they are mapped. */
+static int hash_open(int fd, const struct stat *st, char out[BW_HASH_STR],
+                     size_t *size) {
+  bw_buf b;
+  int rc = bw_read_fd(fd, st, (size_t)1 << 40, &b);
+  if (rc) return rc;
+  hash_job j = {&b, out};
+  rc = b.mapped ? bw_guard(hash_run, &j) : hash_run(&j);
+  if (size) *size = b.len;
+  bw_buf_free(&b);
+  return rc;
+}
+
+/* Hash of the regular file (dirfd, name) as it is now. */
+static int hash_at(int dirfd, const char *name, const struct stat *st,
+                   char out[BW_HASH_STR]) {
+  int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return bw_code_from_errno(errno);
+  struct stat now;
+  int rc = fstat(fd, &now) < 0 ? bw_code_from_errno(errno) : BW_OK;
+  if (!rc && (now.st_ino != st->st_ino || !S_ISREG(now.st_mode)))
+    rc = bw_fail(BW_EAGAIN, "the file changed; retry");
+  if (!rc) rc = hash_open(fd, &now, out, NULL);
+  close(fd);
+  return rc;
+}
+
+/* Remove a non-directory, compare-and-set when expected_hash is given. */
+static int remove_file(int dirfd, const char *name, const struct stat *st,
+                       const char *expected_hash) {
+  char now[BW_HASH_STR];
+  int rc = BW_OK;
+  if (expected_hash && !S_ISREG(st->st_mode)) return bw_fail(BW_HASH_MISMATCH, NULL);
+  if (expected_hash && (rc = hash_at(dirfd, name, st, now))) return rc;
+  if (expected_hash && strcmp(now, expected_hash)) return bw_fail(BW_HASH_MISMATCH, NULL);
+  return unlinkat(dirfd, name, 0) < 0 ? mut_errno(errno) : BW_OK;
+}
+
+static int remove_empty_dir(int dirfd, const char *name) {
+  if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0) return BW_OK;
+  if (errno == ENOTEMPTY)
+    return bw_fail(BW_EEXIST, "the directory is not empty; pass recursive=true");
+  return mut_errno(errno);
+}
+
+int bw_remove(const bw_root *r, const char *rel, int recursive,
+              const char *expected_hash, bw_remove_res *res) {
+  memset(res, 0, sizeof *res);
+  if (r->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
+  char name[BW_NAME_MAX + 1];
+  int dirfd, trailing;
+  int rc = parent_of(r, rel, &dirfd, name, &trailing,
+                     "the root itself, \".\" and \"..\" cannot be removed");
+  if (rc) return rc;
+  struct stat st;
+  remover rm = {.r = r, .res = res};
+  int dir = 0;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    rc = bw_code_from_errno(errno);
+  else if (!same_mount(r, dirfd, name, &st))
+    rc = bw_fail(BW_INVALID_ARGUMENT, "it is a mount point");
+  else if (!(dir = S_ISDIR(st.st_mode)) && trailing)
+    rc = bw_fail(BW_ENOTDIR, S_ISLNK(st.st_mode) ? "a symlink, not a directory" : NULL);
+  else if (dir && expected_hash)
+    rc = bw_fail(BW_INVALID_ARGUMENT, "expected_hash applies to files only");
+  else if (dir && !recursive && !(rc = remove_empty_dir(dirfd, name)))
+    res->dirs = 1;
+  else if (dir && recursive)
+    rc = remove_tree(&rm, dirfd, name, 0);
+  else if (!dir && !(rc = remove_file(dirfd, name, &st, expected_hash)))
+    res->files = 1;
+  if (!rc) rc = sync_dir(dirfd);
+  close(dirfd);
+  return rc;
+}
+
+/* ---- move ---- */
+
+static int move_noreplace(int sdir, const char *sname, int ddir,
+                          const char *dname, const struct stat *st) {
+  if (renameat2(sdir, sname, ddir, dname, RENAME_NOREPLACE) == 0) return BW_OK;
+  if (errno != EINVAL || S_ISDIR(st->st_mode)) return mut_errno(errno);
+  /* a filesystem without RENAME_NOREPLACE: link, then unlink (files) */
+  if (linkat(sdir, sname, ddir, dname, 0) < 0) return mut_errno(errno);
+  if (unlinkat(sdir, sname, 0) < 0) return bw_code_from_errno(errno);
+  return BW_OK;
+}
+
+int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
+            const char *dst, int overwrite) {
+  if (rs->readonly || rd->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
+  char sname[BW_NAME_MAX + 1], dname[BW_NAME_MAX + 1];
+  int sdir, ddir, strail, dtrail;
+  int rc = parent_of(rs, src, &sdir, sname, &strail,
+                     "the root itself, \".\" and \"..\" cannot be moved");
+  if (rc) return rc;
+  rc = parent_of(rd, dst, &ddir, dname, &dtrail,
+                 "the destination cannot be a root, \".\" or \"..\"");
+  if (rc) {
+    close(sdir);
+    return rc;
+  }
+  struct stat st, dt;
+  if (fstatat(sdir, sname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    rc = bw_code_from_errno(errno);
+  else if (!same_mount(rs, sdir, sname, &st))
+    rc = bw_fail(BW_INVALID_ARGUMENT, "it is a mount point");
+  else if ((strail || dtrail) && !S_ISDIR(st.st_mode))
+    rc = bw_fail(BW_ENOTDIR, "a trailing slash names a directory");
+  else if (overwrite && fstatat(ddir, dname, &dt, AT_SYMLINK_NOFOLLOW) == 0 &&
+           S_ISLNK(dt.st_mode))
+    rc = bw_fail(BW_POLICY_DENIED, "the destination is a symlink; replacing "
+                                   "links is refused");
+  else if (overwrite)
+    rc = renameat2(sdir, sname, ddir, dname, 0) == 0 ? BW_OK : mut_errno(errno);
+  else
+    rc = move_noreplace(sdir, sname, ddir, dname, &st);
+  if (!rc) rc = sync_dir(ddir);
+  if (!rc) rc = sync_dir(sdir);
+  close(sdir);
+  close(ddir);
+  return rc;
+}
+
+/* ---- copy ---- */
+
+typedef struct copier {
+  const bw_root *rs, *rd;
+  const bw_copy_opts *o;
+  bw_copy_res *res;
+  dev_t top_dev; /* the copy's own top directory: never copied into itself */
+  ino_t top_ino;
+  char dst[BW_PATH_MAX + 1];
+} copier;
+
+/* Exec bits of src where the new file's mode (umask applied) lets read. */
+static void copy_mode(const bw_root *rd, const char *dst, mode_t src) {
+  char name[BW_NAME_MAX + 1];
+  int dirfd, trailing;
+  if (!(src & 0111) || bw_resolve_parent(rd, dst, &dirfd, name, &trailing)) return;
+  int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    fchmod(fd, (st.st_mode & 07777) | (src & 0111 & ((st.st_mode & 0444) >> 2)));
+  if (fd >= 0) close(fd);
+  close(dirfd);
+}
+
+/* Write bytes as the file dst: create-only unless overwrite. */
+static int put_file(copier *c, const char *dst, const char *data, size_t len,
+                    mode_t mode) {
+  bw_write_opts wo = {.expected_hash = c->o->overwrite ? NULL : "absent"};
+  bw_write_res wr;
+  int rc = bw_write_file(c->rd, dst, data, len, &wo, &wr);
+  if (rc == BW_HASH_MISMATCH)
+    return bw_fail(BW_EEXIST, "the destination exists; pass overwrite=true");
+  if (rc) return rc;
+  if (wr.created) copy_mode(c->rd, dst, mode);
+  c->res->files++;
+  c->res->bytes += len;
+  memcpy(c->res->hash, wr.hash, sizeof wr.hash);
+  return BW_OK;
+}
+
+typedef struct fd_copy {
+  const bw_buf *b;
+  char *dst;
+} fd_copy;
+
+static int fd_copy_run(void *arg) {
+  fd_copy *j = arg;
+  memcpy(j->dst, j->b->data, j->b->len);
+  return BW_OK;
+}
+
+/* Copy the regular file (fd, name) of a source tree to dst. */
+static int copy_entry_file(copier *c, int fd, const char *name, const char *dst) {
+  int f = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (f < 0) return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
+  struct stat st;
+  bw_buf b = {0};
+  int rc = fstat(f, &st) < 0 ? bw_code_from_errno(errno) : BW_OK;
+  if (!rc && !S_ISREG(st.st_mode)) { /* swapped since the fstatat */
+    close(f);
+    c->res->skipped++;
+    return BW_OK;
+  }
+  if (!rc) rc = bw_read_fd(f, &st, c->o->max_bytes ? c->o->max_bytes : (size_t)1 << 40, &b);
+  close(f);
+  if (rc) return rc;
+  fd_copy j = {&b, malloc(b.len + 1)};
+  if (!j.dst) rc = BW_ENOMEM;
+  else rc = b.mapped ? bw_guard(fd_copy_run, &j) : fd_copy_run(&j);
+  bw_buf_free(&b);
+  if (!rc) rc = put_file(c, dst, j.dst, b.len, st.st_mode);
+  free(j.dst);
+  return rc;
+}
+
+static int copy_entry_link(copier *c, int fd, const char *name, const char *dst) {
+  char target[BW_PATH_MAX + 1], lname[BW_NAME_MAX + 1];
+  ssize_t n = readlinkat(fd, name, target, sizeof target - 1);
+  if (n < 0) return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
+  target[n] = '\0';
+  int dirfd, trailing;
+  int rc = bw_resolve_parent(c->rd, dst, &dirfd, lname, &trailing);
+  if (rc) return rc;
+  if (symlinkat(target, dirfd, lname) < 0)
+    rc = errno == EEXIST && !c->o->overwrite
+             ? bw_fail(BW_EEXIST, "the destination exists; pass overwrite=true")
+             : bw_code_from_errno(errno);
+  close(dirfd);
+  if (!rc) c->res->links++;
+  return rc;
+}
+
+/* dst + "/" + name into buf, or INVALID_ARGUMENT when too long. */
+static int join(char *buf, const char *dst, const char *name) {
+  int n = snprintf(buf, BW_PATH_MAX + 1, "%s/%s", dst, name);
+  return n < 0 || n > BW_PATH_MAX ? bw_fail(BW_INVALID_ARGUMENT, "name too long")
+                                  : BW_OK;
+}
+
+static int copy_dir(copier *c, int srcfd, const char *dst, mode_t mode,
+                    int depth);
+
+static int copy_entry(copier *c, int fd, const char *name, const char *dst,
+                      int depth) {
+  struct stat st;
+  if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
+  if (st.st_dev == c->top_dev && st.st_ino == c->top_ino) return BW_OK;
+  if (S_ISREG(st.st_mode)) return copy_entry_file(c, fd, name, dst);
+  if (S_ISLNK(st.st_mode)) return copy_entry_link(c, fd, name, dst);
+  if (!S_ISDIR(st.st_mode) || !same_mount(c->rs, fd, name, &st)) {
+    c->res->skipped++; /* FIFOs, sockets, devices, mount points */
+    return BW_OK;
+  }
+  int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sub < 0) { /* swapped for a link or gone: never followed */
+    c->res->skipped++;
+    return BW_OK;
+  }
+  int rc = copy_dir(c, sub, dst, st.st_mode, depth + 1);
+  close(sub);
+  return rc;
+}
+
+/* Make the directory dst (or, with overwrite, take an existing one). */
+static int make_dst_dir(copier *c, const char *dst, mode_t mode, int top) {
+  char name[BW_NAME_MAX + 1];
+  int dirfd, trailing;
+  int rc = bw_resolve_parent(c->rd, dst, &dirfd, name, &trailing);
+  if (rc) return rc;
+  if (mkdirat(dirfd, name, (mode & 0777) | 0700) < 0) {
+    struct stat st;
+    int e = errno;
+    if (e != EEXIST) rc = bw_code_from_errno(e);
+    else if (!c->o->overwrite)
+      rc = bw_fail(BW_EEXIST, "the destination exists; pass overwrite=true");
+    else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+      rc = bw_fail(BW_EEXIST, "the destination exists and is not a directory");
+  } else {
+    c->res->dirs++;
+  }
+  struct stat st;
+  if (!rc && top && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    c->top_dev = st.st_dev;
+    c->top_ino = st.st_ino;
+  }
+  close(dirfd);
+  return rc;
+}
+
+static int copy_dir(copier *c, int srcfd, const char *dst, mode_t mode,
+                    int depth) {
+  if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
+  int rc = make_dst_dir(c, dst, mode, depth == 0);
+  char **names = NULL;
+  size_t n = 0;
+  if (!rc) rc = read_names(srcfd, &names, &n);
+  char *child = malloc(BW_PATH_MAX + 1);
+  if (!rc && !child) rc = BW_ENOMEM;
+  for (size_t i = 0; !rc && i < n; i++) {
+    if (!(rc = join(child, dst, names[i])))
+      rc = copy_entry(c, srcfd, names[i], child, depth);
+  }
+  free(child);
+  free_names(names, n);
+  return rc;
+}
+
+static int has_trailing_slash(const char *rel) {
+  size_t n = strlen(rel);
+  return n > 1 && rel[n - 1] == '/';
+}
+
+int bw_copy(const bw_root *rs, const char *src, const bw_root *rd,
+            const char *dst, const bw_copy_opts *o, bw_copy_res *res) {
+  memset(res, 0, sizeof *res);
+  if (rd->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
+  copier c = {.rs = rs, .rd = rd, .o = o, .res = res};
+  struct stat st;
+  int fd, rc = bw_resolve(rs, src, 0, &fd, &st); /* in-root links are followed */
+  if (rc) return rc;
+  if (S_ISDIR(st.st_mode) && !o->recursive) {
+    close(fd);
+    return bw_fail(BW_EISDIR, "pass recursive=true to copy a directory");
+  }
+  if (S_ISDIR(st.st_mode)) {
+    int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    close(fd);
+    if (dfd < 0) return bw_code_from_errno(errno);
+    rc = copy_dir(&c, dfd, dst, st.st_mode, 0);
+    close(dfd);
+    return rc;
+  }
+  close(fd);
+  if (!S_ISREG(st.st_mode)) return bw_fail(BW_NOT_REGULAR, NULL);
+  if (has_trailing_slash(dst)) return bw_fail(BW_ENOTDIR, "a trailing slash names a directory");
+  char *data;
+  size_t len;
+  rc = bw_read_copy(rs, src, o->max_bytes ? o->max_bytes : (size_t)1 << 40, &data, &len);
+  if (rc) return rc;
+  rc = put_file(&c, dst, data, len, st.st_mode);
+  free(data);
+  return rc;
+}
+
+/* ---- append ---- */
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return bw_code_from_errno(errno);
+    p += w;
+    n -= (size_t)w;
+  }
+  return BW_OK;
+}
+
+/* Open (dirfd, name) for appending, creating it when absent; refuses
+ * links, hard-linked files and anything but a regular file. */
+static int open_append(const bw_root *r, const char *rel, int dirfd,
+                       const char *name, size_t add, size_t max, int *out,
+                       bw_append_res *res) {
+  for (int tries = 0; tries < 8; tries++) {
+    struct stat st;
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+      if (errno != ENOENT) return bw_code_from_errno(errno);
+      if (add > max) return bw_fail(BW_TOO_LARGE, NULL);
+      int fd = openat(dirfd, name, O_RDWR | O_APPEND | O_CREAT | O_EXCL |
+                                       O_NOFOLLOW | O_CLOEXEC, 0666);
+      if (fd < 0 && errno == EEXIST) continue; /* raced with a creator */
+      if (fd < 0) return bw_code_from_errno(errno);
+      res->created = 1;
+      *out = fd;
+      return BW_OK;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      int fd, lrc;
+      struct stat lst;
+      if ((lrc = bw_resolve(r, rel, 0, &fd, &lst)) == BW_OK) close(fd);
+      if (lrc == BW_OUTSIDE_ROOT || lrc == BW_ELOOP) return lrc;
+      return bw_fail(BW_POLICY_DENIED,
+                     "the path is a symlink; writing through links is refused");
+    }
+    if (S_ISDIR(st.st_mode)) return bw_fail(BW_EISDIR, NULL);
+    if (!S_ISREG(st.st_mode)) return bw_fail(BW_NOT_REGULAR, NULL);
+    if (st.st_nlink > 1)
+      return bw_fail(BW_POLICY_DENIED, "the file has other hard links; writing is refused");
+    if ((size_t)st.st_size + add > max) return bw_fail(BW_TOO_LARGE, NULL);
+    int fd = openat(dirfd, name, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && (errno == ENOENT || errno == ELOOP)) continue;
+    if (fd < 0) return bw_code_from_errno(errno);
+    struct stat now;
+    if (fstat(fd, &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev &&
+        S_ISREG(now.st_mode) && now.st_nlink == 1) {
+      res->old_size = (size_t)now.st_size;
+      *out = fd;
+      return BW_OK;
+    }
+    close(fd); /* swapped between the look and the open: look again */
+  }
+  return bw_fail(BW_EAGAIN, "the file kept changing; retry");
+}
+
+static int append_to(const bw_root *r, const char *rel, int dirfd,
+                     const char *name, const void *data, size_t len,
+                     size_t max, bw_append_res *res) {
+  int fd = -1, rc = open_append(r, rel, dirfd, name, len, max, &fd, res);
+  if (rc) return rc;
+  rc = write_all(fd, data, len);
+  if (!rc && fsync(fd) < 0) rc = bw_fail(BW_EIO, "fsync failed");
+  if (rc && !res->created && ftruncate(fd, (off_t)res->old_size) == 0)
+    fsync(fd); /* a failed append leaves the file as it was */
+  if (rc && res->created) unlinkat(dirfd, name, 0);
+  struct stat st;
+  if (!rc && res->created) rc = sync_dir(dirfd);
+  if (!rc && (fstat(fd, &st) < 0 || lseek(fd, 0, SEEK_SET) < 0))
+    rc = bw_code_from_errno(errno);
+  if (!rc) rc = hash_open(fd, &st, res->hash, &res->size);
+  close(fd);
+  return rc;
+}
+
+int bw_append(const bw_root *r, const char *rel, const void *data, size_t len,
+              int create_dirs, size_t max_bytes, bw_append_res *res) {
+  memset(res, 0, sizeof *res);
+  if (r->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
+  size_t max = max_bytes ? max_bytes : (size_t)1 << 40;
+  char name[BW_NAME_MAX + 1];
+  int dirfd, trailing;
+  int rc = parent_of(r, rel, &dirfd, name, &trailing, NULL);
+  if (rc == BW_INVALID_ARGUMENT) { /* ".", "dir/..": a directory */
+    int fd;
+    struct stat st;
+    if (bw_resolve(r, rel, 0, &fd, &st) != BW_OK) return rc;
+    close(fd);
+    return bw_fail(BW_EISDIR, NULL);
+  }
+  if (rc == BW_ENOENT && create_dirs) {
+    char parent[BW_PATH_MAX + 1];
+    size_t n = strlen(rel);
+    while (n > 0 && rel[n - 1] == '/') n--;
+    while (n > 0 && rel[n - 1] != '/') n--;
+    memcpy(parent, rel, n);
+    parent[n] = '\0';
+    if (n > 0 && (rc = bw_mkdirs(r, parent))) return rc;
+    rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
+  }
+  if (rc) return rc;
+  if (trailing) rc = bw_fail(BW_EISDIR, NULL);
+  else rc = append_to(r, rel, dirfd, name, data, len, max, res);
+  close(dirfd);
+  return rc;
+}

@@ -1,0 +1,547 @@
+/*
+ * test_edit.c - C tests of the edit engine and the mutations (no Lua):
+ * matching levels, line endings, BOM, diagnostics, the diff, insert, and
+ * mkdir/remove/move/copy/append beneath a root on both resolver backends.
+ * Prints one line per failed check and closes with "N passed, N failed".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "edit.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                    \
+  do {                                                                      \
+    if (cond) passed++;                                                     \
+    else {                                                                  \
+      failed++;                                                             \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                           \
+      printf(__VA_ARGS__);                                                  \
+      printf("\n");                                                         \
+    }                                                                       \
+  } while (0)
+
+static const bw_edit_opts EXACT = {.context = 3, .max_diff = 1 << 20};
+static const bw_edit_opts LOOSE = {.loose = 1, .context = 3, .max_diff = 1 << 20};
+
+static bw_edit ed(const char *old, const char *neu) {
+  return (bw_edit){old, strlen(old), neu, strlen(neu), 0, 0, 0, 0};
+}
+
+/* Apply one edit; the new text (static) or NULL with *code set. */
+static const char *apply(const char *data, bw_edit e, const bw_edit_opts *o,
+                         int *code, bw_edit_out *keep) {
+  static char buf[8192];
+  bw_edit_out out;
+  *code = bw_edit_apply(data, strlen(data), &e, 1, o, &out);
+  if (keep) *keep = out;
+  if (*code) return NULL;
+  snprintf(buf, sizeof buf, "%.*s", (int)out.len, out.text);
+  if (!keep) bw_edit_out_free(&out);
+  return buf;
+}
+
+static int eq(const char *got, const char *want) {
+  return got && !strcmp(got, want);
+}
+
+static void test_exact(void) {
+  int rc;
+  const char *r = apply("a\nb\nc\n", ed("b\n", "B\n"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "a\nB\nc\n"), "plain replace: %s", r);
+  r = apply("one\r\ntwo\r\nthree\r\n", ed("one\ntwo\n", "1\n2\n2b\n"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "1\r\n2\r\n2b\r\nthree\r\n"), "LF old_text in a CRLF file stays CRLF: %s", r);
+  r = apply("x\r\ny\ny2\r\nz\n", ed("y\ny2", "Y\nY2"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "x\r\nY\nY2\r\nz\n"), "mixed: span keeps its majority: %s", r);
+  r = apply("a\r\nb\nc\r\n", ed("c", "C\nD"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "a\r\nb\nC\r\nD\r\n"), "mixed: new lines take the span's line ending: %s", r);
+  r = apply("a\r\nb\nc\r\n", ed("b", "B1\nB2"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "a\r\nB1\nB2\nc\r\n"), "mixed: LF line stays LF: %s", r);
+  r = apply("\xEF\xBB\xBFhead\nbody\n", ed("\xEF\xBB\xBFhead", "HEAD"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "\xEF\xBB\xBFHEAD\nbody\n"), "BOM kept, BOM in old_text ignored: %s", r);
+  r = apply("\tif (x) {\n\t\ty();\n\t}\n", ed("\t\ty();", "\t\tz();\n\t\tw();"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "\tif (x) {\n\t\tz();\n\t\tw();\n\t}\n"), "tabs kept: %s", r);
+  r = apply("caf\xC3\xA9 \xE2\x82\xAC na\xC3\xAFve", ed("\xE2\x82\xAC", "EUR"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "caf\xC3\xA9 EUR na\xC3\xAFve"), "multibyte edges: %s", r);
+  r = apply("start middle end", ed("start", "S"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "S middle end"), "edit at file start: %s", r);
+  r = apply("start middle end", ed("end", "E"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "start middle E"), "edit at file end, no final newline: %s", r);
+  r = apply("a\nb", ed("\nb", ""), &EXACT, &rc, NULL);
+  CHECK(eq(r, "a"), "delete the last line: %s", r);
+  r = apply("a\r\nb\r\n", ed("\nb", "\nB"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "a\r\nB\r\n"), "old_text starting with a newline matches a CRLF whole: %s", r);
+  r = apply("a\r\nb\n", ed("\nb", "\nB"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "a\r\nB\n"), "mixed: leading newline matches CRLF whole: %s", r);
+  r = apply("x y x", ed("", "z"), &EXACT, &rc, NULL);
+  CHECK(!r && rc == BW_INVALID_ARGUMENT, "empty old_text refused: %d", rc);
+  r = apply("x y x", ed("y", "y"), &EXACT, &rc, NULL);
+  CHECK(!r && rc == BW_INVALID_ARGUMENT, "old_text == new_text refused: %d", rc);
+}
+
+static void test_counts(void) {
+  int rc;
+  bw_edit_out out;
+  const char *r = apply("x\ny\nx\nz\nx\n", ed("x\n", "X\n"), &EXACT, &rc, &out);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT && out.diag.matches == 3 &&
+            out.diag.nlines == 3 && out.diag.lines[0] == 1 && out.diag.lines[2] == 5,
+        "ambiguous lists every line: rc %d n %zu", rc, out.diag.matches);
+  r = apply("aaa", ed("aa", "b"), &EXACT, &rc, NULL);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT, "overlapping places are ambiguous");
+  bw_edit e = ed("x", "X");
+  e.replace_all = 1;
+  r = apply("x\ny\nx\nz\nx\n", e, &EXACT, &rc, NULL);
+  CHECK(eq(r, "X\ny\nX\nz\nX\n"), "replace_all: %s", r);
+  bw_edit two[2] = {ed("a", "b"), ed("b", "c")};
+  const char *d = "a b";
+  CHECK(bw_edit_apply(d, strlen(d), two, 2, &EXACT, &out) == BW_OK &&
+            out.len == 3 && !memcmp(out.text, "b c", 3),
+        "edits match the original, not each other's output");
+  bw_edit_out_free(&out);
+  bw_edit ov[2] = {ed("hello wor", "X"), ed("world", "Y")};
+  d = "hello world";
+  CHECK(bw_edit_apply(d, strlen(d), ov, 2, &EXACT, &out) == BW_OVERLAPPING_EDITS &&
+            out.diag.edit == 0 && out.diag.other == 1,
+        "overlapping edits refused");
+  bw_edit adj[2] = {ed("hello ", "X"), ed("world", "Y")};
+  CHECK(bw_edit_apply(d, strlen(d), adj, 2, &EXACT, &out) == BW_OK &&
+            out.len == 2 && !memcmp(out.text, "XY", 2),
+        "adjacent edits are fine");
+  bw_edit_out_free(&out);
+}
+
+static void test_loose(void) {
+  int rc;
+  bw_edit_out out;
+  const char *file = "def f():\n\tif x:   \n\t\treturn \xE2\x80\x9Cy\xE2\x80\x9D\n";
+  const char *r = apply(file, ed("\tif x:\n", "\tif z:\n"), &EXACT, &rc, &out);
+  CHECK(!r && rc == BW_NOT_FOUND_TEXT && out.diag.near_level == BW_LEVEL_RSTRIP &&
+            out.diag.near_line == 2,
+        "exact miss names the looser level: rc %d level %d line %zu", rc,
+        out.diag.near_level, out.diag.near_line);
+  r = apply(file, ed("\tif x:\n", "\tif z:\n"), &LOOSE, &rc, &out);
+  CHECK(eq(r, "def f():\n\tif z:\n\t\treturn \xE2\x80\x9Cy\xE2\x80\x9D\n"), "rstrip level: %s", r);
+  /* a model sending spaces for tabs, and straight quotes */
+  r = apply(file, ed("    if x:\n        return \"y\"\n", "    if x:\n        log()\n        return \"y\"\n"),
+            &LOOSE, &rc, &out);
+  CHECK(eq(r, "def f():\n\tif x:\n\t\tlog()\n\t\treturn \"y\"\n"),
+        "unicode level, re-indented with tabs: %s", r);
+  CHECK(r && out.diag.edit == 0, "ok");
+  bw_edit e = ed("  if x:\n    return \xE2\x80\x9Cy\xE2\x80\x9D", "  if y:\n    return 0");
+  const char *d = "class A:\n    def f(self):\n        if x:\n            return \xE2\x80\x9Cy\xE2\x80\x9D\n";
+  bw_edit_out o2;
+  CHECK(bw_edit_apply(d, strlen(d), &e, 1, &LOOSE, &o2) == BW_OK && e.level == BW_LEVEL_INDENT &&
+            o2.len > 0 && strstr(o2.text, "        if y:\n            return 0\n"),
+        "indentation level re-indents by the found block: %s", o2.text ? o2.text : "(null)");
+  bw_edit_out_free(&o2);
+  r = apply("print(\xE2\x80\x98hi\xE2\x80\x99) # x\n", ed("print('hi')", "print('ho')"), &LOOSE, &rc, NULL);
+  CHECK(eq(r, "print('ho') # x\n"), "unicode fold inside a line: %s", r);
+  r = apply("x\n  b \ny\n\tb\t\n", ed("b\n", "B\n"), &LOOSE, &rc, &out);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT && out.diag.level == BW_LEVEL_INDENT,
+        "a loose level with two places is an error: rc %d", rc);
+  r = apply("alpha beta\ngamma\n", ed("alpha bet\ndelta\n", "x"), &EXACT, &rc, &out);
+  CHECK(!r && rc == BW_NOT_FOUND_TEXT && out.diag.near_line == 1 &&
+            out.diag.diverge_line == 1 && out.diag.differs,
+        "nearest line and where the block differs: line %zu diverge %zu", out.diag.near_line,
+        out.diag.diverge_line);
+  r = apply("zzz\n", ed("completely different", "x"), &EXACT, &rc, &out);
+  CHECK(!r && rc == BW_NOT_FOUND_TEXT && out.diag.near_line == 0, "nothing similar");
+}
+
+static void test_diff(void) {
+  const char *d = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n";
+  bw_edit e[2] = {ed("1\n2\n", "1\ntwo\n"), ed("\n18\n", "\n")};
+  bw_edit_out out;
+  CHECK(bw_edit_apply(d, strlen(d), e, 2, &EXACT, &out) == BW_OK, "two hunks");
+  const char *want =
+      "@@ -1,5 +1,5 @@\n 1\n-2\n+two\n 3\n 4\n 5\n"
+      "@@ -15,6 +15,5 @@\n 15\n 16\n 17\n-18\n 19\n 20\n";
+  CHECK(out.diff_len == strlen(want) && !memcmp(out.diff, want, out.diff_len),
+        "diff:\n%.*s", (int)out.diff_len, out.diff);
+  CHECK(out.first_line == 2 && out.added == 1 && out.removed == 2, "counts %zu %zu %zu",
+        out.first_line, out.added, out.removed);
+  bw_edit_out_free(&out);
+  bw_edit n1 = ed("b", "B");
+  const char *nofinal = "a\nb";
+  CHECK(bw_edit_apply(nofinal, 3, &n1, 1, &EXACT, &out) == BW_OK &&
+            out.diff_len == strlen("@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+B\n\\ No newline at end of file\n") &&
+            !memcmp(out.diff, "@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+B\n\\ No newline at end of file\n", out.diff_len),
+        "no final newline marker:\n%.*s", (int)out.diff_len, out.diff);
+  bw_edit_out_free(&out);
+  bw_edit small = ed("\n2\n", "\ntwo\n");
+  bw_edit_opts cap = {.context = 3, .max_diff = 20};
+  CHECK(bw_edit_apply(d, strlen(d), &small, 1, &cap, &out) == BW_OK && out.diff_truncated &&
+            out.diff_len <= 20,
+        "diff capped: %zu", out.diff_len);
+  bw_edit_out_free(&out);
+  bw_edit join = ed("a\n", "a ");
+  const char *j = "a\nb\nc\n";
+  CHECK(bw_edit_apply(j, strlen(j), &join, 1, &EXACT, &out) == BW_OK &&
+            out.diff_len == strlen("@@ -1,3 +1,2 @@\n-a\n-b\n+a b\n c\n") &&
+            !memcmp(out.diff, "@@ -1,3 +1,2 @@\n-a\n-b\n+a b\n c\n", out.diff_len),
+        "a span that eats a newline joins the next line:\n%.*s", (int)out.diff_len, out.diff);
+  bw_edit_out_free(&out);
+}
+
+static const char *insert(const char *data, size_t line, const char *text, int *rc) {
+  static char buf[1024];
+  bw_edit_out out;
+  *rc = bw_insert_apply(data, strlen(data), line, text, strlen(text), &EXACT, &out);
+  if (*rc) return NULL;
+  snprintf(buf, sizeof buf, "%.*s", (int)out.len, out.text);
+  bw_edit_out_free(&out);
+  return buf;
+}
+
+static void test_insert(void) {
+  int rc;
+  CHECK(eq(insert("a\nb\n", 1, "x", &rc), "x\na\nb\n"), "insert at start");
+  CHECK(eq(insert("a\nb\n", 2, "x\ny\n", &rc), "a\nx\ny\nb\n"), "insert in the middle");
+  CHECK(eq(insert("a\nb\n", 3, "x", &rc), "a\nb\nx\n"), "append a line");
+  CHECK(eq(insert("a\nb", 3, "x", &rc), "a\nb\nx"), "append to a file without a final newline");
+  CHECK(eq(insert("a\r\nb\r\n", 2, "x\ny", &rc), "a\r\nx\r\ny\r\nb\r\n"), "CRLF file");
+  CHECK(eq(insert("\xEF\xBB\xBF" "a\n", 1, "x", &rc), "\xEF\xBB\xBFx\na\n"), "after the BOM");
+  CHECK(eq(insert("", 1, "x", &rc), "x\n"), "empty file");
+  CHECK(!insert("a\n", 3, "x", &rc) && rc == BW_INVALID_ARGUMENT, "past the end");
+  CHECK(!insert("a\n", 0, "x", &rc) && rc == BW_INVALID_ARGUMENT, "line 0");
+}
+
+
+/* ---- random edits checked against a plain splice and a patch of the diff ---- */
+
+static unsigned rnd_state = 12345;
+static unsigned rnd(unsigned n) {
+  rnd_state = rnd_state * 1103515245u + 12345u;
+  return (rnd_state >> 16) % n;
+}
+
+static size_t count_of(const char *h, size_t hn, const char *n, size_t nn) {
+  size_t c = 0;
+  for (size_t i = 0; i + nn <= hn; i++) c += !memcmp(h + i, n, nn);
+  return c;
+}
+
+/* Apply a unified diff (our hunks) to old; the result in out. */
+static int patch(const char *old, size_t on, const char *diff, size_t dn,
+                 char *out, size_t *outn) {
+  const char *lines[256];
+  size_t lens[256], nl = 0, pos = 0, o = 0, cur = 0; /* cur: next old line */
+  while (pos < on && nl < 256) {
+    const char *q = memchr(old + pos, '\n', on - pos);
+    size_t e = q ? (size_t)(q - old) + 1 : on;
+    lines[nl] = old + pos;
+    lens[nl++] = e - pos;
+    pos = e;
+  }
+  size_t i = 0;
+  int last_open = 0; /* the last emitted line lacks its newline */
+  while (i < dn) {
+    const char *q = memchr(diff + i, '\n', dn - i);
+    size_t e = q ? (size_t)(q - diff) : dn;
+    const char *l = diff + i;
+    size_t ll = e - i;
+    if (ll >= 2 && l[0] == '@' && l[1] == '@') {
+      size_t a, b;
+      if (sscanf(l, "@@ -%zu,%zu", &a, &b) != 2) return -1;
+      size_t upto = b ? a - 1 : a;
+      while (cur < upto) memcpy(out + o, lines[cur], lens[cur]), o += lens[cur++];
+    } else if (ll >= 1 && (l[0] == ' ' || l[0] == '-')) {
+      if (cur >= nl || lens[cur] - (lines[cur][lens[cur] - 1] == '\n') != ll - 1 ||
+          memcmp(lines[cur], l + 1, ll - 1))
+        return -2;
+      if (l[0] == ' ') memcpy(out + o, lines[cur], lens[cur]), o += lens[cur];
+      last_open = l[0] == ' ' && lines[cur][lens[cur] - 1] != '\n';
+      cur++;
+    } else if (ll >= 1 && l[0] == '+') {
+      memcpy(out + o, l + 1, ll - 1);
+      o += ll - 1;
+      out[o++] = '\n';
+      last_open = 2;
+    } else if (ll >= 1 && l[0] == '\\') {
+      if (last_open == 2) o--; /* the added line has no newline */
+    } else {
+      return -3;
+    }
+    i = e + 1;
+  }
+  while (cur < nl) memcpy(out + o, lines[cur], lens[cur]), o += lens[cur++];
+  *outn = o;
+  return 0;
+}
+
+static void test_random(void) {
+  char file[512], old[128], neu[64], want[700], got[1400];
+  int bad = 0, runs = 0;
+  for (int t = 0; t < 20000 && bad < 5; t++) {
+    size_t n = 0, lines = rnd(12);
+    for (size_t l = 0; l < lines; l++) {
+      for (size_t c = rnd(6); c > 0; c--) file[n++] = "ab \tc"[rnd(5)];
+      if (l + 1 < lines || rnd(10) < 7) file[n++] = '\n';
+    }
+    if (n < 1) continue;
+    size_t s0 = rnd((unsigned)n), e0 = s0 + 1 + rnd((unsigned)(n - s0));
+    if (e0 - s0 >= sizeof old) continue;
+    memcpy(old, file + s0, e0 - s0);
+    if (count_of(file, n, old, e0 - s0) != 1) continue;
+    size_t nn = rnd(8);
+    for (size_t c = 0; c < nn; c++) neu[c] = "xy\n"[rnd(3)];
+    if (nn == e0 - s0 && !memcmp(neu, old, nn)) continue;
+    bw_edit e = {old, e0 - s0, neu, nn, 0, 0, 0, 0};
+    bw_edit_opts o = {.context = rnd(4), .max_diff = 1 << 20};
+    bw_edit_out out;
+    runs++;
+    if (bw_edit_apply(file, n, &e, 1, &o, &out)) {
+      bad++;
+      CHECK(0, "random edit %d refused", t);
+      continue;
+    }
+    size_t wn = 0;
+    memcpy(want, file, s0), wn = s0;
+    memcpy(want + wn, neu, nn), wn += nn;
+    memcpy(want + wn, file + e0, n - e0), wn += n - e0;
+    size_t gn = 0;
+    int prc = patch(file, n, out.diff, out.diff_len, got, &gn);
+    int ok = out.len == wn && !memcmp(out.text, want, wn) && prc == 0 && gn == wn &&
+             !memcmp(got, want, wn);
+    if (!ok) {
+      bad++;
+      CHECK(0, "random edit %d: patch rc %d\nfile: %.*s\nold: %.*s\nnew: %.*s\ndiff:\n%.*s", t,
+            prc, (int)n, file, (int)(e0 - s0), old, (int)nn, neu, (int)out.diff_len, out.diff);
+    }
+    bw_edit_out_free(&out);
+    /* the same edit on the file in CRLF: the result is the CRLF of want */
+    char crlf[1100], wcrlf[1400];
+    size_t cn = 0, wc = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (file[i] == '\n') crlf[cn++] = '\r';
+      crlf[cn++] = file[i];
+    }
+    for (size_t i = 0; i < wn; i++) {
+      if (want[i] == '\n') wcrlf[wc++] = '\r';
+      wcrlf[wc++] = want[i];
+    }
+    if (!memchr(file, '\n', n)) continue; /* no line ending to keep */
+    int rc2 = bw_edit_apply(crlf, cn, &e, 1, &o, &out);
+    if (rc2 || out.len != wc ||
+        memcmp(out.text, wcrlf, wc)) {
+      bad++;
+      CHECK(0, "random CRLF edit %d rc %d\nfile: [%.*s]\nold: [%.*s]\nnew: [%.*s]\ngot: [%.*s]", t, rc2, (int)n, file,
+            (int)(e0 - s0), old, (int)nn, neu, (int)out.len, out.text);
+    }
+    bw_edit_out_free(&out);
+  }
+  CHECK(bad == 0 && runs > 1000, "random edits: %d runs, %d bad", runs, bad);
+  printf("# random edits: %d runs\n", runs);
+}
+
+/* ---- on files beneath a root ---- */
+
+static char base[256];
+
+static void sh(const char *fmt, const char *arg) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, fmt, arg, arg, arg, arg, arg, arg);
+  if (system(cmd) != 0) {
+    fprintf(stderr, "setup failed: %s\n", cmd);
+    exit(2);
+  }
+}
+
+static int exists(const char *rel) {
+  char p[600];
+  struct stat st;
+  snprintf(p, sizeof p, "%s/%s", base, rel);
+  return lstat(p, &st) == 0;
+}
+
+static char *slurp(const char *rel) {
+  static char buf[4096];
+  char p[600];
+  snprintf(p, sizeof p, "%s/%s", base, rel);
+  FILE *f = fopen(p, "rb");
+  if (!f) return NULL;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return buf;
+}
+
+static void fixture(void) {
+  sh("rm -rf %s/ws %s/outside && mkdir -p %s/ws/sub %s/outside && cd %s && "
+     "printf TOPSECRET > outside/secret.txt && printf 'one\\ntwo\\n' > ws/f.txt",
+     base);
+  sh("cd %s/ws && ln -s ../outside esc_updir && ln -s ../outside/new.txt dangling && "
+     "ln -s f.txt link_in && ln %s/outside/secret.txt hl && mkfifo fifo && "
+     "mkdir -p tree/a/b && printf x > tree/a/b/x && ln -s ../outside tree/esc && "
+     "ln -s / tree/a/root && printf 'line\\n' > tree/t.txt && chmod 755 tree/t.txt",
+     base);
+}
+
+static void test_files(bw_root *r) {
+  bw_edit e = ed("two", "TWO");
+  bw_edit_file_opts o = {.e = EXACT, .max_bytes = 1 << 20, .keep_original = 1 << 20};
+  bw_edit_file_res res;
+  CHECK(bw_edit_file(r, "f.txt", &e, 1, &o, &res) == BW_OK && eq(slurp("ws/f.txt"), "one\nTWO\n") &&
+            res.original_len == 8,
+        "edit_file writes");
+  bw_edit_file_res_free(&res);
+  e = ed("one", "ONE");
+  o.expected_hash = "sha256:0000";
+  CHECK(bw_edit_file(r, "f.txt", &e, 1, &o, &res) == BW_HASH_MISMATCH &&
+            !strncmp(res.current_hash, "sha256:", 7) && eq(slurp("ws/f.txt"), "one\nTWO\n"),
+        "edit_file expected_hash mismatch");
+  o.expected_hash = NULL;
+  o.dry_run = 1;
+  CHECK(bw_edit_file(r, "f.txt", &e, 1, &o, &res) == BW_OK && eq(slurp("ws/f.txt"), "one\nTWO\n"),
+        "dry run writes nothing");
+  bw_edit_file_res_free(&res);
+  o.dry_run = 0;
+  bw_edit l = ed("one", "x");
+  CHECK(bw_edit_file(r, "link_in", &l, 1, &o, &res) == BW_POLICY_DENIED, "edit through a link");
+  bw_edit h = ed("TOP", "PWN");
+  CHECK(bw_edit_file(r, "hl", &h, 1, &o, &res) == BW_POLICY_DENIED &&
+            eq(slurp("outside/secret.txt"), "TOPSECRET"),
+        "edit of a hard-linked file");
+  CHECK(bw_edit_file(r, "esc_updir/secret.txt", &h, 1, &o, &res) == BW_OUTSIDE_ROOT,
+        "edit outside");
+  CHECK(bw_insert_file(r, "f.txt", 2, "mid", 3, &o, &res) == BW_OK &&
+            eq(slurp("ws/f.txt"), "one\nmid\nTWO\n"),
+        "insert_lines");
+  bw_edit_file_res_free(&res);
+
+  int created;
+  CHECK(bw_mkdir(r, "d1", 0, &created) == BW_OK && created, "mkdir");
+  CHECK(bw_mkdir(r, "d1", 0, &created) == BW_EEXIST, "mkdir existing");
+  CHECK(bw_mkdir(r, "d1", 1, &created) == BW_OK && !created, "mkdir -p existing");
+  CHECK(bw_mkdir(r, "d2/x/y/", 1, &created) == BW_OK && exists("ws/d2/x/y"), "mkdir -p");
+  CHECK(bw_mkdir(r, "esc_updir/d", 1, &created) == BW_OUTSIDE_ROOT && !exists("outside/d"),
+        "mkdir through a link");
+  CHECK(bw_mkdir(r, "dangling", 0, &created) != BW_OK && !exists("outside/new.txt"),
+        "mkdir on a dangling link");
+
+  bw_append_res ar;
+  CHECK(bw_append(r, "log.txt", "a\n", 2, 1, 1 << 20, &ar) == BW_OK && ar.created && ar.size == 2,
+        "append creates");
+  CHECK(bw_append(r, "log.txt", "b\n", 2, 1, 1 << 20, &ar) == BW_OK && !ar.created &&
+            ar.old_size == 2 && eq(slurp("ws/log.txt"), "a\nb\n"),
+        "append appends");
+  CHECK(bw_append(r, "log.txt", "c\n", 2, 1, 5, &ar) == BW_TOO_LARGE, "append over the cap");
+  CHECK(bw_append(r, "hl", "x", 1, 1, 1 << 20, &ar) == BW_POLICY_DENIED &&
+            eq(slurp("outside/secret.txt"), "TOPSECRET"),
+        "append to a hard link");
+  CHECK(bw_append(r, "dangling", "x", 1, 1, 1 << 20, &ar) == BW_OUTSIDE_ROOT &&
+            !exists("outside/new.txt"),
+        "append to a dangling link");
+  CHECK(bw_append(r, "fifo", "x", 1, 1, 1 << 20, &ar) == BW_NOT_REGULAR, "append to a FIFO");
+
+  bw_copy_opts co = {.max_bytes = 1 << 20};
+  bw_copy_res cr;
+  CHECK(bw_copy(r, "tree", r, "tree2", &co, &cr) == BW_EISDIR, "copy a dir needs recursive");
+  co.recursive = 1;
+  CHECK(bw_copy(r, "tree", r, "tree2", &co, &cr) == BW_OK && cr.links == 2 && cr.files == 2 &&
+            exists("ws/tree2/a/b/x"),
+        "copy a tree: files %zu links %zu", cr.files, cr.links);
+  struct stat st;
+  char p[600];
+  snprintf(p, sizeof p, "%s/ws/tree2/esc", base);
+  CHECK(lstat(p, &st) == 0 && S_ISLNK(st.st_mode), "links are copied as links");
+  snprintf(p, sizeof p, "%s/ws/tree2/t.txt", base);
+  CHECK(stat(p, &st) == 0 && (st.st_mode & 0100), "exec bit kept");
+  CHECK(bw_copy(r, "tree", r, "tree2", &co, &cr) == BW_EEXIST, "copy onto an existing tree");
+  CHECK(bw_copy(r, "tree", r, "tree/inner", &co, &cr) == BW_OK && exists("ws/tree/inner/a/b/x") &&
+            !exists("ws/tree/inner/inner"),
+        "copy a tree into itself stops at the copy");
+  co.recursive = 0;
+  CHECK(bw_copy(r, "f.txt", r, "dangling", &co, &cr) != BW_OK && !exists("outside/new.txt"),
+        "copy onto a dangling link");
+  CHECK(bw_copy(r, "esc_updir/secret.txt", r, "stolen", &co, &cr) == BW_OUTSIDE_ROOT,
+        "copy from outside");
+  CHECK(bw_copy(r, "f.txt", r, "g.txt", &co, &cr) == BW_OK && eq(slurp("ws/g.txt"), "one\nmid\nTWO\n"),
+        "copy a file");
+
+  CHECK(bw_move(r, "g.txt", r, "f.txt", 0) == BW_EEXIST, "move without overwrite");
+  CHECK(bw_move(r, "g.txt", r, "dangling", 0) == BW_EEXIST && !exists("outside/new.txt"),
+        "move onto a dangling link");
+  CHECK(bw_move(r, "g.txt", r, "dangling", 1) == BW_POLICY_DENIED && !exists("outside/new.txt"),
+        "move over a link with overwrite");
+  CHECK(bw_move(r, "g.txt", r, "h.txt", 0) == BW_OK && exists("ws/h.txt") && !exists("ws/g.txt"),
+        "move");
+  CHECK(bw_move(r, "h.txt", r, "newdir/", 0) == BW_ENOTDIR, "move to a trailing slash");
+  CHECK(bw_move(r, "h.txt", r, "esc_updir/x", 0) == BW_OUTSIDE_ROOT && !exists("outside/x"),
+        "move out");
+  CHECK(bw_move(r, "esc_updir/secret.txt", r, "stolen", 0) == BW_OUTSIDE_ROOT &&
+            exists("outside/secret.txt"),
+        "move in");
+  CHECK(bw_move(r, ".", r, "x", 0) == BW_INVALID_ARGUMENT, "move the root");
+  CHECK(bw_move(r, "link_in", r, "link2", 0) == BW_OK && exists("ws/f.txt"),
+        "a link moves as a link");
+
+  bw_remove_res rr;
+  CHECK(bw_remove(r, ".", 1, NULL, &rr) == BW_INVALID_ARGUMENT, "remove the root");
+  CHECK(bw_remove(r, "sub/..", 1, NULL, &rr) == BW_INVALID_ARGUMENT, "remove sub/..");
+  CHECK(bw_remove(r, "tree", 0, NULL, &rr) == BW_EEXIST, "remove a full dir needs recursive");
+  CHECK(bw_remove(r, "esc_updir/secret.txt", 0, NULL, &rr) == BW_OUTSIDE_ROOT, "remove outside");
+  CHECK(bw_remove(r, "esc_updir", 0, NULL, &rr) == BW_OK && exists("outside/secret.txt"),
+        "remove a link, not its target");
+  CHECK(bw_remove(r, "tree", 1, NULL, &rr) == BW_OK && !exists("ws/tree") &&
+            exists("outside/secret.txt"),
+        "remove a tree with links out");
+  CHECK(bw_remove(r, "h.txt", 0, "sha256:00", &rr) == BW_HASH_MISMATCH && exists("ws/h.txt"),
+        "remove with a stale hash");
+  CHECK(bw_remove(r, "fifo/", 0, NULL, &rr) == BW_ENOTDIR, "remove fifo/");
+  CHECK(exists("outside/secret.txt") && !exists("outside/new.txt") && !exists("outside/x"),
+        "outside untouched");
+}
+
+static void test_readonly(void) {
+  char ws[300];
+  snprintf(ws, sizeof ws, "%s/ws", base);
+  bw_root r;
+  if (bw_root_open(&r, ws, NULL, 1)) return;
+  bw_edit e = ed("one", "x");
+  bw_edit_file_opts o = {.e = EXACT, .max_bytes = 1 << 20};
+  bw_edit_file_res res;
+  int created;
+  bw_remove_res rr;
+  bw_append_res ar;
+  CHECK(bw_edit_file(&r, "f.txt", &e, 1, &o, &res) == BW_READ_ONLY_ROOT, "ro edit");
+  CHECK(bw_mkdir(&r, "zz", 1, &created) == BW_READ_ONLY_ROOT, "ro mkdir");
+  CHECK(bw_remove(&r, "f.txt", 0, NULL, &rr) == BW_READ_ONLY_ROOT, "ro remove");
+  CHECK(bw_append(&r, "f.txt", "x", 1, 0, 100, &ar) == BW_READ_ONLY_ROOT, "ro append");
+  CHECK(bw_move(&r, "f.txt", &r, "g", 0) == BW_READ_ONLY_ROOT, "ro move");
+  bw_root_close(&r);
+}
+
+int main(void) {
+  test_exact();
+  test_counts();
+  test_loose();
+  test_diff();
+  test_insert();
+  test_random();
+  strcpy(base, "/tmp/burrow-edit-XXXXXX");
+  if (!mkdtemp(base)) return 2;
+  for (int backend = 0; backend < 2; backend++) {
+    bw_set_backend(backend ? BW_WALK : BW_OPENAT2);
+    printf("# backend %s\n", bw_backend_name());
+    fixture();
+    char ws[300];
+    snprintf(ws, sizeof ws, "%s/ws", base);
+    bw_root r;
+    CHECK(bw_root_open(&r, ws, NULL, 0) == BW_OK, "root open");
+    test_files(&r);
+    bw_root_close(&r);
+    test_readonly();
+  }
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+  if (system(cmd) != 0) return 2;
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}
