@@ -463,32 +463,14 @@ static int newer_first(const void *a, const void *b) {
   return bw_path_cmp(x->item.path, y->item.path);
 }
 
-/* rel + "/" + prefix into buf. */
-static int start_dir(const char *rel, const char *prefix, char *buf) {
-  size_t rl = strlen(rel), pl = strlen(prefix);
-  if (!pl) {
-    memcpy(buf, rel, rl + 1);
-    return 0;
-  }
-  if (rl + pl + 2 > BW_PATH_MAX + 1) return -1;
-  memcpy(buf, rel, rl);
-  buf[rl] = '/';
-  memcpy(buf + rl + 1, prefix, pl + 1);
-  return 0;
-}
-
 int bw_glob_search(const bw_root *r, const char *rel, const char *pattern,
                    size_t len, const bw_glob_opts *o, bw_glob_res *res) {
   memset(res, 0, sizeof *res);
   const char *why;
   bw_glob *g = bw_glob_compile(pattern, len, BW_GLOB_BRACES, &why);
   if (!g) return bw_fail(BW_INVALID_ARGUMENT, why);
-  char prefix[BW_PATH_MAX + 1], start[BW_PATH_MAX + 1];
+  char prefix[BW_PATH_MAX + 1];
   bw_glob_prefix(g, prefix, sizeof prefix);
-  if (start_dir(rel, prefix, start)) {
-    bw_glob_free(g);
-    return bw_fail(BW_INVALID_ARGUMENT, "name too long");
-  }
   gsearch s = {.r = r, .g = g, .o = o, .prefix = prefix};
   size_t limit = o->by_mtime ? o->count_limit : o->max_results;
   bw_topn_init(&s.top, limit, free_gitem);
@@ -497,8 +479,9 @@ int bw_glob_search(const bw_root *r, const char *rel, const char *pattern,
   w.visit = glob_visit;
   w.arg = &s;
   w.stats = &stats;
+  w.below = prefix[0] ? prefix : NULL;
   if (bw_glob_names_hidden(g)) w.include_hidden = 1; /* "**" "/.env" */
-  int rc = bw_walk_run(r, start, &w);
+  int rc = bw_walk_run(r, rel, &w);
   if (rc == BW_ENOENT && prefix[0]) rc = BW_OK; /* nothing there: no match */
   if (!rc) rc = atomic_load(&s.failed);
   if (rc) {

@@ -393,7 +393,14 @@ static int compile_regex(matcher *m, const bw_grep_opts *o) {
   if (o->ignore_case) opts |= PCRE2_CASELESS;
   int err;
   PCRE2_SIZE off;
-  m->re = pcre2_compile((PCRE2_SPTR)src, len, opts, &err, &off, NULL);
+  pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
+  if (!cc) {
+    free(src);
+    return BW_ENOMEM;
+  }
+  pcre2_set_newline(cc, PCRE2_NEWLINE_ANYCRLF); /* $ before \r\n too */
+  m->re = pcre2_compile((PCRE2_SPTR)src, len, opts, &err, &off, cc);
+  pcre2_compile_context_free(cc);
   free(src);
   if (!m->re) return compile_error(err);
   uint32_t jit = 0;

@@ -93,6 +93,8 @@ typedef struct bw_walk_opts {
   void *progress_arg;
   int interval_ms;
   bw_walk_stats *stats;      /* counters (may be NULL) */
+  const char *below;         /* literal dirs under rel to start at, never
+                                through a link (glob's prefix); or NULL */
 } bw_walk_opts;
 
 /* Walk the directory rel beneath the root with opts->threads workers,

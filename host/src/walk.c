@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -603,6 +604,27 @@ static void supervise(walker *w) {
   pthread_mutex_unlock(&w->mu);
 }
 
+/* Descend the literal directories of o->below from fd with O_NOFOLLOW:
+ * a link there is not followed, as the walk itself would not. */
+static int descend_below(const walker *w, int *fd) {
+  const char *p = w->o->below;
+  while (p && *p) {
+    const char *e = strchr(p, '/');
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    char name[BW_NAME_MAX + 1];
+    if (l > BW_NAME_MAX) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+    memcpy(name, p, l);
+    name[l] = '\0';
+    int c = openat(*fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (c < 0) return BW_ENOENT; /* missing, a file or a link: nothing below */
+    close(*fd);
+    *fd = c;
+    if (!same_mount(w->r, c)) return BW_ENOENT;
+    p = e ? e + 1 : p + l;
+  }
+  return BW_OK;
+}
+
 /* The start directory, opened for reading, under its ancestors' rules. */
 static int start_node(walker *w, const char *rel, node **out) {
   struct stat st;
@@ -612,11 +634,21 @@ static int start_node(walker *w, const char *rel, node **out) {
     close(fd);
     return bw_fail(BW_ENOTDIR, NULL);
   }
+  if ((rc = descend_below(w, &fd))) {
+    close(fd);
+    return rc;
+  }
   int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   int e = errno;
   close(fd);
   if (d < 0) return bw_code_from_errno(e);
-  node *up = w->o->respect_ignore ? ancestors(w->r, rel) : NULL;
+  node *up = NULL;
+  if (w->o->respect_ignore) {
+    char full[BW_PATH_MAX + 1];
+    int n = snprintf(full, sizeof full, "%s%s%s", rel, w->o->below ? "/" : "",
+                     w->o->below ? w->o->below : "");
+    if (n > 0 && (size_t)n < sizeof full) up = ancestors(w->r, full);
+  }
   node *n = node_new(up, NULL, "", 0);
   if (up) node_release(up);
   if (!n) {
