@@ -632,7 +632,7 @@ static int start_node(walker *w, const char *rel, node **out) {
   if (rc) return rc;
   if (!S_ISDIR(st.st_mode)) {
     close(fd);
-    return bw_fail(BW_ENOTDIR, NULL);
+    return bw_fail(S_ISREG(st.st_mode) ? BW_ENOTDIR : BW_NOT_REGULAR, NULL);
   }
   if ((rc = descend_below(w, &fd))) {
     close(fd);

@@ -115,6 +115,11 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     local path = a.path or "."
     local idx, rel, code = ctx:resolve(path)
     if not idx then return nil, rel, code end
+    for _, k in ipairs { "include", "exclude" } do
+      for _, g in ipairs(a[k] or {}) do
+        if g:find("\0", 1, true) then return ctx:fail("INVALID_ARGUMENT", k, "a glob contains a NUL byte") end
+      end
+    end
     local mode = a.output_mode or "content"
     if not MODES[mode] then return ctx:fail("INVALID_ARGUMENT", "output_mode", "use content, files or count") end
     local cap = mode == "content" and ctx.caps.max_matches or ctx.caps.max_entries
