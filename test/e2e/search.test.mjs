@@ -1,0 +1,145 @@
+// End-to-end: grep and glob over MCP stdio with a raw JSON-RPC client, and
+// notifications/cancelled stopping a long grep (P1-13: "a grep stops
+// within 100 ms of notifications/cancelled"). Timing here is only ever
+// compared with the same search run to the end on the same machine: the
+// cancelled reply must arrive well before the full run would have.
+//
+//   cd test/e2e && node --test search.test.mjs
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, "..", "..");
+const BIN = path.resolve(process.env.BURROW_BIN || path.join(REPO, "build", "burrow"));
+const T = { timeout: 120_000 };
+// no digits in the data: every position is tried and fails, slowly
+const SLOW = "(?:[a-z]+\\s+){1,40}[0-9]";
+
+let TMP;
+before(() => {
+  TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-e2e-search-")));
+});
+after(() => {
+  if (TMP) fs.rmSync(TMP, { recursive: true, force: true });
+});
+
+/** A raw client: send objects, await replies by id, see notifications. */
+function server(root) {
+  const child = spawn(BIN, ["mcp", "--root", root], { stdio: ["pipe", "pipe", "inherit"] });
+  const waiting = new Map();
+  const notes = [];
+  let buf = "";
+  child.stdout.on("data", (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const msg = JSON.parse(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+      if (msg.id !== undefined && waiting.has(msg.id)) {
+        waiting.get(msg.id)({ msg, at: performance.now() });
+        waiting.delete(msg.id);
+      } else notes.push(msg);
+    }
+  });
+  const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
+  const request = (id, method, params) => {
+    const p = new Promise((resolve) => waiting.set(id, resolve));
+    send({ id, method, params });
+    return p;
+  };
+  const close = () => new Promise((resolve) => {
+    child.on("exit", resolve);
+    child.stdin.end();
+  });
+  return { send, request, close, notes };
+}
+
+async function init(s) {
+  await s.request(0, "initialize", {
+    protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "search-e2e", version: "1" },
+  });
+  s.send({ method: "notifications/initialized" });
+}
+
+function slowTree() {
+  const dir = path.join(TMP, "slow");
+  fs.mkdirSync(dir, { recursive: true });
+  const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa"];
+  const line = Array.from({ length: 12 }, (_, i) => words[(i * 5) % words.length]).join(" ") + "\n";
+  const blob = line.repeat(4000);
+  for (let i = 0; i < 150; i++) fs.writeFileSync(path.join(dir, `f${String(i).padStart(3, "0")}.txt`), blob);
+  return dir;
+}
+
+test("grep and glob answer over MCP with text and structuredContent", T, async () => {
+  const dir = path.join(TMP, "small");
+  fs.mkdirSync(path.join(dir, "src"), { recursive: true });
+  fs.writeFileSync(path.join(dir, "src", "a.c"), "int main(void)\n{\n  return 0;\n}\n");
+  const s = server(dir);
+  await init(s);
+  const g = (await s.request(1, "tools/call", { name: "grep", arguments: { pattern: "return \\d" } })).msg;
+  assert.equal(g.result.isError, undefined);
+  assert.equal(g.result.content[0].text, "src/a.c:3:  return 0;");
+  assert.deepEqual(g.result.structuredContent.matches, [{ path: "src/a.c", line: 3, text: "  return 0;" }]);
+  const m = (await s.request(2, "tools/call", { name: "glob", arguments: { pattern: "**/*.c" } })).msg;
+  assert.equal(m.result.content[0].text, "src/a.c");
+  const bad = (await s.request(3, "tools/call", { name: "grep", arguments: { pattern: "a(" } })).msg;
+  assert.equal(bad.result.isError, true);
+  assert.equal(bad.result._meta["burrow/code"], "INVALID_ARGUMENT");
+  await s.close();
+});
+
+test("notifications/cancelled stops a long grep well before it would end", T, async () => {
+  const dir = slowTree();
+  const s = server(dir);
+  await init(s);
+  // the same search run to the end: what "well before" is measured against
+  let t0 = performance.now();
+  const full = await s.request(1, "tools/call", { name: "grep", arguments: { pattern: SLOW } });
+  const fullMs = full.at - t0;
+  assert.equal(full.msg.result.structuredContent.cancelled, false);
+  assert.equal(full.msg.result.structuredContent.files_searched, 150);
+
+  t0 = performance.now();
+  const pending = s.request(2, "tools/call", {
+    name: "grep", arguments: { pattern: SLOW }, _meta: { progressToken: "p2" },
+  });
+  await new Promise((r) => setTimeout(r, Math.min(150, fullMs / 4)));
+  const cancelAt = performance.now();
+  s.send({ method: "notifications/cancelled", params: { requestId: 2, reason: "test" } });
+  const got = await pending;
+  const afterCancel = got.at - cancelAt;
+  const r = got.msg.result.structuredContent;
+  assert.equal(r.cancelled, true, "the reply says the search was cancelled");
+  assert.equal(r.truncated, true);
+  assert.ok(r.files_searched < 150, `stopped early (${r.files_searched} of 150 files)`);
+  assert.ok(afterCancel < fullMs / 2,
+    `reply ${afterCancel.toFixed(0)} ms after the cancel; the full run took ${fullMs.toFixed(0)} ms`);
+  assert.match(got.msg.result.content[0].text, /search cancelled/);
+
+  // the server goes on serving, and the next call is not cancelled
+  const next = await s.request(3, "tools/call", { name: "grep", arguments: { pattern: "alpha", output_mode: "count" } });
+  assert.equal(next.msg.result.structuredContent.cancelled, false);
+  assert.equal(next.msg.result.structuredContent.counts.length, 150);
+  await s.close();
+});
+
+test("a long grep with a progressToken sends progress notifications", T, async () => {
+  const dir = slowTree();
+  const s = server(dir);
+  await init(s);
+  await s.request(1, "tools/call", { name: "grep", arguments: { pattern: SLOW }, _meta: { progressToken: "tok" } });
+  const progress = s.notes.filter((n) => n.method === "notifications/progress");
+  // a fast machine may finish before the first report (every 100 ms)
+  for (const p of progress) {
+    assert.equal(p.params.progressToken, "tok");
+    assert.equal(typeof p.params.progress, "number");
+  }
+  await s.close();
+});
