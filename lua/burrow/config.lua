@@ -63,7 +63,9 @@ local function kind(v)
   if math.type(v) == "integer" then return "an integer" end
   if math.type(v) == "float" then return "a number" end
   if type(v) == "boolean" then return "a boolean" end
-  return ("%q"):format(tostring(v))
+  local text = tostring(v)
+  if #text > 60 then text = text:sub(1, 57) .. "..." end
+  return ("%q"):format(text)
 end
 
 local function sorted_names(set)
