@@ -67,7 +67,7 @@ $(B)/test_%: host/test/test_%.c $(CORE_O)
 
 # except the embedding API's, which links the whole library as an engine would
 $(B)/test_capi: host/test/test_capi.c $(B)/libburrow.a
-	$(CC) $(CFLAGS) -Ihost/include -o $@ $^ $(DEP_LIBS) $(LUA_LIBS)
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -Ihost/include -o $@ $^ $(DEP_LIBS) $(LUA_LIBS)
 
 test: all
 	@bash test/run-all.sh

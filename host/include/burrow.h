@@ -1,14 +1,46 @@
 /*
  * burrow.h - embedding API of burrow, the sandboxed filesystem tool host.
  *
- * A host serves tools (read_file, write_file, list_dir, stat, ...) over the
- * roots its configuration names; arguments and results are JSON text.
+ * A host serves tools (read_file, write_file, edit_file, list_dir, grep, ...)
+ * over the roots its configuration names; arguments and results cross the
+ * API as JSON text (UTF-8, object keys sorted). docs/embedding.md is the
+ * guide; docs/tools.md lists the tools and their error codes.
  *
- * Ownership: every char * returned by burrow is malloc'd for the caller and
- * released with burrow_free(). Threads: a host owns one lua_State and must be
- * used by one thread at a time; two hosts on two threads run concurrently.
- * ABI: functions are only added within a major version (BURROW_VERSION_MAJOR);
- * burrow_host stays opaque.
+ *   burrow_host *h = burrow_open("roots: [{path: ., mount: /workspace}]", &err);
+ *   char *res = NULL;
+ *   int rc = burrow_call(h, "read_file", "{\"path\":\"README.md\"}", &res);
+ *   ... rc == BURROW_OK: res is the result object ...
+ *   burrow_free(res);
+ *   burrow_close(h);
+ *
+ * Link: pkg-config --cflags --libs burrow (add --static for libburrow.a).
+ * This header does not include lua.h; only burrow_open_state() and
+ * burrow_open_state_file() mention a lua_State, as an incomplete type.
+ *
+ * OWNERSHIP. Every char * burrow returns (*errmsg, *result_json, the return
+ * of burrow_tools) is malloc'd for the caller, who releases it with
+ * burrow_free(). Strings passed in are only read during the call. Strings
+ * passed to the approval callback live for the callback only.
+ * burrow_free(NULL) and burrow_close(NULL) do nothing.
+ *
+ * THREADS. A host must be used by one thread at a time; different hosts run
+ * on different threads at the same time (each has its own Lua state, or its
+ * own thread of the engine's state: see burrow_open_state). A call made on a
+ * host that is already inside a call (from another thread, or from its own
+ * approval callback) is refused with BURROW_USAGE. Process-wide state
+ * (the resolver choice, the SIGBUS guard of mapped reads, the umask read) is
+ * listed in docs/embedding.md.
+ *
+ * ERRORS. burrow_call returns BURROW_OK, BURROW_TOOL_ERROR or BURROW_USAGE.
+ * A tool error's JSON carries a stable code string ("ENOENT",
+ * "OUTSIDE_ROOT", "POLICY_DENIED", "INVALID_ARGUMENT", ...): match on the
+ * code, not on the message text.
+ *
+ * VERSIONS AND ABI. BURROW_VERSION_* give the header's version,
+ * burrow_version() the library's. Within a major version functions are only
+ * added, never changed or removed, and burrow_host stays opaque; the shared
+ * library's soname is libburrow.so.MAJOR (libburrow.so.0). Before 1.0, a minor
+ * version may still add result fields to tools (never remove them).
  */
 #ifndef BURROW_H
 #define BURROW_H
@@ -21,44 +53,86 @@ extern "C" {
 #define BURROW_VERSION_MINOR 1
 #define BURROW_VERSION_PATCH 0
 #define BURROW_VERSION_STRING "0.1.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH, for #if */
+#define BURROW_VERSION_NUM                                                  \
+  (BURROW_VERSION_MAJOR * 10000 + BURROW_VERSION_MINOR * 100 +              \
+   BURROW_VERSION_PATCH)
 
 typedef struct burrow_host burrow_host;
+struct lua_State;
 
 /* Result codes of burrow_call. */
 enum {
-  BURROW_OK = 0,        /* *result_json holds the tool's result */
+  BURROW_OK = 0,         /* *result_json holds the tool's result object */
   BURROW_TOOL_ERROR = 1, /* *result_json holds {"error":{"code","message"}} */
-  BURROW_USAGE = 2       /* bad arguments to the API itself (NULL host...) */
+  BURROW_USAGE = 2       /* misuse: a NULL argument, or the host is busy;
+                            *result_json is not written */
 };
 
-/* Open a host. config_yaml is YAML configuration text (docs/config.md;
- * relative paths start at the current directory), NULL to serve the current
- * directory, or a single root "DIR[:MOUNT][:ro]". On failure returns NULL and,
- * if errmsg is not NULL, a message (config errors say "config:LINE:COL: ...")
- * to burrow_free(). */
+/* Open a host. config_yaml is
+ *   - NULL or "": serve the current directory, read-write;
+ *   - YAML configuration text (roots, tools, policies, caps, audit:
+ *     docs/config.md); relative paths start at the current directory;
+ *   - a text that is one plain YAML string: a single root in the CLI's
+ *     syntax, "DIR[:MOUNT][:ro]" (e.g. "/srv/repo:/workspace:ro").
+ * On failure returns NULL and, if errmsg is not NULL, stores a message
+ * ("CODE: ..." or "config:LINE:COL: ...") for the caller to burrow_free. */
 burrow_host *burrow_open(const char *config_yaml, char **errmsg);
 
-/* Call a tool with JSON arguments ("{}" if NULL). *result_json receives the
- * JSON result or error object (burrow_free it). */
+/* Open a host from a YAML configuration file; relative paths in it start at
+ * the file's directory (as with `burrow mcp --config FILE`). Errors name the
+ * file: "FILE:LINE:COL: ...". */
+burrow_host *burrow_open_file(const char *path, char **errmsg);
+
+/* Open a host on a lua_State the engine owns (same arguments as burrow_open
+ * and burrow_open_file otherwise). burrow runs on a thread of L (anchored in
+ * L's registry, with no debug hook) with its own copies of the standard
+ * libraries, its own globals and its own package.loaded/package.preload:
+ * nothing is added to or changed in the engine's globals, libraries or
+ * package.loaded. burrow's entries are swapped into L's registry for the
+ * duration of each call and swapped out before it returns (also around the
+ * approval callback). What stays shared is listed in docs/embedding.md
+ * ("A host on the engine's lua_State"): the allocator and collector, the
+ * metatables named "burrow.*" in the registry, and the "FILE*" metatable.
+ * L must be a Lua 5.4 state of the same liblua burrow links; call
+ * burrow_close(h) before lua_close(L), and use h only from the thread that
+ * runs L, never while L runs on another thread. */
+burrow_host *burrow_open_state(struct lua_State *L, const char *config_yaml,
+                               char **errmsg);
+burrow_host *burrow_open_state_file(struct lua_State *L, const char *path,
+                                    char **errmsg);
+
+/* Call a tool with JSON arguments (NULL means "{}"). On BURROW_OK and
+ * BURROW_TOOL_ERROR, *result_json receives the result or error object
+ * (NULL only if memory ran out; after an internal Lua error, the bare error
+ * text) for the caller to burrow_free. */
 int burrow_call(burrow_host *h, const char *tool, const char *args_json,
                 char **result_json);
 
-/* The tool list as JSON, in format "mcp" (default), "openai" or "anthropic". */
+/* The tool list as a JSON array in format "mcp" (also for NULL), "openai" or
+ * "anthropic"; NULL for a NULL or busy host or an unknown format. */
 char *burrow_tools(burrow_host *h, const char *format);
 
-/* Approval of a policy's "ask": return nonzero to let the call go ahead.
- * tool, operation ("read", "write", "delete", "list"), path (as the agent
- * wrote it) and reason are valid during the call only. Without a callback an
- * "ask" is denied with a message saying approval was needed. */
+/* Approval of a policy's "ask": during burrow_call, on the calling thread,
+ * burrow calls fn(ud, tool, operation, path, reason) and lets the call go
+ * ahead if it returns nonzero; zero is POLICY_DENIED. operation is "read",
+ * "write", "delete" or "list"; path is as the agent wrote it. fn NULL
+ * removes the callback; without one an "ask" is denied with a message saying
+ * approval was needed. fn must not call back into the same host. */
 typedef int (*burrow_approve_fn)(void *ud, const char *tool,
                                  const char *operation, const char *path,
                                  const char *reason);
 void burrow_set_approval(burrow_host *h, burrow_approve_fn fn, void *ud);
 
-/* The library's version string ("0.1.0"). */
+/* The library's version string, e.g. "0.1.0" (static: do not free). */
 const char *burrow_version(void);
 
+/* Release a string burrow returned. */
 void burrow_free(void *p);
+
+/* Close the roots' fds, the policies and the audit log, and the Lua state
+ * (or, on an engine's state, drop burrow's thread and tables for the
+ * engine's collector). */
 void burrow_close(burrow_host *h);
 
 #ifdef __cplusplus

@@ -1,12 +1,16 @@
 /*
  * api.c - the embedding API of burrow.h, and the Lua state set-up shared
- * with the CLI: burrow.core preloaded, the Lua side found next to the
- * binary (source tree) or under the install prefix. The work itself is
- * done by lua/burrow/capi.lua; this file only moves strings across.
+ * with the CLI: standard libraries, burrow.core preloaded, the Lua side
+ * found beside the binary or library (build tree) or under the install
+ * prefix. The work itself is done by lua/burrow/capi.lua; this file moves
+ * strings across and, for a host on an engine's lua_State, keeps burrow's
+ * globals and package tables apart from the engine's.
  */
+#include <dlfcn.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +20,19 @@
 #include "lcore.h"
 
 struct burrow_host {
-  lua_State *L;
-  int ws; /* registry ref of the workspace */
+  lua_State *L;   /* where burrow runs: its own state, or a thread of the engine's */
+  lua_State *own; /* burrow's own state (closed by burrow_close), or NULL */
+  int thread_ref; /* engine's state: the thread L, anchored in the registry */
+  int mine_ref;   /* engine's state: burrow's registry entries while swapped out */
+  int theirs_ref; /* engine's state: the engine's while burrow's are in */
+  int capi_ref;   /* the burrow.capi module */
+  int ws_ref;     /* the workspace */
+  atomic_int busy;
   burrow_approve_fn approve;
   void *approve_ud;
 };
+
+/* ---------------------------------------------------------------- Lua dir */
 
 static int dir_has(const char *dir, const char *file) {
   char p[8192];
@@ -28,31 +40,45 @@ static int dir_has(const char *dir, const char *file) {
   return n > 0 && (size_t)n < sizeof p && access(p, R_OK) == 0;
 }
 
-/* Where the Lua side lives: $BURROW_LUA_DIR, ../lua beside the binary
- * (build tree), or ../share/burrow/lua (installed). */
+/* A Lua dir beside the file `path` (a binary or a library): ../lua and
+ * ../../lua (build trees), ../share/burrow/lua (installed). */
+static int beside(const char *path, char *out, size_t size) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash) return 0;
+  *slash = '\0';
+  const char *cands[] = {"/../lua", "/../../lua", "/../share/burrow/lua"};
+  for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
+    snprintf(out, size, "%s%s", dir, cands[i]);
+    if (dir_has(out, "burrow/init.lua")) return 1;
+  }
+  return 0;
+}
+
+/* Where the Lua side lives: $BURROW_LUA_DIR; beside the library holding
+ * this code (libburrow.so, or the binary libburrow.a was linked into);
+ * beside the running binary; else the compiled-in install dir. */
 static void lua_dir(char *out, size_t size) {
   const char *env = getenv("BURROW_LUA_DIR");
   if (env && *env) {
     snprintf(out, size, "%s", env);
     return;
   }
+  Dl_info info;
+  if (dladdr((void *)lua_dir, &info) && info.dli_fname &&
+      info.dli_fname[0] == '/' && beside(info.dli_fname, out, size))
+    return;
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash) *slash = '\0';
-    const char *cands[] = {"/../lua", "/../../lua", "/../share/burrow/lua"};
-    for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
-      snprintf(out, size, "%s%s", exe, cands[i]);
-      if (dir_has(out, "burrow/init.lua")) return;
-    }
+    if (beside(exe, out, size)) return;
   }
   snprintf(out, size, "%s", BURROW_LUA_INSTALL_DIR);
 }
 
-void bw_lua_prepare(lua_State *L) {
-  luaL_openlibs(L);
+static void preload_core(lua_State *L) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_burrow_core);
   lua_setfield(L, -2, "burrow.core");
@@ -65,86 +91,321 @@ void bw_lua_prepare(lua_State *L) {
   lua_pop(L, 1);
 }
 
+void bw_lua_prepare(lua_State *L) {
+  luaL_openlibs(L);
+  preload_core(L);
+}
+
+static int l_prepare(lua_State *L) {
+  bw_lua_prepare(L);
+  return 0;
+}
+
+/* ------------------------------------------- a host on an engine's state */
+
+/* The registry entries the standard libraries read at call time: lua_load's
+ * _ENV (LUA_RIDX_GLOBALS, "_G" below), require's tables, the C libraries
+ * require loaded, io's default files. With the string metatable, these are
+ * what burrow swaps in for each call on an engine's state. */
+static const char *const SWAPPED[] = {LUA_LOADED_TABLE, LUA_PRELOAD_TABLE,
+                                      "_CLIBS", "_IO_input", "_IO_output"};
+#define NSWAPPED (sizeof SWAPPED / sizeof *SWAPPED)
+
+/* Move the live entries into the table at `keep` and install those of the
+ * table at `take`. It allocates nothing, so it cannot raise: every key
+ * already exists in both tables and in the registry (absent values are
+ * false), and LUA_RIDX_GLOBALS lives in the registry's array part. */
+static void exchange(lua_State *L, int keep, int take) {
+  keep = lua_absindex(L, keep);
+  take = lua_absindex(L, take);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  lua_setfield(L, keep, "_G");
+  lua_getfield(L, take, "_G");
+  lua_rawseti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  for (size_t i = 0; i < NSWAPPED; i++) {
+    lua_getfield(L, LUA_REGISTRYINDEX, SWAPPED[i]);
+    lua_setfield(L, keep, SWAPPED[i]);
+    lua_getfield(L, take, SWAPPED[i]);
+    lua_setfield(L, LUA_REGISTRYINDEX, SWAPPED[i]);
+  }
+  lua_pushliteral(L, "_G"); /* any string: they share one metatable */
+  if (!lua_getmetatable(L, -1)) lua_pushboolean(L, 0);
+  lua_setfield(L, keep, "string_mt");
+  if (lua_getfield(L, take, "string_mt") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+  lua_setmetatable(L, -2);
+  lua_pop(L, 1);
+}
+
+static void swap(burrow_host *h, int in) {
+  if (h->own) return;
+  lua_State *L = h->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->mine_ref);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->theirs_ref);
+  if (in) exchange(L, -1, -2);
+  else exchange(L, -2, -1);
+  lua_pop(L, 2);
+}
+#define enter(h) swap(h, 1)
+#define leave(h) swap(h, 0)
+
+/* On the engine's state: a thread for burrow, without the engine's hook. */
+static int new_thread(lua_State *E) {
+  burrow_host *h = lua_touserdata(E, 1);
+  h->L = lua_newthread(E);
+  lua_sethook(h->L, NULL, 0, 0);
+  h->thread_ref = luaL_ref(E, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+/* On burrow's thread: the two tables of entries, every key present. */
+static int new_tables(lua_State *L) {
+  burrow_host *h = lua_touserdata(L, 1);
+  for (int t = 0; t < 2; t++) {
+    lua_createtable(L, 0, NSWAPPED + 2);
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "string_mt");
+    lua_newtable(L); /* a fresh global table, or a placeholder */
+    lua_setfield(L, -2, "_G");
+    for (size_t i = 0; i < NSWAPPED; i++) {
+      if (t == 0 && i < 2) lua_newtable(L); /* burrow's loaded, preload */
+      else lua_pushboolean(L, 0);
+      lua_setfield(L, -2, SWAPPED[i]);
+    }
+    *(t == 0 ? &h->mine_ref : &h->theirs_ref) = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  for (size_t i = 0; i < NSWAPPED; i++) { /* the engine lacks it: false */
+    if (lua_getfield(L, LUA_REGISTRYINDEX, SWAPPED[i]) == LUA_TNIL) {
+      lua_pushboolean(L, 0);
+      lua_setfield(L, LUA_REGISTRYINDEX, SWAPPED[i]);
+    }
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+/* With burrow's entries in: the standard libraries and burrow.core. The
+ * engine's "FILE*" metatable is hidden while io opens (luaopen_io would
+ * reset its methods), then given to burrow's std files, so that one
+ * metatable serves every file handle in the state whoever collects it. */
+static int open_libs(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE);
+  int engine_io = lua_istable(L, -1);
+  lua_pushnil(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE);
+  bw_lua_prepare(L);
+  if (engine_io) {
+    lua_getglobal(L, "io");
+    const char *std[] = {"stdin", "stdout", "stderr"};
+    for (int i = 0; i < 3; i++) {
+      if (lua_getfield(L, -1, std[i]) == LUA_TUSERDATA) {
+        lua_pushvalue(L, -3);
+        lua_setmetatable(L, -2);
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE);
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ the API */
+
 const char *burrow_version(void) { return BURROW_VERSION_STRING; }
 
 void burrow_free(void *p) { free(p); }
 
-static char *dup_top(lua_State *L) {
-  size_t n;
-  const char *s = lua_tolstring(L, -1, &n);
+static char *dup_str(const char *s, size_t n) {
   char *out = malloc(n + 1);
-  if (out) memcpy(out, s ? s : "", n + 1);
+  if (out) {
+    memcpy(out, s, n);
+    out[n] = '\0';
+  }
   return out;
 }
 
-burrow_host *burrow_open(const char *config, char **errmsg) {
-  burrow_host *h = calloc(1, sizeof *h);
-  if (!h || !(h->L = luaL_newstate())) {
-    free(h);
-    if (errmsg) *errmsg = strdup("out of memory");
-    return NULL;
-  }
-  lua_State *L = h->L;
-  bw_lua_prepare(L);
-  lua_getglobal(L, "require");
-  lua_pushliteral(L, "burrow.capi");
-  int rc = lua_pcall(L, 1, 1, 0);
-  if (rc == LUA_OK) {
-    lua_getfield(L, -1, "open");
-    lua_pushstring(L, config);
-    rc = lua_pcall(L, 1, 2, 0);
-  }
-  if (rc != LUA_OK || lua_isnil(L, -2)) {
-    if (errmsg) *errmsg = dup_top(L);
-    lua_close(L);
-    free(h);
-    return NULL;
-  }
-  lua_pop(L, 1);
-  h->ws = luaL_ref(L, LUA_REGISTRYINDEX);
-  return h;
+static char *dup_top(lua_State *L) {
+  size_t n = 0;
+  const char *s = lua_tolstring(L, -1, &n);
+  return s ? dup_str(s, n) : dup_str("(error object is not a string)", 30);
 }
 
-/* capi.<fn>(ws, a, b) -> code, text */
-static int capi(burrow_host *h, const char *fn, const char *a, const char *b,
-                char **out) {
+/* Run f(h, a, b) on burrow's thread with burrow's entries in; its results
+ * stay on the thread's stack. */
+static int run(burrow_host *h, lua_CFunction f, const void *a, const void *b,
+               int nres) {
   lua_State *L = h->L;
-  int top = lua_gettop(L);
+  enter(h);
+  lua_pushcfunction(L, f);
+  lua_pushlightuserdata(L, h);
+  lua_pushlightuserdata(L, (void *)a);
+  lua_pushlightuserdata(L, (void *)b);
+  int rc = lua_pcall(L, 3, nres, 0);
+  leave(h);
+  return rc;
+}
+
+/* (h, config, open_fn) */
+static int l_open(lua_State *L) {
+  burrow_host *h = lua_touserdata(L, 1);
+  const char *config = lua_touserdata(L, 2);
+  const char *fn = lua_touserdata(L, 3);
   lua_getglobal(L, "require");
   lua_pushliteral(L, "burrow.capi");
   lua_call(L, 1, 1);
   lua_getfield(L, -1, fn);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->ws);
-  lua_pushstring(L, a);
-  lua_pushstring(L, b);
-  int code = BURROW_TOOL_ERROR;
-  if (lua_pcall(L, 3, 2, 0) != LUA_OK) {
-    *out = dup_top(L);
-  } else {
-    code = (int)lua_tointeger(L, -2);
-    *out = dup_top(L);
+  lua_pushstring(L, config);
+  lua_call(L, 1, 2);
+  if (lua_isnil(L, -2)) {
+    if (!lua_isstring(L, -1)) lua_pushliteral(L, "burrow_open failed");
+    return lua_error(L);
   }
-  lua_settop(L, top);
+  lua_pop(L, 1);
+  h->ws_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  h->capi_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+static void fail_open(burrow_host *h, lua_State *from, char **errmsg) {
+  if (errmsg) *errmsg = from ? dup_top(from) : strdup("out of memory");
+  burrow_close(h);
+}
+
+static burrow_host *open_host(lua_State *E, const char *config,
+                              const char *fn, char **errmsg) {
+  if (errmsg) *errmsg = NULL;
+  burrow_host *h = calloc(1, sizeof *h);
+  if (!h) {
+    if (errmsg) *errmsg = strdup("out of memory");
+    return NULL;
+  }
+  atomic_init(&h->busy, 0);
+  h->thread_ref = h->mine_ref = h->theirs_ref = LUA_NOREF;
+  h->capi_ref = h->ws_ref = LUA_NOREF;
+  if (!E) {
+    if (!(h->own = h->L = luaL_newstate())) {
+      fail_open(h, NULL, errmsg);
+      return NULL;
+    }
+    lua_pushcfunction(h->L, l_prepare);
+  } else {
+    int top = lua_gettop(E);
+    lua_pushcfunction(E, new_thread);
+    lua_pushlightuserdata(E, h);
+    if (lua_pcall(E, 1, 0, 0) != LUA_OK) {
+      fail_open(h, E, errmsg);
+      lua_settop(E, top);
+      return NULL;
+    }
+    lua_pushcfunction(h->L, new_tables);
+    lua_pushlightuserdata(h->L, h);
+    if (lua_pcall(h->L, 1, 0, 0) != LUA_OK) {
+      fail_open(h, h->L, errmsg);
+      return NULL;
+    }
+    enter(h);
+    lua_pushcfunction(h->L, open_libs);
+  }
+  int rc = lua_pcall(h->L, 0, 0, 0);
+  if (E) leave(h);
+  if (rc != LUA_OK) {
+    fail_open(h, h->L, errmsg);
+    return NULL;
+  }
+  if (run(h, l_open, config, fn, 0) != LUA_OK) {
+    fail_open(h, h->L, errmsg);
+    return NULL;
+  }
+  return h;
+}
+
+burrow_host *burrow_open(const char *config, char **errmsg) {
+  return open_host(NULL, config, "open", errmsg);
+}
+
+burrow_host *burrow_open_file(const char *path, char **errmsg) {
+  if (!path) {
+    if (errmsg) *errmsg = strdup("INVALID_ARGUMENT: burrow_open_file: path is NULL");
+    return NULL;
+  }
+  return open_host(NULL, path, "open_file", errmsg);
+}
+
+burrow_host *burrow_open_state(struct lua_State *L, const char *config,
+                               char **errmsg) {
+  if (!L) {
+    if (errmsg) *errmsg = strdup("INVALID_ARGUMENT: burrow_open_state: L is NULL");
+    return NULL;
+  }
+  return open_host(L, config, "open", errmsg);
+}
+
+burrow_host *burrow_open_state_file(struct lua_State *L, const char *path,
+                                    char **errmsg) {
+  if (!L || !path) {
+    if (errmsg)
+      *errmsg = strdup("INVALID_ARGUMENT: burrow_open_state_file: L or path is NULL");
+    return NULL;
+  }
+  return open_host(L, path, "open_file", errmsg);
+}
+
+/* (h, fn, {a, b}) -> capi.<fn>(ws, a, b): code, text */
+static int l_capi(lua_State *L) {
+  burrow_host *h = lua_touserdata(L, 1);
+  const char *fn = lua_touserdata(L, 2);
+  const char *const *ab = lua_touserdata(L, 3);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->capi_ref);
+  lua_getfield(L, -1, fn);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->ws_ref);
+  lua_pushstring(L, ab[0]);
+  lua_pushstring(L, ab[1]);
+  lua_call(L, 3, 2);
+  return 2;
+}
+
+static int capi(burrow_host *h, const char *fn, const char *a, const char *b,
+                char **out) {
+  const char *ab[2] = {a, b};
+  lua_State *L = h->L;
+  int code = BURROW_TOOL_ERROR;
+  if (run(h, l_capi, fn, ab, 2) == LUA_OK) code = (int)lua_tointeger(L, -2);
+  *out = dup_top(L);
+  lua_settop(L, 0);
   return code;
 }
 
+static int acquire(burrow_host *h) {
+  return h && atomic_exchange(&h->busy, 1) == 0;
+}
+
+static void release(burrow_host *h) { atomic_store(&h->busy, 0); }
+
 int burrow_call(burrow_host *h, const char *tool, const char *args_json,
                 char **result_json) {
-  if (!h || !tool || !result_json) return BURROW_USAGE;
-  return capi(h, "call", tool, args_json ? args_json : "{}", result_json);
+  if (!tool || !result_json || !acquire(h)) return BURROW_USAGE;
+  int rc = capi(h, "call", tool, args_json ? args_json : "{}", result_json);
+  release(h);
+  return rc;
 }
 
 char *burrow_tools(burrow_host *h, const char *format) {
   char *out = NULL;
-  if (!h) return NULL;
+  if (!acquire(h)) return NULL;
   if (capi(h, "tools", format ? format : "mcp", NULL, &out) != BURROW_OK) {
     free(out);
-    return NULL;
+    out = NULL;
   }
+  release(h);
   return out;
 }
 
-/* ws.approve for a C callback: (req, reason) -> allowed */
+/* ws.approve for a C callback: (req, reason) -> allowed. On an engine's
+ * state the engine's entries are back in while the callback runs, so it
+ * may run the engine's Lua. */
 static int approve_bridge(lua_State *L) {
   burrow_host *h = lua_touserdata(L, lua_upvalueindex(1));
   if (!h->approve) return 0;
@@ -154,29 +415,59 @@ static int approve_bridge(lua_State *L) {
     v[i] = lua_tostring(L, -1); /* kept alive by the request table */
     lua_pop(L, 1);
   }
+  const char *reason = luaL_optstring(L, 2, "");
+  leave(h);
   int ok = h->approve(h->approve_ud, v[0] ? v[0] : "", v[1] ? v[1] : "",
-                      v[2] ? v[2] : "", luaL_optstring(L, 2, ""));
+                      v[2] ? v[2] : "", reason);
+  enter(h);
   lua_pushboolean(L, ok);
   return 1;
 }
 
+static int l_set_approval(lua_State *L) {
+  burrow_host *h = lua_touserdata(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->ws_ref);
+  if (h->approve) {
+    lua_pushlightuserdata(L, h);
+    lua_pushcclosure(L, approve_bridge, 1);
+  } else {
+    lua_pushnil(L);
+  }
+  lua_setfield(L, -2, "approve");
+  return 0;
+}
+
 void burrow_set_approval(burrow_host *h, burrow_approve_fn fn, void *ud) {
-  if (!h) return;
+  if (!acquire(h)) return;
   h->approve = fn;
   h->approve_ud = ud;
-  lua_rawgeti(h->L, LUA_REGISTRYINDEX, h->ws);
-  if (fn) {
-    lua_pushlightuserdata(h->L, h);
-    lua_pushcclosure(h->L, approve_bridge, 1);
-  } else {
-    lua_pushnil(h->L);
+  run(h, l_set_approval, NULL, NULL, 0);
+  lua_settop(h->L, 0);
+  release(h);
+}
+
+static int l_close(lua_State *L) {
+  burrow_host *h = lua_touserdata(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->ws_ref);
+  if (lua_getfield(L, -1, "close") == LUA_TFUNCTION) {
+    lua_insert(L, -2);
+    lua_call(L, 1, 0);
   }
-  lua_setfield(h->L, -2, "approve");
-  lua_pop(h->L, 1);
+  return 0;
 }
 
 void burrow_close(burrow_host *h) {
-  if (!h) return;
-  lua_close(h->L);
+  if (!acquire(h)) return; /* NULL, or inside a call: not now */
+  if (h->own) {
+    lua_close(h->own);
+  } else if (h->L) {
+    lua_State *L = h->L;
+    if (h->ws_ref != LUA_NOREF) run(h, l_close, NULL, NULL, 0);
+    lua_settop(L, 0);
+    int *refs[] = {&h->ws_ref, &h->capi_ref, &h->mine_ref, &h->theirs_ref,
+                   &h->thread_ref};
+    for (size_t i = 0; i < sizeof refs / sizeof *refs; i++)
+      luaL_unref(L, LUA_REGISTRYINDEX, *refs[i]); /* the thread last */
+  }
   free(h);
 }

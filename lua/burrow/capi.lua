@@ -20,6 +20,13 @@ function capi.open(text)
   return burrow.open(opts)
 end
 
+-- A YAML configuration file; relative paths in it start at its directory.
+function capi.open_file(path)
+  local opts, err = config.load(path)
+  if not opts then return nil, err end
+  return burrow.open(opts)
+end
+
 -- -> 0, result JSON | 1, {"error":{...}} JSON
 function capi.call(ws, tool, args_json)
   local args, err = json.decode(args_json)
