@@ -265,7 +265,7 @@ describe(H.tag("ws:tools"), function()
   before_each(function() ws = H.workspace {} end)
   after_each(H.cleanup)
 
-  local native = { "read_file", "write_file", "list_dir", "stat", "grep", "glob" }
+  local native = require("burrow.registry").native
 
   local function by_name(list, key)
     local t = {}

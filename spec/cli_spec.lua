@@ -193,7 +193,8 @@ describe(H.tag("burrow CLI"), function()
       return t
     end
 
-    local native = { "glob", "grep", "list_dir", "read_file", "stat", "write_file" }
+    local native = { table.unpack(require("burrow.registry").native) }
+    table.sort(native)
 
     it("lists the tools in MCP shape by default", function()
       local out, _, code = burrow { "tools", "--root", dir }

@@ -412,11 +412,12 @@ static int copy_entry_file(copier *c, int fd, const char *name, const char *dst)
   if (!rc) rc = bw_read_fd(f, &st, c->o->max_bytes ? c->o->max_bytes : (size_t)1 << 40, &b);
   close(f);
   if (rc) return rc;
-  fd_copy j = {&b, malloc(b.len + 1)};
+  size_t len = b.len;
+  fd_copy j = {&b, malloc(len + 1)};
   if (!j.dst) rc = BW_ENOMEM;
   else rc = b.mapped ? bw_guard(fd_copy_run, &j) : fd_copy_run(&j);
   bw_buf_free(&b);
-  if (!rc) rc = put_file(c, dst, j.dst, b.len, st.st_mode);
+  if (!rc) rc = put_file(c, dst, j.dst, len, st.st_mode);
   free(j.dst);
   return rc;
 }

@@ -10,6 +10,8 @@ caps.defaults = {
   max_file_size = 64 * 1024 * 1024, -- largest file read or written
   max_line_chars = 2000,         -- longer lines are cut in read_file
   max_request_bytes = 64 * 1024 * 1024, -- largest MCP message accepted
+  max_undo_bytes = 64 * 1024 * 1024, -- previous contents undo_edit keeps per session
+  max_image_bytes = 10 * 1024 * 1024, -- largest image read_file returns as image content
   untrusted_boundary = false,    -- wrap read_file text in helix's untrusted-content tags
 }
 

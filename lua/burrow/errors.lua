@@ -20,6 +20,9 @@ local words = {
   INVALID_ARGUMENT = "%s: invalid argument",
   NOT_REGULAR = "%s is not a regular file (a FIFO, socket or device)",
   HASH_MISMATCH = "%s has changed since it was read",
+  NOT_FOUND_TEXT = "%s: the text to replace was not found",
+  AMBIGUOUS_TEXT = "%s: the text to replace matches more than one place",
+  OVERLAPPING_EDITS = "%s: two edits overlap",
 }
 
 errors.codes = {}

@@ -98,9 +98,10 @@ function Server:tool_result(name, res, msg, code)
   end
   local text, structured = self.ws:render(name, res)
   local content = json.array {}
-  -- a tool may answer in several text blocks (a big text and its hint)
+  -- a tool may answer in several blocks: texts (a big text and its hint),
+  -- or content blocks of its own (an image)
   for i, t in ipairs(type(text) == "table" and text or { text }) do
-    content[i] = { type = "text", text = t }
+    content[i] = type(t) == "table" and t or { type = "text", text = t }
   end
   local out = { content = content }
   if self.ws:tool(name).output_schema then out.structuredContent = structured end

@@ -27,6 +27,24 @@ local function facts(ctx, f)
   return scan
 end
 
+-- Image formats read_file returns as MCP image content, by magic bytes.
+local IMAGES = {
+  { "^\137PNG\r\n\26\n", "image/png" },
+  { "^\255\216\255", "image/jpeg" },
+  { "^GIF8[79]a", "image/gif" },
+  { "^RIFF....WEBP", "image/webp" },
+}
+
+-- The base64 and MIME type of an image file (binary, not too large), or nil.
+local function image_of(ctx, f)
+  if f:size() > ctx.caps.max_image_bytes then return nil end
+  local b64 = f:base64()
+  local head = b64 and require("burrow.core").base64_decode(b64:sub(1, 16)) or ""
+  for _, m in ipairs(IMAGES) do
+    if head:find(m[1]) then return b64, m[2] end
+  end
+end
+
 local function fmt_hint(r)
   if r.total_lines == 0 then return "[empty file]" end
   if not r.start_line then
@@ -41,7 +59,7 @@ end
 return {
   name = "read_file",
   title = "Read file",
-  description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM. Binary files are refused unless encoding is "base64".
+  description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM. Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are refused unless encoding is "base64".
 Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 500}  {"path": "logo.png", "encoding": "base64"}]],
   input_schema = {
     type = "object",
@@ -68,6 +86,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       newline = { type = "string", enum = { "lf", "crlf", "mixed", "none" } },
       bom = { type = "boolean" },
       truncated = { type = "boolean" },
+      mime_type = { type = "string" },
     },
     required = { "path", "size", "content_hash" },
   },
@@ -103,8 +122,11 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       return res
     end
     if scan.binary then
+      local b64, mime = image_of(ctx, f)
       f:close()
-      return ctx:fail("BINARY", a.path)
+      if not b64 then return ctx:fail("BINARY", a.path) end
+      res.encoding, res.mime_type, res.content = "image", mime, b64
+      return res
     end
     local offset = a.offset or 1
     local text, info, lcode = f:lines(offset, a.limit or 2000, ctx.caps.max_line_chars,
@@ -130,6 +152,10 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       if k ~= "content" and k ~= "offset" then s[k] = v end
     end
     if r.encoding == "base64" then return r.content, s end
+    if r.encoding == "image" then -- MCP image content
+      return { ("%s: %s, %d bytes, %s"):format(r.path, r.mime_type, r.size, r.content_hash),
+        { type = "image", data = r.content, mimeType = r.mime_type } }, s
+    end
     local hint = fmt_hint(r)
     if hint == "" then return r.content, s end
     -- a big text gets its hint as a second block rather than a copy of itself

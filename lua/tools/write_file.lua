@@ -2,6 +2,7 @@
 -- owner and mode kept, fsynced), optionally only if it is unchanged.
 
 local core = require "burrow.core"
+local undo = require "burrow.undo"
 
 return {
   name = "write_file",
@@ -50,6 +51,7 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
     if h and h ~= "absent" and not h:match("^sha256:%x+$") then
       return ctx:fail("INVALID_ARGUMENT", a.path, "expected_hash must be \"absent\" or \"sha256:<hex>\" from read_file")
     end
+    local snap = undo.capture(ctx, idx, rel) -- for undo_edit
     local res, detail, wcode, current = ctx.roots:write(idx, rel, data, {
       create_dirs = a.create_dirs ~= false,
       expected_hash = h,
@@ -61,6 +63,7 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
       end
       return ctx:fail(wcode, a.path, detail)
     end
+    undo.record(ctx, idx, rel, snap, res.content_hash)
     return { path = a.path, bytes = #data, content_hash = res.content_hash, created = res.created }
   end,
 

@@ -1,0 +1,70 @@
+-- copy: copy a file, or with recursive a directory tree. Files are written
+-- through the atomic write; links in a tree are copied as links (never
+-- followed), FIFOs, sockets, devices and mounts are skipped and counted.
+
+return {
+  name = "copy",
+  title = "Copy file or directory",
+  description = [[Copy a file, or with recursive=true a directory tree, to a new path. The destination must not exist unless overwrite is true (then files are replaced and directories merged). Inside a tree, symlinks are copied as symlinks and never followed; FIFOs, sockets and devices are skipped and counted. File modes keep their executable bits.
+Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"source": "templates", "destination": "site", "recursive": true}]],
+  input_schema = {
+    type = "object",
+    properties = {
+      source = { type = "string", description = "What to copy: relative to the first root, or an absolute path under a root." },
+      destination = { type = "string", description = "The path of the copy." },
+      overwrite = { type = "boolean", description = "Replace existing files, merge into existing directories (default false)." },
+      recursive = { type = "boolean", description = "Copy a directory and everything in it (default false)." },
+    },
+    required = { "source", "destination" },
+    additionalProperties = false,
+  },
+  output_schema = {
+    type = "object",
+    properties = {
+      source = { type = "string" },
+      destination = { type = "string" },
+      files = { type = "integer" },
+      dirs = { type = "integer" },
+      links = { type = "integer" },
+      skipped = { type = "integer" },
+      bytes = { type = "integer" },
+      content_hash = { type = "string" },
+    },
+    required = { "source", "destination", "files", "dirs", "links", "skipped", "bytes" },
+  },
+  annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
+  permissions = { "fs.read", "fs.write" },
+  path_args = { { "source", "read" }, { "destination", "write" } },
+  risk = "medium",
+
+  handler = function(ctx, a)
+    local si, srel, scode = ctx:resolve(a.source)
+    if not si then return nil, srel, scode end
+    local di, drel, dcode = ctx:resolve_write(a.destination)
+    if not di then return nil, drel, dcode end
+    local res, detail, code = ctx.roots:copy(si, srel, di, drel, {
+      overwrite = a.overwrite, recursive = a.recursive, max_bytes = ctx.caps.max_file_size,
+    })
+    if not res then
+      local dst_side = code == "EEXIST" or code == "POLICY_DENIED" or code == "READ_ONLY_ROOT"
+      if code == "TOO_LARGE" then
+        detail = ("a file is over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)
+      end
+      return ctx:fail(code, dst_side and a.destination or a.source, detail)
+    end
+    return {
+      source = a.source, destination = a.destination, files = res.files, dirs = res.dirs,
+      links = res.links, skipped = res.skipped, bytes = res.bytes,
+      content_hash = (res.dirs == 0 and res.files == 1) and res.content_hash or nil,
+    }
+  end,
+
+  render = function(r)
+    if r.dirs == 0 and r.files == 1 and r.links == 0 then
+      return ("Copied %s to %s (%d bytes, %s)"):format(r.source, r.destination, r.bytes, r.content_hash), r
+    end
+    local skipped = r.skipped > 0 and (", %d skipped (FIFOs, sockets, devices or mounts)"):format(r.skipped) or ""
+    return ("Copied %s to %s: %d files, %d directories, %d links (%d bytes)%s")
+      :format(r.source, r.destination, r.files, r.dirs, r.links, r.bytes, skipped), r
+  end,
+}

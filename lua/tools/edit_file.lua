@@ -1,0 +1,223 @@
+-- edit_file: replace text in a file. Every edit is matched against the
+-- original text and must match once (unless replace_all); all apply, or
+-- none. Line endings, BOM and tabs stay as they are. Matching, splicing
+-- and the diff run in the C core (roots:edit); this file shapes the
+-- arguments and words the results.
+
+local undo = require "burrow.undo"
+
+local MAX_DIFF = 64 * 1024
+
+local HOW = {
+  exact = "exactly",
+  trailing_whitespace = "when trailing whitespace is ignored",
+  indentation = "when indentation is ignored",
+  unicode = "when quotes, dashes and odd spaces are folded",
+}
+
+local function lines_list(t, total)
+  local s = {}
+  for i, l in ipairs(t) do s[i] = tostring(l) end
+  return table.concat(s, ", ") .. (#t >= 20 and total > #t and ", ..." or "")
+end
+
+local function quote(s)
+  return "`" .. (s or ""):gsub("\t", "\\t") .. "`"
+end
+
+-- Where the block stops matching, from the core's diagnosis.
+local function diverges(d)
+  if not d.diverge_line then return "" end
+  if d.differs == "the end of the file" then
+    return ("; old_text goes on past the end of the file (%s)"):format(quote(d.want_text))
+  end
+  if d.diverge_line == d.near_line and not d.near_level then
+    return (" (it differs in %s; old_text has %s)"):format(d.differs or "the text", quote(d.want_text))
+  end
+  return ("; the block first differs at line %d (%s): the file has %s, old_text has %s")
+    :format(d.diverge_line, d.differs or "the text", quote(d.have_text), quote(d.want_text))
+end
+
+-- The detail of a failed edit, worded for a model.
+local function explain(code, d, loose)
+  if code == "NOT_FOUND_TEXT" then
+    local head = ("edit %d: old_text is not in the file"):format(d.edit)
+    if d.near_level then
+      return ("%s as written; it matches at line %d %s%s. Fix old_text, or pass match=\"loose\"")
+        :format(head, d.near_line, HOW[d.near_level], diverges(d))
+    end
+    if d.near_line then
+      return ("%s%s; the nearest line is %d (%d%% similar): %s%s. Read the file again around that line")
+        :format(head, loose and " at any level" or "", d.near_line, d.near_percent, quote(d.near_text), diverges(d))
+    end
+    return head .. " and no line is similar; read the file again"
+  elseif code == "AMBIGUOUS_TEXT" then
+    local how = d.level ~= "exact" and (" " .. HOW[d.level]) or ""
+    return ("edit %d: old_text matches %d places%s, on lines %s; add surrounding lines to make it unique, or set replace_all=true")
+      :format(d.edit, d.matches, how, lines_list(d.lines, d.matches))
+  elseif code == "OVERLAPPING_EDITS" then
+    return ("edits %d and %d overlap at line %d; merge them into one edit"):format(d.edit, d.other, d.line)
+  end
+end
+
+-- The edits of a call: edits[] plus the old_text/new_text shorthand.
+local function collect(a)
+  local edits = {}
+  for _, e in ipairs(a.edits or {}) do
+    edits[#edits + 1] = { old_text = e.old_text, new_text = e.new_text, replace_all = e.replace_all }
+  end
+  if a.old_text ~= nil or a.new_text ~= nil then
+    if a.old_text == nil or a.new_text == nil then
+      return nil, "old_text and new_text go together"
+    end
+    edits[#edits + 1] = { old_text = a.old_text, new_text = a.new_text, replace_all = a.replace_all }
+  end
+  if #edits == 0 then return nil, "give edits: [{old_text, new_text}], or old_text and new_text" end
+  for i, e in ipairs(edits) do
+    if e.old_text == "" then
+      return nil, ("edit %d: old_text is empty; to add text use insert_lines or append_file, to create a file write_file"):format(i)
+    end
+    if e.old_text == e.new_text then
+      return nil, ("edit %d: old_text and new_text are the same; nothing to change"):format(i)
+    end
+  end
+  return edits
+end
+
+local edit_schema = {
+  type = "object",
+  properties = {
+    old_text = { type = "string", description = "Text to find: copy it from the file, with enough lines around it to be unique." },
+    new_text = { type = "string", description = "Text to put in its place (may be empty to delete)." },
+    replace_all = { type = "boolean", description = "Replace every place old_text matches (default false: it must match exactly once)." },
+  },
+  required = { "old_text", "new_text" },
+  additionalProperties = false,
+}
+
+return {
+  name = "edit_file",
+  title = "Edit file",
+  description = [[Replace text in a file. Each edit's old_text must match exactly one place (add surrounding lines to make it unique, or set replace_all); all edits are matched against the original file, must not overlap, and either all apply or none. Line endings, BOM and tabs are kept: an old_text with LF line endings matches a CRLF file, and the new text gets the file's line endings. If old_text is not found the error names the nearest line and what differs (indentation, trailing whitespace, quotes); match="loose" then also accepts a match that ignores trailing whitespace, then indentation (new_text is re-indented to the block found), then Unicode punctuation, and the result says which level matched. Returns a unified diff and the new content_hash; pass expected_hash (from read_file) to edit only if the file has not changed, and dry_run=true to see the diff without writing.
+Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    return x + 1\n"}  {"path": "a.c", "edits": [{"old_text": "int a;", "new_text": "long a;"}, {"old_text": "foo(", "new_text": "bar(", "replace_all": true}]}]],
+  input_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string", description = "File to edit: relative to the first root, or an absolute path under a root." },
+      edits = { type = "array", items = edit_schema, description = "Edits, all matched against the original text." },
+      old_text = { type = "string", description = "Shorthand for one edit: the text to find." },
+      new_text = { type = "string", description = "Shorthand for one edit: its replacement." },
+      replace_all = { type = "boolean", description = "Shorthand for one edit: replace every match." },
+      expected_hash = { type = "string", description = "Edit only if the file's content_hash is still this (from read_file or an earlier edit)." },
+      dry_run = { type = "boolean", description = "Return the diff without writing (default false)." },
+      match = { type = "string", enum = { "exact", "loose" }, description = "exact (default) or loose: also ignore trailing whitespace, then indentation, then Unicode punctuation." },
+    },
+    required = { "path" },
+    additionalProperties = false,
+  },
+  output_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string" },
+      replacements = { type = "integer" },
+      edits = {
+        type = "array",
+        items = {
+          type = "object",
+          properties = {
+            replacements = { type = "integer" },
+            level = { type = "string", enum = { "exact", "trailing_whitespace", "indentation", "unicode" } },
+            line = { type = "integer" },
+          },
+        },
+      },
+      content_hash = { type = "string" },
+      previous_content_hash = { type = "string" },
+      size = { type = "integer" },
+      first_changed_line = { type = "integer" },
+      added_lines = { type = "integer" },
+      removed_lines = { type = "integer" },
+      diff = { type = "string" },
+      diff_truncated = { type = "boolean" },
+      dry_run = { type = "boolean" },
+    },
+    required = { "path", "replacements", "content_hash", "diff" },
+  },
+  annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
+  permissions = { "fs.write" },
+  risk = "medium",
+
+  handler = function(ctx, a)
+    local edits, eerr = collect(a)
+    if not edits then return ctx:fail("INVALID_ARGUMENT", a.path, eerr) end
+    local h = a.expected_hash and a.expected_hash:lower()
+    if h and not h:match("^sha256:%x+$") then
+      return ctx:fail("INVALID_ARGUMENT", a.path, "expected_hash must be \"sha256:<hex>\" from read_file")
+    end
+    local resolve = a.dry_run and ctx.resolve or ctx.resolve_write
+    local idx, rel, code0 = resolve(ctx, a.path)
+    if not idx then return nil, rel, code0 end
+    local res, detail, code, extra = ctx.roots:edit(idx, rel, edits, {
+      match = a.match,
+      expected_hash = h,
+      dry_run = a.dry_run,
+      max_bytes = ctx.caps.max_file_size,
+      max_diff = math.min(MAX_DIFF, ctx.caps.max_result_bytes // 2),
+      keep_original = not a.dry_run and undo.limit(ctx) or 0,
+    })
+    if not res then
+      if code == "HASH_MISMATCH" then
+        detail = ("expected %s, current %s; read it again before editing"):format(a.expected_hash, extra)
+      elseif code == "INVALID_ARGUMENT" and type(extra) == "table" then
+        detail = ("edit %d: %s"):format(extra.edit, detail)
+      elseif type(extra) == "table" then
+        detail = explain(code, extra, a.match == "loose")
+      elseif code == "TOO_LARGE" then
+        detail = ("over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)
+      end
+      return ctx:fail(code, a.path, detail)
+    end
+    if not a.dry_run then
+      local snap = res.original and { kind = "content", before = res.original }
+        or { kind = "too_large", size = res.old_size }
+      undo.record(ctx, idx, rel, snap, res.content_hash)
+    end
+    local out, total = {}, 0
+    for i, e in ipairs(res.edits) do
+      out[i] = { replacements = e.count, level = e.level, line = e.line }
+      total = total + e.count
+    end
+    return {
+      path = a.path,
+      replacements = total,
+      edits = require("burrow.core").json.array(out),
+      content_hash = res.content_hash,
+      previous_content_hash = res.previous_content_hash,
+      size = res.size,
+      first_changed_line = res.first_line,
+      added_lines = res.added,
+      removed_lines = res.removed,
+      diff = ("--- %s\n+++ %s\n%s"):format(a.path, a.path, res.diff),
+      diff_truncated = res.diff_truncated,
+      dry_run = a.dry_run or false,
+    }
+  end,
+
+  render = function(r)
+    local notes = {}
+    for i, e in ipairs(r.edits) do
+      if e.level ~= "exact" then
+        notes[#notes + 1] = ("edit %d matched %s%s"):format(i, HOW[e.level],
+          e.level ~= "trailing_whitespace" and " (new_text re-indented to the block)" or "")
+      end
+    end
+    local head = ("%s %s: %d replacement%s, +%d -%d lines, %s"):format(
+      r.dry_run and "Dry run, nothing written:" or "Edited", r.path, r.replacements,
+      r.replacements == 1 and "" or "s", r.added_lines, r.removed_lines, r.content_hash)
+    local text = head .. "\n" .. (#notes > 0 and table.concat(notes, "\n") .. "\n" or "") .. r.diff
+    if r.diff_truncated then
+      text = text .. ("[diff cut; the change starts at line %d: read_file shows the rest]\n"):format(r.first_changed_line)
+    end
+    return text, r
+  end,
+}

@@ -1,0 +1,50 @@
+-- remove: delete a file, a symlink (never its target) or, with recursive,
+-- a directory tree. Trees are walked by directory fds opened without
+-- following links from their parent's fd, so a directory swapped for a
+-- link mid-walk is not followed, and mounts inside the tree are left alone.
+
+return {
+  name = "remove",
+  title = "Remove file or directory",
+  description = [[Delete a file or a symlink (the link itself, never what it points to), an empty directory, or with recursive=true a whole directory tree. Symlinks inside a tree are removed as links and never followed. The root itself cannot be removed. Pass expected_hash (from read_file) to delete a file only if it has not changed.
+Examples: {"path": "tmp/out.log"}  {"path": "build", "recursive": true}]],
+  input_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string", description = "What to remove: relative to the first root, or an absolute path under a root." },
+      recursive = { type = "boolean", description = "Remove a directory and everything in it (default false)." },
+      expected_hash = { type = "string", description = "Remove a file only if its content_hash is still this." },
+    },
+    required = { "path" },
+    additionalProperties = false,
+  },
+  output_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string" },
+      files = { type = "integer" },
+      dirs = { type = "integer" },
+    },
+    required = { "path", "files", "dirs" },
+  },
+  annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
+  permissions = { "fs.delete" },
+  risk = "high",
+
+  handler = function(ctx, a)
+    local idx, rel, code0 = ctx:resolve_write(a.path)
+    if not idx then return nil, rel, code0 end
+    local h = a.expected_hash and a.expected_hash:lower()
+    local res, detail, code = ctx.roots:remove(idx, rel, { recursive = a.recursive, expected_hash = h })
+    if not res then
+      if code == "HASH_MISMATCH" then detail = "it changed since it was read; nothing was removed" end
+      return ctx:fail(code, a.path, detail)
+    end
+    return { path = a.path, files = res.files, dirs = res.dirs }
+  end,
+
+  render = function(r)
+    if r.dirs == 0 and r.files <= 1 then return ("Removed %s"):format(r.path), r end
+    return ("Removed %s (%d files or links, %d directories)"):format(r.path, r.files, r.dirs), r
+  end,
+}

@@ -1,0 +1,78 @@
+-- undo_edit: put back what a path held before the last write_file,
+-- edit_file, insert_lines or append_file of this session, only while the
+-- file is as that change left it (compare-and-set on its hash).
+
+local undo = require "burrow.undo"
+
+return {
+  name = "undo_edit",
+  title = "Undo last edit",
+  description = [[Undo the last change this session made to a file with write_file, edit_file, insert_lines or append_file: the previous content comes back (a file the change created is removed). Call it again to undo the change before that. It refuses, and gives the current content_hash, if the file was changed since by anything else. History is kept in memory for this session only, oldest dropped first.
+Example: {"path": "src/app.py"}]],
+  input_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string", description = "File whose last change to undo." },
+    },
+    required = { "path" },
+    additionalProperties = false,
+  },
+  output_schema = {
+    type = "object",
+    properties = {
+      path = { type = "string" },
+      restored = { type = "string", enum = { "content", "removed", "truncated" } },
+      content_hash = { type = "string" },
+      size = { type = "integer" },
+      remaining = { type = "integer" },
+    },
+    required = { "path", "restored", "content_hash" },
+  },
+  annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
+  permissions = { "fs.write" },
+  risk = "medium",
+
+  handler = function(ctx, a)
+    local idx, rel, code0 = ctx:resolve_write(a.path)
+    if not idx then return nil, rel, code0 end
+    local e = undo.peek(ctx, idx, rel)
+    if not e then
+      return ctx:fail("INVALID_ARGUMENT", a.path, "no write or edit of this path to undo in this session")
+    end
+    if e.kind == "too_large" then
+      undo.pop(ctx, idx, rel)
+      return ctx:fail("TOO_LARGE", a.path, ("its previous content (%d bytes) was over max_undo_bytes (%d) and was not kept")
+        :format(e.size or 0, undo.limit(ctx)))
+    end
+    local now, hash, ncode = ctx.roots:content(idx, rel, ctx.caps.max_file_size)
+    if not now and ncode ~= "ENOENT" then return ctx:fail(ncode, a.path, hash) end
+    local current = now and hash or "absent"
+    if current ~= e.after then
+      return ctx:fail("HASH_MISMATCH", a.path,
+        ("it changed since the last change of this session (current %s); nothing was undone"):format(current))
+    end
+    local res, detail, code, restored, size
+    if e.kind == "absent" then
+      res, detail, code = ctx.roots:remove(idx, rel, { expected_hash = e.after })
+      restored, size = "removed", 0
+    else
+      local data = e.kind == "truncate" and now:sub(1, e.size) or e.before
+      res, detail, code = ctx.roots:write(idx, rel, data, { expected_hash = e.after, max_compare = ctx.caps.max_file_size })
+      restored, size = e.kind == "truncate" and "truncated" or "content", #data
+    end
+    if not res then
+      if code == "HASH_MISMATCH" then detail = "it changed while being restored; nothing was undone" end
+      return ctx:fail(code, a.path, detail)
+    end
+    undo.pop(ctx, idx, rel)
+    return { path = a.path, restored = restored, size = size,
+      content_hash = restored == "removed" and "absent" or res.content_hash,
+      remaining = undo.depth(ctx, idx, rel) }
+  end,
+
+  render = function(r)
+    local what = r.restored == "removed" and ("Removed %s, which the undone change had created"):format(r.path)
+      or ("Restored %s to its content before the last change (%d bytes, %s)"):format(r.path, r.size, r.content_hash)
+    return what, r
+  end,
+}
