@@ -2,6 +2,15 @@
 -- through the atomic write; links in a tree are copied as links (never
 -- followed), FIFOs, sockets, devices and mounts are skipped and counted.
 
+-- Which path a failure is about: the destination when the source is fine.
+local function culprit(ctx, si, srel, a, code)
+  if code == "EEXIST" or code == "POLICY_DENIED" or code == "READ_ONLY_ROOT" then return a.destination end
+  if code == "ENOENT" or code == "ENOTDIR" or code == "OUTSIDE_ROOT" or code == "ELOOP" or code == "EISDIR" then
+    if code ~= "EISDIR" and ctx.roots:stat(si, srel) then return a.destination end
+  end
+  return a.source
+end
+
 return {
   name = "copy",
   title = "Copy file or directory",
@@ -46,11 +55,10 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
       overwrite = a.overwrite, recursive = a.recursive, max_bytes = ctx.caps.max_file_size,
     })
     if not res then
-      local dst_side = code == "EEXIST" or code == "POLICY_DENIED" or code == "READ_ONLY_ROOT"
       if code == "TOO_LARGE" then
         detail = ("a file is over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)
       end
-      return ctx:fail(code, dst_side and a.destination or a.source, detail)
+      return ctx:fail(code, culprit(ctx, si, srel, a, code), detail)
     end
     return {
       source = a.source, destination = a.destination, files = res.files, dirs = res.dirs,

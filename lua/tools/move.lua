@@ -2,6 +2,15 @@
 -- on one filesystem. RENAME_NOREPLACE unless overwrite; a link moves as
 -- a link. Both parents are resolved to fds; the rename acts on them.
 
+-- Which path a failure is about: the destination when the source is fine.
+local function culprit(ctx, si, srel, a, code)
+  if code == "EEXIST" or code == "POLICY_DENIED" then return a.destination end
+  if code == "ENOENT" or code == "ENOTDIR" or code == "OUTSIDE_ROOT" or code == "ELOOP" then
+    if ctx.roots:stat(si, srel) then return a.destination end
+  end
+  return a.source
+end
+
 return {
   name = "move",
   title = "Move or rename",
@@ -37,7 +46,7 @@ Examples: {"source": "draft.md", "destination": "docs/final.md"}  {"source": "a.
     if not di then return nil, drel, dcode end
     local ok, detail, code = ctx.roots:move(si, srel, di, drel, a.overwrite)
     if not ok then
-      local which = (code == "EEXIST" or code == "POLICY_DENIED") and a.destination or a.source
+      local which = culprit(ctx, si, srel, a, code)
       if code == "EEXIST" and (detail == nil or detail == "") then
         detail = "pass overwrite=true to replace it"
       end
