@@ -196,6 +196,10 @@ md.push("bench.mjs expects; `--head-arg limit` makes the head-100 measurement us
 md.push("Raw per-run JSON is kept in `bench/results/` (not committed).", "");
 
 fs.mkdirSync(path.dirname(path.resolve(o.out)), { recursive: true });
+// keep the grep/glob section bench/grep.sh wrote into the same file
+const old = fs.existsSync(o.out) ? fs.readFileSync(o.out, "utf8") : "";
+const gb = old.match(/<!-- grep-bench:start -->[\s\S]*<!-- grep-bench:end -->/);
+if (gb) md.push(gb[0], "");
 fs.writeFileSync(o.out, md.join("\n"));
 console.log(`report: wrote ${o.out}`);
 console.log(rows.join("\n"));

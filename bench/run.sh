@@ -15,6 +15,8 @@
 #   BENCH_SERVERS      subset to run: "official burrow" (default both)
 #   BENCH_OUT          report path (default docs/benchmarks.md)
 #   BENCH_KEEP=1       keep the temp dir (harness copy + workspace)
+#   BENCH_GREP=0       skip bench/grep.sh (grep/glob vs rg, GNU grep, fd, find
+#                      on the Linux source; its knobs are in that file)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -111,4 +113,9 @@ echo
 echo "+ node bench/report.mjs -> ${OUT#"$REPO"/}"
 node "$REPO/bench/report.mjs" "${REPORT_ARGS[@]}"
 echo "raw results: ${RESULTS#"$REPO"/}/*-$STAMP-*.json"
+if [ "${BENCH_GREP:-1}" != 0 ]; then
+  echo
+  echo "+ bash bench/grep.sh"
+  BENCH_OUT=$OUT BURROW_BIN=$BIN bash "$REPO/bench/grep.sh" || FAILED=1
+fi
 exit "$FAILED"
