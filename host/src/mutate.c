@@ -207,7 +207,7 @@ static int remove_tree(remover *rm, int parent, const char *name, int depth) {
   if (errno == ENOTEMPTY && rm->mounts)
     return bw_fail(BW_INVALID_ARGUMENT,
                    "the tree holds a mount point; it was left in place");
-  if (errno == ENOTEMPTY)
+  if (errno == ENOTEMPTY || errno == ENOTDIR) /* swapped since it was emptied */
     return bw_fail(BW_EAGAIN, "the tree changed during the removal; retry");
   return bw_code_from_errno(errno);
 }
@@ -257,7 +257,10 @@ static int remove_file(int dirfd, const char *name, const struct stat *st,
   if (expected_hash && !S_ISREG(st->st_mode)) return bw_fail(BW_HASH_MISMATCH, NULL);
   if (expected_hash && (rc = hash_at(dirfd, name, st, now))) return rc;
   if (expected_hash && strcmp(now, expected_hash)) return bw_fail(BW_HASH_MISMATCH, NULL);
-  return unlinkat(dirfd, name, 0) < 0 ? mut_errno(errno) : BW_OK;
+  if (unlinkat(dirfd, name, 0) == 0) return BW_OK;
+  if (errno == EISDIR) /* became a directory since the fstatat */
+    return bw_fail(BW_EAGAIN, "the path changed during the removal; retry");
+  return mut_errno(errno);
 }
 
 static int remove_empty_dir(int dirfd, const char *name) {
@@ -332,9 +335,10 @@ int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
   else if ((strail || dtrail) && !S_ISDIR(st.st_mode))
     rc = bw_fail(BW_ENOTDIR, "a trailing slash names a directory");
   else if (overwrite && fstatat(ddir, dname, &dt, AT_SYMLINK_NOFOLLOW) == 0 &&
-           S_ISLNK(dt.st_mode))
-    rc = bw_fail(BW_POLICY_DENIED, "the destination is a symlink; replacing "
-                                   "links is refused");
+           (S_ISLNK(dt.st_mode) || (!S_ISDIR(dt.st_mode) && dt.st_nlink > 1)))
+    rc = bw_fail(BW_POLICY_DENIED, S_ISLNK(dt.st_mode)
+                                       ? "the destination is a symlink; replacing links is refused"
+                                       : "the destination has other hard links; replacing it is refused");
   else if (overwrite)
     rc = renameat2(sdir, sname, ddir, dname, 0) == 0 ? BW_OK : mut_errno(errno);
   else
@@ -656,8 +660,15 @@ int bw_append(const bw_root *r, const char *rel, const void *data, size_t len,
     rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
   }
   if (rc) return rc;
-  if (trailing) rc = bw_fail(BW_EISDIR, NULL);
-  else rc = append_to(r, rel, dirfd, name, data, len, max, res);
+  if (trailing) { /* "name/": what is there decides, as for write_file */
+    close(dirfd);
+    int fd;
+    struct stat st;
+    rc = bw_resolve(r, rel, 0, &fd, &st);
+    if (rc == BW_OK) close(fd);
+    return rc == BW_OK || rc == BW_ENOENT ? bw_fail(BW_EISDIR, NULL) : rc;
+  }
+  rc = append_to(r, rel, dirfd, name, data, len, max, res);
   close(dirfd);
   return rc;
 }
