@@ -56,12 +56,25 @@ function burrow.set_resolver(name)
   return core.backend()
 end
 
+-- tool_path / policy_path: a directory or a list of them.
+local function dir_list(v, key)
+  if v == nil then return {} end
+  if type(v) == "string" then return { v } end
+  if type(v) ~= "table" then return nil, key .. " must be a directory or a list of directories" end
+  for i, d in ipairs(v) do
+    if type(d) ~= "string" then return nil, ("%s[%d] must be a directory (a string)"):format(key, i) end
+  end
+  return v
+end
+
 --- Open a workspace.
 -- opts.roots: {{path=, mount=, mode="rw"|"ro"}...} (default: the current dir)
 -- opts.caps: overrides of burrow.caps.defaults ("64MiB" or numbers)
 -- opts.resolver: "openat2" | "walk" (default $BURROW_RESOLVER, else openat2)
 -- opts.tools: tool names or files (default: the native set)
+-- opts.tool_path: the operator's tool directories, searched for names first
 -- opts.policies: policy names, files or {name|path, ...options} (default {"default"})
+-- opts.policy_path: the operator's policy directories, searched for names first
 -- opts.audit: file for the audit policy's records (default: stderr)
 -- opts.approve: function(req, reason) -> true | false, why, for "ask" answers
 function burrow.open(opts)
@@ -97,12 +110,18 @@ function burrow.open(opts)
     return fail(code, ("cannot open root %s: %s"):format(spec and spec.path or "?",
       why ~= "" and why or require("burrow.errors").message(code, spec and spec.path):gsub("^%u+: ", "")))
   end
-  local list, by_name = registry.load_all(opts.tools)
+  local tool_path, terr = dir_list(opts.tool_path, "tool_path")
+  local policy_path, pperr = dir_list(opts.policy_path, "policy_path")
+  if not (tool_path and policy_path) then
+    roots:close()
+    return fail("INVALID_ARGUMENT", terr or pperr)
+  end
+  local list, by_name = registry.load_all(opts.tools, tool_path)
   if not list then
     roots:close()
     return fail("INVALID_ARGUMENT", by_name)
   end
-  local policies, perr = policy.load(opts.policies, { base_dir = opts.base_dir })
+  local policies, perr = policy.load(opts.policies, { base_dir = opts.base_dir, path = policy_path })
   if not policies then
     roots:close()
     return fail("INVALID_ARGUMENT", perr)

@@ -9,12 +9,23 @@ local core = require "burrow.core"
 
 local policy = {}
 
-local function lua_root()
-  local src = debug.getinfo(1, "S").source
-  return src:match("^@(.*)/burrow/[^/]+$") or "lua"
+local function readable(file)
+  local f = io.open(file, "rb")
+  if f then f:close() end
+  return f ~= nil
 end
 
-policy.dir = lua_root() .. "/policy"
+-- The standard policies: lua/policy beside lua/burrow (source tree, make
+-- install), or burrow/policy inside the module (the rock). Found from this
+-- file's own path.
+local function builtin_dir()
+  local src = debug.getinfo(1, "S").source
+  local here = src:match("^@(.*)/[^/]+$") or "lua/burrow"
+  if readable(here .. "/policy/default.lua") then return here .. "/policy" end
+  return (here:match("^(.*)/[^/]+$") or ".") .. "/policy"
+end
+
+policy.dir = builtin_dir()
 policy.defaults = { "default" }
 
 -- Sandbox limits for policy code.
@@ -22,9 +33,19 @@ policy.limits = { memory = 16 * 1024 * 1024, instructions = 1000000 }
 
 local OPS = { ["fs.read"] = "read", ["fs.write"] = "write", ["fs.delete"] = "delete", ["fs.list"] = "list" }
 
+-- The file of the policy named `name`: the first dirs entry (the
+-- operator's policy_path) that has NAME.lua, else the standard directory.
+function policy.find(name, dirs)
+  for _, dir in ipairs(dirs or {}) do
+    local file = ("%s/%s.lua"):format(dir, name)
+    if readable(file) then return file end
+  end
+  return ("%s/%s.lua"):format(policy.dir, name)
+end
+
 -- A spec is a name ("secrets"), a file ("./mine.lua", anything with "/" or
 -- ending in .lua), or a table {name = | path = , ...options}.
-local function normalize(spec, base_dir)
+local function normalize(spec, base_dir, dirs)
   local t = type(spec) == "table" and spec or { [(spec:find("/", 1, true) or spec:match("%.lua$")) and "path" or "name"] = spec }
   local options = {}
   for k, v in pairs(t.options or t) do
@@ -35,7 +56,7 @@ local function normalize(spec, base_dir)
     if base_dir and file:sub(1, 1) ~= "/" then file = base_dir .. "/" .. file end
     label = label or file:match("([^/]+)%.lua$") or file
   elseif type(label) == "string" and label:match("^[%w_%-]+$") then
-    file = ("%s/%s.lua"):format(policy.dir, label)
+    file = policy.find(label, dirs)
   else
     return nil, ("invalid policy %s: give a standard name or a .lua file"):format(tostring(label))
   end
@@ -54,12 +75,14 @@ local Engine = {}
 Engine.__index = Engine
 
 --- Load policies; nil, message on the first that does not load.
+-- opts.base_dir: where relative policy files start; opts.path: the
+-- operator's policy directories, searched for names before the standard one.
 function policy.load(specs, opts)
   opts = opts or {}
   local sb = core.sandbox(opts.limits or policy.limits)
   local list = {}
   for i, spec in ipairs(specs or policy.defaults) do
-    local p, err = normalize(spec, opts.base_dir)
+    local p, err = normalize(spec, opts.base_dir, opts.path)
     if not p then return nil, err end
     local src, rerr = read_file(p.file)
     if not src then

@@ -7,14 +7,23 @@ local schema = require "burrow.schema"
 
 local registry = {}
 
--- Directory holding lua/burrow (this file's parent's parent).
-local function lua_root()
-  local src = debug.getinfo(1, "S").source
-  local dir = src:match("^@(.*)/burrow/[^/]+$")
-  return dir or "lua"
+local function readable(file)
+  local f = io.open(file, "rb")
+  if f then f:close() end
+  return f ~= nil
 end
 
-registry.tools_dir = lua_root() .. "/tools"
+-- The built-in tools: lua/tools beside lua/burrow (source tree, make
+-- install), or burrow/tools inside the module (the rock: a Lua module tree
+-- has no room for a top-level tools/). Found from this file's own path.
+local function builtin_dir()
+  local src = debug.getinfo(1, "S").source
+  local here = src:match("^@(.*)/[^/]+$") or "lua/burrow"
+  if readable(here .. "/tools/read_file.lua") then return here .. "/tools" end
+  return (here:match("^(.*)/[^/]+$") or ".") .. "/tools"
+end
+
+registry.tools_dir = builtin_dir()
 
 -- The native tool set, in the order tools/list shows it.
 registry.native = { "read_file", "write_file", "edit_file", "insert_lines", "append_file", "list_dir", "stat",
@@ -30,9 +39,20 @@ local function check_tool(t, file)
   return t
 end
 
--- Load one tool by name (from the tools directory) or by file path.
-function registry.load(spec)
-  local file = spec:find("/", 1, true) and spec or ("%s/%s.lua"):format(registry.tools_dir, spec)
+-- The file of the tool named `name`: the first dirs entry (the operator's
+-- tool_path) that has NAME.lua, else the built-in directory.
+function registry.find(name, dirs)
+  for _, dir in ipairs(dirs or {}) do
+    local file = ("%s/%s.lua"):format(dir, name)
+    if readable(file) then return file end
+  end
+  return ("%s/%s.lua"):format(registry.tools_dir, name)
+end
+
+-- Load one tool by name (tool_path dirs, then the built-in directory) or by
+-- file path.
+function registry.load(spec, dirs)
+  local file = spec:find("/", 1, true) and spec or registry.find(spec, dirs)
   local chunk, err = loadfile(file)
   if not chunk then return nil, err end
   local ok, t = pcall(chunk)
@@ -41,10 +61,10 @@ function registry.load(spec)
 end
 
 -- Load a list of tool specs; returns the ordered list and a name index.
-function registry.load_all(specs)
+function registry.load_all(specs, dirs)
   local list, by_name = {}, {}
   for _, spec in ipairs(specs or registry.native) do
-    local t, err = registry.load(spec)
+    local t, err = registry.load(spec, dirs)
     if not t then return nil, err end
     if by_name[t.name] then return nil, ("tool %q is defined twice"):format(t.name) end
     list[#list + 1] = t
