@@ -120,6 +120,29 @@ return { name = "mine", check = function() return "deny", "mine says " .. tostri
     end
   end)
 
+  it("the ten-line example of docs/policies.md works as described", function()
+    local f = assert(io.open(H.REPO .. "/docs/policies.md", "rb"))
+    local doc = f:read("a")
+    f:close()
+    local section = assert(doc:match("\n## Your own policy in ten lines\n(.-)\n## "), "section not found")
+    local src = assert(section:match("```lua\n(.-)```"), "no lua block in the section")
+    local file = policy_file(pdir, "no-vendor", src)
+    H.write(root, "third_party/lib.c", "int x;\n")
+    H.symlink("third_party", root, "tp")
+    local ws = open_ws(root, { "default", "secrets", { path = file, dir = "third_party" } })
+    is_denied("write", "third_party/ is managed by the package manager; change the manifest instead",
+      write(ws, "third_party/x.c", ""))
+    is_denied("write through ./", "third_party/", write(ws, "./third_party/lib.c", ""))
+    is_denied("write through tp ->", "third_party/", write(ws, "tp/lib.c", ""))
+    assert.are.equal("int x;\n", H.read(root, "third_party/lib.c"))
+    is_ok("read", read(ws, "third_party/lib.c"))
+    is_ok("list", ws:call("list_dir", { path = "tp" }))
+    is_ok("write elsewhere", write(ws, "src/main.c", "int main;\n"))
+    ws = open_ws(root, { file })
+    is_denied("default dir", "vendor/ is managed", write(ws, "vendor/x.c", ""))
+    is_ok("third_party without the option", write(ws, "third_party/x.c", ""))
+  end)
+
   describe("the request a policy sees", function()
     local show
     before_each(function()
