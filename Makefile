@@ -1,7 +1,9 @@
 # burrow - sandboxed filesystem tool host for AI agents.
-# `make` builds build/burrow, build/libburrow.{a,so}, build/lua/burrow/core.so
-# and the C tests; `make test` runs everything; `make run` serves the
-# current directory over MCP stdio.
+# `make` builds build/burrow, build/libburrow.{a,so}, build/lua/burrow/core.so,
+# build/burrow.pc and the C tests; `make test` runs everything; `make run`
+# serves the current directory over MCP stdio; `make install PREFIX=...
+# DESTDIR=...` installs (docs/embedding.md); `make rock` and `make
+# rock-install` are LuaRocks' (rockspec/burrow-scm-1.rockspec).
 
 CC      ?= cc
 PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson
@@ -20,14 +22,31 @@ CORE    := $(filter-out $(BIND) main api,$(basename $(notdir $(wildcard $(SRC)/*
 CORE_O  := $(CORE:%=$(B)/obj/%.o)
 BIND_O  := $(BIND:%=$(B)/obj/%.o)
 TESTS   := $(patsubst host/test/test_%.c,$(B)/test_%,$(wildcard host/test/test_*.c))
-SOVER   := 0
+VERSION := $(shell sed -n 's/^\#define BURROW_VERSION_STRING "\(.*\)"/\1/p' host/include/burrow.h)
+SOVER   := $(firstword $(subst ., ,$(VERSION)))
+
+# Install layout. The binary and libburrow find the Lua side at
+# ../share/burrow/lua beside themselves, else at LUADIR as compiled in.
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+DATADIR      ?= $(PREFIX)/share
+MANDIR       ?= $(DATADIR)/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+LUADIR       ?= $(DATADIR)/burrow/lua
+LUACDIR      ?= $(LIBDIR)/burrow/lua
+# The Lua files installed (tools/packs included): paths under lua/.
+LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_ALL=C sort)
 
 # Debian 12 packages burrow needs to build and test.
+# (luarocks: the rock's build, spec/install_spec.lua; it makes /usr/bin/lua
+# Lua 5.1, so everything here names lua5.4.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
-        libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep
+        libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks
 
-.PHONY: all deps test run bench sanitize clean check-deps
-all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(TESTS)
+.PHONY: all deps test run bench sanitize clean check-deps install uninstall rock rock-install FORCE
+all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS)
 
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -47,6 +66,13 @@ $(B)/obj/%.o: $(SRC)/%.c $(wildcard $(SRC)/*.h) | check-deps
 $(BIND_O) $(B)/obj/main.o $(B)/obj/api.o: CFLAGS += $(LUA_CFLAGS)
 $(BIND_O) $(B)/obj/main.o $(B)/obj/api.o: host/include/burrow.h
 
+# The Lua dir compiled into api.o, the last place looked: api.o is rebuilt
+# when it changes (`make install PREFIX=/opt/burrow` after a plain `make`).
+$(B)/luadir.txt: FORCE
+	@mkdir -p $(B) && echo '$(LUADIR)' | cmp -s - $@ || echo '$(LUADIR)' > $@
+$(B)/obj/api.o: $(B)/luadir.txt
+$(B)/obj/api.o: CFLAGS += -DBURROW_LUA_INSTALL_DIR='"$(LUADIR)"'
+
 $(B)/lua/burrow/core.so: $(CORE_O) $(BIND_O)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ $(DEP_LIBS)
@@ -55,8 +81,18 @@ $(B)/libburrow.a: $(CORE_O) $(BIND_O) $(B)/obj/api.o
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/libburrow.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o
-	$(CC) -shared -Wl,-soname,libburrow.so.$(SOVER) -o $@.$(SOVER) $^ $(DEP_LIBS) $(LUA_LIBS)
+	$(CC) -shared -Wl,-soname,libburrow.so.$(SOVER) -o $@.$(VERSION) $^ $(DEP_LIBS) $(LUA_LIBS)
+	ln -sf libburrow.so.$(VERSION) $@.$(SOVER)
 	ln -sf libburrow.so.$(SOVER) $@
+
+# pkg-config file; paths under PREFIX are written relative to ${prefix}
+$(B)/burrow.pc: host/burrow.pc.in host/include/burrow.h $(B)/luadir.txt
+	@mkdir -p $(B)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|' \
+	    -e 's|@LUADIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUADIR))|' \
+	    -e 's|@LUACDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUACDIR))|' $< > $@
 
 $(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(CORE_O) $(BIND_O)
 	$(CC) -rdynamic -o $@ $^ $(DEP_LIBS) $(LUA_LIBS)
@@ -83,6 +119,62 @@ sanitize:
 	$(MAKE) B=build/sanitize OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
 	  LDFLAGS="-fsanitize=address,undefined"
 	BURROW_BUILD=build/sanitize ASAN_OPTIONS=detect_leaks=0 bash test/run-all.sh
+
+# Everything lands under $(DESTDIR)$(PREFIX) (the directories above):
+# nothing outside it. spec/install_spec.lua checks.
+install: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+	  $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(LUACDIR)/burrow
+	install -m 755 $(B)/burrow $(DESTDIR)$(BINDIR)/burrow
+	install -m 644 $(B)/libburrow.a $(DESTDIR)$(LIBDIR)/libburrow.a
+	install -m 755 $(B)/libburrow.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libburrow.so.$(VERSION)
+	ln -sf libburrow.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libburrow.so.$(SOVER)
+	ln -sf libburrow.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libburrow.so
+	install -m 644 host/include/burrow.h $(DESTDIR)$(INCLUDEDIR)/burrow.h
+	install -m 644 $(B)/burrow.pc $(DESTDIR)$(PKGCONFIGDIR)/burrow.pc
+	install -m 644 docs/burrow.1 $(DESTDIR)$(MANDIR)/man1/burrow.1
+	install -m 755 $(B)/lua/burrow/core.so $(DESTDIR)$(LUACDIR)/burrow/core.so
+	@for f in $(LUA_FILES); do install -D -m 644 lua/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
+	@echo "installed burrow $(VERSION) under $(DESTDIR)$(PREFIX) ($(words $(LUA_FILES)) Lua files in $(DESTDIR)$(LUADIR))"
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/burrow $(DESTDIR)$(LIBDIR)/libburrow.a \
+	  $(DESTDIR)$(LIBDIR)/libburrow.so $(DESTDIR)$(LIBDIR)/libburrow.so.$(SOVER) \
+	  $(DESTDIR)$(LIBDIR)/libburrow.so.$(VERSION) $(DESTDIR)$(INCLUDEDIR)/burrow.h \
+	  $(DESTDIR)$(PKGCONFIGDIR)/burrow.pc $(DESTDIR)$(MANDIR)/man1/burrow.1 \
+	  $(DESTDIR)$(LUACDIR)/burrow/core.so
+	@for f in $(LUA_FILES); do rm -f $(DESTDIR)$(LUADIR)/$$f; done
+	-@find $(DESTDIR)$(LUADIR) $(DESTDIR)$(LUACDIR) -depth -type d -empty -delete 2>/dev/null
+	-@rmdir $(DESTDIR)$(DATADIR)/burrow $(DESTDIR)$(LIBDIR)/burrow 2>/dev/null
+
+# LuaRocks' build (build.type "make" in rockspec/burrow-scm-1.rockspec):
+# burrow.core from the same sources, with LuaRocks' CFLAGS/LIBFLAG and the
+# external dependencies' directories it found (PCRE2_INCDIR, ...), then the
+# module, tools and policies copied into the rock (tools and policies inside
+# burrow/: see lua/burrow/registry.lua). No pkg-config, no -Werror.
+ROCK_B    := build/rock
+ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON
+ROCK_INC   = $(sort $(foreach d,LUA $(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR))))
+ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -pthread
+LIBFLAG   ?= -shared
+
+rock: $(ROCK_B)/core.so
+
+$(ROCK_B)/%.o: $(SRC)/%.c $(wildcard $(SRC)/*.h) host/include/burrow.h
+	@mkdir -p $(ROCK_B)
+	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -fPIC -pthread $(ROCK_INC) -c $< -o $@
+
+$(ROCK_B)/core.so: $(CORE:%=$(ROCK_B)/%.o) $(BIND:%=$(ROCK_B)/%.o)
+	$(CC) $(LIBFLAG) -o $@ $^ $(ROCK_LIBS)
+
+rock-install: rock
+	@test -n "$(ROCK_LUADIR)" -a -n "$(ROCK_LIBDIR)" || { echo "rock-install: set ROCK_LUADIR and ROCK_LIBDIR (LuaRocks does)"; exit 2; }
+	install -D -m 755 $(ROCK_B)/core.so $(ROCK_LIBDIR)/burrow/core.so
+	@for f in $(LUA_FILES); do \
+	  case $$f in burrow/*) d=$$f ;; *) d=burrow/$$f ;; esac; \
+	  install -D -m 644 lua/$$f $(ROCK_LUADIR)/$$d || exit 1; done
+
+FORCE:
 
 clean:
 	rm -rf $(B)

@@ -1,0 +1,82 @@
+-- burrow-scm-1: the rock of a checkout. From the repository root:
+--
+--   luarocks --lua-version=5.4 make                 # system tree (root)
+--   luarocks --lua-version=5.4 --local make         # ~/.luarocks
+--   luarocks --lua-version=5.4 --tree=DIR make      # any tree
+--
+-- Offline on Debian 12 with Debian's packages (lua5.4, liblua5.4-dev,
+-- libpcre2-dev, libyaml-dev, libssl-dev, libjansson-dev, luarocks): the
+-- only dependency is Lua itself, so no rock server is asked; the C libraries
+-- are external dependencies LuaRocks finds under /usr (as lrexlib-pcre2 and
+-- lyaml declare theirs). docs/embedding.md has the details, including
+-- --deps-mode=none and a config without servers.
+--
+-- Releases follow LuaRocks' NAME-VERSION-REVISION convention:
+-- rockspec/burrow-0.1.0-1.rockspec with source.url a release tarball and
+-- source.tag the release tag.
+rockspec_format = "3.0"
+package = "burrow"
+version = "scm-1"
+
+source = {
+   -- `luarocks make` builds the checkout it runs in and fetches nothing
+   url = "git+file://.",
+}
+
+description = {
+   summary = "Sandboxed filesystem tool host for AI agents",
+   detailed = [[
+burrow serves filesystem tools (read_file, write_file, edit_file, list_dir,
+grep, glob, ...) to AI agents over directories held as fds and resolved with
+openat2(RESOLVE_BENEATH) or a race-free fd walk. Tools and policies are Lua.
+require "burrow" opens a workspace and calls tools directly, with plain Lua
+tables in and out, and renders the tool list for MCP, OpenAI and Anthropic
+function calling.
+]],
+   labels = { "filesystem", "sandbox", "agents", "mcp" },
+}
+
+supported_platforms = { "linux" }
+
+dependencies = {
+   "lua >= 5.4, < 5.5",
+}
+
+-- The C libraries burrow.core links. LuaRocks looks for each header and
+-- library under external_deps_dirs (/usr/local, /usr) and passes the
+-- directories it found to the build as NAME_INCDIR / NAME_LIBDIR.
+external_dependencies = {
+   PCRE2 = { header = "pcre2.h", library = "pcre2-8" },
+   YAML = { header = "yaml.h", library = "yaml" },
+   CRYPTO = { header = "openssl/evp.h", library = "crypto" },
+   JANSSON = { header = "jansson.h", library = "jansson" },
+}
+
+-- The Makefile's `rock` target builds burrow.core from host/src (core and
+-- binding, every file: no list here to go stale); `rock-install` puts
+-- burrow.core in the rock's lib dir and lua/burrow, lua/tools (packs
+-- included) and lua/policy in its lua dir, tools and policies under
+-- burrow/ where lua/burrow/registry.lua and policy.lua look for them.
+build = {
+   type = "make",
+   build_target = "rock",
+   build_variables = {
+      CC = "$(CC)",
+      CFLAGS = "$(CFLAGS)",
+      LIBFLAG = "$(LIBFLAG)",
+      LUA_INCDIR = "$(LUA_INCDIR)",
+      PCRE2_INCDIR = "$(PCRE2_INCDIR)",
+      PCRE2_LIBDIR = "$(PCRE2_LIBDIR)",
+      YAML_INCDIR = "$(YAML_INCDIR)",
+      YAML_LIBDIR = "$(YAML_LIBDIR)",
+      CRYPTO_INCDIR = "$(CRYPTO_INCDIR)",
+      CRYPTO_LIBDIR = "$(CRYPTO_LIBDIR)",
+      JANSSON_INCDIR = "$(JANSSON_INCDIR)",
+      JANSSON_LIBDIR = "$(JANSSON_LIBDIR)",
+   },
+   install_target = "rock-install",
+   install_variables = {
+      ROCK_LUADIR = "$(LUADIR)",
+      ROCK_LIBDIR = "$(LIBDIR)",
+   },
+}

@@ -1,0 +1,284 @@
+-- Installing burrow the way its users do, into temporary places, and using
+-- it from there only (never from the build tree):
+--   * make install PREFIX=... (and DESTDIR=...: nothing outside the prefix,
+--     make uninstall removes it all);
+--   * the installed binary finds its Lua files under the prefix;
+--   * pkg-config --cflags --libs burrow compiles and links (shared, static);
+--   * examples/embed built against the installed burrow.pc and run;
+--   * luarocks make into a temporary tree, offline (no rock server), then
+--     require "burrow" from a stock lua5.4 and examples/agent.lua run.
+-- A tool the machine lacks (luarocks, pkg-config) makes its tests pending
+-- with a SKIP reason, never a pass.
+
+local H = require "helpers"
+
+local REPO = H.REPO
+
+local function have(cmd)
+  local _, ok = H.run("command -v " .. cmd .. " >/dev/null 2>&1")
+  return ok
+end
+
+-- Commands run with a clean environment for Lua and burrow lookups: no
+-- BURROW_LUA_DIR, no LUA_PATH from the caller, no sanitizer preload (a
+-- `make sanitize` run preloads ASan for core.so; the installed copy is a
+-- plain build).
+local CLEAN = "env -u BURROW_LUA_DIR -u LD_PRELOAD -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_4 -u LUA_CPATH_5_4 "
+
+local function sh(cmd)
+  return H.sh(CLEAN .. "sh -c " .. H.q(cmd))
+end
+
+local function run(cmd)
+  return H.run(CLEAN .. "sh -c " .. H.q(cmd .. " 2>&1"))
+end
+
+-- Every file (and symlink) under dir, as paths relative to it, sorted.
+local function files_under(dir)
+  local out = sh("cd " .. H.q(dir) .. " && find . \\( -type f -o -type l \\) | LC_ALL=C sort")
+  local list = {}
+  for line in out:gmatch("[^\n]+") do list[#list + 1] = line:gsub("^%./", "") end
+  return list
+end
+
+local function set(list)
+  local s = {}
+  for _, v in ipairs(list) do s[v] = true end
+  return s
+end
+
+-- The Lua files of the source tree (what make install and the rock carry).
+local function lua_files()
+  local list = {}
+  for _, f in ipairs(files_under(REPO .. "/lua")) do
+    if f:match("%.lua$") then list[#list + 1] = f end
+  end
+  return list
+end
+
+local function native_tools()
+  return require("burrow.registry").native
+end
+
+describe(H.tag("installed burrow"), function()
+  local tmp, prefix, jobs
+
+  lazy_setup(function()
+    tmp = H.sh("mktemp -d /tmp/burrow-install.XXXXXXXX"):gsub("%s+$", "")
+    prefix = tmp .. "/prefix"
+    jobs = H.sh("nproc 2>/dev/null || echo 2"):gsub("%s+$", "")
+    -- a build directory of its own: the working tree's build/ is untouched
+    sh(("make -C %s -j%s -s install B=%s PREFIX=%s"):format(H.q(REPO), jobs, H.q(tmp .. "/build"), H.q(prefix)))
+  end)
+
+  lazy_teardown(function()
+    if tmp and tmp:match("^/tmp/burrow%-install%.") then os.execute("rm -rf " .. H.q(tmp)) end
+  end)
+
+  it("installs everything under DESTDIR/PREFIX and nothing outside; uninstall removes it", function()
+    local stage = tmp .. "/stage"
+    sh(("make -C %s -s install B=%s PREFIX=/opt/burrow-test DESTDIR=%s"):format(H.q(REPO), H.q(tmp .. "/build"), H.q(stage)))
+    local got = files_under(stage)
+    local want = {
+      "opt/burrow-test/bin/burrow",
+      "opt/burrow-test/include/burrow.h",
+      "opt/burrow-test/lib/burrow/lua/burrow/core.so",
+      "opt/burrow-test/lib/libburrow.a",
+      "opt/burrow-test/lib/libburrow.so",
+      "opt/burrow-test/lib/libburrow.so.0",
+      "opt/burrow-test/lib/libburrow.so." .. H.burrow.version,
+      "opt/burrow-test/lib/pkgconfig/burrow.pc",
+      "opt/burrow-test/share/man/man1/burrow.1",
+    }
+    for _, f in ipairs(lua_files()) do want[#want + 1] = "opt/burrow-test/share/burrow/lua/" .. f end
+    table.sort(want)
+    assert.same(want, got)
+    -- the pkg-config file names the final prefix, not the staging directory
+    local pc = H.read(stage, "opt/burrow-test/lib/pkgconfig/burrow.pc")
+    assert.matches("prefix=/opt/burrow-test\n", pc, 1, true)
+    assert.not_matches(stage, pc, 1, true)
+    assert.equal("libburrow.so.0", (sh("readlink " .. H.q(stage .. "/opt/burrow-test/lib/libburrow.so"))):gsub("%s+$", ""))
+    assert.matches("SONAME%s+libburrow%.so%.0", sh("objdump -p " .. H.q(stage .. "/opt/burrow-test/lib/libburrow.so.0")))
+
+    sh(("make -C %s -s uninstall PREFIX=/opt/burrow-test DESTDIR=%s"):format(H.q(REPO), H.q(stage)))
+    assert.same({}, files_under(stage))
+  end)
+
+  it("runs the installed binary from anywhere, with its Lua files from the prefix", function()
+    local ws = tmp .. "/ws"
+    H.write(ws, "hello.txt", "hi there\n")
+    local out = sh("cd / && " .. H.q(prefix .. "/bin/burrow") .. " version")
+    assert.matches("^burrow " .. H.burrow.version:gsub("%.", "%%.") .. " ", out)
+    local list = H.json.decode(sh("cd / && " .. H.q(prefix .. "/bin/burrow") .. " tools --format openai"))
+    assert.equal(#native_tools(), #list)
+    out = sh("cd " .. H.q(ws) .. " && " .. H.q(prefix .. "/bin/burrow") .. [[ call read_file '{"path":"hello.txt"}']])
+    assert.equal("1\thi there\n", H.json.decode(out).content)
+    -- the prefix's Lua files, not the source tree's: without them it fails
+    sh("mv " .. H.q(prefix .. "/share/burrow/lua") .. " " .. H.q(prefix .. "/share/burrow/lua.off"))
+    local msg, ok = run("cd / && " .. H.q(prefix .. "/bin/burrow") .. " version")
+    sh("mv " .. H.q(prefix .. "/share/burrow/lua.off") .. " " .. H.q(prefix .. "/share/burrow/lua"))
+    assert.is_false(ok)
+    assert.matches("burrow.cli", msg, 1, true)
+  end)
+
+  it("installs the man page burrow(1) with every option of burrow --help", function()
+    local page = H.read(prefix, "share/man/man1/burrow.1")
+    assert.matches(".TH BURROW 1", page, 1, true)
+    local help = run(H.q(prefix .. "/bin/burrow") .. " --help")
+    local n = 0
+    for opt in help:gmatch("%-%-([%a][%w-]*)") do
+      n = n + 1
+      assert.truthy(page:find("\\-\\-" .. opt:gsub("%-", "\\-"), 1, true), "burrow(1) lacks --" .. opt)
+    end
+    for cmd in help:gmatch("\n  burrow (%a+)") do
+      n = n + 1
+      assert.truthy(page:find(".B burrow " .. cmd, 1, true), "burrow(1) lacks the command " .. cmd)
+    end
+    assert.is_true(n >= 10)
+  end)
+
+  describe("C, through pkg-config", function()
+    local pc_env
+
+    lazy_setup(function()
+      pc_env = "export PKG_CONFIG_PATH=" .. H.q(prefix .. "/lib/pkgconfig") .. "; "
+    end)
+
+    it("compiles and links a program with pkg-config --cflags --libs burrow (shared and static)", function()
+      if not have("pkg-config") then return pending("SKIP: pkg-config not installed (apt-get install pkg-config)") end
+      assert.equal(H.burrow.version, (sh(pc_env .. "pkg-config --modversion burrow")):gsub("%s+$", ""))
+      H.write(tmp, "c/ex.c", [[
+#include <burrow.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+  char *err = NULL, *res = NULL;
+  burrow_host *h = burrow_open(argc > 1 ? argv[1] : NULL, &err);
+  if (!h) { printf("open: %s\n", err); return 1; }
+  int rc = burrow_call(h, "stat", "{\"path\":\".\"}", &res);
+  printf("%s %d %s\n", burrow_version(), rc, res);
+  burrow_free(res);
+  burrow_close(h);
+  return strcmp(burrow_version(), BURROW_VERSION_STRING) != 0 || rc != BURROW_OK;
+}
+]])
+      local c = H.q(tmp .. "/c")
+      sh(pc_env .. "cd " .. c .. ' && cc ex.c $(pkg-config --cflags --libs burrow) -Wl,-rpath,"$(pkg-config --variable=libdir burrow)" -o ex-shared')
+      sh(pc_env .. "cd " .. c .. " && cc ex.c $(pkg-config --cflags burrow) -Wl,-Bstatic -lburrow -Wl,-Bdynamic"
+        .. " $(pkg-config --static --libs burrow | sed 's/-lburrow//') -o ex-static")
+      assert.matches("libburrow%.so%.0 => " .. (prefix .. "/lib/"):gsub("%p", "%%%0"), sh("ldd " .. c .. "/ex-shared"))
+      assert.not_matches("libburrow", sh("ldd " .. c .. "/ex-static"))
+      for _, bin in ipairs { "ex-shared", "ex-static" } do
+        local out = sh("cd / && " .. c .. "/" .. bin .. " " .. H.q(tmp))
+        assert.matches('^' .. H.burrow.version:gsub("%.", "%%.") .. ' 0 {.*"type":"dir"', out)
+      end
+      -- the installed Lua dir, for Lua users of a make-installed copy
+      local luadir = sh(pc_env .. "pkg-config --variable=luadir burrow"):gsub("%s+$", "")
+      assert.equal(prefix .. "/share/burrow/lua", luadir)
+    end)
+
+    it("builds examples/embed against the installed burrow.pc and runs its frames", function()
+      if not have("pkg-config") then return pending("SKIP: pkg-config not installed (apt-get install pkg-config)") end
+      local ex = tmp .. "/embed"
+      sh("cp -r " .. H.q(REPO .. "/examples/embed") .. " " .. H.q(ex) .. " && rm -f " .. H.q(ex) .. "/embed " .. H.q(ex) .. "/embed-static")
+      sh(pc_env .. "make -s -C " .. H.q(ex) .. " embed embed-static")
+      local tools = set(native_tools())
+      for _, mode in ipairs { "", "--own-state ", "static" } do
+        local game = tmp .. "/game-" .. (mode:match("%a+") or "engine")
+        H.mkdir(game)
+        local bin = mode == "static" and "embed-static" or "embed"
+        local out = sh("cd / && " .. H.q(ex .. "/" .. bin) .. " " .. (mode == "static" and "" or mode) .. H.q(game))
+        assert.matches("tools %(" .. #native_tools() .. "%): read_file", out)
+        assert.matches("frame 2: write_file ok", out, 1, true)
+        assert.matches('frame 3: read_file ok {"bom":false,"content":"1\\tlevel: 3\\n2\\thealth: 70', out, 1, true)
+        if tools.edit_file then
+          assert.matches("frame 4: edit_file ok", out, 1, true)
+          assert.matches('frame 6: read_file ok {"bom":false,"content":"2\\thealth: 100\\n"', out, 1, true)
+        end
+        if tools.grep then assert.matches('frame 5: grep ok .*"text":"health: ', out) end
+        assert.matches("frame 7: read_file error ENOENT", out, 1, true)
+        assert.matches("frame 8: read_file error OUTSIDE_ROOT", out, 1, true)
+        assert.matches("frame 9: write_file error POLICY_DENIED", out, 1, true)
+        assert.matches("engine: package.loaded.burrow is nil", out, 1, true)
+        assert.equal("level: 3\nhealth: " .. (tools.edit_file and "100" or "70") .. "\nweapon: sword\n",
+          H.read(game, "saves/slot1.txt"))
+      end
+    end)
+  end)
+
+  describe("Lua, through the rock", function()
+    local rocks, lua_env
+
+    lazy_setup(function()
+      if not have("luarocks") then return end
+      -- the rock builds from the sources alone: a copy of them, not this tree
+      local src = tmp .. "/src"
+      H.mkdir(src)
+      sh(("cd %s && cp -r Makefile host lua rockspec %s"):format(H.q(REPO), H.q(src)))
+      rocks = tmp .. "/rocks"
+      -- offline: no rock server; HOME inside tmp, so nothing lands elsewhere
+      H.write(tmp, "luarocks-config.lua", "rocks_servers = {}\n")
+      local env = ("HOME=%s LUAROCKS_CONFIG=%s "):format(H.q(tmp .. "/home"), H.q(tmp .. "/luarocks-config.lua"))
+      sh(env .. "cd " .. H.q(src) .. " && luarocks --lua-version=5.4 --tree=" .. H.q(rocks) .. " make 2>&1")
+      lua_env = ('eval "$(%sluarocks --lua-version=5.4 --tree=%s path)" && '):format(env, H.q(rocks))
+    end)
+
+    it("luarocks make installs burrow.core, the modules, the tools and the policies into the tree", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      local got = set(files_under(rocks))
+      assert.truthy(got["lib/lua/5.4/burrow/core.so"])
+      for _, f in ipairs(lua_files()) do
+        local dest = f:match("^burrow/") and f or "burrow/" .. f
+        assert.truthy(got["share/lua/5.4/" .. dest], "the rock lacks " .. dest)
+      end
+      for f in pairs(got) do -- nothing but the tree's own places
+        assert.truthy(f:match("^share/lua/5%.4/burrow/") or f:match("^lib/lua/5%.4/burrow/")
+          or f:match("^lib/luarocks/rocks%-5%.4/"), "unexpected file in the tree: " .. f)
+      end
+    end)
+
+    it("require \"burrow\" from a stock lua5.4 finds its tools and policies in the tree", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      local ws = tmp .. "/luaws"
+      H.write(ws, "a.txt", "alpha\n")
+      local out = sh(lua_env .. "cd / && lua5.4 -e " .. H.q([[
+        local burrow = require "burrow"
+        local ws = assert(burrow.open { roots = { { path = ]] .. ("%q"):format(ws) .. [[ } }, policies = { "default", "secrets" } })
+        print(package.searchpath("burrow", package.path))
+        print(package.searchpath("burrow.core", package.cpath))
+        print(require("burrow.registry").tools_dir)
+        print(require("burrow.policy").dir)
+        print(#ws:tools(), #ws:tools { format = "anthropic" })
+        print(ws:call("read_file", { path = "a.txt" }).content)
+        print(select(3, ws:call("write_file", { path = ".env", content = "x" })))
+        ws:close()
+      ]]))
+      local lines = {}
+      for l in out:gmatch("[^\n]*") do lines[#lines + 1] = l end
+      local lua_dir = rocks .. "/share/lua/5.4/burrow"
+      assert.equal(lua_dir .. "/init.lua", lines[1])
+      assert.equal(rocks .. "/lib/lua/5.4/burrow/core.so", lines[2])
+      assert.equal(lua_dir .. "/tools", lines[3])
+      assert.equal(lua_dir .. "/policy", lines[4])
+      assert.equal(#native_tools() .. "\t" .. #native_tools(), lines[5])
+      assert.equal("1\talpha", lines[6])
+      assert.equal("POLICY_DENIED", lines[8])
+    end)
+
+    it("runs examples/agent.lua: OpenAI and Anthropic tool lists, a scripted tool-call loop", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      sh("cp " .. H.q(REPO .. "/examples/agent.lua") .. " " .. H.q(tmp .. "/agent.lua"))
+      local ws = tmp .. "/agentws"
+      local out = sh(lua_env .. "cd / && lua5.4 " .. H.q(tmp .. "/agent.lua") .. " " .. H.q(ws))
+      local tools = set(native_tools())
+      for _, api in ipairs { "openai", "anthropic" } do
+        assert.matches("[" .. api .. "] " .. #native_tools() .. " tools offered", out, 1, true)
+        assert.matches("[" .. api .. "] finished after 6 turns", out, 1, true)
+        local plan = H.read(ws, api .. "/notes/plan.md")
+        assert.equal("# Plan\n- read the code\n- fix the bug" .. (tools.edit_file and " (done)" or "") .. "\n", plan)
+      end
+      assert.matches("read_file -> error OUTSIDE_ROOT", out, 1, true)
+      if tools.grep then assert.matches("grep -> ok: /work/notes/plan.md:3:- fix the bug", out, 1, true) end
+    end)
+  end)
+end)
