@@ -19,6 +19,9 @@ local workspace = arg[1] or os.tmpname()
 if not arg[1] then
   os.remove(workspace) -- os.tmpname made a file; we want a directory
 end
+local function cleanup()
+  if not arg[1] then os.execute("rm -rf '" .. workspace .. "'") end
+end
 
 -- What the model answers, turn by turn. Each turn: some text, and the tool
 -- calls it asks for (several in one turn are parallel calls).
@@ -140,3 +143,4 @@ for _, api in ipairs { "openai", "anthropic" } do
   local plan = run(api, workspace .. "/" .. api)
   print(("[%s] notes/plan.md now reads: %s"):format(api, plan and plan.content:gsub("\n", "\\n") or "(missing)"))
 end
+cleanup()

@@ -121,6 +121,19 @@ describe(H.tag("installed burrow"), function()
     assert.matches("burrow.cli", msg, 1, true)
   end)
 
+  it("checks the sample configurations of examples/ with the installed binary", function()
+    local ex = tmp .. "/examples"
+    sh("cp -r " .. H.q(REPO .. "/examples") .. " " .. H.q(ex))
+    for _, name in ipairs { "burrow", "review", "operator" } do
+      local out = sh("cd / && " .. H.q(prefix .. "/bin/burrow") .. " check --config " .. H.q(ex .. "/" .. name .. ".yaml"))
+      assert.matches("\nok\n$", out)
+    end
+    local out = sh("cd / && " .. H.q(prefix .. "/bin/burrow") .. [[ call line_count '{"path":"examples/agent.lua"}' --config ]]
+      .. H.q(ex .. "/operator.yaml"))
+    local lines = H.sh("wc -l < " .. H.q(ex .. "/agent.lua")):gsub("%s+", "")
+    assert.equal(tonumber(lines), H.json.decode(out).lines)
+  end)
+
   it("installs the man page burrow(1) with every option of burrow --help", function()
     local page = H.read(prefix, "share/man/man1/burrow.1")
     assert.matches(".TH BURROW 1", page, 1, true)
