@@ -575,7 +575,7 @@ static int add_line(scan *s, size_t no, size_t ls, size_t le, char kind) {
     snprintf(marker, sizeof marker,
              " [... line truncated: %zu of %zu bytes shown]", keep, n);
   size_t ml = strlen(marker), need = keep + ml;
-  if (f->tlen + need > f->tcap) {
+  if (!f->text || f->tlen + need > f->tcap) { /* empty lines too: never NULL */
     size_t c = f->tcap ? f->tcap * 2 : 4096;
     while (c < f->tlen + need) c *= 2;
     char *t = realloc(f->text, c);
@@ -1025,8 +1025,8 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   g.top.v = NULL;
   g.top.n = 0;
   bw_topn_free(&g.top);
-  qsort(g.bin, g.nbin, sizeof *g.bin, by_path);
-  qsort(g.big, g.nbig, sizeof *g.big, by_path);
+  if (g.nbin > 1) qsort(g.bin, g.nbin, sizeof *g.bin, by_path); /* NULL if empty */
+  if (g.nbig > 1) qsort(g.big, g.nbig, sizeof *g.big, by_path);
   res->skipped_binary = g.bin;
   res->skipped_size = g.big;
   res->listed_binary = g.nbin;

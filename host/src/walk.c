@@ -65,7 +65,7 @@ typedef struct dent {
 typedef struct worker {
   walker *w;
   int id;
-  char dents[DENTS_BUF];
+  _Alignas(16) char dents[DENTS_BUF]; /* holds struct dirent64 records */
   dent *v;
   size_t n, cap;
   char *names;
