@@ -186,28 +186,29 @@ static int new_tables(lua_State *L) {
   return 0;
 }
 
-/* With burrow's entries in: the standard libraries and burrow.core. The
- * engine's "FILE*" metatable is hidden while io opens (luaopen_io would
- * reset its methods), then given to burrow's std files, so that one
- * metatable serves every file handle in the state whoever collects it. */
+/* (the engine's "FILE*" metatable, or nil) With burrow's entries in: the
+ * standard libraries and burrow.core. io opens on a stand-in "FILE*"
+ * metatable, since luaopen_io would reset the methods of the engine's; then
+ * burrow's std files get the engine's, so one metatable serves every file
+ * handle in the state whoever collects it. The caller puts the engine's
+ * back: the key never holds nil meanwhile, so that cannot allocate. */
 static int open_libs(lua_State *L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE);
-  int engine_io = lua_istable(L, -1);
-  lua_pushnil(L);
-  lua_setfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE);
+  int engine_io = lua_istable(L, 1);
+  if (engine_io) {
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE);
+  }
   bw_lua_prepare(L);
   if (engine_io) {
     lua_getglobal(L, "io");
     const char *std[] = {"stdin", "stdout", "stderr"};
     for (int i = 0; i < 3; i++) {
       if (lua_getfield(L, -1, std[i]) == LUA_TUSERDATA) {
-        lua_pushvalue(L, -3);
+        lua_pushvalue(L, 1);
         lua_setmetatable(L, -2);
       }
       lua_pop(L, 1);
     }
-    lua_pop(L, 1);
-    lua_setfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE);
   }
   return 0;
 }
@@ -290,7 +291,6 @@ static burrow_host *open_host(lua_State *E, const char *config,
       fail_open(h, NULL, errmsg);
       return NULL;
     }
-    lua_pushcfunction(h->L, l_prepare);
   } else {
     int top = lua_gettop(E);
     lua_pushcfunction(E, new_thread);
@@ -306,15 +306,29 @@ static burrow_host *open_host(lua_State *E, const char *config,
       fail_open(h, h->L, errmsg);
       return NULL;
     }
-    enter(h);
-    lua_pushcfunction(h->L, open_libs);
   }
-  int rc = lua_pcall(h->L, 0, 0, 0);
-  if (E) leave(h);
+  lua_State *L = h->L;
+  int rc;
+  if (!E) {
+    lua_pushcfunction(L, l_prepare);
+    rc = lua_pcall(L, 0, 0, 0);
+  } else {
+    enter(h);
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE); /* the engine's, or nil */
+    lua_pushcfunction(L, open_libs);
+    lua_pushvalue(L, 1);
+    rc = lua_pcall(L, 1, 0, 0);
+    if (lua_istable(L, 1)) {
+      lua_pushvalue(L, 1);
+      lua_setfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE);
+    }
+    leave(h);
+  }
   if (rc != LUA_OK) {
-    fail_open(h, h->L, errmsg);
+    fail_open(h, L, errmsg);
     return NULL;
   }
+  lua_settop(L, 0);
   if (run(h, l_open, config, fn, 0) != LUA_OK) {
     fail_open(h, h->L, errmsg);
     return NULL;

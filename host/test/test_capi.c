@@ -345,6 +345,75 @@ static void test_bare_state(void) {
   lua_close(L);
 }
 
+/* An engine allocator that fails after a budget of allocations (growth
+ * only: Lua assumes shrinking never fails), as Lua's own tests do. */
+static long alloc_budget = -1; /* allocations left; -1: no limit */
+static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  if (ptr && nsize <= osize) return realloc(ptr, nsize);
+  if (alloc_budget == 0) return NULL;
+  if (alloc_budget > 0) alloc_budget--;
+  return realloc(ptr, nsize);
+}
+
+/* Out of memory anywhere in burrow_open_state or burrow_call on the
+ * engine's state: an error, never a crash, and the engine's state as it
+ * was (its globals, package.loaded, string metatable, FILE*, io.output). */
+static void test_engine_oom(void) {
+  lua_State *L = lua_newstate(limited_alloc, NULL);
+  luaL_openlibs(L);
+  CHECK(luaL_dostring(L, "engine_marker = 42\nengine_log = io.tmpfile(); io.output(engine_log)\n") == LUA_OK,
+        "setup");
+  char *before = snapshot(L);
+  burrow_host *h = NULL;
+  int failed = 0, bad = 0;
+  for (long n = 0; !h && n < 10000000; n = n < 100 ? n + 1 : n * 5 / 4) {
+    char *err = NULL;
+    int top = lua_gettop(L);
+    alloc_budget = n;
+    h = burrow_open_state(L, dir, &err);
+    alloc_budget = -1;
+    if (!h) {
+      failed++;
+      if (!err || lua_gettop(L) != top) bad++;
+      burrow_free(err);
+    }
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    char *after = snapshot(L);
+    if (strcmp(before, after) != 0 && bad++ == 0)
+      printf("open with %ld allocations changed the engine:\n  %s\n  %s\n", n, before, after);
+    free(after);
+  }
+  CHECK(h != NULL && failed > 100 && bad == 0, "open under OOM: %d failed, %d bad", failed, bad);
+  int ok = 0, errors = 0;
+  for (long n = 0; h && !ok && n < 10000000; n = n < 100 ? n + 1 : n * 5 / 4) {
+    char *res = NULL;
+    alloc_budget = n;
+    int rc = burrow_call(h, "read_file", "{\"path\":\"a.txt\"}", &res);
+    alloc_budget = -1;
+    if (rc == BURROW_OK) ok = res && strstr(res, "1\\thi") != NULL;
+    else if (rc == BURROW_TOOL_ERROR && res) errors++;
+    else bad++;
+    burrow_free(res);
+    char *after = snapshot(L);
+    if (strcmp(before, after) != 0 && bad++ == 0)
+      printf("a call with %ld allocations changed the engine:\n  %s\n  %s\n", n, before, after);
+    free(after);
+  }
+  CHECK(ok && errors > 10 && bad == 0, "calls under OOM: ok %d, %d errors, %d bad", ok, errors, bad);
+  burrow_close(h);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  char *after = snapshot(L);
+  CHECK(strcmp(before, after) == 0, "after close:\n  %s\n  %s", before, after);
+  free(after);
+  free(before);
+  lua_close(L);
+}
+
 /* Re-entering a busy host is refused, not a crash. */
 static burrow_host *reenter_host;
 static int reenter_result = -1;
@@ -385,6 +454,7 @@ int main(void) {
   test_engine_state_calls();
   test_bare_state();
   test_reentry();
+  test_engine_oom();
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) return 2;
