@@ -34,6 +34,8 @@ tables in and out, and renders the tool list for MCP, OpenAI and Anthropic
 function calling.
 ]],
    labels = { "filesystem", "sandbox", "agents", "mcp" },
+   -- license: none chosen for the project yet; `luarocks lint` and
+   -- `luarocks upload` want one (luarocks make does not)
 }
 
 supported_platforms = { "linux" }
