@@ -150,6 +150,7 @@ end
 -- failure triple. "ask" goes to the approval hook (MCP: elicitation).
 local function decide(self, reqs, hooks)
   for _, req in ipairs(reqs) do
+    if req.unmapped then goto continue end -- the tool refuses it itself
     local decision, reason = self.policies:check(req)
     if decision == "ask" then
       local approve = hooks and hooks.approve or self.approve
@@ -168,6 +169,7 @@ local function decide(self, reqs, hooks)
     if decision == "deny" then
       return nil, errors.message("POLICY_DENIED", req.path, reason), "POLICY_DENIED"
     end
+    ::continue::
   end
 end
 

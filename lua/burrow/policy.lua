@@ -71,6 +71,21 @@ local function read_file(path)
   return s
 end
 
+-- A policy may list the options it takes (`options = {"a", "b"}`); then
+-- any other key is a mistake worth saying, not a silent default.
+local function unknown_options(known, p)
+  if type(known) ~= "table" then return nil end
+  local set = {}
+  for _, k in ipairs(known) do set[k] = true end
+  for k in pairs(p.options) do
+    if not set[k] then
+      table.sort(known)
+      return ("policy %s: unknown option %q (it takes: %s)"):format(p.label, tostring(k),
+        #known > 0 and table.concat(known, ", ") or "no options")
+    end
+  end
+end
+
 local Engine = {}
 Engine.__index = Engine
 
@@ -91,6 +106,8 @@ function policy.load(specs, opts)
     p.key = ("%d:%s"):format(i, p.label)
     local ok, lerr = sb:load(p.key, src, p.options)
     if not ok then return nil, ("policy %s: %s"):format(p.label, lerr) end
+    local uerr = unknown_options(sb:get(p.key, "options"), p)
+    if uerr then return nil, uerr end
     list[#list + 1] = p
   end
   return setmetatable({ sandbox = sb, list = list }, Engine)
@@ -138,6 +155,16 @@ function Engine:close()
   self.sandbox = nil
 end
 
+-- Bytes a call will write: base64 content counts decoded.
+local function content_size(args)
+  local c = args.content
+  if type(c) ~= "string" then return nil end
+  if args.encoding ~= "base64" then return #c end
+  local clean = c:gsub("%s", "")
+  local pad = clean:match("(=*)$")
+  return #clean // 4 * 3 - #pad
+end
+
 --- The requests a call makes: one per path argument that maps onto a root.
 -- Each carries tool, operation, path (as the agent wrote it), root (mount),
 -- rel (lexical in-root path), resolved (in-root path after links), readonly,
@@ -153,8 +180,11 @@ function policy.requests(ws, tool, args)
     local p = args[key]
     if key == "path" and p == nil and op == "list" then p = "." end
     if type(p) == "string" then
-      local idx, rel = ws.roots:map(p)
-      if idx then
+      local idx, rel, code = ws.roots:map(p)
+      if not idx then -- refused before any lookup: audited, not asked about
+        reqs[#reqs + 1] = { tool = tool.name, operation = eop, path = p, arg = key,
+          session = ws.session.id, unmapped = code }
+      else
         local info = ws.roots:info(idx)
         reqs[#reqs + 1] = {
           tool = tool.name,
@@ -165,7 +195,7 @@ function policy.requests(ws, tool, args)
           readonly = info.readonly,
           rel = rel,
           resolved = ws.roots:canonical(idx, rel),
-          size = type(args.content) == "string" and #args.content or nil,
+          size = content_size(args),
           session = ws.session.id,
         }
       end

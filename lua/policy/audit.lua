@@ -4,6 +4,7 @@
 
 return {
   name = "audit",
+  options = {},
   check = function() return "allow" end,
   after = function(req, outcome)
     return {

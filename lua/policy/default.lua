@@ -3,14 +3,15 @@
 -- (TOO_LARGE); this policy allows what the core allows, and is the template
 -- for your own: copy it, add a rule, list it under `policies:`.
 --
--- options: max_file_size (bytes) - refuse writes larger than this, a
--- tighter limit than the max_file_size cap.
+-- options: max_file_size (bytes, or a size like "10MB") - refuse writes
+-- larger than this, a tighter limit than the max_file_size cap.
 
 local options = ... or {}
-local max = tonumber(options.max_file_size)
+local max = options.max_file_size and size(options.max_file_size)
 
 return {
   name = "default",
+  options = { "max_file_size" },
   check = function(req)
     if max and req.size and req.size > max then
       return "deny", ("%d bytes is over this policy's max_file_size (%d)"):format(req.size, max)

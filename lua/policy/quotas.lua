@@ -5,21 +5,13 @@
 
 local options = ... or {}
 
-local UNITS = { [""] = 1, B = 1, KB = 1e3, MB = 1e6, GB = 1e9, KiB = 1024, MiB = 1024 ^ 2, GiB = 1024 ^ 3 }
-
-local function size(v)
-  if v == nil or type(v) == "number" then return v end
-  local n, u = tostring(v):match("^%s*(%d+%.?%d*)%s*(%a*)%s*$")
-  assert(n and UNITS[u], "quotas: invalid size " .. tostring(v))
-  return math.floor(tonumber(n) * UNITS[u])
-end
-
-local max_bytes = size(options.max_bytes_written)
+local max_bytes = options.max_bytes_written and size(options.max_bytes_written)
 local max_calls = tonumber(options.max_calls_per_minute)
 local sessions = {} -- session -> {bytes =, minute =, calls =}
 
 return {
   name = "quotas",
+  options = { "max_bytes_written", "max_calls_per_minute" },
   check = function(req)
     local s = sessions[req.session or ""]
     if not s then

@@ -3,6 +3,7 @@
 
 return {
   name = "readonly",
+  options = {},
   check = function(req)
     if req.operation == "write" or req.operation == "delete" then
       return "deny", "the readonly policy allows no changes"

@@ -65,6 +65,7 @@ end
 
 return {
   name = "secrets",
+  options = { "extra", "allow" },
   check = function(req)
     for _, path in ipairs { req.path, req.rel, req.resolved } do
       local hit = secret(path)

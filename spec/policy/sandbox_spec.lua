@@ -209,7 +209,7 @@ describe(H.tag("policy sandbox through burrow.open"), function()
       it(b[1] .. " is refused before it runs: denied with the pattern cost message", function()
         local ws = open_ws(root, { policy_file(pdir, "bomb", on_trigger(b[2])) })
         denied(ws, LONG, b[1], "policy bomb failed",
-          "pattern too costly for the policy sandbox on a subject of this length")
+          "pattern too costly for the policy sandbox on a subject of")
         still_serves(ws, b[1])
       end)
     end
@@ -279,8 +279,14 @@ if string.dump ~= nil then seen[#seen + 1] = "string.dump" end
 if getmetatable("") ~= nil then seen[#seen + 1] = "getmetatable('')" end
 local have = {}
 for _, k in ipairs { "assert", "error", "ipairs", "next", "pairs", "pcall", "select",
-  "tonumber", "tostring", "type", "xpcall", "rawequal", "rawlen", "rawget", "rawset",
-  "setmetatable", "getmetatable", "_VERSION", "string", "table", "math", "utf8", "os" } do
+  "tonumber", "tostring", "type", "xpcall", "rawequal", "rawlen", "rawget",
+  "setmetatable", "getmetatable", "size", "_VERSION", "string", "table", "math", "utf8", "os" } do
+  if _ENV[k] == nil then have[#have + 1] = k end
+end
+for _, k in ipairs { "rawset" } do -- rawset would write into the shared libraries' views
+  if _ENV[k] ~= nil then seen[#seen + 1] = k end
+end
+for _, k in ipairs {} do
   if _ENV[k] == nil then have[#have + 1] = k end
 end
 for _, k in ipairs { "time", "clock", "date", "difftime" } do
@@ -372,15 +378,21 @@ return {
       assert.truthy(out:find("second\tOK", 1, true), out)
     end)
 
-    it("a __gc finalizer that loops does not hang the call nor ws:close()", function()
-      local p = policy_file(pdir, "bomb", [[
+    it("a __gc finalizer is refused: at load the policy does not load, in a call the call is denied", function()
+      -- finalizers would run outside any call (and in ws:close()), so
+      -- policies cannot set them
+      local at_load = policy_file(pdir, "bomb", [[
 setmetatable({}, { __gc = function() while true do end end })
-return { name = "bomb", check = function(req)
-  setmetatable({}, { __gc = function() while true do end end })
-  return "allow"
-end }]])
-      local out, code = child_calls(root, p, "file.txt")
+return { name = "bomb", check = function() return "allow" end }]])
+      local ws, msg = burrow.open { roots = { { path = root } }, policies = { at_load }, resolver = H.RESOLVER }
+      assert.is_nil(ws)
+      assert.truthy(msg:find("__gc is not available to policies", 1, true), msg)
+      local p = policy_file(pdir, "bomb2", on_trigger([[
+        setmetatable({}, { __gc = function() while true do end end })]]))
+      local out, code = child_calls(root, p, "trigger")
       child_finished("__gc loop", out, code)
+      assert.truthy(out:find("first\tPOLICY_DENIED", 1, true), out)
+      assert.truthy(out:find("__gc is not available", 1, true), out)
       assert.truthy(out:find("second\tOK", 1, true), out)
       assert.truthy(out:find("closed", 1, true), out)
     end)
@@ -435,7 +447,17 @@ end }]])
 string.match = function() return "harmless" end
 string.find = function() return nil end
 return { name = "evil", check = function() return "allow" end }]])
-      local ws = open_ws(root, { evil, "secrets" })
+      local ws, msg = burrow.open { roots = { { path = root } }, policies = { evil, "secrets" }, resolver = H.RESOLVER }
+      assert.is_nil(ws, "a policy that writes into the libraries must not load")
+      assert.truthy(msg:find("read-only", 1, true), msg)
+      -- the same attempt at call time fails that call, and secrets still holds
+      local late = policy_file(pdir, "late", [[
+return { name = "late", check = function()
+  pcall(function() string.match = function() return "harmless" end end)
+  pcall(function() getmetatable(_ENV).__index.string = { match = function() end } end)
+  return "allow"
+end }]])
+      ws = open_ws(root, { late, "secrets" })
       denied(ws, "id_rsa", "read id_rsa", "secrets policy")
       denied(ws, ".env", "read .env", "secrets policy")
     end)
@@ -624,7 +646,9 @@ return {
 
   it("a library table changed by one policy is not what the next one sees", function()
     sb = core.sandbox()
-    assert.is_true(sb:load("a", [[string.upper = nil; table.concat = nil; return { check = function() return "allow" end }]]))
+    local ok0, err = sb:load("a", [[string.upper = nil; table.concat = nil; return { check = function() return "allow" end }]])
+    assert.is_nil(ok0)
+    assert.truthy(err:find("read-only", 1, true), err)
     assert.is_true(sb:load("b", [[return { check = function() return ("x"):upper(), table.concat({ "y" }) end }]]))
     local ok, a, b = sb:call("b", "check", {})
     assert.is_true(ok, tostring(a))
