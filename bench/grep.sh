@@ -75,19 +75,19 @@ hf() { # NAME CMD...: hyperfine (no match is exit 1: not a failure), JSON in $TM
 for i in "${!NAMES[@]}"; do
   name=${NAMES[$i]} rg=${RGS[$i]} gnu=${GNUS[$i]} args=${ARGS[$i]}
   node -e 'const [n, l, r, g, a] = process.argv.slice(1);
-    console.log(JSON.stringify({ name: n, label: l, rg: r, gnu: g, tool: "grep", args: JSON.parse(a) }))' \
+    console.log(JSON.stringify({ name: n, label: l, rg: r, gnu: g, base: r, tool: "grep", args: JSON.parse(a) }))' \
     "$name" "${LABELS[$i]}" "$rg" "$gnu" "$args" >> "$TMP/queries.jsonl"
   echo "+ [$name] $rg  |  $gnu  |  burrow call grep '$args'"
   hf "$name" -n rg "$rg > $TMP/$name.rg" -n grep "$gnu > $TMP/$name.grep" \
     -n burrow "$BIN call grep '$args' --root . $CAPS > $TMP/$name.burrow"
 done
-node -e 'console.log(JSON.stringify({ name: "glob", label: "glob `**/*.h`", tool: "glob", args: JSON.parse(process.argv[1]) }))' \
-  "$GLOB_JSON" >> "$TMP/queries.jsonl"
+node -e 'console.log(JSON.stringify({ name: "glob", label: "glob `**/*.h`", base: process.argv[2], tool: "glob", args: JSON.parse(process.argv[1]) }))' \
+  "$GLOB_JSON" "$FD -g '*.h'" >> "$TMP/queries.jsonl"
 echo "+ [glob] $FD -g '*.h' | find . -name '*.h' | rg --files -g '*.h' | burrow call glob $GLOB_JSON"
 hf glob -n fd "$FD -g '*.h' > $TMP/glob.fd" -n find "find . -name '*.h' -type f -not -path '*/.*' > $TMP/glob.find" \
   -n rg "rg --files -g '*.h' > $TMP/glob.rg" -n burrow "$BIN call glob '$GLOB_JSON' --root . $CAPS > $TMP/glob.burrow"
 
-echo "+ node bench/grep_mcp.mjs (one burrow mcp, $RUNS runs per query)"
+echo "+ node bench/grep_mcp.mjs (one burrow mcp, $RUNS runs per query, each next to a run of rg or fd)"
 node "$REPO/bench/grep_mcp.mjs" --bin "$BIN" --root "$TREE" --runs "$RUNS" --queries "$TMP/queries.jsonl" \
   > "$TMP/mcp.json"
 

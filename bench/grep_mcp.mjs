@@ -1,11 +1,14 @@
 // bench/grep_mcp.mjs: time grep and glob calls to one running `burrow mcp`
 // (a raw JSON-RPC client over stdio), so start-up is not counted: the
 // latency an agent sees per call, and the server's CPU time for it (from
-// /proc/PID/stat). Prints JSON {name: {median_ms, cpu_ms, runs, total}}.
+// /proc/PID/stat). Each MCP call alternates with one run of the query's
+// baseline command (rg, or fd for the glob), so both see the same machine
+// load. Prints JSON {name: {median_ms, cpu_ms, base_ms, runs, total}}.
 //
 //   node bench/grep_mcp.mjs --bin build/burrow --root TREE --runs 5 --queries Q.jsonl
-import { spawn } from "node:child_process";
+import { spawn, execSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 
 const o = { runs: 5 };
 for (let i = 2; i < process.argv.length; i += 2) o[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
@@ -44,9 +47,10 @@ function request(method, params) {
 await request("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "grep-bench", version: "1" } });
 child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
 
+const SCRATCH = `${os.tmpdir()}/burrow-grep-bench-${process.pid}.out`; // like hyperfine's runs: a file
 const out = {};
 for (const q of queries) {
-  const times = [], cpus = [];
+  const times = [], cpus = [], base = [];
   let total = null;
   for (let r = 0; r <= Number(o.runs); r++) { // run 0 is the warm-up
     const c0 = cpu(), t0 = performance.now();
@@ -56,9 +60,15 @@ for (const q of queries) {
     const s = msg.result.structuredContent;
     total = q.tool === "glob" ? s.entries.length : s.output_mode === "files" ? s.files.length : s.total;
     if (r > 0) times.push(ms), cpus.push(cms);
+    if (q.base) {
+      const b0 = performance.now();
+      execSync(`${q.base} > ${SCRATCH} || true`, { cwd: o.root, shell: "/bin/sh" });
+      if (r > 0) base.push(performance.now() - b0);
+    }
   }
+  try { fs.unlinkSync(SCRATCH); } catch {}
   const med = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
-  out[q.name] = { median_ms: med(times), cpu_ms: med(cpus) || null, runs: times, total }; // null: under one tick
+  out[q.name] = { median_ms: med(times), cpu_ms: med(cpus) || null, base_ms: base.length ? med(base) : null, runs: times, total }; // null: under one tick
 }
 child.stdin.end();
 console.log(JSON.stringify(out));

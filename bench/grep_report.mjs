@@ -56,11 +56,12 @@ const callR = [], mcpR = [], cpuR = [], cpuM = [], cpuRows = [];
 for (const q of queries.filter((q) => q.tool === "grep")) {
   const m = medians(q.name), u = cpus(q.name);
   const c = m.burrow, r = m.rg, g = m.grep, p = mcp[q.name].median_ms, pc = mcp[q.name].cpu_ms;
+  const pr = mcp[q.name].base_ms ?? r; // rg timed next to each MCP call
   callR.push(c / r);
-  mcpR.push(p / r);
+  mcpR.push(p / pr);
   cpuR.push(u.burrow / u.rg);
   if (pc != null) cpuM.push(pc / u.rg);
-  md.push(`| ${q.label} | ${fmt(r)} | ${fmt(g)} | ${fmt(c)} | ${fmt(p)} | ${ratio(c, r)} | ${ratio(p, r)} | ${ratio(c, g)} | ${count(q, "rg")} / ${count(q, "grep")} / ${count(q, "burrow")} |`);
+  md.push(`| ${q.label} | ${fmt(r)} | ${fmt(g)} | ${fmt(c)} | ${fmt(p)} (rg ${fmt(pr)}) | ${ratio(c, r)} | ${ratio(p, pr)} | ${ratio(c, g)} | ${count(q, "rg")} / ${count(q, "grep")} / ${count(q, "burrow")} |`);
   cpuRows.push(`| ${q.label} | ${fmt(u.rg)} | ${fmt(u.grep)} | ${fmt(u.burrow)} | ${fmt(pc)} | ${ratio(u.burrow, u.rg)} | ${ratio(pc, u.rg)} | ${ratio(u.burrow, u.grep)} |`);
 }
 md.push(`| **geometric mean** | | | | | **${geo(callR).toFixed(2)}×** | **${geo(mcpR).toFixed(2)}×** | | |`);
@@ -73,10 +74,10 @@ md.push("");
 const gq = queries.find((q) => q.tool === "glob");
 if (gq) {
   const m = medians("glob"), u = cpus("glob");
-  const p = mcp.glob.median_ms;
+  const p = mcp.glob.median_ms, pf = mcp.glob.base_ms ?? m.fd;
   md.push("| glob `**/*.h` | fd | find | rg --files | burrow call | burrow MCP | call / fd | MCP / fd | call / find | results fd / find / rg / burrow |");
   md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
-  md.push(`| wall ms | ${fmt(m.fd)} | ${fmt(m.find)} | ${fmt(m.rg)} | ${fmt(m.burrow)} | ${fmt(p)} | ${ratio(m.burrow, m.fd)} | ${ratio(p, m.fd)} | ${ratio(m.burrow, m.find)} | ${count(gq, "fd")} / ${count(gq, "find")} / ${count(gq, "rg")} / ${count(gq, "burrow")} |`);
+  md.push(`| wall ms | ${fmt(m.fd)} | ${fmt(m.find)} | ${fmt(m.rg)} | ${fmt(m.burrow)} | ${fmt(p)} (fd ${fmt(pf)}) | ${ratio(m.burrow, m.fd)} | ${ratio(p, pf)} | ${ratio(m.burrow, m.find)} | ${count(gq, "fd")} / ${count(gq, "find")} / ${count(gq, "rg")} / ${count(gq, "burrow")} |`);
   md.push(`| CPU ms | ${fmt(u.fd)} | ${fmt(u.find)} | ${fmt(u.rg)} | ${fmt(u.burrow)} | ${fmt(mcp.glob.cpu_ms)} | ${ratio(u.burrow, u.fd)} | ${ratio(mcp.glob.cpu_ms, u.fd)} | ${ratio(u.burrow, u.find)} | |`);
   md.push("");
 }
