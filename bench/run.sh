@@ -17,6 +17,7 @@
 #   BENCH_KEEP=1       keep the temp dir (harness copy + workspace)
 #   BENCH_GREP=0       skip bench/grep.sh (grep/glob vs rg, GNU grep, fd, find
 #                      on the Linux source; its knobs are in that file)
+#   BENCH_EDIT=0       skip bench/edit.sh (edit_file vs the official server)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -117,5 +118,10 @@ if [ "${BENCH_GREP:-1}" != 0 ]; then
   echo
   echo "+ bash bench/grep.sh"
   BENCH_OUT=$OUT BURROW_BIN=$BIN bash "$REPO/bench/grep.sh" || FAILED=1
+fi
+if [ "${BENCH_EDIT:-1}" != 0 ]; then
+  echo
+  echo "+ bash bench/edit.sh"
+  BENCH_OUT=$OUT BURROW_BIN=$BIN BENCH_HARNESS=$H bash "$REPO/bench/edit.sh" || FAILED=1
 fi
 exit "$FAILED"

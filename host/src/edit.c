@@ -1200,12 +1200,13 @@ static int file_op(const bw_root *r, const char *rel, const bw_edit_file_opts *o
     rc = bw_fail(BW_HASH_MISMATCH, NULL);
   }
   if (!rc) rc = fn(data, len, arg, &o->e, &res->out);
-  if (!rc) rc = bw_sha256(res->out.text, res->out.len, res->hash);
-  if (!rc && !o->dry_run) {
+  if (!rc && o->dry_run) rc = bw_sha256(res->out.text, res->out.len, res->hash);
+  if (!rc && !o->dry_run) { /* compare-and-set against what we read */
     bw_write_opts wo = {.expected_hash = res->old_hash, .max_compare = o->max_bytes};
     bw_write_res wr;
     rc = bw_write_file(r, rel, res->out.text, res->out.len, &wo, &wr);
     if (rc == BW_HASH_MISMATCH) strcpy(res->current_hash, wr.current_hash);
+    if (!rc) memcpy(res->hash, wr.hash, sizeof res->hash);
   }
   if (!rc && o->keep_original && len <= o->keep_original) {
     res->original = data; /* handed over */
