@@ -71,8 +71,9 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
     if r.dirs == 0 and r.files == 1 and r.links == 0 then
       return ("Copied %s to %s (%d bytes, %s)"):format(r.source, r.destination, r.bytes, r.content_hash), r
     end
+    local function n(k, one, many) return ("%d %s"):format(k, k == 1 and one or many) end
     local skipped = r.skipped > 0 and (", %d skipped (FIFOs, sockets, devices or mounts)"):format(r.skipped) or ""
-    return ("Copied %s to %s: %d files, %d directories, %d links (%d bytes)%s")
-      :format(r.source, r.destination, r.files, r.dirs, r.links, r.bytes, skipped), r
+    return ("Copied %s to %s: %s, %s, %s (%d bytes)%s"):format(r.source, r.destination, n(r.files, "file", "files"),
+      n(r.dirs, "directory", "directories"), n(r.links, "link", "links"), r.bytes, skipped), r
   end,
 }

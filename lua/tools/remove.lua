@@ -45,6 +45,7 @@ Examples: {"path": "tmp/out.log"}  {"path": "build", "recursive": true}]],
 
   render = function(r)
     if r.dirs == 0 and r.files <= 1 then return ("Removed %s"):format(r.path), r end
-    return ("Removed %s (%d files or links, %d directories)"):format(r.path, r.files, r.dirs), r
+    return ("Removed %s (%d %s, %d %s)"):format(r.path, r.files, r.files == 1 and "file or link" or "files or links",
+      r.dirs, r.dirs == 1 and "directory" or "directories"), r
   end,
 }
