@@ -16,17 +16,18 @@ const queries = fs.readFileSync(o.queries, "utf8").trim().split("\n").map((l) =>
 const caps = ["max_matches=100000000", "max_entries=100000000", "max_result_bytes=4GiB"].flatMap((c) => ["--cap", c]);
 const child = spawn(o.bin, ["mcp", "--root", o.root, ...caps], { stdio: ["pipe", "pipe", "ignore"] });
 
-let buf = "";
+let parts = []; // chunks of the line being received (scan only new bytes)
 const waiting = new Map();
 child.stdout.on("data", (d) => {
-  buf += d;
   let i;
-  while ((i = buf.indexOf("\n")) >= 0) {
-    const line = buf.slice(0, i);
-    buf = buf.slice(i + 1);
-    const msg = JSON.parse(line);
+  while ((i = d.indexOf(10)) >= 0) {
+    parts.push(d.subarray(0, i));
+    const msg = JSON.parse(Buffer.concat(parts).toString("utf8"));
+    parts = [];
+    d = d.subarray(i + 1);
     if (waiting.has(msg.id)) { waiting.get(msg.id)(msg); waiting.delete(msg.id); }
   }
+  if (d.length) parts.push(d);
 });
 // user + system CPU of the server so far, in ms
 const HZ = 100; // USER_HZ: clock ticks of /proc/PID/stat on Linux
@@ -62,7 +63,7 @@ for (const q of queries) {
     if (r > 0) times.push(ms), cpus.push(cms);
     if (q.base) {
       const b0 = performance.now();
-      execSync(`${q.base} > ${SCRATCH} || true`, { cwd: o.root, shell: "/bin/sh" });
+      execSync(`${q.base} < /dev/null > ${SCRATCH} || true`, { cwd: o.root, shell: "/bin/sh" });
       if (r > 0) base.push(performance.now() - b0);
     }
   }
