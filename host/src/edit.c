@@ -19,7 +19,8 @@
 
 enum { EOL_NONE, EOL_LF, EOL_CRLF, EOL_MIXED };
 enum { BINARY_PROBE = 8192, MIN_SIMILAR = 30 };
-#define NO_LINE ((size_t)-1)
+#define NO_LINE ((size_t)-1) /* a match that is not whole lines */
+#define NO_POS ((size_t)-1)  /* no match at this position */
 
 static const char *const level_names[BW_LEVELS] = {
     "exact", "trailing_whitespace", "indentation", "unicode"};
@@ -327,16 +328,16 @@ static int ml_add(mlist *ml, size_t start, size_t end, size_t line) {
 }
 
 /* old at s[at...] with "\n" in old matching "\n" or "\r\n": the end, or
- * NO_LINE when it does not match there. */
+ * NO_POS when it does not match there. */
 static size_t flex_at(const view *v, size_t at, const char *p, size_t pl) {
   size_t j = at;
   for (size_t i = 0; i < pl; i++) {
     if (p[i] == '\n') {
       if (j < v->n && v->s[j] == '\n') j++;
       else if (j + 1 < v->n && v->s[j] == '\r' && v->s[j + 1] == '\n') j += 2;
-      else return NO_LINE;
+      else return NO_POS;
     } else if (j >= v->n || v->s[j] != p[i]) {
-      return NO_LINE;
+      return NO_POS;
     } else {
       j++;
     }
@@ -360,31 +361,32 @@ static int exact_next(const view *v, pat *p, size_t from, size_t *s,
   const char *nl = memchr(p->old, '\n', p->olen);
   size_t seg = nl ? (size_t)(nl - p->old) : p->olen;
   for (size_t at = from; at < v->n;) {
-    size_t cand;
+    size_t cand, next;
     if (seg > 0) {
       const char *hit = memmem(v->s + at, v->n - at, p->old, seg);
       if (!hit) return 0;
       cand = (size_t)(hit - v->s);
+      next = cand + 1;
     } else { /* old starts with a newline: a CRLF's match starts at its CR */
       const char *q = memchr(v->s + at, '\n', v->n - at);
       if (!q) return 0;
       cand = (size_t)(q - v->s);
-      if (cand > 0 && v->s[cand - 1] == '\r' && cand - 1 < at) { /* inside a CRLF */
-        at = cand + 1;
-        continue;
+      next = cand + 1;
+      if (cand > 0 && v->s[cand - 1] == '\r') {
+        if (cand - 1 < at) { /* the CR is before from: inside a match seen */
+          at = next;
+          continue;
+        }
+        cand--;
       }
-      if (cand > 0 && v->s[cand - 1] == '\r') cand--;
     }
     size_t end = flex_at(v, cand, p->old, p->olen);
-    if (end != NO_LINE) {
+    if (end != NO_POS) {
       *s = cand;
       *e = end;
       return 1;
     }
-    at = (seg > 0 ? cand : (size_t)((const char *)memchr(v->s + cand, '\n',
-                                                         v->n - cand) -
-                                     v->s)) +
-         1;
+    at = next;
   }
   return 0;
 }
@@ -473,11 +475,10 @@ static const char *eol_at(const view *v, size_t start, size_t end) {
   if (v->eol == EOL_CRLF) return "\r\n";
   if (v->eol != EOL_MIXED) return "\n";
   size_t lf = 0, crlf = 0;
-  for (const char *q = v->s + start; (q = memchr(q, '\n', end - (size_t)(q - v->s)));
-       q++) {
+  for (size_t i = start; i < end; i++) {
+    if (v->s[i] != '\n') continue;
     lf++;
-    crlf += q > v->s && q[-1] == '\r';
-    if ((size_t)(q - v->s) + 1 >= end) break;
+    crlf += i > 0 && v->s[i - 1] == '\r';
   }
   if (lf) return crlf * 2 >= lf ? "\r\n" : "\n";
   const char *q = end < v->n ? memchr(v->s + end, '\n', v->n - end) : NULL;
