@@ -1,0 +1,125 @@
+// End-to-end: the edit engine and the other mutations through the official
+// MCP TypeScript SDK client, which checks every structuredContent against
+// the tool's outputSchema: edit_file (diff, levels, errors with their
+// _meta code), insert_lines, append_file, mkdir, copy, move, remove,
+// undo_edit in one session, and read_file answering an image block.
+//
+//   BURROW_BIN=/path/to/burrow node --test test/e2e/edit.test.mjs
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import zlib from "node:zlib";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const BIN = path.resolve(process.env.BURROW_BIN || path.join(HERE, "..", "..", "build", "burrow"));
+const T = { timeout: 30_000 };
+const sha256 = (data) => "sha256:" + createHash("sha256").update(data).digest("hex");
+
+let TMP;
+before(() => { TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-e2e-edit-"))); });
+after(() => { if (TMP) fs.rmSync(TMP, { recursive: true, force: true }); });
+
+async function session(dir, fn) {
+  const env = { ...getDefaultEnvironment(), ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("BURROW_"))) };
+  const transport = new StdioClientTransport({ command: BIN, args: ["mcp", "--root", dir], env, stderr: "pipe" });
+  const client = new Client({ name: "burrow-e2e-edit", version: "0.0.0" }, { capabilities: {} });
+  await client.connect(transport);
+  await client.listTools(); // the SDK keeps the output schemas it validates against
+  try {
+    return await fn((name, args) => client.callTool({ name, arguments: args }));
+  } finally {
+    await client.close();
+  }
+}
+
+const text = (r) => r.content.map((c) => c.text ?? "").join("");
+function ok(r, what) {
+  if (r.isError) assert.fail(`${what}: ${text(r)}`);
+  return r.structuredContent;
+}
+function refused(r, code, what) {
+  assert.equal(r.isError, true, `${what}: expected ${code}, got ${JSON.stringify(r).slice(0, 300)}`);
+  assert.equal(r._meta?.["burrow/code"], code, `${what}: ${text(r)}`);
+  assert.ok(text(r).startsWith(code + ": "), `${what}: ${text(r)}`);
+  return text(r);
+}
+
+test("edit_file, insert_lines, append_file and undo_edit in one session", T, async () => {
+  const dir = fs.mkdtempSync(path.join(TMP, "ws"));
+  fs.writeFileSync(path.join(dir, "a.go"), "func f() {\r\n\tif x {\r\n\t\treturn 1\r\n\t}\r\n}\r\n");
+  await session(dir, async (call) => {
+    let s = ok(await call("edit_file", { path: "a.go", old_text: "\t\treturn 1\n", new_text: "\t\treturn 2\n" }), "exact edit");
+    assert.equal(s.replacements, 1);
+    assert.equal(s.edits[0].level, "exact");
+    assert.match(s.diff, /^--- a\.go\n\+\+\+ a\.go\n@@ -1,5 \+1,5 @@\n/);
+    assert.equal(fs.readFileSync(path.join(dir, "a.go"), "utf8"), "func f() {\r\n\tif x {\r\n\t\treturn 2\r\n\t}\r\n}\r\n");
+    assert.equal(s.content_hash, sha256(fs.readFileSync(path.join(dir, "a.go"))));
+
+    const msg = refused(await call("edit_file", { path: "a.go", old_text: "    if x {\n        return 2\n", new_text: "x" }), "NOT_FOUND_TEXT", "spaces for tabs");
+    assert.match(msg, /tabs vs spaces/);
+    s = ok(await call("edit_file", { path: "a.go", match: "loose", old_text: "    if x {\n        return 2\n", new_text: "    if x {\n        return 3\n" }), "loose edit");
+    assert.equal(s.edits[0].level, "indentation");
+    assert.equal(fs.readFileSync(path.join(dir, "a.go"), "utf8"), "func f() {\r\n\tif x {\r\n\t\treturn 3\r\n\t}\r\n}\r\n");
+
+    refused(await call("edit_file", { path: "a.go", old_text: "\t", new_text: "  " }), "AMBIGUOUS_TEXT", "ambiguous");
+    refused(await call("edit_file", { path: "a.go", edits: [{ old_text: "func f", new_text: "g" }, { old_text: "f()", new_text: "h" }] }), "OVERLAPPING_EDITS", "overlap");
+    refused(await call("edit_file", { path: "a.go", old_text: "func", new_text: "fn", expected_hash: sha256("x") }), "HASH_MISMATCH", "stale hash");
+
+    s = ok(await call("insert_lines", { path: "a.go", line: 1, content: "package main\n" }), "insert");
+    assert.equal(s.lines_inserted, 1);
+    s = ok(await call("append_file", { path: "a.go", content: "// end\r\n" }), "append");
+    assert.equal(s.created, false);
+
+    for (const want of ["package main\r\nfunc f() {", "func f() {\r\n\tif x {\r\n\t\treturn 3", "func f() {\r\n\tif x {\r\n\t\treturn 2"]) {
+      s = ok(await call("undo_edit", { path: "a.go" }), "undo");
+      assert.ok(fs.readFileSync(path.join(dir, "a.go"), "utf8").startsWith(want), `after undo: ${want}`);
+    }
+  });
+});
+
+test("mkdir, copy, move and remove; the root is refused", T, async () => {
+  const dir = fs.mkdtempSync(path.join(TMP, "ws"));
+  fs.writeFileSync(path.join(dir, "f.txt"), "F\n");
+  await session(dir, async (call) => {
+    assert.equal(ok(await call("mkdir", { path: "d/e" }), "mkdir").created, true);
+    assert.equal(ok(await call("copy", { source: "f.txt", destination: "d/e/g.txt" }), "copy").files, 1);
+    const s = ok(await call("copy", { source: "d", destination: "d2", recursive: true }), "copy tree");
+    assert.deepEqual([s.files, s.dirs], [1, 2]);
+    refused(await call("move", { source: "f.txt", destination: "d2/e/g.txt" }), "EEXIST", "move onto a file");
+    ok(await call("move", { source: "f.txt", destination: "d2/e/g.txt", overwrite: true }), "move overwrite");
+    assert.equal(fs.existsSync(path.join(dir, "f.txt")), false);
+    refused(await call("remove", { path: "d2" }), "EEXIST", "remove a full dir");
+    ok(await call("remove", { path: "d2", recursive: true }), "remove tree");
+    refused(await call("remove", { path: ".", recursive: true }), "INVALID_ARGUMENT", "remove the root");
+    assert.deepEqual(fs.readdirSync(dir).sort(), ["d"]);
+  });
+});
+
+test("read_file answers a PNG with an image content block", T, async () => {
+  const dir = fs.mkdtempSync(path.join(TMP, "ws"));
+  const chunk = (type, data) => {
+    const len = Buffer.alloc(4); len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4); crc.writeUInt32BE(zlib.crc32 ? zlib.crc32(Buffer.concat([Buffer.from(type), data])) : 0);
+    return Buffer.concat([len, Buffer.from(type), data, crc]);
+  };
+  const ihdr = Buffer.from([0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]);
+  const png = Buffer.concat([Buffer.from("\x89PNG\r\n\x1a\n", "latin1"), chunk("IHDR", ihdr),
+    chunk("IDAT", zlib.deflateSync(Buffer.from([0, 255, 0, 0]))), chunk("IEND", Buffer.alloc(0))]);
+  fs.writeFileSync(path.join(dir, "dot.png"), png);
+  await session(dir, async (call) => {
+    const r = await call("read_file", { path: "dot.png" });
+    assert.equal(r.isError, undefined);
+    const img = r.content.find((c) => c.type === "image");
+    assert.ok(img, `an image block: ${JSON.stringify(r.content).slice(0, 300)}`);
+    assert.equal(img.mimeType, "image/png");
+    assert.deepEqual(Buffer.from(img.data, "base64"), png);
+    assert.equal(r.structuredContent.mime_type, "image/png");
+  });
+});
