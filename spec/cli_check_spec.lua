@@ -61,7 +61,7 @@ audit: audit.jsonl
       ["tools: [read_file,\n"] = ":2:1: did not find expected node content",
       ["caps:\n  max_file_size: huge\n"] = ':2:18: cap max_file_size: invalid size "huge"',
       ["roots: &r [data]\n"] = ":1:8: anchors (&r) are not supported",
-      ["pack: codex\n"] = ':1:7: pack "codex" is not available yet',
+      ["pack: nosuch\n"] = ':1:7: unknown pack "nosuch" (available: native',
     }
     for text, want in pairs(cases) do
       H.write(dir, "bad.yaml", text)

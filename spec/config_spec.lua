@@ -207,7 +207,7 @@ roots:
     mode: rw
   - path: /usr/share/doc
     mode: ro
-pack: native             # the only pack today
+pack: native             # or mcp_filesystem, ...
 tools: [read_file, list_dir, stat]   # a subset
 policies: [default, secrets, ./policies/no-vendor.lua, {name: quotas, max_bytes_written: 100MB}]
 caps: {max_file_size: 50MB, max_result_bytes: 256KiB, max_entries: 1000}
@@ -338,7 +338,7 @@ policies:
 
     it("names unknown keys with their position and the known keys", function()
       assert.equal('c.yaml:2:1: unknown key "rots" in the configuration '
-        .. "(known: audit, caps, modules, pack, policies, roots, tools)",
+        .. "(known: audit, caps, modules, pack, packs, policies, roots, tools)",
         parse_err("pack: native\nrots: [/a]\n"))
       assert.equal('c.yaml:3:5: unknown key "mnt" in a root (known: mode, mount, path)',
         parse_err("roots:\n  - path: /a\n    mnt: /w\n"))
@@ -392,9 +392,10 @@ policies:
       assert(#wrong == 0, table.concat(wrong, "\n"))
     end)
 
-    it("says packs other than native are not available yet", function()
-      assert.equal('c.yaml:1:7: pack "claude_code" is not available yet: only the native tool set (pack: native) exists today',
-        parse_err("pack: claude_code\n"))
+    it("refuses a pack that does not exist, listing the available ones", function()
+      assert.matches('^c%.yaml:1:7: unknown pack "no_such_pack" %(available: native, ',
+        parse_err("pack: no_such_pack\n"))
+      assert.equal("mcp_filesystem", parse("pack: mcp_filesystem\n").pack)
       assert.equal("native", parse("pack: native\n").pack)
     end)
 

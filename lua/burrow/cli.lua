@@ -8,9 +8,9 @@ local json = core.json
 
 local USAGE = [==[
 usage:
-  burrow mcp   [--config FILE] [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]... [--landlock]
-  burrow call  TOOL [JSON-ARGS | -] [--config FILE] [--root ...] [--cap ...]
-  burrow tools [--format mcp|openai|anthropic] [--config FILE] [--root ...]
+  burrow mcp   [--config FILE] [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]... [--pack NAME] [--landlock]
+  burrow call  TOOL [JSON-ARGS | -] [--config FILE] [--root ...] [--cap ...] [--pack NAME]
+  burrow tools [--format mcp|openai|anthropic] [--config FILE] [--root ...] [--pack NAME]
   burrow check [--config FILE] [--root ...] [--cap ...]
   burrow version
 
@@ -21,6 +21,8 @@ usage:
   --cap KEY=VALUE          e.g. --cap max_result_bytes=64MiB (keys: max_result_bytes,
                            max_entries, max_matches, max_file_size, max_line_chars,
                            max_request_bytes, untrusted_boundary=true|false)
+  --pack NAME              serve a compatibility pack's tools instead of the native
+                           set (docs/packs.md: native, mcp_filesystem, ...)
   --landlock               (mcp) confine the process to its roots with Landlock
   BURROW_RESOLVER=walk     use the fd-walk resolver instead of openat2
 ]==]
@@ -54,8 +56,9 @@ local function parse(args)
       o.format = value()
     elseif a == "--pack" then
       o.pack = value()
-      if o.pack ~= "native" then
-        error({ usage = ("pack %q is not available yet: only the native tool set is served"):format(o.pack) })
+      local registry = require "burrow.registry"
+      if o.pack ~= "native" and not registry.pack_file(o.pack) then
+        error({ usage = ("unknown pack %q (available: %s)"):format(o.pack, table.concat(registry.packs(), ", ")) })
       end
     elseif a == "--config" then
       o.config = value()
@@ -84,7 +87,7 @@ local function options(o)
   end
   if o.roots then opts.roots = o.roots end
   for k, v in pairs(o.caps) do opts.caps[k] = v end
-  if o.pack then opts.pack = o.pack end
+  if o.pack then opts.pack, opts.packs = o.pack, nil end
   return opts
 end
 

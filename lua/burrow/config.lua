@@ -32,7 +32,7 @@ config.seed_writes = { write = true, edit = true, insert = true, mv = true, cp =
 -- address files as /workspace/...
 config.workspace_mount = "/workspace"
 
-local TOP_KEYS = { roots = true, pack = true, tools = true, policies = true, caps = true, audit = true, modules = true }
+local TOP_KEYS = { roots = true, pack = true, packs = true, tools = true, policies = true, caps = true, audit = true, modules = true }
 
 ---------------------------------------------------------------------------
 -- the state of one parse, and its errors
@@ -192,9 +192,50 @@ local function tool_spec(s, m, why)
   return s
 end
 
-local function parse_tools(v, mark)
+-- A pack's name: native or a file in lua/tools/packs.
+local function pack_name(v, mark)
+  local name = want_string(v, mark, "pack")
+  if name ~= "native" and not registry.pack_file(name) then
+    fail(mark, "unknown pack %q (available: %s)", name, table.concat(registry.packs(), ", "))
+  end
+  return name
+end
+
+-- packs: [a, {name: b, prefix: b_, ...options}]
+local function parse_packs(v, mark)
+  want_list(v, mark, "packs")
+  if #v == 0 then fail(mark, "packs: the list is empty (leave the key out for the native set)") end
+  local out = {}
+  for i, p in ipairs(v) do
+    local m = item_at(v, i)
+    if is_map(p) then
+      if p.name == nil then fail(m, "a packs entry needs a name (its other keys are prefix and the pack's options)") end
+      local entry = {}
+      for k, opt in pairs(p) do entry[k] = opt end
+      entry.name = pack_name(p.name, value_at(p, "name"))
+      if p.prefix ~= nil then
+        local px = want_string(p.prefix, value_at(p, "prefix"), "prefix")
+        if not px:match("^[%w_%-]+$") then fail(value_at(p, "prefix"), "prefix %q: use letters, digits, _ and -", px) end
+      end
+      out[i] = entry
+    else
+      out[i] = pack_name(p, m)
+    end
+  end
+  return out
+end
+
+local function parse_tools(v, mark, pack)
   want_list(v, mark, "tools")
   if #v == 0 then fail(mark, "tools: the list is empty (leave the key out for the native set)") end
+  if pack and pack ~= "native" then -- names pick the pack's tools; burrow.open checks them
+    local out = {}
+    for i, t in ipairs(v) do
+      local s = want_string(t, item_at(v, i), "a tool")
+      out[i] = is_file(s) and join(s) or s
+    end
+    return out
+  end
   local out = {}
   for i, t in ipairs(v) do
     local m = item_at(v, i)
@@ -367,14 +408,10 @@ local function build(top)
   local opts = { caps = {} }
   local function m(k) return value_at(top, k) end
   if set.roots then opts.roots = parse_roots(set.roots, m("roots")) end
-  if set.pack then
-    local pack = want_string(set.pack, m("pack"), "pack")
-    if pack ~= "native" then
-      fail(m("pack"), "pack %q is not available yet: only the native tool set (pack: native) exists today", pack)
-    end
-    opts.pack = pack
-  end
-  if set.tools then opts.tools = parse_tools(set.tools, m("tools")) end
+  if set.pack and set.packs then fail(m("packs"), "give either pack or packs, not both") end
+  if set.pack then opts.pack = pack_name(set.pack, m("pack")) end
+  if set.packs then opts.packs = parse_packs(set.packs, m("packs")) end
+  if set.tools then opts.tools = parse_tools(set.tools, m("tools"), opts.pack or opts.packs) end
   if set.policies then opts.policies = parse_policies(set.policies, m("policies")) end
   if set.caps then parse_caps(set.caps, m("caps"), opts.caps) end
   if set.audit then opts.audit = parse_audit(set.audit, m("audit")) end

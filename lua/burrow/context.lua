@@ -8,14 +8,21 @@ local context = {}
 local Ctx = {}
 Ctx.__index = Ctx
 
-function context.new(ws, tool, hooks)
+function context.new(ws, tool, hooks, via)
   return setmetatable({
     ws = ws,
     roots = ws.roots,
     caps = ws.caps,
     tool = tool,
     hooks = hooks or {},
+    via = via, -- the pack tool this native call runs for
   }, Ctx)
+end
+
+-- Run a native tool for a pack tool: res, or nil, "CODE: message", CODE.
+-- It goes through the workspace like any call (schema, policies, caps).
+function Ctx:call(name, args)
+  return self.ws:call_native(name, args, self.hooks, self.via or self.tool.name)
 end
 
 -- nil, "CODE: message", CODE for the agent's path.

@@ -67,11 +67,35 @@ local function dir_list(v, key)
   return v
 end
 
+-- opts.tools with a pack: names pick the pack's tools, files add tools.
+local function pack_subset(list, specs, dirs)
+  local have = {}
+  for _, t in ipairs(list) do have[t.name] = t end
+  local out, by_name = {}, {}
+  for _, spec in ipairs(specs) do
+    local t, err = have[spec], nil
+    if not t then
+      if not spec:find("/", 1, true) then
+        local names = {}
+        for _, x in ipairs(list) do names[#names + 1] = x.name end
+        return nil, ("tool %q is not in the pack (its tools: %s)"):format(spec, table.concat(names, ", "))
+      end
+      t, err = registry.load(spec, dirs)
+      if not t then return nil, err end
+    end
+    if by_name[t.name] then return nil, ("tool %q is defined twice"):format(t.name) end
+    out[#out + 1], by_name[t.name] = t, t
+  end
+  return out, by_name
+end
+
 --- Open a workspace.
 -- opts.roots: {{path=, mount=, mode="rw"|"ro"}...} (default: the current dir)
 -- opts.caps: overrides of burrow.caps.defaults ("64MiB" or numbers)
 -- opts.resolver: "openat2" | "walk" (default $BURROW_RESOLVER, else openat2)
--- opts.tools: tool names or files (default: the native set)
+-- opts.tools: tool names or files (default: the native set, or the pack's)
+-- opts.pack: a compatibility pack's name (docs/packs.md; default "native")
+-- opts.packs: several packs, each a name or {name =, prefix =, ...options}
 -- opts.tool_path: the operator's tool directories, searched for names first
 -- opts.policies: policy names, files or {name|path, ...options} (default {"default"})
 -- opts.policy_path: the operator's policy directories, searched for names first
@@ -116,7 +140,14 @@ function burrow.open(opts)
     roots:close()
     return fail("INVALID_ARGUMENT", terr or pperr)
   end
-  local list, by_name = registry.load_all(opts.tools, tool_path)
+  local list, by_name
+  local packs = opts.packs or (opts.pack and opts.pack ~= "native" and { opts.pack })
+  if packs then
+    list, by_name = registry.load_packs(packs)
+    if list and opts.tools then list, by_name = pack_subset(list, opts.tools, tool_path) end
+  else
+    list, by_name = registry.load_all(opts.tools, tool_path)
+  end
   if not list then
     roots:close()
     return fail("INVALID_ARGUMENT", by_name)
@@ -139,6 +170,7 @@ function burrow.open(opts)
     tool_by_name = by_name,
     session = opts.session or { id = "lua" },
     scans = { n = 0 }, -- hash and line facts of big files, by identity
+    natives = {}, -- native tools packs call, loaded on first use
     policies = policies,
     audit = sink,
     approve = opts.approve, -- function(req, reason) -> true | false, why
@@ -173,8 +205,8 @@ local function decide(self, reqs, hooks)
   end
 end
 
-local function run_tool(self, tool, args, hooks)
-  local ctx = context.new(self, tool, hooks)
+local function run_tool(self, tool, args, hooks, via)
+  local ctx = context.new(self, tool, hooks, via)
   local ok, res, msg, code = xpcall(tool.handler, debug.traceback, ctx, args)
   if not ok then
     io.stderr:write(("burrow: tool %s failed: %s\n"):format(tool.name, res))
@@ -183,19 +215,17 @@ local function run_tool(self, tool, args, hooks)
   return res, msg, code
 end
 
---- Call a tool: the result table, or nil, "CODE: message", CODE.
-function Workspace:call(name, args, hooks)
-  check_open(self)
-  if type(name) ~= "string" then error("ws:call: tool name must be a string", 2) end
-  local tool = self.tool_by_name[name]
-  if not tool then return fail("INVALID_ARGUMENT", ("unknown tool %q"):format(name)) end
+-- Validate, ask the policies, run, audit: one call of a tool table.
+-- via: the pack tool a native call runs for (ctx:call), in policy requests.
+local function invoke(self, tool, args, hooks, via)
   args = args or {}
   local err = registry.check_args(tool, args)
   if err then return fail("INVALID_ARGUMENT", err) end
   local started = core.now()
   local reqs = policy.requests(self, tool, args)
+  for _, req in ipairs(reqs) do req.via = via end
   local res, msg, code = decide(self, reqs, hooks)
-  if not msg then res, msg, code = run_tool(self, tool, args, hooks) end
+  if not msg then res, msg, code = run_tool(self, tool, args, hooks, via) end
   local outcome = {
     code = res and "OK" or code,
     bytes = res and (res.bytes or res.size) or nil,
@@ -207,6 +237,29 @@ function Workspace:call(name, args, hooks)
   end
   if res == nil then return nil, msg, code end
   return res
+end
+
+--- Call a tool: the result table, or nil, "CODE: message", CODE.
+function Workspace:call(name, args, hooks)
+  check_open(self)
+  if type(name) ~= "string" then error("ws:call: tool name must be a string", 2) end
+  local tool = self.tool_by_name[name]
+  if not tool then return fail("INVALID_ARGUMENT", ("unknown tool %q"):format(name)) end
+  return invoke(self, tool, args, hooks)
+end
+
+--- A native tool called for a pack tool (ctx:call): the same schema check,
+-- policies, caps and audit as a direct call; the policy request names the
+-- native tool and carries via = the pack tool.
+function Workspace:call_native(name, args, hooks, via)
+  check_open(self)
+  local natives = self.natives
+  if not natives[name] then
+    local t, err = registry.native_tool(name)
+    if not t then error(("pack tool %s: native tool %s: %s"):format(tostring(via), name, err), 2) end
+    natives[name] = t
+  end
+  return invoke(self, natives[name], args, hooks, via)
 end
 
 --- Text and structured parts of a result, as MCP shows them.

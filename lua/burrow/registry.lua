@@ -73,6 +73,112 @@ function registry.load_all(specs, dirs)
   return list, by_name
 end
 
+-- Compatibility packs: lua/tools/packs/NAME.lua or NAME/init.lua. A pack
+-- file returns {name, description, tools = {...}} or a function(options)
+-- returning one; its tools adapt the native tools (ctx:call) and are
+-- checked like any tool.
+registry.packs_dir = registry.tools_dir .. "/packs"
+
+function registry.pack_file(name)
+  if type(name) ~= "string" or not name:match("^[%w_]+$") then return nil end
+  for _, f in ipairs { "%s/%s.lua", "%s/%s/init.lua" } do
+    local file = f:format(registry.packs_dir, name)
+    if readable(file) then return file end
+  end
+end
+
+-- The names of the packs this install has, sorted, native first.
+function registry.packs()
+  local out = { "native" }
+  local p = io.popen(("ls -1 %q 2>/dev/null"):format(registry.packs_dir))
+  if p then
+    local names = {}
+    for line in p:lines() do
+      local n = line:match("^([%w_]+)%.lua$") or line:match("^([%w_]+)$")
+      if n and registry.pack_file(n) then names[#names + 1] = n end
+    end
+    p:close()
+    table.sort(names)
+    for _, n in ipairs(names) do out[#out + 1] = n end
+  end
+  return out
+end
+
+-- Load a pack's tools: spec is a name or {name =, prefix =, ...options}.
+-- Tools get path_args = {} unless they name their own: the native tools
+-- they call ask the policies about each path, once.
+function registry.load_pack(spec)
+  local name = type(spec) == "table" and spec.name or spec
+  if name == "native" then return registry.load_all(nil) end
+  local file = registry.pack_file(name)
+  if not file then
+    return nil, ("unknown pack %q (available: %s)"):format(tostring(name), table.concat(registry.packs(), ", "))
+  end
+  local chunk, err = loadfile(file)
+  if not chunk then return nil, err end
+  local ok, pack = pcall(chunk)
+  if not ok then return nil, ("%s: %s"):format(file, pack) end
+  local options = {}
+  if type(spec) == "table" then
+    for k, v in pairs(spec) do
+      if k ~= "name" and k ~= "prefix" then options[k] = v end
+    end
+  end
+  if type(pack) == "table" and type(pack.options) == "table" then
+    local known = {}
+    for _, k in ipairs(pack.options) do known[k] = true end
+    for k in pairs(options) do
+      if not known[k] then
+        return nil, ("pack %s: unknown option %q (it takes: %s)"):format(name, tostring(k),
+          #pack.options > 0 and table.concat(pack.options, ", ") or "no options")
+      end
+    end
+  end
+  if type(pack) == "table" and type(pack.build) == "function" then pack = pack.build(options) end
+  if type(pack) ~= "table" or type(pack.tools) ~= "table" then
+    return nil, file .. ": a pack file must return {tools = {...}}"
+  end
+  local prefix = type(spec) == "table" and spec.prefix or ""
+  local list, by_name = {}, {}
+  for _, t in ipairs(pack.tools) do
+    local tool, terr = check_tool(t, file)
+    if not tool then return nil, terr end
+    local copy = setmetatable({}, { __index = tool })
+    copy.name = prefix .. tool.name
+    copy.pack = name
+    copy.path_args = tool.path_args or {}
+    list[#list + 1] = copy
+    by_name[copy.name] = copy
+  end
+  return list, by_name
+end
+
+-- The tools of several packs, in order; a name two packs share is an
+-- error unless one of them has a prefix.
+function registry.load_packs(specs)
+  local list, by_name = {}, {}
+  for _, spec in ipairs(specs) do
+    local l, err = registry.load_pack(spec)
+    if not l then return nil, err end
+    local pname = type(spec) == "table" and spec.name or spec
+    for _, t in ipairs(l) do
+      if by_name[t.name] then
+        return nil, ("tool %q is in two packs (%s and %s): give one of them a prefix, e.g. {name: %s, prefix: %s_}")
+          :format(t.name, by_name[t.name].pack or "native", pname, pname, pname)
+      end
+      t.pack = t.pack or "native"
+      list[#list + 1] = t
+      by_name[t.name] = t
+    end
+  end
+  return list, by_name
+end
+
+-- A native tool for packs to call (ctx:call), from the built-in directory.
+function registry.native_tool(name)
+  return registry.load(("%s/%s.lua"):format(registry.tools_dir, name))
+end
+
 -- nil if args fit the tool's schema, else "field 'x': ..." text.
 function registry.check_args(tool, args)
   if type(args) ~= "table" or getmetatable(args) == json.array_mt and next(args) ~= nil then

@@ -10,6 +10,7 @@ return {
     return {
       time = os.date("!%Y-%m-%dT%H:%M:%SZ"),
       tool = req.tool,
+      via = req.via, -- the pack tool that called it
       operation = req.operation,
       path = req.path,
       root = req.root,
