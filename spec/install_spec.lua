@@ -264,6 +264,8 @@ int main(int argc, char **argv) {
         print(#ws:tools(), #ws:tools { format = "anthropic" })
         print(ws:call("read_file", { path = "a.txt" }).content)
         print(select(3, ws:call("write_file", { path = ".env", content = "x" })))
+        local registry = require "burrow.registry"
+        print(registry.packs and table.concat(registry.packs(), ",") or "")
         ws:close()
       ]]))
       local lines = {}
@@ -276,6 +278,9 @@ int main(int argc, char **argv) {
       assert.equal(#native_tools() .. "\t" .. #native_tools(), lines[5])
       assert.equal("1\talpha", lines[6])
       assert.equal("POLICY_DENIED", lines[8])
+      -- the compatibility packs travel with the tools (burrow/tools/packs)
+      local registry = require "burrow.registry"
+      assert.equal(registry.packs and table.concat(registry.packs(), ",") or "", lines[9])
     end)
 
     it("runs examples/agent.lua: OpenAI and Anthropic tool lists, a scripted tool-call loop", function()
