@@ -1,0 +1,681 @@
+-- claude_code: Claude Code's built-in file tools (Read, Write, Edit,
+-- MultiEdit, Glob, Grep, LS) with their names, schemas, texts and
+-- <tool_use_error> strings, over the native tools (ctx:call). Read keeps a
+-- per-workspace record (path -> content_hash) that Write, Edit and
+-- MultiEdit consult: a file must be read before it is changed, and a file
+-- changed since the read is refused. Deviations are in docs/packs.md.
+
+local core = require "burrow.core"
+local json = core.json
+local P = require "burrow.pack"
+
+-- Read state, per workspace (one MCP connection): key -> {hash, newline, partial}.
+local STATE = setmetatable({}, { __mode = "k" })
+
+local function state(ctx)
+  local s = STATE[ctx.ws]
+  if not s then s = {}; STATE[ctx.ws] = s end
+  return s
+end
+
+-- The record's key: the root and the relative path the resolver maps to,
+-- so "/w/a.txt" and "/w/./a.txt" are one file.
+local function key_of(ctx, path)
+  local idx, rel = ctx:resolve(path)
+  if not idx then return nil end
+  return idx .. ":" .. rel
+end
+
+local function remember(ctx, path, hash, newline, partial)
+  local k = key_of(ctx, path)
+  if k then state(ctx)[k] = { hash = hash, newline = newline, partial = partial } end
+end
+
+local function recalled(ctx, path)
+  local k = key_of(ctx, path)
+  return k and state(ctx)[k]
+end
+
+local function err(msg) return "<tool_use_error>" .. msg .. "</tool_use_error>" end
+
+-- burrow's failure in the dialect's wrapper, the code kept.
+local function fail(msg, code) return nil, err(msg), code end
+
+local function native_fail(msg, code)
+  if code == "ENOENT" then return fail("File does not exist.", code) end
+  return fail(P.detail(msg), code)
+end
+
+local NOT_READ = "File has not been read yet. Read it first before writing to it."
+local STALE = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it."
+
+local function absolute(path)
+  if type(path) ~= "string" or path:sub(1, 1) ~= "/" then
+    return nil, err(("file_path must be an absolute path, not a relative one: %s"):format(tostring(path))), "INVALID_ARGUMENT"
+  end
+  return true
+end
+
+local function text_result(text, extra)
+  local r = extra or {}
+  r.content = text
+  return r
+end
+local function render_text(r) return r.content, r end
+
+local TEXT_SCHEMA = { type = "object", properties = { content = { type = "string" } }, required = { "content" } }
+local READ_ANN = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false }
+local WRITE_ANN = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false }
+
+---------------------------------------------------------------------------
+-- Read
+
+local PREFIX = {
+  compact = function(n, line) return n .. "\t" .. line end,
+  cat = function(n, line) return ("%6d\t%s"):format(n, line) end,
+  arrow = function(n, line) return ("%6d\226\134\146%s"):format(n, line) end,
+}
+
+local function reprefix(text, style)
+  if style == "compact" then return text end
+  local f = PREFIX[style]
+  return (text:gsub("%f[^\n%z](%d+)\t([^\n]*)", function(n, line) return f(tonumber(n), line) end))
+end
+
+-- The text cut at the last whole line that fits in max bytes; lines shown.
+local function cut_lines(text, max)
+  if #text <= max then return text end
+  local cut = text:sub(1, max):match("^(.*\n)") or ""
+  return cut
+end
+
+local function read_tool(o)
+  local max_tokens = o.max_tokens or 25000
+  local style = o.line_prefix or "compact"
+  return {
+    name = "Read",
+    title = "Read",
+    description = ([[Reads a file from the local filesystem. You can access any file directly by using this tool.
+Usage:
+- The file_path parameter must be an absolute path, not a relative path
+- By default, it reads up to 2000 lines starting from the beginning of the file
+- You can optionally specify a line offset and limit (especially handy for long files), but it's recommended to read the whole file by not providing these parameters
+- Any lines longer than 2000 characters will be truncated
+- Results are returned using cat -n format, with line numbers starting at 1
+- This tool can read images (PNG, JPEG, GIF, WebP); they are presented visually
+- This tool can only read files, not directories. To list a directory, use LS or Glob
+- A file over %d tokens is shown in part; read the rest with offset and limit
+- You must Read a file before you Edit or Write it]]):format(max_tokens),
+    input_schema = {
+      type = "object",
+      properties = {
+        file_path = { type = "string", description = "The absolute path to the file to read" },
+        offset = { type = "number", description = "The line number to start reading from. Only provide if the file is too large to read at once" },
+        limit = { type = "number", description = "The number of lines to read. Only provide if the file is too large to read at once." },
+        pages = { type = "string", description = "Page range for PDF files (e.g. \"1-5\"). Not supported by burrow." },
+      },
+      required = { "file_path" },
+      additionalProperties = false,
+    },
+    output_schema = TEXT_SCHEMA,
+    annotations = READ_ANN,
+    permissions = { "fs.read" },
+    risk = "low",
+    handler = function(ctx, a)
+      local ok, m, c = absolute(a.file_path)
+      if not ok then return nil, m, c end
+      local st = ctx:call("stat", { path = a.file_path })
+      if st and st.type == "dir" then
+        return fail(("EISDIR: %s is a directory. This tool can only read files, not directories. Use LS or Glob to list a directory."):format(a.file_path), "EISDIR")
+      end
+      for _, k in ipairs { "offset", "limit" } do
+        local v = a[k]
+        if v ~= nil and (v % 1 ~= 0 or v < (k == "offset" and 0 or 1)) then
+          return fail(("%s must be a positive integer"):format(k), "INVALID_ARGUMENT")
+        end
+      end
+      local offset = a.offset and math.max(1, math.tointeger(a.offset)) or nil
+      local limit = a.limit and math.tointeger(a.limit) or nil
+      local r, msg, code = ctx:call("read_file", { path = a.file_path, offset = offset, limit = limit })
+      if not r then return native_fail(msg, code) end
+      if r.encoding == "image" then
+        remember(ctx, a.file_path, r.content_hash, nil, false)
+        return { content = "", image = r.content, mime_type = r.mime_type, path = a.file_path }
+      end
+      local partial = (offset and offset > 1) or r.next_offset ~= nil
+      remember(ctx, a.file_path, r.content_hash, r.newline, partial)
+      if r.total_lines == 0 then
+        return text_result("<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>")
+      end
+      if not r.start_line then
+        return text_result(("<system-reminder>Warning: the file exists but is shorter than the provided offset (%d). The file has %d lines.</system-reminder>")
+          :format(offset, r.total_lines))
+      end
+      local text, last = r.content, r.end_line
+      local budget = max_tokens * 4
+      local note
+      if #text > budget then
+        local tokens = (#text + 3) // 4
+        if a.offset or a.limit then
+          return fail(("File content (%d tokens) exceeds maximum allowed tokens (%d). Please use offset and limit parameters to read specific portions of the file, or use the GrepTool to search for specific content."):format(tokens, max_tokens), "TOO_LARGE")
+        end
+        text = cut_lines(text, budget)
+        local _, n = text:gsub("\n", "")
+        last = r.start_line + n - 1
+        note = ("[PARTIAL view: the file is about %d tokens, over the %d token limit; showing lines %d-%d of %d. Read on with offset=%d.]")
+          :format((r.size + 3) // 4, max_tokens, r.start_line, last, r.total_lines, last + 1)
+      elseif r.next_offset and (r.truncated or not a.limit) then
+        note = ("[Showing lines %d-%d of %d%s. Read on with offset=%d.]"):format(r.start_line, last, r.total_lines,
+          r.truncated and " (result size cap)" or "", r.next_offset)
+      end
+      text = reprefix(text, style):gsub("\n$", "")
+      if note then text = text .. "\n\n" .. note end
+      return text_result(text)
+    end,
+    render = function(r)
+      if r.image then
+        return { { type = "image", data = r.image, mimeType = r.mime_type } }, { content = "" }
+      end
+      return r.content, { content = r.content }
+    end,
+  }
+end
+
+---------------------------------------------------------------------------
+-- Write
+
+-- Content for a file whose read showed CRLF: bare LFs become CRLF.
+local function keep_crlf(content, rec)
+  if rec and rec.newline == "crlf" then
+    return (content:gsub("\r?\n", "\r\n"))
+  end
+  return content
+end
+
+local function write_tool(o)
+  return {
+    name = "Write",
+    title = "Write",
+    description = [[Writes a file to the local filesystem.
+Usage:
+- This tool will overwrite the existing file if there is one at the provided path.
+- If this is an existing file, you MUST use the Read tool first to read the file's contents. This tool will fail if you did not read the file first.
+- ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly required.
+- The file_path parameter must be an absolute path.]],
+    input_schema = {
+      type = "object",
+      properties = {
+        file_path = { type = "string", description = "The absolute path to the file to write (must be absolute, not relative)" },
+        content = { type = "string", description = "The content to write to the file" },
+      },
+      required = { "file_path", "content" },
+      additionalProperties = false,
+    },
+    output_schema = TEXT_SCHEMA,
+    annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = true, openWorldHint = false },
+    permissions = { "fs.write" },
+    risk = "medium",
+    handler = function(ctx, a)
+      local ok, m, c = absolute(a.file_path)
+      if not ok then return nil, m, c end
+      local rec = recalled(ctx, a.file_path)
+      local expected = rec and rec.hash or "absent"
+      if o.write_without_read and not rec then expected = nil end
+      local r, msg, code = ctx:call("write_file", { path = a.file_path, content = keep_crlf(a.content, rec), expected_hash = expected })
+      if not r then
+        if code == "HASH_MISMATCH" or code == "EEXIST" then
+          return fail(rec and STALE or NOT_READ, rec and code or "NOT_READ")
+        end
+        return native_fail(msg, code)
+      end
+      remember(ctx, a.file_path, r.content_hash, rec and rec.newline, false)
+      if r.created then return text_result("File created successfully at: " .. a.file_path) end
+      return text_result(("The file %s has been updated successfully."):format(a.file_path))
+    end,
+    render = render_text,
+  }
+end
+
+---------------------------------------------------------------------------
+-- Edit and MultiEdit, over the native edit_file
+
+local function ambiguous(n, old)
+  return ("Found %d matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: %s"):format(n, old)
+end
+
+local function not_found(old) return "String to replace not found in file.\nString: " .. old end
+
+-- The native failure of edit i in the dialect's words.
+local function edit_words(msg, code, edits)
+  local i = tonumber(tostring(msg):match("edit (%d+):")) or 1
+  local e = edits[i] or edits[1]
+  if code == "NOT_FOUND_TEXT" then return not_found(e.old_text), i end
+  if code == "AMBIGUOUS_TEXT" then
+    return ambiguous(tonumber(msg:match("matches (%d+) places")) or 2, e.old_text), i
+  end
+  if code == "ENOENT" then return "File does not exist.", i end
+  return P.detail(msg), i
+end
+
+-- Run native edits; a quote-only mismatch is retried on the loose ladder,
+-- accepted only when every edit matched at most at the "unicode" level.
+local function run_edits(ctx, path, edits, expected)
+  local args = { path = path, edits = edits, expected_hash = expected }
+  local r, msg, code = ctx:call("edit_file", args)
+  if r or code ~= "NOT_FOUND_TEXT" then return r, msg, code end
+  local dry = ctx:call("edit_file", { path = path, edits = edits, expected_hash = expected, match = "loose", dry_run = true })
+  if not dry then return nil, msg, code end
+  for _, e in ipairs(dry.edits) do
+    if e.level ~= "exact" and e.level ~= "unicode" then return nil, msg, code end
+  end
+  return ctx:call("edit_file", { path = path, edits = edits, expected_hash = dry.previous_content_hash, match = "loose" })
+end
+
+-- Shared by Edit and MultiEdit: edits = {{old_text, new_text, replace_all}}.
+local function apply(ctx, path, edits, multi)
+  local rec = recalled(ctx, path)
+  local st, _, scode = ctx:call("stat", { path = path })
+  if not st and scode == "ENOENT" then
+    if edits[1].old_text ~= "" then return fail("File does not exist.", "ENOENT") end
+    local w, wmsg, wcode = ctx:call("write_file", { path = path, content = edits[1].new_text, expected_hash = "absent" })
+    if not w then return native_fail(wmsg, wcode) end
+    if #edits > 1 then
+      local rest = { table.unpack(edits, 2) }
+      local r, msg, code = run_edits(ctx, path, rest, w.content_hash)
+      if not r then
+        ctx:call("remove", { path = path, expected_hash = w.content_hash }) -- all or nothing
+        local words, i = edit_words(msg, code, rest)
+        return fail(("Edit %d: %s"):format(i + 1, words), code)
+      end
+      w = r
+    end
+    remember(ctx, path, w.content_hash, nil, false)
+    return text_result(("The file %s has been updated successfully."):format(path))
+  end
+  if st and st.type == "dir" then return fail(("EISDIR: %s is a directory"):format(path), "EISDIR") end
+  if not rec then return fail(NOT_READ, "NOT_READ") end
+  for i, e in ipairs(edits) do
+    if e.old_text == "" then
+      local words = "Cannot create new file - file already exists."
+      return fail(multi and ("Edit %d: %s"):format(i, words) or words, "EEXIST")
+    end
+  end
+  -- Edit proceeds on a changed file when old_string still matches once
+  -- (CC 2.1.208); MultiEdit and replace_all need the file as read.
+  local lenient = not multi and not edits[1].replace_all
+  local r, msg, code = run_edits(ctx, path, edits, rec.hash)
+  if not r and code == "HASH_MISMATCH" then
+    if not lenient then return fail(STALE, code) end
+    r, msg, code = run_edits(ctx, path, edits, nil)
+    if not r then return fail(STALE, "HASH_MISMATCH") end
+  end
+  if not r then
+    local words, i = edit_words(msg, code, edits)
+    return fail(multi and ("Edit %d: %s"):format(i, words) or words, code)
+  end
+  remember(ctx, path, r.content_hash, rec.newline, rec.partial)
+  return text_result(("The file %s has been updated successfully."):format(path))
+end
+
+local function edit_tool()
+  return {
+    name = "Edit",
+    title = "Edit",
+    description = [[Performs exact string replacements in files.
+Usage:
+- You must use your Read tool at least once in the conversation before editing. This tool will error if you attempt an edit without reading the file.
+- When editing text from Read tool output, ensure you preserve the exact indentation (tabs/spaces) as it appears AFTER the line number prefix. Never include any part of the line number prefix in the old_string or new_string.
+- The edit will FAIL if old_string is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use replace_all to change every instance of old_string.
+- Use replace_all for replacing and renaming strings across the file.
+- An empty old_string on a file that does not exist creates it with new_string.]],
+    input_schema = {
+      type = "object",
+      properties = {
+        file_path = { type = "string", description = "The absolute path to the file to modify" },
+        old_string = { type = "string", description = "The text to replace" },
+        new_string = { type = "string", description = "The text to replace it with (must be different from old_string)" },
+        replace_all = { type = "boolean", default = false, description = "Replace all occurences of old_string (default false)" },
+      },
+      required = { "file_path", "old_string", "new_string" },
+      additionalProperties = false,
+    },
+    output_schema = TEXT_SCHEMA,
+    annotations = WRITE_ANN,
+    permissions = { "fs.write" },
+    risk = "medium",
+    handler = function(ctx, a)
+      local ok, m, c = absolute(a.file_path)
+      if not ok then return nil, m, c end
+      if a.old_string == a.new_string then
+        return fail("No changes to make: old_string and new_string are exactly the same.", "INVALID_ARGUMENT")
+      end
+      return apply(ctx, a.file_path, { { old_text = a.old_string, new_text = a.new_string, replace_all = a.replace_all or nil } }, false)
+    end,
+    render = render_text,
+  }
+end
+
+local function multiedit_tool()
+  return {
+    name = "MultiEdit",
+    title = "MultiEdit",
+    description = [[Makes multiple edits to a single file in one operation, each an exact string replacement as in the Edit tool. The edits are atomic: either all succeed or none are applied. Read the file first. burrow matches every edit against the file as read (edits must not overlap), rather than against the previous edit's output.]],
+    input_schema = {
+      type = "object",
+      properties = {
+        file_path = { type = "string", description = "The absolute path to the file to modify" },
+        edits = {
+          type = "array",
+          minItems = 1,
+          description = "Array of edit operations to perform sequentially on the file",
+          items = {
+            type = "object",
+            properties = {
+              old_string = { type = "string", description = "The text to replace" },
+              new_string = { type = "string", description = "The text to replace it with" },
+              replace_all = { type = "boolean", default = false, description = "Replace all occurences of old_string (default false)." },
+            },
+            required = { "old_string", "new_string" },
+            additionalProperties = false,
+          },
+        },
+      },
+      required = { "file_path", "edits" },
+      additionalProperties = false,
+    },
+    output_schema = TEXT_SCHEMA,
+    annotations = WRITE_ANN,
+    permissions = { "fs.write" },
+    risk = "medium",
+    handler = function(ctx, a)
+      local ok, m, c = absolute(a.file_path)
+      if not ok then return nil, m, c end
+      local edits = {}
+      for i, e in ipairs(a.edits) do
+        if e.old_string == e.new_string then
+          return fail(("Edit %d: No changes to make: old_string and new_string are exactly the same."):format(i), "INVALID_ARGUMENT")
+        end
+        edits[i] = { old_text = e.old_string, new_text = e.new_string, replace_all = e.replace_all or nil }
+      end
+      return apply(ctx, a.file_path, edits, true)
+    end,
+    render = render_text,
+  }
+end
+
+---------------------------------------------------------------------------
+-- Glob
+
+local GLOB_MAX = 100
+local VCS = { ".git", ".svn", ".hg", ".bzr", ".jj", ".sl" }
+
+local function in_vcs(path)
+  for _, v in ipairs(VCS) do
+    if ("/" .. path .. "/"):find("/" .. v .. "/", 1, true) then return true end
+  end
+end
+
+local function glob_tool()
+  return {
+    name = "Glob",
+    title = "Glob",
+    description = [[- Fast file pattern matching tool that works with any codebase size
+- Supports glob patterns like "**/*.js" or "src/**/*.ts"
+- Returns matching file paths sorted by modification time (newest first)
+- Use this tool when you need to find files by name patterns
+- At most 100 files are listed; narrow the pattern or path to see more]],
+    input_schema = {
+      type = "object",
+      properties = {
+        pattern = { type = "string", description = "The glob pattern to match files against" },
+        path = { type = "string", description = "The directory to search in. If not specified, the current working directory will be used. Must be a valid directory path if provided." },
+      },
+      required = { "pattern" },
+      additionalProperties = false,
+    },
+    output_schema = TEXT_SCHEMA,
+    annotations = READ_ANN,
+    permissions = { "fs.list" },
+    risk = "low",
+    handler = function(ctx, a)
+      local path = a.path
+      if a.pattern:sub(1, 1) ~= "/" then path = path or P.mounts(ctx)[1] end
+      local r, msg, code = ctx:call("glob", { pattern = a.pattern, path = path, sort = "mtime",
+        include_hidden = true, respect_ignore = false })
+      if not r then return native_fail(msg, code) end
+      local out = {}
+      for _, e in ipairs(r.entries) do
+        if not in_vcs(e.path) then out[#out + 1] = e.path end
+      end
+      if #out == 0 then return text_result("No files found") end
+      local more = r.truncated or #out > GLOB_MAX
+      for i = #out, GLOB_MAX + 1, -1 do out[i] = nil end
+      local text = table.concat(out, "\n")
+      if more then text = text .. "\n(Results are truncated. Consider using a more specific path or pattern.)" end
+      return text_result(text)
+    end,
+    render = render_text,
+  }
+end
+
+---------------------------------------------------------------------------
+-- Grep
+
+-- ripgrep --type names: globs (the common ones).
+local TYPES = {
+  c = { "*.c", "*.h" }, cpp = { "*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx", "*.h" },
+  cs = { "*.cs" }, css = { "*.css" }, go = { "*.go" }, html = { "*.html", "*.htm" },
+  java = { "*.java" }, js = { "*.js", "*.jsx", "*.mjs", "*.cjs" }, json = { "*.json" },
+  kotlin = { "*.kt", "*.kts" }, lua = { "*.lua" }, md = { "*.md", "*.markdown" }, markdown = { "*.md", "*.markdown" },
+  php = { "*.php" }, py = { "*.py", "*.pyi" }, rb = { "*.rb" }, ruby = { "*.rb" }, rust = { "*.rs" },
+  sh = { "*.sh", "*.bash", "*.zsh" }, sql = { "*.sql" }, swift = { "*.swift" }, toml = { "*.toml" },
+  ts = { "*.ts", "*.tsx", "*.mts", "*.cts" }, typescript = { "*.ts", "*.tsx", "*.mts", "*.cts" },
+  txt = { "*.txt" }, xml = { "*.xml" }, yaml = { "*.yaml", "*.yml" }, zig = { "*.zig" },
+}
+
+local MODE = { content = "content", files_with_matches = "files", count = "count" }
+
+-- ripgrep's content lines: overlapping context merged, "--" between groups.
+local function content_lines(matches, numbers)
+  local out, last_path, last_line = {}, nil, nil
+  local function emit(path, n, sep, text)
+    if last_path == path and last_line and n <= last_line then return end
+    if last_path and (last_path ~= path or n > last_line + 1) and out.ctx then out[#out + 1] = "--" end
+    out[#out + 1] = numbers and ("%s%s%d%s%s"):format(path, sep, n, sep, text) or ("%s%s%s"):format(path, sep, text)
+    last_path, last_line = path, n
+  end
+  for _, m in ipairs(matches) do
+    local before, after = m.before or {}, m.after or {}
+    if #before > 0 or #after > 0 then out.ctx = true end
+    local first = m.line - #before
+    for i, l in ipairs(before) do emit(m.path, first + i - 1, "-", l) end
+    if last_path == m.path and last_line == m.line then out[#out] = numbers and ("%s:%d:%s"):format(m.path, m.line, m.text) or ("%s:%s"):format(m.path, m.text)
+    else emit(m.path, m.line, ":", m.text) end
+    for i, l in ipairs(after) do emit(m.path, m.line + i, "-", l) end
+  end
+  out.ctx = nil
+  return out
+end
+
+local function paginate(items, limit, offset)
+  local out = {}
+  for i = offset + 1, math.min(#items, offset + limit) do out[#out + 1] = items[i] end
+  local label = {}
+  if #items - offset > limit then label[#label + 1] = "limit: " .. limit end
+  if offset > 0 then label[#label + 1] = "offset: " .. offset end
+  return out, #label > 0 and table.concat(label, ", ") or nil
+end
+
+local function plural(n, one, many) return ("%d %s"):format(n, n == 1 and one or many) end
+
+local function grep_tool()
+  local int = { type = "number" }
+  return {
+    name = "Grep",
+    title = "Grep",
+    description = [[A powerful search tool built on ripgrep-style regular expressions (PCRE2 in burrow)
+Usage:
+- Supports full regex syntax (e.g., "log.*Error", "function\s+\w+"); literal braces need escaping (interface\{\})
+- Filter files with glob parameter (e.g., "*.js", "**/*.tsx") or type parameter (e.g., "js", "py", "rust")
+- Output modes: "content" shows matching lines, "files_with_matches" shows only file paths (default), "count" shows match counts
+- Pattern matching is line by line; use multiline: true for patterns that span lines
+- head_limit limits the output like "| head -N" (default 250); offset skips the first entries]],
+    input_schema = {
+      type = "object",
+      properties = {
+        pattern = { type = "string", description = "The regular expression pattern to search for in file contents" },
+        path = { type = "string", description = "File or directory to search in. Defaults to current working directory." },
+        glob = { type = "string", description = "Glob pattern to filter files (e.g. \"*.js\", \"*.{ts,tsx}\")" },
+        type = { type = "string", description = "File type to search (rg --type), e.g. js, py, rust, go, java." },
+        output_mode = { type = "string", enum = { "content", "files_with_matches", "count" }, description = "Output mode (default files_with_matches)." },
+        ["-A"] = { type = "number", description = "Number of lines to show after each match (content mode only)." },
+        ["-B"] = { type = "number", description = "Number of lines to show before each match (content mode only)." },
+        ["-C"] = { type = "number", description = "Number of lines to show before and after each match (content mode only)." },
+        ["-n"] = { type = "boolean", description = "Show line numbers in output (content mode only; default true)." },
+        ["-i"] = { type = "boolean", description = "Case insensitive search" },
+        head_limit = { type = "number", description = "Limit output to the first N lines/entries, like \"| head -N\" (default 250)." },
+        offset = { type = "number", description = "Skip the first N lines/entries before applying head_limit (default 0)." },
+        multiline = { type = "boolean", description = "Enable multiline mode where . matches newlines and patterns can span lines (default false)." },
+      },
+      required = { "pattern" },
+      additionalProperties = false,
+    },
+    output_schema = TEXT_SCHEMA,
+    annotations = READ_ANN,
+    permissions = { "fs.read" },
+    risk = "low",
+    handler = function(ctx, a)
+      local mode = MODE[a.output_mode or "files_with_matches"]
+      if not mode then return fail("output_mode must be content, files_with_matches or count", "INVALID_ARGUMENT") end
+      local include
+      if a.type then
+        include = TYPES[a.type]
+        if not include then return fail(("unrecognized file type: %s"):format(a.type), "INVALID_ARGUMENT") end
+      end
+      if a.glob then
+        include = {}
+        for g in a.glob:gmatch("[^%s,]+") do include[#include + 1] = g end
+        if a.glob:find("{", 1, true) then include = { a.glob } end
+      end
+      local pattern = a.pattern
+      if a.multiline then pattern = "(?s)" .. pattern end
+      local ctxn = function(v) return v and math.max(0, math.min(100, math.tointeger(v // 1))) end
+      local native = {
+        pattern = pattern, path = a.path or P.mounts(ctx)[1], include = include, exclude = VCS,
+        ignore_case = a["-i"], multiline = a.multiline, output_mode = mode,
+        include_hidden = true, respect_ignore = true,
+      }
+      if mode == "content" then
+        native.context = ctxn(a["-C"])
+        native.before, native.after = ctxn(a["-B"]), ctxn(a["-A"])
+      end
+      local r, msg, code = ctx:call("grep", native)
+      if not r then return native_fail(msg, code) end
+      local limit = a.head_limit and math.max(0, math.tointeger(a.head_limit // 1)) or 250
+      if limit == 0 then limit = math.huge end -- 0 = unlimited
+      local offset = a.offset and math.max(0, math.tointeger(a.offset // 1)) or 0
+      local text, label
+      if mode == "files" then
+        if #r.files == 0 then return text_result("No files found") end
+        local files
+        files, label = paginate(r.files, limit, offset)
+        text = ("Found %s\n%s"):format(plural(#files, "file", "files"), table.concat(files, "\n"))
+      elseif mode == "count" then
+        if #r.counts == 0 then return text_result("No matches found") end
+        local lines = {}
+        for i, c in ipairs(r.counts) do lines[i] = ("%s:%d"):format(c.path, c.count) end
+        lines, label = paginate(lines, limit, offset)
+        local total, nfiles = 0, #lines
+        for _, l in ipairs(lines) do total = total + tonumber(l:match(":(%d+)$")) end
+        text = ("%s\n\nFound %s across %s."):format(table.concat(lines, "\n"),
+          plural(total, "total occurrence", "total occurrences"), plural(nfiles, "file", "files"))
+      else
+        if #r.matches == 0 then return text_result("No matches found") end
+        local lines = content_lines(r.matches, a["-n"] ~= false)
+        lines, label = paginate(lines, limit, offset)
+        text = table.concat(lines, "\n")
+      end
+      if label then text = text .. ("\n\n[Showing results with pagination = %s]"):format(label) end
+      if r.truncated then
+        text = text .. "\n\n[burrow: the search stopped at the server's result cap; narrow path, glob or pattern to see the rest]"
+      end
+      return text_result(text)
+    end,
+    render = render_text,
+  }
+end
+
+---------------------------------------------------------------------------
+-- LS
+
+local function ls_tool()
+  return {
+    name = "LS",
+    title = "LS",
+    description = [[Lists files and directories in a given path as an indented tree. The path parameter must be an absolute path, not a relative path. You can optionally provide an array of glob patterns to ignore with the ignore parameter. You should generally prefer the Glob and Grep tools, if you know which directories to search.]],
+    input_schema = {
+      type = "object",
+      properties = {
+        path = { type = "string", description = "The absolute path to the directory to list (must be absolute, not relative)" },
+        ignore = { type = "array", items = { type = "string" }, description = "List of glob patterns to ignore" },
+      },
+      required = { "path" },
+      additionalProperties = false,
+    },
+    output_schema = TEXT_SCHEMA,
+    annotations = READ_ANN,
+    permissions = { "fs.list" },
+    risk = "low",
+    handler = function(ctx, a)
+      if a.path:sub(1, 1) ~= "/" then
+        return fail(("path must be an absolute path, not a relative one: %s"):format(a.path), "INVALID_ARGUMENT")
+      end
+      local r, msg, code = ctx:call("list_dir", { path = a.path, recursive = true })
+      if not r then return native_fail(msg, code) end
+      local ignores = {}
+      for i, g in ipairs(a.ignore or {}) do ignores[i] = P.glob(g) end
+      local base = (a.path:gsub("/+$", ""))
+      local out = { "- " .. base .. "/" }
+      local hidden = {} -- ignored directories: their contents go too
+      for _, e in ipairs(r.entries) do
+        local rel = e.path:sub(#base + 2)
+        local skip = false
+        for d in pairs(hidden) do
+          if rel:sub(1, #d + 1) == d .. "/" then skip = true end
+        end
+        for _, m in ipairs(ignores) do
+          if not skip and (m(e.name) or m(rel)) then skip = true; if e.type == "dir" then hidden[rel] = true end end
+        end
+        if not skip then
+          local _, depth = rel:gsub("/", "")
+          out[#out + 1] = ("%s- %s%s"):format(("  "):rep(depth + 1), e.name, e.type == "dir" and "/" or "")
+        end
+      end
+      local text = table.concat(out, "\n")
+      if r.truncated then
+        text = text .. ("\n\n[burrow: %d more entries not shown (max_entries); list a subdirectory to see them]"):format(r.omitted)
+      end
+      return text_result(text)
+    end,
+    render = render_text,
+  }
+end
+
+local OPTIONS = { "line_prefix", "max_tokens", "write_without_read" }
+
+return {
+  name = "claude_code",
+  description = "Claude Code's built-in file tools (Read, Write, Edit, MultiEdit, Glob, Grep, LS)",
+  path_style = "absolute",
+  options = OPTIONS,
+  build = function(o)
+    if o.line_prefix ~= nil and not PREFIX[o.line_prefix] then
+      error("claude_code: line_prefix must be compact, cat or arrow")
+    end
+    return {
+      name = "claude_code",
+      path_style = "absolute",
+      tools = { read_tool(o), write_tool(o), edit_tool(), multiedit_tool(), glob_tool(), grep_tool(), ls_tool() },
+    }
+  end,
+}
