@@ -1035,6 +1035,8 @@ static int make_diff(const view *v, const spans *sp, const bw_edit_opts *o,
     put_context(&df, prev_e, prev_e + ctx);
     hunk_flush(&df, first);
   }
+  sb_putc(&df.diff, '\0'); /* a C string too, for callers that want one */
+  df.diff.len--;
   if (df.diff.oom || df.hunk.oom || df.tmp.oom) rc = BW_ENOMEM;
   free(df.hunk.p);
   free(df.tmp.p);

@@ -60,7 +60,7 @@ typedef struct bw_edit_opts {
 typedef struct bw_edit_out {
   char *text; /* the new content (malloc'd) */
   size_t len;
-  char *diff; /* unified hunks ("@@ ..."), no file headers */
+  char *diff; /* unified hunks ("@@ ..."), no file headers; NUL-terminated */
   size_t diff_len;
   int diff_truncated;
   size_t first_line; /* first changed line */
