@@ -7,7 +7,7 @@
  * worker's reused buffer (never mapped: per-file mmap costs more than it
  * saves on a tree walk), skipped and listed if it is binary (NUL in the
  * first 8 KiB) or over max_file_size. Literals every match must contain
- * are pulled out of the regex; a two-byte SIMD scan finds them and PCRE2
+ * are pulled out of the regex and found by a SIMD scan (prefilter.c); PCRE2
  * only confirms the lines around hits. Without literals PCRE2 runs over
  * whole windows of lines, not line by line. Line numbers are counted
  * (vectorised) only between hits. Results go to a sorted capped set, so
@@ -30,8 +30,6 @@
 enum {
   BINARY_PROBE = 8192,
   WINDOW = 1 << 20,   /* bytes per PCRE2 call without a prefilter */
-  MAX_LITS = 16,
-  MAX_LIT_LEN = 255,
   MATCH_LIMIT = 10000000,
   DEPTH_LIMIT = 100000,
   HEAP_LIMIT_KIB = 64 * 1024,
@@ -40,323 +38,15 @@ enum {
 
 static __thread char errbuf[256]; /* detail of a failed compile */
 
-/* ---- literals a match must contain ---- */
-
-typedef struct lset {
-  int n; /* 0: nothing is known to be required */
-  size_t len[MAX_LITS];
-  unsigned char s[MAX_LITS][MAX_LIT_LEN];
-} lset;
-
-typedef struct parser {
-  const unsigned char *p, *end;
-  int bail; /* syntax we do not model: no prefilter at all */
-  int pure; /* so far only plain characters */
-} parser;
-
-static size_t lset_min(const lset *l) {
-  size_t m = (size_t)-1;
-  for (int i = 0; i < l->n; i++)
-    if (l->len[i] < m) m = l->len[i];
-  return l->n ? m : 0;
-}
-
-/* Is a better than b as a prefilter? Longer shortest literal, then fewer. */
-static int lset_better(const lset *a, const lset *b) {
-  if (!b->n) return a->n > 0;
-  if (!a->n) return 0;
-  size_t ma = lset_min(a), mb = lset_min(b);
-  if (ma != mb) return ma > mb;
-  return a->n < b->n;
-}
-
-static void run_flush(lset *best, const unsigned char *run, size_t rl) {
-  if (!rl) return;
-  lset c = {.n = 1};
-  c.len[0] = rl > MAX_LIT_LEN ? MAX_LIT_LEN : rl;
-  memcpy(c.s[0], run, c.len[0]);
-  if (lset_better(&c, best)) *best = c;
-}
-
-static void parse_alt(parser *ps, lset *out);
-
-/* Skip a [...] class. */
-static void skip_class(parser *ps) {
-  const unsigned char *p = ps->p + 1;
-  if (p < ps->end && *p == '^') p++;
-  if (p < ps->end && *p == ']') p++;
-  while (p < ps->end && *p != ']') {
-    if (*p == '\\') p++;
-    else if (*p == '[' && p + 1 < ps->end && p[1] == ':') {
-      const unsigned char *q = p + 2;
-      while (q + 1 < ps->end && !(q[0] == ':' && q[1] == ']')) q++;
-      p = q + 1;
-    }
-    p++;
-  }
-  if (p >= ps->end) ps->bail = 1;
-  ps->p = p + 1;
-}
-
-/* A quantifier at ps->p: its minimum, or -1 if there is none. */
-static long quantifier(parser *ps) {
-  const unsigned char *p = ps->p;
-  if (p >= ps->end) return -1;
-  long min = -1;
-  if (*p == '*' || *p == '?') min = 0, p++;
-  else if (*p == '+') min = 1, p++;
-  else if (*p == '{') {
-    const unsigned char *q = p + 1;
-    long v = 0;
-    int digits = 0;
-    while (q < ps->end && *q >= '0' && *q <= '9' && v < 100000) v = v * 10 + (*q++ - '0'), digits++;
-    if (q < ps->end && *q == ',' && !digits) {
-      ps->bail = 1; /* {,n}: its meaning changed across PCRE2 versions */
-      return -1;
-    }
-    if (q < ps->end && *q == ',') {
-      q++;
-      while (q < ps->end && *q >= '0' && *q <= '9') q++;
-    }
-    if (!digits || q >= ps->end || *q != '}') return -1; /* a literal { */
-    min = v;
-    p = q + 1;
-  } else {
-    return -1;
-  }
-  if (p < ps->end && (*p == '?' || *p == '+')) p++; /* lazy, possessive */
-  ps->p = p;
-  return min;
-}
-
-/* One atom: *ch >= 0 for a plain character, else sub is what it requires. */
-static void parse_atom(parser *ps, int *ch, lset *sub) {
-  const unsigned char *p = ps->p;
-  *ch = -1;
-  sub->n = 0;
-  if (*p == '(') {
-    ps->pure = 0;
-    p++;
-    int look = 0;
-    if (p < ps->end && *p == '*') ps->bail = 1; /* (*VERB) */
-    if (p < ps->end && *p == '?') {
-      p++;
-      if (p < ps->end && (*p == ':' || *p == '>' || *p == '|')) p++;
-      else if (p < ps->end && (*p == '=' || *p == '!')) p++, look = 1;
-      else if (p + 1 < ps->end && *p == '<' && (p[1] == '=' || p[1] == '!')) p += 2, look = 1;
-      else if (p < ps->end && (*p == '<' || *p == '\'' || *p == 'P')) {
-        if (*p == 'P') p++;
-        if (p >= ps->end || (*p != '<' && *p != '\'')) ps->bail = 1;
-        char close = *p == '<' ? '>' : '\'';
-        while (p < ps->end && *p != close) p++;
-        p++;
-      } else {
-        ps->bail = 1; /* flags, comments, conditionals, recursion */
-      }
-    }
-    ps->p = p;
-    parse_alt(ps, sub);
-    if (ps->p >= ps->end || *ps->p != ')') ps->bail = 1;
-    else ps->p++;
-    if (look) sub->n = 0; /* zero-width: requires nothing in the match */
-    return;
-  }
-  if (*p == '[') {
-    ps->pure = 0;
-    skip_class(ps);
-    return;
-  }
-  if (*p == '.' || *p == '^' || *p == '$') {
-    ps->pure = 0;
-    ps->p = p + 1;
-    return;
-  }
-  if (*p == '\\') {
-    if (p + 1 >= ps->end) {
-      ps->bail = 1;
-      ps->p = p + 1;
-      return;
-    }
-    unsigned char c = p[1];
-    ps->p = p + 2;
-    static const char ctl[] = "n\nt\tr\rf\fe\033a\007";
-    const char *k = c ? strchr(ctl, c) : NULL;
-    if (k && ((k - ctl) % 2) == 0) {
-      *ch = (unsigned char)k[1];
-    } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                 (c >= '0' && c <= '9'))) {
-      *ch = c; /* escaped punctuation */
-    } else {
-      ps->pure = 0;
-      if (c == 'Q' || c == 'E' || c == 'x' || c == 'o' || c == 'c' ||
-          c == 'N' || c == 'p' || c == 'P' || c == 'g' || c == 'k')
-        ps->bail = 1; /* forms with arguments: not modelled */
-    }
-    return;
-  }
-  *ch = *p;
-  ps->p = p + 1;
-}
-
-/* A concatenation up to '|' or ')'. */
-static void parse_concat(parser *ps, lset *best) {
-  unsigned char run[MAX_LIT_LEN];
-  size_t rl = 0;
-  best->n = 0;
-  while (ps->p < ps->end && *ps->p != '|' && *ps->p != ')' && !ps->bail) {
-    int ch;
-    lset sub;
-    parse_atom(ps, &ch, &sub);
-    long min = quantifier(ps);
-    if (min >= 0) ps->pure = 0;
-    if (ch >= 0 && min < 0) {
-      if (rl == MAX_LIT_LEN) {
-        run_flush(best, run, rl);
-        rl = 0;
-      }
-      run[rl++] = (unsigned char)ch;
-      continue;
-    }
-    run_flush(best, run, rl);
-    rl = 0;
-    if (ch >= 0 && min >= 1) { /* x+ : x ends this run and starts the next */
-      run[rl++] = (unsigned char)ch;
-      continue;
-    }
-    if (min != 0 && sub.n && lset_better(&sub, best)) *best = sub;
-  }
-  run_flush(best, run, rl);
-}
-
-static void parse_alt(parser *ps, lset *out) {
-  parse_concat(ps, out);
-  while (ps->p < ps->end && *ps->p == '|' && !ps->bail) {
-    ps->pure = 0;
-    ps->p++;
-    lset b;
-    parse_concat(ps, &b);
-    if (!out->n || !b.n || out->n + b.n > MAX_LITS) {
-      out->n = 0;
-      while (ps->p < ps->end && *ps->p == '|') { /* skip the rest */
-        ps->p++;
-        parse_concat(ps, &b);
-      }
-      return;
-    }
-    for (int i = 0; i < b.n; i++) {
-      out->len[out->n] = b.len[i];
-      memcpy(out->s[out->n++], b.s[i], b.len[i]);
-    }
-  }
-}
-
-static int is_alpha(int c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
-
-/* Caseless: keep the longest piece of each literal that folds in ASCII
- * only (k and s have non-ASCII case variants: the Kelvin sign, long s). */
-static void caseless_pieces(lset *l) {
-  for (int i = 0; i < l->n; i++) {
-    size_t best = 0, bl = 0, start = 0;
-    for (size_t j = 0; j <= l->len[i]; j++) {
-      int c = j < l->len[i] ? l->s[i][j] : -1;
-      if (c >= 0 && c < 0x80 && (c | 0x20) != 'k' && (c | 0x20) != 's') continue;
-      if (j - start > bl) bl = j - start, best = start;
-      start = j + 1;
-    }
-    memmove(l->s[i], l->s[i] + best, bl);
-    l->len[i] = bl;
-  }
-}
-
-/* ---- the scanner ---- */
-
-typedef struct lit {
-  const unsigned char *s;
-  size_t len;
-  size_t i1, i2;              /* offsets of the two rarest bytes */
-  unsigned char t1, t2, m1, m2; /* target and OR-mask (0x20 folds case) */
-  int fold;
-  size_t next;                /* cached next hit, or (size_t)-1 */
-  size_t from;                /* where the cached hit was searched from */
-} lit;
-
-/* Rough rank of how common a byte is in source text (higher = commoner). */
-static int commonness(unsigned char c, int fold) {
-  static const char common[] =
-      " etaoinsrlcdu_pmf\n\thg.,;()=*/bxykvw-\"0123456789>{}[]<:&+#!'|\\";
-  if (fold && is_alpha(c)) c |= 0x20;
-  const char *p = c ? strchr(common, c) : NULL;
-  if (p) return 255 - (int)(p - common);
-  if (c >= 'A' && c <= 'Z') return 120;
-  return 10;
-}
-
-static void lit_init(lit *l, const unsigned char *s, size_t len, int fold) {
-  l->s = s;
-  l->len = len;
-  l->fold = fold;
-  l->next = (size_t)-1;
-  l->from = 0;
-  size_t a = 0, b = len > 1 ? 1 : 0;
-  for (size_t i = 0; i < len; i++)
-    if (commonness(s[i], fold) < commonness(s[a], fold)) a = i;
-  b = a == 0 ? (len > 1 ? 1 : 0) : 0;
-  for (size_t i = 0; i < len; i++)
-    if (i != a && commonness(s[i], fold) < commonness(s[b], fold)) b = i;
-  l->i1 = a < b ? a : b;
-  l->i2 = a < b ? b : a;
-  l->m1 = fold && is_alpha(s[l->i1]) ? 0x20 : 0;
-  l->m2 = fold && is_alpha(s[l->i2]) ? 0x20 : 0;
-  l->t1 = s[l->i1] | l->m1;
-  l->t2 = s[l->i2] | l->m2;
-}
-
-static int lit_eq(const lit *l, const unsigned char *h) {
-  if (!l->fold) return memcmp(h, l->s, l->len) == 0;
-  for (size_t i = 0; i < l->len; i++) {
-    unsigned char a = h[i], b = l->s[i];
-    if (a != b && !(is_alpha(a) && (a | 0x20) == (b | 0x20))) return 0;
-  }
-  return 1;
-}
-
-/* First occurrence of l in h[from, n), or (size_t)-1. */
-static size_t lit_find(const lit *l, const unsigned char *h, size_t n,
-                       size_t from) {
-  if (l->len == 0) return from <= n ? from : (size_t)-1;
-  if (n < l->len) return (size_t)-1;
-  size_t last = n - l->len, i = from;
-#ifdef __SSE2__
-  const __m128i t1 = _mm_set1_epi8((char)l->t1), t2 = _mm_set1_epi8((char)l->t2);
-  const __m128i m1 = _mm_set1_epi8((char)l->m1), m2 = _mm_set1_epi8((char)l->m2);
-  while (i + 16 <= last + 1 && i + l->i2 + 16 <= n) {
-    __m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + i + l->i1)), m1);
-    __m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + i + l->i2)), m2);
-    unsigned m = (unsigned)_mm_movemask_epi8(
-        _mm_and_si128(_mm_cmpeq_epi8(a, t1), _mm_cmpeq_epi8(b, t2)));
-    while (m) {
-      unsigned j = (unsigned)__builtin_ctz(m);
-      if (lit_eq(l, h + i + j)) return i + j;
-      m &= m - 1;
-    }
-    i += 16;
-  }
-#endif
-  for (; i <= last; i++)
-    if ((h[i + l->i1] | l->m1) == l->t1 && (h[i + l->i2] | l->m2) == l->t2 &&
-        lit_eq(l, h + i))
-      return i;
-  return (size_t)-1;
-}
-
 /* ---- the compiled search ---- */
 
+static int is_alnum(int c) {
+  return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9');
+}
+
 typedef struct matcher {
-  pcre2_code *re;  /* NULL: plain literal search */
-  lit lits[MAX_LITS];
-  int nlits;
-  lset set;        /* storage the lits point into */
-  int pure;        /* the literal hit is the match: no PCRE2 */
+  pcre2_code *re; /* NULL: plain literal search */
+  bw_lits lits;   /* the prefilter; pure: the whole search */
 } matcher;
 
 static int compile_error(int code) {
@@ -378,7 +68,7 @@ static char *regex_source(const bw_grep_opts *o, size_t *len) {
   size_t n = 0;
   for (size_t i = 0; i < o->pattern_len; i++) {
     unsigned char c = (unsigned char)o->pattern[i];
-    if (c < 0x80 && !(is_alpha(c) || (c >= '0' && c <= '9'))) s[n++] = '\\';
+    if (c < 0x80 && !is_alnum(c)) s[n++] = '\\';
     s[n++] = (char)c;
   }
   *len = n;
@@ -409,45 +99,15 @@ static int compile_regex(matcher *m, const bw_grep_opts *o) {
   return BW_OK;
 }
 
-static int ascii_caseless_safe(const char *s, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c >= 0x80 || (c | 0x20) == 'k' || (c | 0x20) == 's') return 0;
-  }
-  return 1;
-}
-
 static int matcher_init(matcher *m, const bw_grep_opts *o) {
   memset(m, 0, sizeof *m);
   if (memchr(o->pattern, '\0', o->pattern_len))
     return bw_fail(BW_INVALID_ARGUMENT, "pattern contains a NUL byte");
-  int pure = o->literal;
-  if (o->literal) {
-    m->set.n = 1;
-    m->set.len[0] = o->pattern_len > MAX_LIT_LEN ? MAX_LIT_LEN : o->pattern_len;
-    memcpy(m->set.s[0], o->pattern, m->set.len[0]);
-    if (o->pattern_len > MAX_LIT_LEN) pure = 0;
-  } else {
-    parser ps = {(const unsigned char *)o->pattern,
-                 (const unsigned char *)o->pattern + o->pattern_len, 0, 1};
-    parse_alt(&ps, &m->set);
-    if (ps.p < ps.end) ps.bail = 1; /* an unbalanced ')' */
-    if (ps.bail) m->set.n = 0;
-    pure = !ps.bail && ps.pure && m->set.n == 1 &&
-           m->set.len[0] == o->pattern_len;
-  }
-  if (o->ignore_case && pure && !ascii_caseless_safe(o->pattern, o->pattern_len))
-    pure = 0;
-  if (o->ignore_case && !pure) caseless_pieces(&m->set);
-  if (o->multiline || memchr(o->pattern, '\n', o->pattern_len)) pure = 0;
-  /* a prefilter pays off only with literals of two bytes or more */
-  if (m->set.n && (lset_min(&m->set) >= 2 || (pure && m->set.len[0] >= 1))) {
-    for (int i = 0; i < m->set.n; i++)
-      lit_init(&m->lits[i], m->set.s[i], m->set.len[i], o->ignore_case);
-    m->nlits = m->set.n;
-  }
-  m->pure = pure && m->nlits; /* the empty literal goes to PCRE2 */
-  return m->pure ? BW_OK : compile_regex(m, o);
+  int flags = (o->literal ? BW_LITS_LITERAL : 0) |
+              (o->ignore_case ? BW_LITS_CASELESS : 0) |
+              (o->multiline ? BW_LITS_MULTILINE : 0);
+  bw_lits_init(&m->lits, o->pattern, o->pattern_len, flags);
+  return m->lits.pure ? BW_OK : compile_regex(m, o);
 }
 
 /* ---- per worker ---- */
@@ -458,7 +118,7 @@ typedef struct wstate {
   pcre2_jit_stack *js;
   char *buf;
   size_t cap;
-  lit lits[MAX_LITS]; /* the scanner's cached hits are per worker */
+  bw_lit lits[BW_MAX_LITS]; /* the scanner's cached hits are per worker */
 } wstate;
 
 typedef struct grep {
@@ -690,29 +350,10 @@ static int re_find(scan *s, const char *subj, size_t n, size_t start,
   return 1;
 }
 
-/* Next literal hit at or after from. Each literal's last answer is kept:
- * it stays valid while from has not passed it. */
+/* Next literal hit at or after from (cached per literal, per worker). */
 static size_t next_hit(scan *s, size_t from) {
-  size_t best = (size_t)-1;
-  for (int i = 0; i < s->g->m.nlits; i++) {
-    lit *l = &s->w->lits[i];
-    int valid = l->from != (size_t)-1 && l->from <= from &&
-                (l->next == (size_t)-1 || l->next >= from);
-    if (!valid) {
-      l->next = lit_find(l, (const unsigned char *)s->buf, s->len, from);
-      l->from = from;
-    }
-    if (l->next < best) best = l->next;
-  }
-  return best;
-}
-
-static void hits_reset(scan *s) {
-  for (int i = 0; i < s->g->m.nlits; i++) {
-    s->w->lits[i] = s->g->m.lits[i];
-    s->w->lits[i].next = (size_t)-1;
-    s->w->lits[i].from = (size_t)-1; /* nothing cached */
-  }
+  return bw_lits_next(s->w->lits, s->g->m.lits.n,
+                      (const unsigned char *)s->buf, s->len, from);
 }
 
 /* Line by line around literal hits. */
@@ -729,7 +370,7 @@ static int search_prefiltered(scan *s) {
     size_t ls = q ? (size_t)(q - s->buf) + 1 : pos;
     size_t le = line_end(s, h);
     size_t ms, me;
-    if (s->g->m.pure || re_find(s, s->buf + ls, le - ls, 0, &ms, &me)) {
+    if (s->g->m.lits.pure || re_find(s, s->buf + ls, le - ls, 0, &ms, &me)) {
       int rc = on_match(s, ls, le);
       if (rc) return rc;
     }
@@ -766,7 +407,7 @@ static int search_windows(scan *s) {
 
 /* Matches may span lines: each reports the lines it covers. */
 static int search_multiline(scan *s) {
-  if (s->g->m.nlits && next_hit(s, 0) == (size_t)-1) return BW_OK;
+  if (s->g->m.lits.n && next_hit(s, 0) == (size_t)-1) return BW_OK;
   size_t pos = 0;
   while (pos < s->len && !s->done && !cancelled(s->g)) {
     size_t ms, me;
@@ -784,11 +425,11 @@ static int search_multiline(scan *s) {
 }
 
 static int search_buf(scan *s) {
-  hits_reset(s);
+  bw_lits_reset(s->w->lits, &s->g->m.lits);
   s->line = 1;
   int rc;
   if (s->g->o->multiline) rc = search_multiline(s);
-  else if (s->g->m.nlits) rc = search_prefiltered(s);
+  else if (s->g->m.lits.n) rc = search_prefiltered(s);
   else rc = search_windows(s);
   if (!rc && s->f && s->g->o->mode == BW_GREP_CONTENT) rc = flush_after(s, 0);
   return rc;

@@ -1,8 +1,9 @@
 /*
  * search.h - burrow's search core: a parallel directory walker that opens
  * everything through directory fds beneath a root (walk.c), gitignore
- * semantics (ignore.c), a glob matcher and the glob search (glob.c), and
- * PCRE2 content search with a literal prefilter (grep.c). Plain C, no Lua;
+ * semantics (ignore.c), a glob matcher and the glob search (glob.c), the
+ * literals a regex requires and their SIMD scan (prefilter.c), and PCRE2
+ * content search behind that prefilter (grep.c). Plain C, no Lua;
  * functions return a bw_code like the rest of the core.
  */
 #ifndef BURROW_SEARCH_H
@@ -138,6 +139,47 @@ int bw_topn_add(bw_topn *t, bw_item *it);
 /* Would a path (and so anything below it) sort after the cap? */
 int bw_topn_beyond(bw_topn *t, const char *path);
 void bw_topn_free(bw_topn *t);
+
+/* ---- required literals and the prefilter scan (prefilter.c) ---- */
+
+enum { BW_MAX_LITS = 16, BW_MAX_LIT_LEN = 255 };
+
+enum {
+  BW_LITS_LITERAL = 1,   /* the pattern is a fixed string, not a regex */
+  BW_LITS_CASELESS = 2,
+  BW_LITS_MULTILINE = 4, /* matches may span lines: never pure */
+};
+
+/* One literal ready to scan for; next and from are a per-scan cache. */
+typedef struct bw_lit {
+  const unsigned char *s;
+  size_t len;
+  size_t i1, i2;                /* offsets of the two rarest bytes */
+  unsigned char t1, t2, m1, m2; /* target and OR-mask (0x20 folds case) */
+  int fold;
+  size_t next;                  /* cached next hit, or (size_t)-1 */
+  size_t from;                  /* where it was searched from, or (size_t)-1 */
+} bw_lit;
+
+/* Every match of the pattern contains one of lit[0..n). lit points into s:
+ * a bw_lits is filled in place and never copied. */
+typedef struct bw_lits {
+  bw_lit lit[BW_MAX_LITS];
+  int n;    /* 0: no prefilter worth running; the regex goes alone */
+  int pure; /* a hit on the literal is the match: no regex needed */
+  unsigned char s[BW_MAX_LITS][BW_MAX_LIT_LEN];
+} bw_lits;
+
+/* The prefilter of a pattern (BW_LITS_* flags). The pattern holds no NUL.
+ * Syntax the parser does not model leaves n at 0, never a wrong literal. */
+void bw_lits_init(bw_lits *l, const char *pat, size_t len, int flags);
+/* A scan's own copy of the literals v[0..l->n), with nothing cached. */
+void bw_lits_reset(bw_lit *v, const bw_lits *l);
+/* The first hit of any of v[0..n) in h[from, len), or (size_t)-1. Each
+ * literal's last answer is kept: it stays valid while from has not
+ * passed it, so calls with growing from scan each byte about once. */
+size_t bw_lits_next(bw_lit *v, int n, const unsigned char *h, size_t len,
+                    size_t from);
 
 /* ---- grep (grep.c) ---- */
 
