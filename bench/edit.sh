@@ -12,6 +12,7 @@
 #   BENCH_SRC         the harness to copy (default ../shared/bench, else /work/shared/bench)
 #   BENCH_EDIT_RUNS   calls on the 50 MiB file (default 5)
 #   BENCH_EDIT_N      small edits (default 1000)
+#   BENCH_EDIT_ROUNDS rounds, alternating the servers; medians over rounds (default 3)
 #   BENCH_OUT         report (default docs/benchmarks.md)
 set -euo pipefail
 
@@ -20,6 +21,7 @@ BIN=${BURROW_BIN:-$REPO/build/burrow}
 OUT=${BENCH_OUT:-$REPO/docs/benchmarks.md}
 RUNS=${BENCH_EDIT_RUNS:-5}
 N=${BENCH_EDIT_N:-1000}
+ROUNDS=${BENCH_EDIT_ROUNDS:-3}
 [ -x "$BIN" ] || { echo "bench/edit: $BIN not found: run make first" >&2; exit 2; }
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/burrow-edit-bench.XXXXXX")
@@ -39,7 +41,7 @@ OFFICIAL=$H/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 
 mkdir -p "$REPO/bench/results"
 JSON=$REPO/bench/results/edit-$(date -u +%Y%m%dT%H%M%SZ).json
-echo "+ node bench/edit_bench.mjs --runs $RUNS --n $N -> ${OUT#"$REPO"/}"
+echo "+ node bench/edit_bench.mjs --runs $RUNS --n $N --rounds $ROUNDS -> ${OUT#"$REPO"/}"
 node "$REPO/bench/edit_bench.mjs" --ws "$TMP/ws" --official "$OFFICIAL" --burrow "$BIN" \
-  --runs "$RUNS" --n "$N" --json "$JSON" --out "$OUT"
+  --runs "$RUNS" --n "$N" --rounds "$ROUNDS" --json "$JSON" --out "$OUT"
 echo "raw results: ${JSON#"$REPO"/}"
