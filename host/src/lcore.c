@@ -305,6 +305,37 @@ static int roots_read(lua_State *L) {
   return 2;
 }
 
+/* A malloc'd result on its way to becoming a Lua string: a box the
+ * collector frees owns it, so running out of memory in lua_pushlstring
+ * cannot leak it. Make the box before the buffer exists. */
+#define BOX_MT "burrow.Box"
+
+static int box_gc(lua_State *L) {
+  char **b = luaL_checkudata(L, 1, BOX_MT);
+  free(*b);
+  *b = NULL;
+  return 0;
+}
+
+static char **new_box(lua_State *L) {
+  char **b = lua_newuserdatauv(L, sizeof *b, 0);
+  *b = NULL;
+  if (luaL_newmetatable(L, BOX_MT)) {
+    lua_pushcfunction(L, box_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  return b;
+}
+
+/* Replace the box on top of the stack by its content as a string. */
+static void push_boxed(lua_State *L, char **box, size_t len) {
+  lua_pushlstring(L, *box ? *box : "", len);
+  free(*box);
+  *box = NULL;
+  lua_remove(L, -2);
+}
+
 /* Work on a file's bytes, guarded when they are mapped. */
 typedef struct job {
   const bw_buf *b;
@@ -376,14 +407,13 @@ static int file_lines(lua_State *L) {
   j.limit = (size_t)luaL_checkinteger(L, 3);
   j.max_line = (size_t)luaL_checkinteger(L, 4);
   j.max_bytes = (size_t)luaL_checkinteger(L, 5);
+  int last_use = lua_toboolean(L, 6);
+  char **box = new_box(L);
   int rc = run_job(&j);
-  if (lua_toboolean(L, 6)) file_gc(L);
-  if (rc) {
-    free(j.lines.out);
-    return fail(L, rc);
-  }
-  lua_pushlstring(L, j.lines.out ? j.lines.out : "", j.lines.out_len);
-  free(j.lines.out);
+  *box = j.lines.out;
+  if (last_use) file_gc(L);
+  if (rc) return fail(L, rc); /* the box frees the buffer */
+  push_boxed(L, box, j.lines.out_len);
   lua_createtable(L, 0, 5);
   lua_pushinteger(L, (lua_Integer)j.lines.first);
   lua_setfield(L, -2, "first");
@@ -400,13 +430,11 @@ static int file_lines(lua_State *L) {
 
 static int file_base64(lua_State *L) {
   job j = {.b = &check_file(L)->b, .run = do_b64};
+  char **box = new_box(L);
   int rc = run_job(&j);
-  if (rc) {
-    free(j.b64);
-    return fail(L, rc);
-  }
-  lua_pushlstring(L, j.b64, j.b64_len);
-  free(j.b64);
+  *box = j.b64;
+  if (rc) return fail(L, rc);
+  push_boxed(L, box, j.b64_len);
   return 1;
 }
 
