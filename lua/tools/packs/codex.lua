@@ -1,0 +1,617 @@
+-- codex: OpenAI Codex's file tools: apply_patch (the `*** Begin Patch`
+-- grammar, Codex's parser and seek_sequence semantics, its texts and error
+-- strings) and the read tools read_file (`L{n}: `), list_dir, grep_files.
+-- Every read, write and removal is a native call (ctx:call); the pack only
+-- parses the patch and splices lines. apply_patch is all-or-nothing across
+-- files (Codex is not): every target is read and every new content
+-- computed before the first write; writes are compare-and-set on the hashes
+-- read, and a failure mid-way restores the pre-images already replaced.
+-- Deviations are in docs/packs.md.
+
+local core = require "burrow.core"
+local P = require "burrow.pack"
+
+local LINE_CAP = 500 -- bytes per line in read_file and per name in list_dir
+local BOM = "\239\187\191"
+
+local function err(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
+
+---------------------------------------------------------------------------
+-- The patch parser (codex-rs/apply-patch/src/parser.rs)
+
+local BEGIN, END = "*** Begin Patch", "*** End Patch"
+local ADD, DELETE, UPDATE, MOVE = "*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "
+local EOF_MARK = "*** End of File"
+
+local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
+local function starts(s, p) return s:sub(1, #p) == p end
+
+local function hunk_error(n, msg) return nil, ("invalid hunk at line %d, %s"):format(n, msg) end
+
+-- Rust's str::lines: split on \n, drop a \r before it, no empty last line.
+local function rust_lines(s)
+  local out = {}
+  for l in s:gmatch("([^\n]*)\n") do out[#out + 1] = (l:gsub("\r$", "")) end
+  local rest = s:match("[^\n]*$")
+  if rest ~= "" then out[#out + 1] = rest:gsub("\r$", "") end
+  return out
+end
+
+local function boundaries(lines, first, last)
+  local f, l = lines[first] and trim(lines[first]), lines[last] and trim(lines[last])
+  if f == BEGIN and l == END and last > first then return true end
+  if f ~= BEGIN then return nil, "invalid patch: The first line of the patch must be '*** Begin Patch'" end
+  return nil, "invalid patch: The last line of the patch must be '*** End Patch'"
+end
+
+local function parse_chunk(lines, i, n, line_no, allow_missing)
+  if i > n then return hunk_error(line_no, "Update hunk does not contain any lines") end
+  local chunk = { old = {}, new = {}, eof = false }
+  local start = i
+  if lines[i] == "@@" then
+    start = i + 1
+  elseif starts(lines[i], "@@ ") then
+    chunk.context, start = lines[i]:sub(4), i + 1
+  elseif not allow_missing then
+    return hunk_error(line_no, ("Expected update hunk to start with a @@ context marker, got: '%s'"):format(lines[i]))
+  end
+  if start > n then return hunk_error(line_no + 1, "Update hunk does not contain any lines") end
+  local parsed = 0
+  for j = start, n do
+    local l = lines[j]
+    if l == EOF_MARK then
+      if parsed == 0 then return hunk_error(line_no + 1, "Update hunk does not contain any lines") end
+      chunk.eof, parsed = true, parsed + 1
+      break
+    end
+    local c = l:sub(1, 1)
+    if c == "" then
+      chunk.old[#chunk.old + 1], chunk.new[#chunk.new + 1] = "", ""
+    elseif c == " " then
+      chunk.old[#chunk.old + 1], chunk.new[#chunk.new + 1] = l:sub(2), l:sub(2)
+    elseif c == "+" then
+      chunk.new[#chunk.new + 1] = l:sub(2)
+    elseif c == "-" then
+      chunk.old[#chunk.old + 1] = l:sub(2)
+    else
+      if parsed == 0 then
+        return hunk_error(line_no + 1, ("Unexpected line found in update hunk: '%s'. Every line should start with ' ' (context line), '+' (added line), or '-' (removed line)"):format(l))
+      end
+      break
+    end
+    parsed = parsed + 1
+  end
+  return chunk, parsed + (start - i)
+end
+
+-- One hunk at lines[i]: hunk, lines consumed; or nil, message.
+local function parse_hunk(lines, i, n, line_no)
+  local head = trim(lines[i])
+  if starts(head, ADD) then
+    local content, j = {}, i + 1
+    while j <= n and lines[j]:sub(1, 1) == "+" do
+      content[#content + 1] = lines[j]:sub(2) .. "\n"
+      j = j + 1
+    end
+    return { kind = "add", path = head:sub(#ADD + 1), content = table.concat(content) }, j - i
+  elseif starts(head, DELETE) then
+    return { kind = "delete", path = head:sub(#DELETE + 1) }, 1
+  elseif starts(head, UPDATE) then
+    local h = { kind = "update", path = head:sub(#UPDATE + 1), chunks = {} }
+    local j, parsed = i + 1, 1
+    if j <= n and starts(lines[j], MOVE) then
+      h.move_to, j, parsed = lines[j]:sub(#MOVE + 1), j + 1, parsed + 1
+    end
+    while j <= n do
+      if trim(lines[j]) == "" then
+        j, parsed = j + 1, parsed + 1
+      elseif lines[j]:sub(1, 1) == "*" then
+        break
+      else
+        local chunk, used = parse_chunk(lines, j, n, line_no + parsed, #h.chunks == 0)
+        if not chunk then return nil, used end
+        h.chunks[#h.chunks + 1] = chunk
+        j, parsed = j + used, parsed + used
+      end
+    end
+    if #h.chunks == 0 then
+      return hunk_error(line_no, ("Update file hunk for path '%s' is empty"):format(h.path))
+    end
+    return h, parsed
+  end
+  return hunk_error(line_no, ("'%s' is not a valid hunk header. Valid hunk headers: '*** Add File: {path}', '*** Delete File: {path}', '*** Update File: {path}'"):format(head))
+end
+
+-- The whole patch: a list of hunks, or nil, message.
+local function parse_patch(text)
+  local lines = rust_lines(trim(text))
+  local n = #lines
+  local first, last = 1, n
+  local ok, berr = boundaries(lines, first, last)
+  if not ok then
+    -- lenient: a heredoc around the patch (apply_patch <<'EOF' ... EOF)
+    local h = lines[1]
+    if n >= 4 and (h == "<<EOF" or h == "<<'EOF'" or h == '<<"EOF"') and lines[n]:sub(-3) == "EOF" then
+      first, last = 2, n - 1
+      if not boundaries(lines, first, last) then return nil, berr end
+    else
+      return nil, berr
+    end
+  end
+  local hunks, i, line_no = {}, first + 1, 2
+  while i < last do
+    local h, used = parse_hunk(lines, i, last - 1, line_no)
+    if not h then return nil, used end
+    hunks[#hunks + 1] = h
+    i, line_no = i + used, line_no + used
+  end
+  return hunks
+end
+
+---------------------------------------------------------------------------
+-- seek_sequence (codex-rs/apply-patch/src/seek_sequence.rs): the first
+-- place at or after `from` where the pattern matches, trying the levels
+-- exact -> rstrip -> trim -> unicode over the whole range before the next.
+-- Codex's first-match-after-a-cursor semantics are the dialect itself:
+-- edit_file's unique-match rule would refuse patches Codex applies.
+
+local FOLD = {}
+for cp = 0x2010, 0x2015 do FOLD[utf8.char(cp)] = "-" end
+FOLD[utf8.char(0x2212)] = "-"
+for cp = 0x2018, 0x201B do FOLD[utf8.char(cp)] = "'" end
+for cp = 0x201C, 0x201F do FOLD[utf8.char(cp)] = '"' end
+for _, cp in ipairs { 0xA0, 0x202F, 0x205F, 0x3000 } do FOLD[utf8.char(cp)] = " " end
+for cp = 0x2002, 0x200A do FOLD[utf8.char(cp)] = " " end
+
+local function fold(s)
+  s = trim(s)
+  if not s:find("[\128-\255]") then return s end
+  return (s:gsub("[\194-\244][\128-\191]*", function(ch) return FOLD[ch] end))
+end
+
+local LEVELS = {
+  { "exact", function(s) return s end },
+  { "rstrip", function(s) return (s:gsub("%s+$", "")) end },
+  { "trim", trim },
+  { "unicode", fold },
+}
+
+local function seek(lines, pattern, from, eof)
+  local np, nl = #pattern, #lines
+  if np == 0 then return from, "exact" end
+  if np > nl then return nil end
+  local s = (eof and nl >= np) and (nl - np + 1) or from
+  for _, lv in ipairs(LEVELS) do
+    local f = lv[2]
+    for i = s, nl - np + 1 do
+      local ok = true
+      for k = 1, np do
+        if f(lines[i + k - 1]) ~= f(pattern[k]) then ok = false break end
+      end
+      if ok then return i, lv[1] end
+    end
+  end
+end
+
+-- The new content of `path` (old content `text`) after its chunks, or
+-- nil, message. CRLF files keep CRLF and a BOM stays (deviations).
+local function apply_chunks(text, path, chunks, levels)
+  local bom = starts(text, BOM) and BOM or ""
+  text = text:sub(#bom + 1)
+  local _, nl = text:gsub("\n", "")
+  local _, crlf = text:gsub("\r\n", "")
+  local eol = (nl > 0 and crlf == nl) and "\r\n" or "\n"
+  local lines = {} -- split('\n') then drop the trailing empty element
+  for l in (text .. "\n"):gmatch("([^\n]*)\n") do
+    lines[#lines + 1] = eol == "\r\n" and l:gsub("\r$", "") or l
+  end
+  if lines[#lines] == "" then lines[#lines] = nil end
+
+  local reps, cursor = {}, 1
+  for ci, c in ipairs(chunks) do
+    if c.context then
+      local at = seek(lines, { c.context }, cursor, false)
+      if not at then return nil, ("Failed to find context '%s' in %s"):format(c.context, path) end
+      cursor = at + 1
+    end
+    if #c.old == 0 then
+      local at = (lines[#lines] == "") and #lines or #lines + 1
+      reps[#reps + 1] = { at, 0, c.new }
+      levels[#levels + 1] = { file = path, chunk = ci, level = "exact" }
+    else
+      local old, new = c.old, c.new
+      local at, level = seek(lines, old, cursor, c.eof)
+      if not at and old[#old] == "" then
+        old = table.move(old, 1, #old - 1, 1, {})
+        if new[#new] == "" then new = table.move(new, 1, #new - 1, 1, {}) end
+        at, level = seek(lines, old, cursor, c.eof)
+      end
+      if not at then
+        return nil, ("Failed to find expected lines in %s:\n%s"):format(path, table.concat(c.old, "\n"))
+      end
+      reps[#reps + 1] = { at, #old, new }
+      levels[#levels + 1] = { file = path, chunk = ci, level = level }
+      cursor = at + #old
+    end
+  end
+  table.sort(reps, function(a, b) return a[1] < b[1] end)
+  for r = #reps, 1, -1 do
+    local at, len, new = reps[r][1], reps[r][2], reps[r][3]
+    for _ = 1, len do table.remove(lines, at) end
+    for k = #new, 1, -1 do table.insert(lines, at, new[k]) end
+  end
+  if lines[#lines] ~= "" then lines[#lines + 1] = "" end
+  return bom .. table.concat(lines, eol)
+end
+
+---------------------------------------------------------------------------
+-- Applying a patch: a virtual view of every touched path, then
+-- compare-and-set writes, then a rollback from the pre-images on failure.
+
+local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+local function b64(s)
+  return ((s:gsub(".", function(x)
+    local r, b = "", x:byte()
+    for i = 8, 1, -1 do r = r .. (b % 2 ^ i - b % 2 ^ (i - 1) > 0 and "1" or "0") end
+    return r
+  end) .. "0000"):gsub("%d%d%d?%d?%d?%d?", function(x)
+    if #x < 6 then return "" end
+    local c = 0
+    for i = 1, 6 do c = c + (x:sub(i, i) == "1" and 2 ^ (6 - i) or 0) end
+    return B64:sub(c + 1, c + 1)
+  end) .. ({ "", "==", "=" })[#s % 3 + 1])
+end
+
+-- write_file args for content: text when it is UTF-8, else base64.
+local function content_args(path, content, expected)
+  local a = { path = path, expected_hash = expected, create_dirs = true }
+  if utf8.len(content) then a.content = content else a.content, a.encoding = b64(content), "base64" end
+  return a
+end
+
+local function key_of(path)
+  return (path:gsub("/+", "/"):gsub("^%./", ""):gsub("/%./", "/"))
+end
+
+local function os_error(code)
+  if code == "ENOENT" then return "No such file or directory (os error 2)" end
+  if code == "EISDIR" then return "Is a directory (os error 21)" end
+end
+
+-- The state of one path: its pre-image (read once) and its content now.
+local function state(ctx, files, order, path)
+  local k = key_of(path)
+  local f = files[k]
+  if f then return f end
+  local r, msg, code = ctx:call("read_file", { path = path, encoding = "base64" })
+  if not r and code ~= "ENOENT" then return nil, msg, code end
+  f = { path = path }
+  if r then
+    f.pre, f.pre_b64, f.pre_hash = core.base64_decode(r.content), r.content, r.content_hash
+  end
+  f.cur = f.pre
+  files[k], order[#order + 1] = f, k
+  return f
+end
+
+local function apply_patch(ctx, a)
+  local hunks, perr = parse_patch(a.input or "")
+  if not hunks then return err(perr, "INVALID_PATCH") end
+  if #hunks == 0 then return err("No files were modified.", "INVALID_PATCH") end
+
+  -- 1. read every target and compute every new content, writing nothing
+  local files, order, levels = {}, {}, {}
+  local added, modified, deleted = {}, {}, {}
+  for _, h in ipairs(hunks) do
+    local f, msg, code = state(ctx, files, order, h.path)
+    if h.kind == "add" then
+      if not f then return err(("Failed to write file %s: %s"):format(h.path, P.detail(msg)), code) end
+      f.cur = h.content
+      added[#added + 1] = h.path
+    elseif h.kind == "delete" then
+      if not f then return err(("Failed to delete file %s: %s"):format(h.path, os_error(code) or P.detail(msg)), code) end
+      if f.cur == nil then
+        return err(("Failed to delete file %s: No such file or directory (os error 2)"):format(h.path), "ENOENT")
+      end
+      f.cur = nil
+      deleted[#deleted + 1] = h.path
+    else
+      if not f or f.cur == nil then
+        code = f and "ENOENT" or code
+        return err(("Failed to read file to update %s: %s"):format(h.path, os_error(code) or P.detail(msg)), code)
+      end
+      local new, cerr = apply_chunks(f.cur, h.path, h.chunks, levels)
+      if not new then return err(cerr, "NOT_FOUND_TEXT") end
+      if h.move_to then
+        local d, dmsg, dcode = state(ctx, files, order, h.move_to)
+        if not d then return err(("Failed to write file %s: %s"):format(h.move_to, P.detail(dmsg)), dcode) end
+        d.cur, f.cur = new, nil
+        modified[#modified + 1] = h.move_to
+      else
+        f.cur = new
+        modified[#modified + 1] = h.path
+      end
+    end
+  end
+
+  -- 2. apply: compare-and-set against the hashes read in step 1
+  local applied = {}
+  local function rollback()
+    local failed = {}
+    for i = #applied, 1, -1 do
+      local f = applied[i]
+      local ok, msg
+      if f.pre == nil then
+        ok, msg = ctx:call("remove", { path = f.path, expected_hash = f.new_hash })
+      else
+        local args = { path = f.path, content = f.pre_b64, encoding = "base64", create_dirs = true,
+          expected_hash = f.new_hash or "absent" }
+        ok, msg = ctx:call("write_file", args)
+      end
+      if not ok then failed[#failed + 1] = ("%s (%s)"):format(f.path, P.detail(msg)) end
+    end
+    return failed
+  end
+  for _, k in ipairs(order) do
+    local f = files[k]
+    if f.cur ~= f.pre then
+      local r, msg, code, verb
+      if f.cur == nil then
+        verb = "delete"
+        r, msg, code = ctx:call("remove", { path = f.path, expected_hash = f.pre_hash })
+      else
+        verb = "write"
+        r, msg, code = ctx:call("write_file", content_args(f.path, f.cur, f.pre_hash or "absent"))
+        f.new_hash = r and r.content_hash
+      end
+      if not r then
+        local failed = rollback()
+        local tail = #failed == 0 and "\nNo files were modified: the changes already made by this patch were rolled back."
+          or ("\nRolling back failed for: %s"):format(table.concat(failed, ", "))
+        return err(("Failed to %s file %s: %s%s"):format(verb, f.path, P.detail(msg), tail), code)
+      end
+      applied[#applied + 1] = f
+    end
+  end
+
+  local out = { "Success. Updated the following files:\n" }
+  for _, p in ipairs(added) do out[#out + 1] = "A " .. p .. "\n" end
+  for _, p in ipairs(modified) do out[#out + 1] = "M " .. p .. "\n" end
+  for _, p in ipairs(deleted) do out[#out + 1] = "D " .. p .. "\n" end
+  local arr = core.json.array
+  return {
+    content = table.concat(out),
+    added = arr(added), modified = arr(modified), deleted = arr(deleted),
+    matches = arr(levels),
+  }
+end
+
+---------------------------------------------------------------------------
+-- The read tools
+
+local function cut(s, max)
+  if #s <= max then return s end
+  local i = max + 1
+  while i > 1 and (s:byte(i) or 0) & 0xC0 == 0x80 do i = i - 1 end
+  return s:sub(1, i - 1)
+end
+
+local function int_arg(v, default) return v == nil and default or math.tointeger(v) end
+
+local function read_file(ctx, a)
+  local path = a.file_path or ""
+  local offset, limit = int_arg(a.offset, 1), int_arg(a.limit, 2000)
+  if not offset or offset < 1 then return err("offset must be a 1-indexed line number") end
+  if not limit or limit < 1 then return err("limit must be greater than zero") end
+  if a.mode ~= nil and a.mode ~= "slice" then
+    return err("mode must be \"slice\": indentation mode is not supported by this server")
+  end
+  if path:sub(1, 1) ~= "/" then return err("file_path must be an absolute path") end
+  local r, msg, code = ctx:call("read_file", { path = path, encoding = "base64" })
+  if not r then return err(("failed to read file: %s"):format(P.detail(msg)), code) end
+  local text = core.base64_decode(r.content)
+  local lines = {}
+  for l in text:gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
+  local rest = text:match("[^\n]*$")
+  if rest ~= "" then lines[#lines + 1] = rest end
+  if offset > #lines then return err("offset exceeds file length") end
+  local out = {}
+  for n = offset, math.min(#lines, offset + limit - 1) do
+    out[#out + 1] = ("L%d: %s"):format(n, P.utf8_clean(cut((lines[n]:gsub("\r$", "")), LINE_CAP)))
+  end
+  local body = table.concat(out, "\n")
+  if ctx.caps.untrusted_boundary then body = ctx:untrusted(body, path) end
+  return { content = body }
+end
+
+local SUFFIX = { dir = "/", symlink = "@", file = "" }
+
+local function list_dir(ctx, a)
+  local path = a.dir_path or ""
+  local offset, limit, depth = int_arg(a.offset, 1), int_arg(a.limit, 25), int_arg(a.depth, 2)
+  if not offset or offset < 1 then return err("offset must be a 1-indexed entry number") end
+  if not limit or limit < 1 then return err("limit must be greater than zero") end
+  if not depth or depth < 1 then return err("depth must be greater than zero") end
+  if path:sub(1, 1) ~= "/" then return err("dir_path must be an absolute path") end
+  local r, msg, code = ctx:call("list_dir", { path = path, recursive = true, max_depth = depth, include_hidden = true })
+  if not r then return err(("failed to read directory: %s"):format(P.detail(msg)), code) end
+  local prefix = (path:gsub("/+$", "")) .. "/"
+  local entries = {}
+  for _, e in ipairs(r.entries) do
+    local rel = starts(e.path, prefix) and e.path:sub(#prefix + 1) or e.name
+    entries[#entries + 1] = { rel = rel, name = e.name, type = e.type }
+  end
+  table.sort(entries, function(x, y) return x.rel < y.rel end)
+  local out = { "Absolute path: " .. path }
+  if #entries > 0 and offset > #entries then return err("offset exceeds directory entry count") end
+  local last = math.min(#entries, offset + limit - 1)
+  for i = offset, last do
+    local e = entries[i]
+    local _, d = e.rel:gsub("/", "")
+    out[#out + 1] = ("  "):rep(d) .. cut(e.name, LINE_CAP) .. (SUFFIX[e.type] or "?")
+  end
+  if last < #entries or r.truncated then out[#out + 1] = ("More than %d entries found"):format(limit) end
+  return { content = table.concat(out, "\n") }
+end
+
+local function grep_files(ctx, a)
+  local pattern = trim(a.pattern or "")
+  if pattern == "" then return err("pattern must not be empty") end
+  local limit = int_arg(a.limit, 100)
+  if not limit or limit < 1 then return err("limit must be greater than zero") end
+  limit = math.min(limit, 2000)
+  local include
+  if a.include and trim(a.include) ~= "" then include = { trim(a.include) } end
+  local r, msg, code = ctx:call("grep", { pattern = pattern, path = a.path or P.mounts(ctx)[1],
+    include = include, output_mode = "files", include_hidden = true, respect_ignore = true })
+  if not r then return err(("failed to search: %s"):format(P.detail(msg)), code) end
+  if #r.files == 0 then return { content = "No matches found." } end
+  -- newest first (rg --sortr=modified): mtimes from the native stat
+  local mt = {}
+  for _, f in ipairs(r.files) do
+    local st = ctx:call("stat", { path = f })
+    mt[f] = st and st.mtime or ""
+  end
+  local files = table.move(r.files, 1, #r.files, 1, {})
+  table.sort(files, function(x, y)
+    if mt[x] ~= mt[y] then return mt[x] > mt[y] end
+    return x < y
+  end)
+  local out = {}
+  for i = 1, math.min(limit, #files) do out[i] = files[i] end
+  return { content = table.concat(out, "\n") }
+end
+
+---------------------------------------------------------------------------
+
+local TEXT_SCHEMA = { type = "object", properties = { content = { type = "string" } }, required = { "content" } }
+local READ_ANN = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false }
+local function render(r) return r.content, r end
+
+local tools = {
+  {
+    name = "apply_patch",
+    title = "Apply patch",
+    description = [[Use the `apply_patch` tool to edit files.
+Your patch language is a stripped-down, file-oriented diff format designed to be easy to parse and safe to apply. You can think of it as a high-level envelope:
+
+*** Begin Patch
+[ one or more file sections ]
+*** End Patch
+
+Within that envelope, you get a sequence of file operations.
+You MUST include a header to specify the action you are taking.
+Each operation starts with one of three headers:
+
+*** Add File: <path> - create a new file. Every following line is a + line (the initial contents).
+*** Delete File: <path> - remove an existing file. Nothing follows.
+*** Update File: <path> - patch an existing file in place (optionally with a rename).
+
+May be immediately followed by *** Move to: <new path> if you want to rename the file.
+Then one or more "hunks", each introduced by @@ (optionally followed by a hunk header).
+Within a hunk each line starts with:
+- ' ' for context, '-' for a removed line, '+' for an added line.
+
+By default, show 3 lines of code immediately above and 3 lines immediately below each change. If 3 lines of context is insufficient to uniquely identify the snippet, use the @@ operator to indicate the class or function to which the snippet belongs (for instance `@@ class BaseClass`), stacked if needed. Mark a change at the very end of a file with `*** End of File`.
+
+File references can only be relative, NEVER ABSOLUTE. Every added line needs a `+`, even in a new file.
+The patch is applied all-or-nothing: if any section fails, no file is changed.]],
+    input_schema = {
+      type = "object",
+      properties = { input = { type = "string", description = "The entire contents of the apply_patch command" } },
+      required = { "input" },
+      additionalProperties = false,
+    },
+    output_schema = { type = "object", properties = {
+      content = { type = "string" },
+      added = { type = "array", items = { type = "string" } },
+      modified = { type = "array", items = { type = "string" } },
+      deleted = { type = "array", items = { type = "string" } },
+      matches = { type = "array", items = { type = "object", properties = {
+        file = { type = "string" }, chunk = { type = "integer" },
+        level = { type = "string", enum = { "exact", "rstrip", "trim", "unicode" } } } } },
+    }, required = { "content" } },
+    annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
+    permissions = { "fs.read", "fs.write", "fs.delete" },
+    risk = "high",
+    handler = apply_patch,
+    render = render,
+  },
+  {
+    name = "read_file",
+    title = "Read file",
+    description = "Reads a local file with 1-indexed line numbers (each line as `L{n}: text`), supporting slice mode with offset and limit. Lines longer than 500 bytes are cut.",
+    input_schema = {
+      type = "object",
+      properties = {
+        file_path = { type = "string", description = "Absolute path to the file" },
+        offset = { type = "number", description = "The line number to start reading from. Must be 1 or greater." },
+        limit = { type = "number", description = "The maximum number of lines to return." },
+        mode = { type = "string", description = "Optional mode selector: \"slice\" for simple ranges (default)." },
+        indentation = { type = "object", description = "Indentation mode options (not supported by this server)." },
+      },
+      required = { "file_path" },
+      additionalProperties = false,
+    },
+    output_schema = TEXT_SCHEMA,
+    annotations = READ_ANN,
+    permissions = { "fs.read" },
+    risk = "low",
+    handler = read_file,
+    render = render,
+  },
+  {
+    name = "list_dir",
+    title = "List directory",
+    description = "Lists entries in a local directory with 1-indexed entry numbers and simple type labels (`/` directory, `@` symlink, `?` other), indented by depth.",
+    input_schema = {
+      type = "object",
+      properties = {
+        dir_path = { type = "string", description = "Absolute path to the directory to list." },
+        offset = { type = "number", description = "The entry number to start listing from. Must be 1 or greater." },
+        limit = { type = "number", description = "The maximum number of entries to return." },
+        depth = { type = "number", description = "The maximum directory depth to traverse. Must be 1 or greater." },
+      },
+      required = { "dir_path" },
+      additionalProperties = false,
+    },
+    output_schema = TEXT_SCHEMA,
+    annotations = READ_ANN,
+    permissions = { "fs.list" },
+    risk = "low",
+    handler = list_dir,
+    render = render,
+  },
+  {
+    name = "grep_files",
+    title = "Grep files",
+    description = "Finds files whose contents match the pattern and lists them by modification time, newest first.",
+    input_schema = {
+      type = "object",
+      properties = {
+        pattern = { type = "string", description = "Regular expression pattern to search for." },
+        include = { type = "string", description = "Optional glob that limits which files are searched (e.g. \"*.rs\" or \"*.{ts,tsx}\")." },
+        path = { type = "string", description = "Directory or file path to search. Defaults to the session's working directory." },
+        limit = { type = "number", description = "Maximum number of file paths to return (defaults to 100)." },
+      },
+      required = { "pattern" },
+      additionalProperties = false,
+    },
+    output_schema = TEXT_SCHEMA,
+    annotations = READ_ANN,
+    permissions = { "fs.read" },
+    risk = "low",
+    handler = grep_files,
+    render = render,
+  },
+}
+
+return {
+  name = "codex",
+  description = "OpenAI Codex's file tools (apply_patch, read_file, list_dir, grep_files)",
+  path_style = "relative",
+  options = {},
+  tools = tools,
+  -- for the specs: the parser alone
+  _parse = parse_patch,
+}
