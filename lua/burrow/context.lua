@@ -65,13 +65,16 @@ end
 -- Wrap file text in the untrusted-content boundary (cap untrusted_boundary):
 -- the model is told to treat what is inside as data, and a closing tag in
 -- the file itself is escaped so the content cannot end the block early.
+-- opts.workspace and opts.op replace the mount and the tool's name (helix
+-- names its workspace and says op="read_file" under its prefixed names).
 local TAG = "workspace_tool_result"
-function Ctx:untrusted(text, path)
+function Ctx:untrusted(text, path, opts)
+  opts = opts or {}
   local info = select(3, self:resolve(path)) or { mount = "" }
   local function attr(s) return (tostring(s):gsub("[&\"<>]", { ["&"] = "&amp;", ['"'] = "&quot;", ["<"] = "&lt;", [">"] = "&gt;" })) end
   local body = text:gsub("</" .. TAG .. ">", "<\\/" .. TAG .. ">")
   return ('<%s untrusted="true" workspace="%s" op="%s" ref="%s">\n%s</%s>\n')
-    :format(TAG, attr(info.mount), attr(self.tool.name), attr(path), body, TAG)
+    :format(TAG, attr(opts.workspace or info.mount), attr(opts.op or self.tool.name), attr(path), body, TAG)
 end
 
 -- Report progress to a client that asked for it (MCP progressToken).

@@ -134,7 +134,11 @@ function registry.load_pack(spec)
       end
     end
   end
-  if type(pack) == "table" and type(pack.build) == "function" then pack = pack.build(options) end
+  if type(pack) == "table" and type(pack.build) == "function" then
+    local bok, built = pcall(pack.build, options)
+    if not bok then return nil, tostring(built) end
+    pack = built
+  end
   if type(pack) ~= "table" or type(pack.tools) ~= "table" then
     return nil, file .. ": a pack file must return {tools = {...}}"
   end
