@@ -67,6 +67,10 @@ describe(F.tag("security: mutation races P0-13, P0-15"), function()
     local allowed = { OUTSIDE_ROOT = true, EAGAIN = true, ENOENT = true, NOT_FOUND_TEXT = true }
     local calls, swaps, report = 0, 0, nil
     F.guarded(fx, "P0-13 mutations", function()
+      for _, op in ipairs(ops) do -- control: every operation works before the race
+        local tool, args = op(0)
+        F.ok("control " .. tool, ws:call(tool, args))
+      end
       local stop = attack(fx.ws .. "/racedir", fx.ws .. "/racelink")
       local ok, err = pcall(function()
         local deadline = F.now() + TIME_LIMIT
@@ -91,9 +95,11 @@ describe(F.tag("security: mutation races P0-13, P0-15"), function()
       assert.is_true(swaps > 100, "the attacker barely ran: " .. tostring(report))
       assert.is_true((codes.OUTSIDE_ROOT or 0) > 0, "never saw racedir as the link: " .. summary(codes))
       assert.is_true(calls >= 300, "too few calls in the time limit: " .. calls)
-      for _, n in ipairs(names) do
-        assert.is_true((ok_by[n] or 0) > 0, n .. " never succeeded: " .. summary(ok_by) .. " codes " .. summary(codes))
-      end
+      -- a tool that resolves several times (mkdir -p) may lose every race:
+      -- some must win overall, none is required to
+      local won = 0
+      for _, n in ipairs(names) do won = won + (ok_by[n] or 0) end
+      assert.is_true(won > 0, "no call succeeded during the race: " .. summary(codes))
     end)
     print(("\n    P0-13 mutations [%s]: calls=%d ok: %s codes: %s attacker: %s"):format(F.BACKEND, calls,
       summary(ok_by), summary(codes), (report or ""):gsub("\n", "")))
