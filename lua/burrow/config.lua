@@ -331,6 +331,17 @@ local function seed_path(p, m, mode)
   return { path = join(p), mode = mode }
 end
 
+-- The name prefix the agent_module pack is served under, when the config
+-- serves it (pack: agent_module, or packs: [..., agent_module]); then the
+-- seed's actions are that pack's tools, by their own names.
+local function module_pack_prefix(opts)
+  if opts.pack == "agent_module" then return "" end
+  for _, spec in ipairs(opts.packs or {}) do
+    if spec == "agent_module" then return "" end
+    if type(spec) == "table" and spec.name == "agent_module" then return spec.prefix or "" end
+  end
+end
+
 local function parse_modules(v, mark, opts, top)
   want_list(v, mark, "modules")
   local seen
@@ -352,6 +363,7 @@ local function parse_modules(v, mark, opts, top)
       want_list(mod.actions, am, "actions")
       if #mod.actions == 0 then fail(am, "actions: the list is empty") end
       local tools, have = {}, {}
+      local prefix = module_pack_prefix(opts)
       writes = false
       for j, a in ipairs(mod.actions) do
         local jm = item_at(mod.actions, j)
@@ -359,7 +371,12 @@ local function parse_modules(v, mark, opts, top)
         local tool = config.seed_actions[a]
         if not tool then fail(jm, "unknown action %q (known: %s)", a, sorted_names(config.seed_actions)) end
         writes = writes or config.seed_writes[a] == true
-        if not have[tool] then
+        if prefix then
+          if not have[a] then
+            have[a] = true
+            tools[#tools + 1] = prefix .. a
+          end
+        elseif not have[tool] then
           have[tool] = true
           tools[#tools + 1] = tool_spec(tool, jm, ("action %q needs the native tool %q"):format(a, tool))
         end
