@@ -34,17 +34,20 @@ describe(F.tag("security: non-regular files P1-1..P1-3"), function()
     end)
     after_each(function() F.stop(fifo_pid); fifo_pid = nil end)
 
-    it("read_file fifo -> NOT_REGULAR within 100 ms", function()
+    -- "without blocking": a blocked open would last until the helper opens
+    -- the FIFO at 2 s, so 1 s tells the two apart even on a loaded machine
+    -- (a timing threshold only as a witness of blocking, not of speed)
+    it("read_file fifo -> NOT_REGULAR without blocking", function()
       F.guarded(fx, "read fifo", function()
         local t, res, msg, code = F.timed(ws.call, ws, "read_file", {path = "fifo"})
         F.refused("read fifo", NR, res, msg, code)
-        assert.is_true(t < 0.1, ("read fifo took %.0f ms"):format(t * 1000))
+        assert.is_true(t < 1, ("read fifo took %.0f ms: it blocked"):format(t * 1000))
         t, res, msg, code = F.timed(ws.call, ws, "read_file", {path = "fifo_link"})
         F.refused("read fifo_link", NR, res, msg, code)
-        assert.is_true(t < 0.1, ("read fifo_link took %.0f ms"):format(t * 1000))
+        assert.is_true(t < 1, ("read fifo_link took %.0f ms: it blocked"):format(t * 1000))
         t, res, msg, code = F.timed(ws.call, ws, "read_file", {path = "fifo", encoding = "base64"})
         F.refused("read fifo base64", NR, res, msg, code)
-        assert.is_true(t < 0.1, ("read fifo (base64) took %.0f ms"):format(t * 1000))
+        assert.is_true(t < 1, ("read fifo (base64) took %.0f ms: it blocked"):format(t * 1000))
       end)
     end)
 
@@ -55,7 +58,7 @@ describe(F.tag("security: non-regular files P1-1..P1-3"), function()
           for k, v in pairs(extra) do args[k] = v end
           local t, res, msg, code = F.timed(ws.call, ws, "write_file", args)
           F.refused("write fifo " .. F.dump(extra), NR, res, msg, code)
-          assert.is_true(t < 0.1, ("write fifo took %.0f ms"):format(t * 1000))
+          assert.is_true(t < 1, ("write fifo took %.0f ms: it blocked"):format(t * 1000))
         end
         still_fifo()
       end)
