@@ -87,6 +87,29 @@ void bw_sweep_temps(int dirfd) {
   closedir(d);
 }
 
+/* The write path sweeps each directory once per process, not on every
+ * write: a full readdir per write would cost more than the write. */
+enum { SWEPT_MAX = 256 };
+static struct { dev_t dev; ino_t ino; } swept[SWEPT_MAX];
+static unsigned swept_next;
+static pthread_mutex_t swept_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void sweep_once(int dirfd) {
+  struct stat st;
+  if (fstat(dirfd, &st) < 0) return;
+  pthread_mutex_lock(&swept_mu);
+  int seen = 0;
+  for (unsigned i = 0; i < SWEPT_MAX && !seen; i++)
+    seen = swept[i].ino == st.st_ino && swept[i].dev == st.st_dev;
+  if (!seen) { /* remember it (the oldest is forgotten first) */
+    swept[swept_next % SWEPT_MAX].dev = st.st_dev;
+    swept[swept_next % SWEPT_MAX].ino = st.st_ino;
+    swept_next++;
+  }
+  pthread_mutex_unlock(&swept_mu);
+  if (!seen) bw_sweep_temps(dirfd);
+}
+
 static int write_all(int fd, const char *p, size_t n) {
   while (n > 0) {
     ssize_t w = write(fd, p, n);
@@ -325,7 +348,7 @@ int bw_write_file(const bw_root *r, const char *rel, const void *data,
     close(dirfd);
     return trailing_slash(r, rel);
   }
-  bw_sweep_temps(dirfd);
+  sweep_once(dirfd);
   struct stat lst;
   if (fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
       S_ISLNK(lst.st_mode)) {

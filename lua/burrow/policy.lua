@@ -155,10 +155,17 @@ function Engine:close()
   self.sandbox = nil
 end
 
--- Bytes a call will write: base64 content counts decoded.
+-- Bytes a call will write: content (base64 counted decoded), or the new
+-- text of edits.
 local function content_size(args)
   local c = args.content
-  if type(c) ~= "string" then return nil end
+  if type(c) ~= "string" then
+    local n = type(args.new_text) == "string" and #args.new_text or nil
+    for _, e in ipairs(type(args.edits) == "table" and args.edits or {}) do
+      if type(e) == "table" and type(e.new_text) == "string" then n = (n or 0) + #e.new_text end
+    end
+    return n
+  end
   if args.encoding ~= "base64" then return #c end
   local clean = c:gsub("%s", "")
   local pad = clean:match("(=*)$")
