@@ -1,5 +1,6 @@
 /*
- * edit.h - the edit engine (edit.c) and the other mutations beneath a root
+ * edit.h - the edit engine (edit.c, with its matching ladder in match.c
+ * and its diff in diff.c) and the other mutations beneath a root
  * (mutate.c). Plain C over bytes and root fds: no Lua here. Functions
  * return a bw_code and fill out-parameters, as in core.h.
  */
@@ -110,6 +111,103 @@ void bw_edit_file_res_free(bw_edit_file_res *res);
  * shrink under its user), at most max bytes. */
 int bw_read_copy(const bw_root *r, const char *rel, size_t max, char **data,
                  size_t *len);
+
+/* ---- inside the engine: shared by edit.c, match.c and diff.c ---- */
+
+enum { EOL_NONE, EOL_LF, EOL_CRLF, EOL_MIXED };
+#define NO_LINE ((size_t)-1) /* a match that is not whole lines */
+#define NO_POS ((size_t)-1)  /* no match at this position */
+
+/* A growable buffer; oom sticks, so callers check once at the end. */
+typedef struct sbuf {
+  char *p;
+  size_t len, cap;
+  int oom;
+} sbuf;
+
+void bw_sb_put(sbuf *b, const void *s, size_t n);
+void bw_sb_putc(sbuf *b, char c);
+
+typedef struct slice {
+  const char *p;
+  size_t n;
+} slice;
+
+/* The file as lines. */
+typedef struct view {
+  const char *s; /* the body: the bytes after a BOM */
+  size_t n;
+  size_t bom;
+  int eol;
+  size_t *ls; /* line starts; ls[nl] == n */
+  size_t nl;
+} view;
+
+/* End of line i's text: before its "\n" or "\r\n". */
+size_t bw_line_end(const view *v, size_t i);
+/* The line holding pos (nl for the end of a file ending in a newline). */
+size_t bw_line_of(const view *v, size_t pos);
+/* Does the file's last line lack a newline? */
+int bw_file_ends_open(const view *v);
+/* LF text with every "\n" written as eol (malloc'd). */
+char *bw_eol_copy(const char *s, size_t n, const char *eol, size_t *out);
+
+/* One edit's texts, made ready to match. */
+typedef struct pat {
+  char *old; /* old_text with LF line endings and no BOM */
+  size_t olen;
+  char *neu; /* new_text likewise */
+  size_t nlen;
+  char *old_crlf; /* old in CRLF, for CRLF files */
+  size_t old_crlf_len;
+  char *neu_crlf;
+  size_t neu_crlf_len;
+  slice *lines; /* old's lines (its final newline excluded) */
+  size_t k;
+  int trail_nl;  /* old ends with a newline */
+  slice *norm;   /* old's lines at the level in use */
+  sbuf normbuf;  /* bytes of folded lines */
+  int norm_level;
+} pat;
+
+typedef struct match {
+  size_t start, end;
+  size_t line; /* first file line of a whole-line match, else NO_LINE */
+} match;
+
+typedef struct mlist {
+  match *m;
+  size_t n, cap;
+} mlist;
+
+/* s without trailing (and with left, leading) horizontal whitespace. */
+slice bw_trim(const char *s, size_t n, int left);
+/* s's indentation: its leading spaces and tabs. */
+slice bw_lead(const char *s, size_t n);
+/* Every place p matches at level into ml (disjoint: replace_all's places). */
+int bw_find_level(const view *v, pat *p, int level, int disjoint, mlist *ml);
+/* Why p is not in the file at levels up to tried (NOT_FOUND_TEXT). */
+int bw_diagnose(const view *v, pat *p, int tried, bw_edit_diag *d);
+/* The lines of several matches (AMBIGUOUS_TEXT). */
+void bw_list_lines(const view *v, const mlist *ml, bw_edit_diag *d);
+
+/* A matched byte range and what replaces it. */
+typedef struct span {
+  size_t start, end;
+  const char *repl;
+  size_t rlen;
+  int owned;
+  size_t edit;
+} span;
+
+typedef struct spans {
+  span *s;
+  size_t n, cap;
+} spans;
+
+/* The unified hunks of the spans (sorted, disjoint) into out->diff. */
+int bw_make_diff(const view *v, const spans *sp, const bw_edit_opts *o,
+                 bw_edit_out *out);
 
 /* ---- other mutations (mutate.c) ---- */
 
