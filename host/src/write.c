@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -88,24 +89,36 @@ void bw_sweep_temps(int dirfd) {
 }
 
 /* The write path sweeps each directory once per process, not on every
- * write: a full readdir per write would cost more than the write. */
+ * write: a full readdir per write would cost more than the write. A
+ * directory is known by device, inode and birth time (an inode number is
+ * reused once a directory is gone); without a birth time, always sweep. */
 enum { SWEPT_MAX = 256 };
-static struct { dev_t dev; ino_t ino; } swept[SWEPT_MAX];
+typedef struct swept_dir {
+  dev_t dev;
+  ino_t ino;
+  long long btime_sec;
+  unsigned btime_nsec;
+} swept_dir;
+static swept_dir swept[SWEPT_MAX];
 static unsigned swept_next;
 static pthread_mutex_t swept_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void sweep_once(int dirfd) {
-  struct stat st;
-  if (fstat(dirfd, &st) < 0) return;
+  struct statx sx;
+  if (statx(dirfd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &sx) < 0 ||
+      !(sx.stx_mask & STATX_BTIME)) {
+    bw_sweep_temps(dirfd);
+    return;
+  }
+  swept_dir me = {makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino,
+                  sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec};
   pthread_mutex_lock(&swept_mu);
   int seen = 0;
   for (unsigned i = 0; i < SWEPT_MAX && !seen; i++)
-    seen = swept[i].ino == st.st_ino && swept[i].dev == st.st_dev;
-  if (!seen) { /* remember it (the oldest is forgotten first) */
-    swept[swept_next % SWEPT_MAX].dev = st.st_dev;
-    swept[swept_next % SWEPT_MAX].ino = st.st_ino;
-    swept_next++;
-  }
+    seen = swept[i].ino == me.ino && swept[i].dev == me.dev &&
+           swept[i].btime_sec == me.btime_sec &&
+           swept[i].btime_nsec == me.btime_nsec;
+  if (!seen) swept[swept_next++ % SWEPT_MAX] = me; /* the oldest goes first */
   pthread_mutex_unlock(&swept_mu);
   if (!seen) bw_sweep_temps(dirfd);
 }
