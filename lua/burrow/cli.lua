@@ -3,6 +3,7 @@
 
 local burrow = require "burrow"
 local config = require "burrow.config"
+local files = require "burrow.files"
 local core = require "burrow.core"
 local json = core.json
 
@@ -117,7 +118,7 @@ local function landlock(ws, o, opts)
   local reads = { dirname(package.searchpath("burrow", package.path) or "lua/burrow/init.lua") .. "/.." }
   if o.config then reads[#reads + 1] = dirname(o.config) end
   for _, p in ipairs(opts.policies or {}) do
-    local file = type(p) == "table" and p.path or (type(p) == "string" and p:find("/", 1, true) and p)
+    local file = type(p) == "table" and p.path or (type(p) == "string" and files.is_file(p) and p)
     if file then reads[#reads + 1] = dirname(file) end
   end
   local writes = {}

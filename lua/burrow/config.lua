@@ -13,6 +13,7 @@
 local core = require "burrow.core"
 local caps_mod = require "burrow.caps"
 local registry = require "burrow.registry"
+local files = require "burrow.files"
 
 local null, array_mt = core.json.null, core.json.array_mt
 
@@ -122,14 +123,7 @@ local function join(p)
   return dir .. "/" .. p
 end
 
--- Like the policy and tool rules of DESIGN: a file if it has a / or ends in .lua.
-local function is_file(s) return s:find("/", 1, true) ~= nil or s:match("%.lua$") ~= nil end
-
-local function readable(file)
-  local f = io.open(file, "r")
-  if f then f:close() end
-  return f ~= nil
-end
+local is_file, readable = files.is_file, files.readable
 
 ---------------------------------------------------------------------------
 -- keys
@@ -458,11 +452,8 @@ end
 --- Read and parse a configuration file; relative paths in it start at its directory.
 function config.load(file)
   if type(file) ~= "string" then error("config.load: file must be a string", 2) end
-  local f, err = io.open(file, "rb")
-  if not f then return nil, err end
-  local text, rerr = f:read("a")
-  f:close()
-  if not text then return nil, ("%s: %s"):format(file, rerr) end
+  local text, err = files.read(file)
+  if not text then return nil, err end
   local dir = file:match("^(.*)/[^/]*$")
   if dir == "" then dir = "/" end
   return config.parse(text, file, dir or ".")

@@ -13,6 +13,7 @@ local registry = require "burrow.registry"
 local errors = require "burrow.errors"
 local context = require "burrow.context"
 local policy = require "burrow.policy"
+local files = require "burrow.files"
 local audit = require "burrow.audit"
 
 local burrow = { core = core, version = core.version, errors = errors }
@@ -75,7 +76,7 @@ local function pack_subset(list, specs, dirs)
   for _, spec in ipairs(specs) do
     local t, err = have[spec], nil
     if not t then
-      if not spec:find("/", 1, true) then
+      if not files.is_file(spec) then
         local names = {}
         for _, x in ipairs(list) do names[#names + 1] = x.name end
         return nil, ("tool %q is not in the pack (its tools: %s)"):format(spec, table.concat(names, ", "))

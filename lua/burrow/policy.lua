@@ -7,25 +7,13 @@
 
 local core = require "burrow.core"
 
+local files = require "burrow.files"
+
 local policy = {}
 
-local function readable(file)
-  local f = io.open(file, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
-
--- The standard policies: lua/policy beside lua/burrow (source tree, make
--- install), or burrow/policy inside the module (the rock). Found from this
--- file's own path.
-local function builtin_dir()
-  local src = debug.getinfo(1, "S").source
-  local here = src:match("^@(.*)/[^/]+$") or "lua/burrow"
-  if readable(here .. "/policy/default.lua") then return here .. "/policy" end
-  return (here:match("^(.*)/[^/]+$") or ".") .. "/policy"
-end
-
-policy.dir = builtin_dir()
+-- The standard policies: lua/policy (source tree, make install) or
+-- burrow/policy (the rock).
+policy.dir = files.builtin_dir("policy", "default.lua")
 policy.defaults = { "default" }
 
 -- Sandbox limits for policy code.
@@ -36,17 +24,13 @@ local OPS = { ["fs.read"] = "read", ["fs.write"] = "write", ["fs.delete"] = "del
 -- The file of the policy named `name`: the first dirs entry (the
 -- operator's policy_path) that has NAME.lua, else the standard directory.
 function policy.find(name, dirs)
-  for _, dir in ipairs(dirs or {}) do
-    local file = ("%s/%s.lua"):format(dir, name)
-    if readable(file) then return file end
-  end
-  return ("%s/%s.lua"):format(policy.dir, name)
+  return files.find(name, dirs, policy.dir)
 end
 
 -- A spec is a name ("secrets"), a file ("./mine.lua", anything with "/" or
 -- ending in .lua), or a table {name = | path = , ...options}.
 local function normalize(spec, base_dir, dirs)
-  local t = type(spec) == "table" and spec or { [(spec:find("/", 1, true) or spec:match("%.lua$")) and "path" or "name"] = spec }
+  local t = type(spec) == "table" and spec or { [files.is_file(spec) and "path" or "name"] = spec }
   local options = {}
   for k, v in pairs(t.options or t) do
     if k ~= "name" and k ~= "path" and k ~= "options" then options[k] = v end
@@ -61,14 +45,6 @@ local function normalize(spec, base_dir, dirs)
     return nil, ("invalid policy %s: give a standard name or a .lua file"):format(tostring(label))
   end
   return { label = label, file = file, options = options }
-end
-
-local function read_file(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
-  local s = f:read("a")
-  f:close()
-  return s
 end
 
 -- A policy may list the options it takes (`options = {"a", "b"}`); then
@@ -99,7 +75,7 @@ function policy.load(specs, opts)
   for i, spec in ipairs(specs or policy.defaults) do
     local p, err = normalize(spec, opts.base_dir, opts.path)
     if not p then return nil, err end
-    local src, rerr = read_file(p.file)
+    local src, rerr = files.read(p.file)
     if not src then
       return nil, ("policy %s: cannot read %s (%s)"):format(p.label, p.file, rerr)
     end

@@ -5,25 +5,14 @@
 local json = require("burrow.core").json
 local schema = require "burrow.schema"
 
+local files = require "burrow.files"
+
 local registry = {}
+local readable = files.readable
 
-local function readable(file)
-  local f = io.open(file, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
-
--- The built-in tools: lua/tools beside lua/burrow (source tree, make
--- install), or burrow/tools inside the module (the rock: a Lua module tree
--- has no room for a top-level tools/). Found from this file's own path.
-local function builtin_dir()
-  local src = debug.getinfo(1, "S").source
-  local here = src:match("^@(.*)/[^/]+$") or "lua/burrow"
-  if readable(here .. "/tools/read_file.lua") then return here .. "/tools" end
-  return (here:match("^(.*)/[^/]+$") or ".") .. "/tools"
-end
-
-registry.tools_dir = builtin_dir()
+-- The built-in tools: lua/tools (source tree, make install) or burrow/tools
+-- (the rock).
+registry.tools_dir = files.builtin_dir("tools", "read_file.lua")
 
 -- The native tool set, in the order tools/list shows it.
 registry.native = { "read_file", "write_file", "edit_file", "insert_lines", "append_file", "list_dir", "stat",
@@ -42,17 +31,13 @@ end
 -- The file of the tool named `name`: the first dirs entry (the operator's
 -- tool_path) that has NAME.lua, else the built-in directory.
 function registry.find(name, dirs)
-  for _, dir in ipairs(dirs or {}) do
-    local file = ("%s/%s.lua"):format(dir, name)
-    if readable(file) then return file end
-  end
-  return ("%s/%s.lua"):format(registry.tools_dir, name)
+  return files.find(name, dirs, registry.tools_dir)
 end
 
 -- Load one tool by name (tool_path dirs, then the built-in directory) or by
 -- file path.
 function registry.load(spec, dirs)
-  local file = spec:find("/", 1, true) and spec or registry.find(spec, dirs)
+  local file = files.is_file(spec) and spec or registry.find(spec, dirs)
   local chunk, err = loadfile(file)
   if not chunk then return nil, err end
   local ok, t = pcall(chunk)

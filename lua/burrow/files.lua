@@ -1,0 +1,50 @@
+-- burrow.files: the operator-side file helpers the loaders share (tools,
+-- policies, config): these read trusted files named by the operator or
+-- shipped with burrow, never an agent's path (those go through the
+-- resolver in burrow.core).
+
+local files = {}
+
+function files.readable(file)
+  local f = io.open(file, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- The whole file, or nil, message.
+function files.read(file)
+  local f, err = io.open(file, "rb")
+  if not f then return nil, err end
+  local s, rerr = f:read("a")
+  f:close()
+  if not s then return nil, rerr end
+  return s
+end
+
+-- DESIGN's rule for tools and policies entries: a file if it has a "/" or
+-- ends in .lua, else a name.
+function files.is_file(spec)
+  return spec:find("/", 1, true) ~= nil or spec:match("%.lua$") ~= nil
+end
+
+-- A built-in directory (tools, policy): beside lua/burrow in the source
+-- tree and `make install`, or inside the module in the rock (a Lua module
+-- tree has no room for top-level dirs). probe names a file it must hold.
+local here = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]+$")) or "lua/burrow"
+
+function files.builtin_dir(sub, probe)
+  if files.readable(("%s/%s/%s"):format(here, sub, probe)) then return here .. "/" .. sub end
+  return (here:match("^(.*)/[^/]+$") or ".") .. "/" .. sub
+end
+
+-- NAME.lua in the first of dirs (the operator's own) that has it, else in
+-- the built-in directory.
+function files.find(name, dirs, builtin)
+  for _, dir in ipairs(dirs or {}) do
+    local file = ("%s/%s.lua"):format(dir, name)
+    if files.readable(file) then return file end
+  end
+  return ("%s/%s.lua"):format(builtin, name)
+end
+
+return files
