@@ -53,10 +53,19 @@ typedef struct bw_root {
   int fd;          /* O_PATH|O_DIRECTORY fd, held for the root's life */
   int readonly;
   dev_t dev;       /* st_dev of the root: walks never leave it */
+  ino_t ino;       /* st_ino of the root: its identity, for nested roots */
   uint64_t mnt_id; /* mount id of the root (statx), 0 if unknown */
+  int backend;     /* BW_OPENAT2 or BW_WALK; -1 = the process default */
   char *mount;     /* absolute, normalised; the agent's name for the root */
   char *alias;     /* canonical host spelling accepted too (NULL if same or
                       if the mount is virtual) */
+  /* Set only on the views a handle lends (bw_handle_view): resolving
+   * exactly expect_rel must give the object (expect_dev, expect_ino) the
+   * handle was judged on, else BW_EAGAIN. */
+  const char *expect_rel;
+  dev_t expect_dev;
+  ino_t expect_ino;
+  int anchored; /* fd is a directory inside the root, not the root */
 } bw_root;
 
 enum { BW_PATH_MAX = 4096, BW_NAME_MAX = 255 };
@@ -77,11 +86,14 @@ int bw_map_path(const bw_root *roots, int nroots, const char *path,
 
 typedef enum bw_backend { BW_OPENAT2 = 0, BW_WALK = 1 } bw_backend;
 
-/* Pick the backend: BW_OPENAT2 falls back to BW_WALK for good when the
- * kernel lacks openat2 (ENOSYS, or EPERM from seccomp). */
+/* Pick the process default backend, for roots whose backend is -1:
+ * BW_OPENAT2 falls back to BW_WALK for good when the kernel lacks openat2
+ * (ENOSYS, or EPERM from seccomp). A root may name its own (r->backend). */
 void bw_set_backend(bw_backend b);
 bw_backend bw_get_backend(void);
 const char *bw_backend_name(void);
+/* The backend resolution beneath r uses. */
+bw_backend bw_root_backend(const bw_root *r);
 /* Check once whether openat2 works here; after a no, the walk for good. */
 void bw_probe_backend(void);
 
@@ -107,6 +119,44 @@ int bw_resolve_parent(const bw_root *r, const char *rel, int *dirfd,
 int bw_canonical(const bw_root *r, const char *rel, char *out, size_t size);
 /* mkdir -p of rel beneath the root; each step acts on a parent fd. */
 int bw_mkdirs(const bw_root *r, const char *rel);
+
+/* One resolution of an object: what policies judge and what the core then
+ * uses. The walk that finds it records every directory it passes, so the
+ * object's in-root path (rel) is the one the resolver saw, in the innermost
+ * root that holds it (roots compared by dev/ino, whichever mount named the
+ * path). A path whose last components do not exist yet resolves too:
+ * exists = 0, dirfd is the deepest existing directory and rest what is
+ * missing ("a/b/new.txt"). */
+typedef struct bw_handle {
+  int root;                   /* index of the innermost root holding it */
+  int dirfd;                  /* O_PATH fd of the directory holding it (or of
+                                 the root, when it is one), owned */
+  char rest[BW_PATH_MAX + 1]; /* beneath dirfd: the final name, "." for a
+                                 root, or the missing components */
+  char rel[BW_PATH_MAX + 1];  /* its in-root path in that root, "." = root */
+  int named;                  /* the root the path named, and the path as */
+  char lexical[BW_PATH_MAX + 1]; /* mapped, when it ends in "." or ".." */
+  int exists;
+  int dangling;               /* missing because a link leads nowhere */
+  struct stat st;             /* lstat (BW_NOFOLLOW) or stat of it */
+} bw_handle;
+
+/* Resolve rel (as bw_map_path gave it for roots[idx]) into *h. how:
+ * BW_NOFOLLOW = a final symlink is the object itself. dirfd is -1 on
+ * failure; close a handle with bw_handle_close. */
+int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
+                      const char *rel, int how, bw_handle *h);
+void bw_handle_close(bw_handle *h);
+
+/* The root a core function takes to act on a handle's object:
+ * BW_VIEW_READ: the innermost root and the in-root path, with the judged
+ *   identity expected (reads, listings, walks: a swap is BW_EAGAIN);
+ * BW_VIEW_WRITE: the directory that holds the object, as a root of its own,
+ *   and the final name (changes land in the directory that was judged,
+ *   wherever it is named now). *rel points into h. */
+enum { BW_VIEW_READ = 0, BW_VIEW_WRITE = 1 };
+void bw_handle_view(const bw_handle *h, const bw_root *roots, int view,
+                    bw_root *out, const char **rel);
 
 /* ---- reading (fileio.c) ---- */
 

@@ -23,6 +23,7 @@
 
 #define ROOTS_MT "burrow.Roots"
 #define FILE_MT "burrow.File"
+#define HANDLE_MT "burrow.Handle"
 
 static int fail(lua_State *L, int code) {
   const char *d = bw_detail();
@@ -67,6 +68,41 @@ const bw_root *bw_lua_root(lua_State *L, int roots_arg, int index_arg) {
 }
 
 const char *bw_lua_rel(lua_State *L, int arg) { return check_rel(L, arg); }
+
+/* ---- handles: one resolution per object (bw_resolve_handle) ---- */
+
+typedef struct lhandle {
+  bw_handle h;
+  int open;
+  bw_root view[2]; /* what bw_lua_target lends the core, per view */
+} lhandle;
+
+static int handle_gc(lua_State *L) {
+  lhandle *lh = luaL_checkudata(L, 1, HANDLE_MT);
+  if (lh->open) bw_handle_close(&lh->h);
+  lh->open = 0;
+  return 0;
+}
+
+const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
+                             const char **rel) {
+  roots *rs = luaL_checkudata(L, roots_arg, ROOTS_MT);
+  if (!rs->r) luaL_error(L, "attempt to use a closed workspace");
+  bw_clear_detail();
+  if (lua_type(L, arg) == LUA_TNUMBER) {
+    const bw_root *r = check_root(L, rs, arg);
+    *rel = check_rel(L, arg + 1);
+    return r;
+  }
+  lhandle *lh = luaL_checkudata(L, arg, HANDLE_MT);
+  if (!lh->open) luaL_argerror(L, arg, "closed handle");
+  lua_getiuservalue(L, arg, 1);
+  int mine = lua_rawequal(L, -1, roots_arg);
+  lua_pop(L, 1);
+  if (!mine || lh->h.root >= rs->n) luaL_argerror(L, arg, "handle of another workspace");
+  bw_handle_view(&lh->h, rs->r, view, &lh->view[view], rel);
+  return &lh->view[view];
+}
 
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m) {
   luaL_getmetatable(L, ROOTS_MT);
@@ -233,7 +269,11 @@ static void push_time(lua_State *L, const struct timespec *t) {
 }
 
 static void push_stat(lua_State *L, const struct stat *st) {
-  lua_createtable(L, 0, 8);
+  lua_createtable(L, 0, 10);
+  lua_pushinteger(L, (lua_Integer)st->st_dev);
+  lua_setfield(L, -2, "dev");
+  lua_pushinteger(L, (lua_Integer)st->st_ino);
+  lua_setfield(L, -2, "ino");
   lua_pushstring(L, type_name(st->st_mode));
   lua_setfield(L, -2, "type");
   lua_pushinteger(L, (lua_Integer)st->st_size);
@@ -252,11 +292,11 @@ static void push_stat(lua_State *L, const struct stat *st) {
 
 /* roots:stat(i, rel) -> table (lstat semantics) */
 static int roots_stat(lua_State *L) {
-  roots *rs = check_roots(L);
-  const bw_root *r = check_root(L, rs, 2);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
   struct stat st;
   char target[BW_PATH_MAX + 1];
-  int rc = bw_stat(r, check_rel(L, 3), &st, target, sizeof target);
+  int rc = bw_stat(r, rel, &st, target, sizeof target);
   if (rc) return fail(L, rc);
   push_stat(L, &st);
   if (S_ISLNK(st.st_mode)) {
@@ -264,6 +304,40 @@ static int roots_stat(lua_State *L) {
     lua_setfield(L, -2, "target");
   }
   return 1;
+}
+
+/* roots:handle(i, rel, nofollow) -> Handle, info | nil, detail, CODE
+ * info: {root = index of the innermost root, rel = in-root path there,
+ * exists, and the lstat/stat fields when it exists}. */
+static int roots_handle(lua_State *L) {
+  roots *rs = check_roots(L);
+  lua_Integer i = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, i >= 1 && i <= rs->n, 2, "no such root");
+  const char *rel = check_rel(L, 3);
+  int how = lua_toboolean(L, 4) ? BW_NOFOLLOW : 0;
+  lhandle *lh = lua_newuserdatauv(L, sizeof *lh, 1);
+  lh->open = 0;
+  luaL_setmetatable(L, HANDLE_MT);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1); /* the roots outlive the handle */
+  int rc = bw_resolve_handle(rs->r, rs->n, (int)i - 1, rel, how, &lh->h);
+  if (rc) return fail(L, rc);
+  lh->open = 1;
+  if (lh->h.exists) push_stat(L, &lh->h.st);
+  else lua_createtable(L, 0, 4);
+  lua_pushinteger(L, lh->h.root + 1);
+  lua_setfield(L, -2, "root");
+  lua_pushstring(L, lh->h.rel);
+  lua_setfield(L, -2, "rel");
+  lua_pushboolean(L, lh->h.exists);
+  lua_setfield(L, -2, "exists");
+  if (lh->h.dangling) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "dangling");
+  }
+  lua_pushboolean(L, rs->r[lh->h.root].readonly);
+  lua_setfield(L, -2, "readonly");
+  return 2;
 }
 
 /* ---- files ---- */
@@ -289,9 +363,8 @@ static int file_gc(lua_State *L) {
 
 /* roots:read(i, rel, max_bytes) -> File, stat */
 static int roots_read(lua_State *L) {
-  roots *rs = check_roots(L);
-  const bw_root *r = check_root(L, rs, 2);
-  const char *rel = check_rel(L, 3);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
   lua_Integer max = luaL_checkinteger(L, 4);
   file *f = lua_newuserdatauv(L, sizeof *f, 0);
   f->open = 0;
@@ -460,9 +533,8 @@ static int file_size(lua_State *L) {
 
 /* roots:write(i, rel, data, {create_dirs=, expected_hash=}) */
 static int roots_write(lua_State *L) {
-  roots *rs = check_roots(L);
-  const bw_root *r = check_root(L, rs, 2);
-  const char *rel = check_rel(L, 3);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_WRITE, &rel);
   size_t len;
   const char *data = luaL_checklstring(L, 4, &len);
   bw_write_opts o = {0};
@@ -512,9 +584,8 @@ static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt) {
 
 /* roots:list(i, rel, opts) -> entries, omitted */
 static int roots_list(lua_State *L) {
-  roots *rs = check_roots(L);
-  const bw_root *r = check_root(L, rs, 2);
-  const char *rel = check_rel(L, 3);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
   luaL_checktype(L, 4, LUA_TTABLE);
   bw_list_opts o;
   o.max_depth = (int)opt_size(L, 4, "max_depth", 0);
@@ -579,8 +650,18 @@ static const luaL_Reg roots_methods[] = {
     {"map", roots_map},     {"info", roots_info},   {"count", roots_count},
     {"stat", roots_stat},   {"read", roots_read},   {"write", roots_write},
     {"list", roots_list},   {"canonical", roots_canonical},
-    {"landlock", roots_landlock},
+    {"landlock", roots_landlock}, {"handle", roots_handle},
     {"close", roots_gc},    {NULL, NULL}};
+
+/* h:root() -> the index of the innermost root holding the object */
+static int handle_root(lua_State *L) {
+  lhandle *lh = luaL_checkudata(L, 1, HANDLE_MT);
+  lua_pushinteger(L, lh->h.root + 1);
+  return 1;
+}
+
+static const luaL_Reg handle_methods[] = {
+    {"close", handle_gc}, {"root", handle_root}, {NULL, NULL}};
 
 static const luaL_Reg file_methods[] = {
     {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines},
@@ -612,6 +693,7 @@ static void new_class(lua_State *L, const char *name, const luaL_Reg *m,
 int luaopen_burrow_core(lua_State *L) {
   new_class(L, ROOTS_MT, roots_methods, roots_gc);
   new_class(L, FILE_MT, file_methods, file_gc);
+  new_class(L, HANDLE_MT, handle_methods, handle_gc);
   luaL_newlib(L, funcs);
   bw_json_push(L);
   lua_setfield(L, -2, "json");

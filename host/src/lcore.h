@@ -19,6 +19,12 @@ int luaopen_burrow_core(lua_State *L);
 const bw_root *bw_lua_root(lua_State *L, int roots_arg, int index_arg);
 /* A relative path argument as roots:map returned it; raises on misuse. */
 const char *bw_lua_rel(lua_State *L, int arg);
+/* The root and path a core function acts on, from arguments arg, arg+1:
+ * a root index and a relative path (roots:map), or a Handle
+ * (roots:handle; arg+1 is then ignored) lent as view BW_VIEW_READ or
+ * BW_VIEW_WRITE. Raises on misuse; valid while arg stays on the stack. */
+const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
+                             const char **rel);
 /* Push nil, detail, CODE for a failed core call; returns 3. */
 int bw_lua_fail(lua_State *L, int code);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */

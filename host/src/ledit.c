@@ -161,8 +161,8 @@ static const char *field_str(lua_State *L, int t, const char *k, size_t *len) {
 
 /* roots:edit(i, rel, {{old_text=, new_text=, replace_all=}...}, opts) */
 static int roots_edit(lua_State *L) {
-  const bw_root *r = bw_lua_root(L, 1, 2);
-  const char *rel = bw_lua_rel(L, 3);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_WRITE, &rel);
   luaL_checktype(L, 4, LUA_TTABLE);
   size_t n = (size_t)luaL_len(L, 4);
   bw_edit *e = lua_newuserdatauv(L, (n ? n : 1) * sizeof *e, 0); /* freed by the GC */
@@ -186,8 +186,8 @@ static int roots_edit(lua_State *L) {
 
 /* roots:insert(i, rel, line, text, opts) */
 static int roots_insert(lua_State *L) {
-  const bw_root *r = bw_lua_root(L, 1, 2);
-  const char *rel = bw_lua_rel(L, 3);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_WRITE, &rel);
   lua_Integer line = luaL_checkinteger(L, 4);
   size_t tlen;
   const char *text = luaL_checklstring(L, 5, &tlen);
@@ -201,8 +201,8 @@ static int roots_insert(lua_State *L) {
 
 /* roots:append(i, rel, data, {create_dirs=, max_bytes=}) */
 static int roots_append(lua_State *L) {
-  const bw_root *r = bw_lua_root(L, 1, 2);
-  const char *rel = bw_lua_rel(L, 3);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_WRITE, &rel);
   size_t len;
   const char *data = luaL_checklstring(L, 4, &len);
   bw_append_res res;
@@ -219,8 +219,9 @@ static int roots_append(lua_State *L) {
 
 /* roots:mkdir(i, rel, parents) -> {created=} */
 static int roots_mkdir(lua_State *L) {
-  const bw_root *r = bw_lua_root(L, 1, 2);
-  int created, rc = bw_mkdir(r, bw_lua_rel(L, 3), lua_toboolean(L, 4), &created);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_WRITE, &rel);
+  int created, rc = bw_mkdir(r, rel, lua_toboolean(L, 4), &created);
   if (rc) return bw_lua_fail(L, rc);
   lua_createtable(L, 0, 1);
   set_bool(L, "created", created);
@@ -229,9 +230,10 @@ static int roots_mkdir(lua_State *L) {
 
 /* roots:remove(i, rel, {recursive=, expected_hash=}) -> {files=, dirs=} */
 static int roots_remove(lua_State *L) {
-  const bw_root *r = bw_lua_root(L, 1, 2);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_WRITE, &rel);
   bw_remove_res res;
-  int rc = bw_remove(r, bw_lua_rel(L, 3), opt_bool(L, 4, "recursive"),
+  int rc = bw_remove(r, rel, opt_bool(L, 4, "recursive"),
                      opt_str(L, 4, "expected_hash"), &res);
   if (rc) return bw_lua_fail(L, rc);
   lua_createtable(L, 0, 2);
@@ -242,10 +244,10 @@ static int roots_remove(lua_State *L) {
 
 /* roots:move(i, rel, j, rel2, overwrite) -> true */
 static int roots_move(lua_State *L) {
-  const bw_root *rs = bw_lua_root(L, 1, 2);
-  const char *src = bw_lua_rel(L, 3);
-  const bw_root *rd = bw_lua_root(L, 1, 4);
-  int rc = bw_move(rs, src, rd, bw_lua_rel(L, 5), lua_toboolean(L, 6));
+  const char *src, *dst;
+  const bw_root *rs = bw_lua_target(L, 1, 2, BW_VIEW_WRITE, &src);
+  const bw_root *rd = bw_lua_target(L, 1, 4, BW_VIEW_WRITE, &dst);
+  int rc = bw_move(rs, src, rd, dst, lua_toboolean(L, 6));
   if (rc) return bw_lua_fail(L, rc);
   lua_pushboolean(L, 1);
   return 1;
@@ -253,10 +255,9 @@ static int roots_move(lua_State *L) {
 
 /* roots:copy(i, rel, j, rel2, {overwrite=, recursive=, max_bytes=}) */
 static int roots_copy(lua_State *L) {
-  const bw_root *rs = bw_lua_root(L, 1, 2);
-  const char *src = bw_lua_rel(L, 3);
-  const bw_root *rd = bw_lua_root(L, 1, 4);
-  const char *dst = bw_lua_rel(L, 5);
+  const char *src, *dst;
+  const bw_root *rs = bw_lua_target(L, 1, 2, BW_VIEW_READ, &src);
+  const bw_root *rd = bw_lua_target(L, 1, 4, BW_VIEW_WRITE, &dst);
   bw_copy_opts o = {opt_bool(L, 6, "overwrite"), opt_bool(L, 6, "recursive"),
                     opt_size(L, 6, "max_bytes", 0)};
   bw_copy_res res;
@@ -274,8 +275,8 @@ static int roots_copy(lua_State *L) {
 
 /* roots:content(i, rel, max_bytes) -> bytes, content_hash */
 static int roots_content(lua_State *L) {
-  const bw_root *r = bw_lua_root(L, 1, 2);
-  const char *rel = bw_lua_rel(L, 3);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_WRITE, &rel);
   lua_Integer max = luaL_checkinteger(L, 4);
   char *data, hash[BW_HASH_STR];
   size_t len;

@@ -213,8 +213,8 @@ static int parse_mode(lua_State *L, int t) {
 
 /* roots:grep(i, rel, opts [, progress]) */
 static int roots_grep(lua_State *L) {
-  const bw_root *r = bw_lua_root(L, 1, 2);
-  const char *rel = bw_lua_rel(L, 3);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
   luaL_checktype(L, 4, LUA_TTABLE);
   int fn = lua_isfunction(L, 5) ? 5 : 0;
   bw_grep_opts o;
@@ -274,8 +274,8 @@ static int parse_types(lua_State *L, int t) {
 
 /* roots:glob(i, rel, pattern, opts [, progress]) */
 static int roots_glob(lua_State *L) {
-  const bw_root *r = bw_lua_root(L, 1, 2);
-  const char *rel = bw_lua_rel(L, 3);
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
   size_t plen;
   const char *pat = luaL_checklstring(L, 4, &plen);
   luaL_checktype(L, 5, LUA_TTABLE);

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,6 +38,19 @@ bw_backend bw_get_backend(void) {
 
 const char *bw_backend_name(void) {
   return bw_get_backend() == BW_WALK ? "walk" : "openat2";
+}
+
+bw_backend bw_root_backend(const bw_root *r) {
+  if (atomic_load(&openat2_missing)) return BW_WALK;
+  return r->backend >= 0 ? (bw_backend)r->backend : bw_get_backend();
+}
+
+/* A view lent by a handle: resolving exactly what was judged must give the
+ * object that was judged. */
+static int expected(const bw_root *r, const char *rel, const struct stat *st) {
+  if (!r->expect_rel || strcmp(rel, r->expect_rel) != 0) return BW_OK;
+  if (st->st_dev == r->expect_dev && st->st_ino == r->expect_ino) return BW_OK;
+  return bw_fail(BW_EAGAIN, "the path changed during the call, retry");
 }
 
 /* ---- openat2 ---- */
@@ -88,6 +102,7 @@ typedef struct walk {
   int track;
   char *rest;     /* what is left to resolve */
   const char *fail_at; /* the component a lookup failed on, in rest */
+  const char *link_end; /* in rest: the end of the last link's text */
   int hops;
 } walk;
 
@@ -154,6 +169,7 @@ static int walk_splice(walk *w, int linkfd, const char *tail) {
   memcpy(s + n + (tl ? 1 : 0), tail, tl + 1);
   free(w->rest);
   w->rest = s;
+  w->link_end = s + n;
   return BW_OK;
 }
 
@@ -307,7 +323,7 @@ int bw_canonical(const bw_root *r, const char *rel, char *out, size_t size) {
 
 static int resolve_path(const bw_root *r, const char *rel, int nofollow,
                         int *fd) {
-  if (bw_get_backend() == BW_OPENAT2) {
+  if (bw_root_backend(r) == BW_OPENAT2) {
     int rc = openat2_open(r, rel, O_PATH | (nofollow ? O_NOFOLLOW : 0), fd);
     if (rc != -1) return rc;
     atomic_store(&openat2_missing, 1);
@@ -330,7 +346,8 @@ int bw_resolve(const bw_root *r, const char *rel, int how, int *out,
     close(fd);
     return rc;
   }
-  if ((how & BW_REGULAR) && (rc = type_code(st->st_mode)) != BW_OK) {
+  if ((rc = expected(r, rel, st)) != BW_OK ||
+      ((how & BW_REGULAR) && (rc = type_code(st->st_mode)) != BW_OK)) {
     close(fd);
     return rc;
   }
@@ -352,7 +369,7 @@ static int open_read_once(const bw_root *r, const char *rel, int *out,
   struct stat st1;
   int pfd = -1, parent = -1, fd = -1, rc;
   char name[BW_NAME_MAX + 1];
-  if (bw_get_backend() == BW_OPENAT2) {
+  if (bw_root_backend(r) == BW_OPENAT2) {
     rc = openat2_open(r, rel, O_PATH, &pfd);
     if (rc == -1) {
       atomic_store(&openat2_missing, 1);
@@ -374,6 +391,10 @@ static int open_read_once(const bw_root *r, const char *rel, int *out,
       st->st_ino != st1.st_ino || !S_ISREG(st->st_mode)) {
     close(fd);
     return SWAPPED; /* swapped between the lookups: start over */
+  }
+  if ((rc = expected(r, rel, st)) != BW_OK) {
+    close(fd);
+    return rc;
   }
   *out = fd;
   return BW_OK;
@@ -450,4 +471,167 @@ int bw_mkdirs(const bw_root *r, const char *rel) {
            : BW_OK;
   close(fd);
   return rc;
+}
+
+/* ---- handles: one resolution per object ---- */
+
+/* Does rel end in a "." or ".." component? */
+static int dot_final(const char *rel) {
+  size_t n = strlen(rel);
+  while (n > 1 && rel[n - 1] == '/') n--;
+  size_t i = n;
+  while (i > 0 && rel[i - 1] != '/') i--;
+  return (n - i == 1 && rel[i] == '.') ||
+         (n - i == 2 && rel[i] == '.' && rel[i + 1] == '.');
+}
+
+void bw_handle_close(bw_handle *h) {
+  if (h->dirfd >= 0) close(h->dirfd);
+  h->dirfd = -1;
+}
+
+/* The deepest level of the walk's stack that is a root's directory (by
+ * dev/ino), and which root; level 0 is the root the path named. */
+static int innermost(const walk *w, const bw_root *roots, int n, int idx,
+                     int *root) {
+  *root = idx;
+  if (n < 2) return 0;
+  for (int i = w->depth; i >= 1; i--) {
+    struct stat st;
+    if (fstat(w->stack[i], &st) < 0) continue;
+    for (int k = 0; k < n; k++)
+      if (roots[k].dev == st.st_dev && roots[k].ino == st.st_ino) {
+        *root = k;
+        return i;
+      }
+  }
+  return 0;
+}
+
+/* rel = names[from+1..depth] (+ extra); returns a bw_code. */
+static int join_names(const walk *w, int from, const char *extra, char *out,
+                      size_t size) {
+  out[0] = '\0';
+  for (int i = from + 1; i <= w->depth; i++)
+    if (canon_add(out, size, w->names[i], strlen(w->names[i])))
+      return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+  if (extra && *extra && canon_add(out, size, extra, strlen(extra)))
+    return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+  if (!out[0]) strcpy(out, ".");
+  return BW_OK;
+}
+
+/* The missing part of a path, from the component that was not found: made
+ * plain ("a//b/./c" -> "a/b/c", a trailing slash kept). A ".." in it cannot
+ * be resolved (its directory does not exist): ENOENT, as the kernel says. */
+static int missing_tail(const char *from, char *out, size_t size) {
+  size_t o = 0;
+  for (const char *p = from; *p;) {
+    while (*p == '/') p++;
+    const char *s = p;
+    while (*p && *p != '/') p++;
+    size_t cl = (size_t)(p - s);
+    if (cl == 0 || (cl == 1 && s[0] == '.')) continue;
+    if (cl == 2 && s[0] == '.' && s[1] == '.') return BW_ENOENT;
+    if (o + cl + 2 > size) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+    if (o) out[o++] = '/';
+    memcpy(out + o, s, cl);
+    o += cl;
+  }
+  size_t n = strlen(from);
+  if (o && n && from[n - 1] == '/') out[o++] = '/';
+  out[o] = '\0';
+  return o ? BW_OK : BW_ENOENT;
+}
+
+static int dup_fd(int fd, int *out) {
+  *out = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  return *out < 0 ? bw_code_from_errno(errno) : BW_OK;
+}
+
+int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
+                      const char *rel, int how, bw_handle *h) {
+  memset(h, 0, sizeof *h);
+  h->dirfd = -1;
+  h->root = idx;
+  walk w;
+  int fd = -1, parent = -1, level = 0;
+  char final[BW_NAME_MAX + 1] = "";
+  size_t rl = strlen(rel);
+  int slash = rl > 1 && rel[rl - 1] == '/';
+  h->named = idx;
+  if (dot_final(rel)) { /* "x/.", "x/..": never the name of a change */
+    if (rl > BW_PATH_MAX) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+    memcpy(h->lexical, rel, rl + 1);
+  }
+  int rc = walk_init(&w, &roots[idx], rel, 1);
+  if (rc == BW_OK) rc = walk_run(&w, how & BW_NOFOLLOW, &fd, &parent, final);
+  if (rc == BW_OK || (rc == BW_ENOENT && w.fail_at))
+    level = innermost(&w, roots, nroots, idx, &h->root);
+  if (rc == BW_OK) {
+    h->exists = 1;
+    if (fstat(fd, &h->st) < 0) rc = bw_code_from_errno(errno);
+    else if (parent >= 0) { /* not a directory: parent + final name */
+      h->dirfd = parent;
+      parent = -1;
+      strcpy(h->rest, final);
+      rc = join_names(&w, level, final, h->rel, sizeof h->rel);
+    } else if (w.depth == level) { /* a root's own directory */
+      rc = dup_fd(w.stack[w.depth], &h->dirfd);
+      strcpy(h->rest, ".");
+      strcpy(h->rel, ".");
+    } else { /* a directory: its parent + its name */
+      rc = dup_fd(w.stack[w.depth - 1], &h->dirfd);
+      snprintf(h->rest, sizeof h->rest, "%s%s", w.names[w.depth], slash ? "/" : "");
+      if (!rc) rc = join_names(&w, level, NULL, h->rel, sizeof h->rel);
+    }
+  } else if (rc == BW_ENOENT && w.fail_at) { /* not there (yet) */
+    rc = missing_tail(w.fail_at, h->rest, sizeof h->rest);
+    h->dangling = w.fail_at < w.link_end; /* it came from a link's text */
+    if (rc == BW_ENOENT && h->lexical[0]) { /* "gone/..": the core refuses it */
+      h->rest[0] = '\0';
+      rc = join_names(&w, level, NULL, h->rel, sizeof h->rel);
+      if (!strcmp(h->rel, ".")) h->rel[0] = '\0';
+      for (const char *p = w.fail_at; !rc && *p;) {
+        while (*p == '/') p++;
+        const char *e = p;
+        while (*e && *e != '/') e++;
+        rc = canon_add(h->rel, sizeof h->rel, p, (size_t)(e - p));
+        p = e;
+      }
+      if (!h->rel[0]) strcpy(h->rel, ".");
+    }
+    if (!rc) rc = join_names(&w, level, h->rest, h->rel, sizeof h->rel);
+    if (!rc) rc = dup_fd(w.stack[w.depth], &h->dirfd);
+  }
+  if (fd >= 0) close(fd);
+  if (parent >= 0) close(parent);
+  walk_free(&w);
+  if (rc) bw_handle_close(h);
+  return rc;
+}
+
+void bw_handle_view(const bw_handle *h, const bw_root *roots, int view,
+                    bw_root *out, const char **rel) {
+  *out = roots[h->root];
+  out->expect_rel = NULL;
+  out->anchored = 0;
+  if (view == BW_VIEW_WRITE && h->lexical[0]) { /* "x/.": the core refuses it */
+    *out = roots[h->named];
+    *rel = h->lexical;
+    return;
+  }
+  if (view == BW_VIEW_WRITE) {
+    out->fd = h->dirfd;
+    out->anchored = 1;
+    out->alias = NULL;
+    *rel = h->rest;
+    return;
+  }
+  *rel = h->rel;
+  if (h->exists) {
+    out->expect_rel = h->rel;
+    out->expect_dev = h->st.st_dev;
+    out->expect_ino = h->st.st_ino;
+  }
 }

@@ -72,6 +72,8 @@ int bw_root_open(bw_root *r, const char *host_path, const char *mount,
   }
   r->fd = fd;
   r->dev = st.st_dev;
+  r->ino = st.st_ino;
+  r->backend = -1;
   struct statx sx;
   if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 &&
       (sx.stx_mask & STATX_MNT_ID))

@@ -363,7 +363,7 @@ int bw_write_file(const bw_root *r, const char *rel, const void *data,
   }
   sweep_once(dirfd);
   struct stat lst;
-  if (fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+  if (!r->anchored && fstatat(dirfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
       S_ISLNK(lst.st_mode)) {
     /* say so when the link leads out of the root (or loops) */
     int fd;

@@ -8,7 +8,7 @@ local context = {}
 local Ctx = {}
 Ctx.__index = Ctx
 
-function context.new(ws, tool, hooks, via)
+function context.new(ws, tool, hooks, via, args)
   return setmetatable({
     ws = ws,
     roots = ws.roots,
@@ -16,7 +16,38 @@ function context.new(ws, tool, hooks, via)
     tool = tool,
     hooks = hooks or {},
     via = via, -- the pack tool this native call runs for
+    args = args or {},
+    judged = {}, -- path .. "\0" .. f|n -> {h =, info =, ops = {op = true}} or {msg =, code =}
+    reqs = {}, -- every policy request of the call, for the audit
   }, Ctx)
+end
+
+local OPS = { ["fs.read"] = "read", ["fs.write"] = "write", ["fs.delete"] = "delete", ["fs.list"] = "list" }
+
+--- The operation a tool's calls make: read, list, write or delete.
+function context.operation(tool)
+  return OPS[(tool.permissions or {})[1]] or "read"
+end
+
+--- The path arguments of a call: {arg =, path =, op =, nofollow =}.
+-- tool.path_args: {"path"} by default; an entry may be {arg, operation},
+-- e.g. move's {"source", "delete"}, {"destination", "write"}. Writes and
+-- deletes act on a name itself (a final link is not followed); reads follow
+-- links unless the tool says nofollow (stat).
+function context.path_specs(tool, args)
+  local op = context.operation(tool)
+  local out = {}
+  for _, entry in ipairs(tool.path_args or { "path" }) do
+    local key, eop = entry, op
+    if type(entry) == "table" then key, eop = entry[1], entry[2] end
+    local p = args[key]
+    if key == "path" and p == nil and (op == "list" or tool.default_path) then p = "." end
+    if type(p) == "string" then
+      out[#out + 1] = { arg = key, path = p, op = eop,
+        nofollow = eop == "write" or eop == "delete" or tool.nofollow == true }
+    end
+  end
+  return out
 end
 
 -- Run a native tool for a pack tool: res, or nil, "CODE: message", CODE.
@@ -35,19 +66,122 @@ function Ctx:fail(code, path, detail)
   return nil, errors.message(code, path, detail), code
 end
 
--- Map an agent path onto a root: index, relative path, root info.
-function Ctx:resolve(path)
-  local idx, rel, code = self.roots:map(path)
-  if not idx then return self:fail(code, path, rel) end
-  return idx, rel, self.roots:info(idx)
+-- The policy request about one object, built from its handle's info.
+function Ctx:request(path, op, info, arg)
+  return {
+    tool = self.tool.name,
+    via = self.via,
+    operation = op,
+    path = path,
+    arg = arg,
+    root = info.mount,
+    readonly = info.readonly,
+    rel = info.lexical,
+    resolved = info.rel,
+    exists = info.exists,
+    type = info.type,
+    nlink = info.nlink,
+    size = op == "write" and self.sizes and self.sizes[arg or "path"] or nil,
+    session = self.ws.session.id,
+  }
 end
 
--- The same, for operations that change things: refuses read-only roots.
+-- Ask the policies about an object for op: true, or nil, message, code.
+function Ctx:judge(path, op, info, arg)
+  local req = self:request(path, op, info, arg)
+  self.reqs[#self.reqs + 1] = req
+  local msg, code = self.ws:decide(req, self.hooks)
+  if msg then return nil, msg, code end
+  return true
+end
+
+--- Resolve an agent path once into a handle and ask the policies about the
+-- object it found, for op. The same (path, nofollow) gives the same handle
+-- for the rest of the call, so what was judged is what the core uses.
+-- Returns handle, nil, info (root = innermost root's index, rel = in-root
+-- path there, mount, readonly, exists, stat fields) or nil, message, code.
+function Ctx:open(path, op, nofollow, arg)
+  local key = path .. (nofollow and "\0n" or "\0f")
+  local j = self.judged[key]
+  if not j then
+    j = { ops = {} }
+    self.judged[key] = j
+    local idx, rel, code = self.roots:map(path)
+    local h, info, hcode
+    if idx then h, info, hcode = self.roots:handle(idx, rel, nofollow) end
+    if not h then
+      code = code or hcode
+      local _, msg = self:fail(code, path, idx and info or rel)
+      j.msg, j.code = msg, code
+      self.reqs[#self.reqs + 1] = { tool = self.tool.name, via = self.via, operation = op, path = path,
+        arg = arg, session = self.ws.session.id, unmapped = code, decision = "deny", reason = msg }
+    else
+      local ri = self.roots:info(info.root)
+      info.mount, info.lexical = ri.mount, rel
+      j.h, j.info = h, info
+    end
+  end
+  if not j.h then return nil, j.msg, j.code end
+  if op == "write" and j.ops.delete then op = "delete" end -- move's source: judged as taken away
+  if j.ops[op] == nil then
+    local ok, msg, code = self:judge(path, op, j.info, arg)
+    j.ops[op] = ok or false
+    if not ok then j.msg, j.code = msg, code end
+  end
+  if not j.ops[op] then return nil, j.msg, j.code end
+  if nofollow and j.info.type == "symlink" and op ~= "delete" and not j.through then
+    -- a link is judged with what it leads to: a stat shows where it
+    -- points, and a write through it (which the core refuses) says why
+    -- (a policy, outside the root, a loop). A move or copy onto a link
+    -- replaces the link itself.
+    j.through = true
+    local t, msg, code = self:open(path, op, false, arg)
+    if not t and (code == "POLICY_DENIED" or (op == "write" and arg ~= "destination")) then
+      j.ops[op], j.msg, j.code = false, msg, code
+      return nil, msg, code
+    end
+  end
+  return j.h, j.info.rel, j.info
+end
+
+-- Resolve and judge an agent path for the tool's own operation: the
+-- handle (pass it where the core takes a root index and a path: the path
+-- that follows is then ignored), its in-root path, info.
+function Ctx:resolve(path)
+  return self:open(path, context.operation(self.tool), self.tool.nofollow == true)
+end
+
+-- The same, for operations that change things: the name itself (no final
+-- link followed); refuses read-only roots (the innermost root's mode).
 function Ctx:resolve_write(path)
-  local idx, rel, info = self:resolve(path)
-  if not idx then return nil, rel, info end
+  local h, rel, info = self:open(path, "write", true)
+  if not h then return nil, rel, info end
   if info.readonly then return self:fail("READ_ONLY_ROOT", path) end
-  return idx, rel, info
+  if info.dangling then
+    return self:fail("POLICY_DENIED", path, "a symlink on the way leads to nothing; creating through links is refused")
+  end
+  return h, rel, info
+end
+
+-- Where a path leads, for bookkeeping only (a pack's read-before-edit
+-- record, a root's mode): info as ctx:open gives it, or nil, message,
+-- code. Nothing is judged and no handle is kept: use ctx:resolve to act.
+function Ctx:locate(path, nofollow)
+  local idx, rel, code = self.roots:map(path)
+  if not idx then return self:fail(code, path, rel) end
+  local h, info, hcode = self.roots:handle(idx, rel, nofollow)
+  if not h then return self:fail(hcode, path, info) end
+  h:close()
+  local ri = self.roots:info(info.root)
+  info.mount, info.lexical = ri.mount, rel
+  return info
+end
+
+-- Close the call's handles.
+function Ctx:close()
+  for _, j in pairs(self.judged) do
+    if j.h then j.h:close() end
+  end
 end
 
 -- Join the agent's path with a sub path for results ("." + "a" = "a").
@@ -70,7 +204,8 @@ end
 local TAG = "workspace_tool_result"
 function Ctx:untrusted(text, path, opts)
   opts = opts or {}
-  local info = select(3, self:resolve(path)) or { mount = "" }
+  local idx = self.roots:map(path)
+  local info = idx and self.roots:info(idx) or { mount = "" }
   local function attr(s) return (tostring(s):gsub("[&\"<>]", { ["&"] = "&amp;", ['"'] = "&quot;", ["<"] = "&lt;", [">"] = "&gt;" })) end
   local body = text:gsub("</" .. TAG .. ">", "<\\/" .. TAG .. ">")
   return ('<%s untrusted="true" workspace="%s" op="%s" ref="%s">\n%s</%s>\n')

@@ -179,35 +179,33 @@ function burrow.open(opts)
   return ws
 end
 
--- Ask the policies about each path of the call: nil if allowed, else the
--- failure triple. "ask" goes to the approval hook (MCP: elicitation).
-local function decide(self, reqs, hooks)
-  for _, req in ipairs(reqs) do
-    if req.unmapped then goto continue end -- the tool refuses it itself
-    local decision, reason = self.policies:check(req)
-    if decision == "ask" then
-      local approve = hooks and hooks.approve or self.approve
-      if not approve then
-        reason = "approval needed (" .. reason .. ") but this client cannot be asked"
+--- Ask the policies about one request: nil if allowed, else message, code.
+-- "ask" goes to the approval hook (MCP: elicitation). Sets req.decision
+-- and req.reason for the audit.
+function Workspace:decide(req, hooks)
+  local decision, reason = self.policies:check(req)
+  if decision == "ask" then
+    local approve = hooks and hooks.approve or self.approve
+    if req.member then
+      reason, decision = "approval needed (" .. reason .. "); entries of a walk are not asked about", "deny"
+    elseif not approve then
+      reason = "approval needed (" .. reason .. ") but this client cannot be asked"
+      decision = "deny"
+    else
+      local ok, granted, why = pcall(approve, req, reason)
+      if not (ok and granted) then
+        reason = ("not approved (%s)%s"):format(reason, ok and why and ": " .. tostring(why) or "")
         decision = "deny"
-      else
-        local ok, granted, why = pcall(approve, req, reason)
-        if not (ok and granted) then
-          reason = ("not approved (%s)%s"):format(reason, ok and why and ": " .. tostring(why) or "")
-          decision = "deny"
-        end
       end
     end
-    req.decision, req.reason = decision == "deny" and "deny" or "allow", reason
-    if decision == "deny" then
-      return nil, errors.message("POLICY_DENIED", req.path, reason), "POLICY_DENIED"
-    end
-    ::continue::
+  end
+  req.decision, req.reason = decision == "deny" and "deny" or "allow", reason
+  if decision == "deny" then
+    return errors.message("POLICY_DENIED", req.path, reason), "POLICY_DENIED"
   end
 end
 
-local function run_tool(self, tool, args, hooks, via)
-  local ctx = context.new(self, tool, hooks, via)
+local function run_tool(self, ctx, tool, args)
   local ok, res, msg, code = xpcall(tool.handler, debug.traceback, ctx, args)
   if not ok then
     io.stderr:write(("burrow: tool %s failed: %s\n"):format(tool.name, res))
@@ -216,25 +214,43 @@ local function run_tool(self, tool, args, hooks, via)
   return res, msg, code
 end
 
--- Validate, ask the policies, run, audit: one call of a tool table.
--- via: the pack tool a native call runs for (ctx:call), in policy requests.
+-- Codes with which the core or the sandbox refused a call: audited as deny.
+local REFUSALS = { OUTSIDE_ROOT = true, READ_ONLY_ROOT = true, POLICY_DENIED = true, EACCES = true }
+
+-- Validate, resolve and judge each path once, run, audit: one call of a
+-- tool table. via: the pack tool a native call runs for (ctx:call).
 local function invoke(self, tool, args, hooks, via)
   args = args or {}
   local err = registry.check_args(tool, args)
   if err then return fail("INVALID_ARGUMENT", err) end
   local started = core.now()
-  local reqs = policy.requests(self, tool, args)
-  for _, req in ipairs(reqs) do req.via = via end
-  local res, msg, code = decide(self, reqs, hooks)
-  if not msg then res, msg, code = run_tool(self, tool, args, hooks, via) end
+  local ctx = context.new(self, tool, hooks, via, args)
+  local sizes, serr = policy.sizes(args)
+  if not sizes then return fail("INVALID_ARGUMENT", serr) end
+  ctx.sizes = sizes
+  local res, msg, code
+  for _, spec in ipairs(context.path_specs(tool, args)) do
+    local h, m, c = ctx:open(spec.path, spec.op, spec.nofollow, spec.arg)
+    if not h and c == "POLICY_DENIED" then
+      res, msg, code = nil, m, c
+      break
+    end -- other failures: the tool words them when it opens the path
+  end
+  if not msg then res, msg, code = run_tool(self, ctx, tool, args) end
+  ctx:close()
   local outcome = {
     code = res and "OK" or code,
     bytes = res and (res.bytes or res.size) or nil,
     duration_ms = math.floor((core.now() - started) * 1e6) / 1e3,
   }
-  for _, req in ipairs(reqs) do
-    outcome.decision, outcome.reason = req.decision or "allow", req.reason
-    for _, rec in ipairs(self.policies:after(req, outcome)) do self.audit:write(rec) end
+  for _, req in ipairs(ctx.reqs) do
+    if not req.member or req.decision == "deny" then
+      outcome.decision, outcome.reason = req.decision or "allow", req.reason
+      if outcome.decision == "allow" and REFUSALS[outcome.code] then
+        outcome.decision, outcome.reason = "deny", msg
+      end
+      for _, rec in ipairs(self.policies:after(req, outcome)) do self.audit:write(rec) end
+    end
   end
   if res == nil then return nil, msg, code end
   return res

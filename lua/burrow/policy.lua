@@ -19,8 +19,6 @@ policy.defaults = { "default" }
 -- Sandbox limits for policy code.
 policy.limits = { memory = 16 * 1024 * 1024, instructions = 1000000 }
 
-local OPS = { ["fs.read"] = "read", ["fs.write"] = "write", ["fs.delete"] = "delete", ["fs.list"] = "list" }
-
 -- The file of the policy named `name`: the first dirs entry (the
 -- operator's policy_path) that has NAME.lua, else the standard directory.
 function policy.find(name, dirs)
@@ -131,8 +129,8 @@ function Engine:close()
   self.sandbox = nil
 end
 
--- Bytes a call will write: content (base64 counted decoded), or the new
--- text of edits.
+-- Bytes a call will write, by argument: content (base64 counted decoded),
+-- or the new text of edits. nil, message for content that does not decode.
 local function content_size(args)
   local c = args.content
   if type(c) ~= "string" then
@@ -148,43 +146,11 @@ local function content_size(args)
   return #clean // 4 * 3 - #pad
 end
 
---- The requests a call makes: one per path argument that maps onto a root.
--- Each carries tool, operation, path (as the agent wrote it), root (mount),
--- rel (lexical in-root path), resolved (in-root path after links), readonly,
--- size (bytes to write, when the call writes), session.
-function policy.requests(ws, tool, args)
-  local op = OPS[(tool.permissions or {})[1]] or "read"
-  local reqs = {}
-  -- path_args: {"path"} by default; an entry may be {arg, operation}, e.g.
-  -- move's {"source", "delete"}, {"destination", "write"}
-  for _, entry in ipairs(tool.path_args or { "path" }) do
-    local key, eop = entry, op
-    if type(entry) == "table" then key, eop = entry[1], entry[2] end
-    local p = args[key]
-    if key == "path" and p == nil and op == "list" then p = "." end
-    if type(p) == "string" then
-      local idx, rel, code = ws.roots:map(p)
-      if not idx then -- refused before any lookup: audited, not asked about
-        reqs[#reqs + 1] = { tool = tool.name, operation = eop, path = p, arg = key,
-          session = ws.session.id, unmapped = code }
-      else
-        local info = ws.roots:info(idx)
-        reqs[#reqs + 1] = {
-          tool = tool.name,
-          operation = eop,
-          path = p,
-          arg = key,
-          root = info.mount,
-          readonly = info.readonly,
-          rel = rel,
-          resolved = ws.roots:canonical(idx, rel),
-          size = content_size(args),
-          session = ws.session.id,
-        }
-      end
-    end
-  end
-  return reqs
+--- The sizes policies see, by path argument: {path = n, destination = n}.
+function policy.sizes(args)
+  local n, err = content_size(args)
+  if err then return nil, err end
+  return { path = n, destination = n }
 end
 
 return policy

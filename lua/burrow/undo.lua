@@ -23,7 +23,9 @@ local function store(ctx)
 end
 
 -- Paths of one file spelled differently ("./a", "a//b") share a key.
+-- idx: a root index, or a handle (ctx:resolve) and its in-root path.
 local function key(idx, rel)
+  if type(idx) ~= "number" then idx = idx:root() end
   local parts = {}
   for c in rel:gmatch("[^/]+") do
     if c ~= "." then parts[#parts + 1] = c end

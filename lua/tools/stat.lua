@@ -32,6 +32,7 @@ Example: {"path": "src"}]],
   },
   annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
   permissions = { "fs.read" },
+  nofollow = true, -- lstat semantics: a link is described, not followed
   risk = "low",
 
   handler = function(ctx, a)

@@ -162,22 +162,22 @@ end }]])
 
     it("read_file through a symlink: path as written, rel, resolved, root, readonly, session", function()
       local ws = open_ws({ { path = root, mount = "/w" } }, { show })
-      assert.are.equal("{arg=path;operation=read;path=link;readonly=false;rel=link;resolved=sub/f.txt;root=/w;session=lua;tool=read_file}",
+      assert.are.equal("{arg=path;exists=true;nlink=1;operation=read;path=link;readonly=false;rel=link;resolved=sub/f.txt;root=/w;session=lua;tool=read_file;type=file}",
         fields(ws, "read_file", { path = "link" }))
-      assert.are.equal("{arg=path;operation=read;path=/w/sub/../file.txt;readonly=false;rel=sub/../file.txt;resolved=file.txt;root=/w;session=lua;tool=stat}",
+      assert.are.equal("{arg=path;exists=true;nlink=1;operation=read;path=/w/sub/../file.txt;readonly=false;rel=sub/../file.txt;resolved=file.txt;root=/w;session=lua;tool=stat;type=file}",
         fields(ws, "stat", { path = "/w/sub/../file.txt" }))
     end)
 
     it("write_file: operation write and size; a file that does not exist yet resolves lexically", function()
       local ws = open_ws({ { path = root, mount = "/w" } }, { show }, { session = { id = "s-42" } })
-      assert.are.equal("{arg=path;operation=write;path=new/dir/x.txt;readonly=false;rel=new/dir/x.txt;resolved=new/dir/x.txt;root=/w;session=s-42;size=5;tool=write_file}",
+      assert.are.equal("{arg=path;exists=false;operation=write;path=new/dir/x.txt;readonly=false;rel=new/dir/x.txt;resolved=new/dir/x.txt;root=/w;session=s-42;size=5;tool=write_file}",
         fields(ws, "write_file", { path = "new/dir/x.txt", content = "hello" }))
     end)
 
     it("list_dir without a path asks about \".\"; a read-only root says readonly=true", function()
       local ws = open_ws({ { path = root, mount = "/w", mode = "ro" } }, { show })
-      assert.are.equal("{arg=path;operation=list;path=.;readonly=true;rel=.;resolved=.;root=/w;session=lua;tool=list_dir}",
-        fields(ws, "list_dir", {}))
+      assert.are.equal("{arg=path;exists=true;operation=list;path=.;readonly=true;rel=.;resolved=.;root=/w;session=lua;tool=list_dir;type=dir}",
+        (fields(ws, "list_dir", {}):gsub("nlink=%d+;", "")))
     end)
 
     it("a path outside every root never reaches the policies (the core refuses it)", function()

@@ -21,9 +21,9 @@ end
 -- The record's key: the root and the relative path the resolver maps to,
 -- so "/w/a.txt" and "/w/./a.txt" are one file.
 local function key_of(ctx, path)
-  local idx, rel = ctx:resolve(path)
-  if not idx then return nil end
-  return idx .. ":" .. rel
+  local info = ctx:locate(path)
+  if not info then return nil end
+  return info.root .. ":" .. info.rel
 end
 
 local function remember(ctx, path, hash, newline, partial)

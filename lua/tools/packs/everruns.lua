@@ -240,8 +240,8 @@ local function edit_file(ctx, a)
 end
 
 local function readonly(ctx, path)
-  local idx, _, info = ctx:resolve(path)
-  return idx and info.readonly or false
+  local info = ctx:locate(path)
+  return info and info.readonly or false
 end
 
 local function list_directory(ctx, a)
