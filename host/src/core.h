@@ -169,9 +169,13 @@ typedef struct bw_lines {
 int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
                     size_t max_line, size_t max_bytes, bw_lines *res);
 
-/* Base64 (OpenSSL's codec). Caller frees *out. */
+/* Base64: encode with OpenSSL's codec; decode strictly (text.c says what
+ * is accepted), refusals are BW_INVALID_ARGUMENT with the offset of the
+ * first bad byte. bw_base64_size checks and measures without allocating.
+ * Caller frees *out. */
 int bw_base64_encode(const void *data, size_t len, char **out, size_t *out_len);
 int bw_base64_decode(const char *text, size_t len, char **out, size_t *out_len);
+int bw_base64_size(const char *text, size_t len, size_t *out_len);
 
 /* ---- writing (write.c) ---- */
 

@@ -555,6 +555,28 @@ static int l_base64_decode(lua_State *L) {
   return 1;
 }
 
+/* core.base64_size(s) -> decoded length, or nil, msg, "INVALID_ARGUMENT":
+ * the strict check of base64_decode without building the bytes. */
+static int l_base64_size(lua_State *L) {
+  size_t len, n;
+  const char *s = luaL_checklstring(L, 1, &len);
+  int rc = bw_base64_size(s, len, &n);
+  if (rc) return fail(L, rc);
+  lua_pushinteger(L, (lua_Integer)n);
+  return 1;
+}
+
+static int l_base64_encode(lua_State *L) {
+  size_t len, out_len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  char *out;
+  int rc = bw_base64_encode(s, len, &out, &out_len);
+  if (rc) return fail(L, rc);
+  lua_pushlstring(L, out, out_len);
+  free(out);
+  return 1;
+}
+
 /* core.now() -> seconds on a monotonic clock, for durations */
 static int l_now(lua_State *L) {
   struct timespec ts;
@@ -591,6 +613,8 @@ static const luaL_Reg file_methods[] = {
 static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"sha256", l_sha256},
                                  {"base64_decode", l_base64_decode},
+                                 {"base64_size", l_base64_size},
+                                 {"base64_encode", l_base64_encode},
                                  {"backend", l_backend},
                                  {"now", l_now},
                                  {"probe_open", l_probe_open},

@@ -223,7 +223,8 @@ local function invoke(self, tool, args, hooks, via)
   local err = registry.check_args(tool, args)
   if err then return fail("INVALID_ARGUMENT", err) end
   local started = core.now()
-  local reqs = policy.requests(self, tool, args)
+  local reqs, rerr, rcode = policy.requests(self, tool, args)
+  if not reqs then return fail(rcode, rerr) end
   for _, req in ipairs(reqs) do req.via = via end
   local res, msg, code = decide(self, reqs, hooks)
   if not msg then res, msg, code = run_tool(self, tool, args, hooks, via) end

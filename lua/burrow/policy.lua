@@ -131,8 +131,9 @@ function Engine:close()
   self.sandbox = nil
 end
 
--- Bytes a call will write: content (base64 counted decoded), or the new
--- text of edits.
+-- Bytes a call will write: content (base64 measured by the core's strict
+-- decoder, so the size is the one written), or the new text of edits.
+-- Malformed base64: nil, message.
 local function content_size(args)
   local c = args.content
   if type(c) ~= "string" then
@@ -143,17 +144,20 @@ local function content_size(args)
     return n
   end
   if args.encoding ~= "base64" then return #c end
-  local clean = c:gsub("%s", "")
-  local pad = clean:match("(=*)$")
-  return #clean // 4 * 3 - #pad
+  local n, err = core.base64_size(c)
+  if not n then return nil, "field 'content': " .. err end
+  return n
 end
 
 --- The requests a call makes: one per path argument that maps onto a root.
 -- Each carries tool, operation, path (as the agent wrote it), root (mount),
 -- rel (lexical in-root path), resolved (in-root path after links), readonly,
--- size (bytes to write, when the call writes), session.
+-- size (bytes to write, when the call writes), session. Malformed base64
+-- content: nil, message, "INVALID_ARGUMENT" (the call is refused unasked).
 function policy.requests(ws, tool, args)
   local op = OPS[(tool.permissions or {})[1]] or "read"
+  local size, serr = content_size(args)
+  if serr then return nil, serr, "INVALID_ARGUMENT" end -- before any policy
   local reqs = {}
   -- path_args: {"path"} by default; an entry may be {arg, operation}, e.g.
   -- move's {"source", "delete"}, {"destination", "write"}
@@ -178,7 +182,7 @@ function policy.requests(ws, tool, args)
           readonly = info.readonly,
           rel = rel,
           resolved = ws.roots:canonical(idx, rel),
-          size = content_size(args),
+          size = size,
           session = ws.session.id,
         }
       end
