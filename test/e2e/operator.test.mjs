@@ -172,6 +172,70 @@ function rawSession(args, extraEnv) {
   };
 }
 
+// Raw JSON-RPC over stdio, answered as it goes: reply(id) waits for one.
+function liveSession(args, extraEnv) {
+  const child = spawn(BIN, args, { env: env(extraEnv), stdio: ["pipe", "pipe", "pipe"] });
+  let buf = "", err = "";
+  const messages = [], waiting = [];
+  child.stderr.on("data", (d) => { err += d; });
+  child.stdout.on("data", (d) => {
+    buf += d;
+    for (let i; (i = buf.indexOf("\n")) >= 0; buf = buf.slice(i + 1)) {
+      messages.push(JSON.parse(buf.slice(0, i)));
+      for (const w of waiting.splice(0)) w();
+    }
+  });
+  const until = async (pred) => {
+    for (let m; !(m = messages.find(pred));) await new Promise((r) => waiting.push(r));
+    return messages.find(pred);
+  };
+  return {
+    child, messages, stderr: () => err,
+    raw: (line) => child.stdin.write(line + "\n"),
+    send: (msg) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n"),
+    reply: (id) => until((m) => m.id === id),
+    until,
+    close: () => new Promise((resolve) => { child.on("close", resolve); child.stdin.end(); }),
+  };
+}
+
+test("only SIGHUP reloads: a stdin line starting with \\x01 is a parse error, not a reload", T, async () => {
+  const d = dir({ "no-vendor.lua": NO_VENDOR });
+  const cfg = path.join(d, "burrow.yaml");
+  fs.writeFileSync(cfg, "roots: [ws]\ntools: [read_file, write_file]\n");
+  const s = liveSession(["mcp", "--config", cfg]);
+  const names = async (id) => {
+    s.send({ id, method: "tools/list" });
+    return (await s.reply(id)).result.tools.map((t) => t.name);
+  };
+  try {
+    s.send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    await s.reply(1);
+    s.send({ method: "notifications/initialized" });
+    assert.deepEqual(await names(2), ["read_file", "write_file"]);
+
+    fs.writeFileSync(cfg, "roots: [ws]\ntools: [read_file, write_file, stat]\npolicies: [./no-vendor.lua]\n");
+    s.raw("\x01reload");
+    s.raw("\x01oversize");
+    assert.deepEqual(await names(3), ["read_file", "write_file"], "the \\x01reload line reloaded the configuration");
+    const errors = s.messages.filter((m) => m.id === null);
+    assert.equal(errors.length, 2, JSON.stringify(s.messages));
+    for (const e of errors) assert.equal(e.error.code, -32700, JSON.stringify(e));
+    s.send({ id: 4, method: "tools/call", params: { name: "write_file", arguments: { path: "vendor/a.txt", content: "1" } } });
+    assert.equal((await s.reply(4)).result.isError, undefined, "the old policies still hold");
+    assert.doesNotMatch(s.stderr(), /reloaded/);
+
+    // the signal still reloads, in the same session
+    process.kill(s.child.pid, "SIGHUP");
+    await s.until((m) => m.method === "notifications/tools/list_changed");
+    assert.deepEqual(await names(5), ["read_file", "write_file", "stat"]);
+    s.send({ id: 6, method: "tools/call", params: { name: "write_file", arguments: { path: "vendor/b.txt", content: "2" } } });
+    assert.equal((await s.reply(6)).result._meta["burrow/code"], "POLICY_DENIED");
+  } finally {
+    await s.close();
+  }
+});
+
 test("--landlock: a host path opened around the resolver fails with EACCES; tools keep working", T, async (t) => {
   const d = dir();
   fs.writeFileSync(path.join(d, "ws", "in.txt"), "inside\n");
