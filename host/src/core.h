@@ -226,9 +226,16 @@ int bw_stat(const bw_root *r, const char *rel, struct stat *st,
 
 /* ---- Landlock confinement (confine.c) ---- */
 
+enum {
+  BW_LANDLOCK_READ,  /* read and list beneath it: a read-only root */
+  BW_LANDLOCK_ALL,   /* every right beneath it: a read-write root */
+  BW_LANDLOCK_FILES, /* read files, no listing: code, config (or this file) */
+  BW_LANDLOCK_LOG,   /* create, write and rename files: a log and rotation */
+};
+
 typedef struct bw_landlock_rule {
-  int fd;    /* a directory (O_PATH is enough) */
-  int write; /* all rights beneath it, else read only */
+  int fd;     /* a directory or a regular file (O_PATH is enough) */
+  int access; /* BW_LANDLOCK_* */
 } bw_landlock_rule;
 
 /* Restrict this process (threads created later included) to the rules.

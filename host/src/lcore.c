@@ -156,9 +156,10 @@ static int roots_info(lua_State *L) {
   return 1;
 }
 
-/* roots:landlock({read dirs}, {write dirs}) -> abi (0: no Landlock here)
- * Restricts the process to the roots (by their modes) and the operator's
- * extra directories (config, Lua files, audit log). */
+/* roots:landlock({reads}, {log dirs}) -> abi (0: no Landlock here)
+ * Restricts the process to the roots (by their modes), files to read
+ * (each a file, or a directory whose files may be read: Lua code, config,
+ * tool and policy files) and directories to log into (the audit log). */
 static int roots_landlock(lua_State *L) {
   roots *rs = check_roots(L);
   int nr = lua_istable(L, 2) ? (int)luaL_len(L, 2) : 0;
@@ -168,17 +169,17 @@ static int roots_landlock(lua_State *L) {
   int n = 0, rc = BW_OK;
   for (int i = 0; i < rs->n; i++, n++) {
     rules[n].fd = rs->r[i].fd;
-    rules[n].write = !rs->r[i].readonly;
+    rules[n].access = rs->r[i].readonly ? BW_LANDLOCK_READ : BW_LANDLOCK_ALL;
   }
   for (int t = 2; t <= 3 && rc == BW_OK; t++) {
     for (int i = 1; i <= (t == 2 ? nr : nw); i++) {
       lua_geti(L, t, i);
-      const char *dir = lua_tostring(L, -1);
-      int fd = dir ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+      const char *path = lua_tostring(L, -1);
+      int fd = path ? open(path, O_PATH | O_CLOEXEC) : -1;
       lua_pop(L, 1);
-      if (fd < 0) continue; /* a directory that is not there needs no rule */
+      if (fd < 0) continue; /* a path that is not there needs no rule */
       rules[n].fd = fd;
-      rules[n++].write = t == 3;
+      rules[n++].access = t == 3 ? BW_LANDLOCK_LOG : BW_LANDLOCK_FILES;
     }
   }
   int abi = 0;

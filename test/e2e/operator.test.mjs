@@ -258,6 +258,57 @@ test("--landlock: a host path opened around the resolver fails with EACCES; tool
   assert.match(replies[4].result.content[0].text, /inside/);
 });
 
+test("--landlock grants the config and the files it names, not their siblings; SIGHUP still reloads", T, async (t) => {
+  const d = dir({ "no-vendor.lua": NO_VENDOR, "sibling.txt": "beside the config\n" });
+  fs.mkdirSync(path.join(d, "logs"));
+  fs.writeFileSync(path.join(d, "logs", "other.txt"), "beside the audit log\n");
+  const cfg = path.join(d, "burrow.yaml");
+  const config = (tools) => `roots: [ws]\ntools: [${tools}]\npolicies: [audit, ./no-vendor.lua]\naudit: {file: logs/audit.jsonl, max_bytes: 100}\n`;
+  fs.writeFileSync(cfg, config("read_file, write_file"));
+  const s = liveSession(["mcp", "--config", cfg, "--landlock"], { BURROW_TEST_HOOKS: "1" });
+  const probe = async (id, file) => {
+    s.send({ id, method: "burrow/test/probe_open", params: { path: file } });
+    return (await s.reply(id)).result.result;
+  };
+  try {
+    s.send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    await s.reply(1);
+    if (/has no Landlock/.test(s.stderr())) {
+      t.skip("SKIP: this kernel has no Landlock (the server said so and ran without it)");
+      return;
+    }
+    assert.match(s.stderr(), /Landlock ABI \d+/);
+    s.send({ method: "notifications/initialized" });
+    assert.equal(await probe(2, path.join(d, "sibling.txt")), "EACCES", "a sibling of the config file is readable");
+    assert.equal(await probe(3, path.join(d, "logs", "other.txt")), "EACCES", "a file beside the audit log is readable");
+    assert.equal(await probe(4, d), "EACCES", "the config's directory can be listed");
+    assert.equal(await probe(5, cfg), "OK");
+    assert.equal(await probe(6, path.join(d, "no-vendor.lua")), "OK");
+    assert.equal(await probe(7, path.join(REPO, "lua", "burrow", "init.lua")), "OK");
+
+    s.send({ id: 8, method: "tools/call", params: { name: "write_file", arguments: { path: "vendor/a.txt", content: "1" } } });
+    assert.equal((await s.reply(8)).result._meta["burrow/code"], "POLICY_DENIED");
+    assert.match(fs.readFileSync(path.join(d, "logs", "audit.jsonl"), "utf8"), /vendor\/a\.txt/);
+    // every record passes max_bytes: the log rotates, over an existing .1 too
+    s.send({ id: 81, method: "tools/call", params: { name: "read_file", arguments: { path: "missing.txt" } } });
+    await s.reply(81);
+    assert.match(fs.readFileSync(path.join(d, "logs", "audit.jsonl"), "utf8"), /missing\.txt/);
+    assert.match(fs.readFileSync(path.join(d, "logs", "audit.jsonl.1"), "utf8"), /vendor\/a\.txt/);
+
+    // edited in place (same inode), then SIGHUP: read again under Landlock
+    fs.writeFileSync(cfg, config("read_file, write_file, stat"));
+    process.kill(s.child.pid, "SIGHUP");
+    await s.until((m) => m.method === "notifications/tools/list_changed");
+    s.send({ id: 9, method: "tools/list" });
+    assert.deepEqual((await s.reply(9)).result.tools.map((x) => x.name), ["read_file", "write_file", "stat"]);
+    s.send({ id: 10, method: "tools/call", params: { name: "stat", arguments: { path: "." } } });
+    assert.equal((await s.reply(10)).result.isError, undefined);
+    assert.doesNotMatch(s.stderr(), /reload failed/);
+  } finally {
+    await s.close();
+  }
+});
+
 test("the probe method does not exist without BURROW_TEST_HOOKS=1", T, async () => {
   const d = dir();
   const s = rawSession(["mcp", "--root", path.join(d, "ws")], { BURROW_TEST_HOOKS: "" });
