@@ -219,9 +219,13 @@ typedef struct bw_lines {
 int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
                     size_t max_line, size_t max_bytes, bw_lines *res);
 
-/* Base64 (OpenSSL's codec). Caller frees *out. */
+/* Base64: encode with OpenSSL's codec; decode strictly (text.c says what
+ * is accepted), refusals are BW_INVALID_ARGUMENT with the offset of the
+ * first bad byte. bw_base64_size checks and measures without allocating.
+ * Caller frees *out. */
 int bw_base64_encode(const void *data, size_t len, char **out, size_t *out_len);
 int bw_base64_decode(const char *text, size_t len, char **out, size_t *out_len);
+int bw_base64_size(const char *text, size_t len, size_t *out_len);
 
 /* ---- writing (write.c) ---- */
 
@@ -272,9 +276,16 @@ int bw_stat(const bw_root *r, const char *rel, struct stat *st,
 
 /* ---- Landlock confinement (confine.c) ---- */
 
+enum {
+  BW_LANDLOCK_READ,  /* read and list beneath it: a read-only root */
+  BW_LANDLOCK_ALL,   /* every right beneath it: a read-write root */
+  BW_LANDLOCK_FILES, /* read files, no listing: code, config (or this file) */
+  BW_LANDLOCK_LOG,   /* create, write and rename files: a log and rotation */
+};
+
 typedef struct bw_landlock_rule {
-  int fd;    /* a directory (O_PATH is enough) */
-  int write; /* all rights beneath it, else read only */
+  int fd;     /* a directory or a regular file (O_PATH is enough) */
+  int access; /* BW_LANDLOCK_* */
 } bw_landlock_rule;
 
 /* Restrict this process (threads created later included) to the rules.

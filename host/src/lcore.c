@@ -192,9 +192,10 @@ static int roots_info(lua_State *L) {
   return 1;
 }
 
-/* roots:landlock({read dirs}, {write dirs}) -> abi (0: no Landlock here)
- * Restricts the process to the roots (by their modes) and the operator's
- * extra directories (config, Lua files, audit log). */
+/* roots:landlock({reads}, {log dirs}) -> abi (0: no Landlock here)
+ * Restricts the process to the roots (by their modes), files to read
+ * (each a file, or a directory whose files may be read: Lua code, config,
+ * tool and policy files) and directories to log into (the audit log). */
 static int roots_landlock(lua_State *L) {
   roots *rs = check_roots(L);
   int nr = lua_istable(L, 2) ? (int)luaL_len(L, 2) : 0;
@@ -204,17 +205,17 @@ static int roots_landlock(lua_State *L) {
   int n = 0, rc = BW_OK;
   for (int i = 0; i < rs->n; i++, n++) {
     rules[n].fd = rs->r[i].fd;
-    rules[n].write = !rs->r[i].readonly;
+    rules[n].access = rs->r[i].readonly ? BW_LANDLOCK_READ : BW_LANDLOCK_ALL;
   }
   for (int t = 2; t <= 3 && rc == BW_OK; t++) {
     for (int i = 1; i <= (t == 2 ? nr : nw); i++) {
       lua_geti(L, t, i);
-      const char *dir = lua_tostring(L, -1);
-      int fd = dir ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+      const char *path = lua_tostring(L, -1);
+      int fd = path ? open(path, O_PATH | O_CLOEXEC) : -1;
       lua_pop(L, 1);
-      if (fd < 0) continue; /* a directory that is not there needs no rule */
+      if (fd < 0) continue; /* a path that is not there needs no rule */
       rules[n].fd = fd;
-      rules[n++].write = t == 3;
+      rules[n++].access = t == 3 ? BW_LANDLOCK_LOG : BW_LANDLOCK_FILES;
     }
   }
   int abi = 0;
@@ -626,6 +627,28 @@ static int l_base64_decode(lua_State *L) {
   return 1;
 }
 
+/* core.base64_size(s) -> decoded length, or nil, msg, "INVALID_ARGUMENT":
+ * the strict check of base64_decode without building the bytes. */
+static int l_base64_size(lua_State *L) {
+  size_t len, n;
+  const char *s = luaL_checklstring(L, 1, &len);
+  int rc = bw_base64_size(s, len, &n);
+  if (rc) return fail(L, rc);
+  lua_pushinteger(L, (lua_Integer)n);
+  return 1;
+}
+
+static int l_base64_encode(lua_State *L) {
+  size_t len, out_len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  char *out;
+  int rc = bw_base64_encode(s, len, &out, &out_len);
+  if (rc) return fail(L, rc);
+  lua_pushlstring(L, out, out_len);
+  free(out);
+  return 1;
+}
+
 /* core.now() -> seconds on a monotonic clock, for durations */
 static int l_now(lua_State *L) {
   struct timespec ts;
@@ -672,6 +695,8 @@ static const luaL_Reg file_methods[] = {
 static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"sha256", l_sha256},
                                  {"base64_decode", l_base64_decode},
+                                 {"base64_size", l_base64_size},
+                                 {"base64_encode", l_base64_encode},
                                  {"backend", l_backend},
                                  {"now", l_now},
                                  {"probe_open", l_probe_open},

@@ -6,6 +6,8 @@
  * reader notices notifications/cancelled for the request in flight at once
  * and raises its cancel flag, which long operations poll. Output goes
  * through one lock so progress notifications and results never interleave.
+ * Events (SIGHUP, a dropped line) travel apart from the text, so no byte
+ * on stdin can look like one.
  */
 #include <errno.h>
 #include <lauxlib.h>
@@ -25,6 +27,7 @@
 
 typedef struct line {
   struct line *next;
+  int oversize; /* a line over max_line stood here, dropped */
   size_t len;
   char text[];
 } line;
@@ -34,6 +37,7 @@ typedef struct stdio_state {
   pthread_cond_t cv;
   line *head, *tail;
   int eof;
+  int hangup; /* a SIGHUP not yet reported by io:next */
   size_t max_line;
   char current[64]; /* JSON text of the request id in flight, "" if none */
   _Atomic int cancelled;
@@ -69,12 +73,13 @@ static void note_cancel(const char *s, size_t n) {
   pthread_mutex_unlock(&S.mu);
 }
 
-static void push_line(const char *s, size_t n) {
+static void push_line(const char *s, size_t n, int oversize) {
   if (n > 0 && s[n - 1] == '\r') n--;
   if (memmem(s, n, "notifications/cancelled", 23)) note_cancel(s, n);
   line *l = malloc(sizeof *l + n + 1);
   if (!l) return; /* dropped: the client times out rather than we crash */
   l->next = NULL;
+  l->oversize = oversize;
   l->len = n;
   memcpy(l->text, s, n);
   l->text[n] = '\0';
@@ -87,8 +92,8 @@ static void push_line(const char *s, size_t n) {
 }
 
 /* Split stdin into lines. A line longer than max_line is dropped as it
- * streams in (memory stays bounded) and replaced by a marker the Lua loop
- * answers with an error. */
+ * streams in (memory stays bounded) and replaced by an oversize entry the
+ * Lua loop answers with an error. */
 static void *reader(void *arg) {
   (void)arg;
   size_t cap = 1 << 16, len = 0;
@@ -109,8 +114,8 @@ static void *reader(void *arg) {
     char *start = buf, *nl;
     while ((nl = memchr(buf + scanned, '\n', len - scanned))) {
       size_t n = (size_t)(nl - start);
-      if (oversize || n > S.max_line) push_line("\x01oversize", 9);
-      else push_line(start, n);
+      if (oversize || n > S.max_line) push_line("", 0, 1);
+      else push_line(start, n, 0);
       oversize = 0;
       start = nl + 1;
       scanned = (size_t)(start - buf);
@@ -123,7 +128,7 @@ static void *reader(void *arg) {
     memmove(buf, start, rest);
     len = rest;
   }
-  if (buf && len > 0 && !oversize) push_line(buf, len);
+  if (buf && len > 0 && !oversize) push_line(buf, len, 0);
   free(buf);
   pthread_mutex_lock(&S.mu);
   S.eof = 1;
@@ -132,14 +137,19 @@ static void *reader(void *arg) {
   return NULL;
 }
 
-/* SIGHUP becomes a "\1reload" line in the queue: the Lua loop reloads
- * between messages. The signal is blocked in every thread but this one's
- * sigwait (the mask is set before any thread is created). */
+/* SIGHUP raises the hangup flag, never a line: only the signal can ask
+ * for a reload, which the Lua loop does between messages. The signal is
+ * blocked in every thread but this one's sigwait (the mask is set before
+ * any thread is created). */
 static void *hangups(void *arg) {
   sigset_t *set = arg;
   for (;;) {
     int sig;
-    if (sigwait(set, &sig) == 0 && sig == SIGHUP) push_line("\x01reload", 7);
+    if (sigwait(set, &sig) != 0 || sig != SIGHUP) continue;
+    pthread_mutex_lock(&S.mu);
+    S.hangup = 1;
+    pthread_cond_signal(&S.cv);
+    pthread_mutex_unlock(&S.mu);
   }
   return NULL;
 }
@@ -166,9 +176,9 @@ static int l_stdio(lua_State *L) {
   return 1;
 }
 
-/* io:next([timeout]) -> line, or nil at end of input (nil, "timeout" when
- * timeout seconds passed first); "\1oversize" for a dropped line,
- * "\1reload" after a SIGHUP */
+/* io:next([timeout]) -> line; false, "reload" after a SIGHUP (before the
+ * lines queued); false, "oversize" where a line was dropped; nil at end of
+ * input (nil, "timeout" when timeout seconds passed first) */
 static int io_next(lua_State *L) {
   double timeout = luaL_optnumber(L, 2, -1);
   struct timespec until;
@@ -182,7 +192,7 @@ static int io_next(lua_State *L) {
     }
   }
   pthread_mutex_lock(&S.mu);
-  while (!S.head && !S.eof) {
+  while (!S.head && !S.eof && !S.hangup) {
     if (timeout < 0) {
       pthread_cond_wait(&S.cv, &S.mu);
     } else if (pthread_cond_timedwait(&S.cv, &S.mu, &until) == ETIMEDOUT) {
@@ -192,6 +202,13 @@ static int io_next(lua_State *L) {
       return 2;
     }
   }
+  if (S.hangup) {
+    S.hangup = 0;
+    pthread_mutex_unlock(&S.mu);
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "reload");
+    return 2;
+  }
   line *l = S.head;
   if (l) {
     S.head = l->next;
@@ -199,6 +216,12 @@ static int io_next(lua_State *L) {
   }
   pthread_mutex_unlock(&S.mu);
   if (!l) return 0;
+  if (l->oversize) {
+    free(l);
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "oversize");
+    return 2;
+  }
   lua_pushlstring(L, l->text, l->len);
   free(l);
   return 1;

@@ -197,33 +197,105 @@ int bw_base64_encode(const void *data, size_t len, char **out,
   return BW_OK;
 }
 
+/* Strict base64 (RFC 4648, the standard alphabet). Space, tab, CR and LF
+ * are skipped anywhere, so wrapped base64 decodes; '=' may only close the
+ * last group of four, as its last one or two characters; nothing but
+ * whitespace may follow it; and the bits a padded group leaves over must be
+ * zero, so a byte string has one encoding. A decoder that takes more than
+ * this lets the size a policy is told differ from the bytes written. */
+
+enum { B64_WS = 64, B64_PAD, B64_BAD };
+
+static int b64_value(unsigned char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  if (c == '=') return B64_PAD;
+  if (c == ' ' || c == '\t' || c == '\r' || c == '\n') return B64_WS;
+  return B64_BAD;
+}
+
+static __thread char b64err[128]; /* detail of the last refusal */
+
+static int b64_bad(size_t at, const char *why, unsigned char c) {
+  if (c >= 0x21 && c < 0x7f)
+    snprintf(b64err, sizeof b64err, "invalid base64 at offset %zu ('%c'): %s",
+             at, c, why);
+  else
+    snprintf(b64err, sizeof b64err,
+             "invalid base64 at offset %zu (byte 0x%02x): %s", at, c, why);
+  return bw_fail(BW_INVALID_ARGUMENT, b64err);
+}
+
+/* One pass: checks text and, when out is not NULL, decodes into it (room
+ * for bw_base64_size's answer). *n gets the decoded length. */
+static int b64_run(const char *text, size_t len, unsigned char *out,
+                   size_t *n) {
+  const unsigned char *t = (const unsigned char *)text;
+  unsigned long acc = 0; /* bits of the group so far */
+  int k = 0, pad = 0;    /* characters and '=' of the group so far */
+  int done = 0;          /* a padded group ended the data */
+  size_t o = 0, last = 0;
+  for (size_t i = 0; i < len; i++) {
+    int v = b64_value(t[i]);
+    if (v == B64_WS) continue;
+    if (done || (pad && v != B64_PAD))
+      return b64_bad(i, "data after the padding", t[i]);
+    if (v == B64_BAD) return b64_bad(i, "not in the base64 alphabet", t[i]);
+    if (v == B64_PAD) {
+      if (k < 2) return b64_bad(i, "padding where data is expected", t[i]);
+      pad++;
+    } else {
+      acc = acc << 6 | (unsigned)v;
+      last = i;
+    }
+    if (++k < 4) continue;
+    if (pad) { /* 12 bits for one byte or 18 for two: the rest must be 0 */
+      int keep = 3 - pad, spare = pad * 2;
+      if (acc & ((1u << spare) - 1))
+        return b64_bad(last, "nonzero bits after the last byte", t[last]);
+      acc >>= spare;
+      for (int j = keep - 1; out && j >= 0; j--, acc >>= 8)
+        out[o + (size_t)j] = (unsigned char)acc;
+      o += (size_t)keep;
+      done = 1;
+    } else {
+      if (out) {
+        out[o] = (unsigned char)(acc >> 16);
+        out[o + 1] = (unsigned char)(acc >> 8);
+        out[o + 2] = (unsigned char)acc;
+      }
+      o += 3;
+    }
+    k = 0;
+    acc = 0;
+  }
+  if (k) {
+    snprintf(b64err, sizeof b64err,
+             "invalid base64 at offset %zu: it ends inside a group of four "
+             "(pad with '=')",
+             len);
+    return bw_fail(BW_INVALID_ARGUMENT, b64err);
+  }
+  *n = o;
+  return BW_OK;
+}
+
+int bw_base64_size(const char *text, size_t len, size_t *out_len) {
+  return b64_run(text, len, NULL, out_len);
+}
+
 int bw_base64_decode(const char *text, size_t len, char **out,
                      size_t *out_len) {
-  char *clean = malloc(len + 1); /* whitespace and line breaks dropped */
-  if (!clean) return BW_ENOMEM;
-  size_t n = 0;
-  for (size_t i = 0; i < len; i++)
-    if (!strchr(" \t\r\n", text[i]) || text[i] == '\0') clean[n++] = text[i];
-  if (n % 4 != 0) {
-    free(clean);
-    return bw_fail(BW_INVALID_ARGUMENT, "base64 length is not a multiple of 4");
-  }
-  size_t pad = (n > 0 && clean[n - 1] == '=') + (n > 1 && clean[n - 2] == '=');
-  unsigned char *s = malloc(n / 4 * 3 + 1);
-  size_t o = 0;
-  int bad = !s;
-  for (size_t i = 0; !bad && i < n; i += 4 * (B64_CHUNK / 3)) {
-    size_t c = n - i < 4 * (B64_CHUNK / 3) ? n - i : 4 * (B64_CHUNK / 3);
-    int got = EVP_DecodeBlock(s + o, (unsigned char *)clean + i, (int)c);
-    if (got < 0) bad = 1;
-    else o += (size_t)got;
-  }
-  free(clean);
-  if (bad) {
-    free(s);
-    return s ? bw_fail(BW_INVALID_ARGUMENT, "invalid base64") : BW_ENOMEM;
-  }
+  size_t n;
+  int rc = b64_run(text, len, NULL, &n);
+  if (rc) return rc;
+  unsigned char *s = malloc(n + 1);
+  if (!s) return bw_fail(BW_ENOMEM, "out of memory");
+  b64_run(text, len, s, &n);
   *out = (char *)s;
-  *out_len = o - pad;
+  *out_len = n;
   return BW_OK;
 }

@@ -1,6 +1,6 @@
 /*
  * test_core.c - C tests of the core (no Lua): path mapping, both resolver
- * backends, reads, atomic writes, listing, text scanning. Prints one line
+ * backends, reads, atomic writes, listing, text scanning, base64. Prints one line
  * per failed check and closes with "N passed, N failed".
  */
 #include <errno.h>
@@ -145,6 +145,64 @@ static void test_text(void) {
   free(l.out);
 }
 
+/* Strict base64: what decodes, what is refused and where (issue 10). */
+static void test_base64(void) {
+  static const struct {
+    const char *in;
+    const char *out; /* NULL: refused */
+    size_t at;       /* offset named in the refusal */
+  } cases[] = {
+      {"", "", 0},          {"QQ==", "A", 0},     {"QUE=", "AA", 0},
+      {"QUFB", "AAA", 0},   {" QU\r\nFB\tQQ\n=\n= \n", "AAAA", 0},
+      {"QQ=====", NULL, 4}, {"QQ=A", NULL, 3},    {"QQ!!", NULL, 2},
+      {"QQ==QUFB", NULL, 4}, {"Q===", NULL, 1},   {"====", NULL, 0},
+      {"QUFBQ", NULL, 5},   {"QUFBQQ", NULL, 6},  {"QR==", NULL, 1},
+      {"QUF=", NULL, 2},    {"QUFB-_==", NULL, 4}, {"QQ=", NULL, 3},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *in = cases[i].in;
+    size_t n = 99, dn = 99;
+    char *d = NULL;
+    int rs = bw_base64_size(in, strlen(in), &n);
+    int rd = bw_base64_decode(in, strlen(in), &d, &dn);
+    if (cases[i].out) {
+      size_t want = strlen(cases[i].out);
+      CHECK(rs == BW_OK && n == want, "size of \"%s\": %d %zu", in, rs, n);
+      CHECK(rd == BW_OK && dn == want && !memcmp(d, cases[i].out, want),
+            "decode \"%s\"", in);
+    } else {
+      char at[32];
+      snprintf(at, sizeof at, "offset %zu", cases[i].at);
+      CHECK(rs == BW_INVALID_ARGUMENT && strstr(bw_detail(), at),
+            "size of \"%s\" refused at %zu: %s", in, cases[i].at,
+            rs ? bw_detail() : "accepted");
+      CHECK(rd == BW_INVALID_ARGUMENT && strstr(bw_detail(), at),
+            "decode of \"%s\" refused at %zu", in, cases[i].at);
+    }
+    if (rd == BW_OK) free(d);
+  }
+  /* a NUL inside the text is a bad byte, not the end */
+  size_t n;
+  CHECK(bw_base64_size("QQ\0=", 4, &n) == BW_INVALID_ARGUMENT &&
+            strstr(bw_detail(), "offset 2 (byte 0x00)"),
+        "NUL refused");
+  /* every byte value round-trips through encode, across OpenSSL's chunks */
+  size_t len = 3 * (1 << 20) + 7;
+  unsigned char *raw = malloc(len);
+  char *enc = NULL, *dec = NULL;
+  size_t enc_len = 0, dec_len = 0;
+  for (size_t i = 0; raw && i < len; i++) raw[i] = (unsigned char)(i * 131 + i / 7);
+  CHECK(raw && bw_base64_encode(raw, len, &enc, &enc_len) == BW_OK, "encode");
+  CHECK(enc && bw_base64_size(enc, enc_len, &n) == BW_OK && n == len,
+        "exact size of a large encoding: %zu", n);
+  CHECK(enc && bw_base64_decode(enc, enc_len, &dec, &dec_len) == BW_OK &&
+            dec_len == len && !memcmp(dec, raw, len),
+        "large round trip");
+  free(raw);
+  free(enc);
+  free(dec);
+}
+
 typedef struct sum_job {
   const bw_buf *b;
   char hash[BW_HASH_STR];
@@ -225,6 +283,7 @@ int main(void) {
     bw_root_close(&r);
   }
   test_text();
+  test_base64();
   fflush(stdout);
   test_fallback(ENOSYS);
   test_fallback(EPERM);

@@ -112,18 +112,30 @@ local function dirname(path)
   return path:match("^(.*)/[^/]*$") or "."
 end
 
--- --landlock: the process keeps its roots, its Lua files and config (for
--- SIGHUP reloads) and the audit log's directory; nothing else.
+-- --landlock: the process keeps its roots (by mode); reads the files of
+-- burrow's own Lua directories, the config file and the tool and policy
+-- files it names (each file itself: SIGHUP reloads read them again), and the
+-- operator's tool_path and policy_path directories; creates, writes and
+-- renames files in the audit log's directory (rotation makes file.1).
+-- Nothing else: no listing, no sibling of the config.
 local function landlock(ws, o, opts)
-  local reads = { dirname(package.searchpath("burrow", package.path) or "lua/burrow/init.lua") .. "/.." }
-  if o.config then reads[#reads + 1] = dirname(o.config) end
-  for _, p in ipairs(opts.policies or {}) do
-    local file = type(p) == "table" and p.path or (type(p) == "string" and files.is_file(p) and p)
-    if file then reads[#reads + 1] = dirname(file) end
+  local registry, policy = require "burrow.registry", require "burrow.policy"
+  local reads = { dirname(package.searchpath("burrow", package.path) or "lua/burrow/init.lua"),
+    registry.tools_dir, policy.dir }
+  local function add(file) if type(file) == "string" then reads[#reads + 1] = file end end
+  add(o.config)
+  for _, t in ipairs(opts.tools or {}) do
+    if type(t) == "string" and files.is_file(t) then add(t) end
   end
-  local writes = {}
-  if opts.audit then writes[1] = dirname(type(opts.audit) == "table" and opts.audit.file or opts.audit) end
-  local abi, err = ws.roots:landlock(reads, writes)
+  for _, p in ipairs(opts.policies or {}) do
+    add(type(p) == "table" and p.path or (type(p) == "string" and files.is_file(p) and p))
+  end
+  for _, dirs in ipairs { opts.tool_path, opts.policy_path } do
+    for _, d in ipairs(type(dirs) == "table" and dirs or { dirs }) do add(d) end
+  end
+  local logs = {}
+  if opts.audit then logs[1] = dirname(type(opts.audit) == "table" and opts.audit.file or opts.audit) end
+  local abi, err = ws.roots:landlock(reads, logs)
   if not abi then error({ fail = "--landlock failed: " .. tostring(err) }) end
   if abi == 0 then
     io.stderr:write("burrow: --landlock: this kernel has no Landlock; running without it\n")

@@ -113,10 +113,14 @@ end
 function Server:await(id, timeout)
   while true do
     local line, why = self.stdio:next(timeout)
-    if not line then return nil, why or "the client closed the connection" end
-    local msg = line:sub(1, 1) ~= "\1" and json.decode(line)
-    if type(msg) == "table" and msg.method == nil and msg.id == id then return msg end
-    self.pending[#self.pending + 1] = line
+    if line == nil then return nil, why or "the client closed the connection" end
+    if line == false then -- an event: the main loop handles it after this call
+      self.pending[#self.pending + 1] = { event = why }
+    else
+      local msg = json.decode(line)
+      if type(msg) == "table" and msg.method == nil and msg.id == id then return msg end
+      self.pending[#self.pending + 1] = line
+    end
     if self.stdio:cancelled() then return nil, "the call was cancelled" end
   end
 end
@@ -214,11 +218,16 @@ function Server:run(max_request)
   self.stdio = stdio
   self.out = function(msg) return stdio:send(msg) end
   while true do
-    local line = table.remove(self.pending, 1) or stdio:next()
-    if not line then break end
-    if line == "\1reload" then
+    -- a line (string), or false and the event stdio reported apart from
+    -- the text: "reload" (SIGHUP; no stdin byte can ask for one) or
+    -- "oversize" (a dropped line)
+    local line, event = table.remove(self.pending, 1), nil
+    if line == nil then line, event = stdio:next() end
+    if type(line) == "table" then line, event = false, line.event end
+    if line == nil then break end
+    if event == "reload" then
       self:reload()
-    elseif line == "\1oversize" then
+    elseif event == "oversize" then
       self:error(nil, -32600, ("request too large (over max_request_bytes, %d)"):format(max_request))
     elseif line:find("%S") then
       local msg, err = json.decode(line)

@@ -129,8 +129,9 @@ function Engine:close()
   self.sandbox = nil
 end
 
--- Bytes a call will write, by argument: content (base64 counted decoded),
--- or the new text of edits. nil, message for content that does not decode.
+-- Bytes a call will write: content (base64 measured by the core's strict
+-- decoder, so the size is the one written), or the new text of edits.
+-- Malformed base64: nil, message.
 local function content_size(args)
   local c = args.content
   if type(c) ~= "string" then
@@ -141,9 +142,9 @@ local function content_size(args)
     return n
   end
   if args.encoding ~= "base64" then return #c end
-  local clean = c:gsub("%s", "")
-  local pad = clean:match("(=*)$")
-  return #clean // 4 * 3 - #pad
+  local n, err = core.base64_size(c)
+  if not n then return nil, "field 'content': " .. err end
+  return n
 end
 
 --- The sizes policies see, by path argument: {path = n, destination = n}.

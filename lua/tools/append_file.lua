@@ -43,7 +43,7 @@ Examples: {"path": "log/changes.md", "content": "- fixed the parser\n"}]],
     if a.encoding == "base64" then
       local derr, dcode
       data, derr, dcode = core.base64_decode(a.content)
-      if not data then return ctx:fail(dcode, a.path, derr) end
+      if not data then return ctx:fail(dcode, a.path, "field 'content': " .. derr) end
     end
     local res, detail, code = ctx.roots:append(idx, rel, data, {
       create_dirs = a.create_dirs ~= false,

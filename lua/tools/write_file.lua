@@ -42,7 +42,7 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
     if a.encoding == "base64" then
       local derr, dcode
       data, derr, dcode = core.base64_decode(a.content)
-      if not data then return ctx:fail(dcode, a.path, derr) end
+      if not data then return ctx:fail(dcode, a.path, "field 'content': " .. derr) end
     end
     if #data > ctx.caps.max_file_size then
       return ctx:fail("TOO_LARGE", a.path, ("%d bytes, over max_file_size (%d)"):format(#data, ctx.caps.max_file_size))

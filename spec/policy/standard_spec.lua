@@ -193,6 +193,26 @@ end }]])
       local f = fields(ws, "write_file", { path = "b.bin", content = "aGVsbG8gd29ybGQh", encoding = "base64" })
       assert.truthy(f:find(";size=12;", 1, true), "policies should see the decoded size: " .. f)
     end)
+
+    it("size is exact for large and line-wrapped base64", function()
+      local ws = open_ws(root, { show })
+      local f = fields(ws, "write_file", { path = "b.bin", content = ("QUFB"):rep(1 << 20) .. "\nQUE=\n", encoding = "base64" })
+      assert.truthy(f:find((";size=%d;"):format(3 * (1 << 20) + 2), 1, true), f)
+    end)
+
+    it("malformed base64 is INVALID_ARGUMENT before any policy is asked", function()
+      local ws = open_ws(root, { show })
+      for _, bad in ipairs { "QQ=====", "QQ=A", "QQ!!", "QQ==QQ==", "QUFB" .. ("="):rep(40) } do
+        local res, msg, code = ws:call("write_file", { path = "b.bin", content = bad, encoding = "base64" })
+        assert.is_nil(res)
+        assert.are.equal("INVALID_ARGUMENT", code, msg)
+        assert.truthy(msg:find("content", 1, true) and msg:find("offset", 1, true), msg)
+        assert.falsy(msg:find("{", 1, true), "the policy was asked: " .. msg)
+      end
+      local res, msg, code = ws:call("append_file", { path = "b.bin", content = "QQ!!", encoding = "base64" })
+      assert.is_nil(res)
+      assert.are.equal("INVALID_ARGUMENT", code, msg)
+    end)
   end)
 
   describe("answers", function()
@@ -327,6 +347,16 @@ describe(H.tag("policies: default"), function()
     is_denied("101 bytes", { "101 bytes is over this policy's max_file_size (100)" }, write(ws, "b.txt", ("a"):rep(101)))
     assert.is_false(H.exists(root, "b.txt"))
     is_ok("read of a 5000-byte file", read(ws, "big.txt"))
+  end)
+
+  it("max_file_size sees the decoded size of base64; bad padding is refused, not let through", function()
+    local ws = open_ws(root, { { name = "default", max_file_size = 100 } })
+    is_denied("300 bytes as base64", "300 bytes is over this policy's max_file_size (100)",
+      ws:call("write_file", { path = "b.bin", content = ("QUFB"):rep(100), encoding = "base64" }))
+    local res, msg, code = ws:call("write_file", { path = "b.bin", content = ("QUFB"):rep(100) .. ("="):rep(300), encoding = "base64" })
+    assert.is_nil(res)
+    assert.are.equal("INVALID_ARGUMENT", code, msg)
+    assert.is_false(H.exists(root, "b.bin"))
   end)
 
   it("max_file_size given as a size (\"1KB\") is honoured, not ignored", function()
@@ -552,6 +582,22 @@ describe(H.tag("policies: quotas"), function()
     assert.is_false(H.exists(root, "c.txt"))
     is_ok("reads do not count", read(ws, "a.txt"))
     is_ok("nor empty writes", write(ws, "empty.txt", ""))
+  end)
+
+  it("max_bytes_written counts base64 as the bytes the core writes: bad padding is no way around it", function()
+    local ws = open_ws(root, { { name = "quotas", max_bytes_written = 1000 } })
+    -- 1200 bytes of data and 8000 '=': the old arithmetic said -800 bytes,
+    -- the lenient decoder wrote over 7000
+    local bad = ("QUFB"):rep(400) .. ("="):rep(8000)
+    local res, msg, code = ws:call("write_file", { path = "pad.bin", content = bad, encoding = "base64" })
+    assert.is_nil(res, "an over-quota write with bad padding went through")
+    assert.are.equal("INVALID_ARGUMENT", code, msg)
+    assert.is_false(H.exists(root, "pad.bin"))
+    is_denied("1200 bytes as base64", "writing 1200 bytes would pass the 1000 bytes",
+      ws:call("write_file", { path = "ok.bin", content = ("QUFB"):rep(400), encoding = "base64" }))
+    -- and nothing was credited to the budget
+    is_ok("1000", write(ws, "a.txt", ("a"):rep(1000)))
+    is_denied("1 more", "(1000 used)", write(ws, "b.txt", "b"))
   end)
 
   it("sizes: a plain number, KiB, MB and fractions", function()

@@ -44,6 +44,20 @@ describe(H.tag("append_file"), function()
     assert.equal("\0\1\2", H.read(dir, "b.bin"))
   end)
 
+  it("refuses malformed base64: INVALID_ARGUMENT naming content and the offset, nothing appended", function()
+    H.write(dir, "b.bin", "x")
+    for _, c in ipairs { { "QQ=====", 4 }, { "QQ=A", 3 }, { "QQ!!", 2 }, { "QQ==QQ==", 4 } } do
+      local r, msg, code = append { path = "b.bin", content = c[1], encoding = "base64" }
+      assert.is_nil(r, c[1])
+      assert.equal("INVALID_ARGUMENT", code, msg)
+      assert.matches("content", msg, 1, true)
+      assert.matches("offset " .. c[2], msg, 1, true)
+    end
+    assert.equal("x", H.read(dir, "b.bin"))
+    assert.is_nil((append { path = "new.bin", content = "QQ=A", encoding = "base64" }))
+    assert.is_false(H.exists(dir, "new.bin"))
+  end)
+
   it("keeps the inode and mode of the file it appends to", function()
     H.write(dir, "a.txt", "x")
     H.chmod(dir, "a.txt", "0640")

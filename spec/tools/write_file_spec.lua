@@ -316,6 +316,79 @@ describe(H.tag("write_file"), function()
       assert.is_false(H.exists(dir, "bad.bin"))
     end)
 
+    -- Strict base64 (issue 10): the standard alphabet, whitespace skipped,
+    -- '=' only as the last one or two characters of a group of four, no
+    -- data after it, no stray bits. {content, offset of the first bad byte}
+    local malformed = {
+      { "QQ=====", 4 },      -- padding past the group
+      { "QQ=A", 3 },         -- data after padding
+      { "QQ==QUFB", 4 },     -- a second group after padding
+      { "QQ!!", 2 },         -- junk
+      { "Q===", 1 },         -- padding where a byte's bits must be
+      { "====", 0 },
+      { "QUFBQ", 5 },        -- ends mid-group
+      { "QUFBQQ", 6 },       -- unpadded
+      { "QR==", 1 },         -- nonzero bits after the last byte
+      { "QQ\0=", 2 },
+      { "QUFB-_==", 4 },     -- the URL-safe alphabet is not base64 here
+      { "QUFB" .. ("="):rep(4000), 4 },
+    }
+
+    it("refuses malformed base64: INVALID_ARGUMENT naming content and the offset, nothing written", function()
+      for _, c in ipairs(malformed) do
+        local label = ("%q"):format(c[1]:sub(1, 20))
+        local r, msg, code = write { path = "bad.bin", content = c[1], encoding = "base64" }
+        assert.is_nil(r, label)
+        assert.equal("INVALID_ARGUMENT", code, label .. ": " .. tostring(msg))
+        assert.matches("content", msg, 1, true)
+        assert.matches("offset " .. c[2], msg, 1, true)
+        assert.is_false(H.exists(dir, "bad.bin"), label)
+      end
+    end)
+
+    it("core.base64_size and core.base64_decode refuse the same inputs, at the same offset", function()
+      for _, c in ipairs(malformed) do
+        local label = ("%q"):format(c[1]:sub(1, 20))
+        local n, msg, code = H.core.base64_size(c[1])
+        assert.is_nil(n, label)
+        assert.equal("INVALID_ARGUMENT", code, label)
+        assert.matches("offset " .. c[2], msg, 1, true)
+        local d, dmsg, dcode = H.core.base64_decode(c[1])
+        assert.is_nil(d, label)
+        assert.equal("INVALID_ARGUMENT", dcode, label)
+        assert.equal(msg, dmsg, label)
+      end
+    end)
+
+    it("skips spaces, tabs and line breaks anywhere, also after the padding", function()
+      local s = " QU FB\r\n\tQQ\n=\n= \n"
+      assert.equal(4, H.core.base64_size(s))
+      local r = assert(write { path = "ws.bin", content = s, encoding = "base64" })
+      assert.equal(4, r.bytes)
+      assert.equal("AAAA", H.read(dir, "ws.bin"))
+      assert.equal(0, H.core.base64_size(" \n"))
+    end)
+
+    it("core.base64_encode and core.base64_decode round-trip, the size is exact", function()
+      for n = 0, 7 do
+        local t = {}
+        for i = 1, n do t[i] = string.char((i * 37 + n) % 256) end
+        local raw = table.concat(t)
+        local enc = H.core.base64_encode(raw)
+        assert.equal(4 * ((n + 2) // 3), #enc)
+        assert.equal(n, H.core.base64_size(enc))
+        assert.equal(raw, H.core.base64_decode(enc))
+      end
+    end)
+
+    it("a large valid base64 (over 3 MiB decoded) has its exact size and is written whole", function()
+      local s = ("QUFB"):rep(1 << 20) .. "\nQUE="
+      assert.equal(3 * (1 << 20) + 2, H.core.base64_size(s))
+      local r = assert(write { path = "huge.bin", content = s, encoding = "base64" })
+      assert.equal(3 * (1 << 20) + 2, r.bytes)
+      assert.equal(("A"):rep(3 * (1 << 20) + 2), H.read(dir, "huge.bin"))
+    end)
+
     it("refuses content over max_file_size: TOO_LARGE, nothing written", function()
       open { max_file_size = 100 }
       local r, msg, code = write { path = "big.txt", content = ("a"):rep(101) }

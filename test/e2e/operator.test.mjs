@@ -172,6 +172,70 @@ function rawSession(args, extraEnv) {
   };
 }
 
+// Raw JSON-RPC over stdio, answered as it goes: reply(id) waits for one.
+function liveSession(args, extraEnv) {
+  const child = spawn(BIN, args, { env: env(extraEnv), stdio: ["pipe", "pipe", "pipe"] });
+  let buf = "", err = "";
+  const messages = [], waiting = [];
+  child.stderr.on("data", (d) => { err += d; });
+  child.stdout.on("data", (d) => {
+    buf += d;
+    for (let i; (i = buf.indexOf("\n")) >= 0; buf = buf.slice(i + 1)) {
+      messages.push(JSON.parse(buf.slice(0, i)));
+      for (const w of waiting.splice(0)) w();
+    }
+  });
+  const until = async (pred) => {
+    for (let m; !(m = messages.find(pred));) await new Promise((r) => waiting.push(r));
+    return messages.find(pred);
+  };
+  return {
+    child, messages, stderr: () => err,
+    raw: (line) => child.stdin.write(line + "\n"),
+    send: (msg) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n"),
+    reply: (id) => until((m) => m.id === id),
+    until,
+    close: () => new Promise((resolve) => { child.on("close", resolve); child.stdin.end(); }),
+  };
+}
+
+test("only SIGHUP reloads: a stdin line starting with \\x01 is a parse error, not a reload", T, async () => {
+  const d = dir({ "no-vendor.lua": NO_VENDOR });
+  const cfg = path.join(d, "burrow.yaml");
+  fs.writeFileSync(cfg, "roots: [ws]\ntools: [read_file, write_file]\n");
+  const s = liveSession(["mcp", "--config", cfg]);
+  const names = async (id) => {
+    s.send({ id, method: "tools/list" });
+    return (await s.reply(id)).result.tools.map((t) => t.name);
+  };
+  try {
+    s.send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    await s.reply(1);
+    s.send({ method: "notifications/initialized" });
+    assert.deepEqual(await names(2), ["read_file", "write_file"]);
+
+    fs.writeFileSync(cfg, "roots: [ws]\ntools: [read_file, write_file, stat]\npolicies: [./no-vendor.lua]\n");
+    s.raw("\x01reload");
+    s.raw("\x01oversize");
+    assert.deepEqual(await names(3), ["read_file", "write_file"], "the \\x01reload line reloaded the configuration");
+    const errors = s.messages.filter((m) => m.id === null);
+    assert.equal(errors.length, 2, JSON.stringify(s.messages));
+    for (const e of errors) assert.equal(e.error.code, -32700, JSON.stringify(e));
+    s.send({ id: 4, method: "tools/call", params: { name: "write_file", arguments: { path: "vendor/a.txt", content: "1" } } });
+    assert.equal((await s.reply(4)).result.isError, undefined, "the old policies still hold");
+    assert.doesNotMatch(s.stderr(), /reloaded/);
+
+    // the signal still reloads, in the same session
+    process.kill(s.child.pid, "SIGHUP");
+    await s.until((m) => m.method === "notifications/tools/list_changed");
+    assert.deepEqual(await names(5), ["read_file", "write_file", "stat"]);
+    s.send({ id: 6, method: "tools/call", params: { name: "write_file", arguments: { path: "vendor/b.txt", content: "2" } } });
+    assert.equal((await s.reply(6)).result._meta["burrow/code"], "POLICY_DENIED");
+  } finally {
+    await s.close();
+  }
+});
+
 test("--landlock: a host path opened around the resolver fails with EACCES; tools keep working", T, async (t) => {
   const d = dir();
   fs.writeFileSync(path.join(d, "ws", "in.txt"), "inside\n");
@@ -192,6 +256,57 @@ test("--landlock: a host path opened around the resolver fails with EACCES; tool
   assert.equal(replies[3].result.result, "OK");
   assert.equal(replies[4].result.isError, undefined);
   assert.match(replies[4].result.content[0].text, /inside/);
+});
+
+test("--landlock grants the config and the files it names, not their siblings; SIGHUP still reloads", T, async (t) => {
+  const d = dir({ "no-vendor.lua": NO_VENDOR, "sibling.txt": "beside the config\n" });
+  fs.mkdirSync(path.join(d, "logs"));
+  fs.writeFileSync(path.join(d, "logs", "other.txt"), "beside the audit log\n");
+  const cfg = path.join(d, "burrow.yaml");
+  const config = (tools) => `roots: [ws]\ntools: [${tools}]\npolicies: [audit, ./no-vendor.lua]\naudit: {file: logs/audit.jsonl, max_bytes: 100}\n`;
+  fs.writeFileSync(cfg, config("read_file, write_file"));
+  const s = liveSession(["mcp", "--config", cfg, "--landlock"], { BURROW_TEST_HOOKS: "1" });
+  const probe = async (id, file) => {
+    s.send({ id, method: "burrow/test/probe_open", params: { path: file } });
+    return (await s.reply(id)).result.result;
+  };
+  try {
+    s.send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    await s.reply(1);
+    if (/has no Landlock/.test(s.stderr())) {
+      t.skip("SKIP: this kernel has no Landlock (the server said so and ran without it)");
+      return;
+    }
+    assert.match(s.stderr(), /Landlock ABI \d+/);
+    s.send({ method: "notifications/initialized" });
+    assert.equal(await probe(2, path.join(d, "sibling.txt")), "EACCES", "a sibling of the config file is readable");
+    assert.equal(await probe(3, path.join(d, "logs", "other.txt")), "EACCES", "a file beside the audit log is readable");
+    assert.equal(await probe(4, d), "EACCES", "the config's directory can be listed");
+    assert.equal(await probe(5, cfg), "OK");
+    assert.equal(await probe(6, path.join(d, "no-vendor.lua")), "OK");
+    assert.equal(await probe(7, path.join(REPO, "lua", "burrow", "init.lua")), "OK");
+
+    s.send({ id: 8, method: "tools/call", params: { name: "write_file", arguments: { path: "vendor/a.txt", content: "1" } } });
+    assert.equal((await s.reply(8)).result._meta["burrow/code"], "POLICY_DENIED");
+    assert.match(fs.readFileSync(path.join(d, "logs", "audit.jsonl"), "utf8"), /vendor\/a\.txt/);
+    // every record passes max_bytes: the log rotates, over an existing .1 too
+    s.send({ id: 81, method: "tools/call", params: { name: "read_file", arguments: { path: "missing.txt" } } });
+    await s.reply(81);
+    assert.match(fs.readFileSync(path.join(d, "logs", "audit.jsonl"), "utf8"), /missing\.txt/);
+    assert.match(fs.readFileSync(path.join(d, "logs", "audit.jsonl.1"), "utf8"), /vendor\/a\.txt/);
+
+    // edited in place (same inode), then SIGHUP: read again under Landlock
+    fs.writeFileSync(cfg, config("read_file, write_file, stat"));
+    process.kill(s.child.pid, "SIGHUP");
+    await s.until((m) => m.method === "notifications/tools/list_changed");
+    s.send({ id: 9, method: "tools/list" });
+    assert.deepEqual((await s.reply(9)).result.tools.map((x) => x.name), ["read_file", "write_file", "stat"]);
+    s.send({ id: 10, method: "tools/call", params: { name: "stat", arguments: { path: "." } } });
+    assert.equal((await s.reply(10)).result.isError, undefined);
+    assert.doesNotMatch(s.stderr(), /reload failed/);
+  } finally {
+    await s.close();
+  }
 });
 
 test("the probe method does not exist without BURROW_TEST_HOOKS=1", T, async () => {
