@@ -46,9 +46,10 @@ describe(F.tag("security: compare-and-set across processes"), function()
     F.write_host(go, "go\n")
     deadline = F.now() + LIMIT
     while (F.alive(procs.A.pid) or F.alive(procs.B.pid)) and F.now() < deadline do F.sleep(0.05) end
+    F.stop(procs.A)
+    F.stop(procs.B)
     local out = {}
-    for tag, p in pairs(procs) do
-      F.stop(p)
+    for tag in pairs(procs) do
       local txt = F.read_host(logs[tag]) or ""
       assert.is_truthy(txt:find("\nDONE\n$"), ("child %s did not finish: %s"):format(tag,
         F.read_host(logs[tag] .. ".err") or ""))
