@@ -229,12 +229,35 @@ int bw_base64_size(const char *text, size_t len, size_t *out_len);
 
 /* ---- writing (write.c) ---- */
 
+/* The write lock of a directory: an exclusive flock(2) every burrow
+ * process takes on the directory of a file around a write, so the hash
+ * compared is the hash replaced (write.c says why per directory). */
+typedef struct bw_dir_lock {
+  int fd;    /* the directory, O_RDONLY; -1: not held */
+  dev_t dev; /* which directory it is */
+  ino_t ino;
+} bw_dir_lock;
+
+#define BW_DIR_UNLOCKED ((bw_dir_lock){.fd = -1})
+
+/* Lock the directory of an fd (O_PATH will do), waiting up to wait_ms
+ * (0: 5 s) for another holder; a longer wait is EAGAIN. */
+int bw_lock_dir(int dirfd, unsigned wait_ms, bw_dir_lock *l);
+/* Lock the directory rel's final name is in (resolved like a write). */
+int bw_lock_parent(const bw_root *r, const char *rel, unsigned wait_ms,
+                   bw_dir_lock *l);
+/* Release (idempotent). */
+void bw_unlock_dir(bw_dir_lock *l);
+
 typedef struct bw_write_opts {
   int create_dirs;           /* make missing parents */
   const char *expected_hash; /* NULL, "absent" or "sha256:<hex>" */
   int allow_symlink;         /* replace the target of an in-root link */
   int allow_hardlink;        /* replace a file with other links */
   size_t max_compare;        /* largest current file hashed for expected_hash */
+  const bw_dir_lock *held;   /* the caller holds rel's directory lock: do not
+                                lock again (it would wait for itself) */
+  unsigned lock_wait_ms;     /* longest wait for the lock (0: 5 s) */
 } bw_write_opts;
 
 typedef struct bw_write_res {

@@ -528,10 +528,11 @@ static int apply_insert(const char *data, size_t len, const void *arg,
   return bw_insert_apply(data, len, a->line, a->text, a->tlen, o, out);
 }
 
-static int file_op(const bw_root *r, const char *rel, const bw_edit_file_opts *o,
-                   bw_edit_file_res *res, apply_fn fn, const void *arg) {
-  memset(res, 0, sizeof *res);
-  if (r->readonly && !o->dry_run) return bw_fail(BW_READ_ONLY_ROOT, NULL);
+/* held: the directory's write lock, taken by the caller (or NULL) */
+static int read_edit_write(const bw_root *r, const char *rel,
+                           const bw_edit_file_opts *o, bw_edit_file_res *res,
+                           apply_fn fn, const void *arg,
+                           const bw_dir_lock *held) {
   char *data;
   size_t len;
   int rc = bw_read_copy(r, rel, o->max_bytes ? o->max_bytes : (size_t)1 << 40, &data, &len);
@@ -547,7 +548,8 @@ static int file_op(const bw_root *r, const char *rel, const bw_edit_file_opts *o
   if (!rc) rc = fn(data, len, arg, &o->e, &res->out);
   if (!rc && o->dry_run) rc = bw_sha256(res->out.text, res->out.len, res->hash);
   if (!rc && !o->dry_run) { /* compare-and-set against what we read */
-    bw_write_opts wo = {.expected_hash = res->old_hash, .max_compare = o->max_bytes};
+    bw_write_opts wo = {.expected_hash = res->old_hash, .max_compare = o->max_bytes,
+                        .held = held};
     bw_write_res wr;
     rc = bw_write_file(r, rel, res->out.text, res->out.len, &wo, &wr);
     if (rc == BW_HASH_MISMATCH) strcpy(res->current_hash, wr.current_hash);
@@ -560,6 +562,23 @@ static int file_op(const bw_root *r, const char *rel, const bw_edit_file_opts *o
   }
   free(data);
   if (rc) bw_edit_file_res_free(res);
+  return rc;
+}
+
+/* Read, edit and compare-and-set, all under the directory's write lock,
+ * so a concurrent edit by another burrow process lands before our read or
+ * after our write, never between: none is lost. */
+static int file_op(const bw_root *r, const char *rel, const bw_edit_file_opts *o,
+                   bw_edit_file_res *res, apply_fn fn, const void *arg) {
+  memset(res, 0, sizeof *res);
+  if (r->readonly && !o->dry_run) return bw_fail(BW_READ_ONLY_ROOT, NULL);
+  bw_dir_lock lk = BW_DIR_UNLOCKED;
+  if (!o->dry_run && bw_lock_parent(r, rel, 0, &lk) == BW_EAGAIN)
+    return BW_EAGAIN;
+  /* any other failure: the read says what is wrong with the path, or, if
+     it reads, the write takes the lock itself */
+  int rc = read_edit_write(r, rel, o, res, fn, arg, lk.fd >= 0 ? &lk : NULL);
+  bw_unlock_dir(&lk);
   return rc;
 }
 

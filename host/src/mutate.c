@@ -5,7 +5,9 @@
  * name. Trees are walked by fds opened with O_NOFOLLOW|O_DIRECTORY from
  * their parent's fd, so a directory swapped for a symlink mid-walk is
  * never followed (the Rust remove_dir_all race, CVE-2022-21658), and a
- * walk never enters another mount. Copies write through bw_write_file.
+ * walk never enters another mount. Copies write through bw_write_file;
+ * appends and removes with expected_hash hold the directory's write lock
+ * (write.c) like it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -249,14 +251,30 @@ static int hash_at(int dirfd, const char *name, const struct stat *st,
   return rc;
 }
 
+/* Compare and unlink, under the directory's write lock like a
+ * compare-and-set write, so no edit lands between the two. */
+static int remove_compared(int dirfd, const char *name, const char *expected_hash) {
+  struct stat st;
+  char now[BW_HASH_STR];
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
+  if (!S_ISREG(st.st_mode)) return bw_fail(BW_HASH_MISMATCH, NULL);
+  int rc = hash_at(dirfd, name, &st, now);
+  if (rc) return rc;
+  if (strcmp(now, expected_hash)) return bw_fail(BW_HASH_MISMATCH, NULL);
+  return unlinkat(dirfd, name, 0) == 0 ? BW_OK : mut_errno(errno);
+}
+
 /* Remove a non-directory, compare-and-set when expected_hash is given. */
 static int remove_file(int dirfd, const char *name, const struct stat *st,
                        const char *expected_hash) {
-  char now[BW_HASH_STR];
-  int rc = BW_OK;
   if (expected_hash && !S_ISREG(st->st_mode)) return bw_fail(BW_HASH_MISMATCH, NULL);
-  if (expected_hash && (rc = hash_at(dirfd, name, st, now))) return rc;
-  if (expected_hash && strcmp(now, expected_hash)) return bw_fail(BW_HASH_MISMATCH, NULL);
+  if (expected_hash) {
+    bw_dir_lock lk;
+    int rc = bw_lock_dir(dirfd, 0, &lk);
+    if (!rc) rc = remove_compared(dirfd, name, expected_hash);
+    bw_unlock_dir(&lk);
+    return rc;
+  }
   if (unlinkat(dirfd, name, 0) == 0) return BW_OK;
   if (errno == EISDIR) /* became a directory since the fstatat */
     return bw_fail(BW_EAGAIN, "the path changed during the removal; retry");
@@ -668,7 +686,12 @@ int bw_append(const bw_root *r, const char *rel, const void *data, size_t len,
     if (rc == BW_OK) close(fd);
     return rc == BW_OK || rc == BW_ENOENT ? bw_fail(BW_EISDIR, NULL) : rc;
   }
-  rc = append_to(r, rel, dirfd, name, data, len, max, res);
+  /* the write lock: an edit's read-edit-replace must not swallow an
+     append made between its read and its rename */
+  bw_dir_lock lk;
+  rc = bw_lock_dir(dirfd, 0, &lk);
+  if (!rc) rc = append_to(r, rel, dirfd, name, data, len, max, res);
+  bw_unlock_dir(&lk);
   close(dirfd);
   return rc;
 }

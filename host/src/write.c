@@ -8,6 +8,8 @@
  * mode, fsync, rename over the target, fsync the directory. A kill at any
  * point leaves the old file or the new one, never a torn one. Temp names
  * carry the writer's pid, so the leftovers of a killed writer are swept.
+ * The compare with expected_hash and the replace run under the directory's
+ * write lock, so two burrow processes never both win one compare-and-set.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,9 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -121,6 +125,92 @@ static void sweep_once(int dirfd) {
   if (!seen) swept[swept_next++ % SWEPT_MAX] = me; /* the oldest goes first */
   pthread_mutex_unlock(&swept_mu);
   if (!seen) bw_sweep_temps(dirfd);
+}
+
+/* ---- the write lock ----
+ *
+ * Per directory, not per file: a replace gives the file a new inode, so a
+ * lock on the old one would not exclude the next writer (it would have to
+ * look again and retry); the name may not exist yet ("absent"); opening
+ * the target to lock it could open a FIFO or a device; and a lock file
+ * beside it would litter the user's tree. The directory is the one inode
+ * every rename into it leaves in place. The price: writes to different
+ * files of one directory take turns. flock(2), not an OFD lock: a write
+ * lock needs an fd open for writing, which a directory cannot be. The
+ * directory is opened as "." of the resolved parent's fd, so no link is
+ * followed to reach it. Only burrow takes this lock (flock is advisory):
+ * other programs' writes are caught by the hash compare alone. */
+enum { LOCK_WAIT_MS = 5000, PAUSE_MAX_US = 5000 };
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int bw_lock_dir(int dirfd, unsigned wait_ms, bw_dir_lock *l) {
+  l->fd = -1;
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return bw_code_from_errno(errno);
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    int e = errno;
+    close(fd);
+    return bw_code_from_errno(e);
+  }
+  /* poll, not a blocking flock: a stopped holder must not stop us */
+  long long deadline = now_ms() + (wait_ms ? wait_ms : LOCK_WAIT_MS);
+  long pause_us = 50;
+  while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    int e = errno;
+    if (e == EINTR) continue;
+    if (e != EWOULDBLOCK) break; /* no flock here (NFS: ENOLCK, EBADF): the
+                                    hash compare alone, as before */
+    if (now_ms() >= deadline) {
+      close(fd);
+      return bw_fail(BW_EAGAIN, "the file is locked by another writer; retry");
+    }
+    struct timespec ts = {0, pause_us * 1000};
+    nanosleep(&ts, NULL);
+    pause_us = pause_us * 2 < PAUSE_MAX_US ? pause_us * 2 : PAUSE_MAX_US;
+  }
+  l->fd = fd;
+  l->dev = st.st_dev;
+  l->ino = st.st_ino;
+  return BW_OK;
+}
+
+int bw_lock_parent(const bw_root *r, const char *rel, unsigned wait_ms,
+                   bw_dir_lock *l) {
+  l->fd = -1;
+  int dirfd, trailing;
+  char name[BW_NAME_MAX + 1];
+  int rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
+  if (rc) return rc;
+  rc = trailing ? bw_fail(BW_EISDIR, NULL) : bw_lock_dir(dirfd, wait_ms, l);
+  close(dirfd);
+  return rc;
+}
+
+void bw_unlock_dir(bw_dir_lock *l) {
+  if (l->fd < 0) return;
+  flock(l->fd, LOCK_UN); /* a forked child may share the description */
+  close(l->fd);
+  l->fd = -1;
+}
+
+/* The lock for a write into dirfd: the caller's, if it is this directory's
+ * (the path may have moved since it was taken), else our own. */
+static int lock_for(int dirfd, const bw_write_opts *o, bw_dir_lock *own,
+                    const bw_dir_lock **lk) {
+  *lk = own;
+  if (!o->held) return bw_lock_dir(dirfd, o->lock_wait_ms, own);
+  struct stat st;
+  if (fstat(dirfd, &st) < 0) return bw_code_from_errno(errno);
+  if (st.st_dev != o->held->dev || st.st_ino != o->held->ino)
+    return bw_fail(BW_EAGAIN, "the directory changed during the edit; retry");
+  *lk = o->held;
+  return BW_OK;
 }
 
 static int write_all(int fd, const char *p, size_t n) {
@@ -264,18 +354,17 @@ static int install(int dirfd, int fd, char *tmpname, size_t size,
   return bw_code_from_errno(e);
 }
 
-static int sync_dir(int dirfd) {
-  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return bw_code_from_errno(errno);
-  int rc = fsync(fd) < 0 ? bw_fail(BW_EIO, "the file was replaced but the "
-                                           "directory fsync failed")
-                         : BW_OK;
-  close(fd);
-  return rc;
+/* lockfd: the directory open for reading (the lock's fd) */
+static int sync_dir(int lockfd) {
+  return fsync(lockfd) < 0 ? bw_fail(BW_EIO, "the file was replaced but the "
+                                             "directory fsync failed")
+                           : BW_OK;
 }
 
-static int replace(int dirfd, const char *name, const void *data, size_t len,
-                   const bw_write_opts *o, bw_write_res *res) {
+/* Compare and replace, under the directory's lock (lk). */
+static int replace(int dirfd, const bw_dir_lock *lk, const char *name,
+                   const void *data, size_t len, const bw_write_opts *o,
+                   bw_write_res *res) {
   struct stat st;
   int exists;
   int rc = check_target(dirfd, name, o, &st, &exists);
@@ -297,7 +386,7 @@ static int replace(int dirfd, const char *name, const void *data, size_t len,
     if (rc == NEED_NAMED) continue; /* retry with a named temp file */
     if (rc) return rc;
     res->created = !exists;
-    return sync_dir(dirfd);
+    return sync_dir(lk->fd);
   }
   return bw_fail(BW_EIO, "could not install the temp file");
 }
@@ -375,7 +464,11 @@ int bw_write_file(const bw_root *r, const char *rel, const void *data,
       return lrc;
     }
   }
-  rc = replace(dirfd, name, data, len, o, res);
+  bw_dir_lock own = BW_DIR_UNLOCKED;
+  const bw_dir_lock *lk;
+  rc = lock_for(dirfd, o, &own, &lk);
+  if (!rc) rc = replace(dirfd, lk, name, data, len, o, res);
+  bw_unlock_dir(&own);
   close(dirfd);
   if (rc) return rc;
   return bw_sha256(data, len, res->hash);

@@ -1,15 +1,17 @@
 /*
  * test_edit.c - C tests of the edit engine and the mutations (no Lua):
  * matching levels, line endings, BOM, diagnostics, the diff, insert, and
- * mkdir/remove/move/copy/append beneath a root on both resolver backends.
- * Prints one line per failed check and closes with "N passed, N failed".
+ * mkdir/remove/move/copy/append beneath a root on both resolver backends,
+ * and the write lock: two forked writers racing compare-and-set. Prints one line per failed check and closes with "N passed, N failed".
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "edit.h"
@@ -502,6 +504,109 @@ static void test_files(bw_root *r) {
         "outside untouched");
 }
 
+/* ---- the write lock: compare-and-set across processes ---- */
+
+enum { CAS_ROUNDS = 300 };
+
+/* One of two writer processes: CAS_ROUNDS increments of the counter in
+ * cas.txt (read, add one, write with expected_hash = the hash read), then
+ * CAS_ROUNDS lines of its own put before "#end" in log.txt by bw_edit_file
+ * without expected_hash. Sends {wins, edits} down the pipe. */
+static void cas_writer(bw_root *r, char tag, int out) {
+  int report[2] = {0, 0};
+  for (int i = 0; i < CAS_ROUNDS; i++) {
+    char *data, hash[BW_HASH_STR], text[32];
+    size_t len;
+    if (bw_read_copy(r, "cas.txt", 1 << 20, &data, &len)) _exit(3);
+    snprintf(text, sizeof text, "%.*s", (int)len, data);
+    if (bw_sha256(data, len, hash)) _exit(3);
+    free(data);
+    int n = snprintf(text, sizeof text, "%ld\n", strtol(text, NULL, 10) + 1);
+    bw_write_opts wo = {.expected_hash = hash};
+    bw_write_res wr;
+    int rc = bw_write_file(r, "cas.txt", text, (size_t)n, &wo, &wr);
+    if (rc == BW_OK) report[0]++;
+    else if (rc != BW_HASH_MISMATCH) _exit(4);
+  }
+  for (int i = 0; i < CAS_ROUNDS; i++) {
+    char neu[32];
+    snprintf(neu, sizeof neu, "%c%d\n#end\n", tag, i);
+    bw_edit e = ed("#end\n", neu);
+    bw_edit_file_opts o = {.e = EXACT, .max_bytes = 1 << 20};
+    bw_edit_file_res res;
+    if (bw_edit_file(r, "log.txt", &e, 1, &o, &res) == BW_OK) {
+      report[1]++;
+      bw_edit_file_res_free(&res);
+    }
+  }
+  _exit(write(out, report, sizeof report) == sizeof report ? 0 : 5);
+}
+
+static void test_cas(bw_root *r) {
+  sh("printf '0\\n' > %s/ws/cas.txt && printf '#begin\\n#end\\n' > %s/ws/log.txt && "
+     "mkdir -p %s/ws/casdir",
+     base);
+  char ws[300];
+  snprintf(ws, sizeof ws, "%s/ws", base);
+  bw_write_opts wo = {.lock_wait_ms = 100};
+  bw_write_res wr;
+  int other = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* another writer */
+  CHECK(other >= 0 && flock(other, LOCK_EX) == 0, "hold the directory's lock");
+  CHECK(bw_write_file(r, "cas.txt", "9\n", 2, &wo, &wr) == BW_EAGAIN && eq(slurp("ws/cas.txt"), "0\n"),
+        "a lock held past the wait: EAGAIN, the file unchanged");
+  close(other);
+
+  bw_dir_lock lk;
+  CHECK(bw_lock_parent(r, "cas.txt", 0, &lk) == BW_OK, "lock the parent");
+  wo.held = &lk;
+  CHECK(bw_write_file(r, "cas.txt", "0\n", 2, &wo, &wr) == BW_OK,
+        "a write under the caller's lock does not wait for itself");
+  CHECK(bw_write_file(r, "casdir/x.txt", "x", 1, &wo, &wr) == BW_EAGAIN && !exists("ws/casdir/x.txt"),
+        "a held lock of another directory is refused");
+  bw_unlock_dir(&lk);
+  bw_unlock_dir(&lk); /* idempotent */
+
+  int p[2];
+  CHECK(pipe(p) == 0, "pipe");
+  pid_t kids[2];
+  for (int k = 0; k < 2; k++) {
+    fflush(stdout);
+    kids[k] = fork();
+    if (kids[k] == 0) {
+      close(p[0]);
+      cas_writer(r, (char)('A' + k), p[1]);
+    }
+  }
+  close(p[1]);
+  int wins = 0, edits = 0, report[2], clean = 1;
+  for (int k = 0; k < 2; k++) {
+    int st;
+    if (read(p[0], report, sizeof report) == sizeof report) {
+      wins += report[0];
+      edits += report[1];
+    }
+    clean &= waitpid(kids[k], &st, 0) == kids[k] && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  }
+  close(p[0]);
+  CHECK(clean, "both writers ran to the end");
+  long final = strtol(slurp("ws/cas.txt"), NULL, 10);
+  CHECK(final == wins && wins >= CAS_ROUNDS, "no double wins: %d wins, the counter at %ld", wins, final);
+  char *data;
+  size_t len;
+  int missing = 0;
+  CHECK(bw_read_copy(r, "log.txt", 1 << 20, &data, &len) == BW_OK, "read log.txt");
+  for (int k = 0; k < 2 && data; k++)
+    for (int i = 0; i < CAS_ROUNDS; i++) {
+      char line[32];
+      int n = snprintf(line, sizeof line, "\n%c%d\n", 'A' + k, i);
+      char *at = memmem(data, len, line, (size_t)n);
+      missing += !at || memmem(at + 1, len - (size_t)(at + 1 - data), line, (size_t)n);
+    }
+  CHECK(edits == 2 * CAS_ROUNDS && missing == 0,
+        "no lost edits: %d of %d done, %d not in the file exactly once", edits, 2 * CAS_ROUNDS, missing);
+  free(data);
+}
+
 static void test_readonly(void) {
   char ws[300];
   snprintf(ws, sizeof ws, "%s/ws", base);
@@ -539,6 +644,7 @@ int main(void) {
     bw_root r;
     CHECK(bw_root_open(&r, ws, NULL, 0) == BW_OK, "root open");
     test_files(&r);
+    test_cas(&r);
     bw_root_close(&r);
     test_readonly();
   }
