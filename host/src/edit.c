@@ -513,7 +513,9 @@ typedef struct edit_args {
 static int apply_edits(const char *data, size_t len, const void *arg,
                        const bw_edit_opts *o, bw_edit_out *out) {
   const edit_args *a = arg;
-  return bw_edit_apply(data, len, a->e, a->n, o, out);
+  int rc = bw_edit_apply(data, len, a->e, a->n, o, out);
+  for (size_t i = 0; !rc && i < a->n; i++) out->placed += a->e[i].count * a->e[i].new_len;
+  return rc;
 }
 
 typedef struct insert_args {
@@ -525,7 +527,9 @@ typedef struct insert_args {
 static int apply_insert(const char *data, size_t len, const void *arg,
                         const bw_edit_opts *o, bw_edit_out *out) {
   const insert_args *a = arg;
-  return bw_insert_apply(data, len, a->line, a->text, a->tlen, o, out);
+  int rc = bw_insert_apply(data, len, a->line, a->text, a->tlen, o, out);
+  if (!rc) out->placed = a->tlen;
+  return rc;
 }
 
 /* held: the directory's write lock, taken by the caller (or NULL) */
@@ -546,6 +550,7 @@ static int read_edit_write(const bw_root *r, const char *rel,
     rc = bw_fail(BW_HASH_MISMATCH, NULL);
   }
   if (!rc) rc = fn(data, len, arg, &o->e, &res->out);
+  if (!rc && !o->dry_run && o->commit) rc = o->commit(o->commit_ud, res->out.placed);
   if (!rc && o->dry_run) rc = bw_sha256(res->out.text, res->out.len, res->hash);
   if (!rc && !o->dry_run) { /* compare-and-set against what we read */
     bw_write_opts wo = {.expected_hash = res->old_hash, .max_compare = o->max_bytes,

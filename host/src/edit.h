@@ -67,6 +67,7 @@ typedef struct bw_edit_out {
   size_t first_line; /* first changed line */
   size_t added, removed;
   size_t total_lines; /* lines of the original */
+  size_t placed;      /* bytes of new text placed (per replacement) */
   bw_edit_diag diag;
 } bw_edit_out;
 
@@ -88,6 +89,11 @@ typedef struct bw_edit_file_opts {
   int dry_run;               /* compute, write nothing */
   size_t max_bytes;          /* largest file edited (max_file_size) */
   size_t keep_original;      /* copy the old bytes out up to this size */
+  /* Asked once the edit is computed, before anything is written, with the
+   * bytes it places (each replacement counted: a replace_all of N places
+   * counts N times): 0 to write, else a code (nothing is written). */
+  int (*commit)(void *ud, size_t bytes);
+  void *commit_ud;
 } bw_edit_file_opts;
 
 typedef struct bw_edit_file_res {

@@ -145,11 +145,18 @@ static int l_roots(lua_State *L) {
     lua_getfield(L, -1, "path");
     lua_getfield(L, -2, "mount");
     lua_getfield(L, -3, "readonly");
-    const char *path = luaL_checkstring(L, -3);
-    const char *mount = luaL_optstring(L, -2, NULL);
-    int ro = lua_toboolean(L, -1);
+    lua_getfield(L, -4, "resolver");
+    const char *path = luaL_checkstring(L, -4);
+    const char *mount = luaL_optstring(L, -3, NULL);
+    int ro = lua_toboolean(L, -2);
+    const char *resolver = luaL_optstring(L, -1, NULL);
+    int backend = -1;
+    if (resolver && !strcmp(resolver, "walk")) backend = BW_WALK;
+    else if (resolver && !strcmp(resolver, "openat2")) backend = BW_OPENAT2;
+    else if (resolver) luaL_error(L, "root %d: resolver must be openat2 or walk", i);
     int rc = bw_root_open(&rs->r[i - 1], path, mount, ro);
-    lua_pop(L, 4);
+    if (rc == BW_OK) rs->r[i - 1].backend = backend;
+    lua_pop(L, 5);
     if (rc) {
       const char *d = bw_detail();
       int r = fail(L, rc);
@@ -158,6 +165,13 @@ static int l_roots(lua_State *L) {
       return r;
     }
     rs->n = i;
+    for (int k = 0; k < i - 1; k++) /* one directory has one mode and one mount */
+      if (rs->r[k].dev == rs->r[i - 1].dev && rs->r[k].ino == rs->r[i - 1].ino) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "root %d: the same directory as root %d; serve it once, with one mode", i, k + 1);
+        lua_pushstring(L, bw_code_name(BW_INVALID_ARGUMENT));
+        return 3;
+      }
   }
   for (int i = 0; i < rs->n; i++) /* leftovers of killed writers */
     if (!rs->r[i].readonly) bw_sweep_temps(rs->r[i].fd);
@@ -185,6 +199,8 @@ static int roots_info(lua_State *L) {
   lua_setfield(L, -2, "mount");
   lua_pushboolean(L, r->readonly);
   lua_setfield(L, -2, "readonly");
+  lua_pushstring(L, bw_root_backend(r) == BW_WALK ? "walk" : "openat2");
+  lua_setfield(L, -2, "resolver");
   if (r->alias) {
     lua_pushstring(L, r->alias);
     lua_setfield(L, -2, "alias");

@@ -93,6 +93,48 @@ static void push_diag(lua_State *L, const bw_edit_diag *d, int code) {
 }
 
 /* The edit options shared by edit and insert: opts at index t. */
+/* opts.commit = function(bytes) -> true | nil, message, code: asked by the
+ * core between computing an edit and writing it (the size policies see is
+ * the size the core writes). Called on the Lua thread, under pcall. */
+typedef struct commit_ud {
+  lua_State *L;
+  int fn;       /* stack index of the function */
+  int msg;      /* stack index of the refusal's message once refused, or 0 */
+  int code;
+} commit_ud;
+
+static int commit_call(void *ud, size_t bytes) {
+  commit_ud *c = ud;
+  lua_State *L = c->L;
+  lua_pushvalue(L, c->fn);
+  lua_pushinteger(L, (lua_Integer)bytes);
+  if (lua_pcall(L, 1, 3, 0) != LUA_OK) {
+    c->code = BW_EIO;
+    c->msg = lua_gettop(L);
+    lua_pushnil(L);
+    lua_pushnil(L);
+    return BW_EIO;
+  }
+  if (lua_toboolean(L, -3)) {
+    lua_pop(L, 3);
+    return BW_OK;
+  }
+  const char *code = lua_tostring(L, -1);
+  c->code = BW_POLICY_DENIED;
+  for (int k = 1; code && k < BW_CODE_COUNT; k++)
+    if (!strcmp(code, bw_code_name(k))) c->code = k;
+  c->msg = lua_gettop(L) - 1;
+  return c->code;
+}
+
+/* nil, message, CODE of a refused commit */
+static int commit_refused(lua_State *L, const commit_ud *c) {
+  lua_pushnil(L);
+  lua_pushvalue(L, c->msg);
+  lua_pushstring(L, bw_code_name(c->code));
+  return 3;
+}
+
 static bw_edit_file_opts file_opts(lua_State *L, int t) {
   bw_edit_file_opts o = {0};
   const char *m = opt_str(L, t, "match");
@@ -177,8 +219,21 @@ static int roots_edit(lua_State *L) {
     lua_pop(L, 1);
   }
   bw_edit_file_opts o = file_opts(L, 5);
+  commit_ud c = {L, 0, 0, 0};
+  if (lua_istable(L, 5)) {
+    lua_getfield(L, 5, "commit");
+    if (lua_isfunction(L, -1)) {
+      c.fn = lua_gettop(L);
+      o.commit = commit_call;
+      o.commit_ud = &c;
+    }
+  }
   bw_edit_file_res res;
   int rc = bw_edit_file(r, rel, e, n, &o, &res);
+  if (rc && c.msg) {
+    bw_edit_file_res_free(&res);
+    return commit_refused(L, &c);
+  }
   int ret = edit_result(L, rc, &res, e, n);
   bw_edit_file_res_free(&res);
   return ret;

@@ -163,6 +163,24 @@ function Ctx:resolve_write(path)
   return h, rel, info
 end
 
+--- The size the core will write, once it knows it (an edit's placed text,
+-- each replacement counted; the content undo_edit restores): the policies
+-- are asked again about the object of arg, op write, with commit = true and
+-- that size. true, or nil, message, code (nothing is written then).
+function Ctx:commit(arg, bytes)
+  local path = self.args[arg or "path"]
+  local j = type(path) == "string" and self.judged[path .. "\0n"]
+  if not (j and j.h) then
+    return nil, errors.message("EIO", tostring(path), "commit of an object the call did not open"), "EIO"
+  end
+  local req = self:request(path, "write", j.info, arg or "path")
+  req.size, req.commit = bytes, true
+  self.reqs[#self.reqs + 1] = req
+  local msg, code = self.ws:decide(req, self.hooks)
+  if msg then return nil, msg, code end
+  return true
+end
+
 -- Where a path leads, for bookkeeping only (a pack's read-before-edit
 -- record, a root's mode): info as ctx:open gives it, or nil, message,
 -- code. Nothing is judged and no handle is kept: use ctx:resolve to act.

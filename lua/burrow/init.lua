@@ -105,8 +105,17 @@ end
 function burrow.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
-  local ok, rerr = burrow.set_resolver(opts.resolver)
-  if not ok then return fail("INVALID_ARGUMENT", rerr) end
+  -- The resolver is the roots' own (libpathrs keeps it in its Root): a
+  -- workspace opened with resolver = "walk" keeps the walk whatever a later
+  -- one asks. Without one, the process default ($BURROW_RESOLVER).
+  local resolver = opts.resolver
+  if resolver ~= nil and resolver ~= "openat2" and resolver ~= "walk" then
+    return fail("INVALID_ARGUMENT", ("resolver %q: use openat2 or walk"):format(tostring(resolver)))
+  end
+  if resolver == nil then
+    local ok, rerr = burrow.set_resolver()
+    if not ok then return fail("INVALID_ARGUMENT", rerr) end
+  end
   local caps, cerr = caps_mod.merge(opts.caps)
   if not caps then return fail("INVALID_ARGUMENT", cerr) end
   local specs = {}
@@ -126,7 +135,7 @@ function burrow.open(opts)
     if r.mode and r.mode ~= "rw" and r.mode ~= "ro" then
       return fail("INVALID_ARGUMENT", ("root %d: mode must be rw or ro"):format(i))
     end
-    specs[i] = { path = r.path, mount = r.mount, readonly = r.mode == "ro" }
+    specs[i] = { path = r.path, mount = r.mount, readonly = r.mode == "ro", resolver = resolver }
   end
   local roots, detail, code = core.roots(specs)
   if not roots then
@@ -227,7 +236,8 @@ local function invoke(self, tool, args, hooks, via)
   local ctx = context.new(self, tool, hooks, via, args)
   local sizes, serr = policy.sizes(args)
   if not sizes then return fail("INVALID_ARGUMENT", serr) end
-  ctx.sizes = sizes
+  -- a tool whose size only the core knows asks again with it (ctx:commit)
+  ctx.sizes = not tool.commit_size and sizes or {}
   local res, msg, code
   for _, spec in ipairs(context.path_specs(tool, args)) do
     local h, m, c = ctx:open(spec.path, spec.op, spec.nofollow, spec.arg)

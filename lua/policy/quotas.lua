@@ -20,7 +20,9 @@ return {
     end
     local minute = os.time() // 60
     if s.minute ~= minute then s.minute, s.calls = minute, 0 end
-    if max_calls and s.calls >= max_calls then
+    -- a commit (req.commit) is the same call telling the size the core
+    -- will write: its bytes count, not another call
+    if max_calls and not req.commit and s.calls >= max_calls then
       return "deny", ("quota: %d calls per minute reached; wait and retry"):format(max_calls)
     end
     local n = req.operation == "write" and req.size or 0
@@ -28,7 +30,7 @@ return {
       return "deny", ("quota: writing %d bytes would pass the %d bytes this session may write (%d used)")
         :format(n, max_bytes, s.bytes)
     end
-    s.calls, s.bytes = s.calls + 1, s.bytes + n
+    s.calls, s.bytes = s.calls + (req.commit and 0 or 1), s.bytes + n
     return "allow"
   end,
 }

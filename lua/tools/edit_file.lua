@@ -145,6 +145,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
   },
   annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.write" },
+  commit_size = true, -- policies see the bytes placed, per replacement (ctx:commit)
   risk = "medium",
 
   handler = function(ctx, a)
@@ -164,6 +165,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
       max_bytes = ctx.caps.max_file_size,
       max_diff = math.min(MAX_DIFF, ctx.caps.max_result_bytes // 2),
       keep_original = not a.dry_run and undo.limit(ctx) or 0,
+      commit = function(bytes) return ctx:commit("path", bytes) end,
     })
     if not res then
       if code == "HASH_MISMATCH" then

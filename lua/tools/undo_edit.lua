@@ -30,6 +30,7 @@ Example: {"path": "src/app.py"}]],
   },
   annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.write" },
+  commit_size = true, -- policies see the size restored (ctx:commit)
   risk = "medium",
 
   handler = function(ctx, a)
@@ -57,6 +58,8 @@ Example: {"path": "src/app.py"}]],
       restored, size = "removed", 0
     else
       local data = e.kind == "truncate" and now:sub(1, e.size) or e.before
+      local ok, cmsg, ccode = ctx:commit("path", #data)
+      if not ok then return nil, cmsg, ccode end
       res, detail, code = ctx.roots:write(idx, rel, data, { expected_hash = e.after, max_compare = ctx.caps.max_file_size })
       restored, size = e.kind == "truncate" and "truncated" or "content", #data
     end
