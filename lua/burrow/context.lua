@@ -18,6 +18,7 @@ function context.new(ws, tool, hooks, via, args)
     via = via, -- the pack tool this native call runs for
     args = args or {},
     judged = {}, -- path .. "\0" .. f|n -> {h =, info =, ops = {op = true}} or {msg =, code =}
+    by_arg = {}, -- path argument -> its judged entry
     reqs = {}, -- every policy request of the call, for the audit
   }, Ctx)
 end
@@ -121,6 +122,7 @@ function Ctx:open(path, op, nofollow, arg)
       j.h, j.info = h, info
     end
   end
+  if arg then self.by_arg[arg] = j end
   if not j.h then return nil, j.msg, j.code end
   if op == "write" and j.ops.delete then op = "delete" end -- move's source: judged as taken away
   if j.ops[op] == nil then
@@ -161,6 +163,95 @@ function Ctx:resolve_write(path)
     return self:fail("POLICY_DENIED", path, "a symlink on the way leads to nothing; creating through links is refused")
   end
   return h, rel, info
+end
+
+-- Entries a subtree check reads at most: past that the call is refused
+-- (TOO_LARGE) rather than moved, copied or removed unchecked.
+context.SUBTREE_MAX = 100000
+
+local function under(rel, sub)
+  if rel == "." then return sub end
+  return rel .. "/" .. sub
+end
+
+--- Every entry of the directory the path argument `from` names, judged
+-- for op (what is taken: read for a copy, delete for a move or a remove),
+-- and, when `to` is given, every path it will have under that argument's
+-- object, judged for write. A directory that is a root's own (by dev/ino)
+-- cannot be moved or removed. Returns the entries' total file bytes, or
+-- nil, message, code. Entries are not named in a refusal.
+function Ctx:judge_subtree(from, op)
+  local j = self.by_arg[from]
+  if not (j and j.h) then return 0 end
+  if j.info.type ~= "dir" then return j.info.type == "file" and j.info.size or 0 end
+  local entries, omitted, code = self.roots:list(j.h, nil, {
+    max_depth = 1 << 30, max_entries = context.SUBTREE_MAX, count_limit = 1, include_hidden = true })
+  if not entries then return self:fail(code, self.args[from], omitted) end
+  local path = self.args[from]
+  if omitted > 0 then
+    return self:fail("TOO_LARGE", path, ("it holds more than %d entries, and each is checked against the policies first")
+      :format(context.SUBTREE_MAX))
+  end
+  local roots = {}
+  if op ~= "read" then
+    for i = 1, self.roots:count() do
+      local h, info = self.roots:handle(i, ".", false)
+      if h then
+        roots[info.dev .. ":" .. info.ino] = self.roots:info(i).mount
+        h:close()
+      end
+    end
+  end
+  local bytes, refused, first = 0, 0, nil
+  local info = j.info
+  self.subtree = { entries = entries, from = from }
+  for _, e in ipairs(entries) do
+    if e.type == "file" then bytes = bytes + e.size end
+    if e.type == "dir" and roots[e.dev .. ":" .. e.ino] then
+      return self:fail("EACCES", path, ("it holds the directory of root %s, which cannot be moved or removed")
+        :format(roots[e.dev .. ":" .. e.ino]))
+    end
+    local req = self:request(under(path, e.path), op, {
+      mount = info.mount, readonly = info.readonly, lexical = under(info.lexical, e.path),
+      rel = under(info.rel, e.path), exists = true, type = e.type, nlink = e.nlink }, from)
+    req.member, req.size = true, nil
+    local msg = self.ws:decide(req, self.hooks)
+    if msg then
+      refused, first = refused + 1, first or req
+      self.reqs[#self.reqs + 1] = req
+    end
+  end
+  if refused > 0 then
+    return nil, errors.message("POLICY_DENIED", path, ("%d entr%s inside may not be %s (%s)")
+      :format(refused, refused == 1 and "y" or "ies", op == "read" and "read" or "taken away",
+        first.reason or "policy")), "POLICY_DENIED"
+  end
+  return bytes
+end
+
+--- The paths a subtree will have under the path argument `to` (after a
+-- move or a copy), each judged for write. true, or nil, message, code.
+function Ctx:judge_landing(to)
+  local j, sub = self.by_arg[to], self.subtree
+  if not (j and j.h and sub) then return true end
+  local info, path = j.info, self.args[to]
+  local refused, first = 0, nil
+  for _, e in ipairs(sub.entries) do
+    local req = self:request(under(path, e.path), "write", {
+      mount = info.mount, readonly = info.readonly, lexical = under(info.lexical, e.path),
+      rel = under(info.rel, e.path), exists = false, type = e.type }, to)
+    req.member, req.size = true, nil
+    local msg = self.ws:decide(req, self.hooks)
+    if msg then
+      refused, first = refused + 1, first or req
+      self.reqs[#self.reqs + 1] = req
+    end
+  end
+  if refused > 0 then
+    return nil, errors.message("POLICY_DENIED", path, ("%d path%s the call would create there may not be written (%s)")
+      :format(refused, refused == 1 and "" or "s", first.reason or "policy")), "POLICY_DENIED"
+  end
+  return true
 end
 
 --- The size the core will write, once it knows it (an edit's placed text,

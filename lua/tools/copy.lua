@@ -44,6 +44,7 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
   annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.read", "fs.write" },
   path_args = { { "source", "read" }, { "destination", "write" } },
+  subtree = { from = "source", to = "destination", op = "read" }, -- every entry judged, both sides
   risk = "medium",
 
   handler = function(ctx, a)

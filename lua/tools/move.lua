@@ -37,6 +37,7 @@ Examples: {"source": "draft.md", "destination": "docs/final.md"}  {"source": "a.
   annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.write", "fs.delete" },
   path_args = { { "source", "delete" }, { "destination", "write" } },
+  subtree = { from = "source", to = "destination", op = "delete" }, -- every entry judged, both sides
   risk = "medium",
 
   handler = function(ctx, a)

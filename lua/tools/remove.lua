@@ -29,6 +29,7 @@ Examples: {"path": "tmp/out.log"}  {"path": "build", "recursive": true}]],
   },
   annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.delete" },
+  subtree = { from = "path", op = "delete" }, -- every entry judged
   risk = "high",
 
   handler = function(ctx, a)
