@@ -158,11 +158,18 @@ static void test_same_as_glob(void) {
       "**/.env", "**/*.pem", "**/id_{rsa,dsa}", "**/[.]env", "**/.e?v",
       "/**/.env", "./**/.env", "**/**/.env", "**/a/.env", "**", "**/*",
       "a/**/b", "*.txt", "**/\\*x", "{**/.env,x/*}", "**/.env/**", "**/.ENV",
+      "**/.git/config", "**/.ssh/**", "**/.config/gcloud/**", "secret",
+      "secret/**", "./a/b", "/a/b/**", "**/*.tar.gz", "**/*", "**/*.",
+      "**/a//b", "**/./a", "a/./b", "**/*x/y", "**/a/**/**", "**/id_*",
   };
   static const char *paths[] = {
       ".", ".env", "a/.env", "a/b/.env", ".envx", "x.pem", "d/X.PEM", "id_rsa",
       "q/id_dsa", "id_ecdsa", "a/b", "a/x/y/b", "n.txt", "d/n.txt", "*x", "d/*x",
-      "x/y", ".env/k", ".ENV", "a/.Env", "é.pem",
+      "x/y", ".env/k", ".ENV", "a/.Env", "é.pem", ".pem", ".git/config",
+      "x/.git/config", "x.git/config", ".git/configx", ".GIT/Config", ".ssh",
+      ".ssh/k", "h/.ssh/k/l", "h/x.ssh/k", ".ssh/", "h/.ssh", ".config/gcloud/x",
+      "u/.config/gcloud", "secret", "secret/x", "secretx", "a/secret",
+      "Secret/X", "a/b/c", "a/bc", "x.tar.gz", "tar.gz", "d/f.", "id_x", "a/b/",
   };
   int bad = 0;
   for (int fold = 0; fold < 2; fold++)
