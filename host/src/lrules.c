@@ -155,6 +155,7 @@ static int l_rules(lua_State *L) {
   lua_Integer n = luaL_len(L, 1);
   for (lua_Integer i = 1; i <= n; i++) {
     int top = lua_gettop(L);
+    luaL_checkstack(L, 24, "rules");
     lua_geti(L, 1, i);
     if (!lua_istable(L, -1)) return bad(L, (int)i, "not a table");
     const char *err = add_rule(L, u->rs, top + 1, (int)i);
