@@ -57,7 +57,7 @@ enum { NEED_ANY = 1, NEED_LIT = 2, NEED_SUF = 4 };
 
 typedef struct slot {
   uint32_t h;
-  int rule; /* -1: empty */
+  int rule; /* -1: empty, -2: taken out */
   const char *name;
   size_t len;
 } slot;
@@ -65,7 +65,7 @@ typedef struct slot {
 struct bw_rules {
   rule *v;
   int n, cap;
-  int *slow; /* rules with a BASE or PATH pattern, in order */
+  int *slow; /* rules with a pattern other than a NAME, in order */
   int nslow;
   slot *tab; /* NAME patterns of every rule, open addressing */
   size_t mask, nnames;
