@@ -281,11 +281,21 @@ typedef struct bw_entry {
   struct stat st;    /* lstat data */
 } bw_entry;
 
+struct bw_rules; /* policy path rules (search.h, rules.c) */
+
 typedef struct bw_list_opts {
   int max_depth;       /* 0 = only the directory itself */
   int include_hidden;
   size_t max_entries;  /* entries delivered before we only count */
   size_t count_limit;  /* stop counting omitted entries here */
+  /* Entries whose in-root path the rules deny reading are left out (not
+   * delivered, not counted as omitted, a directory not entered) and
+   * counted in *skipped_policy. rules, base and skipped_policy may be
+   * NULL; base is the in-root path of rel ("." the root), NULL: rel made
+   * canonical. */
+  const struct bw_rules *rules;
+  const char *base;
+  size_t *skipped_policy;
 } bw_list_opts;
 
 /* Calls cb for each entry in sorted order (depth first); cb returns 0. */

@@ -3,7 +3,8 @@
  * directory fds opened with O_NOFOLLOW from their parent: a symlink is
  * listed as a symlink and never descended, and a walk never crosses into
  * another mount. Entries come sorted by name, depth first, so the output
- * does not depend on readdir order.
+ * does not depend on readdir order. Policy rules leave out what they deny
+ * reading, checked on the in-root path before the entry is even stat'ed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "search.h"
 
 int bw_stat(const bw_root *r, const char *rel, struct stat *st, char *target,
             size_t target_size) {
@@ -33,8 +35,10 @@ typedef struct lister {
   const bw_list_opts *o;
   bw_list_cb cb;
   void *arg;
-  size_t delivered, omitted;
+  size_t delivered, omitted, skipped;
   int stop;
+  char *path; /* with rules: the in-root path of rel, "/", an entry's path */
+  size_t prelen, cap;
 } lister;
 
 static int by_name(const void *a, const void *b) {
@@ -109,6 +113,23 @@ static int open_child(const lister *l, int fd, const char *name,
   return c;
 }
 
+/* Do the rules deny reading prefix/name? Built in the lister's buffer. */
+static int denied(lister *l, const char *prefix, size_t pl, const char *name) {
+  size_t nl = strlen(name), need = l->prelen + pl + 1 + nl + 1;
+  if (need > l->cap) {
+    size_t c = l->cap * 2 > need ? l->cap * 2 : need + 256;
+    char *p = realloc(l->path, c);
+    if (!p) return -1;
+    l->path = p;
+    l->cap = c;
+  }
+  char *q = l->path + l->prelen;
+  memcpy(q, prefix, pl);
+  if (pl) q[pl++] = '/';
+  memcpy(q + pl, name, nl + 1);
+  return bw_rules_match(l->o->rules, l->path, l->prelen + pl + nl, BW_OP_READ) >= 0;
+}
+
 static int list_level(lister *l, int fd, const char *prefix, int depth) {
   char **names = NULL;
   size_t n = 0;
@@ -116,6 +137,15 @@ static int list_level(lister *l, int fd, const char *prefix, int depth) {
   if (rc) return rc;
   size_t pl = strlen(prefix);
   for (size_t i = 0; i < n && !l->stop && !rc; i++) {
+    int d = l->o->rules ? denied(l, prefix, pl, names[i]) : 0;
+    if (d < 0) {
+      rc = BW_ENOMEM;
+      break;
+    }
+    if (d) { /* not shown, not counted as omitted, not entered */
+      l->skipped++;
+      continue;
+    }
     struct stat st;
     if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
     char *path = malloc(pl + strlen(names[i]) + 2);
@@ -148,18 +178,39 @@ static int list_level(lister *l, int fd, const char *prefix, int depth) {
   return rc;
 }
 
+/* The rules' view of rel: its in-root path and a "/" (nothing for the
+ * root), at the start of the lister's buffer. */
+static int rules_prefix(lister *l, const char *rel) {
+  char start[BW_PATH_MAX + 1];
+  size_t bl;
+  int rc = bw_rules_start(l->r, rel, l->o->base, start, &bl);
+  if (rc) return rc;
+  l->cap = bl + 512;
+  if (!(l->path = malloc(l->cap))) return BW_ENOMEM;
+  memcpy(l->path, start, bl);
+  if (bl) l->path[bl++] = '/';
+  l->prelen = bl;
+  return BW_OK;
+}
+
 int bw_list(const bw_root *r, const char *rel, const bw_list_opts *o,
             bw_list_cb cb, void *arg, size_t *omitted) {
-  struct stat st;
-  int fd, rc = bw_resolve(r, rel, 0, &fd, &st);
-  if (rc) return rc;
-  if (!S_ISDIR(st.st_mode)) {
-    close(fd);
-    return bw_fail(BW_ENOTDIR, NULL);
-  }
   lister l = {.r = r, .o = o, .cb = cb, .arg = arg};
+  struct stat st;
+  int fd, rc = o->rules ? rules_prefix(&l, rel) : BW_OK;
+  if (!rc) rc = bw_resolve(r, rel, 0, &fd, &st);
+  if (!rc && !S_ISDIR(st.st_mode)) {
+    close(fd);
+    rc = bw_fail(BW_ENOTDIR, NULL);
+  }
+  if (rc) {
+    free(l.path);
+    return rc;
+  }
   rc = list_level(&l, fd, "", 0);
   close(fd);
+  free(l.path);
   *omitted = l.omitted;
+  if (o->skipped_policy) *o->skipped_policy = l.skipped;
   return rc;
 }

@@ -311,16 +311,17 @@ static void closure(const alt *a, unsigned char *st) {
       st[i + 1] = 1;
 }
 
-/* Run the NFA over path; returns the state set in st (n+1 entries). */
-static int run(const alt *a, const char *path, int cf, unsigned char *st) {
+/* Run the NFA over path[0, len); returns the state set in st (n+1 entries). */
+static int run(const alt *a, const char *path, size_t len, int cf,
+               unsigned char *st) {
   unsigned char nx[MAX_SEGS + 1];
   memset(st, 0, (size_t)a->n + 1);
   st[0] = 1;
   closure(a, st);
-  const char *p = path;
-  while (*p) {
-    const char *e = strchr(p, '/');
-    size_t l = e ? (size_t)(e - p) : strlen(p);
+  const char *p = path, *end = path + len;
+  while (p < end) {
+    const char *e = memchr(p, '/', (size_t)(end - p));
+    size_t l = e ? (size_t)(e - p) : (size_t)(end - p);
     memset(nx, 0, (size_t)a->n + 1);
     int any = 0;
     for (int i = 0; i < a->n; i++) {
@@ -342,18 +343,22 @@ static int run(const alt *a, const char *path, int cf, unsigned char *st) {
   return 1;
 }
 
-int bw_glob_match(const bw_glob *g, const char *path) {
+int bw_glob_matchn(const bw_glob *g, const char *path, size_t len) {
   unsigned char st[MAX_SEGS + 1];
   for (int i = 0; i < g->n; i++)
-    if (run(&g->a[i], path, g->fold, st) && st[g->a[i].n]) return 1;
+    if (run(&g->a[i], path, len, g->fold, st) && st[g->a[i].n]) return 1;
   return 0;
+}
+
+int bw_glob_match(const bw_glob *g, const char *path) {
+  return bw_glob_matchn(g, path, strlen(path));
 }
 
 int bw_glob_viable(const bw_glob *g, const char *dir) {
   unsigned char st[MAX_SEGS + 1];
   if (!*dir) return 1;
   for (int i = 0; i < g->n; i++) {
-    if (!run(&g->a[i], dir, g->fold, st)) continue;
+    if (!run(&g->a[i], dir, strlen(dir), g->fold, st)) continue;
     for (int k = 0; k < g->a[i].n; k++)
       if (st[k]) return 1;
   }
@@ -492,6 +497,7 @@ int bw_glob_search(const bw_root *r, const char *rel, const char *pattern,
   res->items = (bw_gitem **)s.top.v;
   res->n = s.top.n;
   res->truncated = s.top.dropped;
+  res->skipped_policy = atomic_load(&stats.skipped_policy);
   res->cancelled = atomic_load(&stats.cancelled);
   if (res->cancelled) res->truncated = 1;
   s.top.v = NULL;

@@ -678,6 +678,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   g.nbin = g.nbig = 0;
   res->searched = atomic_load(&g.searched);
   res->unreadable = atomic_load(&g.unreadable) + atomic_load(&stats.unreadable);
+  res->skipped_policy = atomic_load(&stats.skipped_policy);
   res->cancelled = atomic_load(&stats.cancelled);
   if (res->cancelled) res->truncated = 1;
   grep_free(&g);

@@ -17,6 +17,7 @@
 #include "lcore.h"
 #include "ljson.h"
 #include "ledit.h"
+#include "lrules.h"
 #include "lsearch.h"
 #include "lserver.h"
 #include "lyaml.h"
@@ -599,12 +600,19 @@ static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt) {
   return v < 0 ? 0 : (size_t)v;
 }
 
-/* roots:list(i, rel, opts) -> entries, omitted */
+/* roots:list(i, rel, opts) -> entries, omitted, skipped_policy
+ * opts.rules (core.rules) leaves out what they deny reading, counted in
+ * skipped_policy; opts.base is rel's in-root path (default: canonical). */
 static int roots_list(lua_State *L) {
   const char *rel;
   const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
   luaL_checktype(L, 4, LUA_TTABLE);
-  bw_list_opts o;
+  bw_list_opts o = {0};
+  lua_getfield(L, 4, "base");
+  o.base = lua_isnil(L, -1) ? NULL : check_rel(L, -1);
+  bw_lrules *rules = bw_lua_rules_opt(L, 4, "rules"); /* stays on the stack */
+  size_t skipped = 0;
+  o.skipped_policy = &skipped;
   o.max_depth = (int)opt_size(L, 4, "max_depth", 0);
   o.max_entries = opt_size(L, 4, "max_entries", 1000);
   o.count_limit = opt_size(L, 4, "count_limit", 100000);
@@ -614,10 +622,13 @@ static int roots_list(lua_State *L) {
   lua_newtable(L);
   luaL_checkstack(L, 8, "listing");
   size_t omitted = 0;
+  o.rules = bw_lua_rules_enter(rules);
   int rc = bw_list(r, rel, &o, list_push, L, &omitted);
+  bw_lua_rules_leave(rules);
   if (rc) return fail(L, rc);
   lua_pushinteger(L, (lua_Integer)omitted);
-  return 2;
+  lua_pushinteger(L, (lua_Integer)skipped);
+  return 3;
 }
 
 /* ---- module functions ---- */

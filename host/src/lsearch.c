@@ -9,6 +9,11 @@
  * directories and entries seen so far. A truthy return cancels the search,
  * as does the MCP cancel flag of the request in flight. Lua is never
  * touched from a worker.
+ *
+ * Both take the walk options `rules` (core.rules, lrules.c: entries a
+ * direct read would deny are skipped, and counted in the result's
+ * skipped_policy) and `base` (the in-root path of rel, "." the root;
+ * default: rel made canonical).
  */
 #include <lauxlib.h>
 #include <lua.h>
@@ -17,6 +22,7 @@
 #include <time.h>
 
 #include "lcore.h"
+#include "lrules.h"
 #include "lsearch.h"
 #include "lserver.h"
 #include "search.h"
@@ -84,9 +90,20 @@ static int on_progress(void *arg, size_t dirs, size_t entries) {
   return stop;
 }
 
-/* Walk options shared by grep and glob; progress trampolines through p. */
-static void walk_opts(lua_State *L, int t, int fn, prog *p, bw_walk_opts *w) {
+/* Walk options shared by grep and glob; progress trampolines through p.
+ * Pushes the rules option (kept on the stack for the walk) and enters it:
+ * call bw_lua_rules_leave on what it returns once the walk is over, with
+ * nothing that may raise in between. */
+static bw_lrules *walk_opts(lua_State *L, int t, int fn, prog *p,
+                            bw_walk_opts *w) {
   memset(w, 0, sizeof *w);
+  size_t bl;
+  lua_getfield(L, t, "base");
+  w->base = luaL_optlstring(L, -1, NULL, &bl);
+  if (w->base && (bl > BW_PATH_MAX || strlen(w->base) != bl))
+    luaL_error(L, "base must be an in-root path");
+  lua_pop(L, 1); /* alive in opts */
+  bw_lrules *rules = bw_lua_rules_opt(L, t, "rules");
   w->threads = (int)opt_size(L, t, "threads", 0);
   w->include_hidden = opt_bool(L, t, "include_hidden", 0);
   w->respect_ignore = opt_bool(L, t, "respect_ignore", 1);
@@ -95,6 +112,8 @@ static void walk_opts(lua_State *L, int t, int fn, prog *p, bw_walk_opts *w) {
   p->L = L;
   p->fn = fn;
   if (fn) w->progress = on_progress;
+  w->rules = bw_lua_rules_enter(rules);
+  return rules;
 }
 
 /* prefix + path; a searched file itself (path "") is the prefix without
@@ -193,6 +212,8 @@ static void push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
   lua_setfield(L, -2, "searched");
   lua_pushinteger(L, (lua_Integer)r->unreadable);
   lua_setfield(L, -2, "unreadable");
+  lua_pushinteger(L, (lua_Integer)r->skipped_policy);
+  lua_setfield(L, -2, "skipped_policy");
   lua_pushboolean(L, r->truncated);
   lua_setfield(L, -2, "truncated");
   lua_pushboolean(L, r->cancelled);
@@ -237,10 +258,11 @@ static int roots_grep(lua_State *L) {
   const char *prefix = luaL_optstring(L, -1, "");
   lua_pop(L, 1); /* alive in opts */
   prog p;
-  walk_opts(L, 4, fn, &p, &o.walk);
+  bw_lrules *rules = walk_opts(L, 4, fn, &p, &o.walk);
   o.walk.progress_arg = &p;
   bw_grep_res res;
   int rc = bw_grep(r, rel, &o, &res);
+  bw_lua_rules_leave(rules);
   if (rc) return bw_lua_fail(L, rc);
   luaL_checkstack(L, 16, "grep result");
   push_grep(L, &res, prefix, o.mode, o.max_results, o.before || o.after);
@@ -292,13 +314,14 @@ static int roots_glob(lua_State *L) {
   const char *prefix = luaL_optstring(L, -1, "");
   lua_pop(L, 1);
   prog p;
-  walk_opts(L, 5, fn, &p, &o.walk);
+  bw_lrules *rules = walk_opts(L, 5, fn, &p, &o.walk);
   o.walk.progress_arg = &p;
   bw_glob_res res;
   int rc = bw_glob_search(r, rel, pat, plen, &o, &res);
+  bw_lua_rules_leave(rules);
   if (rc) return bw_lua_fail(L, rc);
   luaL_checkstack(L, 8, "glob result");
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   new_array(L, (int)res.n);
   for (size_t i = 0; i < res.n; i++) {
     const bw_gitem *it = res.items[i];
@@ -318,6 +341,8 @@ static int roots_glob(lua_State *L) {
   lua_setfield(L, -2, "truncated");
   lua_pushboolean(L, res.cancelled);
   lua_setfield(L, -2, "cancelled");
+  lua_pushinteger(L, (lua_Integer)res.skipped_policy);
+  lua_setfield(L, -2, "skipped_policy");
   bw_glob_res_free(&res);
   return 1;
 }
@@ -325,4 +350,7 @@ static int roots_glob(lua_State *L) {
 static const luaL_Reg methods[] = {
     {"grep", roots_grep}, {"glob", roots_glob}, {NULL, NULL}};
 
-void bw_search_register(lua_State *L) { bw_lua_roots_methods(L, methods); }
+void bw_search_register(lua_State *L) {
+  bw_lua_roots_methods(L, methods);
+  bw_rules_register(L); /* core.rules: what the walks above take */
+}

@@ -6,7 +6,8 @@
 
 #include <lua.h>
 
-/* Adds roots:grep and roots:glob (call from luaopen_burrow_core). */
+/* Adds roots:grep and roots:glob, and core.rules (lrules.c) to the module
+ * table on top (call from luaopen_burrow_core). */
 void bw_search_register(lua_State *L);
 
 #endif

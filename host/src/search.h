@@ -34,6 +34,8 @@ bw_glob *bw_glob_compile(const char *pat, size_t len, int flags,
 void bw_glob_free(bw_glob *g);
 /* Does the whole path (no leading "/") match? */
 int bw_glob_match(const bw_glob *g, const char *path);
+/* The same for path[0, len), which need not end in a NUL. */
+int bw_glob_matchn(const bw_glob *g, const char *path, size_t len);
 /* Could a path below directory dir still match? */
 int bw_glob_viable(const bw_glob *g, const char *dir);
 /* Is the pattern a single segment (no '/')? */
@@ -43,6 +45,40 @@ int bw_glob_is_basename(const bw_glob *g);
 size_t bw_glob_prefix(const bw_glob *g, char *out, size_t size);
 /* Does a segment start with '.' (the pattern names hidden entries)? */
 int bw_glob_names_hidden(const bw_glob *g);
+
+/* ---- declared path rules (rules.c) ---- */
+
+/* Policies' path rules, compiled once and matched inside walker threads:
+ * a walk skips (and counts) every entry a direct read would deny. */
+enum { BW_OP_READ = 1, BW_OP_LIST = 2, BW_OP_WRITE = 4, BW_OP_DELETE = 8 };
+
+typedef struct bw_rules bw_rules; /* immutable once built; matching is thread-safe */
+
+bw_rules *bw_rules_new(void);
+/* Add one rule: patterns and excepts are globs of the matcher above (**,
+ * *, ?, [...], {a,b}) matched against the whole in-root path ("a/b/c", no
+ * leading "./" or "/"; the root itself is "."). ops is a mask of BW_OP_*;
+ * casefold folds ASCII case; id (>= 0) is what bw_rules_match returns.
+ * Returns 0 or a bw_code, with a static reason in *why on a bad pattern
+ * (bw_rules_bad_index says which). */
+int bw_rules_add(bw_rules *rs, const char *const *patterns, int npat,
+                 const char *const *excepts, int nexc, int ops, int casefold,
+                 int id, const char **why);
+/* The index of the pattern (or -(index + 1) of the except) the last
+ * failed bw_rules_add on this thread refused. */
+int bw_rules_bad_index(void);
+/* The id of the first rule (in the order added) that matches path[0, len)
+ * for op: one pattern matches and no except does. -1 if none. */
+int bw_rules_match(const bw_rules *rs, const char *path, size_t len, int op);
+/* Number of rules added. */
+int bw_rules_count(const bw_rules *rs);
+/* The in-root path rules see for the directory rel that a walk starts
+ * from: base ("." the root) without "./" or slashes at either end, or,
+ * when base is NULL, rel made canonical; "" for the root. out holds
+ * BW_PATH_MAX + 1 bytes; *len gets its length. */
+int bw_rules_start(const bw_root *r, const char *rel, const char *base,
+                   char *out, size_t *len);
+void bw_rules_free(bw_rules *rs);
 
 /* ---- gitignore rules (ignore.c) ---- */
 
@@ -80,6 +116,7 @@ typedef struct bw_walk_stats {
   _Atomic size_t dirs, entries;
   _Atomic size_t unreadable; /* directories that could not be opened */
   _Atomic int cancelled;     /* stopped by cancel or progress */
+  _Atomic size_t skipped_policy; /* entries the rules hid (a directory once) */
 } bw_walk_stats;
 
 typedef struct bw_walk_opts {
@@ -96,6 +133,13 @@ typedef struct bw_walk_opts {
   bw_walk_stats *stats;      /* counters (may be NULL) */
   const char *below;         /* literal dirs under rel to start at, never
                                 through a link (glob's prefix); or NULL */
+  /* Policy rules: every entry whose in-root path they deny for reading is
+   * skipped before ignore rules or visit see it (a directory is not
+   * entered) and counted in stats->skipped_policy. The start is not
+   * checked; the literal dirs of below are. May be NULL. */
+  const bw_rules *rules;
+  const char *base;          /* in-root path of rel ("." the root); NULL:
+                                rel made canonical (bw_canonical) */
 } bw_walk_opts;
 
 /* Walk the directory rel beneath the root with opts->threads workers,
@@ -225,6 +269,7 @@ typedef struct bw_grep_res {
   size_t n_binary, n_size;               /* how many there were */
   size_t searched;   /* files read */
   size_t unreadable; /* files or directories that could not be opened */
+  size_t skipped_policy; /* entries the walk's rules hid (a directory once) */
   int truncated, cancelled;
 } bw_grep_res;
 
@@ -255,6 +300,7 @@ typedef struct bw_gitem {
 typedef struct bw_glob_res {
   bw_gitem **items;
   size_t n;
+  size_t skipped_policy; /* entries the walk's rules hid (a directory once) */
   int truncated, cancelled;
 } bw_glob_res;
 

@@ -13,6 +13,11 @@
  * never entered. A parent's fd stays open only until its last child has
  * opened its own, so a deep tree does not hold a fd per level. Entry types
  * come from d_type (an lstat only where the filesystem gives none).
+ *
+ * With policy rules, each worker builds an entry's in-root path in its own
+ * buffer (the walk's base, then the path below the start, which results
+ * use as a suffix of it), and a denied entry is skipped and counted before
+ * ignore rules or the visitor see it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -55,6 +60,10 @@ typedef struct walker {
   _Atomic int stop, err;
   bw_walk_stats local;
   bw_walk_stats *st;
+  /* with rules: the in-root path of the start, "/"-terminated ("" for the
+   * root); below's dirs start at boff */
+  char pre[2 * BW_PATH_MAX + 2];
+  size_t prelen, boff;
 } walker;
 
 typedef struct dent {
@@ -70,6 +79,8 @@ typedef struct worker {
   size_t n, cap;
   char *names;
   size_t nlen, ncap;
+  char *path; /* walker's pre, then an entry's path below the start */
+  size_t pcap;
 } worker;
 
 /* ---- helpers ---- */
@@ -459,6 +470,20 @@ static void push_children(walker *w, node **kids, size_t nk) {
   pthread_mutex_unlock(&w->mu);
 }
 
+/* Room for the walker's prefix and need more bytes in the worker's path
+ * buffer; the prefix is written once, when the buffer is made. */
+static int path_room(const walker *w, worker *k, size_t need) {
+  if (w->prelen + need <= k->pcap) return 0;
+  size_t c = k->pcap ? k->pcap : 512;
+  while (c < w->prelen + need) c *= 2;
+  char *p = realloc(k->path, c);
+  if (!p) return -1;
+  if (!k->path) memcpy(p, w->pre, w->prelen);
+  k->path = p;
+  k->pcap = c;
+  return 0;
+}
+
 /* Visit one entry; a child node to push for a directory to descend. */
 static int visit_entry(walker *w, worker *k, node *n, const dent *d,
                        node **kid) {
@@ -470,25 +495,25 @@ static int visit_entry(walker *w, worker *k, node *n, const dent *d,
   if (!type) return 0;
   if (o->respect_ignore && type == 'd' && !strcmp(name, ".git")) return 0;
   size_t nl = strlen(name), pl = n->plen + (n->plen ? 1 : 0);
-  char stackbuf[512], *path = pl + nl + 1 <= sizeof stackbuf ? stackbuf : malloc(pl + nl + 1);
-  if (!path) return -1;
+  if (path_room(w, k, pl + nl + 1)) return -1;
+  char *path = k->path + w->prelen;
   memcpy(path, n->path, n->plen);
   if (n->plen) path[n->plen] = '/';
   memcpy(path + pl, name, nl + 1);
-  int rc = 0;
-  if (!(o->respect_ignore && ignored(n, path, type == 'd'))) {
-    atomic_fetch_add(&w->st->entries, 1);
-    bw_wentry e = {n->fd, name, path, type, k->id};
-    rc = o->visit(o->arg, &e);
-    if (rc > 0 && type == 'd') {
-      *kid = node_new(n, name, path, pl + nl);
-      if (!*kid) rc = -1;
-      else atomic_fetch_add(&n->fd_refs, 1);
-    }
-    rc = rc < 0 ? -1 : 0;
+  if (o->rules &&
+      bw_rules_match(o->rules, k->path, w->prelen + pl + nl, BW_OP_READ) >= 0) {
+    atomic_fetch_add(&w->st->skipped_policy, 1); /* a dir: not entered */
+    return 0;
   }
-  if (path != stackbuf) free(path);
-  return rc;
+  if (o->respect_ignore && ignored(n, path, type == 'd')) return 0;
+  atomic_fetch_add(&w->st->entries, 1);
+  bw_wentry e = {n->fd, name, path, type, k->id};
+  int rc = o->visit(o->arg, &e);
+  if (rc > 0 && type == 'd') {
+    if (!(*kid = node_new(n, name, path, pl + nl))) return -1;
+    atomic_fetch_add(&n->fd_refs, 1);
+  }
+  return rc < 0 ? -1 : 0;
 }
 
 static void process(walker *w, worker *k, node *n) {
@@ -605,14 +630,21 @@ static void supervise(walker *w) {
 }
 
 /* Descend the literal directories of o->below from fd with O_NOFOLLOW:
- * a link there is not followed, as the walk itself would not. */
-static int descend_below(const walker *w, int *fd) {
+ * a link there is not followed, as the walk itself would not. A directory
+ * the rules deny is as if pruned: counted, nothing below. */
+static int descend_below(walker *w, int *fd) {
   const char *p = w->o->below;
   while (p && *p) {
     const char *e = strchr(p, '/');
     size_t l = e ? (size_t)(e - p) : strlen(p);
     char name[BW_NAME_MAX + 1];
     if (l > BW_NAME_MAX) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+    if (w->o->rules && bw_rules_match(w->o->rules, w->pre,
+                                      w->boff + (size_t)(p - w->o->below) + l,
+                                      BW_OP_READ) >= 0) {
+      atomic_fetch_add(&w->st->skipped_policy, 1);
+      return BW_ENOENT;
+    }
     memcpy(name, p, l);
     name[l] = '\0';
     int c = openat(*fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -660,11 +692,31 @@ static int start_node(walker *w, const char *rel, node **out) {
   return BW_OK;
 }
 
+/* The in-root path of the start for the rules: base (or rel made
+ * canonical), then below, "/"-terminated unless it is the root. */
+static int rules_prefix(walker *w, const char *rel) {
+  const bw_walk_opts *o = w->o;
+  size_t bl;
+  int rc = bw_rules_start(w->r, rel, o->base, w->pre, &bl);
+  if (rc) return rc;
+  const char *below = o->below ? o->below : "";
+  size_t ul = strlen(below);
+  if (bl + ul + 3 > sizeof w->pre) return bw_fail(BW_INVALID_ARGUMENT, "path too long");
+  if (bl && ul) w->pre[bl++] = '/';
+  w->boff = bl;
+  memcpy(w->pre + bl, below, ul);
+  w->prelen = bl + ul;
+  if (w->prelen) w->pre[w->prelen++] = '/';
+  w->pre[w->prelen] = '\0';
+  return BW_OK;
+}
+
 int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
   walker w = {.r = r, .o = o};
   w.st = o->stats ? o->stats : &w.local;
   node *start = NULL;
-  int rc = start_node(&w, rel, &start);
+  int rc = o->rules ? rules_prefix(&w, rel) : BW_OK;
+  if (!rc) rc = start_node(&w, rel, &start);
   if (rc) return rc;
   w.nthreads = bw_walk_threads(o->threads);
   worker *ks = calloc((size_t)w.nthreads, sizeof *ks);
@@ -697,6 +749,7 @@ int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
   for (int i = 0; i < w.nthreads; i++) {
     free(ks[i].v);
     free(ks[i].names);
+    free(ks[i].path);
   }
   free(ks);
   free(ts);

@@ -20,6 +20,22 @@ local function split_absolute(pattern)
   return "/" .. table.concat(dir, "/"), table.concat(rest, "/")
 end
 
+-- The policies' path rules (ctx.ws.rules, from core.rules) and the walk's
+-- start as an in-root path: the walk skips what they deny and counts it.
+local function policy_walk(ctx, idx, rel, opts)
+  local rules = ctx.ws.rules
+  if rules then
+    opts.rules, opts.base = rules, ctx.ws.roots:canonical(idx, rel)
+  end
+  return opts
+end
+
+-- "[N entries hidden by policy]": how many, never which.
+local function hidden_note(n)
+  if (n or 0) == 0 then return nil end
+  return ("[%d %s hidden by policy]"):format(n, n == 1 and "entry" or "entries")
+end
+
 return {
   name = "glob",
   title = "Find files by name",
@@ -57,6 +73,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
         },
       },
       truncated = { type = "boolean" },
+      skipped_policy = { type = "integer", description = "Entries the workspace policy hid (never named); only with policy rules." },
     },
     required = { "path", "pattern", "entries", "truncated" },
   },
@@ -73,14 +90,15 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     local idx, rel, code = ctx:resolve(path)
     if not idx then return nil, rel, code end
     local max = math.min(a.max_results or ctx.caps.max_entries, ctx.caps.max_entries)
-    local res, detail, gcode = ctx.roots:glob(idx, rel, pattern, {
+    local opts = policy_walk(ctx, idx, rel, {
       type = a.type or "file",
       sort = a.sort or "path",
       max_results = max,
       include_hidden = a.include_hidden,
       respect_ignore = a.respect_ignore ~= false,
       prefix = prefix_of(path),
-    }, function(dirs, entries)
+    })
+    local res, detail, gcode = ctx.roots:glob(idx, rel, pattern, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("looked at %d entries in %d directories"):format(entries, dirs))
       return ctx:cancelled()
     end)
@@ -103,6 +121,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       truncated = res.truncated or cut,
       cancelled = res.cancelled,
       max_results = max,
+      skipped_policy = opts.rules and res.skipped_policy or nil,
     }
   end,
 
@@ -110,6 +129,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     local out = {}
     for i, e in ipairs(r.entries) do out[i] = e.type == "dir" and e.path .. "/" or e.path end
     if #out == 0 then out[1] = ("No paths match %q in %s."):format(r.pattern, r.path) end
+    out[#out + 1] = hidden_note(r.skipped_policy)
     if r.cancelled then
       out[#out + 1] = "[search cancelled: the list above is partial]"
     elseif r.truncated then

@@ -40,6 +40,22 @@ local function match_size(m)
   return n
 end
 
+-- The policies' path rules (ctx.ws.rules, from core.rules) and the walk's
+-- start as an in-root path: the walk skips what they deny and counts it.
+local function policy_walk(ctx, idx, rel, opts)
+  local rules = ctx.ws.rules
+  if rules then
+    opts.rules, opts.base = rules, ctx.ws.roots:canonical(idx, rel)
+  end
+  return opts
+end
+
+-- "[N entries hidden by policy]": how many, never which.
+local function hidden_note(n)
+  if (n or 0) == 0 then return nil end
+  return ("[%d %s hidden by policy]"):format(n, n == 1 and "entry" or "entries")
+end
+
 local function shown_list(list, total, what)
   local n = #list
   local head = {}
@@ -102,6 +118,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       files_searched = { type = "integer" },
       skipped_binary = { type = "array", items = { type = "string" } },
       skipped_size = { type = "array", items = { type = "string" } },
+      skipped_policy = { type = "integer", description = "Entries the workspace policy hid (never named); only with policy rules." },
       truncated = { type = "boolean" },
       cancelled = { type = "boolean" },
     },
@@ -125,7 +142,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     local cap = mode == "content" and ctx.caps.max_matches or ctx.caps.max_entries
     local max = math.min(a.max_results or cap, cap)
     local max_size = math.min(a.max_file_size or ctx.caps.max_file_size, ctx.caps.max_file_size)
-    local opts = {
+    local opts = policy_walk(ctx, idx, rel, {
       pattern = a.pattern,
       literal = a.literal,
       ignore_case = a.ignore_case,
@@ -142,7 +159,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       include_hidden = a.include_hidden,
       respect_ignore = a.respect_ignore ~= false,
       prefix = prefix_of(path),
-    }
+    })
     local res, detail, gcode = ctx.roots:grep(idx, rel, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("searched %d entries in %d directories"):format(entries, dirs))
       return ctx:cancelled()
@@ -170,6 +187,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       skipped_binary_count = res.n_skipped_binary,
       skipped_size_count = res.n_skipped_size,
       unreadable = res.unreadable,
+      skipped_policy = opts.rules and res.skipped_policy or nil,
       max_results = max,
       max_file_size = max_size,
       truncated = res.truncated or cut,
@@ -204,6 +222,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     if (r.skipped_size_count or 0) > 0 then
       add(shown_list(r.skipped_size, r.skipped_size_count, ("files over max_file_size (%d bytes)"):format(r.max_file_size)))
     end
+    local hidden = hidden_note(r.skipped_policy)
+    if hidden then add(hidden) end
     if r.cancelled then
       add("[search cancelled: the results above are partial]")
     elseif r.truncated then

@@ -4,6 +4,22 @@
 
 local context = require "burrow.context"
 
+-- The policies' path rules (ctx.ws.rules, from core.rules) and the walk's
+-- start as an in-root path: the walk skips what they deny and counts it.
+local function policy_walk(ctx, idx, rel, opts)
+  local rules = ctx.ws.rules
+  if rules then
+    opts.rules, opts.base = rules, ctx.ws.roots:canonical(idx, rel)
+  end
+  return opts
+end
+
+-- "[N entries hidden by policy]": how many, never which.
+local function hidden_note(n)
+  if (n or 0) == 0 then return nil end
+  return ("[%d %s hidden by policy]"):format(n, n == 1 and "entry" or "entries")
+end
+
 return {
   name = "list_dir",
   title = "List directory",
@@ -38,6 +54,7 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
       },
       truncated = { type = "boolean" },
       omitted = { type = "integer" },
+      skipped_policy = { type = "integer", description = "Entries the workspace policy hid (never named); only with policy rules." },
     },
     required = { "path", "entries", "truncated", "omitted" },
   },
@@ -51,17 +68,21 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
     if not idx then return nil, rel, code end
     local depth = 0
     if a.recursive then depth = (a.max_depth or 4096) - 1 end
-    local raw, omitted, lcode = ctx.roots:list(idx, rel, {
+    local opts = policy_walk(ctx, idx, rel, {
       max_depth = depth,
       max_entries = ctx.caps.max_entries,
       include_hidden = a.include_hidden,
     })
-    if not raw then return ctx:fail(lcode, path, omitted) end
+    local raw, omitted, skipped = ctx.roots:list(idx, rel, opts)
+    if not raw then return ctx:fail(skipped, path, omitted) end
     local entries = require("burrow.core").json.array {}
     for i, e in ipairs(raw) do
       entries[i] = { name = e.name, path = context.join(path, e.path), type = e.type, size = e.size, mtime = e.mtime }
     end
-    return { path = path, entries = entries, truncated = omitted > 0, omitted = omitted }
+    return {
+      path = path, entries = entries, truncated = omitted > 0, omitted = omitted,
+      skipped_policy = opts.rules and skipped or nil,
+    }
   end,
 
   render = function(r)
@@ -71,11 +92,12 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
       elseif e.type == "file" then out[i] = ("%s  (%d bytes)"):format(e.path, e.size)
       else out[i] = ("%s  (%s)"):format(e.path, e.type) end
     end
-    if #out == 0 and not r.truncated then out[1] = "(empty directory)" end
+    if #out == 0 and not r.truncated and (r.skipped_policy or 0) == 0 then out[1] = "(empty directory)" end
     if r.truncated then
       out[#out + 1] = ("[%d more entries not shown: max_entries reached; list a subdirectory or raise the cap]")
         :format(r.omitted)
     end
+    out[#out + 1] = hidden_note(r.skipped_policy)
     return table.concat(out, "\n"), r
   end,
 }
