@@ -389,7 +389,7 @@ static sandbox *check_sb(lua_State *L) {
 
 /* sb:load(name, source, options) -> true | nil, message
  * Runs the chunk with options as its argument in an _ENV of its own; it
- * must return a table with a check function. */
+ * must return a table with a check function, or declared rules. */
 static int sb_load(lua_State *L) {
   sandbox *sb = check_sb(L);
   const char *name = luaL_checkstring(L, 2);
@@ -412,8 +412,10 @@ static int sb_load(lua_State *L) {
   if (ok) { /* raw: a metatable could run code outside the budget */
     lua_pushliteral(S, "check");
     lua_rawget(S, -2);
-    ok = lua_isfunction(S, -1);
-    lua_pop(S, 1);
+    lua_pushliteral(S, "rules");
+    lua_rawget(S, -3);
+    ok = lua_isfunction(S, -2) || (lua_isnil(S, -2) && lua_istable(S, -1));
+    lua_pop(S, 2);
   }
   if (ok) {
     lua_getfield(S, LUA_REGISTRYINDEX, "burrow.sandbox.policies");
@@ -424,7 +426,7 @@ static int sb_load(lua_State *L) {
   lua_settop(S, top);
   if (!ok) {
     lua_pushnil(L);
-    lua_pushfstring(L, "%s: a policy must return a table with a check function", name);
+    lua_pushfstring(L, "%s: a policy must return a table with a check function or rules", name);
     return 2;
   }
   lua_pushboolean(L, 1);
@@ -521,6 +523,26 @@ static int sb_get(lua_State *L) {
   return 1;
 }
 
+/* sb:has(name, field) -> whether policies[name][field] is a function
+ * (raw lookup: no policy code runs) */
+static int sb_has(lua_State *L) {
+  sandbox *sb = check_sb(L);
+  lua_State *S = sb->S;
+  int top = lua_gettop(S);
+  const char *name = luaL_checkstring(L, 2), *field = luaL_checkstring(L, 3);
+  lua_getfield(S, LUA_REGISTRYINDEX, "burrow.sandbox.policies");
+  lua_getfield(S, -1, name);
+  int yes = 0;
+  if (lua_istable(S, -1)) {
+    lua_pushstring(S, field);
+    lua_rawget(S, -2);
+    yes = lua_isfunction(S, -1);
+  }
+  lua_settop(S, top);
+  lua_pushboolean(L, yes);
+  return 1;
+}
+
 /* core.sandbox{memory = bytes, instructions = n} */
 static int l_sandbox(lua_State *L) {
   lua_Integer mem = 16 << 20, ins = 1000000;
@@ -552,7 +574,7 @@ static int l_sandbox(lua_State *L) {
 static const luaL_Reg sb_methods[] = {{"load", sb_load},
                                       {"call", sb_call},
                                       {"memory", sb_memory},
-                                      {"get", sb_get},
+                                      {"get", sb_get}, {"has", sb_has},
                                       {"close", sb_gc},
                                       {NULL, NULL}};
 

@@ -254,6 +254,53 @@ function Ctx:judge_landing(to)
   return true
 end
 
+--- Options of a walk from an object whose in-root path is rel (as
+-- ctx:resolve gave it): the policies' declared rules, which the core
+-- applies in its walker threads (a denied entry is never opened, a denied
+-- directory never entered, and only counted: skipped_policy).
+function Ctx:walk_opts(rel, opts)
+  local rules = self.ws.policies.rules
+  if rules then opts.rules, opts.base = rules, rel end
+  return opts
+end
+
+--- "[N entries hidden by policy]": how many, never which (nil for none).
+function context.hidden_note(n)
+  if (n or 0) == 0 then return nil end
+  return ("[%d %s hidden by policy]"):format(n, n == 1 and "entry" or "entries")
+end
+
+--- Entries a walk revealed, asked of the policies whose check() judges
+-- each object (the declared rules were applied by the core already), as
+-- a read of each. Keeps the allowed ones in order in list; sub_of(item)
+-- gives an item's path below the walk's start (nil: keep it). info: the
+-- start's, from ctx:resolve. Returns how many were dropped (and the
+-- dropped items' set, by sub path).
+function Ctx:reveal(list, sub_of, info)
+  if not (list and self.ws.policies:judges_objects()) then return 0, {} end
+  local verdict, dropped, out, n = {}, {}, 1, 0
+  for i = 1, #list do
+    local item = list[i]
+    list[i] = nil
+    local sub = sub_of(item)
+    if sub and sub ~= "" and verdict[sub] == nil then
+      local req = self:request(sub, "read", { mount = info.mount, readonly = info.readonly,
+        lexical = under(info.rel, sub), rel = under(info.rel, sub), exists = true }, "path")
+      req.member = true
+      verdict[sub] = self.ws:decide(req, self.hooks) == nil
+      if not verdict[sub] then
+        self.reqs[#self.reqs + 1] = req
+        n, dropped[sub] = n + 1, true
+      end
+    end
+    if not sub or sub == "" or verdict[sub] then
+      list[out] = item
+      out = out + 1
+    end
+  end
+  return n, dropped
+end
+
 --- The size the core will write, once it knows it (an edit's placed text,
 -- each replacement counted; the content undo_edit restores): the policies
 -- are asked again about the object of arg, op write, with commit = true and

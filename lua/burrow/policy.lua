@@ -69,7 +69,7 @@ Engine.__index = Engine
 function policy.load(specs, opts)
   opts = opts or {}
   local sb = core.sandbox(opts.limits or policy.limits)
-  local list = {}
+  local list, rules, ids = {}, {}, {}
   for i, spec in ipairs(specs or policy.defaults) do
     local p, err = normalize(spec, opts.base_dir, opts.path)
     if not p then return nil, err end
@@ -82,9 +82,52 @@ function policy.load(specs, opts)
     if not ok then return nil, ("policy %s: %s"):format(p.label, lerr) end
     local uerr = unknown_options(sb:get(p.key, "options"), p)
     if uerr then return nil, uerr end
+    p.has_check, p.has_after = sb:has(p.key, "check"), sb:has(p.key, "after")
+    -- scope "call": check() judges the call (sizes, counts, operations),
+    -- not each object, so entries of walks and subtrees are not asked
+    p.scope = sb:get(p.key, "scope") == "call" and "call" or "object"
+    local rerr = policy.add_rules(rules, ids, p, sb:get(p.key, "rules"))
+    if rerr then return nil, rerr end
     list[#list + 1] = p
   end
-  return setmetatable({ sandbox = sb, list = list }, Engine)
+  local compiled
+  if #rules > 0 then
+    local cerr, ccode
+    compiled, cerr, ccode = core.rules(rules)
+    if not compiled then return nil, cerr, ccode end
+  end
+  return setmetatable({ sandbox = sb, list = list, rules = compiled, rule_of = ids }, Engine)
+end
+
+local OPNAMES = { read = true, list = true, write = true, delete = true }
+local DENY = { all = { "read", "list", "write", "delete" }, change = { "write", "delete" } }
+
+-- A policy's declared rules: {{deny = "all" | "change" | {ops}, paths =
+-- {globs}, except = {globs}, casefold = bool, reason = "..."}...} appended
+-- to rules (core.rules' shape) with ids[id] = {policy, reason}.
+function policy.add_rules(rules, ids, p, declared)
+  if declared == nil then return nil end
+  if type(declared) ~= "table" then return ("policy %s: rules must be a list"):format(p.label) end
+  for i, r in ipairs(declared) do
+    local where = ("policy %s: rule %d"):format(p.label, i)
+    if type(r) ~= "table" then return where .. ": expected a table" end
+    for k in pairs(r) do
+      if k ~= "deny" and k ~= "paths" and k ~= "except" and k ~= "casefold" and k ~= "reason" then
+        return ("%s: unknown field %q (a rule has deny, paths, except, casefold, reason)"):format(where, tostring(k))
+      end
+    end
+    local ops = DENY[r.deny] or r.deny
+    if type(ops) == "string" then ops = { ops } end
+    if type(ops) ~= "table" or #ops == 0 then return where .. ': deny must be "all", "change" or a list of operations' end
+    for _, op in ipairs(ops) do
+      if not OPNAMES[op] then return ("%s: unknown operation %q (read, list, write, delete)"):format(where, tostring(op)) end
+    end
+    local paths = type(r.paths) == "string" and { r.paths } or r.paths
+    if type(paths) ~= "table" or #paths == 0 then return where .. ": paths must be a list of globs" end
+    local id = #rules
+    rules[#rules + 1] = { patterns = paths, except = r.except or {}, ops = ops, casefold = r.casefold == true, id = id }
+    ids[id] = { policy = p.label, reason = type(r.reason) == "string" and r.reason or nil }
+  end
 end
 
 function Engine:names()
@@ -93,10 +136,33 @@ function Engine:names()
   return out
 end
 
---- "allow" | "deny", reason | "ask", reason
+--- The declared rule that denies op on the in-root path, or nil.
+function Engine:rule(path, op)
+  local id = self.rules and path and self.rules:match(path, op)
+  return id and self.rule_of[id]
+end
+
+--- True when some policy's check() judges each object (walks then ask it
+-- about each entry they reveal).
+function Engine:judges_objects()
+  for _, p in ipairs(self.list) do
+    if p.has_check and p.scope == "object" then return true end
+  end
+  return false
+end
+
+--- "allow" | "deny", reason | "ask", reason. The declared rules first, on
+-- the in-root path the resolver saw and on the path as mapped; then each
+-- policy's check() (for an entry of a walk or a subtree, req.member, only
+-- those that judge objects).
 function Engine:check(req)
+  local r = self:rule(req.resolved, req.operation) or (req.rel ~= req.resolved and self:rule(req.rel, req.operation))
+  if r then
+    return "deny", ("%s matches the %s policy%s"):format(req.path, r.policy, r.reason and " (" .. r.reason .. ")" or "")
+  end
   local asks = {}
   for _, p in ipairs(self.list) do
+    if not p.has_check or (req.member and p.scope == "call") then goto next end
     local ok, answer, reason = self.sandbox:call(p.key, "check", req)
     if not ok then
       return "deny", ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer))
@@ -108,6 +174,7 @@ function Engine:check(req)
     elseif answer ~= "allow" and answer ~= nil then
       return "deny", ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer))
     end
+    ::next::
   end
   if #asks > 0 then return "ask", table.concat(asks, "; ") end
   return "allow"
@@ -117,14 +184,18 @@ end
 function Engine:after(req, outcome)
   local records = {}
   for _, p in ipairs(self.list) do
+    if not p.has_after then goto next end
     local ok, rec = self.sandbox:call(p.key, "after", req, outcome)
     if ok and type(rec) == "table" then records[#records + 1] = rec end
     if not ok and rec then io.stderr:write("burrow: policy ", p.label, " after(): ", tostring(rec), "\n") end
+    ::next::
   end
   return records
 end
 
 function Engine:close()
+  if self.rules then self.rules:close() end
+  self.rules = nil
   if self.sandbox then self.sandbox:close() end
   self.sandbox = nil
 end

@@ -4,6 +4,7 @@
 
 return {
   name = "audit",
+  scope = "call", -- judges the call (operation, size, count), not each object
   options = {},
   check = function() return "allow" end,
   after = function(req, outcome)

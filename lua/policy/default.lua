@@ -11,6 +11,7 @@ local max = options.max_file_size and size(options.max_file_size)
 
 return {
   name = "default",
+  scope = "call", -- judges the call (operation, size, count), not each object
   options = { "max_file_size" },
   check = function(req)
     if max and req.size and req.size > max then

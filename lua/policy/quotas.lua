@@ -11,6 +11,7 @@ local sessions = {} -- session -> {bytes =, minute =, calls =}
 
 return {
   name = "quotas",
+  scope = "call", -- judges the call (operation, size, count), not each object
   options = { "max_bytes_written", "max_calls_per_minute" },
   check = function(req)
     local s = sessions[req.session or ""]

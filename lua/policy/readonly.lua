@@ -3,6 +3,7 @@
 
 return {
   name = "readonly",
+  scope = "call", -- judges the call (operation, size, count), not each object
   options = {},
   check = function(req)
     if req.operation == "write" or req.operation == "delete" then

@@ -2,6 +2,7 @@
 -- directory. The walk starts at the pattern's literal prefix, prunes
 -- directories no match can lie below, honours .gitignore and hidden rules
 -- as grep does, and stops at max_results.
+local context = require "burrow.context"
 
 local function prefix_of(path)
   if path == "." or path == "./" then return "" end
@@ -20,21 +21,6 @@ local function split_absolute(pattern)
   return "/" .. table.concat(dir, "/"), table.concat(rest, "/")
 end
 
--- The policies' path rules (ctx.ws.rules, from core.rules) and the walk's
--- start as an in-root path: the walk skips what they deny and counts it.
-local function policy_walk(ctx, idx, rel, opts)
-  local rules = ctx.ws.rules
-  if rules then
-    opts.rules, opts.base = rules, ctx.ws.roots:canonical(idx, rel)
-  end
-  return opts
-end
-
--- "[N entries hidden by policy]": how many, never which.
-local function hidden_note(n)
-  if (n or 0) == 0 then return nil end
-  return ("[%d %s hidden by policy]"):format(n, n == 1 and "entry" or "entries")
-end
 
 return {
   name = "glob",
@@ -87,10 +73,10 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       if a.path then return ctx:fail("INVALID_ARGUMENT", "pattern", "an absolute pattern cannot be combined with path") end
       path, pattern = split_absolute(pattern)
     end
-    local idx, rel, code = ctx:resolve(path)
-    if not idx then return nil, rel, code end
+    local idx, rel, info = ctx:resolve(path)
+    if not idx then return nil, rel, info end
     local max = math.min(a.max_results or ctx.caps.max_entries, ctx.caps.max_entries)
-    local opts = policy_walk(ctx, idx, rel, {
+    local opts = ctx:walk_opts(rel, {
       type = a.type or "file",
       sort = a.sort or "path",
       max_results = max,
@@ -105,6 +91,11 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     if not res then
       return ctx:fail(gcode, detail:find("pattern", 1, true) and "pattern" or path, detail)
     end
+    local pre = prefix_of(path)
+    local hidden = ctx:reveal(res.entries, function(e)
+      return e.path:sub(1, #pre) == pre and e.path:sub(#pre + 1) or nil
+    end, info)
+    if hidden > 0 then res.skipped_policy = (res.skipped_policy or 0) + hidden end
     local used, cut = 0, false
     for i, e in ipairs(res.entries) do
       used = used + #e.path + 1
@@ -121,7 +112,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       truncated = res.truncated or cut,
       cancelled = res.cancelled,
       max_results = max,
-      skipped_policy = opts.rules and res.skipped_policy or nil,
+      skipped_policy = (opts.rules or hidden > 0) and res.skipped_policy or nil,
     }
   end,
 
@@ -129,7 +120,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     local out = {}
     for i, e in ipairs(r.entries) do out[i] = e.type == "dir" and e.path .. "/" or e.path end
     if #out == 0 then out[1] = ("No paths match %q in %s."):format(r.pattern, r.path) end
-    out[#out + 1] = hidden_note(r.skipped_policy)
+    out[#out + 1] = context.hidden_note(r.skipped_policy)
     if r.cancelled then
       out[#out + 1] = "[search cancelled: the list above is partial]"
     elseif r.truncated then

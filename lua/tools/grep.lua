@@ -40,21 +40,6 @@ local function match_size(m)
   return n
 end
 
--- The policies' path rules (ctx.ws.rules, from core.rules) and the walk's
--- start as an in-root path: the walk skips what they deny and counts it.
-local function policy_walk(ctx, idx, rel, opts)
-  local rules = ctx.ws.rules
-  if rules then
-    opts.rules, opts.base = rules, ctx.ws.roots:canonical(idx, rel)
-  end
-  return opts
-end
-
--- "[N entries hidden by policy]": how many, never which.
-local function hidden_note(n)
-  if (n or 0) == 0 then return nil end
-  return ("[%d %s hidden by policy]"):format(n, n == 1 and "entry" or "entries")
-end
 
 local function shown_list(list, total, what)
   local n = #list
@@ -130,8 +115,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
 
   handler = function(ctx, a)
     local path = a.path or "."
-    local idx, rel, code = ctx:resolve(path)
-    if not idx then return nil, rel, code end
+    local idx, rel, info = ctx:resolve(path)
+    if not idx then return nil, rel, info end
     for _, k in ipairs { "include", "exclude" } do
       for _, g in ipairs(a[k] or {}) do
         if g:find("\0", 1, true) then return ctx:fail("INVALID_ARGUMENT", k, "a glob contains a NUL byte") end
@@ -142,7 +127,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     local cap = mode == "content" and ctx.caps.max_matches or ctx.caps.max_entries
     local max = math.min(a.max_results or cap, cap)
     local max_size = math.min(a.max_file_size or ctx.caps.max_file_size, ctx.caps.max_file_size)
-    local opts = policy_walk(ctx, idx, rel, {
+    local opts = ctx:walk_opts(rel, {
       pattern = a.pattern,
       literal = a.literal,
       ignore_case = a.ignore_case,
@@ -165,6 +150,16 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       return ctx:cancelled()
     end)
     if not res then return ctx:fail(gcode, subject(path, detail), detail) end
+    -- policies that judge each object are asked about each file shown
+    local pre = prefix_of(path)
+    local function sub(p) return p:sub(1, #pre) == pre and p:sub(#pre + 1) or nil end
+    local hidden = ctx:reveal(res.matches, function(m) return sub(m.path) end, info)
+    hidden = hidden + ctx:reveal(res.files, sub, info) + ctx:reveal(res.skipped_binary, sub, info)
+      + ctx:reveal(res.skipped_size, sub, info) + ctx:reveal(res.counts, function(c) return sub(c.path) end, info)
+    if hidden > 0 then
+      res.skipped_policy = (res.skipped_policy or 0) + hidden
+      if mode == "content" then res.total = #res.matches end
+    end
     local cut = false
     if mode == "content" then
       cut = cap_bytes(res.matches, match_size, ctx.caps.max_result_bytes)
@@ -187,7 +182,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       skipped_binary_count = res.n_skipped_binary,
       skipped_size_count = res.n_skipped_size,
       unreadable = res.unreadable,
-      skipped_policy = opts.rules and res.skipped_policy or nil,
+      skipped_policy = (opts.rules or hidden > 0) and res.skipped_policy or nil,
       max_results = max,
       max_file_size = max_size,
       truncated = res.truncated or cut,
@@ -222,7 +217,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     if (r.skipped_size_count or 0) > 0 then
       add(shown_list(r.skipped_size, r.skipped_size_count, ("files over max_file_size (%d bytes)"):format(r.max_file_size)))
     end
-    local hidden = hidden_note(r.skipped_policy)
+    local hidden = context.hidden_note(r.skipped_policy)
     if hidden then add(hidden) end
     if r.cancelled then
       add("[search cancelled: the results above are partial]")

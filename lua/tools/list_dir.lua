@@ -4,21 +4,6 @@
 
 local context = require "burrow.context"
 
--- The policies' path rules (ctx.ws.rules, from core.rules) and the walk's
--- start as an in-root path: the walk skips what they deny and counts it.
-local function policy_walk(ctx, idx, rel, opts)
-  local rules = ctx.ws.rules
-  if rules then
-    opts.rules, opts.base = rules, ctx.ws.roots:canonical(idx, rel)
-  end
-  return opts
-end
-
--- "[N entries hidden by policy]": how many, never which.
-local function hidden_note(n)
-  if (n or 0) == 0 then return nil end
-  return ("[%d %s hidden by policy]"):format(n, n == 1 and "entry" or "entries")
-end
 
 return {
   name = "list_dir",
@@ -64,24 +49,26 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
 
   handler = function(ctx, a)
     local path = a.path or "."
-    local idx, rel, code = ctx:resolve(path)
-    if not idx then return nil, rel, code end
+    local idx, rel, info = ctx:resolve(path)
+    if not idx then return nil, rel, info end
     local depth = 0
     if a.recursive then depth = (a.max_depth or 4096) - 1 end
-    local opts = policy_walk(ctx, idx, rel, {
+    local opts = ctx:walk_opts(rel, {
       max_depth = depth,
       max_entries = ctx.caps.max_entries,
       include_hidden = a.include_hidden,
     })
     local raw, omitted, skipped = ctx.roots:list(idx, rel, opts)
     if not raw then return ctx:fail(skipped, path, omitted) end
+    local hidden = ctx:reveal(raw, function(e) return e.path end, info)
+    if hidden > 0 then skipped = (skipped or 0) + hidden end
     local entries = require("burrow.core").json.array {}
     for i, e in ipairs(raw) do
       entries[i] = { name = e.name, path = context.join(path, e.path), type = e.type, size = e.size, mtime = e.mtime }
     end
     return {
       path = path, entries = entries, truncated = omitted > 0, omitted = omitted,
-      skipped_policy = opts.rules and skipped or nil,
+      skipped_policy = (opts.rules or hidden > 0) and skipped or nil,
     }
   end,
 
@@ -97,7 +84,7 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
       out[#out + 1] = ("[%d more entries not shown: max_entries reached; list a subdirectory or raise the cap]")
         :format(r.omitted)
     end
-    out[#out + 1] = hidden_note(r.skipped_policy)
+    out[#out + 1] = context.hidden_note(r.skipped_policy)
     return table.concat(out, "\n"), r
   end,
 }

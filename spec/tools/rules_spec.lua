@@ -1,5 +1,5 @@
--- Policy path rules in walks (issue 10): with ws.rules set (core.rules, as
--- the policy loader will set it), grep, glob and list_dir leave out what a
+-- Policy path rules in walks (issue 10): with a policy that declares rules
+-- (compiled by the policy loader with core.rules), grep, glob and list_dir leave out what a
 -- direct read would deny (.env, sub/.env, what is inside .ssh/), never
 -- open it, prune denied directories, and say how many entries they hid
 -- (skipped_policy, "[N entries hidden by policy]") without naming them.
@@ -27,6 +27,23 @@ local RULES = {
   { patterns = { "private" }, ops = { "read" } },
 }
 
+-- The same rules as a policy file declares them.
+local POLICY = [[
+return { name = "walkrules", rules = {
+  { deny = { "read", "write" }, paths = { "**/.env", "**/.env.*" }, except = { "**/.env.example" } },
+  { deny = "read", paths = { "**/.ssh/**" } },
+  { deny = "read", paths = { "private" } },
+} }
+]]
+
+local function open_with_rules(files)
+  local dir = H.tmpdir()
+  H.write_all(dir, files)
+  local pdir = H.tmpdir()
+  H.write(pdir, "walkrules.lua", POLICY)
+  return H.open({ roots = { { path = dir } }, policies = { pdir .. "/walkrules.lua" } }), dir
+end
+
 local function paths(list, key)
   local out = {}
   for i, e in ipairs(list) do out[i] = key and e[key] or e end
@@ -38,8 +55,7 @@ describe(H.tag("policy rules in walks"), function()
   local ws, dir
 
   before_each(function()
-    ws, dir = H.workspace(FILES)
-    ws.rules = assert(core.rules(RULES))
+    ws, dir = open_with_rules(FILES)
   end)
   after_each(H.cleanup)
 
@@ -132,7 +148,7 @@ describe(H.tag("policy rules in walks"), function()
   end)
 
   describe("without rules", function()
-    before_each(function() ws.rules = nil end)
+    before_each(function() ws, dir = H.workspace(FILES) end)
 
     it("shows everything as before and says nothing of policy", function()
       local r = assert(ws:call("grep", { pattern = "TOKEN", include_hidden = true }))
