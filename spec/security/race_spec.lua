@@ -10,20 +10,33 @@ local READS = 20000          -- P0-11 victim reads (the doc measured 200,000)
 local DOTDOT_READS = 20000   -- P0-12
 local GO_READS = 5000        -- Go's TestRootRaceRenameDir shape
 local WRITES = 3000          -- P0-13
+local POLICY_READS = 20000   -- issue 10: a name swapped between an allowed and a denied object
 local TIME_LIMIT = 20        -- seconds, per victim loop
 
 describe(F.tag("security: races P0-11..P0-13"), function()
-  local fx, ws, bin, tmp
+  local fx, ws, wss, bin, tmp
+  local SECRET = "SECRET-ENV-d41d8cd9"
 
   lazy_setup(function()
     fx = F.build()
     tmp = F.mktemp()          -- attacker reports: not under B (the side-effect check)
     bin = F.helper("race_swap")
     ws = F.open({{path = fx.ws, mode = "rw"}})
+    -- issue 10: the policy judges one object and the core uses it
+    local w = fx.ws
+    F.write_host(w .. "/.env", "TOKEN=" .. SECRET .. "\n")
+    F.write_host(w .. "/pick", "ALLOWED pick\n")
+    F.sh("ln -s .env " .. F.q(w .. "/pick_alt"))
+    F.sh("mkdir -p " .. F.q(w .. "/.ssh") .. " " .. F.q(w .. "/pdir"))
+    F.write_host(w .. "/.ssh/key", "KEY " .. SECRET .. "\n")
+    F.write_host(w .. "/pdir/key", "ALLOWED key\n")
+    F.sh("ln -s .ssh " .. F.q(w .. "/pdir_alt"))
+    wss = F.open({{path = fx.ws, mode = "rw"}}, {policies = {"secrets"}})
   end)
 
   lazy_teardown(function()
     if ws then ws:close() end
+    if wss then wss:close() end
     F.cleanup(fx)
     if tmp then F.rmtree(tmp) end
     F.cleanup_helpers()
@@ -192,6 +205,54 @@ describe(F.tag("security: races P0-11..P0-13"), function()
       want = "ok",
       interleaved = "OUTSIDE_ROOT",   -- racedir seen as the link
       min_swaps = 100, min_calls = 300,
+    }
+  end)
+
+  it(("issue 10 policy swap race: %d reads of a name exchanged between an allowed file and a link to .env (secrets): 0 denied bytes"):format(POLICY_READS), function()
+    race {
+      name = "policy-swap",
+      attack = {"exchange", fx.ws .. "/pick", fx.ws .. "/pick_alt"},
+      calls = POLICY_READS,
+      -- every 10th call a stat, every 10th a grep of the name, the rest read_file
+      call = function(i)
+        if i % 10 == 0 then return wss:call("stat", {path = "pick"})
+        elseif i % 10 == 5 then return wss:call("grep", {pattern = "TOKEN|ALLOWED", path = "pick"})
+        else return wss:call("read_file", {path = "pick"}) end
+      end,
+      classify = function(res)
+        local text = require("burrow.core").json.encode(res)
+        if text:find(SECRET, 1, true) then return "escape" end -- (grep's result echoes its pattern)
+        return "allowed"
+      end,
+      counts = {"allowed", "escape"},
+      -- a grep that starts on a file the swap turned into a link: ENOTDIR
+      allowed = {POLICY_DENIED = true, EAGAIN = true, ENOTDIR = true},
+      escape = "escape", want = "allowed",
+      interleaved = "POLICY_DENIED",   -- pick seen as the link to .env
+      min_swaps = 1000, min_calls = 2000,
+    }
+  end)
+
+  it(("issue 10 policy swap race: %d reads and greps in a folder exchanged with a link to .ssh (secrets): 0 denied bytes"):format(POLICY_READS // 4), function()
+    race {
+      name = "policy-dir-swap",
+      attack = {"exchange", fx.ws .. "/pdir", fx.ws .. "/pdir_alt"},
+      calls = POLICY_READS // 4,
+      call = function(i)
+        if i % 4 == 0 then return wss:call("grep", {pattern = "KEY|ALLOWED", path = "pdir"})
+        elseif i % 4 == 1 then return wss:call("list_dir", {path = "pdir"})
+        else return wss:call("read_file", {path = "pdir/key"}) end
+      end,
+      classify = function(res)
+        local text = require("burrow.core").json.encode(res)
+        if text:find(SECRET, 1, true) then return "escape" end
+        return "allowed"
+      end,
+      counts = {"allowed", "escape"},
+      allowed = {POLICY_DENIED = true, EAGAIN = true},
+      escape = "escape", want = "allowed",
+      interleaved = "POLICY_DENIED",
+      min_swaps = 1000, min_calls = 1000,
     }
   end)
 end)
