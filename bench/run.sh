@@ -18,6 +18,7 @@
 #   BENCH_GREP=0       skip bench/grep.sh (grep/glob vs rg, GNU grep, fd, find
 #                      on the Linux source; its knobs are in that file)
 #   BENCH_EDIT=0       skip bench/edit.sh (edit_file vs the official server)
+#   BENCH_POLICY=0     skip bench/policy.lua (no policy vs default + secrets: small reads, grep)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -118,6 +119,10 @@ if [ "${BENCH_GREP:-1}" != 0 ]; then
   echo
   echo "+ bash bench/grep.sh"
   BENCH_OUT=$OUT BURROW_BIN=$BIN bash "$REPO/bench/grep.sh" || FAILED=1
+fi
+if [ "${BENCH_POLICY:-1}" != 0 ]; then
+  echo "+ lua5.4 bench/policy.lua $OUT"
+  BENCH_POLICY_TREE=${BENCH_POLICY_TREE:-} lua5.4 "$REPO/bench/policy.lua" "$OUT" || FAILED=1
 fi
 if [ "${BENCH_EDIT:-1}" != 0 ]; then
   echo

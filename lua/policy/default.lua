@@ -9,14 +9,17 @@
 local options = ... or {}
 local max = options.max_file_size and size(options.max_file_size)
 
+-- Without the option there is nothing to judge: no check() to run on
+-- every call (an empty rule list keeps the file a valid policy).
 return {
   name = "default",
   scope = "call", -- judges the call (operation, size, count), not each object
   options = { "max_file_size" },
-  check = function(req)
-    if max and req.size and req.size > max then
+  rules = {},
+  check = max and function(req)
+    if req.size and req.size > max then
       return "deny", ("%d bytes is over this policy's max_file_size (%d)"):format(req.size, max)
     end
     return "allow"
-  end,
+  end or nil,
 }
