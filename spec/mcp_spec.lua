@@ -201,6 +201,24 @@ describe(H.tag("burrow mcp"), function()
       assert.matches("missing.txt", r.content[1].text, 1, true)
     end)
 
+    it("says in _meta how many entries the policies hid from a walk, in a pack's dialect too", function()
+      H.write(dir, ".env", "TOKEN=x\n")
+      H.write(dir, "sub/.env", "TOKEN=y\n")
+      H.write(dir, "sub/ok.txt", "TOKEN=ok\n")
+      local cfg = H.tmpdir()
+      H.write(cfg, "burrow.yaml", "policies: [secrets]\n")
+      local _, by_id = serve(dir, { init(1), initialized, call(2, "grep", { pattern = "TOKEN", include_hidden = true }) },
+        { "--config", cfg .. "/burrow.yaml" })
+      local r = by_id[2].result
+      assert.equal(2, r._meta["burrow/skipped_policy"])
+      assert.is_nil(r.content[1].text:find("TOKEN=x", 1, true))
+      _, by_id = serve(dir, { init(1), initialized, call(2, "search_files", { path = dir, pattern = "**/.env" }) },
+        { "--config", cfg .. "/burrow.yaml", "--pack", "mcp_filesystem" })
+      r = by_id[2].result
+      assert.is_true((r._meta or {})["burrow/skipped_policy"] ~= nil, "search_files: no burrow/skipped_policy")
+      assert.is_nil(r.content[1].text:find(".env", 1, true), r.content[1].text)
+    end)
+
     it("reports bad arguments as isError INVALID_ARGUMENT", function()
       local _, by_id = serve(dir, { init(1), initialized, call(2, "read_file", { path = "notes.txt", bogus = true }) })
       local r = by_id[2].result

@@ -261,6 +261,9 @@ local function invoke(self, tool, args, hooks, via)
   end
   if not msg then res, msg, code = run_tool(self, ctx, tool, args) end
   ctx:close()
+  if res and type(res.skipped_policy) == "number" and hooks then -- for the envelope (MCP _meta)
+    hooks.skipped_policy = (hooks.skipped_policy or 0) + res.skipped_policy
+  end
   local outcome = {
     code = res and "OK" or code,
     bytes = res and (res.bytes or res.size) or nil,

@@ -159,7 +159,8 @@ function handlers.tools_call(self, params, id)
   if args == nil or args == json.null then args = {} end
   self.stdio:begin(json.encode(id))
   local token = type(params._meta) == "table" and params._meta.progressToken or nil
-  local res, msg, code = self.ws:call(name, args, {
+  local hooks
+  hooks = {
     cancelled = function() return self.stdio:cancelled() end,
     approve = self:approver(),
     -- long tools report with ctx:progress(done, total, message)
@@ -167,9 +168,16 @@ function handlers.tools_call(self, params, id)
       self:send { method = "notifications/progress",
         params = { progressToken = token, progress = done, total = total, message = message } }
     end or nil,
-  })
+  }
+  local res, msg, code = self.ws:call(name, args, hooks)
   self.stdio:finish()
-  return self:tool_result(name, res, msg, code)
+  local out = self:tool_result(name, res, msg, code)
+  -- entries the policies hid from a walk: said in every dialect, never named
+  if (hooks.skipped_policy or 0) > 0 then
+    out._meta = out._meta or {}
+    out._meta["burrow/skipped_policy"] = hooks.skipped_policy
+  end
+  return out
 end
 
 function Server:handle(msg)
