@@ -9,9 +9,11 @@ CC      ?= cc
 PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson
 OPT     ?= -O2 -g
 CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread
-LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null)
-DEP_LIBS   := $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -pthread $(LDFLAGS)
-LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
+# Read when a recipe runs (=, not :=): on a fresh machine check-deps has
+# installed the packages by then, so one `make` builds (not a second one).
+LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
+DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -pthread $(LDFLAGS)
+LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
 
 B       := build
 SRC     := host/src
