@@ -159,6 +159,12 @@ function Ctx:resolve_write(path)
   local h, rel, info = self:open(path, "write", true)
   if not h then return nil, rel, info end
   if info.readonly then return self:fail("READ_ONLY_ROOT", path) end
+  if self.tool.reads then
+    -- an edit reads the file and shows parts of it (its diff, the nearest
+    -- line of a miss): what a read of it would be denied is not edited
+    local r, rmsg, rcode = self:open(path, "read", true)
+    if not r then return nil, rmsg, rcode end
+  end
   if info.dangling then
     return self:fail("POLICY_DENIED", path, "a symlink on the way leads to nothing; creating through links is refused")
   end

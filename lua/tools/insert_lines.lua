@@ -39,6 +39,7 @@ Examples: {"path": "src/main.c", "line": 1, "content": "#include <stdio.h>"}  {"
   },
   annotations = { readOnlyHint = false, destructiveHint = false, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.write" },
+  reads = true, -- its answer shows parts of the file: judged as a read too
   risk = "medium",
 
   handler = function(ctx, a)

@@ -86,6 +86,24 @@ describe(F.tag("security: rules at the point of use (issue 10)"), function()
     end)
   end)
 
+  it("an edit shows parts of the file it reads: a path whose read is denied is not edited", function()
+    local pdir = F.mktemp()
+    F.write_host(pdir .. "/noread.lua", [[return { name = "noread", rules = {
+      { deny = "read", paths = { "private/**" }, reason = "private" } } }]])
+    put("private/plan.txt", "launch " .. SECRET .. "\n")
+    local pws = F.open({ { path = w, mode = "rw" } }, { policies = { pdir .. "/noread.lua" } })
+    F.guarded(fx, "edit reads", function()
+      -- a miss would name the nearest line; a hit would show the diff
+      F.refused("edit_file miss", { "POLICY_DENIED" },
+        pws:call("edit_file", { path = "private/plan.txt", old_text = "launch zzz", new_text = "x" }))
+      F.refused("insert_lines", { "POLICY_DENIED" },
+        pws:call("insert_lines", { path = "private/plan.txt", line = 1, content = "x\n" }))
+      F.ok("a write is still allowed", pws:call("write_file", { path = "private/new.txt", content = "n\n" }))
+    end)
+    pws:close()
+    assert.are.equal("launch " .. SECRET .. "\n", F.read_host(w .. "/private/plan.txt"))
+  end)
+
   it("3. a read-only root nested in a read-write root is read-only through either mount", function()
     local nws = F.open({ { path = w, mount = "/workspace", mode = "rw" }, { path = w .. "/vendor", mount = "/vendor", mode = "ro" } })
     F.guarded(fx, "nested ro", function()
