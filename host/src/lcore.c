@@ -341,8 +341,21 @@ static int roots_handle(lua_State *L) {
   int rc = bw_resolve_handle(rs->r, rs->n, (int)i - 1, rel, how, &lh->h);
   if (rc) return fail(L, rc);
   lh->open = 1;
-  if (lh->h.exists) push_stat(L, &lh->h.st);
-  else lua_createtable(L, 0, 4);
+  /* what policies and subtree checks use; stat gives the rest */
+  lua_createtable(L, 0, 10);
+  if (lh->h.exists) {
+    const struct stat *st = &lh->h.st;
+    lua_pushstring(L, type_name(st->st_mode));
+    lua_setfield(L, -2, "type");
+    lua_pushinteger(L, (lua_Integer)st->st_size);
+    lua_setfield(L, -2, "size");
+    lua_pushinteger(L, (lua_Integer)st->st_nlink);
+    lua_setfield(L, -2, "nlink");
+    lua_pushinteger(L, (lua_Integer)st->st_dev);
+    lua_setfield(L, -2, "dev");
+    lua_pushinteger(L, (lua_Integer)st->st_ino);
+    lua_setfield(L, -2, "ino");
+  }
   lua_pushinteger(L, lh->h.root + 1);
   lua_setfield(L, -2, "root");
   lua_pushstring(L, lh->h.rel);

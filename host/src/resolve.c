@@ -107,13 +107,13 @@ typedef struct walk {
 } walk;
 
 static void walk_pop(walk *w) {
-  close(w->stack[w->depth]);
+  if (w->stack[w->depth] >= 0) close(w->stack[w->depth]);
   if (w->track) free(w->names[w->depth]);
   w->depth--;
 }
 
 static void walk_free(walk *w) {
-  while (w->depth > 0) walk_pop(w);
+  while (w->depth > 0) walk_pop(w); /* close(-1) of a taken fd: harmless */
   free(w->stack);
   free(w->names);
   free(w->rest);
@@ -544,8 +544,15 @@ static int missing_tail(const char *from, char *out, size_t size) {
   return o ? BW_OK : BW_ENOENT;
 }
 
-static int dup_fd(int fd, int *out) {
-  *out = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+/* The directory fd at stack level i for a handle: taken from the walk
+ * (which would close it), or duplicated when it is the root's own. */
+static int take_fd(walk *w, int i, int *out) {
+  if (i > 0) {
+    *out = w->stack[i];
+    w->stack[i] = -1;
+    return BW_OK;
+  }
+  *out = fcntl(w->stack[0], F_DUPFD_CLOEXEC, 0);
   return *out < 0 ? bw_code_from_errno(errno) : BW_OK;
 }
 
@@ -577,11 +584,11 @@ int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
       strcpy(h->rest, final);
       rc = join_names(&w, level, final, h->rel, sizeof h->rel);
     } else if (w.depth == level) { /* a root's own directory */
-      rc = dup_fd(w.stack[w.depth], &h->dirfd);
+      rc = take_fd(&w, w.depth, &h->dirfd);
       strcpy(h->rest, ".");
       strcpy(h->rel, ".");
     } else { /* a directory: its parent + its name */
-      rc = dup_fd(w.stack[w.depth - 1], &h->dirfd);
+      rc = take_fd(&w, w.depth - 1, &h->dirfd);
       snprintf(h->rest, sizeof h->rest, "%s%s", w.names[w.depth], slash ? "/" : "");
       if (!rc) rc = join_names(&w, level, NULL, h->rel, sizeof h->rel);
     }
@@ -602,7 +609,7 @@ int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
       if (!h->rel[0]) strcpy(h->rel, ".");
     }
     if (!rc) rc = join_names(&w, level, h->rest, h->rel, sizeof h->rel);
-    if (!rc) rc = dup_fd(w.stack[w.depth], &h->dirfd);
+    if (!rc) rc = take_fd(&w, w.depth, &h->dirfd);
   }
   if (fd >= 0) close(fd);
   if (parent >= 0) close(parent);

@@ -228,9 +228,9 @@ function Ctx:judge_subtree(from, op)
     end
   end
   if refused > 0 then
-    return nil, errors.message("POLICY_DENIED", path, ("%d entr%s inside may not be %s (%s)")
+    return nil, errors.message("POLICY_DENIED", path, ("%d entr%s inside may not be %s (refused by policy %s)")
       :format(refused, refused == 1 and "y" or "ies", op == "read" and "read" or "taken away",
-        first.reason or "policy")), "POLICY_DENIED"
+        first.policy or "approval")), "POLICY_DENIED"
   end
   return bytes
 end
@@ -254,8 +254,8 @@ function Ctx:judge_landing(to)
     end
   end
   if refused > 0 then
-    return nil, errors.message("POLICY_DENIED", path, ("%d path%s the call would create there may not be written (%s)")
-      :format(refused, refused == 1 and "" or "s", first.reason or "policy")), "POLICY_DENIED"
+    return nil, errors.message("POLICY_DENIED", path, ("%d path%s the call would create there may not be written (refused by policy %s)")
+      :format(refused, refused == 1 and "" or "s", first.policy or "approval")), "POLICY_DENIED"
   end
   return true
 end

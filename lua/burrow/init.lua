@@ -192,7 +192,8 @@ end
 -- "ask" goes to the approval hook (MCP: elicitation). Sets req.decision
 -- and req.reason for the audit.
 function Workspace:decide(req, hooks)
-  local decision, reason = self.policies:check(req)
+  local decision, reason, by = self.policies:check(req)
+  req.policy = by -- which policy denied (a subtree's refusal names it, not the entry)
   if decision == "ask" then
     local approve = hooks and hooks.approve or self.approve
     if req.member then

@@ -151,28 +151,28 @@ function Engine:judges_objects()
   return false
 end
 
---- "allow" | "deny", reason | "ask", reason. The declared rules first, on
+--- "allow" | "deny", reason, policy | "ask", reason. The declared rules first, on
 -- the in-root path the resolver saw and on the path as mapped; then each
 -- policy's check() (for an entry of a walk or a subtree, req.member, only
 -- those that judge objects).
 function Engine:check(req)
   local r = self:rule(req.resolved, req.operation) or (req.rel ~= req.resolved and self:rule(req.rel, req.operation))
   if r then
-    return "deny", ("%s matches the %s policy%s"):format(req.path, r.policy, r.reason and " (" .. r.reason .. ")" or "")
+    return "deny", ("%s matches the %s policy%s"):format(req.path, r.policy, r.reason and " (" .. r.reason .. ")" or ""), r.policy
   end
   local asks = {}
   for _, p in ipairs(self.list) do
     if not p.has_check or (req.member and p.scope == "call") then goto next end
     local ok, answer, reason = self.sandbox:call(p.key, "check", req)
     if not ok then
-      return "deny", ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer))
+      return "deny", ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer)), p.label
     end
     if answer == "deny" then
-      return "deny", reason and tostring(reason) or ("denied by policy " .. p.label)
+      return "deny", reason and tostring(reason) or ("denied by policy " .. p.label), p.label
     elseif answer == "ask" then
       asks[#asks + 1] = reason and tostring(reason) or ("policy " .. p.label .. " asks for approval")
     elseif answer ~= "allow" and answer ~= nil then
-      return "deny", ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer))
+      return "deny", ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer)), p.label
     end
     ::next::
   end
