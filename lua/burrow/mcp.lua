@@ -2,7 +2,9 @@
 -- per line in, one per line out, nothing else on stdout. Tool failures are
 -- results with isError; protocol failures are JSON-RPC errors. Stdin is
 -- read by a C thread (burrow.core.stdio) so a cancel notification reaches
--- the call in flight while it runs.
+-- the call in flight while it runs, and a ping during a tool call is
+-- answered by that thread at once; other requests that arrive meanwhile
+-- are queued and answered in order after the call.
 
 local core = require "burrow.core"
 local json = core.json
@@ -157,7 +159,12 @@ function handlers.tools_call(self, params, id)
   end
   local args = params.arguments
   if args == nil or args == json.null then args = {} end
-  self.stdio:begin(json.encode(id))
+  -- cancelled while it waited in the queue: not run, and (as MCP asks)
+  -- not answered
+  if self.stdio:begin(id) then
+    self.stdio:finish()
+    return nil
+  end
   local token = type(params._meta) == "table" and params._meta.progressToken or nil
   local hooks
   hooks = {
@@ -198,6 +205,7 @@ function Server:handle(msg)
     io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
     return self:error(id, -32603, "internal error")
   end
+  if res == nil and ecode == nil then return end -- nothing to say (a cancelled request)
   if res == nil then return self:error(id, ecode, emsg) end
   self:reply(id, res)
 end
