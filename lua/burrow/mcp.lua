@@ -32,13 +32,25 @@ function Server:send(msg)
   if n and n > BIG_REPLY then self.big_garbage = true end
 end
 
+-- A response: sent at once, or kept for the batch being answered
+-- (notifications during a batch still go out at once).
+function Server:respond(msg)
+  if self.batch then
+    msg.jsonrpc = "2.0"
+    self.batch[#self.batch + 1] = msg
+  else
+    self:send(msg)
+  end
+end
+
 function Server:reply(id, result)
-  self:send { id = id, result = result }
+  self:respond { id = id, result = result }
 end
 
 function Server:error(id, code, message)
-  self:send { id = id == nil and json.null or id, error = { code = code, message = message } }
+  self:respond { id = id == nil and json.null or id, error = { code = code, message = message } }
 end
+
 
 local function negotiate(requested)
   for _, v in ipairs(mcp.versions) do
@@ -50,6 +62,9 @@ end
 local handlers = {}
 
 function handlers.initialize(self, params)
+  if type(params.protocolVersion) ~= "string" then
+    return nil, -32602, "Invalid params: initialize needs protocolVersion (a string)"
+  end
   self.protocol = negotiate(params.protocolVersion)
   self.client = params.clientInfo
   self.client_caps = type(params.capabilities) == "table" and params.capabilities or {}
@@ -70,6 +85,9 @@ end
 
 function handlers.tools_list(self, params)
   local all = self.ws:tools { format = "mcp" }
+  if params.cursor ~= nil and type(params.cursor) ~= "string" then
+    return nil, -32602, "invalid cursor"
+  end
   local start = tonumber(params.cursor or "0")
   if not start or start < 0 or start % 1 ~= 0 then
     return nil, -32602, "invalid cursor"
@@ -159,6 +177,9 @@ function handlers.tools_call(self, params, id)
   end
   local args = params.arguments
   if args == nil or args == json.null then args = {} end
+  if type(args) ~= "table" or getmetatable(args) == json.array_mt then
+    return nil, -32602, "Invalid params: arguments must be an object"
+  end
   -- cancelled while it waited in the queue: not run, and (as MCP asks)
   -- not answered
   if self.stdio:begin(id) then
@@ -187,27 +208,78 @@ function handlers.tools_call(self, params, id)
   return out
 end
 
-function Server:handle(msg)
+-- What the client may use as a request id: a string or a number (MCP:
+-- never null).
+local function valid_id(id)
+  return type(id) == "string" or (type(id) == "number" and id == id and math.abs(id) ~= math.huge)
+end
+
+-- One message (not a batch). JSON-RPC 2.0: anything that is not a valid
+-- Request gets -32600, with its id if it has a usable one, else null;
+-- notifications (no id) are never answered; a handler that returns nil
+-- without a code sends nothing (a request cancelled before it ran).
+function Server:handle_one(msg)
   if type(msg) ~= "table" or getmetatable(msg) == json.array_mt then
-    return self:error(nil, -32600, "invalid request: batches are not supported; send one object per line")
+    return self:error(nil, -32600, "Invalid Request: a message must be a JSON object")
   end
   local id, method = msg.id, msg.method
-  if method == nil then return end -- a response to a request of ours
-  if type(method) ~= "string" then return self:error(id, -32600, "invalid request: method must be a string") end
-  if id == nil then return end -- notifications need no answer
-  local h = handlers[method:gsub("/", "_")]
-  if not h then return self:error(id, -32601, "Method not found: " .. method) end
+  local reply_id = valid_id(id) and id or nil
+  if method == nil then
+    if msg.result ~= nil or msg.error ~= nil then return end -- a response to a request of ours
+    return self:error(reply_id, -32600, "Invalid Request: no method")
+  end
+  if msg.jsonrpc ~= "2.0" then return self:error(reply_id, -32600, 'Invalid Request: jsonrpc must be "2.0"') end
+  if type(method) ~= "string" then return self:error(reply_id, -32600, "Invalid Request: method must be a string") end
+  if id ~= nil and not valid_id(id) then
+    return self:error(nil, -32600, "Invalid Request: id must be a string or a number")
+  end
   local params = msg.params
   if params == nil or params == json.null then params = {} end
-  if type(params) ~= "table" then return self:error(id, -32602, "params must be an object") end
+  if type(params) ~= "table" then
+    return self:error(reply_id, -32600, "Invalid Request: params must be an object")
+  end
+  if id == nil then return end -- notifications need no answer
+  if getmetatable(params) == json.array_mt then
+    return self:error(id, -32602, "Invalid params: params must be an object, not an array")
+  end
+  local h = handlers[method:gsub("/", "_")]
+  if not h then return self:error(id, -32601, "Method not found: " .. method) end
   local ok, res, ecode, emsg = pcall(h, self, params, id)
   if not ok then
     io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
     return self:error(id, -32603, "internal error")
   end
-  if res == nil and ecode == nil then return end -- nothing to say (a cancelled request)
+  if res == nil and ecode == nil then return end
   if res == nil then return self:error(id, ecode, emsg) end
   self:reply(id, res)
+end
+
+-- Revisions whose clients may send JSON-RPC batches (2025-06-18 removed them)
+local function batches_allowed(protocol)
+  return protocol ~= nil and protocol < "2025-06-18"
+end
+
+function Server:handle(msg)
+  if getmetatable(msg) ~= json.array_mt then return self:handle_one(msg) end
+  if not batches_allowed(self.protocol) then
+    return self:error(nil, -32600, "Invalid Request: batches are not supported in this protocol revision; send one object per line")
+  end
+  if #msg == 0 then return self:error(nil, -32600, "Invalid Request: empty batch") end
+  -- one array of the responses, none if all were notifications
+  self.batch = json.array {}
+  for _, m in ipairs(msg) do
+    local ok, err = pcall(self.handle_one, self, m)
+    if not ok then
+      self.batch = nil
+      error(err, 0)
+    end
+  end
+  local out = self.batch
+  self.batch = nil
+  if #out > 0 then
+    local n = self.out(out)
+    if n and n > BIG_REPLY then self.big_garbage = true end
+  end
 end
 
 -- SIGHUP: build the workspace again from the files; keep the old one if
