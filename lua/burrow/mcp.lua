@@ -20,7 +20,9 @@ Server.__index = Server
 --- opts.reopen: function() -> a new workspace | nil, message (SIGHUP)
 function mcp.new(ws, opts)
   opts = opts or {}
-  return setmetatable({ ws = ws, log_level = "info", reopen = opts.reopen,
+  -- log_level: nil until the client sets one (logging/setLevel): no
+  -- notifications/message before it asked for them
+  return setmetatable({ ws = ws, log_level = nil, reopen = opts.reopen,
     pending = {}, next_id = 0 }, Server)
 end
 
@@ -51,6 +53,18 @@ function Server:error(id, code, message)
   self:respond { id = id == nil and json.null or id, error = { code = code, message = message } }
 end
 
+-- RFC 5424 severities, as MCP's logging levels
+local LEVELS = { debug = 1, info = 2, notice = 3, warning = 4, error = 5, critical = 6, alert = 7, emergency = 8 }
+
+--- notifications/message (logger "burrow") at or above the level the
+-- client set; nothing before it set one.
+function Server:log(level, message, fields)
+  local min = self.log_level and LEVELS[self.log_level]
+  if not min or LEVELS[level] < min then return end
+  local data = { message = message }
+  for k, v in pairs(fields or {}) do data[k] = v end
+  self:send { method = "notifications/message", params = { level = level, logger = "burrow", data = data } }
+end
 
 local function negotiate(requested)
   for _, v in ipairs(mcp.versions) do
@@ -79,7 +93,11 @@ end
 function handlers.ping() return {} end
 
 function handlers.logging_setLevel(self, params)
-  self.log_level = params.level or self.log_level
+  if not LEVELS[params.level] then
+    return nil, -32602, ("Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency (got %s)")
+      :format(type(params.level) == "string" and ("%q"):format(params.level) or tostring(params.level))
+  end
+  self.log_level = params.level
   return {}
 end
 
@@ -186,6 +204,7 @@ function handlers.tools_call(self, params, id)
     self.stdio:finish()
     return nil
   end
+  local started = core.now()
   local token = type(params._meta) == "table" and params._meta.progressToken or nil
   local hooks
   hooks = {
@@ -199,6 +218,7 @@ function handlers.tools_call(self, params, id)
   }
   local res, msg, code = self.ws:call(name, args, hooks)
   self.stdio:finish()
+  self:log_call(name, started, hooks, code, msg)
   local out = self:tool_result(name, res, msg, code)
   -- entries the policies hid from a walk: said in every dialect, never named
   if (hooks.skipped_policy or 0) > 0 then
@@ -282,6 +302,27 @@ function Server:handle(msg)
   end
 end
 
+-- What the client hears of a call in its log (notifications/message): a
+-- slow call, files a walk skipped, a policy's refusal.
+function Server:log_call(name, started, hooks, code, msg)
+  local secs = core.now() - started
+  if secs > 1 then
+    self:log("notice", ("%s took %.1f s"):format(name, secs),
+      { tool = name, duration_ms = math.floor(secs * 1000) })
+  end
+  local binary, size = hooks.skipped_binary_count or 0, hooks.skipped_size_count or 0
+  local unreadable, policy = hooks.unreadable or 0, hooks.skipped_policy or 0
+  if binary + size + unreadable + policy > 0 then
+    self:log("info", ("%s skipped %d entr%s: %d binary, %d over max_file_size, %d unreadable, %d hidden by policy")
+      :format(name, binary + size + unreadable + policy, binary + size + unreadable + policy == 1 and "y" or "ies",
+        binary, size, unreadable, policy),
+      { tool = name, binary = binary, too_large = size, unreadable = unreadable, policy = policy })
+  end
+  if code == "POLICY_DENIED" then
+    self:log("warning", msg, { tool = name, code = code })
+  end
+end
+
 -- SIGHUP: build the workspace again from the files; keep the old one if
 -- that fails; tell the client when the tool list changed.
 function Server:reload()
@@ -289,12 +330,14 @@ function Server:reload()
   local ws, err = self.reopen()
   if not ws then
     io.stderr:write("burrow: reload failed, keeping the previous configuration: ", tostring(err), "\n")
+    self:log("error", "reload failed, keeping the previous configuration: " .. tostring(err))
     return
   end
   local before = json.encode(self.ws:tools { format = "mcp" })
   self.ws:close()
   self.ws = ws
   io.stderr:write("burrow: reloaded configuration, tools and policies\n")
+  self:log("notice", "reloaded configuration, tools and policies")
   if json.encode(ws:tools { format = "mcp" }) ~= before and self.protocol then
     self:send { method = "notifications/tools/list_changed" }
   end
