@@ -184,6 +184,7 @@ typedef struct grep {
   _Atomic size_t reserved; /* counted against max_bytes before reading */
   _Atomic int err;
   _Atomic int stop;        /* STOP_*: set once */
+  bw_walk_stats *stats;    /* the walk's: its progress callback may cancel */
   watchdog dog;
 } grep;
 
@@ -192,12 +193,14 @@ static void halt(grep *g, int why) {
   atomic_compare_exchange_strong(&g->stop, &none, why);
 }
 
-/* Stop now? The cancel flag is raised from outside (the MCP reader);
- * the budget and failures from inside. */
+/* Stop now? The cancel flag is raised from outside (the MCP reader), or
+ * by the walk when its progress callback asks; the budget and failures
+ * from inside. */
 static int halted(grep *g) {
   if (atomic_load_explicit(&g->stop, memory_order_relaxed)) return 1;
   const _Atomic int *c = g->o->walk.cancel;
-  if (c && atomic_load_explicit(c, memory_order_relaxed)) {
+  if ((c && atomic_load_explicit(c, memory_order_relaxed)) ||
+      atomic_load_explicit(&g->stats->cancelled, memory_order_relaxed)) {
     halt(g, STOP_CANCEL);
     return 1;
   }
@@ -768,12 +771,12 @@ static void watch_stop(grep *g) {
 int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
             bw_grep_res *res) {
   memset(res, 0, sizeof *res);
-  grep g = {.r = r, .o = o};
+  bw_walk_stats stats = {0};
+  grep g = {.r = r, .o = o, .stats = &stats};
   pthread_mutex_init(&g.mu, NULL);
   bw_topn_init(&g.top, o->max_results, free_gfile);
   watch_start(&g);
   int rc = grep_setup(&g);
-  bw_walk_stats stats = {0};
   if (!rc) {
     bw_walk_opts w = o->walk;
     w.threads = g.nws;
