@@ -64,7 +64,7 @@ typedef struct stdio_state {
   int busy;    /* a tool call is in flight (io:begin .. io:finish) */
   rid current; /* its id */
   rid gone[GONE_MAX]; /* cancelled before they began (a ring) */
-  int ngone;
+  int next_gone;      /* where the next one goes */
   _Atomic int cancelled;
   pthread_mutex_t out_mu;
 } stdio_state;
@@ -106,8 +106,8 @@ static void note_cancel(const json_t *id) {
   if (S.busy && rid_equal(&S.current, &r)) {
     atomic_store(&S.cancelled, 1);
   } else {
-    S.gone[S.ngone % GONE_MAX] = r;
-    S.ngone++;
+    S.gone[S.next_gone] = r;
+    S.next_gone = (S.next_gone + 1) % GONE_MAX;
   }
   pthread_mutex_unlock(&S.mu);
 }
@@ -374,7 +374,7 @@ static int io_begin(lua_State *L) {
   }
   int gone = 0;
   pthread_mutex_lock(&S.mu);
-  for (int i = 0; i < GONE_MAX && i < S.ngone; i++)
+  for (int i = 0; i < GONE_MAX; i++) /* unused slots are RID_NONE (0) */
     if (rid_equal(&S.gone[i], &r)) {
       S.gone[i].type = RID_NONE;
       gone = 1;
