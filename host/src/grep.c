@@ -72,8 +72,9 @@ static size_t leading_verbs(const char *s, size_t n) {
   size_t i = 0;
   while (i + 2 < n && s[i] == '(' && s[i + 1] == '*') {
     size_t j = i + 2;
-    while (j < n && ((s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= '0' && s[j] <= '9') ||
-                     s[j] == '_' || s[j] == '='))
+    while (j < n &&
+           ((s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= '0' && s[j] <= '9') ||
+            s[j] == '_' || s[j] == '='))
       j++;
     if (j >= n || s[j] != ')') break;
     i = j + 1;
@@ -747,7 +748,10 @@ static void watch_start(grep *g) {
   clock_gettime(CLOCK_MONOTONIC, &d->until);
   d->until.tv_sec += (time_t)(g->o->max_ms / 1000);
   d->until.tv_nsec += (long)(g->o->max_ms % 1000) * 1000000L;
-  if (d->until.tv_nsec >= 1000000000L) d->until.tv_sec++, d->until.tv_nsec -= 1000000000L;
+  if (d->until.tv_nsec >= 1000000000L) {
+    d->until.tv_sec++;
+    d->until.tv_nsec -= 1000000000L;
+  }
   d->running = pthread_create(&d->t, NULL, watch, g) == 0;
   if (!d->running) { /* no thread: no time budget, rather than no search */
     pthread_cond_destroy(&d->cv);

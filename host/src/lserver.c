@@ -128,7 +128,10 @@ static int answer_ping(const json_t *m) {
   if (!idtext) return 0;
   size_t cap = strlen(idtext) + 64;
   char *reply = malloc(cap);
-  int n = reply ? snprintf(reply, cap, "{\"id\":%s,\"jsonrpc\":\"2.0\",\"result\":{}}", idtext) : -1;
+  int n = reply ? snprintf(reply, cap,
+                           "{\"id\":%s,\"jsonrpc\":\"2.0\",\"result\":{}}",
+                           idtext)
+                : -1;
   free(idtext);
   if (n > 0) bw_stdout_line(reply, (size_t)n);
   free(reply);
