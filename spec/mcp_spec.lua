@@ -136,6 +136,142 @@ describe(H.tag("burrow mcp"), function()
     assert.is_table(by_id[3].result)
   end)
 
+  describe("JSON-RPC by the book", function()
+    -- each raw line, and the error code its reply must carry (id: the
+    -- reply's id; null when the request has no usable one)
+    local cases = {
+      { '"str"', -32600, json.null, "a string" },
+      { "42", -32600, json.null, "a number" },
+      { "null", -32600, json.null, "null" },
+      { "true", -32600, json.null, "a boolean" },
+      { '{"jsonrpc":"2.0","id":5}', -32600, 5, "an id but no method" },
+      { '{"jsonrpc":"2.0","id":6,"params":{}}', -32600, 6, "params but no method" },
+      { '{"jsonrpc":"2.0"}', -32600, json.null, "no id and no method" },
+      { '{"id":7,"method":"ping"}', -32600, 7, "no jsonrpc" },
+      { '{"jsonrpc":"1.0","id":8,"method":"ping"}', -32600, 8, "jsonrpc 1.0" },
+      { '{"jsonrpc":"2.0","id":9,"method":42}', -32600, 9, "a method that is not a string" },
+      { '{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600, json.null, "id null" },
+      { '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', -32600, json.null, "id an object" },
+      { '{"jsonrpc":"2.0","id":10,"method":"ping","params":"x"}', -32600, 10, "params a string" },
+      { '{"jsonrpc":"2.0","method":"notifications/x","params":3}', -32600, json.null, "a notification with params a number" },
+      { '{"jsonrpc":"2.0","id":11,"method":"ping","params":[1]}', -32602, 11, "params an array" },
+      { '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"stat","arguments":[1]}}', -32602, 12, "tools/call arguments an array" },
+      { '{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"stat","arguments":"x"}}', -32602, 13, "tools/call arguments a string" },
+      { '{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"cursor":5}}', -32602, 14, "a cursor that is not a string" },
+      { '{"jsonrpc":"2.0","id":15,"method":"initialize","params":{}}', -32602, 15, "initialize without protocolVersion" },
+      { '{"jsonrpc":"2.0","id":16,"method":"logging/setLevel","params":{"level":"verbose"}}', -32602, 16, "setLevel verbose" },
+      { '{"jsonrpc":"2.0","id":17,"method":"logging/setLevel","params":{}}', -32602, 17, "setLevel without a level" },
+      { '{"jsonrpc":"2.0","id":18,"method":"resources/list"}', -32601, 18, "an unknown method" },
+      { '{"jsonrpc":"2.0","id":19,"method":"ping"', -32700, json.null, "cut JSON" },
+    }
+    for _, c in ipairs(cases) do
+      it(("answers %s with %d"):format(c[4], c[2]), function()
+        local replies = serve(dir, { init(1), initialized, c[1], { id = "after", method = "ping" } })
+        assert.equal(3, #replies, "one reply each: " .. json.encode(replies))
+        local r = replies[2]
+        assert.is_table(r.error, json.encode(r))
+        assert.equal(c[2], r.error.code)
+        assert.equal(c[3], r.id)
+        assert.equal("2.0", r.jsonrpc)
+        assert.equal("after", replies[3].id, "the server goes on")
+      end)
+    end
+
+    it("says nothing to a response it did not wait for (result or error, no method)", function()
+      local replies = serve(dir, { init(1), initialized,
+        '{"jsonrpc":"2.0","id":"x","result":{}}', '{"jsonrpc":"2.0","id":"y","error":{"code":1,"message":"m"}}',
+        { id = 2, method = "ping" } })
+      assert.equal(2, #replies)
+      assert.equal(2, replies[2].id)
+    end)
+
+    it("refuses a batch with -32600 in 2025-06-18, which removed them", function()
+      local replies = serve(dir, { init(1, "2025-06-18"), initialized, '[{"jsonrpc":"2.0","id":2,"method":"ping"}]' })
+      assert.equal(2, #replies)
+      assert.equal(-32600, replies[2].error.code)
+      assert.equal(json.null, replies[2].id)
+    end)
+
+    it("answers a batch with one array in 2025-03-26; [] is -32600; notifications get nothing", function()
+      local replies = serve(dir, { init(1, "2025-03-26"), initialized,
+        '[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},'
+          .. '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"stat","arguments":{"path":"notes.txt"}}},42]',
+        "[]",
+        '[{"jsonrpc":"2.0","method":"notifications/x"}]',
+        { id = 4, method = "ping" } })
+      assert.equal(4, #replies, json.encode(replies))
+      local batch = replies[2]
+      assert.equal(json.array_mt, getmetatable(batch))
+      assert.equal(3, #batch)
+      assert.equal(2, batch[1].id)
+      assert.same({}, batch[1].result)
+      assert.equal(3, batch[2].id)
+      assert.equal("notes.txt", batch[2].result.structuredContent.path)
+      assert.equal(-32600, batch[3].error.code)
+      assert.equal(-32600, replies[3].error.code) -- []
+      assert.equal(4, replies[4].id) -- the all-notification batch said nothing
+    end)
+  end)
+
+  it("neither runs nor answers a tools/call cancelled while it waited in the queue", function()
+    local replies, by_id = serve(dir, { init(1), initialized,
+      call(2, "grep", { pattern = "first" }),
+      { method = "notifications/cancelled", params = { requestId = "w" } },
+      call("w", "write_file", { path = "made.txt", content = "x" }),
+      { id = 3, method = "ping" } })
+    assert.is_nil(by_id.w, "a cancelled request was answered")
+    assert.is_false(H.exists(dir, "made.txt"), "a cancelled request ran")
+    assert.equal(3, #replies)
+    assert.equal(3, replies[3].id)
+  end)
+
+  describe("logging", function()
+    local function secrets()
+      local cfg = H.tmpdir()
+      H.write(cfg, "burrow.yaml", "policies: [secrets]\n")
+      H.write(dir, ".env", "TOKEN=x\n")
+      return { "--config", cfg .. "/burrow.yaml" }
+    end
+
+    it("logs a denied call as a warning once the client set a level, never before", function()
+      local replies = serve(dir, { init(1), initialized,
+        call(2, "read_file", { path = ".env" }),
+        { id = 3, method = "logging/setLevel", params = { level = "warning" } },
+        call(4, "read_file", { path = ".env" }) }, secrets())
+      local notes = {}
+      for i, r in ipairs(replies) do
+        if r.method == "notifications/message" then notes[#notes + 1] = { at = i, msg = r } end
+      end
+      assert.equal(1, #notes, json.encode(replies))
+      local p = notes[1].msg.params
+      assert.equal("warning", p.level)
+      assert.equal("burrow", p.logger)
+      assert.equal("read_file", p.data.tool)
+      assert.equal("POLICY_DENIED", p.data.code)
+      assert.matches("POLICY_DENIED", p.data.message, 1, true)
+      assert.equal(4, replies[notes[1].at + 1].id, "the log line comes before the call's reply")
+    end)
+
+    it("sends nothing under the level set: a denial is not an error", function()
+      local replies = serve(dir, { init(1), initialized,
+        { id = 2, method = "logging/setLevel", params = { level = "error" } },
+        call(3, "read_file", { path = ".env" }) }, secrets())
+      for _, r in ipairs(replies) do assert.is_nil(r.method, json.encode(r)) end
+    end)
+
+    it("counts the files a walk skipped, at info", function()
+      H.write(dir, "bin.dat", "a\0b")
+      local replies = serve(dir, { init(1), initialized,
+        { id = 2, method = "logging/setLevel", params = { level = "info" } },
+        call(3, "grep", { pattern = "first" }) })
+      local note
+      for _, r in ipairs(replies) do if r.method == "notifications/message" then note = r.params end end
+      assert.is_table(note, json.encode(replies))
+      assert.equal("info", note.level)
+      assert.equal(1, note.data.binary)
+    end)
+  end)
+
   it("answers an unknown method with -32601", function()
     local _, by_id = serve(dir, { init(1), initialized, { id = 2, method = "resources/frobnicate" } })
     assert.is_nil(by_id[2].result)

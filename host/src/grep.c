@@ -12,13 +12,23 @@
  * whole windows of lines, not line by line. Line numbers are counted
  * (vectorised) only between hits. Results go to a sorted capped set, so
  * the answer is the first max_results in path order however threads run.
+ *
+ * A search can be stopped at any time: by the client's cancel, or by its
+ * budget (max_ms of wall time, watched by a timer thread; max_bytes read).
+ * Between files and windows the workers look at one flag; inside a PCRE2
+ * call a callout at the head of the pattern looks at it at every start
+ * position, and the match limit bounds the work of each position, so a
+ * backtracking pattern on a big file stops within one position's work.
+ * The result says why it stopped and what was covered.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
 #include <pcre2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "search.h"
@@ -56,16 +66,42 @@ static int compile_error(int code) {
   return bw_fail(BW_INVALID_ARGUMENT, errbuf);
 }
 
-/* The pattern as PCRE2 source: a literal is escaped. */
+/* Length of the option verbs a pattern starts with ((*UCP), (*CRLF),
+ * (*LIMIT_MATCH=9)...), which must stay first. */
+static size_t leading_verbs(const char *s, size_t n) {
+  size_t i = 0;
+  while (i + 2 < n && s[i] == '(' && s[i + 1] == '*') {
+    size_t j = i + 2;
+    while (j < n &&
+           ((s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= '0' && s[j] <= '9') ||
+            s[j] == '_' || s[j] == '='))
+      j++;
+    if (j >= n || s[j] != ')') break;
+    i = j + 1;
+  }
+  return i;
+}
+
+/* The pattern as PCRE2 source: a literal is escaped, and a callout comes
+ * first (after the option verbs) so PCRE2 reports every start position it
+ * tries. A callout is never repeatable, so no quantifier can attach to it,
+ * and it always returns 0 but to stop: the matches are the pattern's. */
 static char *regex_source(const bw_grep_opts *o, size_t *len) {
-  char *s = malloc(o->pattern_len * 2 + 1);
+  static const char co[] = "(?C1)";
+  size_t cl = sizeof co - 1;
+  char *s = malloc(o->pattern_len * 2 + cl + 1);
   if (!s) return NULL;
+  size_t n = 0;
   if (!o->literal) {
-    memcpy(s, o->pattern, o->pattern_len);
-    *len = o->pattern_len;
+    size_t v = leading_verbs(o->pattern, o->pattern_len);
+    memcpy(s, o->pattern, v);
+    memcpy(s + v, co, cl);
+    memcpy(s + v + cl, o->pattern + v, o->pattern_len - v);
+    *len = o->pattern_len + cl;
     return s;
   }
-  size_t n = 0;
+  memcpy(s, co, cl);
+  n = cl;
   for (size_t i = 0; i < o->pattern_len; i++) {
     unsigned char c = (unsigned char)o->pattern[i];
     if (c < 0x80 && !is_alnum(c)) s[n++] = '\\';
@@ -121,6 +157,18 @@ typedef struct wstate {
   bw_lit lits[BW_MAX_LITS]; /* the scanner's cached hits are per worker */
 } wstate;
 
+/* Why a search ended early (grep.stop). */
+enum { STOP_NONE, STOP_CANCEL, STOP_TIME, STOP_BYTES };
+
+/* The timer thread of max_ms. */
+typedef struct watchdog {
+  pthread_t t;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  struct timespec until; /* CLOCK_MONOTONIC */
+  int running, done;
+} watchdog;
+
 typedef struct grep {
   const bw_root *r;
   const bw_grep_opts *o;
@@ -133,10 +181,42 @@ typedef struct grep {
   char **bin, **big;
   size_t nbin, nbig, cbin, cbig, tbin, tbig;
   _Atomic size_t searched, unreadable, trimmed;
+  _Atomic size_t bytes;    /* read from searched files */
+  _Atomic size_t reserved; /* counted against max_bytes before reading */
   _Atomic int err;
+  _Atomic int stop;        /* STOP_*: set once */
+  bw_walk_stats *stats;    /* the walk's: its progress callback may cancel */
+  watchdog dog;
 } grep;
 
-static int ws_init(wstate *w, const matcher *m) {
+static void halt(grep *g, int why) {
+  int none = STOP_NONE;
+  atomic_compare_exchange_strong(&g->stop, &none, why);
+}
+
+/* Stop now? The cancel flag is raised from outside (the MCP reader), or
+ * by the walk when its progress callback asks; the budget and failures
+ * from inside. */
+static int halted(grep *g) {
+  if (atomic_load_explicit(&g->stop, memory_order_relaxed)) return 1;
+  const _Atomic int *c = g->o->walk.cancel;
+  if ((c && atomic_load_explicit(c, memory_order_relaxed)) ||
+      atomic_load_explicit(&g->stats->cancelled, memory_order_relaxed)) {
+    halt(g, STOP_CANCEL);
+    return 1;
+  }
+  return atomic_load_explicit(&g->err, memory_order_relaxed) != 0;
+}
+
+/* PCRE2's callout at each start position (regex_source): a negative
+ * return abandons the match. */
+static int on_attempt(pcre2_callout_block *b, void *arg) {
+  (void)b;
+  return halted(arg) ? PCRE2_ERROR_CALLOUT : 0;
+}
+
+static int ws_init(wstate *w, grep *g) {
+  const matcher *m = &g->m;
   if (!m->re) return BW_OK;
   w->md = pcre2_match_data_create(1, NULL);
   w->mc = pcre2_match_context_create(NULL);
@@ -146,6 +226,7 @@ static int ws_init(wstate *w, const matcher *m) {
   pcre2_set_match_limit(w->mc, MATCH_LIMIT);
   pcre2_set_depth_limit(w->mc, DEPTH_LIMIT);
   pcre2_set_heap_limit(w->mc, HEAP_LIMIT_KIB);
+  pcre2_set_callout(w->mc, on_attempt, g);
   return BW_OK;
 }
 
@@ -325,17 +406,16 @@ static int on_match(scan *s, size_t ls, size_t le) {
   return rc;
 }
 
-static int cancelled(const grep *g) {
-  const _Atomic int *c = g->o->walk.cancel;
-  return (c && atomic_load(c)) || atomic_load(&g->err);
-}
-
 /* PCRE2 over subject [0, n) from start: 1 and [*ms, *me) on a match. */
 static int re_find(scan *s, const char *subj, size_t n, size_t start,
                    size_t *ms, size_t *me) {
   int rc = pcre2_match(s->g->m.re, (PCRE2_SPTR)subj, n, start, 0, s->w->md,
                        s->w->mc);
   if (rc == PCRE2_ERROR_NOMATCH || rc == PCRE2_ERROR_PARTIAL) return 0;
+  if (rc == PCRE2_ERROR_CALLOUT) { /* halted: this file's scan ends here */
+    s->done = 1;
+    return 0;
+  }
   if (rc < 0) {
     if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
         rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT) {
@@ -361,7 +441,7 @@ static int search_prefiltered(scan *s) {
   size_t pos = 0, poll = WINDOW;
   while (pos < s->len && !s->done) {
     if (pos > poll) { /* a big file with many hits: see a cancel */
-      if (cancelled(s->g)) return BW_OK;
+      if (halted(s->g)) return BW_OK;
       poll = pos + WINDOW;
     }
     size_t h = next_hit(s, pos);
@@ -384,12 +464,12 @@ static int search_prefiltered(scan *s) {
  * again on its line alone. */
 static int search_windows(scan *s) {
   size_t pos = 0;
-  while (pos < s->len && !s->done) {
+  while (pos < s->len && !s->done && !halted(s->g)) {
     size_t wend = pos + WINDOW < s->len ? line_end(s, pos + WINDOW) : s->len;
     if (wend < s->len) wend++; /* keep the newline */
     size_t ms, me;
     if (!re_find(s, s->buf, wend, pos, &ms, &me)) {
-      if (atomic_load(&s->g->err) || cancelled(s->g)) return BW_OK;
+      if (halted(s->g)) return BW_OK;
       pos = wend;
       continue;
     }
@@ -409,7 +489,7 @@ static int search_windows(scan *s) {
 static int search_multiline(scan *s) {
   if (s->g->m.lits.n && next_hit(s, 0) == (size_t)-1) return BW_OK;
   size_t pos = 0;
-  while (pos < s->len && !s->done && !cancelled(s->g)) {
+  while (pos < s->len && !s->done && !halted(s->g)) {
     size_t ms, me;
     if (!re_find(s, s->buf, s->len, pos, &ms, &me)) return BW_OK;
     const char *q = ms > 0 ? memrchr(s->buf, '\n', ms) : NULL;
@@ -506,6 +586,14 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
                    const char *path) {
   const bw_grep_opts *o = g->o;
   size_t len = 0;
+  if (o->max_bytes && (size_t)st->st_size <= o->max_file_size) {
+    size_t want = (size_t)st->st_size;
+    if (atomic_fetch_add(&g->reserved, want) + want > o->max_bytes) {
+      close(fd); /* over the budget: not read, and the search ends */
+      halt(g, STOP_BYTES);
+      return -1;
+    }
+  }
   int rc = (size_t)st->st_size > o->max_file_size
                ? BW_TOO_LARGE
                : read_all(w, fd, (size_t)st->st_size, o->max_file_size, &len);
@@ -518,6 +606,7 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
     return 0;
   }
   atomic_fetch_add(&g->searched, 1);
+  atomic_fetch_add(&g->bytes, len);
   if (memchr(w->buf, '\0', len < BINARY_PROBE ? len : BINARY_PROBE))
     return note_skip(g, 0, path) ? -1 : 0;
   scan s = {.g = g, .w = w, .buf = w->buf, .len = len, .path = path};
@@ -570,7 +659,7 @@ static int is_file(const bw_root *r, const char *rel) {
 
 static int grep_visit(void *arg, const bw_wentry *e) {
   grep *g = arg;
-  if (atomic_load(&g->err)) return -1;
+  if (halted(g)) return -1;
   if (e->type == 'd') {
     if (g->exc && any_match(g->exc, g->o->n_exclude, e->path, e->name)) return 0;
     return !bw_topn_beyond(&g->top, e->path);
@@ -628,18 +717,70 @@ static int grep_setup(grep *g) {
   g->nws = bw_walk_threads(g->o->walk.threads);
   if (!(g->ws = calloc((size_t)g->nws, sizeof *g->ws))) return BW_ENOMEM;
   for (int i = 0; i < g->nws; i++)
-    if ((rc = ws_init(&g->ws[i], &g->m))) return rc;
+    if ((rc = ws_init(&g->ws[i], g))) return rc;
   return BW_OK;
+}
+
+/* ---- the time budget: a thread that sleeps until max_ms, or the end ---- */
+
+static void *watch(void *arg) {
+  grep *g = arg;
+  watchdog *d = &g->dog;
+  pthread_mutex_lock(&d->mu);
+  while (!d->done)
+    if (pthread_cond_timedwait(&d->cv, &d->mu, &d->until) == ETIMEDOUT) {
+      if (!d->done) halt(g, STOP_TIME);
+      break;
+    }
+  pthread_mutex_unlock(&d->mu);
+  return NULL;
+}
+
+static void watch_start(grep *g) {
+  watchdog *d = &g->dog;
+  if (!g->o->max_ms) return;
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&d->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_mutex_init(&d->mu, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &d->until);
+  d->until.tv_sec += (time_t)(g->o->max_ms / 1000);
+  d->until.tv_nsec += (long)(g->o->max_ms % 1000) * 1000000L;
+  if (d->until.tv_nsec >= 1000000000L) {
+    d->until.tv_sec++;
+    d->until.tv_nsec -= 1000000000L;
+  }
+  d->running = pthread_create(&d->t, NULL, watch, g) == 0;
+  if (!d->running) { /* no thread: no time budget, rather than no search */
+    pthread_cond_destroy(&d->cv);
+    pthread_mutex_destroy(&d->mu);
+  }
+}
+
+static void watch_stop(grep *g) {
+  watchdog *d = &g->dog;
+  if (!d->running) return;
+  pthread_mutex_lock(&d->mu);
+  d->done = 1;
+  pthread_cond_signal(&d->cv);
+  pthread_mutex_unlock(&d->mu);
+  pthread_join(d->t, NULL);
+  pthread_cond_destroy(&d->cv);
+  pthread_mutex_destroy(&d->mu);
+  d->running = 0;
 }
 
 int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
             bw_grep_res *res) {
   memset(res, 0, sizeof *res);
-  grep g = {.r = r, .o = o};
+  bw_walk_stats stats = {0};
+  grep g = {.r = r, .o = o, .stats = &stats};
   pthread_mutex_init(&g.mu, NULL);
   bw_topn_init(&g.top, o->max_results, free_gfile);
+  watch_start(&g);
   int rc = grep_setup(&g);
-  bw_walk_stats stats = {0};
   if (!rc) {
     bw_walk_opts w = o->walk;
     w.threads = g.nws;
@@ -648,6 +789,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
     w.stats = &stats;
     rc = is_file(r, rel) ? grep_single(&g, rel) : bw_walk_run(r, rel, &w);
   }
+  watch_stop(&g);
   int err = atomic_load(&g.err);
   if (!rc && err == -1)
     rc = bw_fail(BW_INVALID_ARGUMENT,
@@ -679,8 +821,13 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   res->searched = atomic_load(&g.searched);
   res->unreadable = atomic_load(&g.unreadable) + atomic_load(&stats.unreadable);
   res->skipped_policy = atomic_load(&stats.skipped_policy);
-  res->cancelled = atomic_load(&stats.cancelled);
-  if (res->cancelled) res->truncated = 1;
+  int stop = atomic_load(&g.stop);
+  res->bytes = atomic_load(&g.bytes);
+  res->cancelled = atomic_load(&stats.cancelled) || stop == STOP_CANCEL;
+  res->limit = stop == STOP_TIME    ? BW_GREP_LIMIT_TIME
+               : stop == STOP_BYTES ? BW_GREP_LIMIT_BYTES
+                                    : 0;
+  if (res->cancelled || res->limit) res->truncated = 1;
   grep_free(&g);
   return BW_OK;
 }

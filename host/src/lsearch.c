@@ -10,6 +10,9 @@
  * as does the MCP cancel flag of the request in flight. Lua is never
  * touched from a worker.
  *
+ * grep's budget: opts.max_ms (wall time) and opts.max_bytes (read), 0 or
+ * absent for none; a search they end has limit = "time" or "bytes".
+ *
  * Both take the walk options `rules` (core.rules, lrules.c: entries a
  * direct read would deny are skipped, and counted in the result's
  * skipped_policy) and `base` (the in-root path of rel, "." the root;
@@ -218,6 +221,12 @@ static void push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
   lua_setfield(L, -2, "truncated");
   lua_pushboolean(L, r->cancelled);
   lua_setfield(L, -2, "cancelled");
+  lua_pushinteger(L, (lua_Integer)r->bytes);
+  lua_setfield(L, -2, "bytes");
+  if (r->limit) {
+    lua_pushstring(L, r->limit == BW_GREP_LIMIT_TIME ? "time" : "bytes");
+    lua_setfield(L, -2, "limit");
+  }
 }
 
 static int parse_mode(lua_State *L, int t) {
@@ -252,6 +261,8 @@ static int roots_grep(lua_State *L) {
   o.max_file_size = opt_size(L, 4, "max_file_size", 64u << 20);
   o.max_line = opt_size(L, 4, "max_line", 2000);
   o.max_skipped = opt_size(L, 4, "max_skipped", 1000);
+  o.max_ms = opt_size(L, 4, "max_ms", 0);
+  o.max_bytes = opt_size(L, 4, "max_bytes", 0);
   o.include = opt_list(L, 4, "include", &o.n_include);
   o.exclude = opt_list(L, 4, "exclude", &o.n_exclude);
   lua_getfield(L, 4, "prefix");

@@ -2,28 +2,39 @@
  * lserver.c - stdio plumbing of `burrow mcp`, as burrow.core.stdio().
  *
  * A reader thread splits stdin into lines and queues them, so the Lua loop
- * can run a long tool call while the next messages keep arriving. The
- * reader notices notifications/cancelled for the request in flight at once
- * and raises its cancel flag, which long operations poll. Output goes
- * through one lock so progress notifications and results never interleave.
- * Events (SIGHUP, a dropped line) travel apart from the text, so no byte
- * on stdin can look like one.
+ * can run a long tool call while the next messages keep arriving; they are
+ * answered in order once it ends. Two kinds of message the reader handles
+ * itself, because they matter during a call and need no Lua: a
+ * notifications/cancelled for the call in flight raises its cancel flag
+ * (which long operations poll; one for a request still queued is kept, and
+ * that request never runs), and a ping that arrives while a tool call runs
+ * is answered here at once. Output goes through one lock, one whole
+ * message per hold, so progress notifications, pings and results never
+ * interleave. Events (SIGHUP, a dropped line) travel apart from the text,
+ * so no byte on stdin can look like one.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <pthread.h>
 #include <signal.h>
-#include <time.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ljson.h"
 #include "lserver.h"
 
 #define STDIO_MT "burrow.Stdio"
+
+enum {
+  FAST_MAX = 64 * 1024, /* longer lines are never a ping or a cancel we read */
+  GONE_MAX = 64,        /* cancelled ids of requests not yet begun, kept */
+};
 
 typedef struct line {
   struct line *next;
@@ -32,6 +43,17 @@ typedef struct line {
   char text[];
 } line;
 
+/* A request id as a value: two JSON texts of one id may differ (escapes),
+ * the values do not. Ids that fit none of these are never matched. */
+enum { RID_NONE, RID_INT, RID_REAL, RID_STR };
+typedef struct rid {
+  int type;
+  long long i;
+  double d;
+  size_t len;
+  char s[256];
+} rid;
+
 typedef struct stdio_state {
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -39,7 +61,10 @@ typedef struct stdio_state {
   int eof;
   int hangup; /* a SIGHUP not yet reported by io:next */
   size_t max_line;
-  char current[64]; /* JSON text of the request id in flight, "" if none */
+  int busy;    /* a tool call is in flight (io:begin .. io:finish) */
+  rid current; /* its id */
+  rid gone[GONE_MAX]; /* cancelled before they began (a ring) */
+  int next_gone;      /* where the next one goes */
   _Atomic int cancelled;
   pthread_mutex_t out_mu;
 } stdio_state;
@@ -49,33 +74,94 @@ static stdio_state S = {.mu = PTHREAD_MUTEX_INITIALIZER,
                         .out_mu = PTHREAD_MUTEX_INITIALIZER};
 static int started;
 
-/* The JSON text of "requestId" in a cancel notification, crudely but
- * safely: only compared byte for byte with the id in flight. */
-static void note_cancel(const char *s, size_t n) {
-  static const char key[] = "\"requestId\"";
-  const char *k = memmem(s, n, key, sizeof key - 1);
-  if (!k) return;
-  const char *p = k + sizeof key - 1, *end = s + n;
-  while (p < end && (*p == ' ' || *p == ':' || *p == '\t')) p++;
-  const char *q = p;
-  if (q < end && *q == '"') {
-    for (q++; q < end && *q != '"'; q++)
-      if (*q == '\\') q++;
-    q++;
-  } else {
-    while (q < end && (*q == '-' || (*q >= '0' && *q <= '9'))) q++;
+static int rid_equal(const rid *a, const rid *b) {
+  if (a->type != b->type || a->type == RID_NONE) return 0;
+  if (a->type == RID_INT) return a->i == b->i;
+  if (a->type == RID_REAL) return a->d == b->d;
+  return a->len == b->len && !memcmp(a->s, b->s, a->len);
+}
+
+static void rid_from_json(const json_t *j, rid *r) {
+  r->type = RID_NONE;
+  if (json_is_integer(j)) {
+    r->type = RID_INT;
+    r->i = (long long)json_integer_value(j);
+  } else if (json_is_real(j)) {
+    r->type = RID_REAL;
+    r->d = json_real_value(j);
+  } else if (json_is_string(j) && json_string_length(j) <= sizeof r->s) {
+    r->type = RID_STR;
+    r->len = json_string_length(j);
+    memcpy(r->s, json_string_value(j), r->len);
   }
-  if (q > end || q == p) return;
+}
+
+/* notifications/cancelled: the call in flight stops at its next check; a
+ * request still queued is remembered, and io:begin refuses it. */
+static void note_cancel(const json_t *id) {
+  rid r;
+  rid_from_json(id, &r);
+  if (r.type == RID_NONE) return;
   pthread_mutex_lock(&S.mu);
-  if (S.current[0] && strlen(S.current) == (size_t)(q - p) &&
-      !memcmp(S.current, p, (size_t)(q - p)))
+  if (S.busy && rid_equal(&S.current, &r)) {
     atomic_store(&S.cancelled, 1);
+  } else {
+    S.gone[S.next_gone] = r;
+    S.next_gone = (S.next_gone + 1) % GONE_MAX;
+  }
   pthread_mutex_unlock(&S.mu);
+}
+
+/* A well-formed ping during a tool call, answered from this thread.
+ * 1 if answered; 0 leaves it to the Lua loop (in its turn). */
+static int answer_ping(const json_t *m) {
+  const json_t *id = json_object_get(m, "id");
+  const json_t *params = json_object_get(m, "params");
+  const char *v = json_string_value(json_object_get(m, "jsonrpc"));
+  if (!v || strcmp(v, "2.0") || (params && !json_is_object(params))) return 0;
+  if (!json_is_integer(id) && !json_is_string(id)) return 0;
+  pthread_mutex_lock(&S.mu);
+  int busy = S.busy;
+  pthread_mutex_unlock(&S.mu);
+  if (!busy) return 0; /* idle: the Lua loop answers it in order */
+  char *idtext = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+  if (!idtext) return 0;
+  size_t cap = strlen(idtext) + 64;
+  char *reply = malloc(cap);
+  int n = reply ? snprintf(reply, cap,
+                           "{\"id\":%s,\"jsonrpc\":\"2.0\",\"result\":{}}",
+                           idtext)
+                : -1;
+  free(idtext);
+  if (n > 0) bw_stdout_line(reply, (size_t)n);
+  free(reply);
+  return n > 0;
+}
+
+/* The messages this thread acts on itself; 1 if the line is used up. A
+ * cancel is still queued: the Lua loop, waiting for a client's answer,
+ * wakes on it. Only short lines are decoded here, and only those that
+ * name one of the two methods. */
+static int intercept(const char *s, size_t n) {
+  if (n > FAST_MAX) return 0;
+  int cancel = memmem(s, n, "notifications/cancelled", 23) != NULL;
+  if (!cancel && !memmem(s, n, "\"ping\"", 6)) return 0;
+  json_t *m = json_loadb(s, n, 0, NULL);
+  if (!m) return 0;
+  const char *method = json_string_value(json_object_get(m, "method"));
+  int used = 0;
+  if (method && cancel && !strcmp(method, "notifications/cancelled") &&
+      !json_object_get(m, "id"))
+    note_cancel(json_object_get(json_object_get(m, "params"), "requestId"));
+  else if (method && !strcmp(method, "ping"))
+    used = answer_ping(m);
+  json_decref(m);
+  return used;
 }
 
 static void push_line(const char *s, size_t n, int oversize) {
   if (n > 0 && s[n - 1] == '\r') n--;
-  if (memmem(s, n, "notifications/cancelled", 23)) note_cancel(s, n);
+  if (!oversize && intercept(s, n)) return;
   line *l = malloc(sizeof *l + n + 1);
   if (!l) return; /* dropped: the client times out rather than we crash */
   l->next = NULL;
@@ -269,22 +355,46 @@ static int io_send(lua_State *L) {
   return 1;
 }
 
-/* io:begin(id_json) / io:finish(): the request in flight */
+/* io:begin(id) -> cancelled?: the tool call in flight, whose cancel
+ * raises the flag and during which the reader answers pings. true if the
+ * client cancelled it while it was queued: do not run it. */
 static int io_begin(lua_State *L) {
+  rid r = {.type = RID_NONE};
   size_t n;
-  const char *id = luaL_checklstring(L, 2, &n);
+  if (lua_isinteger(L, 2)) {
+    r.type = RID_INT;
+    r.i = (long long)lua_tointeger(L, 2);
+  } else if (lua_type(L, 2) == LUA_TNUMBER) {
+    r.type = RID_REAL;
+    r.d = (double)lua_tonumber(L, 2);
+  } else if (lua_type(L, 2) == LUA_TSTRING) {
+    const char *s = lua_tolstring(L, 2, &n);
+    if (n <= sizeof r.s) {
+      r.type = RID_STR;
+      r.len = n;
+      memcpy(r.s, s, n);
+    }
+  }
+  int gone = 0;
   pthread_mutex_lock(&S.mu);
-  if (n < sizeof S.current) memcpy(S.current, id, n + 1);
-  else S.current[0] = '\0';
-  atomic_store(&S.cancelled, 0);
+  for (int i = 0; i < GONE_MAX; i++) /* unused slots are RID_NONE (0) */
+    if (rid_equal(&S.gone[i], &r)) {
+      S.gone[i].type = RID_NONE;
+      gone = 1;
+    }
+  S.current = r;
+  S.busy = 1;
+  atomic_store(&S.cancelled, gone);
   pthread_mutex_unlock(&S.mu);
-  return 0;
+  lua_pushboolean(L, gone);
+  return 1;
 }
 
 static int io_finish(lua_State *L) {
   (void)L;
   pthread_mutex_lock(&S.mu);
-  S.current[0] = '\0';
+  S.busy = 0;
+  S.current.type = RID_NONE;
   atomic_store(&S.cancelled, 0);
   pthread_mutex_unlock(&S.mu);
   return 0;

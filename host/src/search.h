@@ -243,8 +243,13 @@ typedef struct bw_grep_opts {
   size_t n_include;
   const char *const *exclude; /* globs that skip files and directories */
   size_t n_exclude;
+  size_t max_ms;            /* wall-time budget of the whole search (0: none) */
+  size_t max_bytes;         /* bytes read over all files (0: none) */
   bw_walk_opts walk;        /* threads, hidden, ignore, cancel, progress */
 } bw_grep_opts;
+
+/* Why a search ended before its end (bw_grep_res.limit). */
+enum { BW_GREP_LIMIT_TIME = 1, BW_GREP_LIMIT_BYTES = 2 };
 
 typedef struct bw_gline {
   size_t line;    /* 1-based */
@@ -270,12 +275,16 @@ typedef struct bw_grep_res {
   size_t searched;   /* files read */
   size_t unreadable; /* files or directories that could not be opened */
   size_t skipped_policy; /* entries the walk's rules hid (a directory once) */
+  size_t bytes;      /* read from the files searched */
   int truncated, cancelled;
+  int limit;         /* 0, or the budget that ended it: BW_GREP_LIMIT_* */
 } bw_grep_res;
 
 /* Search files below rel. The pattern is compiled once (PCRE2 with JIT,
  * or a plain literal); a catastrophic pattern fails the call with
- * INVALID_ARGUMENT instead of running away. */
+ * INVALID_ARGUMENT instead of running away. The cancel flag and the
+ * budget (max_ms, max_bytes) end it early with what was found so far:
+ * cancelled or limit set, and truncated. */
 int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
             bw_grep_res *res);
 void bw_grep_res_free(bw_grep_res *res);

@@ -1,5 +1,6 @@
 -- burrow.caps: the result and size limits every tool applies, and the
--- parser for sizes written by people ("256KiB", "50MB", "1000").
+-- parsers for sizes and durations written by people ("256KiB", "50MB",
+-- "1000"; "30s", "500ms").
 
 local caps = {}
 
@@ -12,6 +13,8 @@ caps.defaults = {
   max_request_bytes = 64 * 1024 * 1024, -- largest MCP message accepted
   max_undo_bytes = 64 * 1024 * 1024, -- previous contents undo_edit keeps per session
   max_image_bytes = 10 * 1024 * 1024, -- largest image read_file returns as image content
+  max_search_ms = 30000,         -- wall time of one grep (ms; 0: none), then partial results
+  max_search_bytes = 4 * 1024 * 1024 * 1024, -- bytes one grep reads (0: none), then partial results
   untrusted_boundary = false,    -- wrap read_file text in helix's untrusted-content tags
 }
 
@@ -33,6 +36,20 @@ function caps.parse_size(v)
   return math.floor(tonumber(num) * mult)
 end
 
+local time_units = { [""] = 1, ms = 1, s = 1000, m = 60000 }
+
+-- "30s" -> 30000 (milliseconds; a bare number is milliseconds too).
+function caps.parse_ms(v)
+  if math.type(v) == "integer" then return v >= 0 and v or nil, "negative duration" end
+  if type(v) ~= "string" then return nil, "expected a duration like 30s or 500ms" end
+  local num, unit = v:match("^%s*(%d+%.?%d*)%s*(%a*)%s*$")
+  local mult = unit and time_units[unit]
+  if not num or not mult then
+    return nil, ("invalid duration %q (use a number of ms, or with ms, s or m)"):format(v)
+  end
+  return math.floor(tonumber(num) * mult)
+end
+
 -- Defaults overridden by t; unknown keys and bad values are errors.
 function caps.merge(t)
   local out = {}
@@ -49,7 +66,7 @@ function caps.merge(t)
       elseif v == "false" or v == false then out[k] = false
       else return nil, ("cap %s: expected true or false"):format(k) end
     else
-      local n, err = caps.parse_size(v)
+      local n, err = (k:match("_ms$") and caps.parse_ms or caps.parse_size)(v)
       if not n then return nil, ("cap %s: %s"):format(k, err) end
       out[k] = n
     end

@@ -224,6 +224,10 @@ local function run_tool(self, ctx, tool, args)
   return res, msg, code
 end
 
+-- What a walk left out, counted in the result: summed into the hooks
+-- for the MCP server (_meta burrow/skipped_policy, its log).
+local SKIP_COUNTS = { "skipped_policy", "skipped_binary_count", "skipped_size_count", "unreadable" }
+
 -- Codes with which the core or the sandbox refused a call: audited as deny.
 local REFUSALS = { OUTSIDE_ROOT = true, READ_ONLY_ROOT = true, POLICY_DENIED = true, EACCES = true }
 
@@ -262,8 +266,10 @@ local function invoke(self, tool, args, hooks, via)
   end
   if not msg then res, msg, code = run_tool(self, ctx, tool, args) end
   ctx:close()
-  if res and type(res.skipped_policy) == "number" and hooks then -- for the envelope (MCP _meta)
-    hooks.skipped_policy = (hooks.skipped_policy or 0) + res.skipped_policy
+  if res and hooks then -- for the envelope (MCP _meta) and the client's log
+    for _, k in ipairs(SKIP_COUNTS) do
+      if type(res[k]) == "number" then hooks[k] = (hooks[k] or 0) + res[k] end
+    end
   end
   local outcome = {
     code = res and "OK" or code,

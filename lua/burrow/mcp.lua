@@ -2,7 +2,9 @@
 -- per line in, one per line out, nothing else on stdout. Tool failures are
 -- results with isError; protocol failures are JSON-RPC errors. Stdin is
 -- read by a C thread (burrow.core.stdio) so a cancel notification reaches
--- the call in flight while it runs.
+-- the call in flight while it runs, and a ping during a tool call is
+-- answered by that thread at once; other requests that arrive meanwhile
+-- are queued and answered in order after the call.
 
 local core = require "burrow.core"
 local json = core.json
@@ -18,7 +20,9 @@ Server.__index = Server
 --- opts.reopen: function() -> a new workspace | nil, message (SIGHUP)
 function mcp.new(ws, opts)
   opts = opts or {}
-  return setmetatable({ ws = ws, log_level = "info", reopen = opts.reopen,
+  -- log_level: nil until the client sets one (logging/setLevel): no
+  -- notifications/message before it asked for them
+  return setmetatable({ ws = ws, log_level = nil, reopen = opts.reopen,
     pending = {}, next_id = 0 }, Server)
 end
 
@@ -30,12 +34,36 @@ function Server:send(msg)
   if n and n > BIG_REPLY then self.big_garbage = true end
 end
 
+-- A response: sent at once, or kept for the batch being answered
+-- (notifications during a batch still go out at once).
+function Server:respond(msg)
+  if self.batch then
+    msg.jsonrpc = "2.0"
+    self.batch[#self.batch + 1] = msg
+  else
+    self:send(msg)
+  end
+end
+
 function Server:reply(id, result)
-  self:send { id = id, result = result }
+  self:respond { id = id, result = result }
 end
 
 function Server:error(id, code, message)
-  self:send { id = id == nil and json.null or id, error = { code = code, message = message } }
+  self:respond { id = id == nil and json.null or id, error = { code = code, message = message } }
+end
+
+-- RFC 5424 severities, as MCP's logging levels
+local LEVELS = { debug = 1, info = 2, notice = 3, warning = 4, error = 5, critical = 6, alert = 7, emergency = 8 }
+
+--- notifications/message (logger "burrow") at or above the level the
+-- client set; nothing before it set one.
+function Server:log(level, message, fields)
+  local min = self.log_level and LEVELS[self.log_level]
+  if not min or LEVELS[level] < min then return end
+  local data = { message = message }
+  for k, v in pairs(fields or {}) do data[k] = v end
+  self:send { method = "notifications/message", params = { level = level, logger = "burrow", data = data } }
 end
 
 local function negotiate(requested)
@@ -48,6 +76,9 @@ end
 local handlers = {}
 
 function handlers.initialize(self, params)
+  if type(params.protocolVersion) ~= "string" then
+    return nil, -32602, "Invalid params: initialize needs protocolVersion (a string)"
+  end
   self.protocol = negotiate(params.protocolVersion)
   self.client = params.clientInfo
   self.client_caps = type(params.capabilities) == "table" and params.capabilities or {}
@@ -62,12 +93,19 @@ end
 function handlers.ping() return {} end
 
 function handlers.logging_setLevel(self, params)
-  self.log_level = params.level or self.log_level
+  if not LEVELS[params.level] then
+    return nil, -32602, ("Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency (got %s)")
+      :format(type(params.level) == "string" and ("%q"):format(params.level) or tostring(params.level))
+  end
+  self.log_level = params.level
   return {}
 end
 
 function handlers.tools_list(self, params)
   local all = self.ws:tools { format = "mcp" }
+  if params.cursor ~= nil and type(params.cursor) ~= "string" then
+    return nil, -32602, "invalid cursor"
+  end
   local start = tonumber(params.cursor or "0")
   if not start or start < 0 or start % 1 ~= 0 then
     return nil, -32602, "invalid cursor"
@@ -157,7 +195,16 @@ function handlers.tools_call(self, params, id)
   end
   local args = params.arguments
   if args == nil or args == json.null then args = {} end
-  self.stdio:begin(json.encode(id))
+  if type(args) ~= "table" or getmetatable(args) == json.array_mt then
+    return nil, -32602, "Invalid params: arguments must be an object"
+  end
+  -- cancelled while it waited in the queue: not run, and (as MCP asks)
+  -- not answered
+  if self.stdio:begin(id) then
+    self.stdio:finish()
+    return nil
+  end
+  local started = core.now()
   local token = type(params._meta) == "table" and params._meta.progressToken or nil
   local hooks
   hooks = {
@@ -171,6 +218,7 @@ function handlers.tools_call(self, params, id)
   }
   local res, msg, code = self.ws:call(name, args, hooks)
   self.stdio:finish()
+  self:log_call(name, started, hooks, code, msg)
   local out = self:tool_result(name, res, msg, code)
   -- entries the policies hid from a walk: said in every dialect, never named
   if (hooks.skipped_policy or 0) > 0 then
@@ -180,26 +228,99 @@ function handlers.tools_call(self, params, id)
   return out
 end
 
-function Server:handle(msg)
+-- What the client may use as a request id: a string or a number (MCP:
+-- never null).
+local function valid_id(id)
+  return type(id) == "string" or (type(id) == "number" and id == id and math.abs(id) ~= math.huge)
+end
+
+-- One message (not a batch). JSON-RPC 2.0: anything that is not a valid
+-- Request gets -32600, with its id if it has a usable one, else null;
+-- notifications (no id) are never answered; a handler that returns nil
+-- without a code sends nothing (a request cancelled before it ran).
+function Server:handle_one(msg)
   if type(msg) ~= "table" or getmetatable(msg) == json.array_mt then
-    return self:error(nil, -32600, "invalid request: batches are not supported; send one object per line")
+    return self:error(nil, -32600, "Invalid Request: a message must be a JSON object")
   end
   local id, method = msg.id, msg.method
-  if method == nil then return end -- a response to a request of ours
-  if type(method) ~= "string" then return self:error(id, -32600, "invalid request: method must be a string") end
-  if id == nil then return end -- notifications need no answer
-  local h = handlers[method:gsub("/", "_")]
-  if not h then return self:error(id, -32601, "Method not found: " .. method) end
+  local reply_id = valid_id(id) and id or nil
+  if method == nil then
+    if msg.result ~= nil or msg.error ~= nil then return end -- a response to a request of ours
+    return self:error(reply_id, -32600, "Invalid Request: no method")
+  end
+  if msg.jsonrpc ~= "2.0" then return self:error(reply_id, -32600, 'Invalid Request: jsonrpc must be "2.0"') end
+  if type(method) ~= "string" then return self:error(reply_id, -32600, "Invalid Request: method must be a string") end
+  if id ~= nil and not valid_id(id) then
+    return self:error(nil, -32600, "Invalid Request: id must be a string or a number")
+  end
   local params = msg.params
   if params == nil or params == json.null then params = {} end
-  if type(params) ~= "table" then return self:error(id, -32602, "params must be an object") end
+  if type(params) ~= "table" then
+    return self:error(reply_id, -32600, "Invalid Request: params must be an object")
+  end
+  if id == nil then return end -- notifications need no answer
+  if getmetatable(params) == json.array_mt then
+    return self:error(id, -32602, "Invalid params: params must be an object, not an array")
+  end
+  local h = handlers[method:gsub("/", "_")]
+  if not h then return self:error(id, -32601, "Method not found: " .. method) end
   local ok, res, ecode, emsg = pcall(h, self, params, id)
   if not ok then
     io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
     return self:error(id, -32603, "internal error")
   end
+  if res == nil and ecode == nil then return end
   if res == nil then return self:error(id, ecode, emsg) end
   self:reply(id, res)
+end
+
+-- Revisions whose clients may send JSON-RPC batches (2025-06-18 removed them)
+local function batches_allowed(protocol)
+  return protocol ~= nil and protocol < "2025-06-18"
+end
+
+function Server:handle(msg)
+  if getmetatable(msg) ~= json.array_mt then return self:handle_one(msg) end
+  if not batches_allowed(self.protocol) then
+    return self:error(nil, -32600, "Invalid Request: batches are not supported in this protocol revision; send one object per line")
+  end
+  if #msg == 0 then return self:error(nil, -32600, "Invalid Request: empty batch") end
+  -- one array of the responses, none if all were notifications
+  self.batch = json.array {}
+  for _, m in ipairs(msg) do
+    local ok, err = pcall(self.handle_one, self, m)
+    if not ok then
+      self.batch = nil
+      error(err, 0)
+    end
+  end
+  local out = self.batch
+  self.batch = nil
+  if #out > 0 then
+    local n = self.out(out)
+    if n and n > BIG_REPLY then self.big_garbage = true end
+  end
+end
+
+-- What the client hears of a call in its log (notifications/message): a
+-- slow call, files a walk skipped, a policy's refusal.
+function Server:log_call(name, started, hooks, code, msg)
+  local secs = core.now() - started
+  if secs > 1 then
+    self:log("notice", ("%s took %.1f s"):format(name, secs),
+      { tool = name, duration_ms = math.floor(secs * 1000) })
+  end
+  local binary, size = hooks.skipped_binary_count or 0, hooks.skipped_size_count or 0
+  local unreadable, policy = hooks.unreadable or 0, hooks.skipped_policy or 0
+  if binary + size + unreadable + policy > 0 then
+    self:log("info", ("%s skipped %d entr%s: %d binary, %d over max_file_size, %d unreadable, %d hidden by policy")
+      :format(name, binary + size + unreadable + policy, binary + size + unreadable + policy == 1 and "y" or "ies",
+        binary, size, unreadable, policy),
+      { tool = name, binary = binary, too_large = size, unreadable = unreadable, policy = policy })
+  end
+  if code == "POLICY_DENIED" then
+    self:log("warning", msg, { tool = name, code = code })
+  end
 end
 
 -- SIGHUP: build the workspace again from the files; keep the old one if
@@ -209,12 +330,14 @@ function Server:reload()
   local ws, err = self.reopen()
   if not ws then
     io.stderr:write("burrow: reload failed, keeping the previous configuration: ", tostring(err), "\n")
+    self:log("error", "reload failed, keeping the previous configuration: " .. tostring(err))
     return
   end
   local before = json.encode(self.ws:tools { format = "mcp" })
   self.ws:close()
   self.ws = ws
   io.stderr:write("burrow: reloaded configuration, tools and policies\n")
+  self:log("notice", "reloaded configuration, tools and policies")
   if json.encode(ws:tools { format = "mcp" }) ~= before and self.protocol then
     self:send { method = "notifications/tools/list_changed" }
   end

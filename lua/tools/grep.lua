@@ -106,6 +106,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       skipped_policy = { type = "integer", description = "Entries the workspace policy hid (never named); only with policy rules." },
       truncated = { type = "boolean" },
       cancelled = { type = "boolean" },
+      limit = { type = "string", enum = { "time", "bytes" }, description = "The search budget that ended the search early (max_search_ms or max_search_bytes): the results are partial." },
+      bytes_searched = { type = "integer", description = "Bytes read from the files searched." },
     },
     required = { "path", "pattern", "output_mode", "matches", "files", "counts", "skipped_binary", "skipped_size", "truncated" },
   },
@@ -144,6 +146,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       include_hidden = a.include_hidden,
       respect_ignore = a.respect_ignore ~= false,
       prefix = prefix_of(path),
+      max_ms = ctx.caps.max_search_ms,
+      max_bytes = ctx.caps.max_search_bytes,
     })
     local res, detail, gcode = ctx.roots:grep(idx, rel, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("searched %d entries in %d directories"):format(entries, dirs))
@@ -187,6 +191,10 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_file_size = max_size,
       truncated = res.truncated or cut,
       cancelled = res.cancelled,
+      limit = res.limit,
+      bytes_searched = res.bytes,
+      max_search_ms = ctx.caps.max_search_ms,
+      max_search_bytes = ctx.caps.max_search_bytes,
     }
   end,
 
@@ -221,6 +229,10 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     if hidden then add(hidden) end
     if r.cancelled then
       add("[search cancelled: the results above are partial]")
+    elseif r.limit then
+      add(("[LIMIT %s: the search stopped at %s after %d files (%d bytes); the results above are partial. Narrow path, pattern or include to search the rest]")
+        :format(r.limit, r.limit == "time" and ("max_search_ms=%d"):format(r.max_search_ms)
+          or ("max_search_bytes=%d"):format(r.max_search_bytes), r.files_searched or 0, r.bytes_searched or 0))
     elseif r.truncated then
       add(("[results truncated at max_results=%d or the result size cap; narrow path, pattern or include, or use output_mode \"files\" or \"count\"]")
         :format(r.max_results))

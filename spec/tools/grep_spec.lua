@@ -248,6 +248,70 @@ describe(H.tag("grep"), function()
     assert.equal("ENOENT", code)
   end)
 
+  describe("the search budget and stopping inside a file", function()
+    -- lines of twenty a's and a b: (a+)+$ fails on each after ~2^20 steps,
+    -- under PCRE2's match limit, so nothing fails and a 1.1 MB file takes
+    -- minutes (no literal: it runs over 1 MiB windows)
+    local SLOW = ("a"):rep(20) .. "b\n"
+    local function slow_file(name) H.write(dir, name or "slow.txt", SLOW:rep(50000)) end
+
+    it("ends at max_search_ms with the results so far, limit = time, and says so in the text", function()
+      slow_file()
+      H.write(dir, "a-first.txt", "aab\n")
+      open { max_search_ms = 300 }
+      local t0 = H.core.now()
+      local r = assert(grep { pattern = "(a+)+$|^aab$" })
+      local secs = H.core.now() - t0
+      print(("\n  grep with max_search_ms=300 returned after %.0f ms"):format(secs * 1000))
+      assert.equal("time", r.limit)
+      assert.is_true(r.truncated)
+      assert.is_false(r.cancelled)
+      assert.is_true(secs < 20, ("%.1f s: the budget did not bound the search"):format(secs))
+      for _, m in ipairs(r.matches) do assert.equal("a-first.txt", m.path) end -- partial, never wrong
+      local text = ws:render("grep", r)
+      assert.matches("[LIMIT time: the search stopped at max_search_ms=300", text, 1, true)
+    end)
+
+    it("ends at max_search_bytes without reading the file that would pass it, limit = bytes", function()
+      for i = 1, 6 do H.write(dir, ("f%d.txt"):format(i), ("hit\n"):rep(25000)) end -- 100000 bytes each
+      open { max_search_bytes = 250000 }
+      local r = assert(grep { pattern = "hit", output_mode = "count" })
+      assert.equal("bytes", r.limit)
+      assert.is_true(r.truncated)
+      assert.is_true(r.bytes_searched <= 250000, r.bytes_searched)
+      assert.is_true(r.files_searched <= 2, r.files_searched)
+      assert.matches("[LIMIT bytes: the search stopped at max_search_bytes=250000", ws:render("grep", r), 1, true)
+      -- and without the cap, the whole tree
+      open {}
+      r = assert(grep { pattern = "hit", output_mode = "count" })
+      assert.is_nil(r.limit)
+      assert.equal(6, r.files_searched)
+      assert.equal(600000, r.bytes_searched)
+    end)
+
+    it("stops inside one big file when the caller cancels, not at its end", function()
+      slow_file()
+      local t0, asked = H.core.now(), 0
+      local r = assert(ws:call("grep", { pattern = "(a+)+$" }, {
+        cancelled = function() asked = asked + 1 return H.core.now() - t0 > 0.3 end,
+      }))
+      local secs = H.core.now() - t0
+      print(("\n  grep cancelled after 300 ms returned after %.0f ms"):format(secs * 1000))
+      assert.is_true(r.cancelled)
+      assert.is_true(r.truncated)
+      assert.is_true(secs < 20, ("%.1f s: the cancel waited for the file"):format(secs))
+    end)
+
+    it("leaves matching as it was: leading option verbs, alternation, literals", function()
+      H.write(dir, "f.txt", "caf\u{e9} x\nfoo\nbar\na.b(c\n")
+      assert.same({ "f.txt:1:caf\u{e9} x" }, lines(assert(grep { pattern = "(*UCP)^\\w{4}\\b" })))
+      assert.same({ "f.txt:2:foo", "f.txt:3:bar" }, lines(assert(grep { pattern = "^foo$|^bar$" })))
+      assert.same({ "f.txt:4:a.b(c" }, lines(assert(grep { pattern = "a.b(", literal = true, ignore_case = true })))
+      local _, _, code = grep { pattern = "*a\\d" } -- a quantifier cannot attach to the callout put first
+      assert.equal("INVALID_ARGUMENT", code)
+    end)
+  end)
+
   it("reports progress and stops when the caller cancels", function()
     for i = 1, 50 do H.write(dir, ("d%d/f.txt"):format(i), "hit\n") end
     local reported = 0

@@ -4,6 +4,12 @@
 // compared with the same search run to the end on the same machine: the
 // cancelled reply must arrive well before the full run would have.
 //
+// The server during one long call (issue 11): ping answered meanwhile, a
+// cancel and the search budget stopping a backtracking grep inside one
+// file. The target is 100 ms; the assertions allow far more (the machine
+// may be loaded) but stay far below the minutes the call would run
+// unstopped, and the measured figures are printed.
+//
 //   cd test/e2e && node --test search.test.mjs
 
 import { test, before, after } from "node:test";
@@ -13,6 +19,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..", "..");
@@ -30,8 +38,8 @@ after(() => {
 });
 
 /** A raw client: send objects, await replies by id, see notifications. */
-function server(root) {
-  const child = spawn(BIN, ["mcp", "--root", root], { stdio: ["pipe", "pipe", "inherit"] });
+function server(root, extra = []) {
+  const child = spawn(BIN, ["mcp", "--root", root, ...extra], { stdio: ["pipe", "pipe", "inherit"] });
   const waiting = new Map();
   const notes = [];
   let buf = "";
@@ -142,4 +150,102 @@ test("a long grep with a progressToken sends progress notifications", T, async (
     assert.equal(typeof p.params.progress, "number");
   }
   await s.close();
+});
+
+// One 1.1 MB file of lines "aaaaaaaaaaaaaaaaaaaab": (a+)+$ fails on each
+// after ~2^20 steps, under PCRE2's match limit, so nothing errors and the
+// whole file takes minutes; it has no literal, so PCRE2 runs over 1 MiB
+// windows, where a cancel was only seen at a window's end.
+const BACKTRACK = "(a+)+$";
+function backtrackTree() {
+  const dir = path.join(TMP, "backtrack");
+  if (!fs.existsSync(dir)) {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "slow.txt"), ("a".repeat(20) + "b\n").repeat(50000));
+  }
+  return dir;
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+test("ping is answered at once while a long grep runs, and the grep stops on notifications/cancelled", T, async () => {
+  const s = server(backtrackTree());
+  await init(s);
+  let grepDone = false;
+  const pending = s.request(1, "tools/call", { name: "grep", arguments: { pattern: BACKTRACK } });
+  pending.then(() => { grepDone = true; });
+  await sleep(300);
+  const waits = [];
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    const pong = await s.request(100 + i, "ping");
+    waits.push(pong.at - t0);
+    assert.deepEqual(pong.msg.result, {});
+    await sleep(50);
+  }
+  assert.equal(grepDone, false, "the grep was still running: the pings were answered during it");
+  console.log(`ping during a long grep: ${waits.map((w) => w.toFixed(1)).join(", ")} ms (target 100 ms)`);
+  for (const w of waits) assert.ok(w < 1000, `ping took ${w.toFixed(0)} ms during the call`);
+
+  // a request behind the call waits its turn; the cancel is seen inside the file
+  const queued = s.request(2, "tools/list", {});
+  const cancelAt = performance.now();
+  s.send({ method: "notifications/cancelled", params: { requestId: 1, reason: "test" } });
+  const got = await pending;
+  const afterCancel = got.at - cancelAt;
+  console.log(`grep reply ${afterCancel.toFixed(1)} ms after notifications/cancelled (target 100 ms)`);
+  assert.ok(afterCancel < 5000, `the grep answered ${afterCancel.toFixed(0)} ms after the cancel`);
+  const r = got.msg.result.structuredContent;
+  assert.equal(r.cancelled, true);
+  assert.equal(r.truncated, true);
+  const list = await queued;
+  assert.ok(list.at >= got.at, "the queued request is answered after the call");
+  assert.ok(Array.isArray(list.msg.result.tools));
+  await s.close();
+});
+
+test("a tiny max_search_ms ends a backtracking grep with a LIMIT result", T, async () => {
+  const s = server(backtrackTree(), ["--cap", "max_search_ms=200"]);
+  await init(s);
+  const t0 = performance.now();
+  const got = await s.request(1, "tools/call", { name: "grep", arguments: { pattern: BACKTRACK } });
+  const ms = got.at - t0;
+  console.log(`grep with max_search_ms=200 answered after ${ms.toFixed(0)} ms`);
+  assert.ok(ms < 10000, `${ms.toFixed(0)} ms: the budget did not bound the search`);
+  const res = got.msg.result;
+  assert.equal(res.isError, undefined);
+  assert.equal(res.structuredContent.limit, "time");
+  assert.equal(res.structuredContent.truncated, true);
+  assert.equal(res.structuredContent.cancelled, false);
+  assert.match(res.content[0].text, /\[LIMIT time: the search stopped at max_search_ms=200/);
+  await s.close();
+});
+
+test("with the official SDK client: ping during a long callTool, and an AbortSignal stops it", T, async () => {
+  const transport = new StdioClientTransport({ command: BIN, args: ["mcp", "--root", backtrackTree()], stderr: "inherit" });
+  const client = new Client({ name: "search-e2e-sdk", version: "1" }, { capabilities: {} });
+  await client.connect(transport);
+  try {
+    const abort = new AbortController();
+    const t0 = performance.now();
+    const call = client.callTool({ name: "grep", arguments: { pattern: BACKTRACK } }, undefined,
+      { signal: abort.signal, timeout: 120_000 });
+    const outcome = call.then(() => "answered", (e) => e);
+    await sleep(300);
+    const p0 = performance.now();
+    await client.ping();
+    const pingMs = performance.now() - p0;
+    console.log(`SDK ping during a long callTool: ${pingMs.toFixed(1)} ms`);
+    assert.ok(pingMs < 1000, `ping took ${pingMs.toFixed(0)} ms`);
+    abort.abort("enough");
+    const e = await outcome;
+    assert.notEqual(e, "answered");
+    // the server is free again soon: the next call is answered at once
+    const next = await client.callTool({ name: "grep", arguments: { pattern: "zzz", literal: true } });
+    const total = performance.now() - t0;
+    console.log(`SDK: the next call answered ${total.toFixed(0)} ms after the first began`);
+    assert.ok(total < 10000, `${total.toFixed(0)} ms: the aborted grep kept the server busy`);
+    assert.equal(next.structuredContent.cancelled, false);
+  } finally {
+    await client.close();
+  }
 });
