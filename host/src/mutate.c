@@ -367,7 +367,8 @@ int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
     rc = bw_fail(BW_INVALID_ARGUMENT, "it is a mount point");
   else if ((strail || dtrail) && !S_ISDIR(st.st_mode))
     rc = bw_fail(BW_ENOTDIR, "a trailing slash names a directory");
-  else if (overwrite && (replaced = fstatat(ddir, dname, &dt, AT_SYMLINK_NOFOLLOW) == 0) &&
+  else if (overwrite &&
+           (replaced = fstatat(ddir, dname, &dt, AT_SYMLINK_NOFOLLOW) == 0) &&
            (S_ISLNK(dt.st_mode) || (!S_ISDIR(dt.st_mode) && dt.st_nlink > 1)))
     rc = bw_fail(BW_POLICY_DENIED, S_ISLNK(dt.st_mode)
                                        ? "the destination is a symlink; replacing links is refused"
