@@ -48,7 +48,7 @@ DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks
 
 .PHONY: all deps test run bench sanitize clean check-deps install uninstall rock rock-install FORCE
-all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS)
+all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
 
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -106,6 +106,10 @@ $(B)/test_%: host/test/test_%.c $(CORE_O)
 # except the embedding API's, which links the whole library as an engine would
 $(B)/test_capi: host/test/test_capi.c $(B)/libburrow.a
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -Ihost/include -o $@ $^ $(DEP_LIBS) $(LUA_LIBS)
+
+# the fault shim the security suite preloads (spec/security/faults_spec.lua)
+$(B)/faults.so: host/test/faults.c
+	$(CC) $(CFLAGS) -shared -o $@ $< -ldl
 
 test: all
 	@bash test/run-all.sh

@@ -63,6 +63,9 @@ int bw_code_from_errno(int err) {
   case EFBIG: return BW_TOO_LARGE;
   case ENOMEM: return bw_fail(BW_ENOMEM, "out of memory");
   case ENXIO: case ENODEV: return BW_NOT_REGULAR;
+  /* EIO still (the codes are DESIGN's), but a full disk is worth saying */
+  case ENOSPC: return bw_fail(BW_EIO, "no space left on the device");
+  case EDQUOT: return bw_fail(BW_EIO, "disk quota exceeded");
   default: return BW_EIO;
   }
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
+#include <limits.h>
 #include <lua.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -626,7 +627,8 @@ static int roots_list(lua_State *L) {
   bw_lrules *rules = bw_lua_rules_opt(L, 4, "rules"); /* stays on the stack */
   size_t skipped = 0;
   o.skipped_policy = &skipped;
-  o.max_depth = (int)opt_size(L, 4, "max_depth", 0);
+  size_t depth = opt_size(L, 4, "max_depth", 0);
+  o.max_depth = depth > INT_MAX ? INT_MAX : (int)depth; /* deeper than any tree */
   o.max_entries = opt_size(L, 4, "max_entries", 1000);
   o.count_limit = opt_size(L, 4, "count_limit", 100000);
   lua_getfield(L, 4, "include_hidden");

@@ -327,8 +327,22 @@ static int move_noreplace(int sdir, const char *sname, int ddir,
   if (errno != EINVAL || S_ISDIR(st->st_mode)) return mut_errno(errno);
   /* a filesystem without RENAME_NOREPLACE: link, then unlink (files) */
   if (linkat(sdir, sname, ddir, dname, 0) < 0) return mut_errno(errno);
-  if (unlinkat(sdir, sname, 0) < 0) return bw_code_from_errno(errno);
+  if (unlinkat(sdir, sname, 0) < 0) {
+    int e = errno;
+    unlinkat(ddir, dname, 0); /* not moved: not at both names either */
+    return bw_code_from_errno(e);
+  }
   return BW_OK;
+}
+
+/* The directory fsyncs after the rename failed. Put the source back where
+ * nothing was replaced; a replaced destination is gone, so that move stays
+ * done, and the detail says so. */
+static int move_unsynced(int sdir, const char *sname, int ddir,
+                         const char *dname, int replaced) {
+  if (!replaced && renameat2(ddir, dname, sdir, sname, RENAME_NOREPLACE) == 0)
+    return bw_fail(BW_EIO, "the directory fsync failed; nothing was moved");
+  return bw_fail(BW_EIO, "moved, but the directory fsync failed");
 }
 
 int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
@@ -346,13 +360,15 @@ int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
     return rc;
   }
   struct stat st, dt;
+  int replaced = 0; /* the destination existed: overwrite replaces it */
   if (fstatat(sdir, sname, &st, AT_SYMLINK_NOFOLLOW) < 0)
     rc = bw_code_from_errno(errno);
   else if (!same_mount(rs, sdir, sname, &st))
     rc = bw_fail(BW_INVALID_ARGUMENT, "it is a mount point");
   else if ((strail || dtrail) && !S_ISDIR(st.st_mode))
     rc = bw_fail(BW_ENOTDIR, "a trailing slash names a directory");
-  else if (overwrite && fstatat(ddir, dname, &dt, AT_SYMLINK_NOFOLLOW) == 0 &&
+  else if (overwrite &&
+           (replaced = fstatat(ddir, dname, &dt, AT_SYMLINK_NOFOLLOW) == 0) &&
            (S_ISLNK(dt.st_mode) || (!S_ISDIR(dt.st_mode) && dt.st_nlink > 1)))
     rc = bw_fail(BW_POLICY_DENIED, S_ISLNK(dt.st_mode)
                                        ? "the destination is a symlink; replacing links is refused"
@@ -361,8 +377,8 @@ int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
     rc = renameat2(sdir, sname, ddir, dname, 0) == 0 ? BW_OK : mut_errno(errno);
   else
     rc = move_noreplace(sdir, sname, ddir, dname, &st);
-  if (!rc) rc = sync_dir(ddir);
-  if (!rc) rc = sync_dir(sdir);
+  if (!rc && (sync_dir(ddir) || sync_dir(sdir)))
+    rc = move_unsynced(sdir, sname, ddir, dname, replaced);
   close(sdir);
   close(ddir);
   return rc;
@@ -639,15 +655,17 @@ static int append_to(const bw_root *r, const char *rel, int dirfd,
   int fd = -1, rc = open_append(r, rel, dirfd, name, len, max, &fd, res);
   if (rc) return rc;
   rc = write_all(fd, data, len);
-  if (!rc && fsync(fd) < 0) rc = bw_fail(BW_EIO, "fsync failed");
-  if (rc && !res->created && ftruncate(fd, (off_t)res->old_size) == 0)
-    fsync(fd); /* a failed append leaves the file as it was */
-  if (rc && res->created) unlinkat(dirfd, name, 0);
+  if (!rc && fsync(fd) < 0) /* a full disk or quota is said as such */
+    rc = errno == ENOSPC || errno == EDQUOT ? bw_code_from_errno(errno)
+                                            : bw_fail(BW_EIO, "fsync failed");
   struct stat st;
-  if (!rc && res->created) rc = sync_dir(dirfd);
   if (!rc && (fstat(fd, &st) < 0 || lseek(fd, 0, SEEK_SET) < 0))
     rc = bw_code_from_errno(errno);
   if (!rc) rc = hash_open(fd, &st, res->hash, &res->size);
+  if (!rc && res->created) rc = sync_dir(dirfd);
+  /* a failed append, whatever step failed, leaves the file as it was */
+  if (rc && !res->created && ftruncate(fd, (off_t)res->old_size) == 0) fsync(fd);
+  if (rc && res->created) unlinkat(dirfd, name, 0);
   close(fd);
   return rc;
 }

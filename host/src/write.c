@@ -5,8 +5,10 @@
  * a validated final name: an unnamed O_TMPFILE (or, where the filesystem or
  * our privileges do not allow linking one, an exclusive 0600 temp name) in
  * the same directory, write, fchown/fchmod to the replaced file's owner and
- * mode, fsync, rename over the target, fsync the directory. A kill at any
- * point leaves the old file or the new one, never a torn one. Temp names
+ * mode, fsync, exchange with the target (rename when there is none), fsync
+ * the directory, unlink the old file from the temp name. A kill at any
+ * point leaves the old file or the new one, never a torn one; a failure at
+ * any step, the directory fsync included, leaves the old one. Temp names
  * carry the writer's pid, so the leftovers of a killed writer are swept.
  * The compare with expected_hash and the replace run under the directory's
  * write lock, so two burrow processes never both win one compare-and-set.
@@ -326,9 +328,13 @@ static int make_temp(int dirfd, char *tmpname, size_t size, int *fd) {
 
 enum { NEED_NAMED = -1 };
 
-/* Put the written temp file in place of name. */
+/* Put the written temp file in place of name. With exists, the two are
+ * exchanged where the filesystem can (*swapped): the old file then waits
+ * under tmpname until the directory is synced, so a failed sync can put
+ * it back. */
 static int install(int dirfd, int fd, char *tmpname, size_t size,
-                   const char *name, int create_only) {
+                   const char *name, int create_only, int exists, int *swapped) {
+  *swapped = 0;
   if (!tmpname[0]) { /* unnamed: give it a name first */
     const char *dest = name;
     if (!create_only) {
@@ -346,6 +352,23 @@ static int install(int dirfd, int fd, char *tmpname, size_t size,
     }
     if (create_only) return BW_OK; /* linked straight to its name */
   }
+  if (exists && !create_only) {
+    struct stat old;
+    if (renameat2(dirfd, tmpname, dirfd, name, RENAME_EXCHANGE) == 0) {
+      if (fstatat(dirfd, tmpname, &old, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(old.st_mode)) {
+        *swapped = 1;
+        return BW_OK;
+      } /* a directory took the file's place meanwhile: rename refuses that */
+      renameat2(dirfd, tmpname, dirfd, name, RENAME_EXCHANGE);
+      unlinkat(dirfd, tmpname, 0);
+      return bw_fail(BW_EAGAIN, "the file changed during the write; retry");
+    }
+    int e = errno;
+    if (e != EINVAL && e != ENOENT) { /* else: no exchange here, or gone: rename */
+      unlinkat(dirfd, tmpname, 0);
+      return bw_code_from_errno(e);
+    }
+  }
   unsigned flags = create_only ? RENAME_NOREPLACE : 0;
   if (renameat2(dirfd, tmpname, dirfd, name, flags) == 0) return BW_OK;
   int e = errno;
@@ -354,11 +377,29 @@ static int install(int dirfd, int fd, char *tmpname, size_t size,
   return bw_code_from_errno(e);
 }
 
-/* lockfd: the directory open for reading (the lock's fd) */
-static int sync_dir(int lockfd) {
-  return fsync(lockfd) < 0 ? bw_fail(BW_EIO, "the file was replaced but the "
-                                             "directory fsync failed")
-                           : BW_OK;
+/* The directory fsync after the install failed: put the old file back (or
+ * take the new one away), so the failed write changes nothing. mine: the
+ * new file's identity, NULL if unknown. */
+static int put_back(int dirfd, const char *name, const char *tmpname,
+                    int swapped, int exists, const struct stat *mine) {
+  struct stat now;
+  int back = 0;
+  if (swapped)
+    back = renameat2(dirfd, tmpname, dirfd, name, RENAME_EXCHANGE) == 0;
+  else if (!exists && mine && fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+           now.st_dev == mine->st_dev && now.st_ino == mine->st_ino)
+    back = unlinkat(dirfd, name, 0) == 0;
+  if (swapped) unlinkat(dirfd, tmpname, 0); /* the new file, or if it stuck the old */
+  return bw_fail(BW_EIO, back ? "the directory fsync failed; the target is unchanged"
+                              : "the new content is in place but the directory "
+                                "fsync failed");
+}
+
+/* fsync of the temp file failed: nothing is installed yet. A full disk or
+ * quota (delayed allocation) is said as such. */
+static int fsync_failed(int e) {
+  if (e == ENOSPC || e == EDQUOT) return bw_code_from_errno(e);
+  return bw_fail(BW_EIO, "fsync failed; the target is unchanged");
 }
 
 /* Compare and replace, under the directory's lock (lk). */
@@ -374,19 +415,24 @@ static int replace(int dirfd, const bw_dir_lock *lk, const char *name,
   int create_only = o->expected_hash && !strcmp(o->expected_hash, "absent");
   for (int attempt = 0; attempt < 2; attempt++) {
     char tmpname[64];
-    int fd;
+    int fd, swapped = 0;
     if ((rc = make_temp(dirfd, tmpname, sizeof tmpname, &fd))) return rc;
     rc = write_all(fd, data, len);
     if (!rc) rc = set_meta(fd, &st, exists);
-    if (!rc && fsync(fd) < 0)
-      rc = bw_fail(BW_EIO, "fsync failed; the target is unchanged");
-    if (!rc) rc = install(dirfd, fd, tmpname, sizeof tmpname, name, create_only);
+    if (!rc && fsync(fd) < 0) rc = fsync_failed(errno);
+    if (!rc)
+      rc = install(dirfd, fd, tmpname, sizeof tmpname, name, create_only, exists, &swapped);
     else if (tmpname[0]) unlinkat(dirfd, tmpname, 0);
+    struct stat mine;
+    int known = !rc && fstat(fd, &mine) == 0;
     close(fd);
     if (rc == NEED_NAMED) continue; /* retry with a named temp file */
     if (rc) return rc;
+    if (fsync(lk->fd) < 0) /* lk->fd: the directory, open for reading */
+      return put_back(dirfd, name, tmpname, swapped, exists, known ? &mine : NULL);
+    if (swapped) unlinkat(dirfd, tmpname, 0); /* the old file */
     res->created = !exists;
-    return sync_dir(lk->fd);
+    return BW_OK;
   }
   return bw_fail(BW_EIO, "could not install the temp file");
 }

@@ -2,11 +2,17 @@
 -- files use (type, properties, required, additionalProperties, enum,
 -- minimum, maximum, items, minLength). Errors name the field. JSON null
 -- for an optional field counts as absent, as many clients send it.
+-- An integer field holds at most schema.MAX_INTEGER either way unless its
+-- schema says less: 1e300 is an integer to JSON, and no count, line or
+-- size means anything past 2^53 (RFC 7493's safe range).
 
 local json = require("burrow.core").json
 local null = json.null
 
 local schema = {}
+
+schema.MAX_INTEGER = (1 << 53) - 1
+local MAX = schema.MAX_INTEGER
 
 local function type_of(v)
   local t = type(v)
@@ -30,7 +36,7 @@ end
 local function matches_type(want, got, v)
   if want == got then return true end
   if want == "number" and got == "integer" then return true end
-  if want == "integer" and got == "number" and v == math.floor(v) then return true end
+  if want == "integer" and got == "number" and v == math.floor(v) then return true end -- 5.0, 1e300
   if want == "array" and got == "object" and next(v) == nil then return true end
   if want == "object" and got == "array" and next(v) == nil then return true end
   return false
@@ -86,11 +92,16 @@ function check(s, v, path)
     end
   end
   if type(v) == "number" then
-    if s.minimum and v < s.minimum then
-      return ("%s: must be at least %s"):format(where(path), s.minimum)
+    if v ~= v or v == math.huge or v == -math.huge then -- only from Lua callers
+      return ("%s: must be a finite number"):format(where(path))
     end
-    if s.maximum and v > s.maximum then
-      return ("%s: must be at most %s"):format(where(path), s.maximum)
+    local int = s.type == "integer" -- a field that may also be a float keeps its own range
+    local lo, hi = s.minimum or (int and -MAX), s.maximum or (int and MAX)
+    if lo and v < lo then
+      return ("%s: must be at least %s"):format(where(path), math.tointeger(lo) or lo)
+    end
+    if hi and v > hi then
+      return ("%s: must be at most %s"):format(where(path), math.tointeger(hi) or hi)
     end
   end
   if type(v) == "string" and s.minLength and #v < s.minLength then
@@ -113,17 +124,27 @@ function schema.validate(s, v)
   return check(s, v, "")
 end
 
--- Integral floats from JSON become integers where the schema wants them.
-function schema.normalize(s, args)
-  for k, ps in pairs(s.properties or {}) do
-    local v = args[k]
-    if v == null then
-      args[k] = nil
-    elseif ps.type == "integer" and math.type(v) == "float" then
-      args[k] = math.tointeger(v)
+-- Integral floats from JSON (5.0) become integers where the schema wants
+-- them, at any depth; v has passed validate, so each fits.
+local function integers(s, v)
+  if s.type == "integer" and math.type(v) == "float" then return math.tointeger(v) end
+  if type(v) ~= "table" or v == null then return v end
+  if s.properties then
+    for k, ps in pairs(s.properties) do
+      if v[k] ~= nil then v[k] = integers(ps, v[k]) end
     end
+  elseif s.items then
+    for i = 1, #v do v[i] = integers(s.items, v[i]) end
   end
-  return args
+  return v
+end
+
+-- The arguments as tools see them: JSON null at the top counts as absent.
+function schema.normalize(s, args)
+  for k in pairs(s.properties or {}) do
+    if args[k] == null then args[k] = nil end
+  end
+  return integers(s, args)
 end
 
 return schema

@@ -3,10 +3,15 @@
 -- followed), FIFOs, sockets, devices and mounts are skipped and counted.
 
 -- Which path a failure is about: the destination when the source is fine.
-local function culprit(ctx, si, srel, a, code)
+-- EISDIR is the source's only for a directory without recursive; else a
+-- file met a directory where it was to be written.
+local function culprit(ctx, si, srel, sinfo, a, code)
   if code == "EEXIST" or code == "POLICY_DENIED" or code == "READ_ONLY_ROOT" then return a.destination end
-  if code == "ENOENT" or code == "ENOTDIR" or code == "OUTSIDE_ROOT" or code == "ELOOP" or code == "EISDIR" then
-    if code ~= "EISDIR" and ctx.roots:stat(si, srel) then return a.destination end
+  if code == "EISDIR" then
+    return (sinfo.type == "dir" and not a.recursive) and a.source or a.destination
+  end
+  if code == "ENOENT" or code == "ENOTDIR" or code == "OUTSIDE_ROOT" or code == "ELOOP" then
+    if ctx.roots:stat(si, srel) then return a.destination end
   end
   return a.source
 end
@@ -48,8 +53,8 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
   risk = "medium",
 
   handler = function(ctx, a)
-    local si, srel, scode = ctx:resolve(a.source)
-    if not si then return nil, srel, scode end
+    local si, srel, sinfo = ctx:resolve(a.source)
+    if not si then return nil, srel, sinfo end
     local di, drel, dcode = ctx:resolve_write(a.destination)
     if not di then return nil, drel, dcode end
     local res, detail, code = ctx.roots:copy(si, srel, di, drel, {
@@ -59,7 +64,7 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
       if code == "TOO_LARGE" then
         detail = ("a file is over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)
       end
-      return ctx:fail(code, culprit(ctx, si, srel, a, code), detail)
+      return ctx:fail(code, culprit(ctx, si, srel, sinfo, a, code), detail)
     end
     return {
       source = a.source, destination = a.destination, files = res.files, dirs = res.dirs,

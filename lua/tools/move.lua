@@ -2,9 +2,10 @@
 -- on one filesystem. RENAME_NOREPLACE unless overwrite; a link moves as
 -- a link. Both parents are resolved to fds; the rename acts on them.
 
--- Which path a failure is about: the destination when the source is fine.
+-- Which path a failure is about: the destination when the source is fine
+-- (EISDIR: rename(2)'s "a file onto a directory").
 local function culprit(ctx, si, srel, a, code)
-  if code == "EEXIST" or code == "POLICY_DENIED" then return a.destination end
+  if code == "EEXIST" or code == "POLICY_DENIED" or code == "EISDIR" then return a.destination end
   if code == "ENOENT" or code == "ENOTDIR" or code == "OUTSIDE_ROOT" or code == "ELOOP" then
     if ctx.roots:stat(si, srel) then return a.destination end
   end

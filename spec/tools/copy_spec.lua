@@ -50,6 +50,19 @@ describe(H.tag("copy"), function()
     local _, msg, code = copy { source = "d", destination = "e" }
     assert.equal("EISDIR", code)
     assert.matches("recursive", msg, 1, true)
+    assert.matches("^EISDIR: d is", msg)
+  end)
+
+  it("a file onto an existing folder: EISDIR names the destination, the folder untouched", function()
+    H.write(dir, "a.txt", "A")
+    H.write(dir, "folder/keep", "K")
+    for _, overwrite in ipairs { false, true } do
+      local res, msg, code = copy { source = "a.txt", destination = "folder", overwrite = overwrite }
+      assert.is_nil(res)
+      assert.equal("EISDIR", code)
+      assert.matches("^EISDIR: folder is a directory", msg)
+      assert.equal("K", H.read(dir, "folder/keep"))
+    end
   end)
 
   it("copies a tree: files, empty dirs, links as links; FIFOs skipped", function()

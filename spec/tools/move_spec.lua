@@ -49,6 +49,16 @@ describe(H.tag("move"), function()
     assert.is_false(H.exists(dir, "a"))
   end)
 
+  it("a file onto an existing folder with overwrite: EISDIR names the destination", function()
+    H.write(dir, "a.txt", "A")
+    H.write(dir, "folder/keep", "K")
+    local res, msg, code = move { source = "a.txt", destination = "folder", overwrite = true }
+    assert.is_nil(res)
+    assert.equal("EISDIR", code)
+    assert.matches("^EISDIR: folder is a directory", msg)
+    assert.equal("A", H.read(dir, "a.txt"))
+  end)
+
   it("moves a symlink as a link", function()
     H.write(dir, "t.txt", "t")
     H.symlink("t.txt", dir, "l")

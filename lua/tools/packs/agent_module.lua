@@ -6,6 +6,7 @@
 -- Decisions and deviations are in docs/packs.md.
 
 local P = require "burrow.pack"
+local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 local json = require("burrow.core").json
 
 local function need(a, ...)
@@ -103,7 +104,7 @@ tools[#tools + 1] = {
       return nil, "end_line must be an integer >= start_line", "INVALID_ARGUMENT"
     end
     local args = { path = a.path, offset = first }
-    args.limit = a.end_line and (a.end_line - first + 1) or math.maxinteger
+    args.limit = a.end_line and (a.end_line - first + 1) or MAX_INTEGER
     local r, msg, code = ctx:call("read_file", args)
     if not r then
       if code == "INVALID_ARGUMENT" and (msg or ""):find("offset", 1, true) then

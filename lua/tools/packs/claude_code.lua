@@ -8,6 +8,7 @@
 local core = require "burrow.core"
 local json = core.json
 local P = require "burrow.pack"
+local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 
 -- Read state, per workspace (one MCP connection): key -> {hash, newline, partial}.
 local STATE = setmetatable({}, { __mode = "k" })
@@ -132,6 +133,9 @@ Usage:
         local v = a[k]
         if v ~= nil and (v % 1 ~= 0 or v < (k == "offset" and 0 or 1)) then
           return fail(("%s must be a positive integer"):format(k), "INVALID_ARGUMENT")
+        end
+        if v ~= nil and v > MAX_INTEGER then
+          return fail(("%s must be at most %d"):format(k, MAX_INTEGER), "INVALID_ARGUMENT")
         end
       end
       local offset = a.offset and math.max(1, math.tointeger(a.offset)) or nil
@@ -547,6 +551,11 @@ Usage:
     handler = function(ctx, a)
       local mode = MODE[a.output_mode or "files_with_matches"]
       if not mode then return fail("output_mode must be content, files_with_matches or count", "INVALID_ARGUMENT") end
+      for _, k in ipairs { "-A", "-B", "-C", "head_limit", "offset" } do
+        if a[k] ~= nil and math.abs(a[k]) > MAX_INTEGER then
+          return fail(("%s is out of range (at most %d)"):format(k, MAX_INTEGER), "INVALID_ARGUMENT")
+        end
+      end
       local include
       if a.type then
         include = TYPES[a.type]

@@ -10,6 +10,7 @@
 
 local core = require "burrow.core"
 local P = require "burrow.pack"
+local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 
 local LINE_CAP = 500 -- bytes per line in read_file and per name in list_dir
 local BOM = "\239\187\191"
@@ -396,7 +397,12 @@ local function cut(s, max)
   return s:sub(1, i - 1)
 end
 
-local function int_arg(v, default) return v == nil and default or math.tointeger(v) end
+-- v as an integer, nil when it is none (2.5) or past the schemas' range
+local function int_arg(v, default)
+  if v == nil then return default end
+  local i = math.tointeger(v)
+  return i and math.abs(i) <= MAX_INTEGER and i or nil
+end
 
 local function read_file(ctx, a)
   local path = a.file_path or ""

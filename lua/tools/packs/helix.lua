@@ -10,6 +10,7 @@
 local core = require "burrow.core"
 local context = require "burrow.context"
 local P = require "burrow.pack"
+local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 local json = core.json
 
 local MB = 1024 * 1024
@@ -115,7 +116,7 @@ local function build(o)
         elseif code == "TOO_LARGE" and msg:find("base64", 1, true) then
           -- Its bytes would not fit one result: the first page of whole
           -- lines the native read gives, as text.
-          r, msg, code = ctx:call("read_file", { path = a.path, limit = math.maxinteger })
+          r, msg, code = ctx:call("read_file", { path = a.path, limit = MAX_INTEGER })
           if not r then return nil, msg, code end
           bytes, size = P.unnumber(r.content), r.size
         else
@@ -307,6 +308,9 @@ local function build(o)
         if mb == nil then mb = 10 end
         if type(mb) ~= "number" or mb < 0 then
           return nil, "maxGrepFileSizeMb must be a non-negative number", "INVALID_ARGUMENT"
+        end
+        if mb > MAX_INTEGER then
+          return nil, ("maxGrepFileSizeMb must be at most %d"):format(MAX_INTEGER), "INVALID_ARGUMENT"
         end
         local limit = mb * MB
         local args = {

@@ -8,6 +8,7 @@
 local core = require "burrow.core"
 local json = core.json
 local P = require "burrow.pack"
+local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 
 local TEXT_SCHEMA = {
   type = "object",
@@ -95,6 +96,9 @@ local function read_text(ctx, a)
   for k, v in pairs { head = head, tail = tail, offset = a.offset, limit = a.limit } do
     if v and (v < 0 or v % 1 ~= 0) then
       return nil, ("%s must be a non-negative integer"):format(k), "INVALID_ARGUMENT"
+    end
+    if v and v > MAX_INTEGER then
+      return nil, ("%s must be at most %d"):format(k, MAX_INTEGER), "INVALID_ARGUMENT"
     end
   end
   head, tail = head and math.tointeger(head), tail and math.tointeger(tail)

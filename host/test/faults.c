@@ -1,0 +1,239 @@
+/*
+ * faults.c - an LD_PRELOAD shim that makes system calls fail on demand,
+ * for spec/security/faults_spec.lua: what a write leaves when the disk is
+ * full, over quota, failing, or when a call is interrupted or short.
+ *
+ *   BURROW_FAULT=CALL:WHAT[:after=N][:times=M][,...]
+ *     CALL  write pwrite fsync fdatasync renameat renameat2 linkat read
+ *     WHAT  ENOSPC EDQUOT EIO EINTR EPERM (fail with that errno, doing
+ *           nothing; linkat:EPERM is a kernel that will not link an
+ *           O_TMPFILE without CAP_DAC_READ_SEARCH, so named temps are used)
+ *           short (write/pwrite/read: do half the bytes, at least one)
+ *     after the first N matching calls pass (default 0); then M calls
+ *     are hit (default: once for EINTR and short, which a caller must
+ *     retry, every call after for the errors, as a full disk stays full)
+ *   BURROW_FAULT_DIR  only calls on fds (for the *at calls: directory
+ *     fds) whose path is under this directory count; default: any fd
+ *     above 2 that is a regular file or a directory
+ *   BURROW_FAULT_LOG  a file that gets one line per fault injected
+ *     ("write:ENOSPC"), and at exit one per rule with how many matching
+ *     calls it saw ("seen write 3"): a rule with a huge after= counts the
+ *     calls a tool makes, so a spec can then fail each one in turn
+ *
+ * Built by the Makefile as build/faults.so; the spec compiles it itself
+ * when that is missing.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { C_WRITE, C_PWRITE, C_FSYNC, C_FDATASYNC, C_RENAMEAT, C_RENAMEAT2, C_LINKAT, C_READ, NCALLS };
+static const char *const call_names[NCALLS] = {"write", "pwrite", "fsync", "fdatasync",
+                                               "renameat", "renameat2", "linkat", "read"};
+
+enum { MAX_RULES = 16, SHORT = -1 };
+
+typedef struct rule {
+  int call;
+  int err; /* an errno, or SHORT */
+  long after, times;
+  _Atomic long seen; /* matching calls so far */
+} rule;
+
+static rule rules[MAX_RULES];
+static int nrules;
+static const char *only_dir;
+static size_t only_len;
+static const char *log_path;
+static int ready;
+
+static int parse_err(const char *s) {
+  if (!strcmp(s, "ENOSPC")) return ENOSPC;
+  if (!strcmp(s, "EDQUOT")) return EDQUOT;
+  if (!strcmp(s, "EIO")) return EIO;
+  if (!strcmp(s, "EINTR")) return EINTR;
+  if (!strcmp(s, "EPERM")) return EPERM;
+  if (!strcmp(s, "short")) return SHORT;
+  return 0;
+}
+
+/* "write:ENOSPC:after=2" into r; 0 if it is not a rule */
+static int parse_rule(char *spec, rule *r) {
+  char *save, *call = strtok_r(spec, ":", &save), *what = strtok_r(NULL, ":", &save);
+  if (!call || !what) return 0;
+  r->call = -1;
+  for (int i = 0; i < NCALLS; i++)
+    if (!strcmp(call, call_names[i])) r->call = i;
+  r->err = parse_err(what);
+  if (r->call < 0 || !r->err) return 0;
+  r->after = 0;
+  r->times = (r->err == EINTR || r->err == SHORT) ? 1 : -1;
+  for (char *o; (o = strtok_r(NULL, ":", &save));) {
+    if (!strncmp(o, "after=", 6)) r->after = atol(o + 6);
+    else if (!strncmp(o, "times=", 6)) r->times = atol(o + 6);
+    else return 0;
+  }
+  return 1;
+}
+
+static void setup(void) {
+  if (ready) return;
+  ready = 1;
+  const char *env = getenv("BURROW_FAULT");
+  only_dir = getenv("BURROW_FAULT_DIR");
+  only_len = only_dir ? strlen(only_dir) : 0;
+  log_path = getenv("BURROW_FAULT_LOG");
+  if (!env) return;
+  char buf[1024], *save;
+  snprintf(buf, sizeof buf, "%s", env);
+  for (char *s = strtok_r(buf, ",", &save); s && nrules < MAX_RULES; s = strtok_r(NULL, ",", &save)) {
+    char one[256];
+    snprintf(one, sizeof one, "%s", s);
+    if (parse_rule(one, &rules[nrules])) nrules++;
+    else {
+      static const char msg[] = "faults.so: bad BURROW_FAULT rule\n";
+      syscall(SYS_write, 2, msg, sizeof msg - 1);
+      _exit(99);
+    }
+  }
+}
+
+__attribute__((constructor)) static void init(void) { setup(); }
+
+/* Is fd (AT_FDCWD: the working directory) one the faults are for? */
+static int watched(int fd) {
+  struct stat st;
+  if (fd == AT_FDCWD) {
+    if (!only_dir) return 1;
+  } else {
+    if (fd <= 2 || fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) return 0;
+    if (!only_dir) return 1;
+  }
+  char link[64], path[4096];
+  ssize_t n;
+  if (fd == AT_FDCWD) {
+    if (!getcwd(path, sizeof path)) return 0;
+    n = (ssize_t)strlen(path);
+  } else {
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, path, sizeof path - 1);
+    if (n < 0) return 0;
+  }
+  path[n] = '\0';
+  return (size_t)n >= only_len && !strncmp(path, only_dir, only_len) &&
+         (path[only_len] == '\0' || path[only_len] == '/');
+}
+
+static void note(int call, int err) {
+  if (!log_path) return;
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  char line[64];
+  int n = snprintf(line, sizeof line, "%s:%s\n", call_names[call],
+                   err == SHORT ? "short" : err == ENOSPC ? "ENOSPC" : err == EDQUOT ? "EDQUOT"
+                                : err == EIO ? "EIO" : err == EPERM ? "EPERM" : "EINTR");
+  syscall(SYS_write, fd, line, (size_t)n);
+  syscall(SYS_close, fd);
+}
+
+__attribute__((destructor)) static void report(void) {
+  if (!log_path) return;
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  for (int i = 0; i < nrules; i++) {
+    char line[64];
+    int n = snprintf(line, sizeof line, "seen %s %ld\n", call_names[rules[i].call], (long)rules[i].seen);
+    syscall(SYS_write, fd, line, (size_t)n);
+  }
+  syscall(SYS_close, fd);
+}
+
+/* The fault for this call, 0 for none. */
+static int fault(int call, int fd) {
+  setup();
+  int hit = 0;
+  for (int i = 0; i < nrules && !hit; i++) {
+    rule *r = &rules[i];
+    if (r->call != call || !watched(fd)) continue;
+    long k = atomic_fetch_add(&r->seen, 1);
+    if (k >= r->after && (r->times < 0 || k < r->after + r->times)) hit = r->err;
+  }
+  if (hit) note(call, hit);
+  return hit;
+}
+
+/* the libc function this one stands in front of */
+#define REAL(name) \
+  static __typeof__(&name) real_##name; \
+  if (!real_##name) real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
+
+ssize_t write(int fd, const void *buf, size_t n) {
+  REAL(write);
+  int f = fault(C_WRITE, fd);
+  if (f == SHORT && n > 1) return real_write(fd, buf, n / 2);
+  if (f > 0) return errno = f, -1;
+  return real_write(fd, buf, n);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+  REAL(pwrite);
+  int f = fault(C_PWRITE, fd);
+  if (f == SHORT && n > 1) return real_pwrite(fd, buf, n / 2, off);
+  if (f > 0) return errno = f, -1;
+  return real_pwrite(fd, buf, n, off);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) { return pwrite(fd, buf, n, off); }
+
+ssize_t read(int fd, void *buf, size_t n) {
+  REAL(read);
+  int f = fault(C_READ, fd);
+  if (f == SHORT && n > 1) return real_read(fd, buf, n / 2);
+  if (f > 0) return errno = f, -1;
+  return real_read(fd, buf, n);
+}
+
+int fsync(int fd) {
+  REAL(fsync);
+  int f = fault(C_FSYNC, fd);
+  if (f > 0) return errno = f, -1;
+  return real_fsync(fd);
+}
+
+int fdatasync(int fd) {
+  REAL(fdatasync);
+  int f = fault(C_FDATASYNC, fd);
+  if (f > 0) return errno = f, -1;
+  return real_fdatasync(fd);
+}
+
+int renameat(int od, const char *o, int nd, const char *n) {
+  REAL(renameat);
+  int f = fault(C_RENAMEAT, nd);
+  if (f > 0) return errno = f, -1;
+  return real_renameat(od, o, nd, n);
+}
+
+int renameat2(int od, const char *o, int nd, const char *n, unsigned flags) {
+  REAL(renameat2);
+  int f = fault(C_RENAMEAT2, nd);
+  if (f > 0) return errno = f, -1;
+  return real_renameat2(od, o, nd, n, flags);
+}
+
+int linkat(int od, const char *o, int nd, const char *n, int flags) {
+  REAL(linkat);
+  int f = fault(C_LINKAT, nd);
+  if (f > 0) return errno = f, -1;
+  return real_linkat(od, o, nd, n, flags);
+}
