@@ -47,7 +47,7 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks
 
-.PHONY: all deps test run bench sanitize clean check-deps install uninstall rock rock-install FORCE
+.PHONY: all deps test run bench soak sanitize clean check-deps install uninstall rock rock-install FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
 
 deps:
@@ -119,6 +119,12 @@ run: all
 
 bench: all
 	@bash bench/run.sh
+
+# Several MCP clients on one tree for SOAK_SECONDS (default 1800): crash,
+# RSS, fds and every file against a model; the result goes to docs/benchmarks.md.
+soak: all
+	@[ -d test/e2e/node_modules ] || (cd test/e2e && npm ci --no-audit --no-fund)
+	@node test/soak/soak.mjs
 
 # ASan + UBSan build of everything, then the whole suite against it.
 sanitize:
