@@ -50,7 +50,7 @@ bw_backend bw_root_backend(const bw_root *r) {
 static int expected(const bw_root *r, const char *rel, const struct stat *st) {
   if (!r->expect_rel || strcmp(rel, r->expect_rel) != 0) return BW_OK;
   if (st->st_dev == r->expect_dev && st->st_ino == r->expect_ino) return BW_OK;
-  return bw_fail(BW_EAGAIN, "the path changed during the call, retry");
+  return bw_fail(BW_EAGAIN, "not the object the policies judged");
 }
 
 /* ---- openat2 ---- */
@@ -636,9 +636,9 @@ void bw_handle_view(const bw_handle *h, const bw_root *roots, int view,
     return;
   }
   *rel = h->rel;
-  if (h->exists) {
-    out->expect_rel = h->rel;
-    out->expect_dev = h->st.st_dev;
-    out->expect_ino = h->st.st_ino;
-  }
+  /* what was judged absent must still be absent (ino 0 is no file's):
+   * a link that appears there after the judgement is EAGAIN, not read */
+  out->expect_rel = h->rel;
+  out->expect_dev = h->exists ? h->st.st_dev : 0;
+  out->expect_ino = h->exists ? h->st.st_ino : 0;
 }

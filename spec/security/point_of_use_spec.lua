@@ -104,6 +104,33 @@ describe(F.tag("security: rules at the point of use (issue 10)"), function()
     assert.are.equal("launch " .. SECRET .. "\n", F.read_host(w .. "/private/plan.txt"))
   end)
 
+  it("6. judged absent, then a link appears before the use: never read (deterministic, via the approval hook)", function()
+    local pdir = F.mktemp()
+    F.write_host(pdir .. "/ask.lua", [[return { name = "ask", check = function(r)
+      if r.path:find("gone/x", 1, true) then return "ask", "t" end return "allow" end }]])
+    F.sh("mkdir -p " .. F.q(w .. "/gone"))
+    local aws = F.open({ { path = w, mode = "rw" } }, { policies = { "secrets", pdir .. "/ask.lua" } })
+    -- the hook runs between the judgement and the use: the window, held open
+    local hooks = { approve = function()
+      F.sh("ln -sfn ../.env " .. F.q(w .. "/gone/x"))
+      return true
+    end }
+    F.guarded(fx, "appearing link", function()
+      for _, c in ipairs {
+        { "read_file", { path = "gone/x" } }, { "grep", { pattern = "TOKEN", path = "gone/x" } },
+        { "stat", { path = "gone/x" } }, { "copy", { source = "gone/x", destination = "stolen" } },
+      } do
+        F.sh("rm -f " .. F.q(w .. "/gone/x"))
+        local res, msg, code = aws:call(c[1], c[2], hooks)
+        assert.is_nil(res and text_of(res):find(SECRET, 1, true), c[1] .. " read the secret")
+        assert.is_truthy(res == nil or c[1] == "stat", c[1] .. ": " .. tostring(res and text_of(res)))
+        if res == nil then assert.is_truthy(code == "EAGAIN" or code == "POLICY_DENIED", c[1] .. ": " .. tostring(msg)) end
+      end
+    end)
+    aws:close()
+    assert.is_false(has("stolen"))
+  end)
+
   it("3. a read-only root nested in a read-write root is read-only through either mount", function()
     local nws = F.open({ { path = w, mount = "/workspace", mode = "rw" }, { path = w .. "/vendor", mount = "/vendor", mode = "ro" } })
     F.guarded(fx, "nested ro", function()
