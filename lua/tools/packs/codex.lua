@@ -43,12 +43,26 @@ local function starts(s, p) return s:sub(1, #p) == p end
 
 local function hunk_error(n, msg) return nil, ("invalid hunk at line %d, %s"):format(n, msg) end
 
+-- s split on \n, no empty last element. A plain find per line: gmatch
+-- and "[^\n]*$" retry from every byte of an unterminated last line.
+local function lines_of(s)
+  local out, pos = {}, 1
+  while true do
+    local nl = s:find("\n", pos, true)
+    if not nl then break end
+    out[#out + 1] = s:sub(pos, nl - 1)
+    pos = nl + 1
+  end
+  if pos <= #s then out[#out + 1] = s:sub(pos) end
+  return out
+end
+
 -- Rust's str::lines: split on \n, drop a \r before it, no empty last line.
 local function rust_lines(s)
-  local out = {}
-  for l in s:gmatch("([^\n]*)\n") do out[#out + 1] = (l:gsub("\r$", "")) end
-  local rest = s:match("[^\n]*$")
-  if rest ~= "" then out[#out + 1] = rest:gsub("\r$", "") end
+  local out = lines_of(s)
+  for i, l in ipairs(out) do
+    if l:byte(-1) == 13 then out[i] = l:sub(1, -2) end
+  end
   return out
 end
 
@@ -505,10 +519,7 @@ local function read_file(ctx, a)
   local r, msg, code = ctx:call("read_file", { path = path, encoding = "base64" })
   if not r then return err(("failed to read file: %s"):format(P.detail(msg)), code) end
   local text = core.base64_decode(r.content)
-  local lines = {}
-  for l in text:gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
-  local rest = text:match("[^\n]*$")
-  if rest ~= "" then lines[#lines + 1] = rest end
+  local lines = lines_of(text)
   if offset > #lines then return err("offset exceeds file length") end
   local out = {}
   for n = offset, math.min(#lines, offset + limit - 1) do
