@@ -202,6 +202,18 @@ describe(H.tag("security: no hang from globs and patches (issue 11)"), function(
       assert.equal("L1: " .. ("y"):rep(500), text)
     end)
 
+    it("many chunks on the looser levels: the rare exact line gives the candidates", function()
+      -- each chunk's "x-" occurs exactly once, at the end: no scan per chunk
+      H.write_all(dir, { ["f.txt"] = ("x\u{2010}\ny\n"):rep(15000) .. "x-\nz\ny\n" })
+      local l = { "*** Update File: f.txt" }
+      for _ = 1, 15000 do l[#l + 1] = "@@"; l[#l + 1] = "-x-"; l[#l + 1] = " y" end
+      local t, text, sc = timed(function() return U.text(ws, "apply_patch", { input = patch(l) }) end)
+      assert.is_true(t < BOUND, ("apply_patch took %.1f s"):format(t))
+      assert.truthy(text, sc)
+      assert.equal("unicode", sc.matches[15000].level)
+      assert.equal(("y\n"):rep(15000) .. "x-\nz\ny\n", H.read(dir, "f.txt"))
+    end)
+
     it("limits: chunk lines, patch bytes and match steps are INVALID_ARGUMENT naming the limit", function()
       local l = { "*** Update File: same.txt", "@@" }
       for _ = 1, 10001 do l[#l + 1] = " same" end
@@ -214,11 +226,11 @@ describe(H.tag("security: no hang from globs and patches (issue 11)"), function(
       assert.matches("max patch bytes", msg, 1, true)
       assert.is_false(H.exists(dir, "big.txt"))
 
-      -- every chunk needs the unicode level, while each of its lines also
-      -- occurs exactly after the cursor: three full scans per chunk
-      H.write_all(dir, { ["f.txt"] = ("x\u{2010}\ny\n"):rep(15000) .. "x-\nz\ny\n" })
+      -- each chunk matches at rstrip just past the cursor, while both its
+      -- lines also occur exactly all the way down: a scan of the rest per chunk
+      H.write_all(dir, { ["f.txt"] = ("a\nb \nb\n"):rep(15000) })
       l = { "*** Update File: f.txt" }
-      for _ = 1, 15000 do l[#l + 1] = "@@"; l[#l + 1] = " x-"; l[#l + 1] = " y" end
+      for _ = 1, 15000 do l[#l + 1] = "@@"; l[#l + 1] = " a"; l[#l + 1] = " b" end
       local t, res
       t, res, msg, code = timed(function() return ws:call("apply_patch", { input = patch(l) }) end)
       assert.is_true(t < BOUND, ("apply_patch took %.1f s"):format(t))

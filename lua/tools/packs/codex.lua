@@ -19,7 +19,7 @@ local BOM = "\239\187\191"
 -- (matching is linear per chunk, this bounds the sum over many chunks).
 local MAX_PATCH_BYTES = 16 * 1024 * 1024
 local MAX_CHUNK_LINES = 10000
-local MAX_MATCH_STEPS = 1 << 25
+local MAX_MATCH_STEPS = 1 << 24
 
 local function err(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
 
@@ -210,23 +210,34 @@ local LEVELS = {
 }
 
 -- A file's lines as small integers per level, built once per level on
--- first use: equal ids, equal lines at that level. last[id] is the line
--- where an id last occurs, so a chunk with a line that never occurs after
--- the cursor is ruled out without a scan.
+-- first use: equal ids, equal lines at that level; at[id] lists the lines
+-- holding an id, in order.
 local function level_index(view, li)
   local x = view[li]
   if x then return x end
   local f = LEVELS[li][2]
-  local ids, map, last, n = {}, {}, {}, 0
+  local ids, map, at, n = {}, {}, {}, 0
   for i, l in ipairs(view.lines) do
     local k = f(l)
     local id = map[k]
-    if not id then n = n + 1; id = n; map[k] = id end
-    ids[i], last[id] = id, i
+    if not id then n = n + 1; id = n; map[k] = id; at[id] = {} end
+    ids[i] = id
+    local a = at[id]
+    a[#a + 1] = i
   end
-  x = { ids = ids, map = map, last = last }
+  x = { ids = ids, map = map, at = at }
   view[li] = x
   return x
+end
+
+-- The first index of the ascending list a whose value is >= v (#a + 1 if none).
+local function first_from(a, v)
+  local lo, hi = 1, #a + 1
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if a[mid] < v then lo = mid + 1 else hi = mid end
+  end
+  return lo
 end
 
 -- The first i in [s, e] with t[i .. i+#p-1] == p (Knuth-Morris-Pratt: no
@@ -249,8 +260,28 @@ local function kmp(t, s, e, p)
   return nil, e - s + 2 * np
 end
 
+-- The same answer from the places of the pattern's rarest line: each is
+-- a candidate start, checked line by line.
+local function candidates(t, s, e, p, places, k, from)
+  local np, steps = #p, 0
+  for c = from, #places do
+    local i = places[c] - k + 1
+    if i > e then break end
+    local ok = true
+    for q = 1, np do
+      steps = steps + 1
+      if t[i + q - 1] ~= p[q] then ok = false break end
+    end
+    if ok then return i, steps end
+  end
+  return nil, steps
+end
+
 -- seek_sequence over a view {lines = ...}: the same answers as trying
--- every position at each level, in time linear in the lines searched.
+-- every position at each level. A level is ruled out at once when a line
+-- of the chunk does not occur after the cursor; otherwise the chunk's
+-- rarest line gives the candidates, or, when they would cost more than a
+-- scan, KMP scans: time linear in the lines searched either way.
 -- work.steps counts the line comparisons of the whole patch; past
 -- MAX_MATCH_STEPS the second value is "limit".
 local function seek(view, pattern, from, eof, work)
@@ -261,14 +292,23 @@ local function seek(view, pattern, from, eof, work)
   if s > e then return nil end
   for li, lv in ipairs(LEVELS) do
     local x, p = level_index(view, li), {}
+    local rare, rare_from, fewest = nil, nil, math.huge
     for k = 1, np do
       local id = x.map[lv[2](pattern[k])]
-      if not id or x.last[id] < s + k - 1 then p = nil break end
+      local places = id and x.at[id]
+      local c = places and first_from(places, s + k - 1)
+      if not c or c > #places then p = nil break end
       p[k] = id
+      if #places - c < fewest then rare, rare_from, fewest = k, c, #places - c end
     end
     work.steps = work.steps + np
     if p then
-      local at, steps = kmp(x.ids, s, e, p)
+      local at, steps
+      if (fewest + 1) * np <= e - s + 2 * np then
+        at, steps = candidates(x.ids, s, e, p, x.at[p[rare]], rare, rare_from)
+      else
+        at, steps = kmp(x.ids, s, e, p)
+      end
       work.steps = work.steps + steps
       if at then return at, lv[1] end
     end
