@@ -214,6 +214,17 @@ describe(H.tag("security: no hang from globs and patches (issue 11)"), function(
       assert.equal(("y\n"):rep(15000) .. "x-\nz\ny\n", H.read(dir, "f.txt"))
     end)
 
+    it("one chunk repeated, found on rstrip each time: missed once on exact, not rescanned", function()
+      H.write_all(dir, { ["f.txt"] = ("a\nb \nb\n"):rep(15000) })
+      local l = { "*** Update File: f.txt" }
+      for _ = 1, 15000 do l[#l + 1] = "@@"; l[#l + 1] = "-a"; l[#l + 1] = " b" end
+      local t, text, sc = timed(function() return U.text(ws, "apply_patch", { input = patch(l) }) end)
+      assert.is_true(t < BOUND, ("apply_patch took %.1f s"):format(t))
+      assert.truthy(text, sc)
+      assert.equal("rstrip", sc.matches[15000].level)
+      assert.equal(("b\nb\n"):rep(15000), H.read(dir, "f.txt")) -- context as the patch writes it
+    end)
+
     it("limits: chunk lines, patch bytes and match steps are INVALID_ARGUMENT naming the limit", function()
       local l = { "*** Update File: same.txt", "@@" }
       for _ = 1, 10001 do l[#l + 1] = " same" end
@@ -226,17 +237,22 @@ describe(H.tag("security: no hang from globs and patches (issue 11)"), function(
       assert.matches("max patch bytes", msg, 1, true)
       assert.is_false(H.exists(dir, "big.txt"))
 
-      -- each chunk matches at rstrip just past the cursor, while both its
-      -- lines also occur exactly all the way down: a scan of the rest per chunk
-      H.write_all(dir, { ["f.txt"] = ("a\nb \nb\n"):rep(15000) })
+      -- chunks of growing length, each found on rstrip at the cursor, while
+      -- their lines recur exactly down the whole file: a scan per chunk
+      H.write_all(dir, { ["f.txt"] = ("a\nb \nb\n"):rep(50000) })
+      local big = U.open(dir, "codex", { caps = { max_result_bytes = 1048576 } })
       l = { "*** Update File: f.txt" }
-      for _ = 1, 15000 do l[#l + 1] = "@@"; l[#l + 1] = " a"; l[#l + 1] = " b" end
+      for k = 1, 250 do
+        l[#l + 1] = "@@"
+        for _ = 1, k do l[#l + 1] = " a"; l[#l + 1] = " b"; l[#l + 1] = " b" end
+      end
       local t, res
-      t, res, msg, code = timed(function() return ws:call("apply_patch", { input = patch(l) }) end)
+      t, res, msg, code = timed(function() return big:call("apply_patch", { input = patch(l) }) end)
       assert.is_true(t < BOUND, ("apply_patch took %.1f s"):format(t))
       assert.is_nil(res)
       assert.equal("INVALID_ARGUMENT", code)
       assert.matches("max match steps", msg, 1, true)
+      assert.equal(("a\nb \nb\n"):rep(50000), H.read(dir, "f.txt"))
       assert.equal(SAME, H.read(dir, "same.txt"))
     end)
   end)

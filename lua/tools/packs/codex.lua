@@ -19,7 +19,7 @@ local BOM = "\239\187\191"
 -- (matching is linear per chunk, this bounds the sum over many chunks).
 local MAX_PATCH_BYTES = 16 * 1024 * 1024
 local MAX_CHUNK_LINES = 10000
-local MAX_MATCH_STEPS = 1 << 24
+local MAX_MATCH_STEPS = 1 << 23
 
 local function err(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
 
@@ -211,7 +211,8 @@ local LEVELS = {
 
 -- A file's lines as small integers per level, built once per level on
 -- first use: equal ids, equal lines at that level; at[id] lists the lines
--- holding an id, in order.
+-- holding an id, in order; missed[ids of a chunk] is the earliest cursor
+-- from which those lines were not found.
 local function level_index(view, li)
   local x = view[li]
   if x then return x end
@@ -225,7 +226,7 @@ local function level_index(view, li)
     local a = at[id]
     a[#a + 1] = i
   end
-  x = { ids = ids, map = map, at = at }
+  x = { ids = ids, map = map, at = at, missed = {} }
   view[li] = x
   return x
 end
@@ -279,7 +280,8 @@ end
 
 -- seek_sequence over a view {lines = ...}: the same answers as trying
 -- every position at each level. A level is ruled out at once when a line
--- of the chunk does not occur after the cursor; otherwise the chunk's
+-- of the chunk does not occur after the cursor, or when the same lines
+-- were already missed there from an earlier cursor; otherwise the chunk's
 -- rarest line gives the candidates, or, when they would cost more than a
 -- scan, KMP scans: time linear in the lines searched either way.
 -- work.steps counts the line comparisons of the whole patch; past
@@ -302,7 +304,8 @@ local function seek(view, pattern, from, eof, work)
       if #places - c < fewest then rare, rare_from, fewest = k, c, #places - c end
     end
     work.steps = work.steps + np
-    if p then
+    local key = p and table.concat(p, " ")
+    if p and (x.missed[key] or math.huge) > s then
       local at, steps
       if (fewest + 1) * np <= e - s + 2 * np then
         at, steps = candidates(x.ids, s, e, p, x.at[p[rare]], rare, rare_from)
@@ -311,6 +314,7 @@ local function seek(view, pattern, from, eof, work)
       end
       work.steps = work.steps + steps
       if at then return at, lv[1] end
+      x.missed[key] = s -- no match from s on: none from any later cursor
     end
     if work.steps > MAX_MATCH_STEPS then return nil, "limit" end
   end
