@@ -1,8 +1,9 @@
 -- Issue 11: nothing an agent sends can hang burrow (globs and apply_patch).
 -- Globs in packs go through the core's linear matcher (core.glob), never a
 -- translated Lua pattern, whose backtracking on "*a*a*...*b" against a name
--- of 40 a's took 36 s before; codex's apply_patch matches chunks in linear
--- time (a 2,000-line miss on 20,000 identical lines took 31 s before) and
+-- of 40 a's took 36 s or more before (each case below: 97-221 s on a loaded
+-- machine); codex's apply_patch matches chunks in linear time (a 2,000-line
+-- miss on 20,000 identical lines took 31-38 s before) and
 -- refuses patches past its limits by name. Each case must end well inside
 -- a generous bound (5 s on a loaded machine) with the expected answer.
 
@@ -12,7 +13,7 @@ local core = H.core
 
 local BOUND = 5 -- seconds: bounded against unbounded, not a benchmark
 local A40 = ("a"):rep(40)
-local STARS = ("*a"):rep(11) .. "*b" -- 11 stars, then a b no name here has
+local STARS = ("*a"):rep(11) .. "*b" -- backtracks on a name of a's that lacks the b
 
 -- f() and the seconds it took.
 local function timed(f)
