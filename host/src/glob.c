@@ -17,7 +17,9 @@
 
 #include "search.h"
 
-enum { MAX_ALTS = 256, MAX_SEGS = 128, MAX_PAT = 4096 };
+/* MAX_EXPANDED bounds the {a,b} expansion, and with it the cost of a match:
+ * at most MAX_EXPANDED pattern bytes per path byte. */
+enum { MAX_ALTS = 256, MAX_SEGS = 128, MAX_PAT = 4096, MAX_EXPANDED = 65536 };
 enum { SEG_LIT, SEG_GLOB, SEG_STAR2 };
 
 typedef struct seg {
@@ -162,7 +164,8 @@ static int add_seg(alt *a, const char *p, size_t n, const char **why) {
   return 0;
 }
 
-static int compile_alt(alt *a, const char *p, size_t n, const char **why) {
+static int compile_alt(alt *a, const char *p, size_t n, int flags,
+                       const char **why) {
   if (!(a->s = calloc(MAX_SEGS, sizeof *a->s))) {
     *why = "out of memory";
     return -1;
@@ -181,49 +184,52 @@ static int compile_alt(alt *a, const char *p, size_t n, const char **why) {
     *why = "empty pattern";
     return -1;
   }
-  a->plus = a->s[a->n - 1].kind == SEG_STAR2;
+  a->plus = !(flags & BW_GLOB_DIR_ITSELF) && a->s[a->n - 1].kind == SEG_STAR2;
   return 0;
 }
 
 typedef struct expand {
   char **v;
   size_t *len;
+  size_t *stack; /* find_brace's, MAX_PAT entries */
+  size_t total;  /* bytes of the alternatives so far */
   int n;
   const char *why;
 } expand;
 
-/* Find the first top-level {...} that holds a top-level comma. */
-static int find_brace(const char *p, size_t n, size_t *open, size_t *close) {
+/* Find the leftmost '{' whose matching '}' exists with a comma directly
+ * inside. One pass with a stack of the open braces (st: MAX_PAT entries,
+ * position << 1 | comma seen), so an unclosed "{{{{..." costs O(n), not
+ * O(n^2) as scanning from each '{' in turn would. */
+static int find_brace(const char *p, size_t n, size_t *st, size_t *open,
+                      size_t *close) {
+  size_t depth = 0, best = (size_t)-1;
   for (size_t i = 0; i < n; i++) {
     if (p[i] == '\\') {
       i++;
       continue;
     }
-    if (p[i] != '{') continue;
-    int depth = 0, comma = 0;
-    for (size_t j = i; j < n; j++) {
-      if (p[j] == '\\') {
-        j++;
-        continue;
-      }
-      if (p[j] == '{') depth++;
-      else if (p[j] == ',' && depth == 1) comma = 1;
-      else if (p[j] == '}' && --depth == 0) {
-        if (!comma) break;
-        *open = i;
-        *close = j;
-        return 1;
-      }
+    if (p[i] == '{') st[depth++] = i << 1;
+    else if (p[i] == ',' && depth) st[depth - 1] |= 1;
+    else if (p[i] == '}' && depth) {
+      size_t o = st[--depth];
+      if ((o & 1) && (o >> 1) < best) best = o >> 1, *close = i;
     }
   }
-  return 0;
+  if (best == (size_t)-1) return 0;
+  *open = best;
+  return 1;
 }
 
 static int expand_braces(expand *e, const char *p, size_t n, int depth) {
-  size_t o, c;
-  if (depth > 16 || !find_brace(p, n, &o, &c)) {
+  size_t o = 0, c = 0;
+  if (depth > 16 || !find_brace(p, n, e->stack, &o, &c)) {
     if (e->n == MAX_ALTS) {
       e->why = "too many {a,b} alternatives";
+      return -1;
+    }
+    if ((e->total += n) > MAX_EXPANDED) {
+      e->why = "pattern expands to more than 64 KiB of {a,b} alternatives";
       return -1;
     }
     if (!(e->v[e->n] = malloc(n + 1))) return -1;
@@ -277,23 +283,24 @@ bw_glob *bw_glob_compile(const char *pat, size_t len, int flags,
     *why = "pattern contains a NUL byte";
     return NULL;
   }
-  expand e = {calloc(MAX_ALTS, sizeof(char *)),
-              calloc(MAX_ALTS, sizeof(size_t)), 0, NULL};
+  expand e = {calloc(MAX_ALTS, sizeof(char *)), calloc(MAX_ALTS, sizeof(size_t)),
+              malloc(MAX_PAT * sizeof(size_t)), 0, 0, NULL};
   bw_glob *g = calloc(1, sizeof *g);
   int rc = -1;
-  if (e.v && e.len && g) {
+  if (e.v && e.len && e.stack && g) {
     if (flags & BW_GLOB_BRACES) rc = expand_braces(&e, pat, len, 0);
     else rc = expand_braces(&e, pat, len, 99); /* no expansion: one alt */
     if (rc && e.why) *why = e.why;
   }
   if (!rc && !(g->a = calloc((size_t)e.n, sizeof *g->a))) rc = -1;
   for (int i = 0; !rc && i < e.n; i++) {
-    rc = compile_alt(&g->a[i], e.v[i], e.len[i], why);
+    rc = compile_alt(&g->a[i], e.v[i], e.len[i], flags, why);
     g->n = i + 1;
   }
   for (int i = 0; e.v && i < e.n; i++) free(e.v[i]);
   free(e.v);
   free(e.len);
+  free(e.stack);
   if (rc) {
     bw_glob_free(g);
     return NULL;

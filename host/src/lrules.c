@@ -1,5 +1,16 @@
 /*
- * lrules.c - policies' path rules as a Lua value:
+ * lrules.c - globs and policies' path rules as Lua values:
+ *
+ *   core.glob(pattern [, {casefold = false, basename = false, braces = true,
+ *                         dir_itself = false}])
+ *     -> burrow.Glob | nil, "pattern \"...\": reason", "INVALID_ARGUMENT"
+ *   glob:match(path) -> boolean;  glob:close()
+ *
+ * The one glob matcher the Lua side uses (glob.c: linear in the path for a
+ * given pattern, never backtracking); packs never turn a glob into a Lua
+ * pattern. basename: a pattern of one segment is matched against the
+ * path's last component; dir_itself: a trailing ** also matches the
+ * directory itself (minimatch's a/ then ** matches a).
  *
  *   core.rules{ {patterns = {"**" .. "/.env"}, except = {...}, ops = {"read", "list"},
  *                casefold = false, id = 1}, ... }
@@ -21,6 +32,12 @@
 #include "lrules.h"
 
 #define RULES_MT "burrow.Rules"
+#define GLOB_MT "burrow.Glob"
+
+typedef struct lglob {
+  bw_glob *g; /* NULL once closed */
+  int base;   /* match a one-segment pattern against the last component */
+} lglob;
 
 struct bw_lrules {
   bw_rules *rs; /* NULL once closed */
@@ -227,6 +244,93 @@ void bw_lua_rules_leave(bw_lrules *u) {
   if (u) u->busy--;
 }
 
+/* ---- core.glob ---- */
+
+static const char *const GLOB_OPTS[] = {"casefold", "basename", "braces",
+                                        "dir_itself", NULL};
+
+/* opts[k] as a boolean (def when nil); raises on another type */
+static int opt_bool(lua_State *L, int t, const char *k, int def) {
+  if (lua_isnoneornil(L, t)) return def;
+  lua_getfield(L, t, k);
+  int v = lua_isnil(L, -1) ? def : lua_toboolean(L, -1);
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    luaL_error(L, "bad option '%s' to 'glob' (boolean expected, got %s)", k,
+               luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
+/* core.glob(pattern [, opts]) */
+static int l_glob(lua_State *L) {
+  size_t len;
+  const char *pat = luaL_checklstring(L, 1, &len);
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+      lua_pop(L, 1);
+      const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
+      int known = 0;
+      for (int i = 0; GLOB_OPTS[i]; i++) known |= !strcmp(k, GLOB_OPTS[i]);
+      if (!known)
+        luaL_error(L, "unknown option '%s' to 'glob' (use casefold, basename, "
+                      "braces, dir_itself)", k);
+    }
+  }
+  int flags = (opt_bool(L, 2, "casefold", 0) ? BW_GLOB_CASEFOLD : 0) |
+              (opt_bool(L, 2, "braces", 1) ? BW_GLOB_BRACES : 0) |
+              (opt_bool(L, 2, "dir_itself", 0) ? BW_GLOB_DIR_ITSELF : 0);
+  int base = opt_bool(L, 2, "basename", 0);
+  lglob *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->g = NULL; /* closed until compiled */
+  u->base = 0;
+  luaL_setmetatable(L, GLOB_MT);
+  const char *why = NULL;
+  if (!(u->g = bw_glob_compile(pat, len, flags, &why))) {
+    lua_pushnil(L);
+    const char *shown = lua_pushlstring(L, pat, len > 64 ? 64 : len);
+    lua_pushfstring(L, "pattern \"%s%s\": %s", shown, len > 64 ? "..." : "",
+                    why);
+    lua_remove(L, -2);
+    lua_pushstring(L, "INVALID_ARGUMENT");
+    return 3;
+  }
+  u->base = base && bw_glob_is_basename(u->g);
+  return 1;
+}
+
+/* glob:match(path) -> boolean */
+static int glob_match(lua_State *L) {
+  lglob *u = luaL_checkudata(L, 1, GLOB_MT);
+  size_t len;
+  const char *path = luaL_checklstring(L, 2, &len);
+  if (!u->g) return luaL_error(L, "attempt to use a closed glob");
+  if (u->base) {
+    const char *slash = memrchr(path, '/', len);
+    if (slash) len -= (size_t)(slash + 1 - path), path = slash + 1;
+  }
+  lua_pushboolean(L, bw_glob_matchn(u->g, path, len));
+  return 1;
+}
+
+/* close, __close and __gc: idempotent */
+static int glob_close(lua_State *L) {
+  lglob *u = luaL_checkudata(L, 1, GLOB_MT);
+  bw_glob_free(u->g);
+  u->g = NULL;
+  return 0;
+}
+
+static int glob_tostring(lua_State *L) {
+  lglob *u = luaL_checkudata(L, 1, GLOB_MT);
+  lua_pushstring(L, u->g ? "burrow.Glob" : "burrow.Glob (closed)");
+  return 1;
+}
+
+static const luaL_Reg glob_methods[] = {
+    {"match", glob_match}, {"close", glob_close}, {NULL, NULL}};
+
 static const luaL_Reg methods[] = {
     {"match", rules_match}, {"close", rules_close}, {NULL, NULL}};
 
@@ -244,4 +348,17 @@ void bw_rules_register(lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_rules);
   lua_setfield(L, -2, "rules");
+  luaL_newmetatable(L, GLOB_MT);
+  lua_newtable(L);
+  luaL_setfuncs(L, glob_methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, glob_close);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, glob_close);
+  lua_setfield(L, -2, "__close");
+  lua_pushcfunction(L, glob_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_glob);
+  lua_setfield(L, -2, "glob");
 }

@@ -1,5 +1,5 @@
 /*
- * lrules.h - core.rules and the burrow.Rules class (lrules.c), and what
+ * lrules.h - core.rules, core.glob and their classes (lrules.c), and what
  * the walks' bindings (lsearch.c, lcore.c) need to take rules as an option.
  */
 #ifndef BURROW_LRULES_H
@@ -11,8 +11,9 @@
 
 typedef struct bw_lrules bw_lrules;
 
-/* Sets core.rules on the module table at the top of the stack and makes
- * the class (call from luaopen_burrow_core, through bw_search_register). */
+/* Sets core.rules and core.glob on the module table at the top of the
+ * stack and makes their classes (call from luaopen_burrow_core, through
+ * bw_search_register). */
 void bw_rules_register(lua_State *L);
 
 /* opts[key] for a walk: NULL if nil; raises if it is not an open Rules.

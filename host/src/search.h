@@ -21,14 +21,16 @@
 typedef struct bw_glob bw_glob;
 
 enum {
-  BW_GLOB_BRACES = 1,   /* {a,b} alternatives (globs, not gitignore) */
-  BW_GLOB_CASEFOLD = 2, /* ASCII case-insensitive */
+  BW_GLOB_BRACES = 1,     /* {a,b} alternatives (globs, not gitignore) */
+  BW_GLOB_CASEFOLD = 2,   /* ASCII case-insensitive */
+  BW_GLOB_DIR_ITSELF = 4, /* a trailing "**" may match no segment (minimatch) */
 };
 
 /* Compile a pattern of '/'-separated segments with *, ?, [...], ** and
  * (with BW_GLOB_BRACES) {a,b}. A trailing "**" needs at least one segment
- * (a/ then ** is what is inside a, not a itself). NULL on a malformed pattern, with
- * a static reason in *why. */
+ * (a/ then ** is what is inside a, not a itself) unless BW_GLOB_DIR_ITSELF.
+ * At most 4096 bytes, 64 KiB once the braces are expanded. NULL on a
+ * malformed pattern, with a static reason in *why. */
 bw_glob *bw_glob_compile(const char *pat, size_t len, int flags,
                          const char **why);
 void bw_glob_free(bw_glob *g);

@@ -90,6 +90,31 @@ static void test_glob(void) {
   memset(path, 'a', sizeof path - 1);
   path[sizeof path - 1] = '\0';
   CHECK(gm(pat, path) == 0, "many stars, no match, returns");
+  /* minimatch's a/ then ** matches a itself too, on request */
+  g = bw_glob_compile("src/**", 6, BW_GLOB_BRACES | BW_GLOB_DIR_ITSELF, &why);
+  CHECK(g && bw_glob_match(g, "src") && bw_glob_match(g, "src/a/b") &&
+            !bw_glob_match(g, "srcx"), "DIR_ITSELF: src/** matches src");
+  bw_glob_free(g);
+  /* braces: the leftmost closed group with a comma, nested or not */
+  CHECK(gm("{a,{b,c}}x", "cx") == 1, "nested braces");
+  CHECK(gm("{{a,b}", "{a") == 1, "unclosed outer brace is literal");
+  CHECK(gm("{a,b", "{a,b") == 1, "unclosed brace is literal");
+  CHECK(gm("{a}x", "{a}x") == 1, "no comma: literal");
+  /* unclosed braces around alternatives: one pass finds the groups */
+  static char big[4097];
+  size_t n = 0;
+  for (int i = 0; i < 4; i++) memcpy(big + n, "{a,b}", 5), n += 5;
+  while (n < 4096) big[n++] = '{';
+  g = bw_glob_compile(big, n, BW_GLOB_BRACES, &why);
+  CHECK(g && bw_glob_matchn(g, big + 16, n - 16) == 0, "4096 braces compile");
+  bw_glob_free(g);
+  /* the expansion is bounded: 256 alternatives of 4000 bytes refused */
+  n = 0;
+  for (int i = 0; i < 8; i++) memcpy(big + n, "{a,b}", 5), n += 5;
+  while (n < 4096) big[n++] = 'x';
+  why = NULL;
+  CHECK(!bw_glob_compile(big, n, BW_GLOB_BRACES, &why) && why &&
+            strstr(why, "64 KiB"), "expansion capped: %s", why ? why : "");
 }
 
 /* ---- gitignore ---- */

@@ -1,7 +1,8 @@
 -- burrow.pack: small helpers the compatibility packs share (lua/tools/packs).
 -- A pack adapts native tools (ctx:call); these only reshape text: codes
--- out of messages, glob patterns for exclude lists, numbered lines back to
--- text, a pretty JSON printer for dialects that emit indented JSON.
+-- out of messages, globs for exclude lists (the core's matcher), numbered
+-- lines back to text, a pretty JSON printer for dialects that emit indented
+-- JSON.
 
 local core = require "burrow.core"
 local json = core.json
@@ -54,47 +55,48 @@ function pack.utf8_clean(s)
   return table.concat(out)
 end
 
--- A glob (*, **, ?, [..]) as a matcher of "/"-separated relative paths;
--- dot files match (minimatch's dot: true).
-local function seg_pattern(seg)
-  local out, i = { "^" }, 1
-  while i <= #seg do
-    local c = seg:sub(i, i)
-    if c == "*" then out[#out + 1] = "[^/]*"
-    elseif c == "?" then out[#out + 1] = "[^/]"
-    elseif c == "[" then
-      local j = seg:find("]", i + 2, true)
-      if j then
-        local set = seg:sub(i + 1, j - 1):gsub("^!", "^"):gsub("%%", "%%%%")
-        out[#out + 1] = "[" .. set .. "]"
-        i = j
-      else out[#out + 1] = "%[" end
-    elseif c:match("%p") then out[#out + 1] = "%" .. c
-    else out[#out + 1] = c end
-    i = i + 1
-  end
-  out[#out + 1] = "$"
-  return table.concat(out)
+-- Globs go through the core's matcher (core.glob: **, *, ?, [...], {a,b};
+-- linear in the path, whatever the pattern). Dot files match (minimatch's
+-- dot: true) and a trailing ** also matches the directory itself (a/**
+-- matches a), unless opts say otherwise. nil, message, "INVALID_ARGUMENT"
+-- for a pattern the matcher refuses (over 4096 bytes, "..", NUL).
+function pack.glob(pattern, opts)
+  local o = { dir_itself = true }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return core.glob(pattern, o)
 end
 
-function pack.glob(pattern)
-  local segs = {}
-  for s in pattern:gmatch("[^/]+") do segs[#segs + 1] = s == "**" and s or seg_pattern(s) end
-  local function m(parts, pi, si)
-    if si > #segs then return pi > #parts end
-    if segs[si] == "**" then
-      for k = pi, #parts + 1 do
-        if m(parts, k, si + 1) then return true end
-      end
-      return false
+-- A list of agent-sent globs is bounded too, so matching one path against
+-- it is: at most GLOBS_MAX patterns and GLOBS_BYTES bytes in all.
+pack.GLOBS_MAX, pack.GLOBS_BYTES = 256, 65536
+
+-- One matcher for the list `patterns` (true if any matches the path), each
+-- compiled as rewrite(pattern) when rewrite is given; field names the
+-- argument in errors. nil, "field[i]: pattern ...: reason", code on a bad one.
+function pack.globs(patterns, field, opts, rewrite)
+  patterns = patterns or {}
+  if #patterns > pack.GLOBS_MAX then
+    return nil, ("%s: at most %d globs"):format(field, pack.GLOBS_MAX), "INVALID_ARGUMENT"
+  end
+  local gs, bytes = {}, 0
+  for i, p in ipairs(patterns) do
+    bytes = bytes + #p
+    if bytes > pack.GLOBS_BYTES then
+      return nil, ("%s: at most %d bytes of globs in all"):format(field, pack.GLOBS_BYTES), "INVALID_ARGUMENT"
     end
-    if pi > #parts then return false end
-    return parts[pi]:find(segs[si]) ~= nil and m(parts, pi + 1, si + 1)
+    local g, msg, code = pack.glob(rewrite and rewrite(p) or p, opts)
+    if not g and rewrite then
+      local _, m2 = pack.glob(p, opts)
+      msg = m2 or msg
+    end
+    if not g then return nil, ("%s[%d]: %s"):format(field, i, msg), code end
+    gs[i] = g
   end
   return function(path)
-    local parts = {}
-    for p in path:gmatch("[^/]+") do parts[#parts + 1] = p end
-    return m(parts, 1, 1)
+    for _, g in ipairs(gs) do
+      if g:match(path) then return true end
+    end
+    return false
   end
 end
 

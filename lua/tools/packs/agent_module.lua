@@ -259,13 +259,17 @@ tools[#tools + 1] = {
   side_effects = {},
   handler = function(ctx, a)
     local path = a.path or "."
+    local match, gmsg, gcode
+    if a.pattern then
+      match, gmsg, gcode = P.glob(a.pattern)
+      if not match then return fail("pattern: " .. gmsg, gcode, path) end
+    end
     local r, msg, code = ctx:call("list_dir", { path = path, recursive = a.recursive == true,
       include_hidden = a.include_hidden == true })
     if not r then return fail(msg, code, path) end
-    local match = a.pattern and P.glob(a.pattern)
     local entries = arr()
     for _, x in ipairs(r.entries) do
-      if not match or match(x.name) then
+      if not match or match:match(x.name) then
         entries[#entries + 1] = { name = x.name, path = x.path, type = TYPES[x.type] or "other", size_bytes = x.size }
       end
     end

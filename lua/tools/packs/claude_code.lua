@@ -641,20 +641,16 @@ local function ls_tool()
       end
       local r, msg, code = ctx:call("list_dir", { path = a.path, recursive = true })
       if not r then return native_fail(msg, code) end
-      local ignores = {}
-      for i, g in ipairs(a.ignore or {}) do ignores[i] = P.glob(g) end
+      local ignored, imsg, icode = P.globs(a.ignore, "ignore")
+      if not ignored then return fail(imsg, icode) end
       local base = (a.path:gsub("/+$", ""))
       local out = { "- " .. base .. "/" }
-      local hidden = {} -- ignored directories: their contents go too
-      for _, e in ipairs(r.entries) do
+      local hidden = {} -- left-out directories: their contents go too
+      for _, e in ipairs(r.entries) do -- in path order: a directory before its contents
         local rel = e.path:sub(#base + 2)
-        local skip = false
-        for d in pairs(hidden) do
-          if rel:sub(1, #d + 1) == d .. "/" then skip = true end
-        end
-        for _, m in ipairs(ignores) do
-          if not skip and (m(e.name) or m(rel)) then skip = true; if e.type == "dir" then hidden[rel] = true end end
-        end
+        local parent = rel:match("^(.*)/")
+        local skip = (parent and hidden[parent]) or ignored(e.name) or ignored(rel)
+        if skip and e.type == "dir" then hidden[rel] = true end
         if not skip then
           local _, depth = rel:gsub("/", "")
           out[#out + 1] = ("%s- %s%s"):format(("  "):rep(depth + 1), e.name, e.type == "dir" and "/" or "")

@@ -15,6 +15,13 @@ local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INV
 local LINE_CAP = 500 -- bytes per line in read_file and per name in list_dir
 local BOM = "\239\187\191"
 
+-- What one patch may ask, so none can keep the server busy: its size, the
+-- lines of one @@ chunk, and the line comparisons all its chunks may cost
+-- (matching is linear per chunk, this bounds the sum over many chunks).
+local MAX_PATCH_BYTES = 16 * 1024 * 1024
+local MAX_CHUNK_LINES = 10000
+local MAX_MATCH_STEPS = 1 << 23
+
 local function err(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
 
 ---------------------------------------------------------------------------
@@ -24,17 +31,39 @@ local BEGIN, END = "*** Begin Patch", "*** End Patch"
 local ADD, DELETE, UPDATE, MOVE = "*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "
 local EOF_MARK = "*** End of File"
 
-local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
+-- Linear: "%s+$" alone would retry from every byte of a whitespace run.
+local function rstrip(s)
+  local e = s:find("%S%s*$")
+  return e and s:sub(1, e) or ""
+end
+local function trim(s)
+  local b = s:find("%S")
+  return b and s:sub(b, s:find("%S%s*$", b)) or ""
+end
 local function starts(s, p) return s:sub(1, #p) == p end
 
 local function hunk_error(n, msg) return nil, ("invalid hunk at line %d, %s"):format(n, msg) end
 
+-- s split on \n, no empty last element. A plain find per line: gmatch
+-- and "[^\n]*$" retry from every byte of an unterminated last line.
+local function lines_of(s)
+  local out, pos = {}, 1
+  while true do
+    local nl = s:find("\n", pos, true)
+    if not nl then break end
+    out[#out + 1] = s:sub(pos, nl - 1)
+    pos = nl + 1
+  end
+  if pos <= #s then out[#out + 1] = s:sub(pos) end
+  return out
+end
+
 -- Rust's str::lines: split on \n, drop a \r before it, no empty last line.
 local function rust_lines(s)
-  local out = {}
-  for l in s:gmatch("([^\n]*)\n") do out[#out + 1] = (l:gsub("\r$", "")) end
-  local rest = s:match("[^\n]*$")
-  if rest ~= "" then out[#out + 1] = rest:gsub("\r$", "") end
+  local out = lines_of(s)
+  for i, l in ipairs(out) do
+    if l:byte(-1) == 13 then out[i] = l:sub(1, -2) end
+  end
   return out
 end
 
@@ -59,6 +88,10 @@ local function parse_chunk(lines, i, n, line_no, allow_missing)
   if start > n then return hunk_error(line_no + 1, "Update hunk does not contain any lines") end
   local parsed = 0
   for j = start, n do
+    if parsed >= MAX_CHUNK_LINES then
+      return nil, ("invalid hunk at line %d, an @@ chunk has more than %d lines (max chunk lines); split it into smaller chunks")
+        :format(line_no, MAX_CHUNK_LINES), "INVALID_ARGUMENT"
+    end
     local l = lines[j]
     if l == EOF_MARK then
       if parsed == 0 then return hunk_error(line_no + 1, "Update hunk does not contain any lines") end
@@ -109,8 +142,8 @@ local function parse_hunk(lines, i, n, line_no)
       elseif lines[j]:sub(1, 1) == "*" then
         break
       else
-        local chunk, used = parse_chunk(lines, j, n, line_no + parsed, #h.chunks == 0)
-        if not chunk then return nil, used end
+        local chunk, used, code = parse_chunk(lines, j, n, line_no + parsed, #h.chunks == 0)
+        if not chunk then return nil, used, code end
         h.chunks[#h.chunks + 1] = chunk
         j, parsed = j + used, parsed + used
       end
@@ -141,8 +174,8 @@ local function parse_patch(text)
   end
   local hunks, i, line_no = {}, first + 1, 2
   while i < last do
-    local h, used = parse_hunk(lines, i, last - 1, line_no)
-    if not h then return nil, used end
+    local h, used, code = parse_hunk(lines, i, last - 1, line_no)
+    if not h then return nil, used, code end
     hunks[#hunks + 1] = h
     i, line_no = i + used, line_no + used
   end
@@ -172,31 +205,148 @@ end
 
 local LEVELS = {
   { "exact", function(s) return s end },
-  { "rstrip", function(s) return (s:gsub("%s+$", "")) end },
+  { "rstrip", rstrip },
   { "trim", trim },
   { "unicode", fold },
 }
 
-local function seek(lines, pattern, from, eof)
-  local np, nl = #pattern, #lines
+-- A file's lines as small integers per level, built once per level on
+-- first use: equal ids, equal lines at that level; at[id] lists the lines
+-- holding an id, in order; missed[ids of a chunk] is the earliest cursor
+-- from which those lines were not found.
+local function level_index(view, li)
+  local x = view[li]
+  if x then return x end
+  local f = LEVELS[li][2]
+  local ids, map, at, n = {}, {}, {}, 0
+  for i, l in ipairs(view.lines) do
+    local k = f(l)
+    local id = map[k]
+    if not id then n = n + 1; id = n; map[k] = id; at[id] = {} end
+    ids[i] = id
+    local a = at[id]
+    a[#a + 1] = i
+  end
+  x = { ids = ids, map = map, at = at, missed = {} }
+  view[li] = x
+  return x
+end
+
+-- The first index of the ascending list a whose value is >= v (#a + 1 if none).
+local function first_from(a, v)
+  local lo, hi = 1, #a + 1
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if a[mid] < v then lo = mid + 1 else hi = mid end
+  end
+  return lo
+end
+
+-- The first i in [s, e] with t[i .. i+#p-1] == p (Knuth-Morris-Pratt: no
+-- position is compared twice, so identical lines cost no more than any
+-- other), and the steps it took.
+local function kmp(t, s, e, p)
+  local np, fail, k = #p, { 0 }, 0
+  for q = 2, np do
+    while k > 0 and p[k + 1] ~= p[q] do k = fail[k] end
+    if p[k + 1] == p[q] then k = k + 1 end
+    fail[q] = k
+  end
+  local m = 0
+  for j = s, e + np - 1 do
+    local c = t[j]
+    while m > 0 and p[m + 1] ~= c do m = fail[m] end
+    if p[m + 1] == c then m = m + 1 end
+    if m == np then return j - np + 1, j - s + 1 + np end
+  end
+  return nil, e - s + 2 * np
+end
+
+-- The same answer from the places of the pattern's rarest line: each is
+-- a candidate start, checked line by line.
+local function candidates(t, s, e, p, places, k, from)
+  local np, steps = #p, 0
+  for c = from, #places do
+    local i = places[c] - k + 1
+    if i > e then break end
+    local ok = true
+    for q = 1, np do
+      steps = steps + 1
+      if t[i + q - 1] ~= p[q] then ok = false break end
+    end
+    if ok then return i, steps end
+  end
+  return nil, steps
+end
+
+-- seek_sequence over a view {lines = ...}: the same answers as trying
+-- every position at each level. A level is ruled out at once when a line
+-- of the chunk does not occur after the cursor, or when the same lines
+-- were already missed there from an earlier cursor; otherwise the chunk's
+-- rarest line gives the candidates, or, when they would cost more than a
+-- scan, KMP scans: time linear in the lines searched either way.
+-- work.steps counts the line comparisons of the whole patch; past
+-- MAX_MATCH_STEPS the second value is "limit".
+local function seek(view, pattern, from, eof, work)
+  local np, nl = #pattern, #view.lines
   if np == 0 then return from, "exact" end
   if np > nl then return nil end
-  local s = (eof and nl >= np) and (nl - np + 1) or from
-  for _, lv in ipairs(LEVELS) do
-    local f = lv[2]
-    for i = s, nl - np + 1 do
-      local ok = true
-      for k = 1, np do
-        if f(lines[i + k - 1]) ~= f(pattern[k]) then ok = false break end
-      end
-      if ok then return i, lv[1] end
+  local s, e = (eof and nl >= np) and (nl - np + 1) or from, nl - np + 1
+  if s > e then return nil end
+  for li, lv in ipairs(LEVELS) do
+    local x, p = level_index(view, li), {}
+    local rare, rare_from, fewest = nil, nil, math.huge
+    for k = 1, np do
+      local id = x.map[lv[2](pattern[k])]
+      local places = id and x.at[id]
+      local c = places and first_from(places, s + k - 1)
+      if not c or c > #places then p = nil break end
+      p[k] = id
+      if #places - c < fewest then rare, rare_from, fewest = k, c, #places - c end
     end
+    work.steps = work.steps + np
+    local key = p and table.concat(p, " ")
+    if p and (x.missed[key] or math.huge) > s then
+      local at, steps
+      if (fewest + 1) * np <= e - s + 2 * np then
+        at, steps = candidates(x.ids, s, e, p, x.at[p[rare]], rare, rare_from)
+      else
+        at, steps = kmp(x.ids, s, e, p)
+      end
+      work.steps = work.steps + steps
+      if at then return at, lv[1] end
+      x.missed[key] = s -- no match from s on: none from any later cursor
+    end
+    if work.steps > MAX_MATCH_STEPS then return nil, "limit" end
   end
 end
 
+-- Codex's apply_replacements (sorted by start, stable; applied from the
+-- last: remove the old lines that exist, insert the new) in linear time:
+-- starts only decrease, so the lines before the current start are still
+-- the original ones and the rest is a stack whose top is the front.
+local function splice(lines, reps)
+  local rest, top = {}, #lines + 1
+  for r = #reps, 1, -1 do
+    local at, len, new = reps[r][1], reps[r][2], reps[r][3]
+    for i = top - 1, at, -1 do rest[#rest + 1] = lines[i] end
+    top = math.min(top, at)
+    for _ = 1, math.min(len, #rest) do rest[#rest] = nil end
+    for k = #new, 1, -1 do rest[#rest + 1] = new[k] end
+  end
+  local out = table.move(lines, 1, top - 1, 1, {})
+  for i = #rest, 1, -1 do out[#out + 1] = rest[i] end
+  return out
+end
+
+local function too_much_work(path)
+  return nil, ("matching the chunks for %s took more than %d line comparisons (max match steps); split the patch or give chunks context that occurs less often")
+    :format(path, MAX_MATCH_STEPS), "INVALID_ARGUMENT"
+end
+
 -- The new content of `path` (old content `text`) after its chunks, or
--- nil, message. CRLF files keep CRLF and a BOM stays (deviations).
-local function apply_chunks(text, path, chunks, levels)
+-- nil, message, code. CRLF files keep CRLF and a BOM stays (deviations).
+local function apply_chunks(text, path, chunks, levels, work)
   local bom = starts(text, BOM) and BOM or ""
   text = text:sub(#bom + 1)
   local _, nl = text:gsub("\n", "")
@@ -207,40 +357,39 @@ local function apply_chunks(text, path, chunks, levels)
     lines[#lines + 1] = eol == "\r\n" and l:gsub("\r$", "") or l
   end
   if lines[#lines] == "" then lines[#lines] = nil end
+  local view = { lines = lines }
 
   local reps, cursor = {}, 1
   for ci, c in ipairs(chunks) do
     if c.context then
-      local at = seek(lines, { c.context }, cursor, false)
-      if not at then return nil, ("Failed to find context '%s' in %s"):format(c.context, path) end
+      local at, why = seek(view, { c.context }, cursor, false, work)
+      if why == "limit" then return too_much_work(path) end
+      if not at then return nil, ("Failed to find context '%s' in %s"):format(c.context, path), "NOT_FOUND_TEXT" end
       cursor = at + 1
     end
     if #c.old == 0 then
       local at = (lines[#lines] == "") and #lines or #lines + 1
-      reps[#reps + 1] = { at, 0, c.new }
+      reps[#reps + 1] = { at, 0, c.new, ci }
       levels[#levels + 1] = { file = path, chunk = ci, level = "exact" }
     else
       local old, new = c.old, c.new
-      local at, level = seek(lines, old, cursor, c.eof)
-      if not at and old[#old] == "" then
+      local at, level = seek(view, old, cursor, c.eof, work)
+      if not at and level == nil and old[#old] == "" then
         old = table.move(old, 1, #old - 1, 1, {})
         if new[#new] == "" then new = table.move(new, 1, #new - 1, 1, {}) end
-        at, level = seek(lines, old, cursor, c.eof)
+        at, level = seek(view, old, cursor, c.eof, work)
       end
+      if level == "limit" then return too_much_work(path) end
       if not at then
-        return nil, ("Failed to find expected lines in %s:\n%s"):format(path, table.concat(c.old, "\n"))
+        return nil, ("Failed to find expected lines in %s:\n%s"):format(path, table.concat(c.old, "\n")), "NOT_FOUND_TEXT"
       end
-      reps[#reps + 1] = { at, #old, new }
+      reps[#reps + 1] = { at, #old, new, ci }
       levels[#levels + 1] = { file = path, chunk = ci, level = level }
       cursor = at + #old
     end
   end
-  table.sort(reps, function(a, b) return a[1] < b[1] end)
-  for r = #reps, 1, -1 do
-    local at, len, new = reps[r][1], reps[r][2], reps[r][3]
-    for _ = 1, len do table.remove(lines, at) end
-    for k = #new, 1, -1 do table.insert(lines, at, new[k]) end
-  end
+  table.sort(reps, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[4] < b[4]) end)
+  lines = splice(lines, reps)
   if lines[#lines] ~= "" then lines[#lines + 1] = "" end
   return bom .. table.concat(lines, eol)
 end
@@ -296,12 +445,16 @@ local function state(ctx, files, order, path)
 end
 
 local function apply_patch(ctx, a)
-  local hunks, perr = parse_patch(a.input or "")
-  if not hunks then return err(perr, "INVALID_PATCH") end
+  if #(a.input or "") > MAX_PATCH_BYTES then
+    return err(("the patch is %d bytes, over the limit of %d (max patch bytes); split it into smaller patches")
+      :format(#a.input, MAX_PATCH_BYTES), "INVALID_ARGUMENT")
+  end
+  local hunks, perr, pcode = parse_patch(a.input or "")
+  if not hunks then return err(perr, pcode or "INVALID_PATCH") end
   if #hunks == 0 then return err("No files were modified.", "INVALID_PATCH") end
 
   -- 1. read every target and compute every new content, writing nothing
-  local files, order, levels = {}, {}, {}
+  local files, order, levels, work = {}, {}, {}, { steps = 0 }
   local added, modified, deleted = {}, {}, {}
   for _, h in ipairs(hunks) do
     local f, msg, code = state(ctx, files, order, h.path)
@@ -321,8 +474,8 @@ local function apply_patch(ctx, a)
         code = f and "ENOENT" or code
         return err(("Failed to read file to update %s: %s"):format(h.path, os_error(code) or P.detail(msg)), code)
       end
-      local new, cerr = apply_chunks(f.cur, h.path, h.chunks, levels)
-      if not new then return err(cerr, "NOT_FOUND_TEXT") end
+      local new, cerr, ccode = apply_chunks(f.cur, h.path, h.chunks, levels, work)
+      if not new then return err(cerr, ccode) end
       if h.move_to then
         local d, dmsg, dcode = state(ctx, files, order, h.move_to)
         if not d then return err(("Failed to write file %s: %s"):format(h.move_to, P.detail(dmsg)), dcode) end
@@ -416,10 +569,7 @@ local function read_file(ctx, a)
   local r, msg, code = ctx:call("read_file", { path = path, encoding = "base64" })
   if not r then return err(("failed to read file: %s"):format(P.detail(msg)), code) end
   local text = core.base64_decode(r.content)
-  local lines = {}
-  for l in text:gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
-  local rest = text:match("[^\n]*$")
-  if rest ~= "" then lines[#lines + 1] = rest end
+  local lines = lines_of(text)
   if offset > #lines then return err("offset exceeds file length") end
   local out = {}
   for n = offset, math.min(#lines, offset + limit - 1) do

@@ -281,24 +281,15 @@ local function more_line(r)
   return ""
 end
 
--- Exclude patterns: with "*" a glob on the relative path, without it also
--- **/p and **/p/**.
+-- Exclude patterns: with "*" a glob on the relative path (minimatch, dot:
+-- true), without it also **/p and **/p/** (one glob: **/p/** covers p and
+-- **/p, its ** matching the directory itself). A function of the relative
+-- path, or nil, message, "INVALID_ARGUMENT".
 local function excluder(patterns)
-  local ms = {}
-  for _, p in ipairs(patterns or {}) do
-    if p:find("*", 1, true) then ms[#ms + 1] = P.glob(p)
-    else
-      ms[#ms + 1] = P.glob(p)
-      ms[#ms + 1] = P.glob("**/" .. p)
-      ms[#ms + 1] = P.glob("**/" .. p .. "/**")
-    end
-  end
-  return function(rel)
-    for _, m in ipairs(ms) do
-      if m(rel) then return true end
-    end
-    return false
-  end
+  return P.globs(patterns, "excludePatterns", nil, function(p)
+    if p:find("*", 1, true) then return p end
+    return "**/" .. p .. "/**"
+  end)
 end
 
 local function rel_of(base, p)
@@ -525,13 +516,14 @@ local tools = {
     permissions = { "fs.list" },
     risk = "low",
     handler = function(ctx, a)
+      local excluded, emsg, ecode = excluder(a.excludePatterns)
+      if not excluded then return nil, emsg, ecode end
       local r, msg, code = list(ctx, a.path, true)
       if not r then return nil, msg, code end
       if r.truncated then
         return nil, ("%s has more than %d entries (max_entries): choose a subdirectory as path or add excludePatterns")
           :format(a.path, ctx.caps.max_entries), "TOO_LARGE"
       end
-      local excluded = excluder(a.excludePatterns)
       local top = json.array {}
       local nodes = { [""] = top }
       for _, e in ipairs(r.entries) do
@@ -600,10 +592,11 @@ local tools = {
     handler = function(ctx, a)
       local bad, bmsg, bcode = precheck(ctx, a.path)
       if bad == nil and bmsg then return nil, bmsg, bcode end
+      local excluded, emsg, ecode = excluder(a.excludePatterns)
+      if not excluded then return nil, emsg, ecode end
       local r, msg, code = ctx:call("glob", { pattern = a.pattern, path = a.path, type = "any",
         include_hidden = true, respect_ignore = false })
       if not r then return fail(ctx, msg, code, a.path, "scandir") end
-      local excluded = excluder(a.excludePatterns)
       local out = {}
       for _, e in ipairs(r.entries) do
         if not excluded(rel_of(a.path, e.path)) then out[#out + 1] = e.path end
