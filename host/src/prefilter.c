@@ -25,10 +25,15 @@ typedef struct lset {
   unsigned char s[BW_MAX_LITS][BW_MAX_LIT_LEN];
 } lset;
 
+/* Groups nested deeper than this give no prefilter: each level is a few
+ * KiB of stack, and the pattern is the agent's. */
+enum { MAX_NEST = 32 };
+
 typedef struct parser {
   const unsigned char *p, *end;
-  int bail; /* syntax we do not model: no prefilter at all */
-  int pure; /* so far only plain characters */
+  int bail;  /* syntax we do not model: no prefilter at all */
+  int pure;  /* so far only plain characters */
+  int depth; /* groups open */
 } parser;
 
 static size_t lset_min(const lset *l) {
@@ -113,6 +118,10 @@ static void parse_atom(parser *ps, int *ch, lset *sub) {
   sub->n = 0;
   if (*p == '(') {
     ps->pure = 0;
+    if (ps->depth == MAX_NEST) {
+      ps->bail = 1;
+      return;
+    }
     p++;
     int look = 0;
     if (p < ps->end && *p == '*') ps->bail = 1; /* (*VERB) */
@@ -132,7 +141,9 @@ static void parse_atom(parser *ps, int *ch, lset *sub) {
       }
     }
     ps->p = p;
+    ps->depth++;
     parse_alt(ps, sub);
+    ps->depth--;
     if (ps->p >= ps->end || *ps->p != ')') ps->bail = 1;
     else ps->p++;
     if (look) sub->n = 0; /* zero-width: requires nothing in the match */
@@ -335,7 +346,7 @@ static int required(lset *set, const char *pat, size_t len, int flags) {
     memcpy(set->s[0], pat, set->len[0]);
     return len <= BW_MAX_LIT_LEN;
   }
-  parser ps = {(const unsigned char *)pat, (const unsigned char *)pat + len, 0, 1};
+  parser ps = {(const unsigned char *)pat, (const unsigned char *)pat + len, 0, 1, 0};
   parse_alt(&ps, set);
   if (ps.p < ps.end) ps.bail = 1; /* an unbalanced ')' */
   if (ps.bail) set->n = 0;
