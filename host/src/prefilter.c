@@ -111,10 +111,21 @@ static long quantifier(parser *ps) {
   return min;
 }
 
-/* One atom: *ch >= 0 for a plain character, else sub is what it requires. */
-static void parse_atom(parser *ps, int *ch, lset *sub) {
+/* The bytes of the UTF-8 character at p (a lead byte and its
+ * continuation bytes, at most 4): PCRE2 (UTF mode) quantifies them as one. */
+static size_t utf8_char(const unsigned char *p, const unsigned char *end) {
+  size_t k = 1;
+  if (*p >= 0xC0)
+    while (k < 4 && p + k < end && (p[k] & 0xC0) == 0x80) k++;
+  return k;
+}
+
+/* One atom: a plain character (its nch > 0 bytes in ch), else sub is what
+ * it requires. */
+static void parse_atom(parser *ps, unsigned char ch[4], size_t *nch,
+                       lset *sub) {
   const unsigned char *p = ps->p;
-  *ch = -1;
+  *nch = 0;
   sub->n = 0;
   if (*p == '(') {
     ps->pure = 0;
@@ -170,10 +181,13 @@ static void parse_atom(parser *ps, int *ch, lset *sub) {
     static const char ctl[] = "n\nt\tr\rf\fe\033a\007";
     const char *k = c ? strchr(ctl, c) : NULL;
     if (k && ((k - ctl) % 2) == 0) {
-      *ch = (unsigned char)k[1];
+      ch[0] = (unsigned char)k[1];
+      *nch = 1;
     } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                  (c >= '0' && c <= '9'))) {
-      *ch = c; /* escaped punctuation */
+      *nch = utf8_char(p + 1, ps->end); /* escaped punctuation, or é */
+      memcpy(ch, p + 1, *nch);
+      ps->p = p + 1 + *nch;
     } else {
       ps->pure = 0;
       if (c == 'Q' || c == 'E' || c == 'x' || c == 'o' || c == 'c' ||
@@ -182,8 +196,9 @@ static void parse_atom(parser *ps, int *ch, lset *sub) {
     }
     return;
   }
-  *ch = *p;
-  ps->p = p + 1;
+  *nch = utf8_char(p, ps->end);
+  memcpy(ch, p, *nch);
+  ps->p = p + *nch;
 }
 
 /* A concatenation up to '|' or ')'. */
@@ -192,23 +207,27 @@ static void parse_concat(parser *ps, lset *best) {
   size_t rl = 0;
   best->n = 0;
   while (ps->p < ps->end && *ps->p != '|' && *ps->p != ')' && !ps->bail) {
-    int ch;
+    unsigned char ch[4];
+    size_t nch;
     lset sub;
-    parse_atom(ps, &ch, &sub);
+    parse_atom(ps, ch, &nch, &sub);
     long min = quantifier(ps);
     if (min >= 0) ps->pure = 0;
-    if (ch >= 0 && min < 0) {
-      if (rl == BW_MAX_LIT_LEN) {
-        run_flush(best, run, rl);
-        rl = 0;
+    if (nch && min < 0) {
+      for (size_t i = 0; i < nch; i++) {
+        if (rl == BW_MAX_LIT_LEN) {
+          run_flush(best, run, rl);
+          rl = 0;
+        }
+        run[rl++] = ch[i];
       }
-      run[rl++] = (unsigned char)ch;
       continue;
     }
     run_flush(best, run, rl);
     rl = 0;
-    if (ch >= 0 && min >= 1) { /* x+ : x ends this run and starts the next */
-      run[rl++] = (unsigned char)ch;
+    if (nch && min >= 1) { /* x+ : x ends this run and starts the next */
+      memcpy(run, ch, nch);
+      rl = nch;
       continue;
     }
     if (min != 0 && sub.n && lset_better(&sub, best)) *best = sub;
