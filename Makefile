@@ -43,11 +43,13 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 
 # Debian 12 packages burrow needs to build and test.
 # (luarocks: the rock's build, spec/install_spec.lua; it makes /usr/bin/lua
-# Lua 5.1, so everything here names lua5.4.)
+# Lua 5.1, so everything here names lua5.4. clang and libclang-rt-14-dev,
+# which holds libFuzzer: the fuzz targets, host/fuzz/.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
-        libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks
+        libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
+        clang libclang-rt-14-dev
 
-.PHONY: all deps test run bench soak sanitize clean check-deps install uninstall rock rock-install FORCE
+.PHONY: all deps test run bench soak sanitize fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
 
 deps:
@@ -131,6 +133,34 @@ sanitize:
 	$(MAKE) B=build/sanitize OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
 	  LDFLAGS="-fsanitize=address,undefined"
 	BURROW_BUILD=build/sanitize ASAN_OPTIONS=detect_leaks=0 bash test/run-all.sh
+
+# libFuzzer targets (host/fuzz/fuzz_*.c, one binary each), built with clang,
+# ASan and UBSan against the core and binding compiled the same way in
+# build/fuzz. `make fuzz` runs each (or FUZZ_TARGETS="json edit ...") for
+# FUZZ_SECONDS, growing a corpus in build/fuzz/corpus; `make test` runs each
+# for a few seconds from its seeds (host/fuzz/corpus/NAME). host/fuzz/run.sh
+# does both; crashing inputs land in build/fuzz/crashes/NAME.
+FUZZ_B       := build/fuzz
+FUZZ_OPT     := -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_NAMES   := $(patsubst host/fuzz/fuzz_%.c,%,$(wildcard host/fuzz/fuzz_*.c))
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS ?=
+
+fuzz-build:
+	@command -v clang >/dev/null 2>&1 || { echo "fuzz-build: clang is missing (make deps installs it)"; exit 1; }
+	@$(MAKE) --no-print-directory B=$(FUZZ_B) CC=clang OPT="$(FUZZ_OPT)" \
+	  LDFLAGS="-fsanitize=address,undefined" fuzz-bins
+
+fuzz-bins: $(FUZZ_NAMES:%=$(B)/fuzz_%)
+
+$(B)/fuzz_%: host/fuzz/fuzz_%.c host/fuzz/fuzz.h $(CORE_O) $(BIND_O) $(B)/obj/api.o
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -fsanitize=fuzzer -I$(SRC) \
+	  -DFUZZ_LUA_DIR='"$(CURDIR)/lua"' -DFUZZ_DIR='"$(CURDIR)/host/fuzz"' \
+	  -o $@ $< $(CORE_O) $(BIND_O) $(B)/obj/api.o $(DEP_LIBS) $(LUA_LIBS)
+
+fuzz: fuzz-build
+	@FUZZ_B=$(FUZZ_B) bash host/fuzz/run.sh --keep $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # Everything lands under $(DESTDIR)$(PREFIX) (the directories above):
 # nothing outside it. spec/install_spec.lua checks.

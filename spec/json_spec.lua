@@ -113,10 +113,18 @@ describe("burrow.core json", function()
       assert.is_string(err)
     end)
 
-    it("accepts moderate nesting", function()
-      local t = json.decode(string.rep("[", 1000) .. string.rep("]", 1000))
-      for _ = 1, 999 do t = t[1] end
+    it("accepts nesting up to 500 levels, what encode can write back inside a reply", function()
+      local t = json.decode(string.rep("[", 500) .. string.rep("]", 500))
+      for _ = 1, 499 do t = t[1] end
       assert.same({}, t)
+      local deep = string.rep('{"a":', 500) .. "1" .. string.rep("}", 500)
+      assert.equal(deep, json.encode({ id = json.decode(deep) }):sub(7, -2))
+    end)
+
+    it("refuses nesting deeper than 500 levels (found by fuzzing: an id too deep to echo)", function()
+      local v, err = json.decode(string.rep("[", 501) .. string.rep("]", 501))
+      assert.is_nil(v)
+      assert.equal("json decode: nesting deeper than 500 levels", err)
     end)
   end)
 

@@ -272,6 +272,19 @@ describe(H.tag("burrow mcp"), function()
     end)
   end)
 
+  it("answers an id nested too deep to echo with -32700, then keeps serving", function()
+    -- found by fuzzing: the reply's encoder refused the 1500-deep id and
+    -- the error ended the server
+    local replies, by_id = serve(dir, {
+      init(1),
+      '{"jsonrpc":"2.0","id":' .. string.rep("[", 1500) .. string.rep("]", 1500) .. ',"method":"ping"}',
+      { id = 3, method = "ping" },
+    })
+    assert.equal(3, #replies)
+    assert.equal(-32700, replies[2].error.code)
+    assert.is_table(by_id[3] and by_id[3].result, "no reply after the deep id")
+  end)
+
   it("answers an unknown method with -32601", function()
     local _, by_id = serve(dir, { init(1), initialized, { id = 2, method = "resources/frobnicate" } })
     assert.is_nil(by_id[2].result)

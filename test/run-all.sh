@@ -6,6 +6,9 @@
 #   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver)
 #   4. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
+#   5. fuzz     make fuzz-build, then host/fuzz/run.sh: each libFuzzer target
+#               BURROW_FUZZ_SECONDS (default 3) from its seed corpus; one
+#               passed or failed per target (needs clang and libFuzzer)
 #
 # Prints each stage's output as it runs, a per-stage summary, and as its very
 # last line "N passed, N failed" summed over all stages. Exits non-zero if
@@ -22,7 +25,8 @@
 #   BURROW_BIN             binary the e2e suite drives (default $BURROW_BUILD/burrow)
 #   BURROW_ALLOW_MISSING   1 = absent stages do not count as failures
 #   BURROW_STAGE_TIMEOUT   seconds per stage before it is killed (default 1800)
-#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk e2e
+#   BURROW_FUZZ_SECONDS    seconds per fuzz target (default 3: 11 targets, under a minute)
+#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk e2e fuzz
 
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -33,7 +37,8 @@ BUILD=${BUILD%/}
 export BURROW_BIN=${BURROW_BIN:-$REPO/$BUILD/burrow}
 ALLOW_MISSING=${BURROW_ALLOW_MISSING:-0}
 STAGE_TIMEOUT=${BURROW_STAGE_TIMEOUT:-1800}
-STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk e2e"}
+STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk e2e fuzz"}
+FUZZ_SECONDS=${BURROW_FUZZ_SECONDS:-3}
 
 LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/burrow-tests.XXXXXX")
 trap 'rm -rf "$LOGDIR"' EXIT
@@ -189,12 +194,38 @@ stage_e2e() {
   finish "$name" "$rc" "$pass" $((${fail:-0} + ${cancelled:-0})) $((${skip:-0} + ${todo:-0})) "$found"
 }
 
+# The libFuzzer targets (host/fuzz/), built with clang into build/fuzz
+# whatever BURROW_BUILD says, each run for a few seconds from its seeds.
+stage_fuzz() {
+  local name=fuzz log="$LOGDIR/fuzz.log" blog="$LOGDIR/fuzz-build.log"
+  banner "fuzz targets: host/fuzz/run.sh, ${FUZZ_SECONDS}s each from the seed corpora"
+  if ! command -v clang >/dev/null 2>&1; then
+    missing "$name" "clang not installed (make deps, or apt-get install clang libclang-rt-14-dev)"; return
+  fi
+  echo "make fuzz-build (clang, ASan + UBSan, build/fuzz)"
+  if ! MAKEFLAGS= make --no-print-directory -s -j"$(nproc 2>/dev/null || echo 2)" fuzz-build >"$blog" 2>&1; then
+    tail -n 30 "$blog"
+    printf '%sERROR%s make fuzz-build failed -- counted as 1 failed\n' "$RED" "$RESET"
+    record "$name" 0 1 0 "build failed"; return
+  fi
+  run_logged "$log" bash host/fuzz/run.sh "$FUZZ_SECONDS"; local rc=$?
+  local line pass=0 fail=0 found=0
+  line=$(grep -aE '^fuzz: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  if [ -n "$line" ]; then
+    found=1
+    pass=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
+    fail=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
+  fi
+  finish "$name" "$rc" "$pass" "$fail" 0 "$found"
+}
+
 for s in $STAGES; do
   case $s in
     core) stage_core ;;
     busted-openat2) stage_busted openat2 ;;
     busted-walk) stage_busted walk ;;
     e2e) stage_e2e ;;
+    fuzz) stage_fuzz ;;
     *) echo "unknown stage '$s' in BURROW_STAGES"; record "$s" 0 1 0 "unknown stage" ;;
   esac
 done

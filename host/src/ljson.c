@@ -2,7 +2,9 @@
 ** ljson.c
 ** JSON for burrow.core.
 ** Decoding goes through jansson (strict parser, UTF-8 checking, depth
-** limit of JSON_PARSER_MAX_DEPTH, 2048). Jansson also rejects integers
+** limit of JSON_PARSER_MAX_DEPTH, 2048), and refuses nesting deeper than
+** 500 levels, half what encoding takes, so that anything decoded can be
+** encoded back, also inside a reply. Jansson also rejects integers
 ** beyond 64 bits and "\u0000" inside object keys (not inside strings).
 ** Encoding is our own: tool results can be tens of MiB, so it writes
 ** straight from the Lua value into one growing buffer, copying safe
@@ -50,6 +52,10 @@ static char null_sentinel;
 
 /* deepest nesting 'encode' accepts; it also stops cycles */
 #define ENCODE_MAXDEPTH	1000
+/* deepest nesting 'decode' accepts (jansson's own limit is 2048): well
+   below the encoder's, so a value decoded from a request and sent back
+   inside a reply (an id, a progress token) can always be encoded */
+#define DECODE_MAXDEPTH	(ENCODE_MAXDEPTH / 2)
 
 
 /* pushes the array metatable, creating it on first use */
@@ -95,10 +101,10 @@ static Tree *new_tree (lua_State *L) {
 }
 
 
-static void push_json (lua_State *L, json_t *j, int amt);
+static int push_json (lua_State *L, json_t *j, int amt, int depth);
 
 
-static void push_object (lua_State *L, json_t *o, int amt) {
+static int push_object (lua_State *L, json_t *o, int amt, int depth) {
   const char *key;
   size_t klen;
   json_t *v;
@@ -106,33 +112,43 @@ static void push_object (lua_State *L, json_t *o, int amt) {
   lua_createtable(L, 0, n <= INT_MAX ? (int)n : 0);
   json_object_keylen_foreach(o, key, klen, v) {
     lua_pushlstring(L, key, klen);  /* keys may hold "\u0000" */
-    push_json(L, v, amt);
+    if (!push_json(L, v, amt, depth))
+      return 0;
     lua_rawset(L, -3);
   }
+  return 1;
 }
 
 
-static void push_array (lua_State *L, json_t *a, int amt) {
+static int push_array (lua_State *L, json_t *a, int amt, int depth) {
   size_t i;
   size_t n = json_array_size(a);
   lua_createtable(L, n <= INT_MAX ? (int)n : 0, 0);
   for (i = 0; i < n; i++) {
-    push_json(L, json_array_get(a, i), amt);
+    if (!push_json(L, json_array_get(a, i), amt, depth))
+      return 0;
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   lua_pushvalue(L, amt);
   lua_setmetatable(L, -2);
+  return 1;
 }
 
 
-/* pushes the Lua value of 'j'; 'amt' is the stack index of array_mt */
-static void push_json (lua_State *L, json_t *j, int amt) {
-  /* jansson bounds the depth (JSON_PARSER_MAX_DEPTH), but each level
-     needs a few slots of Lua stack */
+/* pushes the Lua value of 'j' ('amt' is the stack index of array_mt);
+   0 if it nests deeper than DECODE_MAXDEPTH (the stack is then left
+   unbalanced: the caller resets it) */
+static int push_json (lua_State *L, json_t *j, int amt, int depth) {
+  /* each level needs a few slots of Lua stack */
   luaL_checkstack(L, 3, "json decode: nesting too deep");
   switch (json_typeof(j)) {
-    case JSON_OBJECT: push_object(L, j, amt); break;
-    case JSON_ARRAY: push_array(L, j, amt); break;
+    case JSON_OBJECT:
+    case JSON_ARRAY:
+      if (depth == DECODE_MAXDEPTH)
+        return 0;
+      if (json_typeof(j) == JSON_OBJECT)
+        return push_object(L, j, amt, depth + 1);
+      return push_array(L, j, amt, depth + 1);
     case JSON_STRING:
       lua_pushlstring(L, json_string_value(j), json_string_length(j));
       break;
@@ -145,6 +161,7 @@ static void push_json (lua_State *L, json_t *j, int amt) {
     case JSON_NULL:
     default: lua_pushlightuserdata(L, NULL_VALUE); break;
   }
+  return 1;
 }
 
 
@@ -164,7 +181,15 @@ static int l_decode (lua_State *L) {
                        err.text, err.line, err.column);
     return 2;
   }
-  push_json(L, t->root, 3);
+  if (!push_json(L, t->root, 3, 0)) {
+    lua_settop(L, 3);
+    json_decref(t->root);
+    t->root = NULL;
+    luaL_pushfail(L);
+    lua_pushfstring(L, "json decode: nesting deeper than %d levels",
+                       DECODE_MAXDEPTH);
+    return 2;
+  }
   json_decref(t->root);  /* free it now rather than at the next GC */
   t->root = NULL;
   return 1;

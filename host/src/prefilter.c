@@ -25,10 +25,15 @@ typedef struct lset {
   unsigned char s[BW_MAX_LITS][BW_MAX_LIT_LEN];
 } lset;
 
+/* Groups nested deeper than this give no prefilter: each level is a few
+ * KiB of stack, and the pattern is the agent's. */
+enum { MAX_NEST = 32 };
+
 typedef struct parser {
   const unsigned char *p, *end;
-  int bail; /* syntax we do not model: no prefilter at all */
-  int pure; /* so far only plain characters */
+  int bail;  /* syntax we do not model: no prefilter at all */
+  int pure;  /* so far only plain characters */
+  int depth; /* groups open */
 } parser;
 
 static size_t lset_min(const lset *l) {
@@ -106,13 +111,28 @@ static long quantifier(parser *ps) {
   return min;
 }
 
-/* One atom: *ch >= 0 for a plain character, else sub is what it requires. */
-static void parse_atom(parser *ps, int *ch, lset *sub) {
+/* The bytes of the UTF-8 character at p (a lead byte and its
+ * continuation bytes, at most 4): PCRE2 (UTF mode) quantifies them as one. */
+static size_t utf8_char(const unsigned char *p, const unsigned char *end) {
+  size_t k = 1;
+  if (*p >= 0xC0)
+    while (k < 4 && p + k < end && (p[k] & 0xC0) == 0x80) k++;
+  return k;
+}
+
+/* One atom: a plain character (its nch > 0 bytes in ch), else sub is what
+ * it requires. */
+static void parse_atom(parser *ps, unsigned char ch[4], size_t *nch,
+                       lset *sub) {
   const unsigned char *p = ps->p;
-  *ch = -1;
+  *nch = 0;
   sub->n = 0;
   if (*p == '(') {
     ps->pure = 0;
+    if (ps->depth == MAX_NEST) {
+      ps->bail = 1;
+      return;
+    }
     p++;
     int look = 0;
     if (p < ps->end && *p == '*') ps->bail = 1; /* (*VERB) */
@@ -132,7 +152,9 @@ static void parse_atom(parser *ps, int *ch, lset *sub) {
       }
     }
     ps->p = p;
+    ps->depth++;
     parse_alt(ps, sub);
+    ps->depth--;
     if (ps->p >= ps->end || *ps->p != ')') ps->bail = 1;
     else ps->p++;
     if (look) sub->n = 0; /* zero-width: requires nothing in the match */
@@ -159,10 +181,13 @@ static void parse_atom(parser *ps, int *ch, lset *sub) {
     static const char ctl[] = "n\nt\tr\rf\fe\033a\007";
     const char *k = c ? strchr(ctl, c) : NULL;
     if (k && ((k - ctl) % 2) == 0) {
-      *ch = (unsigned char)k[1];
+      ch[0] = (unsigned char)k[1];
+      *nch = 1;
     } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                  (c >= '0' && c <= '9'))) {
-      *ch = c; /* escaped punctuation */
+      *nch = utf8_char(p + 1, ps->end); /* escaped punctuation, or é */
+      memcpy(ch, p + 1, *nch);
+      ps->p = p + 1 + *nch;
     } else {
       ps->pure = 0;
       if (c == 'Q' || c == 'E' || c == 'x' || c == 'o' || c == 'c' ||
@@ -171,8 +196,9 @@ static void parse_atom(parser *ps, int *ch, lset *sub) {
     }
     return;
   }
-  *ch = *p;
-  ps->p = p + 1;
+  *nch = utf8_char(p, ps->end);
+  memcpy(ch, p, *nch);
+  ps->p = p + *nch;
 }
 
 /* A concatenation up to '|' or ')'. */
@@ -181,23 +207,27 @@ static void parse_concat(parser *ps, lset *best) {
   size_t rl = 0;
   best->n = 0;
   while (ps->p < ps->end && *ps->p != '|' && *ps->p != ')' && !ps->bail) {
-    int ch;
+    unsigned char ch[4];
+    size_t nch;
     lset sub;
-    parse_atom(ps, &ch, &sub);
+    parse_atom(ps, ch, &nch, &sub);
     long min = quantifier(ps);
     if (min >= 0) ps->pure = 0;
-    if (ch >= 0 && min < 0) {
-      if (rl == BW_MAX_LIT_LEN) {
-        run_flush(best, run, rl);
-        rl = 0;
+    if (nch && min < 0) {
+      for (size_t i = 0; i < nch; i++) {
+        if (rl == BW_MAX_LIT_LEN) {
+          run_flush(best, run, rl);
+          rl = 0;
+        }
+        run[rl++] = ch[i];
       }
-      run[rl++] = (unsigned char)ch;
       continue;
     }
     run_flush(best, run, rl);
     rl = 0;
-    if (ch >= 0 && min >= 1) { /* x+ : x ends this run and starts the next */
-      run[rl++] = (unsigned char)ch;
+    if (nch && min >= 1) { /* x+ : x ends this run and starts the next */
+      memcpy(run, ch, nch);
+      rl = nch;
       continue;
     }
     if (min != 0 && sub.n && lset_better(&sub, best)) *best = sub;
@@ -335,7 +365,7 @@ static int required(lset *set, const char *pat, size_t len, int flags) {
     memcpy(set->s[0], pat, set->len[0]);
     return len <= BW_MAX_LIT_LEN;
   }
-  parser ps = {(const unsigned char *)pat, (const unsigned char *)pat + len, 0, 1};
+  parser ps = {(const unsigned char *)pat, (const unsigned char *)pat + len, 0, 1, 0};
   parse_alt(&ps, set);
   if (ps.p < ps.end) ps.bail = 1; /* an unbalanced ')' */
   if (ps.bail) set->n = 0;

@@ -335,6 +335,27 @@ static void test_grep(const bw_root *r) {
   sh("rm ws/src/evil.txt");
   o = gopts("a(b");
   CHECK(bw_grep(r, ".", &o, &res) == BW_INVALID_ARGUMENT, "bad regex");
+  { /* the prefilter's parser once recursed per group: a stack overflow */
+    static char deep[10003];
+    memset(deep, '(', 5000);
+    memcpy(deep + 5000, "abc", 3);
+    memset(deep + 5003, ')', 5000);
+    o = gopts(deep);
+    CHECK(bw_grep(r, ".", &o, &res) == BW_INVALID_ARGUMENT, "5000 nested groups");
+    bw_lits l;
+    bw_lits_init(&l, deep + 4960, 83, 0); /* 40 deep */
+    CHECK(l.n == 0, "past 32 nested groups: no prefilter");
+    bw_lits_init(&l, deep + 4990, 23, 0); /* 10 deep */
+    CHECK(l.n == 1 && l.lit[0].len == 3, "10 nested groups: abc");
+    /* a quantifier takes the whole UTF-8 character: "café?" matches
+     * "cafe", so the first bytes of é are not required */
+    bw_lits_init(&l, "caf\xc3\xa9?", 6, 0);
+    CHECK(l.n == 1 && l.lit[0].len == 3 && !memcmp(l.lit[0].s, "caf", 3),
+          "caf\u00e9? requires caf");
+    bw_lits_init(&l, "x\xc3\xa9+yz", 6, 0);
+    CHECK(l.n == 1 && l.lit[0].len == 4 && !memcmp(l.lit[0].s, "\xc3\xa9yz", 4),
+          "x\u00e9+yz requires \u00e9yz");
+  }
   o = gopts("ne");
   o.pattern_len = 3; /* "ne\0" */
   CHECK(bw_grep(r, ".", &o, &res) == BW_INVALID_ARGUMENT, "NUL in pattern");
