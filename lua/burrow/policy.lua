@@ -16,8 +16,10 @@ local policy = {}
 policy.dir = files.builtin_dir("policy", "default.lua")
 policy.defaults = { "default" }
 
--- Sandbox limits for policy code.
-policy.limits = { memory = 16 * 1024 * 1024, instructions = 1000000 }
+-- Sandbox limits for policy code (docs/policies.md#limits): memory for
+-- all policies together; instruction units per call of check or after
+-- (library work charged too); seconds of wall clock per call, the last guard.
+policy.limits = { memory = 16 * 1024 * 1024, instructions = 1000000, time = 2 }
 
 -- The file of the policy named `name`: the first dirs entry (the
 -- operator's policy_path) that has NAME.lua, else the standard directory.
