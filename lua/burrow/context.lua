@@ -180,53 +180,70 @@ local function under(rel, sub)
   return rel .. "/" .. sub
 end
 
---- Every entry of the directory the path argument `from` names, judged
--- for op (what is taken: read for a copy, delete for a move or a remove),
--- and, when `to` is given, every path it will have under that argument's
--- object, judged for write. A directory that is a root's own (by dev/ino)
--- cannot be moved or removed. Returns the entries' total file bytes, or
--- nil, message, code. Entries are not named in a refusal.
-function Ctx:judge_subtree(from, op)
-  local j = self.by_arg[from]
-  if not (j and j.h) then return 0 end
-  if j.info.type ~= "dir" then return j.info.type == "file" and j.info.size or 0 end
-  local entries, omitted, code = self.roots:list(j.h, nil, {
-    max_depth = 1 << 30, max_entries = context.SUBTREE_MAX, count_limit = 1, include_hidden = true })
-  if not entries then return self:fail(code, self.args[from], omitted) end
-  local path = self.args[from]
-  if omitted > 0 then
-    return self:fail("TOO_LARGE", path, ("it holds more than %d entries, and each is checked against the policies first")
-      :format(context.SUBTREE_MAX))
-  end
-  local roots = {}
-  if op ~= "read" then
-    for i = 1, self.roots:count() do
-      local h, info = self.roots:handle(i, ".", false)
-      if h then
-        roots[info.dev .. ":" .. info.ino] = self.roots:info(i).mount
-        h:close()
-      end
-    end
-  end
-  local bytes, refused, first = 0, 0, nil
+-- Ask the policies about each entry of a subtree as it stands (or will
+-- stand) under the object of the path argument arg, for op: how many
+-- were refused, and the first refused request. Entries that exist are
+-- judged with their facts; landing places as paths that do not exist yet.
+function Ctx:judge_entries(entries, arg, op, exists)
+  local j, path = self.by_arg[arg], self.args[arg]
   local info = j.info
-  self.subtree = { entries = entries, from = from }
+  local refused, first = 0, nil
   for _, e in ipairs(entries) do
-    if e.type == "file" then bytes = bytes + e.size end
-    if e.type == "dir" and roots[e.dev .. ":" .. e.ino] then
-      return self:fail("EACCES", path, ("it holds the directory of root %s, which cannot be moved or removed")
-        :format(roots[e.dev .. ":" .. e.ino]))
-    end
     local req = self:request(under(path, e.path), op, {
       mount = info.mount, readonly = info.readonly, lexical = under(info.lexical, e.path),
-      rel = under(info.rel, e.path), exists = true, type = e.type, nlink = e.nlink }, from)
+      rel = under(info.rel, e.path), exists = exists, type = e.type, nlink = exists and e.nlink or nil }, arg)
     req.member, req.size = true, nil
-    local msg = self.ws:decide(req, self.hooks)
-    if msg then
+    if self.ws:decide(req, self.hooks) then
       refused, first = refused + 1, first or req
       self.reqs[#self.reqs + 1] = req
     end
   end
+  return refused, first
+end
+
+-- The directories of the roots, by "dev:ino": a move or a remove never
+-- takes one along.
+function Ctx:root_dirs()
+  local dirs = {}
+  for i = 1, self.roots:count() do
+    local h, info = self.roots:handle(i, ".", false)
+    if h then
+      dirs[info.dev .. ":" .. info.ino] = self.roots:info(i).mount
+      h:close()
+    end
+  end
+  return dirs
+end
+
+--- Every entry of the directory the path argument `from` names, judged
+-- for op (what is taken: read for a copy, delete for a move or a remove);
+-- ctx:judge_landing then judges where they land. A directory that is a
+-- root's own (by dev/ino) cannot be moved or removed. Returns the entries'
+-- total file bytes, or nil, message, code. Entries are not named in a
+-- refusal.
+function Ctx:judge_subtree(from, op)
+  local j = self.by_arg[from]
+  if not (j and j.h) then return 0 end
+  if j.info.type ~= "dir" then return j.info.type == "file" and j.info.size or 0 end
+  local path = self.args[from]
+  local entries, omitted, code = self.roots:list(j.h, nil, {
+    max_depth = 1 << 30, max_entries = context.SUBTREE_MAX, count_limit = 1, include_hidden = true })
+  if not entries then return self:fail(code, path, omitted) end
+  if omitted > 0 then
+    return self:fail("TOO_LARGE", path, ("it holds more than %d entries, and each is checked against the policies first")
+      :format(context.SUBTREE_MAX))
+  end
+  local roots = op ~= "read" and self:root_dirs() or {}
+  local bytes = 0
+  for _, e in ipairs(entries) do
+    if e.type == "file" then bytes = bytes + e.size end
+    local root = e.type == "dir" and roots[e.dev .. ":" .. e.ino]
+    if root then
+      return self:fail("EACCES", path, ("it holds the directory of root %s, which cannot be moved or removed"):format(root))
+    end
+  end
+  self.subtree = { entries = entries, from = from }
+  local refused, first = self:judge_entries(entries, from, op, true)
   if refused > 0 then
     return nil, errors.message("POLICY_DENIED", path, ("%d entr%s inside may not be %s (refused by policy %s)")
       :format(refused, refused == 1 and "y" or "ies", op == "read" and "read" or "taken away",
@@ -240,21 +257,9 @@ end
 function Ctx:judge_landing(to)
   local j, sub = self.by_arg[to], self.subtree
   if not (j and j.h and sub) then return true end
-  local info, path = j.info, self.args[to]
-  local refused, first = 0, nil
-  for _, e in ipairs(sub.entries) do
-    local req = self:request(under(path, e.path), "write", {
-      mount = info.mount, readonly = info.readonly, lexical = under(info.lexical, e.path),
-      rel = under(info.rel, e.path), exists = false, type = e.type }, to)
-    req.member, req.size = true, nil
-    local msg = self.ws:decide(req, self.hooks)
-    if msg then
-      refused, first = refused + 1, first or req
-      self.reqs[#self.reqs + 1] = req
-    end
-  end
+  local refused, first = self:judge_entries(sub.entries, to, "write", false)
   if refused > 0 then
-    return nil, errors.message("POLICY_DENIED", path, ("%d path%s the call would create there may not be written (refused by policy %s)")
+    return nil, errors.message("POLICY_DENIED", self.args[to], ("%d path%s the call would create there may not be written (refused by policy %s)")
       :format(refused, refused == 1 and "" or "s", first.policy or "approval")), "POLICY_DENIED"
   end
   return true
