@@ -119,6 +119,8 @@ int bw_resolve_parent(const bw_root *r, const char *rel, int *dirfd,
 int bw_canonical(const bw_root *r, const char *rel, char *out, size_t size);
 /* mkdir -p of rel beneath the root; each step acts on a parent fd. */
 int bw_mkdirs(const bw_root *r, const char *rel);
+/* Does rel end in a "." or ".." component (never the name of a change)? */
+int bw_dot_final(const char *rel);
 
 /* One resolution of an object: what policies judge and what the core then
  * uses. The walk that finds it records every directory it passes, so the

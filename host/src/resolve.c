@@ -475,8 +475,7 @@ int bw_mkdirs(const bw_root *r, const char *rel) {
 
 /* ---- handles: one resolution per object ---- */
 
-/* Does rel end in a "." or ".." component? */
-static int dot_final(const char *rel) {
+int bw_dot_final(const char *rel) {
   size_t n = strlen(rel);
   while (n > 1 && rel[n - 1] == '/') n--;
   size_t i = n;
@@ -567,7 +566,7 @@ int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
   size_t rl = strlen(rel);
   int slash = rl > 1 && rel[rl - 1] == '/';
   h->named = idx;
-  if (dot_final(rel)) { /* "x/.", "x/..": never the name of a change */
+  if (bw_dot_final(rel)) { /* "x/.", "x/..": never the name of a change */
     if (rl > BW_PATH_MAX) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
     memcpy(h->lexical, rel, rl + 1);
   }

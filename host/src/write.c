@@ -447,16 +447,6 @@ static int trailing_slash(const bw_root *r, const char *rel) {
   return rc == BW_OK || rc == BW_ENOENT ? bw_fail(BW_EISDIR, NULL) : rc;
 }
 
-/* Does rel end in a "." or ".." component? */
-static int dot_final(const char *rel) {
-  size_t n = strlen(rel);
-  while (n > 1 && rel[n - 1] == '/') n--;
-  size_t i = n;
-  while (i > 0 && rel[i - 1] != '/') i--;
-  return (n - i == 1 && rel[i] == '.') ||
-         (n - i == 2 && rel[i] == '.' && rel[i + 1] == '.');
-}
-
 int bw_write_file(const bw_root *r, const char *rel, const void *data,
                   size_t len, const bw_write_opts *o, bw_write_res *res) {
   pthread_once(&umask_once, read_umask);
@@ -467,7 +457,7 @@ int bw_write_file(const bw_root *r, const char *rel, const void *data,
   size_t n = strlen(rel);
   if (n > 0 && rel[n - 1] == '/') return trailing_slash(r, rel); /* makes nothing */
   int rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
-  if (rc == BW_INVALID_ARGUMENT && dot_final(rel)) {
+  if (rc == BW_INVALID_ARGUMENT && bw_dot_final(rel)) {
     /* ".", "dir/..": a directory, or what resolving it says ("file/." is
        ENOTDIR) */
     int fd;
