@@ -102,12 +102,12 @@ $(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(CORE_O) $(BIND_O)
 	$(CC) -rdynamic -o $@ $^ $(DEP_LIBS) $(LUA_LIBS)
 
 # C tests link the core only: no Lua
-$(B)/test_%: host/test/test_%.c $(CORE_O)
-	$(CC) $(CFLAGS) -I$(SRC) -o $@ $^ $(DEP_LIBS)
+$(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
+	$(CC) $(CFLAGS) -I$(SRC) -o $@ $(filter %.c %.o,$^) $(DEP_LIBS)
 
 # except the embedding API's, which links the whole library as an engine would
-$(B)/test_capi: host/test/test_capi.c $(B)/libburrow.a
-	$(CC) $(CFLAGS) $(LUA_CFLAGS) -Ihost/include -o $@ $^ $(DEP_LIBS) $(LUA_LIBS)
+$(B)/test_capi: host/test/test_capi.c $(B)/libburrow.a host/test/check.h
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -Ihost/include -o $@ $(filter %.c %.a,$^) $(DEP_LIBS) $(LUA_LIBS)
 
 # the fault shim the security suite preloads (spec/security/faults_spec.lua)
 $(B)/faults.so: host/test/faults.c

@@ -16,18 +16,7 @@
 
 #include "edit.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                    \
-  do {                                                                      \
-    if (cond) passed++;                                                     \
-    else {                                                                  \
-      failed++;                                                             \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                           \
-      printf(__VA_ARGS__);                                                  \
-      printf("\n");                                                         \
-    }                                                                       \
-  } while (0)
+#include "check.h"
 
 static const bw_edit_opts EXACT = {.context = 3, .max_diff = 1 << 20};
 static const bw_edit_opts LOOSE = {.loose = 1, .context = 3, .max_diff = 1 << 20};
