@@ -1,5 +1,8 @@
--- burrow.context: what a tool handler gets as ctx: the caps, path
--- resolution onto roots with agent-facing error messages, and the
+-- burrow.context: what a tool handler gets as ctx. Each path is resolved
+-- once into a handle and judged by the policies (ctx:open); the tool gets
+-- that same handle (ctx:resolve, ctx:resolve_write) and the core acts on
+-- it, so what was judged is what is used. Also: the entries of walks and
+-- subtrees judged, the size a write commits, agent-facing errors, and the
 -- helpers every tool shares.
 
 local errors = require "burrow.errors"
@@ -42,7 +45,7 @@ function context.path_specs(tool, args)
     local key, eop = entry, op
     if type(entry) == "table" then key, eop = entry[1], entry[2] end
     local p = args[key]
-    if key == "path" and p == nil and (op == "list" or tool.default_path) then p = "." end
+    if key == "path" and p == nil and op == "list" then p = "." end
     if type(p) == "string" then
       out[#out + 1] = { arg = key, path = p, op = eop,
         nofollow = eop == "write" or eop == "delete" or tool.nofollow == true }
