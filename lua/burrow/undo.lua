@@ -18,7 +18,7 @@ undo.limit = limit
 -- The session's store (ws.session lives as long as the MCP connection).
 local function store(ctx)
   local s = ctx.ws.session
-  if not s.undo then s.undo = { by_key = {}, queue = {}, head = 1, bytes = 0 } end
+  if not s.undo then s.undo = { by_key = {}, queue = {}, head = 1, bytes = 0, count = 0 } end
   return s.undo
 end
 
@@ -46,19 +46,30 @@ function undo.capture(ctx, idx, rel)
   end
 end
 
+-- Records kept at most, whatever their size: a record of an append or of
+-- a few bytes costs its table and strings (about 200 bytes), which the
+-- byte count does not see (the soak found 100,000 append records holding
+-- megabytes under a 256 KiB cap). One record per 256 bytes of the cap,
+-- and never fewer than 64.
+local function max_records(cap)
+  return math.max(64, cap // 256)
+end
+
 -- Drop the oldest records until the store fits its limit.
 local function trim(st, cap)
-  while st.bytes > cap and st.head <= #st.queue do
+  local most = max_records(cap)
+  while (st.bytes > cap or st.count > most) and st.head <= #st.queue do
     local e = st.queue[st.head]
     st.queue[st.head] = false
     st.head = st.head + 1
     if e and not e.dead then
       e.dead = true
-      st.bytes = st.bytes - e.cost
+      st.bytes, st.count = st.bytes - e.cost, st.count - 1
       local stack = st.by_key[e.key]
       for i, x in ipairs(stack or {}) do
         if x == e then table.remove(stack, i) break end
       end
+      if stack and #stack == 0 then st.by_key[e.key] = nil end
     end
   end
   if st.head > 256 and st.head > #st.queue // 2 then -- compact the queue
@@ -82,7 +93,7 @@ function undo.record(ctx, idx, rel, snap, after)
   st.by_key[e.key] = stack
   stack[#stack + 1] = e
   st.queue[#st.queue + 1] = e
-  st.bytes = st.bytes + e.cost
+  st.bytes, st.count = st.bytes + e.cost, st.count + 1
   trim(st, cap)
 end
 
@@ -105,8 +116,9 @@ function undo.pop(ctx, idx, rel)
   local e = stack and table.remove(stack)
   if e and not e.dead then
     e.dead = true
-    st.bytes = st.bytes - e.cost
+    st.bytes, st.count = st.bytes - e.cost, st.count - 1
   end
+  if stack and #stack == 0 then st.by_key[key(idx, rel)] = nil end
   if e then e.before = nil end -- the queue may still hold the record
   return e
 end

@@ -79,6 +79,17 @@ describe(H.tag("undo_edit"), function()
     assert.equal("INVALID_ARGUMENT", code)
   end)
 
+  it("keeps a bounded number of records however small they are (found by the soak)", function()
+    ws:close()
+    ws = H.open(dir, { max_undo_bytes = 64 * 1024 }) -- 256 records at most
+    for i = 1, 3000 do assert(ws:call("append_file", { path = "log", content = i .. "\n" })) end
+    collectgarbage()
+    local st = ws.session.undo
+    assert.is_true(st.count <= 256, "records kept: " .. st.count)
+    assert.is_true(#st.queue - st.head + 1 <= 2 * 256 + 256, "queue: " .. #st.queue - st.head + 1)
+    assert(undo "log") -- the newest is still there
+  end)
+
   it("is bounded: the oldest records go first, a file over the bound says so", function()
     ws:close()
     ws = H.open(dir, { max_undo_bytes = 100 })
