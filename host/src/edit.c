@@ -179,40 +179,27 @@ static const char *eol_at(const view *v, size_t start, size_t end) {
   return q && q > v->s && q[-1] == '\r' ? "\r\n" : "\n";
 }
 
+/* Indentation found for old's lines: pairs (old's indent, the file's),
+ * and the one change that turns every old indent into the file's, if
+ * there is one: a prefix added (file = x + old) or removed (old = x +
+ * file), after a spaces <-> tabs conversion when the file uses the other. */
+enum { RI_PAIRS = 64, RI_ADD = 1, RI_REMOVE = -1, RI_NONE = 2 };
+typedef struct reindent {
+  slice from[RI_PAIRS], to[RI_PAIRS];
+  size_t line[RI_PAIRS];      /* old's line (0-based) of each pair */
+  unsigned char clash[RI_PAIRS]; /* the same old indent, another file indent */
+  size_t n;
+  char unit_from; /* ' ' -> '\t' (or back) conversion, if seen */
+  size_t unit;    /* spaces per tab in that conversion */
+  int mode;       /* RI_ADD, RI_REMOVE, or RI_NONE: no single change */
+  sbuf x;         /* the prefix added or removed */
+  size_t conflict; /* RI_NONE: old's line where the change differs */
+} reindent;
+
 static int all_of(slice s, char c) {
   for (size_t i = 0; i < s.n; i++)
     if (s.p[i] != c) return 0;
   return s.n > 0;
-}
-
-/* Indentation found for old's lines: pairs (old's indent, the file's). */
-typedef struct reindent {
-  slice from[64], to[64];
-  size_t n;
-  char unit_from; /* ' ' -> '\t' (or back) conversion, if seen */
-  size_t unit;    /* spaces per tab in that conversion */
-} reindent;
-
-static void reindent_learn(reindent *ri, const view *v, const pat *p,
-                           size_t first) {
-  memset(ri, 0, sizeof *ri);
-  for (size_t j = 0; j < p->k; j++) {
-    slice pl = p->lines[j];
-    if (bw_trim(pl.p, pl.n, 1).n == 0) continue; /* blank lines say nothing */
-    size_t a = v->ls[first + j];
-    slice pi = bw_lead(pl.p, pl.n), fi = bw_lead(v->s + a, bw_line_end(v, first + j) - a);
-    size_t h = 0;
-    while (h < ri->n && (ri->from[h].n != pi.n || memcmp(ri->from[h].p, pi.p, pi.n)))
-      h++;
-    if (h == ri->n && ri->n < 64) {
-      ri->from[ri->n] = pi;
-      ri->to[ri->n++] = fi;
-    }
-    if (!ri->unit && all_of(pi, ' ') && all_of(fi, '\t') && pi.n % fi.n == 0)
-      ri->unit_from = ' ', ri->unit = pi.n / fi.n;
-    if (!ri->unit && all_of(pi, '\t') && all_of(fi, ' ') && fi.n % pi.n == 0)
-      ri->unit_from = '\t', ri->unit = fi.n / pi.n;
-  }
 }
 
 /* Extra indentation beyond a known prefix, in the file's characters. */
@@ -239,22 +226,105 @@ static void put_extra(sbuf *b, const reindent *ri, slice extra) {
   }
 }
 
-/* new_text re-indented line by line: a line whose indentation starts with
- * one of old's takes the file's instead. */
-static void reindent_apply(const reindent *ri, const char *s, size_t n,
-                           sbuf *b) {
-  size_t start = 0;
+static int ends_with(slice a, slice b) {
+  return a.n >= b.n && !memcmp(a.p + a.n - b.n, b.p, b.n);
+}
+
+/* The change from old's indent (converted) c to the file's f: mode and
+ * prefix into x; 0 when neither is a suffix of the other. */
+static int change_of(slice c, slice f, int *mode, sbuf *x) {
+  x->len = 0;
+  if (ends_with(f, c)) *mode = RI_ADD, bw_sb_put(x, f.p, f.n - c.n);
+  else if (ends_with(c, f)) *mode = RI_REMOVE, bw_sb_put(x, c.p, c.n - f.n);
+  else return 0;
+  if (x->len == 0) *mode = RI_ADD;
+  return 1;
+}
+
+static void reindent_free(reindent *ri) { free(ri->x.p); }
+
+static int reindent_learn(reindent *ri, const view *v, const pat *p,
+                          size_t first) {
+  memset(ri, 0, sizeof *ri);
+  ri->mode = RI_ADD;
+  for (size_t j = 0; j < p->k; j++) {
+    slice pl = p->lines[j];
+    if (bw_trim(pl.p, pl.n, 1).n == 0) continue; /* blank lines say nothing */
+    size_t a = v->ls[first + j];
+    slice pi = bw_lead(pl.p, pl.n), fi = bw_lead(v->s + a, bw_line_end(v, first + j) - a);
+    size_t h = 0;
+    while (h < ri->n && (ri->from[h].n != pi.n || memcmp(ri->from[h].p, pi.p, pi.n)))
+      h++;
+    if (h == ri->n && ri->n < RI_PAIRS) {
+      ri->from[ri->n] = pi;
+      ri->line[ri->n] = j;
+      ri->to[ri->n++] = fi;
+    } else if (h < ri->n && (ri->to[h].n != fi.n || memcmp(ri->to[h].p, fi.p, fi.n))) {
+      ri->clash[h] = 1;
+      if (ri->mode != RI_NONE) ri->mode = RI_NONE, ri->conflict = j;
+    }
+    if (!ri->unit && all_of(pi, ' ') && all_of(fi, '\t') && pi.n % fi.n == 0)
+      ri->unit_from = ' ', ri->unit = pi.n / fi.n;
+    if (!ri->unit && all_of(pi, '\t') && all_of(fi, ' ') && fi.n % pi.n == 0)
+      ri->unit_from = '\t', ri->unit = fi.n / pi.n;
+  }
+  sbuf c = {0}, x = {0};
+  for (size_t h = 0; h < ri->n && ri->mode != RI_NONE; h++) {
+    c.len = 0;
+    put_extra(&c, ri, ri->from[h]);
+    int mode;
+    if (!change_of((slice){c.p, c.len}, ri->to[h], &mode, &x)) {
+      ri->mode = RI_NONE, ri->conflict = ri->line[h];
+    } else if (h == 0) {
+      ri->mode = mode;
+      bw_sb_put(&ri->x, x.p, x.len);
+    } else if (mode != ri->mode || x.len != ri->x.len || memcmp(x.p, ri->x.p, x.len)) {
+      ri->mode = RI_NONE, ri->conflict = ri->line[h];
+    }
+  }
+  int oom = c.oom || x.oom || ri->x.oom;
+  free(c.p);
+  free(x.p);
+  return oom ? BW_ENOMEM : BW_OK;
+}
+
+/* One line's indentation ind in the file's terms into b; 0 when it
+ * cannot be known without guessing. */
+static int reindent_one(const reindent *ri, slice ind, sbuf *b) {
+  for (size_t h = 0; h < ri->n; h++) {
+    if (ri->from[h].n != ind.n || memcmp(ri->from[h].p, ind.p, ind.n)) continue;
+    if (ri->clash[h]) return 0; /* one old indent, two file indents */
+    bw_sb_put(b, ri->to[h].p, ri->to[h].n);
+    return 1;
+  }
+  if (ri->mode == RI_NONE) return 0;
+  sbuf c = {0};
+  put_extra(&c, ri, ind);
+  int ok = 1;
+  if (ri->mode == RI_ADD) {
+    bw_sb_put(b, ri->x.p, ri->x.len);
+    bw_sb_put(b, c.p, c.len);
+  } else if (c.len >= ri->x.len && !memcmp(c.p, ri->x.p, ri->x.len)) {
+    bw_sb_put(b, c.p + ri->x.len, c.len - ri->x.len);
+  } else {
+    ok = 0; /* shallower than what is taken off */
+  }
+  if (c.oom) b->oom = 1;
+  free(c.p);
+  return ok;
+}
+
+/* new_text re-indented line by line by the change the match needed;
+ * 0 on success, else the 1-based line of new_text that cannot be. */
+static size_t reindent_apply(const reindent *ri, const char *s, size_t n,
+                             sbuf *b) {
+  size_t start = 0, no = 0;
   for (size_t i = 0; i <= n; i++) {
     if (i < n && s[i] != '\n') continue;
     slice line = {s + start, i - start}, ind = bw_lead(line.p, line.n);
-    size_t best = ri->n;
-    for (size_t h = 0; h < ri->n; h++)
-      if (ri->from[h].n <= ind.n && !memcmp(ri->from[h].p, ind.p, ri->from[h].n) &&
-          (best == ri->n || ri->from[h].n > ri->from[best].n))
-        best = h;
-    if (best < ri->n && bw_trim(line.p, line.n, 1).n > 0) {
-      bw_sb_put(b, ri->to[best].p, ri->to[best].n);
-      put_extra(b, ri, (slice){ind.p + ri->from[best].n, ind.n - ri->from[best].n});
+    no++;
+    if (bw_trim(line.p, line.n, 1).n > 0) {
+      if (!reindent_one(ri, ind, b)) return no;
       bw_sb_put(b, line.p + ind.n, line.n - ind.n);
     } else {
       bw_sb_put(b, line.p, line.n);
@@ -262,6 +332,7 @@ static void reindent_apply(const reindent *ri, const char *s, size_t n,
     if (i < n) bw_sb_putc(b, '\n');
     start = i + 1;
   }
+  return 0;
 }
 
 static int spans_add(spans *sp, span x) {
@@ -282,18 +353,47 @@ static void spans_free(spans *sp) {
   free(sp->s);
 }
 
+/* The block was found with its indentation ignored, but old's indents
+ * do not map onto the file's by one change and new_text's line bad has
+ * an indent that none of them gives: say where, never guess. */
+static int reindent_refuse(const view *v, const pat *p, const reindent *ri,
+                           size_t first, size_t bad, bw_edit_diag *d) {
+  d->level = BW_LEVEL_INDENT;
+  d->matches = 1;
+  d->nlines = 1;
+  d->lines[0] = first + 1;
+  d->reindent_line = bad;
+  const char *s = p->neu, *e = p->neu + p->nlen;
+  for (size_t no = 1; no < bad; no++) s = memchr(s, '\n', (size_t)(e - s)) + 1;
+  const char *q = memchr(s, '\n', (size_t)(e - s));
+  bw_diag_excerpt(d->near_text, s, (size_t)((q ? q : e) - s));
+  if (ri->mode == RI_NONE) {
+    size_t j = ri->conflict, a = v->ls[first + j];
+    d->diverge_line = first + j + 1;
+    bw_diag_excerpt(d->want_text, p->lines[j].p, p->lines[j].n);
+    bw_diag_excerpt(d->have_text, v->s + a, bw_line_end(v, first + j) - a);
+  }
+  return bw_fail(BW_AMBIGUOUS_TEXT, NULL);
+}
+
 /* The span of one match, with its replacement in the right line ending. */
 static int make_span(const view *v, pat *p, const match *m, int level,
-                     size_t edit, span *out) {
+                     size_t edit, span *out, bw_edit_diag *d) {
   *out = (span){m->start, m->end, p->neu, p->nlen, 0, edit};
   const char *eol = eol_at(v, m->start, m->end);
   int crlf = eol[0] == '\r';
   if (level >= BW_LEVEL_INDENT && m->line != NO_LINE) {
     reindent ri;
     sbuf b = {0};
-    reindent_learn(&ri, v, p, m->line);
-    reindent_apply(&ri, p->neu, p->nlen, &b);
-    if (b.oom) return BW_ENOMEM;
+    int rc = reindent_learn(&ri, v, p, m->line);
+    size_t bad = rc ? 0 : reindent_apply(&ri, p->neu, p->nlen, &b);
+    if (!rc && bad) rc = reindent_refuse(v, p, &ri, m->line, bad, d);
+    reindent_free(&ri);
+    if (!rc && b.oom) rc = BW_ENOMEM;
+    if (rc) {
+      free(b.p);
+      return rc;
+    }
     out->repl = b.p ? b.p : strdup("");
     out->rlen = b.len;
     out->owned = 1;
@@ -341,7 +441,7 @@ static int match_edit(const view *v, pat *p, bw_edit *e, size_t idx,
   }
   for (size_t i = 0; !rc && i < ml.n; i++) {
     span s;
-    if (!(rc = make_span(v, p, &ml.m[i], lv, idx, &s))) rc = spans_add(sp, s);
+    if (!(rc = make_span(v, p, &ml.m[i], lv, idx, &s, d))) rc = spans_add(sp, s);
     else if (s.owned) free((char *)s.repl);
   }
   if (!rc) {

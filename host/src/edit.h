@@ -50,6 +50,10 @@ typedef struct bw_edit_diag {
   char want_text[BW_DIAG_TEXT]; /* old_text's line there */
   char have_text[BW_DIAG_TEXT]; /* the file's line there */
   const char *differs;          /* what differs there ("indentation", ...) */
+  size_t reindent_line;         /* AMBIGUOUS_TEXT: new_text's line (1-based) that
+                                   cannot be re-indented without guessing (its
+                                   text in near_text; diverge_line, want_text,
+                                   have_text: where old's indents disagree) */
 } bw_edit_diag;
 
 typedef struct bw_edit_opts {
@@ -194,6 +198,8 @@ slice bw_lead(const char *s, size_t n);
 int bw_find_level(const view *v, pat *p, int level, int disjoint, mlist *ml);
 /* Why p is not in the file at levels up to tried (NOT_FOUND_TEXT). */
 int bw_diagnose(const view *v, pat *p, int tried, bw_edit_diag *d);
+/* One line for a message into dst (BW_DIAG_TEXT bytes). */
+void bw_diag_excerpt(char *dst, const char *s, size_t n);
 /* The lines of several matches (AMBIGUOUS_TEXT). */
 void bw_list_lines(const view *v, const mlist *ml, bw_edit_diag *d);
 

@@ -51,6 +51,13 @@ local function explain(code, d, loose)
         :format(head, loose and " at any level" or "", d.near_line, d.near_percent, quote(d.near_text), diverges(d))
     end
     return head .. " and no line is similar; read the file again"
+  elseif code == "AMBIGUOUS_TEXT" and d.reindent_line then
+    local why = d.diverge_line
+      and ("its indentation differs from the file's by different amounts (line %d: the file has %s, old_text has %s)")
+        :format(d.diverge_line, quote(d.have_text), quote(d.want_text))
+      or "that line is indented less than the indentation old_text has beyond the file's"
+    return ("edit %d: old_text matches line %d only when indentation is ignored, and %s, so new_text's line %d (%s) cannot be re-indented without guessing; nothing written. Copy old_text and new_text with the file's own indentation")
+      :format(d.edit, d.lines[1], why, d.reindent_line, quote(d.new_line_text))
   elseif code == "AMBIGUOUS_TEXT" then
     local how = d.level ~= "exact" and (" " .. HOW[d.level]) or ""
     return ("edit %d: old_text matches %d places%s, on lines %s; add surrounding lines to make it unique, or set replace_all=true")
