@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "charset.h"
 #include "edit.h"
 
 enum { BINARY_PROBE = 8192 };
@@ -632,6 +633,60 @@ static int apply_insert(const char *data, size_t len, const void *arg,
   return rc;
 }
 
+/* The file's encoding: the one asked for (its BOM skipped when there),
+ * else detected. */
+static int file_charset(const char *data, size_t len, const char *want,
+                        bw_charset *cs) {
+  if (!want) return bw_charset_detect(data, len, cs);
+  memset(cs, 0, sizeof *cs);
+  if (strlen(want) >= sizeof cs->name || !bw_charset_known(want))
+    return bw_fail(BW_INVALID_ARGUMENT, "unknown charset");
+  for (size_t i = 0; want[i]; i++)
+    cs->name[i] = (char)(want[i] >= 'A' && want[i] <= 'Z' ? want[i] + 32 : want[i]);
+  const char *bom_of = NULL;
+  size_t bom = bw_charset_bom(data, len, &bom_of);
+  if (bom && !strcmp(bom_of, cs->name)) cs->bom = bom;
+  cs->utf8 = !strcmp(cs->name, "utf-8") || !strcmp(cs->name, "utf8");
+  return BW_OK;
+}
+
+/* An edit of a file in another encoding: its text decoded to UTF-8 (and
+ * checked to encode back to the same bytes, so nothing the agent did not
+ * touch can change), edited, then encoded back behind the same BOM. */
+static int apply_in(const bw_charset *cs, const char *data, size_t len,
+                    apply_fn fn, const void *arg, const bw_edit_opts *o,
+                    bw_edit_out *out, int *failed) {
+  char *u = NULL, *back = NULL, *enc = NULL;
+  size_t ulen, blen, elen;
+  const char *body = data + cs->bom;
+  size_t blen0 = len - cs->bom;
+  int rc = bw_charset_decode(cs->name, body, blen0, &u, &ulen);
+  if (!rc && memchr(u, '\0', ulen < BINARY_PROBE ? ulen : BINARY_PROBE))
+    rc = bw_fail(BW_BINARY, NULL);
+  if (!rc && (rc = bw_charset_encode(cs->name, u, ulen, &back, &blen)) == BW_OK &&
+      (blen != blen0 || memcmp(back, body, blen)))
+    rc = bw_fail(BW_INVALID_ARGUMENT, "the file does not read back to the same bytes in that charset");
+  free(back);
+  *failed = rc != BW_OK;
+  if (!rc) rc = fn(u, ulen, arg, o, out);
+  if (!rc) *failed = (rc = bw_charset_encode(cs->name, out->text, out->len, &enc, &elen)) != BW_OK;
+  if (!rc) {
+    char *t = malloc(cs->bom + elen + 1);
+    if (!t) rc = BW_ENOMEM;
+    else {
+      memcpy(t, data, cs->bom);
+      memcpy(t + cs->bom, enc, elen);
+      free(out->text);
+      out->text = t;
+      out->len = cs->bom + elen;
+    }
+  }
+  free(enc);
+  free(u);
+  if (rc) bw_edit_out_free(out);
+  return rc;
+}
+
 /* held: the directory's write lock, taken by the caller (or NULL) */
 static int read_edit_write(const bw_root *r, const char *rel,
                            const bw_edit_file_opts *o, bw_edit_file_res *res,
@@ -642,14 +697,19 @@ static int read_edit_write(const bw_root *r, const char *rel,
   int rc = bw_read_copy(r, rel, o->max_bytes ? o->max_bytes : (size_t)1 << 40, &data, &len);
   if (rc) return rc;
   res->old_size = len;
-  if (memchr(data, '\0', len < BINARY_PROBE ? len : BINARY_PROBE))
+  bw_charset cs;
+  rc = file_charset(data, len, o->charset, &cs);
+  res->charset_failed = rc != BW_OK;
+  if (!rc && cs.utf8 && memchr(data, '\0', len < BINARY_PROBE ? len : BINARY_PROBE))
     rc = bw_fail(BW_BINARY, NULL);
+  if (!rc) memcpy(res->charset, cs.name, sizeof res->charset);
   if (!rc) rc = bw_sha256(data, len, res->old_hash);
   if (!rc && o->expected_hash && strcmp(o->expected_hash, res->old_hash)) {
     strcpy(res->current_hash, res->old_hash);
     rc = bw_fail(BW_HASH_MISMATCH, NULL);
   }
-  if (!rc) rc = fn(data, len, arg, &o->e, &res->out);
+  if (!rc && cs.utf8) rc = fn(data, len, arg, &o->e, &res->out);
+  else if (!rc) rc = apply_in(&cs, data, len, fn, arg, &o->e, &res->out, &res->charset_failed);
   if (!rc && !o->dry_run && o->commit) rc = o->commit(o->commit_ud, res->out.placed);
   if (!rc && o->dry_run) rc = bw_sha256(res->out.text, res->out.len, res->hash);
   if (!rc && !o->dry_run) { /* compare-and-set against what we read */

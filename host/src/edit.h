@@ -98,6 +98,7 @@ typedef struct bw_edit_file_opts {
    * counts N times): 0 to write, else a code (nothing is written). */
   int (*commit)(void *ud, size_t bytes);
   void *commit_ud;
+  const char *charset; /* the file's encoding, or NULL: detected (charset.c) */
 } bw_edit_file_opts;
 
 typedef struct bw_edit_file_res {
@@ -108,6 +109,8 @@ typedef struct bw_edit_file_res {
   char current_hash[BW_HASH_STR]; /* HASH_MISMATCH: what is there now */
   char *original;                 /* the old bytes when kept, else NULL */
   size_t original_len;
+  char charset[48];               /* the encoding read and written back */
+  int charset_failed;             /* the failure is the encoding's, not an edit's */
 } bw_edit_file_res;
 
 int bw_edit_file(const bw_root *r, const char *rel, bw_edit *e, size_t n,

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "charset.h"
 #include "core.h"
 #include "lcore.h"
 #include "ljson.h"
@@ -451,6 +452,8 @@ typedef struct job {
   char hash[BW_HASH_STR];
   char *b64;
   size_t b64_len;
+  bw_charset cs;
+  const char *want; /* decode: the encoding */
 } job;
 
 static int job_run(void *arg) {
@@ -476,6 +479,71 @@ static int do_lines(job *j) {
 
 static int do_b64(job *j) {
   return bw_base64_encode(j->b->data, j->b->len, &j->b64, &j->b64_len);
+}
+
+static int do_charset(job *j) { return bw_charset_detect(j->b->data, j->b->len, &j->cs); }
+
+static int do_decode(job *j) {
+  size_t bom = j->cs.bom;
+  return bw_charset_decode(j->want, j->b->data + bom, j->b->len - bom, &j->b64, &j->b64_len);
+}
+
+/* f:charset() -> name, bom bytes, is_utf8 (BOM, UTF-8 validity, then
+ * libuchardet: charset.c) */
+static int file_charset(lua_State *L) {
+  job j = {.b = &check_file(L)->b, .run = do_charset};
+  int rc = run_job(&j);
+  if (rc) return fail(L, rc);
+  lua_pushstring(L, j.cs.name);
+  lua_pushinteger(L, (lua_Integer)j.cs.bom);
+  lua_pushboolean(L, j.cs.utf8);
+  return 3;
+}
+
+/* f:decode(charset, bom) -> the text after bom bytes, as UTF-8 */
+static int file_decode(lua_State *L) {
+  job j = {.b = &check_file(L)->b, .run = do_decode};
+  j.want = luaL_checkstring(L, 2);
+  j.cs.bom = (size_t)luaL_optinteger(L, 3, 0);
+  if (j.cs.bom > j.b->len) j.cs.bom = j.b->len;
+  if (!bw_charset_known(j.want)) return fail(L, bw_fail(BW_INVALID_ARGUMENT, "unknown charset"));
+  char **box = new_box(L);
+  int rc = run_job(&j);
+  *box = j.b64;
+  if (rc) return fail(L, rc);
+  push_boxed(L, box, j.b64_len);
+  return 1;
+}
+
+/* core.number_lines(text, first, limit, max_line, max_bytes) -> text, info
+ * (f:lines over a string: decoded text) */
+static int l_number_lines(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  bw_lines out;
+  memset(&out, 0, sizeof out);
+  char **box = new_box(L);
+  int rc = bw_number_lines(s, n, (size_t)luaL_checkinteger(L, 2), (size_t)luaL_checkinteger(L, 3),
+                           (size_t)luaL_checkinteger(L, 4), (size_t)luaL_checkinteger(L, 5), &out);
+  *box = out.out;
+  if (rc) return fail(L, rc);
+  push_boxed(L, box, out.out_len);
+  bw_text_info in;
+  bw_text_scan(s, n, &in);
+  lua_createtable(L, 0, 7);
+  lua_pushinteger(L, (lua_Integer)out.first);
+  lua_setfield(L, -2, "first");
+  lua_pushinteger(L, (lua_Integer)out.last);
+  lua_setfield(L, -2, "last");
+  lua_pushinteger(L, (lua_Integer)out.next);
+  lua_setfield(L, -2, "next");
+  lua_pushboolean(L, out.truncated);
+  lua_setfield(L, -2, "truncated");
+  lua_pushinteger(L, (lua_Integer)in.lines);
+  lua_setfield(L, -2, "total");
+  lua_pushstring(L, bw_newline_kind(&in));
+  lua_setfield(L, -2, "newline");
+  return 2;
 }
 
 static int file_hash(lua_State *L) {
@@ -731,6 +799,7 @@ static const luaL_Reg handle_methods[] = {
 static const luaL_Reg file_methods[] = {
     {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines},
     {"base64", file_base64}, {"size", file_size}, {"identity", file_identity},
+    {"charset", file_charset}, {"decode", file_decode},
     {"close", file_gc},
     {NULL, NULL}};
 
@@ -742,6 +811,7 @@ static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"backend", l_backend},
                                  {"now", l_now},
                                  {"probe_open", l_probe_open},
+                                 {"number_lines", l_number_lines},
                                  {NULL, NULL}};
 
 static void new_class(lua_State *L, const char *name, const luaL_Reg *m,

@@ -17,6 +17,9 @@ local function facts(ctx, f)
   local scan, serr, scode = f:scan()
   if not scan then return nil, serr, scode end
   scan.hash = hash
+  -- the encoding (charset.c): a BOM, UTF-8 validity, then libuchardet
+  local cs, bom, utf8 = f:charset()
+  if cs then scan.charset, scan.charset_bom, scan.utf8 = cs, bom, utf8 end
   if key then
     if cache.n >= CACHE_MAX then -- simple bound: start over
       for k in pairs(cache) do cache[k] = nil end
@@ -59,7 +62,7 @@ end
 return {
   name = "read_file",
   title = "Read file",
-  description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM. Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are refused unless encoding is "base64".
+  description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM, and its charset: a file in another encoding (UTF-16/32 with or without a BOM, Shift-JIS, Windows-1252, ... detected, or named with `charset`) comes back as UTF-8 text, and edit_file/write_file write it back in that encoding. Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are refused unless encoding is "base64".
 Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 500}  {"path": "logo.png", "encoding": "base64"}]],
   input_schema = {
     type = "object",
@@ -68,6 +71,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       offset = { type = "integer", minimum = 1, description = "First line to return, 1-based (default 1)." },
       limit = { type = "integer", minimum = 1, description = "Maximum number of lines (default 2000)." },
       encoding = { type = "string", enum = { "text", "base64" }, description = "text (default) or base64 for the raw bytes." },
+      charset = { type = "string", description = "The file's character encoding (\"shift_jis\", \"windows-1252\", \"utf-16le\", ...), over the one detected." },
     },
     required = { "path" },
     additionalProperties = false,
@@ -85,6 +89,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       next_offset = { type = "integer" },
       newline = { type = "string", enum = { "lf", "crlf", "mixed", "none" } },
       bom = { type = "boolean" },
+      charset = { type = "string" },
       truncated = { type = "boolean" },
       mime_type = { type = "string" },
     },
@@ -121,7 +126,12 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       res.encoding, res.content = "base64", b64
       return res
     end
-    if scan.binary then
+    local cs, cs_bom, utf8 = scan.charset, scan.charset_bom or 0, scan.utf8
+    if a.charset then -- the agent's word over detection; the BOM only if it is that encoding's
+      cs, utf8 = a.charset:lower(), a.charset:lower():gsub("_", "-") == "utf-8"
+      if scan.charset ~= cs then cs_bom = 0 end
+    end
+    if scan.binary and (not cs or utf8) then
       local b64, mime = image_of(ctx, f)
       f:close()
       if not b64 then return ctx:fail("BINARY", a.path) end
@@ -129,15 +139,25 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       return res
     end
     local offset = a.offset or 1
-    local text, info, lcode = f:lines(offset, a.limit or 2000, ctx.caps.max_line_chars,
-      ctx.caps.max_result_bytes, true) -- last use: closes f
+    local text, info, lcode
+    if utf8 then
+      text, info, lcode = f:lines(offset, a.limit or 2000, ctx.caps.max_line_chars,
+        ctx.caps.max_result_bytes, true) -- last use: closes f
+      res.total_lines, res.newline, res.bom = scan.lines, scan.newline, scan.bom
+    else -- another encoding: served as UTF-8, the numbers are the decoded text's
+      local u, derr, dcode = f:decode(cs, cs_bom)
+      f:close()
+      if not u then return ctx:fail(dcode, a.path, derr) end
+      if u:find("\0", 1, true) then return ctx:fail("BINARY", a.path, "NUL characters in the " .. cs .. " text") end
+      text, info, lcode = require("burrow.core").number_lines(u, offset, a.limit or 2000,
+        ctx.caps.max_line_chars, ctx.caps.max_result_bytes)
+      if text then res.total_lines, res.newline, res.bom = info.total, info.newline, cs_bom > 0 end
+    end
     if not text then return ctx:fail(lcode, a.path, info) end
     res.encoding = "text"
+    res.charset = utf8 and "utf-8" or cs
     if ctx.caps.untrusted_boundary then text = ctx:untrusted(text, a.path) end
     res.content = text
-    res.total_lines = scan.lines
-    res.newline = scan.newline
-    res.bom = scan.bom
     res.truncated = info.truncated
     res.offset = offset
     if info.first > 0 then res.start_line, res.end_line = info.first, info.last end
