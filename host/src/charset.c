@@ -78,6 +78,24 @@ size_t bw_utf8_valid_upto(const char *s, size_t n) {
   return n;
 }
 
+/* Valid UTF-8, or UTF-8 with a few stray bytes (more valid multibyte
+ * characters than bad bytes): served as it is, as before, rather than
+ * as a legacy encoding's mojibake. Legacy text seldom forms valid
+ * multibyte sequences. */
+static int mostly_utf8(const char *d, size_t n) {
+  size_t at = bw_utf8_valid_upto(d, n);
+  if (at == n) return 1;
+  size_t good = 0, bad = 0, i = 0;
+  while (i < n) {
+    size_t upto = i + bw_utf8_valid_upto(d + i, n - i);
+    for (size_t k = i; k < upto; k++) good += ((unsigned char)d[k] & 0xC0) == 0xC0;
+    if (upto >= n) break;
+    bad++;
+    i = upto + 1;
+  }
+  return good > bad;
+}
+
 /* UTF-16 without a BOM: ASCII-heavy text has a NUL in every other byte
  * and none in the others. */
 static const char *utf16_guess(const char *d, size_t n) {
@@ -107,7 +125,7 @@ int bw_charset_detect(const char *d, size_t n, bw_charset *cs) {
     return BW_OK;
   }
   if (memchr(d, 0, n < 8192 ? n : 8192)) return bw_fail(BW_BINARY, NULL);
-  if (bw_utf8_valid_upto(d, n) == n) {
+  if (mostly_utf8(d, n)) {
     strcpy(cs->name, "utf-8");
     cs->utf8 = 1;
     return BW_OK;
