@@ -308,7 +308,11 @@ static int reindent_one(const reindent *ri, slice ind, sbuf *b) {
   } else if (c.len >= ri->x.len && !memcmp(c.p, ri->x.p, ri->x.len)) {
     bw_sb_put(b, c.p + ri->x.len, c.len - ri->x.len);
   } else {
-    ok = 0; /* shallower than what is taken off */
+    /* shallower than what is taken off: only the margin is sure, when
+       the block itself has a line there ("   x" sent for the line "x") */
+    int margin = 0;
+    for (size_t h = 0; h < ri->n; h++) margin |= ri->to[h].n == 0;
+    ok = margin && c.len < ri->x.len && !memcmp(c.p, ri->x.p, c.len);
   }
   if (c.oom) b->oom = 1;
   free(c.p);
