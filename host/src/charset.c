@@ -17,6 +17,9 @@
 
 enum { DETECT_PROBE = 64 * 1024, UTF16_PROBE = 4096 };
 
+/* bw_fail keeps a pointer: the details built here live per thread */
+static _Thread_local char msg[200];
+
 /* ---- detection ---- */
 
 static const struct {
@@ -206,7 +209,6 @@ int bw_charset_decode(const char *charset, const char *s, size_t n, char **out,
   size_t bad = 0;
   int rc = convert("UTF-8", iconv_name(charset), s, n, out, olen, &bad);
   if (rc != BW_INVALID_ARGUMENT || bad == (size_t)-1) return rc;
-  char msg[160];
   snprintf(msg, sizeof msg, "the bytes at offset %zu are not valid %s", bad, charset);
   return bw_fail(BW_INVALID_ARGUMENT, msg);
 }
@@ -226,7 +228,6 @@ int bw_charset_encode(const char *charset, const char *s, size_t n, char **out,
     cp = c & (0x7F >> len);
     for (size_t k = 1; k < len; k++) cp = (cp << 6) | ((unsigned char)s[bad + k] & 0x3F);
   }
-  char msg[200];
   snprintf(msg, sizeof msg, "line %zu: the character \"%.*s\" (U+%04X) cannot be written in %s",
            line, (int)len, s + bad, cp, charset);
   return bw_fail(BW_INVALID_ARGUMENT, msg);

@@ -515,6 +515,42 @@ static int file_decode(lua_State *L) {
   return 1;
 }
 
+/* core.charset_detect(bytes) -> name, bom bytes, is_utf8 */
+static int l_charset_detect(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  bw_charset cs;
+  int rc = bw_charset_detect(s, n, &cs);
+  if (rc) return fail(L, rc);
+  lua_pushstring(L, cs.name);
+  lua_pushinteger(L, (lua_Integer)cs.bom);
+  lua_pushboolean(L, cs.utf8);
+  return 3;
+}
+
+/* core.charset_encode(charset, utf8_text) -> bytes (no BOM), or the fail
+ * triple naming the first character the encoding cannot hold */
+static int l_charset_encode(lua_State *L) {
+  const char *cs = luaL_checkstring(L, 1);
+  size_t n, olen;
+  const char *s = luaL_checklstring(L, 2, &n);
+  if (!bw_charset_known(cs)) return fail(L, bw_fail(BW_INVALID_ARGUMENT, "unknown charset"));
+  char **box = new_box(L), *out = NULL;
+  int rc = bw_charset_encode(cs, s, n, &out, &olen);
+  *box = out;
+  if (rc) return fail(L, rc);
+  push_boxed(L, box, olen);
+  return 1;
+}
+
+/* core.charset_bom(charset) -> its BOM bytes ("" when it has none) */
+static int l_charset_bom(lua_State *L) {
+  size_t len;
+  const char *b = bw_charset_bom_bytes(luaL_checkstring(L, 1), &len);
+  lua_pushlstring(L, b, len);
+  return 1;
+}
+
 /* core.number_lines(text, first, limit, max_line, max_bytes) -> text, info
  * (f:lines over a string: decoded text) */
 static int l_number_lines(lua_State *L) {
@@ -812,6 +848,9 @@ static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"now", l_now},
                                  {"probe_open", l_probe_open},
                                  {"number_lines", l_number_lines},
+                                 {"charset_detect", l_charset_detect},
+                                 {"charset_encode", l_charset_encode},
+                                 {"charset_bom", l_charset_bom},
                                  {NULL, NULL}};
 
 static void new_class(lua_State *L, const char *name, const luaL_Reg *m,
