@@ -15,6 +15,10 @@
 
 #include "charset.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 enum { DETECT_PROBE = 64 * 1024, UTF16_PROBE = 4096 };
 
 /* bw_fail keeps a pointer: the details built here live per thread */
@@ -57,7 +61,18 @@ size_t bw_utf8_valid_upto(const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0;
   while (i < n) {
-    if (p[i] < 0x80) { /* ASCII runs, a word at a time */
+    if (p[i] < 0x80) { /* ASCII runs, 16 bytes (else a word) at a time */
+#ifdef __SSE2__
+      for (; i + 64 <= n; i += 64) {
+        const __m128i *q = (const __m128i *)(p + i);
+        __m128i x = _mm_or_si128(_mm_or_si128(_mm_loadu_si128(q), _mm_loadu_si128(q + 1)),
+                                 _mm_or_si128(_mm_loadu_si128(q + 2), _mm_loadu_si128(q + 3)));
+        if (_mm_movemask_epi8(x)) break;
+      }
+      while (i + 16 <= n &&
+             !_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(p + i))))
+        i += 16;
+#endif
       while (i + 8 <= n) {
         unsigned long long w;
         memcpy(&w, p + i, 8);

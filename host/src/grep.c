@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "charset.h"
 #include "search.h"
 
 #ifdef __SSE2__
@@ -581,6 +582,27 @@ static int read_all(wstate *w, int fd, size_t hint, size_t cap, size_t *len) {
   return BW_OK;
 }
 
+/* The text grep searches in a file's bytes: 0 the bytes themselves (UTF-8,
+ * decided by one SSE2/word pass, so UTF-8 trees keep their speed), 1 the
+ * UTF-8 of another encoding in *dec (charset.c: a BOM, UTF-16 by its NULs,
+ * libuchardet only where the bytes are not UTF-8), -1 binary. */
+static int text_of(const char *b, size_t n, char **dec, size_t *dlen) {
+  *dec = NULL;
+  int nul = memchr(b, '\0', n < BINARY_PROBE ? n : BINARY_PROBE) != NULL;
+  if (!nul && bw_utf8_valid_upto(b, n) == n) return 0;
+  bw_charset cs;
+  if (bw_charset_detect(b, n, &cs)) return -1;
+  if (cs.utf8) return nul ? -1 : 0;
+  if (bw_charset_decode(cs.name, b + cs.bom, n - cs.bom, dec, dlen))
+    return nul ? -1 : 0; /* not that encoding after all: as before */
+  if (memchr(*dec, '\0', *dlen < BINARY_PROBE ? *dlen : BINARY_PROBE)) {
+    free(*dec);
+    *dec = NULL;
+    return -1;
+  }
+  return 1;
+}
+
 /* Read and search one open regular file; path is what results show. */
 static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
                    const char *path) {
@@ -607,11 +629,13 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
   }
   atomic_fetch_add(&g->searched, 1);
   atomic_fetch_add(&g->bytes, len);
-  if (memchr(w->buf, '\0', len < BINARY_PROBE ? len : BINARY_PROBE))
-    return note_skip(g, 0, path) ? -1 : 0;
-  scan s = {.g = g, .w = w, .buf = w->buf, .len = len, .path = path};
+  char *dec;
+  size_t dlen = 0;
+  if (text_of(w->buf, len, &dec, &dlen) < 0) return note_skip(g, 0, path) ? -1 : 0;
+  scan s = {.g = g, .w = w, .buf = dec ? dec : w->buf, .len = dec ? dlen : len, .path = path};
   s.limit = o->max_results ? o->max_results : (size_t)-1;
   rc = search_buf(&s);
+  free(dec);
   if (rc) {
     if (s.f) free_gfile(&s.f->item);
     atomic_store(&g->err, rc);

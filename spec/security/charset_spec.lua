@@ -52,6 +52,21 @@ describe(F.tag("security: charsets"), function()
     small:close()
   end)
 
+  it("grep over decoded text keeps the policy's rules and the size cap", function()
+    H.write(dir, ".env", "\255\254" .. ("S\0E\0C\0R\0E\0T\0=\0x\0\n\0"))
+    H.write(dir, "ok16.txt", "\255\254" .. ("S\0E\0C\0R\0E\0T\0\n\0"))
+    local r = assert(ws:call("grep", { pattern = "SECRET", path = ".", include_hidden = true }))
+    assert.equal(1, #r.matches)
+    assert.equal("ok16.txt", r.matches[1].path)
+    local small = F.open({{path = dir, mode = "rw"}},
+      {caps = {max_result_bytes = 262144, max_entries = 1000, max_file_size = 4096}})
+    H.write(dir, "big16.txt", "\255\254" .. ("S\0E\0C\0R\0E\0T\0\n\0"):rep(400))
+    r = assert(small:call("grep", { pattern = "SECRET", path = "." }))
+    for _, m in ipairs(r.matches) do assert.is_not.equal("big16.txt", m.path) end
+    assert.equal(1, r.skipped_size_count)
+    small:close()
+  end)
+
   it("a denied path stays denied in any encoding", function()
     H.write(dir, ".env", "\255\254S\0=\0x\0\n\0")
     for _, tool in ipairs { "read_file", "edit_file" } do

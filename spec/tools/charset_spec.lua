@@ -49,6 +49,14 @@ describe(H.tag("charsets"), function()
       for l in text:gmatch("[^\n]*\n") do lines[#lines + 1] = l:gsub("\r?\n$", "") end
       assert.matches("1\t" .. lines[1], r.content, 1, true)
       assert.equal(bom ~= "", r.bom)
+      -- grep finds a word of the decoded text and reports its line as UTF-8
+      local g = assert(ws:call("grep", { pattern = old, path = "." }))
+      assert.equal(1, #g.matches, name .. ": grep")
+      assert.equal("f.txt", g.matches[1].path)
+      local want_line
+      for i, l in ipairs(lines) do if l:find(old, 1, true) and not want_line then want_line = i end end
+      assert.equal(want_line, g.matches[1].line)
+      assert.equal(lines[want_line], g.matches[1].text)
       local e = assert(ws:call("edit_file", { path = "f.txt", old_text = old, new_text = new }))
       assert.equal(r.charset, e.charset)
       local want = bom .. iconv((text:gsub(old, new, 1)), enc)
