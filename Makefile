@@ -44,10 +44,11 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 # Debian 12 packages burrow needs to build and test.
 # (luarocks: the rock's build, spec/install_spec.lua; it makes /usr/bin/lua
 # Lua 5.1, so everything here names lua5.4. clang and libclang-rt-14-dev,
-# which holds libFuzzer: the fuzz targets, host/fuzz/.)
+# which holds libFuzzer: the fuzz targets, host/fuzz/. libuchardet-dev: charset.c;
+# python3-nbformat: spec/tools/notebook_spec.lua checks edits against nbformat.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
-        clang libclang-rt-14-dev libuchardet-dev
+        clang libclang-rt-14-dev libuchardet-dev python3-nbformat
 
 .PHONY: all deps test run bench soak sanitize fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so

@@ -1,6 +1,8 @@
 -- read_file: a text file as numbered lines, paged with offset/limit and
 -- capped at max_result_bytes on a whole line, with an exact resume hint.
 
+local notebook = require "burrow.notebook"
+
 local BIG = 1024 * 1024 -- files from this size keep their facts cached
 local CACHE_MAX = 64
 
@@ -48,6 +50,35 @@ local function image_of(ctx, f)
   end
 end
 
+-- A notebook as cells (burrow.notebook), within max_result_bytes (whole
+-- cells; the rest named), its output images as MCP image content; nil
+-- when the file is not a notebook (then it reads as text).
+local function notebook_view(ctx, idx, rel, f)
+  local text = ctx.roots:content(idx, rel, ctx.caps.max_file_size)
+  local nb = text and notebook.parse(text)
+  if not nb then return nil end
+  f:close()
+  local cap = ctx.caps.max_result_bytes
+  local view, images = notebook.render(nb, { output_cap = math.max(1024, cap // 16),
+    image_bytes = math.min(cap // 2, ctx.caps.max_image_bytes) })
+  local shown = #nb.cells
+  if #view > cap then -- whole cells that fit
+    local cut = view:sub(1, cap)
+    local last = 0
+    for k = 1, #nb.cells do
+      local close = ('</cell id="%s">'):format(notebook.id_of(nb, k))
+      local e = select(2, cut:find(close, 1, true))
+      if not e then break end
+      last, shown = e, k
+    end
+    view = view:sub(1, last) .. ("\n[%d of %d cells shown (max_result_bytes); read the rest with notebook=false, offset and limit]")
+      :format(shown, #nb.cells)
+  end
+  if ctx.caps.untrusted_boundary then view = ctx:untrusted(view, rel) end
+  return { encoding = "text", notebook = true, cells = #nb.cells, content = view,
+    images = #images > 0 and images or nil, truncated = shown < #nb.cells }
+end
+
 local function fmt_hint(r)
   if r.total_lines == 0 then return "[empty file]" end
   if not r.start_line then
@@ -62,7 +93,7 @@ end
 return {
   name = "read_file",
   title = "Read file",
-  description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM, and its charset: a file in another encoding (UTF-16/32 with or without a BOM, Shift-JIS, Windows-1252, ... detected, or named with `charset`) comes back as UTF-8 text, and edit_file/write_file write it back in that encoding. Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are refused unless encoding is "base64".
+  description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM, and its charset: a file in another encoding (UTF-16/32 with or without a BOM, Shift-JIS, Windows-1252, ... detected, or named with `charset`) comes back as UTF-8 text, and edit_file/write_file write it back in that encoding. A Jupyter notebook (.ipynb) is shown as its cells, <cell id="...">source</cell id="...">, with outputs as text and images (notebook=false: its JSON as lines); edit cells with notebook_edit. Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are refused unless encoding is "base64".
 Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 500}  {"path": "logo.png", "encoding": "base64"}]],
   input_schema = {
     type = "object",
@@ -71,6 +102,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       offset = { type = "integer", minimum = 1, description = "First line to return, 1-based (default 1)." },
       limit = { type = "integer", minimum = 1, description = "Maximum number of lines (default 2000)." },
       encoding = { type = "string", enum = { "text", "base64" }, description = "text (default) or base64 for the raw bytes." },
+      notebook = { type = "boolean", description = "A .ipynb file is shown as cells with their outputs (default true); false shows its JSON as lines." },
       charset = { type = "string", description = "The file's character encoding (\"shift_jis\", \"windows-1252\", \"utf-16le\", ...), over the one detected." },
     },
     required = { "path" },
@@ -90,6 +122,8 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       newline = { type = "string", enum = { "lf", "crlf", "mixed", "none" } },
       bom = { type = "boolean" },
       charset = { type = "string" },
+      notebook = { type = "boolean" },
+      cells = { type = "integer" },
       truncated = { type = "boolean" },
       mime_type = { type = "string" },
     },
@@ -138,6 +172,14 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       res.encoding, res.mime_type, res.content = "image", mime, b64
       return res
     end
+    if utf8 and not a.offset and not a.limit and a.notebook ~= false and a.path:match("%.ipynb$") then
+      local nb = notebook_view(ctx, idx, rel, f)
+      if nb then
+        for k, v in pairs(nb) do res[k] = v end
+        res.charset = "utf-8"
+        return res
+      end
+    end
     local offset = a.offset or 1
     local text, info, lcode
     if utf8 then
@@ -172,6 +214,12 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       if k ~= "content" and k ~= "offset" then s[k] = v end
     end
     if r.encoding == "base64" then return r.content, s end
+    if r.notebook then -- the cells, then their output images
+      s.images = nil
+      local blocks = { r.content }
+      for _, im in ipairs(r.images or {}) do blocks[#blocks + 1] = im end
+      return #blocks == 1 and r.content or blocks, s
+    end
     if r.encoding == "image" then -- MCP image content
       return { ("%s: %s, %d bytes, %s"):format(r.path, r.mime_type, r.size, r.content_hash),
         { type = "image", data = r.content, mimeType = r.mime_type } }, s
