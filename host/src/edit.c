@@ -141,8 +141,6 @@ static int pat_init(pat *p, const bw_edit *e) {
   p->neu = lf_copy(e->new_text, e->new_len, &p->nlen);
   if (!p->old || !p->neu) return BW_ENOMEM;
   if (p->olen == 0) return bw_fail(BW_INVALID_ARGUMENT, "old_text is empty");
-  if (p->olen == p->nlen && !memcmp(p->old, p->neu, p->olen))
-    return bw_fail(BW_INVALID_ARGUMENT, "old_text and new_text are the same");
   p->trail_nl = p->old[p->olen - 1] == '\n';
   size_t body = p->olen - (size_t)p->trail_nl, k = 1;
   for (size_t i = 0; i < body; i++) k += p->old[i] == '\n';
@@ -158,6 +156,8 @@ static int pat_init(pat *p, const bw_edit *e) {
     }
   }
   p->k = k;
+  if (p->olen == p->nlen && !memcmp(p->old, p->neu, p->olen))
+    return bw_fail(BW_INVALID_ARGUMENT, "old_text and new_text are the same");
   return BW_OK;
 }
 
@@ -338,6 +338,40 @@ static size_t reindent_apply(const reindent *ri, const char *s, size_t n,
     start = i + 1;
   }
   return 0;
+}
+
+int bw_reindent(const char *old, size_t olen, const char *block, size_t blen,
+                const char *neu, size_t nlen, char **out, size_t *out_len,
+                size_t *bad) {
+  *out = NULL;
+  *bad = 0;
+  bw_edit e = {old, olen, neu, nlen, 0, 0, 0, 0};
+  pat p;
+  view v;
+  int rc = pat_init(&p, &e);
+  if (rc == BW_INVALID_ARGUMENT && p.lines) rc = BW_OK; /* the same texts: fine here */
+  if (!rc) rc = view_init(&v, block, blen);
+  else v.ls = NULL;
+  if (!rc && v.nl < p.k) rc = bw_fail(BW_INVALID_ARGUMENT, "the block has fewer lines than old");
+  reindent ri;
+  sbuf b = {0};
+  if (!rc) rc = reindent_learn(&ri, &v, &p, 0);
+  if (!rc) {
+    *bad = reindent_apply(&ri, p.neu, p.nlen, &b);
+    reindent_free(&ri);
+    if (b.oom) rc = BW_ENOMEM;
+    else if (*bad) rc = bw_fail(BW_AMBIGUOUS_TEXT, "new text cannot be re-indented without guessing");
+  }
+  if (!rc) {
+    *out = b.p ? b.p : strdup("");
+    *out_len = b.len;
+    if (!*out) rc = BW_ENOMEM;
+  } else {
+    free(b.p);
+  }
+  pat_free(&p);
+  free(v.ls);
+  return rc;
 }
 
 static int spans_add(spans *sp, span x) {

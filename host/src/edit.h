@@ -84,6 +84,14 @@ int bw_edit_apply(const char *data, size_t len, bw_edit *e, size_t n,
 int bw_insert_apply(const char *data, size_t len, size_t line, const char *text,
                     size_t tlen, const bw_edit_opts *o, bw_edit_out *out);
 void bw_edit_out_free(bw_edit_out *out);
+/* new re-indented by the change that turns old's lines into block's (the
+ * same lines, indented otherwise: the indentation level's rule), as LF
+ * text; BW_AMBIGUOUS_TEXT with *bad = new's line (1-based) that cannot
+ * be placed without guessing. For line matchers outside this engine
+ * (codex's apply_patch). */
+int bw_reindent(const char *old, size_t olen, const char *block, size_t blen,
+                const char *neu, size_t nlen, char **out, size_t *out_len,
+                size_t *bad);
 
 /* The same on a file beneath a root: read, apply, then an atomic
  * compare-and-set write against the hash of what was read. */

@@ -16,6 +16,7 @@
 
 #include "charset.h"
 #include "core.h"
+#include "edit.h"
 #include "lcore.h"
 #include "ljson.h"
 #include "ledit.h"
@@ -551,6 +552,24 @@ static int l_charset_bom(lua_State *L) {
   return 1;
 }
 
+/* core.reindent(old, block, new) -> new re-indented as block is to old
+ * (edit.c's indentation rule), or nil, detail, CODE, new's line */
+static int l_reindent(lua_State *L) {
+  size_t ol, bl, nl, outl, bad;
+  const char *o = luaL_checklstring(L, 1, &ol), *b = luaL_checklstring(L, 2, &bl),
+             *n = luaL_checklstring(L, 3, &nl);
+  char **box = new_box(L), *out = NULL;
+  int rc = bw_reindent(o, ol, b, bl, n, nl, &out, &outl, &bad);
+  *box = out;
+  if (rc) {
+    int k = fail(L, rc);
+    lua_pushinteger(L, (lua_Integer)bad);
+    return k + 1;
+  }
+  push_boxed(L, box, outl);
+  return 1;
+}
+
 /* core.number_lines(text, first, limit, max_line, max_bytes) -> text, info
  * (f:lines over a string: decoded text) */
 static int l_number_lines(lua_State *L) {
@@ -851,6 +870,7 @@ static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"charset_detect", l_charset_detect},
                                  {"charset_encode", l_charset_encode},
                                  {"charset_bom", l_charset_bom},
+                                 {"reindent", l_reindent},
                                  {NULL, NULL}};
 
 static void new_class(lua_State *L, const char *name, const luaL_Reg *m,

@@ -383,6 +383,19 @@ local function apply_chunks(text, path, chunks, levels, work)
       if not at then
         return nil, ("Failed to find expected lines in %s:\n%s"):format(path, table.concat(c.old, "\n")), "NOT_FOUND_TEXT"
       end
+      if (level == "trim" or level == "unicode") and #new > 0 then
+        -- found with indentation ignored: the new lines take the change the
+        -- old ones needed (edit.c's rule, deviation from Codex, which keeps
+        -- them as sent), or the chunk is refused rather than guessed
+        local block = table.concat(lines, "\n", at, at + #old - 1) .. "\n"
+        local re, _, rcode, bad = core.reindent(table.concat(old, "\n") .. "\n", block, table.concat(new, "\n") .. "\n")
+        if not re then
+          return nil, ("Chunk %d of %s matches only with indentation ignored, and its new line %d (%s) cannot be re-indented to the file's without guessing; send the lines with the file's indentation")
+            :format(ci, path, bad or 0, tostring(new[bad or 0])), rcode
+        end
+        new = {}
+        for l in re:gmatch("([^\n]*)\n") do new[#new + 1] = l end
+      end
       reps[#reps + 1] = { at, #old, new, ci }
       levels[#levels + 1] = { file = path, chunk = ci, level = level }
       cursor = at + #old
