@@ -227,8 +227,13 @@ static void put_extra(sbuf *b, const reindent *ri, slice extra) {
   }
 }
 
+/* memcmp that takes the NULL of an empty buffer */
+static int same_n(const void *a, const void *b, size_t n) {
+  return n == 0 || !memcmp(a, b, n);
+}
+
 static int ends_with(slice a, slice b) {
-  return a.n >= b.n && !memcmp(a.p + a.n - b.n, b.p, b.n);
+  return a.n >= b.n && same_n(a.p + a.n - b.n, b.p, b.n);
 }
 
 /* The change from old's indent (converted) c to the file's f: mode and
@@ -254,13 +259,13 @@ static int reindent_learn(reindent *ri, const view *v, const pat *p,
     size_t a = v->ls[first + j];
     slice pi = bw_lead(pl.p, pl.n), fi = bw_lead(v->s + a, bw_line_end(v, first + j) - a);
     size_t h = 0;
-    while (h < ri->n && (ri->from[h].n != pi.n || memcmp(ri->from[h].p, pi.p, pi.n)))
+    while (h < ri->n && (ri->from[h].n != pi.n || !same_n(ri->from[h].p, pi.p, pi.n)))
       h++;
     if (h == ri->n && ri->n < RI_PAIRS) {
       ri->from[ri->n] = pi;
       ri->line[ri->n] = j;
       ri->to[ri->n++] = fi;
-    } else if (h < ri->n && (ri->to[h].n != fi.n || memcmp(ri->to[h].p, fi.p, fi.n))) {
+    } else if (h < ri->n && (ri->to[h].n != fi.n || !same_n(ri->to[h].p, fi.p, fi.n))) {
       ri->clash[h] = 1;
       if (ri->mode != RI_NONE) ri->mode = RI_NONE, ri->conflict = j;
     }
@@ -279,7 +284,7 @@ static int reindent_learn(reindent *ri, const view *v, const pat *p,
     } else if (h == 0) {
       ri->mode = mode;
       bw_sb_put(&ri->x, x.p, x.len);
-    } else if (mode != ri->mode || x.len != ri->x.len || memcmp(x.p, ri->x.p, x.len)) {
+    } else if (mode != ri->mode || x.len != ri->x.len || !same_n(x.p, ri->x.p, x.len)) {
       ri->mode = RI_NONE, ri->conflict = ri->line[h];
     }
   }
@@ -293,7 +298,7 @@ static int reindent_learn(reindent *ri, const view *v, const pat *p,
  * cannot be known without guessing. */
 static int reindent_one(const reindent *ri, slice ind, sbuf *b) {
   for (size_t h = 0; h < ri->n; h++) {
-    if (ri->from[h].n != ind.n || memcmp(ri->from[h].p, ind.p, ind.n)) continue;
+    if (ri->from[h].n != ind.n || !same_n(ri->from[h].p, ind.p, ind.n)) continue;
     if (ri->clash[h]) return 0; /* one old indent, two file indents */
     bw_sb_put(b, ri->to[h].p, ri->to[h].n);
     return 1;
@@ -305,14 +310,14 @@ static int reindent_one(const reindent *ri, slice ind, sbuf *b) {
   if (ri->mode == RI_ADD) {
     bw_sb_put(b, ri->x.p, ri->x.len);
     bw_sb_put(b, c.p, c.len);
-  } else if (c.len >= ri->x.len && !memcmp(c.p, ri->x.p, ri->x.len)) {
+  } else if (c.len >= ri->x.len && same_n(c.p, ri->x.p, ri->x.len)) {
     bw_sb_put(b, c.p + ri->x.len, c.len - ri->x.len);
   } else {
     /* shallower than what is taken off: only the margin is sure, when
        the block itself has a line there ("   x" sent for the line "x") */
     int margin = 0;
     for (size_t h = 0; h < ri->n; h++) margin |= ri->to[h].n == 0;
-    ok = margin && c.len < ri->x.len && !memcmp(c.p, ri->x.p, c.len);
+    ok = margin && c.len < ri->x.len && same_n(c.p, ri->x.p, c.len);
   }
   if (c.oom) b->oom = 1;
   free(c.p);
