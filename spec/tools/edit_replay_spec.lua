@@ -184,14 +184,17 @@ describe(H.tag("edit_file replay of real diffs"), function()
     local calls = replay_one_by_one(ws, dir, function(s) return s end)
     ws:close()
     assert.equal(total_hunks, calls)
+    print(("\n    replay, exact        : %d hunks: %d correct (100.0 %%), 0 wrong place, 0 refused"):format(total_hunks, calls))
   end)
 
   it("one edit_file call per hunk on CRLF copies keeps CRLF and equals the newer version in CRLF", function()
     if not need() then return end
     local dir = H.tmpdir()
     local ws = H.open(dir)
-    replay_one_by_one(ws, dir, crlf)
+    local calls = replay_one_by_one(ws, dir, crlf)
     ws:close()
+    assert.equal(total_hunks, calls)
+    print(("\n    replay, exact CRLF   : %d hunks: %d correct (100.0 %%), 0 wrong place, 0 refused"):format(total_hunks, calls))
   end)
 
   -- The whitespace noise agents produce, on an edit {old_text, new_text}:
@@ -252,20 +255,22 @@ describe(H.tag("edit_file replay of real diffs"), function()
   -- correct (the file equals the clean edit's result), wrong place (it
   -- does not), refused (an error; nothing may be written). After a miss
   -- the file is put back on the clean path so later hunks still count.
-  local function replay_noisy(ws, dir, kind)
+  local function replay_noisy(ws, dir, kind, to_eol)
+    to_eol = to_eol or function(x) return x end
     local n = { correct = 0, wrong = 0, refused = 0, noised = 0, hunks = 0 }
     local wrong_at = {}
     for _, f in ipairs(files) do
       local path = f.rel
-      H.write(dir, path, f.old)
+      H.write(dir, path, to_eol(f.old))
       local unit = unit_of(f.old)
       local delta = 0
       for _, h in ipairs(f.hunks) do
         local content = H.read(dir, path)
-        local e = edit_of(h, split_lines(content), content, h.start + delta)
+        local lf = content:gsub("\r\n", "\n")
+        local e = edit_of(h, split_lines(lf), lf, h.start + delta)
         delta = delta + #h.new - #h.old
-        local s = content:find(e.old_text, 1, true)
-        local want = content:sub(1, s - 1) .. e.new_text .. content:sub(s + #e.old_text)
+        local s = lf:find(e.old_text, 1, true)
+        local want = to_eol(lf:sub(1, s - 1) .. e.new_text .. lf:sub(s + #e.old_text))
         local noisy, changed = NOISE[kind](e, unit)
         n.hunks = n.hunks + 1
         if changed and noisy.old_text ~= e.old_text then n.noised = n.noised + 1 end
@@ -282,10 +287,10 @@ describe(H.tag("edit_file replay of real diffs"), function()
         end
         if got ~= want then H.write(dir, path, want) end
       end
-      assert(H.read(dir, path) == f.new, path .. ": the clean path differs from the newer version")
+      assert(H.read(dir, path) == to_eol(f.new), path .. ": the clean path differs from the newer version")
     end
-    print(("\n    replay, noise %-6s: %d hunks (%d noised): %d correct (%.1f %%), %d wrong place, %d refused%s")
-      :format(kind, n.hunks, n.noised, n.correct, 100 * n.correct / n.hunks, n.wrong, n.refused,
+    print(("\n    replay, noise %-6s%s: %d hunks (%d noised): %d correct (%.1f %%), %d wrong place, %d refused%s")
+      :format(kind, to_eol("\n") == "\r\n" and " CRLF" or "", n.hunks, n.noised, n.correct, 100 * n.correct / n.hunks, n.wrong, n.refused,
         #wrong_at > 0 and (" [" .. table.concat(wrong_at, "; ") .. "]") or ""))
     return n
   end
@@ -302,6 +307,16 @@ describe(H.tag("edit_file replay of real diffs"), function()
       assert.is_true(n.correct >= 0.97 * n.hunks, ("%d of %d correct"):format(n.correct, n.hunks))
     end)
   end
+
+  it("ragged indentation on CRLF copies: no edit in the wrong place", function()
+    if not need() then return end
+    local dir = H.tmpdir()
+    local ws = H.open(dir)
+    local n = replay_noisy(ws, dir, "ragged", crlf)
+    ws:close()
+    assert.equal(0, n.wrong)
+    assert.is_true(n.correct >= 0.97 * n.hunks, ("%d of %d correct"):format(n.correct, n.hunks))
+  end)
 
   it("all hunks of a file in one edit_file call (matched against the original)", function()
     if not need() then return end
