@@ -63,6 +63,9 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
     local nb, why = notebook.parse(text)
     if not nb then return ctx:fail("INVALID_ARGUMENT", a.path, why) end
     local at
+    if a.index ~= nil and a.cell_id == nil and a.index >= #nb.cells then
+      return ctx:fail("INVALID_ARGUMENT", a.path, ("index %d is out of range: the notebook has %d cells"):format(a.index, #nb.cells))
+    end
     if a.cell_id ~= nil or a.index ~= nil then
       local err
       at, err = notebook.find(nb, a.cell_id ~= nil and a.cell_id or a.index)
