@@ -203,10 +203,10 @@ int main(int argc, char **argv) {
         local out = sh("cd / && " .. H.q(ex .. "/" .. bin) .. " " .. (mode == "static" and "" or mode) .. H.q(game))
         assert.matches("tools %(" .. #native_tools() .. "%): read_file", out)
         assert.matches("frame 2: write_file ok", out, 1, true)
-        assert.matches('frame 3: read_file ok {"bom":false,"content":"1\\tlevel: 3\\n2\\thealth: 70', out, 1, true)
+        assert.matches('frame 3: read_file ok {"bom":false,"charset":"utf-8","content":"1\\tlevel: 3\\n2\\thealth: 70', out, 1, true)
         if tools.edit_file then
           assert.matches("frame 4: edit_file ok", out, 1, true)
-          assert.matches('frame 6: read_file ok {"bom":false,"content":"2\\thealth: 100\\n"', out, 1, true)
+          assert.matches('frame 6: read_file ok {"bom":false,"charset":"utf-8","content":"2\\thealth: 100\\n"', out, 1, true)
         end
         if tools.grep then assert.matches('frame 5: grep ok .*"text":"health: ', out) end
         assert.matches("frame 7: read_file error ENOENT", out, 1, true)
