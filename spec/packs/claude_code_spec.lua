@@ -125,6 +125,16 @@ describe(H.tag("pack claude_code"), function()
       -- the record follows the pack's own write: a second edit needs no re-read
       assert.truthy(text("Edit", { file_path = M .. "/a.txt", old_string = "one", new_string = "1" }))
     end)
+    it("an old_string indented less than the file is not matched inside the indentation (issue 13)", function()
+      local src = "function main() {\n  if (bad) {\n    process.exitCode = 2;\n    return;\n  }\n}\n"
+      H.write(dir, "m.js", src)
+      text("Read", { file_path = M .. "/m.js" })
+      local _, msg, code = text("Edit", { file_path = M .. "/m.js", old_string = "  process.exitCode = 2;\n",
+        new_string = "  process.exitCode = 2;\n  console.error(\"bad\");\n" })
+      assert.equal("NOT_FOUND_TEXT", code)
+      assert.matches("String to replace not found in file.", msg, 1, true)
+      assert.equal(src, H.read(dir, "m.js"))
+    end)
     it("not found, ambiguous, same text", function()
       text("Read", { file_path = M .. "/dup.txt" })
       local _, msg, code = text("Edit", { file_path = M .. "/dup.txt", old_string = "zzz", new_string = "y" })

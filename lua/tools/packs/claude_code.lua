@@ -263,6 +263,9 @@ local function edit_words(msg, code, edits)
   local i = tonumber(tostring(msg):match("edit (%d+):")) or 1
   local e = edits[i] or edits[1]
   if code == "NOT_FOUND_TEXT" then return not_found(e.old_text), i end
+  if code == "AMBIGUOUS_TEXT" and msg:find("cannot be re-indented", 1, true) then
+    return P.detail(msg), i -- found with indentation ignored, but placing new_string would be a guess
+  end
   if code == "AMBIGUOUS_TEXT" then
     return ambiguous(tonumber(msg:match("matches (%d+) places")) or 2, e.old_text), i
   end
