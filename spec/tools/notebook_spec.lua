@@ -80,12 +80,15 @@ describe(H.tag("notebooks"), function()
     assert.matches('1\t{', raw.content, 1, true)
   end)
 
-  it("replace a cell's source: the file is what nbformat writes", function()
+  it("replace a cell's source: the file is what nbformat writes; undo_edit puts it back", function()
     if not need() then return end
+    local orig = H.read(dir, "a.ipynb")
     local want = expect(dir .. "/a.ipynb", 'nb.cells[1].source = "x = 1\\ny = \\"two\\"\\n"')
     local r = assert(ws:call("notebook_edit", { path = "a.ipynb", cell_id = "code-1", new_source = 'x = 1\ny = "two"\n' }))
     assert.equal("code-1", r.cell_id)
     assert(H.read(dir, "a.ipynb") == want, "differs from nbformat's:\n" .. H.read(dir, "a.ipynb"))
+    assert(ws:call("undo_edit", { path = "a.ipynb" })) -- the original bytes come back
+    assert(H.read(dir, "a.ipynb") == orig)
   end)
 
   it("insert after a cell and at the start, by id and by index", function()
