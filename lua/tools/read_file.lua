@@ -165,8 +165,15 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       cs, utf8 = a.charset:lower(), a.charset:lower():gsub("_", "-") == "utf-8"
       if scan.charset ~= cs then cs_bom = 0 end
     end
+    -- NULs: an image before UTF-16/32 without a BOM (a BOM is never an image's magic)
+    local image_b64, image_mime
+    if scan.binary and cs and not utf8 and cs_bom == 0 and not a.charset then
+      image_b64, image_mime = image_of(ctx, f)
+      if image_b64 then cs, utf8 = nil, true end
+    end
     if scan.binary and (not cs or utf8) then
-      local b64, mime = image_of(ctx, f)
+      local b64, mime = image_b64, image_mime
+      if not b64 then b64, mime = image_of(ctx, f) end
       f:close()
       if not b64 then return ctx:fail("BINARY", a.path) end
       res.encoding, res.mime_type, res.content = "image", mime, b64
