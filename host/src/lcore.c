@@ -544,6 +544,20 @@ static int l_charset_encode(lua_State *L) {
   return 1;
 }
 
+/* core.charset_decode(charset, bytes) -> UTF-8 text, or the fail triple */
+static int l_charset_decode(lua_State *L) {
+  const char *cs = luaL_checkstring(L, 1);
+  size_t n, olen;
+  const char *s = luaL_checklstring(L, 2, &n);
+  if (!bw_charset_known(cs)) return fail(L, bw_fail(BW_INVALID_ARGUMENT, "unknown charset"));
+  char **box = new_box(L), *out = NULL;
+  int rc = bw_charset_decode(cs, s, n, &out, &olen);
+  *box = out;
+  if (rc) return fail(L, rc);
+  push_boxed(L, box, olen);
+  return 1;
+}
+
 /* core.charset_bom(charset) -> its BOM bytes ("" when it has none) */
 static int l_charset_bom(lua_State *L) {
   size_t len;
@@ -869,6 +883,7 @@ static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"number_lines", l_number_lines},
                                  {"charset_detect", l_charset_detect},
                                  {"charset_encode", l_charset_encode},
+                                 {"charset_decode", l_charset_decode},
                                  {"charset_bom", l_charset_bom},
                                  {"reindent", l_reindent},
                                  {NULL, NULL}};

@@ -106,6 +106,17 @@ describe(H.tag("pack codex"), function()
       assert.equal("a:\n    b\n  c\n", H.read(dir, "g.txt"))
     end)
 
+    it("a file in another encoding is patched as UTF-8 and written back in it (deviation from Codex)", function()
+      H.write(dir, "l.txt", "caf\233\nna\239ve\n") -- ISO-8859-1
+      assert.truthy(ap(patch("*** Update File: l.txt\n@@\n-na\195\175ve\n+na\195\175f\n")))
+      assert.equal("caf\233\nna\239f\n", H.read(dir, "l.txt"))
+      H.write(dir, "w.reg", "\255\254" .. ("a\0=\0" .. "1\0\r\0\n\0"))
+      assert.truthy(ap(patch("*** Update File: w.reg\n@@\n-a=1\n+a=2\n")))
+      assert.equal("\255\254" .. ("a\0=\0" .. "2\0\r\0\n\0"), H.read(dir, "w.reg"))
+      local t = assert(U.text(ws, "read_file", { file_path = M .. "/w.reg" }))
+      assert.equal("L1: a=2", t)
+    end)
+
     it("a file without a final newline gets one (Codex fixture 014)", function()
       H.write(dir, "n.txt", "p\nq")
       assert.truthy(ap(patch("*** Update File: n.txt\n@@\n-q\n+Q\n")))

@@ -425,10 +425,11 @@ local function b64(s)
   end) .. ({ "", "==", "=" })[#s % 3 + 1])
 end
 
--- write_file args for content: text when it is UTF-8, else base64.
-local function content_args(path, content, expected)
+-- write_file args for content: text when it is UTF-8 (written in charset
+-- when the file is in another encoding), else base64.
+local function content_args(path, content, expected, charset)
   local a = { path = path, expected_hash = expected, create_dirs = true }
-  if utf8.len(content) then a.content = content else a.content, a.encoding = b64(content), "base64" end
+  if utf8.len(content) then a.content, a.charset = content, charset else a.content, a.encoding = b64(content), "base64" end
   return a
 end
 
@@ -452,7 +453,17 @@ local function state(ctx, files, order, path)
   if r then
     f.pre, f.pre_b64, f.pre_hash = core.base64_decode(r.content), r.content, r.content_hash
   end
-  f.cur = f.pre
+  f.base = f.pre
+  -- a file in another encoding (read_file's charset) is patched as its
+  -- UTF-8 text and written back in that encoding (a deviation: Codex
+  -- reads UTF-8 only)
+  local cs, bom, utf8ok = nil, 0, true
+  if f.pre then cs, bom, utf8ok = core.charset_detect(f.pre) end
+  if cs and not utf8ok then
+    local text = core.charset_decode(cs, f.pre:sub(bom + 1))
+    if text then f.base, f.charset = text, cs end
+  end
+  f.cur = f.base
   files[k], order[#order + 1] = f, k
   return f
 end
@@ -493,6 +504,7 @@ local function apply_patch(ctx, a)
         local d, dmsg, dcode = state(ctx, files, order, h.move_to)
         if not d then return err(("Failed to write file %s: %s"):format(h.move_to, P.detail(dmsg)), dcode) end
         d.cur, f.cur = new, nil
+        d.charset = d.charset or f.charset
         modified[#modified + 1] = h.move_to
       else
         f.cur = new
@@ -521,14 +533,14 @@ local function apply_patch(ctx, a)
   end
   for _, k in ipairs(order) do
     local f = files[k]
-    if f.cur ~= f.pre then
+    if f.cur ~= f.base then
       local r, msg, code, verb
       if f.cur == nil then
         verb = "delete"
         r, msg, code = ctx:call("remove", { path = f.path, expected_hash = f.pre_hash })
       else
         verb = "write"
-        r, msg, code = ctx:call("write_file", content_args(f.path, f.cur, f.pre_hash or "absent"))
+        r, msg, code = ctx:call("write_file", content_args(f.path, f.cur, f.pre_hash or "absent", f.charset))
         f.new_hash = r and r.content_hash
       end
       if not r then
@@ -582,6 +594,8 @@ local function read_file(ctx, a)
   local r, msg, code = ctx:call("read_file", { path = path, encoding = "base64" })
   if not r then return err(("failed to read file: %s"):format(P.detail(msg)), code) end
   local text = core.base64_decode(r.content)
+  local cs, bom, utf8ok = core.charset_detect(text)
+  if cs and not utf8ok then text = core.charset_decode(cs, text:sub(bom + 1)) or text end -- as apply_patch sees it
   local lines = lines_of(text)
   if offset > #lines then return err("offset exceeds file length") end
   local out = {}
