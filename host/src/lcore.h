@@ -27,6 +27,10 @@ const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
                              const char **rel);
 /* Push nil, detail, CODE for a failed core call; returns 3. */
 int bw_lua_fail(lua_State *L, int code);
+/* A box for a malloc'd buffer a core call fills (freed by __gc if Lua
+ * raises first); then its content as a string in its place. */
+char **bw_lua_new_box(lua_State *L);
+void bw_lua_push_boxed(lua_State *L, char **box, size_t len);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
 
