@@ -284,7 +284,12 @@ local function new_id(nb)
   end
 end
 
-local function splice(t, s, e, with) return t:sub(1, s - 1) .. with .. t:sub(e) end
+-- t with [s, e) replaced; the new text's line breaks in the file's style
+-- (a notebook saved with CRLF keeps them).
+local function splice(t, s, e, with)
+  if t:find("\r\n", 1, true) then with = with:gsub("\r?\n", "\r\n") end
+  return t:sub(1, s - 1) .. with .. t:sub(e)
+end
 
 -- The notebook text after one edit: {mode = "replace"|"insert"|"delete",
 -- at = cell index (1-based; insert: after it, 0 = at the start), source,

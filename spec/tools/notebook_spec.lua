@@ -127,6 +127,18 @@ nb.cells.insert(0, new_markdown_cell("# First\n", id="%s"))]]):format(id1, id2))
     assert.equal(1, r.cells)
   end)
 
+  it("a notebook saved with CRLF keeps CRLF", function()
+    if not need() then return end
+    local crlf = H.read(dir, "a.ipynb"):gsub("\n", "\r\n")
+    H.write(dir, "a.ipynb", crlf)
+    local want = expect(dir .. "/a.ipynb", 'nb.cells[1].source = "x = 1\\ny = 2"'):gsub("\n", "\r\n")
+    assert(ws:call("notebook_edit", { path = "a.ipynb", cell_id = "code-1", new_source = "x = 1\ny = 2" }))
+    assert(H.read(dir, "a.ipynb") == want, H.read(dir, "a.ipynb"))
+    local r = assert(ws:call("notebook_edit", { path = "a.ipynb", edit_mode = "insert", cell_type = "code", new_source = "z" }))
+    assert.is_nil(H.read(dir, "a.ipynb"):find("[^\r]\n"))
+    assert.equal(5, r.cells)
+  end)
+
   it("changing a cell's type keeps its id and metadata; nbformat validates it", function()
     if not need() then return end
     assert(ws:call("notebook_edit", { path = "a.ipynb", cell_id = "code-3", cell_type = "markdown", new_source = "Was code" }))
