@@ -21,7 +21,7 @@ usage:
                            address it as MOUNT (default: DIR's absolute path)
   --cap KEY=VALUE          e.g. --cap max_result_bytes=64MiB (keys: max_result_bytes,
                            max_entries, max_matches, max_file_size, max_line_chars,
-                           max_request_bytes, max_search_ms, max_search_bytes,
+                           max_request_bytes, max_search_ms, max_search_bytes, max_tree_ms,
                            untrusted_boundary=true|false)
   --pack NAME              serve a compatibility pack's tools instead of the native
                            set (docs/packs.md: native, mcp_filesystem, ...)

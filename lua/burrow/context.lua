@@ -5,6 +5,7 @@
 -- subtrees judged, the size a write commits, agent-facing errors, and the
 -- helpers every tool shares.
 
+local core = require "burrow.core"
 local errors = require "burrow.errors"
 
 local context = {}
@@ -23,7 +24,23 @@ function context.new(ws, tool, hooks, via, args)
     judged = {}, -- path .. "\0" .. f|n -> {h =, info =, ops = {op = true}} or {msg =, code =}
     by_arg = {}, -- path argument -> its judged entry
     reqs = {}, -- every policy request of the call, for the audit
+    started = core.now(), -- the call's budgets count from here
   }, Ctx)
+end
+
+--- The milliseconds left of a budget cap (a caps key such as max_tree_ms)
+-- counted from the call's start: 0 when the cap is 0 (no budget), else at
+-- least 1, for the core's max_ms options.
+function Ctx:ms_left(cap)
+  local ms = self.caps[cap] or 0
+  if ms == 0 then return 0 end
+  return math.max(1, math.floor(ms - (core.now() - self.started) * 1000))
+end
+
+--- True once the call is past the budget cap (never when it is 0).
+function Ctx:over(cap)
+  local ms = self.caps[cap] or 0
+  return ms > 0 and (core.now() - self.started) * 1000 >= ms
 end
 
 local OPS = { ["fs.read"] = "read", ["fs.write"] = "write", ["fs.delete"] = "delete", ["fs.list"] = "list" }
@@ -187,11 +204,16 @@ end
 -- stand) under the object of the path argument arg, for op: how many
 -- were refused, and the first refused request. Entries that exist are
 -- judged with their facts; landing places as paths that do not exist yet.
+-- Past max_tree_ms it stops: nil, message, TOO_LARGE (nothing is done).
 function Ctx:judge_entries(entries, arg, op, exists)
   local j, path = self.by_arg[arg], self.args[arg]
   local info = j.info
   local refused, first = 0, nil
-  for _, e in ipairs(entries) do
+  for i, e in ipairs(entries) do
+    if i % 64 == 0 and self:over("max_tree_ms") then
+      return nil, errors.message("TOO_LARGE", path, ("checking its %d entries against the policies took longer than max_tree_ms=%d (%d checked); nothing was done")
+        :format(#entries, self.caps.max_tree_ms, i - 1)), "TOO_LARGE"
+    end
     local req = self:request(under(path, e.path), op, {
       mount = info.mount, readonly = info.readonly, lexical = under(info.lexical, e.path),
       rel = under(info.rel, e.path), exists = exists, type = e.type, nlink = exists and e.nlink or nil }, arg)
@@ -246,7 +268,8 @@ function Ctx:judge_subtree(from, op)
     end
   end
   self.subtree = { entries = entries, from = from }
-  local refused, first = self:judge_entries(entries, from, op, true)
+  local refused, first, code2 = self:judge_entries(entries, from, op, true)
+  if not refused then return nil, first, code2 end
   if refused > 0 then
     return nil, errors.message("POLICY_DENIED", path, ("%d entr%s inside may not be %s (refused by policy %s)")
       :format(refused, refused == 1 and "y" or "ies", op == "read" and "read" or "taken away",
@@ -260,7 +283,8 @@ end
 function Ctx:judge_landing(to)
   local j, sub = self.by_arg[to], self.subtree
   if not (j and j.h and sub) then return true end
-  local refused, first = self:judge_entries(sub.entries, to, "write", false)
+  local refused, first, code = self:judge_entries(sub.entries, to, "write", false)
+  if not refused then return nil, first, code end
   if refused > 0 then
     return nil, errors.message("POLICY_DENIED", self.args[to], ("%d path%s the call would create there may not be written (refused by policy %s)")
       :format(refused, refused == 1 and "" or "s", first.policy or "approval")), "POLICY_DENIED"
@@ -289,15 +313,20 @@ end
 -- a read of each. Keeps the allowed ones in order in list; sub_of(item)
 -- gives an item's path below the walk's start (nil: keep it). info: the
 -- start's, from ctx:resolve. Returns how many were dropped (and the
--- dropped items' set, by sub path).
+-- dropped items' set, by sub path). Past max_tree_ms the items not yet
+-- asked about are dropped too (fail closed), and counted.
 function Ctx:reveal(list, sub_of, info)
   if not (list and self.ws.policies:judges_objects()) then return 0, {} end
   local verdict, dropped, out, n = {}, {}, 1, 0
+  local late = false
   for i = 1, #list do
     local item = list[i]
     list[i] = nil
     local sub = sub_of(item)
-    if sub and sub ~= "" and verdict[sub] == nil then
+    late = late or (i % 16 == 0 and self:over("max_tree_ms"))
+    if late and sub and sub ~= "" and verdict[sub] == nil then
+      verdict[sub], n, dropped[sub] = false, n + 1, true
+    elseif sub and sub ~= "" and verdict[sub] == nil then
       local req = self:request(sub, "read", { mount = info.mount, readonly = info.readonly,
         lexical = under(info.rel, sub), rel = under(info.rel, sub), exists = true }, "path")
       req.member = true
