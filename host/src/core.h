@@ -133,7 +133,9 @@ int bw_resolve_parent(const bw_root *r, const char *rel, int *dirfd,
  * root), for policies to match on; a part that does not exist yet is
  * appended lexically. Never used to open anything. */
 int bw_canonical(const bw_root *r, const char *rel, char *out, size_t size);
-/* mkdir -p of rel beneath the root; each step acts on a parent fd. */
+/* mkdir -p of rel beneath the root; each step acts on a parent fd and is
+ * made durable (the parent fsynced) before the next; a failure removes the
+ * directories the call made. */
 int bw_mkdirs(const bw_root *r, const char *rel);
 /* Does rel end in a "." or ".." component (never the name of a change)? */
 int bw_dot_final(const char *rel);

@@ -297,8 +297,8 @@ static const bw_stop *stop_opt(lua_State *L, int t, bw_stop *s) {
  * says what it had done, so the agent knows what is left. */
 static int fail_partial(lua_State *L, int rc, const char *done, size_t files,
                         size_t dirs) {
-  if (!files && !dirs) return bw_lua_fail(L, rc);
   const char *d = bw_detail();
+  if ((!files && !dirs) || (d && !strncmp(d, "removed, but", 12))) return bw_lua_fail(L, rc);
   lua_pushnil(L);
   lua_pushfstring(L, "%s; it stopped after %s %d file(s) or link(s) and %d director%s",
                   d ? d : "stopped", done, (int)files, (int)dirs, dirs == 1 ? "y" : "ies");

@@ -140,6 +140,10 @@ int bw_mkdir(const bw_root *r, const char *rel, int parents, int *created) {
   if ((rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing))) return rc;
   if (mkdirat(dirfd, name, 0777) < 0) rc = mut_errno(errno);
   else if (!(rc = sync_dir(dirfd))) *created = 1;
+  else if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0) /* not durable: not made */
+    rc = bw_fail(BW_EIO, "the directory fsync failed; the directory was not made");
+  else
+    rc = bw_fail(BW_EIO, "made, but the directory fsync failed: it may not survive a crash");
   close(dirfd);
   return rc;
 }
@@ -318,7 +322,8 @@ int bw_remove(const bw_root *r, const char *rel, int recursive,
     rc = remove_tree(&rm, dirfd, name, 0);
   else if (!dir && !(rc = remove_file(dirfd, name, &st, expected_hash)))
     res->files = 1;
-  if (!rc) rc = sync_dir(dirfd);
+  if (!rc && sync_dir(dirfd)) /* what is gone cannot be put back */
+    rc = bw_fail(BW_EIO, "removed, but the directory fsync failed: the removal may not survive a crash");
   close(dirfd);
   return rc;
 }
