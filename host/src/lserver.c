@@ -3,7 +3,9 @@
  *
  * A reader thread splits stdin into lines and queues them, so the Lua loop
  * can run a long tool call while the next messages keep arriving; they are
- * answered in order once it ends. Two kinds of message the reader handles
+ * answered in order once it ends, or, while a read-only call waits on its
+ * walk, by the Lua loop meanwhile (burrow.mcp: one call deep, so io:begin
+ * keeps two calls' ids and cancel flags). Two kinds of message the reader handles
  * itself, because they matter during a call and need no Lua: a
  * notifications/cancelled for the call in flight raises its cancel flag
  * (which long operations poll; one for a request still queued is kept, and
@@ -34,6 +36,7 @@
 enum {
   FAST_MAX = 64 * 1024, /* longer lines are never a ping or a cancel we read */
   GONE_MAX = 64,        /* cancelled ids of requests not yet begun, kept */
+  CALLS_MAX = 2,        /* a call, and one run while it waits on its walk */
 };
 
 typedef struct line {
@@ -61,11 +64,12 @@ typedef struct stdio_state {
   int eof;
   int hangup; /* a SIGHUP not yet reported by io:next */
   size_t max_line;
-  int busy;    /* a tool call is in flight (io:begin .. io:finish) */
-  rid current; /* its id */
+  int busy;    /* tool calls in flight (io:begin .. io:finish): 0, 1, or 2
+                  when one runs while another waits on its walk */
+  rid current[CALLS_MAX]; /* their ids, outermost first */
   rid gone[GONE_MAX]; /* cancelled before they began (a ring) */
   int next_gone;      /* where the next one goes */
-  _Atomic int cancelled;
+  _Atomic int cancelled[CALLS_MAX]; /* each call's own flag */
   pthread_mutex_t out_mu;
 } stdio_state;
 
@@ -103,9 +107,13 @@ static void note_cancel(const json_t *id) {
   rid_from_json(id, &r);
   if (r.type == RID_NONE) return;
   pthread_mutex_lock(&S.mu);
-  if (S.busy && rid_equal(&S.current, &r)) {
-    atomic_store(&S.cancelled, 1);
-  } else {
+  int found = 0;
+  for (int i = 0; i < S.busy; i++)
+    if (rid_equal(&S.current[i], &r)) {
+      atomic_store(&S.cancelled[i], 1);
+      found = 1;
+    }
+  if (!found) {
     S.gone[S.next_gone] = r;
     S.next_gone = (S.next_gone + 1) % GONE_MAX;
   }
@@ -382,9 +390,13 @@ static int io_begin(lua_State *L) {
       S.gone[i].type = RID_NONE;
       gone = 1;
     }
-  S.current = r;
-  S.busy = 1;
-  atomic_store(&S.cancelled, gone);
+  if (S.busy == CALLS_MAX) {
+    pthread_mutex_unlock(&S.mu);
+    return luaL_error(L, "io:begin: %d calls in flight already", CALLS_MAX);
+  }
+  S.current[S.busy] = r;
+  atomic_store(&S.cancelled[S.busy], gone);
+  S.busy++;
   pthread_mutex_unlock(&S.mu);
   lua_pushboolean(L, gone);
   return 1;
@@ -393,19 +405,31 @@ static int io_begin(lua_State *L) {
 static int io_finish(lua_State *L) {
   (void)L;
   pthread_mutex_lock(&S.mu);
-  S.busy = 0;
-  S.current.type = RID_NONE;
-  atomic_store(&S.cancelled, 0);
+  if (S.busy > 0) {
+    S.busy--;
+    S.current[S.busy].type = RID_NONE;
+    atomic_store(&S.cancelled[S.busy], 0);
+  }
   pthread_mutex_unlock(&S.mu);
   return 0;
 }
 
 static int io_cancelled(lua_State *L) {
-  lua_pushboolean(L, atomic_load(&S.cancelled));
+  pthread_mutex_lock(&S.mu);
+  int top = S.busy > 0 ? S.busy - 1 : 0;
+  pthread_mutex_unlock(&S.mu);
+  lua_pushboolean(L, atomic_load(&S.cancelled[top]));
   return 1;
 }
 
-const _Atomic int *bw_cancel_flag(void) { return &S.cancelled; }
+/* The innermost call's flag: a walk takes it when it starts, so an outer
+ * call's walk keeps its own while another call runs meanwhile. */
+const _Atomic int *bw_cancel_flag(void) {
+  pthread_mutex_lock(&S.mu);
+  int top = S.busy > 0 ? S.busy - 1 : 0;
+  pthread_mutex_unlock(&S.mu);
+  return &S.cancelled[top];
+}
 
 static const luaL_Reg io_methods[] = {
     {"next", io_next},     {"write", io_write},         {"send", io_send},

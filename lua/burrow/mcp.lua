@@ -188,6 +188,45 @@ function Server:approver()
   end
 end
 
+-- Messages that may be handled while a read-only call waits on its walk:
+-- requests other than initialize (a tool call only of a read-only tool),
+-- and the notifications that change nothing (a cancel, progress).
+local MEANWHILE_NOTES = { ["notifications/cancelled"] = true, ["notifications/progress"] = true }
+function Server:meanwhile_ok(msg)
+  if type(msg) ~= "table" or getmetatable(msg) == json.array_mt or type(msg.method) ~= "string" then return false end
+  if msg.id == nil then return MEANWHILE_NOTES[msg.method] == true end
+  if msg.method == "initialize" then return false end
+  if msg.method ~= "tools/call" then return true end
+  local tool = type(msg.params) == "table" and type(msg.params.name) == "string" and self.ws:tool(msg.params.name)
+  return tool ~= nil and tool.annotations ~= nil and tool.annotations.readOnlyHint == true
+end
+
+-- While a read-only tool call waits on its walk (its progress check, every
+-- 100 ms), the requests that arrived meanwhile are answered now, one call
+-- deep: reads, lists, pings. The first message that has to wait (a tool
+-- that writes, a reply to us, an event) stops this, and every message after
+-- it waits too, so the client's order holds from there on.
+function Server:serve_meanwhile()
+  if not self.stdio_loop or self.meanwhile or self.batch or #self.pending > 0 then return end
+  self.meanwhile = true
+  while true do
+    local line, why = self.stdio:next(0)
+    if line == nil then break end -- nothing waiting (the end of input: the main loop sees it)
+    if line == false then
+      self.pending[#self.pending + 1] = { event = why }
+      break
+    end
+    local msg = line:find("%S") and json.decode(line)
+    if not self:meanwhile_ok(msg) then
+      self.pending[#self.pending + 1] = line
+      break
+    end
+    local ok, err = pcall(self.handle, self, msg)
+    if not ok then io.stderr:write("burrow: internal error meanwhile: ", tostring(err), "\n") end
+  end
+  self.meanwhile = false
+end
+
 function handlers.tools_call(self, params, id)
   local name = params.name
   if type(name) ~= "string" or not self.ws:tool(name) then
@@ -206,9 +245,14 @@ function handlers.tools_call(self, params, id)
   end
   local started = core.now()
   local token = type(params._meta) == "table" and params._meta.progressToken or nil
+  local tool = self.ws:tool(name)
+  local readonly = tool.annotations ~= nil and tool.annotations.readOnlyHint == true
   local hooks
   hooks = {
-    cancelled = function() return self.stdio:cancelled() end,
+    cancelled = function()
+      if readonly then self:serve_meanwhile() end
+      return self.stdio:cancelled()
+    end,
     approve = self:approver(),
     -- long tools report with ctx:progress(done, total, message)
     progress = token ~= nil and function(done, total, message)
@@ -347,6 +391,7 @@ end
 function Server:run(max_request)
   local stdio = core.stdio(max_request)
   self.stdio = stdio
+  self.stdio_loop = true -- the loop serve_meanwhile reads from
   self.out = function(msg) return stdio:send(msg) end
   while true do
     -- a line (string), or false and the event stdio reported apart from
