@@ -15,6 +15,8 @@ caps.defaults = {
   max_image_bytes = 10 * 1024 * 1024, -- largest image read_file returns as image content
   max_search_ms = 30000,         -- wall time of one grep (ms; 0: none), then partial results
   max_search_bytes = 4 * 1024 * 1024 * 1024, -- bytes one grep reads (0: none), then partial results
+  max_watches = 256,             -- file watches at once (ws:watch, resources/subscribe)
+  watch_interval_ms = 100,       -- a watch is reported at most once per interval
   untrusted_boundary = false,    -- wrap read_file text in helix's untrusted-content tags
 }
 

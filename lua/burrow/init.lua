@@ -337,7 +337,49 @@ function Workspace:mounts()
   return out
 end
 
+--- Watch a file or a directory (judged as a read by the policies):
+-- fn({path =, changed =, list =, gone =}) runs from ws:poll_watch, at
+-- most once per watch_interval_ms (cap) whatever the number of changes.
+-- Returns a watch with :close(), or nil, "CODE: message", CODE.
+local WatchHandle = { __name = "burrow.Watch" }
+WatchHandle.__index = WatchHandle
+function WatchHandle:close()
+  if self.set and self.id then self.set:remove(self.id) end
+  self.id = nil
+end
+WatchHandle.__close = WatchHandle.close
+
+function Workspace:watch(path, fn)
+  check_open(self)
+  if not self.watches then
+    self.watches = require("burrow.watch").new {
+      max = self.caps.max_watches, interval_ms = self.caps.watch_interval_ms }
+  end
+  local id, msg, code = self.watches:add(self, path, fn, self.session.id)
+  if not id then return nil, msg, code end
+  return setmetatable({ set = self.watches, id = id, path = path }, WatchHandle)
+end
+
+--- Run the callbacks of the watches whose changes are due; returns how
+-- many ran and the seconds until a coalesced change is due (nil if none).
+function Workspace:poll_watch()
+  check_open(self)
+  if not self.watches then return 0, nil end
+  return self.watches:poll()
+end
+
+--- The fd that turns readable when a watch has events (for an engine's
+-- poll loop; call ws:poll_watch then). nil before the first ws:watch.
+function Workspace:watch_fd()
+  check_open(self)
+  return self.watches and self.watches:fd() or nil
+end
+
 function Workspace:close()
+  if self.watches then
+    self.watches:close()
+    self.watches = nil
+  end
   if self.roots then
     self.roots:close()
     self.policies:close()
