@@ -33,7 +33,8 @@ config.seed_writes = { write = true, edit = true, insert = true, mv = true, cp =
 -- address files as /workspace/...
 config.workspace_mount = "/workspace"
 
-local TOP_KEYS = { roots = true, pack = true, packs = true, tools = true, policies = true, caps = true, audit = true, modules = true }
+local TOP_KEYS = { roots = true, pack = true, packs = true, tools = true, policies = true, caps = true, audit = true, modules = true,
+  roots_from_client = true }
 
 ---------------------------------------------------------------------------
 -- the state of one parse, and its errors
@@ -426,6 +427,12 @@ local function build(top)
   if set.policies then opts.policies = parse_policies(set.policies, m("policies")) end
   if set.caps then parse_caps(set.caps, m("caps"), opts.caps) end
   if set.audit then opts.audit = parse_audit(set.audit, m("audit")) end
+  if set.roots_from_client ~= nil then
+    if type(set.roots_from_client) ~= "boolean" then
+      fail(m("roots_from_client"), "roots_from_client must be true or false, not %s", kind(set.roots_from_client))
+    end
+    opts.roots_from_client = set.roots_from_client
+  end
   if set.modules then parse_modules(set.modules, m("modules"), opts, set) end
   return opts
 end

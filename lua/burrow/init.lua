@@ -102,6 +102,7 @@ end
 -- opts.policy_path: the operator's policy directories, searched for names first
 -- opts.audit: file for the audit policy's records (default: stderr)
 -- opts.approve: function(req, reason) -> true | false, why, for "ask" answers
+-- opts.roots_from_client: MCP may narrow the roots to the client's (docs/config.md)
 function burrow.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
@@ -184,6 +185,9 @@ function burrow.open(opts)
     policies = policies,
     audit = sink,
     approve = opts.approve, -- function(req, reason) -> true | false, why
+    -- MCP: serve the folders the client names as its roots, within these
+    roots_from_client = opts.roots_from_client == true,
+    scope = nil, -- then: the client's folders, {{root =, rel =, path =}...} (context.lua)
   }, Workspace)
   return ws
 end
