@@ -136,7 +136,9 @@ int bw_watch_add(bw_watcher *w, const bw_handle *h, int *id) {
   struct stat st;
   int rc = BW_OK;
   if (fstat(fd, &st) < 0) rc = bw_code_from_errno(errno);
-  else if (st.st_dev != h->st.st_dev || st.st_ino != h->st.st_ino)
+  else if (st.st_dev != h->st.st_dev || st.st_ino != h->st.st_ino ||
+           (st.st_mode & S_IFMT) != (h->st.st_mode & S_IFMT)) /* a freed
+                                           inode number is reused at once */
     rc = bw_fail(BW_EAGAIN, "the path changed since it was judged, retry");
   int wd = -1;
   if (rc == BW_OK) rc = add_by_fd(w, is_dir ? fd : h->dirfd, &wd);
