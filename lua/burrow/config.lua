@@ -266,6 +266,9 @@ local function parse_policies(v, mark)
       for k, opt in pairs(p) do
         if k ~= "name" and k ~= "path" then entry.options[k] = opt end
       end
+      -- store: the host's file for the policy's shared counters, relative
+      -- to this file like every other path in it
+      if p.store ~= nil then entry.options.store = join(want_string(p.store, value_at(p, "store"), "store")) end
       if p.path ~= nil then
         entry.path = join(want_string(p.path, value_at(p, "path"), "path"))
       else
