@@ -136,6 +136,11 @@ local function landlock(ws, o, opts)
   end
   local logs = {}
   if opts.audit then logs[1] = dirname(type(opts.audit) == "table" and opts.audit.file or opts.audit) end
+  -- a policy's counter store (quotas store:): opened again on a reload
+  for _, p in ipairs(opts.policies or {}) do
+    local store = type(p) == "table" and (p.options or p).store
+    if type(store) == "string" then logs[#logs + 1] = dirname(store) end
+  end
   local abi, err = ws.roots:landlock(reads, logs)
   if not abi then error({ fail = "--landlock failed: " .. tostring(err) }) end
   if abi == 0 then
