@@ -187,7 +187,10 @@ function Server:await(id, timeout)
   while true do
     local line, why = self.stdio:next(timeout)
     if line == nil then return nil, why or "the client closed the connection" end
-    if line == false then -- an event: the main loop handles it after this call
+    if line == false and why == "watch" then -- changes go out while we wait
+      resources.pump(self)
+      self.stdio:watch_done()
+    elseif line == false then -- an event: the main loop handles it after this call
       self.pending[#self.pending + 1] = { event = why }
     else
       local msg = json.decode(line)

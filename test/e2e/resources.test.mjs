@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
-  ResourceUpdatedNotificationSchema, ResourceListChangedNotificationSchema, ListRootsRequestSchema,
+  ResourceUpdatedNotificationSchema, ResourceListChangedNotificationSchema, ListRootsRequestSchema, ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -45,13 +45,14 @@ function env() {
   return e;
 }
 
-async function connect(d, { roots } = {}) {
+async function connect(d, { roots, elicit } = {}) {
   const transport = new StdioClientTransport({ command: BIN, args: ["mcp", "--config", path.join(d, "burrow.yaml")],
     env: env(), stderr: "pipe" });
   const stderr = [];
   transport.stderr?.on("data", (x) => stderr.push(String(x)));
   const client = new Client({ name: "burrow-resources-e2e", version: "1.0.0" },
-    { capabilities: roots ? { roots: { listChanged: true } } : {} });
+    { capabilities: { ...(roots ? { roots: { listChanged: true } } : {}), ...(elicit ? { elicitation: {} } : {}) } });
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, elicit);
   const asked = [];
   if (roots) {
     client.setRequestHandler(ListRootsRequestSchema, async () => {
@@ -300,4 +301,27 @@ test("client roots without roots_from_client: asked, logged, the configured root
     const r = await client.callTool({ name: "read_file", arguments: { path: "top.txt" } });
     assert.ok(!r.isError);
   } finally { await client.close(); }
+});
+
+test("changes are notified while the server waits for the client (an approval)", T, async () => {
+  const d = caseDir({ "w.txt": "1\n", "ask.lua": `return { name = "ask", check = function(req)
+    if req.operation == "write" then return "ask", "writes need a yes" end
+    return "allow" end }` }, "roots: [ws]\npolicies: [ws/ask.lua]\n");
+  const root = path.join(d, "ws");
+  let conn;
+  const elicit = async () => {
+    // the server is waiting for this answer: a change now must still reach us
+    const n = conn.updated.length;
+    fs.appendFileSync(path.join(root, "w.txt"), "during\n");
+    await until(() => conn.updated.length > n, 500, "updated during the approval");
+    return { action: "accept", content: { approve: true } };
+  };
+  conn = await connect(d, { elicit });
+  try {
+    await conn.client.subscribeResource({ uri: uri(path.join(root, "w.txt")) });
+    await sleep(150);
+    const r = await conn.client.callTool({ name: "write_file", arguments: { path: "other.txt", content: "x" } });
+    assert.ok(!r.isError, JSON.stringify(r));
+    await conn.client.ping();
+  } finally { await conn.client.close(); }
 });
