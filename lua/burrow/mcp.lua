@@ -405,20 +405,27 @@ function Server:run(max_request)
   local stdio = core.stdio(max_request)
   self.stdio = stdio
   self.out = function(msg) return stdio:send(msg) end
-  -- the first subscription's watch fd wakes the loop (false, "watch")
+  -- the first subscription's watch fd wakes the loop (false, "watch");
+  -- another transport sets its own on_watch and calls resources.pump(self)
+  -- when the fd is readable and when the time it returns has passed
   self.on_watch = function(fd) stdio:watch(fd) end
-  local wait -- seconds until a coalesced change is due
+  local due_at -- when a coalesced change is due (core.now() clock)
   while true do
     -- a line (string), or false and the event stdio reported apart from
-    -- the text: "reload" (SIGHUP; no stdin byte can ask for one) or
-    -- "oversize" (a dropped line)
+    -- the text: "reload" (SIGHUP; no stdin byte can ask for one),
+    -- "oversize" (a dropped line) or "watch" (the watch fd is readable)
     local line, event = table.remove(self.pending, 1), nil
-    if line == nil then line, event = stdio:next(wait) end
+    if line == nil then
+      local wait = due_at and math.max(0, due_at - core.now())
+      if wait == 0 then line, event = false, "due" -- a busy client does not starve it
+      else line, event = stdio:next(wait) end
+    end
     if type(line) == "table" then line, event = false, line.event end
     if line == nil and event == "timeout" then line, event = false, "due" end
     if line == nil then break end
     if event == "watch" or event == "due" then
-      wait = resources.pump(self)
+      local wait = resources.pump(self)
+      due_at = wait and core.now() + wait
       if event == "watch" then stdio:watch_done() end
     elseif event == "reload" then
       self:reload()

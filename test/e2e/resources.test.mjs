@@ -325,3 +325,21 @@ test("changes are notified while the server waits for the client (an approval)",
     await conn.client.ping();
   } finally { await conn.client.close(); }
 });
+
+test("a held change goes out while the client keeps sending requests", T, async () => {
+  const d = caseDir({ "busy.txt": "0\n" });
+  const root = path.join(d, "ws");
+  const { client, updated } = await connect(d);
+  try {
+    const u = uri(path.join(root, "busy.txt"));
+    await client.subscribeResource({ uri: u });
+    await sleep(150);
+    fs.appendFileSync(path.join(root, "busy.txt"), "a\n");
+    await until(() => updated.length === 1, 500, "the first change");
+    fs.appendFileSync(path.join(root, "busy.txt"), "b\n"); // within the interval: held
+    const t0 = performance.now();
+    while (updated.length < 2 && performance.now() - t0 < 1000) await client.ping(); // no pause between requests
+    assert.equal(updated.length, 2, "the held change was delivered");
+    assert.ok(updated[1].at - t0 < 500, `${Math.round(updated[1].at - t0)} ms`);
+  } finally { await client.close(); }
+});
