@@ -230,6 +230,7 @@ function commands.check(o)
     host = type(host) == "table" and host.path or tostring(host)
     say("  ", r.mount, " (", r.readonly and "ro" or "rw", ")", host ~= r.mount and ("  <- " .. host) or "")
   end
+  if ws.roots_from_client then say("roots_from_client: true (MCP: the client's roots within these)") end
   local names = {}
   for i, t in ipairs(ws:tools()) do names[i] = t.name end
   say(("tools (%d): "):format(#names), table.concat(names, ", "))
