@@ -33,10 +33,10 @@ int bw_lua_fail(lua_State *L, int code);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
 
-/* core.watcher (lwatch.c) */
-void bw_watch_register(lua_State *L);
-
 /* core.sandbox (lsandbox.c) */
 void bw_sandbox_register(lua_State *L);
+
+/* core.watcher (lwatch.c) */
+void bw_watch_register(lua_State *L);
 
 #endif

@@ -33,8 +33,8 @@ config.seed_writes = { write = true, edit = true, insert = true, mv = true, cp =
 -- address files as /workspace/...
 config.workspace_mount = "/workspace"
 
-local TOP_KEYS = { roots = true, pack = true, packs = true, tools = true, policies = true, caps = true, audit = true, modules = true,
-  roots_from_client = true }
+local TOP_KEYS = { roots = true, pack = true, packs = true, tools = true, policies = true, caps = true, audit = true, modules = true }
+TOP_KEYS.roots_from_client = true -- MCP client roots narrow the roots (docs/resources.md)
 
 ---------------------------------------------------------------------------
 -- the state of one parse, and its errors
