@@ -34,7 +34,6 @@ config.seed_writes = { write = true, edit = true, insert = true, mv = true, cp =
 config.workspace_mount = "/workspace"
 
 local TOP_KEYS = { roots = true, pack = true, packs = true, tools = true, policies = true, caps = true, audit = true, modules = true }
-TOP_KEYS.roots_from_client = true -- MCP client roots narrow the roots (docs/resources.md)
 
 ---------------------------------------------------------------------------
 -- the state of one parse, and its errors
@@ -411,6 +410,8 @@ local function parse_modules(v, mark, opts, top)
 end
 
 ---------------------------------------------------------------------------
+
+TOP_KEYS.roots_from_client = true -- MCP client roots narrow the roots (docs/resources.md)
 
 local function build(top)
   if top == null then return { caps = {} } end
