@@ -829,6 +829,7 @@ static int trampoline(lua_State *S) {
     if (x->store) { /* the operator gave it a store: shared_add (lstore.c) */
       lua_pushliteral(S, "shared_add");
       bw_store_push(S, &x->store);
+      push_charged(S, C_ARGS); /* its calls count against the budget */
       lua_rawset(S, -3);
     }
     if (!lua_setupvalue(S, 1, 1)) lua_pop(S, 1);
