@@ -81,8 +81,12 @@ end
 function Ctx:fail(code, path, detail)
   if code == "OUTSIDE_ROOT" and (detail == nil or detail == "") then
     local m = {}
-    for _, r in ipairs(self.ws:mounts()) do m[#m + 1] = r.mount end
-    detail = "allowed: " .. table.concat(m, ", ")
+    if self.ws.scope then
+      for _, s in ipairs(self.ws.scope) do m[#m + 1] = s.path end
+    else
+      for _, r in ipairs(self.ws:mounts()) do m[#m + 1] = r.mount end
+    end
+    detail = "allowed: " .. (#m > 0 and table.concat(m, ", ") or "nothing (the client named no root this server may serve)")
   end
   return nil, errors.message(code, path, detail), code
 end
@@ -116,6 +120,20 @@ function Ctx:judge(path, op, info, arg)
   return true
 end
 
+--- Whether a resolved object (its innermost root and in-root path, as
+-- roots:handle gives them) lies in the client's folders (ws.scope, MCP
+-- client roots: client_roots.lua); true without a scope. Decided on the
+-- resolution, so a link inside a folder that leads out of it is out.
+function context.in_scope(scope, info)
+  if not scope then return true end
+  for _, s in ipairs(scope) do
+    if s.root == info.root and (s.rel == "." or info.rel == s.rel or info.rel:sub(1, #s.rel + 1) == s.rel .. "/") then
+      return true
+    end
+  end
+  return false
+end
+
 --- Resolve an agent path once into a handle and ask the policies about the
 -- object it found, for op. The same (path, nofollow) gives the same handle
 -- for the rest of the call, so what was judged is what the core uses.
@@ -136,6 +154,12 @@ function Ctx:open(path, op, nofollow, arg)
       j.msg, j.code = msg, code
       self.reqs[#self.reqs + 1] = { tool = self.tool.name, via = self.via, operation = op, path = path,
         arg = arg, session = self.ws.session.id, unmapped = code, decision = "deny", reason = msg }
+    elseif not context.in_scope(self.ws.scope, info) then
+      h:close()
+      local _, msg = self:fail("OUTSIDE_ROOT", path)
+      j.msg, j.code = msg, "OUTSIDE_ROOT"
+      self.reqs[#self.reqs + 1] = { tool = self.tool.name, via = self.via, operation = op, path = path,
+        arg = arg, session = self.ws.session.id, unmapped = "OUTSIDE_ROOT", decision = "deny", reason = msg }
     else
       local ri = self.roots:info(info.root)
       info.mount, info.lexical = ri.mount, rel
