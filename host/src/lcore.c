@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
+#include <malloc.h>
 #include <limits.h>
 #include <lua.h>
 #include <stdlib.h>
@@ -712,6 +713,13 @@ static int l_now(lua_State *L) {
   return 1;
 }
 
+/* core.trim(): give the heap's free memory back to the system
+ * (malloc_trim), after a full collection while the server is idle */
+static int l_trim(lua_State *L) {
+  lua_pushboolean(L, malloc_trim(0));
+  return 1;
+}
+
 static int l_backend(lua_State *L) {
   const char *want = luaL_optstring(L, 1, NULL);
   bw_probe_backend();
@@ -754,6 +762,7 @@ static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"base64_encode", l_base64_encode},
                                  {"backend", l_backend},
                                  {"now", l_now},
+                                 {"trim", l_trim},
                                  {"probe_open", l_probe_open},
                                  {NULL, NULL}};
 

@@ -454,6 +454,10 @@ function Server:pump_watch()
   self.due_at = wait and core.now() + wait
 end
 
+-- Seconds without a message after which the loop collects its garbage
+-- and returns the freed memory (once per quiet spell).
+local IDLE_TIDY_S = 0.5
+
 -- Serve until stdin closes.
 function Server:run(max_request)
   local stdio = core.stdio(max_request)
@@ -472,12 +476,22 @@ function Server:run(max_request)
     if line == nil then
       local wait = self.due_at and math.max(0, self.due_at - core.now()) -- a coalesced change
       if wait == 0 then line, event = false, "due" -- a busy client does not starve it
-      else line, event = stdio:next(wait) end
+      else
+        if not self.tidy then wait = math.min(wait or IDLE_TIDY_S, IDLE_TIDY_S) end
+        line, event = stdio:next(wait) -- nil: until a message comes
+      end
+      if line == nil and event == "timeout" and not (self.due_at and core.now() >= self.due_at) then
+        line, event = false, "idle"
+      end
     end
     if type(line) == "table" then line, event = false, line.event end
     if line == nil and event == "timeout" then line, event = false, "due" end
     if line == nil then break end
-    if event == "watch" or event == "due" then
+    self.tidy = event == "idle" -- anything else may leave garbage
+    if event == "idle" then -- the client is quiet: give the garbage's memory back
+      collectgarbage()
+      core.trim()
+    elseif event == "watch" or event == "due" then
       self:pump_watch()
       if event == "watch" then stdio:watch_done() end
     elseif event == "reload" then
