@@ -5,8 +5,11 @@
 #   1. core     build/test_*                          (C tests; each ends "N passed, N failed")
 #   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver)
-#   4. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
-#   5. fuzz     make fuzz-build, then host/fuzz/run.sh: each libFuzzer target
+#   4. packs-reworded  busted over spec/packs with BURROW_TEST_REWORD set: every
+#               native message a pack receives is reworded, so a pack that read
+#               the wording instead of codes and details fails (lua/burrow/errors.lua)
+#   5. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
+#   6. fuzz     make fuzz-build, then host/fuzz/run.sh: each libFuzzer target
 #               BURROW_FUZZ_SECONDS (default 3) from its seed corpus; one
 #               passed or failed per target (needs clang and libFuzzer)
 #
@@ -26,7 +29,7 @@
 #   BURROW_ALLOW_MISSING   1 = absent stages do not count as failures
 #   BURROW_STAGE_TIMEOUT   seconds per stage before it is killed (default 1800)
 #   BURROW_FUZZ_SECONDS    seconds per fuzz target (default 3: 11 targets, under a minute)
-#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk e2e fuzz
+#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk packs-reworded e2e fuzz
 
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -37,7 +40,7 @@ BUILD=${BUILD%/}
 export BURROW_BIN=${BURROW_BIN:-$REPO/$BUILD/burrow}
 ALLOW_MISSING=${BURROW_ALLOW_MISSING:-0}
 STAGE_TIMEOUT=${BURROW_STAGE_TIMEOUT:-1800}
-STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk e2e fuzz"}
+STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk packs-reworded e2e fuzz"}
 FUZZ_SECONDS=${BURROW_FUZZ_SECONDS:-3}
 
 LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/burrow-tests.XXXXXX")
@@ -138,9 +141,13 @@ stage_core() {
   finish "$name" "$rc" "$pass" "$fail" 0 "$found"
 }
 
+# stage_busted RESOLVER [NAME REWORD SPEC...]: busted on one resolver; with
+# REWORD, BURROW_TEST_REWORD=REWORD (native messages reworded for packs).
 stage_busted() {
-  local resolver=$1 name="busted-$1" log="$LOGDIR/busted-$1.log"
-  banner "Lua specs: BURROW_RESOLVER=$resolver busted --lua=lua5.4 -o TAP"
+  local resolver=$1 name=${2:-busted-$1} reword=${3:-}
+  shift; [ $# -gt 0 ] && shift; [ $# -gt 0 ] && shift
+  local log="$LOGDIR/$name.log"
+  banner "Lua specs: BURROW_RESOLVER=$resolver${reword:+ BURROW_TEST_REWORD='$reword'} busted --lua=lua5.4 -o TAP $*"
   if ! command -v busted >/dev/null 2>&1; then missing "$name" "busted not installed (apt-get install lua-busted)"; return; fi
   if [ ! -d spec ]; then missing "$name" "spec/ not found"; return; fi
   local args=(--lua=lua5.4 -o TAP) preload=${LD_PRELOAD:-}
@@ -153,7 +160,7 @@ stage_busted() {
       preload="$san$preload"
     fi
   fi
-  BURROW_RESOLVER=$resolver LD_PRELOAD=$preload run_logged "$log" busted "${args[@]}"; local rc=$?
+  BURROW_RESOLVER=$resolver BURROW_TEST_REWORD=$reword LD_PRELOAD=$preload run_logged "$log" busted "${args[@]}" "$@"; local rc=$?
   local pass fail skip found=0
   skip=$(grep -caE '^ok [0-9]+ - # SKIP' "$log")
   pass=$(( $(grep -caE '^ok [0-9]+' "$log") - skip ))
@@ -224,6 +231,7 @@ for s in $STAGES; do
     core) stage_core ;;
     busted-openat2) stage_busted openat2 ;;
     busted-walk) stage_busted walk ;;
+    packs-reworded) stage_busted openat2 packs-reworded "[reworded] " spec/packs ;;
     e2e) stage_e2e ;;
     fuzz) stage_fuzz ;;
     *) echo "unknown stage '$s' in BURROW_STAGES"; record "$s" 0 1 0 "unknown stage" ;;

@@ -17,9 +17,9 @@ local function need(a, ...)
 end
 
 -- The module's words for a containment failure; burrow's otherwise.
-local function fail(msg, code, path)
+local function fail(msg, code, path, det)
   if code == "OUTSIDE_ROOT" or code == "ELOOP" then
-    return nil, ("Path '%s' is outside allowed paths"):format(P.path_in(msg, "OUTSIDE_ROOT") or path), code
+    return nil, ("Path '%s' is outside allowed paths"):format(det and det.path or path), code
   end
   return nil, msg, code
 end
@@ -105,12 +105,12 @@ tools[#tools + 1] = {
     end
     local args = { path = a.path, offset = first }
     args.limit = a.end_line and (a.end_line - first + 1) or MAX_INTEGER
-    local r, msg, code = ctx:call("read_file", args)
+    local r, msg, code, det = ctx:call("read_file", args)
     if not r then
-      if code == "INVALID_ARGUMENT" and (msg or ""):find("offset", 1, true) then
+      if code == "INVALID_ARGUMENT" and det and det.argument == "offset" then
         return nil, ("start_line %d is past the end of %s"):format(first, a.path), code
       end
-      return fail(msg, code, a.path)
+      return fail(msg, code, a.path, det)
     end
     if r.encoding ~= "text" then
       return nil, ("%s is not a text file"):format(a.path), "BINARY"
@@ -155,8 +155,8 @@ tools[#tools + 1] = {
     if not ok then return nil, e, c end
     ok, e, c = check_encoding(a)
     if not ok then return nil, e, c end
-    local r, msg, code = ctx:call("write_file", { path = a.path, content = a.content, create_dirs = a.create_dirs == true })
-    if not r then return fail(msg, code, a.path) end
+    local r, msg, code, det = ctx:call("write_file", { path = a.path, content = a.content, create_dirs = a.create_dirs == true })
+    if not r then return fail(msg, code, a.path, det) end
     return { path = a.path, ok = true, bytes = #a.content, content_hash = r.content_hash }
   end,
   render = render,
@@ -193,8 +193,8 @@ tools[#tools + 1] = {
         -- exactly `count` occurrences: counted on a dry run, written only
         -- if the file is still the one counted
         args.dry_run = true
-        local d, msg, code = ctx:call("edit_file", args)
-        if not d then return fail(msg, code, a.path) end
+        local d, msg, code, det = ctx:call("edit_file", args)
+        if not d then return fail(msg, code, a.path, det) end
         if d.replacements ~= count then
           local lines = {}
           for _, x in ipairs(d.edits or {}) do lines[#lines + 1] = tostring(x.line) end
@@ -204,8 +204,8 @@ tools[#tools + 1] = {
         args.dry_run, args.expected_hash = nil, d.previous_content_hash
       end
     end
-    local r, msg, code = ctx:call("edit_file", args)
-    if not r then return fail(msg, code, a.path) end
+    local r, msg, code, det = ctx:call("edit_file", args)
+    if not r then return fail(msg, code, a.path, det) end
     return { path = a.path, replacements = r.replacements, preview = preview_of(r.diff), content_hash = r.content_hash }
   end,
   render = render,
@@ -231,8 +231,8 @@ tools[#tools + 1] = {
     local ok, e, c = need(a, "path", "line", "content")
     if not ok then return nil, e, c end
     if math.type(a.line) ~= "integer" or a.line < 1 then return nil, "line must be an integer >= 1", "INVALID_ARGUMENT" end
-    local r, msg, code = ctx:call("insert_lines", { path = a.path, line = a.line, content = a.content })
-    if not r then return fail(msg, code, a.path) end
+    local r, msg, code, det = ctx:call("insert_lines", { path = a.path, line = a.line, content = a.content })
+    if not r then return fail(msg, code, a.path, det) end
     return { path = a.path, ok = true, line = a.line, lines_inserted = r.lines_inserted, total_lines = r.total_lines,
       content_hash = r.content_hash }
   end,
@@ -264,9 +264,9 @@ tools[#tools + 1] = {
       match, gmsg, gcode = P.glob(a.pattern)
       if not match then return fail("pattern: " .. gmsg, gcode, path) end
     end
-    local r, msg, code = ctx:call("list_dir", { path = path, recursive = a.recursive == true,
+    local r, msg, code, det = ctx:call("list_dir", { path = path, recursive = a.recursive == true,
       include_hidden = a.include_hidden == true })
-    if not r then return fail(msg, code, path) end
+    if not r then return fail(msg, code, path, det) end
     local entries = arr()
     for _, x in ipairs(r.entries) do
       if not match or match:match(x.name) then
@@ -304,13 +304,13 @@ tools[#tools + 1] = {
     local max = a.max_results or 100
     if math.type(max) ~= "integer" or max < 1 then return nil, "max_results must be an integer >= 1", "INVALID_ARGUMENT" end
     local path = a.path or "."
-    local r, msg, code = ctx:call("grep", {
+    local r, msg, code, det = ctx:call("grep", {
       pattern = a.pattern, path = path, ignore_case = a.case_sensitive == false,
       include = a.include and { a.include } or nil,
       exclude = a.recursive == false and { "*/**" } or nil,
       max_results = max,
     })
-    if not r then return fail(msg, code, path) end
+    if not r then return fail(msg, code, path, det) end
     local matches = arr()
     for i, m in ipairs(r.matches) do matches[i] = { file = m.path, line = m.line, text = m.text } end
     local res = { matches = matches, count = #matches }
@@ -348,9 +348,9 @@ tools[#tools + 1] = {
     if math.type(max) ~= "integer" or max < 1 then return nil, "max_results must be an integer >= 1", "INVALID_ARGUMENT" end
     local path = a.path or "."
     local pattern = a.pattern:find("/", 1, true) and a.pattern or "**/" .. a.pattern
-    local r, msg, code = ctx:call("glob", { pattern = pattern, path = path, type = a.type or "any",
+    local r, msg, code, det = ctx:call("glob", { pattern = pattern, path = path, type = a.type or "any",
       include_hidden = true, respect_ignore = false, max_results = max })
-    if not r then return fail(msg, code, path) end
+    if not r then return fail(msg, code, path, det) end
     local matches = arr()
     for i, x in ipairs(r.entries) do matches[i] = x.path end
     return { matches = matches, count = #matches, truncated = r.truncated == true }
@@ -364,11 +364,10 @@ local function transfer(native, verb)
     if not ok then return nil, e, c end
     local args = { source = a.source, destination = a.destination, overwrite = a.overwrite == true }
     if native == "copy" then args.recursive = true end
-    local r, msg, code = ctx:call(native, args)
+    local r, msg, code, det = ctx:call(native, args)
     if not r then
       if code == "OUTSIDE_ROOT" or code == "ELOOP" then
-        local named = P.path_in(msg, "OUTSIDE_ROOT")
-        return fail(msg, code, named or a.source)
+        return fail(msg, code, a.source, det)
       end
       return nil, msg, code
     end
@@ -423,14 +422,14 @@ tools[#tools + 1] = {
     local ok, e, c = need(a, "path")
     if not ok then return nil, e, c end
     if a.recursive ~= true then
-      local s, msg, code = ctx:call("stat", { path = a.path })
-      if not s then return fail(msg, code, a.path) end
+      local s, msg, code, det = ctx:call("stat", { path = a.path })
+      if not s then return fail(msg, code, a.path, det) end
       if s.type == "dir" then
         return nil, ("'%s' is a directory; pass recursive=true to delete it"):format(a.path), "EISDIR"
       end
     end
-    local r, msg, code = ctx:call("remove", { path = a.path, recursive = a.recursive == true })
-    if not r then return fail(msg, code, a.path) end
+    local r, msg, code, det = ctx:call("remove", { path = a.path, recursive = a.recursive == true })
+    if not r then return fail(msg, code, a.path, det) end
     return { path = a.path, ok = true }
   end,
   render = render,
@@ -451,8 +450,8 @@ tools[#tools + 1] = {
   handler = function(ctx, a)
     local ok, e, c = need(a, "path")
     if not ok then return nil, e, c end
-    local r, msg, code = ctx:call("mkdir", { path = a.path, parents = true })
-    if not r then return fail(msg, code, a.path) end
+    local r, msg, code, det = ctx:call("mkdir", { path = a.path, parents = true })
+    if not r then return fail(msg, code, a.path, det) end
     return { path = a.path, ok = true, created = r.created }
   end,
   render = render,
@@ -474,8 +473,8 @@ tools[#tools + 1] = {
   handler = function(ctx, a)
     local ok, e, c = need(a, "path")
     if not ok then return nil, e, c end
-    local r, msg, code = ctx:call("stat", { path = a.path })
-    if not r then return fail(msg, code, a.path) end
+    local r, msg, code, det = ctx:call("stat", { path = a.path })
+    if not r then return fail(msg, code, a.path, det) end
     local t = P.epoch(r.mtime)
     return {
       path = a.path, name = r.name, type = TYPES[r.type] or "other", size_bytes = r.size,

@@ -250,13 +250,12 @@ end
 local function not_found(old) return "String to replace not found in file.\nString: " .. old end
 
 -- The native failure of edit i in the dialect's words.
-local function edit_words(msg, code, edits)
-  local i = tonumber(tostring(msg):match("edit (%d+):")) or 1
+local function edit_words(msg, code, edits, det)
+  det = det or {}
+  local i = det.edit or 1
   local e = edits[i] or edits[1]
   if code == "NOT_FOUND_TEXT" then return not_found(e.old_text), i end
-  if code == "AMBIGUOUS_TEXT" then
-    return ambiguous(tonumber(msg:match("matches (%d+) places")) or 2, e.old_text), i
-  end
+  if code == "AMBIGUOUS_TEXT" then return ambiguous(det.matches or 2, e.old_text), i end
   if code == "ENOENT" then return "File does not exist.", i end
   return P.detail(msg), i
 end
@@ -265,12 +264,12 @@ end
 -- accepted only when every edit matched at most at the "unicode" level.
 local function run_edits(ctx, path, edits, expected)
   local args = { path = path, edits = edits, expected_hash = expected }
-  local r, msg, code = ctx:call("edit_file", args)
-  if r or code ~= "NOT_FOUND_TEXT" then return r, msg, code end
+  local r, msg, code, det = ctx:call("edit_file", args)
+  if r or code ~= "NOT_FOUND_TEXT" then return r, msg, code, det end
   local dry = ctx:call("edit_file", { path = path, edits = edits, expected_hash = expected, match = "loose", dry_run = true })
-  if not dry then return nil, msg, code end
+  if not dry then return nil, msg, code, det end
   for _, e in ipairs(dry.edits) do
-    if e.level ~= "exact" and e.level ~= "unicode" then return nil, msg, code end
+    if e.level ~= "exact" and e.level ~= "unicode" then return nil, msg, code, det end
   end
   return ctx:call("edit_file", { path = path, edits = edits, expected_hash = dry.previous_content_hash, match = "loose" })
 end
@@ -285,10 +284,10 @@ local function apply(ctx, path, edits, multi)
     if not w then return native_fail(wmsg, wcode) end
     if #edits > 1 then
       local rest = { table.unpack(edits, 2) }
-      local r, msg, code = run_edits(ctx, path, rest, w.content_hash)
+      local r, msg, code, det = run_edits(ctx, path, rest, w.content_hash)
       if not r then
         ctx:call("remove", { path = path, expected_hash = w.content_hash }) -- all or nothing
-        local words, i = edit_words(msg, code, rest)
+        local words, i = edit_words(msg, code, rest, det)
         return fail(("Edit %d: %s"):format(i + 1, words), code)
       end
       w = r
@@ -307,14 +306,14 @@ local function apply(ctx, path, edits, multi)
   -- Edit proceeds on a changed file when old_string still matches once
   -- (CC 2.1.208); MultiEdit and replace_all need the file as read.
   local lenient = not multi and not edits[1].replace_all
-  local r, msg, code = run_edits(ctx, path, edits, rec.hash)
+  local r, msg, code, det = run_edits(ctx, path, edits, rec.hash)
   if not r and code == "HASH_MISMATCH" then
     if not lenient then return fail(STALE, code) end
     r, msg, code = run_edits(ctx, path, edits, nil)
     if not r then return fail(STALE, "HASH_MISMATCH") end
   end
   if not r then
-    local words, i = edit_words(msg, code, edits)
+    local words, i = edit_words(msg, code, edits, det)
     return fail(multi and ("Edit %d: %s"):format(i, words) or words, code)
   end
   remember(ctx, path, r.content_hash, rec.newline, rec.partial)

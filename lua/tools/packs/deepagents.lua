@@ -104,10 +104,7 @@ local function read_file(ctx, a, legacy)
     offset = 0
   end
   local probe, msg, code = ctx:call("read_file", { path = path, limit = 1 })
-  if not probe then
-    if code == "INVALID_ARGUMENT" and (msg or ""):find("past the end") then probe = { total_lines = 0 }
-    else return fail(msg, code, path) end
-  end
+  if not probe then return fail(msg, code, path) end
   if probe.encoding == "image" then return { image = probe.content, mime_type = probe.mime_type, path = path } end
   if probe.size == 0 then return text_result("System reminder: File exists but has empty contents") end
   if limit <= 0 then
@@ -254,7 +251,7 @@ local function edit_file(ctx, a)
   if type(a.old_string) ~= "string" then return err("old_string is required", "INVALID_ARGUMENT") end
   if type(a.new_string) ~= "string" then return err("new_string is required", "INVALID_ARGUMENT") end
   local old, new = a.old_string:gsub("\r\n", "\n"), a.new_string:gsub("\r\n", "\n")
-  local r, msg, code = ctx:call("edit_file", { path = path, old_text = old, new_text = new,
+  local r, msg, code, det = ctx:call("edit_file", { path = path, old_text = old, new_text = new,
     replace_all = a.replace_all == true })
   if not r then
     if code == "NOT_FOUND_TEXT" then
@@ -268,7 +265,7 @@ local function edit_file(ctx, a)
       end
       return err(("String not found in file: '%s'"):format(a.old_string), code)
     elseif code == "AMBIGUOUS_TEXT" then
-      local n = tonumber((msg or ""):match("matches (%d+) places")) or 2
+      local n = det and det.matches or 2
       return err(("String '%s' appears %d times in file. Use replace_all=True to replace all instances, or provide "
         .. "a more specific string with surrounding context."):format(a.old_string, n), code)
     end

@@ -104,10 +104,6 @@ local function read_file(ctx, a)
     read_mode = "tail"
   end
   local r, msg, code = ctx:call("read_file", { path = path, offset = first, limit = limit })
-  if not r and code == "INVALID_ARGUMENT" and (msg or ""):find("past the end") then
-    r, msg, code = ctx:call("read_file", { path = path, limit = 1 })
-    if r then r.content, r.start_line, r.end_line, r.next_offset, r.truncated = "", first, first - 1, nil, false end
-  end
   if not r then
     if code == "BINARY" then
       return nil, ("File '%s' is not a text file. Use a binary-safe tool to inspect it."):format(path), code
@@ -199,13 +195,12 @@ local function edit_file(ctx, a)
     return { path = path, size_bytes = r.size, content_hash = r.content_hash, previous_content_hash = r.content_hash,
       applied_edits = #edits, first_changed_line = json.null, diff = "", diff_truncated = false }
   end
-  local r, msg, code = ctx:call("edit_file", { path = path, edits = real, expected_hash = expected })
+  local r, msg, code, det = ctx:call("edit_file", { path = path, edits = real, expected_hash = expected })
   if not r then
-    local m = msg or ""
-    local i = tonumber(m:match("edit (%d+):"))
-    local old = real[i or 1].old_text
+    det = det or {}
+    local old = real[det.edit or 1].old_text
     if code == "HASH_MISMATCH" then
-      local found = m:match("current (sha256:%x+)") or "unknown"
+      local found = det.current or "unknown"
       return nil, ("File '%s' changed since the last read. Expected %s, found %s. Read the file again before editing.")
         :format(path, a.expected_hash, found), code
     elseif code == "NOT_FOUND_TEXT" then
@@ -217,7 +212,7 @@ local function edit_file(ctx, a)
     elseif code == "BINARY" then
       return nil, ("File '%s' is not a text file. edit_file only supports text files; use write_file for binary/base64 content.")
         :format(path), code
-    elseif code == "INVALID_ARGUMENT" and m:find("expected_hash") then
+    elseif code == "INVALID_ARGUMENT" and det.argument == "expected_hash" then
       -- not a hash at all: it cannot match what is there
       local cur, rmsg, rcode = ctx:call("read_file", { path = path, encoding = "base64" })
       if not cur then return fail(rmsg, rcode, path) end
@@ -280,11 +275,10 @@ local function grep_files(ctx, a)
   if not off then return nil, lim, "INVALID_ARGUMENT" end
   local args = { pattern = a.pattern, path = path, include_hidden = true, respect_ignore = false }
   if a.path_pattern and a.path_pattern ~= "" then args.include = { a.path_pattern } end
-  local r, msg, code = ctx:call("grep", args)
+  local r, msg, code, det = ctx:call("grep", args)
   if not r then
-    if code == "INVALID_ARGUMENT" or code == "BAD_PATTERN" or code == "INVALID_REGEX" then
-      local d = P.detail(msg)
-      return nil, "Invalid regex pattern: " .. (d:match("invalid pattern: (.*)") or d), code
+    if code == "INVALID_ARGUMENT" then
+      return nil, "Invalid regex pattern: " .. (det and det.reason or P.detail(msg)), code
     end
     if code == "ENOENT" then return nil, "Directory not found: " .. path, code end
     return fail(msg, code, path)

@@ -20,8 +20,8 @@ local function text_result(text) return { content = text } end
 local function render_text(r) return r.content, r end
 
 -- The peer's words for burrow's failures; the code stays in _meta.
-local function fail(ctx, msg, code, path, op)
-  path = P.path_in(msg, code) or path
+local function fail(ctx, msg, code, path, op, det)
+  path = det and det.path or path
   if code == "OUTSIDE_ROOT" then
     return nil, ("Access denied - path outside allowed directories: %s not in %s")
       :format(path, table.concat(P.mounts(ctx), ", ")), code
@@ -70,7 +70,7 @@ end
 
 -- A big file (over the result cap as base64): native numbered pages.
 local function read_paged(ctx, a, first, count)
-  local probe, msg, code = ctx:call("read_file", { path = a.path, limit = 1 })
+  local probe, msg, code, det = ctx:call("read_file", { path = a.path, limit = 1 })
   if not probe then return nil, msg, code end
   local total = probe.total_lines or 0
   if a.tail then first, count = math.max(1, total - a.tail + 1), a.tail end
@@ -102,13 +102,13 @@ local function read_text(ctx, a)
     end
   end
   head, tail = head and math.tointeger(head), tail and math.tointeger(tail)
-  local r, msg, code = ctx:call("read_file", { path = a.path, encoding = "base64" })
+  local r, msg, code, det = ctx:call("read_file", { path = a.path, encoding = "base64" })
   if not r then
-    if code == "TOO_LARGE" and not msg:find("max_file_size", 1, true) then
+    if code == "TOO_LARGE" and det and det.limit == "max_result_bytes" then
       local first, count = a.offset or 1, head or a.limit
       return read_paged(ctx, { path = a.path, head = head, tail = tail }, first, count)
     end
-    return fail(ctx, msg, code, a.path)
+    return fail(ctx, msg, code, a.path, nil, det)
   end
   local bytes = core.base64_decode(r.content)
   if bytes:find("\0", 1, true) then
@@ -197,8 +197,8 @@ local function media_item(ctx, path)
     if r and r.encoding == "image" then data = r.content end
   end
   if not data then
-    local r, msg, code = ctx:call("read_file", { path = path, encoding = "base64" })
-    if not r then return fail(ctx, msg, code, path) end
+    local r, msg, code, det = ctx:call("read_file", { path = path, encoding = "base64" })
+    if not r then return fail(ctx, msg, code, path, nil, det) end
     data = r.content
   end
   if mime:match("^image/") then return { type = "image", data = data, mimeType = mime } end
@@ -228,16 +228,16 @@ local function edit(ctx, a)
       edits[i] = nil
     end
   end
-  local r, msg, code
+  local r, msg, code, det
   if #edits == 0 then
-    r, msg, code = ctx:call("read_file", { path = a.path, limit = 1 })
-    if not r then return fail(ctx, msg, code, a.path) end
+    r, msg, code, det = ctx:call("read_file", { path = a.path, limit = 1 })
+    if not r then return fail(ctx, msg, code, a.path, nil, det) end
     r = { diff = "" }
   else
-    r, msg, code = ctx:call("edit_file", { path = a.path, edits = edits, dry_run = a.dryRun == true, match = "loose" })
+    r, msg, code, det = ctx:call("edit_file", { path = a.path, edits = edits, dry_run = a.dryRun == true, match = "loose" })
   end
   if not r then
-    local n = tonumber(msg:match("edit (%d+)")) or 1
+    local n = det and det.edit or 1
     local old = a.edits[n] and a.edits[n].oldText or ""
     local detail = msg:match("(edit %d+: .*)$") or P.detail(msg)
     if code == "NOT_FOUND_TEXT" then
@@ -245,7 +245,7 @@ local function edit(ctx, a)
     elseif code == "AMBIGUOUS_TEXT" then
       return nil, ("Ambiguous match for edit:\n%s\n\n(burrow: %s)"):format(old, detail), code
     end
-    return fail(ctx, msg, code, a.path)
+    return fail(ctx, msg, code, a.path, nil, det)
   end
   local hunks = (r.diff or ""):gsub("^%-%-%- [^\n]*\n%+%+%+ [^\n]*\n", "")
   local diff = ("Index: %s\n%s\n--- %s\toriginal\n+++ %s\tmodified\n%s")
@@ -271,8 +271,8 @@ end
 local function list(ctx, path, recursive)
   local bad, bmsg, bcode = precheck(ctx, path)
   if bad == nil and bmsg then return nil, bmsg, bcode end
-  local r, msg, code = ctx:call("list_dir", { path = path, include_hidden = true, recursive = recursive or nil })
-  if not r then return fail(ctx, msg, code, path, "scandir") end
+  local r, msg, code, det = ctx:call("list_dir", { path = path, include_hidden = true, recursive = recursive or nil })
+  if not r then return fail(ctx, msg, code, path, "scandir", det) end
   return r
 end
 
@@ -378,8 +378,8 @@ local tools = {
     handler = function(ctx, a)
       local bad, bmsg, bcode = precheck(ctx, a.path)
       if bad == nil and bmsg then return nil, bmsg, bcode end
-      local r, msg, code = ctx:call("write_file", { path = a.path, content = a.content, create_dirs = false })
-      if not r then return fail(ctx, msg, code, a.path) end
+      local r, msg, code, det = ctx:call("write_file", { path = a.path, content = a.content, create_dirs = false })
+      if not r then return fail(ctx, msg, code, a.path, nil, det) end
       return text_result("Successfully wrote to " .. a.path)
     end,
     render = render_text,
@@ -428,8 +428,8 @@ local tools = {
     handler = function(ctx, a)
       local bad, bmsg, bcode = precheck(ctx, a.path)
       if bad == nil and bmsg then return nil, bmsg, bcode end
-      local r, msg, code = ctx:call("mkdir", { path = a.path, parents = true })
-      if not r then return fail(ctx, msg, code, a.path, "mkdir") end
+      local r, msg, code, det = ctx:call("mkdir", { path = a.path, parents = true })
+      if not r then return fail(ctx, msg, code, a.path, "mkdir", det) end
       return text_result("Successfully created directory " .. a.path)
     end,
     render = render_text,
@@ -562,10 +562,10 @@ local tools = {
         local bad, bmsg, bcode = precheck(ctx, p)
         if bad == nil and bmsg then return nil, bmsg, bcode end
       end
-      local r, msg, code = ctx:call("move", { source = a.source, destination = a.destination })
+      local r, msg, code, det = ctx:call("move", { source = a.source, destination = a.destination })
       if not r then
         if code == "EEXIST" then return nil, "Destination already exists: " .. a.destination, code end
-        return fail(ctx, msg, code, a.source, "rename")
+        return fail(ctx, msg, code, a.source, "rename", det)
       end
       return text_result(("Successfully moved %s to %s"):format(a.source, a.destination))
     end,
@@ -594,9 +594,9 @@ local tools = {
       if bad == nil and bmsg then return nil, bmsg, bcode end
       local excluded, emsg, ecode = excluder(a.excludePatterns)
       if not excluded then return nil, emsg, ecode end
-      local r, msg, code = ctx:call("glob", { pattern = a.pattern, path = a.path, type = "any",
+      local r, msg, code, det = ctx:call("glob", { pattern = a.pattern, path = a.path, type = "any",
         include_hidden = true, respect_ignore = false })
-      if not r then return fail(ctx, msg, code, a.path, "scandir") end
+      if not r then return fail(ctx, msg, code, a.path, "scandir", det) end
       local out = {}
       for _, e in ipairs(r.entries) do
         if not excluded(rel_of(a.path, e.path)) then out[#out + 1] = e.path end
@@ -620,8 +620,8 @@ local tools = {
     handler = function(ctx, a)
       local bad, bmsg, bcode = precheck(ctx, a.path)
       if bad == nil and bmsg then return nil, bmsg, bcode end
-      local r, msg, code = ctx:call("stat", { path = a.path })
-      if not r then return fail(ctx, msg, code, a.path, "stat") end
+      local r, msg, code, det = ctx:call("stat", { path = a.path })
+      if not r then return fail(ctx, msg, code, a.path, "stat", det) end
       local date = P.js_date(r.mtime)
       return text_result(table.concat({
         "size: " .. r.size,

@@ -14,9 +14,9 @@ local function basename(p) return p:match("([^/]*)/*$") ~= "" and p:match("([^/]
 
 -- PicoClaw's words for burrow's failures (prefix: "failed to read file: "...).
 -- An escape through a path with no ".." is a symlink's doing.
-local function fail(msg, code, prefix, path)
+local function fail(msg, code, prefix, path, det)
   if code == "OUTSIDE_ROOT" then
-    local lexical = path and not ("/" .. path .. "/"):find("/%.%./") and (P.path_in(msg, code) or path) == path
+    local lexical = path and not ("/" .. path .. "/"):find("/%.%./") and (det and det.path or path) == path
     if lexical and not path:find("^/") then
       return nil, "access denied: symlink resolves outside workspace", code
     end
@@ -232,12 +232,12 @@ local function build(o)
       handler = function(ctx, a)
         local ok, e, c = need(a, "path", "old_text", "new_text")
         if not ok then return nil, e, c end
-        local r, msg, code = ctx:call("edit_file", { path = a.path, old_text = a.old_text, new_text = a.new_text })
+        local r, msg, code, det = ctx:call("edit_file", { path = a.path, old_text = a.old_text, new_text = a.new_text })
         if not r then
           if code == "NOT_FOUND_TEXT" then
             return nil, "old_text not found in file. Make sure it matches exactly", code
           elseif code == "AMBIGUOUS_TEXT" then
-            local n = tonumber((msg or ""):match("matches (%d+) places")) or 2
+            local n = det and det.matches or 2
             return nil, ("old_text appears %d times. Please provide more context to make it unique"):format(n), code
           end
           return fail(msg, code, "failed to read file: ", a.path)

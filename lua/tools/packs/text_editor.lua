@@ -122,13 +122,12 @@ end
 local function str_replace(ctx, a, max)
   if a.old_str == nil then return err("Parameter `old_str` is required for command: str_replace") end
   local new = a.new_str or ""
-  local r, msg, code = ctx:call("edit_file", { path = a.path, old_text = a.old_str, new_text = new })
+  local r, msg, code, det = ctx:call("edit_file", { path = a.path, old_text = a.old_str, new_text = new })
   if not r then
     if code == "NOT_FOUND_TEXT" or (code == "INVALID_ARGUMENT" and a.old_str == "") then
       return err(("No replacement was performed, old_str `%s` did not appear verbatim in %s."):format(a.old_str, a.path), "NOT_FOUND_TEXT")
     elseif code == "AMBIGUOUS_TEXT" then
-      local lines = {}
-      for l in (msg:match("on lines ([%d, ]+)") or ""):gmatch("%d+") do lines[#lines + 1] = tonumber(l) end
+      local lines = det and det.lines or {}
       return err(("No replacement was performed. Multiple occurrences of old_str `%s` in lines %s. Please ensure it is unique")
         :format(a.old_str, pylist(lines)), code)
     elseif code == "INVALID_ARGUMENT" and a.old_str == new then
@@ -219,9 +218,9 @@ local function build(o)
     if cmd == "str_replace" then return str_replace(ctx, a, max) end
     if cmd == "insert" then return insert(ctx, a, max) end
     -- undo_edit: the native bounded, conflict-aware undo store
-    local r, msg, code = ctx:call("undo_edit", { path = path })
+    local r, msg, code, det = ctx:call("undo_edit", { path = path })
     if not r then
-      if code == "NOTHING_TO_UNDO" or code == "ENOENT" or (msg or ""):find("no edit", 1, true) or (msg or ""):find("to undo", 1, true) then
+      if code == "ENOENT" or det and det.nothing_to_undo then
         return err(("No edit history found for %s."):format(path), code)
       end
       return native_fail(path, msg, code)
