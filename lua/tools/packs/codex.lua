@@ -398,24 +398,10 @@ end
 -- Applying a patch: a virtual view of every touched path, then
 -- compare-and-set writes, then a rollback from the pre-images on failure.
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-local function b64(s)
-  return ((s:gsub(".", function(x)
-    local r, b = "", x:byte()
-    for i = 8, 1, -1 do r = r .. (b % 2 ^ i - b % 2 ^ (i - 1) > 0 and "1" or "0") end
-    return r
-  end) .. "0000"):gsub("%d%d%d?%d?%d?%d?", function(x)
-    if #x < 6 then return "" end
-    local c = 0
-    for i = 1, 6 do c = c + (x:sub(i, i) == "1" and 2 ^ (6 - i) or 0) end
-    return B64:sub(c + 1, c + 1)
-  end) .. ({ "", "==", "=" })[#s % 3 + 1])
-end
-
 -- write_file args for content: text when it is UTF-8, else base64.
 local function content_args(path, content, expected)
   local a = { path = path, expected_hash = expected, create_dirs = true }
-  if utf8.len(content) then a.content = content else a.content, a.encoding = b64(content), "base64" end
+  if utf8.len(content) then a.content = content else a.content, a.encoding = core.base64_encode(content), "base64" end
   return a
 end
 
