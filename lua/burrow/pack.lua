@@ -60,6 +60,10 @@ local PERMISSIONS = { read = { "fs.read" }, write = { "fs.write" }, edit = { "fs
   create = { "fs.write" }, delete = { "fs.delete" } }
 local RISK = { read = "low", write = "medium", edit = "medium", create = "low", delete = "high" }
 
+-- The fields of a declaration that pack.tool turns into others.
+local DECLARATION = { schema = true, required = true, kind = true, native = true, args = true, result = true,
+  errors = true, need = true, output = true }
+
 -- One pack tool from a declaration (docs/packs.md):
 --   name, description, schema (the properties; or a whole object schema),
 --   required (checked by the pack, worded with need = "%s is required"),
@@ -71,10 +75,12 @@ local RISK = { read = "low", write = "medium", edit = "medium", create = "low", 
 --   errors = function(msg, code, details, a, ctx) -> nil, msg, code: the
 --   dialect's words for a native failure, from code and details (default
 --   pack.pass); output = function(r) -> text, structured (MCP rendering).
--- defaults: fields every tool of the pack shares (need, errors, output...).
+-- defaults: fields every tool of the pack shares (need, errors, output,
+-- output_schema, annotations, permissions, risk); a tool's kind wins over
+-- the defaults' annotations.
 function pack.tool(t, defaults)
   local d = defaults or {}
-  local function get(k) if t[k] ~= nil then return t[k] end return d[k] end
+  local function get(k) if t[k] ~= nil then return t[k] end return d[k] end -- the tool's own, else the pack's
   local kind = get("kind") or "read"
   local props = t.schema or {}
   local input = props.type == "object" and props or { type = "object", properties = props }
@@ -101,16 +107,17 @@ function pack.tool(t, defaults)
       return handler(ctx, a)
     end
   end
-  return {
-    name = t.name, title = t.title, description = t.description,
-    input_schema = input, output_schema = get("output_schema"),
-    annotations = t.annotations or ANNOTATIONS[kind],
-    permissions = t.permissions or PERMISSIONS[kind],
-    risk = t.risk or RISK[kind],
-    path_args = t.path_args,
-    handler = run,
-    render = get("output"),
-  }
+  local tool = {}
+  for k, v in pairs(t) do if not DECLARATION[k] then tool[k] = v end end -- side_effects, path_args...
+  tool.input_schema, tool.output_schema = input, get("output_schema")
+  local function by_kind(k, of) -- the tool's own, its kind's, the pack's, the default kind's
+    return t[k] or t.kind and of[kind] or d[k] or of[kind]
+  end
+  tool.annotations = by_kind("annotations", ANNOTATIONS)
+  tool.permissions = by_kind("permissions", PERMISSIONS)
+  tool.risk = by_kind("risk", RISK)
+  tool.handler, tool.render = run, t.render or get("output")
+  return tool
 end
 
 -- The tools of a pack: each declaration through pack.tool with defaults.
