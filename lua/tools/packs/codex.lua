@@ -626,11 +626,7 @@ end
 
 ---------------------------------------------------------------------------
 
-local TEXT_SCHEMA = { type = "object", properties = { content = { type = "string" } }, required = { "content" } }
-local READ_ANN = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false }
-local function render(r) return r.content, r end
-
-local tools = {
+local tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output }, {
   {
     name = "apply_patch",
     title = "Apply patch",
@@ -658,7 +654,7 @@ By default, show 3 lines of code immediately above and 3 lines immediately below
 
 File references can only be relative, NEVER ABSOLUTE. Every added line needs a `+`, even in a new file.
 The patch is applied all-or-nothing: if any section fails, no file is changed.]],
-    input_schema = {
+    schema = {
       type = "object",
       properties = { input = { type = "string", description = "The entire contents of the apply_patch command" } },
       required = { "input" },
@@ -673,17 +669,14 @@ The patch is applied all-or-nothing: if any section fails, no file is changed.]]
         file = { type = "string" }, chunk = { type = "integer" },
         level = { type = "string", enum = { "exact", "rstrip", "trim", "unicode" } } } } },
     }, required = { "content" } },
-    annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-    permissions = { "fs.read", "fs.write", "fs.delete" },
-    risk = "high",
+    kind = "edit", permissions = { "fs.read", "fs.write", "fs.delete" }, risk = "high",
     handler = apply_patch,
-    render = render,
   },
   {
     name = "read_file",
     title = "Read file",
     description = "Reads a local file with 1-indexed line numbers (each line as `L{n}: text`), supporting slice mode with offset and limit. Lines longer than 500 bytes are cut.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         file_path = { type = "string", description = "Absolute path to the file" },
@@ -695,18 +688,13 @@ The patch is applied all-or-nothing: if any section fails, no file is changed.]]
       required = { "file_path" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
-    permissions = { "fs.read" },
-    risk = "low",
     handler = read_file,
-    render = render,
   },
   {
     name = "list_dir",
     title = "List directory",
     description = "Lists entries in a local directory with 1-indexed entry numbers and simple type labels (`/` directory, `@` symlink, `?` other), indented by depth.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         dir_path = { type = "string", description = "Absolute path to the directory to list." },
@@ -717,18 +705,14 @@ The patch is applied all-or-nothing: if any section fails, no file is changed.]]
       required = { "dir_path" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
     permissions = { "fs.list" },
-    risk = "low",
     handler = list_dir,
-    render = render,
   },
   {
     name = "grep_files",
     title = "Grep files",
     description = "Finds files whose contents match the pattern and lists them by modification time, newest first.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         pattern = { type = "string", description = "Regular expression pattern to search for." },
@@ -739,14 +723,9 @@ The patch is applied all-or-nothing: if any section fails, no file is changed.]]
       required = { "pattern" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
-    permissions = { "fs.read" },
-    risk = "low",
     handler = grep_files,
-    render = render,
   },
-}
+})
 
 return {
   name = "codex",
