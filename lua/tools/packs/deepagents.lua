@@ -55,8 +55,6 @@ local function repr_list(t)
 end
 
 local function text_result(t) return { content = t } end
-local function render_text(r) return r.content, r end
-local TEXT_SCHEMA = { type = "object", properties = { content = { type = "string" } }, required = { "content" } }
 
 -- Source lines of the window [first, first+count-1] (1-based) and the
 -- file's line count: a native text read, or the raw bytes when a line was
@@ -274,40 +272,32 @@ local function edit_file(ctx, a)
   return text_result(("Successfully replaced %d instance(s) of the string in '%s'"):format(r.replacements, path))
 end
 
-local RO = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false }
-
 local function build(o)
   local legacy = o.format == "legacy"
   if o.format ~= nil and o.format ~= "0.7" and not legacy then
     error(("pack deepagents: format must be \"0.7\" or \"legacy\", not %q"):format(tostring(o.format)))
   end
-  local function tool(name, description, props, ann, perms, risk, handler)
-    return { name = name, description = description, input_schema = { type = "object", properties = props },
-      output_schema = TEXT_SCHEMA, annotations = ann, permissions = perms, risk = risk, render = render_text,
-      handler = function(ctx, a)
-        local r, m, c = handler(ctx, a)
-        if not r then return nil, m, c end
-        return r
-      end }
+  -- tool(name, description, properties, kind, handler[, permissions]): one declaration
+  local function tool(name, description, schema, kind, handler, permissions)
+    return { name = name, description = description, schema = schema, kind = kind, handler = handler, permissions = permissions }
   end
-  local tools = {
+  local tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output }, {
     tool("ls", "Lists all files in a directory (non-recursive). Paths are absolute, starting with /; directories end in /.",
       { path = { type = "string", description = "Absolute path of the directory (default /)." } },
-      RO, { "fs.read" }, "low", ls),
+      "read", ls),
     tool("read_file", "Reads a file. Returns numbered lines starting at offset + 1 (offset is 0-based, default 0; "
       .. "limit default 100). Lines longer than 5000 characters continue on rows numbered N.1, N.2, ...",
       {
         file_path = { type = "string", description = "Absolute path of the file to read." },
         offset = { type = "integer", description = "Line number to start reading from, 0-based (default 0)." },
         limit = { type = "integer", description = "Maximum number of lines to read (default 100)." },
-      }, RO, { "fs.read" }, "low", function(ctx, a) return read_file(ctx, a, legacy) end),
+      }, "read", function(ctx, a) return read_file(ctx, a, legacy) end),
     tool("write_file", legacy and "Writes a new file; an existing file is refused (use edit_file)."
         or "Writes a file, creating it or replacing its content.",
       {
         file_path = { type = "string", description = "Absolute path of the file to write." },
         content = { type = "string", description = "The content to write." },
-      }, { readOnlyHint = false, destructiveHint = true, idempotentHint = true, openWorldHint = false },
-      { "fs.write" }, "medium", function(ctx, a)
+      }, "write", function(ctx, a)
         local path, e, c = vpath(ctx, a.file_path)
         if not path then return nil, e, c end
         if type(a.content) ~= "string" then return err("content is required", "INVALID_ARGUMENT") end
@@ -329,24 +319,22 @@ local function build(o)
         old_string = { type = "string", description = "The text to replace." },
         new_string = { type = "string", description = "The text to replace it with." },
         replace_all = { type = "boolean", description = "Replace every occurrence (default false)." },
-      }, { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-      { "fs.read", "fs.write" }, "medium", edit_file),
+      }, "edit", edit_file),
     tool("delete", "Deletes a file.",
       { file_path = { type = "string", description = "Absolute path of the file to delete." } },
-      { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-      { "fs.write" }, "high", function(ctx, a)
+      "delete", function(ctx, a)
         local path, e, c = vpath(ctx, a.file_path)
         if not path then return nil, e, c end
         local r, msg, code = ctx:call("remove", { path = path })
         if not r then return fail(msg, code, path, "write") end
         return text_result("Deleted " .. path)
-      end),
+      end, { "fs.write" }),
     tool("glob", "Finds files matching a glob pattern (*, **, ?, [...], {a,b}). A pattern without / matches file "
       .. "names at any depth; a leading / anchors at the root.",
       {
         pattern = { type = "string", description = "Glob pattern, e.g. \"*.py\" or \"/src/**/*.ts\"." },
         path = { type = "string", description = "Directory to search from (default /)." },
-      }, RO, { "fs.read" }, "low", glob),
+      }, "read", glob),
     tool("grep", "Searches files for a literal text pattern (regex metacharacters are ordinary characters).",
       {
         pattern = { type = "string", description = "Literal text to search for." },
@@ -355,8 +343,8 @@ local function build(o)
         output_mode = { type = "string", enum = { "files_with_matches", "content", "count" },
           description = "files_with_matches (default), content or count." },
         max_count = { type = "integer", description = "Stop after this many matches." },
-      }, RO, { "fs.read" }, "low", grep),
-  }
+      }, "read", grep),
+  })
   -- images come back as an image block
   tools[2].render = function(r)
     if r.image then
