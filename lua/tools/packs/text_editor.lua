@@ -248,7 +248,7 @@ local function build(o)
   return {
     name = "text_editor",
     path_style = "absolute",
-    tools = {
+    tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output }, {
       {
         name = name,
         title = "Text editor",
@@ -263,20 +263,16 @@ Notes for using the `str_replace` command:
 * The `old_str` parameter should match EXACTLY one or more consecutive lines from the original file. Be mindful of whitespaces!
 * If the `old_str` parameter is not unique in the file, the replacement will not be performed. Make sure to include enough context in `old_str` to make it unique
 * The `new_str` parameter should contain the edited lines that should replace the `old_str`]],
-        input_schema = schema,
-        output_schema = { type = "object", properties = { content = { type = "string" } }, required = { "content" } },
-        annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-        permissions = { "fs.read", "fs.write" },
-        risk = "medium",
+        schema = schema,
+        kind = "edit",
         anthropic_type = undo and "text_editor_20250124" or "text_editor_20250728",
         handler = function(ctx, a)
           local text, msg, code = handler(ctx, a)
           if not text then return nil, msg, code end
-          return { content = text }
+          return P.text(text)
         end,
-        render = function(r) return r.content, r end,
       },
-    },
+    }),
   }
 end
 
