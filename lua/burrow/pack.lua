@@ -144,6 +144,14 @@ function pack.unnumber(text)
   return (text:gsub("%f[^\n%z]%d+\t", ""))
 end
 
+-- The longest prefix of s of at most n bytes that ends on a UTF-8 boundary.
+function pack.utf8_cut(s, n)
+  if #s <= n then return s end
+  local i = n + 1
+  while i > 1 and (s:byte(i) or 0) & 0xC0 == 0x80 do i = i - 1 end
+  return s:sub(1, i - 1)
+end
+
 -- Replace invalid UTF-8 with U+FFFD, as a JS TextDecoder does.
 function pack.utf8_clean(s)
   if utf8.len(s) then return s end

@@ -529,12 +529,7 @@ end
 ---------------------------------------------------------------------------
 -- The read tools
 
-local function cut(s, max)
-  if #s <= max then return s end
-  local i = max + 1
-  while i > 1 and (s:byte(i) or 0) & 0xC0 == 0x80 do i = i - 1 end
-  return s:sub(1, i - 1)
-end
+local cut = P.utf8_cut
 
 -- v as an integer, nil when it is none (2.5) or past the schemas' range
 local function int_arg(v, default)

@@ -34,14 +34,6 @@ local function js_time(iso)
   return (iso:gsub("^(%d+%-%d+%-%d+T%d+:%d+:%d+)Z$", "%1.000Z"))
 end
 
--- The longest prefix of s of at most n bytes that ends on a UTF-8 boundary.
-local function utf8_cut(s, n)
-  if #s <= n then return s end
-  local i = n + 1
-  while i > 1 and (s:byte(i) or 0) & 0xC0 == 0x80 do i = i - 1 end
-  return s:sub(1, i - 1)
-end
-
 local function positive(o, k, default)
   local v = o[k]
   if v == nil then return default end
@@ -101,7 +93,7 @@ local function build(o)
         local cap = math.min(max_bytes, ctx.caps.max_result_bytes)
         local res = { content = bytes }
         if #text > cap or size > #bytes then
-          local kept = utf8_cut(text, cap)
+          local kept = P.utf8_cut(text, cap)
           local omitted = #text - #kept + (size - #bytes)
           res.truncated, res.omittedBytes = true, omitted
           text = kept .. SUFFIX:format(omitted)
