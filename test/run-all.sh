@@ -2,7 +2,8 @@
 # burrow's test driver; `make test` calls it after building.
 #
 # Runs, in order, and keeps going when one stage fails:
-#   1. core     build/test_*                          (C tests; each ends "N passed, N failed")
+#   1. core     build/test_* for each host/test/test_*.c (a missing binary fails),
+#               and host/test/exports.sh (nm -D); each ends "N passed, N failed"
 #   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver)
 #   4. packs-reworded  busted over spec/packs with BURROW_TEST_REWORD set: every
@@ -116,17 +117,25 @@ finish() {
 
 # ---------------------------------------------------------------- stages
 
-# Every C test binary (build/test_*: one per host/test/test_*.c), summed.
+# Every C test (one binary $BUILD/test_X per host/test/test_X.c: a source
+# whose binary is missing counts as failed, never as absent), then the
+# exports check (host/test/exports.sh: nm -D of libburrow.so and core.so).
 stage_core() {
   local name=core
-  banner "C core tests: $BUILD/test_*"
-  local bins=() b
-  for b in "$BUILD"/test_*; do [ -x "$b" ] && [ -f "$b" ] && bins+=("$b"); done
-  if [ ${#bins[@]} = 0 ]; then missing "$name" "$BUILD/test_* not found (run make)"; return; fi
-  local pass=0 fail=0 found=0 rc=0
+  banner "C core tests: $BUILD/test_* for host/test/test_*.c, and the exports"
+  local bins=() b src pass=0 fail=0 found=0 rc=0
+  for src in host/test/test_*.c; do
+    [ -f "$src" ] || continue
+    b="$BUILD/$(basename "$src" .c)"
+    if [ -x "$b" ] && [ -f "$b" ]; then bins+=("$b")
+    else printf '%sERROR%s %s: no binary %s -- counted as 1 failed\n' "$RED" "$RESET" "$src" "$b"; fail=$((fail + 1)); fi
+  done
+  [ -f host/test/exports.sh ] && bins+=("host/test/exports.sh")
+  if [ ${#bins[@]} = 0 ] && [ "$fail" = 0 ]; then missing "$name" "host/test/test_*.c not found"; return; fi
   for b in "${bins[@]}"; do
     local log="$LOGDIR/core-$(basename "$b").log" line brc
-    run_logged "$log" "$b"; brc=$?
+    if [ "${b##*.}" = sh ]; then run_logged "$log" bash "$b" "$BUILD"; brc=$?
+    else run_logged "$log" "$b"; brc=$?; fi
     [ "$brc" != 0 ] && rc=$brc
     line=$(grep -aE '^[[:space:]]*([A-Za-z_-]+:[[:space:]]*)?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
     if [ -n "$line" ]; then

@@ -10,7 +10,8 @@
 #include "../include/burrow.h"
 #include "core.h"
 
-int luaopen_burrow_core(lua_State *L);
+/* The one symbol core.so exports (the build hides the rest). */
+__attribute__((visibility("default"))) int luaopen_burrow_core(lua_State *L);
 
 /* For the other binding files (one per concern, each adding its functions
  * in luaopen_burrow_core): */

@@ -291,7 +291,10 @@ local function invoke(self, tool, args, hooks, via)
       for _, rec in ipairs(self.policies:after(req, outcome)) do self.audit:write(rec) end
     end
   end
-  if res == nil then return nil, msg, code, details end
+  if res == nil then
+    if details == nil then return nil, msg, code end -- three values, as before details existed
+    return nil, msg, code, details
+  end
   return res
 end
 
