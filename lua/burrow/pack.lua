@@ -214,6 +214,13 @@ function pack.globs(patterns, field, opts, rewrite)
   end
 end
 
+-- A Python list's repr: "[a, b]", each item through show (tostring).
+function pack.pylist(t, show)
+  local out = {}
+  for i, v in ipairs(t) do out[i] = (show or tostring)(v) end
+  return "[" .. table.concat(out, ", ") .. "]"
+end
+
 -- JSON.stringify(v, null, 2): keys in the order `order` gives, then sorted.
 function pack.pretty(v, order, indent)
   indent = indent or ""

@@ -48,11 +48,7 @@ local function repr(s)
   return q .. s .. q
 end
 
-local function repr_list(t)
-  local out = {}
-  for i, s in ipairs(t) do out[i] = repr(s) end
-  return "[" .. table.concat(out, ", ") .. "]"
-end
+local function repr_list(t) return P.pylist(t, repr) end
 
 local function text_result(t) return { content = t } end
 

@@ -52,11 +52,7 @@ local function make_output(content, descriptor, init, max)
   return ("Here's the result of running `cat -n` on %s:\n%s\n"):format(descriptor, table.concat(out, "\n"))
 end
 
-local function pylist(t)
-  local s = {}
-  for i, v in ipairs(t) do s[i] = tostring(v) end
-  return "[" .. table.concat(s, ", ") .. "]"
-end
+local pylist = P.pylist
 
 local function err(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
 
