@@ -26,6 +26,20 @@ local function fail(ctx, msg, code, path, op, det)
   return nil, msg, code
 end
 
+-- burrow's note on a failed edit, from the details: where the text is
+-- nearest, or where it matches.
+local function burrow_note(code, d)
+  local head = ("edit %d: old_text"):format(d.edit or 1)
+  if code == "AMBIGUOUS_TEXT" then
+    local lines = {}
+    for i, l in ipairs(d.lines or {}) do lines[i] = tostring(l) end
+    return ("%s matches %d places, on lines %s"):format(head, d.matches or 0, table.concat(lines, ", "))
+  elseif d.near_line then
+    return ("%s is not in the file; the nearest line is %d: %s"):format(head, d.near_line, d.near_text or "")
+  end
+  return head .. " is not in the file"
+end
+
 local function windows_path(p)
   return type(p) == "string" and p:match("^%a:[\\/]") or (type(p) == "string" and p:match("^%a:$"))
 end
@@ -227,7 +241,7 @@ local function edit(ctx, a)
   if not r then
     local n = det and det.edit or 1
     local old = a.edits[n] and a.edits[n].oldText or ""
-    local detail = msg:match("(edit %d+: .*)$") or P.detail(msg)
+    local detail = det and burrow_note(code, det) or P.detail(msg)
     if code == "NOT_FOUND_TEXT" then
       return nil, ("Could not find exact match for edit:\n%s\n\n(burrow: %s)"):format(old, detail), code
     elseif code == "AMBIGUOUS_TEXT" then
