@@ -83,23 +83,34 @@ local function list_result(r, a)
 end
 
 -- Each path or glob of `paths` (and `include`) through the native glob,
--- then each file through the native read.
+-- then each file through the native read; bounded like one read: at most
+-- P.GLOBS_MAX patterns, max_result_bytes of text in all, and a cancel
+-- stops it between files.
 local function read_many(ctx, a)
-  local seen, parts = {}, {}
-  local excluded = P.globs(a.exclude, "exclude")
   local patterns = table.move(a.include or {}, 1, #(a.include or {}), #a.paths + 1, table.move(a.paths, 1, #a.paths, 1, {}))
+  if #patterns > P.GLOBS_MAX then
+    return nil, ("paths and include: at most %d patterns"):format(P.GLOBS_MAX), "INVALID_ARGUMENT"
+  end
+  local excluded, xerr, xcode = P.globs(a.exclude, "exclude")
+  if not excluded then return nil, xerr, xcode end
+  local seen, parts, used, cut = {}, {}, 0, false
   for _, p in ipairs(patterns) do
-    local g = ctx:call("glob", { pattern = p, include_hidden = true, respect_ignore = a.useDefaultExcludes ~= false })
+    local g = not cut and ctx:call("glob", { pattern = p, include_hidden = true, respect_ignore = a.useDefaultExcludes ~= false })
     for _, e in ipairs(g and g.entries or {}) do
-      if not seen[e.path] and not (excluded and excluded(e.path)) then
+      if ctx:cancelled() or used >= ctx.caps.max_result_bytes then cut = true break end
+      if not seen[e.path] and not excluded(e.path) then
         seen[e.path] = true
         local f = ctx:call("read_file", { path = e.path })
-        if f and f.encoding == "text" then parts[#parts + 1] = ("--- %s ---\n\n%s\n\n"):format(e.path, P.unnumber(f.content)) end
+        if f and f.encoding == "text" then
+          parts[#parts + 1] = ("--- %s ---\n\n%s\n\n"):format(e.path, P.unnumber(f.content))
+          used = used + #parts[#parts]
+        end
       end
     end
   end
   if #parts == 0 then return P.text("No files matching the criteria were found or all were skipped.") end
-  return P.text(table.concat(parts) .. "\n--- End of content ---")
+  local note = cut and "\n[burrow: stopped at max_result_bytes; read the rest with narrower patterns]" or ""
+  return P.text(table.concat(parts) .. note .. "\n--- End of content ---")
 end
 
 return {
