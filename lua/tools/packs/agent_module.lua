@@ -67,13 +67,10 @@ tools[#tools + 1] = {
     .. "start_line/end_line (1-indexed, inclusive). Returns {path, content, total_lines, start_line, end_line, size_bytes}; "
     .. "a read cut by the size cap has truncated: true and next_start_line.",
   schema = {
-    type = "object",
-    properties = {
-      path = { type = "string", description = "Path to the file" },
-      start_line = { type = "integer", description = "First line (1-indexed)", default = 1 },
-      end_line = { type = "integer", description = "Last line (1-indexed); default: the last line" },
-      encoding = { type = "string", description = "Text encoding", default = "utf-8" },
-    },
+    path = { type = "string", description = "Path to the file" },
+    start_line = { type = "integer", description = "First line (1-indexed)", default = 1 },
+    end_line = { type = "integer", description = "Last line (1-indexed); default: the last line" },
+    encoding = { type = "string", description = "Text encoding", default = "utf-8" },
   },
   side_effects = {},
   required = { "path" },
@@ -120,13 +117,10 @@ tools[#tools + 1] = {
   name = "write",
   description = "Create or overwrite a file (atomically). Parent directories must exist unless create_dirs is true.",
   schema = {
-    type = "object",
-    properties = {
-      path = { type = "string", description = "Path to write to" },
-      content = { type = "string", description = "Text content" },
-      create_dirs = { type = "boolean", description = "Create parent directories", default = false },
-      encoding = { type = "string", description = "Text encoding", default = "utf-8" },
-    },
+    path = { type = "string", description = "Path to write to" },
+    content = { type = "string", description = "Text content" },
+    create_dirs = { type = "boolean", description = "Create parent directories", default = false },
+    encoding = { type = "string", description = "Text encoding", default = "utf-8" },
   },
   kind = "write",
   side_effects = { "filesystem_write" },
@@ -146,13 +140,10 @@ tools[#tools + 1] = {
     .. "occurrence, count = k exactly k, count = 0 replaces all (at least one). Returns {path, replacements, preview} "
     .. "with the changed lines numbered.",
   schema = {
-    type = "object",
-    properties = {
-      path = { type = "string", description = "Path to the file" },
-      old_string = { type = "string", description = "Exact text to find" },
-      new_string = { type = "string", description = "Replacement text" },
-      count = { type = "integer", description = "Occurrences to replace (0 = all)", default = 1 },
-    },
+    path = { type = "string", description = "Path to the file" },
+    old_string = { type = "string", description = "Exact text to find" },
+    new_string = { type = "string", description = "Replacement text" },
+    count = { type = "integer", description = "Occurrences to replace (0 = all)", default = 1 },
   },
   kind = "edit",
   side_effects = { "filesystem_write" },
@@ -188,12 +179,9 @@ tools[#tools + 1] = {
   name = "insert",
   description = "Insert text before a line (1-indexed); line = total lines + 1 appends.",
   schema = {
-    type = "object",
-    properties = {
-      path = { type = "string", description = "Path to the file" },
-      line = { type = "integer", description = "Line number to insert before (1-indexed)" },
-      content = { type = "string", description = "Text to insert" },
-    },
+    path = { type = "string", description = "Path to the file" },
+    line = { type = "integer", description = "Line number to insert before (1-indexed)" },
+    content = { type = "string", description = "Text to insert" },
   },
   annotations = P.annotations(false, false, false),
   permissions = { "fs.read", "fs.write" },
@@ -214,13 +202,10 @@ tools[#tools + 1] = {
   description = "List directory contents with type and size: {path, entries: [{name, path, type, size_bytes}], count, "
     .. "truncated}. recursive descends; pattern filters names by glob (e.g. *.py); dotfiles only with include_hidden.",
   schema = {
-    type = "object",
-    properties = {
-      path = { type = "string", description = "Directory to list", default = "." },
-      recursive = { type = "boolean", description = "Recurse into subdirectories", default = false },
-      pattern = { type = "string", description = "Glob filter (e.g. \"*.py\")" },
-      include_hidden = { type = "boolean", description = "Include dotfiles", default = false },
-    },
+    path = { type = "string", description = "Directory to list", default = "." },
+    recursive = { type = "boolean", description = "Recurse into subdirectories", default = false },
+    pattern = { type = "string", description = "Glob filter (e.g. \"*.py\")" },
+    include_hidden = { type = "boolean", description = "Include dotfiles", default = false },
   },
   permissions = { "fs.list" },
   side_effects = {},
@@ -249,15 +234,12 @@ tools[#tools + 1] = {
   description = "Search file contents for a regex: {matches: [{file, line, text}], count}. include filters files by "
     .. "glob (e.g. *.py); recursive = false searches only the directory's own files; binary files are skipped.",
   schema = {
-    type = "object",
-    properties = {
-      pattern = { type = "string", description = "Regex pattern" },
-      path = { type = "string", description = "File or directory to search", default = "." },
-      include = { type = "string", description = "Glob filter (e.g. \"*.py\")" },
-      recursive = { type = "boolean", description = "Search subdirectories", default = true },
-      max_results = { type = "integer", description = "Maximum matches", default = 100 },
-      case_sensitive = { type = "boolean", description = "Case-sensitive matching", default = true },
-    },
+    pattern = { type = "string", description = "Regex pattern" },
+    path = { type = "string", description = "File or directory to search", default = "." },
+    include = { type = "string", description = "Glob filter (e.g. \"*.py\")" },
+    recursive = { type = "boolean", description = "Search subdirectories", default = true },
+    max_results = { type = "integer", description = "Maximum matches", default = 100 },
+    case_sensitive = { type = "boolean", description = "Case-sensitive matching", default = true },
   },
   side_effects = {},
   required = { "pattern" },
@@ -285,13 +267,10 @@ tools[#tools + 1] = {
   description = "Find files by glob pattern below path: a pattern without \"/\" (e.g. *.py) matches at any depth. "
     .. "type \"file\" or \"dir\" narrows the kind. Returns {matches: [path], count, truncated}.",
   schema = {
-    type = "object",
-    properties = {
-      pattern = { type = "string", description = "Glob pattern (e.g. \"*.py\")" },
-      path = { type = "string", description = "Root directory", default = "." },
-      type = { type = "string", description = "\"file\" or \"dir\"" },
-      max_results = { type = "integer", description = "Maximum results", default = 100 },
-    },
+    pattern = { type = "string", description = "Glob pattern (e.g. \"*.py\")" },
+    path = { type = "string", description = "Root directory", default = "." },
+    type = { type = "string", description = "\"file\" or \"dir\"" },
+    max_results = { type = "integer", description = "Maximum results", default = 100 },
   },
   side_effects = {},
   required = { "pattern" },
@@ -334,12 +313,9 @@ local function mv_cp(name, native, desc)
     name = name,
     description = desc,
     schema = {
-      type = "object",
-      properties = {
-        source = { type = "string", description = "Source path" },
-        destination = { type = "string", description = "Destination path" },
-        overwrite = { type = "boolean", description = "Overwrite if exists", default = false },
-      },
+      source = { type = "string", description = "Source path" },
+      destination = { type = "string", description = "Destination path" },
+      overwrite = { type = "boolean", description = "Overwrite if exists", default = false },
     },
     kind = "edit", annotations = P.annotations(false, false, false),
     side_effects = { "filesystem_write" },
@@ -356,11 +332,8 @@ tools[#tools + 1] = {
   name = "rm",
   description = "Delete a file or directory. Irreversible. recursive: true is required for directories.",
   schema = {
-    type = "object",
-    properties = {
-      path = { type = "string", description = "Path to delete" },
-      recursive = { type = "boolean", description = "Required for directories", default = false },
-    },
+    path = { type = "string", description = "Path to delete" },
+    recursive = { type = "boolean", description = "Required for directories", default = false },
   },
   kind = "delete",
   side_effects = { "filesystem_delete" },
@@ -382,10 +355,7 @@ tools[#tools + 1] = {
 tools[#tools + 1] = {
   name = "mkdir",
   description = "Create a directory and its parent directories; an existing directory is fine.",
-  schema = {
-    type = "object",
-    properties = { path = { type = "string", description = "Directory path" } },
-  },
+  schema = { path = { type = "string", description = "Directory path" } },
   kind = "create",
   side_effects = { "filesystem_write" },
   required = { "path" },
@@ -400,10 +370,7 @@ tools[#tools + 1] = {
   name = "file_stat",
   description = "Get file or directory metadata: {path, name, type, size_bytes, modified, created, permissions, is_symlink} "
     .. "(times as epoch seconds, permissions like \"0o644\"). A symlink is described itself.",
-  schema = {
-    type = "object",
-    properties = { path = { type = "string", description = "Path to inspect" } },
-  },
+  schema = { path = { type = "string", description = "Path to inspect" } },
   side_effects = {},
   required = { "path" },
   handler = function(ctx, a)

@@ -603,7 +603,7 @@ local tools = {
     name = "list_allowed_directories",
     title = "List Allowed Directories",
     description = "Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files.",
-    schema = { type = "object", properties = {} },
+    schema = {},
     permissions = { "fs.list" },
     handler = function(ctx)
       return text_result("Allowed directories:\n" .. table.concat(P.mounts(ctx), "\n"))

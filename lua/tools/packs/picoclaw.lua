@@ -137,14 +137,11 @@ local function build(o)
       description = "Read the contents of a file. Path can be absolute or relative to the workspace. "
         .. "Files up to 64 KiB come back whole; pass offset/length for bytes, or start_line/max_lines for `N|line` rows.",
       schema = {
-        type = "object",
-        properties = {
-          path = { type = "string", description = "Path to the file to read. Can be absolute or relative to the workspace." },
-          offset = { type = "integer", description = "Byte mode: first byte, 0-based (default 0)." },
-          length = { type = "integer", description = "Byte mode: bytes to read (default and maximum 65536)." },
-          start_line = { type = "integer", description = "Line mode: first line, 1-based (default 1)." },
-          max_lines = { type = "integer", description = "Line mode: at most this many lines." },
-        },
+        path = { type = "string", description = "Path to the file to read. Can be absolute or relative to the workspace." },
+        offset = { type = "integer", description = "Byte mode: first byte, 0-based (default 0)." },
+        length = { type = "integer", description = "Byte mode: bytes to read (default and maximum 65536)." },
+        start_line = { type = "integer", description = "Line mode: first line, 1-based (default 1)." },
+        max_lines = { type = "integer", description = "Line mode: at most this many lines." },
       },
       handler = function(ctx, a)
         local t, msg, code = read_file(ctx, a)
@@ -174,10 +171,7 @@ local function build(o)
     {
       name = "list_dir",
       description = "List files and directories in a specified path. Directories show as `DIR:  name`, files as `FILE: name`.",
-      schema = {
-        type = "object",
-        properties = { path = { type = "string", description = "Path to the directory to list. Defaults to current directory if empty." } },
-      },
+      schema = { path = { type = "string", description = "Path to the directory to list. Defaults to current directory if empty." } },
       handler = function(ctx, a)
         local path = (a.path == nil or a.path == "") and "." or a.path
         local r, msg, code = ctx:call("list_dir", { path = path, include_hidden = true })
@@ -195,12 +189,9 @@ local function build(o)
       name = "edit_file",
       description = "Edit a file by replacing old text with new text. The old text must match exactly and appear exactly once. " .. ESCAPES,
       schema = {
-        type = "object",
-        properties = {
-          path = { type = "string", description = "The file path to edit." },
-          old_text = { type = "string", description = "The exact text to find and replace. Must appear exactly once in the file." },
-          new_text = { type = "string", description = "The text to replace with." },
-        },
+        path = { type = "string", description = "The file path to edit." },
+        old_text = { type = "string", description = "The exact text to find and replace. Must appear exactly once in the file." },
+        new_text = { type = "string", description = "The text to replace with." },
       },
       kind = "edit",
       required = { "path", "old_text", "new_text" },
@@ -222,11 +213,8 @@ local function build(o)
       name = "append_file",
       description = "Append content to the end of a file; the file is created if it doesn't exist. No newline is added. " .. ESCAPES,
       schema = {
-        type = "object",
-        properties = {
-          path = { type = "string", description = "The file path to append to. Will be created if it doesn't exist." },
-          content = { type = "string", description = "The content to append." },
-        },
+        path = { type = "string", description = "The file path to append to. Will be created if it doesn't exist." },
+        content = { type = "string", description = "The content to append." },
       },
       annotations = P.annotations(false, false, false), permissions = { "fs.write" }, risk = "medium",
       required = { "path", "content" },
