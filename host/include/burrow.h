@@ -49,6 +49,12 @@
 extern "C" {
 #endif
 
+/* libburrow is built with hidden visibility: what this header declares is
+ * all it exports (to its last line). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define BURROW_VERSION_MAJOR 0
 #define BURROW_VERSION_MINOR 1
 #define BURROW_VERSION_PATCH 0
@@ -61,11 +67,6 @@ extern "C" {
 typedef struct burrow_host burrow_host;
 struct lua_State;
 
-/* libburrow is built with hidden visibility: what this header declares is
- * all it exports. */
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
 
 /* Result codes of burrow_call. */
 enum {

@@ -101,6 +101,19 @@ const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
   return &lh->view[view];
 }
 
+const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg) {
+  roots *rs = luaL_checkudata(L, roots_arg, ROOTS_MT);
+  if (!rs->r) luaL_error(L, "attempt to use a closed workspace");
+  lhandle *lh = luaL_checkudata(L, arg, HANDLE_MT);
+  if (!lh->open) luaL_argerror(L, arg, "closed handle");
+  lua_getiuservalue(L, arg, 1);
+  int mine = lua_rawequal(L, -1, roots_arg);
+  lua_pop(L, 1);
+  if (!mine) luaL_argerror(L, arg, "handle of another workspace");
+  bw_clear_detail();
+  return &lh->h;
+}
+
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m) {
   luaL_getmetatable(L, ROOTS_MT);
   lua_getfield(L, -1, "__index");

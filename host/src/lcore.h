@@ -31,6 +31,9 @@ const char *bw_lua_rel(lua_State *L, int arg);
  * BW_VIEW_WRITE. Raises on misuse; valid while arg stays on the stack. */
 const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
                              const char **rel);
+/* The resolved object of the Handle at arg, which must belong to the Roots
+ * at roots_arg; raises on misuse. Valid while arg stays on the stack. */
+const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg);
 /* Push nil, detail, CODE for a failed core call; returns 3. */
 int bw_lua_fail(lua_State *L, int code);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */
@@ -38,5 +41,8 @@ void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
 
 /* core.sandbox (lsandbox.c) */
 void bw_sandbox_register(lua_State *L);
+
+/* core.watcher (lwatch.c) */
+void bw_watch_register(lua_State *L);
 
 #endif

@@ -102,6 +102,7 @@ end
 -- opts.policy_path: the operator's policy directories, searched for names first
 -- opts.audit: file for the audit policy's records (default: stderr)
 -- opts.approve: function(req, reason) -> true | false, why, for "ask" answers
+-- opts.roots_from_client: MCP may narrow the roots to the client's (docs/config.md)
 function burrow.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
@@ -184,6 +185,9 @@ function burrow.open(opts)
     policies = policies,
     audit = sink,
     approve = opts.approve, -- function(req, reason) -> true | false, why
+    -- MCP: serve the folders the client names as its roots, within these
+    roots_from_client = opts.roots_from_client == true,
+    scope = nil, -- then: the client's folders, {{root =, rel =, path =}...} (context.lua)
   }, Workspace)
   return ws
 end
@@ -349,7 +353,49 @@ function Workspace:mounts()
   return out
 end
 
+--- Watch a file or a directory (judged as a read by the policies):
+-- fn({path =, changed =, list =, gone =}) runs from ws:poll_watch, at
+-- most once per watch_interval_ms (cap) whatever the number of changes.
+-- Returns a watch with :close(), or nil, "CODE: message", CODE.
+local WatchHandle = { __name = "burrow.Watch" }
+WatchHandle.__index = WatchHandle
+function WatchHandle:close()
+  if self.set and self.id then self.set:remove(self.id) end
+  self.id = nil
+end
+WatchHandle.__close = WatchHandle.close
+
+function Workspace:watch(path, fn)
+  check_open(self)
+  if not self.watches then
+    self.watches = require("burrow.watch").new {
+      max = self.caps.max_watches, interval_ms = self.caps.watch_interval_ms }
+  end
+  local id, msg, code = self.watches:add(self, path, fn, self.session.id)
+  if not id then return nil, msg, code end
+  return setmetatable({ set = self.watches, id = id, path = path }, WatchHandle)
+end
+
+--- Run the callbacks of the watches whose changes are due; returns how
+-- many ran and the seconds until a coalesced change is due (nil if none).
+function Workspace:poll_watch()
+  check_open(self)
+  if not self.watches then return 0, nil end
+  return self.watches:poll()
+end
+
+--- The fd that turns readable when a watch has events (for an engine's
+-- poll loop; call ws:poll_watch then). nil before the first ws:watch.
+function Workspace:watch_fd()
+  check_open(self)
+  return self.watches and self.watches:fd() or nil
+end
+
 function Workspace:close()
+  if self.watches then
+    self.watches:close()
+    self.watches = nil
+  end
   if self.roots then
     self.roots:close()
     self.policies:close()
