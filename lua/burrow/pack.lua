@@ -83,7 +83,9 @@ function pack.tool(t, defaults)
   local function get(k) if t[k] ~= nil then return t[k] end return d[k] end -- the tool's own, else the pack's
   local kind = get("kind") or "read"
   local props = t.schema or {}
-  local input = props.type == "object" and props or { type = "object", properties = props }
+  -- a tool table written out in full (input_schema, annotations, render...)
+  -- passes through unchanged
+  local input = t.input_schema or props.type == "object" and props or { type = "object", properties = props }
   local required, need, errs = t.required, get("need"), get("errors") or pack.pass
   local handler = t.handler
   if not handler then
