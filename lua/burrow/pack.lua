@@ -96,7 +96,10 @@ function pack.tool(t, defaults)
       if args then na, m, c = args(a, ctx) end
       if na == nil then return nil, m, c end
       local r, msg, code, det = ctx:call(native, na)
-      if not r then return errs(msg, code, det, a, ctx) end
+      if not r then -- the dialect's words; the native details go on with them
+        local _, m, c, d = errs(msg, code, det, a, ctx)
+        return nil, m, c, d or det
+      end
       if result then return result(r, a, ctx) end
       return r
     end
