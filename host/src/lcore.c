@@ -17,12 +17,7 @@
 
 #include "core.h"
 #include "lcore.h"
-#include "ljson.h"
-#include "ledit.h"
 #include "lrules.h"
-#include "lsearch.h"
-#include "lserver.h"
-#include "lyaml.h"
 
 #define ROOTS_MT "burrow.Roots"
 #define FILE_MT "burrow.File"
@@ -779,21 +774,9 @@ static void new_class(lua_State *L, const char *name, const luaL_Reg *m,
   lua_pop(L, 1);
 }
 
-int luaopen_burrow_core(lua_State *L) {
+void bw_core_open(lua_State *L) {
   new_class(L, ROOTS_MT, roots_methods, roots_gc);
   new_class(L, FILE_MT, file_methods, file_gc);
   new_class(L, HANDLE_MT, handle_methods, handle_gc);
   luaL_newlib(L, funcs);
-  bw_json_push(L);
-  lua_setfield(L, -2, "json");
-  bw_stdio_register(L);
-  /* other binding files register here, after the classes exist */
-  bw_yaml_register(L);
-  bw_sandbox_register(L);
-  bw_search_register(L);
-  bw_edit_register(L);
-  bw_watch_register(L);
-  lua_pushstring(L, BURROW_VERSION_STRING);
-  lua_setfield(L, -2, "version");
-  return 1;
 }

@@ -10,7 +10,13 @@
 #include "../include/burrow.h"
 #include "core.h"
 
-int luaopen_burrow_core(lua_State *L);
+/* The module (lmodule.c): the one symbol core.so exports (the build hides
+ * the rest). */
+__attribute__((visibility("default"))) int luaopen_burrow_core(lua_State *L);
+
+/* Roots, Handle and File classes made, the module table with lcore.c's
+ * functions pushed (lmodule.c adds the other binding files' to it). */
+void bw_core_open(lua_State *L);
 
 /* For the other binding files (one per concern, each adding its functions
  * in luaopen_burrow_core): */

@@ -184,10 +184,10 @@ function commands.call(o)
   end
   local ws = open(o)
   if not ws:tool(tool) then error({ usage = ("unknown tool %q (see burrow tools)"):format(tool) }) end
-  local res, msg, code = ws:call(tool, args)
+  local res, msg, code, details = ws:call(tool, args)
   ws:close()
   if not res then
-    io.stdout:write(json.encode { error = { code = code, message = msg } }, "\n")
+    io.stdout:write(json.encode { error = { code = code, message = msg, details = details } }, "\n")
     io.stderr:write("burrow: ", msg, "\n")
     return 1
   end

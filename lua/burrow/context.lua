@@ -77,10 +77,14 @@ function Ctx:call(name, args)
   return self.ws:call_native(name, args, self.hooks, self.via or self.tool.name)
 end
 
--- nil, "CODE: message", CODE for the agent's path.
-function Ctx:fail(code, path, detail)
+-- nil, "CODE: message", CODE, details for the agent's path. details: the
+-- machine-readable facts (a table; path added), for programs and packs to
+-- word their own message from (docs/tools.md "Errors"). The last failure
+-- is kept so a tool that passes on only nil, message, code loses nothing.
+function Ctx:fail(code, path, detail, details)
+  local m
   if code == "OUTSIDE_ROOT" and (detail == nil or detail == "") then
-    local m = {}
+    m = {}
     if self.ws.scope then
       for _, s in ipairs(self.ws.scope) do m[#m + 1] = s.path end
     else
@@ -88,7 +92,12 @@ function Ctx:fail(code, path, detail)
     end
     detail = "allowed: " .. (#m > 0 and table.concat(m, ", ") or "nothing (the client named no root this server may serve)")
   end
-  return nil, errors.message(code, path, detail), code
+  details = details or {}
+  if details.path == nil and type(path) == "string" then details.path = path end
+  if m and details.allowed == nil then details.allowed = m end
+  local msg = errors.message(code, path, detail)
+  self.failed = { msg = msg, details = details }
+  return nil, msg, code, details
 end
 
 -- The policy request about one object, built from its handle's info.

@@ -220,12 +220,14 @@ function Workspace:decide(req, hooks)
 end
 
 local function run_tool(self, ctx, tool, args)
-  local ok, res, msg, code = xpcall(tool.handler, debug.traceback, ctx, args)
+  local ok, res, msg, code, details = xpcall(tool.handler, debug.traceback, ctx, args)
   if not ok then
     io.stderr:write(("burrow: tool %s failed: %s\n"):format(tool.name, res))
     return fail("EIO", ("internal error in tool %s; see the server log"):format(tool.name))
   end
-  return res, msg, code
+  -- a failure passed on as nil, msg, code: its details from ctx:fail
+  if res == nil and details == nil and ctx.failed and ctx.failed.msg == msg then details = ctx.failed.details end
+  return res, msg, code, details
 end
 
 -- What a walk left out, counted in the result: summed into the hooks
@@ -239,15 +241,18 @@ local REFUSALS = { OUTSIDE_ROOT = true, READ_ONLY_ROOT = true, POLICY_DENIED = t
 -- tool table. via: the pack tool a native call runs for (ctx:call).
 local function invoke(self, tool, args, hooks, via)
   args = args or {}
-  local err = registry.check_args(tool, args)
-  if err then return fail("INVALID_ARGUMENT", err) end
+  local err, field = registry.check_args(tool, args)
+  if err then
+    local _, msg, code = fail("INVALID_ARGUMENT", err)
+    return nil, msg, code, { argument = field }
+  end
   local started = core.now()
   local ctx = context.new(self, tool, hooks, via, args)
   local sizes, serr = policy.sizes(args)
   if not sizes then return fail("INVALID_ARGUMENT", serr) end
   -- a tool whose size only the core knows asks again with it (ctx:commit)
   ctx.sizes = not tool.commit_size and sizes or {}
-  local res, msg, code
+  local res, msg, code, details
   local sub = tool.subtree -- {from =, to =, op =}: a directory taken whole
   for _, spec in ipairs(context.path_specs(tool, args)) do
     if sub and spec.arg == sub.to then
@@ -268,7 +273,8 @@ local function invoke(self, tool, args, hooks, via)
       if not bytes then res, msg, code = nil, m2, c2 break end
     end
   end
-  if not msg then res, msg, code = run_tool(self, ctx, tool, args) end
+  if not msg then res, msg, code, details = run_tool(self, ctx, tool, args)
+  elseif ctx.failed and ctx.failed.msg == msg then details = ctx.failed.details end
   ctx:close()
   if res and hooks then -- for the envelope (MCP _meta) and the client's log
     for _, k in ipairs(SKIP_COUNTS) do
@@ -289,11 +295,15 @@ local function invoke(self, tool, args, hooks, via)
       for _, rec in ipairs(self.policies:after(req, outcome)) do self.audit:write(rec) end
     end
   end
-  if res == nil then return nil, msg, code end
+  if res == nil then
+    if details == nil then return nil, msg, code end -- three values, as before details existed
+    return nil, msg, code, details
+  end
   return res
 end
 
---- Call a tool: the result table, or nil, "CODE: message", CODE.
+--- Call a tool: the result table, or nil, "CODE: message", CODE, details
+-- (a table of machine-readable facts, or nil: docs/tools.md "Errors").
 function Workspace:call(name, args, hooks)
   check_open(self)
   if type(name) ~= "string" then error("ws:call: tool name must be a string", 2) end
@@ -313,7 +323,9 @@ function Workspace:call_native(name, args, hooks, via)
     if not t then error(("pack tool %s: native tool %s: %s"):format(tostring(via), name, err), 2) end
     natives[name] = t
   end
-  return invoke(self, natives[name], args, hooks, via)
+  local res, msg, code, details = invoke(self, natives[name], args, hooks, via)
+  if res == nil and errors.reword then msg = errors.reword(msg, code) end
+  return res, msg, code, details
 end
 
 --- Text and structured parts of a result, as MCP shows them.

@@ -160,13 +160,14 @@ if os.getenv("BURROW_TEST_HOOKS") == "1" then
   end
 end
 
--- A tool call's MCP result: text once, structuredContent, isError.
-function Server:tool_result(name, res, msg, code)
+-- A tool call's MCP result: text once, structuredContent, isError; a
+-- failure's code and details in _meta (burrow/code, burrow/details).
+function Server:tool_result(name, res, msg, code, details)
   if res == nil then
     return {
       content = json.array { { type = "text", text = msg } },
       isError = true,
-      _meta = { ["burrow/code"] = code },
+      _meta = { ["burrow/code"] = code, ["burrow/details"] = details },
     }
   end
   local text, structured = self.ws:render(name, res)
@@ -301,10 +302,10 @@ function handlers.tools_call(self, params, id)
       self:notify("notifications/progress", { progressToken = token, progress = done, total = total, message = message })
     end or nil,
   }
-  local res, msg, code = self.ws:call(name, args, hooks)
+  local res, msg, code, details = self.ws:call(name, args, hooks)
   self.stdio:finish()
   self:log_call(name, started, hooks, code, msg)
-  local out = self:tool_result(name, res, msg, code)
+  local out = self:tool_result(name, res, msg, code, details)
   -- entries the policies hid from a walk: said in every dialect, never named
   if (hooks.skipped_policy or 0) > 0 then
     out._meta = out._meta or {}

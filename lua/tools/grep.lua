@@ -153,7 +153,12 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       ctx:progress(entries, nil, ("searched %d entries in %d directories"):format(entries, dirs))
       return ctx:cancelled()
     end)
-    if not res then return ctx:fail(gcode, subject(path, detail), detail) end
+    if not res then
+      local about = subject(path, detail)
+      -- a pattern PCRE2 refused: its reason, for packs to word
+      local details = about == "pattern" and { argument = "pattern", reason = detail:match("^invalid pattern: (.*)") } or nil
+      return ctx:fail(gcode, about, detail, details)
+    end
     -- policies that judge each object are asked about each file shown
     local pre = prefix_of(path)
     local function sub(p) return p:sub(1, #pre) == pre and p:sub(#pre + 1) or nil end
