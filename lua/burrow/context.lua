@@ -93,7 +93,8 @@ function Ctx:fail(code, path, detail, details)
     detail = "allowed: " .. (#m > 0 and table.concat(m, ", ") or "nothing (the client named no root this server may serve)")
   end
   details = details or {}
-  if details.path == nil and type(path) == "string" then details.path = path end
+  -- the path the failure is about (not when it is about an argument)
+  if details.path == nil and details.argument == nil and type(path) == "string" then details.path = path end
   if m and details.allowed == nil then details.allowed = m end
   local msg = errors.message(code, path, detail)
   self.failed = { msg = msg, details = details }

@@ -72,7 +72,9 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
   handler = function(ctx, a)
     local pattern, path = a.pattern, a.path or "."
     if pattern:sub(1, 1) == "/" then
-      if a.path then return ctx:fail("INVALID_ARGUMENT", "pattern", "an absolute pattern cannot be combined with path") end
+      if a.path then
+        return ctx:fail("INVALID_ARGUMENT", "pattern", "an absolute pattern cannot be combined with path", { argument = "pattern" })
+      end
       path, pattern = split_absolute(pattern)
     end
     local idx, rel, info = ctx:resolve(path)
@@ -95,7 +97,8 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       return timed or ctx:cancelled()
     end)
     if not res then
-      return ctx:fail(gcode, detail:find("pattern", 1, true) and "pattern" or path, detail)
+      local pat = detail:find("pattern", 1, true)
+      return ctx:fail(gcode, pat and "pattern" or path, detail, pat and { argument = "pattern" } or nil)
     end
     local pre = prefix_of(path)
     local hidden = ctx:reveal(res.entries, function(e)

@@ -52,6 +52,16 @@ describe(H.tag("error details"), function()
     assert.equal("edits[0].new_text", d2.argument)
   end)
 
+  it("a refused search names the argument at fault: the regex (with PCRE2's reason) or the glob", function()
+    local ws = H.workspace { ["a.txt"] = "one\n" }
+    local _, _, code, d = ws:call("grep", { pattern = "(" })
+    assert.equal("INVALID_ARGUMENT", code)
+    assert.same({ argument = "pattern", reason = "missing closing parenthesis" }, d)
+    _, _, code, d = ws:call("grep", { pattern = "x", include = { "*.c", "a/../b" } })
+    assert.equal("INVALID_ARGUMENT", code)
+    assert.same({ argument = "include[1]" }, d)
+  end)
+
   it("a path failure passed on by the tool keeps its details (path, allowed roots)", function()
     local ws, dir = H.workspace { ["a.txt"] = "one\n" }
     local _, _, code, d = ws:call("read_file", { path = "nope.txt" })
