@@ -7,6 +7,7 @@
 #ifndef BURROW_CORE_H
 #define BURROW_CORE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -46,6 +47,21 @@ int bw_code_from_errno(int err);
 const char *bw_detail(void);
 int bw_fail(int code, const char *detail); /* sets the detail, returns code */
 void bw_clear_detail(void);
+
+/* ---- stopping early (stop.c) ---- */
+
+/* A call's stop conditions, read by long core loops (a recursive copy or
+ * remove): the cancel flag raised from outside (may be NULL), and a
+ * deadline on the monotonic clock in ms (0: none). */
+typedef struct bw_stop {
+  const _Atomic int *cancel;
+  int64_t until_ms;
+} bw_stop;
+
+int64_t bw_now_ms(void); /* the monotonic clock, ms */
+/* BW_OK, or why to stop: EAGAIN "cancelled", TOO_LARGE "time budget".
+ * s may be NULL (never stops). */
+int bw_stopped(const bw_stop *s);
 
 /* ---- roots and path mapping (root.c) ---- */
 
@@ -117,7 +133,9 @@ int bw_resolve_parent(const bw_root *r, const char *rel, int *dirfd,
  * root), for policies to match on; a part that does not exist yet is
  * appended lexically. Never used to open anything. */
 int bw_canonical(const bw_root *r, const char *rel, char *out, size_t size);
-/* mkdir -p of rel beneath the root; each step acts on a parent fd. */
+/* mkdir -p of rel beneath the root; each step acts on a parent fd and is
+ * made durable (the parent fsynced) before the next; a failure removes the
+ * directories the call made. */
 int bw_mkdirs(const bw_root *r, const char *rel);
 /* Does rel end in a "." or ".." component (never the name of a change)? */
 int bw_dot_final(const char *rel);

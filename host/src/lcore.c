@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
+#include <malloc.h>
 #include <limits.h>
 #include <lua.h>
 #include <stdlib.h>
@@ -17,13 +18,7 @@
 #include "charset.h"
 #include "core.h"
 #include "lcore.h"
-#include "ljson.h"
-#include "lcharset.h"
-#include "ledit.h"
 #include "lrules.h"
-#include "lsearch.h"
-#include "lserver.h"
-#include "lyaml.h"
 
 #define ROOTS_MT "burrow.Roots"
 #define FILE_MT "burrow.File"
@@ -106,6 +101,19 @@ const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
   if (!mine || lh->h.root >= rs->n) luaL_argerror(L, arg, "handle of another workspace");
   bw_handle_view(&lh->h, rs->r, view, &lh->view[view], rel);
   return &lh->view[view];
+}
+
+const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg) {
+  roots *rs = luaL_checkudata(L, roots_arg, ROOTS_MT);
+  if (!rs->r) luaL_error(L, "attempt to use a closed workspace");
+  lhandle *lh = luaL_checkudata(L, arg, HANDLE_MT);
+  if (!lh->open) luaL_argerror(L, arg, "closed handle");
+  lua_getiuservalue(L, arg, 1);
+  int mine = lua_rawequal(L, -1, roots_arg);
+  lua_pop(L, 1);
+  if (!mine) luaL_argerror(L, arg, "handle of another workspace");
+  bw_clear_detail();
+  return &lh->h;
 }
 
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m) {
@@ -740,6 +748,13 @@ static int l_now(lua_State *L) {
   return 1;
 }
 
+/* core.trim(): give the heap's free memory back to the system
+ * (malloc_trim), after a full collection while the server is idle */
+static int l_trim(lua_State *L) {
+  lua_pushboolean(L, malloc_trim(0));
+  return 1;
+}
+
 static int l_backend(lua_State *L) {
   const char *want = luaL_optstring(L, 1, NULL);
   bw_probe_backend();
@@ -783,6 +798,7 @@ static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"base64_encode", l_base64_encode},
                                  {"backend", l_backend},
                                  {"now", l_now},
+                                 {"trim", l_trim},
                                  {"probe_open", l_probe_open},
                                  {NULL, NULL}};
 
@@ -799,21 +815,9 @@ static void new_class(lua_State *L, const char *name, const luaL_Reg *m,
   lua_pop(L, 1);
 }
 
-int luaopen_burrow_core(lua_State *L) {
+void bw_core_open(lua_State *L) {
   new_class(L, ROOTS_MT, roots_methods, roots_gc);
   new_class(L, FILE_MT, file_methods, file_gc);
   new_class(L, HANDLE_MT, handle_methods, handle_gc);
   luaL_newlib(L, funcs);
-  bw_json_push(L);
-  lua_setfield(L, -2, "json");
-  bw_stdio_register(L);
-  /* other binding files register here, after the classes exist */
-  bw_yaml_register(L);
-  bw_sandbox_register(L);
-  bw_search_register(L);
-  bw_edit_register(L);
-  bw_charset_register(L);
-  lua_pushstring(L, BURROW_VERSION_STRING);
-  lua_setfield(L, -2, "version");
-  return 1;
 }

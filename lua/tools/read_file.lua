@@ -138,10 +138,12 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
     if not idx then return nil, rel, code0 end
     local f, detail, code = ctx.roots:read(idx, rel, ctx.caps.max_file_size)
     if not f then
+      local details
       if code == "TOO_LARGE" then
         detail = ("over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)
+        details = { limit = "max_file_size", max = ctx.caps.max_file_size }
       end
-      return ctx:fail(code, a.path, detail)
+      return ctx:fail(code, a.path, detail, details)
     end
     local scan, serr, scode = facts(ctx, f)
     if not scan then
@@ -155,7 +157,8 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       if not b64 then return ctx:fail(bcode, a.path, berr) end
       if #b64 > ctx.caps.max_result_bytes then
         return ctx:fail("TOO_LARGE", a.path, ("base64 is %d bytes, over max_result_bytes (%d)")
-          :format(#b64, ctx.caps.max_result_bytes))
+          :format(#b64, ctx.caps.max_result_bytes), { limit = "max_result_bytes", max = ctx.caps.max_result_bytes,
+          size = #b64, encoding = "base64" })
       end
       res.encoding, res.content = "base64", b64
       return res
