@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +36,10 @@
 
 #ifdef __SSE2__
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define BW_AVX2 1
 #endif
 
 enum {
@@ -47,6 +52,8 @@ enum {
 };
 
 static __thread char errbuf[256]; /* detail of a failed compile */
+
+void (*bw_grep_mapped_hook)(const char *path);
 
 /* ---- the compiled search ---- */
 
@@ -180,7 +187,7 @@ typedef struct grep {
   pthread_mutex_t mu; /* the skipped lists */
   char **bin, **big;
   size_t nbin, nbig, cbin, cbig, tbin, tbig;
-  _Atomic size_t searched, unreadable, trimmed;
+  _Atomic size_t searched, unreadable, trimmed, chunked;
   _Atomic size_t bytes;    /* read from searched files */
   _Atomic size_t reserved; /* counted against max_bytes before reading */
   _Atomic int err;
@@ -243,7 +250,9 @@ typedef struct scan {
   grep *g;
   wstate *w;
   const char *buf;
-  size_t len;
+  size_t len;        /* the whole file: context may reach past [start, end) */
+  size_t start, end; /* matches are looked for on lines starting here */
+  size_t hay;        /* the literal scan's end: a hit must start before end */
   bw_gfile *f;       /* created at the first hit */
   const char *path;
   size_t limit;      /* matches worth keeping from this file */
@@ -255,20 +264,57 @@ typedef struct scan {
   int done;
 } scan;
 
+/* Newlines in p[0, n): per-byte counters (a compare is -1 per hit)
+ * summed every 255 blocks with psadbw; no popcount, so the x86-64
+ * baseline has no software fallback in the loop. */
+#ifdef BW_AVX2
+/* The same with AVX2, chosen at run time; counts p[0, *done). */
+__attribute__((target("avx2"))) static size_t count_nl_avx2(const char *p,
+                                                            size_t n,
+                                                            size_t *done) {
+  const __m256i nl = _mm256_set1_epi8('\n'), zero = _mm256_setzero_si256();
+  size_t c = 0, i = 0;
+  while (i + 128 <= n) {
+    __m256i a0 = zero, a1 = zero;
+    size_t stop = n - i > 255 * 128 ? i + 255 * 128 : n;
+    for (; i + 128 <= stop; i += 128) {
+      const __m256i *q = (const __m256i *)(p + i);
+      a0 = _mm256_sub_epi8(a0, _mm256_cmpeq_epi8(_mm256_loadu_si256(q), nl));
+      a1 = _mm256_sub_epi8(a1, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 1), nl));
+      a0 = _mm256_sub_epi8(a0, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 2), nl));
+      a1 = _mm256_sub_epi8(a1, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 3), nl));
+    }
+    __m256i t = _mm256_add_epi64(_mm256_sad_epu8(a0, zero), _mm256_sad_epu8(a1, zero));
+    c += (size_t)_mm256_extract_epi64(t, 0) + (size_t)_mm256_extract_epi64(t, 1) +
+         (size_t)_mm256_extract_epi64(t, 2) + (size_t)_mm256_extract_epi64(t, 3);
+  }
+  *done = i;
+  return c;
+}
+
+/* libgcc reads the CPU's features once, before main */
+static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+#endif
+
 static size_t count_nl(const char *p, size_t n) {
   size_t c = 0, i = 0;
+#ifdef BW_AVX2
+  if (n >= 128 && have_avx2()) c = count_nl_avx2(p, n, &i);
+#endif
 #ifdef __SSE2__
-  const __m128i nl = _mm_set1_epi8('\n');
-  for (; i + 64 <= n; i += 64) {
-    __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), nl);
-    __m128i b = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 16)), nl);
-    __m128i d = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 32)), nl);
-    __m128i e = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 48)), nl);
-    uint64_t m = (uint64_t)(unsigned)_mm_movemask_epi8(a) |
-                 (uint64_t)(unsigned)_mm_movemask_epi8(b) << 16 |
-                 (uint64_t)(unsigned)_mm_movemask_epi8(d) << 32 |
-                 (uint64_t)(unsigned)_mm_movemask_epi8(e) << 48;
-    c += (size_t)__builtin_popcountll(m);
+  const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+  while (n - i >= 64) {
+    __m128i a0 = zero, a1 = zero;
+    size_t stop = n - i > 255 * 64 ? i + 255 * 64 : n;
+    for (; i + 64 <= stop; i += 64) {
+      const __m128i *q = (const __m128i *)(p + i);
+      a0 = _mm_sub_epi8(a0, _mm_cmpeq_epi8(_mm_loadu_si128(q), nl));
+      a1 = _mm_sub_epi8(a1, _mm_cmpeq_epi8(_mm_loadu_si128(q + 1), nl));
+      a0 = _mm_sub_epi8(a0, _mm_cmpeq_epi8(_mm_loadu_si128(q + 2), nl));
+      a1 = _mm_sub_epi8(a1, _mm_cmpeq_epi8(_mm_loadu_si128(q + 3), nl));
+    }
+    __m128i t = _mm_add_epi64(_mm_sad_epu8(a0, zero), _mm_sad_epu8(a1, zero));
+    c += (size_t)_mm_cvtsi128_si32(t) + (size_t)_mm_extract_epi16(t, 4);
   }
 #endif
   for (; i < n; i++) c += p[i] == '\n';
@@ -362,14 +408,16 @@ static int add_before(scan *s, size_t no, size_t ls) {
   if (first >= no) return BW_OK;
   size_t starts[64], k = no - first, *st = k <= 64 ? starts : malloc(k * sizeof *st);
   if (!st) return BW_ENOMEM;
-  size_t p = ls; /* walk back k lines from the match line's start */
-  for (size_t i = k; i-- > 0;) {
+  size_t p = ls, got = 0; /* walk back k lines from the match line's start */
+  for (size_t i = k; i-- > 0 && p > 0; got++) { /* p == 0: the file's start */
     const char *q = p >= 2 ? memrchr(s->buf, '\n', p - 1) : NULL;
     p = q ? (size_t)(q - s->buf) + 1 : 0;
     st[i] = p;
   }
+  /* a chunk's numbers are relative: a match near the file's start has
+   * fewer lines before it than no - first says */
   int rc = BW_OK;
-  for (size_t i = 0; i < k && !rc; i++)
+  for (size_t i = k - got; i < k && !rc; i++)
     rc = add_line(s, first + i, st[i], line_end(s, st[i]), 'b');
   if (st != starts) free(st);
   return rc;
@@ -433,19 +481,19 @@ static int re_find(scan *s, const char *subj, size_t n, size_t start,
 /* Next literal hit at or after from (cached per literal, per worker). */
 static size_t next_hit(scan *s, size_t from) {
   return bw_lits_next(s->w->lits, s->g->m.lits.n,
-                      (const unsigned char *)s->buf, s->len, from);
+                      (const unsigned char *)s->buf, s->hay, from);
 }
 
 /* Line by line around literal hits. */
 static int search_prefiltered(scan *s) {
-  size_t pos = 0, poll = WINDOW;
-  while (pos < s->len && !s->done) {
+  size_t pos = s->start, poll = pos + WINDOW;
+  while (pos < s->end && !s->done) {
     if (pos > poll) { /* a big file with many hits: see a cancel */
       if (halted(s->g)) return BW_OK;
       poll = pos + WINDOW;
     }
     size_t h = next_hit(s, pos);
-    if (h == (size_t)-1) break;
+    if (h == (size_t)-1 || h >= s->end) break;
     const char *q = h > pos ? memrchr(s->buf + pos, '\n', h - pos) : NULL;
     size_t ls = q ? (size_t)(q - s->buf) + 1 : pos;
     size_t le = line_end(s, h);
@@ -463,10 +511,10 @@ static int search_prefiltered(scan *s) {
 /* PCRE2 over windows of whole lines; a hit across a newline is checked
  * again on its line alone. */
 static int search_windows(scan *s) {
-  size_t pos = 0;
-  while (pos < s->len && !s->done && !halted(s->g)) {
-    size_t wend = pos + WINDOW < s->len ? line_end(s, pos + WINDOW) : s->len;
-    if (wend < s->len) wend++; /* keep the newline */
+  size_t pos = s->start;
+  while (pos < s->end && !s->done && !halted(s->g)) {
+    size_t wend = pos + WINDOW < s->end ? line_end(s, pos + WINDOW) : s->end;
+    if (wend < s->end) wend++; /* keep the newline */
     size_t ms, me;
     if (!re_find(s, s->buf, wend, pos, &ms, &me)) {
       if (halted(s->g)) return BW_OK;
@@ -504,9 +552,11 @@ static int search_multiline(scan *s) {
   return BW_OK;
 }
 
+/* Search s->buf[start, end); s->line is the number of the line at start
+ * (a chunk's is relative, see search_chunks). */
 static int search_buf(scan *s) {
   bw_lits_reset(s->w->lits, &s->g->m.lits);
-  s->line = 1;
+  s->counted = s->start;
   int rc;
   if (s->g->o->multiline) rc = search_multiline(s);
   else if (s->g->m.lits.n) rc = search_prefiltered(s);
@@ -581,22 +631,316 @@ static int read_all(wstate *w, int fd, size_t hint, size_t cap, size_t *len) {
   return BW_OK;
 }
 
-/* Read and search one open regular file; path is what results show. */
+static void scan_init(scan *s, grep *g, wstate *w, const char *buf,
+                      size_t len, const char *path, size_t start, size_t end,
+                      size_t line) {
+  memset(s, 0, sizeof *s);
+  s->g = g;
+  s->w = w;
+  s->buf = buf;
+  s->len = len;
+  s->path = path;
+  s->start = start;
+  s->end = end;
+  s->hay = len - end > BW_MAX_LIT_LEN ? end + BW_MAX_LIT_LEN : len;
+  s->line = line;
+  s->limit = g->o->max_results ? g->o->max_results : (size_t)-1;
+}
+
+/* Keep a file's result; 0, or -1 (and g->err set) to stop the walk. */
+static int keep_file(grep *g, bw_gfile *f) {
+  if (!f) return 0;
+  if (g->o->mode != BW_GREP_CONTENT) f->item.units = 1;
+  if (bw_topn_add(&g->top, &f->item)) {
+    atomic_store(&g->err, BW_ENOMEM);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- a mapped file: guarded, and split into chunks when large ---- */
+
+/* Lines of chunks after the first are numbered from here while searched,
+ * so before-context can count back across the chunk's start; the real
+ * numbers are put in when the chunks are joined. */
+#define CHUNK_BASE ((size_t)1 << 40)
+enum { MAX_CHUNKS = 64 };
+
+typedef struct chunks {
+  grep *g;
+  const char *buf;
+  size_t len;
+  const char *path;
+  size_t n, cut[MAX_CHUNKS + 1]; /* chunk k is [cut[k], cut[k + 1]) */
+  scan sc[MAX_CHUNKS];
+  int rc[MAX_CHUNKS];
+  _Atomic size_t next;
+} chunks;
+
+typedef struct chunk_worker {
+  chunks *c;
+  wstate w;
+  pthread_t t;
+} chunk_worker;
+
+static int scan_guarded(void *arg) {
+  scan *s = arg;
+  int rc = search_buf(s);
+  /* content mode: count the chunk's lines to number the next ones */
+  if (!rc && s->g->o->mode == BW_GREP_CONTENT && s->end > s->counted)
+    line_no(s, s->end);
+  return rc;
+}
+
+static void *chunk_run(void *arg) {
+  chunk_worker *cw = arg;
+  chunks *c = cw->c;
+  for (size_t k; (k = atomic_fetch_add(&c->next, 1)) < c->n;) {
+    c->sc[k].w = &cw->w;
+    c->rc[k] = bw_guard(scan_guarded, &c->sc[k]);
+  }
+  return NULL;
+}
+
+/* Append a line to a joined result. */
+static int gf_push(bw_gfile *f, const char *t, size_t n, size_t no, char kind) {
+  if (!f->text || f->tlen + n > f->tcap) {
+    size_t cap = f->tcap ? f->tcap * 2 : 4096;
+    while (cap < f->tlen + n) cap *= 2;
+    char *nt = realloc(f->text, cap);
+    if (!nt) return BW_ENOMEM;
+    f->text = nt;
+    f->tcap = cap;
+  }
+  if (f->nlines == f->lcap) {
+    size_t cap = f->lcap ? f->lcap * 2 : 16;
+    bw_gline *l = realloc(f->lines, cap * sizeof *l);
+    if (!l) return BW_ENOMEM;
+    f->lines = l;
+    f->lcap = cap;
+  }
+  memcpy(f->text + f->tlen, t, n);
+  f->lines[f->nlines++] = (bw_gline){no, f->tlen, n, kind};
+  f->tlen += n;
+  return BW_OK;
+}
+
+/* Join the chunks' content results into what one scan of the file gives:
+ * a chunk's after-context that reaches the next chunk's first match gives
+ * way to it, the next chunk's before-context starts after what is shown,
+ * and past max_results only the last kept match's after-context stays. */
+static int join_content(chunks *c, bw_gfile *out) {
+  const grep *g = c->g;
+  size_t first = 1, total = 0, limit = c->sc[0].limit;
+  for (size_t k = 0; k < c->n; k++) {
+    scan *s = &c->sc[k];
+    size_t base = k ? CHUNK_BASE : 1;
+    bw_gfile *f = s->f;
+    for (size_t i = 0; f && i < f->nlines; i++)
+      f->lines[i].line = f->lines[i].line - base + first;
+    first += s->line - base;
+    if (!f || !f->nlines) continue;
+    size_t fm = 0;
+    while (fm < f->nlines && f->lines[fm].kind != 'm') fm++;
+    size_t m = fm < f->nlines ? f->lines[fm].line : (size_t)-1;
+    while (out->nlines && out->lines[out->nlines - 1].line >= m)
+      out->tlen = out->lines[--out->nlines].off;
+    size_t shown = out->nlines ? out->lines[out->nlines - 1].line : 0;
+    for (size_t i = 0; i < f->nlines; i++) {
+      const bw_gline *l = &f->lines[i];
+      if (l->line <= shown) continue;
+      int rc = gf_push(out, f->text + l->off, l->len, l->line, l->kind);
+      if (rc) return rc;
+      total += l->kind == 'm';
+    }
+  }
+  if (total > limit) {
+    size_t i = 0, seen = 0;
+    for (; i < out->nlines; i++)
+      if (out->lines[i].kind == 'm' && ++seen == limit) break;
+    size_t last = out->lines[i].line, keep = i + 1;
+    for (; keep < out->nlines && out->lines[keep].line <= last + g->o->after; keep++)
+      out->lines[keep].kind = 'a';
+    out->nlines = keep;
+    out->tlen = out->lines[keep - 1].off + out->lines[keep - 1].len;
+    atomic_fetch_add(&((grep *)g)->trimmed, 1);
+    total = limit;
+  }
+  out->item.units = out->count = total;
+  return BW_OK;
+}
+
+/* The cut points: about every chunk bytes, moved to the next line start. */
+static int cut_chunks(void *arg) {
+  chunks *c = arg;
+  size_t want = c->n;
+  c->cut[0] = 0;
+  c->n = 1;
+  for (size_t k = 1; k < want; k++) {
+    size_t p = (size_t)((unsigned __int128)c->len * k / want);
+    if (p < c->cut[c->n - 1]) p = c->cut[c->n - 1];
+    const char *q = memchr(c->buf + p, '\n', c->len - p);
+    size_t at = q ? (size_t)(q - c->buf) + 1 : c->len;
+    if (at > c->cut[c->n - 1] && at < c->len) c->cut[c->n++] = at;
+  }
+  c->cut[c->n] = c->len;
+  return BW_OK;
+}
+
+/* Search a large mapped file in chunks on up to g->nws threads (this one
+ * among them); each chunk's scan is guarded against a shrinking file. */
+static int search_chunks(grep *g, wstate *w, const char *buf, size_t len,
+                         const char *path, size_t nchunks, bw_gfile **out) {
+  chunks *c = calloc(1, sizeof *c);
+  if (!c) return BW_ENOMEM;
+  c->g = g;
+  c->buf = buf;
+  c->len = len;
+  c->path = path;
+  c->n = nchunks > MAX_CHUNKS ? MAX_CHUNKS : nchunks;
+  int rc = bw_guard(cut_chunks, c);
+  for (size_t k = 0; !rc && k < c->n; k++)
+    scan_init(&c->sc[k], g, NULL, buf, len, path, c->cut[k], c->cut[k + 1],
+              k ? CHUNK_BASE : 1);
+  size_t nt = (size_t)g->nws < c->n ? (size_t)g->nws : c->n, started = 0;
+  chunk_worker *cw = rc ? NULL : calloc(nt, sizeof *cw);
+  if (!rc && !cw) rc = BW_ENOMEM;
+  for (size_t i = 1; !rc && i < nt; i++) { /* helpers; fewer if need be */
+    cw[i].c = c;
+    if (ws_init(&cw[i].w, g)) {
+      ws_free(&cw[i].w);
+      break;
+    }
+    if (pthread_create(&cw[i].t, NULL, chunk_run, &cw[i])) {
+      ws_free(&cw[i].w);
+      break;
+    }
+    started = i;
+  }
+  if (!rc) {
+    cw[0].c = c;
+    cw[0].w = *w; /* this thread's state, lent */
+    chunk_run(&cw[0]);
+    *w = cw[0].w; /* the buffer may have grown: give it back */
+  }
+  for (size_t i = 1; i <= started; i++) {
+    pthread_join(cw[i].t, NULL);
+    ws_free(&cw[i].w);
+  }
+  free(cw);
+  for (size_t k = 0; !rc && k < c->n; k++)
+    if (c->rc[k]) rc = c->rc[k];
+  bw_gfile *f = NULL;
+  if (!rc && g->o->mode == BW_GREP_CONTENT) {
+    int any = 0;
+    for (size_t k = 0; k < c->n; k++) any |= c->sc[k].f != NULL;
+    if (any && (!(f = calloc(1, sizeof *f)) || !(f->item.path = strdup(path))))
+      rc = BW_ENOMEM;
+    if (any && !rc) rc = join_content(c, f);
+    if (rc && f) {
+      free(f->item.path);
+      free(f->lines);
+      free(f->text);
+      free(f);
+      f = NULL;
+    }
+  } else if (!rc) {
+    size_t count = 0;
+    for (size_t k = 0; k < c->n; k++)
+      if (c->sc[k].f) {
+        count += c->sc[k].f->count;
+        if (!f) f = c->sc[k].f, c->sc[k].f = NULL;
+      }
+    if (f) f->count = g->o->mode == BW_GREP_FILES ? 1 : count;
+  }
+  for (size_t k = 0; k < c->n; k++)
+    if (c->sc[k].f) free_gfile(&c->sc[k].f->item);
+  free(c);
+  *out = f;
+  return rc;
+}
+
+static int search_plain(void *arg) { return search_buf(arg); }
+
+typedef struct probe {
+  const char *buf;
+  size_t len;
+  int binary;
+} probe;
+
+static int probe_binary(void *arg) {
+  probe *p = arg;
+  p->binary = memchr(p->buf, '\0', p->len < BINARY_PROBE ? p->len : BINARY_PROBE) != NULL;
+  return BW_OK;
+}
+
+/* Search a file's bytes (mapped: every access guarded). 0, or -1 to stop
+ * the walk. */
+static int search_file(grep *g, wstate *w, const char *buf, size_t len,
+                       const char *path, int mapped) {
+  const bw_grep_opts *o = g->o;
+  atomic_fetch_add(&g->searched, 1);
+  atomic_fetch_add(&g->bytes, len);
+  probe pb = {buf, len, 0};
+  int rc = mapped ? bw_guard(probe_binary, &pb) : probe_binary(&pb);
+  if (!rc && pb.binary) return note_skip(g, 0, path) ? -1 : 0;
+  size_t chunk = o->chunk_size ? o->chunk_size : BW_GREP_CHUNK;
+  bw_gfile *f = NULL;
+  if (rc) {
+    /* the probe saw the file shrink */
+  } else if (mapped && g->nws > 1 && !o->multiline && len / chunk >= 2) {
+    rc = search_chunks(g, w, buf, len, path, len / chunk, &f);
+    atomic_fetch_add(&g->chunked, 1);
+  } else {
+    scan s;
+    scan_init(&s, g, w, buf, len, path, 0, len, 1);
+    rc = mapped ? bw_guard(search_plain, &s) : search_buf(&s);
+    f = s.f;
+    if (rc && f) free_gfile(&f->item), f = NULL;
+  }
+  if (rc == BW_EIO && mapped) { /* truncated under us: unreadable, not a crash */
+    atomic_fetch_add(&g->unreadable, 1);
+    return 0;
+  }
+  if (rc) {
+    atomic_store(&g->err, rc);
+    return -1;
+  }
+  return keep_file(g, f);
+}
+
+/* Read (or map, when large) and search one open regular file; path is
+ * what results show. */
 static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
                    const char *path) {
   const bw_grep_opts *o = g->o;
-  size_t len = 0;
-  if (o->max_bytes && (size_t)st->st_size <= o->max_file_size) {
-    size_t want = (size_t)st->st_size;
-    if (atomic_fetch_add(&g->reserved, want) + want > o->max_bytes) {
+  size_t len = 0, size = (size_t)st->st_size;
+  if (o->max_bytes && size <= o->max_file_size) {
+    if (atomic_fetch_add(&g->reserved, size) + size > o->max_bytes) {
       close(fd); /* over the budget: not read, and the search ends */
       halt(g, STOP_BYTES);
       return -1;
     }
   }
-  int rc = (size_t)st->st_size > o->max_file_size
-               ? BW_TOO_LARGE
-               : read_all(w, fd, (size_t)st->st_size, o->max_file_size, &len);
+  if (size > o->max_file_size) {
+    close(fd);
+    return note_skip(g, 1, path) ? -1 : 0;
+  }
+  size_t map_min = o->map_min ? o->map_min : BW_GREP_MAP_MIN;
+  if (size && size >= map_min) {
+    /* a fresh buffer for a large file costs a page fault per page; the
+     * page cache mapped costs far less. The fd is the one opened with
+     * O_NOFOLLOW and checked regular: nothing else is mapped. */
+    void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+      close(fd);
+      if (bw_grep_mapped_hook) bw_grep_mapped_hook(path);
+      int r = search_file(g, w, p, size, path, 1);
+      munmap(p, size);
+      return r;
+    }
+  }
+  int rc = read_all(w, fd, size, o->max_file_size, &len);
   close(fd);
   if (rc == BW_ENOMEM) return -1;
   if (!rc && len > o->max_file_size) rc = BW_TOO_LARGE;
@@ -605,25 +949,7 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
     atomic_fetch_add(&g->unreadable, 1);
     return 0;
   }
-  atomic_fetch_add(&g->searched, 1);
-  atomic_fetch_add(&g->bytes, len);
-  if (memchr(w->buf, '\0', len < BINARY_PROBE ? len : BINARY_PROBE))
-    return note_skip(g, 0, path) ? -1 : 0;
-  scan s = {.g = g, .w = w, .buf = w->buf, .len = len, .path = path};
-  s.limit = o->max_results ? o->max_results : (size_t)-1;
-  rc = search_buf(&s);
-  if (rc) {
-    if (s.f) free_gfile(&s.f->item);
-    atomic_store(&g->err, rc);
-    return -1;
-  }
-  if (!s.f) return 0;
-  if (o->mode != BW_GREP_CONTENT) s.f->item.units = 1;
-  if (bw_topn_add(&g->top, &s.f->item)) {
-    atomic_store(&g->err, BW_ENOMEM);
-    return -1;
-  }
-  return 0;
+  return search_file(g, w, w->buf, len, path, 0);
 }
 
 static int grep_file(grep *g, const bw_wentry *e) {
@@ -823,6 +1149,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   res->skipped_policy = atomic_load(&stats.skipped_policy);
   int stop = atomic_load(&g.stop);
   res->bytes = atomic_load(&g.bytes);
+  res->chunked = atomic_load(&g.chunked);
   res->cancelled = atomic_load(&stats.cancelled) || stop == STOP_CANCEL;
   res->limit = stop == STOP_TIME    ? BW_GREP_LIMIT_TIME
                : stop == STOP_BYTES ? BW_GREP_LIMIT_BYTES
