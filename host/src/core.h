@@ -221,6 +221,16 @@ typedef struct bw_lines {
 int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
                     size_t max_line, size_t max_bytes, bw_lines *res);
 
+/* The last n lines of data[0, len), unnumbered, found by scanning back
+ * from the end (the bytes before them are never touched): each cut at
+ * max_line characters with a marker, CR of CRLF dropped, '\n' after each
+ * (not after the last when the file has no final newline);
+ * a BOM at the file's start is left out. Past max_bytes the earliest lines
+ * are dropped (truncated). res->last is the number of lines shown and
+ * res->first is 1 when they are the whole file. */
+int bw_tail_lines(const char *data, size_t len, size_t n, size_t max_line,
+                  size_t max_bytes, bw_lines *res);
+
 /* Base64: encode with OpenSSL's codec; decode strictly (text.c says what
  * is accepted), refusals are BW_INVALID_ARGUMENT with the offset of the
  * first bad byte. bw_base64_size checks and measures without allocating.

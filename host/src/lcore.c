@@ -474,6 +474,11 @@ static int do_lines(job *j) {
                          j->max_line, j->max_bytes, &j->lines);
 }
 
+static int do_tail(job *j) {
+  return bw_tail_lines(j->b->data, j->b->len, j->limit, j->max_line,
+                       j->max_bytes, &j->lines);
+}
+
 static int do_b64(job *j) {
   return bw_base64_encode(j->b->data, j->b->len, &j->b64, &j->b64_len);
 }
@@ -526,6 +531,34 @@ static int file_lines(lua_State *L) {
   lua_setfield(L, -2, "last");
   lua_pushinteger(L, (lua_Integer)j.lines.next);
   lua_setfield(L, -2, "next");
+  lua_pushboolean(L, j.lines.truncated);
+  lua_setfield(L, -2, "truncated");
+  lua_pushinteger(L, (lua_Integer)j.lines.cut_lines);
+  lua_setfield(L, -2, "cut_lines");
+  return 2;
+}
+
+/* f:tail(n, max_line, max_bytes [, last_use]) -> text, info: the last n
+ * lines, found from the end (bw_tail_lines); info.lines is how many,
+ * info.whole whether they are the whole file. */
+static int file_tail(lua_State *L) {
+  file *f = check_file(L);
+  job j = {.b = &f->b, .run = do_tail};
+  j.limit = (size_t)luaL_checkinteger(L, 2);
+  j.max_line = (size_t)luaL_checkinteger(L, 3);
+  j.max_bytes = (size_t)luaL_checkinteger(L, 4);
+  int last_use = lua_toboolean(L, 5);
+  char **box = new_box(L);
+  int rc = run_job(&j);
+  *box = j.lines.out;
+  if (last_use) file_gc(L);
+  if (rc) return fail(L, rc);
+  push_boxed(L, box, j.lines.out_len);
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, (lua_Integer)j.lines.last);
+  lua_setfield(L, -2, "lines");
+  lua_pushboolean(L, j.lines.first == 1);
+  lua_setfield(L, -2, "whole");
   lua_pushboolean(L, j.lines.truncated);
   lua_setfield(L, -2, "truncated");
   lua_pushinteger(L, (lua_Integer)j.lines.cut_lines);
@@ -729,7 +762,7 @@ static const luaL_Reg handle_methods[] = {
     {"close", handle_gc}, {"root", handle_root}, {NULL, NULL}};
 
 static const luaL_Reg file_methods[] = {
-    {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines},
+    {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines}, {"tail", file_tail},
     {"base64", file_base64}, {"size", file_size}, {"identity", file_identity},
     {"close", file_gc},
     {NULL, NULL}};

@@ -102,6 +102,11 @@ local function read_text(ctx, a)
     end
   end
   head, tail = head and math.tointeger(head), tail and math.tointeger(tail)
+  if tail and not a.offset and not a.limit then -- native tail: reads from the end only
+    local t, tmsg, tcode = ctx:call("read_file", { path = a.path, tail = tail })
+    if t and not t.cut_lines and not t.truncated then return P.utf8_clean(t.content) end
+    if not t and tcode ~= "BINARY" then return fail(ctx, tmsg, tcode, a.path) end
+  end
   local r, msg, code = ctx:call("read_file", { path = a.path, encoding = "base64" })
   if not r then
     if code == "TOO_LARGE" and not msg:find("max_file_size", 1, true) then
