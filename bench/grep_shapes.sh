@@ -37,7 +37,8 @@ if [[ " $SHAPES " == *" small "* ]] && [ ! -d "$CACHE/small/node_modules" ]; the
   echo '{"name":"corpus","version":"1.0.0","private":true}' > "$CACHE/small/package.json"
   echo "+ npm install (once) into $CACHE/small"
   (cd "$CACHE/small" && npm install --no-audit --no-fund --ignore-scripts \
-    jest@29 webpack@5 eslint@8 @babel/preset-env@7 typescript@5 rxjs@7 lodash@4 aws-sdk@2 >/dev/null)
+    jest@29 webpack@5 eslint@8 @babel/preset-env@7 typescript@5 rxjs@7 lodash@4 aws-sdk@2 \
+    date-fns@2 @mui/material@5 core-js@3 lodash-es@4 >/dev/null)
 fi
 # one large file: /usr/include's headers in path order, repeated to 200 MiB
 if [[ " $SHAPES " == *" big "* ]] && [ ! -f "$CACHE/big/big.txt" ]; then

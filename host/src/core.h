@@ -176,6 +176,10 @@ enum { BW_MMAP_MIN = 1 << 20 };
 /* Read a regular file beneath the root, at most max_bytes (more = TOO_LARGE). */
 int bw_read_file(const bw_root *r, const char *rel, size_t max_bytes,
                  bw_buf *b, struct stat *st);
+/* The same, but a large file's pages are mapped only as they are touched:
+ * for reading a part of it (a tail) without paying for all of it. */
+int bw_map_file(const bw_root *r, const char *rel, size_t max_bytes,
+                bw_buf *b, struct stat *st);
 /* Read an open regular fd (size from st, never trusted beyond max_bytes). */
 int bw_read_fd(int fd, const struct stat *st, size_t max_bytes, bw_buf *b);
 void bw_buf_free(bw_buf *b);

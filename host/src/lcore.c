@@ -393,7 +393,7 @@ static int file_gc(lua_State *L) {
   return 0;
 }
 
-/* roots:read(i, rel, max_bytes) -> File, stat */
+/* roots:read(i, rel, max_bytes [, lazy]) -> File, stat (lazy: bw_map_file) */
 static int roots_read(lua_State *L) {
   const char *rel;
   const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
@@ -401,8 +401,10 @@ static int roots_read(lua_State *L) {
   file *f = lua_newuserdatauv(L, sizeof *f, 0);
   f->open = 0;
   luaL_setmetatable(L, FILE_MT);
+  int lazy = lua_toboolean(L, 5); /* only a part will be read: map lazily */
   struct stat st;
-  int rc = bw_read_file(r, rel, (size_t)(max > 0 ? max : 0), &f->b, &st);
+  int rc = (lazy ? bw_map_file : bw_read_file)(r, rel, (size_t)(max > 0 ? max : 0),
+                                               &f->b, &st);
   if (rc) return fail(L, rc);
   f->open = 1;
   f->st = st;
