@@ -57,11 +57,12 @@ trap 'rm -rf "$TMP"' EXIT
 CAPS="--cap max_matches=100000000 --cap max_entries=100000000 --cap max_result_bytes=4GiB --cap max_file_size=1GiB"
 
 NAMES=(literal ci_literal alternation rare files count)
-RGS=("rg -n function" "rg -n -i irq_handler" "rg -n '\w+_SUSPEND|\w+_RESUME'"
-  "rg -n '[a-z]+_timeout_ms\s*=\s*[0-9]{4,}'" "rg -l EXPORT_SYMBOL_GPL" "rg -c EXPORT_SYMBOL_GPL")
-ARGS=('{"pattern":"function"}' '{"pattern":"irq_handler","ignore_case":true}'
+# queries that hit on every corpus (JavaScript and C alike), one per kind
+RGS=("rg -n function" "rg -n -i deprecated" "rg -n '\w+_SUSPEND|\w+_RESUME'"
+  "rg -n '[a-z]+_timeout_ms\s*=\s*[0-9]{4,}'" "rg -l return" "rg -c return")
+ARGS=('{"pattern":"function"}' '{"pattern":"deprecated","ignore_case":true}'
   '{"pattern":"\\w+_SUSPEND|\\w+_RESUME"}' '{"pattern":"[a-z]+_timeout_ms\\s*=\\s*[0-9]{4,}"}'
-  '{"pattern":"EXPORT_SYMBOL_GPL","output_mode":"files"}' '{"pattern":"EXPORT_SYMBOL_GPL","output_mode":"count"}')
+  '{"pattern":"return","output_mode":"files"}' '{"pattern":"return","output_mode":"count"}')
 
 median() { node -e 'const j=require(process.argv[1]); console.log(j.results.map(r => (r.median*1000).toFixed(1)).join(" "))' "$1"; }
 # rg's answer as burrow counts it: content lines, files, or summed counts
@@ -81,7 +82,7 @@ for shape in $SHAPES; do
     name=${NAMES[$i]} rg=${RGS[$i]} args=${ARGS[$i]}
     cmds=(-n rg "$rg > $TMP/rg.out" -n burrow "$BIN call grep '$args' --root . $CAPS > $TMP/bw.out")
     [ -n "$BASE" ] && cmds+=(-n before "$BASE call grep '$args' --root . $CAPS > $TMP/base.out")
-    hyperfine --style none --ignore-failure --warmup 1 --runs "$RUNS" --export-json "$TMP/hf.json" "${cmds[@]}" >/dev/null
+    hyperfine --style none --ignore-failure --warmup 1 --runs "$RUNS" --export-json "$TMP/hf.json" "${cmds[@]}" >/dev/null 2>&1
     read -r -a m <<< "$(median "$TMP/hf.json")"
     ratio=$(node -e 'console.log((process.argv[2]/process.argv[1]).toFixed(2))' "${m[0]}" "${m[1]}")
     extra=""

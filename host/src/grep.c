@@ -265,7 +265,7 @@ typedef struct scan {
 } scan;
 
 /* Newlines in p[0, n): per-byte counters (a compare is -1 per hit)
- * summed every 255 blocks with psadbw; no popcount, so the x86-64
+ * summed with psadbw before a counter can pass 255; no popcount, so the x86-64
  * baseline has no software fallback in the loop. */
 #ifdef BW_AVX2
 /* The same with AVX2, chosen at run time; counts p[0, *done). */
@@ -276,7 +276,8 @@ __attribute__((target("avx2"))) static size_t count_nl_avx2(const char *p,
   size_t c = 0, i = 0;
   while (i + 128 <= n) {
     __m256i a0 = zero, a1 = zero;
-    size_t stop = n - i > 255 * 128 ? i + 255 * 128 : n;
+    /* each counter takes two compares per round: 127 rounds at most */
+    size_t stop = n - i > 127 * 128 ? i + 127 * 128 : n;
     for (; i + 128 <= stop; i += 128) {
       const __m256i *q = (const __m256i *)(p + i);
       a0 = _mm256_sub_epi8(a0, _mm256_cmpeq_epi8(_mm256_loadu_si256(q), nl));
@@ -305,7 +306,7 @@ static size_t count_nl(const char *p, size_t n) {
   const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
   while (n - i >= 64) {
     __m128i a0 = zero, a1 = zero;
-    size_t stop = n - i > 255 * 64 ? i + 255 * 64 : n;
+    size_t stop = n - i > 127 * 64 ? i + 127 * 64 : n; /* see above */
     for (; i + 64 <= stop; i += 64) {
       const __m128i *q = (const __m128i *)(p + i);
       a0 = _mm_sub_epi8(a0, _mm_cmpeq_epi8(_mm_loadu_si128(q), nl));

@@ -467,6 +467,24 @@ static void test_chunks(const bw_root *r) {
             chunked, runs, why);
     }
 
+  /* line numbers far into a big file, where newlines fall in the same
+   * vector lane every time (a per-lane counter once overflowed) */
+  sh("cd ws/chunk && yes 'plain line text' | head -c 3000000 > n.txt && echo needle >> n.txt");
+  for (int mapped = 0; mapped < 2; mapped++) {
+    bw_grep_opts o = gopts("needle");
+    o.map_min = mapped ? 1 : (size_t)1 << 40;
+    o.chunk_size = mapped ? 1000000 : 0;
+    o.max_file_size = 1 << 23;
+    bw_grep_res res;
+    int rc = bw_grep(r, "chunk/n.txt", &o, &res);
+    CHECK(rc == BW_OK && res.nfiles == 1 && res.files[0]->nlines == 1 &&
+              res.files[0]->lines[0].line == 187501,
+          "line 187501 (mapped %d): %zu", mapped,
+          !rc && res.nfiles ? res.files[0]->lines[0].line : 0);
+    if (!rc) bw_grep_res_free(&res);
+  }
+  sh("rm -f ws/chunk/n.txt");
+
   /* a mapped file shrunk under the search: unreadable, never a crash */
   bw_grep_opts o = gopts("needle");
   o.map_min = 1;
