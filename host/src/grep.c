@@ -623,6 +623,9 @@ static int read_all(wstate *w, int fd, size_t hint, size_t cap, size_t *len) {
     if (got == 0) break;
     n += (size_t)got;
     if (n > cap) break;
+    /* a short read of a regular file that reached its size is its end:
+     * no second read() just to see 0 (one syscall less per file) */
+    if (n < want && n >= hint) break;
     if (n == want) { /* it grew since fstat */
       want = n + n / 2 + 65536;
       if (want > cap + 1) want = cap + 1;
