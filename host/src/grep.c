@@ -4,9 +4,11 @@
  *
  * The pattern is compiled once per call; each worker has its own match
  * data, match context and JIT stack. A file is read with read() into the
- * worker's reused buffer (never mapped: per-file mmap costs more than it
- * saves on a tree walk), skipped and listed if it is binary (NUL in the
- * first 8 KiB) or over max_file_size. Literals every match must contain
+ * worker's reused buffer (per-file mmap costs more than it saves on a
+ * tree walk) unless it is large (BW_GREP_MAP_MIN): then it is mapped, and
+ * from two chunks up searched in chunks by several threads (grepmap.c).
+ * It is skipped and listed if it is binary (NUL in the first 8 KiB) or
+ * over max_file_size. Literals every match must contain
  * are pulled out of the regex and found by a SIMD scan (prefilter.c); PCRE2
  * only confirms the lines around hits. Without literals PCRE2 runs over
  * whole windows of lines, not line by line. Line numbers are counted
@@ -32,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "search.h"
+#include "grepint.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -61,10 +63,6 @@ static int is_alnum(int c) {
   return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9');
 }
 
-typedef struct matcher {
-  pcre2_code *re; /* NULL: plain literal search */
-  bw_lits lits;   /* the prefilter; pure: the whole search */
-} matcher;
 
 static int compile_error(int code) {
   char msg[200];
@@ -155,46 +153,9 @@ static int matcher_init(matcher *m, const bw_grep_opts *o) {
 
 /* ---- per worker ---- */
 
-typedef struct wstate {
-  pcre2_match_data *md;
-  pcre2_match_context *mc;
-  pcre2_jit_stack *js;
-  char *buf;
-  size_t cap;
-  bw_lit lits[BW_MAX_LITS]; /* the scanner's cached hits are per worker */
-} wstate;
 
-/* Why a search ended early (grep.stop). */
-enum { STOP_NONE, STOP_CANCEL, STOP_TIME, STOP_BYTES };
 
-/* The timer thread of max_ms. */
-typedef struct watchdog {
-  pthread_t t;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  struct timespec until; /* CLOCK_MONOTONIC */
-  int running, done;
-} watchdog;
 
-typedef struct grep {
-  const bw_root *r;
-  const bw_grep_opts *o;
-  matcher m;
-  wstate *ws;
-  int nws;
-  bw_topn top;
-  bw_glob **inc, **exc;
-  pthread_mutex_t mu; /* the skipped lists */
-  char **bin, **big;
-  size_t nbin, nbig, cbin, cbig, tbin, tbig;
-  _Atomic size_t searched, unreadable, trimmed, chunked;
-  _Atomic size_t bytes;    /* read from searched files */
-  _Atomic size_t reserved; /* counted against max_bytes before reading */
-  _Atomic int err;
-  _Atomic int stop;        /* STOP_*: set once */
-  bw_walk_stats *stats;    /* the walk's: its progress callback may cancel */
-  watchdog dog;
-} grep;
 
 static void halt(grep *g, int why) {
   int none = STOP_NONE;
@@ -222,7 +183,7 @@ static int on_attempt(pcre2_callout_block *b, void *arg) {
   return halted(arg) ? PCRE2_ERROR_CALLOUT : 0;
 }
 
-static int ws_init(wstate *w, grep *g) {
+int bwg_ws_init(wstate *w, grep *g) {
   const matcher *m = &g->m;
   if (!m->re) return BW_OK;
   w->md = pcre2_match_data_create(1, NULL);
@@ -237,7 +198,7 @@ static int ws_init(wstate *w, grep *g) {
   return BW_OK;
 }
 
-static void ws_free(wstate *w) {
+void bwg_ws_free(wstate *w) {
   pcre2_match_data_free(w->md);
   pcre2_match_context_free(w->mc);
   pcre2_jit_stack_free(w->js);
@@ -246,23 +207,6 @@ static void ws_free(wstate *w) {
 
 /* ---- one file ---- */
 
-typedef struct scan {
-  grep *g;
-  wstate *w;
-  const char *buf;
-  size_t len;        /* the whole file: context may reach past [start, end) */
-  size_t start, end; /* matches are looked for on lines starting here */
-  size_t hay;        /* the literal scan's end: a hit must start before end */
-  bw_gfile *f;       /* created at the first hit */
-  const char *path;
-  size_t limit;      /* matches worth keeping from this file */
-  size_t line;       /* line number at counted */
-  size_t counted;    /* offset where line counting stands */
-  size_t last_match; /* line number of the last match, 0 if none */
-  size_t emitted;    /* last line number emitted (match or context) */
-  size_t emitted_end; /* offset just past it */
-  int done;
-} scan;
 
 /* Newlines in p[0, n): per-byte counters (a compare is -1 per hit)
  * summed with psadbw before a counter can pass 255; no popcount, so the x86-64
@@ -322,7 +266,7 @@ static size_t count_nl(const char *p, size_t n) {
   return c;
 }
 
-static size_t line_no(scan *s, size_t off) {
+size_t bwg_line_no(scan *s, size_t off) {
   s->line += count_nl(s->buf + s->counted, off - s->counted);
   s->counted = off;
   return s->line;
@@ -442,7 +386,7 @@ static int on_match(scan *s, size_t ls, size_t le) {
     s->done = 1;
     return BW_OK;
   }
-  size_t no = line_no(s, ls);
+  size_t no = bwg_line_no(s, ls);
   size_t last = no + count_nl(s->buf + ls, le - ls); /* multiline spans */
   int rc = flush_after(s, no);
   if (!rc) rc = add_before(s, no, ls);
@@ -554,8 +498,8 @@ static int search_multiline(scan *s) {
 }
 
 /* Search s->buf[start, end); s->line is the number of the line at start
- * (a chunk's is relative, see search_chunks). */
-static int search_buf(scan *s) {
+ * (a chunk's is relative, see bwg_search_chunks). */
+int bwg_search_buf(scan *s) {
   bw_lits_reset(s->w->lits, &s->g->m.lits);
   s->counted = s->start;
   int rc;
@@ -568,7 +512,7 @@ static int search_buf(scan *s) {
 
 /* ---- the walk's visitor ---- */
 
-static void free_gfile(bw_item *it) {
+void bwg_free_gfile(bw_item *it) {
   bw_gfile *f = (bw_gfile *)it;
   free(f->item.path);
   free(f->lines);
@@ -635,7 +579,7 @@ static int read_all(wstate *w, int fd, size_t hint, size_t cap, size_t *len) {
   return BW_OK;
 }
 
-static void scan_init(scan *s, grep *g, wstate *w, const char *buf,
+void bwg_scan_init(scan *s, grep *g, wstate *w, const char *buf,
                       size_t len, const char *path, size_t start, size_t end,
                       size_t line) {
   memset(s, 0, sizeof *s);
@@ -662,209 +606,7 @@ static int keep_file(grep *g, bw_gfile *f) {
   return 0;
 }
 
-/* ---- a mapped file: guarded, and split into chunks when large ---- */
-
-/* Lines of chunks after the first are numbered from here while searched,
- * so before-context can count back across the chunk's start; the real
- * numbers are put in when the chunks are joined. */
-#define CHUNK_BASE ((size_t)1 << 40)
-enum { MAX_CHUNKS = 64 };
-
-typedef struct chunks {
-  grep *g;
-  const char *buf;
-  size_t len;
-  const char *path;
-  size_t n, cut[MAX_CHUNKS + 1]; /* chunk k is [cut[k], cut[k + 1]) */
-  scan sc[MAX_CHUNKS];
-  int rc[MAX_CHUNKS];
-  _Atomic size_t next;
-} chunks;
-
-typedef struct chunk_worker {
-  chunks *c;
-  wstate w;
-  pthread_t t;
-} chunk_worker;
-
-static int scan_guarded(void *arg) {
-  scan *s = arg;
-  int rc = search_buf(s);
-  /* content mode: count the chunk's lines to number the next ones */
-  if (!rc && s->g->o->mode == BW_GREP_CONTENT && s->end > s->counted)
-    line_no(s, s->end);
-  return rc;
-}
-
-static void *chunk_run(void *arg) {
-  chunk_worker *cw = arg;
-  chunks *c = cw->c;
-  for (size_t k; (k = atomic_fetch_add(&c->next, 1)) < c->n;) {
-    c->sc[k].w = &cw->w;
-    c->rc[k] = bw_guard(scan_guarded, &c->sc[k]);
-  }
-  return NULL;
-}
-
-/* Append a line to a joined result. */
-static int gf_push(bw_gfile *f, const char *t, size_t n, size_t no, char kind) {
-  if (!f->text || f->tlen + n > f->tcap) {
-    size_t cap = f->tcap ? f->tcap * 2 : 4096;
-    while (cap < f->tlen + n) cap *= 2;
-    char *nt = realloc(f->text, cap);
-    if (!nt) return BW_ENOMEM;
-    f->text = nt;
-    f->tcap = cap;
-  }
-  if (f->nlines == f->lcap) {
-    size_t cap = f->lcap ? f->lcap * 2 : 16;
-    bw_gline *l = realloc(f->lines, cap * sizeof *l);
-    if (!l) return BW_ENOMEM;
-    f->lines = l;
-    f->lcap = cap;
-  }
-  memcpy(f->text + f->tlen, t, n);
-  f->lines[f->nlines++] = (bw_gline){no, f->tlen, n, kind};
-  f->tlen += n;
-  return BW_OK;
-}
-
-/* Join the chunks' content results into what one scan of the file gives:
- * a chunk's after-context that reaches the next chunk's first match gives
- * way to it, the next chunk's before-context starts after what is shown,
- * and past max_results only the last kept match's after-context stays. */
-static int join_content(chunks *c, bw_gfile *out) {
-  const grep *g = c->g;
-  size_t first = 1, total = 0, limit = c->sc[0].limit;
-  for (size_t k = 0; k < c->n; k++) {
-    scan *s = &c->sc[k];
-    size_t base = k ? CHUNK_BASE : 1;
-    bw_gfile *f = s->f;
-    for (size_t i = 0; f && i < f->nlines; i++)
-      f->lines[i].line = f->lines[i].line - base + first;
-    first += s->line - base;
-    if (!f || !f->nlines) continue;
-    size_t fm = 0;
-    while (fm < f->nlines && f->lines[fm].kind != 'm') fm++;
-    size_t m = fm < f->nlines ? f->lines[fm].line : (size_t)-1;
-    while (out->nlines && out->lines[out->nlines - 1].line >= m)
-      out->tlen = out->lines[--out->nlines].off;
-    size_t shown = out->nlines ? out->lines[out->nlines - 1].line : 0;
-    for (size_t i = 0; i < f->nlines; i++) {
-      const bw_gline *l = &f->lines[i];
-      if (l->line <= shown) continue;
-      int rc = gf_push(out, f->text + l->off, l->len, l->line, l->kind);
-      if (rc) return rc;
-      total += l->kind == 'm';
-    }
-  }
-  if (total > limit) {
-    size_t i = 0, seen = 0;
-    for (; i < out->nlines; i++)
-      if (out->lines[i].kind == 'm' && ++seen == limit) break;
-    size_t last = out->lines[i].line, keep = i + 1;
-    for (; keep < out->nlines && out->lines[keep].line <= last + g->o->after; keep++)
-      out->lines[keep].kind = 'a';
-    out->nlines = keep;
-    out->tlen = out->lines[keep - 1].off + out->lines[keep - 1].len;
-    atomic_fetch_add(&((grep *)g)->trimmed, 1);
-    total = limit;
-  }
-  out->item.units = out->count = total;
-  return BW_OK;
-}
-
-/* The cut points: about every chunk bytes, moved to the next line start. */
-static int cut_chunks(void *arg) {
-  chunks *c = arg;
-  size_t want = c->n;
-  c->cut[0] = 0;
-  c->n = 1;
-  for (size_t k = 1; k < want; k++) {
-    size_t p = (size_t)((unsigned __int128)c->len * k / want);
-    if (p < c->cut[c->n - 1]) p = c->cut[c->n - 1];
-    const char *q = memchr(c->buf + p, '\n', c->len - p);
-    size_t at = q ? (size_t)(q - c->buf) + 1 : c->len;
-    if (at > c->cut[c->n - 1] && at < c->len) c->cut[c->n++] = at;
-  }
-  c->cut[c->n] = c->len;
-  return BW_OK;
-}
-
-/* Search a large mapped file in chunks on up to g->nws threads (this one
- * among them); each chunk's scan is guarded against a shrinking file. */
-static int search_chunks(grep *g, wstate *w, const char *buf, size_t len,
-                         const char *path, size_t nchunks, bw_gfile **out) {
-  chunks *c = calloc(1, sizeof *c);
-  if (!c) return BW_ENOMEM;
-  c->g = g;
-  c->buf = buf;
-  c->len = len;
-  c->path = path;
-  c->n = nchunks > MAX_CHUNKS ? MAX_CHUNKS : nchunks;
-  int rc = bw_guard(cut_chunks, c);
-  for (size_t k = 0; !rc && k < c->n; k++)
-    scan_init(&c->sc[k], g, NULL, buf, len, path, c->cut[k], c->cut[k + 1],
-              k ? CHUNK_BASE : 1);
-  size_t nt = (size_t)g->nws < c->n ? (size_t)g->nws : c->n, started = 0;
-  chunk_worker *cw = rc ? NULL : calloc(nt, sizeof *cw);
-  if (!rc && !cw) rc = BW_ENOMEM;
-  for (size_t i = 1; !rc && i < nt; i++) { /* helpers; fewer if need be */
-    cw[i].c = c;
-    if (ws_init(&cw[i].w, g)) {
-      ws_free(&cw[i].w);
-      break;
-    }
-    if (pthread_create(&cw[i].t, NULL, chunk_run, &cw[i])) {
-      ws_free(&cw[i].w);
-      break;
-    }
-    started = i;
-  }
-  if (!rc) {
-    cw[0].c = c;
-    cw[0].w = *w; /* this thread's state, lent */
-    chunk_run(&cw[0]);
-    *w = cw[0].w; /* the buffer may have grown: give it back */
-  }
-  for (size_t i = 1; i <= started; i++) {
-    pthread_join(cw[i].t, NULL);
-    ws_free(&cw[i].w);
-  }
-  free(cw);
-  for (size_t k = 0; !rc && k < c->n; k++)
-    if (c->rc[k]) rc = c->rc[k];
-  bw_gfile *f = NULL;
-  if (!rc && g->o->mode == BW_GREP_CONTENT) {
-    int any = 0;
-    for (size_t k = 0; k < c->n; k++) any |= c->sc[k].f != NULL;
-    if (any && (!(f = calloc(1, sizeof *f)) || !(f->item.path = strdup(path))))
-      rc = BW_ENOMEM;
-    if (any && !rc) rc = join_content(c, f);
-    if (rc && f) {
-      free(f->item.path);
-      free(f->lines);
-      free(f->text);
-      free(f);
-      f = NULL;
-    }
-  } else if (!rc) {
-    size_t count = 0;
-    for (size_t k = 0; k < c->n; k++)
-      if (c->sc[k].f) {
-        count += c->sc[k].f->count;
-        if (!f) f = c->sc[k].f, c->sc[k].f = NULL;
-      }
-    if (f) f->count = g->o->mode == BW_GREP_FILES ? 1 : count;
-  }
-  for (size_t k = 0; k < c->n; k++)
-    if (c->sc[k].f) free_gfile(&c->sc[k].f->item);
-  free(c);
-  *out = f;
-  return rc;
-}
-
-static int search_plain(void *arg) { return search_buf(arg); }
+static int search_plain(void *arg) { return bwg_search_buf(arg); }
 
 typedef struct probe {
   const char *buf;
@@ -893,14 +635,14 @@ static int search_file(grep *g, wstate *w, const char *buf, size_t len,
   if (rc) {
     /* the probe saw the file shrink */
   } else if (mapped && g->nws > 1 && !o->multiline && len / chunk >= 2) {
-    rc = search_chunks(g, w, buf, len, path, len / chunk, &f);
+    rc = bwg_search_chunks(g, w, buf, len, path, len / chunk, &f);
     atomic_fetch_add(&g->chunked, 1);
   } else {
     scan s;
-    scan_init(&s, g, w, buf, len, path, 0, len, 1);
-    rc = mapped ? bw_guard(search_plain, &s) : search_buf(&s);
+    bwg_scan_init(&s, g, w, buf, len, path, 0, len, 1);
+    rc = mapped ? bw_guard(search_plain, &s) : bwg_search_buf(&s);
     f = s.f;
-    if (rc && f) free_gfile(&f->item), f = NULL;
+    if (rc && f) bwg_free_gfile(&f->item), f = NULL;
   }
   if (rc == BW_EIO && mapped) { /* truncated under us: unreadable, not a crash */
     atomic_fetch_add(&g->unreadable, 1);
@@ -1027,7 +769,7 @@ static int by_path(const void *a, const void *b) {
 }
 
 static void grep_free(grep *g) {
-  for (int i = 0; g->ws && i < g->nws; i++) ws_free(&g->ws[i]);
+  for (int i = 0; g->ws && i < g->nws; i++) bwg_ws_free(&g->ws[i]);
   free(g->ws);
   free_globs(g->inc, g->o->n_include);
   free_globs(g->exc, g->o->n_exclude);
@@ -1047,7 +789,7 @@ static int grep_setup(grep *g) {
   g->nws = bw_walk_threads(g->o->walk.threads);
   if (!(g->ws = calloc((size_t)g->nws, sizeof *g->ws))) return BW_ENOMEM;
   for (int i = 0; i < g->nws; i++)
-    if ((rc = ws_init(&g->ws[i], g))) return rc;
+    if ((rc = bwg_ws_init(&g->ws[i], g))) return rc;
   return BW_OK;
 }
 
@@ -1108,7 +850,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   bw_walk_stats stats = {0};
   grep g = {.r = r, .o = o, .stats = &stats};
   pthread_mutex_init(&g.mu, NULL);
-  bw_topn_init(&g.top, o->max_results, free_gfile);
+  bw_topn_init(&g.top, o->max_results, bwg_free_gfile);
   watch_start(&g);
   int rc = grep_setup(&g);
   if (!rc) {
@@ -1164,7 +906,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
 }
 
 void bw_grep_res_free(bw_grep_res *res) {
-  for (size_t i = 0; i < res->nfiles; i++) free_gfile(&res->files[i]->item);
+  for (size_t i = 0; i < res->nfiles; i++) bwg_free_gfile(&res->files[i]->item);
   free(res->files);
   for (size_t i = 0; i < res->listed_binary; i++) free(res->skipped_binary[i]);
   for (size_t i = 0; i < res->listed_size; i++) free(res->skipped_size[i]);

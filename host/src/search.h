@@ -3,7 +3,8 @@
  * everything through directory fds beneath a root (walk.c), gitignore
  * semantics (ignore.c), a glob matcher and the glob search (glob.c), the
  * literals a regex requires and their SIMD scan (prefilter.c), and PCRE2
- * content search behind that prefilter (grep.c). Plain C, no Lua;
+ * content search behind that prefilter (grep.c; large files mapped and
+ * searched in chunks, grepmap.c). Plain C, no Lua;
  * functions return a bw_code like the rest of the core.
  */
 #ifndef BURROW_SEARCH_H
