@@ -26,9 +26,19 @@ SHAPES=${BENCH_SHAPES:-small big linux}
 LINUX=${BENCH_LINUX:-/var/tmp/burrow-bench/linux-source-6.1}
 
 [ -x "$BIN" ] || { echo "bench/grep_shapes: $BIN not found: run make first" >&2; exit 2; }
-for t in rg hyperfine node npm; do
-  command -v $t >/dev/null || { echo "bench/grep_shapes: needs $t (apt-get install -y ripgrep hyperfine)" >&2; exit 2; }
-done
+# bench-only Debian packages (not in DEBS): installed when root, else named
+need=()
+command -v rg >/dev/null || need+=(ripgrep)
+command -v hyperfine >/dev/null || need+=(hyperfine)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
+  else
+    echo "bench/grep_shapes: run as root: apt-get install -y ${need[*]}" >&2
+    exit 2
+  fi
+fi
+command -v npm >/dev/null || { echo "bench/grep_shapes: needs node and npm" >&2; exit 2; }
 
 mkdir -p "$CACHE"
 # many small files: node_modules of a few common tool chains (pinned majors)
