@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -98,6 +99,14 @@ void bw_buf_free(bw_buf *b) {
   else free(b->data);
   b->data = NULL;
   b->len = 0;
+}
+
+void bw_huge_advise(void *p, size_t n) {
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  if (n < BW_HUGE_MIN) return;
+  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+  uintptr_t e = ((uintptr_t)p + n) & ~(huge - 1);
+  if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
 }
 
 /* ---- SIGBUS guard ---- */

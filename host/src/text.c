@@ -86,6 +86,7 @@ static int out_reserve(bw_lines *o, size_t more) {
   if (!s) return BW_ENOMEM;
   o->out = s;
   o->out_cap = cap;
+  bw_huge_advise(s, cap); /* written once, front to back */
   return BW_OK;
 }
 
