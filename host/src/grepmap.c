@@ -28,6 +28,7 @@ typedef struct chunks {
   scan sc[MAX_CHUNKS];
   int rc[MAX_CHUNKS];
   _Atomic size_t next;
+  _Atomic int found; /* files mode: one match anywhere answers it */
 } chunks;
 
 typedef struct chunk_worker {
@@ -48,9 +49,12 @@ static int scan_guarded(void *arg) {
 static void *chunk_run(void *arg) {
   chunk_worker *cw = arg;
   chunks *c = cw->c;
+  int files = c->g->o->mode == BW_GREP_FILES;
   for (size_t k; (k = atomic_fetch_add(&c->next, 1)) < c->n;) {
+    if (files && atomic_load(&c->found)) continue; /* answered already */
     c->sc[k].w = &cw->w;
     c->rc[k] = bw_guard(scan_guarded, &c->sc[k]);
+    if (c->sc[k].f) atomic_store(&c->found, 1);
   }
   return NULL;
 }
