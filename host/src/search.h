@@ -232,7 +232,7 @@ size_t bw_lits_next(bw_lit *v, int n, const unsigned char *h, size_t len,
 
 enum { BW_GREP_CONTENT = 0, BW_GREP_FILES = 1, BW_GREP_COUNT = 2 };
 
-enum { BW_GREP_MAP_MIN = 4 << 20, BW_GREP_CHUNK = 8 << 20 };
+enum { BW_GREP_MAP_MIN = 1 << 20, BW_GREP_CHUNK = 8 << 20 };
 
 typedef struct bw_grep_opts {
   const char *pattern;

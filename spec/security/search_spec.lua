@@ -93,7 +93,7 @@ describe(F.tag("security: grep and glob walks"), function()
   end)
 
   it("a large file (mapped, searched in chunks) follows the same rules: no link out, no FIFO", function()
-    -- 20 MiB: over the 4 MiB map threshold and two 8 MiB chunks
+    -- 20 MiB: over the 1 MiB map threshold and two 8 MiB chunks
     local big = fx.B .. "/outside/big_secret.txt"
     F.sh("yes " .. F.q("line " .. F.SECRET) .. " | head -c 20971520 > " .. F.q(big))
     F.sh("mkdir -p " .. F.q(fx.ws .. "/bigdir") .. " && ln -sfn " .. F.q(big) .. " " .. F.q(fx.ws .. "/bigdir/esc_big")
