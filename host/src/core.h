@@ -194,9 +194,20 @@ enum { BW_MMAP_MIN = 1 << 20 };
 /* Read a regular file beneath the root, at most max_bytes (more = TOO_LARGE). */
 int bw_read_file(const bw_root *r, const char *rel, size_t max_bytes,
                  bw_buf *b, struct stat *st);
+/* The same, but a large file's pages are mapped only as they are touched:
+ * for reading a part of it (a tail) without paying for all of it. */
+int bw_map_file(const bw_root *r, const char *rel, size_t max_bytes,
+                bw_buf *b, struct stat *st);
 /* Read an open regular fd (size from st, never trusted beyond max_bytes). */
 int bw_read_fd(int fd, const struct stat *st, size_t max_bytes, bw_buf *b);
 void bw_buf_free(bw_buf *b);
+
+/* Advise transparent huge pages for the 2 MiB-aligned interior of a
+ * buffer of BW_HUGE_MIN bytes or more that is about to be written whole
+ * (a big read's output, its JSON, its Lua string): a page fault per 2 MiB
+ * instead of per 4 KiB. Advice only: nothing depends on it being taken. */
+enum { BW_HUGE_MIN = 8 << 20 };
+void bw_huge_advise(void *p, size_t n);
 
 /* Run fn(arg) so that a SIGBUS from a mapped file becomes BW_EIO. fn returns
  * a bw_code. Whatever fn allocated must be reachable from arg. */
@@ -238,6 +249,16 @@ typedef struct bw_lines {
 
 int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
                     size_t max_line, size_t max_bytes, bw_lines *res);
+
+/* The last n lines of data[0, len), unnumbered, found by scanning back
+ * from the end (the bytes before them are never touched): each cut at
+ * max_line characters with a marker, CR of CRLF dropped, '\n' after each
+ * (not after the last when the file has no final newline);
+ * a BOM at the file's start is left out. Past max_bytes the earliest lines
+ * are dropped (truncated). res->last is the number of lines shown and
+ * res->first is 1 when they are the whole file. */
+int bw_tail_lines(const char *data, size_t len, size_t n, size_t max_line,
+                  size_t max_bytes, bw_lines *res);
 
 /* Base64: encode with OpenSSL's codec; decode strictly (text.c says what
  * is accepted), refusals are BW_INVALID_ARGUMENT with the offset of the

@@ -403,7 +403,7 @@ static int file_gc(lua_State *L) {
   return 0;
 }
 
-/* roots:read(i, rel, max_bytes) -> File, stat */
+/* roots:read(i, rel, max_bytes [, lazy]) -> File, stat (lazy: bw_map_file) */
 static int roots_read(lua_State *L) {
   const char *rel;
   const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
@@ -411,8 +411,10 @@ static int roots_read(lua_State *L) {
   file *f = lua_newuserdatauv(L, sizeof *f, 0);
   f->open = 0;
   luaL_setmetatable(L, FILE_MT);
+  int lazy = lua_toboolean(L, 5); /* only a part will be read: map lazily */
   struct stat st;
-  int rc = bw_read_file(r, rel, (size_t)(max > 0 ? max : 0), &f->b, &st);
+  int rc = (lazy ? bw_map_file : bw_read_file)(r, rel, (size_t)(max > 0 ? max : 0),
+                                               &f->b, &st);
   if (rc) return fail(L, rc);
   f->open = 1;
   f->st = st;
@@ -487,6 +489,11 @@ static int do_scan(job *j) {
 static int do_lines(job *j) {
   return bw_number_lines(j->b->data, j->b->len, j->first, j->limit,
                          j->max_line, j->max_bytes, &j->lines);
+}
+
+static int do_tail(job *j) {
+  return bw_tail_lines(j->b->data, j->b->len, j->limit, j->max_line,
+                       j->max_bytes, &j->lines);
 }
 
 static int do_b64(job *j) {
@@ -575,6 +582,34 @@ static int file_lines(lua_State *L) {
   lua_setfield(L, -2, "last");
   lua_pushinteger(L, (lua_Integer)j.lines.next);
   lua_setfield(L, -2, "next");
+  lua_pushboolean(L, j.lines.truncated);
+  lua_setfield(L, -2, "truncated");
+  lua_pushinteger(L, (lua_Integer)j.lines.cut_lines);
+  lua_setfield(L, -2, "cut_lines");
+  return 2;
+}
+
+/* f:tail(n, max_line, max_bytes [, last_use]) -> text, info: the last n
+ * lines, found from the end (bw_tail_lines); info.lines is how many,
+ * info.whole whether they are the whole file. */
+static int file_tail(lua_State *L) {
+  file *f = check_file(L);
+  job j = {.b = &f->b, .run = do_tail};
+  j.limit = (size_t)luaL_checkinteger(L, 2);
+  j.max_line = (size_t)luaL_checkinteger(L, 3);
+  j.max_bytes = (size_t)luaL_checkinteger(L, 4);
+  int last_use = lua_toboolean(L, 5);
+  char **box = new_box(L);
+  int rc = run_job(&j);
+  *box = j.lines.out;
+  if (last_use) file_gc(L);
+  if (rc) return fail(L, rc);
+  push_boxed(L, box, j.lines.out_len);
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, (lua_Integer)j.lines.last);
+  lua_setfield(L, -2, "lines");
+  lua_pushboolean(L, j.lines.first == 1);
+  lua_setfield(L, -2, "whole");
   lua_pushboolean(L, j.lines.truncated);
   lua_setfield(L, -2, "truncated");
   lua_pushinteger(L, (lua_Integer)j.lines.cut_lines);
@@ -785,7 +820,7 @@ static const luaL_Reg handle_methods[] = {
     {"close", handle_gc}, {"root", handle_root}, {NULL, NULL}};
 
 static const luaL_Reg file_methods[] = {
-    {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines},
+    {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines}, {"tail", file_tail},
     {"base64", file_base64}, {"size", file_size}, {"identity", file_identity},
     {"charset", file_charset}, {"decode", file_decode},
     {"close", file_gc},

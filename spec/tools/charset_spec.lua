@@ -90,6 +90,15 @@ describe(H.tag("charsets"), function()
     assert(H.read(dir, "new.txt") == iconv(JA2, "SHIFT_JIS"))
   end)
 
+  it("grep decodes a large (mapped) UTF-16 file too, lines counted in the decoded text", function()
+    local body = ("filler line of text\r\n"):rep(60000) .. "the needle is here\r\n"
+    H.write(dir, "big16.txt", "\255\254" .. iconv(body, "UTF-16LE"))
+    local g = assert(ws:call("grep", { pattern = "needle", path = "." }))
+    assert.equal(1, #g.matches)
+    assert.equal(60001, g.matches[1].line)
+    assert.equal("the needle is here", g.matches[1].text)
+  end)
+
   it("insert_lines and append_file go on in the file's encoding", function()
     H.write(dir, "u.txt", "\255\254" .. iconv("one\r\ntwo\r\n", "UTF-16LE"))
     assert(ws:call("insert_lines", { path = "u.txt", line = 2, content = "één\n" }))

@@ -109,6 +109,11 @@ local function read_text(ctx, a)
     end
   end
   head, tail = head and math.tointeger(head), tail and math.tointeger(tail)
+  if tail and not a.offset and not a.limit then -- native tail: reads from the end only
+    local t, tmsg, tcode, tdet = ctx:call("read_file", { path = a.path, tail = tail })
+    if t and not t.cut_lines and not t.truncated then return P.utf8_clean(t.content) end
+    if not t and tcode ~= "BINARY" then return fail(ctx, tmsg, tcode, a.path, nil, tdet) end
+  end
   local r, msg, code, det = ctx:call("read_file", { path = a.path, encoding = "base64" })
   if not r then
     if code == "TOO_LARGE" and det and det.limit == "max_result_bytes" then
