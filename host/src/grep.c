@@ -47,6 +47,7 @@
 
 enum {
   BINARY_PROBE = 8192,
+  UTF8_HEAD = 64 * 1024, /* the bytes a mapped file's encoding is judged by */
   WINDOW = 1 << 20,   /* bytes per PCRE2 call without a prefilter */
   MATCH_LIMIT = 10000000,
   DEPTH_LIMIT = 100000,
@@ -583,11 +584,16 @@ static int read_all(wstate *w, int fd, size_t hint, size_t cap, size_t *len) {
 /* The text grep searches in a file's bytes: 0 the bytes themselves (UTF-8,
  * decided by one SSE2/word pass, so UTF-8 trees keep their speed), 1 the
  * UTF-8 of another encoding in *dec (charset.c: a BOM, UTF-16 by its NULs,
- * libuchardet only where the bytes are not UTF-8), -1 binary. */
-static int text_of(const char *b, size_t n, char **dec, size_t *dlen) {
+ * libuchardet only where the bytes are not UTF-8), -1 binary. A mapped
+ * file whose first 64 KiB are UTF-8 is searched as its bytes. */
+static int text_of(const char *b, size_t n, int mapped, char **dec, size_t *dlen) {
   *dec = NULL;
   int nul = memchr(b, '\0', n < BINARY_PROBE ? n : BINARY_PROBE) != NULL;
-  if (!nul && bw_utf8_valid_upto(b, n) == n) return 0;
+  /* a mapped (large) file is judged by its head: a whole pass would fault
+     every page in on one thread before the chunked search (1.6x on 185 MB) */
+  size_t judge = mapped && n > UTF8_HEAD ? UTF8_HEAD : n;
+  size_t ok = bw_utf8_valid_upto(b, judge);
+  if (!nul && (ok == n || (judge < n && ok + 4 > judge))) return 0; /* a cut sequence at the end of the head */
   bw_charset cs;
   if (bw_charset_detect(b, n, &cs)) return -1;
   if (cs.utf8) return nul ? -1 : 0;
@@ -633,6 +639,7 @@ static int search_plain(void *arg) { return bwg_search_buf(arg); }
 typedef struct probe {
   const char *buf;
   size_t len;
+  int mapped;
   int kind; /* text_of's answer */
   char *dec;
   size_t dlen;
@@ -642,7 +649,7 @@ typedef struct probe {
    the decoding buffer, once.) */
 static int probe_text(void *arg) {
   probe *p = arg;
-  p->kind = text_of(p->buf, p->len, &p->dec, &p->dlen);
+  p->kind = text_of(p->buf, p->len, p->mapped, &p->dec, &p->dlen);
   return BW_OK;
 }
 
@@ -653,7 +660,7 @@ static int search_file(grep *g, wstate *w, const char *buf, size_t len,
   const bw_grep_opts *o = g->o;
   atomic_fetch_add(&g->searched, 1);
   atomic_fetch_add(&g->bytes, len);
-  probe pb = {buf, len, 0, NULL, 0};
+  probe pb = {buf, len, mapped, 0, NULL, 0};
   int rc = mapped ? bw_guard(probe_text, &pb) : probe_text(&pb);
   if (!rc && pb.kind < 0) return note_skip(g, 0, path) ? -1 : 0;
   size_t chunk = o->chunk_size ? o->chunk_size : BW_GREP_CHUNK;
