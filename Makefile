@@ -6,13 +6,13 @@
 # rock-install` are LuaRocks' (rockspec/burrow-scm-1.rockspec).
 
 CC      ?= cc
-PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson
+PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd
 OPT     ?= -O2 -g
 CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread
 # Read when a recipe runs (=, not :=): on a fresh machine check-deps has
 # installed the packages by then, so one `make` builds (not a second one).
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
-DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -pthread $(LDFLAGS)
+DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 libmicrohttpd 2>/dev/null) -pthread $(LDFLAGS)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
 
 B       := build
@@ -47,7 +47,7 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 # which holds libFuzzer: the fuzz targets, host/fuzz/.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
-        clang libclang-rt-14-dev
+        clang libclang-rt-14-dev libmicrohttpd-dev haproxy
 
 .PHONY: all deps test run bench soak sanitize fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so

@@ -765,6 +765,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_json_push(L);
   lua_setfield(L, -2, "json");
   bw_stdio_register(L);
+  bw_http_register(L);
   /* other binding files register here, after the classes exist */
   bw_yaml_register(L);
   bw_sandbox_register(L);

@@ -30,6 +30,9 @@ int bw_lua_fail(lua_State *L, int code);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
 
+/* core.http_start, core.token_hash (lhttp.c) */
+void bw_http_register(lua_State *L);
+
 /* core.sandbox (lsandbox.c) */
 void bw_sandbox_register(lua_State *L);
 

@@ -405,7 +405,14 @@ static int io_cancelled(lua_State *L) {
   return 1;
 }
 
-const _Atomic int *bw_cancel_flag(void) { return &S.cancelled; }
+/* An HTTP worker thread reads its own flag (lhttp.c sets it). */
+static _Thread_local const _Atomic int *thread_flag;
+
+const _Atomic int *bw_cancel_flag(void) {
+  return thread_flag ? thread_flag : &S.cancelled;
+}
+
+void bw_set_cancel_flag(const _Atomic int *flag) { thread_flag = flag; }
 
 static const luaL_Reg io_methods[] = {
     {"next", io_next},     {"write", io_write},         {"send", io_send},

@@ -13,5 +13,7 @@ void bw_stdio_register(lua_State *L);
 int bw_stdout_line(const char *s, size_t n);
 /* The cancel flag of the request in flight, for long operations to poll. */
 const _Atomic int *bw_cancel_flag(void);
+/* This thread's cancel flag instead of stdio's (an HTTP worker's). */
+void bw_set_cancel_flag(const _Atomic int *flag);
 
 #endif
