@@ -492,6 +492,7 @@ typedef struct reader {
   stream *t;
   long pos;   /* last event sent */
   int json;   /* a JSON answer, not SSE: only the final message */
+  int linger; /* a resumed stream: open after its end, as the SDK expects */
   int primed; /* the first event (id, retry, no data) is out */
   char *pend;
   size_t plen, poff;
@@ -556,7 +557,8 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
       pthread_mutex_unlock(&h->mu);
       break;
     }
-    if ((r->t->done && (!e || r->json)) || r->s->closed || h->stopped) {
+    if ((r->t->done && (!e || r->json) && !r->linger) || r->s->closed ||
+        h->stopped) {
       pthread_mutex_unlock(&h->mu);
       return MHD_CONTENT_READER_END_OF_STREAM;
     }
@@ -588,6 +590,7 @@ static enum MHD_Result stream_answer(bw_http *h, struct MHD_Connection *c,
                                      int json, int fresh) {
   reader *r = calloc(1, sizeof *r);
   if (!r) return MHD_NO;
+  r->linger = fresh < 0;
   r->h = h;
   r->s = s;
   r->t = t;
@@ -606,7 +609,7 @@ static enum MHD_Result stream_answer(bw_http *h, struct MHD_Connection *c,
   MHD_add_response_header(resp, "Content-Type",
                           json ? "application/json" : "text/event-stream");
   if (!json) MHD_add_response_header(resp, "Cache-Control", "no-cache");
-  if (fresh) MHD_add_response_header(resp, "Mcp-Session-Id", s->id);
+  if (fresh > 0) MHD_add_response_header(resp, "Mcp-Session-Id", s->id);
   enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, resp);
   MHD_destroy_response(resp);
   return rc;
@@ -637,7 +640,7 @@ static enum MHD_Result do_get(bw_http *h, struct MHD_Connection *c,
                   "Conflict: this session's GET stream is already open", NULL,
                   NULL);
   if (pos < 0) pos = t->seq; /* a new GET stream: from now on */
-  return stream_answer(h, c, s, t, pos, 0, 0);
+  return stream_answer(h, c, s, t, pos, 0, t->id ? -1 : 0);
 }
 
 /* A POST's body, complete: checked, then answered here (ping, a cancel)
@@ -992,7 +995,10 @@ void bw_http_stop(bw_http *h) {
   h->stopped = 1;
   pthread_cond_broadcast(&h->ev);
   pthread_cond_broadcast(&h->reap_cv);
-  for (int i = 0; i < h->o.workers; i++) pthread_cond_broadcast(&h->w[i].cv);
+  for (int i = 0; i < h->o.workers; i++) {
+    pthread_cond_broadcast(&h->w[i].cv);
+    atomic_store(&h->w[i].cancelled, 1); /* calls running stop now */
+  }
   pthread_mutex_unlock(&h->mu);
   MHD_stop_daemon(h->d); /* waits for the connection threads */
   pthread_join(h->reaper, NULL);
