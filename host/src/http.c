@@ -49,6 +49,8 @@ typedef struct stream {
   long id;     /* 0: the GET stream */
   int done;    /* the POST has all its answers */
   int readers; /* connections reading it */
+  int calls;   /* holds a call of its token (or of the open count) */
+  int token;
   long seq;    /* last event's number */
   int count;   /* events kept */
   event *head, *tail;
@@ -188,6 +190,15 @@ static int stream_push(bw_http *h, stream *t, const char *text, size_t n) {
   return 0;
 }
 
+/* The stream's request is answered (or its session ended): its call
+ * counts no more against the token's max_calls. */
+static void stream_release(bw_http *h, stream *t) {
+  if (!t->calls) return;
+  t->calls = 0;
+  if (t->token >= 0) h->tok_calls[t->token]--;
+  else h->open_calls--;
+}
+
 /* ----------------------------------------------------------- sessions */
 
 static void session_unref(bw_http *h, session *s) {
@@ -223,6 +234,7 @@ static void session_close(bw_http *h, session *s) {
       break;
     }
   s->closed = 1;
+  for (stream *t = s->streams; t; t = t->next) stream_release(h, t);
   h->nsessions--;
   h->w[s->worker].sessions--;
   if (s->token >= 0) h->tok_sessions[s->token]--;
@@ -287,12 +299,14 @@ int bw_http_stopped(bw_http *h) {
 }
 
 int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
-                 size_t n) {
+                 size_t n, int final) {
   pthread_mutex_lock(&h->mu);
   session *s = session_find(h, sid);
   int rc = -1;
   if (s) {
     stream *t = stream_find(s, stream_id);
+    /* the answer: the call is over before the client can see it end */
+    if (t && final) stream_release(h, t);
     if (!t || t->done) t = stream_find(s, 0); /* outside a request: GET */
     if (!t) t = stream_new(s, 0);
     if (t) rc = stream_push(h, t, text, n);
@@ -306,7 +320,10 @@ void bw_http_done(bw_http *h, const char *sid, long stream_id) {
   pthread_mutex_lock(&h->mu);
   session *s = session_find(h, sid);
   stream *t = s ? stream_find(s, stream_id) : NULL;
-  if (t) t->done = 1;
+  if (t) {
+    t->done = 1;
+    stream_release(h, t);
+  }
   pthread_cond_broadcast(&h->ev);
   pthread_mutex_unlock(&h->mu);
 }
@@ -369,7 +386,7 @@ typedef struct conn {
   size_t limit, len, cap;
   char *body;
   int rejected;
-  int counted; /* holds one of its token's calls */
+  int too_big; /* bytes dropped past the limit */
 } conn;
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
@@ -744,15 +761,13 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   json_decref(m);
   if (request) {
     int lim = token_limit(h, k->token, 0);
-    int *calls = k->token >= 0 ? &h->tok_calls[k->token] : &h->open_calls;
-    if (lim > 0 && *calls >= lim) {
+    int calls = k->token >= 0 ? h->tok_calls[k->token] : h->open_calls;
+    if (lim > 0 && calls >= lim) {
       pthread_mutex_unlock(&h->mu);
       return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
                     "Too Many Requests: this token has its most calls running",
                     "Retry-After", "1");
     }
-    (*calls)++;
-    k->counted = 1;
   }
   bw_http_item *it = calloc(1, sizeof *it);
   stream *t = request ? stream_new(s, s->next_stream++) : NULL;
@@ -761,6 +776,12 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     pthread_mutex_unlock(&h->mu);
     return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory", NULL,
                   NULL);
+  }
+  if (t) { /* one call in flight until the worker has answered it */
+    t->calls = 1;
+    t->token = k->token;
+    if (k->token >= 0) h->tok_calls[k->token]++;
+    else h->open_calls++;
   }
   it->kind = BW_HTTP_MSG;
   snprintf(it->sid, sizeof it->sid, "%s", s->id);
@@ -843,12 +864,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
     return MHD_YES;
   }
   if (*upload_size > 0) {
-    if (k->len + *upload_size > k->limit) {
-      k->rejected = 1;
+    /* over the limit: the rest is read and dropped (a response can only
+     * be queued once the upload is over), and past another MiB the
+     * connection is closed */
+    if (k->too_big || k->len + *upload_size > k->limit) {
+      k->too_big += *upload_size > (1 << 20) ? (1 << 20) : (int)*upload_size;
       *upload_size = 0;
-      return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, -32000,
-                    "Content Too Large: the body is over the limit", NULL,
-                    NULL);
+      return k->too_big > (1 << 20) ? MHD_NO : MHD_YES;
     }
     if (k->len + *upload_size > k->cap) {
       size_t cap = (k->len + *upload_size) * 2;
@@ -863,6 +885,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
     return MHD_YES;
   }
   k->rejected = 1; /* one answer per request */
+  if (k->too_big)
+    return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, -32000,
+                  "Content Too Large: the body is over the limit", NULL, NULL);
   if (!strcmp(method, "POST")) return do_post(h, c, k);
   const char *sidh =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
@@ -886,20 +911,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
   return rc;
 }
 
-/* A request is over: its body and its hold on a call and a session go. */
+/* A request is over: its body goes. */
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe) {
   (void)c;
   (void)toe;
-  bw_http *h = cls;
+  (void)cls;
   conn *k = *con_cls;
   if (!k) return;
-  pthread_mutex_lock(&h->mu);
-  if (k->counted) {
-    if (k->token >= 0) h->tok_calls[k->token]--;
-    else h->open_calls--;
-  }
-  pthread_mutex_unlock(&h->mu);
   free(k->body);
   free(k);
   *con_cls = NULL;

@@ -70,9 +70,10 @@ bw_http_item *bw_http_next(bw_http *h, int w, double timeout);
 int bw_http_stopped(bw_http *h);
 /* The item is handled: its session may expire again. */
 void bw_http_item_free(bw_http *h, bw_http_item *it);
-/* One message of session sid on stream (0: the session's GET stream). */
+/* One message of session sid on stream (0: the session's GET stream);
+ * final: the answer to the POST's request(s), which ends its call. */
 int bw_http_send(bw_http *h, const char *sid, long stream, const char *text,
-                 size_t n);
+                 size_t n, int final);
 /* The POST behind stream has all its answers: its stream ends. */
 void bw_http_done(bw_http *h, const char *sid, long stream);
 /* A request of sid runs on worker w (id as compact JSON): a cancel for it

@@ -79,8 +79,9 @@ static int w_next(lua_State *L) {
   return 5;
 }
 
-/* w:send(sid, stream, message) -> bytes: the message encoded once, sent
- * on the stream (0, or a stream whose POST is answered: the GET stream) */
+/* w:send(sid, stream, message[, final]) -> bytes: the message encoded
+ * once, sent on the stream (0, or a stream whose POST is answered: the GET
+ * stream); final: it is the POST's answer */
 static int w_send(lua_State *L) {
   wstate *w = check_worker(L);
   const char *sid = luaL_checkstring(L, 2);
@@ -89,7 +90,7 @@ static int w_send(lua_State *L) {
   const char *err = NULL;
   char *buf = bw_json_encode_value(L, 4, &n, &err);
   if (!buf) return luaL_error(L, "cannot encode the message: %s", err ? err : "?");
-  int rc = bw_http_send(w->h, sid, stream, buf, n);
+  int rc = bw_http_send(w->h, sid, stream, buf, n, lua_toboolean(L, 5));
   free(buf);
   if (rc < 0) return 0; /* the session is gone: nobody to tell */
   lua_pushinteger(L, (lua_Integer)n);

@@ -34,7 +34,11 @@ local function new_session(W, state, sid, ws)
   local server = require("burrow.mcp").new(ws)
   server.sid = sid
   server.undo = { id = "http:" .. sid:sub(1, 8) } -- ws.session while it runs
-  server.out = function(msg) return W:send(sid, server.stream or 0, msg) end
+  -- a response (or a batch of them) is the POST's answer: its call ends
+  server.out = function(msg)
+    local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
+    return W:send(sid, server.stream or 0, msg, final)
+  end
   server.stdio = {
     begin = function(_, id) return W:begin(sid, json.encode(id)) end,
     finish = function() W:finish() end,

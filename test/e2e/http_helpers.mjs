@@ -2,6 +2,7 @@
 // read its URL from stderr; parse an SSE body; the raw initialize request.
 
 import { spawn } from "node:child_process";
+import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -94,4 +95,29 @@ export async function* sseEvents(body, timeoutMs = 30_000) {
   } finally {
     reader.cancel().catch(() => {});
   }
+}
+
+/** A raw HTTP request with node:http (fetch cannot set Host), the body
+ * given whole or as chunks (no Content-Length): {status, headers, body}.
+ * The answer is taken as soon as it comes, even mid-upload. */
+export function rawRequest(url, { method = "POST", headers = {}, body, chunks } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers }, (res) => {
+      let data = "";
+      res.on("data", (d) => { data += d; });
+      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+      res.on("error", () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+    });
+    req.on("error", reject);
+    if (chunks) {
+      let i = 0;
+      const next = () => {
+        if (i === chunks.length) return req.end();
+        req.write(chunks[i++], () => setTimeout(next, 5));
+      };
+      next();
+    } else {
+      req.end(body);
+    }
+  });
 }
