@@ -6,7 +6,10 @@
 #   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver)
 #   4. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
-#   5. fuzz     make fuzz-build, then host/fuzz/run.sh: each libFuzzer target
+#   5. conformance  test/conformance/run.sh: the official MCP conformance
+#               suite (@modelcontextprotocol/conformance, pinned) against
+#               burrow mcp --http, one passed or failed per scenario
+#   6. fuzz     make fuzz-build, then host/fuzz/run.sh: each libFuzzer target
 #               BURROW_FUZZ_SECONDS (default 3) from its seed corpus; one
 #               passed or failed per target (needs clang and libFuzzer)
 #
@@ -26,7 +29,7 @@
 #   BURROW_ALLOW_MISSING   1 = absent stages do not count as failures
 #   BURROW_STAGE_TIMEOUT   seconds per stage before it is killed (default 1800)
 #   BURROW_FUZZ_SECONDS    seconds per fuzz target (default 3: 11 targets, under a minute)
-#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk e2e fuzz
+#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk e2e conformance fuzz
 
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -37,7 +40,7 @@ BUILD=${BUILD%/}
 export BURROW_BIN=${BURROW_BIN:-$REPO/$BUILD/burrow}
 ALLOW_MISSING=${BURROW_ALLOW_MISSING:-0}
 STAGE_TIMEOUT=${BURROW_STAGE_TIMEOUT:-1800}
-STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk e2e fuzz"}
+STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk e2e conformance fuzz"}
 FUZZ_SECONDS=${BURROW_FUZZ_SECONDS:-3}
 
 LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/burrow-tests.XXXXXX")
@@ -194,6 +197,24 @@ stage_e2e() {
   finish "$name" "$rc" "$pass" $((${fail:-0} + ${cancelled:-0})) $((${skip:-0} + ${todo:-0})) "$found"
 }
 
+# The MCP conformance suite against burrow mcp --http (test/conformance/run.sh).
+stage_conformance() {
+  local name=conformance log="$LOGDIR/conformance.log"
+  banner "MCP conformance: test/conformance/run.sh (burrow mcp --http)"
+  if [ ! -f test/conformance/run.sh ]; then missing "$name" "test/conformance/run.sh not found"; return; fi
+  if ! command -v node >/dev/null 2>&1; then missing "$name" "node not installed"; return; fi
+  run_logged "$log" bash test/conformance/run.sh; local rc=$?
+  local line pass=0 fail=0 skip=0 found=0
+  line=$(grep -aE '^conformance: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  if [ -n "$line" ]; then
+    found=1
+    pass=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
+    fail=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
+  fi
+  skip=$(grep -caE '^PENDING ' "$log")
+  finish "$name" "$rc" "$pass" "$fail" "$skip" "$found"
+}
+
 # The libFuzzer targets (host/fuzz/), built with clang into build/fuzz
 # whatever BURROW_BUILD says, each run for a few seconds from its seeds.
 stage_fuzz() {
@@ -225,6 +246,7 @@ for s in $STAGES; do
     busted-openat2) stage_busted openat2 ;;
     busted-walk) stage_busted walk ;;
     e2e) stage_e2e ;;
+    conformance) stage_conformance ;;
     fuzz) stage_fuzz ;;
     *) echo "unknown stage '$s' in BURROW_STAGES"; record "$s" 0 1 0 "unknown stage" ;;
   esac
