@@ -47,7 +47,7 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 # which holds libFuzzer: the fuzz targets, host/fuzz/.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
-        clang libclang-rt-14-dev libmicrohttpd-dev haproxy
+        clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl
 
 .PHONY: all deps test run bench soak sanitize fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
