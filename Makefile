@@ -44,7 +44,8 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 # Debian 12 packages burrow needs to build and test.
 # (luarocks: the rock's build, spec/install_spec.lua; it makes /usr/bin/lua
 # Lua 5.1, so everything here names lua5.4. clang and libclang-rt-14-dev,
-# which holds libFuzzer: the fuzz targets, host/fuzz/.)
+# which holds libFuzzer: the fuzz targets, host/fuzz/. libmicrohttpd-dev:
+# burrow mcp --http; haproxy: the scale-out test; curl: the HTTP security spec.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
         clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl
