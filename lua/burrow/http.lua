@@ -43,8 +43,10 @@ local function new_session(W, state, sid, ws)
     begin = function(_, id) return W:begin(sid, json.encode(id)) end,
     finish = function() W:finish() end,
     cancelled = function() return W:cancelled() end,
-    -- Server:await: the next body of this session; other sessions' items
-    -- wait in state.later until this one is answered
+    -- Server:await (a request of ours waiting for the client's answer):
+    -- the next body of this session that answers nothing itself (the
+    -- client's answer comes as a POST of a response); requests, and other
+    -- sessions' items, wait in state.later until the call is over
     next = function(_, timeout)
       local deadline = core.now() + (timeout or 300)
       while true do
@@ -52,7 +54,7 @@ local function new_session(W, state, sid, ws)
         if left <= 0 then return nil, "timeout" end
         local kind, s, tenant, stream, body = W:next(math.min(left, POLL))
         if kind == false then return nil, "the server is stopping" end
-        if kind == "message" and s == sid then return body end
+        if kind == "message" and s == sid and stream < 0 then return body end
         if kind then state.later[#state.later + 1] = { kind, s, tenant, stream, body } end
         if kind == "close" and s == sid then return nil, "the session ended" end
       end
@@ -91,6 +93,13 @@ local function handle(W, state, kind, sid, tenant, stream, body)
   end
   server.stream = nil
   if stream >= 0 then W:done(sid, stream) end
+  -- notifications that came while it awaited an answer (Server:await
+  -- keeps them): they need no stream
+  while #server.pending > 0 do
+    local line = table.remove(server.pending, 1)
+    local m = type(line) == "string" and json.decode(line)
+    if m then server:handle(m) end
+  end
   if server.big_garbage then
     server.big_garbage = false
     collectgarbage()

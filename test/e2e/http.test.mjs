@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startHttp, sseEvents, initBody, HEADERS } from "./http_helpers.mjs";
 
 const T = { timeout: 60_000 };
@@ -237,4 +238,33 @@ test("protocol checks: no session id 400, bad MCP-Protocol-Version 400, PUT 405,
   const g2 = await fetch(s.url, { method: "GET", headers: { "mcp-session-id": sid, accept: "text/event-stream" } });
   assert.equal(g2.status, 409);
   ac.abort();
+});
+
+// A server-to-client request in the middle of a call: a policy's "ask"
+// goes out on the POST's SSE stream as elicitation/create, the client's
+// answer comes back as a POST of its own, and the call goes on.
+test("a policy's 'ask' reaches the HTTP client as an elicitation, and its answer decides", T, async () => {
+  const dir = workspace({
+    "ws/keep.txt": "k\n",
+    "ask.lua": `return { name = "ask-writes", check = function(req)
+      if req.operation == "write" then return "ask", "writes need a person's yes" end
+    end }\n`,
+  });
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\npolicies: [./ask.lua]\n");
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const client = new Client({ name: "asker", version: "1" }, { capabilities: { elicitation: {} } });
+  const asked = [];
+  let answer = { action: "accept", content: { approve: true } };
+  client.setRequestHandler(ElicitRequestSchema, async (req) => { asked.push(req.params.message); return answer; });
+  await client.connect(new StreamableHTTPClientTransport(new URL(s.url)));
+  const yes = await client.callTool({ name: "write_file", arguments: { path: "yes.txt", content: "y\n" } });
+  assert.equal(yes.isError, undefined, JSON.stringify(yes));
+  assert.equal(fs.readFileSync(path.join(dir, "ws", "yes.txt"), "utf8"), "y\n");
+  answer = { action: "decline" };
+  const no = await client.callTool({ name: "write_file", arguments: { path: "no.txt", content: "n\n" } });
+  assert.equal(no.isError, true);
+  assert.ok(!fs.existsSync(path.join(dir, "ws", "no.txt")));
+  assert.equal(asked.length, 2);
+  assert.match(asked[0], /writes need a person's yes/);
+  await client.close();
 });
