@@ -70,6 +70,25 @@ async function one(kind) {
   let server, url;
   if (kind !== "stdio") ({ url, stop: server } = await startHttp());
   try {
+    if (kind === "ping" || kind === "json") { // plain fetch, JSON answers: ping (C only), read_file (the worker)
+      const c = await client("http", url);
+      const sid = c.transport.sessionId;
+      const one = async (i) => {
+        const t0 = performance.now();
+        const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json",
+          "mcp-session-id": sid }, body: JSON.stringify(kind === "ping" ? { jsonrpc: "2.0", id: i, method: "ping" }
+          : { jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "read_file", arguments: { path: "small.txt" } } }) });
+        await r.text();
+        return performance.now() - t0;
+      };
+      for (let i = 0; i < 50; i++) await one(i);
+      const lat = [];
+      const t0 = performance.now();
+      for (let i = 0; i < N; i++) lat.push(await one(i));
+      const secs = (performance.now() - t0) / 1000;
+      await c.close();
+      return { calls: N, per_s: N / secs, p50: pct(lat, 0.5), p99: pct(lat, 0.99) };
+    }
     if (kind === "http-4") {
       const cs = await Promise.all(Array.from({ length: CONC }, () => client("http", url)));
       await Promise.all(cs.map((c) => reads(c, 50))); // warm-up
@@ -92,7 +111,7 @@ async function one(kind) {
   }
 }
 
-const runs = { stdio: [], http: [], "http-4": [] };
+const runs = { stdio: [], http: [], "http-4": [], json: [], ping: [] };
 for (let r = 0; r < ROUNDS; r++) {
   for (const kind of Object.keys(runs)) {
     const res = await one(kind);
@@ -120,6 +139,15 @@ median of ${ROUNDS} rounds (stdio, HTTP, HTTP x ${CONC} alternating), ${new Date
 ${row("stdio", "stdio, 1 client (anchor)")}
 ${row("http", "Streamable HTTP, 1 client (SSE answers)")}
 ${row("http-4", `Streamable HTTP, ${CONC} clients at once (2 workers)`)}
+${row("json", "\`read_file\` by plain fetch, JSON answer (no SSE)")}
+${row("ping", "HTTP floor: \`ping\` by plain fetch, answered by the C side (no Lua)")}
+
+The floor row is one HTTP round trip of Node's fetch with no Lua behind it;
+the plain-fetch read adds the hand-off to the session's worker thread and
+back; the SDK rows add the SSE answer (a priming event, then the message)
+and the SDK's stream parsing.
+With 2 cores shared by other jobs, 4 clients at once mostly measure the
+scheduler; load average at the start: ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}.
 <!-- http-bench:end -->`;
 let doc = fs.existsSync(OUT) ? fs.readFileSync(OUT, "utf8") : "";
 const re = /<!-- http-bench:start -->[\s\S]*<!-- http-bench:end -->/;
