@@ -196,9 +196,9 @@ uninstall:
 # module, tools and policies copied into the rock (tools and policies inside
 # burrow/: see lua/burrow/registry.lua). No pkg-config, no -Werror.
 ROCK_B    := build/rock
-ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON
+ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD
 ROCK_INC   = $(sort $(foreach d,LUA $(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR))))
-ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -pthread
+ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -lmicrohttpd -pthread
 LIBFLAG   ?= -shared
 
 rock: $(ROCK_B)/core.so
