@@ -49,6 +49,12 @@
 extern "C" {
 #endif
 
+/* libburrow is built with hidden visibility: what this header declares is
+ * all it exports (to its last line). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define BURROW_VERSION_MAJOR 0
 #define BURROW_VERSION_MINOR 1
 #define BURROW_VERSION_PATCH 0
@@ -61,10 +67,12 @@ extern "C" {
 typedef struct burrow_host burrow_host;
 struct lua_State;
 
+
 /* Result codes of burrow_call. */
 enum {
   BURROW_OK = 0,         /* *result_json holds the tool's result object */
-  BURROW_TOOL_ERROR = 1, /* *result_json holds {"error":{"code","message"}} */
+  BURROW_TOOL_ERROR = 1, /* *result_json holds {"error":{"code","message",
+                            "details"}} (details: docs/tools.md "Errors") */
   BURROW_USAGE = 2       /* misuse: a NULL argument, or the host is busy;
                             *result_json is not written */
 };
@@ -134,6 +142,10 @@ void burrow_free(void *p);
  * (or, on an engine's state, drop burrow's thread and tables for the
  * engine's collector). */
 void burrow_close(burrow_host *h);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

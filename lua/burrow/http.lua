@@ -15,7 +15,7 @@ local json = core.json
 
 local http = {}
 
-local POLL = 0.25 -- seconds between idle polls of the sessions (Server:poll)
+local POLL = 0.25 -- seconds between pumps of the sessions' watches when idle
 
 --- The workspace options of each tenant, from the setup the main state
 -- made: tenant 1 is the command line's (its config and flags), the others
@@ -67,7 +67,7 @@ local function handle(W, state, kind, sid, tenant, stream, body)
   if kind == "close" then
     local s = state.sessions[sid]
     state.sessions[sid] = nil
-    if s and s.close then s:close() end
+    if s and s.watches then s.watches:close() end -- its subscriptions end with it
     return
   end
   local server = state.sessions[sid]
@@ -122,10 +122,14 @@ function http.worker(W, setup)
         if stream and stream >= 0 then W:done(sid, stream) end
       end
     end
-    -- transport-neutral hook: a Server with pending server-to-client
-    -- messages (a watch) sends them from here, outside any request
+    -- resource subscriptions: the changes each session's watch has due go
+    -- out from here, outside any request, on the session's GET stream
+    -- (at most POLL late; the stdio loop wakes on the watch fd instead)
     for _, server in pairs(state.sessions) do
-      if server.poll then server:poll() end
+      if server.watches then
+        server.ws.session = server.undo
+        server:pump_watch()
+      end
     end
   end
   for _, ws in pairs(state.ws) do ws:close() end

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startHttp, sseEvents, initBody, HEADERS } from "./http_helpers.mjs";
 
 const T = { timeout: 60_000 };
@@ -266,5 +266,30 @@ test("a policy's 'ask' reaches the HTTP client as an elicitation, and its answer
   assert.ok(!fs.existsSync(path.join(dir, "ws", "no.txt")));
   assert.equal(asked.length, 2);
   assert.match(asked[0], /writes need a person's yes/);
+  await client.close();
+});
+
+// resources/subscribe over HTTP: the change notification is a message the
+// server starts outside any request, so it comes on the session's GET stream.
+test("a subscribed file changed from outside: notifications/resources/updated on the GET stream", T, async () => {
+  const dir = workspace({ "watched.txt": "v1\n" });
+  const s = await serve(["--root", dir]);
+  const { client } = await connect(s.url);
+  const updates = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updates.push({ uri: n.params.uri, at: performance.now() }));
+  const { resources } = await client.listResources();
+  const res = resources.find((r) => r.uri.endsWith("/watched.txt"));
+  assert.ok(res, JSON.stringify(resources));
+  await client.subscribeResource({ uri: res.uri });
+  await sleep(300); // the GET stream is open (the SDK opens it after initialized)
+  const t0 = performance.now();
+  fs.writeFileSync(path.join(dir, "watched.txt"), "v2\n");
+  const until = Date.now() + 5000;
+  while (updates.length === 0 && Date.now() < until) await sleep(20);
+  assert.ok(updates.length > 0, "an update arrived");
+  assert.equal(updates[0].uri, res.uri);
+  console.log(`resources/updated ${(updates[0].at - t0).toFixed(0)} ms after the change (HTTP)`);
+  const read = await client.readResource({ uri: res.uri });
+  assert.match(read.contents[0].text, /v2/);
   await client.close();
 });

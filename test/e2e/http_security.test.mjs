@@ -157,6 +157,21 @@ test("tenant A cannot reach tenant B's files by any path or tool", T, async () =
     // B's contents, or the name of a file only B's tree has
     assert.ok(!/bravo (secret|deep)|deep\.txt/.test(out), `${name} ${JSON.stringify(args)} leaked B: ${out.slice(0, 300)}`);
   }
+  // and by resource URI: read, subscribe and list through A's session
+  const uris = ["file:///workspace/secret-b.txt", `file://${B}/secret-b.txt`, "file:///workspace/link-to-b",
+    "file:///workspace/dirlink-to-b/secret-b.txt", "file:///workspace/%2e%2e/bob/secret-b.txt",
+    "file:///workspace/..%2fbob/secret-b.txt", `file://localhost${B}/sub/deep.txt`];
+  for (const uri of uris) {
+    const out = JSON.stringify(await a.readResource({ uri }).catch((e) => ({ error: String(e) })));
+    assert.ok(!/bravo (secret|deep)/.test(out), `resources/read ${uri} leaked B: ${out.slice(0, 300)}`);
+    await a.subscribeResource({ uri }).catch(() => {});
+  }
+  let cursor;
+  do {
+    const page = await a.listResources(cursor ? { cursor } : {});
+    for (const r of page.resources) assert.ok(!/deep\.txt|secret-b\.txt/.test(r.uri), `listed ${r.uri}`);
+    cursor = page.nextCursor;
+  } while (cursor);
   // B's tree is as it was
   assert.equal(fs.readFileSync(path.join(B, "secret-b.txt"), "utf8"), "bravo secret\n");
   assert.ok(fs.existsSync(path.join(B, "sub", "deep.txt")));
