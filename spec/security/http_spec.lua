@@ -124,6 +124,14 @@ describe(F.tag("the HTTP listener: tenants, tokens, Host/Origin"), function()
         assert.is_nil(text:find("deep.txt", 1, true), t[1] .. " named a file only B has: " .. text)
       end
     end
+    for _, uri in ipairs { "file:///workspace/secret.txt", "file://" .. B .. "/secret.txt", "file:///workspace/link",
+      "file:///workspace/dirlink/secret.txt", "file:///workspace/rel/sub/deep.txt", "file:///workspace/%2e%2e/b/secret.txt" } do
+      for _, method in ipairs { "resources/read", "resources/subscribe" } do
+        local status, text = post(TOK_A, sa, { jsonrpc = "2.0", id = 5, method = method, params = { uri = uri } })
+        assert.equal(200, status)
+        assert.is_nil(text:find("bravo", 1, true), method .. " " .. uri .. ": " .. text)
+      end
+    end
     assert.equal(before, tree_of(B), "B's tree is unchanged")
     for _, f in ipairs { "got.txt", "gotdir/secret.txt", "moved/deep.txt" } do
       local h = io.open(A .. "/" .. f)
