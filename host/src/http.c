@@ -54,6 +54,7 @@ typedef struct stream {
   int calls;   /* holds a call of its token (or of the open count) */
   int token;
   long seq;    /* last event's number */
+  long sent;   /* last event written to any reader */
   int count;   /* events kept */
   event *head, *tail;
 } stream;
@@ -571,6 +572,7 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
     } else if (e) {
       r->pend = frame(r, e, &r->plen);
       r->pos = e->seq;
+      if (e->seq > r->t->sent) r->t->sent = e->seq;
     }
     if (r->pend) {
       pthread_mutex_unlock(&h->mu);
@@ -658,7 +660,9 @@ static enum MHD_Result do_get(bw_http *h, struct MHD_Connection *c,
     return refuse(c, MHD_HTTP_CONFLICT, -32000,
                   "Conflict: this session's GET stream is already open", NULL,
                   NULL);
-  if (pos < 0) pos = t->seq; /* a new GET stream: from now on */
+  /* a new GET stream: what no reader has had yet (a request the server
+   * sent before the client opened it, kept within the replay bound) */
+  if (pos < 0) pos = t->sent;
   return stream_answer(h, c, s, t, pos, 0, t->id ? -1 : 0);
 }
 

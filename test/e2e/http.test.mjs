@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ListRootsRequestSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startHttp, sseEvents, initBody, HEADERS } from "./http_helpers.mjs";
 
 const T = { timeout: 60_000 };
@@ -291,5 +291,23 @@ test("a subscribed file changed from outside: notifications/resources/updated on
   console.log(`resources/updated ${(updates[0].at - t0).toFixed(0)} ms after the change (HTTP)`);
   const read = await client.readResource({ uri: res.uri });
   assert.match(read.contents[0].text, /v2/);
+  await client.close();
+});
+
+// A request the server starts on its own (roots/list after initialized)
+// goes on the GET stream, and reaches the client even when it was sent
+// before the client opened that stream.
+test("the server's roots/list reaches an HTTP client on the GET stream", T, async () => {
+  const dir = workspace({ "a.txt": "a\n" });
+  const s = await serve(["--root", dir]);
+  const client = new Client({ name: "roots", version: "1" }, { capabilities: { roots: { listChanged: true } } });
+  let asked = 0;
+  client.setRequestHandler(ListRootsRequestSchema, async () => { asked++; return { roots: [{ uri: `file://${dir}`, name: "ws" }] }; });
+  await client.connect(new StreamableHTTPClientTransport(new URL(s.url)));
+  const until = Date.now() + 5000;
+  while (asked === 0 && Date.now() < until) await sleep(20);
+  assert.equal(asked, 1, "the client was asked for its roots");
+  const r = await client.callTool({ name: "read_file", arguments: { path: "a.txt" } });
+  assert.equal(r.isError, undefined);
   await client.close();
 });
