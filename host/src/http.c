@@ -16,7 +16,8 @@
  *
  * Threads: libmicrohttpd runs one thread per connection, so an SSE
  * response blocks in its reader callback waiting for events; one lock
- * guards sessions, streams and queues; a reaper thread ends idle sessions.
+ * guards sessions, streams and queues (httpsess.c); a reaper thread ends
+ * idle sessions.
  */
 #include "http.h"
 
@@ -36,83 +37,8 @@
 #include <time.h>
 
 #include "core.h"
+#include "httpint.h"
 
-enum { GONE_MAX = 64, KEEP_DONE = 16, CONN_LIMIT = 1024 };
-
-typedef struct event {
-  struct event *next;
-  long seq;
-  size_t len;
-  char *data;
-} event;
-
-typedef struct stream {
-  struct stream *next;
-  long id;     /* 0: the GET stream */
-  int done;    /* the POST has all its answers */
-  int readers; /* connections reading it */
-  int calls;   /* holds a call of its token (or of the open count) */
-  int token;
-  long seq;    /* last event's number */
-  long sent;   /* last event written to any reader */
-  int count;   /* events kept */
-  event *head, *tail;
-} stream;
-
-typedef struct session {
-  struct session *next;
-  char id[40];
-  int token; /* -1: no authentication */
-  int tenant, worker;
-  int refs;     /* connections and queued items holding it */
-  int closed;   /* deleted or expired: unlinked, freed at refs 0 */
-  int inflight; /* queued or running items */
-  double last;
-  long next_stream;
-  stream *streams;
-} session;
-
-typedef struct worker {
-  pthread_cond_t cv;
-  bw_http_item *head, *tail;
-  char cur_sid[40];
-  char *cur_id;
-  _Atomic int cancelled;
-  struct { char sid[40]; char *id; } gone[GONE_MAX];
-  int next_gone;
-  int sessions;
-} worker;
-
-struct bw_http {
-  bw_http_opts o;
-  struct MHD_Daemon *d;
-  pthread_mutex_t mu;
-  pthread_cond_t ev; /* any stream got an event, ended, or a session closed */
-  pthread_cond_t reap_cv;
-  pthread_t reaper;
-  int stopped;
-  session *sessions;
-  int nsessions;
-  worker *w;
-  int *tok_calls, *tok_sessions;
-  int open_calls; /* without tokens */
-};
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void deadline(struct timespec *ts, double secs) {
-  clock_gettime(CLOCK_REALTIME, ts);
-  ts->tv_sec += (time_t)secs;
-  ts->tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
-  if (ts->tv_nsec >= 1000000000L) {
-    ts->tv_sec++;
-    ts->tv_nsec -= 1000000000L;
-  }
-}
 
 void bw_http_token_hash(const char *token, char out[65]) {
   char h[BW_HASH_STR];
@@ -127,258 +53,6 @@ int bw_http_loopback(const char *host) {
     return 1;
   struct in_addr a;
   return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
-}
-
-/* ------------------------------------------------------------ streams */
-
-static void stream_free(stream *s) {
-  for (event *e = s->head, *n; e; e = n) {
-    n = e->next;
-    free(e->data);
-    free(e);
-  }
-  free(s);
-}
-
-static stream *stream_find(session *s, long id) {
-  for (stream *t = s->streams; t; t = t->next)
-    if (t->id == id) return t;
-  return NULL;
-}
-
-/* A new stream; done streams nobody reads beyond the newest KEEP_DONE go. */
-static stream *stream_new(session *s, long id) {
-  stream *t = calloc(1, sizeof *t);
-  if (!t) return NULL;
-  t->id = id;
-  t->next = s->streams;
-  s->streams = t;
-  int kept = 0;
-  for (stream **p = &t->next; *p;) {
-    stream *x = *p;
-    if (x->id != 0 && x->done && !x->readers && ++kept > KEEP_DONE) {
-      *p = x->next;
-      stream_free(x);
-    } else {
-      p = &x->next;
-    }
-  }
-  return t;
-}
-
-static int stream_push(bw_http *h, stream *t, const char *text, size_t n) {
-  event *e = malloc(sizeof *e);
-  char *d = malloc(n + 1);
-  if (!e || !d) {
-    free(e);
-    free(d);
-    return -1;
-  }
-  memcpy(d, text, n);
-  d[n] = '\0';
-  e->next = NULL;
-  e->seq = ++t->seq;
-  e->len = n;
-  e->data = d;
-  if (t->tail) t->tail->next = e;
-  else t->head = e;
-  t->tail = e;
-  if (++t->count > h->o.replay) { /* the oldest goes: replay is bounded */
-    event *old = t->head;
-    t->head = old->next;
-    t->count--;
-    free(old->data);
-    free(old);
-  }
-  return 0;
-}
-
-/* The stream's request is answered (or its session ended): its call
- * counts no more against the token's max_calls. */
-static void stream_release(bw_http *h, stream *t) {
-  if (!t->calls) return;
-  t->calls = 0;
-  if (t->token >= 0) h->tok_calls[t->token]--;
-  else h->open_calls--;
-}
-
-/* ----------------------------------------------------------- sessions */
-
-static void session_unref(bw_http *h, session *s) {
-  (void)h;
-  if (--s->refs > 0 || !s->closed) return;
-  for (stream *t = s->streams, *n; t; t = n) {
-    n = t->next;
-    stream_free(t);
-  }
-  free(s);
-}
-
-static session *session_find(bw_http *h, const char *id) {
-  if (!id) return NULL;
-  for (session *s = h->sessions; s; s = s->next)
-    if (!strcmp(s->id, id)) return s;
-  return NULL;
-}
-
-static void queue_item(bw_http *h, int w, bw_http_item *it) {
-  worker *k = &h->w[w];
-  if (k->tail) k->tail->next = it;
-  else k->head = it;
-  k->tail = it;
-  pthread_cond_signal(&k->cv);
-}
-
-/* Unlink a session and tell its worker (caller holds the lock). */
-static void session_close(bw_http *h, session *s) {
-  for (session **p = &h->sessions; *p; p = &(*p)->next)
-    if (*p == s) {
-      *p = s->next;
-      break;
-    }
-  s->closed = 1;
-  for (stream *t = s->streams; t; t = t->next) stream_release(h, t);
-  h->nsessions--;
-  h->w[s->worker].sessions--;
-  if (s->token >= 0) h->tok_sessions[s->token]--;
-  bw_http_item *it = calloc(1, sizeof *it);
-  if (it) {
-    it->kind = BW_HTTP_CLOSE;
-    snprintf(it->sid, sizeof it->sid, "%s", s->id);
-    it->tenant = s->tenant;
-    queue_item(h, s->worker, it);
-  }
-  pthread_cond_broadcast(&h->ev);
-  session_unref(h, s); /* the list's reference */
-}
-
-static void *reaper(void *arg) {
-  bw_http *h = arg;
-  pthread_mutex_lock(&h->mu);
-  while (!h->stopped) {
-    struct timespec ts;
-    double tick = h->o.session_ttl / 4;
-    deadline(&ts, tick < 0.05 ? 0.05 : tick > 5 ? 5 : tick);
-    pthread_cond_timedwait(&h->reap_cv, &h->mu, &ts);
-    double t = now();
-    for (session *s = h->sessions, *n; s; s = n) {
-      n = s->next;
-      int reading = 0;
-      for (stream *x = s->streams; x; x = x->next) reading += x->readers;
-      if (!reading && !s->inflight && t - s->last > h->o.session_ttl)
-        session_close(h, s);
-    }
-  }
-  pthread_mutex_unlock(&h->mu);
-  return NULL;
-}
-
-/* -------------------------------------------------------- worker side */
-
-bw_http_item *bw_http_next(bw_http *h, int w, double timeout) {
-  worker *k = &h->w[w];
-  struct timespec ts;
-  if (timeout >= 0) deadline(&ts, timeout);
-  pthread_mutex_lock(&h->mu);
-  while (!k->head && !h->stopped) {
-    if (timeout < 0) pthread_cond_wait(&k->cv, &h->mu);
-    else if (pthread_cond_timedwait(&k->cv, &h->mu, &ts) == ETIMEDOUT) break;
-  }
-  bw_http_item *it = h->stopped ? NULL : k->head;
-  if (it) {
-    k->head = it->next;
-    if (!k->head) k->tail = NULL;
-    it->next = NULL;
-  }
-  pthread_mutex_unlock(&h->mu);
-  return it;
-}
-
-int bw_http_stopped(bw_http *h) {
-  pthread_mutex_lock(&h->mu);
-  int s = h->stopped;
-  pthread_mutex_unlock(&h->mu);
-  return s;
-}
-
-int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
-                 size_t n, int final) {
-  pthread_mutex_lock(&h->mu);
-  session *s = session_find(h, sid);
-  int rc = -1;
-  if (s) {
-    stream *t = stream_find(s, stream_id);
-    /* the answer: the call is over before the client can see it end */
-    if (t && final) stream_release(h, t);
-    if (!t || t->done) t = stream_find(s, 0); /* outside a request: GET */
-    if (!t) t = stream_new(s, 0);
-    if (t) rc = stream_push(h, t, text, n);
-    pthread_cond_broadcast(&h->ev);
-  }
-  pthread_mutex_unlock(&h->mu);
-  return rc;
-}
-
-void bw_http_done(bw_http *h, const char *sid, long stream_id) {
-  pthread_mutex_lock(&h->mu);
-  session *s = session_find(h, sid);
-  stream *t = s ? stream_find(s, stream_id) : NULL;
-  if (t) {
-    t->done = 1;
-    stream_release(h, t);
-  }
-  pthread_cond_broadcast(&h->ev);
-  pthread_mutex_unlock(&h->mu);
-}
-
-int bw_http_begin(bw_http *h, int w, const char *sid, const char *id) {
-  worker *k = &h->w[w];
-  int gone = 0;
-  pthread_mutex_lock(&h->mu);
-  for (int i = 0; i < GONE_MAX; i++)
-    if (k->gone[i].id && !strcmp(k->gone[i].sid, sid) &&
-        !strcmp(k->gone[i].id, id)) {
-      free(k->gone[i].id);
-      k->gone[i].id = NULL;
-      gone = 1;
-    }
-  snprintf(k->cur_sid, sizeof k->cur_sid, "%s", sid);
-  free(k->cur_id);
-  k->cur_id = strdup(id);
-  atomic_store(&k->cancelled, gone);
-  pthread_mutex_unlock(&h->mu);
-  return gone;
-}
-
-void bw_http_finish(bw_http *h, int w) {
-  worker *k = &h->w[w];
-  pthread_mutex_lock(&h->mu);
-  free(k->cur_id);
-  k->cur_id = NULL;
-  atomic_store(&k->cancelled, 0);
-  pthread_mutex_unlock(&h->mu);
-}
-
-const _Atomic int *bw_http_cancel_flag(bw_http *h, int w) {
-  return &h->w[w].cancelled;
-}
-
-/* notifications/cancelled: the worker's call stops at its next check; a
- * request not begun yet is remembered and never runs. */
-static void note_cancel(bw_http *h, session *s, const json_t *id) {
-  if (!json_is_string(id) && !json_is_number(id)) return;
-  char *text = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-  if (!text) return;
-  worker *k = &h->w[s->worker];
-  if (k->cur_id && !strcmp(k->cur_sid, s->id) && !strcmp(k->cur_id, text)) {
-    atomic_store(&k->cancelled, 1);
-    free(text);
-    return;
-  }
-  free(k->gone[k->next_gone].id);
-  snprintf(k->gone[k->next_gone].sid, sizeof k->gone[0].sid, "%s", s->id);
-  k->gone[k->next_gone].id = text;
-  k->next_gone = (k->next_gone + 1) % GONE_MAX;
 }
 
 /* ------------------------------------------------------------ answers */
@@ -523,7 +197,7 @@ static void reader_free(void *cls) {
   bw_http *h = r->h;
   pthread_mutex_lock(&h->mu);
   r->t->readers--;
-  session_unref(h, r->s);
+  bwh_session_unref(h, r->s);
   pthread_mutex_unlock(&h->mu);
   free(r->pend);
   free(r);
@@ -584,12 +258,12 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
       return MHD_CONTENT_READER_END_OF_STREAM;
     }
     struct timespec ts;
-    deadline(&ts, 15);
+    bwh_deadline(&ts, 15);
     if (pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT && !r->json) {
       r->pend = strdup(": keep-alive\n\n"); /* a dead client shows up */
       r->plen = r->pend ? strlen(r->pend) : 0;
     }
-    r->s->last = now();
+    r->s->last = bwh_now();
     pthread_mutex_unlock(&h->mu);
   }
   if (!r->pend) return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -651,8 +325,8 @@ static enum MHD_Result do_get(bw_http *h, struct MHD_Connection *c,
     return refuse(c, MHD_HTTP_BAD_REQUEST, -32000,
                   "Bad Request: Last-Event-ID is not one of this server's",
                   NULL, NULL);
-  stream *t = stream_find(s, sid);
-  if (!t && sid == 0) t = stream_new(s, 0);
+  stream *t = bwh_stream_find(s, sid);
+  if (!t && sid == 0) t = bwh_stream_new(s, 0);
   if (!t)
     return refuse(c, MHD_HTTP_NOT_FOUND, -32000,
                   "Not Found: that stream is no longer kept", NULL, NULL);
@@ -728,7 +402,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     h->nsessions++;
     if (k->token >= 0) h->tok_sessions[k->token]++;
   } else {
-    s = session_find(h, sidh);
+    s = bwh_session_find(h, sidh);
     if (!sidh) rc = MHD_HTTP_BAD_REQUEST;
     else if (!s || s->token != k->token) rc = MHD_HTTP_NOT_FOUND;
     else rc = 0;
@@ -742,7 +416,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
                  : refuse(c, rc, -32001, "Session not found", NULL, NULL);
     }
   }
-  s->last = now();
+  s->last = bwh_now();
   if (ping) { /* answered here, whatever the worker is doing */
     char *id = json_dumps(json_object_get(m, "id"),
                           JSON_ENCODE_ANY | JSON_COMPACT);
@@ -757,7 +431,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   if (one && !request) {
     const char *method = json_string_value(json_object_get(one, "method"));
     if (method && !strcmp(method, "notifications/cancelled")) {
-      note_cancel(h, s, json_object_get(json_object_get(one, "params"),
+      bwh_note_cancel(h, s, json_object_get(json_object_get(one, "params"),
                                         "requestId"));
       pthread_mutex_unlock(&h->mu);
       json_decref(m);
@@ -776,7 +450,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     }
   }
   bw_http_item *it = calloc(1, sizeof *it);
-  stream *t = request ? stream_new(s, s->next_stream++) : NULL;
+  stream *t = request ? bwh_stream_new(s, s->next_stream++) : NULL;
   if (!it || (request && !t)) {
     free(it);
     pthread_mutex_unlock(&h->mu);
@@ -799,7 +473,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   s->inflight++;
   s->refs++;
   it->session = s;
-  queue_item(h, s->worker, it);
+  bwh_queue_item(h, s->worker, it);
   if (!request) {
     pthread_mutex_unlock(&h->mu);
     return reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
@@ -902,15 +576,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
                   "Bad Request: Mcp-Session-Id header is required", NULL,
                   NULL);
   pthread_mutex_lock(&h->mu);
-  session *s = session_find(h, sidh);
+  session *s = bwh_session_find(h, sidh);
   enum MHD_Result rc;
   if (!s || s->token != k->token) {
     rc = refuse(c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL, NULL);
   } else if (!strcmp(method, "DELETE")) {
-    session_close(h, s);
+    bwh_session_close(h, s);
     rc = reply(c, MHD_HTTP_OK, NULL, "", NULL, NULL);
   } else {
-    s->last = now();
+    s->last = bwh_now();
     rc = do_get(h, c, s);
   }
   pthread_mutex_unlock(&h->mu);
@@ -928,20 +602,6 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
   free(k->body);
   free(k);
   *con_cls = NULL;
-}
-
-void bw_http_item_free(bw_http *h, bw_http_item *it) {
-  if (!it) return;
-  session *s = it->session;
-  if (s) { /* the session is free to expire again */
-    pthread_mutex_lock(&h->mu);
-    s->inflight--;
-    s->last = now();
-    session_unref(h, s);
-    pthread_mutex_unlock(&h->mu);
-  }
-  free(it->body);
-  free(it);
 }
 
 /* Small SSE frames go out at once: without TCP_NODELAY a frame written
@@ -1015,7 +675,7 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     free(h);
     return NULL;
   }
-  if (pthread_create(&h->reaper, NULL, reaper, h) != 0) {
+  if (pthread_create(&h->reaper, NULL, bwh_reaper, h) != 0) {
     MHD_stop_daemon(h->d);
     snprintf(err, errlen, "cannot start the session reaper");
     free(h);
@@ -1045,7 +705,7 @@ void bw_http_stop(bw_http *h) {
 }
 
 void bw_http_free(bw_http *h) {
-  while (h->sessions) session_close(h, h->sessions);
+  while (h->sessions) bwh_session_close(h, h->sessions);
   for (int i = 0; i < h->o.workers; i++) {
     for (bw_http_item *it = h->w[i].head, *n; it; it = n) {
       n = it->next;
