@@ -9,7 +9,7 @@ local json = core.json
 
 local USAGE = [==[
 usage:
-  burrow mcp   [--config FILE] [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]... [--pack NAME] [--landlock]
+  burrow mcp   [--config FILE] [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]... [--pack NAME] [--landlock] [--strict-start]
   burrow call  TOOL [JSON-ARGS | -] [--config FILE] [--root ...] [--cap ...] [--pack NAME]
   burrow tools [--format mcp|openai|anthropic] [--config FILE] [--root ...] [--pack NAME]
   burrow check [--config FILE] [--root ...] [--cap ...]
@@ -26,6 +26,8 @@ usage:
   --pack NAME              serve a compatibility pack's tools instead of the native
                            set (docs/packs.md: native, mcp_filesystem, ...)
   --landlock               (mcp) confine the process to its roots with Landlock
+  --strict-start           (mcp) exit when the configuration does not load, instead
+                           of serving every tool call that error
   BURROW_RESOLVER=walk     use the fd-walk resolver instead of openat2
 ]==]
 
@@ -66,6 +68,8 @@ local function parse(args)
       o.config = value()
     elseif a == "--landlock" then
       o.landlock = true
+    elseif a == "--strict-start" then
+      o.strict_start = true
     elseif a == "-h" or a == "--help" then
       error({ usage = false })
     elseif a:sub(1, 2) == "--" then
@@ -147,8 +151,18 @@ end
 
 function commands.mcp(o)
   if #o.args > 0 then error({ usage = "mcp takes no arguments" }) end
-  local ws = open(o)
-  if o.landlock then landlock(ws, o, options(o)) end
+  local ok, ws = pcall(open, o)
+  if not ok then
+    -- fail closed but visible: the client connects and each call says why
+    -- (not with --landlock: a reload must not serve roots unconfined)
+    local e = ws
+    if o.strict_start or o.landlock or type(e) ~= "table" or not (e.fail or e.usage) then error(e, 0) end
+    local msg = e.fail or e.usage
+    io.stderr:write("burrow: ", msg, "\nburrow: the configuration did not load: serving no root; every tool call fails with this error (fix it and send SIGHUP, or use --strict-start to exit instead)\n")
+    ws = require("burrow.unavailable").new(msg)
+  elseif o.landlock then
+    landlock(ws, o, options(o))
+  end
   local mounts = {}
   for _, r in ipairs(ws:mounts()) do
     mounts[#mounts + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)")

@@ -162,7 +162,7 @@ function burrow.open(opts)
     roots:close()
     return fail("INVALID_ARGUMENT", by_name)
   end
-  local policies, perr = policy.load(opts.policies, { base_dir = opts.base_dir, path = policy_path })
+  local policies, perr = policy.load(policy.with_audit(opts.policies, opts.audit), { base_dir = opts.base_dir, path = policy_path })
   if not policies then
     roots:close()
     return fail("INVALID_ARGUMENT", perr)
@@ -192,7 +192,15 @@ end
 -- "ask" goes to the approval hook (MCP: elicitation). Sets req.decision
 -- and req.reason for the audit.
 function Workspace:decide(req, hooks)
-  local decision, reason, by = self.policies:check(req)
+  local decision, reason, by, detail = self.policies:check(req)
+  if detail then -- a policy's error: the operator reads it, the agent does not
+    io.stderr:write("burrow: ", detail, "\n")
+    if self.audit.fh then
+      self.audit:write { time = os.date("!%Y-%m-%dT%H:%M:%SZ"), event = "policy_error", policy = by,
+        tool = req.tool, operation = req.operation, path = req.path, error = detail }
+    end
+  end
+  req.policy_error = detail
   req.policy = by -- which policy denied (a subtree's refusal names it, not the entry)
   if decision == "ask" then
     local approve = hooks and hooks.approve or self.approve
@@ -285,11 +293,19 @@ local function invoke(self, tool, args, hooks, via)
       for _, rec in ipairs(self.policies:after(req, outcome)) do self.audit:write(rec) end
     end
   end
-  if res == nil then return nil, msg, code end
+  if res == nil then
+    -- a policy's error text: for the embedder and the operator, not the agent
+    for _, req in ipairs(ctx.reqs) do
+      if req.policy_error then return nil, msg, code, req.policy_error end
+    end
+    return nil, msg, code
+  end
   return res
 end
 
---- Call a tool: the result table, or nil, "CODE: message", CODE.
+--- Call a tool: the result table, or nil, "CODE: message", CODE[, detail]
+-- (detail: a policy's own error, when one failed: the agent is told only
+-- "denied by policy NAME (policy error)").
 function Workspace:call(name, args, hooks)
   check_open(self)
   if type(name) ~= "string" then error("ws:call: tool name must be a string", 2) end
