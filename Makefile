@@ -20,7 +20,7 @@ SRC     := host/src
 # Binding files are l*.c (the only ones that see lua.h, with main.c and
 # api.c); every other host/src/*.c is core. New files need no edit here.
 BIND    := $(basename $(notdir $(wildcard $(SRC)/l*.c)))
-CORE    := $(filter-out $(BIND) main api,$(basename $(notdir $(wildcard $(SRC)/*.c))))
+CORE    := $(filter-out $(BIND) main api api_async,$(basename $(notdir $(wildcard $(SRC)/*.c))))
 CORE_O  := $(CORE:%=$(B)/obj/%.o)
 BIND_O  := $(BIND:%=$(B)/obj/%.o)
 TESTS   := $(patsubst host/test/test_%.c,$(B)/test_%,$(wildcard host/test/test_*.c))
@@ -49,7 +49,7 @@ DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
         clang libclang-rt-14-dev
 
-.PHONY: all deps test run bench soak sanitize fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
+.PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
 
 deps:
@@ -68,7 +68,7 @@ $(B)/obj/%.o: $(SRC)/%.c $(wildcard $(SRC)/*.h) | check-deps
 
 # only the binding and glue see lua.h
 $(BIND_O) $(B)/obj/main.o $(B)/obj/api.o: CFLAGS += $(LUA_CFLAGS)
-$(BIND_O) $(B)/obj/main.o $(B)/obj/api.o: host/include/burrow.h
+$(BIND_O) $(B)/obj/main.o $(B)/obj/api.o $(B)/obj/api_async.o: host/include/burrow.h
 
 # The Lua dir compiled into api.o, the last place looked: api.o is rebuilt
 # when it changes (`make install PREFIX=/opt/burrow` after a plain `make`).
@@ -81,10 +81,10 @@ $(B)/lua/burrow/core.so: $(CORE_O) $(BIND_O)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ $(DEP_LIBS)
 
-$(B)/libburrow.a: $(CORE_O) $(BIND_O) $(B)/obj/api.o
+$(B)/libburrow.a: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/libburrow.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o
+$(B)/libburrow.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	$(CC) -shared -Wl,-soname,libburrow.so.$(SOVER) -o $@.$(VERSION) $^ $(DEP_LIBS) $(LUA_LIBS)
 	ln -sf libburrow.so.$(VERSION) $@.$(SOVER)
 	ln -sf libburrow.so.$(SOVER) $@
@@ -98,7 +98,7 @@ $(B)/burrow.pc: host/burrow.pc.in host/include/burrow.h $(B)/luadir.txt
 	    -e 's|@LUADIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUADIR))|' \
 	    -e 's|@LUACDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUACDIR))|' $< > $@
 
-$(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(CORE_O) $(BIND_O)
+$(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(B)/obj/api_async.o $(CORE_O) $(BIND_O)
 	$(CC) -rdynamic -o $@ $^ $(DEP_LIBS) $(LUA_LIBS)
 
 # C tests link the core only: no Lua
@@ -106,7 +106,7 @@ $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
 	$(CC) $(CFLAGS) -I$(SRC) -o $@ $(filter %.c %.o,$^) $(DEP_LIBS)
 
 # except the embedding API's, which links the whole library as an engine would
-$(B)/test_capi: host/test/test_capi.c $(B)/libburrow.a host/test/check.h
+$(B)/test_capi $(B)/test_api_async: $(B)/test_%: host/test/test_%.c $(B)/libburrow.a host/test/check.h
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -Ihost/include -o $@ $(filter %.c %.a,$^) $(DEP_LIBS) $(LUA_LIBS)
 
 # the fault shim the security suite preloads (spec/security/faults_spec.lua)
@@ -129,6 +129,13 @@ soak: all
 	@node test/soak/soak.mjs
 
 # ASan + UBSan build of everything, then the whole suite against it.
+# ThreadSanitizer on the embedding API's tests (the worker, its queues, the
+# eventfd, hosts on threads)
+tsan:
+	$(MAKE) B=build/tsan OPT="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
+	  LDFLAGS="-fsanitize=thread" build/tsan/test_api_async build/tsan/test_capi
+	build/tsan/test_api_async && build/tsan/test_capi
+
 sanitize:
 	$(MAKE) B=build/sanitize OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
 	  LDFLAGS="-fsanitize=address,undefined"
@@ -154,10 +161,10 @@ fuzz-build:
 
 fuzz-bins: $(FUZZ_NAMES:%=$(B)/fuzz_%)
 
-$(B)/fuzz_%: host/fuzz/fuzz_%.c host/fuzz/fuzz.h $(CORE_O) $(BIND_O) $(B)/obj/api.o
+$(B)/fuzz_%: host/fuzz/fuzz_%.c host/fuzz/fuzz.h $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -fsanitize=fuzzer -I$(SRC) \
 	  -DFUZZ_LUA_DIR='"$(CURDIR)/lua"' -DFUZZ_DIR='"$(CURDIR)/host/fuzz"' \
-	  -o $@ $< $(CORE_O) $(BIND_O) $(B)/obj/api.o $(DEP_LIBS) $(LUA_LIBS)
+	  -o $@ $< $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o $(DEP_LIBS) $(LUA_LIBS)
 
 fuzz: fuzz-build
 	@FUZZ_B=$(FUZZ_B) bash host/fuzz/run.sh --keep $(FUZZ_SECONDS) $(FUZZ_TARGETS)

@@ -405,7 +405,15 @@ static int io_cancelled(lua_State *L) {
   return 1;
 }
 
-const _Atomic int *bw_cancel_flag(void) { return &S.cancelled; }
+/* A call run for burrow_submit has a cancel flag of its own, set on the
+ * worker thread for the call's duration (api.c). */
+static _Thread_local const _Atomic int *call_cancel;
+
+void bw_set_call_cancel(const _Atomic int *flag) { call_cancel = flag; }
+
+const _Atomic int *bw_cancel_flag(void) {
+  return call_cancel ? call_cancel : &S.cancelled;
+}
 
 static const luaL_Reg io_methods[] = {
     {"next", io_next},     {"write", io_write},         {"send", io_send},

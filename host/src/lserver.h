@@ -13,5 +13,8 @@ void bw_stdio_register(lua_State *L);
 int bw_stdout_line(const char *s, size_t n);
 /* The cancel flag of the request in flight, for long operations to poll. */
 const _Atomic int *bw_cancel_flag(void);
+/* On this thread, until set back to NULL: the flag bw_cancel_flag gives
+ * (a submitted call's, api.c). */
+void bw_set_call_cancel(const _Atomic int *flag);
 
 #endif
