@@ -44,10 +44,11 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 # Debian 12 packages burrow needs to build and test.
 # (luarocks: the rock's build, spec/install_spec.lua; it makes /usr/bin/lua
 # Lua 5.1, so everything here names lua5.4. clang and libclang-rt-14-dev,
-# which holds libFuzzer: the fuzz targets, host/fuzz/.)
+# which holds libFuzzer: the fuzz targets, host/fuzz/. lua-luv: the luv
+# example and its test; luajit: burrow.ffi's tests.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
-        clang libclang-rt-14-dev
+        clang libclang-rt-14-dev lua-luv luajit
 
 .PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
@@ -77,7 +78,7 @@ $(B)/luadir.txt: FORCE
 $(B)/obj/api.o: $(B)/luadir.txt
 $(B)/obj/api.o: CFLAGS += -DBURROW_LUA_INSTALL_DIR='"$(LUADIR)"'
 
-$(B)/lua/burrow/core.so: $(CORE_O) $(BIND_O)
+$(B)/lua/burrow/core.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ $(DEP_LIBS)
 
@@ -213,7 +214,7 @@ $(ROCK_B)/%.o: $(SRC)/%.c $(wildcard $(SRC)/*.h) host/include/burrow.h
 	@mkdir -p $(ROCK_B)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -fPIC -pthread $(ROCK_INC) -c $< -o $@
 
-$(ROCK_B)/core.so: $(CORE:%=$(ROCK_B)/%.o) $(BIND:%=$(ROCK_B)/%.o)
+$(ROCK_B)/core.so: $(CORE:%=$(ROCK_B)/%.o) $(BIND:%=$(ROCK_B)/%.o) $(ROCK_B)/api.o $(ROCK_B)/api_async.o
 	$(CC) $(LIBFLAG) -o $@ $^ $(ROCK_LIBS)
 
 rock-install: rock

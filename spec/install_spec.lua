@@ -283,6 +283,15 @@ int main(int argc, char **argv) {
       assert.equal(registry.packs and table.concat(registry.packs(), ",") or "", lines[9])
     end)
 
+    it("ws:submit from the rock: examples/luv_grep.lua greps on the worker while luv runs", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      local ws = tmp .. "/luvws"
+      H.write(ws, "a.txt", "TODO one\nnothing\n")
+      H.write(ws, "b/c.txt", "TODO two\n")
+      local out = sh(lua_env .. "cd / && lua5.4 " .. H.q(REPO .. "/examples/luv_grep.lua") .. " " .. H.q(ws) .. " TODO")
+      assert.matches("grep done in [%d.]+ s: 2 matching lines in 2 files", out)
+    end)
+
     it("runs examples/agent.lua: OpenAI and Anthropic tool lists, a scripted tool-call loop", function()
       if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
       sh("cp " .. H.q(REPO .. "/examples/agent.lua") .. " " .. H.q(tmp .. "/agent.lua"))

@@ -277,13 +277,22 @@ static int l_open(lua_State *L) {
   return 0;
 }
 
+static int l_set_path(lua_State *L) {
+  const char *path = lua_touserdata(L, 1);
+  lua_getglobal(L, "package");
+  lua_pushstring(L, path);
+  lua_setfield(L, -2, "path");
+  return 0;
+}
+
 static void fail_open(burrow_host *h, lua_State *from, char **errmsg) {
   if (errmsg) *errmsg = from ? dup_top(from) : strdup("out of memory");
   burrow_close(h);
 }
 
 static burrow_host *open_host(lua_State *E, const char *config,
-                              const char *fn, char **errmsg) {
+                              const char *fn, const char *lua_path,
+                              char **errmsg) {
   if (errmsg) *errmsg = NULL;
   burrow_host *h = calloc(1, sizeof *h);
   if (!h) {
@@ -320,6 +329,11 @@ static burrow_host *open_host(lua_State *E, const char *config,
   if (!E) {
     lua_pushcfunction(L, l_prepare);
     rc = lua_pcall(L, 0, 0, 0);
+    if (rc == LUA_OK && lua_path) {
+      lua_pushcfunction(L, l_set_path);
+      lua_pushlightuserdata(L, (void *)lua_path);
+      rc = lua_pcall(L, 1, 0, 0);
+    }
   } else {
     enter(h);
     lua_getfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE); /* the engine's, or nil */
@@ -345,7 +359,7 @@ static burrow_host *open_host(lua_State *E, const char *config,
 }
 
 burrow_host *burrow_open(const char *config, char **errmsg) {
-  return open_host(NULL, config, "open", errmsg);
+  return open_host(NULL, config, "open", NULL, errmsg);
 }
 
 burrow_host *burrow_open_file(const char *path, char **errmsg) {
@@ -353,7 +367,7 @@ burrow_host *burrow_open_file(const char *path, char **errmsg) {
     if (errmsg) *errmsg = strdup("INVALID_ARGUMENT: burrow_open_file: path is NULL");
     return NULL;
   }
-  return open_host(NULL, path, "open_file", errmsg);
+  return open_host(NULL, path, "open_file", NULL, errmsg);
 }
 
 burrow_host *burrow_open_state(struct lua_State *L, const char *config,
@@ -362,7 +376,7 @@ burrow_host *burrow_open_state(struct lua_State *L, const char *config,
     if (errmsg) *errmsg = strdup("INVALID_ARGUMENT: burrow_open_state: L is NULL");
     return NULL;
   }
-  return open_host(L, config, "open", errmsg);
+  return open_host(L, config, "open", NULL, errmsg);
 }
 
 burrow_host *burrow_open_state_file(struct lua_State *L, const char *path,
@@ -372,7 +386,12 @@ burrow_host *burrow_open_state_file(struct lua_State *L, const char *path,
       *errmsg = strdup("INVALID_ARGUMENT: burrow_open_state_file: L or path is NULL");
     return NULL;
   }
-  return open_host(L, path, "open_file", errmsg);
+  return open_host(L, path, "open_file", NULL, errmsg);
+}
+
+burrow_host *bw_open_json(const char *opts_json, const char *lua_path,
+                          char **errmsg) {
+  return open_host(NULL, opts_json, "open_json", lua_path, errmsg);
 }
 
 /* (h, fn, {a, b}) -> capi.<fn>(ws, a, b): code, text */

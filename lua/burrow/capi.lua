@@ -27,6 +27,14 @@ function capi.open_file(path)
   return burrow.open(opts)
 end
 
+-- burrow.open's options as JSON (core.host, for ws:submit: the same
+-- workspace, opened again on a worker's state).
+function capi.open_json(text)
+  local opts, err = json.decode(text)
+  if type(opts) ~= "table" then return nil, "INVALID_ARGUMENT: options: " .. tostring(err) end
+  return burrow.open(opts)
+end
+
 -- -> 0, result JSON | 1, {"error":{...}} JSON. hooks (a submitted call's,
 -- api.c): cancelled() and progress(done, total, message).
 function capi.call(ws, tool, args_json, hooks)

@@ -184,6 +184,7 @@ function burrow.open(opts)
     policies = policies,
     audit = sink,
     approve = opts.approve, -- function(req, reason) -> true | false, why
+    opts = opts, -- for ws:submit's host (burrow.async)
   }, Workspace)
   return ws
 end
@@ -353,7 +354,31 @@ function Workspace:mounts()
   return out
 end
 
+--- Calls that do not block (lua/burrow/async.lua, docs/embedding.md):
+-- submit(tool, args, function(res, msg, code) end) -> id; fd() -> an
+-- eventfd for the caller's loop; poll() runs the callbacks; cancel(id).
+function Workspace:submit(tool, args, cb)
+  check_open(self)
+  return require("burrow.async").submit(self, tool, args, cb)
+end
+
+function Workspace:fd()
+  check_open(self)
+  return require("burrow.async").fd(self)
+end
+
+function Workspace:poll()
+  check_open(self)
+  return require("burrow.async").poll(self)
+end
+
+function Workspace:cancel(id)
+  check_open(self)
+  return require("burrow.async").cancel(self, id)
+end
+
 function Workspace:close()
+  if self.host then require("burrow.async").close(self) end
   if self.roots then
     self.roots:close()
     self.policies:close()
