@@ -67,6 +67,19 @@ end
 
 local function line_text(pos) return st.body:match("^[^\n]*", pos) end
 
+-- The text after the last \n (the whole text without one). Not
+-- s:match("[^\n]*$"), which retries from every byte of a long last line.
+local function last_line(s)
+  local r = s:reverse():find("\n", 1, true)
+  return r and s:sub(#s - r + 2) or s
+end
+
+-- s without blanks around it (linear; "^%s*(.-)%s*$" is not)
+local function trimmed(s)
+  local _, t = trim:match(s)
+  return t
+end
+
 ---------------------------------------------------------------------------
 -- the hunks
 
@@ -77,11 +90,6 @@ local add = HSP ^ 0 * P(ADD) * Cg(ARG, "path") * NL * Cg(Ct(PLUS ^ 0) / function
 end, "content") * Cg(Cc "add", "kind")
 
 local delete = HSP ^ 0 * P(DELETE) * Cg(ARG, "path") * NL * Cg(Cc "delete", "kind")
-
-local function set(t, k, v)
-  t[k] = v
-  return t
-end
 
 -- One chunk line into the chunk table (the accumulator of a fold).
 local function cline(kind)
@@ -102,6 +110,10 @@ local CLINE = (P " " * C(REST) * NL) / function(t) return { " ", t } end
   + NL / function() return { "", "" } end
 local EOF_LINE = P(EOF_MARK) * NL
 
+local AT_AT = P "@@" * NL
+local AT_CONTEXT = P "@@ " * C(REST) * NL * Cp()
+local CLINE_AT = CLINE * Cp()
+
 -- A chunk at the cursor: allow_missing for the first of a hunk (no @@).
 local function chunk_at(allow_missing)
   -- (Cp() * P(1): a chunk is never empty, and LPeg must see that in a loop)
@@ -111,11 +123,11 @@ local function chunk_at(allow_missing)
     -- for every chunk would be quadratic in a patch of many chunks)
     local function codex_line() return line_at(i) end
     local j = i
-    local e = (P "@@" * NL):match(s, i)
+    local e = AT_AT:match(s, i)
     if e then
       j = e
     else
-      local ctx, e2 = (P "@@ " * C(REST) * NL * Cp()):match(s, i)
+      local ctx, e2 = AT_CONTEXT:match(s, i)
       if ctx then
         chunk.context, j = ctx, e2
       elseif not allow_missing then
@@ -132,7 +144,7 @@ local function chunk_at(allow_missing)
     -- the lines, folded into the chunk; then an optional end-of-file mark
     local pos = j
     while true do
-      local l, nextpos = (CLINE * Cp()):match(s, pos)
+      local l, nextpos = CLINE_AT:match(s, pos)
       if not l then break end
       cline(l[1])(chunk, l[2])
       pos = nextpos
@@ -143,33 +155,45 @@ local function chunk_at(allow_missing)
       chunk.eof, pos = true, e3
     end
     chunk.n, chunk.start = nil, nil
-    return pos, chunk
+    local list = st.chunks
+    list[#list + 1] = chunk
+    return pos -- no capture: LPeg keeps match-time results, and a patch may have a million chunks
   end)
 end
 
 local BLANK = HSP ^ 0 * NL
 local STOP = #P "*" + -1
+-- the update's chunks go to st.chunks (a fresh list at each header)
+local fresh_chunks = Cmt(P(true), function(_, i)
+  st.chunks = {}
+  return i
+end)
 local update = Cg(Cp(), "at") * HSP ^ 0 * P(UPDATE) * Cg(ARG, "path") * NL
-  * (P(MOVE) * Cg(C(REST), "move_to") * NL) ^ -1
-  * Cg(Ct(BLANK ^ 0 * (-STOP * chunk_at(true) * (BLANK + -STOP * chunk_at(false)) ^ 0) ^ -1), "chunks")
+  * (P(MOVE) * Cg(C(REST), "move_to") * NL) ^ -1 * fresh_chunks
+  * (BLANK ^ 0 * (-STOP * chunk_at(true) * (BLANK + -STOP * chunk_at(false)) ^ 0) ^ -1)
   * Cg(Cc "update", "kind")
 
 local bad_header = Cmt(Cp() * P(1), function(_, _, i)
-  local head = line_text(i):match("^%s*(.-)%s*$")
+  local head = trimmed(line_text(i))
   hunk_error(i, line_at(i), ("'%s' is not a valid hunk header. Valid hunk headers: '*** Add File: {path}', '*** Delete File: {path}', '*** Update File: {path}'"):format(head))
 end)
 
--- (a match-time capture: checked when the hunk is read, before the next
--- hunk's faults, as Codex reads them in order)
+-- A hunk, checked when it is read (before the next hunk's faults, as Codex
+-- reads them in order) and added to st.hunks; no capture is kept (see
+-- chunk_at).
 local hunk = Cmt(Ct(add + delete + update), function(_, i, h)
-  if h.kind == "update" and #h.chunks == 0 then
-    hunk_error(h.at, line_at(h.at), ("Update file hunk for path '%s' is empty"):format(h.path))
+  if h.kind == "update" then
+    h.chunks, st.chunks = st.chunks, nil
+    if #h.chunks == 0 then
+      hunk_error(h.at, line_at(h.at), ("Update file hunk for path '%s' is empty"):format(h.path))
+    end
   end
   h.at = nil
-  return i, h
+  st.hunks[#st.hunks + 1] = h
+  return i
 end)
 
-local body = Ct((hunk + bad_header) ^ 0) * -1
+local body = (hunk + bad_header) ^ 0 * -1
 
 ---------------------------------------------------------------------------
 -- the envelope
@@ -202,13 +226,13 @@ function M.parse(text)
   local pre_lines = select(2, text:sub(1, offset - 1):gsub("\n", ""))
   local function at(inner_pos) -- {line, column} of a byte of `inner`
     local before = inner:sub(1, inner_pos - 1)
-    return { line = pre_lines + 1 + select(2, before:gsub("\n", "")), column = #before:match("[^\n]*$") + 1 }
+    return { line = pre_lines + 1 + select(2, before:gsub("\n", "")), column = #last_line(before) + 1 }
   end
   local b, e = envelope(inner)
   local shift = 0 -- where the envelope starts in `inner` (a heredoc's first line)
   if not b then
     local berr = e
-    local last = inner:match("[^\n]*$")
+    local last = last_line(inner)
     local where = berr:find("first", 1, true) and 1 or #inner - #last + 1
     -- lenient: a heredoc around the patch (apply_patch <<'EOF' ... EOF)
     local lines = select(2, inner:gsub("\n", "")) + 1
@@ -220,10 +244,11 @@ function M.parse(text)
     if not b2 then return nil, berr, nil, at(where) end
     shift, b, e = h_end - 1, b2, e2
   end
-  st = { body = inner:sub(shift + b, shift + e), first_line = 2 } -- each line ends with \n
+  st = { body = inner:sub(shift + b, shift + e), first_line = 2, hunks = {} } -- each line ends with \n
+  local hunks = st.hunks
   local ok, res = pcall(function() return body:match(st.body) end)
   st = nil
-  if ok then return res end
+  if ok then return hunks end
   if type(res) ~= "table" or not res.patch_grammar then error(res, 0) end
   return nil, res.msg, res.code, at(shift + b + res.pos - 1)
 end
