@@ -6,7 +6,7 @@
 # rock-install` are LuaRocks' (rockspec/burrow-scm-1.rockspec).
 
 CC      ?= cc
-PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson
+PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson lua5.4-lpeg
 OPT     ?= -O2 -g
 CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread
 # Read when a recipe runs (=, not :=): on a fresh machine check-deps has
@@ -14,6 +14,9 @@ CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -pthread $(LDFLAGS)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
+# LPeg linked in (api.c preloads it: see luaopen_lpeg there). Its only
+# reference is weak, which --as-needed would drop: kept needed explicitly.
+LPEG_LIBS  = -Wl,--push-state,--no-as-needed $(shell pkg-config --libs-only-l lua5.4-lpeg 2>/dev/null | sed 's/-llua5.4 *$$//') -Wl,--pop-state
 
 B       := build
 SRC     := host/src
@@ -46,7 +49,7 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 # Lua 5.1, so everything here names lua5.4. clang and libclang-rt-14-dev,
 # which holds libFuzzer: the fuzz targets, host/fuzz/. lua-luv: the luv
 # example and its test; luajit: burrow.ffi's tests.)
-DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
+DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-lpeg-dev \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
         clang libclang-rt-14-dev lua-luv luajit
 
@@ -86,7 +89,7 @@ $(B)/libburrow.a: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/libburrow.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
-	$(CC) -shared -Wl,-soname,libburrow.so.$(SOVER) -o $@.$(VERSION) $^ $(DEP_LIBS) $(LUA_LIBS)
+	$(CC) -shared -Wl,-soname,libburrow.so.$(SOVER) -o $@.$(VERSION) $^ $(DEP_LIBS) $(LPEG_LIBS) $(LUA_LIBS)
 	ln -sf libburrow.so.$(VERSION) $@.$(SOVER)
 	ln -sf libburrow.so.$(SOVER) $@
 
@@ -100,7 +103,7 @@ $(B)/burrow.pc: host/burrow.pc.in host/include/burrow.h $(B)/luadir.txt
 	    -e 's|@LUACDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUACDIR))|' $< > $@
 
 $(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(B)/obj/api_async.o $(CORE_O) $(BIND_O)
-	$(CC) -rdynamic -o $@ $^ $(DEP_LIBS) $(LUA_LIBS)
+	$(CC) -rdynamic -o $@ $^ $(DEP_LIBS) $(LPEG_LIBS) $(LUA_LIBS)
 
 # C tests link the core only: no Lua
 $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
@@ -135,7 +138,8 @@ soak: all
 tsan:
 	$(MAKE) B=build/tsan OPT="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
 	  LDFLAGS="-fsanitize=thread" build/tsan/test_api_async build/tsan/test_capi
-	build/tsan/test_api_async && build/tsan/test_capi
+	TSAN_OPTIONS=suppressions=host/test/tsan.supp build/tsan/test_api_async && \
+	  TSAN_OPTIONS=suppressions=host/test/tsan.supp build/tsan/test_capi
 
 sanitize:
 	$(MAKE) B=build/sanitize OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \

@@ -112,6 +112,16 @@ describe("Lua API (" .. (JIT and "LuaJIT, burrow.ffi" or "Lua 5.4, the rock") ..
     assert.is_true(res.cancelled)
   end)
 
+  it("caps are read by the LPeg grammar (the 5.4 LPeg, in LuaJIT too)", function()
+    local w, err = burrow.open { roots = { { path = dir } }, caps = { max_file_size = "5XB" } }
+    assert.is_nil(w)
+    assert.matches('unknown unit "XB" at column 2', err, 1, true)
+    w = assert(burrow.open { roots = { { path = dir } }, caps = { max_file_size = "1 KiB" } })
+    local _, _, code = w:call("write_file", { path = "big.txt", content = ("x"):rep(2000) })
+    w:close()
+    assert.equal("TOO_LARGE", code)
+  end)
+
   it("a closed workspace refuses calls", function()
     ws:close()
     assert.has_error(function() ws:call("read_file", { path = "/w/a.txt" }) end)

@@ -85,10 +85,21 @@ static void lua_dir(char *out, size_t size) {
   snprintf(out, size, "%s", BURROW_LUA_INSTALL_DIR);
 }
 
+/* LPeg (Debian's liblua5.4-lpeg), linked into libburrow.so and the binary:
+ * preloaded, so a host inside LuaJIT (burrow.ffi opens libburrow with
+ * RTLD_DEEPBIND) runs the copy bound to libburrow's liblua5.4, not lpeg.so
+ * from package.cpath, whose lua_* would bind to LuaJIT's 5.1 ones. Weak:
+ * core.so (the rock) and static links without it find lpeg.so as usual. */
+extern int luaopen_lpeg(lua_State *L) __attribute__((weak));
+
 static void preload_core(lua_State *L) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_burrow_core);
   lua_setfield(L, -2, "burrow.core");
+  if (luaopen_lpeg) {
+    lua_pushcfunction(L, luaopen_lpeg);
+    lua_setfield(L, -2, "lpeg");
+  }
   lua_pop(L, 1);
   char dir[4096];
   lua_dir(dir, sizeof dir);
