@@ -338,7 +338,7 @@ policies:
 
     it("names unknown keys with their position and the known keys", function()
       assert.equal('c.yaml:2:1: unknown key "rots" in the configuration '
-        .. "(known: audit, caps, modules, pack, packs, policies, roots, tools)",
+        .. "(known: audit, caps, modules, pack, packs, policies, roots, roots_from_client, tools)",
         parse_err("pack: native\nrots: [/a]\n"))
       assert.equal('c.yaml:3:5: unknown key "mnt" in a root (known: mode, mount, path)',
         parse_err("roots:\n  - path: /a\n    mnt: /w\n"))

@@ -161,7 +161,7 @@ describe(H.tag("burrow mcp"), function()
       { '{"jsonrpc":"2.0","id":15,"method":"initialize","params":{}}', -32602, 15, "initialize without protocolVersion" },
       { '{"jsonrpc":"2.0","id":16,"method":"logging/setLevel","params":{"level":"verbose"}}', -32602, 16, "setLevel verbose" },
       { '{"jsonrpc":"2.0","id":17,"method":"logging/setLevel","params":{}}', -32602, 17, "setLevel without a level" },
-      { '{"jsonrpc":"2.0","id":18,"method":"resources/list"}', -32601, 18, "an unknown method" },
+      { '{"jsonrpc":"2.0","id":18,"method":"prompts/list"}', -32601, 18, "an unknown method" },
       { '{"jsonrpc":"2.0","id":19,"method":"ping"', -32700, json.null, "cut JSON" },
     }
     for _, c in ipairs(cases) do

@@ -2,14 +2,18 @@
 # burrow's test driver; `make test` calls it after building.
 #
 # Runs, in order, and keeps going when one stage fails:
-#   1. core     build/test_*                          (C tests; each ends "N passed, N failed")
+#   1. core     build/test_* for each host/test/test_*.c (a missing binary fails),
+#               and host/test/exports.sh (nm -D); each ends "N passed, N failed"
 #   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver)
-#   4. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
-#   4b. luajit  busted --lua=luajit: spec/lua_api_spec.lua (the Lua API subset,
+#   4. packs-reworded  busted over spec/packs with BURROW_TEST_REWORD set: every
+#               native message a pack receives is reworded, so a pack that read
+#               the wording instead of codes and details fails (lua/burrow/errors.lua)
+#   5. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
+#   5b. luajit  busted --lua=luajit: spec/lua_api_spec.lua (the Lua API subset,
 #               here through burrow.ffi) and test/luajit/ (the LÖVE example's
 #               logic), BURROW_LIB=$BUILD/libburrow.so
-#   5. fuzz     make fuzz-build, then host/fuzz/run.sh: each libFuzzer target
+#   6. fuzz     make fuzz-build, then host/fuzz/run.sh: each libFuzzer target
 #               BURROW_FUZZ_SECONDS (default 3) from its seed corpus; one
 #               passed or failed per target (needs clang and libFuzzer)
 #
@@ -29,7 +33,7 @@
 #   BURROW_ALLOW_MISSING   1 = absent stages do not count as failures
 #   BURROW_STAGE_TIMEOUT   seconds per stage before it is killed (default 1800)
 #   BURROW_FUZZ_SECONDS    seconds per fuzz target (default 3: 11 targets, under a minute)
-#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk e2e luajit fuzz
+#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk packs-reworded e2e luajit fuzz
 
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -40,7 +44,7 @@ BUILD=${BUILD%/}
 export BURROW_BIN=${BURROW_BIN:-$REPO/$BUILD/burrow}
 ALLOW_MISSING=${BURROW_ALLOW_MISSING:-0}
 STAGE_TIMEOUT=${BURROW_STAGE_TIMEOUT:-1800}
-STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk e2e luajit fuzz"}
+STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk packs-reworded e2e luajit fuzz"}
 FUZZ_SECONDS=${BURROW_FUZZ_SECONDS:-3}
 
 LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/burrow-tests.XXXXXX")
@@ -116,17 +120,25 @@ finish() {
 
 # ---------------------------------------------------------------- stages
 
-# Every C test binary (build/test_*: one per host/test/test_*.c), summed.
+# Every C test (one binary $BUILD/test_X per host/test/test_X.c: a source
+# whose binary is missing counts as failed, never as absent), then the
+# exports check (host/test/exports.sh: nm -D of libburrow.so and core.so).
 stage_core() {
   local name=core
-  banner "C core tests: $BUILD/test_*"
-  local bins=() b
-  for b in "$BUILD"/test_*; do [ -x "$b" ] && [ -f "$b" ] && bins+=("$b"); done
-  if [ ${#bins[@]} = 0 ]; then missing "$name" "$BUILD/test_* not found (run make)"; return; fi
-  local pass=0 fail=0 found=0 rc=0
+  banner "C core tests: $BUILD/test_* for host/test/test_*.c, and the exports"
+  local bins=() b src pass=0 fail=0 found=0 rc=0
+  for src in host/test/test_*.c; do
+    [ -f "$src" ] || continue
+    b="$BUILD/$(basename "$src" .c)"
+    if [ -x "$b" ] && [ -f "$b" ]; then bins+=("$b")
+    else printf '%sERROR%s %s: no binary %s -- counted as 1 failed\n' "$RED" "$RESET" "$src" "$b"; fail=$((fail + 1)); fi
+  done
+  [ -f host/test/exports.sh ] && bins+=("host/test/exports.sh")
+  if [ ${#bins[@]} = 0 ] && [ "$fail" = 0 ]; then missing "$name" "host/test/test_*.c not found"; return; fi
   for b in "${bins[@]}"; do
     local log="$LOGDIR/core-$(basename "$b").log" line brc
-    run_logged "$log" "$b"; brc=$?
+    if [ "${b##*.}" = sh ]; then run_logged "$log" bash "$b" "$BUILD"; brc=$?
+    else run_logged "$log" "$b"; brc=$?; fi
     [ "$brc" != 0 ] && rc=$brc
     line=$(grep -aE '^[[:space:]]*([A-Za-z_-]+:[[:space:]]*)?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
     if [ -n "$line" ]; then
@@ -141,9 +153,13 @@ stage_core() {
   finish "$name" "$rc" "$pass" "$fail" 0 "$found"
 }
 
+# stage_busted RESOLVER [NAME REWORD SPEC...]: busted on one resolver; with
+# REWORD, BURROW_TEST_REWORD=REWORD (native messages reworded for packs).
 stage_busted() {
-  local resolver=$1 name="busted-$1" log="$LOGDIR/busted-$1.log"
-  banner "Lua specs: BURROW_RESOLVER=$resolver busted --lua=lua5.4 -o TAP"
+  local resolver=$1 name=${2:-busted-$1} reword=${3:-}
+  shift; [ $# -gt 0 ] && shift; [ $# -gt 0 ] && shift
+  local log="$LOGDIR/$name.log"
+  banner "Lua specs: BURROW_RESOLVER=$resolver${reword:+ BURROW_TEST_REWORD='$reword'} busted --lua=lua5.4 -o TAP $*"
   if ! command -v busted >/dev/null 2>&1; then missing "$name" "busted not installed (apt-get install lua-busted)"; return; fi
   if [ ! -d spec ]; then missing "$name" "spec/ not found"; return; fi
   local args=(--lua=lua5.4 -o TAP) preload=${LD_PRELOAD:-}
@@ -156,7 +172,7 @@ stage_busted() {
       preload="$san$preload"
     fi
   fi
-  BURROW_RESOLVER=$resolver LD_PRELOAD=$preload run_logged "$log" busted "${args[@]}"; local rc=$?
+  BURROW_RESOLVER=$resolver BURROW_TEST_REWORD=$reword LD_PRELOAD=$preload run_logged "$log" busted "${args[@]}" "$@"; local rc=$?
   local pass fail skip found=0
   skip=$(grep -caE '^ok [0-9]+ - # SKIP' "$log")
   pass=$(( $(grep -caE '^ok [0-9]+' "$log") - skip ))
@@ -250,6 +266,7 @@ for s in $STAGES; do
     core) stage_core ;;
     busted-openat2) stage_busted openat2 ;;
     busted-walk) stage_busted walk ;;
+    packs-reworded) stage_busted openat2 packs-reworded "[reworded] " spec/packs ;;
     e2e) stage_e2e ;;
     luajit) stage_luajit ;;
     fuzz) stage_fuzz ;;

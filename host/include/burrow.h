@@ -61,6 +61,12 @@
 extern "C" {
 #endif
 
+/* libburrow is built with hidden visibility: what this header declares is
+ * all it exports (to its last line). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define BURROW_VERSION_MAJOR 0
 #define BURROW_VERSION_MINOR 1
 #define BURROW_VERSION_PATCH 0
@@ -73,10 +79,12 @@ extern "C" {
 typedef struct burrow_host burrow_host;
 struct lua_State;
 
+
 /* Result codes of burrow_call. */
 enum {
   BURROW_OK = 0,         /* *result_json holds the tool's result object */
-  BURROW_TOOL_ERROR = 1, /* *result_json holds {"error":{"code","message"}} */
+  BURROW_TOOL_ERROR = 1, /* *result_json holds {"error":{"code","message",
+                            "details"}} (details: docs/tools.md "Errors") */
   BURROW_USAGE = 2       /* misuse: a NULL argument, or the host is busy;
                             *result_json is not written */
 };
@@ -202,6 +210,10 @@ void burrow_free(void *p);
  * (or, on an engine's state, drop burrow's thread and tables for the
  * engine's collector). */
 void burrow_close(burrow_host *h);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #ifndef BURROW_CORE_H
 #define BURROW_CORE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -46,6 +47,21 @@ int bw_code_from_errno(int err);
 const char *bw_detail(void);
 int bw_fail(int code, const char *detail); /* sets the detail, returns code */
 void bw_clear_detail(void);
+
+/* ---- stopping early (stop.c) ---- */
+
+/* A call's stop conditions, read by long core loops (a recursive copy or
+ * remove): the cancel flag raised from outside (may be NULL), and a
+ * deadline on the monotonic clock in ms (0: none). */
+typedef struct bw_stop {
+  const _Atomic int *cancel;
+  int64_t until_ms;
+} bw_stop;
+
+int64_t bw_now_ms(void); /* the monotonic clock, ms */
+/* BW_OK, or why to stop: EAGAIN "cancelled", TOO_LARGE "time budget".
+ * s may be NULL (never stops). */
+int bw_stopped(const bw_stop *s);
 
 /* ---- roots and path mapping (root.c) ---- */
 
@@ -117,7 +133,9 @@ int bw_resolve_parent(const bw_root *r, const char *rel, int *dirfd,
  * root), for policies to match on; a part that does not exist yet is
  * appended lexically. Never used to open anything. */
 int bw_canonical(const bw_root *r, const char *rel, char *out, size_t size);
-/* mkdir -p of rel beneath the root; each step acts on a parent fd. */
+/* mkdir -p of rel beneath the root; each step acts on a parent fd and is
+ * made durable (the parent fsynced) before the next; a failure removes the
+ * directories the call made. */
 int bw_mkdirs(const bw_root *r, const char *rel);
 /* Does rel end in a "." or ".." component (never the name of a change)? */
 int bw_dot_final(const char *rel);
@@ -176,9 +194,20 @@ enum { BW_MMAP_MIN = 1 << 20 };
 /* Read a regular file beneath the root, at most max_bytes (more = TOO_LARGE). */
 int bw_read_file(const bw_root *r, const char *rel, size_t max_bytes,
                  bw_buf *b, struct stat *st);
+/* The same, but a large file's pages are mapped only as they are touched:
+ * for reading a part of it (a tail) without paying for all of it. */
+int bw_map_file(const bw_root *r, const char *rel, size_t max_bytes,
+                bw_buf *b, struct stat *st);
 /* Read an open regular fd (size from st, never trusted beyond max_bytes). */
 int bw_read_fd(int fd, const struct stat *st, size_t max_bytes, bw_buf *b);
 void bw_buf_free(bw_buf *b);
+
+/* Advise transparent huge pages for the 2 MiB-aligned interior of a
+ * buffer of BW_HUGE_MIN bytes or more that is about to be written whole
+ * (a big read's output, its JSON, its Lua string): a page fault per 2 MiB
+ * instead of per 4 KiB. Advice only: nothing depends on it being taken. */
+enum { BW_HUGE_MIN = 8 << 20 };
+void bw_huge_advise(void *p, size_t n);
 
 /* Run fn(arg) so that a SIGBUS from a mapped file becomes BW_EIO. fn returns
  * a bw_code. Whatever fn allocated must be reachable from arg. */
@@ -220,6 +249,16 @@ typedef struct bw_lines {
 
 int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
                     size_t max_line, size_t max_bytes, bw_lines *res);
+
+/* The last n lines of data[0, len), unnumbered, found by scanning back
+ * from the end (the bytes before them are never touched): each cut at
+ * max_line characters with a marker, CR of CRLF dropped, '\n' after each
+ * (not after the last when the file has no final newline);
+ * a BOM at the file's start is left out. Past max_bytes the earliest lines
+ * are dropped (truncated). res->last is the number of lines shown and
+ * res->first is 1 when they are the whole file. */
+int bw_tail_lines(const char *data, size_t len, size_t n, size_t max_line,
+                  size_t max_bytes, bw_lines *res);
 
 /* Base64: encode with OpenSSL's codec; decode strictly (text.c says what
  * is accepted), refusals are BW_INVALID_ARGUMENT with the offset of the

@@ -15,32 +15,6 @@
 
 enum { BINARY_PROBE = 8192 };
 
-/* ---- growable buffer ---- */
-
-static int sb_room(sbuf *b, size_t more) {
-  if (b->oom) return 0;
-  if (b->len + more <= b->cap) return 1;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap < b->len + more) cap *= 2;
-  char *p = realloc(b->p, cap);
-  if (!p) {
-    b->oom = 1;
-    return 0;
-  }
-  b->p = p;
-  b->cap = cap;
-  return 1;
-}
-
-void bw_sb_put(sbuf *b, const void *s, size_t n) {
-  if (n && sb_room(b, n)) {
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-  }
-}
-
-void bw_sb_putc(sbuf *b, char c) { bw_sb_put(b, &c, 1); }
-
 /* ---- the file as lines ---- */
 
 
@@ -70,25 +44,6 @@ static int view_init(view *v, const char *data, size_t len) {
   return BW_OK;
 }
 
-/* End of line i's text: before its "\n" or "\r\n". */
-size_t bw_line_end(const view *v, size_t i) {
-  size_t e = v->ls[i + 1];
-  if (e > v->ls[i] && v->s[e - 1] == '\n') e--;
-  if (e > v->ls[i] && v->s[e - 1] == '\r') e--;
-  return e;
-}
-
-/* The line holding pos (nl for the end of a file ending in a newline). */
-size_t bw_line_of(const view *v, size_t pos) {
-  size_t lo = 0, hi = v->nl;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo + 1) / 2;
-    if (v->ls[mid] <= pos) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 /* ---- patterns ---- */
 
 /* A copy of s with the BOM dropped and CRLF turned into LF. */
@@ -104,24 +59,6 @@ static char *lf_copy(const char *s, size_t n, size_t *out) {
   return d;
 }
 
-/* LF text with every "\n" written as eol. */
-char *bw_eol_copy(const char *s, size_t n, const char *eol, size_t *out) {
-  size_t el = strlen(eol), extra = 0;
-  for (size_t i = 0; i < n; i++) extra += s[i] == '\n' ? el - 1 : 0;
-  char *d = malloc(n + extra + 1);
-  if (!d) return NULL;
-  size_t o = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] == '\n') {
-      memcpy(d + o, eol, el);
-      o += el;
-    } else {
-      d[o++] = s[i];
-    }
-  }
-  *out = o;
-  return d;
-}
 
 static void pat_free(pat *p) {
   free(p->old);
@@ -381,10 +318,6 @@ static int splice(const view *v, const spans *sp, bw_edit_out *out) {
   out->text = t;
   out->len = total;
   return BW_OK;
-}
-
-int bw_file_ends_open(const view *v) {
-  return v->n > 0 && v->s[v->n - 1] != '\n';
 }
 
 static int finish(const view *v, spans *sp, const bw_edit_opts *o,

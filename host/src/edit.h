@@ -227,9 +227,12 @@ typedef struct bw_remove_res {
 
 /* Remove a file, a link (never its target) or, with recursive, a tree.
  * Never follows links, never crosses a mount, refuses the root itself. An
- * expected_hash makes removing a regular file compare-and-set. */
+ * expected_hash makes removing a regular file compare-and-set. stop (may
+ * be NULL) is asked before each entry of a tree: a stopped removal leaves
+ * the rest in place and res counts what went. */
 int bw_remove(const bw_root *r, const char *rel, int recursive,
-              const char *expected_hash, bw_remove_res *res);
+              const char *expected_hash, const bw_stop *stop,
+              bw_remove_res *res);
 
 /* rename; RENAME_NOREPLACE unless overwrite. A link moves as a link. */
 int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
@@ -238,7 +241,9 @@ int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
 typedef struct bw_copy_opts {
   int overwrite;
   int recursive;
-  size_t max_bytes; /* largest file copied */
+  size_t max_bytes;    /* largest file copied */
+  const bw_stop *stop; /* asked before each entry of a tree (may be NULL);
+                          a stopped copy leaves what it made, counted in res */
 } bw_copy_opts;
 
 typedef struct bw_copy_res {

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -53,26 +54,41 @@ static int read_all(int fd, size_t hint, size_t max_bytes, bw_buf *b) {
   return BW_OK;
 }
 
-int bw_read_fd(int fd, const struct stat *st, size_t max_bytes, bw_buf *b) {
+static int read_fd(int fd, const struct stat *st, size_t max_bytes, bw_buf *b,
+                   int populate) {
   memset(b, 0, sizeof *b);
   size_t size = (size_t)st->st_size;
   if (size > max_bytes) return bw_fail(BW_TOO_LARGE, NULL);
   if (size < BW_MMAP_MIN) return read_all(fd, size, max_bytes, b);
   /* populate: one pass over the page tables beats a fault per 64 KiB */
-  void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0),
+                 fd, 0);
   if (p == MAP_FAILED) return read_all(fd, size, max_bytes, b);
-  madvise(p, size, MADV_SEQUENTIAL);
+  if (populate) madvise(p, size, MADV_SEQUENTIAL);
   b->data = p;
   b->len = size;
   b->mapped = 1;
   return BW_OK;
 }
 
+int bw_read_fd(int fd, const struct stat *st, size_t max_bytes, bw_buf *b) {
+  return read_fd(fd, st, max_bytes, b, 1);
+}
+
 int bw_read_file(const bw_root *r, const char *rel, size_t max_bytes,
                  bw_buf *b, struct stat *st) {
   int fd, rc = bw_open_read(r, rel, &fd, st);
   if (rc) return rc;
-  rc = bw_read_fd(fd, st, max_bytes, b);
+  rc = read_fd(fd, st, max_bytes, b, 1);
+  close(fd);
+  return rc;
+}
+
+int bw_map_file(const bw_root *r, const char *rel, size_t max_bytes,
+                bw_buf *b, struct stat *st) {
+  int fd, rc = bw_open_read(r, rel, &fd, st);
+  if (rc) return rc;
+  rc = read_fd(fd, st, max_bytes, b, 0);
   close(fd);
   return rc;
 }
@@ -83,6 +99,14 @@ void bw_buf_free(bw_buf *b) {
   else free(b->data);
   b->data = NULL;
   b->len = 0;
+}
+
+void bw_huge_advise(void *p, size_t n) {
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  if (n < BW_HUGE_MIN) return;
+  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+  uintptr_t e = ((uintptr_t)p + n) & ~(huge - 1);
+  if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
 }
 
 /* ---- SIGBUS guard ---- */

@@ -4,9 +4,11 @@
  *
  * The pattern is compiled once per call; each worker has its own match
  * data, match context and JIT stack. A file is read with read() into the
- * worker's reused buffer (never mapped: per-file mmap costs more than it
- * saves on a tree walk), skipped and listed if it is binary (NUL in the
- * first 8 KiB) or over max_file_size. Literals every match must contain
+ * worker's reused buffer (per-file mmap costs more than it saves on a
+ * tree walk) unless it is large (BW_GREP_MAP_MIN): then it is mapped, and
+ * from two chunks up searched in chunks by several threads (grepmap.c).
+ * It is skipped and listed if it is binary (NUL in the first 8 KiB) or
+ * over max_file_size. Literals every match must contain
  * are pulled out of the regex and found by a SIMD scan (prefilter.c); PCRE2
  * only confirms the lines around hits. Without literals PCRE2 runs over
  * whole windows of lines, not line by line. Line numbers are counted
@@ -28,13 +30,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "search.h"
+#include "grepint.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define BW_AVX2 1
 #endif
 
 enum {
@@ -48,16 +55,14 @@ enum {
 
 static __thread char errbuf[256]; /* detail of a failed compile */
 
+void (*bw_grep_mapped_hook)(const char *path);
+
 /* ---- the compiled search ---- */
 
 static int is_alnum(int c) {
   return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9');
 }
 
-typedef struct matcher {
-  pcre2_code *re; /* NULL: plain literal search */
-  bw_lits lits;   /* the prefilter; pure: the whole search */
-} matcher;
 
 static int compile_error(int code) {
   char msg[200];
@@ -148,46 +153,9 @@ static int matcher_init(matcher *m, const bw_grep_opts *o) {
 
 /* ---- per worker ---- */
 
-typedef struct wstate {
-  pcre2_match_data *md;
-  pcre2_match_context *mc;
-  pcre2_jit_stack *js;
-  char *buf;
-  size_t cap;
-  bw_lit lits[BW_MAX_LITS]; /* the scanner's cached hits are per worker */
-} wstate;
 
-/* Why a search ended early (grep.stop). */
-enum { STOP_NONE, STOP_CANCEL, STOP_TIME, STOP_BYTES };
 
-/* The timer thread of max_ms. */
-typedef struct watchdog {
-  pthread_t t;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  struct timespec until; /* CLOCK_MONOTONIC */
-  int running, done;
-} watchdog;
 
-typedef struct grep {
-  const bw_root *r;
-  const bw_grep_opts *o;
-  matcher m;
-  wstate *ws;
-  int nws;
-  bw_topn top;
-  bw_glob **inc, **exc;
-  pthread_mutex_t mu; /* the skipped lists */
-  char **bin, **big;
-  size_t nbin, nbig, cbin, cbig, tbin, tbig;
-  _Atomic size_t searched, unreadable, trimmed;
-  _Atomic size_t bytes;    /* read from searched files */
-  _Atomic size_t reserved; /* counted against max_bytes before reading */
-  _Atomic int err;
-  _Atomic int stop;        /* STOP_*: set once */
-  bw_walk_stats *stats;    /* the walk's: its progress callback may cancel */
-  watchdog dog;
-} grep;
 
 static void halt(grep *g, int why) {
   int none = STOP_NONE;
@@ -215,7 +183,7 @@ static int on_attempt(pcre2_callout_block *b, void *arg) {
   return halted(arg) ? PCRE2_ERROR_CALLOUT : 0;
 }
 
-static int ws_init(wstate *w, grep *g) {
+int bwg_ws_init(wstate *w, grep *g) {
   const matcher *m = &g->m;
   if (!m->re) return BW_OK;
   w->md = pcre2_match_data_create(1, NULL);
@@ -230,7 +198,7 @@ static int ws_init(wstate *w, grep *g) {
   return BW_OK;
 }
 
-static void ws_free(wstate *w) {
+void bwg_ws_free(wstate *w) {
   pcre2_match_data_free(w->md);
   pcre2_match_context_free(w->mc);
   pcre2_jit_stack_free(w->js);
@@ -239,43 +207,66 @@ static void ws_free(wstate *w) {
 
 /* ---- one file ---- */
 
-typedef struct scan {
-  grep *g;
-  wstate *w;
-  const char *buf;
-  size_t len;
-  bw_gfile *f;       /* created at the first hit */
-  const char *path;
-  size_t limit;      /* matches worth keeping from this file */
-  size_t line;       /* line number at counted */
-  size_t counted;    /* offset where line counting stands */
-  size_t last_match; /* line number of the last match, 0 if none */
-  size_t emitted;    /* last line number emitted (match or context) */
-  size_t emitted_end; /* offset just past it */
-  int done;
-} scan;
+
+/* Newlines in p[0, n): per-byte counters (a compare is -1 per hit)
+ * summed with psadbw before a counter can pass 255; no popcount, so the x86-64
+ * baseline has no software fallback in the loop. */
+#ifdef BW_AVX2
+/* The same with AVX2, chosen at run time; counts p[0, *done). */
+__attribute__((target("avx2"))) static size_t count_nl_avx2(const char *p,
+                                                            size_t n,
+                                                            size_t *done) {
+  const __m256i nl = _mm256_set1_epi8('\n'), zero = _mm256_setzero_si256();
+  size_t c = 0, i = 0;
+  while (i + 128 <= n) {
+    __m256i a0 = zero, a1 = zero;
+    /* each counter takes two compares per round: 127 rounds at most */
+    size_t stop = n - i > 127 * 128 ? i + 127 * 128 : n;
+    for (; i + 128 <= stop; i += 128) {
+      const __m256i *q = (const __m256i *)(p + i);
+      a0 = _mm256_sub_epi8(a0, _mm256_cmpeq_epi8(_mm256_loadu_si256(q), nl));
+      a1 = _mm256_sub_epi8(a1, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 1), nl));
+      a0 = _mm256_sub_epi8(a0, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 2), nl));
+      a1 = _mm256_sub_epi8(a1, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 3), nl));
+    }
+    __m256i t = _mm256_add_epi64(_mm256_sad_epu8(a0, zero), _mm256_sad_epu8(a1, zero));
+    c += (size_t)_mm256_extract_epi64(t, 0) + (size_t)_mm256_extract_epi64(t, 1) +
+         (size_t)_mm256_extract_epi64(t, 2) + (size_t)_mm256_extract_epi64(t, 3);
+  }
+  *done = i;
+  return c;
+}
+
+/* libgcc reads the CPU's features once, before main */
+static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+#endif
 
 static size_t count_nl(const char *p, size_t n) {
   size_t c = 0, i = 0;
+#ifdef BW_AVX2
+  if (n >= 128 && have_avx2()) c = count_nl_avx2(p, n, &i);
+#endif
 #ifdef __SSE2__
-  const __m128i nl = _mm_set1_epi8('\n');
-  for (; i + 64 <= n; i += 64) {
-    __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), nl);
-    __m128i b = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 16)), nl);
-    __m128i d = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 32)), nl);
-    __m128i e = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 48)), nl);
-    uint64_t m = (uint64_t)(unsigned)_mm_movemask_epi8(a) |
-                 (uint64_t)(unsigned)_mm_movemask_epi8(b) << 16 |
-                 (uint64_t)(unsigned)_mm_movemask_epi8(d) << 32 |
-                 (uint64_t)(unsigned)_mm_movemask_epi8(e) << 48;
-    c += (size_t)__builtin_popcountll(m);
+  const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+  while (n - i >= 64) {
+    __m128i a0 = zero, a1 = zero;
+    size_t stop = n - i > 127 * 64 ? i + 127 * 64 : n; /* see above */
+    for (; i + 64 <= stop; i += 64) {
+      const __m128i *q = (const __m128i *)(p + i);
+      a0 = _mm_sub_epi8(a0, _mm_cmpeq_epi8(_mm_loadu_si128(q), nl));
+      a1 = _mm_sub_epi8(a1, _mm_cmpeq_epi8(_mm_loadu_si128(q + 1), nl));
+      a0 = _mm_sub_epi8(a0, _mm_cmpeq_epi8(_mm_loadu_si128(q + 2), nl));
+      a1 = _mm_sub_epi8(a1, _mm_cmpeq_epi8(_mm_loadu_si128(q + 3), nl));
+    }
+    __m128i t = _mm_add_epi64(_mm_sad_epu8(a0, zero), _mm_sad_epu8(a1, zero));
+    c += (size_t)_mm_cvtsi128_si32(t) + (size_t)_mm_extract_epi16(t, 4);
   }
 #endif
   for (; i < n; i++) c += p[i] == '\n';
   return c;
 }
 
-static size_t line_no(scan *s, size_t off) {
+size_t bwg_line_no(scan *s, size_t off) {
   s->line += count_nl(s->buf + s->counted, off - s->counted);
   s->counted = off;
   return s->line;
@@ -362,14 +353,16 @@ static int add_before(scan *s, size_t no, size_t ls) {
   if (first >= no) return BW_OK;
   size_t starts[64], k = no - first, *st = k <= 64 ? starts : malloc(k * sizeof *st);
   if (!st) return BW_ENOMEM;
-  size_t p = ls; /* walk back k lines from the match line's start */
-  for (size_t i = k; i-- > 0;) {
+  size_t p = ls, got = 0; /* walk back k lines from the match line's start */
+  for (size_t i = k; i-- > 0 && p > 0; got++) { /* p == 0: the file's start */
     const char *q = p >= 2 ? memrchr(s->buf, '\n', p - 1) : NULL;
     p = q ? (size_t)(q - s->buf) + 1 : 0;
     st[i] = p;
   }
+  /* a chunk's numbers are relative: a match near the file's start has
+   * fewer lines before it than no - first says */
   int rc = BW_OK;
-  for (size_t i = 0; i < k && !rc; i++)
+  for (size_t i = k - got; i < k && !rc; i++)
     rc = add_line(s, first + i, st[i], line_end(s, st[i]), 'b');
   if (st != starts) free(st);
   return rc;
@@ -393,7 +386,7 @@ static int on_match(scan *s, size_t ls, size_t le) {
     s->done = 1;
     return BW_OK;
   }
-  size_t no = line_no(s, ls);
+  size_t no = bwg_line_no(s, ls);
   size_t last = no + count_nl(s->buf + ls, le - ls); /* multiline spans */
   int rc = flush_after(s, no);
   if (!rc) rc = add_before(s, no, ls);
@@ -433,19 +426,19 @@ static int re_find(scan *s, const char *subj, size_t n, size_t start,
 /* Next literal hit at or after from (cached per literal, per worker). */
 static size_t next_hit(scan *s, size_t from) {
   return bw_lits_next(s->w->lits, s->g->m.lits.n,
-                      (const unsigned char *)s->buf, s->len, from);
+                      (const unsigned char *)s->buf, s->hay, from);
 }
 
 /* Line by line around literal hits. */
 static int search_prefiltered(scan *s) {
-  size_t pos = 0, poll = WINDOW;
-  while (pos < s->len && !s->done) {
+  size_t pos = s->start, poll = pos + WINDOW;
+  while (pos < s->end && !s->done) {
     if (pos > poll) { /* a big file with many hits: see a cancel */
       if (halted(s->g)) return BW_OK;
       poll = pos + WINDOW;
     }
     size_t h = next_hit(s, pos);
-    if (h == (size_t)-1) break;
+    if (h == (size_t)-1 || h >= s->end) break;
     const char *q = h > pos ? memrchr(s->buf + pos, '\n', h - pos) : NULL;
     size_t ls = q ? (size_t)(q - s->buf) + 1 : pos;
     size_t le = line_end(s, h);
@@ -463,10 +456,10 @@ static int search_prefiltered(scan *s) {
 /* PCRE2 over windows of whole lines; a hit across a newline is checked
  * again on its line alone. */
 static int search_windows(scan *s) {
-  size_t pos = 0;
-  while (pos < s->len && !s->done && !halted(s->g)) {
-    size_t wend = pos + WINDOW < s->len ? line_end(s, pos + WINDOW) : s->len;
-    if (wend < s->len) wend++; /* keep the newline */
+  size_t pos = s->start;
+  while (pos < s->end && !s->done && !halted(s->g)) {
+    size_t wend = pos + WINDOW < s->end ? line_end(s, pos + WINDOW) : s->end;
+    if (wend < s->end) wend++; /* keep the newline */
     size_t ms, me;
     if (!re_find(s, s->buf, wend, pos, &ms, &me)) {
       if (halted(s->g)) return BW_OK;
@@ -504,9 +497,11 @@ static int search_multiline(scan *s) {
   return BW_OK;
 }
 
-static int search_buf(scan *s) {
+/* Search s->buf[start, end); s->line is the number of the line at start
+ * (a chunk's is relative, see bwg_search_chunks). */
+int bwg_search_buf(scan *s) {
   bw_lits_reset(s->w->lits, &s->g->m.lits);
-  s->line = 1;
+  s->counted = s->start;
   int rc;
   if (s->g->o->multiline) rc = search_multiline(s);
   else if (s->g->m.lits.n) rc = search_prefiltered(s);
@@ -517,7 +512,7 @@ static int search_buf(scan *s) {
 
 /* ---- the walk's visitor ---- */
 
-static void free_gfile(bw_item *it) {
+void bwg_free_gfile(bw_item *it) {
   bw_gfile *f = (bw_gfile *)it;
   free(f->item.path);
   free(f->lines);
@@ -572,6 +567,9 @@ static int read_all(wstate *w, int fd, size_t hint, size_t cap, size_t *len) {
     if (got == 0) break;
     n += (size_t)got;
     if (n > cap) break;
+    /* a short read of a regular file that reached its size is its end:
+     * no second read() just to see 0 (one syscall less per file) */
+    if (n < want && n >= hint) break;
     if (n == want) { /* it grew since fstat */
       want = n + n / 2 + 65536;
       if (want > cap + 1) want = cap + 1;
@@ -581,22 +579,114 @@ static int read_all(wstate *w, int fd, size_t hint, size_t cap, size_t *len) {
   return BW_OK;
 }
 
-/* Read and search one open regular file; path is what results show. */
+void bwg_scan_init(scan *s, grep *g, wstate *w, const char *buf,
+                      size_t len, const char *path, size_t start, size_t end,
+                      size_t line) {
+  memset(s, 0, sizeof *s);
+  s->g = g;
+  s->w = w;
+  s->buf = buf;
+  s->len = len;
+  s->path = path;
+  s->start = start;
+  s->end = end;
+  s->hay = len - end > BW_MAX_LIT_LEN ? end + BW_MAX_LIT_LEN : len;
+  s->line = line;
+  s->limit = g->o->max_results ? g->o->max_results : (size_t)-1;
+}
+
+/* Keep a file's result; 0, or -1 (and g->err set) to stop the walk. */
+static int keep_file(grep *g, bw_gfile *f) {
+  if (!f) return 0;
+  if (g->o->mode != BW_GREP_CONTENT) f->item.units = 1;
+  if (bw_topn_add(&g->top, &f->item)) {
+    atomic_store(&g->err, BW_ENOMEM);
+    return -1;
+  }
+  return 0;
+}
+
+static int search_plain(void *arg) { return bwg_search_buf(arg); }
+
+typedef struct probe {
+  const char *buf;
+  size_t len;
+  int binary;
+} probe;
+
+static int probe_binary(void *arg) {
+  probe *p = arg;
+  p->binary = memchr(p->buf, '\0', p->len < BINARY_PROBE ? p->len : BINARY_PROBE) != NULL;
+  return BW_OK;
+}
+
+/* Search a file's bytes (mapped: every access guarded). 0, or -1 to stop
+ * the walk. */
+static int search_file(grep *g, wstate *w, const char *buf, size_t len,
+                       const char *path, int mapped) {
+  const bw_grep_opts *o = g->o;
+  atomic_fetch_add(&g->searched, 1);
+  atomic_fetch_add(&g->bytes, len);
+  probe pb = {buf, len, 0};
+  int rc = mapped ? bw_guard(probe_binary, &pb) : probe_binary(&pb);
+  if (!rc && pb.binary) return note_skip(g, 0, path) ? -1 : 0;
+  size_t chunk = o->chunk_size ? o->chunk_size : BW_GREP_CHUNK;
+  bw_gfile *f = NULL;
+  if (rc) {
+    /* the probe saw the file shrink */
+  } else if (mapped && g->nws > 1 && !o->multiline && len / chunk >= 2) {
+    rc = bwg_search_chunks(g, w, buf, len, path, len / chunk, &f);
+    atomic_fetch_add(&g->chunked, 1);
+  } else {
+    scan s;
+    bwg_scan_init(&s, g, w, buf, len, path, 0, len, 1);
+    rc = mapped ? bw_guard(search_plain, &s) : bwg_search_buf(&s);
+    f = s.f;
+    if (rc && f) bwg_free_gfile(&f->item), f = NULL;
+  }
+  if (rc == BW_EIO && mapped) { /* truncated under us: unreadable, not a crash */
+    atomic_fetch_add(&g->unreadable, 1);
+    return 0;
+  }
+  if (rc) {
+    atomic_store(&g->err, rc);
+    return -1;
+  }
+  return keep_file(g, f);
+}
+
+/* Read (or map, when large) and search one open regular file; path is
+ * what results show. */
 static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
                    const char *path) {
   const bw_grep_opts *o = g->o;
-  size_t len = 0;
-  if (o->max_bytes && (size_t)st->st_size <= o->max_file_size) {
-    size_t want = (size_t)st->st_size;
-    if (atomic_fetch_add(&g->reserved, want) + want > o->max_bytes) {
+  size_t len = 0, size = (size_t)st->st_size;
+  if (o->max_bytes && size <= o->max_file_size) {
+    if (atomic_fetch_add(&g->reserved, size) + size > o->max_bytes) {
       close(fd); /* over the budget: not read, and the search ends */
       halt(g, STOP_BYTES);
       return -1;
     }
   }
-  int rc = (size_t)st->st_size > o->max_file_size
-               ? BW_TOO_LARGE
-               : read_all(w, fd, (size_t)st->st_size, o->max_file_size, &len);
+  if (size > o->max_file_size) {
+    close(fd);
+    return note_skip(g, 1, path) ? -1 : 0;
+  }
+  size_t map_min = o->map_min ? o->map_min : BW_GREP_MAP_MIN;
+  if (size && size >= map_min) {
+    /* a fresh buffer for a large file costs a page fault per page; the
+     * page cache mapped costs far less. The fd is the one opened with
+     * O_NOFOLLOW and checked regular: nothing else is mapped. */
+    void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+      close(fd);
+      if (bw_grep_mapped_hook) bw_grep_mapped_hook(path);
+      int r = search_file(g, w, p, size, path, 1);
+      munmap(p, size);
+      return r;
+    }
+  }
+  int rc = read_all(w, fd, size, o->max_file_size, &len);
   close(fd);
   if (rc == BW_ENOMEM) return -1;
   if (!rc && len > o->max_file_size) rc = BW_TOO_LARGE;
@@ -605,25 +695,7 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
     atomic_fetch_add(&g->unreadable, 1);
     return 0;
   }
-  atomic_fetch_add(&g->searched, 1);
-  atomic_fetch_add(&g->bytes, len);
-  if (memchr(w->buf, '\0', len < BINARY_PROBE ? len : BINARY_PROBE))
-    return note_skip(g, 0, path) ? -1 : 0;
-  scan s = {.g = g, .w = w, .buf = w->buf, .len = len, .path = path};
-  s.limit = o->max_results ? o->max_results : (size_t)-1;
-  rc = search_buf(&s);
-  if (rc) {
-    if (s.f) free_gfile(&s.f->item);
-    atomic_store(&g->err, rc);
-    return -1;
-  }
-  if (!s.f) return 0;
-  if (o->mode != BW_GREP_CONTENT) s.f->item.units = 1;
-  if (bw_topn_add(&g->top, &s.f->item)) {
-    atomic_store(&g->err, BW_ENOMEM);
-    return -1;
-  }
-  return 0;
+  return search_file(g, w, w->buf, len, path, 0);
 }
 
 static int grep_file(grep *g, const bw_wentry *e) {
@@ -697,7 +769,7 @@ static int by_path(const void *a, const void *b) {
 }
 
 static void grep_free(grep *g) {
-  for (int i = 0; g->ws && i < g->nws; i++) ws_free(&g->ws[i]);
+  for (int i = 0; g->ws && i < g->nws; i++) bwg_ws_free(&g->ws[i]);
   free(g->ws);
   free_globs(g->inc, g->o->n_include);
   free_globs(g->exc, g->o->n_exclude);
@@ -717,7 +789,7 @@ static int grep_setup(grep *g) {
   g->nws = bw_walk_threads(g->o->walk.threads);
   if (!(g->ws = calloc((size_t)g->nws, sizeof *g->ws))) return BW_ENOMEM;
   for (int i = 0; i < g->nws; i++)
-    if ((rc = ws_init(&g->ws[i], g))) return rc;
+    if ((rc = bwg_ws_init(&g->ws[i], g))) return rc;
   return BW_OK;
 }
 
@@ -778,7 +850,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   bw_walk_stats stats = {0};
   grep g = {.r = r, .o = o, .stats = &stats};
   pthread_mutex_init(&g.mu, NULL);
-  bw_topn_init(&g.top, o->max_results, free_gfile);
+  bw_topn_init(&g.top, o->max_results, bwg_free_gfile);
   watch_start(&g);
   int rc = grep_setup(&g);
   if (!rc) {
@@ -823,6 +895,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   res->skipped_policy = atomic_load(&stats.skipped_policy);
   int stop = atomic_load(&g.stop);
   res->bytes = atomic_load(&g.bytes);
+  res->chunked = atomic_load(&g.chunked);
   res->cancelled = atomic_load(&stats.cancelled) || stop == STOP_CANCEL;
   res->limit = stop == STOP_TIME    ? BW_GREP_LIMIT_TIME
                : stop == STOP_BYTES ? BW_GREP_LIMIT_BYTES
@@ -833,7 +906,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
 }
 
 void bw_grep_res_free(bw_grep_res *res) {
-  for (size_t i = 0; i < res->nfiles; i++) free_gfile(&res->files[i]->item);
+  for (size_t i = 0; i < res->nfiles; i++) bwg_free_gfile(&res->files[i]->item);
   free(res->files);
   for (size_t i = 0; i < res->listed_binary; i++) free(res->skipped_binary[i]);
   for (size_t i = 0; i < res->listed_size; i++) free(res->skipped_size[i]);

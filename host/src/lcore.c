@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
+#include <malloc.h>
 #include <limits.h>
 #include <lua.h>
 #include <stdlib.h>
@@ -16,13 +17,7 @@
 
 #include "core.h"
 #include "lcore.h"
-#include "ljson.h"
-#include "ledit.h"
-#include "lhost.h"
 #include "lrules.h"
-#include "lsearch.h"
-#include "lserver.h"
-#include "lyaml.h"
 
 #define ROOTS_MT "burrow.Roots"
 #define FILE_MT "burrow.File"
@@ -105,6 +100,19 @@ const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
   if (!mine || lh->h.root >= rs->n) luaL_argerror(L, arg, "handle of another workspace");
   bw_handle_view(&lh->h, rs->r, view, &lh->view[view], rel);
   return &lh->view[view];
+}
+
+const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg) {
+  roots *rs = luaL_checkudata(L, roots_arg, ROOTS_MT);
+  if (!rs->r) luaL_error(L, "attempt to use a closed workspace");
+  lhandle *lh = luaL_checkudata(L, arg, HANDLE_MT);
+  if (!lh->open) luaL_argerror(L, arg, "closed handle");
+  lua_getiuservalue(L, arg, 1);
+  int mine = lua_rawequal(L, -1, roots_arg);
+  lua_pop(L, 1);
+  if (!mine) luaL_argerror(L, arg, "handle of another workspace");
+  bw_clear_detail();
+  return &lh->h;
 }
 
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m) {
@@ -394,7 +402,7 @@ static int file_gc(lua_State *L) {
   return 0;
 }
 
-/* roots:read(i, rel, max_bytes) -> File, stat */
+/* roots:read(i, rel, max_bytes [, lazy]) -> File, stat (lazy: bw_map_file) */
 static int roots_read(lua_State *L) {
   const char *rel;
   const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
@@ -402,8 +410,10 @@ static int roots_read(lua_State *L) {
   file *f = lua_newuserdatauv(L, sizeof *f, 0);
   f->open = 0;
   luaL_setmetatable(L, FILE_MT);
+  int lazy = lua_toboolean(L, 5); /* only a part will be read: map lazily */
   struct stat st;
-  int rc = bw_read_file(r, rel, (size_t)(max > 0 ? max : 0), &f->b, &st);
+  int rc = (lazy ? bw_map_file : bw_read_file)(r, rel, (size_t)(max > 0 ? max : 0),
+                                               &f->b, &st);
   if (rc) return fail(L, rc);
   f->open = 1;
   f->st = st;
@@ -475,6 +485,11 @@ static int do_lines(job *j) {
                          j->max_line, j->max_bytes, &j->lines);
 }
 
+static int do_tail(job *j) {
+  return bw_tail_lines(j->b->data, j->b->len, j->limit, j->max_line,
+                       j->max_bytes, &j->lines);
+}
+
 static int do_b64(job *j) {
   return bw_base64_encode(j->b->data, j->b->len, &j->b64, &j->b64_len);
 }
@@ -527,6 +542,34 @@ static int file_lines(lua_State *L) {
   lua_setfield(L, -2, "last");
   lua_pushinteger(L, (lua_Integer)j.lines.next);
   lua_setfield(L, -2, "next");
+  lua_pushboolean(L, j.lines.truncated);
+  lua_setfield(L, -2, "truncated");
+  lua_pushinteger(L, (lua_Integer)j.lines.cut_lines);
+  lua_setfield(L, -2, "cut_lines");
+  return 2;
+}
+
+/* f:tail(n, max_line, max_bytes [, last_use]) -> text, info: the last n
+ * lines, found from the end (bw_tail_lines); info.lines is how many,
+ * info.whole whether they are the whole file. */
+static int file_tail(lua_State *L) {
+  file *f = check_file(L);
+  job j = {.b = &f->b, .run = do_tail};
+  j.limit = (size_t)luaL_checkinteger(L, 2);
+  j.max_line = (size_t)luaL_checkinteger(L, 3);
+  j.max_bytes = (size_t)luaL_checkinteger(L, 4);
+  int last_use = lua_toboolean(L, 5);
+  char **box = new_box(L);
+  int rc = run_job(&j);
+  *box = j.lines.out;
+  if (last_use) file_gc(L);
+  if (rc) return fail(L, rc);
+  push_boxed(L, box, j.lines.out_len);
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, (lua_Integer)j.lines.last);
+  lua_setfield(L, -2, "lines");
+  lua_pushboolean(L, j.lines.first == 1);
+  lua_setfield(L, -2, "whole");
   lua_pushboolean(L, j.lines.truncated);
   lua_setfield(L, -2, "truncated");
   lua_pushinteger(L, (lua_Integer)j.lines.cut_lines);
@@ -700,6 +743,13 @@ static int l_now(lua_State *L) {
   return 1;
 }
 
+/* core.trim(): give the heap's free memory back to the system
+ * (malloc_trim), after a full collection while the server is idle */
+static int l_trim(lua_State *L) {
+  lua_pushboolean(L, malloc_trim(0));
+  return 1;
+}
+
 static int l_backend(lua_State *L) {
   const char *want = luaL_optstring(L, 1, NULL);
   bw_probe_backend();
@@ -730,7 +780,7 @@ static const luaL_Reg handle_methods[] = {
     {"close", handle_gc}, {"root", handle_root}, {NULL, NULL}};
 
 static const luaL_Reg file_methods[] = {
-    {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines},
+    {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines}, {"tail", file_tail},
     {"base64", file_base64}, {"size", file_size}, {"identity", file_identity},
     {"close", file_gc},
     {NULL, NULL}};
@@ -742,6 +792,7 @@ static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"base64_encode", l_base64_encode},
                                  {"backend", l_backend},
                                  {"now", l_now},
+                                 {"trim", l_trim},
                                  {"probe_open", l_probe_open},
                                  {NULL, NULL}};
 
@@ -758,21 +809,9 @@ static void new_class(lua_State *L, const char *name, const luaL_Reg *m,
   lua_pop(L, 1);
 }
 
-int luaopen_burrow_core(lua_State *L) {
+void bw_core_open(lua_State *L) {
   new_class(L, ROOTS_MT, roots_methods, roots_gc);
   new_class(L, FILE_MT, file_methods, file_gc);
   new_class(L, HANDLE_MT, handle_methods, handle_gc);
   luaL_newlib(L, funcs);
-  bw_json_push(L);
-  lua_setfield(L, -2, "json");
-  bw_stdio_register(L);
-  /* other binding files register here, after the classes exist */
-  bw_yaml_register(L);
-  bw_sandbox_register(L);
-  bw_search_register(L);
-  bw_edit_register(L);
-  bw_host_register(L);
-  lua_pushstring(L, BURROW_VERSION_STRING);
-  lua_setfield(L, -2, "version");
-  return 1;
 }

@@ -10,7 +10,13 @@
 #include "../include/burrow.h"
 #include "core.h"
 
-int luaopen_burrow_core(lua_State *L);
+/* The module (lmodule.c): the one symbol core.so exports (the build hides
+ * the rest). */
+__attribute__((visibility("default"))) int luaopen_burrow_core(lua_State *L);
+
+/* Roots, Handle and File classes made, the module table with lcore.c's
+ * functions pushed (lmodule.c adds the other binding files' to it). */
+void bw_core_open(lua_State *L);
 
 /* For the other binding files (one per concern, each adding its functions
  * in luaopen_burrow_core): */
@@ -25,6 +31,9 @@ const char *bw_lua_rel(lua_State *L, int arg);
  * BW_VIEW_WRITE. Raises on misuse; valid while arg stays on the stack. */
 const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
                              const char **rel);
+/* The resolved object of the Handle at arg, which must belong to the Roots
+ * at roots_arg; raises on misuse. Valid while arg stays on the stack. */
+const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg);
 /* Push nil, detail, CODE for a failed core call; returns 3. */
 int bw_lua_fail(lua_State *L, int code);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */
@@ -32,5 +41,8 @@ void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
 
 /* core.sandbox (lsandbox.c) */
 void bw_sandbox_register(lua_State *L);
+
+/* core.watcher (lwatch.c) */
+void bw_watch_register(lua_State *L);
 
 #endif

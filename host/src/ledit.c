@@ -13,6 +13,7 @@
 #include "edit.h"
 #include "lcore.h"
 #include "ledit.h"
+#include "lserver.h"
 
 static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt) {
   if (!lua_istable(L, t)) return dflt;
@@ -283,14 +284,38 @@ static int roots_mkdir(lua_State *L) {
   return 1;
 }
 
-/* roots:remove(i, rel, {recursive=, expected_hash=}) -> {files=, dirs=} */
+/* A tree operation's stop: the MCP cancel flag, and opts.max_ms (0: no
+ * deadline) from now. */
+static const bw_stop *stop_opt(lua_State *L, int t, bw_stop *s) {
+  size_t ms = opt_size(L, t, "max_ms", 0);
+  s->cancel = bw_cancel_flag();
+  s->until_ms = ms ? bw_now_ms() + (int64_t)ms : 0;
+  return s;
+}
+
+/* nil, detail, CODE of a tree operation that stopped part-way: the detail
+ * says what it had done, so the agent knows what is left. */
+static int fail_partial(lua_State *L, int rc, const char *done, size_t files,
+                        size_t dirs) {
+  const char *d = bw_detail();
+  if ((!files && !dirs) || (d && !strncmp(d, "removed, but", 12))) return bw_lua_fail(L, rc);
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s; it stopped after %s %d file(s) or link(s) and %d director%s",
+                  d ? d : "stopped", done, (int)files, (int)dirs, dirs == 1 ? "y" : "ies");
+  lua_pushstring(L, bw_code_name(rc));
+  bw_clear_detail();
+  return 3;
+}
+
+/* roots:remove(i, rel, {recursive=, expected_hash=, max_ms=}) -> {files=, dirs=} */
 static int roots_remove(lua_State *L) {
   const char *rel;
   const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_WRITE, &rel);
   bw_remove_res res;
+  bw_stop stop;
   int rc = bw_remove(r, rel, opt_bool(L, 4, "recursive"),
-                     opt_str(L, 4, "expected_hash"), &res);
-  if (rc) return bw_lua_fail(L, rc);
+                     opt_str(L, 4, "expected_hash"), stop_opt(L, 4, &stop), &res);
+  if (rc) return fail_partial(L, rc, "removing", res.files, res.dirs);
   lua_createtable(L, 0, 2);
   set_int(L, "files", res.files);
   set_int(L, "dirs", res.dirs);
@@ -308,16 +333,17 @@ static int roots_move(lua_State *L) {
   return 1;
 }
 
-/* roots:copy(i, rel, j, rel2, {overwrite=, recursive=, max_bytes=}) */
+/* roots:copy(i, rel, j, rel2, {overwrite=, recursive=, max_bytes=, max_ms=}) */
 static int roots_copy(lua_State *L) {
   const char *src, *dst;
   const bw_root *rs = bw_lua_target(L, 1, 2, BW_VIEW_READ, &src);
   const bw_root *rd = bw_lua_target(L, 1, 4, BW_VIEW_WRITE, &dst);
+  bw_stop stop;
   bw_copy_opts o = {opt_bool(L, 6, "overwrite"), opt_bool(L, 6, "recursive"),
-                    opt_size(L, 6, "max_bytes", 0)};
+                    opt_size(L, 6, "max_bytes", 0), stop_opt(L, 6, &stop)};
   bw_copy_res res;
   int rc = bw_copy(rs, src, rd, dst, &o, &res);
-  if (rc) return bw_lua_fail(L, rc);
+  if (rc) return fail_partial(L, rc, "copying", res.files + res.links, res.dirs);
   lua_createtable(L, 0, 6);
   set_int(L, "files", res.files);
   set_int(L, "dirs", res.dirs);

@@ -39,6 +39,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "core.h"
 #include "ljson.h"
 
 
@@ -284,6 +285,7 @@ static Enc *new_encoder (lua_State *L) {
 ** markedly cheaper. Only a hint: failure (old kernel) changes nothing.
 */
 static void prefault (char *p, size_t len) {
+  bw_huge_advise(p, len); /* before the populate, so it takes huge pages */
 #if defined(MADV_POPULATE_WRITE)
   uintptr_t page = 4096;
   uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);

@@ -6,7 +6,7 @@
  *     -> burrow.Glob | nil, "pattern \"...\": reason", "INVALID_ARGUMENT"
  *   glob:match(path) -> boolean;  glob:close()
  *
- * The one glob matcher the Lua side uses (glob.c: linear in the path for a
+ * The one glob matcher the Lua side uses (globmatch.c: linear in the path for a
  * given pattern, never backtracking); packs never turn a glob into a Lua
  * pattern. basename: a pattern of one segment is matched against the
  * path's last component; dir_itself: a trailing ** also matches the

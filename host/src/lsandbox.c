@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "lcore.h"
+#include "lstore.h"
 #include "patcost.h"
 
 #define SANDBOX_MT "burrow.Sandbox"
@@ -810,6 +811,7 @@ typedef struct xfer {
   lua_State *L; /* the host state holding the arguments */
   int first, n; /* its stack slots to copy in */
   int load;     /* 1: set up a chunk's _ENV before calling it */
+  bw_counters *store; /* load: the shared counter store given to it */
 } xfer;
 
 /* trampoline(fn, xfer): copy the arguments in, then call fn */
@@ -824,6 +826,12 @@ static int trampoline(lua_State *S) {
     lua_setfield(S, -2, "__index");
     seal(S, lua_gettop(S));
     lua_setmetatable(S, -2);
+    if (x->store) { /* the operator gave it a store: shared_add (lstore.c) */
+      lua_pushliteral(S, "shared_add");
+      bw_store_push(S, &x->store);
+      push_charged(S, C_ARGS); /* its calls count against the budget */
+      lua_rawset(S, -3);
+    }
     if (!lua_setupvalue(S, 1, 1)) lua_pop(S, 1);
   }
   luaL_checkstack(S, x->n + 4, "sandbox arguments");
@@ -884,22 +892,34 @@ static sandbox *check_sb(lua_State *L) {
   return sb;
 }
 
-/* sb:load(name, source, options[, chunkname]) -> true | nil, message
+/* sb:load(name, source, options [, store [, chunkname]]) -> true | nil, message
  * Runs the chunk with options as its argument in an _ENV of its own; it
- * must return a table with a check function, or declared rules. chunkname
- * (Lua's: "@FILE" names a file) is what errors and tracebacks show;
- * default: name. */
+ * must return a table with a check function, or declared rules. store: a
+ * counter file the host opens (the operator's path), shared_add in that
+ * _ENV. chunkname (Lua's: "@FILE" names a file) is what errors and
+ * tracebacks show; default: name. */
 static int sb_load(lua_State *L) {
   sandbox *sb = check_sb(L);
   const char *name = luaL_checkstring(L, 2);
   size_t len;
   const char *src = luaL_checklstring(L, 3, &len);
-  const char *chunk = luaL_optstring(L, 5, name);
+  const char *chunk = luaL_optstring(L, 6, name);
   lua_State *S = sb->S;
   int top = lua_gettop(S);
+  const char *store = luaL_optstring(L, 5, NULL);
+  xfer x = {L, 4, lua_isnoneornil(L, 4) ? 0 : 1, 1, NULL};
+  if (store) {
+    int src_rc = bw_counters_open(store, &x.store);
+    if (src_rc) {
+      const char *d = bw_detail();
+      lua_pushnil(L);
+      lua_pushfstring(L, "cannot open the store %s: %s%s%s", store, bw_code_name(src_rc), d ? ": " : "", d ? d : "");
+      return 2;
+    }
+  }
   int rc = luaL_loadbufferx(S, src, len, chunk, "t"); /* text only */
-  xfer x = {L, 4, lua_isnoneornil(L, 4) ? 0 : 1, 1};
   if (rc == LUA_OK) rc = run(sb, &x);
+  bw_counters_close(x.store); /* not taken (the chunk did not load) */
   if (rc != LUA_OK) {
     lua_pushnil(L);
     push_error(L, sb, rc);
@@ -959,7 +979,7 @@ static int sb_call(lua_State *L) {
     return 1;
   }
   int n = lua_gettop(L) - 3;
-  xfer x = {L, 4, n > 2 ? 2 : n, 0};
+  xfer x = {L, 4, n > 2 ? 2 : n, 0, NULL};
   int rc = run(sb, &x);
   if (rc != LUA_OK) {
     lua_pushboolean(L, 0);

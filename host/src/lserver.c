@@ -3,20 +3,24 @@
  *
  * A reader thread splits stdin into lines and queues them, so the Lua loop
  * can run a long tool call while the next messages keep arriving; they are
- * answered in order once it ends. Two kinds of message the reader handles
+ * answered in order once it ends, or, while a read-only call waits on its
+ * walk, by the Lua loop meanwhile (burrow.mcp: one call deep, so io:begin
+ * keeps two calls' ids and cancel flags). Two kinds of message the reader handles
  * itself, because they matter during a call and need no Lua: a
  * notifications/cancelled for the call in flight raises its cancel flag
  * (which long operations poll; one for a request still queued is kept, and
  * that request never runs), and a ping that arrives while a tool call runs
  * is answered here at once. Output goes through one lock, one whole
  * message per hold, so progress notifications, pings and results never
- * interleave. Events (SIGHUP, a dropped line) travel apart from the text,
- * so no byte on stdin can look like one.
+ * interleave. Events (SIGHUP, a dropped line, a file watch's fd turning
+ * readable) travel apart from the text, so no byte on stdin can look like
+ * one.
  */
 #include <errno.h>
 #include <jansson.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -34,6 +38,7 @@
 enum {
   FAST_MAX = 64 * 1024, /* longer lines are never a ping or a cancel we read */
   GONE_MAX = 64,        /* cancelled ids of requests not yet begun, kept */
+  CALLS_MAX = 2,        /* a call, and one run while it waits on its walk */
 };
 
 typedef struct line {
@@ -61,17 +66,23 @@ typedef struct stdio_state {
   int eof;
   int hangup; /* a SIGHUP not yet reported by io:next */
   size_t max_line;
-  int busy;    /* a tool call is in flight (io:begin .. io:finish) */
-  rid current; /* its id */
+  int busy;    /* tool calls in flight (io:begin .. io:finish): 0, 1, or 2
+                  when one runs while another waits on its walk */
+  rid current[CALLS_MAX]; /* their ids, outermost first */
   rid gone[GONE_MAX]; /* cancelled before they began (a ring) */
   int next_gone;      /* where the next one goes */
-  _Atomic int cancelled;
+  _Atomic int cancelled[CALLS_MAX]; /* each call's own flag */
   pthread_mutex_t out_mu;
+  int watch_fd;    /* a file watch's fd the loop wakes for, -1 = none */
+  int watch_ready; /* it is readable; cleared by io:watch_done */
+  pthread_cond_t wcv; /* the watch poller waits here for watch_done */
 } stdio_state;
 
 static stdio_state S = {.mu = PTHREAD_MUTEX_INITIALIZER,
                         .cv = PTHREAD_COND_INITIALIZER,
-                        .out_mu = PTHREAD_MUTEX_INITIALIZER};
+                        .out_mu = PTHREAD_MUTEX_INITIALIZER,
+                        .watch_fd = -1,
+                        .wcv = PTHREAD_COND_INITIALIZER};
 static int started;
 
 static int rid_equal(const rid *a, const rid *b) {
@@ -103,9 +114,13 @@ static void note_cancel(const json_t *id) {
   rid_from_json(id, &r);
   if (r.type == RID_NONE) return;
   pthread_mutex_lock(&S.mu);
-  if (S.busy && rid_equal(&S.current, &r)) {
-    atomic_store(&S.cancelled, 1);
-  } else {
+  int found = 0;
+  for (int i = 0; i < S.busy; i++)
+    if (rid_equal(&S.current[i], &r)) {
+      atomic_store(&S.cancelled[i], 1);
+      found = 1;
+    }
+  if (!found) {
     S.gone[S.next_gone] = r;
     S.next_gone = (S.next_gone + 1) % GONE_MAX;
   }
@@ -278,7 +293,7 @@ static int io_next(lua_State *L) {
     }
   }
   pthread_mutex_lock(&S.mu);
-  while (!S.head && !S.eof && !S.hangup) {
+  while (!S.head && !S.eof && !S.hangup && !S.watch_ready) {
     if (timeout < 0) {
       pthread_cond_wait(&S.cv, &S.mu);
     } else if (pthread_cond_timedwait(&S.cv, &S.mu, &until) == ETIMEDOUT) {
@@ -293,6 +308,12 @@ static int io_next(lua_State *L) {
     pthread_mutex_unlock(&S.mu);
     lua_pushboolean(L, 0);
     lua_pushliteral(L, "reload");
+    return 2;
+  }
+  if (S.watch_ready && !S.head) { /* lines first: a request is never late */
+    pthread_mutex_unlock(&S.mu);
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "watch");
     return 2;
   }
   line *l = S.head;
@@ -382,9 +403,13 @@ static int io_begin(lua_State *L) {
       S.gone[i].type = RID_NONE;
       gone = 1;
     }
-  S.current = r;
-  S.busy = 1;
-  atomic_store(&S.cancelled, gone);
+  if (S.busy == CALLS_MAX) {
+    pthread_mutex_unlock(&S.mu);
+    return luaL_error(L, "io:begin: %d calls in flight already", CALLS_MAX);
+  }
+  S.current[S.busy] = r;
+  atomic_store(&S.cancelled[S.busy], gone);
+  S.busy++;
   pthread_mutex_unlock(&S.mu);
   lua_pushboolean(L, gone);
   return 1;
@@ -393,15 +418,20 @@ static int io_begin(lua_State *L) {
 static int io_finish(lua_State *L) {
   (void)L;
   pthread_mutex_lock(&S.mu);
-  S.busy = 0;
-  S.current.type = RID_NONE;
-  atomic_store(&S.cancelled, 0);
+  if (S.busy > 0) {
+    S.busy--;
+    S.current[S.busy].type = RID_NONE;
+    atomic_store(&S.cancelled[S.busy], 0);
+  }
   pthread_mutex_unlock(&S.mu);
   return 0;
 }
 
 static int io_cancelled(lua_State *L) {
-  lua_pushboolean(L, atomic_load(&S.cancelled));
+  pthread_mutex_lock(&S.mu);
+  int top = S.busy > 0 ? S.busy - 1 : 0;
+  pthread_mutex_unlock(&S.mu);
+  lua_pushboolean(L, atomic_load(&S.cancelled[top]));
   return 1;
 }
 
@@ -411,14 +441,70 @@ static _Thread_local const _Atomic int *call_cancel;
 
 void bw_set_call_cancel(const _Atomic int *flag) { call_cancel = flag; }
 
+/* The innermost call's flag: a walk takes it when it starts, so an outer
+ * call's walk keeps its own while another call runs meanwhile. A submitted
+ * call's own flag first. */
 const _Atomic int *bw_cancel_flag(void) {
-  return call_cancel ? call_cancel : &S.cancelled;
+  if (call_cancel) return call_cancel;
+  pthread_mutex_lock(&S.mu);
+  int top = S.busy > 0 ? S.busy - 1 : 0;
+  pthread_mutex_unlock(&S.mu);
+  return &S.cancelled[top];
+}
+
+/* The watch poller: when the watch fd turns readable, wake io:next (which
+ * returns false, "watch") and wait until the loop has drained it
+ * (io:watch_done), so a readable fd is one wake-up, not a spin. */
+static void *watch_poller(void *arg) {
+  (void)arg;
+  for (;;) {
+    pthread_mutex_lock(&S.mu);
+    int fd = S.watch_fd;
+    pthread_mutex_unlock(&S.mu);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int n = poll(&p, 1, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || (p.revents & POLLNVAL)) return NULL;
+    pthread_mutex_lock(&S.mu);
+    S.watch_ready = 1;
+    pthread_cond_signal(&S.cv);
+    while (S.watch_ready) pthread_cond_wait(&S.wcv, &S.mu);
+    pthread_mutex_unlock(&S.mu);
+  }
+  return NULL;
+}
+
+/* io:watch(fd): wake io:next when fd is readable (once per process; the
+ * fd must stay open while the process serves). */
+static int io_watch(lua_State *L) {
+  int fd = (int)luaL_checkinteger(L, 2);
+  pthread_mutex_lock(&S.mu);
+  int had = S.watch_fd >= 0;
+  if (!had) S.watch_fd = fd;
+  pthread_mutex_unlock(&S.mu);
+  if (had) return luaL_error(L, "the stdio loop already wakes for a watch");
+  pthread_t t;
+  if (pthread_create(&t, NULL, watch_poller, NULL) != 0)
+    return luaL_error(L, "cannot start the watch poller");
+  pthread_detach(t);
+  return 0;
+}
+
+/* io:watch_done(): the watch fd was drained; poll it again */
+static int io_watch_done(lua_State *L) {
+  (void)L;
+  pthread_mutex_lock(&S.mu);
+  S.watch_ready = 0;
+  pthread_cond_signal(&S.wcv);
+  pthread_mutex_unlock(&S.mu);
+  return 0;
 }
 
 static const luaL_Reg io_methods[] = {
     {"next", io_next},     {"write", io_write},         {"send", io_send},
     {"begin", io_begin},
-    {"finish", io_finish}, {"cancelled", io_cancelled}, {NULL, NULL}};
+    {"finish", io_finish}, {"cancelled", io_cancelled},
+    {"watch", io_watch},   {"watch_done", io_watch_done}, {NULL, NULL}};
 
 void bw_stdio_register(lua_State *L) {
   luaL_newmetatable(L, STDIO_MT);

@@ -8,13 +8,30 @@
 #include <lua.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 
 #include "api.h"
+#include "core.h"
 
 static int traceback(lua_State *L) {
   luaL_traceback(L, L, lua_tostring(L, 1), 1);
   return 1;
+}
+
+/* The stock allocator (realloc/free), and huge-page advice for a block of
+ * 8 MiB or more: those are a big read's text becoming a Lua string,
+ * written once right after (bw_huge_advise). */
+static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud;
+  (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (p && nsize >= BW_HUGE_MIN) bw_huge_advise(p, nsize);
+  return p;
 }
 
 int main(int argc, char **argv) {
@@ -29,6 +46,7 @@ int main(int argc, char **argv) {
     fputs("burrow: out of memory\n", stderr);
     return 1;
   }
+  lua_setallocf(L, lua_alloc, NULL); /* realloc/free like the stock one */
   bw_lua_prepare(L);
   lua_pushcfunction(L, traceback);
   lua_getglobal(L, "require");

@@ -25,18 +25,6 @@ static int is_hws(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
-slice bw_trim(const char *s, size_t n, int left) {
-  while (n > 0 && is_hws(s[n - 1])) n--;
-  while (left && n > 0 && is_hws(*s)) s++, n--;
-  return (slice){s, n};
-}
-
-slice bw_lead(const char *s, size_t n) {
-  size_t i = 0;
-  while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
-  return (slice){s, i};
-}
-
 /* The ASCII stand-in of a Unicode punctuation or space code point, or 0
  * (the set apply_patch folds). */
 static int fold_cp(unsigned cp) {

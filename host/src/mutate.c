@@ -140,6 +140,10 @@ int bw_mkdir(const bw_root *r, const char *rel, int parents, int *created) {
   if ((rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing))) return rc;
   if (mkdirat(dirfd, name, 0777) < 0) rc = mut_errno(errno);
   else if (!(rc = sync_dir(dirfd))) *created = 1;
+  else if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0) /* not durable: not made */
+    rc = bw_fail(BW_EIO, "the directory fsync failed; the directory was not made");
+  else
+    rc = bw_fail(BW_EIO, "made, but the directory fsync failed: it may not survive a crash");
   close(dirfd);
   return rc;
 }
@@ -149,13 +153,16 @@ int bw_mkdir(const bw_root *r, const char *rel, int parents, int *created) {
 typedef struct remover {
   const bw_root *r;
   bw_remove_res *res;
-  size_t mounts; /* mount points met and left in place */
+  size_t mounts;       /* mount points met and left in place */
+  const bw_stop *stop; /* cancel and deadline, asked at every entry */
 } remover;
 
 static int remove_tree(remover *rm, int parent, const char *name, int depth);
 
 /* Remove one entry of the directory open at fd, as it is now. */
 static int remove_entry(remover *rm, int fd, const char *name, int depth) {
+  int rc = bw_stopped(rm->stop);
+  if (rc) return rc;
   for (int tries = 0; tries < 4; tries++) {
     struct stat st;
     if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -289,7 +296,8 @@ static int remove_empty_dir(int dirfd, const char *name) {
 }
 
 int bw_remove(const bw_root *r, const char *rel, int recursive,
-              const char *expected_hash, bw_remove_res *res) {
+              const char *expected_hash, const bw_stop *stop,
+              bw_remove_res *res) {
   memset(res, 0, sizeof *res);
   if (r->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
   char name[BW_NAME_MAX + 1];
@@ -298,7 +306,7 @@ int bw_remove(const bw_root *r, const char *rel, int recursive,
                      "the root itself, \".\" and \"..\" cannot be removed");
   if (rc) return rc;
   struct stat st;
-  remover rm = {.r = r, .res = res};
+  remover rm = {.r = r, .res = res, .stop = stop};
   int dir = 0;
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     rc = bw_code_from_errno(errno);
@@ -314,7 +322,8 @@ int bw_remove(const bw_root *r, const char *rel, int recursive,
     rc = remove_tree(&rm, dirfd, name, 0);
   else if (!dir && !(rc = remove_file(dirfd, name, &st, expected_hash)))
     res->files = 1;
-  if (!rc) rc = sync_dir(dirfd);
+  if (!rc && sync_dir(dirfd)) /* what is gone cannot be put back */
+    rc = bw_fail(BW_EIO, "removed, but the directory fsync failed: the removal may not survive a crash");
   close(dirfd);
   return rc;
 }
@@ -489,6 +498,8 @@ static int copy_dir(copier *c, int srcfd, const char *dst, mode_t mode,
 
 static int copy_entry(copier *c, int fd, const char *name, const char *dst,
                       int depth) {
+  int rc = bw_stopped(c->o->stop);
+  if (rc) return rc;
   struct stat st;
   if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
@@ -504,7 +515,7 @@ static int copy_entry(copier *c, int fd, const char *name, const char *dst,
     c->res->skipped++;
     return BW_OK;
   }
-  int rc = copy_dir(c, sub, dst, st.st_mode, depth + 1);
+  rc = copy_dir(c, sub, dst, st.st_mode, depth + 1);
   close(sub);
   return rc;
 }

@@ -453,7 +453,26 @@ int bw_resolve_parent(const bw_root *r, const char *rel, int *dirfd,
   return BW_OK;
 }
 
-int bw_mkdirs(const bw_root *r, const char *rel) {
+/* Remove the last n components of rel, deepest first: the directories a
+ * failed mkdirs made (empty, unless someone filled them meanwhile: then
+ * they stay). */
+static void unmake(const bw_root *r, const char *rel, int n) {
+  char path[BW_PATH_MAX + 1], name[BW_NAME_MAX + 1], parent[BW_PATH_MAX + 1];
+  snprintf(path, sizeof path, "%s", rel);
+  for (int trailing, fd; n > 0; n--) {
+    if (bw_resolve_parent(r, path, &fd, name, &trailing)) return;
+    unlinkat(fd, name, AT_REMOVEDIR);
+    close(fd);
+    if (split_parent(path, parent, name, &trailing)) return;
+    memcpy(path, parent, sizeof path);
+  }
+}
+
+/* mkdir -p; *made: how many trailing components of rel it created. Each
+ * directory made is made durable (its parent fsynced) before the next;
+ * on any failure the ones this call made are removed again. */
+static int mkdirs(const bw_root *r, const char *rel, int *made) {
+  *made = 0;
   struct stat st;
   int fd, rc = bw_resolve(r, rel, 0, &fd, &st);
   if (rc == BW_OK) {
@@ -462,15 +481,31 @@ int bw_mkdirs(const bw_root *r, const char *rel) {
   }
   if (rc != BW_ENOENT) return rc;
   char parent[BW_PATH_MAX + 1], name[BW_NAME_MAX + 1];
-  int trailing;
+  int trailing, pmade = 0;
   if ((rc = split_parent(rel, parent, name, &trailing))) return rc;
-  if (strcmp(parent, ".") && (rc = bw_mkdirs(r, parent))) return rc;
-  if ((rc = bw_resolve_parent(r, rel, &fd, name, &trailing))) return rc;
-  rc = mkdirat(fd, name, 0777) < 0 && errno != EEXIST
-           ? bw_code_from_errno(errno)
-           : BW_OK;
-  close(fd);
+  if (strcmp(parent, ".") && (rc = mkdirs(r, parent, &pmade))) return rc;
+  if (!(rc = bw_resolve_parent(r, rel, &fd, name, &trailing))) {
+    if (mkdirat(fd, name, 0777) == 0) {
+      int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dfd < 0 || fsync(dfd) < 0) {
+        unlinkat(fd, name, AT_REMOVEDIR);
+        rc = bw_fail(BW_EIO, "the directory fsync failed; no directory was made");
+      } else {
+        *made = pmade + 1;
+      }
+      if (dfd >= 0) close(dfd);
+    } else if (errno != EEXIST) {
+      rc = bw_code_from_errno(errno);
+    }
+    close(fd);
+  }
+  if (rc) unmake(r, parent, pmade);
   return rc;
+}
+
+int bw_mkdirs(const bw_root *r, const char *rel) {
+  int made;
+  return mkdirs(r, rel, &made);
 }
 
 /* ---- handles: one resolution per object ---- */

@@ -13,15 +13,15 @@
  *   INSIDE  "**" "/.ssh/" "**"    "/.ssh/" in "/" + path, something after
  *   EXACT   "secret"              the path is secret
  *   UNDER   "secret/" "**"        the path starts with "secret/", and more
- *   BASE    "**" "/id_*" (any other single segment): glob.c's matcher on
+ *   BASE    "**" "/id_*" (any other single segment): globmatch.c's matcher on
  *           the basename only
- *   PATH    anything else: the whole path through glob.c's matcher.
+ *   PATH    anything else: the whole path through globmatch.c's matcher.
  * TAIL, INSIDE, EXACT and UNDER are only tried when one of the path's
  * names may be their first one (bit sets of first bytes and of hashes),
  * SUFFIX only when the basename's last byte may end one, so a path that
  * names no .git, .ssh or secret and ends in no ".pem" byte costs a few
  * table lookups.
- * Each says exactly what glob.c says of the whole pattern ("**" matches
+ * Each says exactly what globmatch.c says of the whole pattern ("**" matches
  * zero or more directories; a trailing one at least one name; "*" matches
  * dots too), which test_rules.c checks. Rules are tried in the order
  * added; the first that matches wins.
@@ -165,7 +165,7 @@ static const char *lead(const char *p, size_t n, size_t *rest, int *star2) {
   return p + i;
 }
 
-/* Names none of which is empty, "." or "..", as glob.c keeps them. */
+/* Names none of which is empty, "." or "..", as globmatch.c keeps them. */
 static int plain(const char *s, size_t n) {
   if (!n) return 0;
   for (size_t i = 0, start = 0; i <= n; i++) {
@@ -178,12 +178,12 @@ static int plain(const char *s, size_t n) {
   return 1;
 }
 
-/* Plain names without glob syntax: what glob.c matches byte for byte. */
+/* Plain names without glob syntax: what globmatch.c matches byte for byte. */
 static int literal(const char *s, size_t n) {
   return n && strcspn(s, "*?[]\\{}") >= n && plain(s, n);
 }
 
-/* The kind of a pattern that glob.c compiled; its literal in *lit. */
+/* The kind of a pattern that globmatch.c compiled; its literal in *lit. */
 static int kind_of(const char *p, size_t n, const char **lit, size_t *ll) {
   int star2;
   size_t rl;
@@ -407,7 +407,7 @@ static int excepted(const rule *r, const subject *s) {
 
 int bw_rules_match(const bw_rules *rs, const char *path, size_t len, int op) {
   if (!rs || !rs->n) return -1;
-  while (len > 1 && path[len - 1] == '/') len--; /* "a/" is a, as in glob.c */
+  while (len > 1 && path[len - 1] == '/') len--; /* "a/" is a, as in globmatch.c */
   subject s = {path, path, len, 0, 0, 0};
   for (const char *p = path, *end = path + len;;) { /* the names */
     const char *q = memchr(p, '/', (size_t)(end - p));

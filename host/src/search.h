@@ -3,7 +3,8 @@
  * everything through directory fds beneath a root (walk.c), gitignore
  * semantics (ignore.c), a glob matcher and the glob search (glob.c), the
  * literals a regex requires and their SIMD scan (prefilter.c), and PCRE2
- * content search behind that prefilter (grep.c). Plain C, no Lua;
+ * content search behind that prefilter (grep.c; large files mapped and
+ * searched in chunks, grepmap.c). Plain C, no Lua;
  * functions return a bw_code like the rest of the core.
  */
 #ifndef BURROW_SEARCH_H
@@ -231,6 +232,8 @@ size_t bw_lits_next(bw_lit *v, int n, const unsigned char *h, size_t len,
 
 enum { BW_GREP_CONTENT = 0, BW_GREP_FILES = 1, BW_GREP_COUNT = 2 };
 
+enum { BW_GREP_MAP_MIN = 1 << 20, BW_GREP_CHUNK = 8 << 20 };
+
 typedef struct bw_grep_opts {
   const char *pattern;
   size_t pattern_len;
@@ -247,6 +250,11 @@ typedef struct bw_grep_opts {
   size_t n_exclude;
   size_t max_ms;            /* wall-time budget of the whole search (0: none) */
   size_t max_bytes;         /* bytes read over all files (0: none) */
+  /* Files of map_min bytes or more are mapped, not read (0: the default,
+   * BW_GREP_MAP_MIN); a mapped file of twice chunk_size or more is split
+   * into chunks of about chunk_size searched by several threads (0: the
+   * default, BW_GREP_CHUNK). Tests set them small to cross chunk edges. */
+  size_t map_min, chunk_size;
   bw_walk_opts walk;        /* threads, hidden, ignore, cancel, progress */
 } bw_grep_opts;
 
@@ -278,6 +286,7 @@ typedef struct bw_grep_res {
   size_t unreadable; /* files or directories that could not be opened */
   size_t skipped_policy; /* entries the walk's rules hid (a directory once) */
   size_t bytes;      /* read from the files searched */
+  size_t chunked;    /* files searched in chunks by several threads */
   int truncated, cancelled;
   int limit;         /* 0, or the budget that ended it: BW_GREP_LIMIT_* */
 } bw_grep_res;
@@ -290,6 +299,9 @@ typedef struct bw_grep_res {
 int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
             bw_grep_res *res);
 void bw_grep_res_free(bw_grep_res *res);
+/* Tests only: called with a file's path right after grep maps it (NULL:
+ * nothing), so a test can shrink it under the search. */
+extern void (*bw_grep_mapped_hook)(const char *path);
 
 /* ---- glob search (glob.c) ---- */
 

@@ -86,6 +86,7 @@ static int out_reserve(bw_lines *o, size_t more) {
   if (!s) return BW_ENOMEM;
   o->out = s;
   o->out_cap = cap;
+  bw_huge_advise(s, cap); /* written once, front to back */
   return BW_OK;
 }
 
@@ -173,6 +174,62 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
     if (res->truncated) break;
   }
   if (p && p < end) res->next = lineno;
+  return BW_OK;
+}
+
+/* One line of a tail: its text cut at max_line characters with a marker,
+ * then '\n' if nl. Sizes it when out is NULL. */
+static size_t tail_line(bw_lines *o, const char *p, size_t n, size_t max_line,
+                        int nl) {
+  if (n > 0 && p[n - 1] == '\r') n--;
+  size_t keep = n > max_line ? utf8_prefix(p, n, max_line) : n;
+  char marker[96] = "";
+  if (keep < n)
+    snprintf(marker, sizeof marker, " [... line truncated: %zu of %zu bytes shown]",
+             keep, n);
+  size_t ml = strlen(marker);
+  if (o) {
+    char *w = o->out + o->out_len;
+    memcpy(w, p, keep);
+    memcpy(w + keep, marker, ml);
+    if (nl) w[keep + ml] = '\n';
+    o->out_len += keep + ml + (size_t)nl;
+    if (ml) o->cut_lines++;
+  }
+  return keep + ml + (size_t)nl;
+}
+
+int bw_tail_lines(const char *data, size_t len, size_t n, size_t max_line,
+                  size_t max_bytes, bw_lines *res) {
+  memset(res, 0, sizeof *res);
+  /* a final '\n' ends the last line; it does not start another */
+  size_t t = len && data[len - 1] == '\n' ? len - 1 : len;
+  size_t lim = t, start = t, end = t, got = 0, total = 0;
+  size_t bom = len >= 3 && !memcmp(data, "\xEF\xBB\xBF", 3) ? 3 : 0;
+  while (len && got < n) { /* backwards, one line at a time */
+    const char *q = memrchr(data, '\n', lim);
+    size_t s = q ? (size_t)(q - data) + 1 : 0;
+    size_t from = s == 0 ? bom : s;
+    size_t need = tail_line(NULL, data + from, lim - from, max_line, lim < len);
+    if (total + need > max_bytes) {
+      res->truncated = 1;
+      break;
+    }
+    total += need;
+    start = s;
+    got++;
+    if (!q) break;
+    lim = (size_t)(q - data);
+  }
+  if (out_reserve(res, total + 1)) return BW_ENOMEM;
+  for (size_t p = start; got && p <= end;) { /* forwards, into the output */
+    const char *nl = p < end ? memchr(data + p, '\n', end - p) : NULL;
+    size_t e = nl ? (size_t)(nl - data) : end, from = p == 0 ? bom : p;
+    tail_line(res, data + from, e - from, max_line, e < len);
+    p = e + 1;
+  }
+  res->last = got;
+  res->first = start == 0 && got; /* 1: the tail is the whole file */
   return BW_OK;
 }
 

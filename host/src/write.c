@@ -144,12 +144,6 @@ static void sweep_once(int dirfd) {
  * other programs' writes are caught by the hash compare alone. */
 enum { LOCK_WAIT_MS = 5000, PAUSE_MAX_US = 5000 };
 
-static long long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int bw_lock_dir(int dirfd, unsigned wait_ms, bw_dir_lock *l) {
   l->fd = -1;
   int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -161,14 +155,14 @@ int bw_lock_dir(int dirfd, unsigned wait_ms, bw_dir_lock *l) {
     return bw_code_from_errno(e);
   }
   /* poll, not a blocking flock: a stopped holder must not stop us */
-  long long deadline = now_ms() + (wait_ms ? wait_ms : LOCK_WAIT_MS);
+  long long deadline = bw_now_ms() + (wait_ms ? wait_ms : LOCK_WAIT_MS);
   long pause_us = 50;
   while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
     int e = errno;
     if (e == EINTR) continue;
     if (e != EWOULDBLOCK) break; /* no flock here (NFS: ENOLCK, EBADF): the
                                     hash compare alone, as before */
-    if (now_ms() >= deadline) {
+    if (bw_now_ms() >= deadline) {
       close(fd);
       return bw_fail(BW_EAGAIN, "the file is locked by another writer; retry");
     }

@@ -5,6 +5,7 @@
  *
  *   BURROW_FAULT=CALL:WHAT[:after=N][:times=M][,...]
  *     CALL  write pwrite fsync fdatasync renameat renameat2 linkat read
+ *           mkdirat unlinkat
  *     WHAT  ENOSPC EDQUOT EIO EINTR EPERM (fail with that errno, doing
  *           nothing; linkat:EPERM is a kernel that will not link an
  *           O_TMPFILE without CAP_DAC_READ_SEARCH, so named temps are used)
@@ -37,9 +38,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-enum { C_WRITE, C_PWRITE, C_FSYNC, C_FDATASYNC, C_RENAMEAT, C_RENAMEAT2, C_LINKAT, C_READ, NCALLS };
+enum { C_WRITE, C_PWRITE, C_FSYNC, C_FDATASYNC, C_RENAMEAT, C_RENAMEAT2, C_LINKAT, C_READ,
+       C_MKDIRAT, C_UNLINKAT, NCALLS };
 static const char *const call_names[NCALLS] = {"write", "pwrite", "fsync", "fdatasync",
-                                               "renameat", "renameat2", "linkat", "read"};
+                                               "renameat", "renameat2", "linkat", "read",
+                                               "mkdirat", "unlinkat"};
 
 enum { MAX_RULES = 16, SHORT = -1 };
 
@@ -229,6 +232,20 @@ int renameat2(int od, const char *o, int nd, const char *n, unsigned flags) {
   int f = fault(C_RENAMEAT2, nd);
   if (f > 0) return errno = f, -1;
   return real_renameat2(od, o, nd, n, flags);
+}
+
+int mkdirat(int dirfd, const char *name, mode_t mode) {
+  REAL(mkdirat);
+  int f = fault(C_MKDIRAT, dirfd);
+  if (f > 0) return errno = f, -1;
+  return real_mkdirat(dirfd, name, mode);
+}
+
+int unlinkat(int dirfd, const char *name, int flags) {
+  REAL(unlinkat);
+  int f = fault(C_UNLINKAT, dirfd);
+  if (f > 0) return errno = f, -1;
+  return real_unlinkat(dirfd, name, flags);
 }
 
 int linkat(int od, const char *o, int nd, const char *n, int flags) {

@@ -477,20 +477,39 @@ static void test_files(bw_root *r) {
         "a link moves as a link");
 
   bw_remove_res rr;
-  CHECK(bw_remove(r, ".", 1, NULL, &rr) == BW_INVALID_ARGUMENT, "remove the root");
-  CHECK(bw_remove(r, "sub/..", 1, NULL, &rr) == BW_INVALID_ARGUMENT, "remove sub/..");
-  CHECK(bw_remove(r, "tree", 0, NULL, &rr) == BW_EEXIST, "remove a full dir needs recursive");
-  CHECK(bw_remove(r, "esc_updir/secret.txt", 0, NULL, &rr) == BW_OUTSIDE_ROOT, "remove outside");
-  CHECK(bw_remove(r, "esc_updir", 0, NULL, &rr) == BW_OK && exists("outside/secret.txt"),
+  CHECK(bw_remove(r, ".", 1, NULL, NULL, &rr) == BW_INVALID_ARGUMENT, "remove the root");
+  CHECK(bw_remove(r, "sub/..", 1, NULL, NULL, &rr) == BW_INVALID_ARGUMENT, "remove sub/..");
+  CHECK(bw_remove(r, "tree", 0, NULL, NULL, &rr) == BW_EEXIST, "remove a full dir needs recursive");
+  CHECK(bw_remove(r, "esc_updir/secret.txt", 0, NULL, NULL, &rr) == BW_OUTSIDE_ROOT, "remove outside");
+  CHECK(bw_remove(r, "esc_updir", 0, NULL, NULL, &rr) == BW_OK && exists("outside/secret.txt"),
         "remove a link, not its target");
-  CHECK(bw_remove(r, "tree", 1, NULL, &rr) == BW_OK && !exists("ws/tree") &&
+  CHECK(bw_remove(r, "tree", 1, NULL, NULL, &rr) == BW_OK && !exists("ws/tree") &&
             exists("outside/secret.txt"),
         "remove a tree with links out");
-  CHECK(bw_remove(r, "h.txt", 0, "sha256:00", &rr) == BW_HASH_MISMATCH && exists("ws/h.txt"),
+  CHECK(bw_remove(r, "h.txt", 0, "sha256:00", NULL, &rr) == BW_HASH_MISMATCH && exists("ws/h.txt"),
         "remove with a stale hash");
-  CHECK(bw_remove(r, "fifo/", 0, NULL, &rr) == BW_ENOTDIR, "remove fifo/");
+  CHECK(bw_remove(r, "fifo/", 0, NULL, NULL, &rr) == BW_ENOTDIR, "remove fifo/");
   CHECK(exists("outside/secret.txt") && !exists("outside/new.txt") && !exists("outside/x"),
         "outside untouched");
+
+  /* a budget: a tree operation stops at its deadline or its cancel flag,
+   * between entries, and counts what it had done */
+  sh("cd %s/ws && mkdir -p big/a big/b && seq 1 6000 | sed 's|^|big/a/f|' | xargs touch && "
+     "seq 1 6000 | sed 's|^|big/b/g|' | xargs touch", base);
+  _Atomic int cancel = 1;
+  bw_stop now = {.cancel = &cancel}, late = {.until_ms = bw_now_ms() - 1};
+  CHECK(bw_remove(r, "big", 1, NULL, &now, &rr) == BW_EAGAIN && rr.files == 0 &&
+            exists("ws/big/a/f1"),
+        "a cancelled remove stops before the first entry");
+  co = (bw_copy_opts){.recursive = 1, .max_bytes = 1 << 20, .stop = &late};
+  CHECK(bw_copy(r, "big", r, "big2", &co, &cr) == BW_TOO_LARGE && cr.files == 0,
+        "a copy past its deadline stops: %zu files", cr.files);
+  bw_stop soon = {.until_ms = bw_now_ms() + 40};
+  int rc = bw_remove(r, "big", 1, NULL, &soon, &rr);
+  CHECK(rc == BW_TOO_LARGE && rr.files > 0 && rr.files < 12000 && exists("ws/big"),
+        "a remove stops part-way at its deadline: %d, %zu of 12000 files", rc, rr.files);
+  CHECK(bw_remove(r, "big", 1, NULL, NULL, &rr) == BW_OK && !exists("ws/big"),
+        "the rest removed without a budget");
 }
 
 /* ---- the write lock: compare-and-set across processes ---- */
@@ -609,7 +628,7 @@ static void test_readonly(void) {
   bw_append_res ar;
   CHECK(bw_edit_file(&r, "f.txt", &e, 1, &o, &res) == BW_READ_ONLY_ROOT, "ro edit");
   CHECK(bw_mkdir(&r, "zz", 1, &created) == BW_READ_ONLY_ROOT, "ro mkdir");
-  CHECK(bw_remove(&r, "f.txt", 0, NULL, &rr) == BW_READ_ONLY_ROOT, "ro remove");
+  CHECK(bw_remove(&r, "f.txt", 0, NULL, NULL, &rr) == BW_READ_ONLY_ROOT, "ro remove");
   CHECK(bw_append(&r, "f.txt", "x", 1, 0, 100, &ar) == BW_READ_ONLY_ROOT, "ro append");
   CHECK(bw_move(&r, "f.txt", &r, "g", 0) == BW_READ_ONLY_ROOT, "ro move");
   bw_root_close(&r);

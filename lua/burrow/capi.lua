@@ -35,15 +35,15 @@ function capi.open_json(text)
   return burrow.open(opts)
 end
 
--- -> 0, result JSON | 1, {"error":{...}} JSON. hooks (a submitted call's,
--- api.c): cancelled() and progress(done, total, message).
+-- -> 0, result JSON | 1, {"error":{code, message, details}} JSON. hooks (a
+-- submitted call's, api.c): cancelled() and progress(done, total, message).
 function capi.call(ws, tool, args_json, hooks)
   local args, err = json.decode(args_json)
   if type(args) ~= "table" then
     return 1, json.encode { error = { code = "INVALID_ARGUMENT", message = "INVALID_ARGUMENT: arguments must be a JSON object: " .. tostring(err) } }
   end
-  local res, msg, code = ws:call(tool, args, hooks)
-  if not res then return 1, json.encode { error = { code = code, message = msg } } end
+  local res, msg, code, details = ws:call(tool, args, hooks)
+  if not res then return 1, json.encode { error = { code = code, message = msg, details = details } } end
   return 0, json.encode(res)
 end
 

@@ -13,8 +13,11 @@ caps.defaults = {
   max_request_bytes = 64 * 1024 * 1024, -- largest MCP message accepted
   max_undo_bytes = 64 * 1024 * 1024, -- previous contents undo_edit keeps per session
   max_image_bytes = 10 * 1024 * 1024, -- largest image read_file returns as image content
-  max_search_ms = 30000,         -- wall time of one grep (ms; 0: none), then partial results
+  max_search_ms = 30000,         -- wall time of one grep or glob (ms; 0: none), then partial results
   max_search_bytes = 4 * 1024 * 1024 * 1024, -- bytes one grep reads (0: none), then partial results
+  max_tree_ms = 60000,           -- wall time of one folder copy, move or remove, its entries' policy checks included (ms; 0: none)
+  max_watches = 256,             -- file watches at once (ws:watch, resources/subscribe)
+  watch_interval_ms = 100,       -- a watch is reported at most once per interval
   untrusted_boundary = false,    -- wrap read_file text in helix's untrusted-content tags
 }
 

@@ -21,7 +21,7 @@ usage:
                            address it as MOUNT (default: DIR's absolute path)
   --cap KEY=VALUE          e.g. --cap max_result_bytes=64MiB (keys: max_result_bytes,
                            max_entries, max_matches, max_file_size, max_line_chars,
-                           max_request_bytes, max_search_ms, max_search_bytes,
+                           max_request_bytes, max_search_ms, max_search_bytes, max_tree_ms,
                            untrusted_boundary=true|false)
   --pack NAME              serve a compatibility pack's tools instead of the native
                            set (docs/packs.md: native, mcp_filesystem, ...)
@@ -140,6 +140,11 @@ local function landlock(ws, o, opts)
   end
   local logs = {}
   if opts.audit then logs[1] = dirname(type(opts.audit) == "table" and opts.audit.file or opts.audit) end
+  -- a policy's counter store (quotas store:): opened again on a reload
+  for _, p in ipairs(opts.policies or {}) do
+    local store = type(p) == "table" and (p.options or p).store
+    if type(store) == "string" then logs[#logs + 1] = dirname(store) end
+  end
   local abi, err = ws.roots:landlock(reads, logs)
   if not abi then error({ fail = "--landlock failed: " .. tostring(err) }) end
   if abi == 0 then
@@ -193,10 +198,10 @@ function commands.call(o)
   end
   local ws = open(o)
   if not ws:tool(tool) then error({ usage = ("unknown tool %q (see burrow tools)"):format(tool) }) end
-  local res, msg, code = ws:call(tool, args)
+  local res, msg, code, details = ws:call(tool, args)
   ws:close()
   if not res then
-    io.stdout:write(json.encode { error = { code = code, message = msg } }, "\n")
+    io.stdout:write(json.encode { error = { code = code, message = msg, details = details } }, "\n")
     io.stderr:write("burrow: ", msg, "\n")
     return 1
   end
@@ -239,6 +244,7 @@ function commands.check(o)
     host = type(host) == "table" and host.path or tostring(host)
     say("  ", r.mount, " (", r.readonly and "ro" or "rw", ")", host ~= r.mount and ("  <- " .. host) or "")
   end
+  if ws.roots_from_client then say("roots_from_client: true (MCP: the client's roots within these)") end
   local names = {}
   for i, t in ipairs(ws:tools()) do names[i] = t.name end
   say(("tools (%d): "):format(#names), table.concat(names, ", "))

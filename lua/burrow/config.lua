@@ -265,6 +265,9 @@ local function parse_policies(v, mark)
       for k, opt in pairs(p) do
         if k ~= "name" and k ~= "path" then entry.options[k] = opt end
       end
+      -- store: the host's file for the policy's shared counters, relative
+      -- to this file like every other path in it
+      if p.store ~= nil then entry.options.store = join(want_string(p.store, value_at(p, "store"), "store")) end
       if p.path ~= nil then
         entry.path = join(want_string(p.path, value_at(p, "path"), "path"))
       else
@@ -408,6 +411,8 @@ end
 
 ---------------------------------------------------------------------------
 
+TOP_KEYS.roots_from_client = true -- MCP client roots narrow the roots (docs/resources.md)
+
 local function build(top)
   if top == null then return { caps = {} } end
   want_map(top, info(top), "the configuration")
@@ -426,6 +431,12 @@ local function build(top)
   if set.policies then opts.policies = parse_policies(set.policies, m("policies")) end
   if set.caps then parse_caps(set.caps, m("caps"), opts.caps) end
   if set.audit then opts.audit = parse_audit(set.audit, m("audit")) end
+  if set.roots_from_client ~= nil then
+    if type(set.roots_from_client) ~= "boolean" then
+      fail(m("roots_from_client"), "roots_from_client must be true or false, not %s", kind(set.roots_from_client))
+    end
+    opts.roots_from_client = set.roots_from_client
+  end
   if set.modules then parse_modules(set.modules, m("modules"), opts, set) end
   return opts
 end

@@ -5,6 +5,7 @@
 -- subtrees judged, the size a write commits, agent-facing errors, and the
 -- helpers every tool shares.
 
+local core = require "burrow.core"
 local errors = require "burrow.errors"
 
 local context = {}
@@ -23,7 +24,23 @@ function context.new(ws, tool, hooks, via, args)
     judged = {}, -- path .. "\0" .. f|n -> {h =, info =, ops = {op = true}} or {msg =, code =}
     by_arg = {}, -- path argument -> its judged entry
     reqs = {}, -- every policy request of the call, for the audit
+    started = core.now(), -- the call's budgets count from here
   }, Ctx)
+end
+
+--- The milliseconds left of a budget cap (a caps key such as max_tree_ms)
+-- counted from the call's start: 0 when the cap is 0 (no budget), else at
+-- least 1, for the core's max_ms options.
+function Ctx:ms_left(cap)
+  local ms = self.caps[cap] or 0
+  if ms == 0 then return 0 end
+  return math.max(1, math.floor(ms - (core.now() - self.started) * 1000))
+end
+
+--- True once the call is past the budget cap (never when it is 0).
+function Ctx:over(cap)
+  local ms = self.caps[cap] or 0
+  return ms > 0 and (core.now() - self.started) * 1000 >= ms
 end
 
 local OPS = { ["fs.read"] = "read", ["fs.write"] = "write", ["fs.delete"] = "delete", ["fs.list"] = "list" }
@@ -60,14 +77,28 @@ function Ctx:call(name, args)
   return self.ws:call_native(name, args, self.hooks, self.via or self.tool.name)
 end
 
--- nil, "CODE: message", CODE for the agent's path.
-function Ctx:fail(code, path, detail)
+-- nil, "CODE: message", CODE, details for the agent's path. details: the
+-- machine-readable facts (a table; path added), for programs and packs to
+-- word their own message from (docs/tools.md "Errors"). The last failure
+-- is kept so a tool that passes on only nil, message, code loses nothing.
+function Ctx:fail(code, path, detail, details)
+  local m
   if code == "OUTSIDE_ROOT" and (detail == nil or detail == "") then
-    local m = {}
-    for _, r in ipairs(self.ws:mounts()) do m[#m + 1] = r.mount end
-    detail = "allowed: " .. table.concat(m, ", ")
+    m = {}
+    if self.ws.scope then
+      for _, s in ipairs(self.ws.scope) do m[#m + 1] = s.path end
+    else
+      for _, r in ipairs(self.ws:mounts()) do m[#m + 1] = r.mount end
+    end
+    detail = "allowed: " .. (#m > 0 and table.concat(m, ", ") or "nothing (the client named no root this server may serve)")
   end
-  return nil, errors.message(code, path, detail), code
+  details = details or {}
+  -- the path the failure is about (not when it is about an argument)
+  if details.path == nil and details.argument == nil and type(path) == "string" then details.path = path end
+  if m and details.allowed == nil then details.allowed = m end
+  local msg = errors.message(code, path, detail)
+  self.failed = { msg = msg, details = details }
+  return nil, msg, code, details
 end
 
 -- The policy request about one object, built from its handle's info.
@@ -99,6 +130,20 @@ function Ctx:judge(path, op, info, arg)
   return true
 end
 
+--- Whether a resolved object (its innermost root and in-root path, as
+-- roots:handle gives them) lies in the client's folders (ws.scope, MCP
+-- client roots: client_roots.lua); true without a scope. Decided on the
+-- resolution, so a link inside a folder that leads out of it is out.
+function context.in_scope(scope, info)
+  if not scope then return true end
+  for _, s in ipairs(scope) do
+    if s.root == info.root and (s.rel == "." or info.rel == s.rel or info.rel:sub(1, #s.rel + 1) == s.rel .. "/") then
+      return true
+    end
+  end
+  return false
+end
+
 --- Resolve an agent path once into a handle and ask the policies about the
 -- object it found, for op. The same (path, nofollow) gives the same handle
 -- for the rest of the call, so what was judged is what the core uses.
@@ -119,6 +164,12 @@ function Ctx:open(path, op, nofollow, arg)
       j.msg, j.code = msg, code
       self.reqs[#self.reqs + 1] = { tool = self.tool.name, via = self.via, operation = op, path = path,
         arg = arg, session = self.ws.session.id, unmapped = code, decision = "deny", reason = msg }
+    elseif not context.in_scope(self.ws.scope, info) then
+      h:close()
+      local _, msg = self:fail("OUTSIDE_ROOT", path)
+      j.msg, j.code = msg, "OUTSIDE_ROOT"
+      self.reqs[#self.reqs + 1] = { tool = self.tool.name, via = self.via, operation = op, path = path,
+        arg = arg, session = self.ws.session.id, unmapped = "OUTSIDE_ROOT", decision = "deny", reason = msg }
     else
       local ri = self.roots:info(info.root)
       info.mount, info.lexical = ri.mount, rel
@@ -187,11 +238,16 @@ end
 -- stand) under the object of the path argument arg, for op: how many
 -- were refused, and the first refused request. Entries that exist are
 -- judged with their facts; landing places as paths that do not exist yet.
+-- Past max_tree_ms it stops: nil, message, TOO_LARGE (nothing is done).
 function Ctx:judge_entries(entries, arg, op, exists)
   local j, path = self.by_arg[arg], self.args[arg]
   local info = j.info
   local refused, first = 0, nil
-  for _, e in ipairs(entries) do
+  for i, e in ipairs(entries) do
+    if i % 64 == 0 and self:over("max_tree_ms") then
+      return nil, errors.message("TOO_LARGE", path, ("checking its %d entries against the policies took longer than max_tree_ms=%d (%d checked); nothing was done")
+        :format(#entries, self.caps.max_tree_ms, i - 1)), "TOO_LARGE"
+    end
     local req = self:request(under(path, e.path), op, {
       mount = info.mount, readonly = info.readonly, lexical = under(info.lexical, e.path),
       rel = under(info.rel, e.path), exists = exists, type = e.type, nlink = exists and e.nlink or nil }, arg)
@@ -246,7 +302,8 @@ function Ctx:judge_subtree(from, op)
     end
   end
   self.subtree = { entries = entries, from = from }
-  local refused, first = self:judge_entries(entries, from, op, true)
+  local refused, first, code2 = self:judge_entries(entries, from, op, true)
+  if not refused then return nil, first, code2 end
   if refused > 0 then
     return nil, errors.message("POLICY_DENIED", path, ("%d entr%s inside may not be %s (refused by policy %s)")
       :format(refused, refused == 1 and "y" or "ies", op == "read" and "read" or "taken away",
@@ -260,7 +317,8 @@ end
 function Ctx:judge_landing(to)
   local j, sub = self.by_arg[to], self.subtree
   if not (j and j.h and sub) then return true end
-  local refused, first = self:judge_entries(sub.entries, to, "write", false)
+  local refused, first, code = self:judge_entries(sub.entries, to, "write", false)
+  if not refused then return nil, first, code end
   if refused > 0 then
     return nil, errors.message("POLICY_DENIED", self.args[to], ("%d path%s the call would create there may not be written (refused by policy %s)")
       :format(refused, refused == 1 and "" or "s", first.policy or "approval")), "POLICY_DENIED"
@@ -289,15 +347,20 @@ end
 -- a read of each. Keeps the allowed ones in order in list; sub_of(item)
 -- gives an item's path below the walk's start (nil: keep it). info: the
 -- start's, from ctx:resolve. Returns how many were dropped (and the
--- dropped items' set, by sub path).
+-- dropped items' set, by sub path). Past max_tree_ms the items not yet
+-- asked about are dropped too (fail closed), and counted.
 function Ctx:reveal(list, sub_of, info)
   if not (list and self.ws.policies:judges_objects()) then return 0, {} end
   local verdict, dropped, out, n = {}, {}, 1, 0
+  local late = false
   for i = 1, #list do
     local item = list[i]
     list[i] = nil
     local sub = sub_of(item)
-    if sub and sub ~= "" and verdict[sub] == nil then
+    late = late or (i % 16 == 0 and self:over("max_tree_ms"))
+    if late and sub and sub ~= "" and verdict[sub] == nil then
+      verdict[sub], n, dropped[sub] = false, n + 1, true
+    elseif sub and sub ~= "" and verdict[sub] == nil then
       local req = self:request(sub, "read", { mount = info.mount, readonly = info.readonly,
         lexical = under(info.rel, sub), rel = under(info.rel, sub), exists = true }, "path")
       req.member = true

@@ -47,4 +47,15 @@ function errors.message(code, path, detail)
   return code .. ": " .. msg
 end
 
+-- Test hook: BURROW_TEST_REWORD=TEXT puts TEXT before every native
+-- message a pack receives (ctx:call), so the pack suites show that no pack
+-- reads the wording (they decide from codes and details).
+local reword = os.getenv("BURROW_TEST_REWORD")
+if reword and reword ~= "" then
+  function errors.reword(msg, code)
+    local rest = tostring(msg or ""):gsub("^" .. tostring(code) .. ": ", "", 1)
+    return ("%s: %s%s"):format(code, reword, rest)
+  end
+end
+
 return errors

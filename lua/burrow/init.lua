@@ -102,6 +102,7 @@ end
 -- opts.policy_path: the operator's policy directories, searched for names first
 -- opts.audit: file for the audit policy's records (default: stderr)
 -- opts.approve: function(req, reason) -> true | false, why, for "ask" answers
+-- opts.roots_from_client: MCP may narrow the roots to the client's (docs/config.md)
 function burrow.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
@@ -184,6 +185,9 @@ function burrow.open(opts)
     policies = policies,
     audit = sink,
     approve = opts.approve, -- function(req, reason) -> true | false, why
+    -- MCP: serve the folders the client names as its roots, within these
+    roots_from_client = opts.roots_from_client == true,
+    scope = nil, -- then: the client's folders, {{root =, rel =, path =}...} (context.lua)
     opts = opts, -- for ws:submit's host (burrow.async)
   }, Workspace)
   return ws
@@ -225,12 +229,14 @@ function Workspace:decide(req, hooks)
 end
 
 local function run_tool(self, ctx, tool, args)
-  local ok, res, msg, code = xpcall(tool.handler, debug.traceback, ctx, args)
+  local ok, res, msg, code, details = xpcall(tool.handler, debug.traceback, ctx, args)
   if not ok then
     io.stderr:write(("burrow: tool %s failed: %s\n"):format(tool.name, res))
     return fail("EIO", ("internal error in tool %s; see the server log"):format(tool.name))
   end
-  return res, msg, code
+  -- a failure passed on as nil, msg, code: its details from ctx:fail
+  if res == nil and details == nil and ctx.failed and ctx.failed.msg == msg then details = ctx.failed.details end
+  return res, msg, code, details
 end
 
 -- What a walk left out, counted in the result: summed into the hooks
@@ -244,15 +250,18 @@ local REFUSALS = { OUTSIDE_ROOT = true, READ_ONLY_ROOT = true, POLICY_DENIED = t
 -- tool table. via: the pack tool a native call runs for (ctx:call).
 local function invoke(self, tool, args, hooks, via)
   args = args or {}
-  local err = registry.check_args(tool, args)
-  if err then return fail("INVALID_ARGUMENT", err) end
+  local err, field = registry.check_args(tool, args)
+  if err then
+    local _, msg, code = fail("INVALID_ARGUMENT", err)
+    return nil, msg, code, { argument = field }
+  end
   local started = core.now()
   local ctx = context.new(self, tool, hooks, via, args)
   local sizes, serr = policy.sizes(args)
   if not sizes then return fail("INVALID_ARGUMENT", serr) end
   -- a tool whose size only the core knows asks again with it (ctx:commit)
   ctx.sizes = not tool.commit_size and sizes or {}
-  local res, msg, code
+  local res, msg, code, details
   local sub = tool.subtree -- {from =, to =, op =}: a directory taken whole
   for _, spec in ipairs(context.path_specs(tool, args)) do
     if sub and spec.arg == sub.to then
@@ -273,7 +282,8 @@ local function invoke(self, tool, args, hooks, via)
       if not bytes then res, msg, code = nil, m2, c2 break end
     end
   end
-  if not msg then res, msg, code = run_tool(self, ctx, tool, args) end
+  if not msg then res, msg, code, details = run_tool(self, ctx, tool, args)
+  elseif ctx.failed and ctx.failed.msg == msg then details = ctx.failed.details end
   ctx:close()
   if res and hooks then -- for the envelope (MCP _meta) and the client's log
     for _, k in ipairs(SKIP_COUNTS) do
@@ -295,18 +305,21 @@ local function invoke(self, tool, args, hooks, via)
     end
   end
   if res == nil then
-    -- a policy's error text: for the embedder and the operator, not the agent
+    -- a policy's own error text: for the embedder and the operator (a fifth
+    -- value), never in the message or the details the agent sees
     for _, req in ipairs(ctx.reqs) do
-      if req.policy_error then return nil, msg, code, req.policy_error end
+      if req.policy_error then return nil, msg, code, details, req.policy_error end
     end
-    return nil, msg, code
+    if details == nil then return nil, msg, code end -- three values, as before details existed
+    return nil, msg, code, details
   end
   return res
 end
 
---- Call a tool: the result table, or nil, "CODE: message", CODE[, detail]
--- (detail: a policy's own error, when one failed: the agent is told only
--- "denied by policy NAME (policy error)").
+--- Call a tool: the result table, or nil, "CODE: message", CODE, details
+-- (a table of machine-readable facts, or nil: docs/tools.md "Errors")[,
+-- policy_error] (a policy's own error, when one failed: the agent is told
+-- only "denied by policy NAME (policy error)").
 function Workspace:call(name, args, hooks)
   check_open(self)
   if type(name) ~= "string" then error("ws:call: tool name must be a string", 2) end
@@ -326,7 +339,9 @@ function Workspace:call_native(name, args, hooks, via)
     if not t then error(("pack tool %s: native tool %s: %s"):format(tostring(via), name, err), 2) end
     natives[name] = t
   end
-  return invoke(self, natives[name], args, hooks, via)
+  local res, msg, code, details = invoke(self, natives[name], args, hooks, via)
+  if res == nil and errors.reword then msg = errors.reword(msg, code) end
+  return res, msg, code, details
 end
 
 --- Text and structured parts of a result, as MCP shows them.
@@ -377,8 +392,50 @@ function Workspace:cancel(id)
   return require("burrow.async").cancel(self, id)
 end
 
+--- Watch a file or a directory (judged as a read by the policies):
+-- fn({path =, changed =, list =, gone =}) runs from ws:poll_watch, at
+-- most once per watch_interval_ms (cap) whatever the number of changes.
+-- Returns a watch with :close(), or nil, "CODE: message", CODE.
+local WatchHandle = { __name = "burrow.Watch" }
+WatchHandle.__index = WatchHandle
+function WatchHandle:close()
+  if self.set and self.id then self.set:remove(self.id) end
+  self.id = nil
+end
+WatchHandle.__close = WatchHandle.close
+
+function Workspace:watch(path, fn)
+  check_open(self)
+  if not self.watches then
+    self.watches = require("burrow.watch").new {
+      max = self.caps.max_watches, interval_ms = self.caps.watch_interval_ms }
+  end
+  local id, msg, code = self.watches:add(self, path, fn, self.session.id)
+  if not id then return nil, msg, code end
+  return setmetatable({ set = self.watches, id = id, path = path }, WatchHandle)
+end
+
+--- Run the callbacks of the watches whose changes are due; returns how
+-- many ran and the seconds until a coalesced change is due (nil if none).
+function Workspace:poll_watch()
+  check_open(self)
+  if not self.watches then return 0, nil end
+  return self.watches:poll()
+end
+
+--- The fd that turns readable when a watch has events (for an engine's
+-- poll loop; call ws:poll_watch then). nil before the first ws:watch.
+function Workspace:watch_fd()
+  check_open(self)
+  return self.watches and self.watches:fd() or nil
+end
+
 function Workspace:close()
   if self.host then require("burrow.async").close(self) end
+  if self.watches then
+    self.watches:close()
+    self.watches = nil
+  end
   if self.roots then
     self.roots:close()
     self.policies:close()

@@ -8,6 +8,8 @@
 
 local core = require "burrow.core"
 local json = core.json
+local resources = require "burrow.resources"
+local client_roots = require "burrow.client_roots"
 
 local mcp = {}
 
@@ -23,7 +25,10 @@ function mcp.new(ws, opts)
   -- log_level: nil until the client sets one (logging/setLevel): no
   -- notifications/message before it asked for them
   return setmetatable({ ws = ws, log_level = nil, reopen = opts.reopen,
-    pending = {}, next_id = 0 }, Server)
+    pending = {}, next_id = 0,
+    subs = {},    -- resources/subscribe: uri -> watch id
+    waiting = {}, -- our requests to the client: id -> function(reply)
+  }, Server)
 end
 
 local BIG_REPLY = 1024 * 1024
@@ -49,8 +54,26 @@ function Server:reply(id, result)
   self:respond { id = id, result = result }
 end
 
-function Server:error(id, code, message)
-  self:respond { id = id == nil and json.null or id, error = { code = code, message = message } }
+function Server:error(id, code, message, data)
+  self:respond { id = id == nil and json.null or id, error = { code = code, message = message, data = data } }
+end
+
+--- Every message the server starts goes out through these two (log
+-- lines, progress, resource changes, requests to the client): over stdio
+-- a line on the locked stdout; a transport that streams (HTTP) replaces
+-- self.out.
+function Server:notify(method, params)
+  self:send { method = method, params = params }
+end
+
+--- A request to the client; on_reply(msg) gets its response (msg.result
+-- or msg.error) when it comes, from the main loop.
+function Server:request(method, params, on_reply)
+  self.next_id = self.next_id + 1
+  local id = "burrow-" .. self.next_id
+  self.waiting[id] = on_reply
+  self:send { id = id, method = method, params = params }
+  return id
 end
 
 -- RFC 5424 severities, as MCP's logging levels
@@ -63,7 +86,7 @@ function Server:log(level, message, fields)
   if not min or LEVELS[level] < min then return end
   local data = { message = message }
   for k, v in pairs(fields or {}) do data[k] = v end
-  self:send { method = "notifications/message", params = { level = level, logger = "burrow", data = data } }
+  self:notify("notifications/message", { level = level, logger = "burrow", data = data })
 end
 
 local function negotiate(requested)
@@ -84,13 +107,25 @@ function handlers.initialize(self, params)
   self.client_caps = type(params.capabilities) == "table" and params.capabilities or {}
   return {
     protocolVersion = self.protocol,
-    capabilities = { tools = { listChanged = true }, logging = {} },
+    capabilities = { tools = { listChanged = true }, logging = {},
+      resources = { subscribe = true, listChanged = true } },
     serverInfo = { name = "burrow", title = "burrow filesystem tools", version = core.version },
     instructions = "Filesystem tools sandboxed to the workspace roots. Paths are relative to the first root or absolute under a root's mount.",
   }
 end
 
 function handlers.ping() return {} end
+
+handlers.resources_list = resources.list
+handlers.resources_templates_list = resources.templates
+handlers.resources_read = resources.read
+handlers.resources_subscribe = resources.subscribe
+handlers.resources_unsubscribe = resources.unsubscribe
+
+-- Notifications the server acts on (others are ignored, as JSON-RPC says).
+local on_note = {}
+on_note["notifications/initialized"] = client_roots.ask
+on_note["notifications/roots/list_changed"] = client_roots.ask
 
 function handlers.logging_setLevel(self, params)
   if not LEVELS[params.level] then
@@ -125,13 +160,14 @@ if os.getenv("BURROW_TEST_HOOKS") == "1" then
   end
 end
 
--- A tool call's MCP result: text once, structuredContent, isError.
-function Server:tool_result(name, res, msg, code)
+-- A tool call's MCP result: text once, structuredContent, isError; a
+-- failure's code and details in _meta (burrow/code, burrow/details).
+function Server:tool_result(name, res, msg, code, details)
   if res == nil then
     return {
       content = json.array { { type = "text", text = msg } },
       isError = true,
-      _meta = { ["burrow/code"] = code },
+      _meta = { ["burrow/code"] = code, ["burrow/details"] = details },
     }
   end
   local text, structured = self.ws:render(name, res)
@@ -152,7 +188,10 @@ function Server:await(id, timeout)
   while true do
     local line, why = self.stdio:next(timeout)
     if line == nil then return nil, why or "the client closed the connection" end
-    if line == false then -- an event: the main loop handles it after this call
+    if line == false and why == "watch" then -- changes go out while we wait
+      self:pump_watch()
+      self.stdio:watch_done()
+    elseif line == false then -- an event: the main loop handles it after this call
       self.pending[#self.pending + 1] = { event = why }
     else
       local msg = json.decode(line)
@@ -188,6 +227,49 @@ function Server:approver()
   end
 end
 
+-- Messages that may be handled while a read-only call waits on its walk:
+-- requests other than initialize (a tool call only of a read-only tool),
+-- and the notifications that change nothing (a cancel, progress).
+local MEANWHILE_NOTES = { ["notifications/cancelled"] = true, ["notifications/progress"] = true }
+function Server:meanwhile_ok(msg)
+  if type(msg) ~= "table" or getmetatable(msg) == json.array_mt or type(msg.method) ~= "string" then return false end
+  if msg.id == nil then return MEANWHILE_NOTES[msg.method] == true end
+  if msg.method == "initialize" then return false end
+  if msg.method ~= "tools/call" then return true end
+  local tool = type(msg.params) == "table" and type(msg.params.name) == "string" and self.ws:tool(msg.params.name)
+  return tool ~= nil and tool.annotations ~= nil and tool.annotations.readOnlyHint == true
+end
+
+-- While a read-only tool call waits on its walk (its progress check, every
+-- 100 ms), the requests that arrived meanwhile are answered now, one call
+-- deep: reads, lists, pings. The first message that has to wait (a tool
+-- that writes, a reply to us, an event) stops this, and every message after
+-- it waits too, so the client's order holds from there on.
+function Server:serve_meanwhile()
+  if not self.stdio_loop or self.meanwhile or self.batch or #self.pending > 0 then return end
+  self.meanwhile = true
+  while true do
+    local line, why = self.stdio:next(0)
+    if line == nil then break end -- nothing waiting (the end of input: the main loop sees it)
+    if line == false and why == "watch" then -- changes go out meanwhile too
+      self:pump_watch()
+      self.stdio:watch_done()
+    elseif line == false then
+      self.pending[#self.pending + 1] = { event = why }
+      break
+    else
+      local msg = line:find("%S") and json.decode(line)
+      if not self:meanwhile_ok(msg) then
+        self.pending[#self.pending + 1] = line
+        break
+      end
+      local ok, err = pcall(self.handle, self, msg)
+      if not ok then io.stderr:write("burrow: internal error meanwhile: ", tostring(err), "\n") end
+    end
+  end
+  self.meanwhile = false
+end
+
 function handlers.tools_call(self, params, id)
   local name = params.name
   if type(name) ~= "string" or not self.ws:tool(name) then
@@ -206,20 +288,24 @@ function handlers.tools_call(self, params, id)
   end
   local started = core.now()
   local token = type(params._meta) == "table" and params._meta.progressToken or nil
+  local tool = self.ws:tool(name)
+  local readonly = tool.annotations ~= nil and tool.annotations.readOnlyHint == true
   local hooks
   hooks = {
-    cancelled = function() return self.stdio:cancelled() end,
+    cancelled = function()
+      if readonly then self:serve_meanwhile() end
+      return self.stdio:cancelled()
+    end,
     approve = self:approver(),
     -- long tools report with ctx:progress(done, total, message)
     progress = token ~= nil and function(done, total, message)
-      self:send { method = "notifications/progress",
-        params = { progressToken = token, progress = done, total = total, message = message } }
+      self:notify("notifications/progress", { progressToken = token, progress = done, total = total, message = message })
     end or nil,
   }
-  local res, msg, code = self.ws:call(name, args, hooks)
+  local res, msg, code, details = self.ws:call(name, args, hooks)
   self.stdio:finish()
   self:log_call(name, started, hooks, code, msg)
-  local out = self:tool_result(name, res, msg, code)
+  local out = self:tool_result(name, res, msg, code, details)
   -- entries the policies hid from a walk: said in every dialect, never named
   if (hooks.skipped_policy or 0) > 0 then
     out._meta = out._meta or {}
@@ -245,7 +331,15 @@ function Server:handle_one(msg)
   local id, method = msg.id, msg.method
   local reply_id = valid_id(id) and id or nil
   if method == nil then
-    if msg.result ~= nil or msg.error ~= nil then return end -- a response to a request of ours
+    if msg.result ~= nil or msg.error ~= nil then -- a response to a request of ours
+      local on_reply = valid_id(id) and self.waiting[id]
+      if on_reply then
+        self.waiting[id] = nil
+        local ok, err = pcall(on_reply, self, msg)
+        if not ok then io.stderr:write("burrow: handling the client's answer: ", tostring(err), "\n") end
+      end
+      return
+    end
     return self:error(reply_id, -32600, "Invalid Request: no method")
   end
   if msg.jsonrpc ~= "2.0" then return self:error(reply_id, -32600, 'Invalid Request: jsonrpc must be "2.0"') end
@@ -258,19 +352,26 @@ function Server:handle_one(msg)
   if type(params) ~= "table" then
     return self:error(reply_id, -32600, "Invalid Request: params must be an object")
   end
-  if id == nil then return end -- notifications need no answer
+  if id == nil then -- notifications need no answer
+    local note = on_note[method]
+    if note then
+      local ok, err = pcall(note, self, params)
+      if not ok then io.stderr:write("burrow: internal error in ", method, ": ", tostring(err), "\n") end
+    end
+    return
+  end
   if getmetatable(params) == json.array_mt then
     return self:error(id, -32602, "Invalid params: params must be an object, not an array")
   end
   local h = handlers[method:gsub("/", "_")]
   if not h then return self:error(id, -32601, "Method not found: " .. method) end
-  local ok, res, ecode, emsg = pcall(h, self, params, id)
+  local ok, res, ecode, emsg, edata = pcall(h, self, params, id)
   if not ok then
     io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
     return self:error(id, -32603, "internal error")
   end
   if res == nil and ecode == nil then return end
-  if res == nil then return self:error(id, ecode, emsg) end
+  if res == nil then return self:error(id, ecode, emsg, edata) end
   self:reply(id, res)
 end
 
@@ -339,24 +440,62 @@ function Server:reload()
   io.stderr:write("burrow: reloaded configuration, tools and policies\n")
   self:log("notice", "reloaded configuration, tools and policies")
   if json.encode(ws:tools { format = "mcp" }) ~= before and self.protocol then
-    self:send { method = "notifications/tools/list_changed" }
+    self:notify("notifications/tools/list_changed")
+  end
+  client_roots.apply(self) -- the client's roots within the new configuration
+  if not self.ws.scope then
+    resources.resubscribe(self)
+    self:notify("notifications/resources/list_changed")
   end
 end
+
+-- Send the watch's changes that are due; remember when the held ones are.
+function Server:pump_watch()
+  local wait = resources.pump(self)
+  self.due_at = wait and core.now() + wait
+end
+
+-- Seconds without a message after which the loop collects its garbage
+-- and returns the freed memory (once per quiet spell).
+local IDLE_TIDY_S = 0.5
 
 -- Serve until stdin closes.
 function Server:run(max_request)
   local stdio = core.stdio(max_request)
   self.stdio = stdio
+  self.stdio_loop = true -- the loop serve_meanwhile reads from
   self.out = function(msg) return stdio:send(msg) end
+  -- the first subscription's watch fd wakes the loop (false, "watch");
+  -- another transport sets its own on_watch and calls resources.pump(self)
+  -- when the fd is readable and when the time it returns has passed
+  self.on_watch = function(fd) stdio:watch(fd) end
   while true do
     -- a line (string), or false and the event stdio reported apart from
-    -- the text: "reload" (SIGHUP; no stdin byte can ask for one) or
-    -- "oversize" (a dropped line)
+    -- the text: "reload" (SIGHUP; no stdin byte can ask for one),
+    -- "oversize" (a dropped line) or "watch" (the watch fd is readable)
     local line, event = table.remove(self.pending, 1), nil
-    if line == nil then line, event = stdio:next() end
+    if line == nil then
+      local wait = self.due_at and math.max(0, self.due_at - core.now()) -- a coalesced change
+      if wait == 0 then line, event = false, "due" -- a busy client does not starve it
+      else
+        if not self.tidy then wait = math.min(wait or IDLE_TIDY_S, IDLE_TIDY_S) end
+        line, event = stdio:next(wait) -- nil: until a message comes
+      end
+      if line == nil and event == "timeout" and not (self.due_at and core.now() >= self.due_at) then
+        line, event = false, "idle"
+      end
+    end
     if type(line) == "table" then line, event = false, line.event end
+    if line == nil and event == "timeout" then line, event = false, "due" end
     if line == nil then break end
-    if event == "reload" then
+    self.tidy = event == "idle" -- anything else may leave garbage
+    if event == "idle" then -- the client is quiet: give the garbage's memory back
+      collectgarbage()
+      core.trim()
+    elseif event == "watch" or event == "due" then
+      self:pump_watch()
+      if event == "watch" then stdio:watch_done() end
+    elseif event == "reload" then
       self:reload()
     elseif event == "oversize" then
       self:error(nil, -32600, ("request too large (over max_request_bytes, %d)"):format(max_request))

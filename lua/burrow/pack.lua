@@ -1,29 +1,140 @@
--- burrow.pack: small helpers the compatibility packs share (lua/tools/packs).
--- A pack adapts native tools (ctx:call); these only reshape text: codes
--- out of messages, globs for exclude lists (the core's matcher), numbered
--- lines back to text, a pretty JSON printer for dialects that emit indented
--- JSON.
+-- burrow.pack: what the compatibility packs share (lua/tools/packs). A
+-- pack adapts native tools (ctx:call); pack.tool builds one of its tools
+-- from a declaration (the native tool, the argument and result mapping,
+-- the dialect's error words from codes and details). The rest reshapes
+-- text: globs for exclude lists (the core's matcher), numbered lines back
+-- to text, a pretty JSON printer for dialects that emit indented JSON.
 
 local core = require "burrow.core"
+local errors = require "burrow.errors"
 local json = core.json
 
 local pack = {}
 
+-- MCP annotations: read-only, destructive, idempotent; never open-world.
+function pack.annotations(ro, destructive, idempotent)
+  return { readOnlyHint = ro, destructiveHint = destructive, idempotentHint = idempotent, openWorldHint = false }
+end
+
+-- nil, msg, "INVALID_ARGUMENT" for the first of keys missing from a
+-- (fmt: the dialect's words, "%s" the key), else true.
+function pack.need(a, keys, fmt)
+  for _, k in ipairs(keys or {}) do
+    if a[k] == nil then return nil, (fmt or "%s is required"):format(k), "INVALID_ARGUMENT" end
+  end
+  return true
+end
+
+-- A failure of a native call passed on as it is, except that a missing
+-- path (whose message is only burrow's words for ENOENT and the path) is
+-- worded again from the code and details.path, so it does not depend on
+-- the native tool's wording.
+function pack.pass(msg, code, det)
+  if code == "ENOENT" and det and det.path then return nil, errors.message(code, det.path), code, det end
+  return nil, msg, code, det
+end
+
+-- Result as JSON text and as structuredContent (fields in `hidden` left
+-- out of both, e.g. Lua-only bytes).
+function pack.json_output(hidden)
+  return function(r)
+    local s = {}
+    for k, v in pairs(r) do if not (hidden and hidden[k]) then s[k] = v end end
+    return json.encode(s), s
+  end
+end
+
+-- A text-only result: {content = text} shown as the text itself.
+pack.TEXT_SCHEMA = { type = "object", properties = { content = { type = "string" } }, required = { "content" } }
+function pack.text(t) return { content = t } end
+function pack.text_output(r) return r.content, r end
+
+local ANNOTATIONS = {
+  read = pack.annotations(true, false, true),
+  write = pack.annotations(false, true, true),
+  edit = pack.annotations(false, true, false),
+  create = pack.annotations(false, false, true),
+  delete = pack.annotations(false, true, false),
+}
+local PERMISSIONS = { read = { "fs.read" }, write = { "fs.write" }, edit = { "fs.read", "fs.write" },
+  create = { "fs.write" }, delete = { "fs.delete" } }
+local RISK = { read = "low", write = "medium", edit = "medium", create = "low", delete = "high" }
+
+-- The fields of a declaration that pack.tool turns into others.
+local DECLARATION = { schema = true, required = true, kind = true, native = true, args = true, result = true,
+  errors = true, need = true, output = true }
+
+-- One pack tool from a declaration (docs/packs.md):
+--   name, description, schema (the properties; or a whole object schema),
+--   required (checked by the pack, worded with need = "%s is required"),
+--   kind = "read" | "write" | "edit" | "create" | "delete" (annotations,
+--   permissions and risk; each may be given itself), output_schema;
+--   native = "grep" and args = function(a, ctx) -> the native arguments
+--   (or nil, msg, code), result = function(r, a, ctx) -> the pack's result;
+--   or handler = function(ctx, a) for a tool that is more than one call;
+--   errors = function(msg, code, details, a, ctx) -> nil, msg, code: the
+--   dialect's words for a native failure, from code and details (default
+--   pack.pass); output = function(r) -> text, structured (MCP rendering).
+-- defaults: fields every tool of the pack shares (need, errors, output,
+-- output_schema, annotations, permissions, risk); a tool's kind wins over
+-- the defaults' annotations.
+function pack.tool(t, defaults)
+  local d = defaults or {}
+  local function get(k) if t[k] ~= nil then return t[k] end return d[k] end -- the tool's own, else the pack's
+  local kind = get("kind") or "read"
+  local props = t.schema or {}
+  -- a tool table written out in full (input_schema, annotations, render...)
+  -- passes through unchanged
+  local input = t.input_schema or props.type == "object" and props or { type = "object", properties = props }
+  local required, need, errs = t.required, get("need"), get("errors") or pack.pass
+  local handler = t.handler
+  if not handler then
+    local native, args, result = t.native, t.args, t.result
+    assert(native, "pack tool " .. tostring(t.name) .. ": native or handler")
+    handler = function(ctx, a)
+      local na, m, c = a, nil, nil
+      if args then na, m, c = args(a, ctx) end
+      if na == nil then return nil, m, c end
+      local r, msg, code, det = ctx:call(native, na)
+      if not r then -- the dialect's words; the native details go on with them
+        local _, m, c, d = errs(msg, code, det, a, ctx)
+        return nil, m, c, d or det
+      end
+      if result then return result(r, a, ctx) end
+      return r
+    end
+  end
+  local run = handler
+  if required then
+    run = function(ctx, a)
+      local ok, m, c = pack.need(a, required, need)
+      if not ok then return nil, m, c end
+      return handler(ctx, a)
+    end
+  end
+  local tool = {}
+  for k, v in pairs(t) do if not DECLARATION[k] then tool[k] = v end end -- side_effects, path_args...
+  tool.input_schema, tool.output_schema = input, get("output_schema")
+  local function by_kind(k, of) -- the tool's own, its kind's, the pack's, the default kind's
+    return t[k] or t.kind and of[kind] or d[k] or of[kind]
+  end
+  tool.annotations = by_kind("annotations", ANNOTATIONS)
+  tool.permissions = by_kind("permissions", PERMISSIONS)
+  tool.risk = by_kind("risk", RISK)
+  tool.handler, tool.render = run, t.render or get("output")
+  return tool
+end
+
+-- The tools of a pack: each declaration through pack.tool with defaults.
+function pack.tools(defaults, list)
+  local out = {}
+  for i, t in ipairs(list) do out[i] = pack.tool(t, defaults) end
+  return out
+end
+
 -- "CODE: message" -> "message".
 function pack.detail(msg)
   return (tostring(msg or ""):gsub("^%u[%u_]*: ", ""))
-end
-
--- The path a native message names first ("ENOENT: a.txt does not exist").
-function pack.path_in(msg, code)
-  local m = pack.detail(msg)
-  local words = { ENOENT = " does not exist", OUTSIDE_ROOT = " is outside the allowed roots",
-    EEXIST = " already exists", EISDIR = " is a directory" }
-  local w = words[code]
-  if w then
-    local i = m:find(w, 1, true)
-    if i then return m:sub(1, i - 1) end
-  end
 end
 
 -- The agent-visible mounts, as a list of strings.
@@ -36,6 +147,14 @@ end
 -- Text of numbered read_file lines ("N\tline\n") without the numbers.
 function pack.unnumber(text)
   return (text:gsub("%f[^\n%z]%d+\t", ""))
+end
+
+-- The longest prefix of s of at most n bytes that ends on a UTF-8 boundary.
+function pack.utf8_cut(s, n)
+  if #s <= n then return s end
+  local i = n + 1
+  while i > 1 and (s:byte(i) or 0) & 0xC0 == 0x80 do i = i - 1 end
+  return s:sub(1, i - 1)
 end
 
 -- Replace invalid UTF-8 with U+FFFD, as a JS TextDecoder does.
@@ -98,6 +217,13 @@ function pack.globs(patterns, field, opts, rewrite)
     end
     return false
   end
+end
+
+-- A Python list's repr: "[a, b]", each item through show (tostring).
+function pack.pylist(t, show)
+  local out = {}
+  for i, v in ipairs(t) do out[i] = (show or tostring)(v) end
+  return "[" .. table.concat(out, ", ") .. "]"
 end
 
 -- JSON.stringify(v, null, 2): keys in the order `order` gives, then sorted.

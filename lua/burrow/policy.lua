@@ -93,8 +93,15 @@ function policy.load(specs, opts)
       return nil, ("policy %s: cannot read %s (%s)"):format(p.label, p.file, rerr)
     end
     p.key = ("%d:%s"):format(i, p.label)
+    -- store: a counter file the host opens for the policy (shared_add in
+    -- its _ENV); the operator names it, the policy code cannot open files
+    local store = p.options.store
+    if store ~= nil and type(store) ~= "string" then
+      return nil, ("policy %s: store must be a file name"):format(p.label)
+    end
+    if store and opts.base_dir and store:sub(1, 1) ~= "/" then store = opts.base_dir .. "/" .. store end
     -- errors and tracebacks name the file as the operator wrote it
-    local ok, lerr = sb:load(p.key, src, p.options, "@" .. p.file:gsub("/%./", "/"):gsub("^%./", ""))
+    local ok, lerr = sb:load(p.key, src, p.options, store, "@" .. p.file:gsub("/%./", "/"):gsub("^%./", ""))
     if not ok then return nil, ("policy %s: %s"):format(p.label, lerr) end
     local uerr = unknown_options(sb:get(p.key, "options"), p)
     if uerr then return nil, uerr end

@@ -168,13 +168,13 @@ function registry.native_tool(name)
   return registry.load(("%s/%s.lua"):format(registry.tools_dir, name))
 end
 
--- nil if args fit the tool's schema, else "field 'x': ..." text.
+-- nil if args fit the tool's schema, else "field 'x': ..." text and x.
 function registry.check_args(tool, args)
   if type(args) ~= "table" or getmetatable(args) == json.array_mt and next(args) ~= nil then
     return "arguments must be a JSON object"
   end
-  local err = schema.validate(tool.input_schema, args)
-  if err then return err end
+  local err, field = schema.validate(tool.input_schema, args)
+  if err then return err, field end
   schema.normalize(tool.input_schema, args)
 end
 

@@ -51,7 +51,7 @@ local check
 local function check_object(s, v, path)
   for _, name in ipairs(s.required or {}) do
     if v[name] == nil or v[name] == null then
-      return ("%s: missing required field '%s'"):format(where(path), name)
+      return ("%s: missing required field '%s'"):format(where(path), name), path == "" and name or path .. "." .. name
     end
   end
   local props = s.properties or {}
@@ -60,14 +60,14 @@ local function check_object(s, v, path)
     local ps = props[k]
     if ps then
       if fv ~= null then
-        local err = check(ps, fv, sub)
-        if err then return err end
+        local err, field = check(ps, fv, sub)
+        if err then return err, field end
       end
     elseif s.additionalProperties == false then
       local known = {}
       for name in pairs(props) do known[#known + 1] = name end
       table.sort(known)
-      return ("unknown field '%s' (expected one of: %s)"):format(sub, table.concat(known, ", "))
+      return ("unknown field '%s' (expected one of: %s)"):format(sub, table.concat(known, ", ")), sub
     end
   end
 end
@@ -79,7 +79,7 @@ function check(s, v, path)
     local types = type(s.type) == "table" and s.type or { s.type }
     for _, t in ipairs(types) do ok = ok or matches_type(t, got, v) end
     if not ok then
-      return ("%s: expected %s, got %s"):format(where(path), table.concat(types, " or "), got)
+      return ("%s: expected %s, got %s"):format(where(path), table.concat(types, " or "), got), path
     end
   end
   if s.enum then
@@ -88,24 +88,24 @@ function check(s, v, path)
     if not ok then
       local opts = {}
       for _, e in ipairs(s.enum) do opts[#opts + 1] = ("%q"):format(tostring(e)) end
-      return ("%s: must be one of %s"):format(where(path), table.concat(opts, ", "))
+      return ("%s: must be one of %s"):format(where(path), table.concat(opts, ", ")), path
     end
   end
   if type(v) == "number" then
     if v ~= v or v == math.huge or v == -math.huge then -- only from Lua callers
-      return ("%s: must be a finite number"):format(where(path))
+      return ("%s: must be a finite number"):format(where(path)), path
     end
     local int = s.type == "integer" -- a field that may also be a float keeps its own range
     local lo, hi = s.minimum or (int and -MAX), s.maximum or (int and MAX)
     if lo and v < lo then
-      return ("%s: must be at least %s"):format(where(path), math.tointeger(lo) or lo)
+      return ("%s: must be at least %s"):format(where(path), math.tointeger(lo) or lo), path
     end
     if hi and v > hi then
-      return ("%s: must be at most %s"):format(where(path), math.tointeger(hi) or hi)
+      return ("%s: must be at most %s"):format(where(path), math.tointeger(hi) or hi), path
     end
   end
   if type(v) == "string" and s.minLength and #v < s.minLength then
-    return ("%s: must not be empty"):format(where(path))
+    return ("%s: must not be empty"):format(where(path)), path
   end
   -- an empty JSON array passes as an object: its required fields still count
   if type(v) == "table" and (got == "object" or (s.type == "object" and next(v) == nil)) then
@@ -113,13 +113,14 @@ function check(s, v, path)
   end
   if got == "array" and s.items then
     for i, item in ipairs(v) do
-      local err = check(s.items, item, ("%s[%d]"):format(path, i - 1))
-      if err then return err end
+      local err, field = check(s.items, item, ("%s[%d]"):format(path, i - 1))
+      if err then return err, field end
     end
   end
 end
 
--- nil if v satisfies s, else a message naming the field.
+-- nil if v satisfies s, else a message naming the field, and the field
+-- ("edits[0].old_text"; "" for the arguments as a whole).
 function schema.validate(s, v)
   return check(s, v, "")
 end

@@ -59,9 +59,12 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
     if not di then return nil, drel, dcode end
     local res, detail, code = ctx.roots:copy(si, srel, di, drel, {
       overwrite = a.overwrite, recursive = a.recursive, max_bytes = ctx.caps.max_file_size,
+      max_ms = ctx:ms_left("max_tree_ms"),
     })
     if not res then
-      if code == "TOO_LARGE" then
+      if code == "TOO_LARGE" and detail:find("time budget", 1, true) then
+        detail = ("%s (max_tree_ms=%d): the destination holds a partial copy"):format(detail, ctx.caps.max_tree_ms)
+      elseif code == "TOO_LARGE" then
         detail = ("a file is over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)
       end
       return ctx:fail(code, culprit(ctx, si, srel, sinfo, a, code), detail)

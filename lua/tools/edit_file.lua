@@ -75,10 +75,10 @@ local function collect(a)
   if #edits == 0 then return nil, "give edits: [{old_text, new_text}], or old_text and new_text" end
   for i, e in ipairs(edits) do
     if e.old_text == "" then
-      return nil, ("edit %d: old_text is empty; to add text use insert_lines or append_file, to create a file write_file"):format(i)
+      return nil, ("edit %d: old_text is empty; to add text use insert_lines or append_file, to create a file write_file"):format(i), i
     end
     if e.old_text == e.new_text then
-      return nil, ("edit %d: old_text and new_text are the same; nothing to change"):format(i)
+      return nil, ("edit %d: old_text and new_text are the same; nothing to change"):format(i), i
     end
   end
   return edits
@@ -150,11 +150,12 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
   risk = "medium",
 
   handler = function(ctx, a)
-    local edits, eerr = collect(a)
-    if not edits then return ctx:fail("INVALID_ARGUMENT", a.path, eerr) end
+    local edits, eerr, edit_i = collect(a)
+    if not edits then return ctx:fail("INVALID_ARGUMENT", a.path, eerr, { argument = "edits", edit = edit_i }) end
     local h = a.expected_hash and a.expected_hash:lower()
     if h and not h:match("^sha256:%x+$") then
-      return ctx:fail("INVALID_ARGUMENT", a.path, "expected_hash must be \"sha256:<hex>\" from read_file")
+      return ctx:fail("INVALID_ARGUMENT", a.path, "expected_hash must be \"sha256:<hex>\" from read_file",
+        { argument = "expected_hash" })
     end
     local resolve = a.dry_run and ctx.resolve or ctx.resolve_write
     local idx, rel, code0 = resolve(ctx, a.path)
@@ -169,16 +170,20 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
       commit = function(bytes) return ctx:commit("path", bytes) end,
     })
     if not res then
+      local details = {}
       if code == "HASH_MISMATCH" then
         detail = ("expected %s, current %s; read it again before editing"):format(a.expected_hash, extra)
-      elseif code == "INVALID_ARGUMENT" and type(extra) == "table" then
-        detail = ("edit %d: %s"):format(extra.edit, detail)
+        details.expected, details.current = a.expected_hash, extra
       elseif type(extra) == "table" then
-        detail = explain(code, extra, a.match == "loose")
+        -- the core's diagnosis as it is: edit, matches, lines, level, near_*...
+        for k, v in pairs(extra) do details[k] = v end
+        if code == "INVALID_ARGUMENT" then detail = ("edit %d: %s"):format(extra.edit, detail)
+        else detail = explain(code, extra, a.match == "loose") end
       elseif code == "TOO_LARGE" then
         detail = ("over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)
+        details.limit, details.max = "max_file_size", ctx.caps.max_file_size
       end
-      return ctx:fail(code, a.path, detail)
+      return ctx:fail(code, a.path, detail, details)
     end
     if not a.dry_run then
       local snap = res.original and { kind = "content", before = res.original }

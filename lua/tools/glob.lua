@@ -59,6 +59,8 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
         },
       },
       truncated = { type = "boolean" },
+      cancelled = { type = "boolean" },
+      limit = { type = "string", enum = { "time" }, description = "The walk stopped at max_search_ms: the list is partial." },
       skipped_policy = { type = "integer", description = "Entries the workspace policy hid (never named); only with policy rules." },
     },
     required = { "path", "pattern", "entries", "truncated" },
@@ -70,7 +72,9 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
   handler = function(ctx, a)
     local pattern, path = a.pattern, a.path or "."
     if pattern:sub(1, 1) == "/" then
-      if a.path then return ctx:fail("INVALID_ARGUMENT", "pattern", "an absolute pattern cannot be combined with path") end
+      if a.path then
+        return ctx:fail("INVALID_ARGUMENT", "pattern", "an absolute pattern cannot be combined with path", { argument = "pattern" })
+      end
       path, pattern = split_absolute(pattern)
     end
     local idx, rel, info = ctx:resolve(path)
@@ -83,13 +87,18 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       include_hidden = a.include_hidden,
       respect_ignore = a.respect_ignore ~= false,
       prefix = prefix_of(path),
+      -- progress reports (where max_search_ms is asked) at least by the deadline
+      interval_ms = ctx.caps.max_search_ms > 0 and math.min(100, ctx:ms_left("max_search_ms")) or nil,
     })
+    local timed = false -- max_search_ms, asked at each progress report (every 100 ms)
     local res, detail, gcode = ctx.roots:glob(idx, rel, pattern, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("looked at %d entries in %d directories"):format(entries, dirs))
-      return ctx:cancelled()
+      timed = timed or ctx:over("max_search_ms")
+      return timed or ctx:cancelled()
     end)
     if not res then
-      return ctx:fail(gcode, detail:find("pattern", 1, true) and "pattern" or path, detail)
+      local pat = detail:find("pattern", 1, true)
+      return ctx:fail(gcode, pat and "pattern" or path, detail, pat and { argument = "pattern" } or nil)
     end
     local pre = prefix_of(path)
     local hidden = ctx:reveal(res.entries, function(e)
@@ -110,7 +119,9 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       pattern = a.pattern,
       entries = res.entries,
       truncated = res.truncated or cut,
-      cancelled = res.cancelled,
+      cancelled = res.cancelled and not timed,
+      limit = timed and "time" or nil,
+      max_search_ms = timed and ctx.caps.max_search_ms or nil,
       max_results = max,
       skipped_policy = (opts.rules or hidden > 0) and res.skipped_policy or nil,
     }
@@ -121,7 +132,10 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     for i, e in ipairs(r.entries) do out[i] = e.type == "dir" and e.path .. "/" or e.path end
     if #out == 0 then out[1] = ("No paths match %q in %s."):format(r.pattern, r.path) end
     out[#out + 1] = context.hidden_note(r.skipped_policy)
-    if r.cancelled then
+    if r.limit then
+      out[#out + 1] = ("[LIMIT time: the walk stopped at max_search_ms=%d; the list above is partial: narrow the pattern or path]")
+        :format(r.max_search_ms)
+    elseif r.cancelled then
       out[#out + 1] = "[search cancelled: the list above is partial]"
     elseif r.truncated then
       out[#out + 1] = ("[more paths match: stopped at max_results=%d; narrow the pattern or path]"):format(r.max_results)

@@ -20,6 +20,18 @@ local function subject(path, detail)
   return path
 end
 
+-- The details of a refused search: the include/exclude glob the matcher
+-- refuses (found by compiling each, not from the message), else the
+-- pattern, with PCRE2's reason when it would not compile.
+local function refused(a, detail)
+  for _, k in ipairs { "include", "exclude" } do
+    for i, g in ipairs(a[k] or {}) do
+      if not require("burrow.core").glob(g) then return { argument = ("%s[%d]"):format(k, i - 1) } end
+    end
+  end
+  return { argument = "pattern", reason = detail:match("^invalid pattern: (.*)") }
+end
+
 -- Keep what fits in max_result_bytes; true if something was cut.
 local function cap_bytes(list, size_of, max_bytes)
   local used = 0
@@ -121,11 +133,15 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     if not idx then return nil, rel, info end
     for _, k in ipairs { "include", "exclude" } do
       for _, g in ipairs(a[k] or {}) do
-        if g:find("\0", 1, true) then return ctx:fail("INVALID_ARGUMENT", k, "a glob contains a NUL byte") end
+        if g:find("\0", 1, true) then
+          return ctx:fail("INVALID_ARGUMENT", k, "a glob contains a NUL byte", { argument = k })
+        end
       end
     end
     local mode = a.output_mode or "content"
-    if not MODES[mode] then return ctx:fail("INVALID_ARGUMENT", "output_mode", "use content, files or count") end
+    if not MODES[mode] then
+      return ctx:fail("INVALID_ARGUMENT", "output_mode", "use content, files or count", { argument = "output_mode" })
+    end
     local cap = mode == "content" and ctx.caps.max_matches or ctx.caps.max_entries
     local max = math.min(a.max_results or cap, cap)
     local max_size = math.min(a.max_file_size or ctx.caps.max_file_size, ctx.caps.max_file_size)
@@ -153,7 +169,10 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       ctx:progress(entries, nil, ("searched %d entries in %d directories"):format(entries, dirs))
       return ctx:cancelled()
     end)
-    if not res then return ctx:fail(gcode, subject(path, detail), detail) end
+    if not res then
+      local about = subject(path, detail)
+      return ctx:fail(gcode, about, detail, about == "pattern" and refused(a, detail) or nil)
+    end
     -- policies that judge each object are asked about each file shown
     local pre = prefix_of(path)
     local function sub(p) return p:sub(1, #pre) == pre and p:sub(#pre + 1) or nil end

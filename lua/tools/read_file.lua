@@ -46,6 +46,10 @@ local function image_of(ctx, f)
 end
 
 local function fmt_hint(r)
+  if r.tail_lines then
+    if not r.truncated then return "" end
+    return ("[output capped at max_result_bytes: the last %d lines shown]"):format(r.tail_lines)
+  end
   if r.total_lines == 0 then return "[empty file]" end
   if not r.start_line then
     return ("[offset %d is past the end: the file has %d lines]"):format(r.offset, r.total_lines)
@@ -60,13 +64,15 @@ return {
   name = "read_file",
   title = "Read file",
   description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM. Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are refused unless encoding is "base64".
-Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 500}  {"path": "logo.png", "encoding": "base64"}]],
+With `tail` N it returns the last N lines as they are in the file, without line numbers, found by reading back from the end (fast on any size; no content_hash or total_lines, as the rest of the file is not read).
+Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 500}  {"path": "app.log", "tail": 100}  {"path": "logo.png", "encoding": "base64"}]],
   input_schema = {
     type = "object",
     properties = {
       path = { type = "string", description = "File to read: relative to the first root, or an absolute path under a root." },
       offset = { type = "integer", minimum = 1, description = "First line to return, 1-based (default 1)." },
       limit = { type = "integer", minimum = 1, description = "Maximum number of lines (default 2000)." },
+      tail = { type = "integer", minimum = 1, description = "Return only the last N lines, unnumbered (not with offset, limit or encoding)." },
       encoding = { type = "string", enum = { "text", "base64" }, description = "text (default) or base64 for the raw bytes." },
     },
     required = { "path" },
@@ -87,22 +93,39 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       bom = { type = "boolean" },
       truncated = { type = "boolean" },
       mime_type = { type = "string" },
+      tail_lines = { type = "integer" },
+      cut_lines = { type = "integer" },
     },
-    required = { "path", "size", "content_hash" },
+    required = { "path", "size" },
   },
   annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
   permissions = { "fs.read" },
   risk = "low",
 
   handler = function(ctx, a)
+    if a.tail and (a.offset or a.limit or a.encoding) then
+      return ctx:fail("INVALID_ARGUMENT", a.path, "tail cannot be combined with offset, limit or encoding")
+    end
     local idx, rel, code0 = ctx:resolve(a.path)
     if not idx then return nil, rel, code0 end
-    local f, detail, code = ctx.roots:read(idx, rel, ctx.caps.max_file_size)
+    local f, detail, code = ctx.roots:read(idx, rel, ctx.caps.max_file_size, a.tail ~= nil)
     if not f then
+      local details
       if code == "TOO_LARGE" then
         detail = ("over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)
+        details = { limit = "max_file_size", max = ctx.caps.max_file_size }
       end
-      return ctx:fail(code, a.path, detail)
+      return ctx:fail(code, a.path, detail, details)
+    end
+    if a.tail then -- from the end only: no hash, no scan of the whole file
+      local size = f:size()
+      local text, info, tcode = f:tail(a.tail, ctx.caps.max_line_chars, ctx.caps.max_result_bytes, true)
+      if not text then return ctx:fail(tcode, a.path, info) end
+      if text:find("\0", 1, true) then return ctx:fail("BINARY", a.path) end
+      if ctx.caps.untrusted_boundary then text = ctx:untrusted(text, a.path) end
+      return { path = a.path, size = size, encoding = "text", content = text, tail_lines = info.lines,
+        total_lines = info.whole and info.lines or nil, truncated = info.truncated,
+        cut_lines = info.cut_lines > 0 and info.cut_lines or nil }
     end
     local scan, serr, scode = facts(ctx, f)
     if not scan then
@@ -116,7 +139,8 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       if not b64 then return ctx:fail(bcode, a.path, berr) end
       if #b64 > ctx.caps.max_result_bytes then
         return ctx:fail("TOO_LARGE", a.path, ("base64 is %d bytes, over max_result_bytes (%d)")
-          :format(#b64, ctx.caps.max_result_bytes))
+          :format(#b64, ctx.caps.max_result_bytes), { limit = "max_result_bytes", max = ctx.caps.max_result_bytes,
+          size = #b64, encoding = "base64" })
       end
       res.encoding, res.content = "base64", b64
       return res

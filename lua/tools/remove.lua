@@ -36,9 +36,11 @@ Examples: {"path": "tmp/out.log"}  {"path": "build", "recursive": true}]],
     local idx, rel, code0 = ctx:resolve_write(a.path)
     if not idx then return nil, rel, code0 end
     local h = a.expected_hash and a.expected_hash:lower()
-    local res, detail, code = ctx.roots:remove(idx, rel, { recursive = a.recursive, expected_hash = h })
+    local res, detail, code = ctx.roots:remove(idx, rel, { recursive = a.recursive, expected_hash = h,
+      max_ms = ctx:ms_left("max_tree_ms") })
     if not res then
       if code == "HASH_MISMATCH" then detail = "it changed since it was read; nothing was removed" end
+      if code == "TOO_LARGE" then detail = ("%s (max_tree_ms=%d): the rest is in place"):format(detail, ctx.caps.max_tree_ms) end
       return ctx:fail(code, a.path, detail)
     end
     return { path = a.path, files = res.files, dirs = res.dirs }

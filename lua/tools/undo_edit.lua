@@ -38,19 +38,21 @@ Example: {"path": "src/app.py"}]],
     if not idx then return nil, rel, code0 end
     local e = undo.peek(ctx, idx, rel)
     if not e then
-      return ctx:fail("INVALID_ARGUMENT", a.path, "no write or edit of this path to undo in this session")
+      return ctx:fail("INVALID_ARGUMENT", a.path, "no write or edit of this path to undo in this session",
+        { nothing_to_undo = true })
     end
     if e.kind == "too_large" then
       undo.pop(ctx, idx, rel)
       return ctx:fail("TOO_LARGE", a.path, ("its previous content (%d bytes) was over max_undo_bytes (%d) and was not kept")
-        :format(e.size or 0, undo.limit(ctx)))
+        :format(e.size or 0, undo.limit(ctx)), { limit = "max_undo_bytes", max = undo.limit(ctx), size = e.size })
     end
     local now, hash, ncode = ctx.roots:content(idx, rel, ctx.caps.max_file_size)
     if not now and ncode ~= "ENOENT" then return ctx:fail(ncode, a.path, hash) end
     local current = now and hash or "absent"
     if current ~= e.after then
       return ctx:fail("HASH_MISMATCH", a.path,
-        ("it changed since the last change of this session (current %s); nothing was undone"):format(current))
+        ("it changed since the last change of this session (current %s); nothing was undone"):format(current),
+        { expected = e.after, current = current })
     end
     local res, detail, code, restored, size
     if e.kind == "absent" then

@@ -94,6 +94,12 @@ describe(H.tag("pack codex"), function()
       assert.same({ "rstrip", "trim", "unicode" }, { sc.matches[1].level, sc.matches[2].level, sc.matches[3].level })
     end)
 
+    it("a file that is not UTF-8 keeps its other bytes (written through base64)", function()
+      H.write(dir, "l.txt", "caf\233\nold\n\255\254\n")
+      assert.truthy(ap(patch("*** Update File: l.txt\n@@\n-old\n+new\n")))
+      assert.equal("caf\233\nnew\n\255\254\n", H.read(dir, "l.txt"))
+    end)
+
     it("a file without a final newline gets one (Codex fixture 014)", function()
       H.write(dir, "n.txt", "p\nq")
       assert.truthy(ap(patch("*** Update File: n.txt\n@@\n-q\n+Q\n")))

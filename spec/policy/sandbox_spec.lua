@@ -46,7 +46,7 @@ end
 -- read_file of path on ws is denied by policy and the message contains
 -- every needle; returns the message.
 local function denied(ws, path, label, ...)
-  local res, msg, code, detail = ws:call("read_file", { path = path })
+  local res, msg, code, _, detail = ws:call("read_file", { path = path })
   assert.is_nil(res, label .. ": expected POLICY_DENIED, the call succeeded")
   assert.are.equal("POLICY_DENIED", code, label .. ": " .. tostring(msg))
   assert.is_string(msg)

@@ -36,7 +36,7 @@ end
 -- res, msg, code must be a POLICY_DENIED failure whose message contains
 -- every needle (plain text); returns the message.
 -- (detail: a policy's own error, which the agent's message must not carry)
-local function is_denied(label, needles, res, msg, code, detail)
+local function is_denied(label, needles, res, msg, code, _, detail)
   assert.is_nil(res, label .. ": expected POLICY_DENIED, the call succeeded")
   assert.are.equal("POLICY_DENIED", code, label .. ": " .. tostring(msg))
   if detail then assert.falsy(msg:find(detail, 1, true), label .. ": the policy's error reached the agent") end

@@ -119,7 +119,7 @@ describe(F.tag("security: submitted calls, patch grammar, policy errors"), funct
     local dir = F.mktemp()
     F.write_host(dir .. "/leak.lua", "return { name = 'leak', check = function(req)\n  error('SECRET-' .. req.path)\nend }\n")
     local wsp = F.open({ { path = fx.ws, mode = "rw" } }, { policies = { dir .. "/leak.lua" } })
-    local res, msg, code, detail = wsp:call("read_file", { path = "file.txt" })
+    local res, msg, code, _, detail = wsp:call("read_file", { path = "file.txt" })
     local sres, smsg, scode
     wsp:submit("read_file", { path = "file.txt" }, function(...) sres, smsg, scode = ... end)
     local t0 = F.now()

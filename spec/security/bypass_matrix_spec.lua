@@ -489,6 +489,29 @@ local ROWS = {
     cells = planned(REMOVES, remove_step(HX .. "rm", "path", "recursive")),
     control = { S(HX .. "rm", { path = A("pub/prep"), recursive = true }) } },
 
+  -- gemini_cli (read_many_files walks its globs like glob)
+  { label = "gemini_cli read_file", ws = "gemini_cli",
+    cells = reader(function(p) return { S("read_file", { file_path = A(p) }) } end),
+    control = { S("read_file", { file_path = A("pub/in/plain.txt") }) }, expect = "TOKEN=public" },
+  { label = "gemini_cli list_directory", ws = "gemini_cli",
+    cells = lister(function(p) return { S("list_directory", { path = A(p) }, true) } end),
+    control = { S("list_directory", { path = A("pub/in") }) }, expect = "plain.txt" },
+  { label = "gemini_cli glob", ws = "gemini_cli",
+    cells = glob_cells(function(d, pat) return { S("glob", { path = A(d), pattern = pat }, true) } end),
+    control = { S("glob", { path = A("pub/in"), pattern = "**/*" }) }, expect = "plain.txt" },
+  { label = "gemini_cli write_file", ws = "gemini_cli",
+    cells = writer(function(p) return { S("write_file", { file_path = A(p), content = "PWNED\n" }) } end),
+    control = { S("write_file", { file_path = A("pub/src3"), content = "ok\n" }) } },
+  { label = "gemini_cli replace", ws = "gemini_cli",
+    cells = writer(function(p) return { S("replace", { file_path = A(p), old_string = "# shared", new_string = "# PWNED" }) } end),
+    control = { S("replace", { file_path = A("pub/src2"), old_string = "# shared", new_string = "# ok" }) } },
+  { label = "gemini_cli read_many_files", ws = "gemini_cli",
+    cells = glob_cells(function(d, pat) return { S("read_many_files", { paths = { A(d) .. "/" .. pat } }, true) } end),
+    control = { S("read_many_files", { paths = { A("pub/in") .. "/**/*" } }) }, expect = "TOKEN=public" },
+  { label = "gemini_cli search_file_content", ws = "gemini_cli",
+    cells = searcher(function(p, o) return { S("search_file_content", { pattern = o.pat, path = A(p) }, true) } end),
+    control = { S("search_file_content", { pattern = "TOKEN", path = A("pub/in") }) }, expect = "plain.txt" },
+
   -- agent_module
   { label = "agent_module read", ws = "agent_module",
     cells = reader(function(p) return { S("read", { path = A(p) }) } end),
@@ -677,7 +700,7 @@ describe(F.tag("security: bypass matrix (issue 10)"), function()
     local roots = { { path = W, mount = "/workspace", mode = "rw" },
                     { path = W .. "/v/vendor", mount = "/vendor", mode = "ro" } }
     ws = { native = F.open(roots, { policies = { "secrets" } }) }
-    for _, p in ipairs { "mcp_filesystem", "claude_code", "codex", "deepagents", "helix", "agent_module",
+    for _, p in ipairs { "mcp_filesystem", "claude_code", "codex", "deepagents", "helix", "gemini_cli", "agent_module",
                          "picoclaw", "everruns" } do
       ws[p] = F.open(roots, { policies = { "secrets" }, pack = p })
     end

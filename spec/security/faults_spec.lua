@@ -8,12 +8,17 @@
 -- EIO and leaves the directory as it was: every file byte for byte, no
 -- temp file. The process never crashes. One exception, which the message
 -- states: a move that replaced a file, then failed to fsync the
--- directories, cannot bring the replaced file back ("moved, but ...").
+-- directories, cannot bring the replaced file back ("moved, but ...");
+-- nor can a remove whose directory fsync failed ("removed, but ..."); a
+-- folder removal that fails part-way says what it removed, and what is
+-- left is what was there. mkdir and remove also have their mkdirat and
+-- unlinkat calls failed.
 
 local F = require "security.fixture"
 local json = require("burrow.core").json
 
 local CALLS = {"write", "pwrite", "fsync", "fdatasync", "renameat", "renameat2", "linkat", "read"}
+local DIR_CALLS = {"fsync", "mkdirat", "unlinkat"} -- what mkdir and remove call
 local ERRORS = {"ENOSPC", "EDQUOT", "EIO"}
 local ONCE = {write = {"EINTR", "short"}, pwrite = {"EINTR", "short"}, read = {"EINTR", "short"}}
 -- what an EIO says about them (a directory's fsync says that it failed)
@@ -47,6 +52,17 @@ local CASES = {
   {"move to a new name", {["s.txt"] = SRC}, "move", {source = "s.txt", destination = "n.txt"}, {["n.txt"] = SRC}},
   {"move over a file", {["s.txt"] = SRC, ["t.txt"] = OLD}, "move", {source = "s.txt", destination = "t.txt", overwrite = true},
     {["t.txt"] = SRC}, "moved, but the directory fsync failed"},
+  {"mkdir", {["t.txt"] = OLD}, "mkdir", {path = "d", parents = false}, {["t.txt"] = OLD, ["d/"] = ""}, calls = DIR_CALLS},
+  {"mkdir with parents", {["t.txt"] = OLD, ["a/"] = ""}, "mkdir", {path = "a/b/c/d"},
+    {["t.txt"] = OLD, ["a/"] = "", ["a/b/"] = "", ["a/b/c/"] = "", ["a/b/c/d/"] = ""}, calls = DIR_CALLS},
+  {"remove a file", {["t.txt"] = OLD, ["s.txt"] = SRC}, "remove", {path = "t.txt"}, {["s.txt"] = SRC},
+    "removed, but the directory fsync failed", calls = DIR_CALLS},
+  {"remove a file, compare-and-set", {["t.txt"] = OLD}, "remove",
+    {path = "t.txt", expected_hash = require("burrow.core").sha256(OLD)}, {},
+    "removed, but the directory fsync failed", calls = DIR_CALLS},
+  {"remove a folder", {["d/"] = "", ["d/a.txt"] = OLD, ["d/e/"] = "", ["d/e/b.txt"] = SRC, ["k.txt"] = OLD}, "remove",
+    {path = "d", recursive = true}, {["k.txt"] = OLD}, "removed, but the directory fsync failed", calls = DIR_CALLS,
+    partial = "it stopped after removing"},
 }
 
 local BIN = os.getenv("BURROW_BIN")
@@ -62,11 +78,25 @@ local function shim(tmp)
   return so
 end
 
--- Everything in dir: name -> bytes (directories are not expected here).
-local function state(dir)
-  local s = {}
-  for _, name in ipairs(F.ls(dir)) do s[name] = F.read_host(dir .. "/" .. name) or "<unreadable>" end
+-- Everything in dir: path -> bytes, and "sub/" -> "" for a directory.
+local function state(dir, s, pre)
+  s, pre = s or {}, pre or ""
+  for _, name in ipairs(F.ls(dir)) do
+    local st = F.lstat(dir .. "/" .. name)
+    if st and st.type == "directory" then
+      s[pre .. name .. "/"] = ""
+      state(dir .. "/" .. name, s, pre .. name .. "/")
+    else
+      s[pre .. name] = F.read_host(dir .. "/" .. name) or "<unreadable>"
+    end
+  end
   return s
+end
+
+-- Is every entry of a in b, the same? (what a part-way removal leaves)
+local function within(a, b)
+  for k, v in pairs(a) do if b[k] ~= v then return false end end
+  return true
 end
 
 local function same(a, b)
@@ -98,7 +128,13 @@ describe(F.tag("security: faults (ENOSPC, EDQUOT, EIO, EINTR, short writes)"), f
 
   local function reset(files)
     F.sh("rm -rf " .. F.q(dir) .. " && mkdir " .. F.q(dir))
-    for name, content in pairs(files) do F.write_host(dir .. "/" .. name, content) end
+    local names = {}
+    for name in pairs(files) do names[#names + 1] = name end
+    table.sort(names) -- a folder before what it holds
+    for _, name in ipairs(names) do
+      if name:sub(-1) == "/" then F.sh("mkdir -p " .. F.q(dir .. "/" .. name))
+      else F.write_host(dir .. "/" .. name, files[name]) end
+    end
   end
 
   -- Run `burrow ARGS...` under the shim with these rules; stdout, exit
@@ -119,9 +155,9 @@ describe(F.tag("security: faults (ENOSPC, EDQUOT, EIO, EINTR, short writes)"), f
 
   -- How many calls of each kind the tool makes into dir (no fault fires
   -- but extra's, which comes first: the calls it takes are not counted).
-  local function count(args, stdin, extra)
+  local function count(args, stdin, extra, calls)
     local rules = {}
-    for _, c in ipairs(CALLS) do rules[#rules + 1] = c .. ":EIO:after=1000000000" end
+    for _, c in ipairs(calls or CALLS) do rules[#rules + 1] = c .. ":EIO:after=1000000000" end
     if extra then table.insert(rules, 1, extra) end
     local _, status, err, lines = run(args, table.concat(rules, ","), stdin)
     assert(status == 0, "the run without faults failed: " .. err)
@@ -141,9 +177,9 @@ describe(F.tag("security: faults (ENOSPC, EDQUOT, EIO, EINTR, short writes)"), f
   -- t.check(out): true, or false, code, message.
   local function matrix(label, t)
     reset(t.files)
-    local n = count(t.args, t.stdin, t.extra)
+    local n = count(t.args, t.stdin, t.extra, t.calls)
     local total, failed = 0, {}
-    for _, call in ipairs(CALLS) do
+    for _, call in ipairs(t.calls or CALLS) do
       for k = (t.base and t.base[call] or 0), (n[call] or 0) - 1 do
         local faults = {}
         for _, e in ipairs(ERRORS) do faults[#faults + 1] = e end
@@ -174,6 +210,8 @@ describe(F.tag("security: faults (ENOSPC, EDQUOT, EIO, EINTR, short writes)"), f
             problem = ("the message does not say %q: %s"):format(DETAIL[e], msg)
           elseif t.done and msg:find(t.done, 1, true) then
             if not same(now, t.after) then problem = ("%s, but the directory holds %s"):format(msg, names(now)) end
+          elseif t.partial and msg:find(t.partial, 1, true) then
+            if not within(now, t.before) then problem = ("%s, but the directory holds %s"):format(msg, names(now)) end
           elseif not same(now, t.before) then
             problem = ("failed (%s), but the directory now holds %s"):format(msg, names(now))
           end
@@ -196,6 +234,7 @@ describe(F.tag("security: faults (ENOSPC, EDQUOT, EIO, EINTR, short writes)"), f
     local label, before, tool, args, after, done = c[1], c[2], c[3], c[4], c[5], c[6]
     it(label, function()
       matrix(label, {files = before, before = before, after = after, done = done, extra = c.extra,
+        calls = c.calls, partial = c.partial,
         args = {"call", tool, json.encode(args)}, check = from_call})
     end)
   end

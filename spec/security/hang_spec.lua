@@ -120,6 +120,29 @@ describe(H.tag("security: no hang from globs and patches (issue 11)"), function(
       assert.matches("at most 256 globs", msg, 1, true)
     end)
 
+    it("gemini_cli: backtracking ignore/exclude globs; read_many_files bounded in patterns and bytes", function()
+      local dir = H.tmpdir()
+      H.write_all(dir, { [A40] = "x\n", ["b.txt"] = ("y"):rep(3000) .. "\n", ["c.txt"] = ("z"):rep(3000) .. "\n" })
+      local ws = U.open(dir, "gemini_cli", { caps = { max_result_bytes = 2048 } })
+      local t, text = timed(function() return U.text(ws, "list_directory", { path = ".", ignore = { STARS, "*.txt" } }) end)
+      assert.is_true(t < BOUND, ("list_directory took %.1f s"):format(t))
+      assert.equal(("Directory listing for .:\n%s (2 bytes)"):format(A40), text)
+      t, text = timed(function() return U.text(ws, "read_many_files", { paths = { "*" }, exclude = { STARS } }) end)
+      assert.is_true(t < BOUND, ("read_many_files took %.1f s"):format(t))
+      -- the first file past the cap is the last one read
+      assert.truthy(text:find("stopped at max_result_bytes", 1, true), text:sub(1, 200))
+      local _, n = text:gsub("\n%-%-%- [^\n]* %-%-%-\n", "")
+      assert.is_true(n < 3, n .. " files")
+      local many = {}
+      for i = 1, 257 do many[i] = "x" .. i end
+      local _, msg, code = ws:call("read_many_files", { paths = many })
+      assert.equal("INVALID_ARGUMENT", code)
+      assert.matches("at most 256 patterns", msg, 1, true)
+      _, msg, code = ws:call("read_many_files", { paths = { "*" }, exclude = { "../x" } })
+      assert.equal("INVALID_ARGUMENT", code)
+      assert.matches("exclude[1]", msg, 1, true)
+    end)
+
     it("claude_code LS: a backtracking ignore glob", function()
       local dir = H.tmpdir()
       H.write_all(dir, { [A40] = "x\n", ["skip/" .. A40] = "y\n" })

@@ -46,6 +46,10 @@ local BASE = {
     list_directory = function(p) return { path = p(".") } end,
     grep_files = function(p) return { pattern = "a", path = p(".") } end,
   },
+  gemini_cli = {
+    read_file = function(p) return { file_path = p(FILE), offset = 0, limit = 2 } end,
+    replace = function(p) return { file_path = p(FILE), old_string = "b", new_string = "B" } end,
+  },
   helix = {
     workspace__workspace__grep = function(p) return { pattern = "a", path = p(".") } end,
   },

@@ -485,6 +485,81 @@ describe(H.tag("read_file"), function()
     end)
   end)
 
+  describe("tail", function()
+    it("gives the last N lines as they are, unnumbered, with no hash", function()
+      H.write(dir, "a.txt", "one\ntwo\nthree\nfour\n")
+      local r = assert(read { path = "a.txt", tail = 2 })
+      assert.equal("three\nfour\n", r.content)
+      assert.equal(2, r.tail_lines)
+      assert.is_nil(r.content_hash)
+      assert.is_nil(r.total_lines) -- the start of the file was not read
+      assert.is_false(r.truncated)
+    end)
+
+    it("drops the CR of CRLF and keeps a missing final newline missing", function()
+      H.write(dir, "crlf.txt", "l1\r\nl2\r\nl3")
+      assert.equal("l2\nl3", assert(read { path = "crlf.txt", tail = 2 }).content)
+      H.write(dir, "lf.txt", "a\nb")
+      assert.equal("b", assert(read { path = "lf.txt", tail = 1 }).content)
+    end)
+
+    it("a tail longer than the file is the whole file (without its BOM)", function()
+      H.write(dir, "s.txt", "\239\187\191x\n\ny\n")
+      local r = assert(read { path = "s.txt", tail = 50 })
+      assert.equal("x\n\ny\n", r.content)
+      assert.equal(3, r.tail_lines)
+      assert.equal(3, r.total_lines)
+      H.write(dir, "nl.txt", "\n")
+      assert.equal("\n", assert(read { path = "nl.txt", tail = 5 }).content)
+      H.write(dir, "empty.txt", "")
+      local e = assert(read { path = "empty.txt", tail = 5 })
+      assert.equal("", e.content)
+      assert.equal(0, e.tail_lines)
+    end)
+
+    it("cannot be combined with offset, limit or encoding", function()
+      H.write(dir, "a.txt", "x\n")
+      for _, extra in ipairs { { offset = 1 }, { limit = 3 }, { encoding = "text" } } do
+        local args = { path = "a.txt", tail = 1 }
+        for k, v in pairs(extra) do args[k] = v end
+        local r, msg, code = read(args)
+        assert.is_nil(r)
+        assert.equal("INVALID_ARGUMENT", code, msg)
+      end
+      local r, _, code = read { path = "a.txt", tail = 0 }
+      assert.is_nil(r)
+      assert.equal("INVALID_ARGUMENT", code)
+    end)
+
+    it("refuses a binary tail, cuts long lines, and caps the output from the front", function()
+      H.write(dir, "b.bin", "text\n\0\1\2\n")
+      local _, _, code = read { path = "b.bin", tail = 1 }
+      assert.equal("BINARY", code)
+      H.write(dir, "long.txt", "short\n" .. ("w"):rep(5000) .. "\n")
+      local r = assert(read { path = "long.txt", tail = 1 })
+      assert.matches("^w+ %[%.%.%. line truncated: 2000 of 5000 bytes shown%]\n$", r.content)
+      assert.equal(1, r.cut_lines)
+      local rows = {}
+      for i = 1, 2000 do rows[i] = ("row %04d %s"):format(i, ("q"):rep(40)) end
+      H.write(dir, "rows.txt", table.concat(rows, "\n") .. "\n")
+      open { max_result_bytes = "4KiB" }
+      local c = assert(read { path = "rows.txt", tail = 1000 })
+      assert.is_true(c.truncated)
+      assert.is_true(#c.content <= 4096)
+      assert.equal(table.concat(rows, "\n", 2000 - c.tail_lines + 1, 2000) .. "\n", c.content)
+      assert.matches("the last %d+ lines shown", (ws:render("read_file", c)))
+    end)
+
+    it("reads the end of a huge file (mapped) without the rest", function()
+      local big = {}
+      for i = 1, 300000 do big[i] = ("%07d"):format(i) end
+      H.write(dir, "huge.txt", table.concat(big, "\n") .. "\n")
+      local r = assert(read { path = "huge.txt", tail = 3 })
+      assert.equal("0299998\n0299999\n0300000\n", r.content)
+      assert.equal(2400000, r.size)
+    end)
+  end)
+
   describe("ws:render", function()
     it("gives the text with the resume hint, and a structured part without content", function()
       H.write(dir, "a.txt", "a\nb\nc\nd\n")

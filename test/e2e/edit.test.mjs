@@ -68,9 +68,16 @@ test("edit_file, insert_lines, append_file and undo_edit in one session", T, asy
     assert.equal(s.edits[0].level, "indentation");
     assert.equal(fs.readFileSync(path.join(dir, "a.go"), "utf8"), "func f() {\r\n\tif x {\r\n\t\treturn 3\r\n\t}\r\n}\r\n");
 
-    refused(await call("edit_file", { path: "a.go", old_text: "\t", new_text: "  " }), "AMBIGUOUS_TEXT", "ambiguous");
-    refused(await call("edit_file", { path: "a.go", edits: [{ old_text: "func f", new_text: "g" }, { old_text: "f()", new_text: "h" }] }), "OVERLAPPING_EDITS", "overlap");
-    refused(await call("edit_file", { path: "a.go", old_text: "func", new_text: "fn", expected_hash: sha256("x") }), "HASH_MISMATCH", "stale hash");
+    // the details beside the code: what a client decides from (docs/tools.md "Errors")
+    let r = await call("edit_file", { path: "a.go", old_text: "\t", new_text: "  " });
+    refused(r, "AMBIGUOUS_TEXT", "ambiguous");
+    assert.deepEqual(r._meta["burrow/details"], { path: "a.go", edit: 1, matches: 4, lines: [2, 3, 4], level: "exact" });
+    r = await call("edit_file", { path: "a.go", edits: [{ old_text: "func f", new_text: "g" }, { old_text: "f()", new_text: "h" }] });
+    refused(r, "OVERLAPPING_EDITS", "overlap");
+    assert.deepEqual([r._meta["burrow/details"].edit, r._meta["burrow/details"].other], [1, 2]);
+    r = await call("edit_file", { path: "a.go", old_text: "func", new_text: "fn", expected_hash: sha256("x") });
+    refused(r, "HASH_MISMATCH", "stale hash");
+    assert.deepEqual(r._meta["burrow/details"], { path: "a.go", expected: sha256("x"), current: sha256(fs.readFileSync(path.join(dir, "a.go"))) });
 
     s = ok(await call("insert_lines", { path: "a.go", line: 1, content: "package main\n" }), "insert");
     assert.equal(s.lines_inserted, 1);

@@ -537,6 +537,24 @@ test("read_file offset/limit select a window of lines", T, async () => {
   });
 });
 
+test("read_file tail: the last lines, unnumbered, with a structured part the schema accepts (SDK)", T, async () => {
+  const lines = Array.from({ length: 5000 }, (_, i) => `row ${i + 1}`);
+  const ws = workspace({ "log.txt": lines.join("\r\n"), "big.txt": "x\n".repeat(3_000_000) + "last\n" });
+  await withSdk(["--root", ws], async (client) => {
+    const res = await call(client, "read_file", { path: "log.txt", tail: 3 });
+    const r = assertOk(res);
+    assert.equal(textOf(res), "row 4998\nrow 4999\nrow 5000", "CR dropped, no newline added at the end");
+    assert.equal(r.tail_lines, 3);
+    assert.equal(r.truncated, false);
+    assert.equal(r.content, undefined, "the text is not repeated in structuredContent");
+    assert.equal(r.content_hash, undefined);
+    const big = assertOk(await call(client, "read_file", { path: "big.txt", tail: 2 }));
+    assert.equal(big.tail_lines, 2);
+    assert.equal(big.size, 6_000_005);
+    assertToolError(await call(client, "read_file", { path: "log.txt", tail: 2, offset: 1 }), ["INVALID_ARGUMENT"]);
+  });
+});
+
 test("read_file under the default result cap truncates on a whole line with an exact resume offset", T, async () => {
   // ~1.2 MiB of 120-byte lines: above the default 256 KiB max_result_bytes
   const lines = Array.from({ length: 10_000 }, (_, i) => `${String(i + 1).padStart(8, "0")} ` + "x".repeat(110));

@@ -167,7 +167,7 @@ function backtrackTree() {
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-test("ping is answered at once while a long grep runs, and the grep stops on notifications/cancelled", T, async () => {
+test("ping, lists and reads are answered at once while a long grep runs, writes wait their turn, and the grep stops on notifications/cancelled", T, async () => {
   const s = server(backtrackTree());
   await init(s);
   let grepDone = false;
@@ -186,8 +186,20 @@ test("ping is answered at once while a long grep runs, and the grep stops on not
   console.log(`ping during a long grep: ${waits.map((w) => w.toFixed(1)).join(", ")} ms (target 100 ms)`);
   for (const w of waits) assert.ok(w < 1000, `ping took ${w.toFixed(0)} ms during the call`);
 
-  // a request behind the call waits its turn; the cancel is seen inside the file
-  const queued = s.request(2, "tools/list", {});
+  // other requests are answered meanwhile too: a list, a read-only tool
+  const t1 = performance.now();
+  const list = await s.request(2, "tools/list", {});
+  const read = await s.request(3, "tools/call", { name: "read_file", arguments: { path: "slow.txt", limit: 1 } });
+  console.log(`tools/list and read_file during a long grep: ${(list.at - t1).toFixed(1)}, ${(read.at - list.at).toFixed(1)} ms`);
+  assert.equal(grepDone, false, "the grep was still running: the list and the read were answered during it");
+  assert.ok(Array.isArray(list.msg.result.tools));
+  assert.match(read.msg.result.content[0].text, /aaaab/);
+  // a tool that writes waits its turn, and so does everything sent after it
+  const write = s.request(4, "tools/call", { name: "write_file", arguments: { path: "w.txt", content: "w\n" } });
+  const after = s.request(5, "tools/call", { name: "read_file", arguments: { path: "w.txt" } });
+  await sleep(300);
+  assert.equal(grepDone, false);
+  // the cancel is seen inside the file
   const cancelAt = performance.now();
   s.send({ method: "notifications/cancelled", params: { requestId: 1, reason: "test" } });
   const got = await pending;
@@ -197,9 +209,10 @@ test("ping is answered at once while a long grep runs, and the grep stops on not
   const r = got.msg.result.structuredContent;
   assert.equal(r.cancelled, true);
   assert.equal(r.truncated, true);
-  const list = await queued;
-  assert.ok(list.at >= got.at, "the queued request is answered after the call");
-  assert.ok(Array.isArray(list.msg.result.tools));
+  const w = await write, r2 = await after;
+  assert.ok(w.at >= got.at, "the write is answered after the call");
+  assert.ok(r2.at >= w.at, "the read sent after the write is answered after it");
+  assert.match(r2.msg.result.content[0].text, /w/);
   await s.close();
 });
 

@@ -178,13 +178,16 @@ const reloader = setInterval(() => { // policy reloads: the config changes, SIGH
 
 // Quiet points: every client finishes its call and waits, then each
 // server's RSS and fds are read with nothing in flight (a sample taken
-// during a grep counts its walker's directory fds).
+// during a grep counts its walker's directory fds), once the server has
+// been quiet long enough to collect its garbage and give the memory back
+// (burrow.mcp does that after 0.5 s without a message): what is left is
+// what it holds, not what the collector had not reached yet.
 let paused = false;
 const quiet = [];
 async function quiesce(label) {
   paused = true;
   while (!agents.every((a) => a.idle)) await sleep(5);
-  await sleep(200);
+  await sleep(1000);
   quiet.push({ label, t: (Date.now() - started) / 1000, at: agents.map((a) => sample(a.pid)) });
   paused = false;
 }
@@ -206,7 +209,7 @@ await Promise.all(agents.map(async (a) => {
   a.idle = true;
 }));
 await quieter;
-await sleep(200);
+await sleep(1000);
 quiet.push({ label: "end", t: (Date.now() - started) / 1000, at: agents.map((a) => sample(a.pid)) });
 clearInterval(sampler);
 clearInterval(reloader);

@@ -62,11 +62,7 @@ local function text_result(text, extra)
   r.content = text
   return r
 end
-local function render_text(r) return r.content, r end
 
-local TEXT_SCHEMA = { type = "object", properties = { content = { type = "string" } }, required = { "content" } }
-local READ_ANN = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false }
-local WRITE_ANN = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false }
 
 ---------------------------------------------------------------------------
 -- Read
@@ -107,7 +103,7 @@ Usage:
 - This tool can only read files, not directories. To list a directory, use LS or Glob
 - A file over %d tokens is shown in part; read the rest with offset and limit
 - You must Read a file before you Edit or Write it]]):format(max_tokens),
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         file_path = { type = "string", description = "The absolute path to the file to read" },
@@ -118,10 +114,6 @@ Usage:
       required = { "file_path" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
-    permissions = { "fs.read" },
-    risk = "low",
     handler = function(ctx, a)
       local ok, m, c = absolute(a.file_path)
       if not ok then return nil, m, c end
@@ -206,7 +198,7 @@ Usage:
 - If this is an existing file, you MUST use the Read tool first to read the file's contents. This tool will fail if you did not read the file first.
 - ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly required.
 - The file_path parameter must be an absolute path.]],
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         file_path = { type = "string", description = "The absolute path to the file to write (must be absolute, not relative)" },
@@ -215,10 +207,7 @@ Usage:
       required = { "file_path", "content" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = true, openWorldHint = false },
-    permissions = { "fs.write" },
-    risk = "medium",
+    kind = "write",
     handler = function(ctx, a)
       local ok, m, c = absolute(a.file_path)
       if not ok then return nil, m, c end
@@ -236,7 +225,6 @@ Usage:
       if r.created then return text_result("File created successfully at: " .. a.file_path) end
       return text_result(("The file %s has been updated successfully."):format(a.file_path))
     end,
-    render = render_text,
   }
 end
 
@@ -250,13 +238,12 @@ end
 local function not_found(old) return "String to replace not found in file.\nString: " .. old end
 
 -- The native failure of edit i in the dialect's words.
-local function edit_words(msg, code, edits)
-  local i = tonumber(tostring(msg):match("edit (%d+):")) or 1
+local function edit_words(msg, code, edits, det)
+  det = det or {}
+  local i = det.edit or 1
   local e = edits[i] or edits[1]
   if code == "NOT_FOUND_TEXT" then return not_found(e.old_text), i end
-  if code == "AMBIGUOUS_TEXT" then
-    return ambiguous(tonumber(msg:match("matches (%d+) places")) or 2, e.old_text), i
-  end
+  if code == "AMBIGUOUS_TEXT" then return ambiguous(det.matches or 2, e.old_text), i end
   if code == "ENOENT" then return "File does not exist.", i end
   return P.detail(msg), i
 end
@@ -265,12 +252,12 @@ end
 -- accepted only when every edit matched at most at the "unicode" level.
 local function run_edits(ctx, path, edits, expected)
   local args = { path = path, edits = edits, expected_hash = expected }
-  local r, msg, code = ctx:call("edit_file", args)
-  if r or code ~= "NOT_FOUND_TEXT" then return r, msg, code end
+  local r, msg, code, det = ctx:call("edit_file", args)
+  if r or code ~= "NOT_FOUND_TEXT" then return r, msg, code, det end
   local dry = ctx:call("edit_file", { path = path, edits = edits, expected_hash = expected, match = "loose", dry_run = true })
-  if not dry then return nil, msg, code end
+  if not dry then return nil, msg, code, det end
   for _, e in ipairs(dry.edits) do
-    if e.level ~= "exact" and e.level ~= "unicode" then return nil, msg, code end
+    if e.level ~= "exact" and e.level ~= "unicode" then return nil, msg, code, det end
   end
   return ctx:call("edit_file", { path = path, edits = edits, expected_hash = dry.previous_content_hash, match = "loose" })
 end
@@ -285,10 +272,10 @@ local function apply(ctx, path, edits, multi)
     if not w then return native_fail(wmsg, wcode) end
     if #edits > 1 then
       local rest = { table.unpack(edits, 2) }
-      local r, msg, code = run_edits(ctx, path, rest, w.content_hash)
+      local r, msg, code, det = run_edits(ctx, path, rest, w.content_hash)
       if not r then
         ctx:call("remove", { path = path, expected_hash = w.content_hash }) -- all or nothing
-        local words, i = edit_words(msg, code, rest)
+        local words, i = edit_words(msg, code, rest, det)
         return fail(("Edit %d: %s"):format(i + 1, words), code)
       end
       w = r
@@ -307,14 +294,14 @@ local function apply(ctx, path, edits, multi)
   -- Edit proceeds on a changed file when old_string still matches once
   -- (CC 2.1.208); MultiEdit and replace_all need the file as read.
   local lenient = not multi and not edits[1].replace_all
-  local r, msg, code = run_edits(ctx, path, edits, rec.hash)
+  local r, msg, code, det = run_edits(ctx, path, edits, rec.hash)
   if not r and code == "HASH_MISMATCH" then
     if not lenient then return fail(STALE, code) end
     r, msg, code = run_edits(ctx, path, edits, nil)
     if not r then return fail(STALE, "HASH_MISMATCH") end
   end
   if not r then
-    local words, i = edit_words(msg, code, edits)
+    local words, i = edit_words(msg, code, edits, det)
     return fail(multi and ("Edit %d: %s"):format(i, words) or words, code)
   end
   remember(ctx, path, r.content_hash, rec.newline, rec.partial)
@@ -332,7 +319,7 @@ Usage:
 - The edit will FAIL if old_string is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use replace_all to change every instance of old_string.
 - Use replace_all for replacing and renaming strings across the file.
 - An empty old_string on a file that does not exist creates it with new_string.]],
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         file_path = { type = "string", description = "The absolute path to the file to modify" },
@@ -343,10 +330,7 @@ Usage:
       required = { "file_path", "old_string", "new_string" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = WRITE_ANN,
-    permissions = { "fs.write" },
-    risk = "medium",
+    kind = "edit", permissions = { "fs.write" },
     handler = function(ctx, a)
       local ok, m, c = absolute(a.file_path)
       if not ok then return nil, m, c end
@@ -355,7 +339,6 @@ Usage:
       end
       return apply(ctx, a.file_path, { { old_text = a.old_string, new_text = a.new_string, replace_all = a.replace_all or nil } }, false)
     end,
-    render = render_text,
   }
 end
 
@@ -364,7 +347,7 @@ local function multiedit_tool()
     name = "MultiEdit",
     title = "MultiEdit",
     description = [[Makes multiple edits to a single file in one operation, each an exact string replacement as in the Edit tool. The edits are atomic: either all succeed or none are applied. Read the file first. burrow matches every edit against the file as read (edits must not overlap), rather than against the previous edit's output.]],
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         file_path = { type = "string", description = "The absolute path to the file to modify" },
@@ -387,10 +370,7 @@ local function multiedit_tool()
       required = { "file_path", "edits" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = WRITE_ANN,
-    permissions = { "fs.write" },
-    risk = "medium",
+    kind = "edit", permissions = { "fs.write" },
     handler = function(ctx, a)
       local ok, m, c = absolute(a.file_path)
       if not ok then return nil, m, c end
@@ -403,7 +383,6 @@ local function multiedit_tool()
       end
       return apply(ctx, a.file_path, edits, true)
     end,
-    render = render_text,
   }
 end
 
@@ -428,7 +407,7 @@ local function glob_tool()
 - Returns matching file paths sorted by modification time (newest first)
 - Use this tool when you need to find files by name patterns
 - At most 100 files are listed; narrow the pattern or path to see more]],
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         pattern = { type = "string", description = "The glob pattern to match files against" },
@@ -437,10 +416,7 @@ local function glob_tool()
       required = { "pattern" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
     permissions = { "fs.list" },
-    risk = "low",
     handler = function(ctx, a)
       local path = a.path
       if a.pattern:sub(1, 1) ~= "/" then path = path or P.mounts(ctx)[1] end
@@ -458,7 +434,6 @@ local function glob_tool()
       if more then text = text .. "\n(Results are truncated. Consider using a more specific path or pattern.)" end
       return text_result(text)
     end,
-    render = render_text,
   }
 end
 
@@ -524,7 +499,7 @@ Usage:
 - Output modes: "content" shows matching lines, "files_with_matches" shows only file paths (default), "count" shows match counts
 - Pattern matching is line by line; use multiline: true for patterns that span lines
 - head_limit limits the output like "| head -N" (default 250); offset skips the first entries]],
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         pattern = { type = "string", description = "The regular expression pattern to search for in file contents" },
@@ -544,10 +519,6 @@ Usage:
       required = { "pattern" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
-    permissions = { "fs.read" },
-    risk = "low",
     handler = function(ctx, a)
       local mode = MODE[a.output_mode or "files_with_matches"]
       if not mode then return fail("output_mode must be content, files_with_matches or count", "INVALID_ARGUMENT") end
@@ -610,7 +581,6 @@ Usage:
       end
       return text_result(text)
     end,
-    render = render_text,
   }
 end
 
@@ -622,7 +592,7 @@ local function ls_tool()
     name = "LS",
     title = "LS",
     description = [[Lists files and directories in a given path as an indented tree. The path parameter must be an absolute path, not a relative path. You can optionally provide an array of glob patterns to ignore with the ignore parameter. You should generally prefer the Glob and Grep tools, if you know which directories to search.]],
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         path = { type = "string", description = "The absolute path to the directory to list (must be absolute, not relative)" },
@@ -631,10 +601,7 @@ local function ls_tool()
       required = { "path" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
     permissions = { "fs.list" },
-    risk = "low",
     handler = function(ctx, a)
       if a.path:sub(1, 1) ~= "/" then
         return fail(("path must be an absolute path, not a relative one: %s"):format(a.path), "INVALID_ARGUMENT")
@@ -662,7 +629,6 @@ local function ls_tool()
       end
       return text_result(text)
     end,
-    render = render_text,
   }
 end
 
@@ -680,7 +646,8 @@ return {
     return {
       name = "claude_code",
       path_style = "absolute",
-      tools = { read_tool(o), write_tool(o), edit_tool(), multiedit_tool(), glob_tool(), grep_tool(), ls_tool() },
+      tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output },
+        { read_tool(o), write_tool(o), edit_tool(), multiedit_tool(), glob_tool(), grep_tool(), ls_tool() }),
     }
   end,
 }

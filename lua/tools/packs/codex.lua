@@ -398,24 +398,10 @@ end
 -- Applying a patch: a virtual view of every touched path, then
 -- compare-and-set writes, then a rollback from the pre-images on failure.
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-local function b64(s)
-  return ((s:gsub(".", function(x)
-    local r, b = "", x:byte()
-    for i = 8, 1, -1 do r = r .. (b % 2 ^ i - b % 2 ^ (i - 1) > 0 and "1" or "0") end
-    return r
-  end) .. "0000"):gsub("%d%d%d?%d?%d?%d?", function(x)
-    if #x < 6 then return "" end
-    local c = 0
-    for i = 1, 6 do c = c + (x:sub(i, i) == "1" and 2 ^ (6 - i) or 0) end
-    return B64:sub(c + 1, c + 1)
-  end) .. ({ "", "==", "=" })[#s % 3 + 1])
-end
-
 -- write_file args for content: text when it is UTF-8, else base64.
 local function content_args(path, content, expected)
   local a = { path = path, expected_hash = expected, create_dirs = true }
-  if utf8.len(content) then a.content = content else a.content, a.encoding = b64(content), "base64" end
+  if utf8.len(content) then a.content = content else a.content, a.encoding = core.base64_encode(content), "base64" end
   return a
 end
 
@@ -543,12 +529,7 @@ end
 ---------------------------------------------------------------------------
 -- The read tools
 
-local function cut(s, max)
-  if #s <= max then return s end
-  local i = max + 1
-  while i > 1 and (s:byte(i) or 0) & 0xC0 == 0x80 do i = i - 1 end
-  return s:sub(1, i - 1)
-end
+local cut = P.utf8_cut
 
 -- v as an integer, nil when it is none (2.5) or past the schemas' range
 local function int_arg(v, default)
@@ -640,11 +621,7 @@ end
 
 ---------------------------------------------------------------------------
 
-local TEXT_SCHEMA = { type = "object", properties = { content = { type = "string" } }, required = { "content" } }
-local READ_ANN = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false }
-local function render(r) return r.content, r end
-
-local tools = {
+local tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output }, {
   {
     name = "apply_patch",
     title = "Apply patch",
@@ -672,7 +649,7 @@ By default, show 3 lines of code immediately above and 3 lines immediately below
 
 File references can only be relative, NEVER ABSOLUTE. Every added line needs a `+`, even in a new file.
 The patch is applied all-or-nothing: if any section fails, no file is changed.]],
-    input_schema = {
+    schema = {
       type = "object",
       properties = { input = { type = "string", description = "The entire contents of the apply_patch command" } },
       required = { "input" },
@@ -687,17 +664,14 @@ The patch is applied all-or-nothing: if any section fails, no file is changed.]]
         file = { type = "string" }, chunk = { type = "integer" },
         level = { type = "string", enum = { "exact", "rstrip", "trim", "unicode" } } } } },
     }, required = { "content" } },
-    annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-    permissions = { "fs.read", "fs.write", "fs.delete" },
-    risk = "high",
+    kind = "edit", permissions = { "fs.read", "fs.write", "fs.delete" }, risk = "high",
     handler = apply_patch,
-    render = render,
   },
   {
     name = "read_file",
     title = "Read file",
     description = "Reads a local file with 1-indexed line numbers (each line as `L{n}: text`), supporting slice mode with offset and limit. Lines longer than 500 bytes are cut.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         file_path = { type = "string", description = "Absolute path to the file" },
@@ -709,18 +683,13 @@ The patch is applied all-or-nothing: if any section fails, no file is changed.]]
       required = { "file_path" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
-    permissions = { "fs.read" },
-    risk = "low",
     handler = read_file,
-    render = render,
   },
   {
     name = "list_dir",
     title = "List directory",
     description = "Lists entries in a local directory with 1-indexed entry numbers and simple type labels (`/` directory, `@` symlink, `?` other), indented by depth.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         dir_path = { type = "string", description = "Absolute path to the directory to list." },
@@ -731,18 +700,14 @@ The patch is applied all-or-nothing: if any section fails, no file is changed.]]
       required = { "dir_path" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
     permissions = { "fs.list" },
-    risk = "low",
     handler = list_dir,
-    render = render,
   },
   {
     name = "grep_files",
     title = "Grep files",
     description = "Finds files whose contents match the pattern and lists them by modification time, newest first.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         pattern = { type = "string", description = "Regular expression pattern to search for." },
@@ -753,14 +718,9 @@ The patch is applied all-or-nothing: if any section fails, no file is changed.]]
       required = { "pattern" },
       additionalProperties = false,
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
-    permissions = { "fs.read" },
-    risk = "low",
     handler = grep_files,
-    render = render,
   },
-}
+})
 
 return {
   name = "codex",

@@ -48,15 +48,9 @@ local function repr(s)
   return q .. s .. q
 end
 
-local function repr_list(t)
-  local out = {}
-  for i, s in ipairs(t) do out[i] = repr(s) end
-  return "[" .. table.concat(out, ", ") .. "]"
-end
+local function repr_list(t) return P.pylist(t, repr) end
 
 local function text_result(t) return { content = t } end
-local function render_text(r) return r.content, r end
-local TEXT_SCHEMA = { type = "object", properties = { content = { type = "string" } }, required = { "content" } }
 
 -- Source lines of the window [first, first+count-1] (1-based) and the
 -- file's line count: a native text read, or the raw bytes when a line was
@@ -104,10 +98,7 @@ local function read_file(ctx, a, legacy)
     offset = 0
   end
   local probe, msg, code = ctx:call("read_file", { path = path, limit = 1 })
-  if not probe then
-    if code == "INVALID_ARGUMENT" and (msg or ""):find("past the end") then probe = { total_lines = 0 }
-    else return fail(msg, code, path) end
-  end
+  if not probe then return fail(msg, code, path) end
   if probe.encoding == "image" then return { image = probe.content, mime_type = probe.mime_type, path = path } end
   if probe.size == 0 then return text_result("System reminder: File exists but has empty contents") end
   if limit <= 0 then
@@ -254,7 +245,7 @@ local function edit_file(ctx, a)
   if type(a.old_string) ~= "string" then return err("old_string is required", "INVALID_ARGUMENT") end
   if type(a.new_string) ~= "string" then return err("new_string is required", "INVALID_ARGUMENT") end
   local old, new = a.old_string:gsub("\r\n", "\n"), a.new_string:gsub("\r\n", "\n")
-  local r, msg, code = ctx:call("edit_file", { path = path, old_text = old, new_text = new,
+  local r, msg, code, det = ctx:call("edit_file", { path = path, old_text = old, new_text = new,
     replace_all = a.replace_all == true })
   if not r then
     if code == "NOT_FOUND_TEXT" then
@@ -268,7 +259,7 @@ local function edit_file(ctx, a)
       end
       return err(("String not found in file: '%s'"):format(a.old_string), code)
     elseif code == "AMBIGUOUS_TEXT" then
-      local n = tonumber((msg or ""):match("matches (%d+) places")) or 2
+      local n = det and det.matches or 2
       return err(("String '%s' appears %d times in file. Use replace_all=True to replace all instances, or provide "
         .. "a more specific string with surrounding context."):format(a.old_string, n), code)
     end
@@ -277,40 +268,32 @@ local function edit_file(ctx, a)
   return text_result(("Successfully replaced %d instance(s) of the string in '%s'"):format(r.replacements, path))
 end
 
-local RO = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false }
-
 local function build(o)
   local legacy = o.format == "legacy"
   if o.format ~= nil and o.format ~= "0.7" and not legacy then
     error(("pack deepagents: format must be \"0.7\" or \"legacy\", not %q"):format(tostring(o.format)))
   end
-  local function tool(name, description, props, ann, perms, risk, handler)
-    return { name = name, description = description, input_schema = { type = "object", properties = props },
-      output_schema = TEXT_SCHEMA, annotations = ann, permissions = perms, risk = risk, render = render_text,
-      handler = function(ctx, a)
-        local r, m, c = handler(ctx, a)
-        if not r then return nil, m, c end
-        return r
-      end }
+  -- tool(name, description, properties, kind, handler[, permissions]): one declaration
+  local function tool(name, description, schema, kind, handler, permissions)
+    return { name = name, description = description, schema = schema, kind = kind, handler = handler, permissions = permissions }
   end
-  local tools = {
+  local tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output }, {
     tool("ls", "Lists all files in a directory (non-recursive). Paths are absolute, starting with /; directories end in /.",
       { path = { type = "string", description = "Absolute path of the directory (default /)." } },
-      RO, { "fs.read" }, "low", ls),
+      "read", ls),
     tool("read_file", "Reads a file. Returns numbered lines starting at offset + 1 (offset is 0-based, default 0; "
       .. "limit default 100). Lines longer than 5000 characters continue on rows numbered N.1, N.2, ...",
       {
         file_path = { type = "string", description = "Absolute path of the file to read." },
         offset = { type = "integer", description = "Line number to start reading from, 0-based (default 0)." },
         limit = { type = "integer", description = "Maximum number of lines to read (default 100)." },
-      }, RO, { "fs.read" }, "low", function(ctx, a) return read_file(ctx, a, legacy) end),
+      }, "read", function(ctx, a) return read_file(ctx, a, legacy) end),
     tool("write_file", legacy and "Writes a new file; an existing file is refused (use edit_file)."
         or "Writes a file, creating it or replacing its content.",
       {
         file_path = { type = "string", description = "Absolute path of the file to write." },
         content = { type = "string", description = "The content to write." },
-      }, { readOnlyHint = false, destructiveHint = true, idempotentHint = true, openWorldHint = false },
-      { "fs.write" }, "medium", function(ctx, a)
+      }, "write", function(ctx, a)
         local path, e, c = vpath(ctx, a.file_path)
         if not path then return nil, e, c end
         if type(a.content) ~= "string" then return err("content is required", "INVALID_ARGUMENT") end
@@ -332,24 +315,22 @@ local function build(o)
         old_string = { type = "string", description = "The text to replace." },
         new_string = { type = "string", description = "The text to replace it with." },
         replace_all = { type = "boolean", description = "Replace every occurrence (default false)." },
-      }, { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-      { "fs.read", "fs.write" }, "medium", edit_file),
+      }, "edit", edit_file),
     tool("delete", "Deletes a file.",
       { file_path = { type = "string", description = "Absolute path of the file to delete." } },
-      { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-      { "fs.write" }, "high", function(ctx, a)
+      "delete", function(ctx, a)
         local path, e, c = vpath(ctx, a.file_path)
         if not path then return nil, e, c end
         local r, msg, code = ctx:call("remove", { path = path })
         if not r then return fail(msg, code, path, "write") end
         return text_result("Deleted " .. path)
-      end),
+      end, { "fs.write" }),
     tool("glob", "Finds files matching a glob pattern (*, **, ?, [...], {a,b}). A pattern without / matches file "
       .. "names at any depth; a leading / anchors at the root.",
       {
         pattern = { type = "string", description = "Glob pattern, e.g. \"*.py\" or \"/src/**/*.ts\"." },
         path = { type = "string", description = "Directory to search from (default /)." },
-      }, RO, { "fs.read" }, "low", glob),
+      }, "read", glob),
     tool("grep", "Searches files for a literal text pattern (regex metacharacters are ordinary characters).",
       {
         pattern = { type = "string", description = "Literal text to search for." },
@@ -358,8 +339,8 @@ local function build(o)
         output_mode = { type = "string", enum = { "files_with_matches", "content", "count" },
           description = "files_with_matches (default), content or count." },
         max_count = { type = "integer", description = "Stop after this many matches." },
-      }, RO, { "fs.read" }, "low", grep),
-  }
+      }, "read", grep),
+  })
   -- images come back as an image block
   tools[2].render = function(r)
     if r.image then

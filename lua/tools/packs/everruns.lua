@@ -31,10 +31,8 @@ local function vpath(ctx, p)
   return m .. "/" .. p
 end
 
-local function need(a, k)
-  if a[k] == nil or a[k] == json.null then return nil, "Missing required parameter: " .. k, "INVALID_ARGUMENT" end
-  return true
-end
+local NEED = "Missing required parameter: %s"
+local function need(a, k) return P.need(a, { k }, NEED) end
 
 -- Everruns' words for burrow's failures; the rest keep burrow's message.
 local function fail(msg, code, path)
@@ -104,10 +102,6 @@ local function read_file(ctx, a)
     read_mode = "tail"
   end
   local r, msg, code = ctx:call("read_file", { path = path, offset = first, limit = limit })
-  if not r and code == "INVALID_ARGUMENT" and (msg or ""):find("past the end") then
-    r, msg, code = ctx:call("read_file", { path = path, limit = 1 })
-    if r then r.content, r.start_line, r.end_line, r.next_offset, r.truncated = "", first, first - 1, nil, false end
-  end
   if not r then
     if code == "BINARY" then
       return nil, ("File '%s' is not a text file. Use a binary-safe tool to inspect it."):format(path), code
@@ -199,13 +193,12 @@ local function edit_file(ctx, a)
     return { path = path, size_bytes = r.size, content_hash = r.content_hash, previous_content_hash = r.content_hash,
       applied_edits = #edits, first_changed_line = json.null, diff = "", diff_truncated = false }
   end
-  local r, msg, code = ctx:call("edit_file", { path = path, edits = real, expected_hash = expected })
+  local r, msg, code, det = ctx:call("edit_file", { path = path, edits = real, expected_hash = expected })
   if not r then
-    local m = msg or ""
-    local i = tonumber(m:match("edit (%d+):"))
-    local old = real[i or 1].old_text
+    det = det or {}
+    local old = real[det.edit or 1].old_text
     if code == "HASH_MISMATCH" then
-      local found = m:match("current (sha256:%x+)") or "unknown"
+      local found = det.current or "unknown"
       return nil, ("File '%s' changed since the last read. Expected %s, found %s. Read the file again before editing.")
         :format(path, a.expected_hash, found), code
     elseif code == "NOT_FOUND_TEXT" then
@@ -217,7 +210,7 @@ local function edit_file(ctx, a)
     elseif code == "BINARY" then
       return nil, ("File '%s' is not a text file. edit_file only supports text files; use write_file for binary/base64 content.")
         :format(path), code
-    elseif code == "INVALID_ARGUMENT" and m:find("expected_hash") then
+    elseif code == "INVALID_ARGUMENT" and det.argument == "expected_hash" then
       -- not a hash at all: it cannot match what is there
       local cur, rmsg, rcode = ctx:call("read_file", { path = path, encoding = "base64" })
       if not cur then return fail(rmsg, rcode, path) end
@@ -280,11 +273,10 @@ local function grep_files(ctx, a)
   if not off then return nil, lim, "INVALID_ARGUMENT" end
   local args = { pattern = a.pattern, path = path, include_hidden = true, respect_ignore = false }
   if a.path_pattern and a.path_pattern ~= "" then args.include = { a.path_pattern } end
-  local r, msg, code = ctx:call("grep", args)
+  local r, msg, code, det = ctx:call("grep", args)
   if not r then
-    if code == "INVALID_ARGUMENT" or code == "BAD_PATTERN" or code == "INVALID_REGEX" then
-      local d = P.detail(msg)
-      return nil, "Invalid regex pattern: " .. (d:match("invalid pattern: (.*)") or d), code
+    if code == "INVALID_ARGUMENT" then
+      return nil, "Invalid regex pattern: " .. (det and det.reason or P.detail(msg)), code
     end
     if code == "ENOENT" then return nil, "Directory not found: " .. path, code end
     return fail(msg, code, path)
@@ -309,51 +301,43 @@ local function grep_files(ctx, a)
     offset = off, limit = lim, truncation = trunc }
 end
 
-local RO = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false }
-local RW = { readOnlyHint = false, destructiveHint = false, idempotentHint = false, openWorldHint = false }
-local DEL = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false }
-local OBJ = { type = "object" }
+local RW = P.annotations(false, false, false)
 
-local function tool(name, description, props, ann, perms, risk, handler, render)
-  return {
-    name = name, description = description,
-    input_schema = { type = "object", properties = props },
-    output_schema = OBJ, annotations = ann, permissions = perms, risk = risk,
-    concurrency_class = not ann.readOnlyHint and "session_workspace" or nil,
-    handler = handler, render = render or json_result,
-  }
+-- tool(name, description, properties, kind, handler[, more]): a declaration
+-- (more: its other fields); a tool that changes files is in the session's
+-- workspace concurrency class.
+local function tool(name, description, schema, kind, handler, more)
+  local t = { name = name, description = description, schema = schema, handler = handler,
+    kind = kind ~= "read" and kind or nil, concurrency_class = kind ~= "read" and "session_workspace" or nil }
+  for k, v in pairs(more or {}) do t[k] = v end
+  return t
 end
 
-local tools = {
+local tools = P.tools({ need = NEED, output_schema = { type = "object" }, output = json_result }, {
   tool("read_file", "Read the contents of a file. Successful responses include content_hash. Rows come back as "
     .. "`N|line`, 1-based; offset is 0-based. Defaults: 2000 lines; .log/.out the last 500; .csv/.tsv 100 "
     .. "(with the header row when offset > 0); .min.js/.min.css 20; binary files give metadata only.", {
       path = { type = "string", description = "File path (under /workspace; relative paths and a leading / mean the workspace)." },
       offset = { type = "integer", description = "Lines to skip, 0-based (default 0)." },
       limit = { type = "integer", description = "Maximum number of lines (default by content type)." },
-    }, RO, { "fs.read" }, "low", read_file,
-    function(r)
+    }, "read", read_file, { render = function(r)
       if r.image then
         local meta = { path = r.path, media_type = r.media_type, size_bytes = r.size_bytes, content_hash = r.content_hash }
         return { { type = "image", data = r.image, mimeType = r.media_type }, { type = "text", text = json.encode(meta) } }, meta
       end
       return json.encode(r), r
-    end),
+    end }),
   tool("write_file", "Create or overwrite a file. Parent directories are created automatically. "
     .. "Successful responses include content_hash.", {
       path = { type = "string", description = "File path." },
       content = { type = "string", description = "The complete content." },
       encoding = { type = "string", enum = { "text", "base64" }, description = "text (default) or base64." },
-    }, RW, { "fs.write" }, "medium", function(ctx, a)
-      local ok, e, c = need(a, "path")
-      if not ok then return nil, e, c end
-      ok, e, c = need(a, "content")
-      if not ok then return nil, e, c end
+    }, "write", function(ctx, a)
       local path = vpath(ctx, a.path)
       local r, msg, code = ctx:call("write_file", { path = path, content = a.content, encoding = a.encoding })
       if not r then return fail(msg, code, path) end
       return { path = path, size_bytes = r.bytes, created = r.created or false, content_hash = r.content_hash }
-    end),
+    end, { required = { "path", "content" }, annotations = RW }),
   tool("edit_file", "Apply one or more exact text replacements to an existing text file. This tool is text-only, "
     .. "requires the current content_hash from read_file or write_file, and uses compare-and-set semantics so "
     .. "concurrent writes fail cleanly instead of clobbering newer content. Returns a unified diff.", {
@@ -363,35 +347,31 @@ local tools = {
         items = { type = "object", properties = { old_text = { type = "string" }, new_text = { type = "string" } } } },
       old_text = { type = "string", description = "Legacy single edit: text to find." },
       new_text = { type = "string", description = "Legacy single edit: replacement." },
-    }, RW, { "fs.read", "fs.write" }, "medium", edit_file),
+    }, "edit", edit_file, { annotations = RW }),
   tool("list_directory", "List files and directories, paged (offset, limit: default 200, max 1000).", {
       path = { type = "string", description = "Directory (default /workspace)." },
       offset = { type = "integer", description = "Entries to skip (default 0)." },
       limit = { type = "integer", description = "Maximum entries (default 200, max 1000)." },
-    }, RO, { "fs.read" }, "low", list_directory),
+    }, "read", list_directory),
   tool("grep_files", "Search file contents for a regex; matches sorted by path, then line.", {
       pattern = { type = "string", description = "Regular expression." },
       path = { type = "string", description = "Directory to search (default /workspace)." },
       path_pattern = { type = "string", description = "Only files matching this glob." },
       offset = { type = "integer", description = "Matches to skip (default 0)." },
       limit = { type = "integer", description = "Maximum matches (default 200, max 1000)." },
-    }, RO, { "fs.read" }, "low", grep_files),
+    }, "read", grep_files),
   tool("delete_file", "Delete a file, or a directory with recursive=true.", {
       path = { type = "string", description = "Path to delete." },
       recursive = { type = "boolean", description = "Delete a directory and its contents (default false)." },
-    }, DEL, { "fs.write" }, "high", function(ctx, a)
-      local ok, e, c = need(a, "path")
-      if not ok then return nil, e, c end
+    }, "delete", function(ctx, a)
       local path = vpath(ctx, a.path)
       local r, msg, code = ctx:call("remove", { path = path, recursive = a.recursive == true })
       if not r then return fail(msg, code, path) end
       return { path = path, deleted = true }
-    end),
+    end, { required = { "path" }, permissions = { "fs.write" } }),
   tool("stat_file", "Describe a file or directory; a missing path gives exists: false.", {
       path = { type = "string", description = "Path to describe." },
-    }, RO, { "fs.read" }, "low", function(ctx, a)
-      local ok, e, c = need(a, "path")
-      if not ok then return nil, e, c end
+    }, "read", function(ctx, a)
       local path = vpath(ctx, a.path)
       local r, msg, code = ctx:call("stat", { path = path })
       if not r then
@@ -400,8 +380,8 @@ local tools = {
       end
       return { path = path, name = path:match("[^/]*$"), exists = true, is_directory = r.type == "dir",
         is_readonly = readonly(ctx, path), size_bytes = r.size or 0, created_at = r.mtime, updated_at = r.mtime }
-    end),
-}
+    end, { required = { "path" } }),
+})
 
 return {
   name = "everruns",

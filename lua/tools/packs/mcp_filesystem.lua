@@ -10,18 +10,11 @@ local json = core.json
 local P = require "burrow.pack"
 local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 
-local TEXT_SCHEMA = {
-  type = "object",
-  properties = { content = { type = "string" } },
-  required = { "content" },
-}
-
-local function text_result(text) return { content = text } end
-local function render_text(r) return r.content, r end
+local text_result = P.text
 
 -- The peer's words for burrow's failures; the code stays in _meta.
-local function fail(ctx, msg, code, path, op)
-  path = P.path_in(msg, code) or path
+local function fail(ctx, msg, code, path, op, det)
+  path = det and det.path or path
   if code == "OUTSIDE_ROOT" then
     return nil, ("Access denied - path outside allowed directories: %s not in %s")
       :format(path, table.concat(P.mounts(ctx), ", ")), code
@@ -31,6 +24,20 @@ local function fail(ctx, msg, code, path, op)
     return nil, ("EEXIST: file already exists, %s '%s'"):format(op or "open", path), code
   end
   return nil, msg, code
+end
+
+-- burrow's note on a failed edit, from the details: where the text is
+-- nearest, or where it matches.
+local function burrow_note(code, d)
+  local head = ("edit %d: old_text"):format(d.edit or 1)
+  if code == "AMBIGUOUS_TEXT" then
+    local lines = {}
+    for i, l in ipairs(d.lines or {}) do lines[i] = tostring(l) end
+    return ("%s matches %d places, on lines %s"):format(head, d.matches or 0, table.concat(lines, ", "))
+  elseif d.near_line then
+    return ("%s is not in the file; the nearest line is %d: %s"):format(head, d.near_line, d.near_text or "")
+  end
+  return head .. " is not in the file"
 end
 
 local function windows_path(p)
@@ -70,7 +77,7 @@ end
 
 -- A big file (over the result cap as base64): native numbered pages.
 local function read_paged(ctx, a, first, count)
-  local probe, msg, code = ctx:call("read_file", { path = a.path, limit = 1 })
+  local probe, msg, code, det = ctx:call("read_file", { path = a.path, limit = 1 })
   if not probe then return nil, msg, code end
   local total = probe.total_lines or 0
   if a.tail then first, count = math.max(1, total - a.tail + 1), a.tail end
@@ -102,13 +109,18 @@ local function read_text(ctx, a)
     end
   end
   head, tail = head and math.tointeger(head), tail and math.tointeger(tail)
-  local r, msg, code = ctx:call("read_file", { path = a.path, encoding = "base64" })
+  if tail and not a.offset and not a.limit then -- native tail: reads from the end only
+    local t, tmsg, tcode, tdet = ctx:call("read_file", { path = a.path, tail = tail })
+    if t and not t.cut_lines and not t.truncated then return P.utf8_clean(t.content) end
+    if not t and tcode ~= "BINARY" then return fail(ctx, tmsg, tcode, a.path, nil, tdet) end
+  end
+  local r, msg, code, det = ctx:call("read_file", { path = a.path, encoding = "base64" })
   if not r then
-    if code == "TOO_LARGE" and not msg:find("max_file_size", 1, true) then
+    if code == "TOO_LARGE" and det and det.limit == "max_result_bytes" then
       local first, count = a.offset or 1, head or a.limit
       return read_paged(ctx, { path = a.path, head = head, tail = tail }, first, count)
     end
-    return fail(ctx, msg, code, a.path)
+    return fail(ctx, msg, code, a.path, nil, det)
   end
   local bytes = core.base64_decode(r.content)
   if bytes:find("\0", 1, true) then
@@ -161,17 +173,12 @@ local function read_tool(name, title, description)
     name = name,
     title = title,
     description = description,
-    input_schema = read_schema,
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
-    permissions = { "fs.read" },
-    risk = "low",
+    schema = read_schema,
     handler = function(ctx, a)
       local text, msg, code = read_text(ctx, a)
       if not text then return nil, msg, code end
       return text_result(text)
     end,
-    render = render_text,
   }
 end
 
@@ -197,8 +204,8 @@ local function media_item(ctx, path)
     if r and r.encoding == "image" then data = r.content end
   end
   if not data then
-    local r, msg, code = ctx:call("read_file", { path = path, encoding = "base64" })
-    if not r then return fail(ctx, msg, code, path) end
+    local r, msg, code, det = ctx:call("read_file", { path = path, encoding = "base64" })
+    if not r then return fail(ctx, msg, code, path, nil, det) end
     data = r.content
   end
   if mime:match("^image/") then return { type = "image", data = data, mimeType = mime } end
@@ -228,24 +235,24 @@ local function edit(ctx, a)
       edits[i] = nil
     end
   end
-  local r, msg, code
+  local r, msg, code, det
   if #edits == 0 then
-    r, msg, code = ctx:call("read_file", { path = a.path, limit = 1 })
-    if not r then return fail(ctx, msg, code, a.path) end
+    r, msg, code, det = ctx:call("read_file", { path = a.path, limit = 1 })
+    if not r then return fail(ctx, msg, code, a.path, nil, det) end
     r = { diff = "" }
   else
-    r, msg, code = ctx:call("edit_file", { path = a.path, edits = edits, dry_run = a.dryRun == true, match = "loose" })
+    r, msg, code, det = ctx:call("edit_file", { path = a.path, edits = edits, dry_run = a.dryRun == true, match = "loose" })
   end
   if not r then
-    local n = tonumber(msg:match("edit (%d+)")) or 1
+    local n = det and det.edit or 1
     local old = a.edits[n] and a.edits[n].oldText or ""
-    local detail = msg:match("(edit %d+: .*)$") or P.detail(msg)
+    local detail = det and burrow_note(code, det) or P.detail(msg)
     if code == "NOT_FOUND_TEXT" then
       return nil, ("Could not find exact match for edit:\n%s\n\n(burrow: %s)"):format(old, detail), code
     elseif code == "AMBIGUOUS_TEXT" then
       return nil, ("Ambiguous match for edit:\n%s\n\n(burrow: %s)"):format(old, detail), code
     end
-    return fail(ctx, msg, code, a.path)
+    return fail(ctx, msg, code, a.path, nil, det)
   end
   local hunks = (r.diff or ""):gsub("^%-%-%- [^\n]*\n%+%+%+ [^\n]*\n", "")
   local diff = ("Index: %s\n%s\n--- %s\toriginal\n+++ %s\tmodified\n%s")
@@ -271,8 +278,8 @@ end
 local function list(ctx, path, recursive)
   local bad, bmsg, bcode = precheck(ctx, path)
   if bad == nil and bmsg then return nil, bmsg, bcode end
-  local r, msg, code = ctx:call("list_dir", { path = path, include_hidden = true, recursive = recursive or nil })
-  if not r then return fail(ctx, msg, code, path, "scandir") end
+  local r, msg, code, det = ctx:call("list_dir", { path = path, include_hidden = true, recursive = recursive or nil })
+  if not r then return fail(ctx, msg, code, path, "scandir", det) end
   return r
 end
 
@@ -311,15 +318,12 @@ local tools = {
     name = "read_media_file",
     title = "Read Media File",
     description = "Read an image or audio file. Returns the base64 encoded data and MIME type (from the file extension). Other files come back as an embedded resource. Only works within allowed directories.",
-    input_schema = PATH_ONLY,
+    schema = PATH_ONLY,
     output_schema = {
       type = "object",
       properties = { content = { type = "array", items = { type = "object" } } },
       required = { "content" },
     },
-    annotations = READ_ANN,
-    permissions = { "fs.read" },
-    risk = "low",
     handler = function(ctx, a)
       local item, msg, code = media_item(ctx, a.path)
       if not item then return nil, msg, code end
@@ -332,7 +336,7 @@ local tools = {
     name = "read_multiple_files",
     title = "Read Multiple Files",
     description = "Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         paths = { type = "array", items = { type = "string" }, minItems = 1,
@@ -340,10 +344,6 @@ local tools = {
       },
       required = { "paths" },
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
-    permissions = { "fs.read" },
-    risk = "low",
     handler = function(ctx, a)
       local blocks, used, max = {}, 0, ctx.caps.max_result_bytes
       for i, p in ipairs(a.paths) do
@@ -359,37 +359,32 @@ local tools = {
       end
       return text_result(table.concat(blocks, "\n---\n"))
     end,
-    render = render_text,
   },
 
   {
     name = "write_file",
     title = "Write File",
     description = "Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. The parent directory must exist (use create_directory first). The write is atomic and keeps the file's permissions. Handles text content with proper encoding. Only works within allowed directories.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = { path = { type = "string" }, content = { type = "string" } },
       required = { "path", "content" },
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = WRITE_ANN,
-    permissions = { "fs.write" },
-    risk = "medium",
+    annotations = WRITE_ANN, permissions = { "fs.write" }, risk = "medium",
     handler = function(ctx, a)
       local bad, bmsg, bcode = precheck(ctx, a.path)
       if bad == nil and bmsg then return nil, bmsg, bcode end
-      local r, msg, code = ctx:call("write_file", { path = a.path, content = a.content, create_dirs = false })
-      if not r then return fail(ctx, msg, code, a.path) end
+      local r, msg, code, det = ctx:call("write_file", { path = a.path, content = a.content, create_dirs = false })
+      if not r then return fail(ctx, msg, code, a.path, nil, det) end
       return text_result("Successfully wrote to " .. a.path)
     end,
-    render = render_text,
   },
 
   {
     name = "edit_file",
     title = "Edit File",
     description = "Make line-based edits to a text file. Each edit replaces an exact text sequence (oldText) with new text (newText); a sequence that differs only in whitespace or indentation is found too, and newText is re-indented to match. Each oldText must match exactly one place in the file (include surrounding lines to make it unique); if any edit fails, nothing is written. Line endings (CRLF) and a BOM are preserved. Returns a git-style diff showing the changes made; dryRun: true shows the diff without writing. Only works within allowed directories.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         path = { type = "string" },
@@ -408,42 +403,35 @@ local tools = {
       },
       required = { "path", "edits" },
     },
-    output_schema = TEXT_SCHEMA,
     annotations = { readOnlyHint = false, idempotentHint = false, destructiveHint = true, openWorldHint = false },
     permissions = { "fs.write" },
     risk = "medium",
     handler = edit,
-    render = render_text,
   },
 
   {
     name = "create_directory",
     title = "Create Directory",
     description = "Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.",
-    input_schema = PATH_ONLY,
-    output_schema = TEXT_SCHEMA,
+    schema = PATH_ONLY,
     annotations = { readOnlyHint = false, idempotentHint = true, destructiveHint = false, openWorldHint = false },
     permissions = { "fs.write" },
     risk = "low",
     handler = function(ctx, a)
       local bad, bmsg, bcode = precheck(ctx, a.path)
       if bad == nil and bmsg then return nil, bmsg, bcode end
-      local r, msg, code = ctx:call("mkdir", { path = a.path, parents = true })
-      if not r then return fail(ctx, msg, code, a.path, "mkdir") end
+      local r, msg, code, det = ctx:call("mkdir", { path = a.path, parents = true })
+      if not r then return fail(ctx, msg, code, a.path, "mkdir", det) end
       return text_result("Successfully created directory " .. a.path)
     end,
-    render = render_text,
   },
 
   {
     name = "list_directory",
     title = "List Directory",
     description = "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes, sorted by name. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.",
-    input_schema = PATH_ONLY,
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
+    schema = PATH_ONLY,
     permissions = { "fs.list" },
-    risk = "low",
     handler = function(ctx, a)
       local r, msg, code = list(ctx, a.path)
       if not r then return nil, msg, code end
@@ -451,14 +439,13 @@ local tools = {
       for i, e in ipairs(r.entries) do out[i] = (e.type == "dir" and "[DIR] " or "[FILE] ") .. e.name end
       return text_result(table.concat(out, "\n") .. more_line(r))
     end,
-    render = render_text,
   },
 
   {
     name = "list_directory_with_sizes",
     title = "List Directory with Sizes",
     description = "Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Sizes are those of the entries themselves (a symlink's own size). Only works within allowed directories.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         path = { type = "string" },
@@ -466,10 +453,7 @@ local tools = {
       },
       required = { "path" },
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
     permissions = { "fs.list" },
-    risk = "low",
     handler = function(ctx, a)
       local r, msg, code = list(ctx, a.path)
       if not r then return nil, msg, code end
@@ -496,14 +480,13 @@ local tools = {
       out[#out + 1] = "Combined size: " .. size_text(total)
       return text_result(table.concat(out, "\n") .. more_line(r))
     end,
-    render = render_text,
   },
 
   {
     name = "directory_tree",
     title = "Directory Tree",
     description = "Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory), and 'children' for directories. Files have no children array, while directories always have a children array (which may be empty). Entries are sorted by name; symlinks are listed as files and not followed. The output is formatted with 2-space indentation for readability. Use excludePatterns (globs like \"node_modules\" or \"**/*.log\") to leave parts out; a tree larger than the entry cap is refused rather than cut. Only works within allowed directories.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         path = { type = "string" },
@@ -511,10 +494,7 @@ local tools = {
       },
       required = { "path" },
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
     permissions = { "fs.list" },
-    risk = "low",
     handler = function(ctx, a)
       local excluded, emsg, ecode = excluder(a.excludePatterns)
       if not excluded then return nil, emsg, ecode end
@@ -541,19 +521,17 @@ local tools = {
       end
       return text_result(P.pretty(top, { "name", "type", "children" }))
     end,
-    render = render_text,
   },
 
   {
     name = "move_file",
     title = "Move File",
     description = "Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail. Works across different directories and can be used for simple renaming within the same directory. Both source and destination must be within allowed directories.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = { source = { type = "string" }, destination = { type = "string" } },
       required = { "source", "destination" },
     },
-    output_schema = TEXT_SCHEMA,
     annotations = { readOnlyHint = false, idempotentHint = false, destructiveHint = true, openWorldHint = false },
     permissions = { "fs.write", "fs.delete" },
     risk = "medium",
@@ -562,21 +540,20 @@ local tools = {
         local bad, bmsg, bcode = precheck(ctx, p)
         if bad == nil and bmsg then return nil, bmsg, bcode end
       end
-      local r, msg, code = ctx:call("move", { source = a.source, destination = a.destination })
+      local r, msg, code, det = ctx:call("move", { source = a.source, destination = a.destination })
       if not r then
         if code == "EEXIST" then return nil, "Destination already exists: " .. a.destination, code end
-        return fail(ctx, msg, code, a.source, "rename")
+        return fail(ctx, msg, code, a.source, "rename", det)
       end
       return text_result(("Successfully moved %s to %s"):format(a.source, a.destination))
     end,
-    render = render_text,
   },
 
   {
     name = "search_files",
     title = "Search Files",
     description = "Search for files and directories whose path matches a glob pattern (this matches names, not file contents: use a grep tool for text). The pattern is matched against the path relative to 'path': '*.ext' matches only directly inside it, '**/*.ext' at any depth, '**/name' a name anywhere. Returns full paths to all matching items, or 'No matches found'. excludePatterns (globs on the relative path) leave matches out. Long result lists are cut with a note. Only searches within allowed directories.",
-    input_schema = {
+    schema = {
       type = "object",
       properties = {
         path = { type = "string" },
@@ -585,18 +562,15 @@ local tools = {
       },
       required = { "path", "pattern" },
     },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
     permissions = { "fs.list" },
-    risk = "low",
     handler = function(ctx, a)
       local bad, bmsg, bcode = precheck(ctx, a.path)
       if bad == nil and bmsg then return nil, bmsg, bcode end
       local excluded, emsg, ecode = excluder(a.excludePatterns)
       if not excluded then return nil, emsg, ecode end
-      local r, msg, code = ctx:call("glob", { pattern = a.pattern, path = a.path, type = "any",
+      local r, msg, code, det = ctx:call("glob", { pattern = a.pattern, path = a.path, type = "any",
         include_hidden = true, respect_ignore = false })
-      if not r then return fail(ctx, msg, code, a.path, "scandir") end
+      if not r then return fail(ctx, msg, code, a.path, "scandir", det) end
       local out = {}
       for _, e in ipairs(r.entries) do
         if not excluded(rel_of(a.path, e.path)) then out[#out + 1] = e.path end
@@ -605,23 +579,18 @@ local tools = {
       if r.truncated then text = text .. "\n[more matches not shown: the result cap was reached; narrow the pattern]" end
       return text_result(text)
     end,
-    render = render_text,
   },
 
   {
     name = "get_file_info",
     title = "Get File Info",
     description = "Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. This tool is perfect for understanding file characteristics without reading the actual content. A symlink is described itself, not followed. Only works within allowed directories.",
-    input_schema = PATH_ONLY,
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
-    permissions = { "fs.read" },
-    risk = "low",
+    schema = PATH_ONLY,
     handler = function(ctx, a)
       local bad, bmsg, bcode = precheck(ctx, a.path)
       if bad == nil and bmsg then return nil, bmsg, bcode end
-      local r, msg, code = ctx:call("stat", { path = a.path })
-      if not r then return fail(ctx, msg, code, a.path, "stat") end
+      local r, msg, code, det = ctx:call("stat", { path = a.path })
+      if not r then return fail(ctx, msg, code, a.path, "stat", det) end
       local date = P.js_date(r.mtime)
       return text_result(table.concat({
         "size: " .. r.size,
@@ -633,22 +602,17 @@ local tools = {
         "permissions: " .. r.mode:sub(-3),
       }, "\n"))
     end,
-    render = render_text,
   },
 
   {
     name = "list_allowed_directories",
     title = "List Allowed Directories",
     description = "Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files.",
-    input_schema = { type = "object", properties = {} },
-    output_schema = TEXT_SCHEMA,
-    annotations = READ_ANN,
+    schema = {},
     permissions = { "fs.list" },
-    risk = "low",
     handler = function(ctx)
       return text_result("Allowed directories:\n" .. table.concat(P.mounts(ctx), "\n"))
     end,
-    render = render_text,
   },
 }
 
@@ -656,5 +620,5 @@ return {
   name = "mcp_filesystem",
   description = "The official MCP filesystem server's tools (@modelcontextprotocol/server-filesystem)",
   path_style = "absolute",
-  tools = tools,
+  tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output, annotations = READ_ANN }, tools),
 }

@@ -14,9 +14,9 @@ local function basename(p) return p:match("([^/]*)/*$") ~= "" and p:match("([^/]
 
 -- PicoClaw's words for burrow's failures (prefix: "failed to read file: "...).
 -- An escape through a path with no ".." is a symlink's doing.
-local function fail(msg, code, prefix, path)
+local function fail(msg, code, prefix, path, det)
   if code == "OUTSIDE_ROOT" then
-    local lexical = path and not ("/" .. path .. "/"):find("/%.%./") and (P.path_in(msg, code) or path) == path
+    local lexical = path and not ("/" .. path .. "/"):find("/%.%./") and (det and det.path or path) == path
     if lexical and not path:find("^/") then
       return nil, "access denied: symlink resolves outside workspace", code
     end
@@ -28,16 +28,8 @@ local function fail(msg, code, prefix, path)
   return nil, prefix .. P.detail(msg), code
 end
 
-local function need(a, ...)
-  for _, k in ipairs { ... } do
-    if a[k] == nil then return nil, k .. " is required", "INVALID_ARGUMENT" end
-  end
-  return true
-end
-
-local function text_result(text) return { content = text } end
-local function render_text(r) return r.content, r end
-local TEXT_SCHEMA = { type = "object", properties = { content = { type = "string" } }, required = { "content" } }
+local NEED = "%s is required"
+local text_result = P.text
 
 local function guard(ctx, path, text)
   if ctx.caps.untrusted_boundary then return ctx:untrusted(text, path) end
@@ -116,7 +108,7 @@ local function line_mode(ctx, a, data)
 end
 
 local function read_file(ctx, a)
-  local ok, e, c = need(a, "path")
+  local ok, e, c = P.need(a, { "path" }, NEED)
   if not ok then return nil, e, c end
   local lines = a.start_line ~= nil or a.max_lines ~= nil
   if lines and a.offset ~= nil then
@@ -144,38 +136,26 @@ local function build(o)
       name = "read_file",
       description = "Read the contents of a file. Path can be absolute or relative to the workspace. "
         .. "Files up to 64 KiB come back whole; pass offset/length for bytes, or start_line/max_lines for `N|line` rows.",
-      input_schema = {
-        type = "object",
-        properties = {
-          path = { type = "string", description = "Path to the file to read. Can be absolute or relative to the workspace." },
-          offset = { type = "integer", description = "Byte mode: first byte, 0-based (default 0)." },
-          length = { type = "integer", description = "Byte mode: bytes to read (default and maximum 65536)." },
-          start_line = { type = "integer", description = "Line mode: first line, 1-based (default 1)." },
-          max_lines = { type = "integer", description = "Line mode: at most this many lines." },
-        },
+      schema = {
+        path = { type = "string", description = "Path to the file to read. Can be absolute or relative to the workspace." },
+        offset = { type = "integer", description = "Byte mode: first byte, 0-based (default 0)." },
+        length = { type = "integer", description = "Byte mode: bytes to read (default and maximum 65536)." },
+        start_line = { type = "integer", description = "Line mode: first line, 1-based (default 1)." },
+        max_lines = { type = "integer", description = "Line mode: at most this many lines." },
       },
-      output_schema = TEXT_SCHEMA,
-      annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
-      permissions = { "fs.read" },
-      risk = "low",
       handler = function(ctx, a)
         local t, msg, code = read_file(ctx, a)
         if not t then return nil, msg, code end
         return text_result(t)
       end,
-      render = render_text,
     },
     {
       name = "write_file",
       description = "Write content to a file, creating parent directories if needed. " .. ESCAPES,
-      input_schema = { type = "object", properties = write_props },
-      output_schema = TEXT_SCHEMA,
-      annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = true, openWorldHint = false },
-      permissions = { "fs.write" },
-      risk = "medium",
+      schema = { type = "object", properties = write_props },
+      kind = "write",
+      required = { "path", "content" },
       handler = function(ctx, a)
-        local ok, e, c = need(a, "path", "content")
-        if not ok then return nil, e, c end
         local args = { path = a.path, content = a.content }
         if require_overwrite and not a.overwrite then args.expected_hash = "absent" end
         local r, msg, code = ctx:call("write_file", args)
@@ -187,19 +167,11 @@ local function build(o)
         end
         return text_result("File written: " .. a.path)
       end,
-      render = render_text,
     },
     {
       name = "list_dir",
       description = "List files and directories in a specified path. Directories show as `DIR:  name`, files as `FILE: name`.",
-      input_schema = {
-        type = "object",
-        properties = { path = { type = "string", description = "Path to the directory to list. Defaults to current directory if empty." } },
-      },
-      output_schema = TEXT_SCHEMA,
-      annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
-      permissions = { "fs.read" },
-      risk = "low",
+      schema = { path = { type = "string", description = "Path to the directory to list. Defaults to current directory if empty." } },
       handler = function(ctx, a)
         local path = (a.path == nil or a.path == "") and "." or a.path
         local r, msg, code = ctx:call("list_dir", { path = path, include_hidden = true })
@@ -212,65 +184,49 @@ local function build(o)
         if r.truncated then out[#out + 1] = ("[%d more entries not shown: max_entries reached]\n"):format(r.omitted) end
         return text_result(table.concat(out))
       end,
-      render = render_text,
     },
     {
       name = "edit_file",
       description = "Edit a file by replacing old text with new text. The old text must match exactly and appear exactly once. " .. ESCAPES,
-      input_schema = {
-        type = "object",
-        properties = {
-          path = { type = "string", description = "The file path to edit." },
-          old_text = { type = "string", description = "The exact text to find and replace. Must appear exactly once in the file." },
-          new_text = { type = "string", description = "The text to replace with." },
-        },
+      schema = {
+        path = { type = "string", description = "The file path to edit." },
+        old_text = { type = "string", description = "The exact text to find and replace. Must appear exactly once in the file." },
+        new_text = { type = "string", description = "The text to replace with." },
       },
-      output_schema = TEXT_SCHEMA,
-      annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-      permissions = { "fs.read", "fs.write" },
-      risk = "medium",
+      kind = "edit",
+      required = { "path", "old_text", "new_text" },
       handler = function(ctx, a)
-        local ok, e, c = need(a, "path", "old_text", "new_text")
-        if not ok then return nil, e, c end
-        local r, msg, code = ctx:call("edit_file", { path = a.path, old_text = a.old_text, new_text = a.new_text })
+        local r, msg, code, det = ctx:call("edit_file", { path = a.path, old_text = a.old_text, new_text = a.new_text })
         if not r then
           if code == "NOT_FOUND_TEXT" then
             return nil, "old_text not found in file. Make sure it matches exactly", code
           elseif code == "AMBIGUOUS_TEXT" then
-            local n = tonumber((msg or ""):match("matches (%d+) places")) or 2
+            local n = det and det.matches or 2
             return nil, ("old_text appears %d times. Please provide more context to make it unique"):format(n), code
           end
           return fail(msg, code, "failed to read file: ", a.path)
         end
         return text_result("File edited: " .. a.path)
       end,
-      render = render_text,
     },
     {
       name = "append_file",
       description = "Append content to the end of a file; the file is created if it doesn't exist. No newline is added. " .. ESCAPES,
-      input_schema = {
-        type = "object",
-        properties = {
-          path = { type = "string", description = "The file path to append to. Will be created if it doesn't exist." },
-          content = { type = "string", description = "The content to append." },
-        },
+      schema = {
+        path = { type = "string", description = "The file path to append to. Will be created if it doesn't exist." },
+        content = { type = "string", description = "The content to append." },
       },
-      output_schema = TEXT_SCHEMA,
-      annotations = { readOnlyHint = false, destructiveHint = false, idempotentHint = false, openWorldHint = false },
-      permissions = { "fs.write" },
-      risk = "medium",
+      annotations = P.annotations(false, false, false), permissions = { "fs.write" }, risk = "medium",
+      required = { "path", "content" },
       handler = function(ctx, a)
-        local ok, e, c = need(a, "path", "content")
-        if not ok then return nil, e, c end
         local r, msg, code = ctx:call("append_file", { path = a.path, content = a.content })
         if not r then return fail(msg, code, "failed to append to file: ", a.path) end
         return text_result("Appended to " .. a.path)
       end,
-      render = render_text,
     },
   }
-  return { name = "picoclaw", path_style = "relative", tools = tools }
+  return { name = "picoclaw", path_style = "relative",
+    tools = P.tools({ need = NEED, output_schema = P.TEXT_SCHEMA, output = P.text_output }, tools) }
 end
 
 return {

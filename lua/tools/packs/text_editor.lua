@@ -52,11 +52,7 @@ local function make_output(content, descriptor, init, max)
   return ("Here's the result of running `cat -n` on %s:\n%s\n"):format(descriptor, table.concat(out, "\n"))
 end
 
-local function pylist(t)
-  local s = {}
-  for i, v in ipairs(t) do s[i] = tostring(v) end
-  return "[" .. table.concat(s, ", ") .. "]"
-end
+local pylist = P.pylist
 
 local function err(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
 
@@ -122,13 +118,12 @@ end
 local function str_replace(ctx, a, max)
   if a.old_str == nil then return err("Parameter `old_str` is required for command: str_replace") end
   local new = a.new_str or ""
-  local r, msg, code = ctx:call("edit_file", { path = a.path, old_text = a.old_str, new_text = new })
+  local r, msg, code, det = ctx:call("edit_file", { path = a.path, old_text = a.old_str, new_text = new })
   if not r then
     if code == "NOT_FOUND_TEXT" or (code == "INVALID_ARGUMENT" and a.old_str == "") then
       return err(("No replacement was performed, old_str `%s` did not appear verbatim in %s."):format(a.old_str, a.path), "NOT_FOUND_TEXT")
     elseif code == "AMBIGUOUS_TEXT" then
-      local lines = {}
-      for l in (msg:match("on lines ([%d, ]+)") or ""):gmatch("%d+") do lines[#lines + 1] = tonumber(l) end
+      local lines = det and det.lines or {}
       return err(("No replacement was performed. Multiple occurrences of old_str `%s` in lines %s. Please ensure it is unique")
         :format(a.old_str, pylist(lines)), code)
     elseif code == "INVALID_ARGUMENT" and a.old_str == new then
@@ -219,9 +214,9 @@ local function build(o)
     if cmd == "str_replace" then return str_replace(ctx, a, max) end
     if cmd == "insert" then return insert(ctx, a, max) end
     -- undo_edit: the native bounded, conflict-aware undo store
-    local r, msg, code = ctx:call("undo_edit", { path = path })
+    local r, msg, code, det = ctx:call("undo_edit", { path = path })
     if not r then
-      if code == "NOTHING_TO_UNDO" or code == "ENOENT" or (msg or ""):find("no edit", 1, true) or (msg or ""):find("to undo", 1, true) then
+      if code == "ENOENT" or det and det.nothing_to_undo then
         return err(("No edit history found for %s."):format(path), code)
       end
       return native_fail(path, msg, code)
@@ -249,7 +244,7 @@ local function build(o)
   return {
     name = "text_editor",
     path_style = "absolute",
-    tools = {
+    tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output }, {
       {
         name = name,
         title = "Text editor",
@@ -264,20 +259,16 @@ Notes for using the `str_replace` command:
 * The `old_str` parameter should match EXACTLY one or more consecutive lines from the original file. Be mindful of whitespaces!
 * If the `old_str` parameter is not unique in the file, the replacement will not be performed. Make sure to include enough context in `old_str` to make it unique
 * The `new_str` parameter should contain the edited lines that should replace the `old_str`]],
-        input_schema = schema,
-        output_schema = { type = "object", properties = { content = { type = "string" } }, required = { "content" } },
-        annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-        permissions = { "fs.read", "fs.write" },
-        risk = "medium",
+        schema = schema,
+        kind = "edit",
         anthropic_type = undo and "text_editor_20250124" or "text_editor_20250728",
         handler = function(ctx, a)
           local text, msg, code = handler(ctx, a)
           if not text then return nil, msg, code end
-          return { content = text }
+          return P.text(text)
         end,
-        render = function(r) return r.content, r end,
       },
-    },
+    }),
   }
 end
 

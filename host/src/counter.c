@@ -1,0 +1,122 @@
+/*
+ * counter.c - counters several processes share, for the quotas policy's
+ * store: one file of fixed records {key, window, value}, read and changed
+ * under an exclusive flock, so a check and its addition are one step for
+ * every process that uses the file. The page cache makes it consistent
+ * on one machine; across machines it needs a file system whose flock
+ * works there (docs/policies.md). Records are not fsync'd: a crash of the
+ * machine may lose the last counts, never corrupt a record.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "counter.h"
+
+typedef struct record {
+  char key[BW_COUNTER_KEY];
+  int64_t window;
+  int64_t value;
+  char pad[16];
+} record; /* 128 bytes */
+
+struct bw_counters {
+  int fd;
+};
+
+int bw_counters_open(const char *path, bw_counters **out) {
+  int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+  if (fd < 0) return bw_code_from_errno(errno);
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return bw_fail(BW_NOT_REGULAR, "the counter store must be a regular file");
+  }
+  bw_counters *c = malloc(sizeof *c);
+  if (!c) {
+    close(fd);
+    return BW_ENOMEM;
+  }
+  c->fd = fd;
+  *out = c;
+  return BW_OK;
+}
+
+void bw_counters_close(bw_counters *c) {
+  if (!c) return;
+  close(c->fd);
+  free(c);
+}
+
+/* The lock, waited for at most about 2 s: a holder that never lets go
+ * (another program on the file) makes the call fail, never hang. */
+static int lock(int fd) {
+  for (int i = 0; i < 2000; i++) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return BW_OK;
+    if (errno != EWOULDBLOCK && errno != EINTR) return bw_code_from_errno(errno);
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  return bw_fail(BW_EAGAIN, "the counter store stayed locked");
+}
+
+/* Find key's record (or the first free slot) reading record by record. */
+static int find(int fd, const char *key, record *r, off_t *at) {
+  off_t free_at = -1;
+  for (int i = 0; i < BW_COUNTER_RECORDS; i++) {
+    off_t off = (off_t)i * (off_t)sizeof *r;
+    ssize_t n = pread(fd, r, sizeof *r, off);
+    if (n < 0) return bw_code_from_errno(errno);
+    if (n < (ssize_t)sizeof *r) { /* the end: a new record goes here */
+      if (free_at < 0) free_at = off;
+      break;
+    }
+    if (!r->key[0]) {
+      if (free_at < 0) free_at = off;
+      continue;
+    }
+    if (!strncmp(r->key, key, sizeof r->key)) {
+      *at = off;
+      return BW_OK;
+    }
+  }
+  if (free_at < 0) return bw_fail(BW_TOO_LARGE, "the counter store is full");
+  memset(r, 0, sizeof *r);
+  strcpy(r->key, key);
+  *at = free_at;
+  return BW_OK;
+}
+
+int bw_counter_add(bw_counters *c, const char *key, int64_t window,
+                   int64_t delta, int64_t limit, int64_t *value, int *added) {
+  size_t kl = strlen(key);
+  if (kl == 0 || kl >= BW_COUNTER_KEY)
+    return bw_fail(BW_INVALID_ARGUMENT, "counter key: 1 to 95 bytes");
+  int rc = lock(c->fd);
+  if (rc) return rc;
+  record r;
+  off_t at = 0;
+  rc = find(c->fd, key, &r, &at);
+  if (rc == BW_OK) {
+    if (r.window != window) {
+      r.window = window;
+      r.value = 0;
+    }
+    *added = !(limit >= 0 && r.value + delta > limit);
+    if (*added) r.value += delta;
+    if (r.value < 0) r.value = 0;
+    *value = r.value;
+    if (pwrite(c->fd, &r, sizeof r, at) != (ssize_t)sizeof r)
+      rc = bw_fail(BW_EIO, "cannot write the counter store");
+  }
+  int err = errno;
+  flock(c->fd, LOCK_UN);
+  errno = err;
+  return rc;
+}

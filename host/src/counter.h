@@ -1,0 +1,29 @@
+/*
+ * counter.h - counters several processes share: a small file of records
+ * under flock (counter.c), for quotas that hold across burrow instances.
+ */
+#ifndef BURROW_COUNTER_H
+#define BURROW_COUNTER_H
+
+#include <stdint.h>
+
+typedef struct bw_counters bw_counters;
+
+enum {
+  BW_COUNTER_KEY = 96,       /* longest key, bytes */
+  BW_COUNTER_RECORDS = 4096, /* most keys in one file */
+};
+
+/* Open (create, mode 0600) the store at path: a regular file, never
+ * through a final symlink. The operator names it; an agent never does. */
+int bw_counters_open(const char *path, bw_counters **out);
+void bw_counters_close(bw_counters *c);
+
+/* Under an exclusive flock: the counter key, reset to 0 when its window
+ * differs from window (a minute number, or 0 for none); if limit >= 0 and
+ * value + delta > limit, nothing is added and *added = 0; else delta is
+ * added and *added = 1. *value: the counter after the call. */
+int bw_counter_add(bw_counters *c, const char *key, int64_t window,
+                   int64_t delta, int64_t limit, int64_t *value, int *added);
+
+#endif

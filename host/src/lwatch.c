@@ -1,0 +1,125 @@
+/*
+ * lwatch.c - core.watcher: the file watch (watch.c) as a Lua object.
+ *
+ *   local w = core.watcher(max_watches, interval_ms)
+ *   w:add(roots, handle) -> id | nil, detail, CODE
+ *   w:remove(id)
+ *   w:read() -> events read from the kernel (flags set, nothing queued)
+ *   w:due(now_s) -> {{id =, changed =, list =, gone =}...}, seconds until
+ *                   the next held event (nil if none waits)
+ *   w:fd(), w:count(), w:close()
+ */
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lcore.h"
+#include "watch.h"
+
+#define WATCHER_MT "burrow.Watcher"
+
+typedef struct lwatcher {
+  bw_watcher *w;
+} lwatcher;
+
+static lwatcher *check(lua_State *L) {
+  lwatcher *lw = luaL_checkudata(L, 1, WATCHER_MT);
+  if (!lw->w) luaL_error(L, "attempt to use a closed watcher");
+  return lw;
+}
+
+static int w_gc(lua_State *L) {
+  lwatcher *lw = luaL_checkudata(L, 1, WATCHER_MT);
+  bw_watch_free(lw->w);
+  lw->w = NULL;
+  return 0;
+}
+
+/* core.watcher(max, interval_ms) */
+static int l_watcher(lua_State *L) {
+  lua_Integer max = luaL_optinteger(L, 1, 256);
+  lua_Integer ms = luaL_optinteger(L, 2, 100);
+  luaL_argcheck(L, max >= 1 && max <= 65536, 1, "max watches: 1 to 65536");
+  luaL_argcheck(L, ms >= 0 && ms <= 3600000, 2, "interval: 0 to 3600000 ms");
+  lwatcher *lw = lua_newuserdatauv(L, sizeof *lw, 0);
+  lw->w = NULL; /* closed until made (liolib's order) */
+  luaL_setmetatable(L, WATCHER_MT);
+  lw->w = bw_watch_new((int)max, (int)ms);
+  if (!lw->w) return luaL_error(L, "cannot start a file watch (inotify)");
+  return 1;
+}
+
+static int w_add(lua_State *L) {
+  lwatcher *lw = check(L);
+  const bw_handle *h = bw_lua_handle(L, 2, 3);
+  int id = 0;
+  int rc = bw_watch_add(lw->w, h, &id);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushinteger(L, id);
+  return 1;
+}
+
+static int w_remove(lua_State *L) {
+  lwatcher *lw = check(L);
+  lua_pushboolean(L, bw_watch_remove(lw->w, (int)luaL_checkinteger(L, 2)) == 0);
+  return 1;
+}
+
+static int w_read(lua_State *L) {
+  lwatcher *lw = check(L);
+  lua_pushinteger(L, bw_watch_read(lw->w));
+  return 1;
+}
+
+static int w_due(lua_State *L) {
+  lwatcher *lw = check(L);
+  double now = luaL_checknumber(L, 2);
+  bw_watch_event ev[64];
+  double next;
+  lua_newtable(L);
+  int total = 0, n;
+  do { /* in rounds of 64, until none is due */
+    n = bw_watch_due(lw->w, now * 1000.0, ev, 64, &next);
+    for (int i = 0; i < n; i++) {
+      lua_createtable(L, 0, 4);
+      lua_pushinteger(L, ev[i].id);
+      lua_setfield(L, -2, "id");
+      lua_pushboolean(L, ev[i].what & BW_WATCH_CHANGED);
+      lua_setfield(L, -2, "changed");
+      lua_pushboolean(L, ev[i].what & BW_WATCH_LIST);
+      lua_setfield(L, -2, "list");
+      lua_pushboolean(L, ev[i].what & BW_WATCH_GONE);
+      lua_setfield(L, -2, "gone");
+      lua_rawseti(L, -2, ++total);
+    }
+  } while (n == 64);
+  if (next < 0) lua_pushnil(L);
+  else lua_pushnumber(L, next / 1000.0);
+  return 2;
+}
+
+static int w_fd(lua_State *L) {
+  lua_pushinteger(L, bw_watch_fd(check(L)->w));
+  return 1;
+}
+
+static int w_count(lua_State *L) {
+  lua_pushinteger(L, bw_watch_count(check(L)->w));
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+    {"add", w_add},   {"remove", w_remove}, {"read", w_read},   {"due", w_due},
+    {"fd", w_fd},     {"count", w_count},   {"close", w_gc},    {NULL, NULL}};
+
+void bw_watch_register(lua_State *L) {
+  luaL_newmetatable(L, WATCHER_MT);
+  luaL_newlib(L, methods);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, w_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, w_gc);
+  lua_setfield(L, -2, "__close");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_watcher);
+  lua_setfield(L, -2, "watcher");
+}

@@ -1,0 +1,51 @@
+/*
+ * watch.h - file watch on inotify (watch.c): watches added on objects a
+ * handle resolved, bounded in number, events coalesced per watch.
+ */
+#ifndef BURROW_WATCH_H
+#define BURROW_WATCH_H
+
+#include "core.h"
+
+typedef struct bw_watcher bw_watcher;
+
+/* What happened to a watched object since it was last reported (bits). */
+enum {
+  BW_WATCH_CHANGED = 1, /* a file's bytes, metadata or name were touched */
+  BW_WATCH_LIST = 2,    /* a watched directory gained or lost an entry */
+  BW_WATCH_GONE = 4,    /* the watched directory itself went away */
+};
+
+typedef struct bw_watch_event {
+  int id;
+  int what; /* BW_WATCH_* bits */
+} bw_watch_event;
+
+/* max: most watches at once (adds past it are BW_TOO_LARGE); interval_ms:
+ * a watch is reported at most once per interval. NULL if out of fds or
+ * memory (errno set). */
+bw_watcher *bw_watch_new(int max, int interval_ms);
+void bw_watch_free(bw_watcher *w);
+/* The inotify fd, readable when events wait (poll it; never read it). */
+int bw_watch_fd(const bw_watcher *w);
+int bw_watch_count(const bw_watcher *w);
+
+/* Watch the object h resolved (it must exist): a regular file is watched
+ * through its holding directory (so an atomic replace or a re-creation
+ * under its name is seen), a directory by itself. The object is found
+ * again beneath the handle's directory fd and must be the one judged
+ * (dev, ino), else BW_EAGAIN. *id: the watch, for bw_watch_remove. */
+int bw_watch_add(bw_watcher *w, const bw_handle *h, int *id);
+int bw_watch_remove(bw_watcher *w, int id);
+
+/* Drain the inotify fd: mark the watches the events touch (a queue
+ * overflow marks them all). Memory stays a flag per watch however many
+ * events come. Returns the number of events read, or -1 (errno). */
+int bw_watch_read(bw_watcher *w);
+/* The marked watches whose interval has passed at now_ms (a monotonic
+ * clock in ms), at most max into out; their marks are cleared. *next_ms:
+ * ms until the next marked watch is due, -1 if none waits. */
+int bw_watch_due(bw_watcher *w, double now_ms, bw_watch_event *out, int max,
+                 double *next_ms);
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * test_watch.c - the file watch (watch.c) and the shared counters
+ * (counter.c) without Lua: coalescing, the cap, a queue overflow, the
+ * identity check; counters two processes add to at once.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core.h"
+#include "counter.h"
+#include "watch.h"
+
+static char base[64];
+
+static void put(const char *name, const char *text) {
+  char p[256];
+  snprintf(p, sizeof p, "%s/%s", base, name);
+  int fd = open(p, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd >= 0) {
+    if (write(fd, text, strlen(text)) < 0) perror("write");
+    close(fd);
+  }
+}
+
+static int handle(const bw_root *r, const char *rel, bw_handle *h) {
+  return bw_resolve_handle(r, 1, 0, rel, 0, h);
+}
+
+static void test_watch(void) {
+  bw_root r;
+  put("a", "1");
+  put("b", "1");
+  CHECK(bw_root_open(&r, base, NULL, 0) == BW_OK, "root");
+  bw_watcher *w = bw_watch_new(2, 100);
+  CHECK(w != NULL, "watcher");
+  bw_handle ha, hb, hd;
+  int ida = 0, idb = 0, idd = 0;
+  CHECK(handle(&r, "a", &ha) == BW_OK && bw_watch_add(w, &ha, &ida) == BW_OK, "watch a");
+  CHECK(handle(&r, "b", &hb) == BW_OK && bw_watch_add(w, &hb, &idb) == BW_OK, "watch b");
+  CHECK(handle(&r, ".", &hd) == BW_OK && bw_watch_add(w, &hd, &idd) == BW_TOO_LARGE, "the cap");
+  for (int i = 0; i < 1000; i++) put("a", "x");
+  CHECK(bw_watch_read(w) >= 1, "events read");
+  bw_watch_event ev[4];
+  double next;
+  int n = bw_watch_due(w, 1000.0, ev, 4, &next);
+  CHECK(n == 1 && ev[0].id == ida && ev[0].what == BW_WATCH_CHANGED, "1000 writes: one event for a (%d)", n);
+  CHECK(next < 0, "nothing held");
+  put("a", "y");
+  bw_watch_read(w);
+  CHECK(bw_watch_due(w, 1050.0, ev, 4, &next) == 0 && next > 49 && next < 51, "held for the interval (%g)", next);
+  CHECK(bw_watch_due(w, 1100.0, ev, 4, &next) == 1, "then reported");
+  /* the file swapped between the resolution and the watch */
+  CHECK(bw_watch_remove(w, idb) == BW_OK, "remove b");
+  bw_handle_close(&hb);
+  CHECK(handle(&r, "b", &hb) == BW_OK, "b again");
+  char pb[256];
+  snprintf(pb, sizeof pb, "%s/b", base);
+  unlink(pb);
+  CHECK(symlink("/etc/hostname", pb) == 0, "b is a link now");
+  CHECK(bw_watch_add(w, &hb, &idb) == BW_EAGAIN, "the swap is seen");
+  CHECK(bw_watch_count(w) == 1, "nothing added");
+  bw_handle_close(&ha);
+  bw_handle_close(&hb);
+  bw_handle_close(&hd);
+  bw_watch_free(w);
+  bw_root_close(&r);
+}
+
+static void test_counters(void) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/store", base);
+  /* two processes, 500 tries of 1 each, limit 600: exactly 600 taken */
+  pid_t kids[2];
+  for (int k = 0; k < 2; k++) {
+    kids[k] = fork();
+    if (kids[k] == 0) {
+      bw_counters *c;
+      if (bw_counters_open(path, &c)) _exit(2);
+      for (int i = 0; i < 500; i++) {
+        int64_t v;
+        int added;
+        if (bw_counter_add(c, "k", 0, 1, 600, &v, &added)) _exit(3);
+      }
+      bw_counters_close(c);
+      _exit(0);
+    }
+  }
+  int st[2];
+  waitpid(kids[0], &st[0], 0);
+  waitpid(kids[1], &st[1], 0);
+  bw_counters *c;
+  CHECK(bw_counters_open(path, &c) == BW_OK, "open");
+  int64_t v;
+  int added;
+  CHECK(bw_counter_add(c, "k", 0, 0, -1, &v, &added) == BW_OK && v == 600, "600 taken in all (%lld)", (long long)v);
+  CHECK(WIFEXITED(st[0]) && WIFEXITED(st[1]) && WEXITSTATUS(st[0]) == 0 && WEXITSTATUS(st[1]) == 0, "children");
+  CHECK(bw_counter_add(c, "k", 7, 5, 10, &v, &added) == BW_OK && added && v == 5, "a new window starts at 0");
+  CHECK(bw_counter_add(c, "k", 7, 6, 10, &v, &added) == BW_OK && !added && v == 5, "over the limit: not added");
+  char key[BW_COUNTER_KEY + 1];
+  memset(key, 'k', sizeof key - 1);
+  key[sizeof key - 1] = '\0';
+  CHECK(bw_counter_add(c, key, 0, 1, -1, &v, &added) == BW_INVALID_ARGUMENT, "key too long");
+  bw_counters_close(c);
+  char link[128];
+  snprintf(link, sizeof link, "%s/store-link", base);
+  CHECK(symlink(path, link) == 0, "link");
+  CHECK(bw_counters_open(link, &c) != BW_OK, "never through a link");
+}
+
+int main(void) {
+  strcpy(base, "/tmp/burrow-watch.XXXXXX");
+  if (!mkdtemp(base)) return 1;
+  test_watch();
+  test_counters();
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+  if (system(cmd) != 0) printf("cleanup failed\n");
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}

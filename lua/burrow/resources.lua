@@ -1,0 +1,193 @@
+-- burrow.resources: MCP's resources over the workspace's files, and
+-- subscriptions to them. Nothing here reaches a file by itself: listing is
+-- the glob tool (the policies' rules in the walker, check() per entry:
+-- what a read would be denied is not listed), reading is the read_file
+-- tool, and a subscription is a watch judged as a read (burrow.watch). A
+-- URI only becomes the absolute path those tools take.
+--
+--   file:///abs/path   an absolute path under a root's mount, each byte
+--                      outside [A-Za-z0-9-._~/] percent-encoded
+
+local core = require "burrow.core"
+local json = core.json
+
+local resources = {}
+
+resources.PAGE = 100 -- resources per resources/list page
+
+-- MIME types by extension; text/plain or application/octet-stream else.
+local MIME = {
+  md = "text/markdown", txt = "text/plain", c = "text/x-c", h = "text/x-c", lua = "text/x-lua",
+  py = "text/x-python", js = "text/javascript", mjs = "text/javascript", ts = "text/x-typescript",
+  json = "application/json", yaml = "application/yaml", yml = "application/yaml", toml = "application/toml",
+  html = "text/html", css = "text/css", xml = "application/xml", csv = "text/csv", sh = "text/x-shellscript",
+  png = "image/png", jpg = "image/jpeg", jpeg = "image/jpeg", gif = "image/gif", webp = "image/webp",
+  svg = "image/svg+xml", pdf = "application/pdf", zip = "application/zip", gz = "application/gzip",
+}
+
+function resources.mime(path, binary)
+  local ext = path:match("%.([%w]+)$")
+  return MIME[ext and ext:lower() or ""] or (binary and "application/octet-stream" or "text/plain")
+end
+
+function resources.uri(path)
+  return "file://" .. path:gsub("[^%w%-%._~/]", function(c) return ("%%%02X"):format(c:byte()) end)
+end
+
+--- The absolute path a file:// URI names, or nil, why. Strict: the
+-- scheme, an empty or "localhost" authority, an absolute path, no query
+-- or fragment, every "%" followed by two hex digits, no NUL.
+function resources.path(uri)
+  if type(uri) ~= "string" then return nil, "uri must be a string" end
+  local auth, p = uri:match("^file://([^/]*)(/.*)$")
+  if not p then return nil, "not a file:// URI with an absolute path" end
+  if auth ~= "" and auth:lower() ~= "localhost" then return nil, "a file:// URI names no other host" end
+  if p:find("[?#]") then return nil, "a file:// URI here has no query or fragment" end
+  for at in p:gmatch("()%%") do
+    if not p:sub(at + 1, at + 2):match("^%x%x$") then return nil, "malformed percent-encoding" end
+  end
+  local path = p:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
+  if path:find("\0", 1, true) then return nil, "a NUL byte in the path" end
+  return path
+end
+
+-- The error answer of a refused URI: read_file's message and its code
+-- (-32002 "resource not found" for a missing file, as MCP suggests).
+local function refusal(msg, code)
+  return nil, code == "ENOENT" and -32002 or -32602, msg, { code = code }
+end
+
+-- The folders served: the roots, or the client's roots within them.
+local function mounts(ws)
+  local out = {}
+  if ws.scope then
+    for i, s in ipairs(ws.scope) do out[i] = s.path end
+    return out
+  end
+  for i, r in ipairs(ws:mounts()) do out[i] = r.mount end
+  return out
+end
+
+-- "i:n": the n-th file (0-based) of root i.
+local function cursor_of(s)
+  if s == nil then return 1, 0 end
+  if type(s) ~= "string" then return nil end
+  local i, n = s:match("^(%d+):(%d+)$")
+  i, n = tonumber(i), tonumber(n)
+  if not i or i < 1 then return nil end
+  return i, n
+end
+
+--- resources/list: the regular files of each root in path order, a page
+-- at a time; each root lists at most max_entries (the glob tool's cap).
+function resources.list(self, params)
+  local ws = self.ws
+  local ri, skip = cursor_of(params.cursor)
+  local roots = mounts(ws)
+  if not ri or ri > #roots + 1 then return nil, -32602, "invalid cursor" end
+  local page = json.array {}
+  while ri <= #roots and #page < resources.PAGE do
+    local want = math.min(skip + resources.PAGE - #page + 1, ws.caps.max_entries)
+    local res = ws:call("glob", { pattern = "**", path = roots[ri], max_results = want })
+    local entries = res and res.entries or {}
+    local i = skip + 1
+    while entries[i] and #page < resources.PAGE do
+      local e = entries[i]
+      page[#page + 1] = { uri = resources.uri(e.path), name = e.path:sub(#roots[ri] + 2),
+        mimeType = resources.mime(e.path), size = e.size }
+      i = i + 1
+    end
+    if entries[i] and i <= want then
+      return { resources = page, nextCursor = ("%d:%d"):format(ri, i - 1) }
+    end
+    ri, skip = ri + 1, 0
+  end
+  local out = { resources = page }
+  if ri <= #roots then out.nextCursor = ("%d:0"):format(ri) end
+  return out
+end
+
+function resources.templates(self)
+  local list = json.array {}
+  for _, m in ipairs(mounts(self.ws)) do
+    list[#list + 1] = { uriTemplate = resources.uri(m == "/" and "" or m) .. "/{+path}",
+      name = m, title = "Files under " .. m, description = "A file under the workspace root " .. m }
+  end
+  return { resourceTemplates = list }
+end
+
+--- resources/read: read_file, raw bytes (base64); text when they are
+-- UTF-8 without NUL in the first 8 KiB (read_file's binary test), a blob
+-- otherwise.
+function resources.read(self, params)
+  local path, why = resources.path(params.uri)
+  if not path then return nil, -32602, "Invalid params: " .. why end
+  local res, msg, code = self.ws:call("read_file", { path = path, encoding = "base64" })
+  if not res then return refusal(msg, code) end
+  local bytes = core.base64_decode(res.content)
+  local binary = bytes:sub(1, 8192):find("\0", 1, true) or not utf8.len(bytes)
+  local item = { uri = params.uri, mimeType = resources.mime(path, binary) }
+  if binary then item.blob = res.content else item.text = bytes end
+  return { contents = json.array { item } }
+end
+
+-- What changed, sent as the client asked: updated for the watched URI,
+-- list_changed when a subscribed folder gained or lost entries.
+local function notifier(self, uri)
+  return function(ev)
+    if ev.changed or ev.gone then self:notify("notifications/resources/updated", { uri = uri }) end
+    if ev.list then
+      self:notify("notifications/resources/updated", { uri = uri })
+      self:notify("notifications/resources/list_changed")
+    end
+  end
+end
+
+function resources.subscribe(self, params)
+  local path, why = resources.path(params.uri)
+  if not path then return nil, -32602, "Invalid params: " .. why end
+  if self.subs[params.uri] then return {} end
+  if not self.watches then
+    self.watches = require("burrow.watch").new {
+      max = self.ws.caps.max_watches, interval_ms = self.ws.caps.watch_interval_ms }
+    if self.on_watch then self.on_watch(self.watches:fd()) end
+  end
+  local id, msg, code = self.watches:add(self.ws, path, notifier(self, params.uri), self.ws.session.id)
+  if not id then return refusal(msg, code) end
+  self.subs[params.uri] = id
+  return {}
+end
+
+function resources.unsubscribe(self, params)
+  if type(params.uri) ~= "string" then return nil, -32602, "Invalid params: uri must be a string" end
+  local id = self.subs[params.uri]
+  if id then
+    self.watches:remove(id)
+    self.subs[params.uri] = nil
+  end
+  return {}
+end
+
+--- The workspace changed (SIGHUP, client roots): every subscription is
+-- judged again against it; those it refuses end, with a log line.
+function resources.resubscribe(self)
+  if not self.watches then return end
+  for uri, id in pairs(self.subs) do
+    self.watches:remove(id)
+    self.subs[uri] = nil
+    local path = resources.path(uri)
+    local nid, msg = self.watches:add(self.ws, path, notifier(self, uri), self.ws.session.id)
+    if nid then self.subs[uri] = nid
+    else self:log("warning", "subscription ended: " .. tostring(msg), { uri = uri }) end
+  end
+end
+
+--- Deliver what the watches have due; the seconds until a held change is
+-- due (nil: none waits).
+function resources.pump(self)
+  if not self.watches then return nil end
+  local _, next_s = self.watches:poll()
+  return next_s
+end
+
+return resources

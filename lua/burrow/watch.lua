@@ -1,0 +1,102 @@
+-- burrow.watch: file watches on a workspace's objects, for embedders
+-- (ws:watch) and MCP's resources/subscribe. A path is resolved once into a
+-- handle and judged by the policies as a read (what a read would be
+-- denied is not watched); the kernel then watches that very object
+-- (host/src/watch.c). Events are coalesced per watch: a callback runs at
+-- most once per interval whatever the number of changes.
+--
+--   local set = watch.new{max = 256, interval_ms = 100}
+--   local id = set:add(ws, "src/main.c", function(ev) ... end)
+--   -- ev = {path =, changed =, list =, gone =}
+--   set:fd()          -- readable when events wait: poll it in your loop
+--   set:poll()        -- run the callbacks due; seconds until the next one
+--   set:remove(id); set:close()
+
+local core = require "burrow.core"
+local context = require "burrow.context"
+
+local watch = {}
+local Set = {}
+Set.__index = Set
+Set.__name = "burrow.WatchSet"
+
+-- The tool name policies and the audit see for a watch.
+local TOOL = { name = "watch", permissions = { "fs.read" } }
+
+function watch.new(opts)
+  opts = opts or {}
+  return setmetatable({
+    w = core.watcher(opts.max or 256, opts.interval_ms or 100),
+    subs = {}, -- id -> {path =, fn =}
+  }, Set)
+end
+
+--- Watch the object path names in ws (a file: its bytes and its name; a
+-- directory: entries created and removed). Returns the watch's id, or
+-- nil, "CODE: message", CODE (a path the policies would not let be read,
+-- outside every root, a link out, a missing file, past the cap).
+function Set:add(ws, path, fn, session)
+  if type(path) ~= "string" then error("watch: path must be a string", 2) end
+  if type(fn) ~= "function" then error("watch: expected a callback function", 2) end
+  local ctx = context.new(ws, TOOL, nil, nil, { path = path })
+  local h, rel, info = ctx:open(path, "read", false, "path")
+  local id, msg, code
+  if not h then
+    msg, code = rel, info
+  else
+    local got, detail, c = self.w:add(ws.roots, h)
+    if got then id = got
+    else _, msg, code = ctx:fail(c, path, detail) end
+  end
+  ctx:close()
+  -- the audit: one record per judged request, as a tool call has
+  local outcome = { code = id and "OK" or code, duration_ms = 0 }
+  for _, req in ipairs(ctx.reqs) do
+    req.session = session or req.session
+    outcome.decision = req.decision or (id and "allow" or "deny")
+    outcome.reason = req.reason or (not id and msg or nil)
+    for _, rec in ipairs(ws.policies:after(req, outcome)) do ws.audit:write(rec) end
+  end
+  if not id then return nil, msg, code end
+  self.subs[id] = { path = path, fn = fn }
+  return id
+end
+
+function Set:remove(id)
+  if not self.subs[id] then return false end
+  self.subs[id] = nil
+  return self.w:remove(id)
+end
+
+--- The fd an event loop polls for readability (never read it yourself).
+function Set:fd() return self.w:fd() end
+
+function Set:count() return self.w:count() end
+
+--- Read what the kernel has, run the callbacks of the watches due. Returns
+-- how many ran and the seconds until a held (coalesced) event is due, or
+-- nil when none waits: call poll again then, even if the fd stays quiet.
+function Set:poll()
+  self.w:read()
+  local events, next_s = self.w:due(core.now())
+  local ran = 0
+  for _, ev in ipairs(events) do
+    local sub = self.subs[ev.id]
+    if sub then
+      ev.path = sub.path
+      local ok, err = pcall(sub.fn, ev)
+      if not ok then io.stderr:write("burrow: watch callback for ", sub.path, " failed: ", tostring(err), "\n") end
+      ran = ran + 1
+    end
+  end
+  return ran, next_s
+end
+
+function Set:close()
+  if self.w then self.w:close() end
+  self.subs = {}
+end
+
+Set.__close = Set.close
+
+return watch

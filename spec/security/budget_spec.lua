@@ -1,0 +1,109 @@
+-- Issue 11: every call has a budget. A glob stops at max_search_ms with
+-- what it found; a folder copy, move or remove stops at max_tree_ms, both
+-- while the policies check its entries (nothing done) and while the core
+-- copies or removes (what was done is said); the policies' checks of a
+-- walk's entries stop there too, the rest hidden (fail closed). Each case
+-- ends well inside a generous bound on a loaded machine.
+
+local F = require "security.fixture"
+
+local BOUND = 5 -- seconds: bounded against unbounded, not a benchmark
+
+-- A check() that burns ~1M instructions' worth of its budget per entry:
+-- a few ms each, so 400 entries take seconds without a budget.
+local SLOW = [[return { name = "slow", check = function(r)
+  local x = 0
+  for i = 1, 150000 do x = x + i end
+  return nil
+end }]]
+
+describe(F.tag("security: call budgets (issue 11)"), function()
+  local w, pdir
+
+  local function caps(t)
+    local c = {}
+    for k, v in pairs(F.CAPS or {}) do c[k] = v end
+    for k, v in pairs(t) do c[k] = v end
+    return c
+  end
+
+  -- dirs x files empty files under w/rel
+  local function tree(rel, dirs, files)
+    F.sh(("cd %s && for d in $(seq 1 %d); do mkdir -p %s/d$d && (cd %s/d$d && seq 1 %d | xargs touch); done")
+      :format(F.q(w), dirs, rel, rel, files))
+  end
+
+  before_each(function()
+    w = F.mktemp()
+    pdir = F.mktemp()
+    F.write_host(pdir .. "/slow.lua", SLOW)
+  end)
+  after_each(function()
+    F.rmtree(w)
+    F.rmtree(pdir)
+  end)
+
+  it("glob stops at max_search_ms: limit = time, a partial list, and says so", function()
+    tree("big", 40, 600)
+    local ws = F.open({ { path = w, mode = "rw" } }, { caps = caps { max_search_ms = 2 } })
+    local secs, res, msg = F.timed(ws.call, ws, "glob", { pattern = "**/*7" })
+    assert.is_not_nil(res, msg)
+    assert.are.equal("time", res.limit)
+    assert.is_true(secs < BOUND)
+    local text = ws:render("glob", res)
+    assert.matches("[LIMIT time: the walk stopped at max_search_ms=2", text, 1, true)
+    ws:close()
+  end)
+
+  it("a folder copy whose policy checks outlast max_tree_ms: TOO_LARGE, nothing copied", function()
+    tree("src", 4, 100)
+    local ws = F.open({ { path = w, mode = "rw" } },
+      { caps = caps { max_tree_ms = 150 }, policies = { pdir .. "/slow.lua" } })
+    local secs, res, msg, code = F.timed(ws.call, ws, "copy", { source = "src", destination = "dst", recursive = true })
+    F.refused("copy", { "TOO_LARGE" }, res, msg, code)
+    assert.matches("max_tree_ms=150", msg, 1, true)
+    assert.is_false(F.exists(w .. "/dst"))
+    assert.is_true(secs < BOUND, ("took %.1f s"):format(secs))
+    ws:close()
+  end)
+
+  it("a folder remove and move whose policy checks outlast max_tree_ms: nothing taken", function()
+    tree("src", 4, 100)
+    local ws = F.open({ { path = w, mode = "rw" } },
+      { caps = caps { max_tree_ms = 150 }, policies = { pdir .. "/slow.lua" } })
+    local secs, res, msg, code = F.timed(ws.call, ws, "remove", { path = "src", recursive = true })
+    F.refused("remove", { "TOO_LARGE" }, res, msg, code)
+    assert.is_true(secs < BOUND, ("took %.1f s"):format(secs))
+    secs, res, msg, code = F.timed(ws.call, ws, "move", { source = "src", destination = "moved" })
+    F.refused("move", { "TOO_LARGE" }, res, msg, code)
+    assert.is_true(secs < BOUND, ("took %.1f s"):format(secs))
+    assert.is_true(F.exists(w .. "/src/d4/100"))
+    assert.is_false(F.exists(w .. "/moved"))
+    ws:close()
+  end)
+
+  it("a copy the core is still making at max_tree_ms stops and says what it made", function()
+    tree("src", 3, 1000) -- 3,000 files, each an atomic durable write
+    local ws = F.open({ { path = w, mode = "rw" } }, { caps = caps { max_tree_ms = 300 } })
+    local secs, res, msg, code = F.timed(ws.call, ws, "copy", { source = "src", destination = "dst", recursive = true })
+    F.refused("copy", { "TOO_LARGE" }, res, msg, code)
+    assert.matches("it stopped after copying %d+ file", msg)
+    assert.matches("partial copy", msg, 1, true)
+    assert.is_true(secs < BOUND, ("took %.1f s"):format(secs))
+    assert.is_true(F.exists(w .. "/dst"))
+    ws:close()
+  end)
+
+  it("the policies' checks of a walk's entries stop at max_tree_ms: the rest hidden, counted", function()
+    tree("big", 4, 250)
+    local ws = F.open({ { path = w, mode = "rw" } },
+      { caps = caps { max_tree_ms = 150, max_entries = 1000 }, policies = { pdir .. "/slow.lua" } })
+    local secs, res, msg = F.timed(ws.call, ws, "glob", { pattern = "**/*", max_results = 1000 })
+    assert.is_not_nil(res, msg)
+    assert.is_true(secs < BOUND, ("took %.1f s"):format(secs))
+    assert.is_true((res.skipped_policy or 0) > 0, "some entries hidden")
+    assert.is_true(#res.entries + res.skipped_policy == 1000,
+      ("every entry shown or counted: %d + %d"):format(#res.entries, res.skipped_policy))
+    ws:close()
+  end)
+end)

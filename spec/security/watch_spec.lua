@@ -1,0 +1,154 @@
+-- Resources and the file watch: what an agent (or a client) can name by
+-- URI or subscription is what read_file can read, nothing more.
+--   * resource URIs that escape (outside, "..", "%2e%2e", "%2f", links out)
+--     are refused exactly as read_file refuses the path;
+--   * denied files are not listed, read or subscribed;
+--   * a watch stays on the object that was judged: a path swapped for a
+--     link (before or after the watch is added) never watches the target.
+-- Runs on both resolvers (BURROW_RESOLVER=walk).
+
+local H = require "helpers"
+local resources = require "burrow.resources"
+local core = H.core
+
+local function settle(s)
+  local t = core.now()
+  while core.now() - t < s do end
+end
+
+-- The MCP server's side resources.lua uses, recording what it sends.
+local function server(ws)
+  local sent = {}
+  local s = setmetatable({ ws = ws, subs = {}, sent = sent }, { __index = {
+    notify = function(self, method, params) self.sent[#self.sent + 1] = { method = method, params = params } end,
+    log = function() end,
+  } })
+  return s
+end
+
+local function uri(p) return resources.uri(p) end
+
+describe(H.tag("security: resources and watch"), function()
+  local B, root, ws, srv
+  before_each(function()
+    B = H.tmpdir()
+    root = B .. "/ws"
+    H.write_all(B, {
+      ["ws/ok.txt"] = "ok\n",
+      ["ws/credentials.json"] = "{}",
+      ["ws/.ssh/id"] = "key",
+      ["ws/sub/in.txt"] = "in\n",
+      ["outside/secret.txt"] = "TOPSECRET\n",
+    })
+    H.symlink(B .. "/outside/secret.txt", B, "ws/link-file")
+    H.symlink(B .. "/outside", B, "ws/link-dir")
+    ws = H.open({ roots = { { path = root } }, policies = { "default", "secrets" } })
+    srv = server(ws)
+  end)
+  after_each(H.cleanup)
+
+  local function refused_like_read(u, path)
+    local res, rpc, msg, data = resources.read(srv, { uri = u })
+    assert.is_nil(res, u .. " was read")
+    local direct, _, code = ws:call("read_file", { path = path })
+    assert.is_nil(direct, path .. " was read by read_file")
+    assert.are.equal(code, data and data.code, u .. ": " .. tostring(msg))
+    assert.is_number(rpc)
+    local sub, _, _, sdata = resources.subscribe(srv, { uri = u })
+    assert.is_nil(sub, u .. " was subscribed")
+    assert.is_truthy(sdata and sdata.code, u)
+  end
+
+  it("URIs that escape are refused as read_file refuses them", function()
+    refused_like_read("file://" .. B .. "/outside/secret.txt", B .. "/outside/secret.txt")
+    refused_like_read("file://" .. root .. "/../outside/secret.txt", root .. "/../outside/secret.txt")
+    refused_like_read("file://" .. root .. "/%2e%2e/outside/secret.txt", root .. "/../outside/secret.txt")
+    refused_like_read("file://" .. root .. "/sub%2f%2E%2E%2f%2e%2e%2foutside/secret.txt", root .. "/sub/../../outside/secret.txt")
+    refused_like_read(uri(root .. "/link-file"), root .. "/link-file")
+    refused_like_read(uri(root .. "/link-dir/secret.txt"), root .. "/link-dir/secret.txt")
+    refused_like_read(uri(root .. "/credentials.json"), root .. "/credentials.json")
+    refused_like_read(uri(root .. "/.ssh/id"), root .. "/.ssh/id")
+  end)
+
+  it("malformed URIs are invalid params, never a path", function()
+    for _, u in ipairs { "file://other/" .. root .. "/ok.txt", "file:" .. root .. "/ok.txt", root .. "/ok.txt",
+      "file://" .. root .. "/ok.txt%", "file://" .. root .. "/ok%2.txt", "file://" .. root .. "/ok%00.txt",
+      "file://" .. root .. "/ok.txt#x", "file://" .. root .. "/ok.txt?x" } do
+      local res, rpc = resources.read(srv, { uri = u })
+      assert.is_nil(res, u)
+      assert.are.equal(-32602, rpc, u)
+    end
+  end)
+
+  it("denied files and what links lead to are not listed", function()
+    local res = assert(resources.list(srv, {}))
+    local names = {}
+    for _, r in ipairs(res.resources) do names[#names + 1] = r.name end
+    table.sort(names)
+    assert.are.same({ "ok.txt", "sub/in.txt" }, names)
+  end)
+
+  it("a denied folder cannot be watched", function()
+    local none, _, code = ws:watch(".ssh", function() end)
+    assert.is_nil(none)
+    assert.are.equal("POLICY_DENIED", code)
+  end)
+
+  it("a file swapped for a link after the watch: the target's changes are never reported", function()
+    local got = {}
+    assert(ws:watch("ok.txt", function(ev) got[#got + 1] = ev end))
+    os.remove(root .. "/ok.txt")
+    H.symlink(B .. "/outside/secret.txt", B, "ws/ok.txt")
+    settle(0.15)
+    ws:poll_watch() -- the swap itself is a change of the name
+    local n = #got
+    for i = 1, 5 do
+      H.write(B, "outside/secret.txt", "changed " .. i)
+      settle(0.03)
+    end
+    settle(0.15)
+    ws:poll_watch()
+    assert.are.equal(n, #got, "a change outside the root was reported")
+    -- and a read through the name is refused
+    assert.is_nil((ws:call("read_file", { path = "ok.txt" })))
+  end)
+
+  it("a folder swapped for a link: the watch stays on the folder judged", function()
+    local got = {}
+    assert(ws:watch("sub", function(ev) got[#got + 1] = ev end))
+    assert(os.rename(root .. "/sub", root .. "/sub.old"))
+    H.symlink(B .. "/outside", B, "ws/sub")
+    settle(0.15)
+    ws:poll_watch()
+    local n = #got
+    H.write(B, "outside/new.txt", "x")
+    settle(0.15)
+    ws:poll_watch()
+    assert.are.equal(n, #got, "an entry created outside the root was reported")
+    H.write(root, "sub.old/new.txt", "x") -- the folder judged, wherever it is now
+    settle(0.15)
+    ws:poll_watch()
+    assert.is_true(#got > n)
+  end)
+
+  it("a file swapped for a link between resolution and the watch: EAGAIN, nothing watched", function()
+    local w = core.watcher(4, 0)
+    local h = assert(ws.roots:handle(1, "ok.txt", false))
+    os.remove(root .. "/ok.txt")
+    H.symlink(B .. "/outside/secret.txt", B, "ws/ok.txt")
+    local id, _, code = w:add(ws.roots, h)
+    assert.is_nil(id)
+    assert.are.equal("EAGAIN", code)
+    assert.are.equal(0, w:count())
+    h:close()
+    w:close()
+  end)
+
+  it("a watch handle of another workspace is refused", function()
+    local other = H.open(B .. "/outside")
+    local w = core.watcher(4, 0)
+    local h = assert(other.roots:handle(1, "secret.txt", false))
+    assert.has_error(function() w:add(ws.roots, h) end)
+    w:close()
+  end)
+end)

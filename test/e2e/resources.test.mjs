@@ -1,0 +1,348 @@
+// End-to-end: MCP resources, subscriptions and client roots, with the
+// official SDK client on `build/burrow mcp` (stdio).
+//
+//   cd test/e2e && npm ci && node --test resources.test.mjs
+//   BURROW_RESOLVER=walk node --test resources.test.mjs
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  ResourceUpdatedNotificationSchema, ResourceListChangedNotificationSchema, ListRootsRequestSchema, ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, "..", "..");
+const BIN = path.resolve(process.env.BURROW_BIN || path.join(REPO, "build", "burrow"));
+const T = { timeout: 60_000 };
+
+let TMP;
+let counter = 0;
+before(() => { TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-res-"))); });
+after(() => { if (TMP) fs.rmSync(TMP, { recursive: true, force: true }); });
+
+/** A case directory: ws/ (the root) with files, and burrow.yaml. */
+function caseDir(files = {}, config = "roots: [ws]\npolicies: [default, secrets]\n") {
+  const d = path.join(TMP, `case${++counter}`);
+  fs.mkdirSync(path.join(d, "ws"), { recursive: true });
+  for (const [rel, body] of Object.entries(files)) {
+    const p = path.join(d, "ws", rel);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, body);
+  }
+  fs.writeFileSync(path.join(d, "burrow.yaml"), config);
+  return d;
+}
+
+function env() {
+  const e = { ...getDefaultEnvironment() };
+  for (const [k, v] of Object.entries(process.env)) if (k.startsWith("BURROW_")) e[k] = v;
+  return e;
+}
+
+async function connect(d, { roots, elicit } = {}) {
+  const transport = new StdioClientTransport({ command: BIN, args: ["mcp", "--config", path.join(d, "burrow.yaml")],
+    env: env(), stderr: "pipe" });
+  const stderr = [];
+  transport.stderr?.on("data", (x) => stderr.push(String(x)));
+  const client = new Client({ name: "burrow-resources-e2e", version: "1.0.0" },
+    { capabilities: { ...(roots ? { roots: { listChanged: true } } : {}), ...(elicit ? { elicitation: {} } : {}) } });
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, elicit);
+  const asked = [];
+  if (roots) {
+    client.setRequestHandler(ListRootsRequestSchema, async () => {
+      asked.push(Date.now());
+      return { roots: roots.current.map((p) => ({ uri: typeof p === "string" && p.startsWith("file:") ? p : "file://" + p })) };
+    });
+  }
+  const updated = [], listChanged = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push({ uri: n.params.uri, at: performance.now() }));
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => listChanged.push(performance.now()));
+  await client.connect(transport);
+  return { client, transport, stderr, updated, listChanged, asked };
+}
+
+const uri = (p) => "file://" + p.split("/").map(encodeURIComponent).join("/");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function until(cond, ms, what) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return;
+    await sleep(5);
+  }
+  assert.fail(`timed out after ${ms} ms waiting for ${what}`);
+}
+
+/** A refused resources/read: the JSON-RPC error's burrow code. */
+async function readRefused(client, u) {
+  try {
+    await client.readResource({ uri: u });
+  } catch (e) {
+    return e.data?.code ?? `rpc ${e.code}`;
+  }
+  assert.fail(`resources/read ${u} was not refused`);
+}
+
+function rssKiB(pid) {
+  const m = fs.readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
+  return Number(m[1]);
+}
+
+test("initialize advertises resources with subscribe and listChanged", T, async () => {
+  const { client } = await connect(caseDir());
+  try {
+    assert.deepEqual(client.getServerCapabilities().resources, { subscribe: true, listChanged: true });
+  } finally { await client.close(); }
+});
+
+test("resources/list pages through every file once, in path order, and leaves out denied files", T, async () => {
+  const files = {};
+  for (let i = 0; i < 250; i++) files[`d${i % 3}/f${String(i).padStart(3, "0")}.txt`] = `${i}\n`;
+  files["credentials.json"] = "{}";
+  files["keys/server.key"] = "secret";
+  const d = caseDir(files);
+  const { client } = await connect(d);
+  try {
+    const seen = [];
+    let cursor, pages = 0;
+    do {
+      const page = await client.listResources(cursor ? { cursor } : {});
+      assert.ok(page.resources.length <= 100, `a page holds at most 100 (got ${page.resources.length})`);
+      seen.push(...page.resources);
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor && pages < 10);
+    assert.equal(seen.length, 250);
+    assert.equal(pages, 3);
+    const uris = seen.map((r) => r.uri);
+    assert.equal(new Set(uris).size, 250, "no resource twice");
+    assert.deepEqual(uris, [...uris].sort(), "path order");
+    assert.ok(!uris.some((u) => u.includes("credentials") || u.endsWith(".key")), "denied files are not listed");
+    const root = path.join(d, "ws");
+    assert.equal(seen[0].uri, uri(path.join(root, "d0/f000.txt")));
+    assert.equal(seen[0].name, "d0/f000.txt");
+    assert.equal(seen[0].mimeType, "text/plain");
+    await assert.rejects(client.listResources({ cursor: "garbage" }), /invalid cursor/);
+  } finally { await client.close(); }
+});
+
+test("resources/templates/list gives file:// templates under each root", T, async () => {
+  const d = caseDir();
+  fs.mkdirSync(path.join(d, "docs"));
+  fs.appendFileSync(path.join(d, "burrow.yaml"), "");
+  fs.writeFileSync(path.join(d, "burrow.yaml"), "roots: [ws, docs:/docs:ro]\n");
+  const { client } = await connect(d);
+  try {
+    const { resourceTemplates } = await client.listResourceTemplates();
+    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate),
+      [`file://${path.join(d, "ws")}/{+path}`, "file:///docs/{+path}"]);
+  } finally { await client.close(); }
+});
+
+test("resources/read: text, blob, and every escape refused as read_file refuses it", T, async () => {
+  const d = caseDir({ "a.txt": "hello\nworld\n", "sub/b.bin": Buffer.from([0, 1, 2, 255, 0]), "credentials.json": "{\"k\":1}" });
+  const root = path.join(d, "ws");
+  fs.writeFileSync(path.join(d, "outside.txt"), "outside\n");
+  fs.symlinkSync(path.join(d, "outside.txt"), path.join(root, "link-out"));
+  const { client } = await connect(d);
+  try {
+    const text = await client.readResource({ uri: uri(path.join(root, "a.txt")) });
+    assert.equal(text.contents[0].text, "hello\nworld\n");
+    assert.equal(text.contents[0].mimeType, "text/plain");
+    const blob = await client.readResource({ uri: uri(path.join(root, "sub/b.bin")) });
+    assert.equal(blob.contents[0].text, undefined);
+    assert.deepEqual(Buffer.from(blob.contents[0].blob, "base64"), Buffer.from([0, 1, 2, 255, 0]));
+    const cases = [
+      [`file://${d}/outside.txt`, `${d}/outside.txt`],
+      [`file://${root}/../outside.txt`, `${root}/../outside.txt`],
+      [`file://${root}/%2e%2e/outside.txt`, `${root}/../outside.txt`],
+      [`file://${root}/%2E%2E/%2E%2E${d}/outside.txt`, `${root}/../..${d}/outside.txt`],
+      [uri(path.join(root, "link-out")), path.join(root, "link-out")],
+      [uri(path.join(root, "credentials.json")), path.join(root, "credentials.json")],
+      [uri(path.join(root, "missing.txt")), path.join(root, "missing.txt")],
+    ];
+    for (const [u, p] of cases) {
+      const got = await readRefused(client, u);
+      const direct = await client.callTool({ name: "read_file", arguments: { path: p } });
+      assert.equal(direct.isError, true, `read_file ${p} is refused too`);
+      assert.equal(got, direct._meta["burrow/code"], `${u}: the same refusal as read_file`);
+    }
+    for (const bad of ["http://x/a", "file://evil.host/etc/passwd", `file://${root}/a.txt?x`, `file://${root}/a%2`,
+      `file://${root}/a%zz`, `file://${root}/a%00.txt`, "file:relative"]) {
+      assert.match(await readRefused(client, bad), /rpc -32602/, bad);
+    }
+  } finally { await client.close(); }
+});
+
+test("subscribe, change the file from outside: notifications/resources/updated within 500 ms", T, async () => {
+  const d = caseDir({ "watched.txt": "v1\n", "dir/x.txt": "x" });
+  const root = path.join(d, "ws");
+  const { client, updated, listChanged } = await connect(d);
+  try {
+    const u = uri(path.join(root, "watched.txt"));
+    await client.subscribeResource({ uri: u });
+    const lat = [];
+    for (let round = 0; round < 5; round++) {
+      await sleep(150); // past the coalescing interval
+      const n = updated.length, t0 = performance.now();
+      fs.appendFileSync(path.join(root, "watched.txt"), `change ${round}\n`);
+      await until(() => updated.length > n, 500, "notifications/resources/updated");
+      assert.equal(updated[n].uri, u);
+      lat.push(updated[n].at - t0);
+      assert.ok(updated[n].at - t0 < 500, `${Math.round(updated[n].at - t0)} ms`);
+    }
+    console.log(`# change -> notifications/resources/updated: ${lat.map((x) => x.toFixed(1)).join(", ")} ms`);
+    // an atomic replace (a new inode under the name) is seen too
+    await sleep(150);
+    let n = updated.length;
+    fs.writeFileSync(path.join(root, "tmp.new"), "v2\n");
+    fs.renameSync(path.join(root, "tmp.new"), path.join(root, "watched.txt"));
+    await until(() => updated.some((x, i) => i >= n && x.uri === u), 500, "updated after a replace");
+    // a folder: created and removed files are a list change
+    await client.subscribeResource({ uri: uri(path.join(root, "dir")) });
+    const l0 = listChanged.length;
+    fs.writeFileSync(path.join(root, "dir/new.txt"), "new");
+    await until(() => listChanged.length > l0, 500, "notifications/resources/list_changed");
+    // unsubscribed: silence
+    await client.unsubscribeResource({ uri: u });
+    await sleep(150);
+    n = updated.filter((x) => x.uri === u).length;
+    fs.appendFileSync(path.join(root, "watched.txt"), "after\n");
+    await sleep(400);
+    assert.equal(updated.filter((x) => x.uri === u).length, n, "no notification after unsubscribe");
+  } finally { await client.close(); }
+});
+
+test("10,000 changes are coalesced: few notifications, RSS flat", T, async () => {
+  const d = caseDir({ "hot.txt": "" });
+  const root = path.join(d, "ws");
+  const { client, transport, updated } = await connect(d);
+  try {
+    const u = uri(path.join(root, "hot.txt"));
+    await client.subscribeResource({ uri: u });
+    await sleep(200);
+    const pid = transport.pid;
+    const before = rssKiB(pid);
+    const t0 = performance.now();
+    // each its own open, write, close: the kernel merges only identical
+    // events in a row, so these are 20,000 events (past the default inotify
+    // queue of 16,384: an overflow the watch must survive)
+    for (let i = 0; i < 10000; i++) fs.appendFileSync(path.join(root, "hot.txt"), "x");
+    const secs = (performance.now() - t0) / 1000;
+    await sleep(400);
+    const after = rssKiB(pid);
+    const got = updated.filter((x) => x.uri === u).length;
+    // at most one per 100 ms interval while the changes ran, plus the last
+    const bound = Math.ceil(secs / 0.1) + 2;
+    console.log(`# 10,000 writes in ${secs.toFixed(3)} s -> ${got} notifications (bound ${bound}); RSS ${before} -> ${after} KiB`);
+    assert.ok(got >= 1 && got <= bound, `${got} notifications for 10,000 writes`);
+    assert.ok(after - before < 4096, `RSS grew by ${after - before} KiB`);
+    await client.ping(); // still serving
+  } finally { await client.close(); }
+});
+
+test("a denied file, a link out, a missing file: subscription refused", T, async () => {
+  const d = caseDir({ "credentials.json": "{}", "ok.txt": "ok" });
+  const root = path.join(d, "ws");
+  fs.writeFileSync(path.join(d, "outside.txt"), "outside\n");
+  fs.symlinkSync(path.join(d, "outside.txt"), path.join(root, "link-out"));
+  const { client } = await connect(d);
+  try {
+    for (const [p, want] of [["credentials.json", "POLICY_DENIED"], ["link-out", "OUTSIDE_ROOT"], ["nope.txt", "ENOENT"]]) {
+      let code;
+      try { await client.subscribeResource({ uri: uri(path.join(root, p)) }); } catch (e) { code = e.data?.code; }
+      assert.equal(code, want, p);
+    }
+    await client.subscribeResource({ uri: uri(path.join(d, "..", path.basename(d), "ws", "ok.txt")) });
+  } finally { await client.close(); }
+});
+
+test("client roots: asked after initialize; with roots_from_client, exactly those folders are served", T, async () => {
+  const d = caseDir({ "a/one.txt": "1", "b/two.txt": "2", "top.txt": "t" },
+    "roots: [ws]\nroots_from_client: true\n");
+  const root = path.join(d, "ws");
+  fs.symlinkSync(path.join(root, "b"), path.join(root, "a", "to-b"));
+  const roots = { current: [path.join(root, "a"), "/etc", "file://host/x"] };
+  const { client, asked, listChanged, stderr } = await connect(d, { roots });
+  try {
+    await until(() => asked.length === 1, 2000, "roots/list");
+    await until(() => listChanged.length >= 1, 2000, "list_changed after the roots");
+    const inA = await client.callTool({ name: "read_file", arguments: { path: path.join(root, "a/one.txt") } });
+    assert.ok(!inA.isError);
+    for (const p of ["top.txt", path.join(root, "b/two.txt"), path.join(root, "a/to-b/two.txt"), path.join(root, "a/../top.txt")]) {
+      const r = await client.callTool({ name: "read_file", arguments: { path: p } });
+      assert.equal(r._meta?.["burrow/code"], "OUTSIDE_ROOT", p);
+    }
+    const list = await client.listResources();
+    assert.deepEqual(list.resources.map((r) => r.name), ["one.txt"]);
+    assert.match(stderr.join(""), /client root file:\/\/\/etc ignored/);
+    assert.match(stderr.join(""), /client root file:\/\/host\/x ignored/);
+    // the client's roots change: asked again, the new set is served
+    roots.current = [path.join(root, "b")];
+    const n = listChanged.length;
+    await client.sendRootsListChanged();
+    await until(() => asked.length === 2 && listChanged.length > n, 2000, "roots asked again");
+    const inB = await client.callTool({ name: "read_file", arguments: { path: path.join(root, "b/two.txt") } });
+    assert.ok(!inB.isError);
+    const nowA = await client.callTool({ name: "read_file", arguments: { path: path.join(root, "a/one.txt") } });
+    assert.equal(nowA._meta?.["burrow/code"], "OUTSIDE_ROOT");
+  } finally { await client.close(); }
+});
+
+test("client roots without roots_from_client: asked, logged, the configured roots served", T, async () => {
+  const d = caseDir({ "a/one.txt": "1", "top.txt": "t" }, "roots: [ws]\n");
+  const roots = { current: [path.join(d, "ws", "a")] };
+  const { client, asked, stderr } = await connect(d, { roots });
+  try {
+    await until(() => asked.length === 1, 2000, "roots/list");
+    await until(() => /roots_from_client is off/.test(stderr.join("")), 2000, "the log line");
+    const r = await client.callTool({ name: "read_file", arguments: { path: "top.txt" } });
+    assert.ok(!r.isError);
+  } finally { await client.close(); }
+});
+
+test("changes are notified while the server waits for the client (an approval)", T, async () => {
+  const d = caseDir({ "w.txt": "1\n", "ask.lua": `return { name = "ask", check = function(req)
+    if req.operation == "write" then return "ask", "writes need a yes" end
+    return "allow" end }` }, "roots: [ws]\npolicies: [ws/ask.lua]\n");
+  const root = path.join(d, "ws");
+  let conn;
+  const elicit = async () => {
+    // the server is waiting for this answer: a change now must still reach us
+    const n = conn.updated.length;
+    fs.appendFileSync(path.join(root, "w.txt"), "during\n");
+    await until(() => conn.updated.length > n, 500, "updated during the approval");
+    return { action: "accept", content: { approve: true } };
+  };
+  conn = await connect(d, { elicit });
+  try {
+    await conn.client.subscribeResource({ uri: uri(path.join(root, "w.txt")) });
+    await sleep(150);
+    const r = await conn.client.callTool({ name: "write_file", arguments: { path: "other.txt", content: "x" } });
+    assert.ok(!r.isError, JSON.stringify(r));
+    await conn.client.ping();
+  } finally { await conn.client.close(); }
+});
+
+test("a held change goes out while the client keeps sending requests", T, async () => {
+  const d = caseDir({ "busy.txt": "0\n" });
+  const root = path.join(d, "ws");
+  const { client, updated } = await connect(d);
+  try {
+    const u = uri(path.join(root, "busy.txt"));
+    await client.subscribeResource({ uri: u });
+    await sleep(150);
+    fs.appendFileSync(path.join(root, "busy.txt"), "a\n");
+    await until(() => updated.length === 1, 500, "the first change");
+    fs.appendFileSync(path.join(root, "busy.txt"), "b\n"); // within the interval: held
+    const t0 = performance.now();
+    while (updated.length < 2 && performance.now() - t0 < 1000) await client.ping(); // no pause between requests
+    assert.equal(updated.length, 2, "the held change was delivered");
+    assert.ok(updated[1].at - t0 < 500, `${Math.round(updated[1].at - t0)} ms`);
+  } finally { await client.close(); }
+});
