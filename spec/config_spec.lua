@@ -369,7 +369,7 @@ policies:
         ["roots:\n  - {path: /a, mount: w}\n"] = 'c.yaml:2:23: mount "w" must be an absolute path like /workspace',
         ["roots: ['/a:/b:/c:ro']\n"] = 'c.yaml:1:9: invalid root "/a:/b:/c:ro" (use DIR[:MOUNT][:ro])',
         ["caps: [1]\n"] = "c.yaml:1:7: caps must be a mapping, not a list",
-        ["caps:\n  max_file_size: 5XB\n"] = 'c.yaml:2:18: cap max_file_size: invalid size "5XB" (use a number with B, KB, MB, GB, KiB, MiB or GiB)',
+        ["caps:\n  max_file_size: 5XB\n"] = 'c.yaml:2:18: cap max_file_size: invalid size "5XB": unknown unit "XB" at column 2 (use a number with B, KB, MB, GB, KiB, MiB or GiB)',
         ["caps:\n  max_entries: 1.5\n"] = "c.yaml:2:16: cap max_entries: expected a size like 256KiB or 50MB",
         ["tools: read_file\n"] = 'c.yaml:1:8: tools must be a list, not "read_file"',
         ["tools: []\n"] = "c.yaml:1:8: tools: the list is empty (leave the key out for the native set)",
@@ -555,7 +555,7 @@ modules:
         ["modules:\n  - module: filesystem\n    constraints: {paths: ['{{workspace}}x']}\n"] =
           "c.yaml:3:27: {{workspace}} must be followed by / or nothing",
         ["modules:\n  - module: filesystem\n    constraints: {max_file_size: lots}\n"] =
-          'c.yaml:3:34: max_file_size: invalid size "lots" (use a number with B, KB, MB, GB, KiB, MiB or GiB)',
+          'c.yaml:3:34: max_file_size: invalid size "lots": expected a number at column 1 (use a number with B, KB, MB, GB, KiB, MiB or GiB)',
         ["tools: [stat]\nmodules:\n  - module: filesystem\n    actions: [read]\n"] =
           "c.yaml:4:14: give either tools or the module's actions, not both",
         ["roots: [/a]\nmodules:\n  - module: filesystem\n    constraints: {paths: [/b]}\n"] =

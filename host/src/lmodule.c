@@ -9,6 +9,7 @@
 
 #include "lcore.h"
 #include "ledit.h"
+#include "lhost.h"
 #include "ljson.h"
 #include "lsearch.h"
 #include "lserver.h"
@@ -25,6 +26,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_search_register(L);
   bw_edit_register(L);
   bw_watch_register(L);
+  bw_host_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");
   return 1;

@@ -10,7 +10,7 @@ local json = core.json
 local USAGE = [==[
 usage:
   burrow mcp   [--config FILE] [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]... [--pack NAME] [--landlock]
-               [--http HOST:PORT]
+               [--strict-start] [--http HOST:PORT]
   burrow call  TOOL [JSON-ARGS | -] [--config FILE] [--root ...] [--cap ...] [--pack NAME]
   burrow tools [--format mcp|openai|anthropic] [--config FILE] [--root ...] [--pack NAME]
   burrow check [--config FILE] [--root ...] [--cap ...]
@@ -31,6 +31,8 @@ usage:
   --landlock               (mcp) confine the process to its roots with Landlock
   --http HOST:PORT         (mcp) serve MCP Streamable HTTP at http://HOST:PORT/mcp
                            instead of stdio (docs/config.md, http section)
+  --strict-start           (mcp) exit when the configuration does not load, instead
+                           of serving every tool call that error
   BURROW_RESOLVER=walk     use the fd-walk resolver instead of openat2
 ]==]
 
@@ -73,6 +75,8 @@ local function parse(args)
       o.landlock = true
     elseif a == "--http" then
       o.http = value()
+    elseif a == "--strict-start" then
+      o.strict_start = true
     elseif a == "-h" or a == "--help" then
       error({ usage = false })
     elseif a:sub(1, 2) == "--" then
@@ -161,9 +165,10 @@ end
 -- The config's http section, when there is a config.
 local function http_config(o)
   if not o.config then return nil end
-  local opts, err = config.load(o.config)
-  if not opts then error({ fail = err }) end
-  return opts.http
+  -- one that does not load: the stdio server shows why to the client
+  -- (or --http fails when it opens the workspace)
+  local opts = config.load(o.config)
+  return opts and opts.http
 end
 
 function commands.mcp(o)
@@ -175,8 +180,18 @@ function commands.mcp(o)
     if not ok then error({ fail = err }) end
     return 0
   end
-  local ws = open(o)
-  if o.landlock then landlock(ws, o, options(o)) end
+  local ok, ws = pcall(open, o)
+  if not ok then
+    -- fail closed but visible: the client connects and each call says why
+    -- (not with --landlock: a reload must not serve roots unconfined)
+    local e = ws
+    if o.strict_start or o.landlock or type(e) ~= "table" or not (e.fail or e.usage) then error(e, 0) end
+    local msg = e.fail or e.usage
+    io.stderr:write("burrow: ", msg, "\nburrow: the configuration did not load: serving no root; every tool call fails with this error (fix it and send SIGHUP, or use --strict-start to exit instead)\n")
+    ws = require("burrow.unavailable").new(msg)
+  elseif o.landlock then
+    landlock(ws, o, options(o))
+  end
   local mounts = {}
   for _, r in ipairs(ws:mounts()) do
     mounts[#mounts + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)")
