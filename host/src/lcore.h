@@ -43,6 +43,9 @@ void bw_lua_push_boxed(lua_State *L, char **box, size_t len);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
 
+/* core.http_start, core.token_hash (lhttp.c) */
+void bw_http_register(lua_State *L);
+
 /* core.sandbox (lsandbox.c) */
 void bw_sandbox_register(lua_State *L);
 

@@ -10,6 +10,7 @@
 #include "lcharset.h"
 #include "lcore.h"
 #include "ledit.h"
+#include "lhost.h"
 #include "ljson.h"
 #include "lsearch.h"
 #include "lserver.h"
@@ -20,12 +21,14 @@ int luaopen_burrow_core(lua_State *L) {
   bw_json_push(L);
   lua_setfield(L, -2, "json");
   bw_stdio_register(L);
+  bw_http_register(L);
   bw_yaml_register(L);
   bw_sandbox_register(L);
   bw_search_register(L);
   bw_edit_register(L);
   bw_charset_register(L);
   bw_watch_register(L);
+  bw_host_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");
   return 1;
