@@ -153,8 +153,11 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       return res
     end
     local offset = a.offset or 1
+    -- for an MCP reply (not a pack's call, no boundary to wrap in), the text
+    -- is numbered and JSON-escaped in one C pass: a json.fragment
+    local wire = ctx.hooks.wire and not ctx.via and not ctx.caps.untrusted_boundary
     local text, info, lcode = f:lines(offset, a.limit or 2000, ctx.caps.max_line_chars,
-      ctx.caps.max_result_bytes, true) -- last use: closes f
+      ctx.caps.max_result_bytes, true, wire) -- last use: closes f
     if not text then return ctx:fail(lcode, a.path, info) end
     res.encoding = "text"
     if ctx.caps.untrusted_boundary then text = ctx:untrusted(text, a.path) end
