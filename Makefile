@@ -16,6 +16,16 @@ CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread -f
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
 DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -pthread $(LDFLAGS)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
+# The burrow command takes libcrypto, jansson, PCRE2 and libyaml from their
+# static archives (Debian's -dev packages ship them): a process starts with
+# less to map and relocate (docs/benchmarks.md, start-up). Their symbols stay
+# private (--exclude-libs); Lua stays shared, for C modules. STATIC=0: all shared.
+STATIC ?= 1
+ifeq ($(STATIC),1)
+BIN_LIBS   = -Wl,--exclude-libs,ALL -Wl,-Bstatic $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -Wl,-Bdynamic -pthread $(LDFLAGS)
+else
+BIN_LIBS   = $(DEP_LIBS)
+endif
 
 B       := build
 SRC     := host/src
@@ -104,7 +114,7 @@ $(B)/burrow.pc: host/burrow.pc.in host/include/burrow.h $(B)/luadir.txt
 	    -e 's|@LUACDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUACDIR))|' $< > $@
 
 $(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(CORE_O) $(BIND_O)
-	$(CC) -rdynamic -o $@ $^ $(DEP_LIBS) $(LUA_LIBS)
+	$(CC) -rdynamic -o $@ $^ $(BIN_LIBS) $(LUA_LIBS)
 
 # C tests link the core only: no Lua
 $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
