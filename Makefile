@@ -33,7 +33,7 @@ SRC     := host/src
 # Named here, not guessed from a name: every other host/src/*.c is core (a
 # new binding file goes on this list; one left off fails to compile, as the
 # core is built without Lua's include path).
-BIND    := lcore ledit ljson lmodule lrules lsandbox lsearch lserver lstore lwatch lyaml
+BIND    := lcore ledit ljson lload lmodule lrules lsandbox lsearch lserver lstore lwatch lyaml
 CORE    := $(filter-out $(BIND) main api,$(basename $(notdir $(wildcard $(SRC)/*.c))))
 CORE_O  := $(CORE:%=$(B)/obj/%.o)
 BIND_O  := $(BIND:%=$(B)/obj/%.o)

@@ -47,3 +47,30 @@ return function() return 0 end
     assert.truthy(text:find("m.err|false|" .. d .. "/m/err.lua:1: boom|nil", 1, true), text)
   end)
 end)
+
+describe(H.tag("core.loadfile"), function()
+  after_each(function() H.cleanup() end)
+
+  it("gives loadfile's results and messages for a named file", function()
+    local dir = H.tmpdir()
+    H.write_all(dir, {
+      ["ok.lua"] = "#!/bin/lua\nlocal a = ... return a, x, debug.getinfo(1, 'l').currentline\n",
+      ["bad.lua"] = "return +\n",
+      ["bom.lua"] = "\239\187\191return 'bom'\n",
+    })
+    H.write(dir, "bc.lua", string.dump(load("return 'bc'")))
+    for _, name in ipairs { "ok.lua", "bad.lua", "bom.lua", "bc.lua", "missing.lua" } do
+      local f = dir .. "/" .. name
+      for _, mode in ipairs { "bt", "t", "b" } do
+        local env = { x = 7, debug = debug }
+        local a1, b1 = loadfile(f, mode, env)
+        local a2, b2 = H.core.loadfile(f, mode, env)
+        assert.equal(type(a1), type(a2), name .. " " .. mode)
+        assert.equal(b1, b2, name .. " " .. mode)
+        if a1 then assert.same({ a1("arg") }, { a2("arg") }) end
+      end
+    end
+    assert.same({ "arg", 7, 2 }, { H.core.loadfile(dir .. "/ok.lua", nil, { x = 7, debug = debug })("arg") })
+    assert.same({ "arg", nil, 2 }, { H.core.loadfile(dir .. "/ok.lua")("arg") })
+  end)
+end)

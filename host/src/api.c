@@ -7,7 +7,6 @@
  * globals and package tables apart from the engine's.
  */
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -15,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -80,91 +78,6 @@ static void lua_dir(char *out, size_t size) {
   snprintf(out, size, "%s", BURROW_LUA_INSTALL_DIR);
 }
 
-/* The whole of a file opened once (fd closed), or NULL. */
-static char *slurp(int fd, size_t *len) {
-  struct stat st;
-  char *buf = NULL;
-  size_t cap = 0, n = 0;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) cap = (size_t)st.st_size + 1;
-  for (;;) {
-    if (!buf || n == cap) {
-      cap = !buf && cap ? cap : cap ? cap * 2 : 4096;
-      char *b = realloc(buf, cap);
-      if (!b) break;
-      buf = b;
-    }
-    ssize_t r = read(fd, buf + n, cap - n);
-    if (r > 0) {
-      n += (size_t)r;
-      continue;
-    }
-    if (r == 0) {
-      close(fd);
-      *len = n;
-      return buf ? buf : malloc(1);
-    }
-    break; /* a read error */
-  }
-  close(fd);
-  free(buf);
-  return NULL;
-}
-
-/* require's searcher for Lua files, as the stock one (package.path, the
- * same messages, a BOM and a first '#' line skipped, text or bytecode) but
- * opening each file once: the stock one opens it to test, then to load,
- * then again in binary mode for bytecode, ~13 system calls a module where
- * this takes 4 (a start-up loads ~30 modules and tools). */
-static int search_lua(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
-  lua_getfield(L, lua_upvalueindex(1), "path");
-  const char *path = lua_tostring(L, -1);
-  if (!path) return luaL_error(L, "'package.path' must be a string");
-  const char *mod = luaL_gsub(L, name, ".", "/");
-  luaL_Buffer tried;
-  luaL_buffinit(L, &tried);
-  int first = 1;
-  for (const char *t = path; *t;) {
-    const char *semi = strchr(t, ';');
-    size_t tl = semi ? (size_t)(semi - t) : strlen(t);
-    if (tl > 0) {
-      lua_pushlstring(L, t, tl);
-      const char *file = luaL_gsub(L, lua_tostring(L, -1), "?", mod);
-      int fd = open(file, O_RDONLY | O_CLOEXEC);
-      size_t n = 0;
-      char *buf = fd >= 0 ? slurp(fd, &n) : NULL;
-      if (buf) {
-        const char *p = buf;
-        size_t left = n;
-        if (left >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3)) p += 3, left -= 3;
-        if (left > 0 && *p == '#') { /* keep its newline: line numbers */
-          const char *nl = memchr(p, '\n', left);
-          left = nl ? left - (size_t)(nl - p) : 0;
-          p = nl ? nl : p + 1;
-        }
-        lua_pushfstring(L, "@%s", file);
-        int rc = luaL_loadbufferx(L, p, left, lua_tostring(L, -1), NULL);
-        free(buf);
-        if (rc != LUA_OK)
-          return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s",
-                            name, file, lua_tostring(L, -1));
-        lua_pushstring(L, file);
-        return 2; /* the loader and its file, as the stock searcher */
-      }
-      if (fd >= 0) return luaL_error(L, "cannot read '%s'", file);
-      luaL_addstring(&tried, first ? "no file '" : "'\n\tno file '");
-      luaL_addstring(&tried, file);
-      first = 0;
-      lua_pop(L, 2); /* template, file */
-    }
-    t += tl;
-    if (*t == ';') t++;
-  }
-  if (!first) luaL_addchar(&tried, '\'');
-  luaL_pushresult(&tried);
-  return 1;
-}
-
 static void preload_core(lua_State *L) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_burrow_core);
@@ -177,7 +90,7 @@ static void preload_core(lua_State *L) {
   lua_setfield(L, -2, "path");
   if (lua_getfield(L, -1, "searchers") == LUA_TTABLE) {
     lua_pushvalue(L, -2); /* package */
-    lua_pushcclosure(L, search_lua, 1);
+    lua_pushcclosure(L, bw_lua_search, 1);
     lua_rawseti(L, -2, 2); /* in place of the stock Lua-file searcher */
   }
   lua_pop(L, 2);

@@ -24,6 +24,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_search_register(L);
   bw_edit_register(L);
   bw_watch_register(L);
+  bw_load_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");
   return 1;
