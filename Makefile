@@ -6,7 +6,7 @@
 # rock-install` are LuaRocks' (rockspec/burrow-scm-1.rockspec).
 
 CC      ?= cc
-PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson
+PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet
 OPT     ?= -O2 -g
 # Hidden by default: libburrow.so exports only burrow.h's burrow_* and
 # core.so only luaopen_burrow_core (host/test/exports.sh checks both).
@@ -14,15 +14,19 @@ CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread -f
 # Read when a recipe runs (=, not :=): on a fresh machine check-deps has
 # installed the packages by then, so one `make` builds (not a second one).
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
-DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -pthread $(LDFLAGS)
+DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 libmicrohttpd uchardet 2>/dev/null) -pthread $(LDFLAGS)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
+# LPeg linked in (api.c preloads it: see luaopen_lpeg there). Its only
+# reference is weak, which --as-needed would drop: kept needed explicitly.
+LPEG_LIBS  = -Wl,--push-state,--no-as-needed $(shell pkg-config --libs-only-l lua5.4-lpeg 2>/dev/null | sed 's/-llua5.4 *$$//') -Wl,--pop-state
 # The burrow command takes libcrypto, jansson, PCRE2 and libyaml from their
 # static archives (Debian's -dev packages ship them): a process starts with
 # less to map and relocate (docs/benchmarks.md, start-up). Their symbols stay
-# private (--exclude-libs); Lua stays shared, for C modules. STATIC=0: all shared.
+# private (--exclude-libs); Lua (for C modules), libmicrohttpd and uchardet
+# stay shared. STATIC=0: all shared.
 STATIC ?= 1
 ifeq ($(STATIC),1)
-BIN_LIBS   = -Wl,--exclude-libs,ALL -Wl,-Bstatic $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -Wl,-Bdynamic -pthread $(LDFLAGS)
+BIN_LIBS   = -Wl,--exclude-libs,ALL -Wl,-Bstatic $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -Wl,-Bdynamic $(shell pkg-config --libs libmicrohttpd uchardet 2>/dev/null) -pthread $(LDFLAGS)
 else
 BIN_LIBS   = $(DEP_LIBS)
 endif
@@ -32,9 +36,10 @@ SRC     := host/src
 # The binding files: the only ones that see lua.h, with main.c and api.c.
 # Named here, not guessed from a name: every other host/src/*.c is core (a
 # new binding file goes on this list; one left off fails to compile, as the
-# core is built without Lua's include path).
-BIND    := lcore ledit ljson lload lmodule lrules lsandbox lsearch lserver lstore lwatch lyaml
-CORE    := $(filter-out $(BIND) main api,$(basename $(notdir $(wildcard $(SRC)/*.c))))
+# core is built without Lua's include path). api_async.c is neither: it is
+# the API's, so core.so and the C tests leave it out.
+BIND    := lcharset lcore ledit lhost lhttp ljson lload lmodule lrules lsandbox lsearch lserver lstore lwatch lyaml
+CORE    := $(filter-out $(BIND) main api api_async,$(basename $(notdir $(wildcard $(SRC)/*.c))))
 CORE_O  := $(CORE:%=$(B)/obj/%.o)
 BIND_O  := $(BIND:%=$(B)/obj/%.o)
 TESTS   := $(patsubst host/test/test_%.c,$(B)/test_%,$(wildcard host/test/test_*.c))
@@ -58,12 +63,17 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 # Debian 12 packages burrow needs to build and test.
 # (luarocks: the rock's build, spec/install_spec.lua; it makes /usr/bin/lua
 # Lua 5.1, so everything here names lua5.4. clang and libclang-rt-14-dev,
-# which holds libFuzzer: the fuzz targets, host/fuzz/.)
-DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg \
+# which holds libFuzzer: the fuzz targets, host/fuzz/. libmicrohttpd-dev:
+# burrow mcp --http; haproxy: the scale-out test; curl: the HTTP security
+# spec; lua-luv: the luv example and its test; luajit: burrow.ffi's tests. libuchardet-dev:
+# charset.c; python3-nbformat: spec/tools/notebook_spec.lua checks edits
+# against nbformat.)
+DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-lpeg-dev \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
-        clang libclang-rt-14-dev
+        clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl lua-luv luajit \
+        libuchardet-dev python3-nbformat
 
-.PHONY: all deps test run bench soak sanitize fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
+.PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
 
 deps:
@@ -82,7 +92,7 @@ $(B)/obj/%.o: $(SRC)/%.c $(wildcard $(SRC)/*.h) | check-deps
 
 # only the binding and glue see lua.h
 $(BIND_O) $(B)/obj/main.o $(B)/obj/api.o: CFLAGS += $(LUA_CFLAGS)
-$(BIND_O) $(B)/obj/main.o $(B)/obj/api.o: host/include/burrow.h
+$(BIND_O) $(B)/obj/main.o $(B)/obj/api.o $(B)/obj/api_async.o: host/include/burrow.h
 
 # The Lua dir compiled into api.o, the last place looked: api.o is rebuilt
 # when it changes (`make install PREFIX=/opt/burrow` after a plain `make`).
@@ -91,16 +101,16 @@ $(B)/luadir.txt: FORCE
 $(B)/obj/api.o: $(B)/luadir.txt
 $(B)/obj/api.o: CFLAGS += -DBURROW_LUA_INSTALL_DIR='"$(LUADIR)"'
 
-$(B)/lua/burrow/core.so: $(CORE_O) $(BIND_O)
+$(B)/lua/burrow/core.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ $(DEP_LIBS)
 
-$(B)/libburrow.a: $(CORE_O) $(BIND_O) $(B)/obj/api.o
+$(B)/libburrow.a: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/libburrow.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o host/libburrow.map
+$(B)/libburrow.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o host/libburrow.map
 	$(CC) -shared -Wl,-soname,libburrow.so.$(SOVER) -Wl,--version-script=host/libburrow.map \
-	  -o $@.$(VERSION) $(filter %.o,$^) $(DEP_LIBS) $(LUA_LIBS)
+	  -o $@.$(VERSION) $(filter %.o,$^) $(DEP_LIBS) $(LPEG_LIBS) $(LUA_LIBS)
 	ln -sf libburrow.so.$(VERSION) $@.$(SOVER)
 	ln -sf libburrow.so.$(SOVER) $@
 
@@ -113,15 +123,15 @@ $(B)/burrow.pc: host/burrow.pc.in host/include/burrow.h $(B)/luadir.txt
 	    -e 's|@LUADIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUADIR))|' \
 	    -e 's|@LUACDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUACDIR))|' $< > $@
 
-$(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(CORE_O) $(BIND_O)
-	$(CC) -rdynamic -o $@ $^ $(BIN_LIBS) $(LUA_LIBS)
+$(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(B)/obj/api_async.o $(CORE_O) $(BIND_O)
+	$(CC) -rdynamic -o $@ $^ $(BIN_LIBS) $(LPEG_LIBS) $(LUA_LIBS)
 
 # C tests link the core only: no Lua
 $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
 	$(CC) $(CFLAGS) -I$(SRC) -o $@ $(filter %.c %.o,$^) $(DEP_LIBS)
 
 # except the embedding API's, which links the whole library as an engine would
-$(B)/test_capi: host/test/test_capi.c $(B)/libburrow.a host/test/check.h
+$(B)/test_capi $(B)/test_api_async: $(B)/test_%: host/test/test_%.c $(B)/libburrow.a host/test/check.h
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -Ihost/include -o $@ $(filter %.c %.a,$^) $(DEP_LIBS) $(LUA_LIBS)
 
 # the fault shim the security suite preloads (spec/security/faults_spec.lua)
@@ -144,6 +154,14 @@ soak: all
 	@node test/soak/soak.mjs
 
 # ASan + UBSan build of everything, then the whole suite against it.
+# ThreadSanitizer on the embedding API's tests (the worker, its queues, the
+# eventfd, hosts on threads)
+tsan:
+	$(MAKE) B=build/tsan OPT="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
+	  LDFLAGS="-fsanitize=thread" build/tsan/test_api_async build/tsan/test_capi
+	TSAN_OPTIONS=suppressions=host/test/tsan.supp build/tsan/test_api_async && \
+	  TSAN_OPTIONS=suppressions=host/test/tsan.supp build/tsan/test_capi
+
 sanitize:
 	$(MAKE) B=build/sanitize OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
 	  LDFLAGS="-fsanitize=address,undefined"
@@ -169,10 +187,10 @@ fuzz-build:
 
 fuzz-bins: $(FUZZ_NAMES:%=$(B)/fuzz_%)
 
-$(B)/fuzz_%: host/fuzz/fuzz_%.c host/fuzz/fuzz.h $(CORE_O) $(BIND_O) $(B)/obj/api.o
+$(B)/fuzz_%: host/fuzz/fuzz_%.c host/fuzz/fuzz.h $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -fsanitize=fuzzer -I$(SRC) \
 	  -DFUZZ_LUA_DIR='"$(CURDIR)/lua"' -DFUZZ_DIR='"$(CURDIR)/host/fuzz"' \
-	  -o $@ $< $(CORE_O) $(BIND_O) $(B)/obj/api.o $(DEP_LIBS) $(LUA_LIBS)
+	  -o $@ $< $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o $(DEP_LIBS) $(LUA_LIBS)
 
 fuzz: fuzz-build
 	@FUZZ_B=$(FUZZ_B) bash host/fuzz/run.sh --keep $(FUZZ_SECONDS) $(FUZZ_TARGETS)
@@ -213,9 +231,9 @@ uninstall:
 # module, tools and policies copied into the rock (tools and policies inside
 # burrow/: see lua/burrow/registry.lua). No pkg-config, no -Werror.
 ROCK_B    := build/rock
-ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON
+ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET
 ROCK_INC   = $(sort $(foreach d,LUA $(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR))))
-ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -pthread
+ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -lmicrohttpd -luchardet -pthread
 LIBFLAG   ?= -shared
 
 rock: $(ROCK_B)/core.so
@@ -224,7 +242,7 @@ $(ROCK_B)/%.o: $(SRC)/%.c $(wildcard $(SRC)/*.h) host/include/burrow.h
 	@mkdir -p $(ROCK_B)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -fPIC -pthread $(ROCK_INC) -c $< -o $@
 
-$(ROCK_B)/core.so: $(CORE:%=$(ROCK_B)/%.o) $(BIND:%=$(ROCK_B)/%.o)
+$(ROCK_B)/core.so: $(CORE:%=$(ROCK_B)/%.o) $(BIND:%=$(ROCK_B)/%.o) $(ROCK_B)/api.o $(ROCK_B)/api_async.o
 	$(CC) $(LIBFLAG) -o $@ $^ $(ROCK_LIBS)
 
 rock-install: rock

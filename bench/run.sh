@@ -19,6 +19,7 @@
 #                      on the Linux source; its knobs are in that file)
 #   BENCH_EDIT=0       skip bench/edit.sh (edit_file vs the official server)
 #   BENCH_POLICY=0     skip bench/policy.lua (no policy vs default + secrets: small reads, grep)
+#   BENCH_HTTP=0       skip bench/http.mjs (small reads over Streamable HTTP vs stdio)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -124,9 +125,12 @@ if [ "${BENCH_POLICY:-1}" != 0 ]; then
   echo "+ lua5.4 bench/policy.lua $OUT"
   BENCH_POLICY_TREE=${BENCH_POLICY_TREE:-} lua5.4 "$REPO/bench/policy.lua" "$OUT" || FAILED=1
 fi
-if [ "${BENCH_EDIT:-1}" != 0 ]; then
-  echo
-  echo "+ bash bench/edit.sh"
+XX
   BENCH_OUT=$OUT BURROW_BIN=$BIN BENCH_HARNESS=$H bash "$REPO/bench/edit.sh" || FAILED=1
+fi
+if [ "${BENCH_HTTP:-1}" != 0 ]; then
+  echo
+  echo "+ node bench/http.mjs"
+  BENCH_OUT=$OUT BURROW_BIN=$BIN node "$REPO/bench/http.mjs" || FAILED=1
 fi
 exit "$FAILED"

@@ -5,8 +5,8 @@
 --   luarocks --lua-version=5.4 --tree=DIR make      # any tree
 --
 -- Offline on Debian 12 with Debian's packages (lua5.4, liblua5.4-dev,
--- libpcre2-dev, libyaml-dev, libssl-dev, libjansson-dev, luarocks): the
--- only dependency is Lua itself, so no rock server is asked; the C libraries
+-- libpcre2-dev, libyaml-dev, libssl-dev, libjansson-dev, libmicrohttpd-dev,
+-- libuchardet-dev, luarocks): the only dependency is Lua itself, so no rock server is asked; the C libraries
 -- are external dependencies LuaRocks finds under /usr (as lrexlib-pcre2 and
 -- lyaml declare theirs). docs/embedding.md has the details, including
 -- --deps-mode=none and a config without servers.
@@ -52,6 +52,8 @@ external_dependencies = {
    YAML = { header = "yaml.h", library = "yaml" },
    CRYPTO = { header = "openssl/evp.h", library = "crypto" },
    JANSSON = { header = "jansson.h", library = "jansson" },
+   MHD = { header = "microhttpd.h", library = "microhttpd" }, -- burrow mcp --http
+   UCHARDET = { header = "uchardet/uchardet.h", library = "uchardet" }, -- charset.c
 }
 
 -- The Makefile's `rock` target builds burrow.core from host/src (core and
@@ -75,6 +77,10 @@ build = {
       CRYPTO_LIBDIR = "$(CRYPTO_LIBDIR)",
       JANSSON_INCDIR = "$(JANSSON_INCDIR)",
       JANSSON_LIBDIR = "$(JANSSON_LIBDIR)",
+      MHD_INCDIR = "$(MHD_INCDIR)",
+      MHD_LIBDIR = "$(MHD_LIBDIR)",
+      UCHARDET_INCDIR = "$(UCHARDET_INCDIR)",
+      UCHARDET_LIBDIR = "$(UCHARDET_LIBDIR)",
    },
    install_target = "rock-install",
    install_variables = {

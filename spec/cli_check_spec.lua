@@ -40,7 +40,8 @@ audit: audit.jsonl
     assert.matches("max_result_bytes   64 KiB\n", out, 1, true)
     assert.matches("max_file_size      50 MB\n", out, 1, true)
     assert.matches("max_entries        1000\n", out, 1, true)
-    assert.matches('policies: default, quotas {"max_bytes_written":"1MB"}\n', out, 1, true)
+    -- audit: alone turns the audit policy on (it would record nothing otherwise)
+    assert.matches('policies: default, quotas {"max_bytes_written":"1MB"}, audit\n', out, 1, true)
     assert.matches("audit: " .. dir .. "/audit.jsonl\n", out, 1, true)
     assert.equal("ok\n", out:sub(-3))
   end)
@@ -161,12 +162,42 @@ describe(H.tag("--config on mcp, call and tools"), function()
     assert.equal("1\tbeta\n", json.decode(out).content)
   end)
 
-  it("mcp exits 2 before serving when the config is bad", function()
+  it("mcp --strict-start exits 2 before serving when the config is bad", function()
     H.write(dir, "bad.yaml", "roots: [data]\ncaps: {max_entries: -1}\n")
-    local out, err, code = burrow({ "mcp", "--config", dir .. "/bad.yaml" }, "")
+    local out, err, code = burrow({ "mcp", "--strict-start", "--config", dir .. "/bad.yaml" }, "")
     assert.equal(2, code)
     assert.equal("", out)
     assert.matches("bad.yaml:2:21: cap max_entries:", err, 1, true)
+  end)
+
+  it("mcp with a bad config answers initialize and fails every tool call with the error", function()
+    H.write(dir, "bad.yaml", "roots: [data]\ncaps: {max_entries: -1}\n")
+    local init = json.encode { jsonrpc = "2.0", id = 1, method = "initialize",
+      params = { protocolVersion = "2025-06-18", capabilities = {}, clientInfo = { name = "t", version = "1" } } }
+    local list = json.encode { jsonrpc = "2.0", id = 2, method = "tools/list" }
+    local call = json.encode { jsonrpc = "2.0", id = 3, method = "tools/call",
+      params = { name = "read_file", arguments = { path = "a.txt" } } }
+    local out, err, code = burrow({ "mcp", "--config", dir .. "/bad.yaml" }, init .. "\n" .. list .. "\n" .. call .. "\n")
+    assert.equal(0, code, err)
+    assert.matches("bad.yaml:2:21: cap max_entries:", err, 1, true)
+    local by_id = {}
+    for line in out:gmatch("[^\n]+") do
+      local msg = json.decode(line)
+      by_id[msg.id] = msg
+    end
+    assert.equal("burrow", by_id[1].result.serverInfo.name)
+    assert.is_true(#by_id[2].result.tools > 0)
+    local r = by_id[3].result
+    assert.is_true(r.isError)
+    assert.equal("CONFIG_ERROR", r._meta["burrow/code"])
+    assert.matches("bad.yaml:2:21: cap max_entries:", r.content[1].text, 1, true)
+  end)
+
+  it("mcp --landlock with a bad config exits (a reload must not serve roots unconfined)", function()
+    H.write(dir, "bad.yaml", "roots: [data]\ncaps: {max_entries: -1}\n")
+    local out, _, code = burrow({ "mcp", "--landlock", "--config", dir .. "/bad.yaml" }, "")
+    assert.equal(2, code)
+    assert.equal("", out)
   end)
 
   it("mcp serves the config's tools", function()

@@ -338,7 +338,7 @@ policies:
 
     it("names unknown keys with their position and the known keys", function()
       assert.equal('c.yaml:2:1: unknown key "rots" in the configuration '
-        .. "(known: audit, caps, modules, pack, packs, policies, roots, roots_from_client, tools)",
+        .. "(known: audit, caps, http, modules, pack, packs, policies, roots, roots_from_client, tools)",
         parse_err("pack: native\nrots: [/a]\n"))
       assert.equal('c.yaml:3:5: unknown key "mnt" in a root (known: mode, mount, path)',
         parse_err("roots:\n  - path: /a\n    mnt: /w\n"))
@@ -369,7 +369,7 @@ policies:
         ["roots:\n  - {path: /a, mount: w}\n"] = 'c.yaml:2:23: mount "w" must be an absolute path like /workspace',
         ["roots: ['/a:/b:/c:ro']\n"] = 'c.yaml:1:9: invalid root "/a:/b:/c:ro" (use DIR[:MOUNT][:ro])',
         ["caps: [1]\n"] = "c.yaml:1:7: caps must be a mapping, not a list",
-        ["caps:\n  max_file_size: 5XB\n"] = 'c.yaml:2:18: cap max_file_size: invalid size "5XB" (use a number with B, KB, MB, GB, KiB, MiB or GiB)',
+        ["caps:\n  max_file_size: 5XB\n"] = 'c.yaml:2:18: cap max_file_size: invalid size "5XB": unknown unit "XB" at column 2 (use a number with B, KB, MB, GB, KiB, MiB or GiB)',
         ["caps:\n  max_entries: 1.5\n"] = "c.yaml:2:16: cap max_entries: expected a size like 256KiB or 50MB",
         ["tools: read_file\n"] = 'c.yaml:1:8: tools must be a list, not "read_file"',
         ["tools: []\n"] = "c.yaml:1:8: tools: the list is empty (leave the key out for the native set)",
@@ -406,6 +406,45 @@ policies:
       registry.tools_dir = tools_dir
       local dir = H.tmpdir()
       assert.equal(("c.yaml:1:9: tool file %s/gone.lua cannot be read"):format(dir), parse_err("tools: [gone.lua]\n", dir))
+    end)
+  end)
+
+  describe("http (the listener of mcp --http)", function()
+    local H64 = ("ab"):rep(32)
+    it("reads the listener, its limits, tenants and tokens", function()
+      local dir = os.tmpname()
+      os.remove(dir)
+      assert(os.execute("mkdir -p " .. dir))
+      local f = assert(io.open(dir .. "/a.yaml", "w"))
+      f:write("roots: [.]\n")
+      f:close()
+      local o = parse(("http:\n  listen: 0.0.0.0:9\n  workers: 3\n  session_ttl: 2m\n  max_body: 1KiB\n"
+        .. "  allowed_hosts: [mcp.example.com]\n  tenants:\n    alice: {config: a.yaml}\n"
+        .. "  tokens:\n    - {sha256: %s, tenant: alice, max_calls: 2, max_body: 2KiB}\n    - {sha256: %s}\n")
+        :format(H64:upper(), H64), dir)
+      os.execute("rm -rf " .. dir)
+      local h = o.http
+      assert.equal("0.0.0.0:9", h.listen)
+      assert.equal(3, h.workers)
+      assert.equal(120, h.session_ttl)
+      assert.equal(1024, h.max_body)
+      assert.same({ "mcp.example.com" }, { table.unpack(h.allowed_hosts) })
+      assert.same({ name = "alice", config = dir .. "/a.yaml" }, h.tenants[1])
+      assert.same({ sha256 = H64, tenant = "alice", max_calls = 2, max_body = 2048 }, h.tokens[1])
+      assert.equal("default", h.tokens[2].tenant)
+    end)
+
+    it("names what is wrong, where", function()
+      assert.matches('^c%.yaml:2:3: unknown key "port" in http', parse_err("http:\n  port: 8080\n"))
+      assert.matches("^c%.yaml:3:16: http%.tokens%[1%]%.sha256 must be 64 hex digits",
+        parse_err("http:\n  tokens:\n    - {sha256: secret}\n"))
+      assert.matches('http%.tokens%[1%]%.tenant: no tenant "bob"',
+        parse_err(("http:\n  tokens:\n    - {sha256: %s, tenant: bob}\n"):format(H64)))
+      assert.matches("http%.workers must be an integer of at least 1", parse_err("http:\n  workers: 0\n"))
+      assert.matches("http%.session_ttl must be a duration", parse_err("http:\n  session_ttl: soon\n"))
+      assert.matches("http%.tenants%.x%.config: cannot read", parse_err("http:\n  tenants:\n    x: {config: nope.yaml}\n"))
+      assert.matches("default is the main configuration's own",
+        parse_err("http:\n  tenants:\n    default: {config: nope.yaml}\n"))
     end)
   end)
 
@@ -516,7 +555,7 @@ modules:
         ["modules:\n  - module: filesystem\n    constraints: {paths: ['{{workspace}}x']}\n"] =
           "c.yaml:3:27: {{workspace}} must be followed by / or nothing",
         ["modules:\n  - module: filesystem\n    constraints: {max_file_size: lots}\n"] =
-          'c.yaml:3:34: max_file_size: invalid size "lots" (use a number with B, KB, MB, GB, KiB, MiB or GiB)',
+          'c.yaml:3:34: max_file_size: invalid size "lots": expected a number at column 1 (use a number with B, KB, MB, GB, KiB, MiB or GiB)',
         ["tools: [stat]\nmodules:\n  - module: filesystem\n    actions: [read]\n"] =
           "c.yaml:4:14: give either tools or the module's actions, not both",
         ["roots: [/a]\nmodules:\n  - module: filesystem\n    constraints: {paths: [/b]}\n"] =

@@ -203,10 +203,10 @@ int main(int argc, char **argv) {
         local out = sh("cd / && " .. H.q(ex .. "/" .. bin) .. " " .. (mode == "static" and "" or mode) .. H.q(game))
         assert.matches("tools %(" .. #native_tools() .. "%): read_file", out)
         assert.matches("frame 2: write_file ok", out, 1, true)
-        assert.matches('frame 3: read_file ok {"bom":false,"content":"1\\tlevel: 3\\n2\\thealth: 70', out, 1, true)
+        assert.matches('frame 3: read_file ok {"bom":false,"charset":"utf-8","content":"1\\tlevel: 3\\n2\\thealth: 70', out, 1, true)
         if tools.edit_file then
           assert.matches("frame 4: edit_file ok", out, 1, true)
-          assert.matches('frame 6: read_file ok {"bom":false,"content":"2\\thealth: 100\\n"', out, 1, true)
+          assert.matches('frame 6: read_file ok {"bom":false,"charset":"utf-8","content":"2\\thealth: 100\\n"', out, 1, true)
         end
         if tools.grep then assert.matches('frame 5: grep ok .*"text":"health: ', out) end
         assert.matches("frame 7: read_file error ENOENT", out, 1, true)
@@ -281,6 +281,36 @@ int main(int argc, char **argv) {
       -- the compatibility packs travel with the tools (burrow/tools/packs)
       local registry = require "burrow.registry"
       assert.equal(registry.packs and table.concat(registry.packs(), ",") or "", lines[9])
+    end)
+
+    it("luarocks pack of the installed rock, installed offline into another tree, works", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      local env = ("HOME=%s LUAROCKS_CONFIG=%s "):format(H.q(tmp .. "/home"), H.q(tmp .. "/luarocks-config.lua"))
+      local packdir = tmp .. "/pack"
+      H.mkdir(packdir)
+      sh(env .. "cd " .. H.q(packdir) .. " && luarocks --lua-version=5.4 --tree=" .. H.q(rocks) .. " pack burrow 2>&1")
+      local rock = H.run("ls " .. H.q(packdir) .. "/burrow-scm-1.*.rock"):match("[^\n]+")
+      assert.truthy(rock, "no packed rock")
+      local tree2 = tmp .. "/rocks2"
+      sh(env .. "luarocks --lua-version=5.4 --tree=" .. H.q(tree2) .. " install " .. H.q(rock) .. " 2>&1")
+      local env2 = ('eval "$(%sluarocks --lua-version=5.4 --tree=%s path)" && '):format(env, H.q(tree2))
+      local out = sh(env2 .. "cd / && lua5.4 -e " .. H.q([[
+        local burrow = require "burrow"
+        print(package.searchpath("burrow.core", package.cpath))
+        local ws = assert(burrow.open { roots = { { path = "/" } } })
+        print(#ws:tools() > 0)
+        ws:close()
+      ]]))
+      assert.equal(tree2 .. "/lib/lua/5.4/burrow/core.so\ntrue\n", out)
+    end)
+
+    it("ws:submit from the rock: examples/luv_grep.lua greps on the worker while luv runs", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      local ws = tmp .. "/luvws"
+      H.write(ws, "a.txt", "TODO one\nnothing\n")
+      H.write(ws, "b/c.txt", "TODO two\n")
+      local out = sh(lua_env .. "cd / && lua5.4 " .. H.q(REPO .. "/examples/luv_grep.lua") .. " " .. H.q(ws) .. " TODO")
+      assert.matches("grep done in [%d.]+ s: 2 matching lines in 2 files", out)
     end)
 
     it("runs examples/agent.lua: OpenAI and Anthropic tool lists, a scripted tool-call loop", function()

@@ -10,7 +10,13 @@
 #               native message a pack receives is reworded, so a pack that read
 #               the wording instead of codes and details fails (lua/burrow/errors.lua)
 #   5. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
-#   6. fuzz     make fuzz-build, then host/fuzz/run.sh: each libFuzzer target
+#   6. luajit   busted --lua=luajit: spec/lua_api_spec.lua (the Lua API subset,
+#               here through burrow.ffi) and test/luajit/ (the LÖVE example's
+#               logic), BURROW_LIB=$BUILD/libburrow.so
+#   7. conformance  test/conformance/run.sh: the official MCP conformance
+#               suite (@modelcontextprotocol/conformance, pinned) against
+#               burrow mcp --http, one passed or failed per scenario
+#   8. fuzz     make fuzz-build, then host/fuzz/run.sh: each libFuzzer target
 #               BURROW_FUZZ_SECONDS (default 3) from its seed corpus; one
 #               passed or failed per target (needs clang and libFuzzer)
 #
@@ -30,7 +36,7 @@
 #   BURROW_ALLOW_MISSING   1 = absent stages do not count as failures
 #   BURROW_STAGE_TIMEOUT   seconds per stage before it is killed (default 1800)
 #   BURROW_FUZZ_SECONDS    seconds per fuzz target (default 3: 11 targets, under a minute)
-#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk packs-reworded e2e fuzz
+#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk packs-reworded e2e luajit conformance fuzz
 
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -41,7 +47,7 @@ BUILD=${BUILD%/}
 export BURROW_BIN=${BURROW_BIN:-$REPO/$BUILD/burrow}
 ALLOW_MISSING=${BURROW_ALLOW_MISSING:-0}
 STAGE_TIMEOUT=${BURROW_STAGE_TIMEOUT:-1800}
-STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk packs-reworded e2e fuzz"}
+STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk packs-reworded e2e luajit conformance fuzz"}
 FUZZ_SECONDS=${BURROW_FUZZ_SECONDS:-3}
 
 LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/burrow-tests.XXXXXX")
@@ -210,6 +216,47 @@ stage_e2e() {
   finish "$name" "$rc" "$pass" $((${fail:-0} + ${cancelled:-0})) $((${skip:-0} + ${todo:-0})) "$found"
 }
 
+# The MCP conformance suite against burrow mcp --http (test/conformance/run.sh).
+stage_conformance() {
+  local name=conformance log="$LOGDIR/conformance.log"
+  banner "MCP conformance: test/conformance/run.sh (burrow mcp --http)"
+  if [ ! -f test/conformance/run.sh ]; then missing "$name" "test/conformance/run.sh not found"; return; fi
+  if ! command -v node >/dev/null 2>&1; then missing "$name" "node not installed"; return; fi
+  run_logged "$log" bash test/conformance/run.sh; local rc=$?
+  local line pass=0 fail=0 skip=0 found=0
+  line=$(grep -aE '^conformance: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  if [ -n "$line" ]; then
+    found=1
+    pass=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
+    fail=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
+  fi
+  skip=$(grep -caE '^PENDING ' "$log")
+  finish "$name" "$rc" "$pass" "$fail" "$skip" "$found"
+}
+
+# burrow.ffi under LuaJIT: the shared Lua API spec and the LÖVE example's logic.
+stage_luajit() {
+  local name=luajit log="$LOGDIR/luajit.log"
+  banner "LuaJIT: busted --lua=luajit spec/lua_api_spec.lua test/luajit/"
+  if ! command -v luajit >/dev/null 2>&1; then missing "$name" "luajit not installed (apt-get install luajit)"; return; fi
+  if ! command -v busted >/dev/null 2>&1; then missing "$name" "busted not installed"; return; fi
+  if [ ! -f "$BUILD/libburrow.so" ]; then missing "$name" "$BUILD/libburrow.so not found (run make)"; return; fi
+  local preload=${LD_PRELOAD:-}
+  if command -v ldd >/dev/null 2>&1; then
+    local san
+    san=$(ldd "$BUILD/libburrow.so" 2>/dev/null | grep -oE '/[^ ]*lib(asan|ubsan)\.so[^ ]*' | tr '\n' ' ')
+    preload="$san$preload"
+  fi
+  BURROW_LIB="$REPO/$BUILD/libburrow.so" LD_PRELOAD=$preload run_logged "$log" \
+    busted --lua=luajit -o TAP spec/lua_api_spec.lua test/luajit/; local rc=$?
+  local pass fail skip found=0
+  skip=$(grep -caE '^ok [0-9]+ - # SKIP' "$log")
+  pass=$(( $(grep -caE '^ok [0-9]+' "$log") - skip ))
+  fail=$(grep -caE '^not ok [0-9]+' "$log")
+  [ $((pass + fail + skip)) -gt 0 ] && found=1
+  finish "$name" "$rc" "$pass" "$fail" "$skip" "$found"
+}
+
 # The libFuzzer targets (host/fuzz/), built with clang into build/fuzz
 # whatever BURROW_BUILD says, each run for a few seconds from its seeds.
 stage_fuzz() {
@@ -242,6 +289,8 @@ for s in $STAGES; do
     busted-walk) stage_busted walk ;;
     packs-reworded) stage_busted openat2 packs-reworded "[reworded] " spec/packs ;;
     e2e) stage_e2e ;;
+    conformance) stage_conformance ;;
+    luajit) stage_luajit ;;
     fuzz) stage_fuzz ;;
     *) echo "unknown stage '$s' in BURROW_STAGES"; record "$s" 0 1 0 "unknown stage" ;;
   esac

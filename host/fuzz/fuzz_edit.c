@@ -10,7 +10,8 @@
  *    counts; a cut diff stays within max_diff;
  *  - a BOM stays first;
  *  - at the exact level on a file and texts without CR or BOM, the answer
- *    is the one memmem gives (not found, ambiguous, or the text spliced);
+ *    is the one memmem gives (not found, ambiguous, or the text spliced),
+ *    places that start or end inside a line's indentation left out;
  *  - the loose ladder answers as the exact level wherever that one found
  *    the text (it tries exact first);
  *  - the same edits applied to the result again, and the inverse edit,
@@ -163,6 +164,31 @@ static void check_out(const char *data, size_t len, int rc,
 
 /* ---- the exact level, modelled with memmem ---- */
 
+/* Strictly inside its line's leading spaces and tabs (an exact place
+ * there is none, unless old_text is only spaces and tabs)? */
+static int in_lead(const char *s, size_t n, size_t pos) {
+  if (pos >= n) return 0;
+  size_t a = pos;
+  while (a > 0 && s[a - 1] != '\n') a--;
+  if (a == pos) return 0;
+  for (size_t i = a; i <= pos; i++)
+    if (s[i] != ' ' && s[i] != '\t') return 0;
+  return 1;
+}
+
+static int blank(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (s[i] != ' ' && s[i] != '\t') return 0;
+  return 1;
+}
+
+/* Is the memmem place q an exact place? */
+static int place_ok(const char *data, size_t len, const char *q, const bw_edit *e) {
+  size_t st = (size_t)(q - data);
+  return blank(e->old_text, e->old_len) ||
+         !(in_lead(data, len, st) || in_lead(data, len, st + e->old_len));
+}
+
 static int plain(const char *s, size_t n) {
   return !memchr(s, '\r', n) && !(n >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3));
 }
@@ -181,7 +207,7 @@ static void model(const char *data, size_t len, const bw_edit *e, int rc,
   size_t all = 0; /* overlapping places */
   for (const char *p = data, *end = data + len;
        (p = memmem(p, (size_t)(end - p), e->old_text, e->old_len)); p++)
-    all++;
+    all += place_ok(data, len, p, e);
   if (all == 0) {
     FZ_CHECK(rc == BW_NOT_FOUND_TEXT, "not in the file, yet %s", bw_code_name(rc));
     return;
@@ -194,10 +220,15 @@ static void model(const char *data, size_t len, const bw_edit *e, int rc,
   sbuf want = {0};
   size_t count = 0;
   const char *p = data, *end = data + len, *q;
-  while ((q = memmem(p, (size_t)(end - p), e->old_text, e->old_len))) {
+  const char *from = p;
+  while ((q = memmem(from, (size_t)(end - from), e->old_text, e->old_len))) {
+    if (!place_ok(data, len, q, e)) {
+      from = q + 1;
+      continue;
+    }
     bw_sb_put(&want, p, (size_t)(q - p));
     bw_sb_put(&want, e->new_text, e->new_len);
-    p = q + e->old_len;
+    p = from = q + e->old_len;
     count++;
   }
   bw_sb_put(&want, p, (size_t)(end - p));

@@ -31,6 +31,18 @@
  * (the resolver choice, the SIGBUS guard of mapped reads, the umask read) is
  * listed in docs/embedding.md.
  *
+ * Once a host has a worker (its first burrow_submit or burrow_fd, below),
+ * its calls run on that one worker thread, one at a time, in the order
+ * submitted: burrow_call queues behind the submitted calls and waits;
+ * burrow_tools and burrow_set_approval wait for the call in flight instead
+ * of being refused. burrow_submit, burrow_cancel, burrow_fd, burrow_poll,
+ * burrow_take and burrow_set_progress may be called from any thread, but
+ * callbacks run only inside burrow_poll, on the thread that calls it (the
+ * engine's: call it from one thread). The approval callback of a submitted
+ * call runs on the worker thread. burrow_close, from a thread outside any
+ * callback, cancels the call in flight, answers nothing more and joins the
+ * worker; callbacks not yet polled never run.
+ *
  * ERRORS. burrow_call returns BURROW_OK, BURROW_TOOL_ERROR or BURROW_USAGE.
  * A tool error's JSON carries a stable code string ("ENOENT",
  * "OUTSIDE_ROOT", "POLICY_DENIED", "INVALID_ARGUMENT", ...): match on the
@@ -131,6 +143,62 @@ typedef int (*burrow_approve_fn)(void *ud, const char *tool,
                                  const char *operation, const char *path,
                                  const char *reason);
 void burrow_set_approval(burrow_host *h, burrow_approve_fn fn, void *ud);
+
+/* NON-BLOCKING CALLS (hosts from burrow_open and burrow_open_file; a host
+ * on an engine's lua_State has no worker: burrow_submit returns 0 and
+ * burrow_fd -1 for it).
+ *
+ *   int fd = burrow_fd(h);                 add fd to the engine's loop
+ *   unsigned long long id = burrow_submit(h, "grep", "{\"pattern\":\"x\"}", done, ud);
+ *   ... fd readable: burrow_poll(h) runs done(ud, id, rc, result_json)
+ *
+ * burrow_submit copies tool and args_json, queues the call and returns its
+ * id (> 0) at once; 0 for a NULL host or tool, a host without a worker, or
+ * no memory. When the call ends, cb(ud, id, rc, result_json) runs inside a
+ * later burrow_poll on the polling thread; rc and result_json are as
+ * burrow_call's, result_json lives for the callback only. A call submitted
+ * with cb NULL waits instead for burrow_take. */
+typedef void (*burrow_done_fn)(void *ud, unsigned long long id, int rc,
+                               const char *result_json);
+unsigned long long burrow_submit(burrow_host *h, const char *tool,
+                                 const char *args_json, burrow_done_fn cb,
+                                 void *ud);
+
+/* An eventfd (non-blocking, close-on-exec, owned by the host: do not close
+ * or read it) that becomes readable when a completion or a progress report
+ * waits; -1 for a NULL host or one without a worker. Level-triggered use
+ * (poll, epoll without EPOLLET, libuv's uv_poll) is simplest: it stays
+ * readable until burrow_poll (or burrow_take, for calls without a callback)
+ * has taken everything. */
+int burrow_fd(burrow_host *h);
+
+/* Run the callbacks of what has happened: progress reports first, then
+ * completions, in order. Returns the number of completions delivered.
+ * Never blocks. A callback may submit, cancel, or burrow_call (which waits
+ * for the worker); it must not call burrow_poll or burrow_close. */
+int burrow_poll(burrow_host *h);
+
+/* The next completion of a call submitted without a callback: 1 and *id,
+ * *rc, *result_json (for burrow_free), or 0 when none waits. For bindings
+ * that cannot take C callbacks (LuaJIT FFI, other runtimes). */
+int burrow_take(burrow_host *h, unsigned long long *id, int *rc,
+                char **result_json);
+
+/* Cancel a submitted call: 1 if it was queued or running, 0 if unknown or
+ * finished. A queued call completes with a CANCELLED tool error and never
+ * runs; a running grep or glob stops at its next check (between files and
+ * at each start position of the regex: well under 100 ms) and completes
+ * with its partial result and "cancelled": true; other tools finish. */
+int burrow_cancel(burrow_host *h, unsigned long long id);
+
+/* Progress of submitted walks (grep, glob: every 100 ms of searching):
+ * fn(ud, id, done, total, message) runs inside burrow_poll, with the call's
+ * ud; done counts entries, total is -1 when unknown; message lives for the
+ * callback only. Only the latest report of a call is kept. NULL: none. */
+typedef void (*burrow_progress_fn)(void *ud, unsigned long long id,
+                                   double done, double total,
+                                   const char *message);
+void burrow_set_progress(burrow_host *h, burrow_progress_fn fn);
 
 /* The library's version string, e.g. "0.1.0" (static: do not free). */
 const char *burrow_version(void);

@@ -8,6 +8,7 @@
  */
 #include <dlfcn.h>
 #include <lauxlib.h>
+#include <pthread.h>
 #include <lua.h>
 #include <lualib.h>
 #include <stdatomic.h>
@@ -17,7 +18,9 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "async.h"
 #include "lcore.h"
+#include "lserver.h"
 
 struct burrow_host {
   lua_State *L;   /* where burrow runs: its own state, or a thread of the engine's */
@@ -27,7 +30,11 @@ struct burrow_host {
   int theirs_ref; /* engine's state: the engine's while burrow's are in */
   int capi_ref;   /* the burrow.capi module */
   int ws_ref;     /* the workspace */
-  atomic_int busy;
+  pthread_mutex_t mu; /* busy, owner, async */
+  pthread_cond_t cv;  /* busy went to 0 */
+  int busy;
+  pthread_t owner;  /* the thread inside the host while busy */
+  bw_async *async;  /* the worker of submitted calls, once started */
   burrow_approve_fn approve;
   void *approve_ud;
 };
@@ -78,10 +85,21 @@ static void lua_dir(char *out, size_t size) {
   snprintf(out, size, "%s", BURROW_LUA_INSTALL_DIR);
 }
 
+/* LPeg (Debian's liblua5.4-lpeg), linked into libburrow.so and the binary:
+ * preloaded, so a host inside LuaJIT (burrow.ffi opens libburrow with
+ * RTLD_DEEPBIND) runs the copy bound to libburrow's liblua5.4, not lpeg.so
+ * from package.cpath, whose lua_* would bind to LuaJIT's 5.1 ones. Weak:
+ * core.so (the rock) and static links without it find lpeg.so as usual. */
+extern int luaopen_lpeg(lua_State *L) __attribute__((weak));
+
 static void preload_core(lua_State *L) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_burrow_core);
   lua_setfield(L, -2, "burrow.core");
+  if (luaopen_lpeg) {
+    lua_pushcfunction(L, luaopen_lpeg);
+    lua_setfield(L, -2, "lpeg");
+  }
   lua_pop(L, 1);
   char dir[4096];
   lua_dir(dir, sizeof dir);
@@ -275,20 +293,30 @@ static int l_open(lua_State *L) {
   return 0;
 }
 
+static int l_set_path(lua_State *L) {
+  const char *path = lua_touserdata(L, 1);
+  lua_getglobal(L, "package");
+  lua_pushstring(L, path);
+  lua_setfield(L, -2, "path");
+  return 0;
+}
+
 static void fail_open(burrow_host *h, lua_State *from, char **errmsg) {
   if (errmsg) *errmsg = from ? dup_top(from) : strdup("out of memory");
   burrow_close(h);
 }
 
 static burrow_host *open_host(lua_State *E, const char *config,
-                              const char *fn, char **errmsg) {
+                              const char *fn, const char *lua_path,
+                              char **errmsg) {
   if (errmsg) *errmsg = NULL;
   burrow_host *h = calloc(1, sizeof *h);
   if (!h) {
     if (errmsg) *errmsg = strdup("out of memory");
     return NULL;
   }
-  atomic_init(&h->busy, 0);
+  pthread_mutex_init(&h->mu, NULL);
+  pthread_cond_init(&h->cv, NULL);
   h->thread_ref = h->mine_ref = h->theirs_ref = LUA_NOREF;
   h->capi_ref = h->ws_ref = LUA_NOREF;
   if (!E) {
@@ -317,6 +345,11 @@ static burrow_host *open_host(lua_State *E, const char *config,
   if (!E) {
     lua_pushcfunction(L, l_prepare);
     rc = lua_pcall(L, 0, 0, 0);
+    if (rc == LUA_OK && lua_path) {
+      lua_pushcfunction(L, l_set_path);
+      lua_pushlightuserdata(L, (void *)lua_path);
+      rc = lua_pcall(L, 1, 0, 0);
+    }
   } else {
     enter(h);
     lua_getfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE); /* the engine's, or nil */
@@ -342,7 +375,7 @@ static burrow_host *open_host(lua_State *E, const char *config,
 }
 
 burrow_host *burrow_open(const char *config, char **errmsg) {
-  return open_host(NULL, config, "open", errmsg);
+  return open_host(NULL, config, "open", NULL, errmsg);
 }
 
 burrow_host *burrow_open_file(const char *path, char **errmsg) {
@@ -350,7 +383,7 @@ burrow_host *burrow_open_file(const char *path, char **errmsg) {
     if (errmsg) *errmsg = strdup("INVALID_ARGUMENT: burrow_open_file: path is NULL");
     return NULL;
   }
-  return open_host(NULL, path, "open_file", errmsg);
+  return open_host(NULL, path, "open_file", NULL, errmsg);
 }
 
 burrow_host *burrow_open_state(struct lua_State *L, const char *config,
@@ -359,7 +392,7 @@ burrow_host *burrow_open_state(struct lua_State *L, const char *config,
     if (errmsg) *errmsg = strdup("INVALID_ARGUMENT: burrow_open_state: L is NULL");
     return NULL;
   }
-  return open_host(L, config, "open", errmsg);
+  return open_host(L, config, "open", NULL, errmsg);
 }
 
 burrow_host *burrow_open_state_file(struct lua_State *L, const char *path,
@@ -369,7 +402,12 @@ burrow_host *burrow_open_state_file(struct lua_State *L, const char *path,
       *errmsg = strdup("INVALID_ARGUMENT: burrow_open_state_file: L or path is NULL");
     return NULL;
   }
-  return open_host(L, path, "open_file", errmsg);
+  return open_host(L, path, "open_file", NULL, errmsg);
+}
+
+burrow_host *bw_open_json(const char *opts_json, const char *lua_path,
+                          char **errmsg) {
+  return open_host(NULL, opts_json, "open_json", lua_path, errmsg);
 }
 
 /* (h, fn, {a, b}) -> capi.<fn>(ws, a, b): code, text */
@@ -397,18 +435,109 @@ static int capi(burrow_host *h, const char *fn, const char *a, const char *b,
   return code;
 }
 
+/* Enter the host. Refused when this thread is already inside (its own
+ * approval callback) and, before the host has a worker, when another thread
+ * is (the documented BURROW_USAGE); with a worker, wait for its call. */
 static int acquire(burrow_host *h) {
-  return h && atomic_exchange(&h->busy, 1) == 0;
+  if (!h) return 0;
+  pthread_mutex_lock(&h->mu);
+  int ok = 1;
+  if (h->busy && (pthread_equal(h->owner, pthread_self()) || !h->async)) {
+    ok = 0;
+  } else {
+    while (h->busy) pthread_cond_wait(&h->cv, &h->mu);
+    h->busy = 1;
+    h->owner = pthread_self();
+  }
+  pthread_mutex_unlock(&h->mu);
+  return ok;
 }
 
-static void release(burrow_host *h) { atomic_store(&h->busy, 0); }
+static void release(burrow_host *h) {
+  pthread_mutex_lock(&h->mu);
+  h->busy = 0;
+  pthread_cond_broadcast(&h->cv);
+  pthread_mutex_unlock(&h->mu);
+}
+
+/* A host with a worker, entered from outside a call: its async, else NULL
+ * (*reentry set when this thread is inside the host already). */
+static bw_async *worker_of(burrow_host *h, int *reentry) {
+  pthread_mutex_lock(&h->mu);
+  *reentry = h->busy && pthread_equal(h->owner, pthread_self());
+  bw_async *a = h->async;
+  pthread_mutex_unlock(&h->mu);
+  return a;
+}
 
 int burrow_call(burrow_host *h, const char *tool, const char *args_json,
                 char **result_json) {
-  if (!tool || !result_json || !acquire(h)) return BURROW_USAGE;
+  if (!h || !tool || !result_json) return BURROW_USAGE;
+  int reentry;
+  bw_async *a = worker_of(h, &reentry);
+  if (reentry) return BURROW_USAGE;
+  if (a) return bw_async_call(a, tool, args_json ? args_json : "{}", result_json);
+  if (!acquire(h)) return BURROW_USAGE;
   int rc = capi(h, "call", tool, args_json ? args_json : "{}", result_json);
   release(h);
   return rc;
+}
+
+/* ------------------------------------------------ submitted calls (worker) */
+
+bw_async **bw_host_async_slot(burrow_host *h) { return h->own ? &h->async : NULL; }
+void bw_host_lock(burrow_host *h) { pthread_mutex_lock(&h->mu); }
+void bw_host_unlock(burrow_host *h) { pthread_mutex_unlock(&h->mu); }
+
+static int job_cancelled(lua_State *L) {
+  bw_job *j = lua_touserdata(L, lua_upvalueindex(1));
+  lua_pushboolean(L, atomic_load(&j->cancel));
+  return 1;
+}
+
+/* hooks.progress(done, total, message), from ctx:progress */
+static int job_progress(lua_State *L) {
+  burrow_host *h = lua_touserdata(L, lua_upvalueindex(1));
+  bw_job *j = lua_touserdata(L, lua_upvalueindex(2));
+  bw_async_progress(h->async, j, luaL_optnumber(L, 1, 0), luaL_optnumber(L, 2, -1),
+                    luaL_optstring(L, 3, NULL));
+  return 0;
+}
+
+/* (h, job) -> capi.call(ws, tool, args, hooks): code, text */
+static int l_job(lua_State *L) {
+  burrow_host *h = lua_touserdata(L, 1);
+  bw_job *j = lua_touserdata(L, 2);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->capi_ref);
+  lua_getfield(L, -1, "call");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->ws_ref);
+  lua_pushstring(L, j->tool);
+  lua_pushstring(L, j->args);
+  lua_createtable(L, 0, 2);
+  lua_pushlightuserdata(L, j);
+  lua_pushcclosure(L, job_cancelled, 1);
+  lua_setfield(L, -2, "cancelled");
+  lua_pushlightuserdata(L, h);
+  lua_pushlightuserdata(L, j);
+  lua_pushcclosure(L, job_progress, 2);
+  lua_setfield(L, -2, "progress");
+  lua_call(L, 4, 2);
+  return 2;
+}
+
+void bw_host_run(burrow_host *h, bw_job *j) {
+  j->rc = BURROW_TOOL_ERROR;
+  if (!acquire(h)) { /* cannot happen: only the worker enters now */
+    j->result = strdup("{\"error\":{\"code\":\"EAGAIN\",\"message\":\"EAGAIN: host busy\"}}");
+    return;
+  }
+  lua_State *L = h->L;
+  bw_set_cancel_flag(&j->cancel); /* walks and grep stop on it */
+  if (run(h, l_job, j, NULL, 2) == LUA_OK) j->rc = (int)lua_tointeger(L, -2);
+  j->result = dup_top(L);
+  lua_settop(L, 0);
+  bw_set_cancel_flag(NULL);
+  release(h);
 }
 
 char *burrow_tools(burrow_host *h, const char *format) {
@@ -476,7 +605,17 @@ static int l_close(lua_State *L) {
 }
 
 void burrow_close(burrow_host *h) {
-  if (!acquire(h)) return; /* NULL, or inside a call: not now */
+  if (!h) return;
+  int reentry;
+  bw_async *a = worker_of(h, &reentry);
+  if (reentry) return; /* inside a call: not now */
+  if (a) { /* the worker first: it cancels and finishes what it runs */
+    bw_async_free(a);
+    pthread_mutex_lock(&h->mu);
+    h->async = NULL;
+    pthread_mutex_unlock(&h->mu);
+  }
+  if (!acquire(h)) return; /* another thread is inside a call: not now */
   if (h->own) {
     lua_close(h->own);
   } else if (h->L) {
@@ -488,5 +627,7 @@ void burrow_close(burrow_host *h) {
     for (size_t i = 0; i < sizeof refs / sizeof *refs; i++)
       luaL_unref(L, LUA_REGISTRYINDEX, *refs[i]); /* the thread last */
   }
+  pthread_mutex_destroy(&h->mu);
+  pthread_cond_destroy(&h->cv);
   free(h);
 }

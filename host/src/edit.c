@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "charset.h"
 #include "edit.h"
 
 enum { BINARY_PROBE = 8192 };
@@ -77,8 +78,6 @@ static int pat_init(pat *p, const bw_edit *e) {
   p->neu = lf_copy(e->new_text, e->new_len, &p->nlen);
   if (!p->old || !p->neu) return BW_ENOMEM;
   if (p->olen == 0) return bw_fail(BW_INVALID_ARGUMENT, "old_text is empty");
-  if (p->olen == p->nlen && !memcmp(p->old, p->neu, p->olen))
-    return bw_fail(BW_INVALID_ARGUMENT, "old_text and new_text are the same");
   p->trail_nl = p->old[p->olen - 1] == '\n';
   size_t body = p->olen - (size_t)p->trail_nl, k = 1;
   for (size_t i = 0; i < body; i++) k += p->old[i] == '\n';
@@ -94,6 +93,8 @@ static int pat_init(pat *p, const bw_edit *e) {
     }
   }
   p->k = k;
+  if (p->olen == p->nlen && !memcmp(p->old, p->neu, p->olen))
+    return bw_fail(BW_INVALID_ARGUMENT, "old_text and new_text are the same");
   return BW_OK;
 }
 
@@ -116,40 +117,27 @@ static const char *eol_at(const view *v, size_t start, size_t end) {
   return q && q > v->s && q[-1] == '\r' ? "\r\n" : "\n";
 }
 
+/* Indentation found for old's lines: pairs (old's indent, the file's),
+ * and the one change that turns every old indent into the file's, if
+ * there is one: a prefix added (file = x + old) or removed (old = x +
+ * file), after a spaces <-> tabs conversion when the file uses the other. */
+enum { RI_PAIRS = 64, RI_ADD = 1, RI_REMOVE = -1, RI_NONE = 2 };
+typedef struct reindent {
+  slice from[RI_PAIRS], to[RI_PAIRS];
+  size_t line[RI_PAIRS];      /* old's line (0-based) of each pair */
+  unsigned char clash[RI_PAIRS]; /* the same old indent, another file indent */
+  size_t n;
+  char unit_from; /* ' ' -> '\t' (or back) conversion, if seen */
+  size_t unit;    /* spaces per tab in that conversion */
+  int mode;       /* RI_ADD, RI_REMOVE, or RI_NONE: no single change */
+  sbuf x;         /* the prefix added or removed */
+  size_t conflict; /* RI_NONE: old's line where the change differs */
+} reindent;
+
 static int all_of(slice s, char c) {
   for (size_t i = 0; i < s.n; i++)
     if (s.p[i] != c) return 0;
   return s.n > 0;
-}
-
-/* Indentation found for old's lines: pairs (old's indent, the file's). */
-typedef struct reindent {
-  slice from[64], to[64];
-  size_t n;
-  char unit_from; /* ' ' -> '\t' (or back) conversion, if seen */
-  size_t unit;    /* spaces per tab in that conversion */
-} reindent;
-
-static void reindent_learn(reindent *ri, const view *v, const pat *p,
-                           size_t first) {
-  memset(ri, 0, sizeof *ri);
-  for (size_t j = 0; j < p->k; j++) {
-    slice pl = p->lines[j];
-    if (bw_trim(pl.p, pl.n, 1).n == 0) continue; /* blank lines say nothing */
-    size_t a = v->ls[first + j];
-    slice pi = bw_lead(pl.p, pl.n), fi = bw_lead(v->s + a, bw_line_end(v, first + j) - a);
-    size_t h = 0;
-    while (h < ri->n && (ri->from[h].n != pi.n || memcmp(ri->from[h].p, pi.p, pi.n)))
-      h++;
-    if (h == ri->n && ri->n < 64) {
-      ri->from[ri->n] = pi;
-      ri->to[ri->n++] = fi;
-    }
-    if (!ri->unit && all_of(pi, ' ') && all_of(fi, '\t') && pi.n % fi.n == 0)
-      ri->unit_from = ' ', ri->unit = pi.n / fi.n;
-    if (!ri->unit && all_of(pi, '\t') && all_of(fi, ' ') && fi.n % pi.n == 0)
-      ri->unit_from = '\t', ri->unit = fi.n / pi.n;
-  }
 }
 
 /* Extra indentation beyond a known prefix, in the file's characters. */
@@ -176,22 +164,114 @@ static void put_extra(sbuf *b, const reindent *ri, slice extra) {
   }
 }
 
-/* new_text re-indented line by line: a line whose indentation starts with
- * one of old's takes the file's instead. */
-static void reindent_apply(const reindent *ri, const char *s, size_t n,
-                           sbuf *b) {
-  size_t start = 0;
+/* memcmp that takes the NULL of an empty buffer */
+static int same_n(const void *a, const void *b, size_t n) {
+  return n == 0 || !memcmp(a, b, n);
+}
+
+static int ends_with(slice a, slice b) {
+  return a.n >= b.n && same_n(a.p + a.n - b.n, b.p, b.n);
+}
+
+/* The change from old's indent (converted) c to the file's f: mode and
+ * prefix into x; 0 when neither is a suffix of the other. */
+static int change_of(slice c, slice f, int *mode, sbuf *x) {
+  x->len = 0;
+  if (ends_with(f, c)) *mode = RI_ADD, bw_sb_put(x, f.p, f.n - c.n);
+  else if (ends_with(c, f)) *mode = RI_REMOVE, bw_sb_put(x, c.p, c.n - f.n);
+  else return 0;
+  if (x->len == 0) *mode = RI_ADD;
+  return 1;
+}
+
+static void reindent_free(reindent *ri) { free(ri->x.p); }
+
+static int reindent_learn(reindent *ri, const view *v, const pat *p,
+                          size_t first) {
+  memset(ri, 0, sizeof *ri);
+  ri->mode = RI_ADD;
+  for (size_t j = 0; j < p->k; j++) {
+    slice pl = p->lines[j];
+    if (bw_trim(pl.p, pl.n, 1).n == 0) continue; /* blank lines say nothing */
+    size_t a = v->ls[first + j];
+    slice pi = bw_lead(pl.p, pl.n), fi = bw_lead(v->s + a, bw_line_end(v, first + j) - a);
+    size_t h = 0;
+    while (h < ri->n && (ri->from[h].n != pi.n || !same_n(ri->from[h].p, pi.p, pi.n)))
+      h++;
+    if (h == ri->n && ri->n < RI_PAIRS) {
+      ri->from[ri->n] = pi;
+      ri->line[ri->n] = j;
+      ri->to[ri->n++] = fi;
+    } else if (h < ri->n && (ri->to[h].n != fi.n || !same_n(ri->to[h].p, fi.p, fi.n))) {
+      ri->clash[h] = 1;
+      if (ri->mode != RI_NONE) ri->mode = RI_NONE, ri->conflict = j;
+    }
+    if (!ri->unit && all_of(pi, ' ') && all_of(fi, '\t') && pi.n % fi.n == 0)
+      ri->unit_from = ' ', ri->unit = pi.n / fi.n;
+    if (!ri->unit && all_of(pi, '\t') && all_of(fi, ' ') && fi.n % pi.n == 0)
+      ri->unit_from = '\t', ri->unit = fi.n / pi.n;
+  }
+  sbuf c = {0}, x = {0};
+  for (size_t h = 0; h < ri->n && ri->mode != RI_NONE; h++) {
+    c.len = 0;
+    put_extra(&c, ri, ri->from[h]);
+    int mode;
+    if (!change_of((slice){c.p, c.len}, ri->to[h], &mode, &x)) {
+      ri->mode = RI_NONE, ri->conflict = ri->line[h];
+    } else if (h == 0) {
+      ri->mode = mode;
+      bw_sb_put(&ri->x, x.p, x.len);
+    } else if (mode != ri->mode || x.len != ri->x.len || !same_n(x.p, ri->x.p, x.len)) {
+      ri->mode = RI_NONE, ri->conflict = ri->line[h];
+    }
+  }
+  int oom = c.oom || x.oom || ri->x.oom;
+  free(c.p);
+  free(x.p);
+  return oom ? BW_ENOMEM : BW_OK;
+}
+
+/* One line's indentation ind in the file's terms into b; 0 when it
+ * cannot be known without guessing. */
+static int reindent_one(const reindent *ri, slice ind, sbuf *b) {
+  for (size_t h = 0; h < ri->n; h++) {
+    if (ri->from[h].n != ind.n || !same_n(ri->from[h].p, ind.p, ind.n)) continue;
+    if (ri->clash[h]) return 0; /* one old indent, two file indents */
+    bw_sb_put(b, ri->to[h].p, ri->to[h].n);
+    return 1;
+  }
+  if (ri->mode == RI_NONE) return 0;
+  sbuf c = {0};
+  put_extra(&c, ri, ind);
+  int ok = 1;
+  if (ri->mode == RI_ADD) {
+    bw_sb_put(b, ri->x.p, ri->x.len);
+    bw_sb_put(b, c.p, c.len);
+  } else if (c.len >= ri->x.len && same_n(c.p, ri->x.p, ri->x.len)) {
+    bw_sb_put(b, c.p + ri->x.len, c.len - ri->x.len);
+  } else {
+    /* shallower than what is taken off: only the margin is sure, when
+       the block itself has a line there ("   x" sent for the line "x") */
+    int margin = 0;
+    for (size_t h = 0; h < ri->n; h++) margin |= ri->to[h].n == 0;
+    ok = margin && c.len < ri->x.len && same_n(c.p, ri->x.p, c.len);
+  }
+  if (c.oom) b->oom = 1;
+  free(c.p);
+  return ok;
+}
+
+/* new_text re-indented line by line by the change the match needed;
+ * 0 on success, else the 1-based line of new_text that cannot be. */
+static size_t reindent_apply(const reindent *ri, const char *s, size_t n,
+                             sbuf *b) {
+  size_t start = 0, no = 0;
   for (size_t i = 0; i <= n; i++) {
     if (i < n && s[i] != '\n') continue;
     slice line = {s + start, i - start}, ind = bw_lead(line.p, line.n);
-    size_t best = ri->n;
-    for (size_t h = 0; h < ri->n; h++)
-      if (ri->from[h].n <= ind.n && !memcmp(ri->from[h].p, ind.p, ri->from[h].n) &&
-          (best == ri->n || ri->from[h].n > ri->from[best].n))
-        best = h;
-    if (best < ri->n && bw_trim(line.p, line.n, 1).n > 0) {
-      bw_sb_put(b, ri->to[best].p, ri->to[best].n);
-      put_extra(b, ri, (slice){ind.p + ri->from[best].n, ind.n - ri->from[best].n});
+    no++;
+    if (bw_trim(line.p, line.n, 1).n > 0) {
+      if (!reindent_one(ri, ind, b)) return no;
       bw_sb_put(b, line.p + ind.n, line.n - ind.n);
     } else {
       bw_sb_put(b, line.p, line.n);
@@ -199,6 +279,41 @@ static void reindent_apply(const reindent *ri, const char *s, size_t n,
     if (i < n) bw_sb_putc(b, '\n');
     start = i + 1;
   }
+  return 0;
+}
+
+int bw_reindent(const char *old, size_t olen, const char *block, size_t blen,
+                const char *neu, size_t nlen, char **out, size_t *out_len,
+                size_t *bad) {
+  *out = NULL;
+  *bad = 0;
+  bw_edit e = {old, olen, neu, nlen, 0, 0, 0, 0};
+  pat p;
+  view v;
+  int rc = pat_init(&p, &e);
+  if (rc == BW_INVALID_ARGUMENT && p.lines) rc = BW_OK; /* the same texts: fine here */
+  if (!rc) rc = view_init(&v, block, blen);
+  else v.ls = NULL;
+  if (!rc && v.nl < p.k) rc = bw_fail(BW_INVALID_ARGUMENT, "the block has fewer lines than old");
+  reindent ri;
+  sbuf b = {0};
+  if (!rc) rc = reindent_learn(&ri, &v, &p, 0);
+  if (!rc) {
+    *bad = reindent_apply(&ri, p.neu, p.nlen, &b);
+    reindent_free(&ri);
+    if (b.oom) rc = BW_ENOMEM;
+    else if (*bad) rc = bw_fail(BW_AMBIGUOUS_TEXT, "new text cannot be re-indented without guessing");
+  }
+  if (!rc) {
+    *out = b.p ? b.p : strdup("");
+    *out_len = b.len;
+    if (!*out) rc = BW_ENOMEM;
+  } else {
+    free(b.p);
+  }
+  pat_free(&p);
+  free(v.ls);
+  return rc;
 }
 
 static int spans_add(spans *sp, span x) {
@@ -219,18 +334,47 @@ static void spans_free(spans *sp) {
   free(sp->s);
 }
 
+/* The block was found with its indentation ignored, but old's indents
+ * do not map onto the file's by one change and new_text's line bad has
+ * an indent that none of them gives: say where, never guess. */
+static int reindent_refuse(const view *v, const pat *p, const reindent *ri,
+                           size_t first, size_t bad, bw_edit_diag *d) {
+  d->level = BW_LEVEL_INDENT;
+  d->matches = 1;
+  d->nlines = 1;
+  d->lines[0] = first + 1;
+  d->reindent_line = bad;
+  const char *s = p->neu, *e = p->neu + p->nlen;
+  for (size_t no = 1; no < bad; no++) s = memchr(s, '\n', (size_t)(e - s)) + 1;
+  const char *q = memchr(s, '\n', (size_t)(e - s));
+  bw_diag_excerpt(d->near_text, s, (size_t)((q ? q : e) - s));
+  if (ri->mode == RI_NONE) {
+    size_t j = ri->conflict, a = v->ls[first + j];
+    d->diverge_line = first + j + 1;
+    bw_diag_excerpt(d->want_text, p->lines[j].p, p->lines[j].n);
+    bw_diag_excerpt(d->have_text, v->s + a, bw_line_end(v, first + j) - a);
+  }
+  return bw_fail(BW_AMBIGUOUS_TEXT, NULL);
+}
+
 /* The span of one match, with its replacement in the right line ending. */
 static int make_span(const view *v, pat *p, const match *m, int level,
-                     size_t edit, span *out) {
+                     size_t edit, span *out, bw_edit_diag *d) {
   *out = (span){m->start, m->end, p->neu, p->nlen, 0, edit};
   const char *eol = eol_at(v, m->start, m->end);
   int crlf = eol[0] == '\r';
   if (level >= BW_LEVEL_INDENT && m->line != NO_LINE) {
     reindent ri;
     sbuf b = {0};
-    reindent_learn(&ri, v, p, m->line);
-    reindent_apply(&ri, p->neu, p->nlen, &b);
-    if (b.oom) return BW_ENOMEM;
+    int rc = reindent_learn(&ri, v, p, m->line);
+    size_t bad = rc ? 0 : reindent_apply(&ri, p->neu, p->nlen, &b);
+    if (!rc && bad) rc = reindent_refuse(v, p, &ri, m->line, bad, d);
+    reindent_free(&ri);
+    if (!rc && b.oom) rc = BW_ENOMEM;
+    if (rc) {
+      free(b.p);
+      return rc;
+    }
     out->repl = b.p ? b.p : strdup("");
     out->rlen = b.len;
     out->owned = 1;
@@ -278,7 +422,7 @@ static int match_edit(const view *v, pat *p, bw_edit *e, size_t idx,
   }
   for (size_t i = 0; !rc && i < ml.n; i++) {
     span s;
-    if (!(rc = make_span(v, p, &ml.m[i], lv, idx, &s))) rc = spans_add(sp, s);
+    if (!(rc = make_span(v, p, &ml.m[i], lv, idx, &s, d))) rc = spans_add(sp, s);
     else if (s.owned) free((char *)s.repl);
   }
   if (!rc) {
@@ -465,6 +609,60 @@ static int apply_insert(const char *data, size_t len, const void *arg,
   return rc;
 }
 
+/* The file's encoding: the one asked for (its BOM skipped when there),
+ * else detected. */
+static int file_charset(const char *data, size_t len, const char *want,
+                        bw_charset *cs) {
+  if (!want) return bw_charset_detect(data, len, cs);
+  memset(cs, 0, sizeof *cs);
+  if (strlen(want) >= sizeof cs->name || !bw_charset_known(want))
+    return bw_fail(BW_INVALID_ARGUMENT, "unknown charset");
+  for (size_t i = 0; want[i]; i++)
+    cs->name[i] = (char)(want[i] >= 'A' && want[i] <= 'Z' ? want[i] + 32 : want[i]);
+  const char *bom_of = NULL;
+  size_t bom = bw_charset_bom(data, len, &bom_of);
+  if (bom && !strcmp(bom_of, cs->name)) cs->bom = bom;
+  cs->utf8 = !strcmp(cs->name, "utf-8") || !strcmp(cs->name, "utf8");
+  return BW_OK;
+}
+
+/* An edit of a file in another encoding: its text decoded to UTF-8 (and
+ * checked to encode back to the same bytes, so nothing the agent did not
+ * touch can change), edited, then encoded back behind the same BOM. */
+static int apply_in(const bw_charset *cs, const char *data, size_t len,
+                    apply_fn fn, const void *arg, const bw_edit_opts *o,
+                    bw_edit_out *out, int *failed) {
+  char *u = NULL, *back = NULL, *enc = NULL;
+  size_t ulen, blen, elen;
+  const char *body = data + cs->bom;
+  size_t blen0 = len - cs->bom;
+  int rc = bw_charset_decode(cs->name, body, blen0, &u, &ulen);
+  if (!rc && memchr(u, '\0', ulen < BINARY_PROBE ? ulen : BINARY_PROBE))
+    rc = bw_fail(BW_BINARY, NULL);
+  if (!rc && (rc = bw_charset_encode(cs->name, u, ulen, &back, &blen)) == BW_OK &&
+      (blen != blen0 || memcmp(back, body, blen)))
+    rc = bw_fail(BW_INVALID_ARGUMENT, "the file does not read back to the same bytes in that charset");
+  free(back);
+  *failed = rc != BW_OK;
+  if (!rc) rc = fn(u, ulen, arg, o, out);
+  if (!rc) *failed = (rc = bw_charset_encode(cs->name, out->text, out->len, &enc, &elen)) != BW_OK;
+  if (!rc) {
+    char *t = malloc(cs->bom + elen + 1);
+    if (!t) rc = BW_ENOMEM;
+    else {
+      memcpy(t, data, cs->bom);
+      memcpy(t + cs->bom, enc, elen);
+      free(out->text);
+      out->text = t;
+      out->len = cs->bom + elen;
+    }
+  }
+  free(enc);
+  free(u);
+  if (rc) bw_edit_out_free(out);
+  return rc;
+}
+
 /* held: the directory's write lock, taken by the caller (or NULL) */
 static int read_edit_write(const bw_root *r, const char *rel,
                            const bw_edit_file_opts *o, bw_edit_file_res *res,
@@ -475,14 +673,19 @@ static int read_edit_write(const bw_root *r, const char *rel,
   int rc = bw_read_copy(r, rel, o->max_bytes ? o->max_bytes : (size_t)1 << 40, &data, &len);
   if (rc) return rc;
   res->old_size = len;
-  if (memchr(data, '\0', len < BINARY_PROBE ? len : BINARY_PROBE))
+  bw_charset cs;
+  rc = file_charset(data, len, o->charset, &cs);
+  res->charset_failed = rc != BW_OK;
+  if (!rc && cs.utf8 && memchr(data, '\0', len < BINARY_PROBE ? len : BINARY_PROBE))
     rc = bw_fail(BW_BINARY, NULL);
+  if (!rc) memcpy(res->charset, cs.name, sizeof res->charset);
   if (!rc) rc = bw_sha256(data, len, res->old_hash);
   if (!rc && o->expected_hash && strcmp(o->expected_hash, res->old_hash)) {
     strcpy(res->current_hash, res->old_hash);
     rc = bw_fail(BW_HASH_MISMATCH, NULL);
   }
-  if (!rc) rc = fn(data, len, arg, &o->e, &res->out);
+  if (!rc && cs.utf8) rc = fn(data, len, arg, &o->e, &res->out);
+  else if (!rc) rc = apply_in(&cs, data, len, fn, arg, &o->e, &res->out, &res->charset_failed);
   if (!rc && !o->dry_run && o->commit) rc = o->commit(o->commit_ud, res->out.placed);
   if (!rc && o->dry_run) rc = bw_sha256(res->out.text, res->out.len, res->hash);
   if (!rc && !o->dry_run) { /* compare-and-set against what we read */

@@ -50,6 +50,10 @@ typedef struct bw_edit_diag {
   char want_text[BW_DIAG_TEXT]; /* old_text's line there */
   char have_text[BW_DIAG_TEXT]; /* the file's line there */
   const char *differs;          /* what differs there ("indentation", ...) */
+  size_t reindent_line;         /* AMBIGUOUS_TEXT: new_text's line (1-based) that
+                                   cannot be re-indented without guessing (its
+                                   text in near_text; diverge_line, want_text,
+                                   have_text: where old's indents disagree) */
 } bw_edit_diag;
 
 typedef struct bw_edit_opts {
@@ -80,6 +84,14 @@ int bw_edit_apply(const char *data, size_t len, bw_edit *e, size_t n,
 int bw_insert_apply(const char *data, size_t len, size_t line, const char *text,
                     size_t tlen, const bw_edit_opts *o, bw_edit_out *out);
 void bw_edit_out_free(bw_edit_out *out);
+/* new re-indented by the change that turns old's lines into block's (the
+ * same lines, indented otherwise: the indentation level's rule), as LF
+ * text; BW_AMBIGUOUS_TEXT with *bad = new's line (1-based) that cannot
+ * be placed without guessing. For line matchers outside this engine
+ * (codex's apply_patch). */
+int bw_reindent(const char *old, size_t olen, const char *block, size_t blen,
+                const char *neu, size_t nlen, char **out, size_t *out_len,
+                size_t *bad);
 
 /* The same on a file beneath a root: read, apply, then an atomic
  * compare-and-set write against the hash of what was read. */
@@ -94,6 +106,7 @@ typedef struct bw_edit_file_opts {
    * counts N times): 0 to write, else a code (nothing is written). */
   int (*commit)(void *ud, size_t bytes);
   void *commit_ud;
+  const char *charset; /* the file's encoding, or NULL: detected (charset.c) */
 } bw_edit_file_opts;
 
 typedef struct bw_edit_file_res {
@@ -104,6 +117,8 @@ typedef struct bw_edit_file_res {
   char current_hash[BW_HASH_STR]; /* HASH_MISMATCH: what is there now */
   char *original;                 /* the old bytes when kept, else NULL */
   size_t original_len;
+  char charset[48];               /* the encoding read and written back */
+  int charset_failed;             /* the failure is the encoding's, not an edit's */
 } bw_edit_file_res;
 
 int bw_edit_file(const bw_root *r, const char *rel, bw_edit *e, size_t n,
@@ -194,6 +209,8 @@ slice bw_lead(const char *s, size_t n);
 int bw_find_level(const view *v, pat *p, int level, int disjoint, mlist *ml);
 /* Why p is not in the file at levels up to tried (NOT_FOUND_TEXT). */
 int bw_diagnose(const view *v, pat *p, int tried, bw_edit_diag *d);
+/* One line for a message into dst (BW_DIAG_TEXT bytes). */
+void bw_diag_excerpt(char *dst, const char *s, size_t n);
 /* The lines of several matches (AMBIGUOUS_TEXT). */
 void bw_list_lines(const view *v, const mlist *ml, bw_edit_diag *d);
 

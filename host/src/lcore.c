@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "charset.h"
 #include "core.h"
 #include "ljson.h"
 #include "lcore.h"
@@ -453,6 +454,9 @@ static void push_boxed(lua_State *L, char **box, size_t len) {
   lua_remove(L, -2);
 }
 
+char **bw_lua_new_box(lua_State *L) { return new_box(L); }
+void bw_lua_push_boxed(lua_State *L, char **box, size_t len) { push_boxed(L, box, len); }
+
 /* Work on a file's bytes, guarded when they are mapped. */
 typedef struct job {
   const bw_buf *b;
@@ -463,6 +467,8 @@ typedef struct job {
   char hash[BW_HASH_STR];
   char *b64;
   size_t b64_len;
+  bw_charset cs;
+  const char *want; /* decode: the encoding */
 } job;
 
 static int job_run(void *arg) {
@@ -498,6 +504,40 @@ static int do_tail(job *j) {
 
 static int do_b64(job *j) {
   return bw_base64_encode(j->b->data, j->b->len, &j->b64, &j->b64_len);
+}
+
+static int do_charset(job *j) { return bw_charset_detect(j->b->data, j->b->len, &j->cs); }
+
+static int do_decode(job *j) {
+  size_t bom = j->cs.bom;
+  return bw_charset_decode(j->want, j->b->data + bom, j->b->len - bom, &j->b64, &j->b64_len);
+}
+
+/* f:charset() -> name, bom bytes, is_utf8 (BOM, UTF-8 validity, then
+ * libuchardet: charset.c) */
+static int file_charset(lua_State *L) {
+  job j = {.b = &check_file(L)->b, .run = do_charset};
+  int rc = run_job(&j);
+  if (rc) return fail(L, rc);
+  lua_pushstring(L, j.cs.name);
+  lua_pushinteger(L, (lua_Integer)j.cs.bom);
+  lua_pushboolean(L, j.cs.utf8);
+  return 3;
+}
+
+/* f:decode(charset, bom) -> the text after bom bytes, as UTF-8 */
+static int file_decode(lua_State *L) {
+  job j = {.b = &check_file(L)->b, .run = do_decode};
+  j.want = luaL_checkstring(L, 2);
+  j.cs.bom = (size_t)luaL_optinteger(L, 3, 0);
+  if (j.cs.bom > j.b->len) j.cs.bom = j.b->len;
+  if (!bw_charset_known(j.want)) return fail(L, bw_fail(BW_INVALID_ARGUMENT, "unknown charset"));
+  char **box = new_box(L);
+  int rc = run_job(&j);
+  *box = j.b64;
+  if (rc) return fail(L, rc);
+  push_boxed(L, box, j.b64_len);
+  return 1;
 }
 
 static int file_hash(lua_State *L) {
@@ -802,6 +842,7 @@ static const luaL_Reg handle_methods[] = {
 static const luaL_Reg file_methods[] = {
     {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines}, {"tail", file_tail},
     {"base64", file_base64}, {"size", file_size}, {"identity", file_identity},
+    {"charset", file_charset}, {"decode", file_decode},
     {"close", file_gc},
     {NULL, NULL}};
 

@@ -36,6 +36,10 @@ const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
 const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg);
 /* Push nil, detail, CODE for a failed core call; returns 3. */
 int bw_lua_fail(lua_State *L, int code);
+/* A box for a malloc'd buffer a core call fills (freed by __gc if Lua
+ * raises first); then its content as a string in its place. */
+char **bw_lua_new_box(lua_State *L);
+void bw_lua_push_boxed(lua_State *L, char **box, size_t len);
 /* lload.c: a Lua file loaded with one open (pushes the function or the
  * stock message; LUA_ERRFILE when it cannot be opened or read), require's searcher built on it (upvalue: the package table), and
  * core.loadfile's registration. */
@@ -44,6 +48,9 @@ int bw_lua_search(lua_State *L);
 void bw_load_register(lua_State *L);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
+
+/* core.http_start, core.token_hash (lhttp.c) */
+void bw_http_register(lua_State *L);
 
 /* core.sandbox (lsandbox.c) */
 void bw_sandbox_register(lua_State *L);

@@ -78,6 +78,15 @@ static void push_diag(lua_State *L, const bw_edit_diag *d, int code) {
       lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     lua_setfield(L, -2, "lines");
+    if (d->reindent_line) {
+      set_int(L, "reindent_line", d->reindent_line);
+      set_str(L, "new_line_text", d->near_text);
+      if (d->diverge_line) {
+        set_int(L, "diverge_line", d->diverge_line);
+        set_str(L, "want_text", d->want_text);
+        set_str(L, "have_text", d->have_text);
+      }
+    }
   }
   if (code == BW_NOT_FOUND_TEXT && d->near_line) {
     set_int(L, "near_line", d->near_line);
@@ -146,6 +155,7 @@ static bw_edit_file_opts file_opts(lua_State *L, int t) {
   o.dry_run = opt_bool(L, t, "dry_run");
   o.max_bytes = opt_size(L, t, "max_bytes", 0);
   o.keep_original = opt_size(L, t, "keep_original", 0);
+  o.charset = opt_str(L, t, "charset");
   return o;
 }
 
@@ -155,6 +165,7 @@ static int edit_result(lua_State *L, int rc, bw_edit_file_res *res,
     lua_pushstring(L, res->current_hash);
     return fail_with(L, rc);
   }
+  if (rc && res->charset_failed) return bw_lua_fail(L, rc);
   if (rc == BW_NOT_FOUND_TEXT || rc == BW_AMBIGUOUS_TEXT ||
       rc == BW_OVERLAPPING_EDITS || (rc == BW_INVALID_ARGUMENT && e)) {
     push_diag(L, &res->out.diag, rc);
@@ -178,6 +189,7 @@ static int edit_result(lua_State *L, int rc, bw_edit_file_res *res,
   lua_pushlstring(L, res->out.diff ? res->out.diff : "", res->out.diff_len);
   lua_setfield(L, -2, "diff");
   set_bool(L, "diff_truncated", res->out.diff_truncated);
+  set_str(L, "charset", res->charset);
   if (res->original) {
     lua_pushlstring(L, res->original, res->original_len);
     lua_setfield(L, -2, "original");

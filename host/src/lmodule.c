@@ -7,8 +7,10 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "lcharset.h"
 #include "lcore.h"
 #include "ledit.h"
+#include "lhost.h"
 #include "ljson.h"
 #include "lsearch.h"
 #include "lserver.h"
@@ -19,12 +21,15 @@ int luaopen_burrow_core(lua_State *L) {
   bw_json_push(L);
   lua_setfield(L, -2, "json");
   bw_stdio_register(L);
+  bw_http_register(L);
   bw_yaml_register(L);
   bw_sandbox_register(L);
   bw_search_register(L);
   bw_edit_register(L);
+  bw_charset_register(L);
   bw_watch_register(L);
   bw_load_register(L);
+  bw_host_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");
   return 1;

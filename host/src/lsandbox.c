@@ -892,16 +892,18 @@ static sandbox *check_sb(lua_State *L) {
   return sb;
 }
 
-/* sb:load(name, source, options [, store]) -> true | nil, message
+/* sb:load(name, source, options [, store [, chunkname]]) -> true | nil, message
  * Runs the chunk with options as its argument in an _ENV of its own; it
  * must return a table with a check function, or declared rules. store: a
  * counter file the host opens (the operator's path), shared_add in that
- * _ENV. */
+ * _ENV. chunkname (Lua's: "@FILE" names a file) is what errors and
+ * tracebacks show; default: name. */
 static int sb_load(lua_State *L) {
   sandbox *sb = check_sb(L);
   const char *name = luaL_checkstring(L, 2);
   size_t len;
   const char *src = luaL_checklstring(L, 3, &len);
+  const char *chunk = luaL_optstring(L, 6, name);
   lua_State *S = sb->S;
   int top = lua_gettop(S);
   const char *store = luaL_optstring(L, 5, NULL);
@@ -915,7 +917,7 @@ static int sb_load(lua_State *L) {
       return 2;
     }
   }
-  int rc = luaL_loadbufferx(S, src, len, name, "t"); /* text only */
+  int rc = luaL_loadbufferx(S, src, len, chunk, "t"); /* text only */
   if (rc == LUA_OK) rc = run(sb, &x);
   bw_counters_close(x.store); /* not taken (the chunk did not load) */
   if (rc != LUA_OK) {
@@ -944,7 +946,8 @@ static int sb_load(lua_State *L) {
   lua_settop(S, top);
   if (!ok) {
     lua_pushnil(L);
-    lua_pushfstring(L, "%s: a policy must return a table with a check function or rules", name);
+    lua_pushfstring(L, "%s: a policy must return a table with a check function or rules",
+                    chunk[0] == '@' ? chunk + 1 : name);
     return 2;
   }
   lua_pushboolean(L, 1);

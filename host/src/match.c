@@ -184,13 +184,36 @@ static int exact_next(const view *v, pat *p, size_t from, size_t *s,
   return 0;
 }
 
+/* Is pos strictly inside a line's indentation (after its start, before
+ * its first other character)? */
+static int in_lead(const view *v, size_t pos) {
+  if (pos >= v->n) return 0;
+  size_t l = bw_line_of(v, pos), a = v->ls[l];
+  return pos > a && pos < a + bw_lead(v->s + a, bw_line_end(v, l) - a).n;
+}
+
+/* Only spaces and tabs: text that is indentation itself (a "    " -> "\t"
+ * replace_all), where a place inside the indentation is what is meant. */
+static int all_blank(const pat *p) {
+  return bw_lead(p->old, p->olen).n == p->olen;
+}
+
+/* An exact place that starts or ends inside a line's indentation is not
+ * one: "  x\n" found in "    x" would put new_text's later lines at the
+ * agent's shallower indentation. The indentation level finds it as whole
+ * lines and re-indents. */
 static int find_exact(const view *v, pat *p, int disjoint, mlist *ml) {
   if (v->eol == EOL_CRLF && !p->old_crlf) {
     p->old_crlf = bw_eol_copy(p->old, p->olen, "\r\n", &p->old_crlf_len);
     if (!p->old_crlf) return BW_ENOMEM;
   }
+  int blank = all_blank(p);
   size_t from = 0, s, e;
   while (exact_next(v, p, from, &s, &e)) {
+    if (!blank && (in_lead(v, s) || in_lead(v, e))) {
+      from = s + 1;
+      continue;
+    }
     if (ml_add(ml, s, e, NO_LINE)) return BW_ENOMEM;
     from = disjoint ? e : s + 1; /* overlapping places make it ambiguous */
   }
@@ -264,7 +287,7 @@ int bw_find_level(const view *v, pat *p, int level, int disjoint,
 /* ---- diagnostics ---- */
 
 /* A line of text for a message: no line ending, cut on a UTF-8 boundary. */
-static void excerpt(char *dst, const char *s, size_t n) {
+void bw_diag_excerpt(char *dst, const char *s, size_t n) {
   while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r')) n--;
   if (n >= BW_DIAG_TEXT) {
     n = BW_DIAG_TEXT - 4;
@@ -278,7 +301,7 @@ static void excerpt(char *dst, const char *s, size_t n) {
 }
 
 static void file_excerpt(char *dst, const view *v, size_t i) {
-  excerpt(dst, v->s + v->ls[i], bw_line_end(v, i) - v->ls[i]);
+  bw_diag_excerpt(dst, v->s + v->ls[i], bw_line_end(v, i) - v->ls[i]);
 }
 
 /* Equal once every space and tab is dropped? */
@@ -322,7 +345,7 @@ static void diverge(const view *v, const pat *p, size_t first,
     slice want = p->lines[j];
     if (first + j >= v->nl) {
       d->diverge_line = v->nl + 1;
-      excerpt(d->want_text, want.p, want.n);
+      bw_diag_excerpt(d->want_text, want.p, want.n);
       d->have_text[0] = '\0';
       d->differs = "the end of the file";
       return;
@@ -331,8 +354,8 @@ static void diverge(const view *v, const pat *p, size_t first,
     slice have = {v->s + a, bw_line_end(v, first + j) - a};
     if (want.n == have.n && !memcmp(want.p, have.p, want.n)) continue;
     d->diverge_line = first + j + 1;
-    excerpt(d->want_text, want.p, want.n);
-    excerpt(d->have_text, have.p, have.n);
+    bw_diag_excerpt(d->want_text, want.p, want.n);
+    bw_diag_excerpt(d->have_text, have.p, have.n);
     d->differs = what_differs(want, have);
     return;
   }

@@ -146,6 +146,58 @@ static void test_loose(void) {
   CHECK(!r && rc == BW_NOT_FOUND_TEXT && out.diag.near_line == 0, "nothing similar");
 }
 
+/* The issue's wrong-place edit: an old_text indented less than the file
+ * matched exactly inside the deeper indentation, and new_text's other
+ * lines kept the shallower one. */
+static void test_indent_place(void) {
+  int rc;
+  bw_edit_out out;
+  const char *f = "function main() {\n  if (bad) {\n    process.exitCode = 2;\n    return;\n  }\n}\n";
+  bw_edit e = ed("  process.exitCode = 2;\n", "  process.exitCode = 2;\n  log(\"bad\");\n");
+  const char *r = apply(f, e, &EXACT, &rc, &out);
+  CHECK(!r && rc == BW_NOT_FOUND_TEXT && out.diag.near_level == BW_LEVEL_INDENT &&
+            out.diag.near_line == 3,
+        "exact: a place inside the indentation is not found (near the indentation level): rc %d", rc);
+  r = apply(f, e, &LOOSE, &rc, NULL);
+  CHECK(eq(r, "function main() {\n  if (bad) {\n    process.exitCode = 2;\n    log(\"bad\");\n"
+              "    return;\n  }\n}\n"),
+        "loose: re-indented by the same delta, the added line too: %s", r);
+  /* ends inside the next line's indentation */
+  r = apply("a {\n    b;\n}\n", ed("{\n  ", "{\n  c;\n  "), &EXACT, &rc, NULL);
+  CHECK(!r && rc == BW_NOT_FOUND_TEXT, "an end inside the indentation is not exact: rc %d", rc);
+  /* one place in the indentation, one real: the real one is unique */
+  r = apply("  x = 1;\n    x = 1;\n", ed("  x = 1;\n", "  x = 2;\n"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "  x = 2;\n    x = 1;\n"), "the whole-line place wins: %s", r);
+  /* text from the first non-blank character on is still exact */
+  r = apply("\t\tfoo();\n", ed("foo();", "bar();"), &EXACT, &rc, NULL);
+  CHECK(eq(r, "\t\tbar();\n"), "a fragment after the indentation: %s", r);
+  /* indentation itself is what a blank old_text is after */
+  bw_edit ra = ed("    ", "\t");
+  ra.replace_all = 1;
+  r = apply("    a\n        b\n", ra, &EXACT, &rc, NULL);
+  CHECK(eq(r, "\ta\n\t\tb\n"), "replace_all of spaces with a tab: %s", r);
+  /* one level deeper than the file: the prefix is taken off every line */
+  r = apply("\tif (a) {\n\t\tb();\n\t}\n", ed("\t\tif (a) {\n\t\t\tb();\n", "\t\tif (a) {\n\t\t\tb();\n\t\t\tc();\n\t\td();\n"),
+            &LOOSE, &rc, NULL);
+  CHECK(eq(r, "\tif (a) {\n\t\tb();\n\t\tc();\n\td();\n\t}\n"), "deeper old_text, prefix removed: %s", r);
+  /* a new line shallower than what is taken off: refused */
+  r = apply("\tif (a) {\n\t\tb();\n\t}\n", ed("\t\tif (a) {\n\t\t\tb();\n", "x();\n\t\tif (a) {\n\t\t\tb();\n"),
+            &LOOSE, &rc, &out);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT && out.diag.reindent_line == 1 && out.diag.lines[0] == 1 &&
+            !strcmp(out.diag.near_text, "x();"),
+        "a line that cannot be re-indented is refused: rc %d line %zu", rc, out.diag.reindent_line);
+  /* indents that change by different amounts, and a new line at neither */
+  const char *g = "a:\n    b\n  c\n";
+  r = apply(g, ed("a:\n  b\n    c\n", "a:\n  b\n    c\n      d\n"), &LOOSE, &rc, &out);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT && out.diag.reindent_line == 4 && out.diag.diverge_line == 2 &&
+            !strcmp(out.diag.want_text, "  b") && !strcmp(out.diag.have_text, "    b"),
+        "no single change: refused with where: rc %d line %zu diverge %zu", rc,
+        out.diag.reindent_line, out.diag.diverge_line);
+  /* ... but a new line at an indent old_text has takes the file's */
+  r = apply(g, ed("a:\n  b\n    c\n", "a:\n  b2\n    c2\n"), &LOOSE, &rc, NULL);
+  CHECK(eq(r, "a:\n    b2\n  c2\n"), "known indents map one to one: %s", r);
+}
+
 static void test_diff(void) {
   const char *d = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n";
   bw_edit e[2] = {ed("1\n2\n", "1\ntwo\n"), ed("\n18\n", "\n")};
@@ -269,6 +321,17 @@ static int patch(const char *old, size_t on, const char *diff, size_t dn,
   return 0;
 }
 
+/* Is pos strictly inside its line's leading spaces and tabs? */
+static int in_indent(const char *s, size_t n, size_t pos) {
+  if (pos >= n) return 0;
+  size_t a = pos;
+  while (a > 0 && s[a - 1] != '\n') a--;
+  if (a == pos) return 0;
+  for (size_t i = a; i <= pos; i++)
+    if (s[i] != ' ' && s[i] != '\t') return 0;
+  return 1;
+}
+
 static void test_random(void) {
   char file[512], old[128], neu[64], want[700], got[1400];
   int bad = 0, runs = 0;
@@ -290,6 +353,16 @@ static void test_random(void) {
     bw_edit_opts o = {.context = rnd(4), .max_diff = 1 << 20};
     bw_edit_out out;
     runs++;
+    if (in_indent(file, n, s0) || in_indent(file, n, e0)) {
+      int only_blank = 1;
+      for (size_t c = s0; c < e0; c++) only_blank &= file[c] == ' ' || file[c] == '\t';
+      if (!only_blank) { /* a place inside the indentation is no exact place */
+        int rc0 = bw_edit_apply(file, n, &e, 1, &o, &out);
+        CHECK(rc0 == BW_NOT_FOUND_TEXT, "random edit %d inside the indentation: rc %d", t, rc0);
+        if (rc0 == BW_OK) bw_edit_out_free(&out);
+        continue;
+      }
+    }
     if (bw_edit_apply(file, n, &e, 1, &o, &out)) {
       bad++;
       CHECK(0, "random edit %d refused", t);
@@ -638,6 +711,7 @@ int main(void) {
   test_exact();
   test_counts();
   test_loose();
+  test_indent_place();
   test_diff();
   test_insert();
   test_random();

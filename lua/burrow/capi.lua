@@ -27,13 +27,22 @@ function capi.open_file(path)
   return burrow.open(opts)
 end
 
--- -> 0, result JSON | 1, {"error":{code, message, details}} JSON
-function capi.call(ws, tool, args_json)
+-- burrow.open's options as JSON (core.host, for ws:submit: the same
+-- workspace, opened again on a worker's state).
+function capi.open_json(text)
+  local opts, err = json.decode(text)
+  if type(opts) ~= "table" then return nil, "INVALID_ARGUMENT: options: " .. tostring(err) end
+  return burrow.open(opts)
+end
+
+-- -> 0, result JSON | 1, {"error":{code, message, details}} JSON. hooks (a
+-- submitted call's, api.c): cancelled() and progress(done, total, message).
+function capi.call(ws, tool, args_json, hooks)
   local args, err = json.decode(args_json)
   if type(args) ~= "table" then
     return 1, json.encode { error = { code = "INVALID_ARGUMENT", message = "INVALID_ARGUMENT: arguments must be a JSON object: " .. tostring(err) } }
   end
-  local res, msg, code, details = ws:call(tool, args)
+  local res, msg, code, details = ws:call(tool, args, hooks)
   if not res then return 1, json.encode { error = { code = code, message = msg, details = details } } end
   return 0, json.encode(res)
 end

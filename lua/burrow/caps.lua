@@ -1,6 +1,6 @@
 -- burrow.caps: the result and size limits every tool applies, and the
 -- parsers for sizes and durations written by people ("256KiB", "50MB",
--- "1000"; "30s", "500ms").
+-- "1000"; "30s", "500ms"): an LPeg grammar whose errors give the column.
 
 local caps = {}
 
@@ -26,31 +26,55 @@ local units = {
   KB = 1000, MB = 1000 ^ 2, GB = 1000 ^ 3,
   KiB = 1024, MiB = 1024 ^ 2, GiB = 1024 ^ 3,
 }
+local time_units = { [""] = 1, ms = 1, s = 1000, m = 60000 }
 
--- "64MiB" -> 67108864; nil, message for anything else.
+-- The grammar of a size or a duration: blanks, a number (digits, an
+-- optional fraction), blanks, a unit (letters, possibly none), blanks. Each
+-- part is captured with its position, so an error can say where it is.
+local lpeg = require "lpeg"
+local P, R, S, C, Cp = lpeg.P, lpeg.R, lpeg.S, lpeg.C, lpeg.Cp
+local blank = S " \t" ^ 0
+local number = C(R "09" ^ 1 * (P "." * R "09" ^ 0) ^ -1)
+local unit = C(R("az", "AZ") ^ 0)
+local quantity = blank * Cp() * number ^ -1 * blank * Cp() * unit * blank * Cp()
+
+-- text -> number, unit | nil, what is wrong, column (1-based)
+local function parse_quantity(text, known)
+  local at_num, num, at_unit, u, at_end = quantity:match(text)
+  if type(num) ~= "string" then -- no number: the captures shifted left
+    return nil, "expected a number", at_num
+  end
+  if at_end <= #text then
+    return nil, ("unexpected %q"):format(text:sub(at_end, at_end)), at_end
+  end
+  if not known[u] then return nil, ("unknown unit %q"):format(u), at_unit end
+  return tonumber(num), u
+end
+
+local function quantity_error(kind, v, what, col, hint)
+  return ("invalid %s %q: %s at column %d (%s)"):format(kind, v, what, col, hint)
+end
+
+local SIZE_HINT = "use a number with B, KB, MB, GB, KiB, MiB or GiB"
+local TIME_HINT = "use a number of ms, or with ms, s or m"
+
+-- "64MiB" -> 67108864; nil, message for anything else (the message says
+-- where: `invalid size "5XB": unknown unit "XB" at column 2 (...)`).
 function caps.parse_size(v)
   if math.type(v) == "integer" then return v >= 0 and v or nil, "negative size" end
   if type(v) ~= "string" then return nil, "expected a size like 256KiB or 50MB" end
-  local num, unit = v:match("^%s*(%d+%.?%d*)%s*(%a*)%s*$")
-  local mult = unit and units[unit]
-  if not num or not mult then
-    return nil, ("invalid size %q (use a number with B, KB, MB, GB, KiB, MiB or GiB)"):format(v)
-  end
-  return math.floor(tonumber(num) * mult)
+  local num, unit, col = parse_quantity(v, units)
+  if not num then return nil, quantity_error("size", v, unit, col, SIZE_HINT) end
+  return math.floor(num * units[unit])
 end
-
-local time_units = { [""] = 1, ms = 1, s = 1000, m = 60000 }
 
 -- "30s" -> 30000 (milliseconds; a bare number is milliseconds too).
 function caps.parse_ms(v)
   if math.type(v) == "integer" then return v >= 0 and v or nil, "negative duration" end
   if type(v) ~= "string" then return nil, "expected a duration like 30s or 500ms" end
-  local num, unit = v:match("^%s*(%d+%.?%d*)%s*(%a*)%s*$")
-  local mult = unit and time_units[unit]
-  if not num or not mult then
-    return nil, ("invalid duration %q (use a number of ms, or with ms, s or m)"):format(v)
-  end
-  return math.floor(tonumber(num) * mult)
+  local num, unit, col = parse_quantity(v, time_units)
+  if not num then return nil, quantity_error("duration", v, unit, col, TIME_HINT) end
+  return math.floor(num * time_units[unit])
 end
 
 -- Defaults overridden by t; unknown keys and bad values are errors.

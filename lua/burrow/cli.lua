@@ -10,9 +10,12 @@ local json = core.json
 local USAGE = [==[
 usage:
   burrow mcp   [--config FILE] [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]... [--pack NAME] [--landlock]
+               [--strict-start] [--http HOST:PORT]
   burrow call  TOOL [JSON-ARGS | -] [--config FILE] [--root ...] [--cap ...] [--pack NAME]
   burrow tools [--format mcp|openai|anthropic] [--config FILE] [--root ...] [--pack NAME]
   burrow check [--config FILE] [--root ...] [--cap ...]
+  burrow token hash [TOKEN | -]   the sha256 a config's http.tokens stores
+  burrow token new                a fresh random token and its sha256
   burrow version
 
   --config FILE            YAML configuration (docs/config.md); --root replaces
@@ -26,6 +29,10 @@ usage:
   --pack NAME              serve a compatibility pack's tools instead of the native
                            set (docs/packs.md: native, mcp_filesystem, ...)
   --landlock               (mcp) confine the process to its roots with Landlock
+  --http HOST:PORT         (mcp) serve MCP Streamable HTTP at http://HOST:PORT/mcp
+                           instead of stdio (docs/config.md, http section)
+  --strict-start           (mcp) exit when the configuration does not load, instead
+                           of serving every tool call that error
   BURROW_RESOLVER=walk     use the fd-walk resolver instead of openat2
 ]==]
 
@@ -66,6 +73,10 @@ local function parse(args)
       o.config = value()
     elseif a == "--landlock" then
       o.landlock = true
+    elseif a == "--http" then
+      o.http = value()
+    elseif a == "--strict-start" then
+      o.strict_start = true
     elseif a == "-h" or a == "--help" then
       error({ usage = false })
     elseif a:sub(1, 2) == "--" then
@@ -87,6 +98,7 @@ local function options(o)
     opts, err = config.load(o.config)
     if not opts then error({ fail = err }) end
   end
+  opts.http = nil -- the listener's, not the workspace's (http.lua reads it)
   if o.roots then opts.roots = o.roots end
   for k, v in pairs(o.caps) do opts.caps[k] = v end
   if o.pack then opts.pack, opts.packs = o.pack, nil end
@@ -150,10 +162,36 @@ local function landlock(ws, o, opts)
   end
 end
 
+-- The config's http section, when there is a config.
+local function http_config(o)
+  if not o.config then return nil end
+  -- one that does not load: the stdio server shows why to the client
+  -- (or --http fails when it opens the workspace)
+  local opts = config.load(o.config)
+  return opts and opts.http
+end
+
 function commands.mcp(o)
   if #o.args > 0 then error({ usage = "mcp takes no arguments" }) end
-  local ws = open(o)
-  if o.landlock then landlock(ws, o, options(o)) end
+  local hc = http_config(o)
+  if o.http or (hc and hc.listen) then
+    if o.landlock then error({ usage = "--landlock is for stdio; confine the HTTP server with its service unit (docs/deploy.md)" }) end
+    local ok, err = require("burrow.http").serve(o, hc, o.http)
+    if not ok then error({ fail = err }) end
+    return 0
+  end
+  local ok, ws = pcall(open, o)
+  if not ok then
+    -- fail closed but visible: the client connects and each call says why
+    -- (not with --landlock: a reload must not serve roots unconfined)
+    local e = ws
+    if o.strict_start or o.landlock or type(e) ~= "table" or not (e.fail or e.usage) then error(e, 0) end
+    local msg = e.fail or e.usage
+    io.stderr:write("burrow: ", msg, "\nburrow: the configuration did not load: serving no root; every tool call fails with this error (fix it and send SIGHUP, or use --strict-start to exit instead)\n")
+    ws = require("burrow.unavailable").new(msg)
+  elseif o.landlock then
+    landlock(ws, o, options(o))
+  end
   local mounts = {}
   for _, r in ipairs(ws:mounts()) do
     mounts[#mounts + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)")
@@ -261,7 +299,25 @@ function commands.check(o)
   return 0
 end
 
-return function(args)
+-- burrow token hash|new: what http.tokens stores is the sha256 of a token.
+function commands.token(o)
+  local sub, text = o.args[1], o.args[2]
+  if sub == "new" and #o.args == 1 then
+    local f = assert(io.open("/dev/urandom", "rb"))
+    local raw = f:read(32)
+    f:close()
+    local token = raw:gsub(".", function(c) return ("%02x"):format(c:byte()) end)
+    print("token:  " .. token)
+    print("sha256: " .. core.token_hash(token))
+    return 0
+  end
+  if sub ~= "hash" or #o.args > 2 then error({ usage = "token takes hash [TOKEN | -] or new" }) end
+  if text == nil or text == "-" then text = (io.read("l") or "") end
+  print(core.token_hash(text))
+  return 0
+end
+
+local function main(args)
   local cmd = table.remove(args, 1)
   if cmd == nil or cmd == "help" or cmd == "-h" or cmd == "--help" then
     return usage(cmd == nil and "a command is required" or nil)
@@ -278,3 +334,5 @@ return function(args)
   end
   error(res, 0)
 end
+
+return setmetatable({ options = options }, { __call = function(_, args) return main(args) end })

@@ -33,7 +33,7 @@ config.seed_writes = { write = true, edit = true, insert = true, mv = true, cp =
 -- address files as /workspace/...
 config.workspace_mount = "/workspace"
 
-local TOP_KEYS = { roots = true, pack = true, packs = true, tools = true, policies = true, caps = true, audit = true, modules = true }
+local TOP_KEYS = { roots = true, pack = true, packs = true, tools = true, policies = true, caps = true, audit = true, modules = true, http = true }
 
 ---------------------------------------------------------------------------
 -- the state of one parse, and its errors
@@ -410,6 +410,96 @@ local function parse_modules(v, mark, opts, top)
 end
 
 ---------------------------------------------------------------------------
+-- http: the listener of `burrow mcp --http` (burrow.http), not the workspace
+
+local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body = true, max_calls = true,
+  max_sessions = true, replay = true, retry_ms = true, allowed_hosts = true, allowed_origins = true,
+  tenants = true, tokens = true }
+local TOKEN_KEYS = { sha256 = true, tenant = true, max_calls = true, max_body = true, max_sessions = true }
+
+local function want_count(v, mark, what, min)
+  if math.type(v) ~= "integer" or v < (min or 1) then
+    fail(mark, "%s must be an integer of at least %d, not %s", what, min or 1, kind(v))
+  end
+  return v
+end
+
+local function want_size(v, mark, what)
+  local n, err = caps_mod.parse_size(v)
+  if not n or n < 1 then fail(mark, "%s: %s", what, err or "must be at least 1 byte") end
+  return n
+end
+
+local function want_strings(v, mark, what)
+  want_list(v, mark, what)
+  for i, s in ipairs(v) do want_string(s, item_at(v, i), ("%s[%d]"):format(what, i)) end
+  return v
+end
+
+-- "30s", "15m", "2h" or a number of seconds
+local function want_seconds(v, mark, what)
+  local n, unit = tostring(v):match("^(%d+%.?%d*)%s*([smh]?)$")
+  n = tonumber(n)
+  if not n or n <= 0 then fail(mark, "%s must be a duration (30s, 15m, 2h or seconds), not %s", what, kind(v)) end
+  return n * ({ s = 1, m = 60, h = 3600 })[unit ~= "" and unit or "s"]
+end
+
+local function parse_http(v, mark)
+  want_map(v, mark, "http")
+  check_keys(v, HTTP_KEYS, "http")
+  local out = {}
+  local function m(k) return value_at(v, k) end
+  if v.listen ~= nil then out.listen = want_string(v.listen, m("listen"), "http.listen") end
+  for _, k in ipairs { "workers", "max_calls", "max_sessions", "replay", "retry_ms" } do
+    if v[k] ~= nil then out[k] = want_count(v[k], m(k), "http." .. k) end
+  end
+  if v.session_ttl ~= nil then out.session_ttl = want_seconds(v.session_ttl, m("session_ttl"), "http.session_ttl") end
+  if v.max_body ~= nil then out.max_body = want_size(v.max_body, m("max_body"), "http.max_body") end
+  for _, k in ipairs { "allowed_hosts", "allowed_origins" } do
+    if v[k] ~= nil then out[k] = want_strings(v[k], m(k), "http." .. k) end
+  end
+  local names = { default = true }
+  out.tenants = {}
+  if v.tenants ~= nil then
+    want_map(v.tenants, m("tenants"), "http.tenants")
+    for _, name in ipairs(ordered(v.tenants)) do
+      local t, tm = v.tenants[name], value_at(v.tenants, name)
+      if name == "default" then fail(key_at(v.tenants, name), "http.tenants: default is the main configuration's own") end
+      want_map(t, tm, "http.tenants." .. name)
+      check_keys(t, { config = true }, "http.tenants." .. name)
+      local file = join(want_string(t.config, value_at(t, "config"), "http.tenants." .. name .. ".config"))
+      if not readable(file) then fail(value_at(t, "config"), "http.tenants.%s.config: cannot read %s", name, file) end
+      out.tenants[#out.tenants + 1] = { name = name, config = file }
+      names[name] = true
+    end
+  end
+  out.tokens = {}
+  if v.tokens ~= nil then
+    want_list(v.tokens, m("tokens"), "http.tokens")
+    for i, t in ipairs(v.tokens) do
+      local tm, what = item_at(v.tokens, i), ("http.tokens[%d]"):format(i)
+      want_map(t, tm, what)
+      check_keys(t, TOKEN_KEYS, what)
+      local hex = want_string(t.sha256, value_at(t, "sha256"), what .. ".sha256"):lower()
+      if not hex:match("^" .. ("%x"):rep(64) .. "$") then
+        fail(value_at(t, "sha256"), "%s.sha256 must be 64 hex digits (burrow token hash TOKEN)", what)
+      end
+      local tok = { sha256 = hex, tenant = "default" }
+      if t.tenant ~= nil then
+        tok.tenant = want_string(t.tenant, value_at(t, "tenant"), what .. ".tenant")
+        if not names[tok.tenant] then fail(value_at(t, "tenant"), "%s.tenant: no tenant %q in http.tenants", what, tok.tenant) end
+      end
+      for _, k in ipairs { "max_calls", "max_sessions" } do
+        if t[k] ~= nil then tok[k] = want_count(t[k], value_at(t, k), what .. "." .. k) end
+      end
+      if t.max_body ~= nil then tok.max_body = want_size(t.max_body, value_at(t, "max_body"), what .. ".max_body") end
+      out.tokens[i] = tok
+    end
+  end
+  return out
+end
+
+---------------------------------------------------------------------------
 
 TOP_KEYS.roots_from_client = true -- MCP client roots narrow the roots (docs/resources.md)
 
@@ -438,6 +528,7 @@ local function build(top)
     opts.roots_from_client = set.roots_from_client
   end
   if set.modules then parse_modules(set.modules, m("modules"), opts, set) end
+  if set.http then opts.http = parse_http(set.http, m("http")) end
   return opts
 end
 

@@ -163,7 +163,7 @@ function burrow.open(opts)
     roots:close()
     return fail("INVALID_ARGUMENT", by_name)
   end
-  local policies, perr = policy.load(opts.policies, { base_dir = opts.base_dir, path = policy_path })
+  local policies, perr = policy.load(policy.with_audit(opts.policies, opts.audit), { base_dir = opts.base_dir, path = policy_path })
   if not policies then
     roots:close()
     return fail("INVALID_ARGUMENT", perr)
@@ -188,6 +188,7 @@ function burrow.open(opts)
     -- MCP: serve the folders the client names as its roots, within these
     roots_from_client = opts.roots_from_client == true,
     scope = nil, -- then: the client's folders, {{root =, rel =, path =}...} (context.lua)
+    opts = opts, -- for ws:submit's host (burrow.async)
   }, Workspace)
   return ws
 end
@@ -196,7 +197,15 @@ end
 -- "ask" goes to the approval hook (MCP: elicitation). Sets req.decision
 -- and req.reason for the audit.
 function Workspace:decide(req, hooks)
-  local decision, reason, by = self.policies:check(req)
+  local decision, reason, by, detail = self.policies:check(req)
+  if detail then -- a policy's error: the operator reads it, the agent does not
+    io.stderr:write("burrow: ", detail, "\n")
+    if self.audit.fh then
+      self.audit:write { time = os.date("!%Y-%m-%dT%H:%M:%SZ"), event = "policy_error", policy = by,
+        tool = req.tool, operation = req.operation, path = req.path, error = detail }
+    end
+  end
+  req.policy_error = detail
   req.policy = by -- which policy denied (a subtree's refusal names it, not the entry)
   if decision == "ask" then
     local approve = hooks and hooks.approve or self.approve
@@ -296,6 +305,11 @@ local function invoke(self, tool, args, hooks, via)
     end
   end
   if res == nil then
+    -- a policy's own error text: for the embedder and the operator (a fifth
+    -- value), never in the message or the details the agent sees
+    for _, req in ipairs(ctx.reqs) do
+      if req.policy_error then return nil, msg, code, details, req.policy_error end
+    end
     if details == nil then return nil, msg, code end -- three values, as before details existed
     return nil, msg, code, details
   end
@@ -303,7 +317,9 @@ local function invoke(self, tool, args, hooks, via)
 end
 
 --- Call a tool: the result table, or nil, "CODE: message", CODE, details
--- (a table of machine-readable facts, or nil: docs/tools.md "Errors").
+-- (a table of machine-readable facts, or nil: docs/tools.md "Errors")[,
+-- policy_error] (a policy's own error, when one failed: the agent is told
+-- only "denied by policy NAME (policy error)").
 function Workspace:call(name, args, hooks)
   check_open(self)
   if type(name) ~= "string" then error("ws:call: tool name must be a string", 2) end
@@ -353,6 +369,29 @@ function Workspace:mounts()
   return out
 end
 
+--- Calls that do not block (lua/burrow/async.lua, docs/embedding.md):
+-- submit(tool, args, function(res, msg, code) end) -> id; fd() -> an
+-- eventfd for the caller's loop; poll() runs the callbacks; cancel(id).
+function Workspace:submit(tool, args, cb)
+  check_open(self)
+  return require("burrow.async").submit(self, tool, args, cb)
+end
+
+function Workspace:fd()
+  check_open(self)
+  return require("burrow.async").fd(self)
+end
+
+function Workspace:poll()
+  check_open(self)
+  return require("burrow.async").poll(self)
+end
+
+function Workspace:cancel(id)
+  check_open(self)
+  return require("burrow.async").cancel(self, id)
+end
+
 --- Watch a file or a directory (judged as a read by the policies):
 -- fn({path =, changed =, list =, gone =}) runs from ws:poll_watch, at
 -- most once per watch_interval_ms (cap) whatever the number of changes.
@@ -392,6 +431,7 @@ function Workspace:watch_fd()
 end
 
 function Workspace:close()
+  if self.host then require("burrow.async").close(self) end
   if self.watches then
     self.watches:close()
     self.watches = nil

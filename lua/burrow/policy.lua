@@ -62,6 +62,19 @@ local function unknown_options(known, p)
   end
 end
 
+-- `audit: FILE` without the audit policy would record nothing: the audit
+-- setting turns the policy on (after the others, as if listed last).
+function policy.with_audit(specs, audit)
+  specs = specs or policy.defaults
+  if not audit then return specs end
+  for _, s in ipairs(specs) do
+    if s == "audit" or (type(s) == "table" and s.name == "audit") then return specs end
+  end
+  local out = table.move(specs, 1, #specs, 1, {})
+  out[#out + 1] = "audit"
+  return out
+end
+
 local Engine = {}
 Engine.__index = Engine
 
@@ -87,7 +100,8 @@ function policy.load(specs, opts)
       return nil, ("policy %s: store must be a file name"):format(p.label)
     end
     if store and opts.base_dir and store:sub(1, 1) ~= "/" then store = opts.base_dir .. "/" .. store end
-    local ok, lerr = sb:load(p.key, src, p.options, store)
+    -- errors and tracebacks name the file as the operator wrote it
+    local ok, lerr = sb:load(p.key, src, p.options, store, "@" .. p.file:gsub("/%./", "/"):gsub("^%./", ""))
     if not ok then return nil, ("policy %s: %s"):format(p.label, lerr) end
     local uerr = unknown_options(sb:get(p.key, "options"), p)
     if uerr then return nil, uerr end
@@ -160,7 +174,8 @@ function Engine:judges_objects()
   return false
 end
 
---- "allow" | "deny", reason, policy | "ask", reason. The declared rules first, on
+--- "allow" | "deny", reason, policy[, detail] | "ask", reason. detail: a
+-- policy's error, for the operator only. The declared rules first, on
 -- the in-root path the resolver saw and on the path as mapped; then each
 -- policy's check() (for an entry of a walk or a subtree, req.member, only
 -- those that judge objects).
@@ -173,15 +188,19 @@ function Engine:check(req)
   for _, p in ipairs(self.list) do
     if not p.has_check or (req.member and p.scope == "call") then goto next end
     local ok, answer, reason = self.sandbox:call(p.key, "check", req)
+    -- a policy's own error text is for the operator (the 4th value: stderr,
+    -- audit), never the agent
     if not ok then
-      return "deny", ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer)), p.label
+      return "deny", ("denied by policy %s (policy error)"):format(p.label), p.label,
+        ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer))
     end
     if answer == "deny" then
       return "deny", reason and tostring(reason) or ("denied by policy " .. p.label), p.label
     elseif answer == "ask" then
       asks[#asks + 1] = reason and tostring(reason) or ("policy " .. p.label .. " asks for approval")
     elseif answer ~= "allow" and answer ~= nil then
-      return "deny", ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer)), p.label
+      return "deny", ("denied by policy %s (policy error)"):format(p.label), p.label,
+        ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer))
     end
     ::next::
   end

@@ -8,7 +8,7 @@ local undo = require "burrow.undo"
 return {
   name = "append_file",
   title = "Append to file",
-  description = [[Append content to the end of a file, creating the file (and missing parent directories, unless create_dirs is false) when it does not exist. The bytes are added exactly as given: add a newline yourself where you want one. Writing through a symlink or to a file with other hard links is refused. For binary data send base64 with encoding "base64". Returns the new size and content_hash.
+  description = [[Append content to the end of a file, creating the file (and missing parent directories, unless create_dirs is false) when it does not exist. The bytes are added exactly as given: add a newline yourself where you want one. Writing through a symlink or to a file with other hard links is refused. Text added to a file in another encoding (UTF-16, Shift-JIS, ...) is written in that encoding. For binary data send base64 with encoding "base64". Returns the new size and content_hash.
 Examples: {"path": "log/changes.md", "content": "- fixed the parser\n"}]],
   input_schema = {
     type = "object",
@@ -16,6 +16,7 @@ Examples: {"path": "log/changes.md", "content": "- fixed the parser\n"}]],
       path = { type = "string", description = "File to append to: relative to the first root, or an absolute path under a root." },
       content = { type = "string", description = "What to append." },
       encoding = { type = "string", enum = { "text", "base64" }, description = "How content is encoded: text (default) or base64." },
+      charset = { type = "string", description = "Character encoding to append text in; default: the file's (read_file's charset)." },
       create_dirs = { type = "boolean", description = "Create missing parent directories (default true)." },
     },
     required = { "path", "content" },
@@ -44,6 +45,19 @@ Examples: {"path": "log/changes.md", "content": "- fixed the parser\n"}]],
       local derr, dcode
       data, derr, dcode = core.base64_decode(a.content)
       if not data then return ctx:fail(dcode, a.path, "field 'content': " .. derr) end
+    else -- text goes on in the file's encoding (read_file's charset), or the one named
+      local cs = a.charset and a.charset:lower()
+      local f = not cs and ctx.roots:read(idx, rel, ctx.caps.max_file_size)
+      if f then
+        local name, _, utf8 = f:charset()
+        f:close()
+        if name and not utf8 then cs = name end
+      end
+      if cs and cs:gsub("_", "-") ~= "utf-8" and cs ~= "utf8" then
+        local enc, eerr, ecode = core.charset_encode(cs, data)
+        if not enc then return ctx:fail(ecode, a.path, eerr) end
+        data = enc
+      end
     end
     local res, detail, code = ctx.roots:append(idx, rel, data, {
       create_dirs = a.create_dirs ~= false,

@@ -51,6 +51,13 @@ local function explain(code, d, loose)
         :format(head, loose and " at any level" or "", d.near_line, d.near_percent, quote(d.near_text), diverges(d))
     end
     return head .. " and no line is similar; read the file again"
+  elseif code == "AMBIGUOUS_TEXT" and d.reindent_line then
+    local why = d.diverge_line
+      and ("its indentation differs from the file's by different amounts (line %d: the file has %s, old_text has %s)")
+        :format(d.diverge_line, quote(d.have_text), quote(d.want_text))
+      or "that line is indented less than the indentation old_text has beyond the file's"
+    return ("edit %d: old_text matches line %d only when indentation is ignored, and %s, so new_text's line %d (%s) cannot be re-indented without guessing; nothing written. Copy old_text and new_text with the file's own indentation")
+      :format(d.edit, d.lines[1], why, d.reindent_line, quote(d.new_line_text))
   elseif code == "AMBIGUOUS_TEXT" then
     local how = d.level ~= "exact" and (" " .. HOW[d.level]) or ""
     return ("edit %d: old_text matches %d places%s, on lines %s; add surrounding lines to make it unique, or set replace_all=true")
@@ -98,7 +105,7 @@ local edit_schema = {
 return {
   name = "edit_file",
   title = "Edit file",
-  description = [[Replace text in a file. Each edit's old_text must match exactly one place (add surrounding lines to make it unique, or set replace_all); all edits are matched against the original file, must not overlap, and either all apply or none. Line endings, BOM and tabs are kept: an old_text with LF line endings matches a CRLF file, and the new text gets the file's line endings. If old_text is not found the error names the nearest line and what differs (indentation, trailing whitespace, quotes); match="loose" then also accepts a match that ignores trailing whitespace, then indentation (new_text is re-indented to the block found), then Unicode punctuation, and the result says which level matched. Returns a unified diff and the new content_hash; pass expected_hash (from read_file) to edit only if the file has not changed, and dry_run=true to see the diff without writing.
+  description = [[Replace text in a file. Each edit's old_text must match exactly one place (add surrounding lines to make it unique, or set replace_all); all edits are matched against the original file, must not overlap, and either all apply or none. Line endings, BOM, tabs and the file's character encoding (UTF-16, Shift-JIS, ...: edits are made on the UTF-8 text read_file shows, a character the encoding cannot hold is refused) are kept: an old_text with LF line endings matches a CRLF file, and the new text gets the file's line endings. If old_text is not found the error names the nearest line and what differs (indentation, trailing whitespace, quotes); match="loose" then also accepts a match that ignores trailing whitespace, then indentation (new_text is re-indented to the block found), then Unicode punctuation, and the result says which level matched. Returns a unified diff and the new content_hash; pass expected_hash (from read_file) to edit only if the file has not changed, and dry_run=true to see the diff without writing.
 Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    return x + 1\n"}  {"path": "a.c", "edits": [{"old_text": "int a;", "new_text": "long a;"}, {"old_text": "foo(", "new_text": "bar(", "replace_all": true}]}]],
   input_schema = {
     type = "object",
@@ -110,6 +117,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
       replace_all = { type = "boolean", description = "Shorthand for one edit: replace every match." },
       expected_hash = { type = "string", description = "Edit only if the file's content_hash is still this (from read_file or an earlier edit)." },
       dry_run = { type = "boolean", description = "Return the diff without writing (default false)." },
+      charset = { type = "string", description = "The file's character encoding, over the one detected (read_file's charset); the file is written back in it." },
       match = { type = "string", enum = { "exact", "loose" }, description = "exact (default) or loose: also ignore trailing whitespace, then indentation, then Unicode punctuation." },
     },
     required = { "path" },
@@ -140,6 +148,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
       diff = { type = "string" },
       diff_truncated = { type = "boolean" },
       dry_run = { type = "boolean" },
+      charset = { type = "string" },
     },
     required = { "path", "replacements", "content_hash", "diff" },
   },
@@ -162,6 +171,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
     if not idx then return nil, rel, code0 end
     local res, detail, code, extra = ctx.roots:edit(idx, rel, edits, {
       match = a.match,
+      charset = a.charset,
       expected_hash = h,
       dry_run = a.dry_run,
       max_bytes = ctx.caps.max_file_size,
@@ -208,6 +218,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
       diff = ("--- %s\n+++ %s\n%s"):format(a.path, a.path, res.diff),
       diff_truncated = res.diff_truncated,
       dry_run = a.dry_run or false,
+      charset = res.charset,
     }
   end,
 

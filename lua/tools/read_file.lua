@@ -1,6 +1,8 @@
 -- read_file: a text file as numbered lines, paged with offset/limit and
 -- capped at max_result_bytes on a whole line, with an exact resume hint.
 
+local notebook = require "burrow.notebook"
+
 local BIG = 1024 * 1024 -- files from this size keep their facts cached
 local CACHE_MAX = 64
 
@@ -17,6 +19,9 @@ local function facts(ctx, f)
   local scan, serr, scode = f:scan()
   if not scan then return nil, serr, scode end
   scan.hash = hash
+  -- the encoding (charset.c): a BOM, UTF-8 validity, then libuchardet
+  local cs, bom, utf8 = f:charset()
+  if cs then scan.charset, scan.charset_bom, scan.utf8 = cs, bom, utf8 end
   if key then
     if cache.n >= CACHE_MAX then -- simple bound: start over
       for k in pairs(cache) do cache[k] = nil end
@@ -45,6 +50,35 @@ local function image_of(ctx, f)
   end
 end
 
+-- A notebook as cells (burrow.notebook), within max_result_bytes (whole
+-- cells; the rest named), its output images as MCP image content; nil
+-- when the file is not a notebook (then it reads as text).
+local function notebook_view(ctx, idx, rel, f)
+  local text = ctx.roots:content(idx, rel, ctx.caps.max_file_size)
+  local nb = text and notebook.parse(text)
+  if not nb then return nil end
+  f:close()
+  local cap = ctx.caps.max_result_bytes
+  local view, images = notebook.render(nb, { output_cap = math.max(1024, cap // 16),
+    image_bytes = math.min(cap // 2, ctx.caps.max_image_bytes) })
+  local shown = #nb.cells
+  if #view > cap then -- whole cells that fit
+    local cut = view:sub(1, cap)
+    local last = 0
+    for k = 1, #nb.cells do
+      local close = ('</cell id="%s">'):format(notebook.id_of(nb, k))
+      local e = select(2, cut:find(close, 1, true))
+      if not e then break end
+      last, shown = e, k
+    end
+    view = view:sub(1, last) .. ("\n[%d of %d cells shown (max_result_bytes); read the rest with notebook=false, offset and limit]")
+      :format(shown, #nb.cells)
+  end
+  if ctx.caps.untrusted_boundary then view = ctx:untrusted(view, rel) end
+  return { encoding = "text", notebook = true, cells = #nb.cells, content = view,
+    images = #images > 0 and images or nil, truncated = shown < #nb.cells }
+end
+
 local function fmt_hint(r)
   if r.tail_lines then
     if not r.truncated then return "" end
@@ -63,7 +97,7 @@ end
 return {
   name = "read_file",
   title = "Read file",
-  description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM. Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are refused unless encoding is "base64".
+  description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM, and its charset: a file in another encoding (UTF-16/32 with or without a BOM, Shift-JIS, Windows-1252, ... detected, or named with `charset`) comes back as UTF-8 text, and edit_file/write_file write it back in that encoding. A Jupyter notebook (.ipynb) is shown as its cells, <cell id="...">source</cell id="...">, with outputs as text and images (notebook=false: its JSON as lines); edit cells with notebook_edit. Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are refused unless encoding is "base64".
 With `tail` N it returns the last N lines as they are in the file, without line numbers, found by reading back from the end (fast on any size; no content_hash or total_lines, as the rest of the file is not read).
 Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 500}  {"path": "app.log", "tail": 100}  {"path": "logo.png", "encoding": "base64"}]],
   input_schema = {
@@ -74,6 +108,8 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       limit = { type = "integer", minimum = 1, description = "Maximum number of lines (default 2000)." },
       tail = { type = "integer", minimum = 1, description = "Return only the last N lines, unnumbered (not with offset, limit or encoding)." },
       encoding = { type = "string", enum = { "text", "base64" }, description = "text (default) or base64 for the raw bytes." },
+      notebook = { type = "boolean", description = "A .ipynb file is shown as cells with their outputs (default true); false shows its JSON as lines." },
+      charset = { type = "string", description = "The file's character encoding (\"shift_jis\", \"windows-1252\", \"utf-16le\", ...), over the one detected." },
     },
     required = { "path" },
     additionalProperties = false,
@@ -91,6 +127,9 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       next_offset = { type = "integer" },
       newline = { type = "string", enum = { "lf", "crlf", "mixed", "none" } },
       bom = { type = "boolean" },
+      charset = { type = "string" },
+      notebook = { type = "boolean" },
+      cells = { type = "integer" },
       truncated = { type = "boolean" },
       mime_type = { type = "string" },
       tail_lines = { type = "integer" },
@@ -145,26 +184,56 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       res.encoding, res.content = "base64", b64
       return res
     end
-    if scan.binary then
-      local b64, mime = image_of(ctx, f)
+    local cs, cs_bom, utf8 = scan.charset, scan.charset_bom or 0, scan.utf8
+    if a.charset then -- the agent's word over detection; the BOM only if it is that encoding's
+      cs, utf8 = a.charset:lower(), a.charset:lower():gsub("_", "-") == "utf-8"
+      if scan.charset ~= cs then cs_bom = 0 end
+    end
+    -- NULs: an image before UTF-16/32 without a BOM (a BOM is never an image's magic)
+    local image_b64, image_mime
+    if scan.binary and cs and not utf8 and cs_bom == 0 and not a.charset then
+      image_b64, image_mime = image_of(ctx, f)
+      if image_b64 then cs, utf8 = nil, true end
+    end
+    if scan.binary and (not cs or utf8) then
+      local b64, mime = image_b64, image_mime
+      if not b64 then b64, mime = image_of(ctx, f) end
       f:close()
       if not b64 then return ctx:fail("BINARY", a.path) end
       res.encoding, res.mime_type, res.content = "image", mime, b64
       return res
     end
+    if utf8 and not a.offset and not a.limit and a.notebook ~= false and a.path:match("%.ipynb$") then
+      local nb = notebook_view(ctx, idx, rel, f)
+      if nb then
+        for k, v in pairs(nb) do res[k] = v end
+        res.charset = "utf-8"
+        return res
+      end
+    end
     local offset = a.offset or 1
-    -- for an MCP reply (not a pack's call, no boundary to wrap in), the text
-    -- is numbered and JSON-escaped in one C pass: a json.fragment
-    local wire = ctx.hooks.wire and not ctx.via and not ctx.caps.untrusted_boundary
-    local text, info, lcode = f:lines(offset, a.limit or 2000, ctx.caps.max_line_chars,
-      ctx.caps.max_result_bytes, true, wire) -- last use: closes f
+    local text, info, lcode
+    if utf8 then
+      -- for an MCP reply (not a pack's call, no boundary to wrap in), the text
+      -- is numbered and JSON-escaped in one C pass: a json.fragment
+      local wire = ctx.hooks.wire and not ctx.via and not ctx.caps.untrusted_boundary
+      text, info, lcode = f:lines(offset, a.limit or 2000, ctx.caps.max_line_chars,
+        ctx.caps.max_result_bytes, true, wire) -- last use: closes f
+      res.total_lines, res.newline, res.bom = scan.lines, scan.newline, scan.bom
+    else -- another encoding: served as UTF-8, the numbers are the decoded text's
+      local u, derr, dcode = f:decode(cs, cs_bom)
+      f:close()
+      if not u then return ctx:fail(dcode, a.path, derr) end
+      if u:find("\0", 1, true) then return ctx:fail("BINARY", a.path, "NUL characters in the " .. cs .. " text") end
+      text, info, lcode = require("burrow.core").number_lines(u, offset, a.limit or 2000,
+        ctx.caps.max_line_chars, ctx.caps.max_result_bytes)
+      if text then res.total_lines, res.newline, res.bom = info.total, info.newline, cs_bom > 0 end
+    end
     if not text then return ctx:fail(lcode, a.path, info) end
     res.encoding = "text"
+    res.charset = utf8 and "utf-8" or cs
     if ctx.caps.untrusted_boundary then text = ctx:untrusted(text, a.path) end
     res.content = text
-    res.total_lines = scan.lines
-    res.newline = scan.newline
-    res.bom = scan.bom
     res.truncated = info.truncated
     res.offset = offset
     if info.first > 0 then res.start_line, res.end_line = info.first, info.last end
@@ -179,6 +248,12 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       if k ~= "content" and k ~= "offset" then s[k] = v end
     end
     if r.encoding == "base64" then return r.content, s end
+    if r.notebook then -- the cells, then their output images
+      s.images = nil
+      local blocks = { r.content }
+      for _, im in ipairs(r.images or {}) do blocks[#blocks + 1] = im end
+      return #blocks == 1 and r.content or blocks, s
+    end
     if r.encoding == "image" then -- MCP image content
       return { ("%s: %s, %d bytes, %s"):format(r.path, r.mime_type, r.size, r.content_hash),
         { type = "image", data = r.content, mimeType = r.mime_type } }, s

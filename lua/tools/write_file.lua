@@ -4,10 +4,29 @@
 local core = require "burrow.core"
 local undo = require "burrow.undo"
 
+local function utf8_name(cs) return cs:lower():gsub("_", "-") == "utf-8" or cs:lower() == "utf8" end
+
+-- Text content in the file's character encoding: the one named, else the
+-- one the file already has (detected as read_file does), behind the BOM it
+-- has; a new file or a UTF-8 one gets the text as it is.
+local function encode(ctx, idx, rel, want, text)
+  local old = ctx.roots:content(idx, rel, ctx.caps.max_file_size)
+  local cs, bom, utf8
+  if old then cs, bom, utf8 = core.charset_detect(old) end
+  if want then
+    if not cs or cs ~= want:lower() then bom = 0 end
+    cs, utf8 = want:lower(), utf8_name(want)
+  end
+  if not cs or utf8 then return text end
+  local bytes, err, code = core.charset_encode(cs, text)
+  if not bytes then return nil, err, code end
+  return (bom or 0) > 0 and core.charset_bom(cs) .. bytes or bytes
+end
+
 return {
   name = "write_file",
   title = "Write file",
-  description = [[Create a file or replace its whole content, atomically: readers see the old file or the new one, never a mix, and the file keeps its owner and permissions. Missing parent directories are created (create_dirs, default true). Pass expected_hash (the content_hash from read_file) to write only if the file has not changed since you read it, or "absent" to create a file that must not exist yet. Writing through a symlink or to a file with other hard links is refused. For binary data send base64 with encoding "base64".
+  description = [[Create a file or replace its whole content, atomically: readers see the old file or the new one, never a mix, and the file keeps its owner and permissions. Missing parent directories are created (create_dirs, default true). Pass expected_hash (the content_hash from read_file) to write only if the file has not changed since you read it, or "absent" to create a file that must not exist yet. Writing through a symlink or to a file with other hard links is refused. For binary data send base64 with encoding "base64". Text replacing a file in another encoding (read_file's charset: UTF-16, Shift-JIS, ...) is written in that encoding, BOM kept; charset names another.
 Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt", "content": "new", "expected_hash": "sha256:..."}]],
   input_schema = {
     type = "object",
@@ -15,6 +34,7 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
       path = { type = "string", description = "File to write: relative to the first root, or an absolute path under a root." },
       content = { type = "string", description = "The complete new content." },
       encoding = { type = "string", enum = { "text", "base64" }, description = "How content is encoded: text (default) or base64." },
+      charset = { type = "string", description = "Character encoding to write text in (\"shift_jis\", \"utf-16le\", ...); default: the existing file's (read_file's charset), else UTF-8." },
       create_dirs = { type = "boolean", description = "Create missing parent directories (default true)." },
       expected_hash = { type = "string", description = "Write only if the file's current content_hash is this; \"absent\" = the file must not exist." },
     },
@@ -43,6 +63,11 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
       local derr, dcode
       data, derr, dcode = core.base64_decode(a.content)
       if not data then return ctx:fail(dcode, a.path, "field 'content': " .. derr) end
+    end
+    if a.encoding ~= "base64" then
+      local enc, eerr, ecode = encode(ctx, idx, rel, a.charset, data)
+      if not enc then return ctx:fail(ecode, a.path, eerr) end
+      data = enc
     end
     if #data > ctx.caps.max_file_size then
       return ctx:fail("TOO_LARGE", a.path, ("%d bytes, over max_file_size (%d)"):format(#data, ctx.caps.max_file_size))

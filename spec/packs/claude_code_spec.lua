@@ -8,7 +8,7 @@ local H = require "helpers"
 local U = require "packs.util"
 local json = H.json
 
-local NAMES = { "Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS" }
+local NAMES = { "Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "NotebookEdit" }
 
 describe(H.tag("pack claude_code"), function()
   local dir, ws, M
@@ -34,7 +34,7 @@ describe(H.tag("pack claude_code"), function()
   after_each(H.cleanup)
 
   describe("schema", function()
-    it("has the seven tools with additionalProperties false", function()
+    it("has the eight tools with additionalProperties false", function()
       local names = {}
       for i, t in ipairs(ws:tools()) do
         names[i] = t.name
@@ -56,7 +56,7 @@ describe(H.tag("pack claude_code"), function()
     it("is served by burrow tools --pack claude_code", function()
       local out, _, code = H.burrow_cmd { "tools", "--pack", "claude_code", "--root", dir }
       assert.equal(0, code)
-      assert.equal(7, #json.decode(out))
+      assert.equal(8, #json.decode(out))
     end)
   end)
 
@@ -124,6 +124,16 @@ describe(H.tag("pack claude_code"), function()
       assert.equal("one\n2\nthree\n", H.read(dir, "a.txt"))
       -- the record follows the pack's own write: a second edit needs no re-read
       assert.truthy(text("Edit", { file_path = M .. "/a.txt", old_string = "one", new_string = "1" }))
+    end)
+    it("an old_string indented less than the file is not matched inside the indentation (issue 13)", function()
+      local src = "function main() {\n  if (bad) {\n    process.exitCode = 2;\n    return;\n  }\n}\n"
+      H.write(dir, "m.js", src)
+      text("Read", { file_path = M .. "/m.js" })
+      local _, msg, code = text("Edit", { file_path = M .. "/m.js", old_string = "  process.exitCode = 2;\n",
+        new_string = "  process.exitCode = 2;\n  console.error(\"bad\");\n" })
+      assert.equal("NOT_FOUND_TEXT", code)
+      assert.matches("String to replace not found in file.", msg, 1, true)
+      assert.equal(src, H.read(dir, "m.js"))
     end)
     it("not found, ambiguous, same text", function()
       text("Read", { file_path = M .. "/dup.txt" })
@@ -304,7 +314,7 @@ describe(H.tag("pack claude_code"), function()
         { "Edit", { file_path = M .. "/a.txt", old_string = "two", new_string = "2" } },
         { "Edit", { file_path = M .. "/dup.txt", old_string = "foo", new_string = "x" } },
       })
-      assert.equal(7, #r[2].result.tools)
+      assert.equal(8, #r[2].result.tools)
       assert.equal("1\tone\n2\ttwo\n3\tthree", r[3].result.content[1].text)
       assert.equal(("The file %s/a.txt has been updated successfully."):format(M), r[4].result.content[1].text)
       assert.is_true(r[5].result.isError)

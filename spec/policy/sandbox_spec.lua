@@ -46,15 +46,21 @@ end
 -- read_file of path on ws is denied by policy and the message contains
 -- every needle; returns the message.
 local function denied(ws, path, label, ...)
-  local res, msg, code = ws:call("read_file", { path = path })
+  local res, msg, code, _, detail = ws:call("read_file", { path = path })
   assert.is_nil(res, label .. ": expected POLICY_DENIED, the call succeeded")
   assert.are.equal("POLICY_DENIED", code, label .. ": " .. tostring(msg))
   assert.is_string(msg)
   assert.are.equal("POLICY_DENIED: ", msg:sub(1, 15), label .. ": " .. msg)
-  for _, needle in ipairs { ... } do
-    assert.truthy(msg:find(needle, 1, true), label .. ": message should contain " .. ("%q"):format(needle) .. ", got: " .. msg)
+  -- a policy's own error goes to the operator (detail), never the agent (msg)
+  local all = detail and msg .. "\n" .. detail or msg
+  if detail then
+    assert.truthy(msg:find("(policy error)", 1, true), label .. ": " .. msg)
+    assert.falsy(msg:find(detail, 1, true), label .. ": the policy's error reached the agent: " .. msg)
   end
-  return msg
+  for _, needle in ipairs { ... } do
+    assert.truthy(all:find(needle, 1, true), label .. ": message should contain " .. ("%q"):format(needle) .. ", got: " .. all)
+  end
+  return all
 end
 
 -- The next ordinary call on ws is served: the host kept going.

@@ -227,10 +227,13 @@ end }]])
       it(c[1]:sub(1, 12) .. ": read and write -> POLICY_DENIED (" .. c[2] .. "); the next call is served", function()
         F.guarded(fx, c[1], function()
           for _, args in ipairs({{"read_file", {path = c[1]}}, {"write_file", {path = c[1], content = "x"}}}) do
-            local res, msg, code = wsb:call(args[1], args[2])
+            local res, msg, code, _, detail = wsb:call(args[1], args[2])
             F.refused(args[1] .. " " .. c[1]:sub(1, 12), DENIED, res, msg, code)
-            assert.truthy(msg:find(c[2], 1, true), msg)
-            assert.truthy(msg:find("policy boom failed, so the call is denied", 1, true), msg)
+            -- the agent is told which policy; the operator gets its error
+            assert.truthy(msg:find("denied by policy boom (policy error)", 1, true), msg)
+            assert.falsy(msg:find(c[2], 1, true), msg)
+            assert.truthy(detail:find(c[2], 1, true), detail)
+            assert.truthy(detail:find("policy boom failed, so the call is denied", 1, true), detail)
           end
           assert.is_nil(F.lstat(fx.ws .. "/" .. c[1]), "a denied write created the file")
           F.reads("read file.txt", "ROOTFILE", wsb:call("read_file", {path = "/workspace/file.txt"}))

@@ -317,6 +317,33 @@ describe(H.tag("edit_file"), function()
       assert.equal("  item \n\titem \n", H.read(dir, "a.txt"))
     end)
 
+    it("an old_text indented less than the file is not matched inside the indentation (issue 13)", function()
+      local src = "function main() {\n  if (bad) {\n    process.exitCode = 2;\n    return;\n  }\n}\n"
+      H.write(dir, "m.js", src)
+      local e = { path = "m.js", old_text = "  process.exitCode = 2;\n",
+        new_text = "  process.exitCode = 2;\n  console.error(\"bad\");\n" }
+      local _, msg, code = edit(e)
+      assert.equal("NOT_FOUND_TEXT", code)
+      assert.matches("matches at line 3 when indentation is ignored", msg, 1, true)
+      assert.equal(src, H.read(dir, "m.js"))
+      e.match = "loose"
+      local r = assert(edit(e))
+      assert.equal("indentation", r.edits[1].level)
+      assert.equal("function main() {\n  if (bad) {\n    process.exitCode = 2;\n    console.error(\"bad\");\n"
+        .. "    return;\n  }\n}\n", H.read(dir, "m.js"))
+    end)
+
+    it("re-indentation that would be a guess is refused, saying where, nothing written", function()
+      local src = "a:\n    b\n  c\n"
+      H.write(dir, "y.txt", src)
+      local _, msg, code = edit { path = "y.txt", match = "loose",
+        old_text = "a:\n  b\n    c\n", new_text = "a:\n  b\n    c\n      d\n" }
+      assert.equal("AMBIGUOUS_TEXT", code)
+      assert.matches("new_text's line 4 (`      d`) cannot be re-indented", msg, 1, true)
+      assert.matches("line 2: the file has `    b`, old_text has `  b`", msg, 1, true)
+      assert.equal(src, H.read(dir, "y.txt"))
+    end)
+
     it("exact (the default) stays exact", function()
       H.write(dir, "a.txt", "one   \n")
       local _, _, code = edit { path = "a.txt", old_text = "one\n", new_text = "1\n" }

@@ -18,6 +18,7 @@ local BASE = {
     read_file = function(p) return { path = p(FILE) } end,
     insert_lines = function(p) return { path = p(FILE), line = 1, content = "x\n", dry_run = true } end,
     list_dir = function(p) return { path = p("."), recursive = true } end,
+    notebook_edit = function(p) return { path = p("n.ipynb"), index = 0, new_source = "x" } end,
     grep = function(p) return { pattern = "a", path = p(".") } end,
     glob = function(p) return { pattern = "*", path = p(".") } end,
   },
@@ -94,6 +95,8 @@ describe(H.tag("numbers out of range"), function()
     dir = H.tmpdir()
     H.write(dir, FILE, "a\nb\nc\n")
     H.write(dir, "sub/g.txt", "a\n")
+    H.write(dir, "n.ipynb", '{"cells": [{"cell_type": "code", "execution_count": null, "metadata": {}, '
+      .. '"outputs": [], "source": []}], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}\n')
   end)
   after_each(H.cleanup)
 

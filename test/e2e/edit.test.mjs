@@ -2,7 +2,8 @@
 // MCP TypeScript SDK client, which checks every structuredContent against
 // the tool's outputSchema: edit_file (diff, levels, errors with their
 // _meta code), insert_lines, append_file, mkdir, copy, move, remove,
-// undo_edit in one session, and read_file answering an image block.
+// undo_edit in one session, read_file answering an image block, a notebook
+// read as cells and edited with notebook_edit, and a UTF-16 file round trip.
 //
 //   BURROW_BIN=/path/to/burrow node --test test/e2e/edit.test.mjs
 
@@ -128,5 +129,49 @@ test("read_file answers a PNG with an image content block", T, async () => {
     assert.equal(img.mimeType, "image/png");
     assert.deepEqual(Buffer.from(img.data, "base64"), png);
     assert.equal(r.structuredContent.mime_type, "image/png");
+  });
+});
+
+test("a notebook reads as cells with an image block; notebook_edit edits a cell", T, async () => {
+  const dir = fs.mkdtempSync(path.join(TMP, "ws"));
+  const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+  const nb = {
+    cells: [
+      { cell_type: "markdown", id: "m1", metadata: {}, source: ["# Title"] },
+      { cell_type: "code", execution_count: 1, id: "c1", metadata: {},
+        outputs: [{ data: { "image/png": PNG, "text/plain": ["<Figure>"] }, metadata: {}, output_type: "display_data" }],
+        source: ["plot()"] },
+    ],
+    metadata: {}, nbformat: 4, nbformat_minor: 5,
+  };
+  const file = path.join(dir, "n.ipynb");
+  fs.writeFileSync(file, JSON.stringify(nb, null, 1) + "\n");
+  await session(dir, async (call) => {
+    const r = await call("read_file", { path: "n.ipynb" });
+    assert.equal(r.isError, undefined, text(r));
+    assert.match(r.content[0].text, /<cell id="c1">plot\(\)\n<outputs>\n\[image 1: image\/png\]/);
+    const img = r.content.find((c) => c.type === "image");
+    assert.equal(img.data, PNG);
+    assert.equal(r.structuredContent.cells, 2);
+    const e = ok(await call("notebook_edit", { path: "n.ipynb", cell_id: "c1", new_source: "plot(2)\n",
+      expected_hash: r.structuredContent.content_hash }), "notebook_edit");
+    assert.equal(e.content_hash, sha256(fs.readFileSync(file)));
+    assert.deepEqual(JSON.parse(fs.readFileSync(file, "utf8")).cells[1].source, ["plot(2)\n"]);
+    refused(await call("notebook_edit", { path: "n.ipynb", cell_id: "c1", new_source: "x",
+      expected_hash: r.structuredContent.content_hash }), "HASH_MISMATCH", "a stale hash");
+  });
+});
+
+test("a UTF-16 file reads as UTF-8 with its charset and is edited in UTF-16", T, async () => {
+  const dir = fs.mkdtempSync(path.join(TMP, "ws"));
+  const file = path.join(dir, "r.reg");
+  const enc = (s) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(s, "utf16le")]);
+  fs.writeFileSync(file, enc("Windows Registry Editor Version 5.00\r\n\"Name\"=\"café\"\r\n"));
+  await session(dir, async (call) => {
+    const r = ok(await call("read_file", { path: "r.reg" }), "read");
+    assert.equal(r.charset, "utf-16le");
+    const e = ok(await call("edit_file", { path: "r.reg", old_text: "café", new_text: "thé" }), "edit");
+    assert.equal(e.charset, "utf-16le");
+    assert.deepEqual(fs.readFileSync(file), enc("Windows Registry Editor Version 5.00\r\n\"Name\"=\"thé\"\r\n"));
   });
 });

@@ -316,3 +316,36 @@ test("the probe method does not exist without BURROW_TEST_HOOKS=1", T, async () 
   const { out } = await s.done();
   assert.equal(JSON.parse(out.trim()).error.code, -32601);
 });
+
+// Issue 14: a configuration that does not load still gives the client a
+// server: initialize answers, every tool call fails with the file:line
+// error; fixing the file and SIGHUP brings the tools back.
+test("a bad policy file: the server answers, each call names the file and line; SIGHUP recovers", T, async () => {
+  const d = dir({
+    "mine.lua": "return {\n  name = 'mine',\n  check = function() return 'allow' end\n  rules = {}\n}\n",
+    "burrow.yaml": "roots: [ws]\npolicies: [default, mine.lua]\n",
+  });
+  fs.writeFileSync(path.join(d, "ws", "a.txt"), "alpha\n");
+  const { client, transport, stderr } = await connect(["mcp", "--config", path.join(d, "burrow.yaml")]);
+  try {
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name === "read_file"));
+    const res = await call(client, "read_file", { path: "a.txt" });
+    assert.equal(res.isError, true);
+    assert.equal(code(res), "CONFIG_ERROR");
+    assert.match(res.content[0].text, /mine\.lua:4: '}' expected/);
+    assert.match(stderr.join(""), /mine\.lua:4: '}' expected/);
+    fs.writeFileSync(path.join(d, "mine.lua"), "return { name = 'mine', check = function() return 'allow' end }\n");
+    process.kill(transport.pid, "SIGHUP");
+    let ok;
+    for (let i = 0; i < 50 && !ok; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const r = await call(client, "read_file", { path: "a.txt" });
+      if (!r.isError) ok = r;
+    }
+    assert.ok(ok, "the reload did not bring the tools back");
+    assert.match(ok.content[0].text, /alpha/);
+  } finally {
+    await client.close();
+  }
+});

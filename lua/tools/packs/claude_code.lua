@@ -138,6 +138,10 @@ Usage:
         remember(ctx, a.file_path, r.content_hash, nil, false)
         return { content = "", image = r.content, mime_type = r.mime_type, path = a.file_path }
       end
+      if r.notebook then -- cells and their outputs (burrow.notebook), images as image blocks
+        remember(ctx, a.file_path, r.content_hash, nil, r.truncated)
+        return { content = r.content, images = r.images, path = a.file_path }
+      end
       local partial = (offset and offset > 1) or r.next_offset ~= nil
       remember(ctx, a.file_path, r.content_hash, r.newline, partial)
       if r.total_lines == 0 then
@@ -171,6 +175,11 @@ Usage:
     render = function(r)
       if r.image then
         return { { type = "image", data = r.image, mimeType = r.mime_type } }, { content = "" }
+      end
+      if r.images then
+        local blocks = { r.content }
+        for _, im in ipairs(r.images) do blocks[#blocks + 1] = im end
+        return blocks, { content = r.content }
       end
       return r.content, { content = r.content }
     end,
@@ -243,6 +252,9 @@ local function edit_words(msg, code, edits, det)
   local i = det.edit or 1
   local e = edits[i] or edits[1]
   if code == "NOT_FOUND_TEXT" then return not_found(e.old_text), i end
+  if code == "AMBIGUOUS_TEXT" and det.reindent_line then
+    return P.detail(msg), i -- found with indentation ignored, but placing new_string would be a guess
+  end
   if code == "AMBIGUOUS_TEXT" then return ambiguous(det.matches or 2, e.old_text), i end
   if code == "ENOENT" then return "File does not exist.", i end
   return P.detail(msg), i
@@ -632,11 +644,55 @@ local function ls_tool()
   }
 end
 
+---------------------------------------------------------------------------
+-- NotebookEdit: Claude Code's schema over the native notebook_edit (the
+-- cell logic is burrow.notebook's); the notebook must have been Read.
+
+local function notebook_edit_tool()
+  return {
+    name = "NotebookEdit",
+    title = "NotebookEdit",
+    description = [[Completely replaces the contents of a specific cell in a Jupyter notebook (.ipynb file) with new source. Jupyter notebooks are interactive documents that combine code, text, and visualizations, commonly used for data analysis and scientific computing. The notebook_path parameter must be an absolute path, not a relative path. The cell_id is the ID of the cell to edit (as Read shows it). Use edit_mode=insert to add a new cell after the cell with cell_id (or at the beginning if cell_id is not given); cell_type is required for insert. Use edit_mode=delete to delete the cell with cell_id.]],
+    schema = {
+      type = "object",
+      properties = {
+        notebook_path = { type = "string", description = "The absolute path to the Jupyter notebook file to edit (must be absolute, not relative)" },
+        cell_id = { type = "string", description = "The ID of the cell to edit. When inserting a new cell, the new cell will be inserted after the cell with this ID, or at the beginning if not specified." },
+        new_source = { type = "string", description = "The new source for the cell" },
+        cell_type = { type = "string", enum = { "code", "markdown" }, description = "The type of the cell (code or markdown). If not specified, it defaults to the current cell type. If using edit_mode=insert, this is required." },
+        edit_mode = { type = "string", enum = { "replace", "insert", "delete" }, description = "The type of edit to make (replace, insert, delete). Defaults to replace." },
+      },
+      required = { "notebook_path", "new_source" },
+      additionalProperties = false,
+    },
+    kind = "edit", permissions = { "fs.write" },
+    handler = function(ctx, a)
+      local ok, m, c = absolute(a.notebook_path)
+      if not ok then return nil, m, c end
+      local mode = a.edit_mode or "replace"
+      if mode ~= "insert" and not a.cell_id then return fail("cell_id must be specified when not inserting a new cell", "INVALID_ARGUMENT") end
+      if mode == "insert" and not a.cell_type then return fail("Cell type is required when using edit_mode=insert.", "INVALID_ARGUMENT") end
+      local rec = recalled(ctx, a.notebook_path)
+      if not rec then return fail(NOT_READ, "NOT_READ") end
+      local r, msg, code = ctx:call("notebook_edit", { path = a.notebook_path, cell_id = a.cell_id,
+        new_source = mode ~= "delete" and a.new_source or nil, cell_type = a.cell_type, edit_mode = mode,
+        expected_hash = rec.hash })
+      if not r and code == "HASH_MISMATCH" then return fail(STALE, code) end
+      if not r then return native_fail(msg, code) end
+      remember(ctx, a.notebook_path, r.content_hash, nil, false)
+      local done = mode == "insert" and ("Inserted cell %s with %s"):format(r.cell_id, a.new_source)
+        or mode == "delete" and ("Deleted cell %s"):format(r.cell_id)
+        or ("Updated cell %s with %s"):format(r.cell_id, a.new_source)
+      return text_result(done)
+    end,
+  }
+end
+
 local OPTIONS = { "line_prefix", "max_tokens", "write_without_read" }
 
 return {
   name = "claude_code",
-  description = "Claude Code's built-in file tools (Read, Write, Edit, MultiEdit, Glob, Grep, LS)",
+  description = "Claude Code's built-in file tools (Read, Write, Edit, MultiEdit, Glob, Grep, LS, NotebookEdit)",
   path_style = "absolute",
   options = OPTIONS,
   build = function(o)
@@ -647,7 +703,8 @@ return {
       name = "claude_code",
       path_style = "absolute",
       tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output },
-        { read_tool(o), write_tool(o), edit_tool(), multiedit_tool(), glob_tool(), grep_tool(), ls_tool() }),
+        { read_tool(o), write_tool(o), edit_tool(), multiedit_tool(), glob_tool(), grep_tool(), ls_tool(),
+          notebook_edit_tool() }),
     }
   end,
 }

@@ -1,0 +1,249 @@
+/*
+ * charset.c - text in other encodings than UTF-8: which one a file is in
+ * (a BOM first, then UTF-8 validity, then libuchardet only where the bytes
+ * are not UTF-8, so UTF-8 files cost one validating pass), and the round
+ * trip through UTF-8 with iconv (glibc). Encoding back refuses a
+ * character the encoding cannot hold, naming it and its line.
+ */
+#include <errno.h>
+#include <iconv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <uchardet/uchardet.h>
+
+#include "charset.h"
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+enum { DETECT_PROBE = 64 * 1024, UTF16_PROBE = 4096 };
+
+/* bw_fail keeps a pointer: the details built here live per thread */
+static _Thread_local char msg[200];
+
+/* ---- detection ---- */
+
+static const struct {
+  const char *bytes;
+  size_t len;
+  const char *name;
+} BOMS[] = {
+    /* UTF-32LE before UTF-16LE: FF FE 00 00 starts both */
+    {"\xFF\xFE\0\0", 4, "utf-32le"}, {"\0\0\xFE\xFF", 4, "utf-32be"},
+    {"\xEF\xBB\xBF", 3, "utf-8"},    {"\xFF\xFE", 2, "utf-16le"},
+    {"\xFE\xFF", 2, "utf-16be"},
+};
+
+size_t bw_charset_bom(const char *d, size_t n, const char **name) {
+  for (size_t i = 0; i < sizeof BOMS / sizeof *BOMS; i++)
+    if (n >= BOMS[i].len && !memcmp(d, BOMS[i].bytes, BOMS[i].len)) {
+      if (name) *name = BOMS[i].name;
+      return BOMS[i].len;
+    }
+  return 0;
+}
+
+const char *bw_charset_bom_bytes(const char *charset, size_t *len) {
+  for (size_t i = 0; i < sizeof BOMS / sizeof *BOMS; i++)
+    if (!strcasecmp(charset, BOMS[i].name)) {
+      *len = BOMS[i].len;
+      return BOMS[i].bytes;
+    }
+  *len = 0;
+  return "";
+}
+
+/* Offset of the first byte that is not part of valid UTF-8, or n. */
+size_t bw_utf8_valid_upto(const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  while (i < n) {
+    if (p[i] < 0x80) { /* ASCII runs, 16 bytes (else a word) at a time */
+#ifdef __SSE2__
+      for (; i + 64 <= n; i += 64) {
+        const __m128i *q = (const __m128i *)(p + i);
+        __m128i x = _mm_or_si128(_mm_or_si128(_mm_loadu_si128(q), _mm_loadu_si128(q + 1)),
+                                 _mm_or_si128(_mm_loadu_si128(q + 2), _mm_loadu_si128(q + 3)));
+        if (_mm_movemask_epi8(x)) break;
+      }
+      while (i + 16 <= n &&
+             !_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(p + i))))
+        i += 16;
+#endif
+      while (i + 8 <= n) {
+        unsigned long long w;
+        memcpy(&w, p + i, 8);
+        if (w & 0x8080808080808080ULL) break;
+        i += 8;
+      }
+      while (i < n && p[i] < 0x80) i++;
+      continue;
+    }
+    unsigned c = p[i];
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!len || i + len > n) return i;
+    for (size_t k = 1; k < len; k++)
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+    if ((c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] > 0x9F) ||
+        (c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] > 0x8F))
+      return i; /* overlong, surrogate, past U+10FFFF */
+    i += len;
+  }
+  return n;
+}
+
+/* Valid UTF-8, or UTF-8 with a few stray bytes (more valid multibyte
+ * characters than bad bytes): served as it is, as before, rather than
+ * as a legacy encoding's mojibake. Legacy text seldom forms valid
+ * multibyte sequences. */
+static int mostly_utf8(const char *d, size_t n) {
+  size_t at = bw_utf8_valid_upto(d, n);
+  if (at == n) return 1;
+  size_t good = 0, bad = 0, i = 0;
+  while (i < n) {
+    size_t upto = i + bw_utf8_valid_upto(d + i, n - i);
+    for (size_t k = i; k < upto; k++) good += ((unsigned char)d[k] & 0xC0) == 0xC0;
+    if (upto >= n) break;
+    bad++;
+    i = upto + 1;
+  }
+  return good > bad;
+}
+
+/* UTF-16 without a BOM: ASCII-heavy text has a NUL in every other byte
+ * and none in the others. */
+static const char *utf16_guess(const char *d, size_t n) {
+  size_t m = n < UTF16_PROBE ? n : UTF16_PROBE, even = 0, odd = 0;
+  if (m < 4 || n % 2) return NULL;
+  for (size_t i = 0; i + 1 < m; i += 2) {
+    even += d[i] == 0;
+    odd += d[i + 1] == 0;
+  }
+  size_t pairs = m / 2;
+  if (even == 0 && odd * 10 >= pairs * 4) return "utf-16le";
+  if (odd == 0 && even * 10 >= pairs * 4) return "utf-16be";
+  return NULL;
+}
+
+int bw_charset_detect(const char *d, size_t n, bw_charset *cs) {
+  memset(cs, 0, sizeof *cs);
+  const char *name = NULL;
+  cs->bom = bw_charset_bom(d, n, &name);
+  if (cs->bom) {
+    snprintf(cs->name, sizeof cs->name, "%s", name);
+    cs->utf8 = !strcmp(name, "utf-8");
+    return BW_OK;
+  }
+  if ((name = utf16_guess(d, n))) {
+    snprintf(cs->name, sizeof cs->name, "%s", name);
+    return BW_OK;
+  }
+  if (memchr(d, 0, n < 8192 ? n : 8192)) return bw_fail(BW_BINARY, NULL);
+  if (mostly_utf8(d, n)) {
+    strcpy(cs->name, "utf-8");
+    cs->utf8 = 1;
+    return BW_OK;
+  }
+  uchardet_t u = uchardet_new();
+  if (!u) return BW_ENOMEM;
+  /* the start is enough to decide, and keeps a big file's cost flat */
+  int rc = uchardet_handle_data(u, d, n < DETECT_PROBE ? n : DETECT_PROBE);
+  uchardet_data_end(u);
+  const char *got = rc ? "" : uchardet_get_charset(u);
+  snprintf(cs->name, sizeof cs->name, "%s", got ? got : "");
+  uchardet_delete(u);
+  for (char *p = cs->name; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+  if (!cs->name[0] || !strcmp(cs->name, "ascii") || !strcmp(cs->name, "utf-8") ||
+      !bw_charset_known(cs->name)) {
+    strcpy(cs->name, "utf-8"); /* no better answer: bytes as they are */
+    cs->utf8 = 1;
+  }
+  return BW_OK;
+}
+
+static const char *iconv_name(const char *name);
+
+int bw_charset_known(const char *name) {
+  iconv_t c = iconv_open("UTF-8", iconv_name(name));
+  if (c == (iconv_t)-1) return 0;
+  iconv_close(c);
+  return 1;
+}
+
+/* ---- conversion ---- */
+
+static int convert(const char *to, const char *from, const char *s, size_t n,
+                   char **out, size_t *olen, size_t *bad) {
+  iconv_t c = iconv_open(to, from);
+  if (c == (iconv_t)-1) return bw_fail(BW_INVALID_ARGUMENT, "unknown charset");
+  size_t cap = n * 2 + 16, used = 0;
+  char *buf = malloc(cap);
+  char *in = (char *)s;
+  size_t left = n;
+  int rc = buf ? BW_OK : BW_ENOMEM;
+  while (!rc) {
+    char *o = buf + used;
+    size_t room = cap - used;
+    size_t r = iconv(c, left ? &in : NULL, left ? &left : NULL, &o, &room);
+    used = (size_t)(o - buf);
+    if (r != (size_t)-1 && !left) break;
+    if (r != (size_t)-1) continue;
+    if (errno == E2BIG) {
+      cap *= 2;
+      char *nb = realloc(buf, cap);
+      if (!nb) rc = BW_ENOMEM;
+      else buf = nb;
+    } else { /* EILSEQ or EINVAL: where */
+      *bad = (size_t)(in - s);
+      rc = BW_INVALID_ARGUMENT;
+    }
+  }
+  iconv_close(c);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  *out = buf;
+  *olen = used;
+  return BW_OK;
+}
+
+static const char *iconv_name(const char *name) {
+  /* uchardet's names iconv does not know by that spelling */
+  if (!strcasecmp(name, "x-mac-cyrillic")) return "MAC-CYRILLIC";
+  if (!strcasecmp(name, "mac-centraleurope")) return "MAC-CENTRALEUROPE";
+  return name;
+}
+
+int bw_charset_decode(const char *charset, const char *s, size_t n, char **out,
+                      size_t *olen) {
+  size_t bad = 0;
+  int rc = convert("UTF-8", iconv_name(charset), s, n, out, olen, &bad);
+  if (rc != BW_INVALID_ARGUMENT || bad == (size_t)-1) return rc;
+  snprintf(msg, sizeof msg, "the bytes at offset %zu are not valid %s", bad, charset);
+  return bw_fail(BW_INVALID_ARGUMENT, msg);
+}
+
+int bw_charset_encode(const char *charset, const char *s, size_t n, char **out,
+                      size_t *olen) {
+  size_t bad = (size_t)-1;
+  int rc = convert(iconv_name(charset), "UTF-8", s, n, out, olen, &bad);
+  if (rc != BW_INVALID_ARGUMENT || bad == (size_t)-1) return rc;
+  size_t line = 1;
+  for (size_t i = 0; i < bad; i++) line += s[i] == '\n';
+  size_t len = 1;
+  unsigned c = (unsigned char)s[bad], cp = c;
+  if (c >= 0xC0) len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+  if (bad + len > n) len = n - bad;
+  if (len > 1) {
+    cp = c & (0x7F >> len);
+    for (size_t k = 1; k < len; k++) cp = (cp << 6) | ((unsigned char)s[bad + k] & 0x3F);
+  }
+  snprintf(msg, sizeof msg, "line %zu: the character \"%.*s\" (U+%04X) cannot be written in %s",
+           line, (int)len, s + bad, cp, charset);
+  return bw_fail(BW_INVALID_ARGUMENT, msg);
+}

@@ -1,0 +1,722 @@
+/*
+ * http.c - MCP Streamable HTTP (spec 2025-06-18, 2025-11-25) on
+ * libmicrohttpd: one endpoint, /mcp. POST carries one JSON-RPC message
+ * (a batch for the revisions that have them); GET opens the session's
+ * server-to-client SSE stream; DELETE ends the session.
+ *
+ * Every request is checked before its body is read: Host and Origin
+ * (DNS rebinding), the bearer token (its sha256 against the config's), the
+ * method, the body size. A session is made by initialize, bound to the
+ * token that made it (another token gets 404, as if it did not exist) and
+ * pinned to one worker queue; the Lua worker (lhttp.c) answers its
+ * messages and sends back whole messages, which land on the POST's SSE
+ * stream (or, outside a request, the GET stream). Each stream keeps its
+ * last events for Last-Event-ID; ping and notifications/cancelled are
+ * answered here, so they work while the session's worker is busy.
+ *
+ * Threads: libmicrohttpd runs one thread per connection, so an SSE
+ * response blocks in its reader callback waiting for events; one lock
+ * guards sessions, streams and queues (httpsess.c); a reaper thread ends
+ * idle sessions.
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "core.h"
+#include "httpint.h"
+
+
+void bw_http_token_hash(const char *token, char out[65]) {
+  char h[BW_HASH_STR];
+  bw_sha256(token, strlen(token), h);
+  memcpy(out, h + 7, 64); /* past "sha256:" */
+  out[64] = '\0';
+}
+
+int bw_http_loopback(const char *host) {
+  if (!strcasecmp(host, "localhost") || !strcmp(host, "::1") ||
+      !strcmp(host, "[::1]"))
+    return 1;
+  struct in_addr a;
+  return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/* ------------------------------------------------------------ answers */
+
+typedef struct conn {
+  int checked;
+  int token;
+  size_t limit, len, cap;
+  char *body;
+  int rejected;
+  int too_big; /* bytes dropped past the limit */
+} conn;
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
+                             const char *ctype, const char *body,
+                             const char *hname, const char *hval) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(
+      strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+  if (!r) return MHD_NO;
+  if (ctype) MHD_add_response_header(r, "Content-Type", ctype);
+  if (hname) MHD_add_response_header(r, hname, hval);
+  enum MHD_Result rc = MHD_queue_response(c, status, r);
+  MHD_destroy_response(r);
+  return rc;
+}
+
+/* A JSON-RPC error body (id null), as the transport answers refusals. */
+static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status,
+                              int code, const char *msg, const char *hname,
+                              const char *hval) {
+  json_t *j = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
+                        "error", "code", code, "message", msg);
+  char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  enum MHD_Result rc = reply(c, status, "application/json",
+                             text ? text : "{}", hname, hval);
+  free(text);
+  return rc;
+}
+
+/* Host without its port; a bracketed IPv6 literal keeps its brackets. */
+static void host_name(const char *v, char *out, size_t n) {
+  size_t len = strlen(v);
+  if (v[0] == '[') {
+    const char *e = strchr(v, ']');
+    len = e ? (size_t)(e - v) + 1 : len;
+  } else {
+    const char *e = strchr(v, ':');
+    if (e) len = (size_t)(e - v);
+  }
+  if (len >= n) len = n - 1;
+  memcpy(out, v, len);
+  out[len] = '\0';
+}
+
+static int host_allowed(bw_http *h, const char *name) {
+  if (bw_http_loopback(name)) return 1;
+  if (!bw_http_loopback(h->o.host) && strcmp(h->o.host, "0.0.0.0") &&
+      strcmp(h->o.host, "::") && !strcasecmp(name, h->o.host))
+    return 1;
+  for (int i = 0; i < h->o.n_hosts; i++)
+    if (!strcasecmp(name, h->o.allowed_hosts[i])) return 1;
+  return 0;
+}
+
+/* DNS rebinding: the Host must name us; an Origin, when a browser sends
+ * one, must be an allowed origin or an http(s) origin on an allowed host. */
+static int origin_ok(bw_http *h, struct MHD_Connection *c) {
+  const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+  char name[256];
+  if (!host) return 0;
+  host_name(host, name, sizeof name);
+  if (!host_allowed(h, name)) return 0;
+  const char *origin =
+      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+  if (!origin) return 1;
+  for (int i = 0; i < h->o.n_origins; i++)
+    if (!strcasecmp(origin, h->o.allowed_origins[i])) return 1;
+  const char *rest = !strncasecmp(origin, "http://", 7)    ? origin + 7
+                     : !strncasecmp(origin, "https://", 8) ? origin + 8
+                                                           : NULL;
+  if (!rest || strchr(rest, '/')) return 0;
+  host_name(rest, name, sizeof name);
+  return host_allowed(h, name);
+}
+
+/* The token index, -1 when none are configured, -2 when refused. */
+static int authenticate(bw_http *h, struct MHD_Connection *c) {
+  if (h->o.n_tokens == 0) return -1;
+  const char *a =
+      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+  if (!a || strncasecmp(a, "Bearer ", 7)) return -2;
+  char hex[65];
+  bw_http_token_hash(a + 7, hex);
+  int found = -2;
+  for (int i = 0; i < h->o.n_tokens; i++) { /* every one compared, in full */
+    unsigned char diff = 0;
+    for (int j = 0; j < 64; j++)
+      diff |= (unsigned char)(hex[j] ^ h->o.tokens[i].sha256[j]);
+    if (!diff) found = i;
+  }
+  return found;
+}
+
+static int token_limit(bw_http *h, int tok, int which) {
+  const bw_http_token *t = tok >= 0 ? &h->o.tokens[tok] : NULL;
+  if (which == 0) return t && t->max_calls ? t->max_calls : h->o.max_calls;
+  return t && t->max_sessions ? t->max_sessions : h->o.max_sessions;
+}
+
+static const char *const VERSIONS[] = {"2025-11-25", "2025-06-18",
+                                       "2025-03-26", "2024-11-05", NULL};
+
+static int version_ok(const char *v) {
+  if (!v) return 1; /* absent: 2025-03-26 assumed */
+  for (int i = 0; VERSIONS[i]; i++)
+    if (!strcmp(v, VERSIONS[i])) return 1;
+  return 0;
+}
+
+static int accepts(struct MHD_Connection *c, const char *type) {
+  const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+  return a && (strstr(a, type) || strstr(a, "*/*"));
+}
+
+/* ---------------------------------------------------- the SSE reader */
+
+typedef struct reader {
+  bw_http *h;
+  session *s;
+  stream *t;
+  long pos;   /* last event sent */
+  int json;   /* a JSON answer, not SSE: only the final message */
+  int linger; /* a resumed stream: open after its end, as the SDK expects */
+  int primed; /* the first event (id, retry, no data) is out */
+  char *pend;
+  size_t plen, poff;
+} reader;
+
+static void reader_free(void *cls) {
+  reader *r = cls;
+  bw_http *h = r->h;
+  pthread_mutex_lock(&h->mu);
+  r->t->readers--;
+  bwh_session_unref(h, r->s);
+  pthread_mutex_unlock(&h->mu);
+  free(r->pend);
+  free(r);
+}
+
+/* SSE framing of one message: its data is one line (JSON has no raw
+ * newlines), its id names the stream and the event's place in it. */
+static char *frame(const reader *r, const event *e, size_t *n) {
+  size_t cap = e->len + 128;
+  char *b = malloc(cap);
+  if (!b) return NULL;
+  int k = snprintf(b, cap, "id: %ld-%ld\nevent: message\ndata: ", r->t->id,
+                   e->seq);
+  memcpy(b + k, e->data, e->len);
+  memcpy(b + k + e->len, "\n\n", 2);
+  *n = (size_t)k + e->len + 2;
+  return b;
+}
+
+static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
+  (void)pos;
+  reader *r = cls;
+  bw_http *h = r->h;
+  while (!r->pend) {
+    pthread_mutex_lock(&h->mu);
+    if (!r->primed && !r->json) { /* the priming event: resumable from here */
+      char b[160];
+      int k = snprintf(b, sizeof b, "id: %ld-%ld\nretry: %d\ndata: \n\n",
+                       r->t->id, r->pos, h->o.retry_ms);
+      r->pend = strdup(b);
+      r->plen = (size_t)k;
+      r->primed = 1;
+      pthread_mutex_unlock(&h->mu);
+      break;
+    }
+    event *e = r->t->head;
+    while (e && e->seq <= r->pos) e = e->next;
+    if (e && r->json) { /* only the last message: the response */
+      if (!r->t->done) e = NULL;
+      else {
+        while (e->next) e = e->next;
+        r->pend = strdup(e->data);
+        r->plen = e->len;
+        r->pos = e->seq;
+      }
+    } else if (e) {
+      r->pend = frame(r, e, &r->plen);
+      r->pos = e->seq;
+      if (e->seq > r->t->sent) r->t->sent = e->seq;
+    }
+    if (r->pend) {
+      pthread_mutex_unlock(&h->mu);
+      break;
+    }
+    if ((r->t->done && (!e || r->json) && !r->linger) || r->s->closed ||
+        h->stopped) {
+      pthread_mutex_unlock(&h->mu);
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    }
+    struct timespec ts;
+    bwh_deadline(&ts, 15);
+    if (pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT && !r->json) {
+      r->pend = strdup(": keep-alive\n\n"); /* a dead client shows up */
+      r->plen = r->pend ? strlen(r->pend) : 0;
+    }
+    r->s->last = bwh_now();
+    pthread_mutex_unlock(&h->mu);
+  }
+  if (!r->pend) return MHD_CONTENT_READER_END_WITH_ERROR;
+  size_t n = r->plen - r->poff;
+  if (n > max) n = max;
+  memcpy(buf, r->pend + r->poff, n);
+  r->poff += n;
+  if (r->poff == r->plen) {
+    free(r->pend);
+    r->pend = NULL;
+    r->plen = r->poff = 0;
+  }
+  return (ssize_t)n;
+}
+
+/* Answer with stream t of session s from event pos on (lock held). */
+static enum MHD_Result stream_answer(bw_http *h, struct MHD_Connection *c,
+                                     session *s, stream *t, long pos,
+                                     int json, int fresh) {
+  reader *r = calloc(1, sizeof *r);
+  if (!r) return MHD_NO;
+  r->linger = fresh < 0;
+  r->h = h;
+  r->s = s;
+  r->t = t;
+  r->pos = pos;
+  r->json = json;
+  s->refs++;
+  t->readers++;
+  struct MHD_Response *resp = MHD_create_response_from_callback(
+      MHD_SIZE_UNKNOWN, 64 * 1024, read_sse, r, reader_free);
+  if (!resp) {
+    t->readers--;
+    s->refs--;
+    free(r);
+    return MHD_NO;
+  }
+  MHD_add_response_header(resp, "Content-Type",
+                          json ? "application/json" : "text/event-stream");
+  if (!json) MHD_add_response_header(resp, "Cache-Control", "no-cache");
+  if (fresh > 0) MHD_add_response_header(resp, "Mcp-Session-Id", s->id);
+  enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, resp);
+  MHD_destroy_response(resp);
+  return rc;
+}
+
+/* ---------------------------------------------------------- handlers */
+
+static enum MHD_Result do_get(bw_http *h, struct MHD_Connection *c,
+                              session *s) {
+  if (!accepts(c, "text/event-stream"))
+    return refuse(c, MHD_HTTP_NOT_ACCEPTABLE, -32000,
+                  "Not Acceptable: GET needs Accept: text/event-stream", NULL,
+                  NULL);
+  const char *last =
+      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+  long sid = 0, pos = -1;
+  if (last && (sscanf(last, "%ld-%ld", &sid, &pos) != 2 || pos < 0))
+    return refuse(c, MHD_HTTP_BAD_REQUEST, -32000,
+                  "Bad Request: Last-Event-ID is not one of this server's",
+                  NULL, NULL);
+  stream *t = bwh_stream_find(s, sid);
+  if (!t && sid == 0) t = bwh_stream_new(s, 0);
+  if (!t)
+    return refuse(c, MHD_HTTP_NOT_FOUND, -32000,
+                  "Not Found: that stream is no longer kept", NULL, NULL);
+  if (t->id == 0 && t->readers > 0)
+    return refuse(c, MHD_HTTP_CONFLICT, -32000,
+                  "Conflict: this session's GET stream is already open", NULL,
+                  NULL);
+  /* a new GET stream: what no reader has had yet (a request the server
+   * sent before the client opened it, kept within the replay bound) */
+  if (pos < 0) pos = t->sent;
+  return stream_answer(h, c, s, t, pos, 0, t->id ? -1 : 0);
+}
+
+/* A POST's body, complete: checked, then answered here (ping, a cancel)
+ * or queued for the session's worker. */
+static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
+  json_error_t jerr;
+  json_t *m = json_loadb(k->body ? k->body : "", k->len, 0, &jerr);
+  if (!m)
+    return refuse(c, MHD_HTTP_BAD_REQUEST, -32700, "Parse error: the body is not JSON",
+                  NULL, NULL);
+  int request = 0, init = 0, ping = 0;
+  const json_t *one = json_is_array(m) ? NULL : m;
+  if (json_is_array(m)) {
+    size_t i;
+    json_t *x;
+    json_array_foreach(m, i, x) if (json_object_get(x, "method") &&
+                                    json_object_get(x, "id")) request = 1;
+  } else if (json_is_object(m)) {
+    const char *method = json_string_value(json_object_get(m, "method"));
+    request = method && json_object_get(m, "id");
+    init = request && !strcmp(method, "initialize");
+    ping = request && !strcmp(method, "ping") &&
+           (json_is_string(json_object_get(m, "id")) ||
+            json_is_integer(json_object_get(m, "id")));
+  }
+  const char *sidh =
+      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+  enum MHD_Result rc;
+  pthread_mutex_lock(&h->mu);
+  session *s = NULL;
+  if (init) {
+    int lim = token_limit(h, k->token, 1);
+    int have = k->token >= 0 ? h->tok_sessions[k->token] : h->nsessions;
+    if (lim > 0 && have >= lim) {
+      pthread_mutex_unlock(&h->mu);
+      json_decref(m);
+      return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                    "Too Many Requests: this token has its most sessions open",
+                    "Retry-After", "5");
+    }
+    s = calloc(1, sizeof *s);
+    unsigned char rnd[16];
+    if (!s || getrandom(rnd, sizeof rnd, 0) != sizeof rnd) {
+      free(s);
+      pthread_mutex_unlock(&h->mu);
+      json_decref(m);
+      return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory",
+                    NULL, NULL);
+    }
+    for (int i = 0; i < 16; i++) sprintf(s->id + 2 * i, "%02x", rnd[i]);
+    s->token = k->token;
+    s->tenant = k->token >= 0 ? h->o.tokens[k->token].tenant : 0;
+    int best = 0; /* the least loaded worker */
+    for (int i = 1; i < h->o.workers; i++)
+      if (h->w[i].sessions < h->w[best].sessions) best = i;
+    s->worker = best;
+    h->w[best].sessions++;
+    s->refs = 1; /* the list's */
+    s->next_stream = 1;
+    s->next = h->sessions;
+    h->sessions = s;
+    h->nsessions++;
+    if (k->token >= 0) h->tok_sessions[k->token]++;
+  } else {
+    s = bwh_session_find(h, sidh);
+    if (!sidh) rc = MHD_HTTP_BAD_REQUEST;
+    else if (!s || s->token != k->token) rc = MHD_HTTP_NOT_FOUND;
+    else rc = 0;
+    if (rc) {
+      pthread_mutex_unlock(&h->mu);
+      json_decref(m);
+      return rc == MHD_HTTP_BAD_REQUEST
+                 ? refuse(c, rc, -32000,
+                          "Bad Request: Mcp-Session-Id header is required",
+                          NULL, NULL)
+                 : refuse(c, rc, -32001, "Session not found", NULL, NULL);
+    }
+  }
+  s->last = bwh_now();
+  if (ping) { /* answered here, whatever the worker is doing */
+    char *id = json_dumps(json_object_get(m, "id"),
+                          JSON_ENCODE_ANY | JSON_COMPACT);
+    pthread_mutex_unlock(&h->mu);
+    json_decref(m);
+    char b[400];
+    snprintf(b, sizeof b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}",
+             id ? id : "null");
+    free(id);
+    return reply(c, MHD_HTTP_OK, "application/json", b, NULL, NULL);
+  }
+  if (one && !request) {
+    const char *method = json_string_value(json_object_get(one, "method"));
+    if (method && !strcmp(method, "notifications/cancelled")) {
+      bwh_note_cancel(h, s, json_object_get(json_object_get(one, "params"),
+                                        "requestId"));
+      pthread_mutex_unlock(&h->mu);
+      json_decref(m);
+      return reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
+    }
+  }
+  json_decref(m);
+  if (request) {
+    int lim = token_limit(h, k->token, 0);
+    int calls = k->token >= 0 ? h->tok_calls[k->token] : h->open_calls;
+    if (lim > 0 && calls >= lim) {
+      pthread_mutex_unlock(&h->mu);
+      return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                    "Too Many Requests: this token has its most calls running",
+                    "Retry-After", "1");
+    }
+  }
+  bw_http_item *it = calloc(1, sizeof *it);
+  stream *t = request ? bwh_stream_new(s, s->next_stream++) : NULL;
+  if (!it || (request && !t)) {
+    free(it);
+    pthread_mutex_unlock(&h->mu);
+    return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory", NULL,
+                  NULL);
+  }
+  if (t) { /* one call in flight until the worker has answered it */
+    t->calls = 1;
+    t->token = k->token;
+    if (k->token >= 0) h->tok_calls[k->token]++;
+    else h->open_calls++;
+  }
+  it->kind = BW_HTTP_MSG;
+  snprintf(it->sid, sizeof it->sid, "%s", s->id);
+  it->tenant = s->tenant;
+  it->stream = t ? t->id : -1;
+  it->body = k->body;
+  it->len = k->len;
+  k->body = NULL;
+  s->inflight++;
+  s->refs++;
+  it->session = s;
+  bwh_queue_item(h, s->worker, it);
+  if (!request) {
+    pthread_mutex_unlock(&h->mu);
+    return reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
+  }
+  rc = stream_answer(h, c, s, t, 0, !accepts(c, "text/event-stream"), init);
+  pthread_mutex_unlock(&h->mu);
+  return rc;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
+                               const char *url, const char *method,
+                               const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls) {
+  (void)version;
+  bw_http *h = cls;
+  conn *k = *con_cls;
+  if (!k) {
+    k = calloc(1, sizeof *k);
+    if (!k) return MHD_NO;
+    *con_cls = k;
+    k->rejected = 1; /* until every check passed */
+    if (!origin_ok(h, c))
+      return refuse(c, MHD_HTTP_FORBIDDEN, -32000,
+                    "Forbidden: Host or Origin not allowed", NULL, NULL);
+    k->token = authenticate(h, c);
+    if (k->token == -2)
+      return refuse(c, MHD_HTTP_UNAUTHORIZED, -32000,
+                    "Unauthorized: a valid bearer token is required",
+                    "WWW-Authenticate", "Bearer realm=\"burrow\"");
+    if (strcmp(url, "/mcp"))
+      return refuse(c, MHD_HTTP_NOT_FOUND, -32000, "Not Found: the endpoint is /mcp",
+                    NULL, NULL);
+    int post = !strcmp(method, "POST");
+    if (!post && strcmp(method, "GET") && strcmp(method, "DELETE"))
+      return refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, -32000,
+                    "Method Not Allowed", "Allow", "GET, POST, DELETE");
+    if (!version_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                "MCP-Protocol-Version")))
+      return refuse(c, MHD_HTTP_BAD_REQUEST, -32000,
+                    "Bad Request: unsupported MCP-Protocol-Version", NULL,
+                    NULL);
+    const bw_http_token *t = k->token >= 0 ? &h->o.tokens[k->token] : NULL;
+    k->limit = t && t->max_body ? t->max_body : h->o.max_body;
+    if (post) {
+      const char *ct =
+          MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+      if (!ct || strncasecmp(ct, "application/json", 16))
+        return refuse(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, -32000,
+                      "Unsupported Media Type: POST needs application/json",
+                      NULL, NULL);
+      if (!accepts(c, "application/json") && !accepts(c, "text/event-stream"))
+        return refuse(c, MHD_HTTP_NOT_ACCEPTABLE, -32000,
+                      "Not Acceptable: accept application/json or "
+                      "text/event-stream",
+                      NULL, NULL);
+      const char *cl =
+          MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+      if (cl && strtoull(cl, NULL, 10) > k->limit)
+        return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, -32000,
+                      "Content Too Large: the body is over the limit", NULL,
+                      NULL);
+    }
+    k->rejected = 0;
+    return MHD_YES;
+  }
+  if (k->rejected) { /* answered already: drop what else arrives */
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  if (*upload_size > 0) {
+    /* over the limit: the rest is read and dropped (a response can only
+     * be queued once the upload is over), and past another MiB the
+     * connection is closed */
+    if (k->too_big || k->len + *upload_size > k->limit) {
+      k->too_big += *upload_size > (1 << 20) ? (1 << 20) : (int)*upload_size;
+      *upload_size = 0;
+      return k->too_big > (1 << 20) ? MHD_NO : MHD_YES;
+    }
+    if (k->len + *upload_size > k->cap) {
+      size_t cap = (k->len + *upload_size) * 2;
+      char *b = realloc(k->body, cap);
+      if (!b) return MHD_NO;
+      k->body = b;
+      k->cap = cap;
+    }
+    memcpy(k->body + k->len, upload, *upload_size);
+    k->len += *upload_size;
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  k->rejected = 1; /* one answer per request */
+  if (k->too_big)
+    return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, -32000,
+                  "Content Too Large: the body is over the limit", NULL, NULL);
+  if (!strcmp(method, "POST")) return do_post(h, c, k);
+  const char *sidh =
+      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+  if (!sidh)
+    return refuse(c, MHD_HTTP_BAD_REQUEST, -32000,
+                  "Bad Request: Mcp-Session-Id header is required", NULL,
+                  NULL);
+  pthread_mutex_lock(&h->mu);
+  session *s = bwh_session_find(h, sidh);
+  enum MHD_Result rc;
+  if (!s || s->token != k->token) {
+    rc = refuse(c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL, NULL);
+  } else if (!strcmp(method, "DELETE")) {
+    bwh_session_close(h, s);
+    rc = reply(c, MHD_HTTP_OK, NULL, "", NULL, NULL);
+  } else {
+    s->last = bwh_now();
+    rc = do_get(h, c, s);
+  }
+  pthread_mutex_unlock(&h->mu);
+  return rc;
+}
+
+/* A request is over: its body goes. */
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe) {
+  (void)c;
+  (void)toe;
+  (void)cls;
+  conn *k = *con_cls;
+  if (!k) return;
+  free(k->body);
+  free(k);
+  *con_cls = NULL;
+}
+
+/* Small SSE frames go out at once: without TCP_NODELAY a frame written
+ * behind an unacknowledged one waits for the peer's delayed ACK (~40 ms a
+ * call behind a proxy). */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code) {
+  (void)cls;
+  (void)socket_ctx;
+  if (code != MHD_CONNECTION_NOTIFY_STARTED) return;
+  const union MHD_ConnectionInfo *i =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  int one = 1;
+  if (i) setsockopt(i->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* ------------------------------------------------------------ start */
+
+bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
+  if (o->n_tokens == 0 && !bw_http_loopback(o->host)) {
+    snprintf(err, errlen,
+             "refusing to listen on %s without tokens: a non-loopback "
+             "address needs http.tokens (docs/security.md)",
+             o->host);
+    return NULL;
+  }
+  struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+                           .ai_socktype = SOCK_STREAM},
+                  *ai = NULL;
+  char port[16];
+  snprintf(port, sizeof port, "%d", o->port);
+  int gai = getaddrinfo(o->host, port, &hints, &ai);
+  if (gai) {
+    snprintf(err, errlen, "cannot resolve %s: %s", o->host, gai_strerror(gai));
+    return NULL;
+  }
+  bw_http *h = calloc(1, sizeof *h);
+  if (!h) {
+    freeaddrinfo(ai);
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  h->o = *o;
+  if (h->o.workers < 1) h->o.workers = 1;
+  if (h->o.replay < 1) h->o.replay = 1;
+  pthread_mutex_init(&h->mu, NULL);
+  pthread_cond_init(&h->ev, NULL);
+  pthread_cond_init(&h->reap_cv, NULL);
+  h->w = calloc((size_t)h->o.workers, sizeof *h->w);
+  h->tok_calls = calloc((size_t)o->n_tokens + 1, sizeof(int));
+  h->tok_sessions = calloc((size_t)o->n_tokens + 1, sizeof(int));
+  for (int i = 0; h->w && i < h->o.workers; i++)
+    pthread_cond_init(&h->w[i].cv, NULL);
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
+                   MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+                   (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+  if (h->w && h->tok_calls && h->tok_sessions)
+    h->d = MHD_start_daemon(
+        flags, (uint16_t)o->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR,
+        ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+  freeaddrinfo(ai);
+  if (!h->d) {
+    snprintf(err, errlen, "cannot listen on %s:%d: %s", o->host, o->port,
+             strerror(errno));
+    free(h->w);
+    free(h->tok_calls);
+    free(h->tok_sessions);
+    free(h);
+    return NULL;
+  }
+  if (pthread_create(&h->reaper, NULL, bwh_reaper, h) != 0) {
+    MHD_stop_daemon(h->d);
+    snprintf(err, errlen, "cannot start the session reaper");
+    free(h);
+    return NULL;
+  }
+  return h;
+}
+
+int bw_http_port(const bw_http *h) {
+  const union MHD_DaemonInfo *i =
+      MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+  return i ? i->port : h->o.port;
+}
+
+void bw_http_stop(bw_http *h) {
+  pthread_mutex_lock(&h->mu);
+  h->stopped = 1;
+  pthread_cond_broadcast(&h->ev);
+  pthread_cond_broadcast(&h->reap_cv);
+  for (int i = 0; i < h->o.workers; i++) {
+    pthread_cond_broadcast(&h->w[i].cv);
+    atomic_store(&h->w[i].cancelled, 1); /* calls running stop now */
+  }
+  pthread_mutex_unlock(&h->mu);
+  MHD_stop_daemon(h->d); /* waits for the connection threads */
+  pthread_join(h->reaper, NULL);
+}
+
+void bw_http_free(bw_http *h) {
+  while (h->sessions) bwh_session_close(h, h->sessions);
+  for (int i = 0; i < h->o.workers; i++) {
+    for (bw_http_item *it = h->w[i].head, *n; it; it = n) {
+      n = it->next;
+      free(it->body);
+      free(it);
+    }
+    free(h->w[i].cur_id);
+    for (int j = 0; j < GONE_MAX; j++) free(h->w[i].gone[j].id);
+  }
+  free(h->w);
+  free(h->tok_calls);
+  free(h->tok_sessions);
+  free(h);
+}

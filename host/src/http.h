@@ -1,0 +1,90 @@
+/*
+ * http.h - MCP Streamable HTTP transport (http.c): the listener, its
+ * checks (Host, Origin, bearer tokens, limits), sessions and their SSE
+ * streams. Plain C, no Lua: complete JSON-RPC bodies are handed to worker
+ * queues, and what a worker sends comes back as whole messages.
+ */
+#ifndef BURROW_HTTP_H
+#define BURROW_HTTP_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+typedef struct bw_http bw_http;
+
+/* A bearer token: the sha256 (64 hex) of its text, the tenant it opens,
+ * and its limits (0: the listener's). */
+typedef struct bw_http_token {
+  char sha256[65];
+  int tenant;
+  int max_calls;    /* requests in flight at once */
+  size_t max_body;  /* request body bytes */
+  int max_sessions; /* live sessions */
+} bw_http_token;
+
+typedef struct bw_http_opts {
+  const char *host; /* address to bind: 127.0.0.1 unless told */
+  int port;         /* 0: any free port (bw_http_port says which) */
+  int workers;      /* Lua worker queues; a session is pinned to one */
+  double session_ttl;  /* seconds idle before a session is reaped */
+  size_t max_body;     /* default request body cap */
+  int max_sessions;    /* default live sessions per token (or in all) */
+  int max_calls;       /* default requests in flight per token */
+  int replay;          /* events kept per SSE stream for Last-Event-ID */
+  int retry_ms;        /* the SSE retry hint */
+  const char *const *allowed_hosts; /* Host names besides loopback's */
+  int n_hosts;
+  const char *const *allowed_origins; /* Origin values besides loopback's */
+  int n_origins;
+  const bw_http_token *tokens; /* none: no authentication (loopback only) */
+  int n_tokens;
+} bw_http_opts;
+
+enum { BW_HTTP_MSG = 1, BW_HTTP_CLOSE = 2 };
+
+/* One unit of work for a worker: a POST body of a session (stream is the
+ * POST's SSE stream, or -1 for a body that needs no answer: notifications
+ * and responses), or the end of a session (expired or deleted). */
+typedef struct bw_http_item {
+  struct bw_http_item *next;
+  int kind;
+  char sid[40];
+  int tenant;
+  long stream;
+  size_t len;
+  char *body;
+  struct session *session; /* held until the item is freed */
+} bw_http_item;
+
+/* Start listening; NULL and a message in err on failure. */
+bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen);
+int bw_http_port(const bw_http *h);
+/* Stop listening, end every stream, wake the workers (bw_http_next gives
+ * NULL from then on). The object stays valid until bw_http_free. */
+void bw_http_stop(bw_http *h);
+void bw_http_free(bw_http *h);
+
+/* Worker side. The next item for worker w (NULL after timeout seconds,
+ * or once stopped: bw_http_stopped tells which). */
+bw_http_item *bw_http_next(bw_http *h, int w, double timeout);
+int bw_http_stopped(bw_http *h);
+/* The item is handled: its session may expire again. */
+void bw_http_item_free(bw_http *h, bw_http_item *it);
+/* One message of session sid on stream (0: the session's GET stream);
+ * final: the answer to the POST's request(s), which ends its call. */
+int bw_http_send(bw_http *h, const char *sid, long stream, const char *text,
+                 size_t n, int final);
+/* The POST behind stream has all its answers: its stream ends. */
+void bw_http_done(bw_http *h, const char *sid, long stream);
+/* A request of sid runs on worker w (id as compact JSON): a cancel for it
+ * raises the worker's flag. 1 if it was cancelled while queued. */
+int bw_http_begin(bw_http *h, int w, const char *sid, const char *id);
+void bw_http_finish(bw_http *h, int w);
+const _Atomic int *bw_http_cancel_flag(bw_http *h, int w);
+
+/* sha256 hex of a token's text (the form the config stores). */
+void bw_http_token_hash(const char *token, char out[65]);
+/* 1 if host (a name or address literal) is a loopback one. */
+int bw_http_loopback(const char *host);
+
+#endif

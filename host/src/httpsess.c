@@ -1,0 +1,298 @@
+/*
+ * httpsess.c - the state behind `burrow mcp --http` (http.c is the
+ * listener): sessions (bound to a token, pinned to a worker, reaped when
+ * idle), their SSE streams with bounded replay buffers, the worker queues
+ * and what the Lua workers call (lhttp.c): next, send, done, begin,
+ * finish. Everything here runs under the listener's one lock.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "httpint.h"
+
+double bwh_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+void bwh_deadline(struct timespec *ts, double secs) {
+  clock_gettime(CLOCK_REALTIME, ts);
+  ts->tv_sec += (time_t)secs;
+  ts->tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
+  if (ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
+/* ------------------------------------------------------------ streams */
+
+static void bwh_stream_free(stream *s) {
+  for (event *e = s->head, *n; e; e = n) {
+    n = e->next;
+    free(e->data);
+    free(e);
+  }
+  free(s);
+}
+
+stream *bwh_stream_find(session *s, long id) {
+  for (stream *t = s->streams; t; t = t->next)
+    if (t->id == id) return t;
+  return NULL;
+}
+
+/* A new stream; done streams nobody reads beyond the newest KEEP_DONE go. */
+stream *bwh_stream_new(session *s, long id) {
+  stream *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->id = id;
+  t->next = s->streams;
+  s->streams = t;
+  int kept = 0;
+  for (stream **p = &t->next; *p;) {
+    stream *x = *p;
+    if (x->id != 0 && x->done && !x->readers && ++kept > KEEP_DONE) {
+      *p = x->next;
+      bwh_stream_free(x);
+    } else {
+      p = &x->next;
+    }
+  }
+  return t;
+}
+
+int bwh_stream_push(bw_http *h, stream *t, const char *text, size_t n) {
+  event *e = malloc(sizeof *e);
+  char *d = malloc(n + 1);
+  if (!e || !d) {
+    free(e);
+    free(d);
+    return -1;
+  }
+  memcpy(d, text, n);
+  d[n] = '\0';
+  e->next = NULL;
+  e->seq = ++t->seq;
+  e->len = n;
+  e->data = d;
+  if (t->tail) t->tail->next = e;
+  else t->head = e;
+  t->tail = e;
+  if (++t->count > h->o.replay) { /* the oldest goes: replay is bounded */
+    event *old = t->head;
+    t->head = old->next;
+    t->count--;
+    free(old->data);
+    free(old);
+  }
+  return 0;
+}
+
+/* The stream's request is answered (or its session ended): its call
+ * counts no more against the token's max_calls. */
+void bwh_stream_release(bw_http *h, stream *t) {
+  if (!t->calls) return;
+  t->calls = 0;
+  if (t->token >= 0) h->tok_calls[t->token]--;
+  else h->open_calls--;
+}
+
+/* ----------------------------------------------------------- sessions */
+
+void bwh_session_unref(bw_http *h, session *s) {
+  (void)h;
+  if (--s->refs > 0 || !s->closed) return;
+  for (stream *t = s->streams, *n; t; t = n) {
+    n = t->next;
+    bwh_stream_free(t);
+  }
+  free(s);
+}
+
+session *bwh_session_find(bw_http *h, const char *id) {
+  if (!id) return NULL;
+  for (session *s = h->sessions; s; s = s->next)
+    if (!strcmp(s->id, id)) return s;
+  return NULL;
+}
+
+void bwh_queue_item(bw_http *h, int w, bw_http_item *it) {
+  worker *k = &h->w[w];
+  if (k->tail) k->tail->next = it;
+  else k->head = it;
+  k->tail = it;
+  pthread_cond_signal(&k->cv);
+}
+
+/* Unlink a session and tell its worker (caller holds the lock). */
+void bwh_session_close(bw_http *h, session *s) {
+  for (session **p = &h->sessions; *p; p = &(*p)->next)
+    if (*p == s) {
+      *p = s->next;
+      break;
+    }
+  s->closed = 1;
+  for (stream *t = s->streams; t; t = t->next) bwh_stream_release(h, t);
+  h->nsessions--;
+  h->w[s->worker].sessions--;
+  if (s->token >= 0) h->tok_sessions[s->token]--;
+  bw_http_item *it = calloc(1, sizeof *it);
+  if (it) {
+    it->kind = BW_HTTP_CLOSE;
+    snprintf(it->sid, sizeof it->sid, "%s", s->id);
+    it->tenant = s->tenant;
+    bwh_queue_item(h, s->worker, it);
+  }
+  pthread_cond_broadcast(&h->ev);
+  bwh_session_unref(h, s); /* the list's reference */
+}
+
+void *bwh_reaper(void *arg) {
+  bw_http *h = arg;
+  pthread_mutex_lock(&h->mu);
+  while (!h->stopped) {
+    struct timespec ts;
+    double tick = h->o.session_ttl / 4;
+    bwh_deadline(&ts, tick < 0.05 ? 0.05 : tick > 5 ? 5 : tick);
+    pthread_cond_timedwait(&h->reap_cv, &h->mu, &ts);
+    double t = bwh_now();
+    for (session *s = h->sessions, *n; s; s = n) {
+      n = s->next;
+      int reading = 0;
+      for (stream *x = s->streams; x; x = x->next) reading += x->readers;
+      if (!reading && !s->inflight && t - s->last > h->o.session_ttl)
+        bwh_session_close(h, s);
+    }
+  }
+  pthread_mutex_unlock(&h->mu);
+  return NULL;
+}
+
+/* -------------------------------------------------------- worker side */
+
+bw_http_item *bw_http_next(bw_http *h, int w, double timeout) {
+  worker *k = &h->w[w];
+  struct timespec ts;
+  if (timeout >= 0) bwh_deadline(&ts, timeout);
+  pthread_mutex_lock(&h->mu);
+  while (!k->head && !h->stopped) {
+    if (timeout < 0) pthread_cond_wait(&k->cv, &h->mu);
+    else if (pthread_cond_timedwait(&k->cv, &h->mu, &ts) == ETIMEDOUT) break;
+  }
+  bw_http_item *it = h->stopped ? NULL : k->head;
+  if (it) {
+    k->head = it->next;
+    if (!k->head) k->tail = NULL;
+    it->next = NULL;
+  }
+  pthread_mutex_unlock(&h->mu);
+  return it;
+}
+
+int bw_http_stopped(bw_http *h) {
+  pthread_mutex_lock(&h->mu);
+  int s = h->stopped;
+  pthread_mutex_unlock(&h->mu);
+  return s;
+}
+
+int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
+                 size_t n, int final) {
+  pthread_mutex_lock(&h->mu);
+  session *s = bwh_session_find(h, sid);
+  int rc = -1;
+  if (s) {
+    stream *t = bwh_stream_find(s, stream_id);
+    /* the answer: the call is over before the client can see it end */
+    if (t && final) bwh_stream_release(h, t);
+    if (!t || t->done) t = bwh_stream_find(s, 0); /* outside a request: GET */
+    if (!t) t = bwh_stream_new(s, 0);
+    if (t) rc = bwh_stream_push(h, t, text, n);
+    pthread_cond_broadcast(&h->ev);
+  }
+  pthread_mutex_unlock(&h->mu);
+  return rc;
+}
+
+void bw_http_done(bw_http *h, const char *sid, long stream_id) {
+  pthread_mutex_lock(&h->mu);
+  session *s = bwh_session_find(h, sid);
+  stream *t = s ? bwh_stream_find(s, stream_id) : NULL;
+  if (t) {
+    t->done = 1;
+    bwh_stream_release(h, t);
+  }
+  pthread_cond_broadcast(&h->ev);
+  pthread_mutex_unlock(&h->mu);
+}
+
+int bw_http_begin(bw_http *h, int w, const char *sid, const char *id) {
+  worker *k = &h->w[w];
+  int gone = 0;
+  pthread_mutex_lock(&h->mu);
+  for (int i = 0; i < GONE_MAX; i++)
+    if (k->gone[i].id && !strcmp(k->gone[i].sid, sid) &&
+        !strcmp(k->gone[i].id, id)) {
+      free(k->gone[i].id);
+      k->gone[i].id = NULL;
+      gone = 1;
+    }
+  snprintf(k->cur_sid, sizeof k->cur_sid, "%s", sid);
+  free(k->cur_id);
+  k->cur_id = strdup(id);
+  atomic_store(&k->cancelled, gone);
+  pthread_mutex_unlock(&h->mu);
+  return gone;
+}
+
+void bw_http_finish(bw_http *h, int w) {
+  worker *k = &h->w[w];
+  pthread_mutex_lock(&h->mu);
+  free(k->cur_id);
+  k->cur_id = NULL;
+  atomic_store(&k->cancelled, 0);
+  pthread_mutex_unlock(&h->mu);
+}
+
+const _Atomic int *bw_http_cancel_flag(bw_http *h, int w) {
+  return &h->w[w].cancelled;
+}
+
+/* notifications/cancelled: the worker's call stops at its next check; a
+ * request not begun yet is remembered and never runs. */
+void bwh_note_cancel(bw_http *h, session *s, const json_t *id) {
+  if (!json_is_string(id) && !json_is_number(id)) return;
+  char *text = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+  if (!text) return;
+  worker *k = &h->w[s->worker];
+  if (k->cur_id && !strcmp(k->cur_sid, s->id) && !strcmp(k->cur_id, text)) {
+    atomic_store(&k->cancelled, 1);
+    free(text);
+    return;
+  }
+  free(k->gone[k->next_gone].id);
+  snprintf(k->gone[k->next_gone].sid, sizeof k->gone[0].sid, "%s", s->id);
+  k->gone[k->next_gone].id = text;
+  k->next_gone = (k->next_gone + 1) % GONE_MAX;
+}
+
+void bw_http_item_free(bw_http *h, bw_http_item *it) {
+  if (!it) return;
+  session *s = it->session;
+  if (s) { /* the session is free to expire again */
+    pthread_mutex_lock(&h->mu);
+    s->inflight--;
+    s->last = bwh_now();
+    bwh_session_unref(h, s);
+    pthread_mutex_unlock(&h->mu);
+  }
+  free(it->body);
+  free(it);
+}

@@ -1,0 +1,107 @@
+/*
+ * lhost.c - core.host: a host of the embedding API (its own Lua state and
+ * worker thread, api_async.c) opened from a Lua program, so a workspace can
+ * run calls without blocking its caller's loop (ws:submit, ws:fd, ws:poll in
+ * lua/burrow/init.lua).
+ *
+ *   core.host(opts_json, package_path) -> Host | nil, message
+ *   host:submit(tool, args_json) -> id | nil
+ *   host:take() -> id, rc, result_json | nothing     (one completion)
+ *   host:fd() -> eventfd     host:cancel(id) -> boolean     host:close()
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+
+#include "api.h"
+#include "lcore.h"
+#include "lhost.h"
+
+#define HOST_MT "burrow.Host"
+
+typedef struct {
+  burrow_host *h;
+} lhost;
+
+static lhost *check_host(lua_State *L) {
+  lhost *x = luaL_checkudata(L, 1, HOST_MT);
+  if (!x->h) luaL_error(L, "attempt to use a closed host");
+  return x;
+}
+
+static int l_host(lua_State *L) {
+  const char *opts = luaL_checkstring(L, 1);
+  const char *path = luaL_checkstring(L, 2);
+  lhost *x = lua_newuserdatauv(L, sizeof *x, 0);
+  x->h = NULL;
+  luaL_setmetatable(L, HOST_MT);
+  char *err = NULL;
+  x->h = bw_open_json(opts, path, &err);
+  if (!x->h) {
+    lua_pushnil(L);
+    lua_pushstring(L, err ? err : "cannot open a host");
+    burrow_free(err);
+    return 2;
+  }
+  return 1;
+}
+
+static int h_submit(lua_State *L) {
+  lhost *x = check_host(L);
+  unsigned long long id = burrow_submit(x->h, luaL_checkstring(L, 2),
+                                        luaL_checkstring(L, 3), NULL, NULL);
+  if (!id) return 0;
+  lua_pushinteger(L, (lua_Integer)id);
+  return 1;
+}
+
+static int h_take(lua_State *L) {
+  lhost *x = check_host(L);
+  unsigned long long id;
+  int rc;
+  char *res = NULL;
+  if (!burrow_take(x->h, &id, &rc, &res)) return 0;
+  lua_pushinteger(L, (lua_Integer)id);
+  lua_pushinteger(L, rc);
+  if (res) lua_pushstring(L, res); /* may raise on OOM: res leaks then */
+  else lua_pushnil(L);
+  burrow_free(res);
+  return 3;
+}
+
+static int h_fd(lua_State *L) {
+  lua_pushinteger(L, burrow_fd(check_host(L)->h));
+  return 1;
+}
+
+static int h_cancel(lua_State *L) {
+  lhost *x = check_host(L);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  lua_pushboolean(L, id > 0 && burrow_cancel(x->h, (unsigned long long)id));
+  return 1;
+}
+
+static int h_close(lua_State *L) {
+  lhost *x = luaL_checkudata(L, 1, HOST_MT);
+  if (x->h) burrow_close(x->h);
+  x->h = NULL;
+  return 0;
+}
+
+static const luaL_Reg host_methods[] = {{"submit", h_submit}, {"take", h_take},
+                                        {"fd", h_fd},         {"cancel", h_cancel},
+                                        {"close", h_close},   {NULL, NULL}};
+
+void bw_host_register(lua_State *L) {
+  luaL_newmetatable(L, HOST_MT);
+  lua_newtable(L);
+  luaL_setfuncs(L, host_methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, h_close);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, h_close);
+  lua_setfield(L, -2, "__close");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_host);
+  lua_setfield(L, -2, "host");
+}

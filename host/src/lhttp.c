@@ -1,0 +1,373 @@
+/*
+ * lhttp.c - `burrow mcp --http` as burrow.core.http_start: the listener
+ * (http.c) and its Lua workers. Each worker is a thread with a Lua state
+ * of its own running burrow.http's loop, so a long call in one session
+ * does not hold the sessions of the other workers; a session stays on one
+ * worker (its MCP state and undo store live there). Each worker thread
+ * reads its own cancel flag (bw_set_cancel_flag), so the search and edit
+ * bindings see the cancel of their own call.
+ */
+#include <jansson.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "lcore.h"
+#include "ljson.h"
+#include "lserver.h"
+
+#define HTTP_MT "burrow.Http"
+#define WORKER_MT "burrow.HttpWorker"
+
+typedef struct wstate {
+  bw_http *h;
+  int index;
+  bw_http_item *cur; /* the item being handled, freed by the next next() */
+} wstate;
+
+typedef struct server {
+  bw_http *h;
+  int nworkers;
+  pthread_t *threads;
+  wstate *w;
+  char *setup, *path, *cpath, *module;
+  sigset_t sigs;
+  _Atomic int failed;
+} server;
+
+typedef struct box {
+  server *srv;
+} box;
+
+static int traceback(lua_State *L) {
+  luaL_traceback(L, L, lua_tostring(L, 1), 1);
+  return 1;
+}
+
+/* ------------------------------------------------------- the workers */
+
+static wstate *check_worker(lua_State *L) {
+  return *(wstate **)luaL_checkudata(L, 1, WORKER_MT);
+}
+
+/* w:next([timeout]) -> "message", sid, tenant, stream, body | "close", sid,
+ * tenant | nil (timeout) | false (the server stopped) */
+static int w_next(lua_State *L) {
+  wstate *w = check_worker(L);
+  double timeout = luaL_optnumber(L, 2, -1);
+  bw_http_item_free(w->h, w->cur);
+  w->cur = bw_http_next(w->h, w->index, timeout);
+  bw_http_item *it = w->cur;
+  if (!it) {
+    if (bw_http_stopped(w->h)) lua_pushboolean(L, 0);
+    else lua_pushnil(L);
+    return 1;
+  }
+  lua_pushstring(L, it->kind == BW_HTTP_CLOSE ? "close" : "message");
+  lua_pushstring(L, it->sid);
+  lua_pushinteger(L, it->tenant + 1);
+  if (it->kind == BW_HTTP_CLOSE) return 3;
+  lua_pushinteger(L, it->stream);
+  lua_pushlstring(L, it->body ? it->body : "", it->len);
+  return 5;
+}
+
+/* w:send(sid, stream, message[, final]) -> bytes: the message encoded
+ * once, sent on the stream (0, or a stream whose POST is answered: the GET
+ * stream); final: it is the POST's answer */
+static int w_send(lua_State *L) {
+  wstate *w = check_worker(L);
+  const char *sid = luaL_checkstring(L, 2);
+  long stream = (long)luaL_checkinteger(L, 3);
+  size_t n;
+  const char *err = NULL;
+  char *buf = bw_json_encode_value(L, 4, &n, &err);
+  if (!buf) return luaL_error(L, "cannot encode the message: %s", err ? err : "?");
+  int rc = bw_http_send(w->h, sid, stream, buf, n, lua_toboolean(L, 5));
+  free(buf);
+  if (rc < 0) return 0; /* the session is gone: nobody to tell */
+  lua_pushinteger(L, (lua_Integer)n);
+  return 1;
+}
+
+static int w_done(lua_State *L) {
+  wstate *w = check_worker(L);
+  bw_http_done(w->h, luaL_checkstring(L, 2), (long)luaL_checkinteger(L, 3));
+  return 0;
+}
+
+/* w:begin(sid, id_json) -> cancelled while queued? */
+static int w_begin(lua_State *L) {
+  wstate *w = check_worker(L);
+  lua_pushboolean(L, bw_http_begin(w->h, w->index, luaL_checkstring(L, 2),
+                                   luaL_checkstring(L, 3)));
+  return 1;
+}
+
+static int w_finish(lua_State *L) {
+  wstate *w = check_worker(L);
+  bw_http_finish(w->h, w->index);
+  return 0;
+}
+
+static int w_cancelled(lua_State *L) {
+  wstate *w = check_worker(L);
+  lua_pushboolean(L, atomic_load(bw_http_cancel_flag(w->h, w->index)));
+  return 1;
+}
+
+static int w_index(lua_State *L) {
+  lua_pushinteger(L, check_worker(L)->index + 1);
+  return 1;
+}
+
+static const luaL_Reg worker_methods[] = {
+    {"next", w_next},         {"send", w_send},     {"done", w_done},
+    {"begin", w_begin},       {"finish", w_finish}, {"cancelled", w_cancelled},
+    {"index", w_index},       {NULL, NULL}};
+
+typedef struct wstart {
+  server *srv;
+  int index;
+} wstart;
+
+static void *worker_main(void *arg) {
+  wstart *ws = arg;
+  server *srv = ws->srv;
+  wstate *w = &srv->w[ws->index];
+  free(ws);
+  bw_set_cancel_flag(bw_http_cancel_flag(srv->h, w->index));
+  lua_State *L = luaL_newstate();
+  if (!L) goto fail;
+  luaL_openlibs(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_burrow_core);
+  lua_setfield(L, -2, "burrow.core");
+  lua_pop(L, 1);
+  lua_getglobal(L, "package");
+  lua_pushstring(L, srv->path);
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, srv->cpath);
+  lua_setfield(L, -2, "cpath");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, WORKER_MT);
+  luaL_newlib(L, worker_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, traceback);
+  lua_getglobal(L, "require");
+  lua_pushstring(L, srv->module);
+  if (lua_pcall(L, 1, 1, 1) == LUA_OK) {
+    lua_getfield(L, -1, "worker");
+    *(wstate **)lua_newuserdatauv(L, sizeof(wstate *), 0) = w;
+    luaL_setmetatable(L, WORKER_MT);
+    lua_pushstring(L, srv->setup);
+    if (lua_pcall(L, 2, 0, 1) == LUA_OK) {
+      lua_close(L);
+      bw_http_item_free(srv->h, w->cur);
+      w->cur = NULL;
+      return NULL;
+    }
+  }
+  fprintf(stderr, "burrow: http worker %d failed: %s\n", w->index + 1,
+          lua_tostring(L, -1));
+  lua_close(L);
+fail:
+  atomic_store(&srv->failed, 1);
+  kill(getpid(), SIGTERM); /* the main thread's wait ends and stops all */
+  return NULL;
+}
+
+/* ------------------------------------------------------ the listener */
+
+static server *check_server(lua_State *L) {
+  box *b = luaL_checkudata(L, 1, HTTP_MT);
+  if (!b->srv) luaL_error(L, "the HTTP server is stopped");
+  return b->srv;
+}
+
+static char *opt_string(lua_State *L, int t, const char *k, const char *def) {
+  lua_getfield(L, t, k);
+  const char *s = lua_isstring(L, -1) ? lua_tostring(L, -1) : def;
+  char *r = s ? strdup(s) : NULL;
+  lua_pop(L, 1);
+  return r;
+}
+
+static lua_Number opt_number(lua_State *L, int t, const char *k,
+                             lua_Number def) {
+  lua_getfield(L, t, k);
+  lua_Number n = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : def;
+  lua_pop(L, 1);
+  return n;
+}
+
+/* A list of strings at t[k], kept alive as copies. */
+static const char **opt_list(lua_State *L, int t, const char *k, int *n) {
+  lua_getfield(L, t, k);
+  *n = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : 0;
+  const char **v = calloc((size_t)*n + 1, sizeof *v);
+  for (int i = 0; v && i < *n; i++) {
+    lua_rawgeti(L, -1, i + 1);
+    v[i] = strdup(luaL_optstring(L, -1, ""));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static void server_free(server *srv) {
+  free(srv->threads);
+  free(srv->w);
+  free(srv->setup);
+  free(srv->path);
+  free(srv->cpath);
+  free(srv->module);
+  free(srv);
+}
+
+/* core.http_start{host, port, workers, session_ttl, max_body, max_calls,
+ * max_sessions, replay, retry_ms, allowed_hosts, allowed_origins, tokens =
+ * {{sha256, tenant, max_calls, max_body, max_sessions}...}, setup, module}
+ * -> Http | nil, message. The options' strings are kept for the server's
+ * life (it lives until the process ends). */
+static int l_http_start(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  static bw_http_opts o;
+  memset(&o, 0, sizeof o);
+  o.host = opt_string(L, 1, "host", "127.0.0.1");
+  o.port = (int)opt_number(L, 1, "port", 8080);
+  o.workers = (int)opt_number(L, 1, "workers", 2);
+  o.session_ttl = opt_number(L, 1, "session_ttl", 1800);
+  o.max_body = (size_t)opt_number(L, 1, "max_body", 4 << 20);
+  o.max_calls = (int)opt_number(L, 1, "max_calls", 16);
+  o.max_sessions = (int)opt_number(L, 1, "max_sessions", 1000);
+  o.replay = (int)opt_number(L, 1, "replay", 256);
+  o.retry_ms = (int)opt_number(L, 1, "retry_ms", 1000);
+  o.allowed_hosts = opt_list(L, 1, "allowed_hosts", &o.n_hosts);
+  o.allowed_origins = opt_list(L, 1, "allowed_origins", &o.n_origins);
+  lua_getfield(L, 1, "tokens");
+  int nt = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : 0;
+  bw_http_token *toks = calloc((size_t)nt + 1, sizeof *toks);
+  for (int i = 0; toks && i < nt; i++) {
+    lua_rawgeti(L, -1, i + 1);
+    int t = lua_gettop(L);
+    char *hex = opt_string(L, t, "sha256", "");
+    if (strlen(hex) != 64) {
+      free(hex);
+      return luaL_error(L, "token %d: sha256 must be 64 hex digits", i + 1);
+    }
+    memcpy(toks[i].sha256, hex, 65);
+    free(hex);
+    toks[i].tenant = (int)opt_number(L, t, "tenant", 1) - 1;
+    toks[i].max_calls = (int)opt_number(L, t, "max_calls", 0);
+    toks[i].max_body = (size_t)opt_number(L, t, "max_body", 0);
+    toks[i].max_sessions = (int)opt_number(L, t, "max_sessions", 0);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  o.tokens = toks;
+  o.n_tokens = nt;
+  server *srv = calloc(1, sizeof *srv);
+  if (!srv) return luaL_error(L, "out of memory");
+  srv->setup = opt_string(L, 1, "setup", "{}");
+  srv->module = opt_string(L, 1, "module", "burrow.http");
+  lua_getglobal(L, "package");
+  srv->path = opt_string(L, lua_gettop(L), "path", "");
+  srv->cpath = opt_string(L, lua_gettop(L), "cpath", "");
+  lua_pop(L, 1);
+  /* SIGINT, SIGTERM and SIGHUP go to http:wait's sigwait alone: blocked
+   * before any thread exists, so every thread inherits the mask */
+  sigemptyset(&srv->sigs);
+  sigaddset(&srv->sigs, SIGINT);
+  sigaddset(&srv->sigs, SIGTERM);
+  sigaddset(&srv->sigs, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &srv->sigs, NULL);
+  char err[512];
+  srv->h = bw_http_start(&o, err, sizeof err);
+  if (!srv->h) {
+    server_free(srv);
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    return 2;
+  }
+  srv->nworkers = o.workers < 1 ? 1 : o.workers;
+  srv->threads = calloc((size_t)srv->nworkers, sizeof *srv->threads);
+  srv->w = calloc((size_t)srv->nworkers, sizeof *srv->w);
+  if (!srv->threads || !srv->w) return luaL_error(L, "out of memory");
+  box *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->srv = NULL;
+  luaL_setmetatable(L, HTTP_MT);
+  for (int i = 0; i < srv->nworkers; i++) {
+    srv->w[i].h = srv->h;
+    srv->w[i].index = i;
+    wstart *ws = malloc(sizeof *ws);
+    if (!ws) return luaL_error(L, "out of memory");
+    ws->srv = srv;
+    ws->index = i;
+    if (pthread_create(&srv->threads[i], NULL, worker_main, ws) != 0)
+      return luaL_error(L, "cannot start HTTP worker %d", i + 1);
+  }
+  b->srv = srv;
+  return 1;
+}
+
+static int h_port(lua_State *L) {
+  lua_pushinteger(L, bw_http_port(check_server(L)->h));
+  return 1;
+}
+
+/* http:wait() -> "signal" | "failed": until SIGINT or SIGTERM (SIGHUP is
+ * reported on stderr and ignored: reload is stdio's), then stops the
+ * listener and the workers. */
+static int h_wait(lua_State *L) {
+  server *srv = check_server(L);
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&srv->sigs, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      fputs("burrow: SIGHUP: reload is not supported over HTTP; restart "
+            "the server to load a new configuration\n",
+            stderr);
+      continue;
+    }
+    break;
+  }
+  bw_http_stop(srv->h);
+  for (int i = 0; i < srv->nworkers; i++) pthread_join(srv->threads[i], NULL);
+  int failed = atomic_load(&srv->failed);
+  bw_http_free(srv->h);
+  server_free(srv);
+  ((box *)luaL_checkudata(L, 1, HTTP_MT))->srv = NULL;
+  lua_pushstring(L, failed ? "failed" : "signal");
+  return 1;
+}
+
+/* core.token_hash(text) -> the sha256 hex the config stores */
+static int l_token_hash(lua_State *L) {
+  char out[65];
+  bw_http_token_hash(luaL_checkstring(L, 1), out);
+  lua_pushstring(L, out);
+  return 1;
+}
+
+static const luaL_Reg http_methods[] = {
+    {"port", h_port}, {"wait", h_wait}, {NULL, NULL}};
+
+void bw_http_register(lua_State *L) {
+  luaL_newmetatable(L, HTTP_MT);
+  luaL_newlib(L, http_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_http_start);
+  lua_setfield(L, -2, "http_start");
+  lua_pushcfunction(L, l_token_hash);
+  lua_setfield(L, -2, "token_hash");
+}

@@ -1,0 +1,299 @@
+/*
+ * test_api_async.c - the non-blocking embedding API (burrow.h "NON-BLOCKING
+ * CALLS") driven from C as an engine would: 100 submitted calls whose
+ * callbacks all run on the engine's thread inside burrow_poll; the eventfd
+ * waking a plain poll() loop; a long grep cancelled (the time from
+ * burrow_cancel to its completion measured, under 100 ms); progress reports;
+ * burrow_take for callers without callbacks; a queued call cancelled before
+ * it runs; burrow_call behind submitted calls; burrow_close with calls in
+ * flight; a host on an engine's lua_State has no worker.
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "burrow.h"
+
+#include "check.h"
+
+static char dir[128];
+static pthread_t engine;
+
+static void put(const char *name, const char *text) {
+  char p[256];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *f = fopen(p, "w");
+  if (!f || fputs(text, f) < 0 || fclose(f)) exit(2);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Wait on the host's fd with poll(2), then burrow_poll; until *done or the
+ * deadline. Returns the wake-ups that delivered something. */
+static int loop_until(burrow_host *h, const int *done, int want, double ms) {
+  struct pollfd p = {.fd = burrow_fd(h), .events = POLLIN};
+  double end = now_ms() + ms;
+  int wakes = 0;
+  while (*done < want && now_ms() < end) {
+    int r = poll(&p, 1, 50);
+    if (r > 0 && (p.revents & POLLIN) && burrow_poll(h) > 0) wakes++;
+  }
+  return wakes;
+}
+
+/* ------------------------------------------------ 100 concurrent calls */
+
+typedef struct slot {
+  unsigned long long id;
+  int calls, rc, on_engine;
+  char want[32];
+  int matched;
+} slot;
+
+static int finished;
+
+static void on_done(void *ud, unsigned long long id, int rc, const char *res) {
+  slot *s = ud;
+  s->calls++;
+  s->rc = rc;
+  s->on_engine = pthread_equal(pthread_self(), engine);
+  s->matched = id == s->id && res && strstr(res, s->want) != NULL;
+  finished++;
+}
+
+static void test_hundred(void) {
+  burrow_host *h = burrow_open(dir, NULL);
+  CHECK(h != NULL, "open");
+  if (!h) return;
+  slot s[100];
+  memset(s, 0, sizeof s);
+  finished = 0;
+  for (int i = 0; i < 100; i++) {
+    char args[128];
+    const char *tool;
+    if (i % 3 == 0) {
+      tool = "read_file";
+      snprintf(args, sizeof args, "{\"path\":\"f%d.txt\"}", i % 10);
+      snprintf(s[i].want, sizeof s[i].want, "line of f%d", i % 10);
+    } else if (i % 3 == 1) {
+      tool = "grep";
+      snprintf(args, sizeof args, "{\"pattern\":\"line of f%d\",\"path\":\".\",\"include\":[\"f*.txt\"]}", i % 10);
+      snprintf(s[i].want, sizeof s[i].want, "f%d.txt", i % 10);
+    } else {
+      tool = "stat";
+      snprintf(args, sizeof args, "{\"path\":\"nope%d\"}", i);
+      snprintf(s[i].want, sizeof s[i].want, "ENOENT");
+    }
+    s[i].id = burrow_submit(h, tool, args, on_done, &s[i]);
+  }
+  int ids_ok = 1;
+  for (int i = 0; i < 100; i++)
+    for (int k = 0; k < i; k++) ids_ok &= s[i].id != 0 && s[i].id != s[k].id;
+  CHECK(ids_ok, "100 distinct nonzero ids");
+  loop_until(h, &finished, 100, 20000);
+  int once = 1, engine_thread = 1, matched = 1, rcs = 1;
+  for (int i = 0; i < 100; i++) {
+    once &= s[i].calls == 1;
+    engine_thread &= s[i].on_engine;
+    matched &= s[i].matched;
+    if (!s[i].matched) printf("  call %d (%s) did not match\n", i, s[i].want);
+    rcs &= s[i].rc == (i % 3 == 2 ? BURROW_TOOL_ERROR : BURROW_OK);
+  }
+  CHECK(finished == 100, "all 100 completed: %d", finished);
+  CHECK(once, "each callback ran exactly once");
+  CHECK(engine_thread, "every callback ran on the engine's thread");
+  CHECK(matched, "each result is its own call's");
+  CHECK(rcs, "result codes");
+  CHECK(burrow_poll(h) == 0, "nothing left");
+  burrow_close(h);
+}
+
+/* --------------------------------------------- poll() wakes, take, call */
+
+static void test_fd_wakes(void) {
+  burrow_host *h = burrow_open(dir, NULL);
+  if (!h) return;
+  int fd = burrow_fd(h);
+  CHECK(fd >= 0, "fd");
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  CHECK(poll(&p, 1, 0) == 0, "not readable before a call");
+  unsigned long long id = burrow_submit(h, "read_file", "{\"path\":\"f1.txt\"}", NULL, NULL);
+  CHECK(id > 0, "submit without a callback");
+  double t0 = now_ms();
+  int r = poll(&p, 1, 5000);
+  double waited = now_ms() - t0;
+  CHECK(r == 1 && (p.revents & POLLIN), "a plain poll() wakes on completion");
+  printf("  poll() woke after %.1f ms (a read_file)\n", waited);
+  CHECK(burrow_poll(h) == 0, "a call without a callback is not polled");
+  CHECK(poll(&p, 1, 0) == 1, "still readable while it waits for burrow_take");
+  unsigned long long got = 0;
+  int rc = -1;
+  char *res = NULL;
+  CHECK(burrow_take(h, &got, &rc, &res) == 1 && got == id && rc == BURROW_OK &&
+            res && strstr(res, "line of f1"), "take: %s", res ? res : "(null)");
+  burrow_free(res);
+  CHECK(burrow_take(h, &got, &rc, &res) == 0, "nothing more to take");
+  CHECK(poll(&p, 1, 0) == 0, "quiet again");
+  /* burrow_call on a host with a worker: a thin wrapper, queued and waited */
+  res = NULL;
+  CHECK(burrow_call(h, "read_file", "{\"path\":\"f2.txt\"}", &res) == BURROW_OK &&
+            strstr(res, "line of f2"), "burrow_call with a worker: %s", res ? res : "");
+  burrow_free(res);
+  char *tools = burrow_tools(h, "mcp");
+  CHECK(tools && strstr(tools, "read_file"), "burrow_tools with a worker");
+  burrow_free(tools);
+  CHECK(burrow_submit(h, NULL, "{}", NULL, NULL) == 0, "NULL tool");
+  CHECK(burrow_submit(NULL, "stat", "{}", NULL, NULL) == 0, "NULL host");
+  CHECK(burrow_fd(NULL) == -1, "NULL host fd");
+  CHECK(burrow_cancel(h, 999999) == 0, "unknown id");
+  burrow_close(h);
+}
+
+/* ---------------------------------------------- cancel, progress */
+
+static int cancelled_done;
+static double done_at;
+static char cancel_res[4096];
+static int progress_reports, progress_on_engine = 1;
+
+static void on_cancelled(void *ud, unsigned long long id, int rc, const char *res) {
+  (void)ud;
+  (void)id;
+  (void)rc;
+  done_at = now_ms();
+  snprintf(cancel_res, sizeof cancel_res, "%s", res ? res : "");
+  cancelled_done++;
+}
+
+static void on_progress(void *ud, unsigned long long id, double done, double total,
+                        const char *msg) {
+  (void)ud;
+  (void)id;
+  (void)done;
+  (void)total;
+  (void)msg;
+  progress_reports++;
+  progress_on_engine &= pthread_equal(pthread_self(), engine);
+}
+
+static int queued_done, queued_rc;
+static char queued_res[512];
+static void on_queued(void *ud, unsigned long long id, int rc, const char *res) {
+  (void)ud;
+  (void)id;
+  queued_rc = rc;
+  snprintf(queued_res, sizeof queued_res, "%s", res ? res : "");
+  queued_done++;
+}
+
+static void test_cancel(void) {
+  burrow_host *h = burrow_open(dir, NULL);
+  if (!h) return;
+  burrow_set_progress(h, on_progress);
+  /* a pattern cubic in each line of 200 a's (no literal for the prefilter):
+   * this grep would take its whole time budget (30 s) */
+  unsigned long long id = burrow_submit(h, "grep",
+      "{\"pattern\":\"a*a*a*\\\\d\",\"path\":\"slow\"}", on_cancelled, NULL);
+  unsigned long long queued = burrow_submit(h, "stat", "{\"path\":\"f1.txt\"}", on_queued, NULL);
+  int zero = 0;
+  loop_until(h, &zero, 1, 600); /* let it run 600 ms, polling */
+  CHECK(cancelled_done == 0, "the grep is still running after 600 ms");
+  CHECK(progress_reports >= 1, "progress reported while it runs: %d", progress_reports);
+  CHECK(progress_on_engine, "progress callbacks on the engine's thread");
+  CHECK(burrow_cancel(h, queued) == 1, "cancel the queued call");
+  double t0 = now_ms();
+  CHECK(burrow_cancel(h, id) == 1, "cancel the running grep");
+  loop_until(h, &cancelled_done, 1, 5000);
+  double ms = done_at - t0;
+  printf("  cancel -> completion of a running grep: %.1f ms\n", ms);
+  CHECK(cancelled_done == 1 && ms < 100, "cancelled within 100 ms: %.1f ms", ms);
+  CHECK(strstr(cancel_res, "\"cancelled\":true") != NULL, "partial result says cancelled: %.200s", cancel_res);
+  loop_until(h, &queued_done, 1, 2000);
+  CHECK(queued_done == 1 && queued_rc == BURROW_TOOL_ERROR && strstr(queued_res, "CANCELLED"),
+        "a queued call cancelled never runs: %s", queued_res);
+  CHECK(burrow_cancel(h, id) == 0, "a finished call cannot be cancelled");
+  burrow_close(h);
+}
+
+/* close with calls in flight and completions not polled */
+static int never;
+static void on_never(void *ud, unsigned long long id, int rc, const char *res) {
+  (void)ud, (void)id, (void)rc, (void)res;
+  never++;
+}
+
+static void test_close_in_flight(void) {
+  burrow_host *h = burrow_open(dir, NULL);
+  if (!h) return;
+  burrow_submit(h, "stat", "{\"path\":\"f1.txt\"}", on_never, NULL);
+  burrow_submit(h, "grep", "{\"pattern\":\"a*a*a*\\\\d\",\"path\":\"slow\"}", on_never, NULL);
+  for (int i = 0; i < 10; i++) burrow_submit(h, "stat", "{\"path\":\"f1.txt\"}", on_never, NULL);
+  usleep(200 * 1000);
+  double t0 = now_ms();
+  burrow_close(h);
+  double ms = now_ms() - t0;
+  printf("  burrow_close with a grep in flight: %.1f ms\n", ms);
+  CHECK(ms < 1000, "close cancels the grep in flight: %.1f ms", ms);
+  CHECK(never == 0, "no callback runs after close");
+}
+
+static void test_engine_state_has_no_worker(void) {
+  lua_State *L = luaL_newstate();
+  luaL_openlibs(L);
+  burrow_host *h = burrow_open_state(L, dir, NULL);
+  CHECK(h != NULL, "open on a state");
+  CHECK(burrow_submit(h, "stat", "{}", NULL, NULL) == 0, "no submit on an engine's state");
+  CHECK(burrow_fd(h) == -1, "no fd on an engine's state");
+  char *res = NULL;
+  CHECK(burrow_call(h, "read_file", "{\"path\":\"f1.txt\"}", &res) == BURROW_OK, "its burrow_call still works");
+  burrow_free(res);
+  burrow_close(h);
+  lua_close(L);
+}
+
+int main(void) {
+  engine = pthread_self();
+  strcpy(dir, "/tmp/burrow-async-XXXXXX");
+  if (!mkdtemp(dir)) return 2;
+  for (int i = 0; i < 10; i++) {
+    char name[32], text[64];
+    snprintf(name, sizeof name, "f%d.txt", i);
+    snprintf(text, sizeof text, "line of f%d\nanother\n", i);
+    put(name, text);
+  }
+  char slow[256];
+  snprintf(slow, sizeof slow, "%s/slow", dir);
+  if (mkdir(slow, 0755) != 0) return 2;
+  static char big[64 * 1024];
+  size_t n = 0;
+  while (n + 202 < sizeof big) { /* lines of 200 a's and a dot */
+    memset(big + n, 'a', 200);
+    big[n + 200] = '.';
+    big[n + 201] = '\n';
+    n += 202;
+  }
+  big[n] = '\0';
+  put("slow/a.txt", big);
+  test_hundred();
+  test_fd_wakes();
+  test_cancel();
+  test_close_in_flight();
+  test_engine_state_has_no_worker();
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) return 2;
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}

@@ -1,0 +1,197 @@
+-- burrow.http: `burrow mcp --http`, MCP over Streamable HTTP. The
+-- listener is C (http.c: sessions, SSE streams, Host/Origin, tokens,
+-- limits); this file starts it (http.serve, on the main Lua state) and is
+-- the loop of each worker thread (http.worker, on a Lua state of its own).
+--
+-- A worker keeps one burrow.mcp Server per session, on the workspace of
+-- the session's tenant (opened once per worker), with the session's own
+-- undo store and log level. Everything a Server sends goes through its
+-- one send function (Server:send -> self.out): while it handles a POST,
+-- to that POST's stream; otherwise (a notification of a watch, a request
+-- to the client) to the session's GET stream.
+
+local core = require "burrow.core"
+local json = core.json
+
+local http = {}
+
+local POLL = 0.25 -- seconds between pumps of the sessions' watches when idle
+
+--- The workspace options of each tenant, from the setup the main state
+-- made: tenant 1 is the command line's (its config and flags), the others
+-- the config files http.tenants names.
+local function tenant_options(setup, i)
+  local cli = require "burrow.cli"
+  if i == 1 then return cli.options(setup.cli) end
+  local t = setup.tenants[i]
+  return cli.options { config = t.config, caps = {}, roots = nil }
+end
+
+-- A session's Server: mcp.lua's, with the transport's out, and a stdio
+-- stand-in (begin/finish/cancelled of this worker; next() for a
+-- server-to-client request waiting for the client's answer).
+local function new_session(W, state, sid, ws)
+  local server = require("burrow.mcp").new(ws)
+  server.sid = sid
+  server.undo = { id = "http:" .. sid:sub(1, 8) } -- ws.session while it runs
+  -- a response (or a batch of them) is the POST's answer: its call ends
+  server.out = function(msg)
+    local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
+    return W:send(sid, server.stream or 0, msg, final)
+  end
+  server.stdio = {
+    begin = function(_, id) return W:begin(sid, json.encode(id)) end,
+    finish = function() W:finish() end,
+    cancelled = function() return W:cancelled() end,
+    -- Server:await (a request of ours waiting for the client's answer):
+    -- the next body of this session that answers nothing itself (the
+    -- client's answer comes as a POST of a response); requests, and other
+    -- sessions' items, wait in state.later until the call is over
+    next = function(_, timeout)
+      local deadline = core.now() + (timeout or 300)
+      while true do
+        local left = deadline - core.now()
+        if left <= 0 then return nil, "timeout" end
+        local kind, s, tenant, stream, body = W:next(math.min(left, POLL))
+        if kind == false then return nil, "the server is stopping" end
+        if kind == "message" and s == sid and stream < 0 then return body end
+        if kind then state.later[#state.later + 1] = { kind, s, tenant, stream, body } end
+        if kind == "close" and s == sid then return nil, "the session ended" end
+      end
+    end,
+  }
+  return server
+end
+
+local function handle(W, state, kind, sid, tenant, stream, body)
+  if kind == "close" then
+    local s = state.sessions[sid]
+    state.sessions[sid] = nil
+    if s and s.watches then s.watches:close() end -- its subscriptions end with it
+    return
+  end
+  local server = state.sessions[sid]
+  if not server then
+    local ws = state.ws[tenant]
+    if not ws then
+      local opts = tenant_options(state.setup, tenant)
+      local err
+      ws, err = require("burrow").open(opts)
+      if not ws then error("tenant " .. tenant .. ": " .. tostring(err), 0) end
+      state.ws[tenant] = ws
+    end
+    server = new_session(W, state, sid, ws)
+    state.sessions[sid] = server
+  end
+  server.stream = stream >= 0 and stream or nil
+  server.ws.session = server.undo
+  local msg, err = json.decode(body)
+  if msg == nil then
+    server:error(nil, -32700, "parse error: " .. tostring(err))
+  else
+    server:handle(msg)
+  end
+  server.stream = nil
+  if stream >= 0 then W:done(sid, stream) end
+  -- notifications that came while it awaited an answer (Server:await
+  -- keeps them): they need no stream
+  while #server.pending > 0 do
+    local line = table.remove(server.pending, 1)
+    local m = type(line) == "string" and json.decode(line)
+    if m then server:handle(m) end
+  end
+  if server.big_garbage then
+    server.big_garbage = false
+    collectgarbage()
+  end
+end
+
+--- The loop of worker W (a thread of its own; lhttp.c starts it).
+function http.worker(W, setup)
+  local state = { setup = json.decode(setup), sessions = {}, ws = {}, later = {} }
+  while true do
+    local item = table.remove(state.later, 1)
+    local kind, sid, tenant, stream, body
+    if item then kind, sid, tenant, stream, body = table.unpack(item, 1, 5)
+    else kind, sid, tenant, stream, body = W:next(POLL) end
+    if kind == false then break end
+    if kind then
+      local ok, err = pcall(handle, W, state, kind, sid, tenant, stream, body)
+      if not ok then
+        io.stderr:write("burrow: http worker ", W:index(), ": ", tostring(err), "\n")
+        if stream and stream >= 0 then W:done(sid, stream) end
+      end
+    end
+    -- resource subscriptions: the changes each session's watch has due go
+    -- out from here, outside any request, on the session's GET stream
+    -- (at most POLL late; the stdio loop wakes on the watch fd instead)
+    for _, server in pairs(state.sessions) do
+      if server.watches then
+        server.ws.session = server.undo
+        server:pump_watch()
+      end
+    end
+  end
+  for _, ws in pairs(state.ws) do ws:close() end
+end
+
+--- Parse "HOST:PORT" ("[::1]:8080", ":8080" for 127.0.0.1).
+function http.parse_listen(s)
+  local host, port = s:match("^%[(.-)%]:(%d+)$")
+  if not host then host, port = s:match("^(.-):(%d+)$") end
+  if not host then return nil, ("%q: give HOST:PORT"):format(s) end
+  if host == "" then host = "127.0.0.1" end
+  port = tonumber(port)
+  if port > 65535 then return nil, ("%q: port over 65535"):format(s) end
+  return host, port
+end
+
+--- Serve until SIGINT or SIGTERM. o: the command line (cli.lua's parse),
+-- hc: the config's http section (config.lua), listen: "HOST:PORT".
+function http.serve(o, hc, listen)
+  hc = hc or {}
+  local host, port = http.parse_listen(listen or hc.listen or "127.0.0.1:8080")
+  if not host then return nil, port end
+  -- tenant 1: the command line's workspace; then one per http.tenants
+  local names, tenants = { default = 1 }, { { name = "default" } }
+  for _, t in ipairs(hc.tenants or {}) do
+    tenants[#tenants + 1] = t
+    names[t.name] = #tenants
+  end
+  local tokens = {}
+  for i, t in ipairs(hc.tokens or {}) do
+    local idx = names[t.tenant or "default"]
+    if not idx then return nil, ("http.tokens[%d]: no tenant %q"):format(i, t.tenant) end
+    tokens[i] = { sha256 = t.sha256, tenant = idx, max_calls = t.max_calls,
+      max_body = t.max_body, max_sessions = t.max_sessions }
+  end
+  -- every tenant's workspace opens here once, so a bad config fails now,
+  -- not at a client's first call
+  local cli = require "burrow.cli"
+  for i = 1, #tenants do
+    local ok, opts = pcall(tenant_options, { cli = o, tenants = tenants }, i)
+    if not ok then return nil, type(opts) == "table" and (opts.fail or opts.usage) or tostring(opts) end
+    local ws, err = require("burrow").open(opts)
+    if not ws then return nil, ("tenant %s: %s"):format(tenants[i].name, err) end
+    ws:close()
+  end
+  local _ = cli
+  local server, err = core.http_start {
+    host = host, port = port, workers = hc.workers or 2,
+    session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
+    max_sessions = hc.max_sessions, replay = hc.replay, retry_ms = hc.retry_ms,
+    allowed_hosts = hc.allowed_hosts, allowed_origins = hc.allowed_origins,
+    tokens = tokens,
+    setup = json.encode { cli = o, tenants = tenants },
+  }
+  if not server then return nil, err end
+  local shown = host:find(":", 1, true) and "[" .. host .. "]" or host
+  io.stderr:write(("burrow %s: MCP over HTTP at http://%s:%d/mcp (%d tenant%s, %s); SIGINT or SIGTERM to stop\n")
+    :format(core.version, shown, server:port(), #tenants, #tenants == 1 and "" or "s",
+      #tokens > 0 and (#tokens .. " token" .. (#tokens == 1 and "" or "s")) or "no tokens: loopback only"))
+  local why = server:wait()
+  if why == "failed" then return nil, "an HTTP worker failed (see above)" end
+  return true
+end
+
+return http

@@ -1,0 +1,167 @@
+-- ws:submit / ws:fd / ws:poll / ws:cancel (lua/burrow/async.lua over the C
+-- API's worker, core.host), and examples/luv_grep.lua run as printed: a
+-- grep of about a second while a 10 ms luv timer keeps ticking.
+
+local H = require "helpers"
+local core = H.core
+
+-- Poll until cond() or the deadline; returns cond()'s last value.
+local function pump(ws, cond, secs)
+  local t0 = core.now()
+  while not cond() and core.now() - t0 < (secs or 10) do
+    ws:poll()
+  end
+  return cond()
+end
+
+-- Files a grep of "a*a*\d" takes about n * 0.45 s over (cubic per line, no
+-- literal for the prefilter).
+local function slow_tree(dir, n)
+  local line = ("a"):rep(200) .. ".\n"
+  for i = 1, n do H.write(dir, ("slow/s%d.txt"):format(i), line:rep(320) .. "7\n") end
+end
+
+describe(H.tag("ws:submit, fd, poll, cancel"), function()
+  local dir, ws
+
+  before_each(function()
+    dir = H.tmpdir()
+    H.write(dir, "a.txt", "alpha\nbeta\n")
+    ws = H.open(dir)
+  end)
+
+  after_each(H.cleanup)
+
+  it("runs calls off the caller's thread and delivers results in poll", function()
+    local got = {}
+    local ids = {}
+    for i = 1, 20 do
+      ids[i] = assert(ws:submit(i % 2 == 0 and "read_file" or "grep",
+        i % 2 == 0 and { path = "a.txt" } or { pattern = "beta" },
+        function(res, msg, code) got[i] = { res = res, msg = msg, code = code } end))
+    end
+    local fd = ws:fd()
+    assert.is_true(math.type(fd) == "integer" and fd >= 0)
+    assert.is_true(pump(ws, function() return #got == 20 end))
+    for i = 1, 20 do
+      if i % 2 == 0 then
+        assert.matches("1\talpha", got[i].res.content, 1, true)
+      else
+        assert.equal("a.txt", got[i].res.matches[1].path)
+      end
+    end
+    local seen = {}
+    for _, id in ipairs(ids) do
+      assert.is_nil(seen[id])
+      seen[id] = true
+    end
+    assert.equal(0, ws:poll())
+  end)
+
+  it("errors come to the callback as nil, message, code", function()
+    local r
+    ws:submit("read_file", { path = "../outside" }, function(...) r = table.pack(...) end)
+    ws:submit("no_such_tool", {}, function(...) r = r and r or table.pack(...) end)
+    assert.is_true(pump(ws, function() return r ~= nil end))
+    assert.is_nil(r[1])
+    assert.equal("OUTSIDE_ROOT", r[3])
+    assert.matches("^OUTSIDE_ROOT: ", r[2])
+    assert.has_error(function() ws:submit("stat", {}) end)
+  end)
+
+  it("the submitted calls see the same roots, tools and policies", function()
+    ws:close()
+    H.write(dir, ".env", "SECRET=1\n")
+    ws = assert(H.burrow.open { roots = { { path = dir, mode = "ro" } }, policies = { "default", "secrets" },
+      tools = { "read_file", "write_file" }, resolver = H.RESOLVER })
+    local r = {}
+    ws:submit("read_file", { path = ".env" }, function(_, _, code) r.secret = code end)
+    ws:submit("write_file", { path = "n.txt", content = "x" }, function(_, _, code) r.ro = code end)
+    ws:submit("grep", { pattern = "x" }, function(_, msg) r.tool = msg end)
+    assert.is_true(pump(ws, function() return (r.secret and r.ro and r.tool) ~= nil end))
+    assert.equal("POLICY_DENIED", r.secret)
+    assert.equal("READ_ONLY_ROOT", r.ro)
+    assert.matches('unknown tool "grep"', r.tool, 1, true)
+    assert.is_nil(H.exists(dir, "n.txt") or nil)
+  end)
+
+  it("cancel stops a running grep at once, with its partial result", function()
+    slow_tree(dir, 4)
+    local res
+    local id = ws:submit("grep", { pattern = "a*a*a*\\d", path = "slow" }, function(r) res = r end)
+    pump(ws, function() return false end, 0.3)
+    assert.is_nil(res)
+    local t0 = core.now()
+    assert.is_true(ws:cancel(id))
+    assert.is_true(pump(ws, function() return res ~= nil end, 5))
+    local ms = (core.now() - t0) * 1000
+    assert.is_true(res.cancelled)
+    assert.is_true(ms < 100, ("cancel took %.1f ms"):format(ms))
+    assert.is_false(ws:cancel(id))
+  end)
+
+  it("close with a call in flight returns promptly and runs no callback", function()
+    slow_tree(dir, 2)
+    local called = false
+    ws:submit("grep", { pattern = "a*a*a*\\d", path = "slow" }, function() called = true end)
+    local t0 = core.now()
+    ws:close()
+    assert.is_true(core.now() - t0 < 1)
+    assert.is_false(called)
+  end)
+end)
+
+describe(H.tag("examples/luv_grep.lua"), function()
+  local dir
+
+  before_each(function()
+    dir = H.tmpdir()
+    slow_tree(dir, 2)
+  end)
+
+  after_each(H.cleanup)
+
+  local function lua(script, ...)
+    local cmd = ("LUA_PATH=%s LUA_CPATH=%s timeout 60 lua5.4 %s"):format(H.q(package.path), H.q(package.cpath), H.q(script))
+    for _, a in ipairs { ... } do cmd = cmd .. " " .. H.q(a) end
+    return H.sh(cmd)
+  end
+
+  it("a ~1 s grep while a 10 ms timer keeps firing", function()
+    local out = lua("examples/luv_grep.lua", dir, "a*a*\\d")
+    local secs, lines, files, ticks = out:match("grep done in ([%d.]+) s: (%d+) matching lines in (%d+) files; the timer ticked (%d+) times")
+    assert.truthy(secs, out)
+    secs, ticks = tonumber(secs), tonumber(ticks)
+    assert.equal("2", lines)
+    assert.equal("2", files)
+    -- the same loop with nothing else running, for as long: this machine's
+    -- timer rate under its current load (2 cores shared)
+    H.write(dir, "idle.lua", ([[
+local uv = require "luv"
+local ticks, t, stop = 0, uv.new_timer(), uv.new_timer()
+t:start(10, 10, function() ticks = ticks + 1 end)
+stop:start(%d, 0, function() t:stop() stop:stop() end)
+uv.run()
+print(ticks)
+]]):format(math.floor(secs * 1000)))
+    local idle = tonumber(lua(dir .. "/idle.lua"))
+    -- the control: the same grep as a blocking ws:call inside the loop
+    H.write(dir, "blocking.lua", ([[
+local uv, burrow = require "luv", require "burrow"
+local ws = assert(burrow.open { roots = { { path = %q } } })
+local ticks, t, go = 0, uv.new_timer(), uv.new_timer()
+t:start(10, 10, function() ticks = ticks + 1 end)
+go:start(0, 0, function() ws:call("grep", { pattern = "a*a*\\d", output_mode = "count" }) t:stop() go:stop() end)
+uv.run()
+print(ticks)
+]]):format(dir))
+    local blocked = tonumber(lua(dir .. "/blocking.lua"))
+    print(("\n  luv: grep %.2f s, the timer ticked %d times (idle loop for as long: %d; with a blocking ws:call: %d)")
+      :format(secs, ticks, idle, blocked))
+    assert.is_true(secs >= 0.5, "the grep was too short to show anything: " .. secs)
+    assert.is_true(blocked <= 3, "the control should block the loop: " .. blocked)
+    -- the loop was never blocked: ticks like the idle loop's, less the CPU
+    -- the grep's walk threads (one per core) take from it on a busy machine
+    assert.is_true(ticks >= 0.5 * idle, ("%d ticks, idle %d"):format(ticks, idle))
+  end)
+end)

@@ -1,0 +1,130 @@
+-- The Lua API both runtimes share: under Lua 5.4 the rock (require "burrow"),
+-- under LuaJIT burrow.ffi over libburrow (run by test/run-all.sh as
+-- `busted --lua=luajit spec/lua_api_spec.lua`, with BURROW_LIB). Same
+-- assertions on both: open, call, errors, tools, submit/poll/cancel, close.
+-- No helpers.lua here: it needs burrow.core, which LuaJIT cannot load.
+
+local JIT = type(jit) == "table"
+local burrow = JIT and require "burrow.ffi" or require "burrow"
+local function now()
+  if JIT then
+    local ffi = require "ffi"
+    pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } bw_ts; int clock_gettime(int, bw_ts *);")
+    local ts = ffi.new("bw_ts")
+    ffi.C.clock_gettime(1, ts)
+    return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) / 1e9
+  end
+  return require("burrow.core").now()
+end
+
+local function sh(cmd)
+  local p = assert(io.popen(cmd))
+  local out = p:read("*a")
+  p:close()
+  return out
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function pump(ws, cond, secs)
+  local t0 = now()
+  while not cond() and now() - t0 < (secs or 10) do ws:poll() end
+  return cond()
+end
+
+describe("Lua API (" .. (JIT and "LuaJIT, burrow.ffi" or "Lua 5.4, the rock") .. ")", function()
+  local dir, ws
+
+  before_each(function()
+    dir = sh("mktemp -d /tmp/burrow-luaapi-XXXXXX"):gsub("%s+$", "")
+    write(dir .. "/a.txt", "alpha\nbeta\n")
+    ws = assert(burrow.open { roots = { { path = dir, mount = "/w" } } })
+  end)
+
+  after_each(function()
+    if ws then ws:close() end
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
+
+  it("calls a tool and gets a table back", function()
+    local res = assert(ws:call("read_file", { path = "/w/a.txt" }))
+    assert.equal("1\talpha\n2\tbeta\n", res.content)
+    assert.equal(2, res.total_lines)
+  end)
+
+  it("returns nil, message, code for tool errors", function()
+    local res, msg, code = ws:call("read_file", { path = "/w/nope.txt" })
+    assert.is_nil(res)
+    assert.equal("ENOENT", code)
+    assert.equal("ENOENT: /w/nope.txt does not exist", msg)
+    res, msg, code = ws:call("read_file", { path = "/etc/passwd" })
+    assert.is_nil(res)
+    assert.equal("OUTSIDE_ROOT", code)
+    res, msg, code = ws:call("no_such_tool", {})
+    assert.equal("INVALID_ARGUMENT", code)
+  end)
+
+  it("writes, and round-trips text with escapes and UTF-8", function()
+    local text = 'quote " backslash \\ tab \t é ✓ 🙂\n'
+    assert(ws:call("write_file", { path = "/w/u.txt", content = text }))
+    local res = assert(ws:call("read_file", { path = "/w/u.txt" }))
+    assert.equal("1\t" .. text, res.content)
+  end)
+
+  it("lists tools in the model formats", function()
+    local mcp = assert(ws:tools())
+    local names = {}
+    for _, t in ipairs(mcp) do names[t.name] = true end
+    assert.is_true(names.read_file and names.grep and true)
+    local openai = assert(ws:tools { format = "openai" })
+    assert.equal("function", openai[1].type)
+    local anthropic = assert(ws:tools { format = "anthropic" })
+    assert.is_table(anthropic[1].input_schema)
+  end)
+
+  it("submit runs off the caller's thread; poll delivers; errors as nil, msg, code", function()
+    local got, err = {}, nil
+    for i = 1, 10 do
+      assert(ws:submit("grep", { pattern = "beta" }, function(res) got[i] = res end))
+    end
+    ws:submit("stat", { path = "/w/none" }, function(res, msg, code) err = { res, msg, code } end)
+    assert.is_true(type(ws:fd()) == "number" and ws:fd() >= 0)
+    assert.is_true(pump(ws, function() return #got == 10 and err ~= nil end))
+    for i = 1, 10 do assert.equal("a.txt", got[i].matches[1].path) end
+    assert.is_nil(err[1])
+    assert.equal("ENOENT", err[3])
+    assert.equal(0, ws:poll())
+  end)
+
+  it("cancel stops a running grep with a partial result", function()
+    local line = ("a"):rep(200) .. ".\n"
+    for i = 1, 3 do write(("%s/s%d.txt"):format(dir, i), line:rep(320)) end
+    local res
+    local id = ws:submit("grep", { pattern = "a*a*a*\\d" }, function(r) res = r end)
+    pump(ws, function() return false end, 0.2)
+    assert.is_nil(res)
+    assert.is_true(ws:cancel(id))
+    assert.is_true(pump(ws, function() return res ~= nil end, 5))
+    assert.is_true(res.cancelled)
+  end)
+
+  it("caps are read by the LPeg grammar (the 5.4 LPeg, in LuaJIT too)", function()
+    local w, err = burrow.open { roots = { { path = dir } }, caps = { max_file_size = "5XB" } }
+    assert.is_nil(w)
+    assert.matches('unknown unit "XB" at column 2', err, 1, true)
+    w = assert(burrow.open { roots = { { path = dir } }, caps = { max_file_size = "1 KiB" } })
+    local _, _, code = w:call("write_file", { path = "big.txt", content = ("x"):rep(2000) })
+    w:close()
+    assert.equal("TOO_LARGE", code)
+  end)
+
+  it("a closed workspace refuses calls", function()
+    ws:close()
+    assert.has_error(function() ws:call("read_file", { path = "/w/a.txt" }) end)
+    ws = nil
+  end)
+end)

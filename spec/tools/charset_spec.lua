@@ -1,0 +1,138 @@
+-- Files in other encodings than UTF-8 (issue 13): read_file detects the
+-- encoding (BOM, UTF-16 by its NULs, UTF-8 validity, then libuchardet) and
+-- serves UTF-8 with `charset`; edit_file edits the UTF-8 text and writes
+-- back in the file's encoding, BOM and newlines kept: the bytes on disk
+-- equal the expected file exactly. Fixtures are made with iconv(1).
+
+local H = require "helpers"
+
+local function iconv(text, to)
+  local tmp = os.tmpname()
+  local f = assert(io.open(tmp, "wb")); f:write(text); f:close()
+  local out = H.sh(("iconv -f UTF-8 -t %s %s"):format(to, H.q(tmp)))
+  os.remove(tmp)
+  return out
+end
+
+local JA = "これは日本語のテキストです。\n文字コードの検出を試します。\n東京都の天気は晴れです。\n"
+local JA2 = JA:gsub("晴れ", "雨")
+local CASES = {
+  -- name, iconv name, BOM bytes, text, old, new, the charset read_file must say
+  { "UTF-16LE with BOM", "UTF-16LE", "\255\254", "Windows Registry Editor Version 5.00\r\n\r\n[HKEY_CURRENT_USER\\Software\\x]\r\n\"Name\"=\"value\"\r\n", "\"value\"", "\"new\"", "utf-16le" },
+  { "UTF-16BE with BOM", "UTF-16BE", "\254\255", "hello\nworld\n", "world", "there", "utf-16be" },
+  { "UTF-16LE without BOM", "UTF-16LE", "", "plain ascii text\nsecond line\n", "second", "2nd", "utf-16le" },
+  { "UTF-16BE without BOM", "UTF-16BE", "", "plain ascii text\nsecond line\n", "second", "2nd", "utf-16be" },
+  { "UTF-32LE with BOM", "UTF-32LE", "\255\254\0\0", "a\nb\nc\n", "b", "B", "utf-32le" },
+  { "Shift-JIS", "SHIFT_JIS", "", JA, "晴れ", "雨", "shift_jis" },
+  { "EUC-JP", "EUC-JP", "", JA, "晴れ", "雨", "euc-jp" },
+  { "GBK", "GBK", "", "这是一个中文文本文件，用于测试字符编码的检测。\n北京今天的天气很好。\n", "很好", "不错", nil },
+  { "Big5", "BIG5", "", "這是一個中文文本文件，用於測試字符編碼的檢測。\n台北今天的天氣很好。\n", "很好", "不錯", "big5" },
+  { "Windows-1252", "WINDOWS-1252", "", "Le café coûte 3 € à Paris, où l’on mange une crème brûlée.\nÇa va très bien.\n", "très", "fort", nil },
+  { "ISO-8859-1", "ISO-8859-1", "", "Der Bär läuft über die Straße.\nGrüße aus München.\n", "Grüße", "Grüsse", nil },
+  { "KOI8-R", "KOI8-R", "", "Съешь же ещё этих мягких французских булок, да выпей чаю.\nПривет, мир.\n", "мир", "всем", "koi8-r" },
+}
+
+describe(H.tag("charsets"), function()
+  local ws, dir
+  before_each(function() dir = H.tmpdir(); ws = H.open(dir) end)
+  after_each(function() ws:close(); H.cleanup() end)
+
+  for _, c in ipairs(CASES) do
+    local name, enc, bom, text, old, new, says = table.unpack(c)
+    it(name .. ": read as UTF-8, edit one line, the bytes on disk are the expected file's", function()
+      local bytes = bom .. iconv(text, enc)
+      H.write(dir, "f.txt", bytes)
+      local r = assert(ws:call("read_file", { path = "f.txt" }))
+      if says then assert.equal(says, r.charset) end
+      assert.is_not.equal("utf-8", r.charset)
+      local lines = {}
+      for l in text:gmatch("[^\n]*\n") do lines[#lines + 1] = l:gsub("\r?\n$", "") end
+      assert.matches("1\t" .. lines[1], r.content, 1, true)
+      assert.equal(bom ~= "", r.bom)
+      -- grep finds a word of the decoded text and reports its line as UTF-8
+      local g = assert(ws:call("grep", { pattern = old, path = "." }))
+      assert.equal(1, #g.matches, name .. ": grep")
+      assert.equal("f.txt", g.matches[1].path)
+      local want_line
+      for i, l in ipairs(lines) do if l:find(old, 1, true) and not want_line then want_line = i end end
+      assert.equal(want_line, g.matches[1].line)
+      assert.equal(lines[want_line], g.matches[1].text)
+      local e = assert(ws:call("edit_file", { path = "f.txt", old_text = old, new_text = new }))
+      assert.equal(r.charset, e.charset)
+      local want = bom .. iconv((text:gsub(old, new, 1)), enc)
+      assert(H.read(dir, "f.txt") == want, name .. ": bytes differ from the expected file")
+      assert.equal(r.content_hash, e.previous_content_hash) -- hashes are of the bytes on disk
+    end)
+  end
+
+  it("a character the encoding cannot hold is INVALID_ARGUMENT naming it and its line; nothing written", function()
+    local bytes = iconv("Grüße\naus München\n", "ISO-8859-1")
+    H.write(dir, "l.txt", bytes)
+    local _, msg, code = ws:call("edit_file", { path = "l.txt", old_text = "München", new_text = "東京", charset = "iso-8859-1" })
+    assert.equal("INVALID_ARGUMENT", code)
+    assert.matches('line 2: the character "東" (U+6771) cannot be written in iso-8859-1', msg, 1, true)
+    assert(H.read(dir, "l.txt") == bytes)
+  end)
+
+  it("write_file keeps the file's encoding and BOM, names another with charset, refuses what it cannot hold", function()
+    H.write(dir, "r.reg", "\255\254" .. iconv("old\r\n", "UTF-16LE"))
+    local w = assert(ws:call("write_file", { path = "r.reg", content = "new\r\nlines\r\n" }))
+    assert(H.read(dir, "r.reg") == "\255\254" .. iconv("new\r\nlines\r\n", "UTF-16LE"))
+    assert.equal(w.content_hash, assert(ws:call("read_file", { path = "r.reg" })).content_hash)
+    assert(ws:call("write_file", { path = "new.txt", content = JA, charset = "shift_jis" }))
+    assert(H.read(dir, "new.txt") == iconv(JA, "SHIFT_JIS"))
+    -- the next write keeps Shift-JIS (detected: a few words would be too few to tell)
+    local _, msg, code = ws:call("write_file", { path = "new.txt", content = "日本語\n한국어\n" })
+    assert.equal("INVALID_ARGUMENT", code)
+    assert.matches('line 2: the character "한" (U+D55C) cannot be written in shift_jis', msg, 1, true)
+    assert(H.read(dir, "new.txt") == iconv(JA, "SHIFT_JIS"))
+    assert(ws:call("write_file", { path = "new.txt", content = JA2 }))
+    assert(H.read(dir, "new.txt") == iconv(JA2, "SHIFT_JIS"))
+  end)
+
+  it("grep decodes a large (mapped) UTF-16 file too, lines counted in the decoded text", function()
+    local body = ("filler line of text\r\n"):rep(60000) .. "the needle is here\r\n"
+    H.write(dir, "big16.txt", "\255\254" .. iconv(body, "UTF-16LE"))
+    local g = assert(ws:call("grep", { pattern = "needle", path = "." }))
+    assert.equal(1, #g.matches)
+    assert.equal(60001, g.matches[1].line)
+    assert.equal("the needle is here", g.matches[1].text)
+  end)
+
+  it("insert_lines and append_file go on in the file's encoding", function()
+    H.write(dir, "u.txt", "\255\254" .. iconv("one\r\ntwo\r\n", "UTF-16LE"))
+    assert(ws:call("insert_lines", { path = "u.txt", line = 2, content = "één\n" }))
+    assert(ws:call("append_file", { path = "u.txt", content = "three\r\n" }))
+    assert(H.read(dir, "u.txt") == "\255\254" .. iconv("one\r\néén\r\ntwo\r\nthree\r\n", "UTF-16LE"))
+    H.write(dir, "j.txt", iconv(JA, "EUC-JP"))
+    assert(ws:call("append_file", { path = "j.txt", content = "追加\n" }))
+    assert(H.read(dir, "j.txt") == iconv(JA .. "追加\n", "EUC-JP"))
+    local _, msg, code = ws:call("append_file", { path = "j.txt", content = "\u{1F600}\n" })
+    assert.equal("INVALID_ARGUMENT", code)
+    assert.matches("cannot be written in euc-jp", msg, 1, true)
+  end)
+
+  it("charset overrides detection on read and edit", function()
+    local bytes = iconv("Ελληνικά\n", "ISO-8859-7")
+    H.write(dir, "g.txt", bytes)
+    local r = assert(ws:call("read_file", { path = "g.txt", charset = "iso-8859-7" }))
+    assert.equal("iso-8859-7", r.charset)
+    assert.matches("1\tΕλληνικά", r.content, 1, true)
+    assert(ws:call("edit_file", { path = "g.txt", old_text = "Ελληνικά", new_text = "Ελλάδα", charset = "iso-8859-7" }))
+    assert(H.read(dir, "g.txt") == iconv("Ελλάδα\n", "ISO-8859-7"))
+    local _, _, code = ws:call("read_file", { path = "g.txt", charset = "no-such-charset" })
+    assert.equal("INVALID_ARGUMENT", code)
+  end)
+
+  it("UTF-8 files are untouched: charset utf-8, the same bytes", function()
+    H.write(dir, "u.txt", "naïve\n")
+    local r = assert(ws:call("read_file", { path = "u.txt" }))
+    assert.equal("utf-8", r.charset)
+    -- UTF-8 with a stray byte stays UTF-8 (not a legacy encoding's mojibake), edited as bytes
+    H.write(dir, "s.txt", "héllo wörld café\nbad \255 byte\n")
+    r = assert(ws:call("read_file", { path = "s.txt" }))
+    assert.equal("utf-8", r.charset)
+    assert(ws:call("edit_file", { path = "s.txt", old_text = "café", new_text = "thé" }))
+    assert(H.read(dir, "s.txt") == "héllo wörld thé\nbad \255 byte\n")
+  end)
+end)

@@ -1,0 +1,147 @@
+// Helpers of the HTTP tests: start `burrow mcp --http` on a free port and
+// read its URL from stderr; parse an SSE body; the raw initialize request.
+
+import { spawn } from "node:child_process";
+import http from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const REPO = path.resolve(HERE, "..", "..");
+export const BIN = path.resolve(process.env.BURROW_BIN || path.join(REPO, "build", "burrow"));
+
+export const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+
+export function initBody(id = 1, version = "2025-11-25") {
+  return JSON.stringify({ jsonrpc: "2.0", id, method: "initialize",
+    params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+}
+
+/** Start the server; resolves to {url, port, proc, stderr(), stop()}, or
+ * rejects with its stderr if it exits first. `listen` defaults to a free
+ * loopback port. */
+export function startHttp(args, { listen = "127.0.0.1:0", env = {} } = {}) {
+  const proc = spawn(BIN, ["mcp", ...args, ...(listen ? ["--http", listen] : [])],
+    { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  return new Promise((resolve, reject) => {
+    const onExit = (code) => reject(Object.assign(new Error(`burrow exited ${code}: ${err}`), { code, stderr: err }));
+    proc.on("exit", onExit);
+    proc.stderr.on("data", (d) => {
+      err += d;
+      const m = err.match(/at (http:\/\/\S+\/mcp)/);
+      if (m) {
+        proc.off("exit", onExit);
+        const url = m[1];
+        resolve({
+          url, port: Number(new URL(url).port), proc,
+          stderr: () => err,
+          stop: () => new Promise((r) => {
+            if (proc.exitCode !== null) return r(proc.exitCode);
+            proc.on("exit", (code) => r(code));
+            proc.kill("SIGTERM");
+          }),
+        });
+      }
+    });
+  });
+}
+
+/** Run burrow to its end (for start-up refusals): {code, stderr}. */
+export function runToEnd(args, timeoutMs = 10_000) {
+  const proc = spawn(BIN, args, { stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  proc.stderr.on("data", (d) => { err += d; });
+  return new Promise((resolve) => {
+    const t = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
+    proc.on("exit", (code, sig) => { clearTimeout(t); resolve({ code, sig, stderr: err }); });
+  });
+}
+
+/** The events of an SSE body: {id, event, data, retry}; ends with the body
+ * or after timeoutMs. */
+export async function* sseEvents(body, timeoutMs = 30_000) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const until = Date.now() + timeoutMs;
+  let buf = "";
+  try {
+    while (Date.now() < until) {
+      let timer;
+      const { value, done } = await Promise.race([reader.read(),
+        new Promise((r) => { timer = setTimeout(() => r({ done: true }), Math.max(1, until - Date.now())); })]);
+      clearTimeout(timer);
+      if (done) return;
+      buf += value;
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        if (block.startsWith(":")) continue; // a comment: keep-alive
+        const ev = { data: "" };
+        const data = [];
+        for (const line of block.split("\n")) {
+          const k = line.indexOf(":");
+          const name = k < 0 ? line : line.slice(0, k);
+          const val = k < 0 ? "" : line.slice(k + 1).replace(/^ /, "");
+          if (name === "data") data.push(val);
+          else if (name === "id") ev.id = val;
+          else if (name === "event") ev.event = val;
+          else if (name === "retry") ev.retry = Number(val);
+        }
+        ev.data = data.join("\n");
+        yield ev;
+      }
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+/** A raw HTTP request with node:http (fetch cannot set Host), the body
+ * given whole or as chunks (no Content-Length): {status, headers, body}.
+ * The answer is taken as soon as it comes, even mid-upload. */
+export function rawRequest(url, { method = "POST", headers = {}, body, chunks } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers }, (res) => {
+      let data = "";
+      res.on("data", (d) => { data += d; });
+      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+      res.on("error", () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+    });
+    req.on("error", reject);
+    if (chunks) {
+      let i = 0;
+      const next = () => {
+        if (i === chunks.length) return req.end();
+        req.write(chunks[i++], () => setTimeout(next, 5));
+      };
+      next();
+    } else {
+      req.end(body);
+    }
+  });
+}
+
+/** HAProxy in front of burrow instances, each session pinned to one (docs/deploy.md). */
+export function haproxyConfig(port, backends) {
+  return `global
+  maxconn 2000
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 5m
+  timeout server 5m
+frontend mcp
+  bind 127.0.0.1:${port}
+  default_backend burrow
+backend burrow
+  balance roundrobin
+  # one instance per session: learnt from the initialize answer's header,
+  # looked up on every later request's
+  stick-table type string len 64 size 1m expire 30m
+  stick on req.hdr(mcp-session-id)
+  stick store-response res.hdr(mcp-session-id)
+  http-response set-header X-Served-By %[srv_name]
+${backends.map((b, i) => `  server b${i + 1} 127.0.0.1:${b}`).join("\n")}
+`;
+}
