@@ -19,6 +19,17 @@ LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
 # LPeg linked in (api.c preloads it: see luaopen_lpeg there). Its only
 # reference is weak, which --as-needed would drop: kept needed explicitly.
 LPEG_LIBS  = -Wl,--push-state,--no-as-needed $(shell pkg-config --libs-only-l lua5.4-lpeg 2>/dev/null | sed 's/-llua5.4 *$$//') -Wl,--pop-state
+# The burrow command takes libcrypto, jansson, PCRE2 and libyaml from their
+# static archives (Debian's -dev packages ship them): a process starts with
+# less to map and relocate (docs/benchmarks.md, start-up). Their symbols stay
+# private (--exclude-libs); Lua (for C modules), libmicrohttpd and uchardet
+# stay shared. STATIC=0: all shared.
+STATIC ?= 1
+ifeq ($(STATIC),1)
+BIN_LIBS   = -Wl,--exclude-libs,ALL -Wl,-Bstatic $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -Wl,-Bdynamic $(shell pkg-config --libs libmicrohttpd uchardet 2>/dev/null) -pthread $(LDFLAGS)
+else
+BIN_LIBS   = $(DEP_LIBS)
+endif
 
 B       := build
 SRC     := host/src
@@ -27,7 +38,7 @@ SRC     := host/src
 # new binding file goes on this list; one left off fails to compile, as the
 # core is built without Lua's include path). api_async.c is neither: it is
 # the API's, so core.so and the C tests leave it out.
-BIND    := lcharset lcore ledit lhost lhttp ljson lmodule lrules lsandbox lsearch lserver lstore lwatch lyaml
+BIND    := lcharset lcore ledit lhost lhttp ljson lload lmodule lrules lsandbox lsearch lserver lstore lwatch lyaml
 CORE    := $(filter-out $(BIND) main api api_async,$(basename $(notdir $(wildcard $(SRC)/*.c))))
 CORE_O  := $(CORE:%=$(B)/obj/%.o)
 BIND_O  := $(BIND:%=$(B)/obj/%.o)
@@ -113,7 +124,7 @@ $(B)/burrow.pc: host/burrow.pc.in host/include/burrow.h $(B)/luadir.txt
 	    -e 's|@LUACDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUACDIR))|' $< > $@
 
 $(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(B)/obj/api_async.o $(CORE_O) $(BIND_O)
-	$(CC) -rdynamic -o $@ $^ $(DEP_LIBS) $(LPEG_LIBS) $(LUA_LIBS)
+	$(CC) -rdynamic -o $@ $^ $(BIN_LIBS) $(LPEG_LIBS) $(LUA_LIBS)
 
 # C tests link the core only: no Lua
 $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h

@@ -106,7 +106,12 @@ static void preload_core(lua_State *L) {
   lua_getglobal(L, "package");
   lua_pushfstring(L, "%s/?.lua;%s/?/init.lua", dir, dir);
   lua_setfield(L, -2, "path");
-  lua_pop(L, 1);
+  if (lua_getfield(L, -1, "searchers") == LUA_TTABLE) {
+    lua_pushvalue(L, -2); /* package */
+    lua_pushcclosure(L, bw_lua_search, 1);
+    lua_rawseti(L, -2, 2); /* in place of the stock Lua-file searcher */
+  }
+  lua_pop(L, 2);
 }
 
 void bw_lua_prepare(lua_State *L) {

@@ -245,10 +245,30 @@ typedef struct bw_lines {
   int truncated;      /* stopped by max_bytes rather than limit or the end */
   size_t cut_lines;   /* lines cut at max_line */
   size_t out_cap;
+  size_t raw_len;     /* bw_number_lines_json: length of the unescaped text */
 } bw_lines;
 
 int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
                     size_t max_line, size_t max_bytes, bw_lines *res);
+
+/* The same lines written as the inside of a JSON string (no quotes): one
+ * pass numbers and escapes (bw_json_escape) into res->out. Caps, cuts and
+ * res fields are those of the raw text, whose length is res->raw_len. */
+int bw_number_lines_json(const char *data, size_t len, size_t first,
+                         size_t limit, size_t max_line, size_t max_bytes,
+                         bw_lines *res);
+
+/* ---- JSON string escaping (jsonesc.c) ---- */
+
+/* Worst output for n input bytes (every byte "\u00XX"; a UTF-8 sequence
+ * may run 3 bytes past the end of a block). */
+#define BW_JSON_WORST(n) ((n) * 6 + 16)
+
+/* Escape *pp up to limit (a character may run on up to end) into o, which
+ * has room for BW_JSON_WORST(limit - *pp): controls, '"' and '\\' escaped,
+ * ill-formed UTF-8 as U+FFFD. Advances *pp; returns the new end of o. */
+char *bw_json_escape(char *o, const unsigned char **pp,
+                     const unsigned char *limit, const unsigned char *end);
 
 /* The last n lines of data[0, len), unnumbered, found by scanning back
  * from the end (the bytes before them are never touched): each cut at

@@ -17,6 +17,7 @@
 
 #include "charset.h"
 #include "core.h"
+#include "ljson.h"
 #include "lcore.h"
 #include "lrules.h"
 
@@ -491,6 +492,11 @@ static int do_lines(job *j) {
                          j->max_line, j->max_bytes, &j->lines);
 }
 
+static int do_lines_json(job *j) {
+  return bw_number_lines_json(j->b->data, j->b->len, j->first, j->limit,
+                              j->max_line, j->max_bytes, &j->lines);
+}
+
 static int do_tail(job *j) {
   return bw_tail_lines(j->b->data, j->b->len, j->limit, j->max_line,
                        j->max_bytes, &j->lines);
@@ -558,9 +564,11 @@ static int file_scan(lua_State *L) {
   return 1;
 }
 
-/* f:lines(first, limit, max_line, max_bytes [, last_use]) -> text, info
+/* f:lines(first, limit, max_line, max_bytes [, last_use [, wire]]) -> text, info
  * With last_use the file is closed before the text becomes a Lua string,
- * so a big file's pages and its numbered copy are not all held at once. */
+ * so a big file's pages and its numbered copy are not all held at once.
+ * With wire the text is a prepared JSON fragment (ljson.h) numbered and
+ * escaped in one pass, for a reply: no Lua string, no second escape. */
 static int file_lines(lua_State *L) {
   file *f = check_file(L);
   job j = {.b = &f->b, .run = do_lines};
@@ -569,12 +577,24 @@ static int file_lines(lua_State *L) {
   j.max_line = (size_t)luaL_checkinteger(L, 4);
   j.max_bytes = (size_t)luaL_checkinteger(L, 5);
   int last_use = lua_toboolean(L, 6);
-  char **box = new_box(L);
-  int rc = run_job(&j);
-  *box = j.lines.out;
-  if (last_use) file_gc(L);
-  if (rc) return fail(L, rc); /* the box frees the buffer */
-  push_boxed(L, box, j.lines.out_len);
+  if (lua_toboolean(L, 7)) {
+    j.run = do_lines_json;
+    lua_settop(L, 7);
+    bw_json_frag *frag = bw_json_new_fragment(L); /* frees the text if we fail */
+    int rc = run_job(&j);
+    frag->buf = j.lines.out;
+    frag->len = j.lines.out_len;
+    frag->raw_len = j.lines.raw_len;
+    if (last_use) file_gc(L);
+    if (rc) return fail(L, rc);
+  } else {
+    char **box = new_box(L);
+    int rc = run_job(&j);
+    *box = j.lines.out;
+    if (last_use) file_gc(L);
+    if (rc) return fail(L, rc); /* the box frees the buffer */
+    push_boxed(L, box, j.lines.out_len);
+  }
   lua_createtable(L, 0, 5);
   lua_pushinteger(L, (lua_Integer)j.lines.first);
   lua_setfield(L, -2, "first");

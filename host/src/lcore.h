@@ -40,6 +40,12 @@ int bw_lua_fail(lua_State *L, int code);
  * raises first); then its content as a string in its place. */
 char **bw_lua_new_box(lua_State *L);
 void bw_lua_push_boxed(lua_State *L, char **box, size_t len);
+/* lload.c: a Lua file loaded with one open (pushes the function or the
+ * stock message; LUA_ERRFILE when it cannot be opened or read), require's searcher built on it (upvalue: the package table), and
+ * core.loadfile's registration. */
+int bw_lua_loadfile(lua_State *L, const char *file, const char *mode);
+int bw_lua_search(lua_State *L);
+void bw_load_register(lua_State *L);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
 

@@ -49,6 +49,9 @@ static char null_sentinel;
 
 #define ARRAY_MT	"burrow.json.array"
 #define ENCODER_MT	"burrow.json.encoder"
+#define FRAGMENT_MT	"burrow.json.fragment"
+/* fragments from this size are spliced rather than copied (ljson.h) */
+#define SPLICE_MIN	((size_t)65536)
 #define TREE_MT		"burrow.json.tree"
 
 /* deepest nesting 'encode' accepts; it also stops cycles */
@@ -229,6 +232,8 @@ typedef struct Enc {
   int depth;
   int amt;  /* stack index of array_mt */
   const char *err;  /* static message, set on failure */
+  bw_json_splice *sp;  /* big fragments left out of 'buf', or NULL */
+  int nsp;
 } Enc;
 
 
@@ -343,176 +348,13 @@ static int put_char (Enc *e, char c) {
 
 
 /*
-** Strings. The input is escaped in blocks: room for the worst case of a
-** block (every byte becoming "\u00XX") is reserved first, so the inner
-** loop writes without capacity checks, 8 bytes at a time while it can.
+** Strings: escaped by bw_json_escape (jsonesc.c) in blocks, room for the
+** worst case of a block (every byte becoming "\u00XX") reserved first.
 */
-
-#define ONES	((uint64_t)0x0101010101010101u)
-#define HIGHS	((uint64_t)0x8080808080808080u)
 
 /* input bytes escaped per capacity check */
 #define BLOCK		((size_t)65536)
-/* worst output for 'n' input bytes; a UTF-8 sequence may run 3 bytes
-   past the end of a block */
-#define WORST(n)	((n) * 6 + 16)
-
-/*
-** Marks the bytes of 'x' (8 input bytes) that cannot be copied verbatim:
-** controls, '"', '\\' and bytes >= 0x80. A subtraction sets a byte's
-** high bit when that byte was below the subtrahend; a borrow can only
-** reach the next byte after such a hit, so the lowest mark is exactly
-** the first byte that needs care. Zero means all 8 are safe.
-*/
-static uint64_t unsafe8 (uint64_t x) {
-  return ((x - ONES * 0x20)
-        | ((x ^ (ONES * '"')) - ONES)
-        | ((x ^ (ONES * '\\')) - ONES)
-        | x) & HIGHS;
-}
-
-/*
-** Reading ahead explicitly pays off: with stores and branches in the
-** loop, the hardware prefetcher alone leaves it waiting on memory
-** (a quarter less time for source code text, measured).
-*/
-#define AHEAD		2048
-#if defined(__GNUC__)
-#define prefetch(p)	__builtin_prefetch(p)
-#else
-#define prefetch(p)	((void)(p))
-#endif
-
-/* number of safe bytes before the first mark of 'unsafe8' */
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
-    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define safe_prefix(m)	((size_t)__builtin_ctzll(m) >> 3)
-#else
-#define safe_prefix(m)	((void)(m), (size_t)0)  /* byte loop does it */
-#endif
-
-
-static int safe_ascii (unsigned char c) {
-  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
-}
-
-
-/*
-** Length of the well-formed UTF-8 sequence at 'p' (whose first byte is
-** >= 0x80), or 0 if it is ill-formed. Then '*skip' is the length of its
-** maximal ill-formed prefix, which becomes one U+FFFD (the "maximal
-** subpart" practice of the Unicode standard, as browsers do).
-*/
-static size_t utf8_len (const unsigned char *p, const unsigned char *end,
-                        size_t *skip) {
-  unsigned int c = p[0];
-  unsigned int lo = 0x80, hi = 0xBF;  /* valid range of the second byte */
-  size_t need, i;
-  if (c >= 0xC2 && c <= 0xDF)
-    need = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
-    need = 3;
-    if (c == 0xE0) lo = 0xA0;  /* overlong */
-    else if (c == 0xED) hi = 0x9F;  /* surrogates */
-  }
-  else if (c >= 0xF0 && c <= 0xF4) {
-    need = 4;
-    if (c == 0xF0) lo = 0x90;  /* overlong */
-    else if (c == 0xF4) hi = 0x8F;  /* above U+10FFFF */
-  }
-  else {  /* stray continuation byte, C0, C1, F5..FF */
-    *skip = 1;
-    return 0;
-  }
-  for (i = 1; i < need; i++) {
-    if (p + i >= end || p[i] < lo || p[i] > hi) {
-      *skip = i;
-      return 0;
-    }
-    lo = 0x80; hi = 0xBF;
-  }
-  return need;
-}
-
-
-/* writes the escape of ASCII byte 'c' ('"', '\\' or a control) at 'o' */
-static char *write_escape (char *o, unsigned char c) {
-  /* letter after the backslash for each control; 'u' means \u00XX */
-  static const char ctl[] = "uuuuuuuubtnufruuuuuuuuuuuuuuuuuu";
-  static const char hex[] = "0123456789abcdef";
-  char letter = (c < 0x20) ? ctl[c] : (char)c;  /* '"' and '\\' as is */
-  *o++ = '\\';
-  *o++ = letter;
-  if (letter == 'u') {
-    *o++ = '0';
-    *o++ = '0';
-    *o++ = hex[c >> 4];
-    *o++ = hex[c & 0xF];
-  }
-  return o;
-}
-
-
-/*
-** Writes the run of non-ASCII characters at '*pp' (stopping at 'limit'
-** or at an ASCII byte) at 'o', each ill-formed part as U+FFFD. Text in
-** most scripts is such runs, so they get their own loop.
-*/
-static char *write_utf8 (char *o, const unsigned char **pp,
-                         const unsigned char *limit,
-                         const unsigned char *end) {
-  const unsigned char *p = *pp;
-  while (p < limit && *p >= 0x80) {
-    size_t skip;
-    size_t n = utf8_len(p, end, &skip);
-    if (n == 0) {  /* ill-formed: never let it through */
-      *o++ = '\xEF'; *o++ = '\xBF'; *o++ = '\xBD';  /* U+FFFD */
-      p += skip;
-    }
-    else {
-      memcpy(o, p, n);
-      o += n; p += n;
-    }
-  }
-  *pp = p;
-  return o;
-}
-
-
-/*
-** Escapes the input from '*pp' up to 'limit' (a character may run past
-** it, up to 'end') into 'o', which has room for the worst case.
-** Returns the new output end.
-*/
-static char *escape_block (char *o, const unsigned char **pp,
-                           const unsigned char *limit,
-                           const unsigned char *end) {
-  const unsigned char *p = *pp;
-  while (p < limit) {
-    if (limit - p >= 8) {
-      uint64_t x, m;
-      memcpy(&x, p, 8);
-      if (end - p > AHEAD)
-        prefetch(p + AHEAD);
-      m = unsafe8(x);
-      memcpy(o, &x, 8);  /* store all 8; bytes past the safe ones get
-                            overwritten, and there is room for them */
-      if (m == 0) {
-        o += 8; p += 8;
-        continue;
-      }
-      o += safe_prefix(m); p += safe_prefix(m);
-    }
-    if (safe_ascii(*p))
-      *o++ = (char)*p++;
-    else if (*p < 0x80)
-      o = write_escape(o, *p++);
-    else
-      o = write_utf8(o, &p, limit, end);
-  }
-  *pp = p;
-  return o;
-}
+#define WORST(n)	BW_JSON_WORST(n)
 
 
 static int put_string (Enc *e, const char *s, size_t len) {
@@ -527,7 +369,7 @@ static int put_string (Enc *e, const char *s, size_t len) {
     char *o;
     if (!reserve(e, WORST(chunk)))
       return 0;
-    o = escape_block(e->buf + e->n, &p, p + chunk, end);
+    o = bw_json_escape(e->buf + e->n, &p, p + chunk, end);
     e->n = (size_t)(o - e->buf);
   }
   return put_char(e, '"');
@@ -791,6 +633,22 @@ static int put_value (Enc *e, int idx) {
       if (lua_touserdata(L, idx) == NULL_VALUE)
         return put_lit(e, "null");
       return fail(e, value_error(type));
+    case LUA_TUSERDATA: {
+      const bw_json_frag *f = (const bw_json_frag *)luaL_testudata(L, idx,
+                                                              FRAGMENT_MT);
+      if (f == NULL)
+        return fail(e, value_error(type));
+      if (!put_char(e, '"'))
+        return 0;
+      if (e->sp != NULL && f->len >= SPLICE_MIN && e->nsp < BW_JSON_SPLICES) {
+        /* written from the fragment itself (kept alive by the value) */
+        bw_json_splice *sp = &e->sp[e->nsp++];
+        sp->at = e->n; sp->p = f->buf; sp->n = f->len;
+      }
+      else if (!put_bytes(e, f->buf, f->len))
+        return 0;
+      return put_char(e, '"');
+    }
     default:
       return fail(e, value_error(type));
   }
@@ -819,6 +677,8 @@ typedef struct Result {
   char *buf;
   size_t len;
   const char *err;
+  bw_json_splice *sp;
+  int nsp;
 } Result;
 
 
@@ -826,12 +686,14 @@ typedef struct Result {
 static int encode_protected (lua_State *L) {
   Result *r = (Result *)lua_touserdata(L, 2);
   Enc *e = new_encoder(L);
+  e->sp = r->sp;
   if (!put_value(e, 1))
     r->err = e->err;
   else {
     e->buf[e->n] = '\0';  /* 'grow' always keeps room for it */
     r->buf = e->buf;  /* hand the buffer over to the caller */
     r->len = e->n;
+    r->nsp = e->nsp;
     e->buf = NULL;
   }
   enc_free(e);
@@ -839,9 +701,9 @@ static int encode_protected (lua_State *L) {
 }
 
 
-char *bw_json_encode_value (lua_State *L, int idx, size_t *len,
-                            const char **err) {
-  Result r = {NULL, 0, NULL};
+static char *encode (lua_State *L, int idx, size_t *len, const char **err,
+                     bw_json_splice *sp, int *nsp) {
+  Result r = {NULL, 0, NULL, sp, 0};
   idx = lua_absindex(L, idx);
   *len = 0;
   if (!lua_checkstack(L, 3)) {
@@ -861,7 +723,23 @@ char *bw_json_encode_value (lua_State *L, int idx, size_t *len,
     return NULL;
   }
   *len = r.len;
+  if (nsp != NULL)
+    *nsp = r.nsp;
   return r.buf;
+}
+
+
+char *bw_json_encode_value (lua_State *L, int idx, size_t *len,
+                            const char **err) {
+  return encode(L, idx, len, err, NULL, NULL);
+}
+
+
+char *bw_json_encode_spliced (lua_State *L, int idx, size_t *len,
+                              const char **err,
+                              bw_json_splice sp[BW_JSON_SPLICES], int *nsp) {
+  *nsp = 0;
+  return encode(L, idx, len, err, sp, nsp);
 }
 
 /* }====================================================== */
@@ -883,10 +761,100 @@ static int l_array (lua_State *L) {
 }
 
 
+/*
+** Prepared fragments (ljson.h)
+*/
+
+static int frag_gc (lua_State *L) {
+  bw_json_frag *f = (bw_json_frag *)luaL_checkudata(L, 1, FRAGMENT_MT);
+  free(f->buf);
+  f->buf = NULL;
+  f->len = 0;
+  return 0;
+}
+
+
+static int frag_len (lua_State *L) {
+  bw_json_frag *f = (bw_json_frag *)luaL_checkudata(L, 1, FRAGMENT_MT);
+  lua_pushinteger(L, (lua_Integer)f->raw_len);
+  return 1;
+}
+
+
+/* appends the fragment or the escaped string at 'idx' to 'o' */
+static int frag_append (lua_State *L, int idx, bw_json_frag *o) {
+  bw_json_frag *f = (bw_json_frag *)luaL_testudata(L, idx, FRAGMENT_MT);
+  size_t len, raw, room;
+  const char *s;
+  char *b;
+  if (f != NULL) {
+    s = f->buf; len = f->len; raw = f->raw_len;
+    room = len;
+  }
+  else {
+    s = luaL_checklstring(L, idx, &len);
+    raw = len;
+    if (len > SIZE_MAX / 8)
+      return luaL_error(L, "%s", E_MEM);
+    room = WORST(len);
+  }
+  if (room > SIZE_MAX - o->len - 1 ||
+      (b = (char *)realloc(o->buf, o->len + room + 1)) == NULL)
+    return luaL_error(L, "%s", E_MEM);
+  o->buf = b;
+  if (f != NULL)
+    memcpy(b + o->len, s, len);
+  else {
+    const unsigned char *p = (const unsigned char *)s;
+    len = (size_t)(bw_json_escape(b + o->len, &p, p + len, p + len) -
+                   (b + o->len));
+  }
+  o->len += len;
+  o->raw_len += raw;
+  return 0;
+}
+
+
+/* a .. b where either is a fragment: a new fragment */
+static int frag_concat (lua_State *L) {
+  bw_json_frag *o = bw_json_new_fragment(L);
+  frag_append(L, 1, o);
+  frag_append(L, 2, o);
+  return 1;
+}
+
+
+bw_json_frag *bw_json_new_fragment (lua_State *L) {
+  bw_json_frag *f = (bw_json_frag *)lua_newuserdatauv(L, sizeof *f, 0);
+  memset(f, 0, sizeof *f);
+  if (luaL_newmetatable(L, FRAGMENT_MT)) {
+    lua_pushcfunction(L, frag_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, frag_len);
+    lua_setfield(L, -2, "__len");
+    lua_pushcfunction(L, frag_concat);
+    lua_setfield(L, -2, "__concat");
+    lua_pushliteral(L, "burrow.json.fragment");
+    lua_setfield(L, -2, "__name");
+  }
+  lua_setmetatable(L, -2);
+  return f;
+}
+
+
+/* fragment(s): s escaped once, to be written verbatim by encode */
+static int l_fragment (lua_State *L) {
+  luaL_checkstring(L, 1);
+  frag_append(L, 1, bw_json_new_fragment(L));
+  return 1;
+}
+
+
 static const luaL_Reg json_funcs[] = {
   {"decode", l_decode},
   {"encode", l_encode},
   {"array", l_array},
+  {"fragment", l_fragment},
   {NULL, NULL}
 };
 

@@ -21,4 +21,32 @@ void bw_json_push(lua_State *L);
    in *len). The caller frees it with free(). Never raises a Lua error. */
 char *bw_json_encode_value(lua_State *L, int idx, size_t *len, const char **err);
 
+/* The same, with big prepared fragments (below) left out of the buffer:
+   sp[0..*nsp) each say "sp.n bytes at sp.p go at offset sp.at", in
+   order; they point into fragments the value keeps alive, so write them
+   before it can be collected. For a reply written straight out. */
+#define BW_JSON_SPLICES 8
+typedef struct bw_json_splice {
+  size_t at;
+  const char *p;
+  size_t n;
+} bw_json_splice;
+char *bw_json_encode_spliced(lua_State *L, int idx, size_t *len,
+                             const char **err,
+                             bw_json_splice sp[BW_JSON_SPLICES], int *nsp);
+
+/* A prepared JSON fragment: string content already escaped (no quotes),
+   which the encoder writes verbatim between quotes, so a big text goes
+   from its one C pass to the reply without a Lua string or a second
+   escape. #frag is raw_len (the unescaped text's length); frag .. s and
+   s .. frag give a new fragment. */
+typedef struct bw_json_frag {
+  char *buf;  /* malloc'd; freed by __gc */
+  size_t len;
+  size_t raw_len;
+} bw_json_frag;
+
+/* Pushes an empty fragment (buf NULL) for the caller to fill. */
+bw_json_frag *bw_json_new_fragment(lua_State *L);
+
 #endif

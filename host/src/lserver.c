@@ -362,17 +362,32 @@ static int io_write(lua_State *L) {
 }
 
 /* io:send(value): encode a message straight into one buffer and write it,
- * without making a Lua string of it (results can be tens of MiB).
- * Returns the number of bytes written. */
+ * without making a Lua string of it (results can be tens of MiB); a big
+ * prepared fragment (read_file's text) is written from its own buffer,
+ * not copied into the message. Returns the number of bytes written. */
 static int io_send(lua_State *L) {
-  size_t n;
+  size_t n, total;
   const char *err = NULL;
-  char *buf = bw_json_encode_value(L, 2, &n, &err);
+  bw_json_splice sp[BW_JSON_SPLICES];
+  int nsp = 0;
+  char *buf = bw_json_encode_spliced(L, 2, &n, &err, sp, &nsp);
   if (!buf) return luaL_error(L, "cannot encode the reply: %s", err ? err : "?");
-  int rc = bw_stdout_line(buf, n);
+  pthread_mutex_lock(&S.out_mu);
+  size_t at = 0;
+  int rc = 0;
+  total = n;
+  for (int i = 0; i < nsp && rc == 0; i++) {
+    rc = write_all(buf + at, sp[i].at - at);
+    if (rc == 0) rc = write_all(sp[i].p, sp[i].n);
+    at = sp[i].at;
+    total += sp[i].n;
+  }
+  if (rc == 0) rc = write_all(buf + at, n - at);
+  if (rc == 0) rc = write_all("\n", 1);
+  pthread_mutex_unlock(&S.out_mu);
   free(buf);
   if (rc < 0) return luaL_error(L, "stdout closed");
-  lua_pushinteger(L, (lua_Integer)n);
+  lua_pushinteger(L, (lua_Integer)total);
   return 1;
 }
 

@@ -113,8 +113,24 @@ static size_t utf8_prefix(const char *s, size_t n, size_t max_chars) {
   return n;
 }
 
-int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
-                    size_t max_line, size_t max_bytes, bw_lines *res) {
+/* Append n raw bytes at p to o escaped as JSON string content, in
+ * blocks (room for each block's worst case first). */
+static int out_escape(bw_lines *o, const char *p, size_t n) {
+  const unsigned char *q = (const unsigned char *)p, *end = q + n;
+  while (q < end) {
+    size_t chunk = (size_t)(end - q) < 65536 ? (size_t)(end - q) : 65536;
+    if (out_reserve(o, BW_JSON_WORST(chunk))) return BW_ENOMEM;
+    char *w = bw_json_escape(o->out + o->out_len, &q, q + chunk, end);
+    o->out_len = (size_t)(w - o->out);
+  }
+  return BW_OK;
+}
+
+/* The numbered view, raw or as JSON string content (json): the caps and
+ * cuts count the raw text's bytes either way (raw). */
+static int number_lines(const char *data, size_t len, size_t first,
+                        size_t limit, size_t max_line, size_t max_bytes,
+                        bw_lines *res, int json) {
   memset(res, 0, sizeof *res);
   if (first == 0) first = 1;
   const char *end = data + len;
@@ -124,7 +140,7 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
   bw_lines *o = res;
   size_t want = len < max_bytes ? len + 64 : max_bytes + 64;
   if (out_reserve(o, want < (1u << 26) ? want : (1u << 26))) return BW_ENOMEM;
-  size_t lineno = first, shown = 0;
+  size_t lineno = first, shown = 0, raw = 0;
   while (p && p < end && shown < limit) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *stop = nl ? nl : end;
@@ -139,7 +155,7 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
       res->cut_lines++;
     }
     size_t total = (size_t)numlen + keep + (marker[0] ? strlen(marker) : 0) + 1;
-    if (o->out_len + total > max_bytes) {
+    if (raw + total > max_bytes) {
       if (shown > 0) {
         res->truncated = 1;
         break;
@@ -156,16 +172,29 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
       total = (size_t)numlen + keep + strlen(marker) + 1;
       res->truncated = 1;
     }
-    if (out_reserve(o, total)) return BW_ENOMEM;
-    char *w = o->out + o->out_len;
-    memcpy(w, num, (size_t)numlen);
-    w += numlen;
-    memcpy(w, p, keep);
-    w += keep;
     size_t ml = marker[0] ? strlen(marker) : 0;
-    memcpy(w, marker, ml);
-    w[ml] = '\n';
-    o->out_len += total;
+    if (!json) {
+      if (out_reserve(o, total)) return BW_ENOMEM;
+      char *w = o->out + o->out_len;
+      memcpy(w, num, (size_t)numlen);
+      w += numlen;
+      memcpy(w, p, keep);
+      w += keep;
+      memcpy(w, marker, ml);
+      w[ml] = '\n';
+      o->out_len += total;
+    } else { /* digits, "\t", the escaped text, the marker (plain ASCII), "\n" */
+      if (out_reserve(o, (size_t)numlen + 1)) return BW_ENOMEM;
+      memcpy(o->out + o->out_len, num, (size_t)numlen - 1);
+      memcpy(o->out + o->out_len + numlen - 1, "\\t", 2);
+      o->out_len += (size_t)numlen + 1;
+      if (out_escape(o, p, keep)) return BW_ENOMEM;
+      if (out_reserve(o, ml + 2)) return BW_ENOMEM;
+      memcpy(o->out + o->out_len, marker, ml);
+      memcpy(o->out + o->out_len + ml, "\\n", 2);
+      o->out_len += ml + 2;
+    }
+    raw += total;
     if (!res->first) res->first = lineno;
     res->last = lineno;
     shown++;
@@ -174,7 +203,19 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
     if (res->truncated) break;
   }
   if (p && p < end) res->next = lineno;
+  res->raw_len = raw;
   return BW_OK;
+}
+
+int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
+                    size_t max_line, size_t max_bytes, bw_lines *res) {
+  return number_lines(data, len, first, limit, max_line, max_bytes, res, 0);
+}
+
+int bw_number_lines_json(const char *data, size_t len, size_t first,
+                         size_t limit, size_t max_line, size_t max_bytes,
+                         bw_lines *res) {
+  return number_lines(data, len, first, limit, max_line, max_bytes, res, 1);
 }
 
 /* One line of a tail: its text cut at max_line characters with a marker,

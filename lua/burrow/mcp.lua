@@ -297,6 +297,9 @@ function handlers.tools_call(self, params, id)
       return self.stdio:cancelled()
     end,
     approve = self:approver(),
+    -- replies encoded by our own stdio (Server:run): read_file may answer
+    -- with a json.fragment; another transport's out gets plain strings
+    wire = self.stdio_loop,
     -- long tools report with ctx:progress(done, total, message)
     progress = token ~= nil and function(done, total, message)
       self:notify("notifications/progress", { progressToken = token, progress = done, total = total, message = message })

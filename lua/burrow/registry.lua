@@ -2,7 +2,8 @@
 -- call's arguments against the tool's schema before the handler runs, and
 -- renders the tool list for MCP and the big model APIs.
 
-local json = require("burrow.core").json
+local core = require "burrow.core"
+local json = core.json
 local schema = require "burrow.schema"
 
 local files = require "burrow.files"
@@ -38,7 +39,7 @@ end
 -- file path.
 function registry.load(spec, dirs)
   local file = files.is_file(spec) and spec or registry.find(spec, dirs)
-  local chunk, err = loadfile(file)
+  local chunk, err = core.loadfile(file) -- loadfile, opening the file once
   if not chunk then return nil, err end
   local ok, t = pcall(chunk)
   if not ok then return nil, ("%s: %s"):format(file, t) end
@@ -99,7 +100,7 @@ function registry.load_pack(spec)
   if not file then
     return nil, ("unknown pack %q (available: %s)"):format(tostring(name), table.concat(registry.packs(), ", "))
   end
-  local chunk, err = loadfile(file)
+  local chunk, err = core.loadfile(file) -- loadfile, opening the file once
   if not chunk then return nil, err end
   local ok, pack = pcall(chunk)
   if not ok then return nil, ("%s: %s"):format(file, pack) end

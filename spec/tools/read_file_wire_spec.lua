@@ -1,0 +1,140 @@
+-- read_file over `burrow mcp`: the text is numbered and JSON-escaped in one
+-- C pass (a json.fragment, spliced into the reply) instead of a Lua string
+-- escaped again by the encoder. The reply must be byte for byte what the
+-- string path gives: each raw stdout line is compared with the same call
+-- rendered in process (mcp.new without its stdio loop: the string path).
+
+local H = require "helpers"
+local json = H.json
+local mcp = require "burrow.mcp"
+
+local long = ("x"):rep(5000)
+local FILES = {
+  ["ctl.txt"] = "a\tb\1c\127d\27[0m\r\n\"q\"\\back\\\n\0after nul? no\n", -- NUL past the probe is text
+  ["utf8.txt"] = "ok \195\169 \226\130\172 \240\159\152\128\n\255\254 bad\n\237\160\128 surrogate\nends in a cut \226\130\n\192\175 overlong\n",
+  ["crlf.txt"] = "one\r\ntwo\r\n\r\nthree\r\n",
+  ["mixed.txt"] = "a\r\nb\nc\r\nno final newline",
+  ["bom.txt"] = "\239\187\191first\r\nsecond\n",
+  ["long.txt"] = long .. "\n" .. ("\195\169"):rep(3000) .. "\r\n" .. ("ab\1"):rep(1000) .. "\ny\n",
+  ["empty.txt"] = "",
+  ["lines.txt"] = (function()
+    local t = {}
+    for i = 1, 5000 do t[i] = ("line %d\tof \"lines\" \195\169\n"):format(i) end
+    return table.concat(t)
+  end)(),
+}
+FILES["ctl.txt"] = FILES["ctl.txt"]:gsub("%z", "0") -- keep it text (no NUL in the probe)
+
+local CALLS = {
+  {}, { limit = 1 }, { offset = 2 }, { offset = 2, limit = 2 }, { offset = 100000 }, { limit = 4000 },
+}
+
+-- Replies of one `burrow mcp` process to read_file calls, raw lines by id.
+local function serve(dir, calls, caps)
+  local tmp = H.tmpdir()
+  local lines = {
+    json.encode { jsonrpc = "2.0", id = 1, method = "initialize", params = {
+      protocolVersion = "2025-06-18", capabilities = {}, clientInfo = { name = "busted", version = "1" } } },
+    json.encode { jsonrpc = "2.0", method = "notifications/initialized" },
+  }
+  for i, a in ipairs(calls) do
+    lines[#lines + 1] = json.encode { jsonrpc = "2.0", id = 100 + i, method = "tools/call",
+      params = { name = "read_file", arguments = a } }
+  end
+  H.write(tmp, "in", table.concat(lines, "\n") .. "\n")
+  local parts = { H.q(H.BURROW), "mcp", "--root", H.q(dir) }
+  for k, v in pairs(caps or {}) do parts[#parts + 1] = "--cap " .. H.q(k .. "=" .. v) end
+  H.run(("timeout 60 %s < %s > %s 2>/dev/null"):format(table.concat(parts, " "), H.q(tmp .. "/in"), H.q(tmp .. "/out")))
+  local by_id = {}
+  for line in (H.read(tmp, "out") or ""):gmatch("[^\n]+") do
+    local id = tonumber(line:match('^{"id":(%d+),'))
+    if id then by_id[id] = line end
+  end
+  return by_id
+end
+
+local function check(dir, caps, calls)
+  local got = serve(dir, calls, caps)
+  local ws = H.open(dir, caps)
+  local server = mcp.new(ws) -- no stdio loop: the string path
+  for i, a in ipairs(calls) do
+    local res, msg, code, details = ws:call("read_file", a)
+    local want = json.encode { jsonrpc = "2.0", id = 100 + i, result = server:tool_result("read_file", res, msg, code, details) }
+    assert.equal(want, got[100 + i], "read_file " .. json.encode(a))
+  end
+  ws:close()
+end
+
+describe(H.tag("read_file over MCP: one-pass JSON text"), function()
+  local dir
+  before_each(function()
+    dir = H.tmpdir()
+    H.write_all(dir, FILES)
+  end)
+  after_each(function() H.cleanup() end)
+
+  local function calls_for(names)
+    local calls = {}
+    for _, name in ipairs(names) do
+      for _, c in ipairs(CALLS) do
+        local a = { path = name }
+        for k, v in pairs(c) do a[k] = v end
+        calls[#calls + 1] = a
+      end
+    end
+    return calls
+  end
+  local names = {}
+  for name in pairs(FILES) do names[#names + 1] = name end
+  table.sort(names)
+
+  it("gives the string path's bytes: tabs, controls, bad UTF-8, CRLF, BOM, long lines", function()
+    check(dir, nil, calls_for(names))
+  end)
+
+  it("gives them with lines cut at max_line_chars and a small result cap", function()
+    check(dir, { max_line_chars = 7, max_result_bytes = 1000 }, calls_for(names))
+  end)
+
+  it("gives them when the first line alone is over the cap", function()
+    H.write(dir, "one.txt", ("\195\169\1"):rep(3000) .. "\n")
+    check(dir, { max_line_chars = 100000, max_result_bytes = 1000 }, calls_for { "one.txt" })
+  end)
+
+  it("gives them for a text over 1 MiB (spliced, hint in its own block)", function()
+    local t = {}
+    for i = 1, 40000 do t[i] = ("row %d\t\"%s\"\1\195\169\n"):format(i, ("z"):rep(i % 50)) end
+    H.write(dir, "big.txt", table.concat(t))
+    check(dir, { max_result_bytes = 8 * 1024 * 1024 }, calls_for { "big.txt" })
+    check(dir, { max_result_bytes = 2 * 1024 * 1024 }, { { path = "big.txt", limit = 1000000 } })
+  end)
+
+  it("a pack's read (ctx:call) still gets a string", function()
+    local got = serve(dir, { { path = "lines.txt" } }, nil)
+    assert.truthy(got[101]:find('"1\\tline 1\\tof \\"lines\\" é\\n', 1, true))
+    local ws = H.open(dir)
+    local r = assert(ws:call("read_file", { path = "lines.txt" }))
+    assert.equal("string", type(r.content))
+    ws:close()
+  end)
+end)
+
+describe(H.tag("json.fragment"), function()
+  local S = { "", "plain", "tab\there", "q\"b\\", "\1\31\127", "\255bad\226\130", "é€😀", ("x"):rep(70000) .. "\n" }
+
+  it("encodes as the string it was made from, and concatenates like one", function()
+    for _, s in ipairs(S) do
+      local f = json.fragment(s)
+      assert.equal(json.encode(s), json.encode(f))
+      assert.equal(#s, #f)
+      assert.equal(json.encode(s .. "[hint]"), json.encode(f .. "[hint]"))
+      assert.equal(json.encode("<" .. s), json.encode("<" .. f))
+      assert.equal(json.encode { a = { s, 1 } }, json.encode { a = { f, 1 } })
+      assert.equal(json.encode(s .. s), json.encode(f .. f))
+    end
+  end)
+
+  it("other userdata still fail to encode", function()
+    assert.has_error(function() json.encode(io.stdout) end)
+  end)
+end)
