@@ -5,9 +5,7 @@
 #
 # Runs each server scenario that needs no reference-server fixtures
 # (test_* tools, test:// resources), one line per scenario, then
-# "conformance: N passed, N failed". resources-list runs once the server
-# advertises resources (the resources/* methods); until then it is listed
-# as pending, not counted.
+# "conformance: N passed, N failed".
 #
 # On Node < 22 the suite's `import {globSync} from "fs"` is taken from the
 # pinned `glob` package instead (a one-line patch, applied here, idempotent).
@@ -52,18 +50,8 @@ if [ -z "$URL" ]; then
 fi
 echo "server: $URL"
 
-# does this build serve resources? (resources/list is another branch's)
-RESOURCES=$(URL=$URL node -e '
-  fetch(process.env.URL, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25",
-      capabilities: {}, clientInfo: { name: "probe", version: "1" } } }) })
-    .then((r) => r.json()).then((m) => console.log(m.result.capabilities.resources ? 1 : 0), () => console.log(0));')
-
-pass=0 fail=0 pending=0
+pass=0 fail=0
 for sc in $SCENARIOS; do
-  if [ "$sc" = resources-list ] && [ "$RESOURCES" = 0 ]; then
-    echo "PENDING $sc (this build has no resources/list)"; pending=$((pending + 1)); continue
-  fi
   out=$(timeout 120 node "$SUITE" server --url "$URL" --scenario "$sc" 2>&1); rc=$?
   summary=$(grep -aE 'Passed: [0-9]+/[0-9]+' <<<"$out" | tail -n 1 | sed 's/\x1b\[[0-9;]*m//g')
   if [ "$rc" = 0 ] && [ -n "$summary" ] && grep -qE ', 0 failed' <<<"$summary"; then
@@ -73,6 +61,5 @@ for sc in $SCENARIOS; do
     echo "FAIL $sc (exit $rc): ${summary:-no result}"; fail=$((fail + 1))
   fi
 done
-[ "$pending" -gt 0 ] && echo "($pending pending, not counted)"
 echo "conformance: $pass passed, $fail failed"
 [ "$fail" = 0 ]
