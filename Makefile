@@ -14,7 +14,9 @@ CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread -f
 # Read when a recipe runs (=, not :=): on a fresh machine check-deps has
 # installed the packages by then, so one `make` builds (not a second one).
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
-DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 libmicrohttpd uchardet 2>/dev/null) -pthread $(LDFLAGS)
+# libmicrohttpd is not linked: mhd.c opens it when a listener starts (its
+# header is still needed, so it stays in PKGS).
+DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 uchardet 2>/dev/null) -pthread $(LDFLAGS)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
 # LPeg linked in (api.c preloads it: see luaopen_lpeg there). Its only
 # reference is weak, which --as-needed would drop: kept needed explicitly.
@@ -22,11 +24,11 @@ LPEG_LIBS  = -Wl,--push-state,--no-as-needed $(shell pkg-config --libs-only-l lu
 # The burrow command takes libcrypto, jansson, PCRE2 and libyaml from their
 # static archives (Debian's -dev packages ship them): a process starts with
 # less to map and relocate (docs/benchmarks.md, start-up). Their symbols stay
-# private (--exclude-libs); Lua (for C modules), libmicrohttpd and uchardet
-# stay shared. STATIC=0: all shared.
+# private (--exclude-libs); Lua (for C modules) and uchardet stay shared
+# (libmicrohttpd is opened only by `--http`: mhd.c). STATIC=0: all shared.
 STATIC ?= 1
 ifeq ($(STATIC),1)
-BIN_LIBS   = -Wl,--exclude-libs,ALL -Wl,-Bstatic $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -Wl,-Bdynamic $(shell pkg-config --libs libmicrohttpd uchardet 2>/dev/null) -pthread $(LDFLAGS)
+BIN_LIBS   = -Wl,--exclude-libs,ALL -Wl,-Bstatic $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -Wl,-Bdynamic $(shell pkg-config --libs uchardet 2>/dev/null) -pthread $(LDFLAGS)
 else
 BIN_LIBS   = $(DEP_LIBS)
 endif
@@ -233,7 +235,7 @@ uninstall:
 ROCK_B    := build/rock
 ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET
 ROCK_INC   = $(sort $(foreach d,LUA $(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR))))
-ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -lmicrohttpd -luchardet -pthread
+ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -luchardet -pthread
 LIBFLAG   ?= -shared
 
 rock: $(ROCK_B)/core.so

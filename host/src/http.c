@@ -24,7 +24,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -38,6 +37,7 @@
 
 #include "core.h"
 #include "httpint.h"
+#include "mhd.h"
 
 
 void bw_http_token_hash(const char *token, char out[65]) {
@@ -621,6 +621,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 /* ------------------------------------------------------------ start */
 
 bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
+  if (bw_mhd_load(err, errlen)) return NULL;
   if (o->n_tokens == 0 && !bw_http_loopback(o->host)) {
     snprintf(err, errlen,
              "refusing to listen on %s without tokens: a non-loopback "

@@ -316,6 +316,19 @@ local function invoke(self, tool, args, hooks, via)
   return res
 end
 
+-- EAGAIN: the object changed between its judgement and its use (say, a
+-- file another process replaced meanwhile). A read-only call runs again,
+-- resolved and judged again from the start, at most twice more; a call
+-- that writes is left to the agent, which sees EAGAIN.
+local EAGAIN_TRIES = 3
+local function invoke_again(self, tool, args, hooks, via)
+  local readonly = tool.annotations ~= nil and tool.annotations.readOnlyHint == true
+  for i = 1, EAGAIN_TRIES do
+    local r = table.pack(invoke(self, tool, args, hooks, via))
+    if r[3] ~= "EAGAIN" or not readonly or i == EAGAIN_TRIES then return table.unpack(r, 1, r.n) end
+  end
+end
+
 --- Call a tool: the result table, or nil, "CODE: message", CODE, details
 -- (a table of machine-readable facts, or nil: docs/tools.md "Errors")[,
 -- policy_error] (a policy's own error, when one failed: the agent is told
@@ -325,7 +338,7 @@ function Workspace:call(name, args, hooks)
   if type(name) ~= "string" then error("ws:call: tool name must be a string", 2) end
   local tool = self.tool_by_name[name]
   if not tool then return fail("INVALID_ARGUMENT", ("unknown tool %q"):format(name)) end
-  return invoke(self, tool, args, hooks)
+  return invoke_again(self, tool, args, hooks)
 end
 
 --- A native tool called for a pack tool (ctx:call): the same schema check,
@@ -339,7 +352,7 @@ function Workspace:call_native(name, args, hooks, via)
     if not t then error(("pack tool %s: native tool %s: %s"):format(tostring(via), name, err), 2) end
     natives[name] = t
   end
-  local res, msg, code, details = invoke(self, natives[name], args, hooks, via)
+  local res, msg, code, details = invoke_again(self, natives[name], args, hooks, via)
   if res == nil and errors.reword then msg = errors.reword(msg, code) end
   return res, msg, code, details
 end

@@ -131,6 +131,37 @@ describe(F.tag("security: rules at the point of use (issue 10)"), function()
     assert.is_false(has("stolen"))
   end)
 
+  it("a read-only call whose object is replaced after its judgement is judged again and answered", function()
+    local pdir = F.mktemp()
+    F.write_host(pdir .. "/ask.lua", [[return { name = "ask", check = function(r)
+      if r.path:find("swap/f", 1, true) then return "ask", "t" end return "allow" end }]])
+    F.sh("mkdir -p " .. F.q(w .. "/swap"))
+    local aws = F.open({ { path = w, mode = "rw" } }, { policies = { "secrets", pdir .. "/ask.lua" } })
+    local asked = 0
+    -- the first judgement's window: another process replaces the file (a new inode)
+    local hooks = { approve = function()
+      asked = asked + 1
+      if asked == 1 then
+        F.write_host(w .. "/swap/f.new", "second\n")
+        F.sh("mv " .. F.q(w .. "/swap/f.new") .. " " .. F.q(w .. "/swap/f"))
+      end
+      return true
+    end }
+    F.write_host(w .. "/swap/f", "first\n")
+    local res, msg = aws:call("read_file", { path = "swap/f" }, hooks)
+    assert.is_not_nil(res, msg)
+    assert.matches("second", res.content)
+    assert.are.equal(2, asked, "judged again")
+    for _, c in ipairs { { "grep", { pattern = "second|first", path = "swap/f" } }, { "stat", { path = "swap/f" } } } do
+      asked = 0
+      F.write_host(w .. "/swap/f", "first\n")
+      local r, m = aws:call(c[1], c[2], hooks)
+      assert.is_not_nil(r, c[1] .. ": " .. tostring(m))
+      assert.are.equal(2, asked, c[1] .. " judged again")
+    end
+    aws:close()
+  end)
+
   it("3. a read-only root nested in a read-write root is read-only through either mount", function()
     local nws = F.open({ { path = w, mount = "/workspace", mode = "rw" }, { path = w .. "/vendor", mount = "/vendor", mode = "ro" } })
     F.guarded(fx, "nested ro", function()
