@@ -56,6 +56,21 @@ static inline char *fz_str(fz_part x) {
   return s;
 }
 
+/* An in-root path as a walk makes them: names separated by single "/",
+ * none empty, "." or "..", and no NUL. */
+static inline int fz_walk_path(const char *s, size_t n) {
+  if (!n || memchr(s, '\0', n)) return 0;
+  for (size_t i = 0, start = 0; i <= n; i++) {
+    if (i < n && s[i] != '/') continue;
+    size_t l = i - start;
+    if (!l || (l == 1 && s[start] == '.') ||
+        (l == 2 && s[start] == '.' && s[start + 1] == '.'))
+      return 0;
+    start = i + 1;
+  }
+  return 1;
+}
+
 #ifdef FUZZ_WITH_LUA
 #include <lauxlib.h>
 #include <lua.h>

@@ -195,19 +195,6 @@ static int reference(const rpat *r, const char *path, size_t len, int cf) {
 
 /* ---- checks ---- */
 
-/* A path as a walk makes them: names, none empty, "." or "..". */
-static int clean(const char *s, size_t n) {
-  if (!n) return 0;
-  for (size_t i = 0, start = 0; i <= n; i++) {
-    if (i < n && s[i] != '/') continue;
-    size_t l = i - start;
-    if (!l || (l == 1 && s[start] == '.') ||
-        (l == 2 && s[start] == '.' && s[start + 1] == '.'))
-      return 0;
-    start = i + 1;
-  }
-  return 1;
-}
 
 static void check_path(const bw_glob *g, const rpat *r, int flags,
                        fz_part path) {
@@ -225,7 +212,7 @@ static void check_path(const bw_glob *g, const rpat *r, int flags,
     FZ_CHECK(bw_glob_match(g, t) == m, "folding: '%s' and '%s' differ", s, t);
     free(t);
   }
-  if (m && clean(s, path.n)) {
+  if (m && fz_walk_path(s, path.n)) {
     char dir[8192];
     for (size_t i = 0; i < path.n; i++) {
       if (s[i] != '/') continue;

@@ -15,19 +15,6 @@
 #include "fuzz.h"
 #include "search.h"
 
-/* A path as a walk makes them: names, none empty, "." or "..". */
-static int clean(const char *s, size_t n) {
-  if (!n || memchr(s, '\0', n)) return 0;
-  for (size_t i = 0, start = 0; i <= n; i++) {
-    if (i < n && s[i] != '/') continue;
-    size_t l = i - start;
-    if (!l || (l == 1 && s[start] == '.') ||
-        (l == 2 && s[start] == '.' && s[start + 1] == '.'))
-      return 0;
-    start = i + 1;
-  }
-  return 1;
-}
 
 static int match(const bw_ignore *ig, const char *path, int is_dir) {
   int m = ig ? bw_ignore_match(ig, path, is_dir) : 0;
@@ -79,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     p = next;
   }
   for (int i = 2; i < np; i++) {
-    if (!clean(part[i].p, part[i].n)) continue;
+    if (!fz_walk_path(part[i].p, part[i].n)) continue;
     char *path = fz_str(part[i]);
     for (int d = 0; d < 2; d++) {
       int mh = match(h, path, d), ml = match(l, path, d);

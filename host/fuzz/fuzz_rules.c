@@ -44,16 +44,7 @@ static int ref_match(const ref_rule *r, int nr, const char *path, size_t len,
 static int walk_path(const char *s, size_t n) {
   if (n == 1 && s[0] == '.') return 1;
   while (n > 1 && s[n - 1] == '/') n--;
-  if (!n || memchr(s, '\0', n)) return 0;
-  for (size_t i = 0, start = 0; i <= n; i++) {
-    if (i < n && s[i] != '/') continue;
-    size_t l = i - start;
-    if (!l || (l == 1 && s[start] == '.') ||
-        (l == 2 && s[start] == '.' && s[start + 1] == '.'))
-      return 0;
-    start = i + 1;
-  }
-  return 1;
+  return fz_walk_path(s, n);
 }
 
 static void free_ref(ref_rule *r) {
