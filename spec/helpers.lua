@@ -270,4 +270,18 @@ function H.burrow_cmd(args, stdin)
   return out, H.read(dir, "stderr") or "", code
 end
 
+-- Run Lua source in a child lua5.4 (this process's package paths, from the
+-- repository) under `timeout -s KILL guard` and, unless AddressSanitizer is
+-- preloaded (it reserves terabytes), a 2 GB address-space bound: for cases
+-- that could hang or blow up the host. Returns its output and exit code.
+function H.lua_child(src, guard)
+  local dir = H.tmpdir()
+  local script = H.write(dir, "child.lua", src)
+  local asan = (os.getenv("LD_PRELOAD") or ""):find("asan", 1, true)
+  local cmd = ("cd %s && %s LUA_PATH=%s LUA_CPATH=%s timeout -s KILL %d lua5.4 %s 2>&1"):format(
+    H.q(H.REPO), asan and "" or "ulimit -v 2000000;", H.q(package.path), H.q(package.cpath), guard, H.q(script))
+  local out, _, code = H.run(cmd)
+  return out, code
+end
+
 return H
