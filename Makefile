@@ -14,9 +14,10 @@ CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread -f
 # Read when a recipe runs (=, not :=): on a fresh machine check-deps has
 # installed the packages by then, so one `make` builds (not a second one).
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
-# libmicrohttpd is not linked: mhd.c opens it when a listener starts (its
-# header is still needed, so it stays in PKGS).
-DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 uchardet 2>/dev/null) -pthread $(LDFLAGS)
+# libmicrohttpd and uchardet are not linked: mhd.c opens the first when a
+# listener starts, charset.c the second when a file is not UTF-8 (dynlib.c;
+# their headers are still needed, so they stay in PKGS).
+DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -pthread $(LDFLAGS)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
 # LPeg linked in (api.c preloads it: see luaopen_lpeg there). Its only
 # reference is weak, which --as-needed would drop: kept needed explicitly.
@@ -24,11 +25,11 @@ LPEG_LIBS  = -Wl,--push-state,--no-as-needed $(shell pkg-config --libs-only-l lu
 # The burrow command takes libcrypto, jansson, PCRE2 and libyaml from their
 # static archives (Debian's -dev packages ship them): a process starts with
 # less to map and relocate (docs/benchmarks.md, start-up). Their symbols stay
-# private (--exclude-libs); Lua (for C modules) and uchardet stay shared
-# (libmicrohttpd is opened only by `--http`: mhd.c). STATIC=0: all shared.
+# private (--exclude-libs); Lua (for C modules) stays shared (libmicrohttpd
+# and uchardet are opened when needed: dynlib.c). STATIC=0: all shared.
 STATIC ?= 1
 ifeq ($(STATIC),1)
-BIN_LIBS   = -Wl,--exclude-libs,ALL -Wl,-Bstatic $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -Wl,-Bdynamic $(shell pkg-config --libs uchardet 2>/dev/null) -pthread $(LDFLAGS)
+BIN_LIBS   = -Wl,--exclude-libs,ALL -Wl,-Bstatic $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -Wl,-Bdynamic -pthread $(LDFLAGS)
 else
 BIN_LIBS   = $(DEP_LIBS)
 endif
@@ -235,7 +236,7 @@ uninstall:
 ROCK_B    := build/rock
 ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET
 ROCK_INC   = $(sort $(foreach d,LUA $(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR))))
-ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -luchardet -pthread
+ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -pthread
 LIBFLAG   ?= -shared
 
 rock: $(ROCK_B)/core.so

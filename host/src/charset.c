@@ -4,9 +4,12 @@
  * are not UTF-8, so UTF-8 files cost one validating pass), and the round
  * trip through UTF-8 with iconv (glibc). Encoding back refuses a
  * character the encoding cannot hold, naming it and its line.
+ * libuchardet (and libstdc++ behind it) is opened with dlopen the first
+ * time a file needs it (dynlib.c), so no start pays for loading it.
  */
 #include <errno.h>
 #include <iconv.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include <uchardet/uchardet.h>
 
 #include "charset.h"
+#include "dynlib.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -129,6 +133,37 @@ static const char *utf16_guess(const char *d, size_t n) {
   return NULL;
 }
 
+/* libuchardet, opened on the first file that needs it */
+static struct {
+  __typeof__(&uchardet_new) new_;
+  __typeof__(&uchardet_handle_data) handle_data;
+  __typeof__(&uchardet_data_end) data_end;
+  __typeof__(&uchardet_get_charset) get_charset;
+  __typeof__(&uchardet_delete) delete_;
+} ud;
+
+static const bw_dynsym ud_syms[] = {
+    {(void **)&ud.new_, "uchardet_new"},
+    {(void **)&ud.handle_data, "uchardet_handle_data"},
+    {(void **)&ud.data_end, "uchardet_data_end"},
+    {(void **)&ud.get_charset, "uchardet_get_charset"},
+    {(void **)&ud.delete_, "uchardet_delete"},
+};
+
+static bw_dynlib ud_lib = BW_DYNLIB("libuchardet.so.0", "libuchardet0", ud_syms);
+static atomic_flag ud_warned = ATOMIC_FLAG_INIT;
+
+/* Without the library (a machine where it was removed after the build),
+ * text that is not UTF-8 is served as its bytes, as when the detector
+ * has no answer, and the process says why once on stderr. */
+static int detector(void) {
+  char why[256];
+  if (!bw_dynlib_load(&ud_lib, why, sizeof why)) return 1;
+  if (!atomic_flag_test_and_set(&ud_warned))
+    fprintf(stderr, "burrow: %s; text that is not UTF-8 is read as its bytes\n", why);
+  return 0;
+}
+
 int bw_charset_detect(const char *d, size_t n, bw_charset *cs) {
   memset(cs, 0, sizeof *cs);
   const char *name = NULL;
@@ -148,14 +183,16 @@ int bw_charset_detect(const char *d, size_t n, bw_charset *cs) {
     cs->utf8 = 1;
     return BW_OK;
   }
-  uchardet_t u = uchardet_new();
-  if (!u) return BW_ENOMEM;
-  /* the start is enough to decide, and keeps a big file's cost flat */
-  int rc = uchardet_handle_data(u, d, n < DETECT_PROBE ? n : DETECT_PROBE);
-  uchardet_data_end(u);
-  const char *got = rc ? "" : uchardet_get_charset(u);
-  snprintf(cs->name, sizeof cs->name, "%s", got ? got : "");
-  uchardet_delete(u);
+  if (detector()) {
+    uchardet_t u = ud.new_();
+    if (!u) return BW_ENOMEM;
+    /* the start is enough to decide, and keeps a big file's cost flat */
+    int rc = ud.handle_data(u, d, n < DETECT_PROBE ? n : DETECT_PROBE);
+    ud.data_end(u);
+    const char *got = rc ? "" : ud.get_charset(u);
+    snprintf(cs->name, sizeof cs->name, "%s", got ? got : "");
+    ud.delete_(u);
+  }
   for (char *p = cs->name; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
   if (!cs->name[0] || !strcmp(cs->name, "ascii") || !strcmp(cs->name, "utf-8") ||
       !bw_charset_known(cs->name)) {

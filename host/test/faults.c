@@ -20,6 +20,9 @@
  *     ("write:ENOSPC"), and at exit one per rule with how many matching
  *     calls it saw ("seen write 3"): a rule with a huge after= counts the
  *     calls a tool makes, so a spec can then fail each one in turn
+ *   BURROW_FAULT_DLOPEN  a library name (as passed to dlopen, e.g.
+ *     "libuchardet.so.0") that dlopen does not find: a machine where a
+ *     library burrow opens on demand (dynlib.c) is not installed
  *
  * Built by the Makefile as build/faults.so; the spec compiles it itself
  * when that is missing.
@@ -253,4 +256,11 @@ int linkat(int od, const char *o, int nd, const char *n, int flags) {
   int f = fault(C_LINKAT, nd);
   if (f > 0) return errno = f, -1;
   return real_linkat(od, o, nd, n, flags);
+}
+
+void *dlopen(const char *file, int mode) {
+  REAL(dlopen);
+  const char *gone = getenv("BURROW_FAULT_DLOPEN");
+  if (gone && file && !strcmp(file, gone)) return NULL;
+  return real_dlopen(file, mode);
 }

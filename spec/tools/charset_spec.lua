@@ -135,4 +135,39 @@ describe(H.tag("charsets"), function()
     assert(ws:call("edit_file", { path = "s.txt", old_text = "café", new_text = "thé" }))
     assert(H.read(dir, "s.txt") == "héllo wörld thé\nbad \255 byte\n")
   end)
+
+  -- libuchardet is opened on demand (dynlib.c): a machine without it at run
+  -- time still serves every file; text that is not UTF-8 comes as its bytes
+  -- (as when the detector has no answer), and stderr says why, once.
+  it("without libuchardet at run time: UTF-8 served, other text as its bytes, one line on stderr", function()
+    local shim = H.BURROW:match("^(.*)/[^/]*$") .. "/faults.so"
+    if not H.exists(shim) then
+      shim = dir .. "/faults.so"
+      H.sh("cc -O2 -shared -fPIC -o " .. H.q(shim) .. " " .. H.q(H.REPO .. "/host/test/faults.c") .. " -ldl")
+    end
+    H.write(dir, "l.txt", iconv("Der Bär läuft über die Straße.\nGrüße aus München.\n", "ISO-8859-1"))
+    H.write(dir, "u.txt", "naïve\n")
+    local function call(env, path)
+      local err = dir .. "/stderr"
+      local out, _, code = H.run(("%s %s call read_file %s --root %s 2> %s"):format(env, H.q(H.BURROW),
+        H.q(H.json.encode({ path = path })), H.q(dir), H.q(err)))
+      return out, H.read(dir, "stderr") or "", code
+    end
+    local out, err, code = call("", "l.txt")
+    assert.equal(0, code, err)
+    assert.equal("iso-8859-1", H.json.decode(out).charset)
+    assert.equal("", err)
+    local gone = "LD_PRELOAD=" .. H.q(shim) .. " BURROW_FAULT_DLOPEN=libuchardet.so.0"
+    out, err, code = call(gone, "u.txt")
+    assert.equal(0, code, err)
+    assert.equal("1\tnaïve\n", H.json.decode(out).content)
+    assert.equal("", err) -- UTF-8 never asks for the detector
+    out, err, code = call(gone, "l.txt")
+    assert.equal(0, code, err)
+    local r = H.json.decode(out)
+    assert.equal("utf-8", r.charset)
+    assert.matches("1\tDer B\u{FFFD}r", r.content, 1, true)
+    assert.equal("burrow: cannot load libuchardet.so.0 (Debian: apt-get install libuchardet0): not found;"
+      .. " text that is not UTF-8 is read as its bytes\n", err)
+  end)
 end)
