@@ -17,7 +17,6 @@
 
 #include "charset.h"
 #include "core.h"
-#include "ljson.h"
 #include "lcore.h"
 #include "lrules.h"
 
@@ -117,12 +116,15 @@ const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg) {
   return &lh->h;
 }
 
-void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m) {
-  luaL_getmetatable(L, ROOTS_MT);
+static void add_methods(lua_State *L, const char *mt, const luaL_Reg *m) {
+  luaL_getmetatable(L, mt);
   lua_getfield(L, -1, "__index");
   luaL_setfuncs(L, m, 0);
   lua_pop(L, 2);
 }
+
+void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m) { add_methods(L, ROOTS_MT, m); }
+void bw_lua_file_methods(lua_State *L, const luaL_Reg *m) { add_methods(L, FILE_MT, m); }
 
 /* A path argument: NUL bytes are kept so the core can refuse them. */
 static const char *check_rel(lua_State *L, int arg) {
@@ -480,6 +482,23 @@ static int run_job(job *j) {
   return j->b->mapped ? bw_guard(job_run, j) : j->run(j);
 }
 
+/* For the binding files that add File methods (ljson.c: f:lines_json). */
+const bw_buf *bw_lua_file_buf(lua_State *L, int arg) {
+  file *f = luaL_checkudata(L, arg, FILE_MT);
+  if (!f->open) luaL_error(L, "attempt to use a closed file");
+  return &f->b;
+}
+
+void bw_lua_file_close(lua_State *L, int arg) {
+  file *f = luaL_checkudata(L, arg, FILE_MT);
+  if (f->open) bw_buf_free(&f->b);
+  f->open = 0;
+}
+
+int bw_lua_file_run(const bw_buf *b, int (*fn)(void *), void *ud) {
+  return b->mapped ? bw_guard(fn, ud) : fn(ud);
+}
+
 static int do_hash(job *j) { return bw_sha256(j->b->data, j->b->len, j->hash); }
 
 static int do_scan(job *j) {
@@ -490,11 +509,6 @@ static int do_scan(job *j) {
 static int do_lines(job *j) {
   return bw_number_lines(j->b->data, j->b->len, j->first, j->limit,
                          j->max_line, j->max_bytes, &j->lines);
-}
-
-static int do_lines_json(job *j) {
-  return bw_number_lines_json(j->b->data, j->b->len, j->first, j->limit,
-                              j->max_line, j->max_bytes, &j->lines);
 }
 
 static int do_tail(job *j) {
@@ -564,11 +578,10 @@ static int file_scan(lua_State *L) {
   return 1;
 }
 
-/* f:lines(first, limit, max_line, max_bytes [, last_use [, wire]]) -> text, info
+/* f:lines(first, limit, max_line, max_bytes [, last_use]) -> text, info
  * With last_use the file is closed before the text becomes a Lua string,
  * so a big file's pages and its numbered copy are not all held at once.
- * With wire the text is a prepared JSON fragment (ljson.h) numbered and
- * escaped in one pass, for a reply: no Lua string, no second escape. */
+ * (f:lines_json, the same as a prepared JSON fragment: ljson.c.) */
 static int file_lines(lua_State *L) {
   file *f = check_file(L);
   job j = {.b = &f->b, .run = do_lines};
@@ -577,36 +590,28 @@ static int file_lines(lua_State *L) {
   j.max_line = (size_t)luaL_checkinteger(L, 4);
   j.max_bytes = (size_t)luaL_checkinteger(L, 5);
   int last_use = lua_toboolean(L, 6);
-  if (lua_toboolean(L, 7)) {
-    j.run = do_lines_json;
-    lua_settop(L, 7);
-    bw_json_frag *frag = bw_json_new_fragment(L); /* frees the text if we fail */
-    int rc = run_job(&j);
-    frag->buf = j.lines.out;
-    frag->len = j.lines.out_len;
-    frag->raw_len = j.lines.raw_len;
-    if (last_use) file_gc(L);
-    if (rc) return fail(L, rc);
-  } else {
-    char **box = new_box(L);
-    int rc = run_job(&j);
-    *box = j.lines.out;
-    if (last_use) file_gc(L);
-    if (rc) return fail(L, rc); /* the box frees the buffer */
-    push_boxed(L, box, j.lines.out_len);
-  }
-  lua_createtable(L, 0, 5);
-  lua_pushinteger(L, (lua_Integer)j.lines.first);
-  lua_setfield(L, -2, "first");
-  lua_pushinteger(L, (lua_Integer)j.lines.last);
-  lua_setfield(L, -2, "last");
-  lua_pushinteger(L, (lua_Integer)j.lines.next);
-  lua_setfield(L, -2, "next");
-  lua_pushboolean(L, j.lines.truncated);
-  lua_setfield(L, -2, "truncated");
-  lua_pushinteger(L, (lua_Integer)j.lines.cut_lines);
-  lua_setfield(L, -2, "cut_lines");
+  char **box = new_box(L);
+  int rc = run_job(&j);
+  *box = j.lines.out;
+  if (last_use) file_gc(L);
+  if (rc) return fail(L, rc); /* the box frees the buffer */
+  push_boxed(L, box, j.lines.out_len);
+  bw_lua_push_lines_info(L, &j.lines);
   return 2;
+}
+
+void bw_lua_push_lines_info(lua_State *L, const bw_lines *lines) {
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, (lua_Integer)lines->first);
+  lua_setfield(L, -2, "first");
+  lua_pushinteger(L, (lua_Integer)lines->last);
+  lua_setfield(L, -2, "last");
+  lua_pushinteger(L, (lua_Integer)lines->next);
+  lua_setfield(L, -2, "next");
+  lua_pushboolean(L, lines->truncated);
+  lua_setfield(L, -2, "truncated");
+  lua_pushinteger(L, (lua_Integer)lines->cut_lines);
+  lua_setfield(L, -2, "cut_lines");
 }
 
 /* f:tail(n, max_line, max_bytes [, last_use]) -> text, info: the last n

@@ -48,6 +48,15 @@ int bw_lua_search(lua_State *L);
 void bw_load_register(lua_State *L);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
+/* The same for the File class (roots:read's), and what a File method
+ * needs: its bytes (raises when closed), fn(ud) run over them (under the
+ * SIGBUS guard when mapped), the file closed at its last use, f:lines's
+ * info table {first, last, next, truncated, cut_lines} pushed. */
+void bw_lua_file_methods(lua_State *L, const luaL_Reg *m);
+const bw_buf *bw_lua_file_buf(lua_State *L, int arg);
+int bw_lua_file_run(const bw_buf *b, int (*fn)(void *), void *ud);
+void bw_lua_file_close(lua_State *L, int arg);
+void bw_lua_push_lines_info(lua_State *L, const bw_lines *lines);
 
 /* core.http_start, core.token_hash (lhttp.c) */
 void bw_http_register(lua_State *L);

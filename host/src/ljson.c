@@ -40,6 +40,7 @@
 #include <lua.h>
 
 #include "core.h"
+#include "lcore.h"
 #include "ljson.h"
 
 
@@ -850,6 +851,49 @@ static int l_fragment (lua_State *L) {
 }
 
 
+/* f:lines_json(first, limit, max_line, max_bytes [, last_use]) -> fragment,
+   info: f:lines (lcore.c) numbered and JSON-escaped in one C pass
+   (bw_number_lines_json) into a fragment, for a reply: no Lua string, no
+   second escape. */
+typedef struct lines_job {
+  const bw_buf *b;
+  size_t first, limit, max_line, max_bytes;
+  bw_lines lines;
+} lines_job;
+
+static int lines_run (void *arg) {
+  lines_job *j = (lines_job *)arg;
+  return bw_number_lines_json(j->b->data, j->b->len, j->first, j->limit,
+                              j->max_line, j->max_bytes, &j->lines);
+}
+
+static int file_lines_json (lua_State *L) {
+  lines_job j;
+  memset(&j, 0, sizeof j);
+  j.b = bw_lua_file_buf(L, 1);
+  j.first = (size_t)luaL_checkinteger(L, 2);
+  j.limit = (size_t)luaL_checkinteger(L, 3);
+  j.max_line = (size_t)luaL_checkinteger(L, 4);
+  j.max_bytes = (size_t)luaL_checkinteger(L, 5);
+  int last_use = lua_toboolean(L, 6);
+  lua_settop(L, 6);
+  bw_json_frag *frag = bw_json_new_fragment(L); /* frees the text if we fail */
+  int rc = bw_lua_file_run(j.b, lines_run, &j);
+  frag->buf = j.lines.out;
+  frag->len = j.lines.out_len;
+  frag->raw_len = j.lines.raw_len;
+  if (last_use) bw_lua_file_close(L, 1);
+  if (rc) return bw_lua_fail(L, rc);
+  bw_lua_push_lines_info(L, &j.lines);
+  return 2;
+}
+
+static const luaL_Reg file_methods[] = {
+  {"lines_json", file_lines_json},
+  {NULL, NULL}
+};
+
+
 static const luaL_Reg json_funcs[] = {
   {"decode", l_decode},
   {"encode", l_encode},
@@ -867,4 +911,12 @@ void bw_json_push (lua_State *L) {
   lua_setfield(L, -2, "null");
   lua_pushlightuserdata(L, NULL_VALUE);
   lua_setfield(L, LUA_REGISTRYINDEX, "burrow.json.null");
+}
+
+
+/* core.json, and the File method that writes a file's lines as JSON */
+void bw_json_register (lua_State *L) {
+  bw_json_push(L);
+  lua_setfield(L, -2, "json");
+  bw_lua_file_methods(L, file_methods);
 }

@@ -1,8 +1,9 @@
 /*
 ** ljson.h
 ** JSON for burrow.core: decode (jansson) and a fast encoder written
-** straight from Lua values. Used by lcore.c (the Lua-side table) and
-** by the server/embedding API (C-side encode of replies).
+** straight from Lua values. core.json (lmodule.c registers it), the
+** File method lines_json, and the server's C-side encode of replies
+** (lserver.c, lhttp.c).
 */
 
 #ifndef bw_ljson_h
@@ -14,6 +15,9 @@
 
 /* Pushes a table {decode=, encode=, null=, array_mt=, array=} onto the stack. */
 void bw_json_push(lua_State *L);
+/* Sets core.json on the module table at the top (lmodule.c) and adds
+   f:lines_json to the File class (lcore.c's, made before). */
+void bw_json_register(lua_State *L);
 
 /* C-side encode of the value at index idx into a malloc'd buffer (for the
    server/API); returns NULL and sets *err (static string) on failure.

@@ -18,8 +18,7 @@
 
 int luaopen_burrow_core(lua_State *L) {
   bw_core_open(L); /* the classes first: the others add methods to them */
-  bw_json_push(L);
-  lua_setfield(L, -2, "json");
+  bw_json_register(L);
   bw_stdio_register(L);
   bw_http_register(L);
   bw_yaml_register(L);

@@ -217,8 +217,9 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       -- for an MCP reply (not a pack's call, no boundary to wrap in), the text
       -- is numbered and JSON-escaped in one C pass: a json.fragment
       local wire = ctx.hooks.wire and not ctx.via and not ctx.caps.untrusted_boundary
-      text, info, lcode = f:lines(offset, a.limit or 2000, ctx.caps.max_line_chars,
-        ctx.caps.max_result_bytes, true, wire) -- last use: closes f
+      local lines = wire and f.lines_json or f.lines
+      text, info, lcode = lines(f, offset, a.limit or 2000, ctx.caps.max_line_chars,
+        ctx.caps.max_result_bytes, true) -- last use: closes f
       res.total_lines, res.newline, res.bom = scan.lines, scan.newline, scan.bom
     else -- another encoding: served as UTF-8, the numbers are the decoded text's
       local u, derr, dcode = f:decode(cs, cs_bom)
