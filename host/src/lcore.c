@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <lauxlib.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <limits.h>
 #include <lua.h>
 #include <stdlib.h>
@@ -70,16 +71,47 @@ const char *bw_lua_rel(lua_State *L, int arg) { return check_rel(L, arg); }
 
 /* ---- handles: one resolution per object (bw_resolve_handle) ---- */
 
+/* The resolution (bw_handle: ~12 KB of path buffers) lives outside the
+ * Lua heap: as userdata, every call would add 12 KB to the collector's
+ * debt and run a full cycle every few dozen calls. A few are kept for
+ * reuse (a small malloc'd block of that size costs a consolidation of
+ * glibc's fast bins each time). */
 typedef struct lhandle {
-  bw_handle h;
-  int open;
+  bw_handle *h; /* NULL once closed */
+  int open;     /* h holds a resolution (its fds) */
+  int root;     /* h->root, for h:root() after close */
   bw_root view[2]; /* what bw_lua_target lends the core, per view */
 } lhandle;
 
+enum { SPARE_HANDLES = 8 };
+static pthread_mutex_t spare_mu = PTHREAD_MUTEX_INITIALIZER;
+static bw_handle *spare[SPARE_HANDLES];
+static int nspare;
+
+static bw_handle *handle_alloc(void) {
+  bw_handle *h = NULL;
+  pthread_mutex_lock(&spare_mu);
+  if (nspare > 0) h = spare[--nspare];
+  pthread_mutex_unlock(&spare_mu);
+  return h ? h : malloc(sizeof *h);
+}
+
+static void handle_free(bw_handle *h) {
+  pthread_mutex_lock(&spare_mu);
+  if (nspare < SPARE_HANDLES) {
+    spare[nspare++] = h;
+    h = NULL;
+  }
+  pthread_mutex_unlock(&spare_mu);
+  free(h);
+}
+
 static int handle_gc(lua_State *L) {
   lhandle *lh = luaL_checkudata(L, 1, HANDLE_MT);
-  if (lh->open) bw_handle_close(&lh->h);
+  if (lh->open) bw_handle_close(lh->h);
   lh->open = 0;
+  if (lh->h) handle_free(lh->h);
+  lh->h = NULL;
   return 0;
 }
 
@@ -98,8 +130,8 @@ const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
   lua_getiuservalue(L, arg, 1);
   int mine = lua_rawequal(L, -1, roots_arg);
   lua_pop(L, 1);
-  if (!mine || lh->h.root >= rs->n) luaL_argerror(L, arg, "handle of another workspace");
-  bw_handle_view(&lh->h, rs->r, view, &lh->view[view], rel);
+  if (!mine || lh->h->root >= rs->n) luaL_argerror(L, arg, "handle of another workspace");
+  bw_handle_view(lh->h, rs->r, view, &lh->view[view], rel);
   return &lh->view[view];
 }
 
@@ -113,7 +145,7 @@ const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg) {
   lua_pop(L, 1);
   if (!mine) luaL_argerror(L, arg, "handle of another workspace");
   bw_clear_detail();
-  return &lh->h;
+  return lh->h;
 }
 
 static void add_methods(lua_State *L, const char *mt, const luaL_Reg *m) {
@@ -348,17 +380,21 @@ static int roots_handle(lua_State *L) {
   const char *rel = check_rel(L, 3);
   int how = lua_toboolean(L, 4) ? BW_NOFOLLOW : 0;
   lhandle *lh = lua_newuserdatauv(L, sizeof *lh, 1);
-  lh->open = 0;
+  lh->open = lh->root = 0;
+  lh->h = NULL;
   luaL_setmetatable(L, HANDLE_MT);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1); /* the roots outlive the handle */
-  int rc = bw_resolve_handle(rs->r, rs->n, (int)i - 1, rel, how, &lh->h);
+  bw_handle *h = lh->h = handle_alloc();
+  if (!h) return luaL_error(L, "not enough memory");
+  int rc = bw_resolve_handle(rs->r, rs->n, (int)i - 1, rel, how, h);
   if (rc) return fail(L, rc);
   lh->open = 1;
+  lh->root = h->root;
   /* what policies and subtree checks use; stat gives the rest */
   lua_createtable(L, 0, 10);
-  if (lh->h.exists) {
-    const struct stat *st = &lh->h.st;
+  if (h->exists) {
+    const struct stat *st = &h->st;
     lua_pushstring(L, type_name(st->st_mode));
     lua_setfield(L, -2, "type");
     lua_pushinteger(L, (lua_Integer)st->st_size);
@@ -370,17 +406,17 @@ static int roots_handle(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)st->st_ino);
     lua_setfield(L, -2, "ino");
   }
-  lua_pushinteger(L, lh->h.root + 1);
+  lua_pushinteger(L, h->root + 1);
   lua_setfield(L, -2, "root");
-  lua_pushstring(L, lh->h.rel);
+  lua_pushstring(L, h->rel);
   lua_setfield(L, -2, "rel");
-  lua_pushboolean(L, lh->h.exists);
+  lua_pushboolean(L, h->exists);
   lua_setfield(L, -2, "exists");
-  if (lh->h.dangling) {
+  if (h->dangling) {
     lua_pushboolean(L, 1);
     lua_setfield(L, -2, "dangling");
   }
-  lua_pushboolean(L, rs->r[lh->h.root].readonly);
+  lua_pushboolean(L, rs->r[h->root].readonly);
   lua_setfield(L, -2, "readonly");
   return 2;
 }
@@ -837,7 +873,7 @@ static const luaL_Reg roots_methods[] = {
 /* h:root() -> the index of the innermost root holding the object */
 static int handle_root(lua_State *L) {
   lhandle *lh = luaL_checkudata(L, 1, HANDLE_MT);
-  lua_pushinteger(L, lh->h.root + 1);
+  lua_pushinteger(L, lh->root + 1);
   return 1;
 }
 

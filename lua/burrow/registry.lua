@@ -174,6 +174,7 @@ function registry.check_args(tool, args)
   if type(args) ~= "table" or getmetatable(args) == json.array_mt and next(args) ~= nil then
     return "arguments must be a JSON object"
   end
+  if schema.fits(tool.input_schema, args) then return end -- the usual case: nothing to word or convert
   local err, field = schema.validate(tool.input_schema, args)
   if err then return err, field end
   schema.normalize(tool.input_schema, args)
