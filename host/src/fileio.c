@@ -43,6 +43,9 @@ static int read_all(int fd, size_t hint, size_t max_bytes, bw_buf *b) {
     }
     if (got == 0) break;
     len += (size_t)got;
+    /* the size fstat gave: the read that would only see the end is saved
+       (0 is what /proc and the like report: read those to the end) */
+    if (len == hint && hint > 0) break;
   }
   if (len > max_bytes) {
     free(data);

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -334,21 +335,30 @@ static int io_next(lua_State *L) {
   return 1;
 }
 
-static int write_all(const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(1, p, n);
+/* The pieces of one message in one system call where the pipe takes
+ * them (a message and its newline in two writes woke the client twice). */
+static int write_all(struct iovec *iov, int cnt) {
+  while (cnt > 0) {
+    ssize_t w = writev(1, iov, cnt > IOV_MAX ? IOV_MAX : cnt);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) return -1;
-    p += w;
-    n -= (size_t)w;
+    while (cnt > 0 && (size_t)w >= iov->iov_len) {
+      w -= (ssize_t)iov->iov_len;
+      iov++;
+      cnt--;
+    }
+    if (cnt > 0) {
+      iov->iov_base = (char *)iov->iov_base + w;
+      iov->iov_len -= (size_t)w;
+    }
   }
   return 0;
 }
 
 int bw_stdout_line(const char *s, size_t n) {
+  struct iovec iov[2] = {{(void *)s, n}, {"\n", 1}};
   pthread_mutex_lock(&S.out_mu);
-  int rc = write_all(s, n);
-  if (rc == 0) rc = write_all("\n", 1);
+  int rc = write_all(iov, 2);
   pthread_mutex_unlock(&S.out_mu);
   return rc;
 }
@@ -372,18 +382,20 @@ static int io_send(lua_State *L) {
   int nsp = 0;
   char *buf = bw_json_encode_spliced(L, 2, &n, &err, sp, &nsp);
   if (!buf) return luaL_error(L, "cannot encode the reply: %s", err ? err : "?");
-  pthread_mutex_lock(&S.out_mu);
+  buf[n] = '\n'; /* over the terminating NUL: the line's end in the last piece */
+  struct iovec iov[2 * BW_JSON_SPLICES + 1];
+  int cnt = 0;
   size_t at = 0;
-  int rc = 0;
   total = n;
-  for (int i = 0; i < nsp && rc == 0; i++) {
-    rc = write_all(buf + at, sp[i].at - at);
-    if (rc == 0) rc = write_all(sp[i].p, sp[i].n);
+  for (int i = 0; i < nsp; i++) {
+    iov[cnt++] = (struct iovec){buf + at, sp[i].at - at};
+    iov[cnt++] = (struct iovec){(void *)sp[i].p, sp[i].n};
     at = sp[i].at;
     total += sp[i].n;
   }
-  if (rc == 0) rc = write_all(buf + at, n - at);
-  if (rc == 0) rc = write_all("\n", 1);
+  iov[cnt++] = (struct iovec){buf + at, n - at + 1};
+  pthread_mutex_lock(&S.out_mu);
+  int rc = write_all(iov, cnt);
   pthread_mutex_unlock(&S.out_mu);
   free(buf);
   if (rc < 0) return luaL_error(L, "stdout closed");

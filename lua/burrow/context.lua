@@ -144,6 +144,22 @@ function context.in_scope(scope, info)
   return false
 end
 
+-- A root's mount, looked up once per workspace (roots:info builds a table).
+local mounts = setmetatable({}, { __mode = "k" })
+local function mount_of(roots, i)
+  local m = mounts[roots]
+  if not m then
+    m = {}
+    mounts[roots] = m
+  end
+  local v = m[i]
+  if not v then
+    v = roots:info(i).mount
+    m[i] = v
+  end
+  return v
+end
+
 --- Resolve an agent path once into a handle and ask the policies about the
 -- object it found, for op. The same (path, nofollow) gives the same handle
 -- for the rest of the call, so what was judged is what the core uses.
@@ -171,8 +187,7 @@ function Ctx:open(path, op, nofollow, arg)
       self.reqs[#self.reqs + 1] = { tool = self.tool.name, via = self.via, operation = op, path = path,
         arg = arg, session = self.ws.session.id, unmapped = "OUTSIDE_ROOT", decision = "deny", reason = msg }
     else
-      local ri = self.roots:info(info.root)
-      info.mount, info.lexical = ri.mount, rel
+      info.mount, info.lexical = mount_of(self.roots, info.root), rel
       j.h, j.info = h, info
     end
   end

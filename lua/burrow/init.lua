@@ -321,12 +321,21 @@ end
 -- resolved and judged again from the start, at most twice more; a call
 -- that writes is left to the agent, which sees EAGAIN.
 local EAGAIN_TRIES = 3
-local function invoke_again(self, tool, args, hooks, via)
-  local readonly = tool.annotations ~= nil and tool.annotations.readOnlyHint == true
-  for i = 1, EAGAIN_TRIES do
-    local r = table.pack(invoke(self, tool, args, hooks, via))
-    if r[3] ~= "EAGAIN" or not readonly or i == EAGAIN_TRIES then return table.unpack(r, 1, r.n) end
+local attempt
+-- (the results pass through as they are, as many as invoke gave, with no
+-- table made for them)
+local function settle(self, tool, args, hooks, via, try, ...)
+  if select(3, ...) == "EAGAIN" and try < EAGAIN_TRIES and tool.annotations ~= nil
+      and tool.annotations.readOnlyHint == true then
+    return attempt(self, tool, args, hooks, via, try + 1)
   end
+  return ...
+end
+function attempt(self, tool, args, hooks, via, try)
+  return settle(self, tool, args, hooks, via, try, invoke(self, tool, args, hooks, via))
+end
+local function invoke_again(self, tool, args, hooks, via)
+  return attempt(self, tool, args, hooks, via, 1)
 end
 
 --- Call a tool: the result table, or nil, "CODE: message", CODE, details

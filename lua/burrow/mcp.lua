@@ -317,6 +317,14 @@ function handlers.tools_call(self, params, id)
   return out
 end
 
+-- The handler of a method ("tools/call" -> handlers.tools_call), found once
+-- per method that has one (so what a client names cannot grow the table).
+local handler_of = setmetatable({}, { __index = function(t, method)
+  local h = handlers[(method:gsub("/", "_"))]
+  if h then t[method] = h end
+  return h
+end })
+
 -- What the client may use as a request id: a string or a number (MCP:
 -- never null).
 local function valid_id(id)
@@ -366,7 +374,7 @@ function Server:handle_one(msg)
   if getmetatable(params) == json.array_mt then
     return self:error(id, -32602, "Invalid params: params must be an object, not an array")
   end
-  local h = handlers[method:gsub("/", "_")]
+  local h = handler_of[method]
   if not h then return self:error(id, -32601, "Method not found: " .. method) end
   local ok, res, ecode, emsg, edata = pcall(h, self, params, id)
   if not ok then
