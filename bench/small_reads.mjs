@@ -7,17 +7,18 @@
 // from /proc/PID/task/*/schedstat), then N with 16 in flight.
 //
 //   node bench/small_reads.mjs --ws WS --harness H [--n 2000] [--rounds 3]
-//        [--burrow BIN] [--only burrow|official] [--wrap 'perf record -g -o F']
+//        [--burrow BIN] [--base BIN] [--only burrow|official] [--wrap 'perf record -g -o F']
 //
 // WS: a workspace from H/gen_workspace.mjs; H: the harness with its
 // node_modules (npm ci), for the official server. --wrap puts a command
-// (split on spaces) in front of burrow's, e.g. perf record.
+// (split on spaces) in front of burrow's, e.g. perf record. --base: a second
+// burrow binary (say, main's build) measured in the same rounds.
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 
-const o = { ws: null, harness: null, n: 2000, rounds: 3, burrow: "build/burrow", only: null, wrap: "", warmup: 50, conc: 16 };
+const o = { ws: null, harness: null, n: 2000, rounds: 3, burrow: "build/burrow", base: null, only: null, wrap: "", warmup: 50, conc: 16 };
 const a = process.argv.slice(2);
 for (let i = 0; i < a.length; i++) {
   const k = a[i].replace(/^--/, ""), v = a[++i];
@@ -29,10 +30,14 @@ if (!o.ws || (!o.harness && o.only !== "burrow")) { console.error("usage: see th
 const SERVERS = {
   official: () => ({ cmd: ["node", path.join(o.harness, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), o.ws],
                      tool: "read_text_file", args: (p) => ({ path: p }) }),
-  burrow: () => ({ cmd: [...(o.wrap ? o.wrap.split(" ") : []), path.resolve(o.burrow), "mcp", "--root", o.ws,
-                         "--cap", "max_result_bytes=64MiB", "--cap", "max_file_size=64MiB"],
-                   tool: "read_file", args: (p) => ({ path: p, limit: 1000000 }) }),
+  burrow: () => burrowServer(o.burrow),
+  base: () => burrowServer(o.base),
 };
+function burrowServer(bin) {
+  return { cmd: [...(o.wrap ? o.wrap.split(" ") : []), path.resolve(bin), "mcp", "--root", o.ws,
+                 "--cap", "max_result_bytes=64MiB", "--cap", "max_file_size=64MiB"],
+           tool: "read_file", args: (p) => ({ path: p, limit: 1000000 }) };
+}
 
 function client(cmd) {
   const proc = spawn(cmd[0], cmd.slice(1), { stdio: ["pipe", "pipe", "ignore"] });
@@ -101,7 +106,7 @@ async function run(name) {
   return { seq, par, median: median(lat), p99: q(lat, 0.99), cpu };
 }
 
-const names = o.only ? [o.only] : ["official", "burrow"];
+const names = o.only ? [o.only] : ["official", ...(o.base ? ["base"] : []), "burrow"];
 const got = Object.fromEntries(names.map((n) => [n, []]));
 for (let r = 0; r < o.rounds; r++)
   for (const n of names) {
@@ -112,8 +117,8 @@ for (let r = 0; r < o.rounds; r++)
 const med = (n, k) => median(got[n].map((x) => x[k]));
 for (const n of names)
   console.log(`${n} (median of ${o.rounds}): ${med(n, "seq").toFixed(0)} calls/s sequential, ${med(n, "par").toFixed(0)} in flight, median ${med(n, "median").toFixed(3)} ms, p99 ${med(n, "p99").toFixed(3)} ms, server CPU ${med(n, "cpu").toFixed(1)} µs/call`);
-if (names.length === 2) {
-  const ratios = got.burrow.map((x, i) => x.seq / got.official[i].seq);
-  console.log(`burrow / official calls/s, sequential: per round ${ratios.map((x) => x.toFixed(2)).join(", ")}; median ${median(ratios).toFixed(2)}x;` +
-              ` in flight: median ${median(got.burrow.map((x, i) => x.par / got.official[i].par)).toFixed(2)}x`);
+for (const n of names.filter((n) => n !== "official" && got.official)) {
+  const ratios = got[n].map((x, i) => x.seq / got.official[i].seq);
+  console.log(`${n} / official calls/s, sequential: per round ${ratios.map((x) => x.toFixed(2)).join(", ")}; median ${median(ratios).toFixed(2)}x;` +
+              ` in flight: median ${median(got[n].map((x, i) => x.par / got.official[i].par)).toFixed(2)}x`);
 }
