@@ -197,7 +197,7 @@ function commands.mcp(o)
     mounts[#mounts + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)")
   end
   io.stderr:write(("burrow %s: MCP over stdio, serving %s with %d tools (resolver %s); Ctrl-D or close stdin to stop\n")
-    :format(core.version, table.concat(mounts, ", "), #ws:tools(), core.backend()))
+    :format(core.version, table.concat(mounts, ", "), ws.tool_count and ws:tool_count() or #ws:tools(), core.backend()))
   -- SIGHUP: the same command line's workspace, built again from the files
   local function reopen()
     local ok, opts = pcall(options, o)

@@ -156,10 +156,12 @@ function burrow.open(opts)
   if packs then
     list, by_name = registry.load_packs(packs)
     if list and opts.tools then list, by_name = pack_subset(list, opts.tools, tool_path) end
+  elseif opts.tools == nil and #tool_path == 0 then
+    list, by_name = false, registry.lazy_natives() -- each tool loaded when first named
   else
     list, by_name = registry.load_all(opts.tools, tool_path)
   end
-  if not list then
+  if list == nil then
     roots:close()
     return fail("INVALID_ARGUMENT", by_name)
   end
@@ -381,7 +383,14 @@ end
 --- The tool list: MCP-shaped by default; {format = "openai"|"anthropic"}.
 function Workspace:tools(opts)
   check_open(self)
+  if not self.tool_list then self.tool_list = registry.list(self.tool_by_name) end
   return registry.format(self.tool_list, opts and opts.format)
+end
+
+--- How many tools (without loading the ones not named yet).
+function Workspace:tool_count()
+  check_open(self)
+  return self.tool_list and #self.tool_list or #registry.native
 end
 
 function Workspace:mounts()

@@ -59,6 +59,32 @@ function registry.load_all(specs, dirs)
   return list, by_name
 end
 
+-- The native tools, each loaded when it is first named (a start that
+-- answers initialize, or one `burrow call`, loads one tool or none): a name
+-- index that loads from the built-in directory, and list(by_name) for the
+-- whole set in registry.native's order. Only for the built-in set (no
+-- tool_path, no tools list): an operator's files are still checked when
+-- the workspace opens. A built-in file that does not load is a broken
+-- install: the error is raised where the tool is named.
+function registry.lazy_natives()
+  local known = {}
+  for _, n in ipairs(registry.native) do known[n] = true end
+  return setmetatable({}, { __index = function(by_name, name)
+    if not known[name] then return nil end
+    local t, err = registry.load(name)
+    if t and t.name ~= name then t, err = nil, ("%s: declares the name %q"):format(registry.find(name), t.name) end
+    if not t then error(err, 2) end
+    rawset(by_name, name, t)
+    return t
+  end })
+end
+
+function registry.list(by_name)
+  local list = {}
+  for i, n in ipairs(registry.native) do list[i] = by_name[n] end
+  return list
+end
+
 -- Compatibility packs: lua/tools/packs/NAME.lua or NAME/init.lua. A pack
 -- file returns {name, description, tools = {...}} or a function(options)
 -- returning one; its tools adapt the native tools (ctx:call) and are
