@@ -234,6 +234,8 @@ void bw_text_scan(const char *data, size_t len, bw_text_info *info);
 const char *bw_newline_kind(const bw_text_info *info); /* lf|crlf|mixed|none */
 /* How many '\n' bytes p[0, n) holds (SSE2, AVX2 where the CPU has it). */
 size_t bw_count_newlines(const char *p, size_t n);
+/* Whether the CPU and OS run AVX2 (asked once, when first needed). */
+int bw_have_avx2(void);
 
 /* Line-numbered view "N\tline\n" of lines [first, first+limit) of a text.
  * res->out is owned by the caller even when this fails (or a SIGBUS guard

@@ -352,8 +352,6 @@ lit_find_avx2(const bw_lit *l, const unsigned char *h, size_t n, size_t last,
   return (size_t)-1;
 }
 
-/* libgcc reads the CPU's features once, before main */
-static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #endif
 
 /* First occurrence of l in h[from, n), or (size_t)-1. */
@@ -363,7 +361,7 @@ static size_t lit_find(const bw_lit *l, const unsigned char *h, size_t n,
   if (n < l->len) return (size_t)-1;
   size_t last = n - l->len, i = from;
 #ifdef BW_AVX2
-  if (have_avx2()) {
+  if (bw_have_avx2()) {
     size_t hit = lit_find_avx2(l, h, n, last, i, &i);
     if (hit != (size_t)-1) return hit;
   }

@@ -16,9 +16,11 @@
 #include <emmintrin.h>
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define BW_AVX2 1
 #endif
+#include <stdatomic.h>
 
 enum { BINARY_PROBE = 8192 };
 
@@ -51,14 +53,35 @@ __attribute__((target("avx2"))) static size_t count_nl_avx2(const char *p,
   return c;
 }
 
-/* libgcc reads the CPU's features once, before main */
-static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #endif
+
+/* Asked the first time a scan could use it, not before main: libgcc's
+ * __builtin_cpu_supports runs its CPUID probe in every process, and CPUID
+ * traps to the hypervisor on a VM (a few % of a start). AVX2 needs the
+ * CPU's bit and the OS saving the YMM state (XCR0 bits 1 and 2). */
+int bw_have_avx2(void) {
+#ifdef BW_AVX2
+  static _Atomic int known = -1;
+  int v = atomic_load_explicit(&known, memory_order_relaxed);
+  if (v >= 0) return v;
+  unsigned a, b, c, d;
+  v = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_OSXSAVE) && (c & bit_AVX)) {
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & 6) == 6 && __get_cpuid_count(7, 0, &a, &b, &c, &d)) v = (b & bit_AVX2) != 0;
+  }
+  atomic_store_explicit(&known, v, memory_order_relaxed);
+  return v;
+#else
+  return 0;
+#endif
+}
 
 size_t bw_count_newlines(const char *p, size_t n) {
   size_t c = 0, i = 0;
 #ifdef BW_AVX2
-  if (n >= 128 && have_avx2()) c = count_nl_avx2(p, n, &i);
+  if (n >= 128 && bw_have_avx2()) c = count_nl_avx2(p, n, &i);
 #endif
 #ifdef __SSE2__
   const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
