@@ -19,7 +19,6 @@
 #include "charset.h"
 #include "core.h"
 #include "lcore.h"
-#include "lrules.h"
 
 #define ROOTS_MT "burrow.Roots"
 #define FILE_MT "burrow.File"
@@ -332,7 +331,7 @@ static void push_time(lua_State *L, const struct timespec *t) {
   lua_pushstring(L, buf);
 }
 
-static void push_stat(lua_State *L, const struct stat *st) {
+void bw_lua_push_stat(lua_State *L, const struct stat *st) {
   lua_createtable(L, 0, 10);
   lua_pushinteger(L, (lua_Integer)st->st_dev);
   lua_setfield(L, -2, "dev");
@@ -362,7 +361,7 @@ static int roots_stat(lua_State *L) {
   char target[BW_PATH_MAX + 1];
   int rc = bw_stat(r, rel, &st, target, sizeof target);
   if (rc) return fail(L, rc);
-  push_stat(L, &st);
+  bw_lua_push_stat(L, &st);
   if (S_ISLNK(st.st_mode)) {
     lua_pushstring(L, target);
     lua_setfield(L, -2, "target");
@@ -457,7 +456,7 @@ static int roots_read(lua_State *L) {
   if (rc) return fail(L, rc);
   f->open = 1;
   f->st = st;
-  push_stat(L, &st);
+  bw_lua_push_stat(L, &st);
   return 2;
 }
 
@@ -739,56 +738,11 @@ static int roots_write(lua_State *L) {
   return 1;
 }
 
-static int list_push(void *arg, const bw_entry *e) {
-  lua_State *L = arg;
-  push_stat(L, &e->st);
-  lua_pushstring(L, e->path);
-  lua_setfield(L, -2, "path");
-  lua_pushstring(L, e->name);
-  lua_setfield(L, -2, "name");
-  lua_pushinteger(L, e->depth);
-  lua_setfield(L, -2, "depth");
-  lua_seti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
-  return BW_OK;
-}
-
 static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt) {
   lua_getfield(L, t, k);
   lua_Integer v = luaL_optinteger(L, -1, (lua_Integer)dflt);
   lua_pop(L, 1);
   return v < 0 ? 0 : (size_t)v;
-}
-
-/* roots:list(i, rel, opts) -> entries, omitted, skipped_policy
- * opts.rules (core.rules) leaves out what they deny reading, counted in
- * skipped_policy; opts.base is rel's in-root path (default: canonical). */
-static int roots_list(lua_State *L) {
-  const char *rel;
-  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
-  luaL_checktype(L, 4, LUA_TTABLE);
-  bw_list_opts o = {0};
-  lua_getfield(L, 4, "base");
-  o.base = lua_isnil(L, -1) ? NULL : check_rel(L, -1);
-  bw_lrules *rules = bw_lua_rules_opt(L, 4, "rules"); /* stays on the stack */
-  size_t skipped = 0;
-  o.skipped_policy = &skipped;
-  size_t depth = opt_size(L, 4, "max_depth", 0);
-  o.max_depth = depth > INT_MAX ? INT_MAX : (int)depth; /* deeper than any tree */
-  o.max_entries = opt_size(L, 4, "max_entries", 1000);
-  o.count_limit = opt_size(L, 4, "count_limit", 100000);
-  lua_getfield(L, 4, "include_hidden");
-  o.include_hidden = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  lua_newtable(L);
-  luaL_checkstack(L, 8, "listing");
-  size_t omitted = 0;
-  o.rules = bw_lua_rules_enter(rules);
-  int rc = bw_list(r, rel, &o, list_push, L, &omitted);
-  bw_lua_rules_leave(rules);
-  if (rc) return fail(L, rc);
-  lua_pushinteger(L, (lua_Integer)omitted);
-  lua_pushinteger(L, (lua_Integer)skipped);
-  return 3;
 }
 
 /* ---- module functions ---- */
@@ -866,7 +820,7 @@ static int l_backend(lua_State *L) {
 static const luaL_Reg roots_methods[] = {
     {"map", roots_map},     {"info", roots_info},   {"count", roots_count},
     {"stat", roots_stat},   {"read", roots_read},   {"write", roots_write},
-    {"list", roots_list},   {"canonical", roots_canonical},
+    {"canonical", roots_canonical},
     {"landlock", roots_landlock}, {"handle", roots_handle},
     {"close", roots_gc},    {NULL, NULL}};
 

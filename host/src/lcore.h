@@ -36,6 +36,8 @@ const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
 const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg);
 /* Push nil, detail, CODE for a failed core call; returns 3. */
 int bw_lua_fail(lua_State *L, int code);
+/* Push a stat as burrow's tables give it (type, size, mtime, mode, ...). */
+void bw_lua_push_stat(lua_State *L, const struct stat *st);
 /* A box for a malloc'd buffer a core call fills (freed by __gc if Lua
  * raises first); then its content as a string in its place. */
 char **bw_lua_new_box(lua_State *L);

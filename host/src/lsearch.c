@@ -1,8 +1,9 @@
 /*
- * lsearch.c - grep and glob as methods of burrow.core's Roots:
+ * lsearch.c - grep, glob and list as methods of burrow.core's Roots:
  *
  *   roots:grep(i, rel, opts [, progress]) -> result | nil, detail, CODE
  *   roots:glob(i, rel, pattern, opts [, progress]) -> result | nil, detail, CODE
+ *   roots:list(i, rel, opts) -> entries, omitted, skipped_policy (dir.c)
  *
  * The search runs on worker threads; this (the Lua) thread waits and,
  * when a progress function is given, calls it between waits with the
@@ -13,12 +14,13 @@
  * grep's budget: opts.max_ms (wall time) and opts.max_bytes (read), 0 or
  * absent for none; a search they end has limit = "time" or "bytes".
  *
- * Both take the walk options `rules` (core.rules, lrules.c: entries a
+ * All three take the walk option `rules` (core.rules, lrules.c: entries a
  * direct read would deny are skipped, and counted in the result's
  * skipped_policy) and `base` (the in-root path of rel, "." the root;
  * default: rel made canonical).
  */
 #include <lauxlib.h>
+#include <limits.h>
 #include <lua.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,8 +360,55 @@ static int roots_glob(lua_State *L) {
   return 1;
 }
 
+/* ---- roots:list: one directory's entries, as a walk takes rules ---- */
+
+static int list_push(void *arg, const bw_entry *e) {
+  lua_State *L = arg;
+  bw_lua_push_stat(L, &e->st);
+  lua_pushstring(L, e->path);
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, e->name);
+  lua_setfield(L, -2, "name");
+  lua_pushinteger(L, e->depth);
+  lua_setfield(L, -2, "depth");
+  lua_seti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+  return BW_OK;
+}
+
+/* roots:list(i, rel, opts) -> entries, omitted, skipped_policy
+ * opts.rules (core.rules) leaves out what they deny reading, counted in
+ * skipped_policy; opts.base is rel's in-root path (default: canonical). */
+static int roots_list(lua_State *L) {
+  const char *rel;
+  const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
+  luaL_checktype(L, 4, LUA_TTABLE);
+  bw_list_opts o = {0};
+  lua_getfield(L, 4, "base");
+  o.base = lua_isnil(L, -1) ? NULL : bw_lua_rel(L, -1);
+  bw_lrules *rules = bw_lua_rules_opt(L, 4, "rules"); /* stays on the stack */
+  size_t skipped = 0;
+  o.skipped_policy = &skipped;
+  size_t depth = opt_size(L, 4, "max_depth", 0);
+  o.max_depth = depth > INT_MAX ? INT_MAX : (int)depth; /* deeper than any tree */
+  o.max_entries = opt_size(L, 4, "max_entries", 1000);
+  o.count_limit = opt_size(L, 4, "count_limit", 100000);
+  lua_getfield(L, 4, "include_hidden");
+  o.include_hidden = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_newtable(L);
+  luaL_checkstack(L, 8, "listing");
+  size_t omitted = 0;
+  o.rules = bw_lua_rules_enter(rules);
+  int rc = bw_list(r, rel, &o, list_push, L, &omitted);
+  bw_lua_rules_leave(rules);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushinteger(L, (lua_Integer)omitted);
+  lua_pushinteger(L, (lua_Integer)skipped);
+  return 3;
+}
+
 static const luaL_Reg methods[] = {
-    {"grep", roots_grep}, {"glob", roots_glob}, {NULL, NULL}};
+    {"grep", roots_grep}, {"glob", roots_glob}, {"list", roots_list}, {NULL, NULL}};
 
 void bw_search_register(lua_State *L) {
   bw_lua_roots_methods(L, methods);
