@@ -11,7 +11,7 @@ local core = require "burrow.core"
 local caps_mod = require "burrow.caps"
 local registry = require "burrow.registry"
 local errors = require "burrow.errors"
-local context = require "burrow.context"
+local context -- burrow.context, required with the first call (a start that answers initialize needs none)
 local policy = require "burrow.policy"
 local files = require "burrow.files"
 local audit = require "burrow.audit"
@@ -258,6 +258,7 @@ local function invoke(self, tool, args, hooks, via)
     return nil, msg, code, { argument = field }
   end
   local started = core.now()
+  context = context or require "burrow.context"
   local ctx = context.new(self, tool, hooks, via, args)
   local sizes, serr = policy.sizes(args)
   if not sizes then return fail("INVALID_ARGUMENT", serr) end
