@@ -206,25 +206,33 @@ function Workspace:decide(req, hooks)
     end
   end
   req.policy_error = detail
-  req.policy = by -- which policy denied (a subtree's refusal names it, not the entry)
+  -- which policy denied (a subtree's refusal names it, not the entry); an
+  -- ask that ends in a refusal is worded as the approval's
+  req.policy = decision ~= "ask" and by or nil
+  local approval -- how an "ask" ended, for the details
   if decision == "ask" then
     local approve = hooks and hooks.approve or self.approve
     if req.member then
       reason, decision = "approval needed (" .. reason .. "); entries of a walk are not asked about", "deny"
+      approval = "not_asked"
     elseif not approve then
       reason = "approval needed (" .. reason .. ") but this client cannot be asked"
-      decision = "deny"
+      decision, approval = "deny", "unavailable"
     else
       local ok, granted, why = pcall(approve, req, reason)
       if not (ok and granted) then
         reason = ("not approved (%s)%s"):format(reason, ok and why and ": " .. tostring(why) or "")
-        decision = "deny"
+        decision, approval = "deny", "denied"
       end
     end
   end
   req.decision, req.reason = decision == "deny" and "deny" or "allow", reason
   if decision == "deny" then
-    return errors.message("POLICY_DENIED", req.path, reason), "POLICY_DENIED"
+    -- details: facts a program decides from (docs/tools.md "Errors"); the
+    -- policy's own error text stays out of them, as out of the message
+    return errors.message("POLICY_DENIED", req.path, reason), "POLICY_DENIED",
+      { path = req.path, operation = req.operation, policy = by, approval = approval,
+        policy_error = detail and true or nil }
   end
 end
 
@@ -269,9 +277,9 @@ local function invoke(self, tool, args, hooks, via)
       if not bytes then res, msg, code = nil, m, c break end
       if sub.op == "read" then ctx.sizes[sub.to] = bytes end -- a copy writes them
     end
-    local h, m, c = ctx:open(spec.path, spec.op, spec.nofollow, spec.arg)
+    local h, m, c, d = ctx:open(spec.path, spec.op, spec.nofollow, spec.arg)
     if not h and c == "POLICY_DENIED" then
-      res, msg, code = nil, m, c
+      res, msg, code, details = nil, m, c, d
       break
     end -- other failures: the tool words them when it opens the path
     if sub and h and spec.arg == sub.to then
@@ -283,7 +291,7 @@ local function invoke(self, tool, args, hooks, via)
     end
   end
   if not msg then res, msg, code, details = run_tool(self, ctx, tool, args)
-  elseif ctx.failed and ctx.failed.msg == msg then details = ctx.failed.details end
+  elseif details == nil and ctx.failed and ctx.failed.msg == msg then details = ctx.failed.details end
   ctx:close()
   if res and hooks then -- for the envelope (MCP _meta) and the client's log
     for _, k in ipairs(SKIP_COUNTS) do
