@@ -263,7 +263,7 @@ int main(int argc, char **argv) {
         print(require("burrow.policy").dir)
         print(#ws:tools(), #ws:tools { format = "anthropic" })
         print(ws:call("read_file", { path = "a.txt" }).content)
-        print(select(3, ws:call("write_file", { path = ".env", content = "x" })))
+        print((select(3, ws:call("write_file", { path = ".env", content = "x" }))))
         local registry = require "burrow.registry"
         print(registry.packs and table.concat(registry.packs(), ",") or "")
         ws:close()
