@@ -44,6 +44,54 @@ function pack.json_output(hidden)
   end
 end
 
+-- Schema properties in one line: P.string("what it is"), P.integer(...),
+-- with extra fields (enum, default, minimum, items...) merged in; an
+-- object schema from its properties, required list and extra fields
+-- (P.CLOSED: additionalProperties = false).
+local function property(ty)
+  return function(description, extra)
+    local p = { type = ty, description = description }
+    for k, v in pairs(extra or {}) do p[k] = v end
+    return p
+  end
+end
+pack.string, pack.number, pack.integer, pack.boolean = property "string", property "number", property "integer",
+  property "boolean"
+function pack.strings(description, extra) return pack.array({ type = "string" }, description, extra) end
+function pack.array(items, description, extra)
+  local p = property "array"(description, extra)
+  p.items = items
+  return p
+end
+pack.CLOSED = { additionalProperties = false }
+function pack.object(properties, required, extra)
+  local o = { type = "object", properties = properties, required = required }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return o
+end
+
+-- An `errors` function for P.tool from the dialect's words for some codes:
+-- words[code] is a format whose "%s" is the path, or function(path, msg,
+-- code, details, a, ctx) -> message[, code]. The path is path_of(details,
+-- a, native_args) when given, else the native call's path, else
+-- details.path. Other codes go to other (default P.pass). A handler calls
+-- the same function with its native arguments: errs(msg, code, det, a,
+-- ctx, {path = p}).
+function pack.words(words, other, path_of)
+  other = other or pack.pass
+  return function(msg, code, det, a, ctx, na)
+    local w = words[code]
+    if w == nil then return other(msg, code, det, a, ctx, na) end
+    local path
+    if path_of then path = path_of(det, a, na, ctx) else path = na and na.path or det and det.path end
+    if type(w) == "function" then
+      local m, c = w(path, msg, code, det, a, ctx)
+      return nil, m, c or code
+    end
+    return nil, w:format(path), code
+  end
+end
+
 -- A text-only result: {content = text} shown as the text itself.
 pack.TEXT_SCHEMA = { type = "object", properties = { content = { type = "string" } }, required = { "content" } }
 function pack.text(t) return { content = t } end
@@ -70,11 +118,12 @@ local DECLARATION = { schema = true, required = true, kind = true, native = true
 --   kind = "read" | "write" | "edit" | "create" | "delete" (annotations,
 --   permissions and risk; each may be given itself), output_schema;
 --   native = "grep" and args = function(a, ctx) -> the native arguments
---   (or nil, msg, code), result = function(r, a, ctx) -> the pack's result;
---   or handler = function(ctx, a) for a tool that is more than one call;
---   errors = function(msg, code, details, a, ctx) -> nil, msg, code: the
---   dialect's words for a native failure, from code and details (default
---   pack.pass); output = function(r) -> text, structured (MCP rendering).
+--   (or nil, msg, code), result = function(r, a, ctx, native_args) -> the
+--   pack's result; or handler = function(ctx, a) for a tool that is more
+--   than one call; errors = function(msg, code, details, a, ctx,
+--   native_args) -> nil, msg, code: the dialect's words for a native
+--   failure, from code and details (default pack.pass; pack.words builds
+--   one); output = function(r) -> text, structured (MCP rendering).
 -- defaults: fields every tool of the pack shares (need, errors, output,
 -- output_schema, annotations, permissions, risk); a tool's kind wins over
 -- the defaults' annotations.
@@ -97,10 +146,10 @@ function pack.tool(t, defaults)
       if na == nil then return nil, m, c end
       local r, msg, code, det = ctx:call(native, na)
       if not r then -- the dialect's words; the native details go on with them
-        local _, m, c, d = errs(msg, code, det, a, ctx)
+        local _, m, c, d = errs(msg, code, det, a, ctx, na)
         return nil, m, c, d or det
       end
-      if result then return result(r, a, ctx) end
+      if result then return result(r, a, ctx, na) end
       return r
     end
   end
@@ -130,6 +179,16 @@ function pack.tools(defaults, list)
   local out = {}
   for i, t in ipairs(list) do out[i] = pack.tool(t, defaults) end
   return out
+end
+
+-- A pack file's table: t = {name, description, path_style, options}, and
+-- build(options) -> its tool list when the operator configures it (the
+-- built pack carries t's name and path_style).
+function pack.pack(t, build)
+  if build then
+    t.build = function(o) return { name = t.name, path_style = t.path_style, tools = build(o) } end
+  end
+  return t
 end
 
 -- "CODE: message" -> "message".
