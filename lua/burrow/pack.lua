@@ -37,6 +37,7 @@ end
 -- Result as JSON text and as structuredContent (fields in `hidden` left
 -- out of both, e.g. Lua-only bytes).
 function pack.json_output(hidden)
+  if not hidden then return function(r) return json.encode(r), r end end
   return function(r)
     local s = {}
     for k, v in pairs(r) do if not (hidden and hidden[k]) then s[k] = v end end
@@ -123,7 +124,8 @@ local DECLARATION = { schema = true, required = true, kind = true, native = true
 --   than one call; errors = function(msg, code, details, a, ctx,
 --   native_args) -> nil, msg, code: the dialect's words for a native
 --   failure, from code and details (default pack.pass; pack.words builds
---   one); output = function(r) -> text, structured (MCP rendering).
+--   one), or a result where the dialect answers the failure (a stat of a
+--   missing path); output = function(r) -> text, structured (MCP rendering).
 -- defaults: fields every tool of the pack shares (need, errors, output,
 -- output_schema, annotations, permissions, risk); a tool's kind wins over
 -- the defaults' annotations.
@@ -146,7 +148,8 @@ function pack.tool(t, defaults)
       if na == nil then return nil, m, c end
       local r, msg, code, det = ctx:call(native, na)
       if not r then -- the dialect's words; the native details go on with them
-        local _, m, c, d = errs(msg, code, det, a, ctx, na)
+        local v, m, c, d = errs(msg, code, det, a, ctx, na)
+        if v ~= nil then return v end -- the dialect answers this failure with a result
         return nil, m, c, d or det
       end
       if result then return result(r, a, ctx, na) end
