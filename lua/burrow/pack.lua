@@ -25,6 +25,17 @@ function pack.need(a, keys, fmt)
   return true
 end
 
+-- a[k] (default when nil) if it is an integer >= min, else nil,
+-- fmt ("%s must be an integer >= %d": the key and min), "INVALID_ARGUMENT".
+function pack.at_least(a, k, min, default, fmt)
+  local v = a[k]
+  if v == nil then v = default end
+  if math.type(v) ~= "integer" or v < min then
+    return nil, (fmt or "%s must be an integer >= %d"):format(k, min), "INVALID_ARGUMENT"
+  end
+  return v
+end
+
 -- A failure of a native call passed on as it is, except that a missing
 -- path (whose message is only burrow's words for ENOENT and the path) is
 -- worded again from the code and details.path, so it does not depend on
