@@ -131,8 +131,8 @@ local DECLARATION = { schema = true, required = true, kind = true, native = true
 --   permissions and risk; each may be given itself), output_schema;
 --   native = "grep" and args = function(a, ctx) -> the native arguments
 --   (or nil, msg, code), result = function(r, a, ctx, native_args) -> the
---   pack's result; or handler = function(ctx, a) for a tool that is more
---   than one call; errors = function(msg, code, details, a, ctx,
+--   pack's result (a string: the text-only result {content = s}); or
+--   handler = function(ctx, a) for a tool that is more than one call; errors = function(msg, code, details, a, ctx,
 --   native_args) -> nil, msg, code: the dialect's words for a native
 --   failure, from code and details (default pack.pass; pack.words builds
 --   one), or a result where the dialect answers the failure (a stat of a
@@ -167,13 +167,14 @@ function pack.tool(t, defaults)
       return r
     end
   end
-  local run = handler
-  if required then
-    run = function(ctx, a)
+  local function run(ctx, a)
+    if required then
       local ok, m, c = pack.need(a, required, need)
       if not ok then return nil, m, c end
-      return handler(ctx, a)
     end
+    local r, m, c, d = handler(ctx, a)
+    if type(r) == "string" then return pack.text(r) end -- a text-only result
+    return r, m, c, d
   end
   local tool = {}
   for k, v in pairs(t) do if not DECLARATION[k] then tool[k] = v end end -- side_effects, path_args...

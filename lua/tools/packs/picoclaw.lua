@@ -115,8 +115,7 @@ local function read_file(ctx, a)
   if lines then data, msg, code = line_mode(ctx, a, data)
   elseif a.offset ~= nil or a.length ~= nil or #data > BUDGET then data, msg, code = byte_mode(ctx, a, data)
   else data = guard(ctx, a.path, data) end
-  if not data then return nil, msg, code end
-  return P.text(data)
+  return data, msg, code
 end
 
 local S = P.string
