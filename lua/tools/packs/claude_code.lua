@@ -37,32 +37,24 @@ local function recalled(ctx, path)
   return k and state(ctx)[k]
 end
 
-local function err(msg) return "<tool_use_error>" .. msg .. "</tool_use_error>" end
-
--- burrow's failure in the dialect's wrapper, the code kept.
-local function fail(msg, code) return nil, err(msg), code end
-
-local function native_fail(msg, code)
-  if code == "ENOENT" then return fail("File does not exist.", code) end
-  return fail(P.detail(msg), code)
-end
+-- burrow's failure in the dialect's wrapper, the code kept; a native
+-- failure in its words (a missing file), else burrow's message in it.
+local function refuse(msg, code) return nil, "<tool_use_error>" .. msg .. "</tool_use_error>", code end
+local failed = P.words({ ENOENT = function() return "<tool_use_error>File does not exist.</tool_use_error>" end },
+  function(msg, code) return refuse(P.detail(msg), code) end)
 
 local NOT_READ = "File has not been read yet. Read it first before writing to it."
 local STALE = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it."
 
 local function absolute(path)
   if type(path) ~= "string" or path:sub(1, 1) ~= "/" then
-    return nil, err(("file_path must be an absolute path, not a relative one: %s"):format(tostring(path))), "INVALID_ARGUMENT"
+    return refuse(("file_path must be an absolute path, not a relative one: %s"):format(tostring(path)), "INVALID_ARGUMENT")
   end
   return true
 end
 
-local function text_result(text, extra)
-  local r = extra or {}
-  r.content = text
-  return r
-end
-
+local S, N, B = P.string, P.number, P.boolean
+local function closed(properties, required) return P.object(properties, required, P.CLOSED) end
 
 ---------------------------------------------------------------------------
 -- Read
@@ -103,37 +95,32 @@ Usage:
 - This tool can only read files, not directories. To list a directory, use LS or Glob
 - A file over %d tokens is shown in part; read the rest with offset and limit
 - You must Read a file before you Edit or Write it]]):format(max_tokens),
-    schema = {
-      type = "object",
-      properties = {
-        file_path = { type = "string", description = "The absolute path to the file to read" },
-        offset = { type = "number", description = "The line number to start reading from. Only provide if the file is too large to read at once" },
-        limit = { type = "number", description = "The number of lines to read. Only provide if the file is too large to read at once." },
-        pages = { type = "string", description = "Page range for PDF files (e.g. \"1-5\"). Not supported by burrow." },
-      },
-      required = { "file_path" },
-      additionalProperties = false,
-    },
+    schema = closed({
+      file_path = S("The absolute path to the file to read"),
+      offset = N("The line number to start reading from. Only provide if the file is too large to read at once"),
+      limit = N("The number of lines to read. Only provide if the file is too large to read at once."),
+      pages = S("Page range for PDF files (e.g. \"1-5\"). Not supported by burrow."),
+    }, { "file_path" }),
     handler = function(ctx, a)
       local ok, m, c = absolute(a.file_path)
       if not ok then return nil, m, c end
       local st = ctx:call("stat", { path = a.file_path })
       if st and st.type == "dir" then
-        return fail(("EISDIR: %s is a directory. This tool can only read files, not directories. Use LS or Glob to list a directory."):format(a.file_path), "EISDIR")
+        return refuse(("EISDIR: %s is a directory. This tool can only read files, not directories. Use LS or Glob to list a directory."):format(a.file_path), "EISDIR")
       end
       for _, k in ipairs { "offset", "limit" } do
         local v = a[k]
         if v ~= nil and (v % 1 ~= 0 or v < (k == "offset" and 0 or 1)) then
-          return fail(("%s must be a positive integer"):format(k), "INVALID_ARGUMENT")
+          return refuse(("%s must be a positive integer"):format(k), "INVALID_ARGUMENT")
         end
         if v ~= nil and v > MAX_INTEGER then
-          return fail(("%s must be at most %d"):format(k, MAX_INTEGER), "INVALID_ARGUMENT")
+          return refuse(("%s must be at most %d"):format(k, MAX_INTEGER), "INVALID_ARGUMENT")
         end
       end
       local offset = a.offset and math.max(1, math.tointeger(a.offset)) or nil
       local limit = a.limit and math.tointeger(a.limit) or nil
       local r, msg, code = ctx:call("read_file", { path = a.file_path, offset = offset, limit = limit })
-      if not r then return native_fail(msg, code) end
+      if not r then return failed(msg, code) end
       if r.encoding == "image" then
         remember(ctx, a.file_path, r.content_hash, nil, false)
         return { content = "", image = r.content, mime_type = r.mime_type, path = a.file_path }
@@ -145,10 +132,10 @@ Usage:
       local partial = (offset and offset > 1) or r.next_offset ~= nil
       remember(ctx, a.file_path, r.content_hash, r.newline, partial)
       if r.total_lines == 0 then
-        return text_result("<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>")
+        return ("<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>")
       end
       if not r.start_line then
-        return text_result(("<system-reminder>Warning: the file exists but is shorter than the provided offset (%d). The file has %d lines.</system-reminder>")
+        return (("<system-reminder>Warning: the file exists but is shorter than the provided offset (%d). The file has %d lines.</system-reminder>")
           :format(offset, r.total_lines))
       end
       local text, last = r.content, r.end_line
@@ -157,7 +144,7 @@ Usage:
       if #text > budget then
         local tokens = (#text + 3) // 4
         if a.offset or a.limit then
-          return fail(("File content (%d tokens) exceeds maximum allowed tokens (%d). Please use offset and limit parameters to read specific portions of the file, or use the GrepTool to search for specific content."):format(tokens, max_tokens), "TOO_LARGE")
+          return refuse(("File content (%d tokens) exceeds maximum allowed tokens (%d). Please use offset and limit parameters to read specific portions of the file, or use the GrepTool to search for specific content."):format(tokens, max_tokens), "TOO_LARGE")
         end
         text = cut_lines(text, budget)
         local _, n = text:gsub("\n", "")
@@ -170,7 +157,7 @@ Usage:
       end
       text = reprefix(text, style):gsub("\n$", "")
       if note then text = text .. "\n\n" .. note end
-      return text_result(text)
+      return (text)
     end,
     render = function(r)
       if r.image then
@@ -199,40 +186,38 @@ end
 
 local function write_tool(o)
   return {
-    name = "Write",
-    title = "Write",
+    name = "Write", title = "Write", kind = "write", native = "write_file",
     description = [[Writes a file to the local filesystem.
 Usage:
 - This tool will overwrite the existing file if there is one at the provided path.
 - If this is an existing file, you MUST use the Read tool first to read the file's contents. This tool will fail if you did not read the file first.
 - ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly required.
 - The file_path parameter must be an absolute path.]],
-    schema = {
-      type = "object",
-      properties = {
-        file_path = { type = "string", description = "The absolute path to the file to write (must be absolute, not relative)" },
-        content = { type = "string", description = "The content to write to the file" },
-      },
-      required = { "file_path", "content" },
-      additionalProperties = false,
-    },
-    kind = "write",
-    handler = function(ctx, a)
+    schema = closed({
+      file_path = S("The absolute path to the file to write (must be absolute, not relative)"),
+      content = S("The content to write to the file"),
+    }, { "file_path", "content" }),
+    -- compare-and-set on the hash read, "absent" for a file not read
+    args = function(a, ctx)
       local ok, m, c = absolute(a.file_path)
       if not ok then return nil, m, c end
       local rec = recalled(ctx, a.file_path)
       local expected = rec and rec.hash or "absent"
       if o.write_without_read and not rec then expected = nil end
-      local r, msg, code = ctx:call("write_file", { path = a.file_path, content = keep_crlf(a.content, rec), expected_hash = expected })
-      if not r then
-        if code == "HASH_MISMATCH" or code == "EEXIST" then
-          return fail(rec and STALE or NOT_READ, rec and code or "NOT_READ")
-        end
-        return native_fail(msg, code)
+      return { path = a.file_path, content = keep_crlf(a.content, rec), expected_hash = expected }
+    end,
+    errors = function(msg, code, _, _, _, na)
+      if code == "HASH_MISMATCH" or code == "EEXIST" then
+        local read = na.expected_hash ~= nil and na.expected_hash ~= "absent"
+        return refuse(read and STALE or NOT_READ, read and code or "NOT_READ")
       end
+      return failed(msg, code)
+    end,
+    result = function(r, a, ctx)
+      local rec = recalled(ctx, a.file_path)
       remember(ctx, a.file_path, r.content_hash, rec and rec.newline, false)
-      if r.created then return text_result("File created successfully at: " .. a.file_path) end
-      return text_result(("The file %s has been updated successfully."):format(a.file_path))
+      if r.created then return "File created successfully at: " .. a.file_path end
+      return ("The file %s has been updated successfully."):format(a.file_path)
     end,
   }
 end
@@ -279,28 +264,28 @@ local function apply(ctx, path, edits, multi)
   local rec = recalled(ctx, path)
   local st, _, scode = ctx:call("stat", { path = path })
   if not st and scode == "ENOENT" then
-    if edits[1].old_text ~= "" then return fail("File does not exist.", "ENOENT") end
+    if edits[1].old_text ~= "" then return refuse("File does not exist.", "ENOENT") end
     local w, wmsg, wcode = ctx:call("write_file", { path = path, content = edits[1].new_text, expected_hash = "absent" })
-    if not w then return native_fail(wmsg, wcode) end
+    if not w then return failed(wmsg, wcode) end
     if #edits > 1 then
       local rest = { table.unpack(edits, 2) }
       local r, msg, code, det = run_edits(ctx, path, rest, w.content_hash)
       if not r then
         ctx:call("remove", { path = path, expected_hash = w.content_hash }) -- all or nothing
         local words, i = edit_words(msg, code, rest, det)
-        return fail(("Edit %d: %s"):format(i + 1, words), code)
+        return refuse(("Edit %d: %s"):format(i + 1, words), code)
       end
       w = r
     end
     remember(ctx, path, w.content_hash, nil, false)
-    return text_result(("The file %s has been updated successfully."):format(path))
+    return (("The file %s has been updated successfully."):format(path))
   end
-  if st and st.type == "dir" then return fail(("EISDIR: %s is a directory"):format(path), "EISDIR") end
-  if not rec then return fail(NOT_READ, "NOT_READ") end
+  if st and st.type == "dir" then return refuse(("EISDIR: %s is a directory"):format(path), "EISDIR") end
+  if not rec then return refuse(NOT_READ, "NOT_READ") end
   for i, e in ipairs(edits) do
     if e.old_text == "" then
       local words = "Cannot create new file - file already exists."
-      return fail(multi and ("Edit %d: %s"):format(i, words) or words, "EEXIST")
+      return refuse(multi and ("Edit %d: %s"):format(i, words) or words, "EEXIST")
     end
   end
   -- Edit proceeds on a changed file when old_string still matches once
@@ -308,16 +293,16 @@ local function apply(ctx, path, edits, multi)
   local lenient = not multi and not edits[1].replace_all
   local r, msg, code, det = run_edits(ctx, path, edits, rec.hash)
   if not r and code == "HASH_MISMATCH" then
-    if not lenient then return fail(STALE, code) end
+    if not lenient then return refuse(STALE, code) end
     r, msg, code = run_edits(ctx, path, edits, nil)
-    if not r then return fail(STALE, "HASH_MISMATCH") end
+    if not r then return refuse(STALE, "HASH_MISMATCH") end
   end
   if not r then
     local words, i = edit_words(msg, code, edits, det)
-    return fail(multi and ("Edit %d: %s"):format(i, words) or words, code)
+    return refuse(multi and ("Edit %d: %s"):format(i, words) or words, code)
   end
   remember(ctx, path, r.content_hash, rec.newline, rec.partial)
-  return text_result(("The file %s has been updated successfully."):format(path))
+  return (("The file %s has been updated successfully."):format(path))
 end
 
 local function edit_tool()
@@ -331,23 +316,17 @@ Usage:
 - The edit will FAIL if old_string is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use replace_all to change every instance of old_string.
 - Use replace_all for replacing and renaming strings across the file.
 - An empty old_string on a file that does not exist creates it with new_string.]],
-    schema = {
-      type = "object",
-      properties = {
-        file_path = { type = "string", description = "The absolute path to the file to modify" },
-        old_string = { type = "string", description = "The text to replace" },
-        new_string = { type = "string", description = "The text to replace it with (must be different from old_string)" },
-        replace_all = { type = "boolean", default = false, description = "Replace all occurences of old_string (default false)" },
-      },
-      required = { "file_path", "old_string", "new_string" },
-      additionalProperties = false,
-    },
+    schema = closed({
+      file_path = S("The absolute path to the file to modify"), old_string = S("The text to replace"),
+      new_string = S("The text to replace it with (must be different from old_string)"),
+      replace_all = B("Replace all occurences of old_string (default false)", { default = false }),
+    }, { "file_path", "old_string", "new_string" }),
     kind = "edit", permissions = { "fs.write" },
     handler = function(ctx, a)
       local ok, m, c = absolute(a.file_path)
       if not ok then return nil, m, c end
       if a.old_string == a.new_string then
-        return fail("No changes to make: old_string and new_string are exactly the same.", "INVALID_ARGUMENT")
+        return refuse("No changes to make: old_string and new_string are exactly the same.", "INVALID_ARGUMENT")
       end
       return apply(ctx, a.file_path, { { old_text = a.old_string, new_text = a.new_string, replace_all = a.replace_all or nil } }, false)
     end,
@@ -359,29 +338,13 @@ local function multiedit_tool()
     name = "MultiEdit",
     title = "MultiEdit",
     description = [[Makes multiple edits to a single file in one operation, each an exact string replacement as in the Edit tool. The edits are atomic: either all succeed or none are applied. Read the file first. burrow matches every edit against the file as read (edits must not overlap), rather than against the previous edit's output.]],
-    schema = {
-      type = "object",
-      properties = {
-        file_path = { type = "string", description = "The absolute path to the file to modify" },
-        edits = {
-          type = "array",
-          minItems = 1,
-          description = "Array of edit operations to perform sequentially on the file",
-          items = {
-            type = "object",
-            properties = {
-              old_string = { type = "string", description = "The text to replace" },
-              new_string = { type = "string", description = "The text to replace it with" },
-              replace_all = { type = "boolean", default = false, description = "Replace all occurences of old_string (default false)." },
-            },
-            required = { "old_string", "new_string" },
-            additionalProperties = false,
-          },
-        },
-      },
-      required = { "file_path", "edits" },
-      additionalProperties = false,
-    },
+    schema = closed({
+      file_path = S("The absolute path to the file to modify"),
+      edits = P.array(closed({
+        old_string = S("The text to replace"), new_string = S("The text to replace it with"),
+        replace_all = B("Replace all occurences of old_string (default false).", { default = false }),
+      }, { "old_string", "new_string" }), "Array of edit operations to perform sequentially on the file", { minItems = 1 }),
+    }, { "file_path", "edits" }),
     kind = "edit", permissions = { "fs.write" },
     handler = function(ctx, a)
       local ok, m, c = absolute(a.file_path)
@@ -389,7 +352,7 @@ local function multiedit_tool()
       local edits = {}
       for i, e in ipairs(a.edits) do
         if e.old_string == e.new_string then
-          return fail(("Edit %d: No changes to make: old_string and new_string are exactly the same."):format(i), "INVALID_ARGUMENT")
+          return refuse(("Edit %d: No changes to make: old_string and new_string are exactly the same."):format(i), "INVALID_ARGUMENT")
         end
         edits[i] = { old_text = e.old_string, new_text = e.new_string, replace_all = e.replace_all or nil }
       end
@@ -434,17 +397,17 @@ local function glob_tool()
       if a.pattern:sub(1, 1) ~= "/" then path = path or P.mounts(ctx)[1] end
       local r, msg, code = ctx:call("glob", { pattern = a.pattern, path = path, sort = "mtime",
         include_hidden = true, respect_ignore = false })
-      if not r then return native_fail(msg, code) end
+      if not r then return failed(msg, code) end
       local out = {}
       for _, e in ipairs(r.entries) do
         if not in_vcs(e.path) then out[#out + 1] = e.path end
       end
-      if #out == 0 then return text_result("No files found") end
+      if #out == 0 then return ("No files found") end
       local more = r.truncated or #out > GLOB_MAX
       for i = #out, GLOB_MAX + 1, -1 do out[i] = nil end
       local text = table.concat(out, "\n")
       if more then text = text .. "\n(Results are truncated. Consider using a more specific path or pattern.)" end
-      return text_result(text)
+      return (text)
     end,
   }
 end
@@ -533,16 +496,16 @@ Usage:
     },
     handler = function(ctx, a)
       local mode = MODE[a.output_mode or "files_with_matches"]
-      if not mode then return fail("output_mode must be content, files_with_matches or count", "INVALID_ARGUMENT") end
+      if not mode then return refuse("output_mode must be content, files_with_matches or count", "INVALID_ARGUMENT") end
       for _, k in ipairs { "-A", "-B", "-C", "head_limit", "offset" } do
         if a[k] ~= nil and math.abs(a[k]) > MAX_INTEGER then
-          return fail(("%s is out of range (at most %d)"):format(k, MAX_INTEGER), "INVALID_ARGUMENT")
+          return refuse(("%s is out of range (at most %d)"):format(k, MAX_INTEGER), "INVALID_ARGUMENT")
         end
       end
       local include
       if a.type then
         include = TYPES[a.type]
-        if not include then return fail(("unrecognized file type: %s"):format(a.type), "INVALID_ARGUMENT") end
+        if not include then return refuse(("unrecognized file type: %s"):format(a.type), "INVALID_ARGUMENT") end
       end
       if a.glob then
         include = {}
@@ -562,18 +525,18 @@ Usage:
         native.before, native.after = ctxn(a["-B"]), ctxn(a["-A"])
       end
       local r, msg, code = ctx:call("grep", native)
-      if not r then return native_fail(msg, code) end
+      if not r then return failed(msg, code) end
       local limit = a.head_limit and math.max(0, math.tointeger(a.head_limit // 1)) or 250
       if limit == 0 then limit = math.huge end -- 0 = unlimited
       local offset = a.offset and math.max(0, math.tointeger(a.offset // 1)) or 0
       local text, label
       if mode == "files" then
-        if #r.files == 0 then return text_result("No files found") end
+        if #r.files == 0 then return ("No files found") end
         local files
         files, label = paginate(r.files, limit, offset)
         text = ("Found %s\n%s"):format(plural(#files, "file", "files"), table.concat(files, "\n"))
       elseif mode == "count" then
-        if #r.counts == 0 then return text_result("No matches found") end
+        if #r.counts == 0 then return ("No matches found") end
         local lines = {}
         for i, c in ipairs(r.counts) do lines[i] = ("%s:%d"):format(c.path, c.count) end
         lines, label = paginate(lines, limit, offset)
@@ -582,7 +545,7 @@ Usage:
         text = ("%s\n\nFound %s across %s."):format(table.concat(lines, "\n"),
           plural(total, "total occurrence", "total occurrences"), plural(nfiles, "file", "files"))
       else
-        if #r.matches == 0 then return text_result("No matches found") end
+        if #r.matches == 0 then return ("No matches found") end
         local lines = content_lines(r.matches, a["-n"] ~= false)
         lines, label = paginate(lines, limit, offset)
         text = table.concat(lines, "\n")
@@ -591,7 +554,7 @@ Usage:
       if r.truncated then
         text = text .. "\n\n[burrow: the search stopped at the server's result cap; narrow path, glob or pattern to see the rest]"
       end
-      return text_result(text)
+      return (text)
     end,
   }
 end
@@ -616,12 +579,12 @@ local function ls_tool()
     permissions = { "fs.list" },
     handler = function(ctx, a)
       if a.path:sub(1, 1) ~= "/" then
-        return fail(("path must be an absolute path, not a relative one: %s"):format(a.path), "INVALID_ARGUMENT")
+        return refuse(("path must be an absolute path, not a relative one: %s"):format(a.path), "INVALID_ARGUMENT")
       end
       local r, msg, code = ctx:call("list_dir", { path = a.path, recursive = true })
-      if not r then return native_fail(msg, code) end
+      if not r then return failed(msg, code) end
       local ignored, imsg, icode = P.globs(a.ignore, "ignore")
-      if not ignored then return fail(imsg, icode) end
+      if not ignored then return refuse(imsg, icode) end
       local base = (a.path:gsub("/+$", ""))
       local out = { "- " .. base .. "/" }
       local hidden = {} -- left-out directories: their contents go too
@@ -639,7 +602,7 @@ local function ls_tool()
       if r.truncated then
         text = text .. ("\n\n[burrow: %d more entries not shown (max_entries); list a subdirectory to see them]"):format(r.omitted)
       end
-      return text_result(text)
+      return (text)
     end,
   }
 end
@@ -670,20 +633,20 @@ local function notebook_edit_tool()
       local ok, m, c = absolute(a.notebook_path)
       if not ok then return nil, m, c end
       local mode = a.edit_mode or "replace"
-      if mode ~= "insert" and not a.cell_id then return fail("cell_id must be specified when not inserting a new cell", "INVALID_ARGUMENT") end
-      if mode == "insert" and not a.cell_type then return fail("Cell type is required when using edit_mode=insert.", "INVALID_ARGUMENT") end
+      if mode ~= "insert" and not a.cell_id then return refuse("cell_id must be specified when not inserting a new cell", "INVALID_ARGUMENT") end
+      if mode == "insert" and not a.cell_type then return refuse("Cell type is required when using edit_mode=insert.", "INVALID_ARGUMENT") end
       local rec = recalled(ctx, a.notebook_path)
-      if not rec then return fail(NOT_READ, "NOT_READ") end
+      if not rec then return refuse(NOT_READ, "NOT_READ") end
       local r, msg, code = ctx:call("notebook_edit", { path = a.notebook_path, cell_id = a.cell_id,
         new_source = mode ~= "delete" and a.new_source or nil, cell_type = a.cell_type, edit_mode = mode,
         expected_hash = rec.hash })
-      if not r and code == "HASH_MISMATCH" then return fail(STALE, code) end
-      if not r then return native_fail(msg, code) end
+      if not r and code == "HASH_MISMATCH" then return refuse(STALE, code) end
+      if not r then return failed(msg, code) end
       remember(ctx, a.notebook_path, r.content_hash, nil, false)
       local done = mode == "insert" and ("Inserted cell %s with %s"):format(r.cell_id, a.new_source)
         or mode == "delete" and ("Deleted cell %s"):format(r.cell_id)
         or ("Updated cell %s with %s"):format(r.cell_id, a.new_source)
-      return text_result(done)
+      return (done)
     end,
   }
 end
