@@ -375,39 +375,32 @@ end
 
 local function glob_tool()
   return {
-    name = "Glob",
-    title = "Glob",
+    name = "Glob", title = "Glob", native = "glob", permissions = { "fs.list" },
     description = [[- Fast file pattern matching tool that works with any codebase size
 - Supports glob patterns like "**/*.js" or "src/**/*.ts"
 - Returns matching file paths sorted by modification time (newest first)
 - Use this tool when you need to find files by name patterns
 - At most 100 files are listed; narrow the pattern or path to see more]],
-    schema = {
-      type = "object",
-      properties = {
-        pattern = { type = "string", description = "The glob pattern to match files against" },
-        path = { type = "string", description = "The directory to search in. If not specified, the current working directory will be used. Must be a valid directory path if provided." },
-      },
-      required = { "pattern" },
-      additionalProperties = false,
-    },
-    permissions = { "fs.list" },
-    handler = function(ctx, a)
+    schema = closed({
+      pattern = S("The glob pattern to match files against"),
+      path = S("The directory to search in. If not specified, the current working directory will be used. Must be a valid directory path if provided."),
+    }, { "pattern" }),
+    args = function(a, ctx)
       local path = a.path
       if a.pattern:sub(1, 1) ~= "/" then path = path or P.mounts(ctx)[1] end
-      local r, msg, code = ctx:call("glob", { pattern = a.pattern, path = path, sort = "mtime",
-        include_hidden = true, respect_ignore = false })
-      if not r then return failed(msg, code) end
+      return { pattern = a.pattern, path = path, sort = "mtime", include_hidden = true, respect_ignore = false }
+    end,
+    result = function(r)
       local out = {}
       for _, e in ipairs(r.entries) do
         if not in_vcs(e.path) then out[#out + 1] = e.path end
       end
-      if #out == 0 then return ("No files found") end
+      if #out == 0 then return "No files found" end
       local more = r.truncated or #out > GLOB_MAX
       for i = #out, GLOB_MAX + 1, -1 do out[i] = nil end
       local text = table.concat(out, "\n")
       if more then text = text .. "\n(Results are truncated. Consider using a more specific path or pattern.)" end
-      return (text)
+      return text
     end,
   }
 end
@@ -462,11 +455,76 @@ end
 
 local function plural(n, one, many) return ("%d %s"):format(n, n == 1 and one or many) end
 
+-- rg's arguments as the native grep's.
+local function grep_args(a, ctx)
+  local mode = MODE[a.output_mode or "files_with_matches"]
+  if not mode then return refuse("output_mode must be content, files_with_matches or count", "INVALID_ARGUMENT") end
+  for _, k in ipairs { "-A", "-B", "-C", "head_limit", "offset" } do
+    if a[k] ~= nil and math.abs(a[k]) > MAX_INTEGER then
+      return refuse(("%s is out of range (at most %d)"):format(k, MAX_INTEGER), "INVALID_ARGUMENT")
+    end
+  end
+  local include
+  if a.type then
+    include = TYPES[a.type]
+    if not include then return refuse(("unrecognized file type: %s"):format(a.type), "INVALID_ARGUMENT") end
+  end
+  if a.glob then
+    include = {}
+    for g in a.glob:gmatch("[^%s,]+") do include[#include + 1] = g end
+    if a.glob:find("{", 1, true) then include = { a.glob } end
+  end
+  local ctxn = function(v) return v and math.max(0, math.min(100, math.tointeger(v // 1))) end
+  local native = {
+    pattern = a.multiline and "(?s)" .. a.pattern or a.pattern, path = a.path or P.mounts(ctx)[1],
+    include = include, exclude = VCS, ignore_case = a["-i"], multiline = a.multiline, output_mode = mode,
+    include_hidden = true, respect_ignore = true,
+  }
+  if mode == "content" then
+    native.context = ctxn(a["-C"])
+    native.before, native.after = ctxn(a["-B"]), ctxn(a["-A"])
+  end
+  return native
+end
+
+-- rg's output for the mode: paths, path:count lines or content lines,
+-- paginated by head_limit and offset.
+local function grep_result(r, a, _, na)
+  local mode = na.output_mode
+  local limit = a.head_limit and math.max(0, math.tointeger(a.head_limit // 1)) or 250
+  if limit == 0 then limit = math.huge end -- 0 = unlimited
+  local offset = a.offset and math.max(0, math.tointeger(a.offset // 1)) or 0
+  local text, label
+  if mode == "files" then
+    if #r.files == 0 then return "No files found" end
+    local files
+    files, label = paginate(r.files, limit, offset)
+    text = ("Found %s\n%s"):format(plural(#files, "file", "files"), table.concat(files, "\n"))
+  elseif mode == "count" then
+    if #r.counts == 0 then return "No matches found" end
+    local lines = {}
+    for i, c in ipairs(r.counts) do lines[i] = ("%s:%d"):format(c.path, c.count) end
+    lines, label = paginate(lines, limit, offset)
+    local total, nfiles = 0, #lines
+    for _, l in ipairs(lines) do total = total + tonumber(l:match(":(%d+)$")) end
+    text = ("%s\n\nFound %s across %s."):format(table.concat(lines, "\n"),
+      plural(total, "total occurrence", "total occurrences"), plural(nfiles, "file", "files"))
+  else
+    if #r.matches == 0 then return "No matches found" end
+    local lines = content_lines(r.matches, a["-n"] ~= false)
+    lines, label = paginate(lines, limit, offset)
+    text = table.concat(lines, "\n")
+  end
+  if label then text = text .. ("\n\n[Showing results with pagination = %s]"):format(label) end
+  if r.truncated then
+    text = text .. "\n\n[burrow: the search stopped at the server's result cap; narrow path, glob or pattern to see the rest]"
+  end
+  return text
+end
+
 local function grep_tool()
-  local int = { type = "number" }
   return {
-    name = "Grep",
-    title = "Grep",
+    name = "Grep", title = "Grep", native = "grep",
     description = [[A powerful search tool built on ripgrep-style regular expressions (PCRE2 in burrow)
 Usage:
 - Supports full regex syntax (e.g., "log.*Error", "function\s+\w+"); literal braces need escaping (interface\{\})
@@ -474,88 +532,23 @@ Usage:
 - Output modes: "content" shows matching lines, "files_with_matches" shows only file paths (default), "count" shows match counts
 - Pattern matching is line by line; use multiline: true for patterns that span lines
 - head_limit limits the output like "| head -N" (default 250); offset skips the first entries]],
-    schema = {
-      type = "object",
-      properties = {
-        pattern = { type = "string", description = "The regular expression pattern to search for in file contents" },
-        path = { type = "string", description = "File or directory to search in. Defaults to current working directory." },
-        glob = { type = "string", description = "Glob pattern to filter files (e.g. \"*.js\", \"*.{ts,tsx}\")" },
-        type = { type = "string", description = "File type to search (rg --type), e.g. js, py, rust, go, java." },
-        output_mode = { type = "string", enum = { "content", "files_with_matches", "count" }, description = "Output mode (default files_with_matches)." },
-        ["-A"] = { type = "number", description = "Number of lines to show after each match (content mode only)." },
-        ["-B"] = { type = "number", description = "Number of lines to show before each match (content mode only)." },
-        ["-C"] = { type = "number", description = "Number of lines to show before and after each match (content mode only)." },
-        ["-n"] = { type = "boolean", description = "Show line numbers in output (content mode only; default true)." },
-        ["-i"] = { type = "boolean", description = "Case insensitive search" },
-        head_limit = { type = "number", description = "Limit output to the first N lines/entries, like \"| head -N\" (default 250)." },
-        offset = { type = "number", description = "Skip the first N lines/entries before applying head_limit (default 0)." },
-        multiline = { type = "boolean", description = "Enable multiline mode where . matches newlines and patterns can span lines (default false)." },
-      },
-      required = { "pattern" },
-      additionalProperties = false,
-    },
-    handler = function(ctx, a)
-      local mode = MODE[a.output_mode or "files_with_matches"]
-      if not mode then return refuse("output_mode must be content, files_with_matches or count", "INVALID_ARGUMENT") end
-      for _, k in ipairs { "-A", "-B", "-C", "head_limit", "offset" } do
-        if a[k] ~= nil and math.abs(a[k]) > MAX_INTEGER then
-          return refuse(("%s is out of range (at most %d)"):format(k, MAX_INTEGER), "INVALID_ARGUMENT")
-        end
-      end
-      local include
-      if a.type then
-        include = TYPES[a.type]
-        if not include then return refuse(("unrecognized file type: %s"):format(a.type), "INVALID_ARGUMENT") end
-      end
-      if a.glob then
-        include = {}
-        for g in a.glob:gmatch("[^%s,]+") do include[#include + 1] = g end
-        if a.glob:find("{", 1, true) then include = { a.glob } end
-      end
-      local pattern = a.pattern
-      if a.multiline then pattern = "(?s)" .. pattern end
-      local ctxn = function(v) return v and math.max(0, math.min(100, math.tointeger(v // 1))) end
-      local native = {
-        pattern = pattern, path = a.path or P.mounts(ctx)[1], include = include, exclude = VCS,
-        ignore_case = a["-i"], multiline = a.multiline, output_mode = mode,
-        include_hidden = true, respect_ignore = true,
-      }
-      if mode == "content" then
-        native.context = ctxn(a["-C"])
-        native.before, native.after = ctxn(a["-B"]), ctxn(a["-A"])
-      end
-      local r, msg, code = ctx:call("grep", native)
-      if not r then return failed(msg, code) end
-      local limit = a.head_limit and math.max(0, math.tointeger(a.head_limit // 1)) or 250
-      if limit == 0 then limit = math.huge end -- 0 = unlimited
-      local offset = a.offset and math.max(0, math.tointeger(a.offset // 1)) or 0
-      local text, label
-      if mode == "files" then
-        if #r.files == 0 then return ("No files found") end
-        local files
-        files, label = paginate(r.files, limit, offset)
-        text = ("Found %s\n%s"):format(plural(#files, "file", "files"), table.concat(files, "\n"))
-      elseif mode == "count" then
-        if #r.counts == 0 then return ("No matches found") end
-        local lines = {}
-        for i, c in ipairs(r.counts) do lines[i] = ("%s:%d"):format(c.path, c.count) end
-        lines, label = paginate(lines, limit, offset)
-        local total, nfiles = 0, #lines
-        for _, l in ipairs(lines) do total = total + tonumber(l:match(":(%d+)$")) end
-        text = ("%s\n\nFound %s across %s."):format(table.concat(lines, "\n"),
-          plural(total, "total occurrence", "total occurrences"), plural(nfiles, "file", "files"))
-      else
-        if #r.matches == 0 then return ("No matches found") end
-        local lines = content_lines(r.matches, a["-n"] ~= false)
-        lines, label = paginate(lines, limit, offset)
-        text = table.concat(lines, "\n")
-      end
-      if label then text = text .. ("\n\n[Showing results with pagination = %s]"):format(label) end
-      if r.truncated then
-        text = text .. "\n\n[burrow: the search stopped at the server's result cap; narrow path, glob or pattern to see the rest]"
-      end
-      return (text)
-    end,
+    schema = closed({
+      pattern = S("The regular expression pattern to search for in file contents"),
+      path = S("File or directory to search in. Defaults to current working directory."),
+      glob = S("Glob pattern to filter files (e.g. \"*.js\", \"*.{ts,tsx}\")"),
+      type = S("File type to search (rg --type), e.g. js, py, rust, go, java."),
+      output_mode = S("Output mode (default files_with_matches).", { enum = { "content", "files_with_matches", "count" } }),
+      ["-A"] = N("Number of lines to show after each match (content mode only)."),
+      ["-B"] = N("Number of lines to show before each match (content mode only)."),
+      ["-C"] = N("Number of lines to show before and after each match (content mode only)."),
+      ["-n"] = B("Show line numbers in output (content mode only; default true)."),
+      ["-i"] = B("Case insensitive search"),
+      head_limit = N("Limit output to the first N lines/entries, like \"| head -N\" (default 250)."),
+      offset = N("Skip the first N lines/entries before applying head_limit (default 0)."),
+      multiline = B("Enable multiline mode where . matches newlines and patterns can span lines (default false)."),
+    }, { "pattern" }),
+    args = grep_args,
+    result = grep_result,
   }
 end
 
@@ -564,25 +557,19 @@ end
 
 local function ls_tool()
   return {
-    name = "LS",
-    title = "LS",
+    name = "LS", title = "LS", native = "list_dir", permissions = { "fs.list" },
     description = [[Lists files and directories in a given path as an indented tree. The path parameter must be an absolute path, not a relative path. You can optionally provide an array of glob patterns to ignore with the ignore parameter. You should generally prefer the Glob and Grep tools, if you know which directories to search.]],
-    schema = {
-      type = "object",
-      properties = {
-        path = { type = "string", description = "The absolute path to the directory to list (must be absolute, not relative)" },
-        ignore = { type = "array", items = { type = "string" }, description = "List of glob patterns to ignore" },
-      },
-      required = { "path" },
-      additionalProperties = false,
-    },
-    permissions = { "fs.list" },
-    handler = function(ctx, a)
+    schema = closed({
+      path = S("The absolute path to the directory to list (must be absolute, not relative)"),
+      ignore = P.strings("List of glob patterns to ignore"),
+    }, { "path" }),
+    args = function(a)
       if a.path:sub(1, 1) ~= "/" then
         return refuse(("path must be an absolute path, not a relative one: %s"):format(a.path), "INVALID_ARGUMENT")
       end
-      local r, msg, code = ctx:call("list_dir", { path = a.path, recursive = true })
-      if not r then return failed(msg, code) end
+      return { path = a.path, recursive = true }
+    end,
+    result = function(r, a)
       local ignored, imsg, icode = P.globs(a.ignore, "ignore")
       if not ignored then return refuse(imsg, icode) end
       local base = (a.path:gsub("/+$", ""))
@@ -602,7 +589,7 @@ local function ls_tool()
       if r.truncated then
         text = text .. ("\n\n[burrow: %d more entries not shown (max_entries); list a subdirectory to see them]"):format(r.omitted)
       end
-      return (text)
+      return text
     end,
   }
 end
@@ -613,23 +600,17 @@ end
 
 local function notebook_edit_tool()
   return {
-    name = "NotebookEdit",
-    title = "NotebookEdit",
+    name = "NotebookEdit", title = "NotebookEdit", kind = "edit", permissions = { "fs.write" }, native = "notebook_edit",
     description = [[Completely replaces the contents of a specific cell in a Jupyter notebook (.ipynb file) with new source. Jupyter notebooks are interactive documents that combine code, text, and visualizations, commonly used for data analysis and scientific computing. The notebook_path parameter must be an absolute path, not a relative path. The cell_id is the ID of the cell to edit (as Read shows it). Use edit_mode=insert to add a new cell after the cell with cell_id (or at the beginning if cell_id is not given); cell_type is required for insert. Use edit_mode=delete to delete the cell with cell_id.]],
-    schema = {
-      type = "object",
-      properties = {
-        notebook_path = { type = "string", description = "The absolute path to the Jupyter notebook file to edit (must be absolute, not relative)" },
-        cell_id = { type = "string", description = "The ID of the cell to edit. When inserting a new cell, the new cell will be inserted after the cell with this ID, or at the beginning if not specified." },
-        new_source = { type = "string", description = "The new source for the cell" },
-        cell_type = { type = "string", enum = { "code", "markdown" }, description = "The type of the cell (code or markdown). If not specified, it defaults to the current cell type. If using edit_mode=insert, this is required." },
-        edit_mode = { type = "string", enum = { "replace", "insert", "delete" }, description = "The type of edit to make (replace, insert, delete). Defaults to replace." },
-      },
-      required = { "notebook_path", "new_source" },
-      additionalProperties = false,
-    },
-    kind = "edit", permissions = { "fs.write" },
-    handler = function(ctx, a)
+    schema = closed({
+      notebook_path = S("The absolute path to the Jupyter notebook file to edit (must be absolute, not relative)"),
+      cell_id = S("The ID of the cell to edit. When inserting a new cell, the new cell will be inserted after the cell with this ID, or at the beginning if not specified."),
+      new_source = S("The new source for the cell"),
+      cell_type = S("The type of the cell (code or markdown). If not specified, it defaults to the current cell type. If using edit_mode=insert, this is required.", { enum = { "code", "markdown" } }),
+      edit_mode = S("The type of edit to make (replace, insert, delete). Defaults to replace.", { enum = { "replace", "insert", "delete" } }),
+    }, { "notebook_path", "new_source" }),
+    -- compare-and-set on the hash Read recorded
+    args = function(a, ctx)
       local ok, m, c = absolute(a.notebook_path)
       if not ok then return nil, m, c end
       local mode = a.edit_mode or "replace"
@@ -637,37 +618,26 @@ local function notebook_edit_tool()
       if mode == "insert" and not a.cell_type then return refuse("Cell type is required when using edit_mode=insert.", "INVALID_ARGUMENT") end
       local rec = recalled(ctx, a.notebook_path)
       if not rec then return refuse(NOT_READ, "NOT_READ") end
-      local r, msg, code = ctx:call("notebook_edit", { path = a.notebook_path, cell_id = a.cell_id,
-        new_source = mode ~= "delete" and a.new_source or nil, cell_type = a.cell_type, edit_mode = mode,
-        expected_hash = rec.hash })
-      if not r and code == "HASH_MISMATCH" then return refuse(STALE, code) end
-      if not r then return failed(msg, code) end
+      return { path = a.notebook_path, cell_id = a.cell_id, new_source = mode ~= "delete" and a.new_source or nil,
+        cell_type = a.cell_type, edit_mode = mode, expected_hash = rec.hash }
+    end,
+    errors = P.words({ HASH_MISMATCH = "<tool_use_error>" .. STALE .. "</tool_use_error>" }, failed),
+    result = function(r, a, ctx, na)
       remember(ctx, a.notebook_path, r.content_hash, nil, false)
-      local done = mode == "insert" and ("Inserted cell %s with %s"):format(r.cell_id, a.new_source)
-        or mode == "delete" and ("Deleted cell %s"):format(r.cell_id)
-        or ("Updated cell %s with %s"):format(r.cell_id, a.new_source)
-      return (done)
+      if na.edit_mode == "insert" then return ("Inserted cell %s with %s"):format(r.cell_id, a.new_source) end
+      if na.edit_mode == "delete" then return ("Deleted cell %s"):format(r.cell_id) end
+      return ("Updated cell %s with %s"):format(r.cell_id, a.new_source)
     end,
   }
 end
 
-local OPTIONS = { "line_prefix", "max_tokens", "write_without_read" }
+local function build(o)
+  if o.line_prefix ~= nil and not PREFIX[o.line_prefix] then
+    error("claude_code: line_prefix must be compact, cat or arrow")
+  end
+  return P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output, errors = failed },
+    { read_tool(o), write_tool(o), edit_tool(), multiedit_tool(), glob_tool(), grep_tool(), ls_tool(), notebook_edit_tool() })
+end
 
-return {
-  name = "claude_code",
-  description = "Claude Code's built-in file tools (Read, Write, Edit, MultiEdit, Glob, Grep, LS, NotebookEdit)",
-  path_style = "absolute",
-  options = OPTIONS,
-  build = function(o)
-    if o.line_prefix ~= nil and not PREFIX[o.line_prefix] then
-      error("claude_code: line_prefix must be compact, cat or arrow")
-    end
-    return {
-      name = "claude_code",
-      path_style = "absolute",
-      tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output },
-        { read_tool(o), write_tool(o), edit_tool(), multiedit_tool(), glob_tool(), grep_tool(), ls_tool(),
-          notebook_edit_tool() }),
-    }
-  end,
-}
+return P.pack({ name = "claude_code", path_style = "absolute", options = { "line_prefix", "max_tokens", "write_without_read" },
+  description = "Claude Code's built-in file tools (Read, Write, Edit, MultiEdit, Glob, Grep, LS, NotebookEdit)" }, build)
