@@ -81,6 +81,7 @@ function pack.object(properties, required, extra)
   for k, v in pairs(extra or {}) do o[k] = v end
   return o
 end
+function pack.closed(properties, required) return pack.object(properties, required, pack.CLOSED) end
 
 -- An `errors` function for P.tool from the dialect's words for some codes:
 -- words[code] is a format whose "%s" is the path, or function(path, msg,
@@ -102,6 +103,12 @@ function pack.words(words, other, path_of)
     end
     return nil, w:format(path), code
   end
+end
+
+-- An `errors` function (or P.words' other) that puts the dialect's prefix
+-- before burrow's message without its code: "failed to read file: ...".
+function pack.prefixed(prefix)
+  return function(msg, code) return nil, prefix .. pack.detail(msg), code end
 end
 
 -- A text-only result: {content = text} shown as the text itself.

@@ -54,7 +54,7 @@ local function absolute(path)
 end
 
 local S, N, B = P.string, P.number, P.boolean
-local function closed(properties, required) return P.object(properties, required, P.CLOSED) end
+local closed = P.closed
 
 ---------------------------------------------------------------------------
 -- Read
