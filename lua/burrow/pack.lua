@@ -105,6 +105,12 @@ function pack.words(words, other, path_of)
   end
 end
 
+-- nil, msg, code (default "INVALID_ARGUMENT"): a refusal in the dialect's words.
+function pack.invalid(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
+
+-- A native failure passed on with burrow's own message (P.words' other).
+function pack.as_is(msg, code) return nil, msg, code end
+
 -- An `errors` function (or P.words' other) that puts the dialect's prefix
 -- before burrow's message without its code: "failed to read file: ...".
 function pack.prefixed(prefix)

@@ -13,7 +13,7 @@ local json = require("burrow.core").json
 -- The module's words for a containment failure (the path the details
 -- name, else the agent's); burrow's otherwise.
 local OUTSIDE = "Path '%s' is outside allowed paths"
-local failed = P.words({ OUTSIDE_ROOT = OUTSIDE, ELOOP = OUTSIDE }, function(msg, code) return nil, msg, code end,
+local failed = P.words({ OUTSIDE_ROOT = OUTSIDE, ELOOP = OUTSIDE }, P.as_is,
   function(det, a, na) return det and det.path or na.path or na.source end)
 
 local function arr(t) return setmetatable(t or {}, json.array_mt) end

@@ -22,7 +22,7 @@ local MAX_PATCH_BYTES = 16 * 1024 * 1024
 local MAX_CHUNK_LINES = 10000
 local MAX_MATCH_STEPS = 1 << 23
 
-local function err(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
+local err = P.invalid
 
 ---------------------------------------------------------------------------
 -- The patch parser (codex-rs/apply-patch/src/parser.rs)

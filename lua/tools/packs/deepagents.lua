@@ -37,7 +37,7 @@ local function words(op, more)
   local denied = "Error: permission denied for " .. op .. " on %s"
   local w = { ENOENT = "Error: File '%s' not found", EACCES = denied, EPERM = denied, READ_ONLY_ROOT = denied }
   for k, v in pairs(more or {}) do w[k] = v end
-  return P.words(w, function(msg, code) return err(P.detail(msg), code) end)
+  return P.words(w, P.prefixed("Error: "))
 end
 local read_failed, write_failed = words("read"), words("write")
 

@@ -39,7 +39,7 @@ local function words(more)
   local w = { ENOENT = "File not found: %s", EISDIR = "Path '%s' is a directory, not a file. Use list_directory instead.",
     READ_ONLY_ROOT = READONLY, EACCES = READONLY, EPERM = READONLY }
   for k, v in pairs(more or {}) do w[k] = v end
-  return P.words(w, function(msg, code) return nil, P.detail(msg), code end)
+  return P.words(w, P.prefixed(""))
 end
 local failed = words()
 local function fail(msg, code, path) return failed(msg, code, nil, nil, nil, { path = path }) end

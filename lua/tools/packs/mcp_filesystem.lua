@@ -21,7 +21,7 @@ local function words(op, more)
     EEXIST = "EEXIST: file already exists, " .. op .. " '%s'",
   }
   for k, v in pairs(more or {}) do w[k] = v end
-  return P.words(w, function(msg, code) return nil, msg, code end,
+  return P.words(w, P.as_is,
     function(det, _, na) return det and det.path or na.path or na.source end)
 end
 local open_failed, scandir_failed = words("open"), words("scandir")

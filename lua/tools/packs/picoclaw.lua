@@ -25,7 +25,7 @@ local function words(prefix, more)
     ELOOP = SYMLINK, ENOENT = prefix .. "file not found", EACCES = prefix .. "access denied",
   }
   for k, v in pairs(more or {}) do w[k] = v end
-  return P.words(w, function(msg, code) return nil, prefix .. P.detail(msg), code end)
+  return P.words(w, P.prefixed(prefix))
 end
 local read_failed = words("failed to read file: ")
 

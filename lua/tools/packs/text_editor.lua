@@ -54,7 +54,7 @@ end
 
 local pylist = P.pylist
 
-local function err(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
+local err = P.invalid
 
 -- The whole file as text (raw bytes, invalid UTF-8 made U+FFFD).
 local function read_all(ctx, path)
@@ -64,7 +64,7 @@ local function read_all(ctx, path)
 end
 
 local MISSING = "The path %s does not exist. Please provide a valid path."
-local failed = P.words({ ENOENT = MISSING }, function(msg, code) return nil, P.detail(msg), code end)
+local failed = P.words({ ENOENT = MISSING }, P.prefixed(""))
 
 local function snippet(ctx, path, first0, extra, max)
   local text = read_all(ctx, path) or ""
