@@ -69,11 +69,12 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 # burrow mcp --http; haproxy: the scale-out test; curl: the HTTP security
 # spec; lua-luv: the luv example and its test; luajit: burrow.ffi's tests. libuchardet-dev:
 # charset.c; python3-nbformat: spec/tools/notebook_spec.lua checks edits
-# against nbformat.)
+# against nbformat. love, xvfb, xauth, libgl1-mesa-dri: the LÖVE example run
+# headless by LÖVE itself, test/luajit/love_run_spec.lua.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-lpeg-dev \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
         clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl lua-luv luajit \
-        libuchardet-dev python3-nbformat
+        libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri
 
 .PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
