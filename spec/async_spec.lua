@@ -177,3 +177,152 @@ print(ticks)
     assert.is_true(ticks >= 80, ("%d ticks in a %.2f s grep (idle loop: %d)"):format(ticks, secs, idle))
   end)
 end)
+
+describe(H.tag("ws:submit and a policy's ask (ws:on_ask, ws:answer)"), function()
+  local dir, pdir, ws
+
+  -- A workspace on dir whose policy asks about every write.
+  local function open_asking(approve)
+    return assert(H.burrow.open { roots = { { path = dir } }, resolver = H.RESOLVER,
+      policies = { pdir .. "/asker.lua" }, approve = approve })
+  end
+
+  local function pump(cond, secs)
+    local t0 = core.now()
+    while not cond() and core.now() - t0 < (secs or 10) do ws:poll() end
+    return cond()
+  end
+
+  -- Submit a write of name; returns the id and a table the callback fills.
+  local function write(name)
+    local r = {}
+    local id = assert(ws:submit("write_file", { path = name, content = "x" }, function(res, msg, code)
+      r.res, r.msg, r.code, r.done = res, msg, code, true
+    end))
+    return id, r
+  end
+
+  before_each(function()
+    dir, pdir = H.tmpdir(), H.tmpdir()
+    H.write(pdir, "asker.lua", [[
+return { name = "asker", check = function(req)
+  if req.operation == "write" then return "ask", "writes need a yes" end
+  return "allow"
+end }
+]])
+  end)
+
+  after_each(H.cleanup)
+
+  it("the hook answers inside ws:poll, on the caller's thread, with the question", function()
+    local seen, in_poll, polling = nil, nil, false
+    ws = open_asking(function(req, reason)
+      seen, in_poll = { id = req.id, tool = req.tool, operation = req.operation, path = req.path, reason = reason }, polling
+      return true
+    end)
+    local id, r = write("yes.txt")
+    local t0 = core.now()
+    while not r.done and core.now() - t0 < 10 do
+      polling = true
+      ws:poll()
+      polling = false
+    end
+    assert.is_true(r.done)
+    assert.equal("yes.txt", r.res.path)
+    assert.equal("x", H.read(dir, "yes.txt"))
+    assert.same({ id = id, tool = "write_file", operation = "write", path = "yes.txt", reason = "writes need a yes" }, seen)
+    assert.is_true(in_poll)
+  end)
+
+  it("a no, with the hook's reason; a hook that raises is a no without its text", function()
+    ws = open_asking(function() return false, "the user said no" end)
+    local _, r = write("no.txt")
+    assert.is_true(pump(function() return r.done end))
+    assert.equal("POLICY_DENIED", r.code)
+    assert.matches("not approved (writes need a yes): the user said no", r.msg, 1, true)
+    assert.is_nil(H.exists(dir, "no.txt") or nil)
+    ws:on_ask(function() error("approval UI crashed") end)
+    _, r = write("raised.txt")
+    assert.is_true(pump(function() return r.done end))
+    assert.equal("POLICY_DENIED", r.code)
+    assert.matches("the approval hook failed", r.msg, 1, true)
+    assert.is_nil(r.msg:find("crashed", 1, true))
+  end)
+
+  it("\"later\": the call waits until ws:answer", function()
+    local asked = {}
+    ws = open_asking(function(req) asked[#asked + 1] = req.id return "later" end)
+    local id, r = write("later.txt")
+    assert.is_falsy(pump(function() return r.done end, 0.5))
+    assert.same({ id }, asked)
+    assert.is_false(ws:answer(id + 1, true))
+    assert.is_true(ws:answer(id, true))
+    assert.is_false(ws:answer(id, true), "answered once only")
+    assert.is_true(pump(function() return r.done end))
+    assert.equal("later.txt", r.res.path)
+    local id2, r2 = write("later2.txt")
+    pump(function() return #asked == 2 end)
+    assert.is_true(ws:answer(id2, false, "not now"))
+    assert.is_true(pump(function() return r2.done end))
+    assert.matches("not approved (writes need a yes): not now", r2.msg, 1, true)
+  end)
+
+  it("no hook: denied as before; a hook set later is used from then on", function()
+    ws = open_asking(nil)
+    local _, r = write("none.txt")
+    assert.is_true(pump(function() return r.done end))
+    assert.matches("approval needed (writes need a yes) but this client cannot be asked", r.msg, 1, true)
+    ws:on_ask(function() return true end)
+    _, r = write("then.txt")
+    assert.is_true(pump(function() return r.done end))
+    assert.is_truthy(r.res, r.msg)
+    ws:on_ask(nil)
+    _, r = write("off.txt")
+    assert.is_true(pump(function() return r.done end))
+    assert.matches("cannot be asked", r.msg, 1, true)
+  end)
+
+  it("no answer within the timeout, or a cancel while it waits: denied, saying which", function()
+    ws = open_asking(nil)
+    ws:on_ask(function() return "later" end, 300)
+    local t0 = core.now()
+    local id, r = write("timeout.txt")
+    assert.is_true(pump(function() return r.done end))
+    local secs = core.now() - t0
+    assert.matches("no answer within 300 ms", r.msg, 1, true)
+    assert.is_true(secs >= 0.3 and secs < 3, "after " .. secs)
+    assert.is_false(ws:answer(id, true))
+    local asked = false
+    ws:on_ask(function() asked = true return "later" end, 60000)
+    id, r = write("cancel.txt")
+    pump(function() return asked end)
+    t0 = core.now()
+    assert.is_true(ws:cancel(id))
+    assert.is_true(pump(function() return r.done end))
+    assert.is_true(core.now() - t0 < 0.1)
+    assert.equal("POLICY_DENIED", r.code)
+    assert.matches("the call was cancelled", r.msg, 1, true)
+    assert.is_nil(H.exists(dir, "cancel.txt") or nil)
+  end)
+
+  it("ws:call cannot wait: a hook's \"later\" is a no there", function()
+    ws = open_asking(function() return "later" end)
+    local res, msg, code = ws:call("write_file", { path = "sync.txt", content = "x" })
+    assert.is_nil(res)
+    assert.equal("POLICY_DENIED", code)
+    assert.matches("an answer later is for submitted calls only", msg, 1, true)
+    assert.is_nil(H.exists(dir, "sync.txt") or nil)
+  end)
+
+  it("close while a question waits returns promptly and runs no callback", function()
+    local asked = false
+    ws = open_asking(function() asked = true return "later" end)
+    local _, r = write("closed.txt")
+    pump(function() return asked end)
+    local t0 = core.now()
+    ws:close()
+    assert.is_true(core.now() - t0 < 1)
+    assert.is_nil(r.done)
+    assert.is_nil(H.exists(dir, "closed.txt") or nil)
+  end)
+end)
