@@ -3,7 +3,8 @@
 # build/burrow.pc and the C tests; `make test` runs everything; `make run`
 # serves the current directory over MCP stdio; `make install PREFIX=...
 # DESTDIR=...` installs (docs/embedding.md); `make rock` and `make
-# rock-install` are LuaRocks' (rockspec/burrow-scm-1.rockspec).
+# rock-install` are LuaRocks' (rockspec/burrow-scm-1.rockspec); `make
+# src-rock` packs the checkout as a source rock, offline.
 
 CC      ?= cc
 PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet
@@ -69,13 +70,14 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 # burrow mcp --http; haproxy: the scale-out test; curl: the HTTP security
 # spec; lua-luv: the luv example and its test; luajit: burrow.ffi's tests. libuchardet-dev:
 # charset.c; python3-nbformat: spec/tools/notebook_spec.lua checks edits
-# against nbformat.)
+# against nbformat. love, xvfb, xauth, libgl1-mesa-dri: the LÖVE example run
+# headless by LÖVE itself, test/luajit/love_run_spec.lua.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-lpeg-dev \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
         clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl lua-luv luajit \
-        libuchardet-dev python3-nbformat
+        libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri
 
-.PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
+.PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install src-rock FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
 
 deps:
@@ -253,6 +255,26 @@ rock-install: rock
 	@for f in $(LUA_FILES); do \
 	  case $$f in burrow/*) d=$$f ;; *) d=burrow/$$f ;; esac; \
 	  install -D -m 644 lua/$$f $(ROCK_LUADIR)/$$d || exit 1; done
+
+# A source rock of the checkout, offline: `git archive` of the tracked files
+# the rock's build needs (Makefile host lua rockspec, uncommitted changes
+# included), and a copy of the rockspec whose source is that archive by
+# absolute path (luarocks pack fetches from a temp dir, so neither the
+# rockspec's git+file://. nor a relative path can work), packed by luarocks
+# into $(SRC_ROCK_DIR)/burrow-scm-1.src.rock. The rock carries the archive:
+# installing it fetches nothing (spec/install_spec.lua).
+SRC_ROCK_DIR ?= $(B)/src-rock
+SRC_ROCK_ABS  = $(abspath $(SRC_ROCK_DIR))
+src-rock: FORCE
+	@command -v git >/dev/null && command -v luarocks >/dev/null || { echo "src-rock: needs git and luarocks"; exit 2; }
+	@mkdir -p $(SRC_ROCK_DIR)
+	rm -f $(SRC_ROCK_DIR)/burrow-scm.tar.gz $(SRC_ROCK_DIR)/burrow-scm-1.rockspec $(SRC_ROCK_DIR)/burrow-scm-1.src.rock
+	rev=$$(git -c user.name=burrow -c user.email=burrow@localhost stash create) && \
+	  git archive --format=tar.gz --prefix=burrow/ -o $(SRC_ROCK_ABS)/burrow-scm.tar.gz $${rev:-HEAD} Makefile host lua rockspec
+	sed 's|^   url = "git+file://\.",|   url = "file://$(SRC_ROCK_ABS)/burrow-scm.tar.gz",\n   dir = "burrow",|' \
+	  rockspec/burrow-scm-1.rockspec > $(SRC_ROCK_DIR)/burrow-scm-1.rockspec
+	@grep -q '^   url = "file://.*burrow-scm.tar.gz",' $(SRC_ROCK_DIR)/burrow-scm-1.rockspec || { echo "src-rock: the rockspec's source.url line changed; update this rule"; exit 1; }
+	cd $(SRC_ROCK_DIR) && luarocks --lua-version=5.4 pack burrow-scm-1.rockspec
 
 FORCE:
 

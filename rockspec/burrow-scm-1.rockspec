@@ -4,12 +4,21 @@
 --   luarocks --lua-version=5.4 --local make         # ~/.luarocks
 --   luarocks --lua-version=5.4 --tree=DIR make      # any tree
 --
--- Offline on Debian 12 with Debian's packages (lua5.4, liblua5.4-dev,
--- libpcre2-dev, libyaml-dev, libssl-dev, libjansson-dev, libmicrohttpd-dev,
--- libuchardet-dev, luarocks): the only dependency is Lua itself, so no rock server is asked; the C libraries
--- are external dependencies LuaRocks finds under /usr (as lrexlib-pcre2 and
--- lyaml declare theirs). docs/embedding.md has the details, including
--- --deps-mode=none and a config without servers.
+-- Dependencies: Lua 5.4 and LPeg. Offline on Debian 12 with Debian's
+-- packages (lua5.4, liblua5.4-dev, lua-lpeg, libpcre2-dev, libyaml-dev,
+-- libssl-dev, libjansson-dev, libmicrohttpd-dev, libuchardet-dev, luarocks):
+-- tell LuaRocks that lua-lpeg provides lpeg, with a config holding
+--   rocks_provided = { lpeg = "1.0.2-1" }
+-- so it asks no rock server for it. The C libraries are external
+-- dependencies LuaRocks finds under /usr (as lrexlib-pcre2 and lyaml
+-- declare theirs). docs/embedding.md has the details.
+--
+-- A source rock: `make src-rock` (this rockspec with its source pointed at
+-- a git archive of the checkout, packed offline into build/src-rock/).
+--
+-- TODO(license): the owners have not chosen a license yet; `luarocks lint`
+-- fails on the missing description.license until they do (and `luarocks
+-- upload` needs it). Do not pick one here.
 --
 -- Releases follow LuaRocks' NAME-VERSION-REVISION convention:
 -- rockspec/burrow-0.1.0-1.rockspec with source.url a release tarball and
@@ -19,7 +28,8 @@ package = "burrow"
 version = "scm-1"
 
 source = {
-   -- `luarocks make` builds the checkout it runs in and fetches nothing
+   -- `luarocks make` builds the checkout it runs in and fetches nothing;
+   -- `make src-rock` replaces this line with the archive it writes
    url = "git+file://.",
 }
 
@@ -34,14 +44,14 @@ tables in and out, and renders the tool list for MCP, OpenAI and Anthropic
 function calling.
 ]],
    labels = { "filesystem", "sandbox", "agents", "mcp" },
-   -- license: none chosen for the project yet; `luarocks lint` and
-   -- `luarocks upload` want one (luarocks make does not)
+   -- license: TODO(license), see the top of this file
 }
 
 supported_platforms = { "linux" }
 
 dependencies = {
    "lua >= 5.4, < 5.5",
+   "lpeg >= 1.0", -- burrow.caps (sizes, durations), burrow.patch_grammar
 }
 
 -- The C libraries burrow.core links. LuaRocks looks for each header and

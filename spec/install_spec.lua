@@ -6,7 +6,11 @@
 --   * pkg-config --cflags --libs burrow compiles and links (shared, static);
 --   * examples/embed built against the installed burrow.pc and run;
 --   * luarocks make into a temporary tree, offline (no rock server), then
---     require "burrow" from a stock lua5.4 and examples/agent.lua run.
+--     require "burrow" from a stock lua5.4 and examples/agent.lua run;
+--   * make src-rock (luarocks pack of the source rockspec), its rock
+--     installed offline into a clean tree; the lpeg dependency met by
+--     Debian's lua-lpeg through rocks_provided, and unmet without it;
+--   * luarocks lint of the rockspec: only the license is missing.
 -- A tool the machine lacks (luarocks, pkg-config) makes its tests pending
 -- with a SKIP reason, never a pass.
 
@@ -220,7 +224,7 @@ int main(int argc, char **argv) {
   end)
 
   describe("Lua, through the rock", function()
-    local rocks, lua_env
+    local rocks, lua_env, env, offline
 
     lazy_setup(function()
       if not have("luarocks") then return end
@@ -229,10 +233,20 @@ int main(int argc, char **argv) {
       H.mkdir(src)
       sh(("cd %s && cp -r Makefile host lua rockspec %s"):format(H.q(REPO), H.q(src)))
       rocks = tmp .. "/rocks"
-      -- offline: no rock server; HOME inside tmp, so nothing lands elsewhere
-      H.write(tmp, "luarocks-config.lua", "rocks_servers = {}\n")
-      local env = ("HOME=%s LUAROCKS_CONFIG=%s "):format(H.q(tmp .. "/home"), H.q(tmp .. "/luarocks-config.lua"))
-      sh(env .. "cd " .. H.q(src) .. " && luarocks --lua-version=5.4 --tree=" .. H.q(rocks) .. " make 2>&1")
+      -- The rock depends on lpeg; Debian's lua-lpeg (on lua5.4's default
+      -- cpath) is told to LuaRocks as provided, at its own version. HOME
+      -- inside tmp, so nothing lands elsewhere.
+      local v = require("lpeg").version
+      if type(v) == "function" then v = v() end
+      H.write(tmp, "luarocks-config.lua", ("rocks_provided = { lpeg = %q }\n"):format(v .. "-1"))
+      H.write(tmp, "luarocks-nolpeg.lua", "\n")
+      env = ("export HOME=%s LUAROCKS_CONFIG=%s; "):format(H.q(tmp .. "/home"), H.q(tmp .. "/luarocks-config.lua"))
+      -- offline: the only rock server an empty local one (a config's
+      -- rocks_servers = {} is merged with LuaRocks' defaults, not instead)
+      H.mkdir(tmp .. "/norocks")
+      sh(env .. "luarocks-admin --lua-version=5.4 make-manifest " .. H.q(tmp .. "/norocks") .. " 2>&1")
+      offline = " --only-server=" .. H.q(tmp .. "/norocks")
+      sh(env .. "cd " .. H.q(src) .. " && luarocks --lua-version=5.4" .. offline .. " --tree=" .. H.q(rocks) .. " make 2>&1")
       lua_env = ('eval "$(%sluarocks --lua-version=5.4 --tree=%s path)" && '):format(env, H.q(rocks))
     end)
 
@@ -285,14 +299,13 @@ int main(int argc, char **argv) {
 
     it("luarocks pack of the installed rock, installed offline into another tree, works", function()
       if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
-      local env = ("HOME=%s LUAROCKS_CONFIG=%s "):format(H.q(tmp .. "/home"), H.q(tmp .. "/luarocks-config.lua"))
       local packdir = tmp .. "/pack"
       H.mkdir(packdir)
       sh(env .. "cd " .. H.q(packdir) .. " && luarocks --lua-version=5.4 --tree=" .. H.q(rocks) .. " pack burrow 2>&1")
       local rock = H.run("ls " .. H.q(packdir) .. "/burrow-scm-1.*.rock"):match("[^\n]+")
       assert.truthy(rock, "no packed rock")
       local tree2 = tmp .. "/rocks2"
-      sh(env .. "luarocks --lua-version=5.4 --tree=" .. H.q(tree2) .. " install " .. H.q(rock) .. " 2>&1")
+      sh(env .. "luarocks --lua-version=5.4" .. offline .. " --tree=" .. H.q(tree2) .. " install " .. H.q(rock) .. " 2>&1")
       local env2 = ('eval "$(%sluarocks --lua-version=5.4 --tree=%s path)" && '):format(env, H.q(tree2))
       local out = sh(env2 .. "cd / && lua5.4 -e " .. H.q([[
         local burrow = require "burrow"
@@ -302,6 +315,58 @@ int main(int argc, char **argv) {
         ws:close()
       ]]))
       assert.equal(tree2 .. "/lib/lua/5.4/burrow/core.so\ntrue\n", out)
+    end)
+
+    it("make src-rock packs the source rockspec offline; its rock installs offline into a clean tree", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      if not have("git") or not H.run("git -C " .. H.q(REPO) .. " rev-parse --git-dir >/dev/null 2>&1 && echo y"):match("y") then
+        return pending("SKIP: not a git checkout (make src-rock archives it with git)")
+      end
+      local srcdir = tmp .. "/srcrock"
+      sh(env .. ("make -C %s -s src-rock SRC_ROCK_DIR=%s 2>&1"):format(H.q(REPO), H.q(srcdir)))
+      local rock = srcdir .. "/burrow-scm-1.src.rock"
+      assert.truthy(H.exists(srcdir, "burrow-scm-1.src.rock"), "no source rock")
+      local listing = H.run("unzip -Z1 " .. H.q(rock))
+      assert.equal("burrow-scm-1.rockspec\nburrow-scm.tar.gz\n", listing)
+      -- the rock carries its source: the archive beside it is not needed
+      os.remove(srcdir .. "/burrow-scm.tar.gz")
+      local tree3, other = tmp .. "/rocks3", tmp .. "/elsewhere"
+      H.mkdir(other)
+      local log = sh(env .. "cd " .. H.q(other) .. " && luarocks --lua-version=5.4" .. offline .. " --tree=" .. H.q(tree3)
+        .. " install " .. H.q(rock) .. " 2>&1")
+      assert.matches("lpeg >= 1%.0 %(%d[^ ]* provided by VM%)", log)
+      assert.matches("burrow scm-1 is now installed", log, 1, true)
+      local env3 = ('eval "$(%sluarocks --lua-version=5.4 --tree=%s path)" && '):format(env, H.q(tree3))
+      local out = sh(env3 .. "cd / && lua5.4 -e " .. H.q([[
+        local burrow = require "burrow"
+        print(package.searchpath("burrow.core", package.cpath))
+        print(package.searchpath("lpeg", package.cpath) == package.searchpath("lpeg", "/usr/lib/x86_64-linux-gnu/lua/5.4/?.so;/usr/lib/lua/5.4/?.so;/usr/local/lib/lua/5.4/?.so"))
+        local ws = assert(burrow.open { roots = { { path = "/" } }, caps = { max_file_size = "1MiB" } })
+        print(#ws:tools() > 0, ws.caps.max_file_size)
+        ws:close()
+      ]]))
+      assert.equal(tree3 .. "/lib/lua/5.4/burrow/core.so\ntrue\ntrue\t1048576\n", out)
+    end)
+
+    it("the rock declares lpeg: without a provider an offline install stops there", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      local nolpeg = ("export HOME=%s LUAROCKS_CONFIG=%s; "):format(H.q(tmp .. "/home"), H.q(tmp .. "/luarocks-nolpeg.lua"))
+      local src = tmp .. "/src"
+      local out = sh(nolpeg .. "cd " .. H.q(src) .. " && luarocks --lua-version=5.4" .. offline .. " --tree="
+        .. H.q(tmp .. "/rocks4") .. " make 2>&1; echo rc=$?")
+      assert.matches("lpeg >= 1.0 (not installed)", out, 1, true)
+      assert.matches("rc=1\n$", out)
+      assert.is_nil(H.exists(tmp, "rocks4/lib/lua/5.4/burrow/core.so") or nil)
+    end)
+
+    it("luarocks lint: the rockspec's only failure is the license the owners have not chosen", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      local out = sh(env .. "luarocks --lua-version=5.4 lint " .. H.q(REPO .. "/rockspec/burrow-scm-1.rockspec") .. " 2>&1; echo rc=$?")
+      local lines = {}
+      for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+      assert.same({ "Rockspec has no license field.",
+        "Error: " .. REPO .. "/rockspec/burrow-scm-1.rockspec failed consistency checks.", "rc=1" }, lines)
+      assert.matches("TODO(license)", H.read(REPO, "rockspec/burrow-scm-1.rockspec"), 1, true)
     end)
 
     it("ws:submit from the rock: examples/luv_grep.lua greps on the worker while luv runs", function()

@@ -220,6 +220,9 @@ function Workspace:decide(req, hooks)
       decision, approval = "deny", "unavailable"
     else
       local ok, granted, why = pcall(approve, req, reason)
+      if ok and granted == "later" then -- only a submitted call can wait (ws:submit)
+        ok, granted, why = true, false, "an answer later is for submitted calls only"
+      end
       if not (ok and granted) then
         reason = ("not approved (%s)%s"):format(reason, ok and why and ": " .. tostring(why) or "")
         decision, approval = "deny", "denied"
@@ -411,6 +414,27 @@ end
 function Workspace:cancel(id)
   check_open(self)
   return require("burrow.async").cancel(self, id)
+end
+
+--- The approval hook of a policy's "ask", for ws:call and ws:submit alike
+-- (burrow.open's `approve`): fn(req, reason) -> true | false[, why]; nil
+-- removes it (asks denied). For a submitted call it runs inside ws:poll,
+-- req = {id =, tool =, operation =, path =, reason =}, and may return
+-- "later" to answer with ws:answer(req.id, allowed[, why]); the call waits
+-- at most timeout_ms (default 300000), then is denied.
+function Workspace:on_ask(fn, timeout_ms)
+  check_open(self)
+  if fn ~= nil and type(fn) ~= "function" then error("ws:on_ask: expected a function or nil", 2) end
+  if timeout_ms ~= nil and math.type(timeout_ms) ~= "integer" then error("ws:on_ask: timeout_ms must be an integer", 2) end
+  self.approve, self.approve_timeout_ms = fn, timeout_ms
+  require("burrow.async").set_approver(self)
+end
+
+--- Answer a submitted call's question later (its hook returned "later"):
+-- true if the call was waiting for it.
+function Workspace:answer(id, allowed, why)
+  check_open(self)
+  return require("burrow.async").answer(self, id, allowed, why)
 end
 
 --- Watch a file or a directory (judged as a read by the policies):
