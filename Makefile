@@ -107,7 +107,7 @@ $(B)/obj/api.o: CFLAGS += -DBURROW_LUA_INSTALL_DIR='"$(LUADIR)"'
 
 $(B)/lua/burrow/core.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $^ $(DEP_LIBS)
+	$(CC) -shared -o $@ $^ $(DEP_LIBS) $(LPEG_LIBS)
 
 $(B)/libburrow.a: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	rm -f $@ && ar rcs $@ $^
@@ -235,9 +235,10 @@ uninstall:
 # module, tools and policies copied into the rock (tools and policies inside
 # burrow/: see lua/burrow/registry.lua). No pkg-config, no -Werror.
 ROCK_B    := build/rock
-ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET
+ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET LPEG
 ROCK_INC   = $(sort $(foreach d,LUA $(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR))))
-ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -luchardet -pthread
+ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -luchardet -pthread \
+  -Wl,--push-state,--no-as-needed -llua5.4-lpeg -Wl,--pop-state
 LIBFLAG   ?= -shared
 
 rock: $(ROCK_B)/core.so

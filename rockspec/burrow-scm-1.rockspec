@@ -4,14 +4,14 @@
 --   luarocks --lua-version=5.4 --local make         # ~/.luarocks
 --   luarocks --lua-version=5.4 --tree=DIR make      # any tree
 --
--- Dependencies: Lua 5.4 and LPeg. Offline on Debian 12 with Debian's
--- packages (lua5.4, liblua5.4-dev, lua-lpeg, libpcre2-dev, libyaml-dev,
--- libssl-dev, libjansson-dev, libmicrohttpd-dev, libuchardet-dev, luarocks):
--- tell LuaRocks that lua-lpeg provides lpeg, with a config holding
---   rocks_provided = { lpeg = "1.0.2-1" }
--- so it asks no rock server for it. The C libraries are external
--- dependencies LuaRocks finds under /usr (as lrexlib-pcre2 and lyaml
--- declare theirs). docs/embedding.md has the details.
+-- Dependencies: Lua 5.4 and C libraries, all Debian 12 packages (lua5.4,
+-- liblua5.4-dev, lua-lpeg-dev, libpcre2-dev, libyaml-dev, libssl-dev,
+-- libjansson-dev, libmicrohttpd-dev, libuchardet-dev, luarocks). They are
+-- external dependencies LuaRocks finds under /usr (as lrexlib-pcre2 and
+-- lyaml declare theirs), so `luarocks make` works offline. LPeg is one of
+-- them: Debian's liblua5.4-lpeg is linked into burrow.core, which offers
+-- it as package.preload.lpeg (no lpeg rock, no lpeg.so needed).
+-- docs/embedding.md has the details.
 --
 -- A source rock: `make src-rock` (this rockspec with its source pointed at
 -- a git archive of the checkout, packed offline into build/src-rock/).
@@ -51,7 +51,6 @@ supported_platforms = { "linux" }
 
 dependencies = {
    "lua >= 5.4, < 5.5",
-   "lpeg >= 1.0", -- burrow.caps (sizes, durations), burrow.patch_grammar
 }
 
 -- The C libraries burrow.core links. LuaRocks looks for each header and
@@ -64,6 +63,8 @@ external_dependencies = {
    JANSSON = { header = "jansson.h", library = "jansson" },
    MHD = { header = "microhttpd.h", library = "microhttpd" }, -- burrow mcp --http
    UCHARDET = { header = "uchardet/uchardet.h", library = "uchardet" }, -- charset.c
+   -- LPeg, linked in: burrow.caps (sizes, durations), burrow.patch_grammar
+   LPEG = { header = "lua5.4/lua-lpeg.h", library = "lua5.4-lpeg" },
 }
 
 -- The Makefile's `rock` target builds burrow.core from host/src (core and
@@ -91,6 +92,8 @@ build = {
       MHD_LIBDIR = "$(MHD_LIBDIR)",
       UCHARDET_INCDIR = "$(UCHARDET_INCDIR)",
       UCHARDET_LIBDIR = "$(UCHARDET_LIBDIR)",
+      LPEG_INCDIR = "$(LPEG_INCDIR)",
+      LPEG_LIBDIR = "$(LPEG_LIBDIR)",
    },
    install_target = "rock-install",
    install_variables = {
