@@ -506,6 +506,17 @@ static int job_progress(lua_State *L) {
 
 static int approve_bridge(lua_State *L);
 
+/* The tool, operation and path of the request at index 1 (each may be
+ * NULL; kept alive by the request table). */
+static void req_fields(lua_State *L, const char *v[3]) {
+  static const char *const f[3] = {"tool", "operation", "path"};
+  for (int i = 0; i < 3; i++) {
+    lua_getfield(L, 1, f[i]);
+    v[i] = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+}
+
 /* hooks.approve(req, reason) of a submitted call while an approver is set
  * (burrow_set_approver): the question goes to the engine and the worker
  * waits here for the answer -> allowed[, why]. Turned off since the call
@@ -513,12 +524,8 @@ static int approve_bridge(lua_State *L);
 static int job_approve(lua_State *L) {
   burrow_host *h = lua_touserdata(L, lua_upvalueindex(1));
   bw_job *j = lua_touserdata(L, lua_upvalueindex(2));
-  const char *f[3] = {"tool", "operation", "path"}, *v[3];
-  for (int i = 0; i < 3; i++) {
-    lua_getfield(L, 1, f[i]);
-    v[i] = lua_tostring(L, -1); /* kept alive by the request table */
-    lua_pop(L, 1);
-  }
+  const char *v[3];
+  req_fields(L, v);
   const char *reason = luaL_optstring(L, 2, "");
   char *why = NULL;
   int r = bw_async_ask(h->async, j, v[0], v[1], v[2], reason, &why);
@@ -589,12 +596,8 @@ char *burrow_tools(burrow_host *h, const char *format) {
 static int approve_bridge(lua_State *L) {
   burrow_host *h = lua_touserdata(L, lua_upvalueindex(1));
   if (!h->approve) return 0;
-  const char *f[3] = {"tool", "operation", "path"}, *v[3];
-  for (int i = 0; i < 3; i++) {
-    lua_getfield(L, 1, f[i]);
-    v[i] = lua_tostring(L, -1); /* kept alive by the request table */
-    lua_pop(L, 1);
-  }
+  const char *v[3];
+  req_fields(L, v);
   const char *reason = luaL_optstring(L, 2, "");
   leave(h);
   int ok = h->approve(h->approve_ud, v[0] ? v[0] : "", v[1] ? v[1] : "",
