@@ -81,7 +81,8 @@ DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
 
 deps:
-	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done; \
+	  command -v node >/dev/null 2>&1 || echo nodejs npm); \
 	if [ -z "$$missing" ]; then echo "deps: all installed"; \
 	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $$missing; \
 	else echo "deps: run as root:  apt-get install -y $$missing"; exit 1; fi
@@ -142,7 +143,12 @@ $(B)/test_capi $(B)/test_api_async: $(B)/test_%: host/test/test_%.c $(B)/libburr
 $(B)/faults.so: host/test/faults.c
 	$(CC) $(CFLAGS) -fvisibility=default -shared -o $@ $< -ldl # its wrappers must be seen to interpose
 
-test: all
+# The tests use more than the build does (luajit, lua-luv, LÖVE, clang for
+# the fuzz targets...): every package in DEBS is checked (and installed as
+# root) first, so one `make test` on a machine lacking any of them works.
+test:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
 	@bash test/run-all.sh
 
 run: all
