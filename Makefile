@@ -3,7 +3,8 @@
 # build/burrow.pc and the C tests; `make test` runs everything; `make run`
 # serves the current directory over MCP stdio; `make install PREFIX=...
 # DESTDIR=...` installs (docs/embedding.md); `make rock` and `make
-# rock-install` are LuaRocks' (rockspec/burrow-scm-1.rockspec).
+# rock-install` are LuaRocks' (rockspec/burrow-scm-1.rockspec); `make
+# src-rock` packs the checkout as a source rock, offline.
 
 CC      ?= cc
 PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet
@@ -70,17 +71,19 @@ LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_AL
 # burrow mcp --http; haproxy: the scale-out test; curl: the HTTP security
 # spec; lua-luv: the luv example and its test; luajit: burrow.ffi's tests. libuchardet-dev:
 # charset.c; python3-nbformat: spec/tools/notebook_spec.lua checks edits
-# against nbformat.)
+# against nbformat. love, xvfb, xauth, libgl1-mesa-dri: the LÖVE example run
+# headless by LÖVE itself, test/luajit/love_run_spec.lua.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-lpeg-dev \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
         clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl lua-luv luajit \
-        libuchardet-dev python3-nbformat
+        libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri
 
-.PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install FORCE
+.PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install src-rock FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
 
 deps:
-	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done; \
+	  command -v node >/dev/null 2>&1 || echo nodejs npm); \
 	if [ -z "$$missing" ]; then echo "deps: all installed"; \
 	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $$missing; \
 	else echo "deps: run as root:  apt-get install -y $$missing"; exit 1; fi
@@ -106,7 +109,7 @@ $(B)/obj/api.o: CFLAGS += -DBURROW_LUA_INSTALL_DIR='"$(LUADIR)"'
 
 $(B)/lua/burrow/core.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $^ $(DEP_LIBS)
+	$(CC) -shared -o $@ $^ $(DEP_LIBS) $(LPEG_LIBS)
 
 $(B)/libburrow.a: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
 	rm -f $@ && ar rcs $@ $^
@@ -141,7 +144,12 @@ $(B)/test_capi $(B)/test_api_async: $(B)/test_%: host/test/test_%.c $(B)/libburr
 $(B)/faults.so: host/test/faults.c
 	$(CC) $(CFLAGS) -fvisibility=default -shared -o $@ $< -ldl # its wrappers must be seen to interpose
 
-test: all
+# The tests use more than the build does (luajit, lua-luv, LÖVE, clang for
+# the fuzz targets...): every package in DEBS is checked (and installed as
+# root) first, so one `make test` on a machine lacking any of them works.
+test:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
 	@bash test/run-all.sh
 
 run: all
@@ -234,9 +242,10 @@ uninstall:
 # module, tools and policies copied into the rock (tools and policies inside
 # burrow/: see lua/burrow/registry.lua). No pkg-config, no -Werror.
 ROCK_B    := build/rock
-ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET
+ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET LPEG
 ROCK_INC   = $(sort $(foreach d,LUA $(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR))))
-ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -pthread
+ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -pthread \
+  -Wl,--push-state,--no-as-needed -llua5.4-lpeg -Wl,--pop-state
 LIBFLAG   ?= -shared
 
 rock: $(ROCK_B)/core.so
@@ -254,6 +263,26 @@ rock-install: rock
 	@for f in $(LUA_FILES); do \
 	  case $$f in burrow/*) d=$$f ;; *) d=burrow/$$f ;; esac; \
 	  install -D -m 644 lua/$$f $(ROCK_LUADIR)/$$d || exit 1; done
+
+# A source rock of the checkout, offline: `git archive` of the tracked files
+# the rock's build needs (Makefile host lua rockspec, uncommitted changes
+# included), and a copy of the rockspec whose source is that archive by
+# absolute path (luarocks pack fetches from a temp dir, so neither the
+# rockspec's git+file://. nor a relative path can work), packed by luarocks
+# into $(SRC_ROCK_DIR)/burrow-scm-1.src.rock. The rock carries the archive:
+# installing it fetches nothing (spec/install_spec.lua).
+SRC_ROCK_DIR ?= $(B)/src-rock
+SRC_ROCK_ABS  = $(abspath $(SRC_ROCK_DIR))
+src-rock: FORCE
+	@command -v git >/dev/null && command -v luarocks >/dev/null || { echo "src-rock: needs git and luarocks"; exit 2; }
+	@mkdir -p $(SRC_ROCK_DIR)
+	rm -f $(SRC_ROCK_DIR)/burrow-scm.tar.gz $(SRC_ROCK_DIR)/burrow-scm-1.rockspec $(SRC_ROCK_DIR)/burrow-scm-1.src.rock
+	rev=$$(git -c user.name=burrow -c user.email=burrow@localhost stash create) && \
+	  git archive --format=tar.gz --prefix=burrow/ -o $(SRC_ROCK_ABS)/burrow-scm.tar.gz $${rev:-HEAD} Makefile host lua rockspec
+	sed 's|^   url = "git+file://\.",|   url = "file://$(SRC_ROCK_ABS)/burrow-scm.tar.gz",\n   dir = "burrow",|' \
+	  rockspec/burrow-scm-1.rockspec > $(SRC_ROCK_DIR)/burrow-scm-1.rockspec
+	@grep -q '^   url = "file://.*burrow-scm.tar.gz",' $(SRC_ROCK_DIR)/burrow-scm-1.rockspec || { echo "src-rock: the rockspec's source.url line changed; update this rule"; exit 1; }
+	cd $(SRC_ROCK_DIR) && luarocks --lua-version=5.4 pack burrow-scm-1.rockspec
 
 FORCE:
 

@@ -4,12 +4,21 @@
 --   luarocks --lua-version=5.4 --local make         # ~/.luarocks
 --   luarocks --lua-version=5.4 --tree=DIR make      # any tree
 --
--- Offline on Debian 12 with Debian's packages (lua5.4, liblua5.4-dev,
--- libpcre2-dev, libyaml-dev, libssl-dev, libjansson-dev, libmicrohttpd-dev,
--- libuchardet-dev, luarocks): the only dependency is Lua itself, so no rock server is asked; the C libraries
--- are external dependencies LuaRocks finds under /usr (as lrexlib-pcre2 and
--- lyaml declare theirs). docs/embedding.md has the details, including
--- --deps-mode=none and a config without servers.
+-- Dependencies: Lua 5.4 and C libraries, all Debian 12 packages (lua5.4,
+-- liblua5.4-dev, lua-lpeg-dev, libpcre2-dev, libyaml-dev, libssl-dev,
+-- libjansson-dev, libmicrohttpd-dev, libuchardet-dev, luarocks). They are
+-- external dependencies LuaRocks finds under /usr (as lrexlib-pcre2 and
+-- lyaml declare theirs), so `luarocks make` works offline. LPeg is one of
+-- them: Debian's liblua5.4-lpeg is linked into burrow.core, which offers
+-- it as package.preload.lpeg (no lpeg rock, no lpeg.so needed).
+-- docs/embedding.md has the details.
+--
+-- A source rock: `make src-rock` (this rockspec with its source pointed at
+-- a git archive of the checkout, packed offline into build/src-rock/).
+--
+-- TODO(license): the owners have not chosen a license yet; `luarocks lint`
+-- fails on the missing description.license until they do (and `luarocks
+-- upload` needs it). Do not pick one here.
 --
 -- Releases follow LuaRocks' NAME-VERSION-REVISION convention:
 -- rockspec/burrow-0.1.0-1.rockspec with source.url a release tarball and
@@ -19,7 +28,8 @@ package = "burrow"
 version = "scm-1"
 
 source = {
-   -- `luarocks make` builds the checkout it runs in and fetches nothing
+   -- `luarocks make` builds the checkout it runs in and fetches nothing;
+   -- `make src-rock` replaces this line with the archive it writes
    url = "git+file://.",
 }
 
@@ -34,8 +44,7 @@ tables in and out, and renders the tool list for MCP, OpenAI and Anthropic
 function calling.
 ]],
    labels = { "filesystem", "sandbox", "agents", "mcp" },
-   -- license: none chosen for the project yet; `luarocks lint` and
-   -- `luarocks upload` want one (luarocks make does not)
+   -- license: TODO(license), see the top of this file
 }
 
 supported_platforms = { "linux" }
@@ -54,6 +63,8 @@ external_dependencies = {
    JANSSON = { header = "jansson.h", library = "jansson" },
    MHD = { header = "microhttpd.h", library = "microhttpd" }, -- burrow mcp --http
    UCHARDET = { header = "uchardet/uchardet.h", library = "uchardet" }, -- charset.c
+   -- LPeg, linked in: burrow.caps (sizes, durations), burrow.patch_grammar
+   LPEG = { header = "lua5.4/lua-lpeg.h", library = "lua5.4-lpeg" },
 }
 
 -- The Makefile's `rock` target builds burrow.core from host/src (core and
@@ -81,6 +92,8 @@ build = {
       MHD_LIBDIR = "$(MHD_LIBDIR)",
       UCHARDET_INCDIR = "$(UCHARDET_INCDIR)",
       UCHARDET_LIBDIR = "$(UCHARDET_LIBDIR)",
+      LPEG_INCDIR = "$(LPEG_INCDIR)",
+      LPEG_LIBDIR = "$(LPEG_LIBDIR)",
    },
    install_target = "rock-install",
    install_variables = {

@@ -1,6 +1,6 @@
 -- ws:submit / ws:fd / ws:poll / ws:cancel (lua/burrow/async.lua over the C
 -- API's worker, core.host), and examples/luv_grep.lua run as printed: a
--- grep of about a second while a 10 ms luv timer keeps ticking.
+-- grep of a second or more while a 10 ms luv timer fires 80 times or more.
 
 local H = require "helpers"
 local core = H.core
@@ -127,8 +127,11 @@ describe(H.tag("examples/luv_grep.lua"), function()
     return H.sh(cmd)
   end
 
-  it("a ~1 s grep while a 10 ms timer keeps firing", function()
-    -- as many slow files as this machine needs for a grep of 0.5 s or more
+  it("a grep of 1 s or more while a 10 ms timer fires at least 80 times", function()
+    -- Calibrate: the grep over 2 slow files, then as many files as this
+    -- machine needs for a grep of about 1.3 s (files run on one walk thread
+    -- per core, so the time grows with the count); at most 4 tries and 400
+    -- files, so the test stays a few seconds on a loaded machine too.
     local out, secs, lines, files, ticks
     local n, tries = 2, 0
     while true do
@@ -140,8 +143,8 @@ describe(H.tag("examples/luv_grep.lua"), function()
       secs, ticks = tonumber(secs), tonumber(ticks)
       assert.equal(tostring(n), lines)
       assert.equal(tostring(n), files)
-      if secs >= 0.5 or tries == 4 then break end
-      n = math.min(400, math.ceil(n * 0.7 / math.max(secs, 0.01))) -- the next try aims at 0.7 s
+      if secs >= 1.0 or tries == 4 or n == 400 then break end
+      n = math.min(400, math.max(n + 2, math.ceil(n * 1.3 / math.max(secs, 0.01))))
     end
     -- the same loop with nothing else running, for as long: this machine's
     -- timer rate under its current load (2 cores shared)
@@ -165,12 +168,161 @@ uv.run()
 print(ticks)
 ]]):format(dir))
     local blocked = tonumber(lua(dir .. "/blocking.lua"))
-    print(("\n  luv: grep %.2f s, the timer ticked %d times (idle loop for as long: %d; with a blocking ws:call: %d)")
-      :format(secs, ticks, idle, blocked))
-    assert.is_true(secs >= 0.5, "the grep was too short to show anything: " .. secs)
+    print(("\n  luv: grep %.2f s over %d files, the timer ticked %d times (%.0f/s; idle loop for as long: %d; with a blocking ws:call: %d)")
+      :format(secs, n, ticks, ticks / secs, idle, blocked))
+    -- issue 14's threshold: a grep of a second or more, 80 ticks or more
+    -- during it; the control shows the same grep blocking would tick ~0
+    assert.is_true(secs >= 1.0, "the grep was shorter than a second: " .. secs)
     assert.is_true(blocked <= 3, "the control should block the loop: " .. blocked)
-    -- the loop was never blocked: ticks like the idle loop's, less the CPU
-    -- the grep's walk threads (one per core) take from it on a busy machine
-    assert.is_true(ticks >= 0.5 * idle, ("%d ticks, idle %d"):format(ticks, idle))
+    assert.is_true(ticks >= 80, ("%d ticks in a %.2f s grep (idle loop: %d)"):format(ticks, secs, idle))
+  end)
+end)
+
+describe(H.tag("ws:submit and a policy's ask (ws:on_ask, ws:answer)"), function()
+  local dir, pdir, ws
+
+  -- A workspace on dir whose policy asks about every write.
+  local function open_asking(approve)
+    return assert(H.burrow.open { roots = { { path = dir } }, resolver = H.RESOLVER,
+      policies = { pdir .. "/asker.lua" }, approve = approve })
+  end
+
+  local function pump(cond, secs)
+    local t0 = core.now()
+    while not cond() and core.now() - t0 < (secs or 10) do ws:poll() end
+    return cond()
+  end
+
+  -- Submit a write of name; returns the id and a table the callback fills.
+  local function write(name)
+    local r = {}
+    local id = assert(ws:submit("write_file", { path = name, content = "x" }, function(res, msg, code)
+      r.res, r.msg, r.code, r.done = res, msg, code, true
+    end))
+    return id, r
+  end
+
+  before_each(function()
+    dir, pdir = H.tmpdir(), H.tmpdir()
+    H.write(pdir, "asker.lua", [[
+return { name = "asker", check = function(req)
+  if req.operation == "write" then return "ask", "writes need a yes" end
+  return "allow"
+end }
+]])
+  end)
+
+  after_each(H.cleanup)
+
+  it("the hook answers inside ws:poll, on the caller's thread, with the question", function()
+    local seen, in_poll, polling = nil, nil, false
+    ws = open_asking(function(req, reason)
+      seen, in_poll = { id = req.id, tool = req.tool, operation = req.operation, path = req.path, reason = reason }, polling
+      return true
+    end)
+    local id, r = write("yes.txt")
+    local t0 = core.now()
+    while not r.done and core.now() - t0 < 10 do
+      polling = true
+      ws:poll()
+      polling = false
+    end
+    assert.is_true(r.done)
+    assert.equal("yes.txt", r.res.path)
+    assert.equal("x", H.read(dir, "yes.txt"))
+    assert.same({ id = id, tool = "write_file", operation = "write", path = "yes.txt", reason = "writes need a yes" }, seen)
+    assert.is_true(in_poll)
+  end)
+
+  it("a no, with the hook's reason; a hook that raises is a no without its text", function()
+    ws = open_asking(function() return false, "the user said no" end)
+    local _, r = write("no.txt")
+    assert.is_true(pump(function() return r.done end))
+    assert.equal("POLICY_DENIED", r.code)
+    assert.matches("not approved (writes need a yes): the user said no", r.msg, 1, true)
+    assert.is_nil(H.exists(dir, "no.txt") or nil)
+    ws:on_ask(function() error("approval UI crashed") end)
+    _, r = write("raised.txt")
+    assert.is_true(pump(function() return r.done end))
+    assert.equal("POLICY_DENIED", r.code)
+    assert.matches("the approval hook failed", r.msg, 1, true)
+    assert.is_nil(r.msg:find("crashed", 1, true))
+  end)
+
+  it("\"later\": the call waits until ws:answer", function()
+    local asked = {}
+    ws = open_asking(function(req) asked[#asked + 1] = req.id return "later" end)
+    local id, r = write("later.txt")
+    assert.is_falsy(pump(function() return r.done end, 0.5))
+    assert.same({ id }, asked)
+    assert.is_false(ws:answer(id + 1, true))
+    assert.is_true(ws:answer(id, true))
+    assert.is_false(ws:answer(id, true), "answered once only")
+    assert.is_true(pump(function() return r.done end))
+    assert.equal("later.txt", r.res.path)
+    local id2, r2 = write("later2.txt")
+    pump(function() return #asked == 2 end)
+    assert.is_true(ws:answer(id2, false, "not now"))
+    assert.is_true(pump(function() return r2.done end))
+    assert.matches("not approved (writes need a yes): not now", r2.msg, 1, true)
+  end)
+
+  it("no hook: denied as before; a hook set later is used from then on", function()
+    ws = open_asking(nil)
+    local _, r = write("none.txt")
+    assert.is_true(pump(function() return r.done end))
+    assert.matches("approval needed (writes need a yes) but this client cannot be asked", r.msg, 1, true)
+    ws:on_ask(function() return true end)
+    _, r = write("then.txt")
+    assert.is_true(pump(function() return r.done end))
+    assert.is_truthy(r.res, r.msg)
+    ws:on_ask(nil)
+    _, r = write("off.txt")
+    assert.is_true(pump(function() return r.done end))
+    assert.matches("cannot be asked", r.msg, 1, true)
+  end)
+
+  it("no answer within the timeout, or a cancel while it waits: denied, saying which", function()
+    ws = open_asking(nil)
+    ws:on_ask(function() return "later" end, 300)
+    local t0 = core.now()
+    local id, r = write("timeout.txt")
+    assert.is_true(pump(function() return r.done end))
+    local secs = core.now() - t0
+    assert.matches("no answer within 300 ms", r.msg, 1, true)
+    assert.is_true(secs >= 0.3 and secs < 3, "after " .. secs)
+    assert.is_false(ws:answer(id, true))
+    local asked = false
+    ws:on_ask(function() asked = true return "later" end, 60000)
+    id, r = write("cancel.txt")
+    pump(function() return asked end)
+    t0 = core.now()
+    assert.is_true(ws:cancel(id))
+    assert.is_true(pump(function() return r.done end))
+    assert.is_true(core.now() - t0 < 0.1)
+    assert.equal("POLICY_DENIED", r.code)
+    assert.matches("the call was cancelled", r.msg, 1, true)
+    assert.is_nil(H.exists(dir, "cancel.txt") or nil)
+  end)
+
+  it("ws:call cannot wait: a hook's \"later\" is a no there", function()
+    ws = open_asking(function() return "later" end)
+    local res, msg, code = ws:call("write_file", { path = "sync.txt", content = "x" })
+    assert.is_nil(res)
+    assert.equal("POLICY_DENIED", code)
+    assert.matches("an answer later is for submitted calls only", msg, 1, true)
+    assert.is_nil(H.exists(dir, "sync.txt") or nil)
+  end)
+
+  it("close while a question waits returns promptly and runs no callback", function()
+    local asked = false
+    ws = open_asking(function() asked = true return "later" end)
+    local _, r = write("closed.txt")
+    pump(function() return asked end)
+    local t0 = core.now()
+    ws:close()
+    assert.is_true(core.now() - t0 < 1)
+    assert.is_nil(r.done)
+    assert.is_nil(H.exists(dir, "closed.txt") or nil)
   end)
 end)

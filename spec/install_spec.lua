@@ -6,7 +6,11 @@
 --   * pkg-config --cflags --libs burrow compiles and links (shared, static);
 --   * examples/embed built against the installed burrow.pc and run;
 --   * luarocks make into a temporary tree, offline (no rock server), then
---     require "burrow" from a stock lua5.4 and examples/agent.lua run.
+--     require "burrow" from a stock lua5.4 and examples/agent.lua run;
+--   * make src-rock (luarocks pack of the source rockspec), its rock
+--     installed offline into a clean tree; LPeg found inside burrow.core
+--     with no lpeg.so on the cpath;
+--   * luarocks lint of the rockspec: only the license is missing.
 -- A tool the machine lacks (luarocks, pkg-config) makes its tests pending
 -- with a SKIP reason, never a pass.
 
@@ -220,7 +224,7 @@ int main(int argc, char **argv) {
   end)
 
   describe("Lua, through the rock", function()
-    local rocks, lua_env
+    local rocks, lua_env, env, offline
 
     lazy_setup(function()
       if not have("luarocks") then return end
@@ -229,10 +233,17 @@ int main(int argc, char **argv) {
       H.mkdir(src)
       sh(("cd %s && cp -r Makefile host lua rockspec %s"):format(H.q(REPO), H.q(src)))
       rocks = tmp .. "/rocks"
-      -- offline: no rock server; HOME inside tmp, so nothing lands elsewhere
-      H.write(tmp, "luarocks-config.lua", "rocks_servers = {}\n")
-      local env = ("HOME=%s LUAROCKS_CONFIG=%s "):format(H.q(tmp .. "/home"), H.q(tmp .. "/luarocks-config.lua"))
-      sh(env .. "cd " .. H.q(src) .. " && luarocks --lua-version=5.4 --tree=" .. H.q(rocks) .. " make 2>&1")
+      -- No LuaRocks config: the rock needs no other rock (LPeg is linked
+      -- into burrow.core, like PCRE2). HOME inside tmp, so nothing lands
+      -- elsewhere.
+      H.write(tmp, "luarocks-config.lua", "\n")
+      env = ("export HOME=%s LUAROCKS_CONFIG=%s; "):format(H.q(tmp .. "/home"), H.q(tmp .. "/luarocks-config.lua"))
+      -- offline: the only rock server an empty local one (a config's
+      -- rocks_servers = {} is merged with LuaRocks' defaults, not instead)
+      H.mkdir(tmp .. "/norocks")
+      sh(env .. "luarocks-admin --lua-version=5.4 make-manifest " .. H.q(tmp .. "/norocks") .. " 2>&1")
+      offline = " --only-server=" .. H.q(tmp .. "/norocks")
+      sh(env .. "cd " .. H.q(src) .. " && luarocks --lua-version=5.4" .. offline .. " --tree=" .. H.q(rocks) .. " make 2>&1")
       lua_env = ('eval "$(%sluarocks --lua-version=5.4 --tree=%s path)" && '):format(env, H.q(rocks))
     end)
 
@@ -263,7 +274,7 @@ int main(int argc, char **argv) {
         print(require("burrow.policy").dir)
         print(#ws:tools(), #ws:tools { format = "anthropic" })
         print(ws:call("read_file", { path = "a.txt" }).content)
-        print(select(3, ws:call("write_file", { path = ".env", content = "x" })))
+        print((select(3, ws:call("write_file", { path = ".env", content = "x" }))))
         local registry = require "burrow.registry"
         print(registry.packs and table.concat(registry.packs(), ",") or "")
         ws:close()
@@ -285,14 +296,13 @@ int main(int argc, char **argv) {
 
     it("luarocks pack of the installed rock, installed offline into another tree, works", function()
       if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
-      local env = ("HOME=%s LUAROCKS_CONFIG=%s "):format(H.q(tmp .. "/home"), H.q(tmp .. "/luarocks-config.lua"))
       local packdir = tmp .. "/pack"
       H.mkdir(packdir)
       sh(env .. "cd " .. H.q(packdir) .. " && luarocks --lua-version=5.4 --tree=" .. H.q(rocks) .. " pack burrow 2>&1")
       local rock = H.run("ls " .. H.q(packdir) .. "/burrow-scm-1.*.rock"):match("[^\n]+")
       assert.truthy(rock, "no packed rock")
       local tree2 = tmp .. "/rocks2"
-      sh(env .. "luarocks --lua-version=5.4 --tree=" .. H.q(tree2) .. " install " .. H.q(rock) .. " 2>&1")
+      sh(env .. "luarocks --lua-version=5.4" .. offline .. " --tree=" .. H.q(tree2) .. " install " .. H.q(rock) .. " 2>&1")
       local env2 = ('eval "$(%sluarocks --lua-version=5.4 --tree=%s path)" && '):format(env, H.q(tree2))
       local out = sh(env2 .. "cd / && lua5.4 -e " .. H.q([[
         local burrow = require "burrow"
@@ -302,6 +312,62 @@ int main(int argc, char **argv) {
         ws:close()
       ]]))
       assert.equal(tree2 .. "/lib/lua/5.4/burrow/core.so\ntrue\n", out)
+    end)
+
+    it("make src-rock packs the source rockspec offline; its rock installs offline into a clean tree", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      if not have("git") or not H.run("git -C " .. H.q(REPO) .. " rev-parse --git-dir >/dev/null 2>&1 && echo y"):match("y") then
+        return pending("SKIP: not a git checkout (make src-rock archives it with git)")
+      end
+      local srcdir = tmp .. "/srcrock"
+      sh(env .. ("make -C %s -s src-rock SRC_ROCK_DIR=%s 2>&1"):format(H.q(REPO), H.q(srcdir)))
+      local rock = srcdir .. "/burrow-scm-1.src.rock"
+      assert.truthy(H.exists(srcdir, "burrow-scm-1.src.rock"), "no source rock")
+      local listing = H.run("unzip -Z1 " .. H.q(rock))
+      assert.equal("burrow-scm-1.rockspec\nburrow-scm.tar.gz\n", listing)
+      -- the rock carries its source: the archive beside it is not needed
+      os.remove(srcdir .. "/burrow-scm.tar.gz")
+      local tree3, other = tmp .. "/rocks3", tmp .. "/elsewhere"
+      H.mkdir(other)
+      local log = sh(env .. "cd " .. H.q(other) .. " && luarocks --lua-version=5.4" .. offline .. " --tree=" .. H.q(tree3)
+        .. " install " .. H.q(rock) .. " 2>&1")
+      assert.matches("burrow scm-1 is now installed", log, 1, true)
+      local env3 = ('eval "$(%sluarocks --lua-version=5.4 --tree=%s path)" && '):format(env, H.q(tree3))
+      local out = sh(env3 .. "cd / && lua5.4 -e " .. H.q([[
+        local burrow = require "burrow"
+        print(package.searchpath("burrow.core", package.cpath))
+        print(package.loaded.lpeg ~= nil and package.preload.lpeg ~= nil)
+        local ws = assert(burrow.open { roots = { { path = "/" } }, caps = { max_file_size = "1MiB" } })
+        print(#ws:tools() > 0, ws.caps.max_file_size)
+        ws:close()
+      ]]))
+      assert.equal(tree3 .. "/lib/lua/5.4/burrow/core.so\ntrue\ntrue\t1048576\n", out)
+    end)
+
+    it("LPeg travels inside burrow.core: with no lpeg.so on the cpath the rock still loads it", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      -- only the rock's tree on the cpath: Debian's lpeg.so is out of reach
+      local out = sh(lua_env .. "cd / && LUA_CPATH=" .. H.q(rocks .. "/lib/lua/5.4/?.so") .. " lua5.4 -e " .. H.q([[
+        print(package.searchpath("lpeg", package.cpath) == nil)
+        local burrow = require "burrow"
+        local ws = assert(burrow.open { roots = { { path = "/" } }, caps = { max_file_size = "2MiB" } })
+        print(ws.caps.max_file_size, type(package.loaded.lpeg), package.preload.lpeg ~= nil)
+        ws:close()
+      ]]))
+      local lines = {}
+      for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+      assert.equal("true", lines[1]) -- searchpath finds no lpeg.so
+      assert.equal("2097152\ttable\ttrue", lines[2])
+    end)
+
+    it("luarocks lint: the rockspec's only failure is the license the owners have not chosen", function()
+      if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
+      local out = sh(env .. "luarocks --lua-version=5.4 lint " .. H.q(REPO .. "/rockspec/burrow-scm-1.rockspec") .. " 2>&1; echo rc=$?")
+      local lines = {}
+      for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+      assert.same({ "Rockspec has no license field.",
+        "Error: " .. REPO .. "/rockspec/burrow-scm-1.rockspec failed consistency checks.", "rc=1" }, lines)
+      assert.matches("TODO(license)", H.read(REPO, "rockspec/burrow-scm-1.rockspec"), 1, true)
     end)
 
     it("ws:submit from the rock: examples/luv_grep.lua greps on the worker while luv runs", function()

@@ -1,7 +1,8 @@
 -- The Lua API both runtimes share: under Lua 5.4 the rock (require "burrow"),
 -- under LuaJIT burrow.ffi over libburrow (run by test/run-all.sh as
 -- `busted --lua=luajit spec/lua_api_spec.lua`, with BURROW_LIB). Same
--- assertions on both: open, call, errors, tools, submit/poll/cancel, close.
+-- assertions on both: open, call, errors, tools, submit/poll/cancel, a
+-- policy's ask in a submitted call (ws:on_ask, ws:answer), close.
 -- No helpers.lua here: it needs burrow.core, which LuaJIT cannot load.
 
 local JIT = type(jit) == "table"
@@ -120,6 +121,48 @@ describe("Lua API (" .. (JIT and "LuaJIT, burrow.ffi" or "Lua 5.4, the rock") ..
     local _, _, code = w:call("write_file", { path = "big.txt", content = ("x"):rep(2000) })
     w:close()
     assert.equal("TOO_LARGE", code)
+  end)
+
+  it("a policy's ask in a submitted call: ws:on_ask inside poll, \"later\" and ws:answer", function()
+    write(dir .. "/asker.lua", "return { name = 'asker', check = function(req)\n"
+      .. "  if req.operation == 'write' then return 'ask', 'writes need a yes' end\n  return 'allow'\nend }\n")
+    local w = assert(burrow.open { roots = { { path = dir, mount = "/w" } }, policies = { dir .. "/asker.lua" } })
+    local function write_call(name)
+      local r = {}
+      r.id = assert(w:submit("write_file", { path = "/w/" .. name, content = "x" }, function(res, msg, code)
+        r.res, r.msg, r.code, r.done = res, msg, code, true
+      end))
+      return r
+    end
+    local r = write_call("none.txt") -- no hook: denied, as before
+    assert.is_true(pump(w, function() return r.done end))
+    assert.equal("POLICY_DENIED", r.code)
+    assert.matches("cannot be asked", r.msg, 1, true)
+    local seen, answer = {}, true
+    w:on_ask(function(req, reason)
+      seen[#seen + 1] = { req.id, req.tool, req.operation, req.path, reason }
+      return answer, "said so"
+    end)
+    r = write_call("yes.txt")
+    assert.is_true(pump(w, function() return r.done end))
+    assert.equal("/w/yes.txt", r.res.path)
+    assert.same({ r.id, "write_file", "write", "/w/yes.txt", "writes need a yes" }, seen[1])
+    answer = false
+    r = write_call("no.txt")
+    assert.is_true(pump(w, function() return r.done end))
+    assert.matches("not approved (writes need a yes): said so", r.msg, 1, true)
+    answer = "later"
+    r = write_call("later.txt")
+    assert.is_falsy(pump(w, function() return r.done end, 0.3))
+    assert.equal(3, #seen)
+    assert.is_true(w:answer(r.id, true))
+    assert.is_true(pump(w, function() return r.done end))
+    assert.equal("/w/later.txt", r.res.path)
+    w:on_ask(function() return "later" end, 200)
+    r = write_call("timeout.txt")
+    assert.is_true(pump(w, function() return r.done end))
+    assert.matches("no answer within 200 ms", r.msg, 1, true)
+    w:close()
   end)
 
   it("a closed workspace refuses calls", function()

@@ -12,7 +12,8 @@
 #   5. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
 #   6. luajit   busted --lua=luajit: spec/lua_api_spec.lua (the Lua API subset,
 #               here through burrow.ffi) and test/luajit/ (the LÖVE example's
-#               logic), BURROW_LIB=$BUILD/libburrow.so
+#               logic under LuaJIT, and the example run by LÖVE under xvfb-run
+#               when love and xvfb-run are installed), BURROW_LIB=$BUILD/libburrow.so
 #   7. conformance  test/conformance/run.sh: the official MCP conformance
 #               suite (@modelcontextprotocol/conformance, pinned) against
 #               burrow mcp --http, one passed or failed per scenario

@@ -8,16 +8,44 @@
 -- lua/ of a burrow checkout: LUA_PATH="/path/to/burrow/lua/?.lua;;") and
 -- libburrow.so.0 on the loader's path (make install), or BURROW_LIB=/abs/path.
 -- The logic is app.lua, which the tests run under plain LuaJIT.
+--
+-- Test mode (test/luajit/love_run_spec.lua, under xvfb-run): with
+-- BURROW_LOVE_RESULT=FILE set, the project writes what it drew, the frames
+-- and the longest frame during the grep to FILE once the grep is done (or
+-- after 30 s), then quits.
 
 local app = require "app"
 local state, err
+local result_file = os.getenv("BURROW_LOVE_RESULT")
+local grep_started, worst_dt = nil, 0
+
+-- Test mode: the report, then quit.
+local function report(why)
+  local f = assert(io.open(result_file, "w"))
+  if state then
+    f:write(("%s frames=%d grep_frames=%s grep_secs=%.3f worst_frame_ms=%.1f\n"):format(why, state.frames,
+      tostring(state.grep_frames), love.timer.getTime() - grep_started, worst_dt * 1000))
+    f:write(table.concat(app.lines(state), "\n"), "\n")
+  else
+    f:write("error ", tostring(err), "\n")
+  end
+  f:close()
+  love.event.quit()
+end
 
 function love.load(args)
   state, err = app.new(args[1] or ".", args[2] or "TODO")
+  grep_started = love.timer.getTime()
+  if result_file and not state then report("error") end
 end
 
 function love.update(dt)
   if state then app.update(state, dt) end
+  if result_file and state then
+    if not state.grep then worst_dt = math.max(worst_dt, dt) end
+    if state.grep and state.listing then report("done")
+    elseif love.timer.getTime() - grep_started > 30 then report("timeout") end
+  end
 end
 
 function love.keypressed(key)

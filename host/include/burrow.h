@@ -36,12 +36,14 @@
  * submitted: burrow_call queues behind the submitted calls and waits;
  * burrow_tools and burrow_set_approval wait for the call in flight instead
  * of being refused. burrow_submit, burrow_cancel, burrow_fd, burrow_poll,
- * burrow_take and burrow_set_progress may be called from any thread, but
- * callbacks run only inside burrow_poll, on the thread that calls it (the
- * engine's: call it from one thread). The approval callback of a submitted
- * call runs on the worker thread. burrow_close, from a thread outside any
- * callback, cancels the call in flight, answers nothing more and joins the
- * worker; callbacks not yet polled never run.
+ * burrow_take, burrow_set_progress, burrow_set_approver, burrow_answer and
+ * burrow_take_ask may be called from any thread, but callbacks (the
+ * approver's too) run only inside burrow_poll, on the thread that calls it
+ * (the engine's: call it from one thread). Without an approver,
+ * burrow_set_approval's callback answers a submitted call on the worker
+ * thread. burrow_close, from a thread outside any callback, cancels the
+ * call in flight, answers nothing more and joins the worker; callbacks not
+ * yet polled never run.
  *
  * ERRORS. burrow_call returns BURROW_OK, BURROW_TOOL_ERROR or BURROW_USAGE.
  * A tool error's JSON carries a stable code string ("ENOENT",
@@ -199,6 +201,53 @@ typedef void (*burrow_progress_fn)(void *ud, unsigned long long id,
                                    double done, double total,
                                    const char *message);
 void burrow_set_progress(burrow_host *h, burrow_progress_fn fn);
+
+/* APPROVAL OF SUBMITTED CALLS. A policy's "ask" in a call made with
+ * burrow_submit is put to the engine, on the thread that polls:
+ *
+ *   static int ask(void *ud, unsigned long long id, const char *tool,
+ *                  const char *operation, const char *path,
+ *                  const char *reason) {
+ *     open_dialog(id, tool, operation, path, reason);  (the strings live
+ *     return BURROW_ASK_LATER;                          for the call only)
+ *   }
+ *   burrow_set_approver(h, ask, ud, 30000);
+ *   ... the user clicks: burrow_answer(h, id, 1, NULL);
+ *
+ * With timeout_ms > 0, the worker stops at the question and waits for its
+ * answer: fn(ud, id, tool, operation, path, reason) runs inside a later
+ * burrow_poll and returns 1 (allow), 0 (deny) or BURROW_ASK_LATER, to answer
+ * later, from any thread, with burrow_answer. With fn NULL the questions wait
+ * for burrow_take_ask instead (bindings without C callbacks). The fd is
+ * readable while a question waits to be handed out. No answer within
+ * timeout_ms, burrow_cancel of the call or burrow_close: denied, and the
+ * POLICY_DENIED message says which. timeout_ms <= 0 turns it off (the
+ * default; a question waiting is denied): a submitted call's ask goes to
+ * burrow_set_approval's callback, on the worker thread, or is denied when
+ * there is none. burrow_call's asks always go to burrow_set_approval's
+ * callback (the thread waiting in burrow_call may be the one that polls).
+ * fn must not call burrow_call, burrow_tools or burrow_set_approval on this
+ * host (they would wait for the call that waits for the answer, until the
+ * timeout); it may answer, cancel and submit. */
+#define BURROW_ASK_LATER (-1)
+typedef int (*burrow_ask_fn)(void *ud, unsigned long long id, const char *tool,
+                             const char *operation, const char *path,
+                             const char *reason);
+void burrow_set_approver(burrow_host *h, burrow_ask_fn fn, void *ud,
+                         int timeout_ms);
+
+/* Answer the question of call id: allow nonzero lets it go ahead; why (may
+ * be NULL) is added to the POLICY_DENIED message of a refusal. 1 if the
+ * call was waiting for that answer; 0 if not (answered, timed out, or no
+ * such question). */
+int burrow_answer(burrow_host *h, unsigned long long id, int allow,
+                  const char *why);
+
+/* The pull form of the approver (set with fn NULL): 1 and the call's *id and
+ * *ask_json, {"operation","path","reason","tool"} (for burrow_free), for a
+ * question not yet handed out; 0 when none waits. Answer with
+ * burrow_answer. */
+int burrow_take_ask(burrow_host *h, unsigned long long *id, char **ask_json);
 
 /* The library's version string, e.g. "0.1.0" (static: do not free). */
 const char *burrow_version(void);

@@ -504,6 +504,39 @@ static int job_progress(lua_State *L) {
   return 0;
 }
 
+static int approve_bridge(lua_State *L);
+
+/* The tool, operation and path of the request at index 1 (each may be
+ * NULL; kept alive by the request table). */
+static void req_fields(lua_State *L, const char *v[3]) {
+  static const char *const f[3] = {"tool", "operation", "path"};
+  for (int i = 0; i < 3; i++) {
+    lua_getfield(L, 1, f[i]);
+    v[i] = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+}
+
+/* hooks.approve(req, reason) of a submitted call while an approver is set
+ * (burrow_set_approver): the question goes to the engine and the worker
+ * waits here for the answer -> allowed[, why]. Turned off since the call
+ * began: burrow_set_approval's callback, as without an approver. */
+static int job_approve(lua_State *L) {
+  burrow_host *h = lua_touserdata(L, lua_upvalueindex(1));
+  bw_job *j = lua_touserdata(L, lua_upvalueindex(2));
+  const char *v[3];
+  req_fields(L, v);
+  const char *reason = luaL_optstring(L, 2, "");
+  char *why = NULL;
+  int r = bw_async_ask(h->async, j, v[0], v[1], v[2], reason, &why);
+  if (r < 0) return approve_bridge(L); /* its upvalue 1 is h too */
+  lua_pushboolean(L, r);
+  if (why) lua_pushstring(L, why); /* may raise on OOM: why leaks then */
+  else lua_pushnil(L);
+  free(why);
+  return 2;
+}
+
 /* (h, job) -> capi.call(ws, tool, args, hooks): code, text */
 static int l_job(lua_State *L) {
   burrow_host *h = lua_touserdata(L, 1);
@@ -521,6 +554,12 @@ static int l_job(lua_State *L) {
   lua_pushlightuserdata(L, j);
   lua_pushcclosure(L, job_progress, 2);
   lua_setfield(L, -2, "progress");
+  if (!j->sync && bw_async_has_approver(h->async)) {
+    lua_pushlightuserdata(L, h);
+    lua_pushlightuserdata(L, j);
+    lua_pushcclosure(L, job_approve, 2);
+    lua_setfield(L, -2, "approve");
+  }
   lua_call(L, 4, 2);
   return 2;
 }
@@ -557,12 +596,8 @@ char *burrow_tools(burrow_host *h, const char *format) {
 static int approve_bridge(lua_State *L) {
   burrow_host *h = lua_touserdata(L, lua_upvalueindex(1));
   if (!h->approve) return 0;
-  const char *f[3] = {"tool", "operation", "path"}, *v[3];
-  for (int i = 0; i < 3; i++) {
-    lua_getfield(L, 1, f[i]);
-    v[i] = lua_tostring(L, -1); /* kept alive by the request table */
-    lua_pop(L, 1);
-  }
+  const char *v[3];
+  req_fields(L, v);
   const char *reason = luaL_optstring(L, 2, "");
   leave(h);
   int ok = h->approve(h->approve_ud, v[0] ? v[0] : "", v[1] ? v[1] : "",

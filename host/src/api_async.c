@@ -10,17 +10,27 @@
  * thread, reads it down and runs the callbacks there. Once a host has a
  * worker, burrow_call is a submitted call waited for, so only the worker
  * runs the host's calls.
+ *
+ * A policy's "ask" in a submitted call (burrow_set_approver): the worker
+ * posts the question (one at most: it runs one call) and waits on ask_cv
+ * for burrow_answer, the call's cancel, the host's close or the timeout;
+ * the engine gets the question in burrow_poll (the approver) or
+ * burrow_take_ask, as copies made under the lock, since the worker frees
+ * its question once it stops waiting.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "async.h"
+#include "core.h"
 
 typedef struct progress_ev {
   unsigned long long id;
@@ -29,6 +39,15 @@ typedef struct progress_ev {
   char *message;
   struct progress_ev *next;
 } progress_ev;
+
+/* The question of the call in flight, on the worker's stack while it waits. */
+typedef struct bw_ask {
+  unsigned long long id;
+  char *tool, *op, *path, *reason;
+  int delivered; /* handed to the approver or to burrow_take_ask */
+  int answer;    /* -1 none yet, 0 deny, 1 allow */
+  char *why;     /* burrow_answer's reason, or NULL */
+} bw_ask;
 
 struct bw_async {
   burrow_host *h;
@@ -44,6 +63,11 @@ struct bw_async {
   burrow_progress_fn on_progress;
   unsigned long long next_id;
   int efd;
+  pthread_cond_t ask_cv;  /* the worker waits for an answer (CLOCK_MONOTONIC) */
+  bw_ask *ask;            /* the question waiting, or NULL */
+  burrow_ask_fn ask_fn;   /* the approver (NULL: questions wait for take_ask) */
+  void *ask_ud;
+  int ask_ms;             /* > 0: approval of submitted calls is on */
 };
 
 static void wake(bw_async *a) {
@@ -121,11 +145,17 @@ static bw_async *get(burrow_host *h) {
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->work_cv, NULL);
     pthread_cond_init(&a->sync_cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* a timeout the wall clock cannot move */
+    pthread_cond_init(&a->ask_cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (a->efd < 0 || pthread_create(&a->thread, NULL, worker, a) != 0) {
       if (a->efd >= 0) close(a->efd);
       pthread_mutex_destroy(&a->mu);
       pthread_cond_destroy(&a->work_cv);
       pthread_cond_destroy(&a->sync_cv);
+      pthread_cond_destroy(&a->ask_cv);
       free(a);
       a = NULL;
     } else {
@@ -251,6 +281,7 @@ int burrow_cancel(burrow_host *h, unsigned long long id) {
   pthread_mutex_lock(&a->mu);
   if (a->current && a->current->id == id) {
     atomic_store(&a->current->cancel, 1);
+    pthread_cond_broadcast(&a->ask_cv); /* a question it waits on ends */
     found = 1;
   }
   for (bw_job *j = a->queue; j && !found; j = j->next) {
@@ -261,6 +292,153 @@ int burrow_cancel(burrow_host *h, unsigned long long id) {
   }
   pthread_mutex_unlock(&a->mu);
   return found;
+}
+
+/* ------------------------------------------------------------- approval */
+
+static void drain_fd(bw_async *a);
+
+static void ask_free_strings(bw_ask *q) {
+  free(q->tool);
+  free(q->op);
+  free(q->path);
+  free(q->reason);
+  free(q->why);
+}
+
+/* Under a->mu: a question not yet handed out, for the engine. */
+static int ask_waiting(bw_async *a) { return a->ask && !a->ask->delivered; }
+
+int bw_async_ask(bw_async *a, bw_job *j, const char *tool, const char *op,
+                 const char *path, const char *reason, char **why) {
+  *why = NULL;
+  if (j->sync) return -1; /* burrow_call: its caller may be the polling thread */
+  bw_ask q = {.id = j->id, .answer = -1};
+  q.tool = strdup(tool ? tool : "");
+  q.op = strdup(op ? op : "");
+  q.path = strdup(path ? path : "");
+  q.reason = strdup(reason ? reason : "");
+  if (!q.tool || !q.op || !q.path || !q.reason) {
+    ask_free_strings(&q);
+    *why = strdup("out of memory");
+    return 0;
+  }
+  pthread_mutex_lock(&a->mu);
+  int ms = a->ask_ms;
+  if (ms <= 0) {
+    pthread_mutex_unlock(&a->mu);
+    ask_free_strings(&q);
+    return -1;
+  }
+  struct timespec end;
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  end.tv_sec += ms / 1000;
+  end.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (end.tv_nsec >= 1000000000L) end.tv_sec++, end.tv_nsec -= 1000000000L;
+  a->ask = &q;
+  wake(a);
+  const char *stop = NULL;
+  while (q.answer < 0) {
+    if (a->stopping) stop = "the host was closed";
+    else if (atomic_load(&j->cancel)) stop = "the call was cancelled";
+    else if (pthread_cond_timedwait(&a->ask_cv, &a->mu, &end) == ETIMEDOUT &&
+             q.answer < 0)
+      stop = "";
+    if (stop) break;
+  }
+  a->ask = NULL;
+  pthread_mutex_unlock(&a->mu);
+  int allow = q.answer == 1;
+  if (q.answer >= 0) {
+    *why = q.why; /* the answerer's reason, or NULL */
+    q.why = NULL;
+  } else if (*stop) {
+    *why = strdup(stop);
+  } else {
+    char buf[96];
+    snprintf(buf, sizeof buf, "no answer within %d ms", ms);
+    *why = strdup(buf);
+  }
+  ask_free_strings(&q);
+  return allow;
+}
+
+int bw_async_has_approver(bw_async *a) {
+  pthread_mutex_lock(&a->mu);
+  int on = a->ask_ms > 0;
+  pthread_mutex_unlock(&a->mu);
+  return on;
+}
+
+void burrow_set_approver(burrow_host *h, burrow_ask_fn fn, void *ud,
+                         int timeout_ms) {
+  bw_async *a = get(h);
+  if (!a) return;
+  pthread_mutex_lock(&a->mu);
+  a->ask_fn = timeout_ms > 0 ? fn : NULL;
+  a->ask_ud = timeout_ms > 0 ? ud : NULL;
+  a->ask_ms = timeout_ms > 0 ? timeout_ms : 0;
+  if (a->ask && a->ask->answer < 0 && timeout_ms <= 0) { /* turned off: no */
+    a->ask->answer = 0;
+    a->ask->why = strdup("the approver was removed");
+    pthread_cond_broadcast(&a->ask_cv);
+  }
+  if (ask_waiting(a)) wake(a); /* e.g. from the pull form to a callback */
+  pthread_mutex_unlock(&a->mu);
+}
+
+int burrow_answer(burrow_host *h, unsigned long long id, int allow,
+                  const char *why) {
+  bw_async *a = existing(h);
+  if (!a || !id) return 0;
+  char *w = why ? strdup(why) : NULL;
+  pthread_mutex_lock(&a->mu);
+  int found = a->ask && a->ask->id == id && a->ask->answer < 0;
+  if (found) {
+    a->ask->answer = allow ? 1 : 0;
+    a->ask->why = w;
+    w = NULL;
+    pthread_cond_broadcast(&a->ask_cv);
+  }
+  pthread_mutex_unlock(&a->mu);
+  free(w);
+  return found;
+}
+
+/* s as a JSON string, quotes included, at o; returns the new end. */
+static char *json_str(char *o, const char *s) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+  *o++ = '"';
+  o = bw_json_escape(o, &p, end, end);
+  *o++ = '"';
+  return o;
+}
+
+int burrow_take_ask(burrow_host *h, unsigned long long *id, char **ask_json) {
+  bw_async *a = existing(h);
+  if (!a || !id || !ask_json) return 0;
+  drain_fd(a);
+  pthread_mutex_lock(&a->mu);
+  char *out = NULL;
+  if (ask_waiting(a)) {
+    bw_ask *q = a->ask;
+    size_t n = BW_JSON_WORST(strlen(q->tool)) + BW_JSON_WORST(strlen(q->op)) +
+               BW_JSON_WORST(strlen(q->path)) + BW_JSON_WORST(strlen(q->reason)) + 64;
+    if ((out = malloc(n))) { /* keys sorted, as every JSON burrow writes */
+      char *o = out;
+      o = json_str(stpcpy(o, "{\"operation\":"), q->op);
+      o = json_str(stpcpy(o, ",\"path\":"), q->path);
+      o = json_str(stpcpy(o, ",\"reason\":"), q->reason);
+      o = json_str(stpcpy(o, ",\"tool\":"), q->tool);
+      strcpy(o, "}");
+      q->delivered = 1;
+      *id = q->id;
+    }
+  }
+  if (a->done || a->prog || ask_waiting(a)) wake(a); /* more waits: stay readable */
+  pthread_mutex_unlock(&a->mu);
+  *ask_json = out;
+  return out != NULL;
 }
 
 static void drain_fd(bw_async *a) {
@@ -292,7 +470,25 @@ int burrow_poll(burrow_host *h) {
   }
   a->done = keep;
   a->done_tail = ktail;
-  if (keep) wake(a); /* still something to take */
+  /* the question waiting, copied for the approver (the worker frees its
+   * own once it stops waiting) */
+  burrow_ask_fn ask_fn = a->ask_fn;
+  void *ask_ud = a->ask_ud;
+  bw_ask q = {0};
+  if (ask_fn && ask_waiting(a)) {
+    q.id = a->ask->id;
+    q.tool = strdup(a->ask->tool);
+    q.op = strdup(a->ask->op);
+    q.path = strdup(a->ask->path);
+    q.reason = strdup(a->ask->reason);
+    if (q.tool && q.op && q.path && q.reason) {
+      a->ask->delivered = 1;
+    } else { /* no memory: left waiting, for the next poll */
+      ask_free_strings(&q);
+      q.id = 0;
+    }
+  }
+  if (keep || ask_waiting(a)) wake(a); /* still something to take */
   pthread_mutex_unlock(&a->mu);
   int n = 0;
   for (progress_ev *e = prog, *next; e; e = next) {
@@ -300,6 +496,11 @@ int burrow_poll(burrow_host *h) {
     if (on_progress) on_progress(e->ud, e->id, e->done, e->total, e->message);
     free(e->message);
     free(e);
+  }
+  if (q.id) {
+    int r = ask_fn(ask_ud, q.id, q.tool, q.op, q.path, q.reason);
+    ask_free_strings(&q);
+    if (r != BURROW_ASK_LATER) burrow_answer(h, q.id, r != 0, NULL);
   }
   for (bw_job *j = mine, *next; j; j = next) {
     next = j->next;
@@ -323,7 +524,7 @@ int burrow_take(burrow_host *h, unsigned long long *id, int *rc,
     *pp = j->next;
     if (a->done_tail == j) a->done_tail = prev;
   }
-  if (a->done || a->prog) wake(a); /* more to poll or take: stay readable */
+  if (a->done || a->prog || ask_waiting(a)) wake(a); /* more to poll or take: stay readable */
   pthread_mutex_unlock(&a->mu);
   if (!j) return 0;
   *id = j->id;
@@ -340,6 +541,7 @@ void bw_async_free(bw_async *a) {
   a->stopping = 1;
   if (a->current) atomic_store(&a->current->cancel, 1);
   pthread_cond_signal(&a->work_cv);
+  pthread_cond_broadcast(&a->ask_cv); /* a question waiting ends: denied */
   pthread_mutex_unlock(&a->mu);
   pthread_join(a->thread, NULL);
   for (bw_job *j = a->done, *next; j; j = next) {
@@ -355,5 +557,6 @@ void bw_async_free(bw_async *a) {
   pthread_mutex_destroy(&a->mu);
   pthread_cond_destroy(&a->work_cv);
   pthread_cond_destroy(&a->sync_cv);
+  pthread_cond_destroy(&a->ask_cv);
   free(a);
 }

@@ -39,6 +39,15 @@ void bw_host_unlock(burrow_host *h);
 /* From the worker (inside bw_host_run): the latest progress of job j. */
 void bw_async_progress(bw_async *a, bw_job *j, double done, double total,
                        const char *message);
+/* From the worker (inside bw_host_run): a policy's "ask" in job j, put to
+ * the engine (burrow_set_approver) and waited for. 1 allowed, 0 denied,
+ * -1 no approver (or j is a burrow_call's): the caller falls back to
+ * burrow_set_approval's callback. *why: NULL, or a malloc'd reason (the
+ * answerer's, or why no answer came: timeout, cancel, close). */
+int bw_async_ask(bw_async *a, bw_job *j, const char *tool, const char *op,
+                 const char *path, const char *reason, char **why);
+/* Whether burrow_set_approver has turned approval of submitted calls on. */
+int bw_async_has_approver(bw_async *a);
 /* burrow_call on a host with a worker: queued behind the submitted calls,
  * waited for. */
 int bw_async_call(bw_async *a, const char *tool, const char *args_json,

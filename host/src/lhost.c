@@ -8,8 +8,13 @@
  *   host:submit(tool, args_json) -> id | nil
  *   host:take() -> id, rc, result_json | nothing     (one completion)
  *   host:fd() -> eventfd     host:cancel(id) -> boolean     host:close()
+ *   host:approver(timeout_ms)   questions of submitted calls wait for
+ *                               take_ask (0: off, asks denied)
+ *   host:take_ask() -> id, question_json | nothing
+ *   host:answer(id, allow[, why]) -> boolean
  */
 #include <lauxlib.h>
+#include <limits.h>
 #include <lua.h>
 #include <stdlib.h>
 
@@ -81,6 +86,35 @@ static int h_cancel(lua_State *L) {
   return 1;
 }
 
+static int h_approver(lua_State *L) {
+  lhost *x = check_host(L);
+  lua_Integer ms = luaL_checkinteger(L, 2);
+  if (ms < 0) ms = 0;
+  if (ms > INT_MAX) ms = INT_MAX;
+  burrow_set_approver(x->h, NULL, NULL, (int)ms);
+  return 0;
+}
+
+static int h_take_ask(lua_State *L) {
+  lhost *x = check_host(L);
+  unsigned long long id;
+  char *q = NULL;
+  if (!burrow_take_ask(x->h, &id, &q)) return 0;
+  lua_pushinteger(L, (lua_Integer)id);
+  lua_pushstring(L, q); /* may raise on OOM: q leaks then */
+  burrow_free(q);
+  return 2;
+}
+
+static int h_answer(lua_State *L) {
+  lhost *x = check_host(L);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  int allow = lua_toboolean(L, 3);
+  const char *why = luaL_optstring(L, 4, NULL);
+  lua_pushboolean(L, id > 0 && burrow_answer(x->h, (unsigned long long)id, allow, why));
+  return 1;
+}
+
 static int h_close(lua_State *L) {
   lhost *x = luaL_checkudata(L, 1, HOST_MT);
   if (x->h) burrow_close(x->h);
@@ -88,9 +122,10 @@ static int h_close(lua_State *L) {
   return 0;
 }
 
-static const luaL_Reg host_methods[] = {{"submit", h_submit}, {"take", h_take},
-                                        {"fd", h_fd},         {"cancel", h_cancel},
-                                        {"close", h_close},   {NULL, NULL}};
+static const luaL_Reg host_methods[] = {
+    {"submit", h_submit},     {"take", h_take},         {"fd", h_fd},
+    {"cancel", h_cancel},     {"approver", h_approver}, {"take_ask", h_take_ask},
+    {"answer", h_answer},     {"close", h_close},       {NULL, NULL}};
 
 void bw_host_register(lua_State *L) {
   luaL_newmetatable(L, HOST_MT);

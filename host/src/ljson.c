@@ -381,10 +381,25 @@ static int put_string (Enc *e, const char *s, size_t len) {
 ** Numbers
 */
 
+/* decimal digits of i into the end of buf[32]; returns where they start
+** (snprintf's parsing of the format was a tenth of encoding a big grep) */
+static char *int_digits (char *end, lua_Integer i) {
+  lua_Unsigned u = (i < 0) ? 0u - (lua_Unsigned)i : (lua_Unsigned)i;
+  char *p = end;
+  do {
+    *--p = (char)('0' + (int)(u % 10));
+    u /= 10;
+  } while (u != 0);
+  if (i < 0)
+    *--p = '-';
+  return p;
+}
+
+
 static int put_integer (Enc *e, lua_Integer i) {
   char buf[32];
-  int len = snprintf(buf, sizeof(buf), LUA_INTEGER_FMT, (LUAI_UACINT)i);
-  return put_bytes(e, buf, (size_t)len);
+  char *p = int_digits(buf + sizeof(buf), i);
+  return put_bytes(e, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 
@@ -528,8 +543,11 @@ static int collect_keys (Enc *e, int t) {
     else if (lua_isinteger(L, -1)) {
       k->s = NULL;
       k->i = lua_tointeger(L, -1);
-      k->len = (size_t)snprintf(k->ibuf, sizeof(k->ibuf), LUA_INTEGER_FMT,
-                                (LUAI_UACINT)k->i);
+      char tmp[32];
+      char *p = int_digits(tmp + sizeof(tmp), k->i);
+      k->len = (size_t)(tmp + sizeof(tmp) - p);
+      memcpy(k->ibuf, p, k->len);
+      k->ibuf[k->len] = '\0';
     }
     else
       return fail(e, key_error(L, -1));
@@ -571,7 +589,16 @@ static int put_object (Enc *e, int t) {
   if (!collect_keys(e, t))
     return 0;
   n = e->nkeys - base;
-  if (n > 1) /* keys stays NULL until some object had a key */
+  if (n > 1 && n <= 8) { /* most objects: a few keys, insertion is cheaper */
+    Key *a = e->keys + base;
+    for (i = 1; i < n; i++) {
+      Key v = a[i];
+      size_t j = i;
+      for (; j > 0 && key_cmp(&a[j - 1], &v) > 0; j--) a[j] = a[j - 1];
+      a[j] = v;
+    }
+  }
+  else if (n > 8) /* keys stays NULL until some object had a key */
     qsort(e->keys + base, n, sizeof(Key), key_cmp);
   if (!put_char(e, '{'))
     return 0;

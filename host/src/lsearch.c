@@ -147,17 +147,35 @@ static void push_lines(lua_State *L, const bw_gfile *f, size_t from, size_t to) 
   }
 }
 
-/* One file's matches into the array on top; returns how many were added. */
+/* What a match costs in the result, as grep.lua counts it against
+ * max_result_bytes: its path and text (and each context line's) + 16. */
+static size_t line_cost(size_t path_len, const bw_gline *l) { return path_len + l->len + 16; }
+
+/* One file's matches into the array on top (n entries so far); the path
+ * string is made once per file. Stops at room matches, or when the next
+ * would take *budget (bytes left; no cap when budget is NULL) below zero
+ * after the first match of all (*cut is set). Returns how many it added. */
 static size_t push_matches(lua_State *L, const char *prefix, const bw_gfile *f,
-                           size_t room, int context) {
-  size_t added = 0, n = (size_t)luaL_len(L, -1);
+                           size_t n, size_t room, int context, size_t *budget, int *cut) {
+  size_t added = 0;
+  push_path(L, prefix, f->item.path);
+  size_t plen = lua_rawlen(L, -1);
   for (size_t i = 0; i < f->nlines && added < room; i++) {
     if (f->lines[i].kind != 'm') continue;
     size_t b = i, a = i + 1;
     while (b > 0 && f->lines[b - 1].kind == 'b') b--;
     while (a < f->nlines && f->lines[a].kind == 'a') a++;
+    if (budget) {
+      size_t cost = 0;
+      for (size_t k = b; k < a; k++) cost += line_cost(plen, &f->lines[k]);
+      if (cost > *budget && n + added > 0) {
+        *cut = 1;
+        break;
+      }
+      *budget = cost > *budget ? 0 : *budget - cost;
+    }
     lua_createtable(L, 0, context ? 5 : 3);
-    push_path(L, prefix, f->item.path);
+    lua_pushvalue(L, -2);
     lua_setfield(L, -2, "path");
     lua_pushinteger(L, (lua_Integer)f->lines[i].line);
     lua_setfield(L, -2, "line");
@@ -169,20 +187,29 @@ static size_t push_matches(lua_State *L, const char *prefix, const bw_gfile *f,
       push_lines(L, f, i + 1, a);
       lua_setfield(L, -2, "after");
     }
-    lua_seti(L, -2, (lua_Integer)(n + ++added));
+    lua_seti(L, -3, (lua_Integer)(n + ++added));
   }
+  lua_pop(L, 1); /* the path */
   return added;
 }
 
+/* max_bytes: the result's byte cap on matches (0: none, the caller caps) */
 static void push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
-                      int mode, size_t limit, int context) {
+                      int mode, size_t limit, int context, size_t max_bytes) {
   lua_createtable(L, 0, 12);
-  new_array(L, 0); /* matches */
-  size_t room = limit ? limit : (size_t)-1, total = 0;
-  for (size_t i = 0; mode == BW_GREP_CONTENT && i < r->nfiles && room; i++) {
-    size_t k = push_matches(L, prefix, r->files[i], room, context);
+  size_t room = limit ? limit : (size_t)-1, total = 0, want = 0, budget = max_bytes;
+  int cut = 0;
+  for (size_t i = 0; mode == BW_GREP_CONTENT && i < r->nfiles; i++) want += r->files[i]->count;
+  new_array(L, want < room ? (int)(want < INT_MAX ? want : INT_MAX) : (int)(room < INT_MAX ? room : INT_MAX));
+  for (size_t i = 0; mode == BW_GREP_CONTENT && i < r->nfiles && room && !cut; i++) {
+    size_t k = push_matches(L, prefix, r->files[i], total, room, context,
+                            max_bytes ? &budget : NULL, &cut);
     room -= k;
     total += k;
+  }
+  if (cut) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -3, "cut");
   }
   lua_setfield(L, -2, "matches");
   new_array(L, (int)r->nfiles);
@@ -265,6 +292,7 @@ static int roots_grep(lua_State *L) {
   o.max_skipped = opt_size(L, 4, "max_skipped", 1000);
   o.max_ms = opt_size(L, 4, "max_ms", 0);
   o.max_bytes = opt_size(L, 4, "max_bytes", 0);
+  size_t out_bytes = opt_size(L, 4, "max_result_bytes", 0);
   o.include = opt_list(L, 4, "include", &o.n_include);
   o.exclude = opt_list(L, 4, "exclude", &o.n_exclude);
   lua_getfield(L, 4, "prefix");
@@ -278,7 +306,7 @@ static int roots_grep(lua_State *L) {
   bw_lua_rules_leave(rules);
   if (rc) return bw_lua_fail(L, rc);
   luaL_checkstack(L, 16, "grep result");
-  push_grep(L, &res, prefix, o.mode, o.max_results, o.before || o.after);
+  push_grep(L, &res, prefix, o.mode, o.max_results, o.before || o.after, out_bytes);
   bw_grep_res_free(&res);
   return 1;
 }

@@ -6,7 +6,10 @@
  * burrow_cancel to its completion measured, under 100 ms); progress reports;
  * burrow_take for callers without callbacks; a queued call cancelled before
  * it runs; burrow_call behind submitted calls; burrow_close with calls in
- * flight; a host on an engine's lua_State has no worker.
+ * flight; a host on an engine's lua_State has no worker. Approval of
+ * submitted calls (burrow_set_approver): allowed, denied, answered later,
+ * the pull form, no approver, timeout, cancel and close while a question
+ * waits, burrow_set_approval's callback on the worker without one.
  */
 #include <lauxlib.h>
 #include <lua.h>
@@ -249,6 +252,220 @@ static void test_close_in_flight(void) {
   CHECK(never == 0, "no callback runs after close");
 }
 
+/* ------------------------------------------- approval of submitted calls */
+
+typedef struct asked {
+  int n, on_engine, answer; /* answer: what the approver returns */
+  unsigned long long id;
+  char tool[32], op[16], path[64], reason[64];
+} asked;
+
+static int on_ask(void *ud, unsigned long long id, const char *tool,
+                  const char *op, const char *path, const char *reason) {
+  asked *a = ud;
+  a->n++;
+  a->id = id;
+  a->on_engine = pthread_equal(pthread_self(), engine);
+  snprintf(a->tool, sizeof a->tool, "%s", tool);
+  snprintf(a->op, sizeof a->op, "%s", op);
+  snprintf(a->path, sizeof a->path, "%s", path);
+  snprintf(a->reason, sizeof a->reason, "%s", reason);
+  return a->answer;
+}
+
+typedef struct outcome {
+  int done, rc;
+  double at;
+  char res[1024];
+} outcome;
+
+static void on_outcome(void *ud, unsigned long long id, int rc, const char *res) {
+  (void)id;
+  outcome *o = ud;
+  o->done = 1;
+  o->rc = rc;
+  o->at = now_ms();
+  snprintf(o->res, sizeof o->res, "%s", res ? res : "");
+}
+
+static burrow_host *open_asking(void) {
+  char cfg[512];
+  snprintf(cfg, sizeof cfg, "roots: [%s]\npolicies: [%s/ask.lua]\n", dir, dir);
+  burrow_host *h = burrow_open(cfg, NULL);
+  CHECK(h != NULL, "open with a policy that asks about writes");
+  return h;
+}
+
+static unsigned long long submit_write(burrow_host *h, const char *name, outcome *o) {
+  char args[256];
+  snprintf(args, sizeof args, "{\"path\":\"%s\",\"content\":\"x\"}", name);
+  memset(o, 0, sizeof *o);
+  return burrow_submit(h, "write_file", args, on_outcome, o);
+}
+
+static int exists(const char *name) {
+  char p[256];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  return access(p, F_OK) == 0;
+}
+
+static void test_approver(void) {
+  burrow_host *h = open_asking();
+  if (!h) return;
+  asked a = {.answer = 1};
+  outcome o;
+  burrow_set_approver(h, on_ask, &a, 5000);
+  unsigned long long id = submit_write(h, "yes.txt", &o);
+  loop_until(h, &o.done, 1, 10000);
+  CHECK(o.done && o.rc == BURROW_OK && exists("yes.txt"), "allowed: written: %s", o.res);
+  CHECK(a.n == 1 && a.id == id && a.on_engine, "asked once, about its call, on the engine's thread");
+  CHECK(!strcmp(a.tool, "write_file") && !strcmp(a.op, "write") && !strcmp(a.path, "yes.txt") &&
+            !strcmp(a.reason, "writes need a yes"),
+        "the question: %s %s %s (%s)", a.tool, a.op, a.path, a.reason);
+  char *res = NULL; /* a read is not asked about */
+  CHECK(burrow_call(h, "read_file", "{\"path\":\"f1.txt\"}", &res) == BURROW_OK && a.n == 1, "reads are not asked");
+  burrow_free(res);
+
+  a.answer = 0; /* denied */
+  submit_write(h, "no.txt", &o);
+  loop_until(h, &o.done, 1, 10000);
+  CHECK(o.rc == BURROW_TOOL_ERROR && strstr(o.res, "POLICY_DENIED") && strstr(o.res, "not approved (writes need a yes)") &&
+            !exists("no.txt"),
+        "denied: %s", o.res);
+
+  a.answer = BURROW_ASK_LATER; /* answered later, with a reason */
+  id = submit_write(h, "later.txt", &o);
+  double t0 = now_ms();
+  while (a.id != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
+  CHECK(a.id == id && !o.done, "the call waits for its answer");
+  CHECK(burrow_answer(h, id + 1000, 1, NULL) == 0, "no question of another id");
+  CHECK(burrow_answer(h, id, 0, "the user said no") == 1, "answered");
+  CHECK(burrow_answer(h, id, 1, NULL) == 0, "answered once only");
+  loop_until(h, &o.done, 1, 10000);
+  CHECK(o.rc == BURROW_TOOL_ERROR && strstr(o.res, "not approved (writes need a yes): the user said no"),
+        "a later no, with its reason: %s", o.res);
+  id = submit_write(h, "later2.txt", &o);
+  t0 = now_ms();
+  while (a.id != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
+  burrow_answer(h, id, 1, NULL);
+  loop_until(h, &o.done, 1, 10000);
+  CHECK(o.rc == BURROW_OK && exists("later2.txt"), "a later yes: %s", o.res);
+
+  /* turned off: as before it (no burrow_set_approval either): denied */
+  burrow_set_approver(h, on_ask, &a, 0);
+  int before = a.n;
+  submit_write(h, "off.txt", &o);
+  loop_until(h, &o.done, 1, 10000);
+  CHECK(a.n == before && strstr(o.res, "approval needed (writes need a yes) but this client cannot be asked"),
+        "no approver: denied as before: %s", o.res);
+  burrow_close(h);
+}
+
+static void test_approver_pull(void) {
+  burrow_host *h = open_asking();
+  if (!h) return;
+  burrow_set_approver(h, NULL, NULL, 5000);
+  outcome o;
+  /* a name with a quote: JSON-escaped in the question */
+  unsigned long long id = submit_write(h, "we\\\"ird.txt", &o);
+  struct pollfd p = {.fd = burrow_fd(h), .events = POLLIN};
+  CHECK(poll(&p, 1, 5000) == 1, "the fd wakes for the question");
+  CHECK(burrow_poll(h) == 0 && !o.done, "burrow_poll leaves it to burrow_take_ask");
+  CHECK(poll(&p, 1, 0) == 1, "still readable while it waits to be taken");
+  unsigned long long got = 0;
+  char *q = NULL;
+  CHECK(burrow_take_ask(h, &got, &q) == 1 && got == id, "taken");
+  CHECK(q && !strcmp(q, "{\"operation\":\"write\",\"path\":\"we\\\"ird.txt\",\"reason\":\"writes need a yes\",\"tool\":\"write_file\"}"),
+        "the question as JSON: %s", q ? q : "(null)");
+  burrow_free(q);
+  q = NULL;
+  CHECK(burrow_take_ask(h, &got, &q) == 0 && q == NULL, "handed out once");
+  CHECK(burrow_answer(h, id, 1, NULL) == 1, "answered");
+  loop_until(h, &o.done, 1, 10000);
+  CHECK(o.rc == BURROW_OK && exists("we\"ird.txt"), "allowed: %s", o.res);
+  burrow_close(h);
+}
+
+static void test_approver_ends(void) {
+  burrow_host *h = open_asking();
+  if (!h) return;
+  asked a = {.answer = BURROW_ASK_LATER};
+  outcome o;
+  burrow_set_approver(h, on_ask, &a, 300); /* nobody answers */
+  double t0 = now_ms();
+  unsigned long long id = submit_write(h, "timeout.txt", &o);
+  loop_until(h, &o.done, 1, 10000);
+  double ms = o.at - t0;
+  printf("  an unanswered question: denied after %.1f ms (timeout 300)\n", ms);
+  CHECK(a.n == 1 && o.rc == BURROW_TOOL_ERROR && strstr(o.res, "POLICY_DENIED") &&
+            strstr(o.res, "no answer within 300 ms") && !exists("timeout.txt"),
+        "timeout: denied: %s", o.res);
+  CHECK(ms >= 300 && ms < 3000, "after the timeout: %.1f ms", ms);
+  CHECK(burrow_answer(h, id, 1, NULL) == 0, "too late to answer");
+
+  burrow_set_approver(h, on_ask, &a, 60000); /* cancel while it waits */
+  id = submit_write(h, "cancel.txt", &o);
+  t0 = now_ms();
+  while (a.id != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
+  t0 = now_ms();
+  CHECK(burrow_cancel(h, id) == 1, "cancel the waiting call");
+  loop_until(h, &o.done, 1, 10000);
+  ms = o.at - t0;
+  printf("  cancel of a call waiting for its answer: %.1f ms\n", ms);
+  CHECK(o.done && ms < 100 && strstr(o.res, "POLICY_DENIED") && strstr(o.res, "the call was cancelled") &&
+            !exists("cancel.txt"),
+        "cancelled within 100 ms (%.1f): %s", ms, o.res);
+
+  id = submit_write(h, "removed.txt", &o); /* the approver removed meanwhile */
+  t0 = now_ms();
+  while (a.id != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
+  burrow_set_approver(h, NULL, NULL, 0);
+  loop_until(h, &o.done, 1, 10000);
+  CHECK(strstr(o.res, "the approver was removed") && !exists("removed.txt"), "removed: denied: %s", o.res);
+
+  burrow_set_approver(h, on_ask, &a, 60000); /* close while it waits */
+  id = submit_write(h, "closed.txt", &o);
+  t0 = now_ms();
+  while (a.id != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
+  t0 = now_ms();
+  burrow_close(h);
+  ms = now_ms() - t0;
+  CHECK(ms < 1000 && !o.done && !exists("closed.txt"), "close with a question waiting: %.1f ms, no callback", ms);
+}
+
+/* Without an approver, burrow_set_approval's callback answers a submitted
+ * call on the worker thread (as before burrow_set_approver). */
+static int worker_asked, worker_on_engine;
+static int approve_on_worker(void *ud, const char *tool, const char *op,
+                             const char *path, const char *reason) {
+  (void)ud, (void)tool, (void)op, (void)path, (void)reason;
+  worker_asked++;
+  worker_on_engine = pthread_equal(pthread_self(), engine);
+  return 1;
+}
+
+static void test_approval_on_worker(void) {
+  burrow_host *h = open_asking();
+  if (!h) return;
+  burrow_set_approval(h, approve_on_worker, NULL);
+  outcome o;
+  submit_write(h, "worker.txt", &o);
+  loop_until(h, &o.done, 1, 10000);
+  CHECK(o.rc == BURROW_OK && worker_asked == 1 && !worker_on_engine,
+        "burrow_set_approval's callback, on the worker: %s", o.res);
+  asked a = {.answer = 0}; /* with an approver, the approver decides */
+  burrow_set_approver(h, on_ask, &a, 5000);
+  submit_write(h, "worker2.txt", &o);
+  loop_until(h, &o.done, 1, 10000);
+  CHECK(a.n == 1 && worker_asked == 1 && o.rc == BURROW_TOOL_ERROR, "the approver first: %s", o.res);
+  char *res = NULL; /* burrow_call's asks: burrow_set_approval's callback */
+  CHECK(burrow_call(h, "write_file", "{\"path\":\"sync.txt\",\"content\":\"x\"}", &res) == BURROW_OK &&
+            worker_asked == 2 && a.n == 1,
+        "burrow_call asks burrow_set_approval's callback: %s", res ? res : "");
+  burrow_free(res);
+  burrow_close(h);
+}
+
 static void test_engine_state_has_no_worker(void) {
   lua_State *L = luaL_newstate();
   luaL_openlibs(L);
@@ -286,10 +503,17 @@ int main(void) {
   }
   big[n] = '\0';
   put("slow/a.txt", big);
+  put("ask.lua", "return { check = function(req)\n"
+                 "  if req.operation == 'write' then return 'ask', 'writes need a yes' end\n"
+                 "  return 'allow'\nend }\n");
   test_hundred();
   test_fd_wakes();
   test_cancel();
   test_close_in_flight();
+  test_approver();
+  test_approver_pull();
+  test_approver_ends();
+  test_approval_on_worker();
   test_engine_state_has_no_worker();
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

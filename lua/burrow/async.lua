@@ -7,15 +7,24 @@
 --
 -- The first submit opens the same workspace again as a host of the C API
 -- (core.host: its own Lua state and worker thread) from the options given
--- to burrow.open, minus what cannot cross states (functions: an `approve`
--- hook; submitted calls that a policy asks about are denied as with no
--- approver). Its policies are their own instances: counters of a quotas
--- policy are not shared with ws:call.
+-- to burrow.open, minus what cannot cross states (functions). Its policies
+-- are their own instances: counters of a quotas policy are not shared with
+-- ws:call.
+--
+-- A policy's "ask" in a submitted call: with an approval hook (burrow.open's
+-- `approve`, or ws:on_ask), the worker waits while the question comes here
+-- through the C API's pull form (burrow_take_ask); ws:poll asks the hook, on
+-- the caller's thread, and answers. The hook may return "later" and answer
+-- with ws:answer(req.id, allowed[, why]) from a later turn of the loop.
+-- No answer within the timeout (default 300 s, as MCP's elicitation): denied.
+-- Without a hook the asks are denied, as with ws:call.
 
 local core = require "burrow.core"
 local json = core.json
 
 local async = {}
+
+async.ASK_TIMEOUT_MS = 300000
 
 -- A copy of v with only data JSON can carry (no functions, no cycles).
 local function plain(v, seen)
@@ -38,7 +47,41 @@ function async.host(ws)
   local h, err = core.host(json.encode(opts), package.path)
   if not h then return nil, err end
   ws.host, ws.pending = h, {}
+  if ws.approve then h:approver(ws.approve_timeout_ms or async.ASK_TIMEOUT_MS) end
   return h
+end
+
+-- ws:on_ask: the hook changed; the host, if there is one, follows.
+function async.set_approver(ws)
+  if ws.host then ws.host:approver(ws.approve and (ws.approve_timeout_ms or async.ASK_TIMEOUT_MS) or 0) end
+end
+
+-- The questions waiting, each put to ws.approve(req, reason) here. req:
+-- {id =, tool =, operation =, path =, reason =}. A hook that raises is a
+-- no (its error goes to stderr, not to the agent).
+local function answer_asks(ws, h)
+  while true do
+    local id, text = h:take_ask()
+    if not id then return end
+    local req = json.decode(text)
+    req.id = id
+    local approve = ws.approve
+    local ok, granted, why
+    if approve then ok, granted, why = pcall(approve, req, req.reason) end
+    if ok and granted == "later" then
+      -- answered by ws:answer, or denied at the timeout
+    elseif ok then
+      h:answer(id, granted and true or false, why ~= nil and tostring(why) or nil)
+    else
+      if approve then io.stderr:write("burrow: the approval hook failed: ", tostring(granted), "\n") end
+      h:answer(id, false, approve and "the approval hook failed" or "this client cannot be asked")
+    end
+  end
+end
+
+function async.answer(ws, id, allowed, why)
+  return ws.host ~= nil and math.type(id) == "integer" and ws.host:answer(id, allowed and true or false,
+    why ~= nil and tostring(why) or nil)
 end
 
 function async.submit(ws, tool, args, cb)
@@ -65,6 +108,7 @@ end
 function async.poll(ws)
   local h = ws.host
   if not h then return 0 end
+  answer_asks(ws, h)
   local n = 0
   while true do
     local id, rc, text = h:take()

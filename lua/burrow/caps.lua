@@ -31,6 +31,7 @@ local time_units = { [""] = 1, ms = 1, s = 1000, m = 60000 }
 -- The grammar of a size or a duration: blanks, a number (digits, an
 -- optional fraction), blanks, a unit (letters, possibly none), blanks. Each
 -- part is captured with its position, so an error can say where it is.
+require "burrow.core" -- first: it offers the LPeg it links as package.preload.lpeg
 local lpeg = require "lpeg"
 local P, R, S, C, Cp = lpeg.P, lpeg.R, lpeg.S, lpeg.C, lpeg.Cp
 local blank = S " \t" ^ 0

@@ -125,8 +125,11 @@ end
 function Ctx:judge(path, op, info, arg)
   local req = self:request(path, op, info, arg)
   self.reqs[#self.reqs + 1] = req
-  local msg, code = self.ws:decide(req, self.hooks)
-  if msg then return nil, msg, code end
+  local msg, code, details = self.ws:decide(req, self.hooks)
+  if msg then
+    self.failed = { msg = msg, details = details }
+    return nil, msg, code, details
+  end
   return true
 end
 
@@ -195,21 +198,24 @@ function Ctx:open(path, op, nofollow, arg)
   if not j.h then return nil, j.msg, j.code end
   if op == "write" and j.ops.delete then op = "delete" end -- move's source: judged as taken away
   if j.ops[op] == nil then
-    local ok, msg, code = self:judge(path, op, j.info, arg)
+    local ok, msg, code, details = self:judge(path, op, j.info, arg)
     j.ops[op] = ok or false
-    if not ok then j.msg, j.code = msg, code end
+    if not ok then j.msg, j.code, j.details = msg, code, details end
   end
-  if not j.ops[op] then return nil, j.msg, j.code end
+  if not j.ops[op] then
+    if j.details then self.failed = { msg = j.msg, details = j.details } end
+    return nil, j.msg, j.code, j.details
+  end
   if nofollow and j.info.type == "symlink" and op ~= "delete" and not j.through then
     -- a link is judged with what it leads to: a stat shows where it
     -- points, and a write through it (which the core refuses) says why
     -- (a policy, outside the root, a loop). A move or copy onto a link
     -- replaces the link itself.
     j.through = true
-    local t, msg, code = self:open(path, op, false, arg)
+    local t, msg, code, details = self:open(path, op, false, arg)
     if not t and (code == "POLICY_DENIED" or (op == "write" and arg ~= "destination")) then
-      j.ops[op], j.msg, j.code = false, msg, code
-      return nil, msg, code
+      j.ops[op], j.msg, j.code, j.details = false, msg, code, details
+      return nil, msg, code, details
     end
   end
   return j.h, j.info.rel, j.info
@@ -320,11 +326,18 @@ function Ctx:judge_subtree(from, op)
   local refused, first, code2 = self:judge_entries(entries, from, op, true)
   if not refused then return nil, first, code2 end
   if refused > 0 then
-    return nil, errors.message("POLICY_DENIED", path, ("%d entr%s inside may not be %s (refused by policy %s)")
+    return self:refused_inside(path, op, refused, first, ("%d entr%s inside may not be %s (refused by policy %s)")
       :format(refused, refused == 1 and "y" or "ies", op == "read" and "read" or "taken away",
-        first.policy or "approval")), "POLICY_DENIED"
+        first.policy or "approval"))
   end
   return bytes
+end
+
+-- POLICY_DENIED for a folder some of whose entries (or landing places)
+-- the policies refused: the entries are not named, only counted.
+function Ctx:refused_inside(path, op, refused, first, detail)
+  return self:fail("POLICY_DENIED", path, detail,
+    { operation = op, refused = refused, policy = first.policy })
 end
 
 --- The paths a subtree will have under the path argument `to` (after a
@@ -335,8 +348,8 @@ function Ctx:judge_landing(to)
   local refused, first, code = self:judge_entries(sub.entries, to, "write", false)
   if not refused then return nil, first, code end
   if refused > 0 then
-    return nil, errors.message("POLICY_DENIED", self.args[to], ("%d path%s the call would create there may not be written (refused by policy %s)")
-      :format(refused, refused == 1 and "" or "s", first.policy or "approval")), "POLICY_DENIED"
+    return self:refused_inside(self.args[to], "write", refused, first, ("%d path%s the call would create there may not be written (refused by policy %s)")
+      :format(refused, refused == 1 and "" or "s", first.policy or "approval"))
   end
   return true
 end
@@ -406,8 +419,11 @@ function Ctx:commit(arg, bytes)
   local req = self:request(path, "write", j.info, arg or "path")
   req.size, req.commit = bytes, true
   self.reqs[#self.reqs + 1] = req
-  local msg, code = self.ws:decide(req, self.hooks)
-  if msg then return nil, msg, code end
+  local msg, code, details = self.ws:decide(req, self.hooks)
+  if msg then
+    self.failed = { msg = msg, details = details }
+    return nil, msg, code, details
+  end
   return true
 end
 

@@ -7,9 +7,10 @@
 --   local res, msg, code = ws:call("read_file", { path = "/w/README.md" })
 --   local id = ws:submit("grep", { pattern = "TODO" }, function(res, msg, code) end)
 --   ws:poll()   -- once a frame, or when ws:fd() is readable: runs the callbacks
+--   ws:on_ask(function(req, reason) return true end)  -- a policy's "ask" in a submitted call
 --   ws:close()
 --
--- burrow.open(config[, {lib = PATH}]): config is the YAML configuration
+-- burrow.open(config[, {lib = PATH, approve = fn, approve_timeout_ms = N}]): config is the YAML configuration
 -- (docs/config.md) as text, as a table of the same keys, or nil for the
 -- current directory; the library is PATH, $BURROW_LIB, else libburrow.so.0
 -- from the loader's path (`make install` puts it in PREFIX/lib). JSON:
@@ -36,6 +37,9 @@ local SIGS = {
   burrow_fd = "int (*)(burrow_host *)",
   burrow_take = "int (*)(burrow_host *, unsigned long long *, int *, char **)",
   burrow_cancel = "int (*)(burrow_host *, unsigned long long)",
+  burrow_set_approver = "void (*)(burrow_host *, void *, void *, int)",
+  burrow_take_ask = "int (*)(burrow_host *, unsigned long long *, char **)",
+  burrow_answer = "int (*)(burrow_host *, unsigned long long, int, const char *)",
 }
 
 local M = {}
@@ -101,8 +105,10 @@ function M.open(config, opts)
   local h = lib.burrow_open(config, err)
   if h == nil then return nil, take_string(lib, err[0]) or "burrow_open failed" end
   h = ffi.gc(h, lib.burrow_close)
-  return setmetatable({ lib = lib, h = h, pending = {}, out = ffi.new("char *[1]"),
+  local ws = setmetatable({ lib = lib, h = h, pending = {}, out = ffi.new("char *[1]"),
     idp = ffi.new("unsigned long long[1]"), rcp = ffi.new("int[1]") }, Workspace)
+  if opts.approve then ws:on_ask(opts.approve, opts.approve_timeout_ms) end
+  return ws
 end
 
 function M.version(opts)
@@ -155,9 +161,46 @@ function Workspace:fd()
   return self.lib.burrow_fd(self.h)
 end
 
+--- The approval hook of a policy's "ask" in a submitted call (burrow.h's
+-- burrow_set_approver, pull form): fn(req, reason) runs inside ws:poll with
+-- req = {id =, tool =, operation =, path =, reason =} and returns true,
+-- false[, why], or "later" to answer with ws:answer(req.id, allowed[, why]).
+-- The call waits at most timeout_ms (default 300000), then is denied. nil:
+-- off (asks denied). ws:call cannot be asked here: its asks are denied.
+function Workspace:on_ask(fn, timeout_ms)
+  check_open(self)
+  if fn ~= nil and type(fn) ~= "function" then error("ws:on_ask: expected a function or nil", 2) end
+  self.approve = fn
+  self.lib.burrow_set_approver(self.h, nil, nil, fn and (timeout_ms or 300000) or 0)
+end
+
+--- Answer a question whose hook returned "later": true if the call waited for it.
+function Workspace:answer(id, allowed, why)
+  check_open(self)
+  if type(id) ~= "number" or id < 1 then return false end
+  return self.lib.burrow_answer(self.h, id, allowed and 1 or 0, why ~= nil and tostring(why) or nil) == 1
+end
+
+-- The questions waiting, each put to the hook here (see on_ask).
+local function answer_asks(self)
+  while self.lib.burrow_take_ask(self.h, self.idp, self.out) == 1 do
+    local id = tonumber(self.idp[0])
+    local req = M.json.decode(take_string(self.lib, self.out[0]))
+    req.id = id
+    local ok, granted, why = false, nil, nil
+    if self.approve then ok, granted, why = pcall(self.approve, req, req.reason) end
+    if not (ok and granted == "later") then
+      if not ok and self.approve then io.stderr:write("burrow: the approval hook failed: ", tostring(granted), "\n") end
+      if not ok then why = self.approve and "the approval hook failed" or "this client cannot be asked" end
+      self.lib.burrow_answer(self.h, id, ok and granted and 1 or 0, why ~= nil and tostring(why) or nil)
+    end
+  end
+end
+
 --- Run the callbacks of finished calls; returns how many. Never blocks.
 function Workspace:poll()
   check_open(self)
+  answer_asks(self)
   local n = 0
   while self.lib.burrow_take(self.h, self.idp, self.rcp, self.out) == 1 do
     local id, rc = tonumber(self.idp[0]), self.rcp[0]

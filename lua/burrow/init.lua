@@ -208,25 +208,36 @@ function Workspace:decide(req, hooks)
     end
   end
   req.policy_error = detail
-  req.policy = by -- which policy denied (a subtree's refusal names it, not the entry)
+  -- which policy denied (a subtree's refusal names it, not the entry); an
+  -- ask that ends in a refusal is worded as the approval's
+  req.policy = decision ~= "ask" and by or nil
+  local approval -- how an "ask" ended, for the details
   if decision == "ask" then
     local approve = hooks and hooks.approve or self.approve
     if req.member then
       reason, decision = "approval needed (" .. reason .. "); entries of a walk are not asked about", "deny"
+      approval = "not_asked"
     elseif not approve then
       reason = "approval needed (" .. reason .. ") but this client cannot be asked"
-      decision = "deny"
+      decision, approval = "deny", "unavailable"
     else
       local ok, granted, why = pcall(approve, req, reason)
+      if ok and granted == "later" then -- only a submitted call can wait (ws:submit)
+        ok, granted, why = true, false, "an answer later is for submitted calls only"
+      end
       if not (ok and granted) then
         reason = ("not approved (%s)%s"):format(reason, ok and why and ": " .. tostring(why) or "")
-        decision = "deny"
+        decision, approval = "deny", "denied"
       end
     end
   end
   req.decision, req.reason = decision == "deny" and "deny" or "allow", reason
   if decision == "deny" then
-    return errors.message("POLICY_DENIED", req.path, reason), "POLICY_DENIED"
+    -- details: facts a program decides from (docs/tools.md "Errors"); the
+    -- policy's own error text stays out of them, as out of the message
+    return errors.message("POLICY_DENIED", req.path, reason), "POLICY_DENIED",
+      { path = req.path, operation = req.operation, policy = by, approval = approval,
+        policy_error = detail and true or nil }
   end
 end
 
@@ -272,9 +283,9 @@ local function invoke(self, tool, args, hooks, via)
       if not bytes then res, msg, code = nil, m, c break end
       if sub.op == "read" then ctx.sizes[sub.to] = bytes end -- a copy writes them
     end
-    local h, m, c = ctx:open(spec.path, spec.op, spec.nofollow, spec.arg)
+    local h, m, c, d = ctx:open(spec.path, spec.op, spec.nofollow, spec.arg)
     if not h and c == "POLICY_DENIED" then
-      res, msg, code = nil, m, c
+      res, msg, code, details = nil, m, c, d
       break
     end -- other failures: the tool words them when it opens the path
     if sub and h and spec.arg == sub.to then
@@ -286,7 +297,7 @@ local function invoke(self, tool, args, hooks, via)
     end
   end
   if not msg then res, msg, code, details = run_tool(self, ctx, tool, args)
-  elseif ctx.failed and ctx.failed.msg == msg then details = ctx.failed.details end
+  elseif details == nil and ctx.failed and ctx.failed.msg == msg then details = ctx.failed.details end
   ctx:close()
   if res and hooks then -- for the envelope (MCP _meta) and the client's log
     for _, k in ipairs(SKIP_COUNTS) do
@@ -422,6 +433,27 @@ end
 function Workspace:cancel(id)
   check_open(self)
   return require("burrow.async").cancel(self, id)
+end
+
+--- The approval hook of a policy's "ask", for ws:call and ws:submit alike
+-- (burrow.open's `approve`): fn(req, reason) -> true | false[, why]; nil
+-- removes it (asks denied). For a submitted call it runs inside ws:poll,
+-- req = {id =, tool =, operation =, path =, reason =}, and may return
+-- "later" to answer with ws:answer(req.id, allowed[, why]); the call waits
+-- at most timeout_ms (default 300000), then is denied.
+function Workspace:on_ask(fn, timeout_ms)
+  check_open(self)
+  if fn ~= nil and type(fn) ~= "function" then error("ws:on_ask: expected a function or nil", 2) end
+  if timeout_ms ~= nil and math.type(timeout_ms) ~= "integer" then error("ws:on_ask: timeout_ms must be an integer", 2) end
+  self.approve, self.approve_timeout_ms = fn, timeout_ms
+  require("burrow.async").set_approver(self)
+end
+
+--- Answer a submitted call's question later (its hook returned "later"):
+-- true if the call was waiting for it.
+function Workspace:answer(id, allowed, why)
+  check_open(self)
+  return require("burrow.async").answer(self, id, allowed, why)
 end
 
 --- Watch a file or a directory (judged as a read by the policies):

@@ -25,6 +25,17 @@ function pack.need(a, keys, fmt)
   return true
 end
 
+-- a[k] (default when nil) if it is an integer >= min, else nil,
+-- fmt ("%s must be an integer >= %d": the key and min), "INVALID_ARGUMENT".
+function pack.at_least(a, k, min, default, fmt)
+  local v = a[k]
+  if v == nil then v = default end
+  if math.type(v) ~= "integer" or v < min then
+    return nil, (fmt or "%s must be an integer >= %d"):format(k, min), "INVALID_ARGUMENT"
+  end
+  return v
+end
+
 -- A failure of a native call passed on as it is, except that a missing
 -- path (whose message is only burrow's words for ENOENT and the path) is
 -- worded again from the code and details.path, so it does not depend on
@@ -37,11 +48,73 @@ end
 -- Result as JSON text and as structuredContent (fields in `hidden` left
 -- out of both, e.g. Lua-only bytes).
 function pack.json_output(hidden)
+  if not hidden then return function(r) return json.encode(r), r end end
   return function(r)
     local s = {}
     for k, v in pairs(r) do if not (hidden and hidden[k]) then s[k] = v end end
     return json.encode(s), s
   end
+end
+
+-- Schema properties in one line: P.string("what it is"), P.integer(...),
+-- with extra fields (enum, default, minimum, items...) merged in; an
+-- object schema from its properties, required list and extra fields
+-- (P.CLOSED: additionalProperties = false).
+local function property(ty)
+  return function(description, extra)
+    local p = { type = ty, description = description }
+    for k, v in pairs(extra or {}) do p[k] = v end
+    return p
+  end
+end
+pack.string, pack.number, pack.integer, pack.boolean = property "string", property "number", property "integer",
+  property "boolean"
+function pack.strings(description, extra) return pack.array({ type = "string" }, description, extra) end
+function pack.array(items, description, extra)
+  local p = property "array"(description, extra)
+  p.items = items
+  return p
+end
+pack.CLOSED = { additionalProperties = false }
+function pack.object(properties, required, extra)
+  local o = { type = "object", properties = properties, required = required }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return o
+end
+function pack.closed(properties, required) return pack.object(properties, required, pack.CLOSED) end
+
+-- An `errors` function for P.tool from the dialect's words for some codes:
+-- words[code] is a format whose "%s" is the path, or function(path, msg,
+-- code, details, a, ctx) -> message[, code]. The path is path_of(details,
+-- a, native_args) when given, else the native call's path, else
+-- details.path. Other codes go to other (default P.pass). A handler calls
+-- the same function with its native arguments: errs(msg, code, det, a,
+-- ctx, {path = p}).
+function pack.words(words, other, path_of)
+  other = other or pack.pass
+  return function(msg, code, det, a, ctx, na)
+    local w = words[code]
+    if w == nil then return other(msg, code, det, a, ctx, na) end
+    local path
+    if path_of then path = path_of(det, a, na, ctx) else path = na and na.path or det and det.path end
+    if type(w) == "function" then
+      local m, c = w(path, msg, code, det, a, ctx)
+      return nil, m, c or code
+    end
+    return nil, w:format(path), code
+  end
+end
+
+-- nil, msg, code (default "INVALID_ARGUMENT"): a refusal in the dialect's words.
+function pack.invalid(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
+
+-- A native failure passed on with burrow's own message (P.words' other).
+function pack.as_is(msg, code) return nil, msg, code end
+
+-- An `errors` function (or P.words' other) that puts the dialect's prefix
+-- before burrow's message without its code: "failed to read file: ...".
+function pack.prefixed(prefix)
+  return function(msg, code) return nil, prefix .. pack.detail(msg), code end
 end
 
 -- A text-only result: {content = text} shown as the text itself.
@@ -70,11 +143,13 @@ local DECLARATION = { schema = true, required = true, kind = true, native = true
 --   kind = "read" | "write" | "edit" | "create" | "delete" (annotations,
 --   permissions and risk; each may be given itself), output_schema;
 --   native = "grep" and args = function(a, ctx) -> the native arguments
---   (or nil, msg, code), result = function(r, a, ctx) -> the pack's result;
---   or handler = function(ctx, a) for a tool that is more than one call;
---   errors = function(msg, code, details, a, ctx) -> nil, msg, code: the
---   dialect's words for a native failure, from code and details (default
---   pack.pass); output = function(r) -> text, structured (MCP rendering).
+--   (or nil, msg, code), result = function(r, a, ctx, native_args) -> the
+--   pack's result (a string: the text-only result {content = s}); or
+--   handler = function(ctx, a) for a tool that is more than one call; errors = function(msg, code, details, a, ctx,
+--   native_args) -> nil, msg, code: the dialect's words for a native
+--   failure, from code and details (default pack.pass; pack.words builds
+--   one), or a result where the dialect answers the failure (a stat of a
+--   missing path); output = function(r) -> text, structured (MCP rendering).
 -- defaults: fields every tool of the pack shares (need, errors, output,
 -- output_schema, annotations, permissions, risk); a tool's kind wins over
 -- the defaults' annotations.
@@ -97,20 +172,22 @@ function pack.tool(t, defaults)
       if na == nil then return nil, m, c end
       local r, msg, code, det = ctx:call(native, na)
       if not r then -- the dialect's words; the native details go on with them
-        local _, m, c, d = errs(msg, code, det, a, ctx)
+        local v, m, c, d = errs(msg, code, det, a, ctx, na)
+        if v ~= nil then return v end -- the dialect answers this failure with a result
         return nil, m, c, d or det
       end
-      if result then return result(r, a, ctx) end
+      if result then return result(r, a, ctx, na) end
       return r
     end
   end
-  local run = handler
-  if required then
-    run = function(ctx, a)
+  local function run(ctx, a)
+    if required then
       local ok, m, c = pack.need(a, required, need)
       if not ok then return nil, m, c end
-      return handler(ctx, a)
     end
+    local r, m, c, d = handler(ctx, a)
+    if type(r) == "string" then return pack.text(r) end -- a text-only result
+    return r, m, c, d
   end
   local tool = {}
   for k, v in pairs(t) do if not DECLARATION[k] then tool[k] = v end end -- side_effects, path_args...
@@ -130,6 +207,16 @@ function pack.tools(defaults, list)
   local out = {}
   for i, t in ipairs(list) do out[i] = pack.tool(t, defaults) end
   return out
+end
+
+-- A pack file's table: t = {name, description, path_style, options}, and
+-- build(options) -> its tool list when the operator configures it (the
+-- built pack carries t's name and path_style).
+function pack.pack(t, build)
+  if build then
+    t.build = function(o) return { name = t.name, path_style = t.path_style, tools = build(o) } end
+  end
+  return t
 end
 
 -- "CODE: message" -> "message".

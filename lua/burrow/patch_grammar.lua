@@ -15,6 +15,7 @@
 -- {kind = "update", path, move_to?, chunks = {{context?, old = {lines},
 -- new = {lines}, eof}}}.
 
+require "burrow.core" -- first: it offers the LPeg it links as package.preload.lpeg
 local lpeg = require "lpeg"
 local P, S, R, C, Cp, Cc, Ct, Cg, Cmt, Cs = lpeg.P, lpeg.S, lpeg.R, lpeg.C, lpeg.Cp, lpeg.Cc, lpeg.Ct,
   lpeg.Cg, lpeg.Cmt, lpeg.Cs

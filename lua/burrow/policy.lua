@@ -174,7 +174,8 @@ function Engine:judges_objects()
   return false
 end
 
---- "allow" | "deny", reason, policy[, detail] | "ask", reason. detail: a
+--- "allow" | "deny", reason, policy[, detail] | "ask", reason, policy (the
+-- first that asks). detail: a
 -- policy's error, for the operator only. The declared rules first, on
 -- the in-root path the resolver saw and on the path as mapped; then each
 -- policy's check() (for an entry of a walk or a subtree, req.member, only
@@ -184,7 +185,7 @@ function Engine:check(req)
   if r then
     return "deny", ("%s matches the %s policy%s"):format(req.path, r.policy, r.reason and " (" .. r.reason .. ")" or ""), r.policy
   end
-  local asks = {}
+  local asks, asker = {}, nil
   for _, p in ipairs(self.list) do
     if not p.has_check or (req.member and p.scope == "call") then goto next end
     local ok, answer, reason = self.sandbox:call(p.key, "check", req)
@@ -198,13 +199,14 @@ function Engine:check(req)
       return "deny", reason and tostring(reason) or ("denied by policy " .. p.label), p.label
     elseif answer == "ask" then
       asks[#asks + 1] = reason and tostring(reason) or ("policy " .. p.label .. " asks for approval")
+      asker = asker or p.label
     elseif answer ~= "allow" and answer ~= nil then
       return "deny", ("denied by policy %s (policy error)"):format(p.label), p.label,
         ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer))
     end
     ::next::
   end
-  if #asks > 0 then return "ask", table.concat(asks, "; ") end
+  if #asks > 0 then return "ask", table.concat(asks, "; "), asker end
   return "allow"
 end
 

@@ -165,6 +165,11 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_ms = ctx.caps.max_search_ms,
       max_bytes = ctx.caps.max_search_bytes,
     })
+    -- no policy hides matches after the search: the core applies
+    -- max_result_bytes as it builds them (as cap_bytes would, without
+    -- building what would be cut)
+    local judged = ctx.ws.policies:judges_objects()
+    if mode == "content" and not judged then opts.max_result_bytes = ctx.caps.max_result_bytes end
     local res, detail, gcode = ctx.roots:grep(idx, rel, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("searched %d entries in %d directories"):format(entries, dirs))
       return ctx:cancelled()
@@ -184,7 +189,9 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       if mode == "content" then res.total = #res.matches end
     end
     local cut = false
-    if mode == "content" then
+    if mode == "content" and opts.max_result_bytes then
+      cut = res.cut == true
+    elseif mode == "content" then
       cut = cap_bytes(res.matches, match_size, ctx.caps.max_result_bytes)
     elseif mode == "files" then
       cut = cap_bytes(res.files, function(p) return #p + 1 end, ctx.caps.max_result_bytes)

@@ -94,6 +94,65 @@ describe(H.tag("error details"), function()
     assert.same({ 1, 2 }, d.lines)
   end)
 
+  describe("POLICY_DENIED", function()
+    local function open(files, policies, extra)
+      local root, pdir = H.tmpdir(), H.tmpdir()
+      for name, body in pairs(files) do H.write(root, name, body) end
+      local list = {}
+      for name, src in pairs(policies) do list[#list + 1] = H.write(pdir, name .. ".lua", src) end
+      local opts = { resolver = H.RESOLVER, roots = { { path = root } }, policies = list }
+      for k, v in pairs(extra or {}) do opts[k] = v end
+      local ws = assert(H.burrow.open(opts))
+      return ws, root
+    end
+    local NO_SECRETS = [[return { name = "no_secrets", check = function(req)
+      if req.path:find("secret") then return "deny", "secrets stay put" end end }]]
+    local ASK = [[return { name = "asker", check = function(req)
+      if req.operation == "write" then return "ask", "writing needs a human" end end }]]
+
+    it("a refusal: the path, the operation and the policy that refused", function()
+      local ws = open({ ["secret.txt"] = "s\n" }, { no_secrets = NO_SECRETS })
+      local r, msg, code, d = ws:call("read_file", { path = "secret.txt" })
+      ws:close()
+      assert.is_nil(r)
+      assert.equal("POLICY_DENIED", code)
+      assert.matches("secrets stay put", msg, 1, true)
+      assert.same({ path = "secret.txt", operation = "read", policy = "no_secrets" }, d)
+    end)
+
+    it("an ask: how it ended (no way to ask, or not approved)", function()
+      local ws = open({}, { asker = ASK })
+      local _, _, code, d = ws:call("write_file", { path = "a.txt", content = "x" })
+      ws:close()
+      assert.equal("POLICY_DENIED", code)
+      assert.same({ path = "a.txt", operation = "write", policy = "asker", approval = "unavailable" }, d)
+      ws = open({}, { asker = ASK }, { approve = function() return false, "no" end })
+      _, _, code, d = ws:call("write_file", { path = "a.txt", content = "x" })
+      ws:close()
+      assert.equal("POLICY_DENIED", code)
+      assert.same({ path = "a.txt", operation = "write", policy = "asker", approval = "denied" }, d)
+    end)
+
+    it("a folder with refused entries: how many, and which policy; the entries are not named", function()
+      local ws, root = open({ ["d/a.txt"] = "a", ["d/secret1"] = "s", ["d/e/secret2"] = "s" }, { no_secrets = NO_SECRETS })
+      local _, msg, code, d = ws:call("remove", { path = "d", recursive = true })
+      ws:close()
+      assert.equal("POLICY_DENIED", code)
+      assert.same({ path = "d", operation = "delete", refused = 2, policy = "no_secrets" }, d)
+      assert.not_matches("secret1", msg, 1, true)
+      assert.is_true(H.exists(root, "d/a.txt"))
+    end)
+
+    it("a policy's error: flagged, its Lua text in neither the message nor the details", function()
+      local ws = open({ ["a.txt"] = "a" }, { boom = [[return { name = "boom", check = function() error("SECRET-TRACE") end }]] })
+      local _, msg, code, d = ws:call("read_file", { path = "a.txt" })
+      ws:close()
+      assert.equal("POLICY_DENIED", code)
+      assert.same({ path = "a.txt", operation = "read", policy = "boom", policy_error = true }, d)
+      assert.not_matches("SECRET-TRACE", msg, 1, true)
+    end)
+  end)
+
   it("BURROW_TEST_REWORD rewords what packs receive from native tools, not the native call", function()
     local dir = H.tmpdir()
     local prog = ([[

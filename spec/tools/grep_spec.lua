@@ -195,6 +195,30 @@ describe(H.tag("grep"), function()
     assert.is_true(r.truncated)
   end)
 
+  it("max_result_bytes keeps the same matches whether the core or the tool cuts", function()
+    -- without a policy that judges each file the core cuts as it builds
+    -- the matches; with one (allowing all), the tool cuts after the
+    -- policies: the same matches either way, context lines counted
+    for i = 1, 40 do
+      H.write(dir, ("f%02d.txt"):format(i), ("pre\nhit %s\npost\nhit %d\n"):format(("y"):rep(i * 7), i))
+    end
+    local pdir = H.tmpdir()
+    local allow = H.write(pdir, "all.lua", 'return { name = "all", check = function() return "allow" end }')
+    for _, cap in ipairs { 1, 700, 2000, 5333, 1000000 } do
+      for _, ctxn in ipairs { 0, 1 } do
+        local args = { pattern = "hit", context = ctxn }
+        local core_cut = assert(open({ max_result_bytes = cap }):call("grep", args))
+        ws:close()
+        ws = H.open({ roots = { { path = dir } }, policies = { allow } }, { max_result_bytes = cap })
+        local tool_cut = assert(ws:call("grep", args))
+        assert.same(lines(tool_cut), lines(core_cut), ("cap %d, context %d"):format(cap, ctxn))
+        assert.equal(tool_cut.truncated, core_cut.truncated)
+        assert.equal(cap < 1000000, core_cut.truncated)
+        assert.is_true(#core_cut.matches >= 1)
+      end
+    end
+  end)
+
   it("cuts very long lines with a marker", function()
     H.write(dir, "min.js", ("a"):rep(10000) .. "hit" .. ("b"):rep(10000) .. "\n")
     local m = assert(grep { pattern = "hit" }).matches[1]

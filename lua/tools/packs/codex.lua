@@ -22,7 +22,7 @@ local MAX_PATCH_BYTES = 16 * 1024 * 1024
 local MAX_CHUNK_LINES = 10000
 local MAX_MATCH_STEPS = 1 << 23
 
-local function err(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
+local err = P.invalid
 
 ---------------------------------------------------------------------------
 -- The patch parser (codex-rs/apply-patch/src/parser.rs)
@@ -563,17 +563,28 @@ local function int_arg(v, default)
   return i and math.abs(i) <= MAX_INTEGER and i or nil
 end
 
-local function read_file(ctx, a)
-  local path = a.file_path or ""
-  local offset, limit = int_arg(a.offset, 1), int_arg(a.limit, 2000)
-  if not offset or offset < 1 then return err("offset must be a 1-indexed line number") end
+-- offset and limit (1-indexed, default 1 and lim) checked; the unit names
+-- what offset counts.
+local function window(a, lim, unit)
+  local offset, limit = int_arg(a.offset, 1), int_arg(a.limit, lim)
+  if not offset or offset < 1 then return err(("offset must be a 1-indexed %s number"):format(unit)) end
   if not limit or limit < 1 then return err("limit must be greater than zero") end
+  return offset, limit
+end
+
+local function read_args(a)
+  local ok, e, c = window(a, 2000, "line")
+  if not ok then return nil, e, c end
   if a.mode ~= nil and a.mode ~= "slice" then
     return err("mode must be \"slice\": indentation mode is not supported by this server")
   end
+  local path = a.file_path or ""
   if path:sub(1, 1) ~= "/" then return err("file_path must be an absolute path") end
-  local r, msg, code = ctx:call("read_file", { path = path, encoding = "base64" })
-  if not r then return err(("failed to read file: %s"):format(P.detail(msg)), code) end
+  return { path = path, encoding = "base64" }
+end
+
+local function read_result(r, a, ctx, na)
+  local offset, limit = window(a, 2000, "line")
   local text = core.base64_decode(r.content)
   local cs, bom, utf8ok = core.charset_detect(text)
   if cs and not utf8ok then text = core.charset_decode(cs, text:sub(bom + 1)) or text end -- as apply_patch sees it
@@ -584,29 +595,32 @@ local function read_file(ctx, a)
     out[#out + 1] = ("L%d: %s"):format(n, P.utf8_clean(cut((lines[n]:gsub("\r$", "")), LINE_CAP)))
   end
   local body = table.concat(out, "\n")
-  if ctx.caps.untrusted_boundary then body = ctx:untrusted(body, path) end
-  return { content = body }
+  if ctx.caps.untrusted_boundary then body = ctx:untrusted(body, na.path) end
+  return body
 end
 
 local SUFFIX = { dir = "/", symlink = "@", file = "" }
 
-local function list_dir(ctx, a)
-  local path = a.dir_path or ""
-  local offset, limit, depth = int_arg(a.offset, 1), int_arg(a.limit, 25), int_arg(a.depth, 2)
-  if not offset or offset < 1 then return err("offset must be a 1-indexed entry number") end
-  if not limit or limit < 1 then return err("limit must be greater than zero") end
+local function list_args(a)
+  local ok, e, c = window(a, 25, "entry")
+  if not ok then return nil, e, c end
+  local depth = int_arg(a.depth, 2)
   if not depth or depth < 1 then return err("depth must be greater than zero") end
+  local path = a.dir_path or ""
   if path:sub(1, 1) ~= "/" then return err("dir_path must be an absolute path") end
-  local r, msg, code = ctx:call("list_dir", { path = path, recursive = true, max_depth = depth, include_hidden = true })
-  if not r then return err(("failed to read directory: %s"):format(P.detail(msg)), code) end
-  local prefix = (path:gsub("/+$", "")) .. "/"
+  return { path = path, recursive = true, max_depth = depth, include_hidden = true }
+end
+
+local function list_result(r, a, _, na)
+  local offset, limit = window(a, 25, "entry")
+  local prefix = (na.path:gsub("/+$", "")) .. "/"
   local entries = {}
   for _, e in ipairs(r.entries) do
     local rel = starts(e.path, prefix) and e.path:sub(#prefix + 1) or e.name
     entries[#entries + 1] = { rel = rel, name = e.name, type = e.type }
   end
   table.sort(entries, function(x, y) return x.rel < y.rel end)
-  local out = { "Absolute path: " .. path }
+  local out = { "Absolute path: " .. na.path }
   if #entries > 0 and offset > #entries then return err("offset exceeds directory entry count") end
   local last = math.min(#entries, offset + limit - 1)
   for i = offset, last do
@@ -615,7 +629,7 @@ local function list_dir(ctx, a)
     out[#out + 1] = ("  "):rep(d) .. cut(e.name, LINE_CAP) .. (SUFFIX[e.type] or "?")
   end
   if last < #entries or r.truncated then out[#out + 1] = ("More than %d entries found"):format(limit) end
-  return { content = table.concat(out, "\n") }
+  return table.concat(out, "\n")
 end
 
 local function grep_files(ctx, a)
@@ -629,7 +643,7 @@ local function grep_files(ctx, a)
   local r, msg, code = ctx:call("grep", { pattern = pattern, path = a.path or P.mounts(ctx)[1],
     include = include, output_mode = "files", include_hidden = true, respect_ignore = true })
   if not r then return err(("failed to search: %s"):format(P.detail(msg)), code) end
-  if #r.files == 0 then return { content = "No matches found." } end
+  if #r.files == 0 then return "No matches found." end
   -- newest first (rg --sortr=modified): mtimes from the native stat
   local mt = {}
   for _, f in ipairs(r.files) do
@@ -641,12 +655,13 @@ local function grep_files(ctx, a)
     if mt[x] ~= mt[y] then return mt[x] > mt[y] end
     return x < y
   end)
-  local out = {}
-  for i = 1, math.min(limit, #files) do out[i] = files[i] end
-  return { content = table.concat(out, "\n") }
+  return table.concat(files, "\n", 1, math.min(limit, #files))
 end
 
 ---------------------------------------------------------------------------
+
+local S, N = P.string, P.number
+local closed = P.closed
 
 local tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output }, {
   {
@@ -676,77 +691,40 @@ By default, show 3 lines of code immediately above and 3 lines immediately below
 
 File references can only be relative, NEVER ABSOLUTE. Every added line needs a `+`, even in a new file.
 The patch is applied all-or-nothing: if any section fails, no file is changed.]],
-    schema = {
-      type = "object",
-      properties = { input = { type = "string", description = "The entire contents of the apply_patch command" } },
-      required = { "input" },
-      additionalProperties = false,
-    },
-    output_schema = { type = "object", properties = {
-      content = { type = "string" },
-      added = { type = "array", items = { type = "string" } },
-      modified = { type = "array", items = { type = "string" } },
-      deleted = { type = "array", items = { type = "string" } },
-      matches = { type = "array", items = { type = "object", properties = {
-        file = { type = "string" }, chunk = { type = "integer" },
-        level = { type = "string", enum = { "exact", "rstrip", "trim", "unicode" } } } } },
-    }, required = { "content" } },
+    schema = closed({ input = S("The entire contents of the apply_patch command") }, { "input" }),
+    output_schema = P.object({
+      content = S(), added = P.strings(), modified = P.strings(), deleted = P.strings(),
+      matches = P.array(P.object { file = S(), chunk = P.integer(), level = S(nil, { enum = { "exact", "rstrip", "trim", "unicode" } }) }),
+    }, { "content" }),
     kind = "edit", permissions = { "fs.read", "fs.write", "fs.delete" }, risk = "high",
     handler = apply_patch,
   },
-  {
-    name = "read_file",
-    title = "Read file",
+  { name = "read_file", title = "Read file", native = "read_file", args = read_args, result = read_result,
+    errors = P.prefixed("failed to read file: "),
     description = "Reads a local file with 1-indexed line numbers (each line as `L{n}: text`), supporting slice mode with offset and limit. Lines longer than 500 bytes are cut.",
-    schema = {
-      type = "object",
-      properties = {
-        file_path = { type = "string", description = "Absolute path to the file" },
-        offset = { type = "number", description = "The line number to start reading from. Must be 1 or greater." },
-        limit = { type = "number", description = "The maximum number of lines to return." },
-        mode = { type = "string", description = "Optional mode selector: \"slice\" for simple ranges (default)." },
-        indentation = { type = "object", description = "Indentation mode options (not supported by this server)." },
-      },
-      required = { "file_path" },
-      additionalProperties = false,
-    },
-    handler = read_file,
-  },
-  {
-    name = "list_dir",
-    title = "List directory",
+    schema = closed({
+      file_path = S("Absolute path to the file"), offset = N("The line number to start reading from. Must be 1 or greater."),
+      limit = N("The maximum number of lines to return."),
+      mode = S("Optional mode selector: \"slice\" for simple ranges (default)."),
+      indentation = P.object(nil, nil, { description = "Indentation mode options (not supported by this server)." }),
+    }, { "file_path" }) },
+  { name = "list_dir", title = "List directory", native = "list_dir", args = list_args, result = list_result,
+    errors = P.prefixed("failed to read directory: "), permissions = { "fs.list" },
     description = "Lists entries in a local directory with 1-indexed entry numbers and simple type labels (`/` directory, `@` symlink, `?` other), indented by depth.",
-    schema = {
-      type = "object",
-      properties = {
-        dir_path = { type = "string", description = "Absolute path to the directory to list." },
-        offset = { type = "number", description = "The entry number to start listing from. Must be 1 or greater." },
-        limit = { type = "number", description = "The maximum number of entries to return." },
-        depth = { type = "number", description = "The maximum directory depth to traverse. Must be 1 or greater." },
-      },
-      required = { "dir_path" },
-      additionalProperties = false,
-    },
-    permissions = { "fs.list" },
-    handler = list_dir,
-  },
-  {
-    name = "grep_files",
-    title = "Grep files",
+    schema = closed({
+      dir_path = S("Absolute path to the directory to list."),
+      offset = N("The entry number to start listing from. Must be 1 or greater."),
+      limit = N("The maximum number of entries to return."),
+      depth = N("The maximum directory depth to traverse. Must be 1 or greater."),
+    }, { "dir_path" }) },
+  { name = "grep_files", title = "Grep files", handler = grep_files,
     description = "Finds files whose contents match the pattern and lists them by modification time, newest first.",
-    schema = {
-      type = "object",
-      properties = {
-        pattern = { type = "string", description = "Regular expression pattern to search for." },
-        include = { type = "string", description = "Optional glob that limits which files are searched (e.g. \"*.rs\" or \"*.{ts,tsx}\")." },
-        path = { type = "string", description = "Directory or file path to search. Defaults to the session's working directory." },
-        limit = { type = "number", description = "Maximum number of file paths to return (defaults to 100)." },
-      },
-      required = { "pattern" },
-      additionalProperties = false,
-    },
-    handler = grep_files,
-  },
+    schema = closed({
+      pattern = S("Regular expression pattern to search for."),
+      include = S("Optional glob that limits which files are searched (e.g. \"*.rs\" or \"*.{ts,tsx}\")."),
+      path = S("Directory or file path to search. Defaults to the session's working directory."),
+      limit = N("Maximum number of file paths to return (defaults to 100)."),
+    }, { "pattern" }) },
 })
 
 return {

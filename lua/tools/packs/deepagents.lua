@@ -32,13 +32,14 @@ local function vpath(ctx, p)
   return (m == "/" and "" or m) .. "/" .. p
 end
 
-local function fail(msg, code, path, op)
-  if code == "ENOENT" then return err(("File '%s' not found"):format(path), code) end
-  if code == "EACCES" or code == "EPERM" or code == "READ_ONLY_ROOT" then
-    return err(("permission denied for %s on %s"):format(op or "read", path), code)
-  end
-  return err(P.detail(msg), code)
+-- deepagents' words for burrow's failures on the path (op: read or write).
+local function words(op, more)
+  local denied = "Error: permission denied for " .. op .. " on %s"
+  local w = { ENOENT = "Error: File '%s' not found", EACCES = denied, EPERM = denied, READ_ONLY_ROOT = denied }
+  for k, v in pairs(more or {}) do w[k] = v end
+  return P.words(w, P.prefixed("Error: "))
 end
+local read_failed, write_failed = words("read"), words("write")
 
 -- Python's repr() of a str, and of a list of them.
 local function repr(s)
@@ -50,7 +51,7 @@ end
 
 local function repr_list(t) return P.pylist(t, repr) end
 
-local function text_result(t) return { content = t } end
+local text_result = P.text
 
 -- Source lines of the window [first, first+count-1] (1-based) and the
 -- file's line count: a native text read, or the raw bytes when a line was
@@ -98,7 +99,7 @@ local function read_file(ctx, a, legacy)
     offset = 0
   end
   local probe, msg, code = ctx:call("read_file", { path = path, limit = 1 })
-  if not probe then return fail(msg, code, path) end
+  if not probe then return read_failed(msg, code, nil, a, ctx, { path = path }) end
   if probe.encoding == "image" then return { image = probe.content, mime_type = probe.mime_type, path = path } end
   if probe.size == 0 then return text_result("System reminder: File exists but has empty contents") end
   if limit <= 0 then
@@ -109,7 +110,7 @@ local function read_file(ctx, a, legacy)
     return err(("Line offset %d exceeds file length (%d lines)"):format(offset, probe.total_lines or 0), "INVALID_ARGUMENT")
   end
   local lines, total, wcode = window(ctx, path, offset + 1, limit)
-  if not lines then return fail(total, wcode, path) end
+  if not lines then return read_failed(total, wcode, nil, a, ctx, { path = path }) end
   -- rows per source line, the marker width of the window
   local rows, width = {}, 6
   if not legacy then
@@ -156,62 +157,75 @@ local function cap(text)
   return cut .. TRUNCATED
 end
 
-local function ls(ctx, a)
-  local path, e, c = vpath(ctx, a.path or "/")
-  if not path then return nil, e, c end
-  local r, msg, code = ctx:call("list_dir", { path = path, include_hidden = true })
-  if not r then return fail(msg, code, path) end
-  local base = path:gsub("/+$", "")
-  local out = {}
-  for _, x in ipairs(r.entries) do out[#out + 1] = base .. "/" .. x.name .. (x.type == "dir" and "/" or "") end
+-- A sorted Python list of paths, or "No files found".
+local function path_list(out)
   table.sort(out)
   if #out == 0 then return text_result("No files found") end
   return text_result(cap(repr_list(out)))
 end
 
-local function glob(ctx, a)
-  if type(a.pattern) ~= "string" then return err("pattern is required", "INVALID_ARGUMENT") end
-  local path, e, c = vpath(ctx, a.path or "/")
-  if not path then return nil, e, c end
+-- path (default /) through vpath, with the native arguments in more.
+local function at(field, default, more)
+  return function(a, ctx)
+    local path, e, c = vpath(ctx, a[field] or default)
+    if not path then return nil, e, c end
+    local na = { path = path }
+    for k, v in pairs(more or {}) do na[k] = v end
+    return na
+  end
+end
+
+local function base_of(na) return (na.path:gsub("/+$", "")) end
+
+local function ls_result(r, _, _, na)
+  local base, out = base_of(na), {}
+  for _, x in ipairs(r.entries) do out[#out + 1] = base .. "/" .. x.name .. (x.type == "dir" and "/" or "") end
+  return path_list(out)
+end
+
+local function glob_args(a, ctx)
+  local na, e, c = at("path", "/")(a, ctx)
+  if not na then return nil, e, c end
   local pattern = a.pattern
   if pattern:sub(1, 1) == "/" then pattern = pattern:gsub("^/+", "")
   elseif not pattern:find("/", 1, true) then pattern = "**/" .. pattern end
-  local r, msg, code = ctx:call("glob", { pattern = pattern, path = path, respect_ignore = false })
-  if not r then return fail(msg, code, path) end
-  local base = path:gsub("/+$", "")
-  local out = {}
+  na.pattern, na.respect_ignore = pattern, false
+  return na
+end
+
+local function glob_result(r, _, _, na)
+  local base, out = base_of(na), {}
   for _, m in ipairs(r.entries or {}) do
     local p = m.path
     if p:sub(1, 1) ~= "/" then p = base .. "/" .. p end
     out[#out + 1] = p
   end
-  table.sort(out)
-  if #out == 0 then return text_result("No files found") end
-  return text_result(cap(repr_list(out)))
+  return path_list(out)
 end
 
 local MODES = { files_with_matches = "files", content = "content", count = "count" }
 
-local function grep(ctx, a)
-  if type(a.pattern) ~= "string" then return err("pattern is required", "INVALID_ARGUMENT") end
-  local path, e, c = vpath(ctx, a.path or "/")
-  if not path then return nil, e, c end
+local function grep_args(a, ctx)
+  local na, e, c = at("path", "/")(a, ctx)
+  if not na then return nil, e, c end
   local mode = a.output_mode or "files_with_matches"
   if not MODES[mode] then
     return err("output_mode must be one of files_with_matches, content, count", "INVALID_ARGUMENT")
   end
   if a.max_count ~= nil and a.max_count <= 0 then return err("max_count must be greater than 0", "INVALID_ARGUMENT") end
-  local args = { pattern = a.pattern, literal = true, path = path, output_mode = MODES[mode], max_results = a.max_count }
-  if a.glob and a.glob ~= "" then args.include = { a.glob } end
-  local r, msg, code = ctx:call("grep", args)
-  if not r then return fail(msg, code, path) end
-  local base = path:gsub("/+$", "")
+  na.pattern, na.literal, na.output_mode, na.max_results = a.pattern, true, MODES[mode], a.max_count
+  if a.glob and a.glob ~= "" then na.include = { a.glob } end
+  return na
+end
+
+local function grep_result(r, a, _, na)
+  local base = base_of(na)
   local function abs(p) return p:sub(1, 1) == "/" and p or base .. "/" .. p end
   local out = {}
-  if mode == "files_with_matches" then
+  if na.output_mode == "files" then
     for _, f in ipairs(r.files or {}) do out[#out + 1] = abs(f) end
     table.sort(out)
-  elseif mode == "count" then
+  elseif na.output_mode == "count" then
     local rows = {}
     for _, x in ipairs(r.counts or {}) do rows[#rows + 1] = { abs(x.path), x.count } end
     table.sort(rows, function(x, y) return x[1] < y[1] end)
@@ -239,122 +253,102 @@ local function grep(ctx, a)
   return text_result(cap(text))
 end
 
-local function edit_file(ctx, a)
-  local path, e, c = vpath(ctx, a.file_path)
-  if not path then return nil, e, c end
-  if type(a.old_string) ~= "string" then return err("old_string is required", "INVALID_ARGUMENT") end
-  if type(a.new_string) ~= "string" then return err("new_string is required", "INVALID_ARGUMENT") end
-  local old, new = a.old_string:gsub("\r\n", "\n"), a.new_string:gsub("\r\n", "\n")
-  local r, msg, code, det = ctx:call("edit_file", { path = path, old_text = old, new_text = new,
-    replace_all = a.replace_all == true })
-  if not r then
-    if code == "NOT_FOUND_TEXT" then
-      if old:sub(-1) == "\n" then
-        local raw = ctx:call("read_file", { path = path, encoding = "base64" })
-        local data = raw and core.base64_decode(raw.content)
-        if data and data:sub(-1) ~= "\n" then
-          return err("old_string ends with a newline, but the file does not end with a newline. Retry with the "
-            .. "trailing newline removed from old_string (and from new_string if it also ends with a newline).", code)
-        end
-      end
-      return err(("String not found in file: '%s'"):format(a.old_string), code)
-    elseif code == "AMBIGUOUS_TEXT" then
-      local n = det and det.matches or 2
-      return err(("String '%s' appears %d times in file. Use replace_all=True to replace all instances, or provide "
-        .. "a more specific string with surrounding context."):format(a.old_string, n), code)
-    end
-    return fail(msg, code, path, "write")
-  end
-  return text_result(("Successfully replaced %d instance(s) of the string in '%s'"):format(r.replacements, path))
+local function edit_args(a, ctx)
+  local na, e, c = at("file_path")(a, ctx)
+  if not na then return nil, e, c end
+  if a.old_string == nil then return err("old_string is required", "INVALID_ARGUMENT") end
+  if a.new_string == nil then return err("new_string is required", "INVALID_ARGUMENT") end
+  na.old_text, na.new_text = a.old_string:gsub("\r\n", "\n"), a.new_string:gsub("\r\n", "\n")
+  na.replace_all = a.replace_all == true
+  return na
 end
+
+local edit_failed = words("write", {
+  NOT_FOUND_TEXT = function(path, _, _, _, a, ctx)
+    if a.old_string:gsub("\r\n", "\n"):sub(-1) == "\n" then
+      local raw = ctx:call("read_file", { path = path, encoding = "base64" })
+      local data = raw and core.base64_decode(raw.content)
+      if data and data:sub(-1) ~= "\n" then
+        return "Error: old_string ends with a newline, but the file does not end with a newline. Retry with the "
+          .. "trailing newline removed from old_string (and from new_string if it also ends with a newline)."
+      end
+    end
+    return ("Error: String not found in file: '%s'"):format(a.old_string)
+  end,
+  AMBIGUOUS_TEXT = function(_, _, _, det, a)
+    return ("Error: String '%s' appears %d times in file. Use replace_all=True to replace all instances, or provide "
+      .. "a more specific string with surrounding context."):format(a.old_string, det and det.matches or 2)
+  end,
+})
 
 local function build(o)
   local legacy = o.format == "legacy"
   if o.format ~= nil and o.format ~= "0.7" and not legacy then
     error(("pack deepagents: format must be \"0.7\" or \"legacy\", not %q"):format(tostring(o.format)))
   end
-  -- tool(name, description, properties, kind, handler[, permissions]): one declaration
-  local function tool(name, description, schema, kind, handler, permissions)
-    return { name = name, description = description, schema = schema, kind = kind, handler = handler, permissions = permissions }
-  end
-  local tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output }, {
-    tool("ls", "Lists all files in a directory (non-recursive). Paths are absolute, starting with /; directories end in /.",
-      { path = { type = "string", description = "Absolute path of the directory (default /)." } },
-      "read", ls),
-    tool("read_file", "Reads a file. Returns numbered lines starting at offset + 1 (offset is 0-based, default 0; "
-      .. "limit default 100). Lines longer than 5000 characters continue on rows numbered N.1, N.2, ...",
-      {
-        file_path = { type = "string", description = "Absolute path of the file to read." },
-        offset = { type = "integer", description = "Line number to start reading from, 0-based (default 0)." },
-        limit = { type = "integer", description = "Maximum number of lines to read (default 100)." },
-      }, "read", function(ctx, a) return read_file(ctx, a, legacy) end),
-    tool("write_file", legacy and "Writes a new file; an existing file is refused (use edit_file)."
+  local S, I = P.string, P.integer
+  local exists = "Cannot write to %s because it already exists. Read and then make an edit, or write to a new path."
+  return P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output, errors = read_failed,
+    need = "Error: %s is required" }, {
+    { name = "ls", native = "list_dir", args = at("path", "/", { include_hidden = true }), result = ls_result,
+      description = "Lists all files in a directory (non-recursive). Paths are absolute, starting with /; directories end in /.",
+      schema = { path = S("Absolute path of the directory (default /).") } },
+    { name = "read_file", handler = function(ctx, a) return read_file(ctx, a, legacy) end,
+      description = "Reads a file. Returns numbered lines starting at offset + 1 (offset is 0-based, default 0; "
+        .. "limit default 100). Lines longer than 5000 characters continue on rows numbered N.1, N.2, ...",
+      schema = {
+        file_path = S("Absolute path of the file to read."),
+        offset = I("Line number to start reading from, 0-based (default 0)."),
+        limit = I("Maximum number of lines to read (default 100)."),
+      },
+      render = function(r) -- images come back as an image block
+        if r.image then return { { type = "image", data = r.image, mimeType = r.mime_type } }, { content = "" } end
+        return r.content, r
+      end },
+    { name = "write_file", kind = "write", native = "write_file",
+      description = legacy and "Writes a new file; an existing file is refused (use edit_file)."
         or "Writes a file, creating it or replacing its content.",
-      {
-        file_path = { type = "string", description = "Absolute path of the file to write." },
-        content = { type = "string", description = "The content to write." },
-      }, "write", function(ctx, a)
-        local path, e, c = vpath(ctx, a.file_path)
-        if not path then return nil, e, c end
-        if type(a.content) ~= "string" then return err("content is required", "INVALID_ARGUMENT") end
-        local r, msg, code = ctx:call("write_file", { path = path, content = a.content,
-          expected_hash = legacy and "absent" or nil })
-        if not r then
-          if legacy and (code == "EEXIST" or code == "HASH_MISMATCH") then
-            return nil, ("Cannot write to %s because it already exists. Read and then make an edit, or write to a new path.")
-              :format(path), code
-          end
-          return fail(msg, code, path, "write")
-        end
-        return text_result("Updated file " .. path)
-      end),
-    tool("edit_file", "Performs exact string replacement in a file. old_string must be unique unless replace_all is "
-      .. "true. Read the file before editing it.",
-      {
-        file_path = { type = "string", description = "Absolute path of the file to edit." },
-        old_string = { type = "string", description = "The text to replace." },
-        new_string = { type = "string", description = "The text to replace it with." },
-        replace_all = { type = "boolean", description = "Replace every occurrence (default false)." },
-      }, "edit", edit_file),
-    tool("delete", "Deletes a file.",
-      { file_path = { type = "string", description = "Absolute path of the file to delete." } },
-      "delete", function(ctx, a)
-        local path, e, c = vpath(ctx, a.file_path)
-        if not path then return nil, e, c end
-        local r, msg, code = ctx:call("remove", { path = path })
-        if not r then return fail(msg, code, path, "write") end
-        return text_result("Deleted " .. path)
-      end, { "fs.write" }),
-    tool("glob", "Finds files matching a glob pattern (*, **, ?, [...], {a,b}). A pattern without / matches file "
-      .. "names at any depth; a leading / anchors at the root.",
-      {
-        pattern = { type = "string", description = "Glob pattern, e.g. \"*.py\" or \"/src/**/*.ts\"." },
-        path = { type = "string", description = "Directory to search from (default /)." },
-      }, "read", glob),
-    tool("grep", "Searches files for a literal text pattern (regex metacharacters are ordinary characters).",
-      {
-        pattern = { type = "string", description = "Literal text to search for." },
-        path = { type = "string", description = "Directory to search (default /)." },
-        glob = { type = "string", description = "Only files matching this glob (file name, or path when it has a /)." },
-        output_mode = { type = "string", enum = { "files_with_matches", "content", "count" },
-          description = "files_with_matches (default), content or count." },
-        max_count = { type = "integer", description = "Stop after this many matches." },
-      }, "read", grep),
+      schema = { file_path = S("Absolute path of the file to write."), content = S("The content to write.") },
+      args = function(a, ctx)
+        local na, e, c = at("file_path")(a, ctx)
+        if not na then return nil, e, c end
+        if a.content == nil then return err("content is required", "INVALID_ARGUMENT") end
+        na.content, na.expected_hash = a.content, legacy and "absent" or nil
+        return na
+      end,
+      errors = words("write", legacy and { EEXIST = exists, HASH_MISMATCH = exists } or nil),
+      result = function(_, _, _, na) return text_result("Updated file " .. na.path) end },
+    { name = "edit_file", kind = "edit", native = "edit_file", args = edit_args, errors = edit_failed,
+      description = "Performs exact string replacement in a file. old_string must be unique unless replace_all is "
+        .. "true. Read the file before editing it.",
+      schema = {
+        file_path = S("Absolute path of the file to edit."), old_string = S("The text to replace."),
+        new_string = S("The text to replace it with."), replace_all = P.boolean("Replace every occurrence (default false)."),
+      },
+      result = function(r, _, _, na)
+        return text_result(("Successfully replaced %d instance(s) of the string in '%s'"):format(r.replacements, na.path))
+      end },
+    { name = "delete", kind = "delete", native = "remove", args = at("file_path"), errors = write_failed,
+      permissions = { "fs.write" }, description = "Deletes a file.",
+      schema = { file_path = S("Absolute path of the file to delete.") },
+      result = function(_, _, _, na) return text_result("Deleted " .. na.path) end },
+    { name = "glob", native = "glob", required = { "pattern" }, args = glob_args, result = glob_result,
+      description = "Finds files matching a glob pattern (*, **, ?, [...], {a,b}). A pattern without / matches file "
+        .. "names at any depth; a leading / anchors at the root.",
+      schema = {
+        pattern = S("Glob pattern, e.g. \"*.py\" or \"/src/**/*.ts\"."), path = S("Directory to search from (default /)."),
+      } },
+    { name = "grep", native = "grep", required = { "pattern" }, args = grep_args, result = grep_result,
+      description = "Searches files for a literal text pattern (regex metacharacters are ordinary characters).",
+      schema = {
+        pattern = S("Literal text to search for."), path = S("Directory to search (default /)."),
+        glob = S("Only files matching this glob (file name, or path when it has a /)."),
+        output_mode = S("files_with_matches (default), content or count.",
+          { enum = { "files_with_matches", "content", "count" } }),
+        max_count = I("Stop after this many matches."),
+      } },
   })
-  -- images come back as an image block
-  tools[2].render = function(r)
-    if r.image then
-      return { { type = "image", data = r.image, mimeType = r.mime_type } }, { content = "" }
-    end
-    return r.content, r
-  end
-  return { name = "deepagents", path_style = "absolute", tools = tools }
 end
 
-return {
-  name = "deepagents",
-  description = "LangChain deepagents' filesystem tools (ls, read_file, write_file, edit_file, delete, glob, literal grep)",
-  path_style = "absolute",
-  options = { "format" },
-  build = build,
-}
+return P.pack({ name = "deepagents", path_style = "absolute", options = { "format" },
+  description = "LangChain deepagents' filesystem tools (ls, read_file, write_file, edit_file, delete, glob, literal grep)" }, build)

@@ -32,19 +32,17 @@ local function vpath(ctx, p)
 end
 
 local NEED = "Missing required parameter: %s"
-local function need(a, k) return P.need(a, { k }, NEED) end
 
 -- Everruns' words for burrow's failures; the rest keep burrow's message.
-local function fail(msg, code, path)
-  if code == "ENOENT" then return nil, "File not found: " .. path, code end
-  if code == "EISDIR" then return nil, ("Path '%s' is a directory, not a file. Use list_directory instead."):format(path), code end
-  if code == "READ_ONLY_ROOT" or code == "EACCES" or code == "EPERM" then
-    return nil, "Cannot modify readonly file: " .. path, code
-  end
-  return nil, P.detail(msg), code
+local READONLY = "Cannot modify readonly file: %s"
+local function words(more)
+  local w = { ENOENT = "File not found: %s", EISDIR = "Path '%s' is a directory, not a file. Use list_directory instead.",
+    READ_ONLY_ROOT = READONLY, EACCES = READONLY, EPERM = READONLY }
+  for k, v in pairs(more or {}) do w[k] = v end
+  return P.words(w, P.prefixed(""))
 end
-
-local function json_result(r) return json.encode(r), r end
+local failed = words()
+local function fail(msg, code, path) return failed(msg, code, nil, nil, nil, { path = path }) end
 
 local function page_args(a)
   local off, lim = a.offset or 0, a.limit or PAGE
@@ -61,12 +59,7 @@ local function envelope(bytes, reason, next_off, hint, total)
   return t
 end
 
-local function utf8_cut(s, n)
-  if #s <= n then return s end
-  local i = n
-  while i > 0 and (s:byte(i + 1) or 0) & 0xC0 == 0x80 do i = i - 1 end
-  return s:sub(1, i)
-end
+local utf8_cut = P.utf8_cut
 
 local function ext_of(path)
   local base = path:match("[^/]*$"):lower()
@@ -75,8 +68,6 @@ local function ext_of(path)
 end
 
 local function read_file(ctx, a)
-  local ok, e, c = need(a, "path")
-  if not ok then return nil, e, c end
   local path = vpath(ctx, a.path)
   if a.offset and a.offset < 0 then return nil, "offset must be >= 0", "INVALID_ARGUMENT" end
   if a.limit and a.limit < 1 then return nil, "limit must be greater than 0", "INVALID_ARGUMENT" end
@@ -169,13 +160,16 @@ local function collect(a)
   return edits
 end
 
+local function changed(path, a, found)
+  return nil, ("File '%s' changed since the last read. Expected %s, found %s. Read the file again before editing.")
+    :format(path, a.expected_hash, found), "HASH_MISMATCH"
+end
+
 local function edit_file(ctx, a)
-  local ok, e, c = need(a, "path")
-  if not ok then return nil, e, c end
   local path = vpath(ctx, a.path)
   local edits, eerr = collect(a)
   if not edits then return nil, eerr, "INVALID_ARGUMENT" end
-  ok, e, c = need(a, "expected_hash")
+  local ok, e, c = P.need(a, { "expected_hash" }, NEED)
   if not ok then return nil, e, c end
   -- An edit that changes nothing is a no-op upstream; the native tool refuses it.
   local real = {}
@@ -186,10 +180,7 @@ local function edit_file(ctx, a)
   if #real == 0 then
     local r, msg, code = ctx:call("read_file", { path = path, limit = 1 })
     if not r then return fail(msg, code, path) end
-    if r.content_hash ~= expected then
-      return nil, ("File '%s' changed since the last read. Expected %s, found %s. Read the file again before editing.")
-        :format(path, a.expected_hash, r.content_hash), "HASH_MISMATCH"
-    end
+    if r.content_hash ~= expected then return changed(path, a, r.content_hash) end
     return { path = path, size_bytes = r.size, content_hash = r.content_hash, previous_content_hash = r.content_hash,
       applied_edits = #edits, first_changed_line = json.null, diff = "", diff_truncated = false }
   end
@@ -198,9 +189,7 @@ local function edit_file(ctx, a)
     det = det or {}
     local old = real[det.edit or 1].old_text
     if code == "HASH_MISMATCH" then
-      local found = det.current or "unknown"
-      return nil, ("File '%s' changed since the last read. Expected %s, found %s. Read the file again before editing.")
-        :format(path, a.expected_hash, found), code
+      return changed(path, a, det.current or "unknown")
     elseif code == "NOT_FOUND_TEXT" then
       return nil, ("Could not find an exact match for old_text: '%s'"):format(snippet(old)), code
     elseif code == "AMBIGUOUS_TEXT" then
@@ -214,8 +203,7 @@ local function edit_file(ctx, a)
       -- not a hash at all: it cannot match what is there
       local cur, rmsg, rcode = ctx:call("read_file", { path = path, encoding = "base64" })
       if not cur then return fail(rmsg, rcode, path) end
-      return nil, ("File '%s' changed since the last read. Expected %s, found %s. Read the file again before editing.")
-        :format(path, a.expected_hash, cur.content_hash), "HASH_MISMATCH"
+      return changed(path, a, cur.content_hash)
     end
     return fail(msg, code, path)
   end
@@ -237,50 +225,44 @@ local function readonly(ctx, path)
   return info and info.readonly or false
 end
 
-local function list_directory(ctx, a)
-  local path = vpath(ctx, a.path)
-  local off, lim = page_args(a)
-  if not off then return nil, lim, "INVALID_ARGUMENT" end
-  local r, msg, code = ctx:call("list_dir", { path = path, include_hidden = true })
-  if not r then
-    if code == "ENOENT" then return nil, "Directory not found: " .. path, code end
-    if code == "ENOTDIR" then return nil, ("Path '%s' is not a directory"):format(path), code end
-    return fail(msg, code, path)
+-- The page [off+1, off+lim] of all (total items: #all unless given) and
+-- its truncation envelope, with a resume hint naming the tool and unit.
+local function page(all, off, lim, reason, tool, unit, total)
+  local out = {}
+  for k = off + 1, math.min(#all, off + lim) do out[#out + 1] = all[k] end
+  local shown = off + #out
+  local bytes = #json.encode(json.array(out))
+  if shown >= (total or #all) then return json.array(out), envelope(bytes), bytes end
+  return json.array(out), envelope(bytes, reason, shown,
+    ("call %s with offset=%d to resume from %s %d"):format(tool, shown, unit, shown + 1)), bytes
+end
+
+-- path through vpath, then the page arguments checked
+local function paged(more)
+  return function(a, ctx)
+    local off, lim = page_args(a)
+    if not off then return nil, lim, "INVALID_ARGUMENT" end
+    local na = { path = vpath(ctx, a.path) }
+    for k, v in pairs(more(a)) do na[k] = v end
+    return na
   end
-  local ro = readonly(ctx, path)
-  local all = r.entries
-  local entries = {}
-  for k = off + 1, math.min(#all, off + lim) do
-    local x = all[k]
-    entries[#entries + 1] = { name = x.name, path = (path == "/" and "" or path) .. "/" .. x.name,
+end
+
+local function list_result(r, a, ctx, na)
+  local path, off, lim = na.path, page_args(a)
+  local ro, all = readonly(ctx, path), {}
+  for k, x in ipairs(r.entries) do
+    all[k] = { name = x.name, path = (path == "/" and "" or path) .. "/" .. x.name,
       is_directory = x.type == "dir", size_bytes = x.type == "dir" and 0 or (x.size or 0), is_readonly = ro }
   end
   local total = #all + (r.omitted or 0)
-  local shown = off + #entries
-  local bytes = #json.encode(json.array(entries))
-  local trunc = shown < total
-    and envelope(bytes, "item_cap", shown, ("call list_directory with offset=%d to resume from item %d"):format(shown, shown + 1))
-    or envelope(bytes)
-  return { path = path, entries = json.array(entries), count = #entries, total_count = total, offset = off, limit = lim,
+  local entries, trunc = page(all, off, lim, "item_cap", "list_directory", "item", total)
+  return { path = path, entries = entries, count = #entries, total_count = total, offset = off, limit = lim,
     truncation = trunc }
 end
 
-local function grep_files(ctx, a)
-  local ok, e, c = need(a, "pattern")
-  if not ok then return nil, e, c end
-  local path = vpath(ctx, a.path)
+local function grep_result(r, a, ctx)
   local off, lim = page_args(a)
-  if not off then return nil, lim, "INVALID_ARGUMENT" end
-  local args = { pattern = a.pattern, path = path, include_hidden = true, respect_ignore = false }
-  if a.path_pattern and a.path_pattern ~= "" then args.include = { a.path_pattern } end
-  local r, msg, code, det = ctx:call("grep", args)
-  if not r then
-    if code == "INVALID_ARGUMENT" then
-      return nil, "Invalid regex pattern: " .. (det and det.reason or P.detail(msg)), code
-    end
-    if code == "ENOENT" then return nil, "Directory not found: " .. path, code end
-    return fail(msg, code, path)
-  end
   local all = {}
   for _, m in ipairs(r.matches or {}) do
     all[#all + 1] = { path = vpath(ctx, m.path), line_number = m.line, line = m.text }
@@ -289,98 +271,95 @@ local function grep_files(ctx, a)
     if x.path ~= y.path then return x.path < y.path end
     return x.line_number < y.line_number
   end)
-  local page = {}
-  for k = off + 1, math.min(#all, off + lim) do page[#page + 1] = all[k] end
-  local shown = off + #page
-  local bytes = #json.encode(json.array(page))
-  local trunc = shown < #all
-    and envelope(bytes, "line_cap", shown, ("call grep_files with offset=%d to resume from match %d"):format(shown, shown + 1))
-    or envelope(bytes)
-  if r.truncated and shown >= #all then trunc = envelope(bytes, "item_cap") end
-  return { pattern = a.pattern, matches = json.array(page), match_count = #page, total_matches = #all,
+  local matches, trunc, bytes = page(all, off, lim, "line_cap", "grep_files", "match")
+  if r.truncated and off + #matches >= #all then trunc = envelope(bytes, "item_cap") end
+  return { pattern = a.pattern, matches = matches, match_count = #matches, total_matches = #all,
     offset = off, limit = lim, truncation = trunc }
 end
 
 local RW = P.annotations(false, false, false)
+local WS = "session_workspace" -- the concurrency class of a tool that changes files
+local S, I = P.string, P.integer
+local function at(a, ctx) return { path = vpath(ctx, a.path) } end
 
--- tool(name, description, properties, kind, handler[, more]): a declaration
--- (more: its other fields); a tool that changes files is in the session's
--- workspace concurrency class.
-local function tool(name, description, schema, kind, handler, more)
-  local t = { name = name, description = description, schema = schema, handler = handler,
-    kind = kind ~= "read" and kind or nil, concurrency_class = kind ~= "read" and "session_workspace" or nil }
-  for k, v in pairs(more or {}) do t[k] = v end
-  return t
-end
-
-local tools = P.tools({ need = NEED, output_schema = { type = "object" }, output = json_result }, {
-  tool("read_file", "Read the contents of a file. Successful responses include content_hash. Rows come back as "
-    .. "`N|line`, 1-based; offset is 0-based. Defaults: 2000 lines; .log/.out the last 500; .csv/.tsv 100 "
-    .. "(with the header row when offset > 0); .min.js/.min.css 20; binary files give metadata only.", {
-      path = { type = "string", description = "File path (under /workspace; relative paths and a leading / mean the workspace)." },
-      offset = { type = "integer", description = "Lines to skip, 0-based (default 0)." },
-      limit = { type = "integer", description = "Maximum number of lines (default by content type)." },
-    }, "read", read_file, { render = function(r)
+local tools = P.tools({ need = NEED, output_schema = { type = "object" }, output = P.json_output(), errors = failed }, {
+  { name = "read_file", handler = read_file, required = { "path" },
+    description = "Read the contents of a file. Successful responses include content_hash. Rows come back as "
+      .. "`N|line`, 1-based; offset is 0-based. Defaults: 2000 lines; .log/.out the last 500; .csv/.tsv 100 "
+      .. "(with the header row when offset > 0); .min.js/.min.css 20; binary files give metadata only.",
+    schema = {
+      path = S("File path (under /workspace; relative paths and a leading / mean the workspace)."),
+      offset = I("Lines to skip, 0-based (default 0)."), limit = I("Maximum number of lines (default by content type)."),
+    },
+    render = function(r)
       if r.image then
         local meta = { path = r.path, media_type = r.media_type, size_bytes = r.size_bytes, content_hash = r.content_hash }
         return { { type = "image", data = r.image, mimeType = r.media_type }, { type = "text", text = json.encode(meta) } }, meta
       end
       return json.encode(r), r
-    end }),
-  tool("write_file", "Create or overwrite a file. Parent directories are created automatically. "
-    .. "Successful responses include content_hash.", {
-      path = { type = "string", description = "File path." },
-      content = { type = "string", description = "The complete content." },
-      encoding = { type = "string", enum = { "text", "base64" }, description = "text (default) or base64." },
-    }, "write", function(ctx, a)
-      local path = vpath(ctx, a.path)
-      local r, msg, code = ctx:call("write_file", { path = path, content = a.content, encoding = a.encoding })
-      if not r then return fail(msg, code, path) end
-      return { path = path, size_bytes = r.bytes, created = r.created or false, content_hash = r.content_hash }
-    end, { required = { "path", "content" }, annotations = RW }),
-  tool("edit_file", "Apply one or more exact text replacements to an existing text file. This tool is text-only, "
-    .. "requires the current content_hash from read_file or write_file, and uses compare-and-set semantics so "
-    .. "concurrent writes fail cleanly instead of clobbering newer content. Returns a unified diff.", {
-      path = { type = "string", description = "File path." },
-      expected_hash = { type = "string", description = "Current content_hash (sha256:...)." },
-      edits = { type = "array", description = "Replacements, each matched once against the original file.",
-        items = { type = "object", properties = { old_text = { type = "string" }, new_text = { type = "string" } } } },
-      old_text = { type = "string", description = "Legacy single edit: text to find." },
-      new_text = { type = "string", description = "Legacy single edit: replacement." },
-    }, "edit", edit_file, { annotations = RW }),
-  tool("list_directory", "List files and directories, paged (offset, limit: default 200, max 1000).", {
-      path = { type = "string", description = "Directory (default /workspace)." },
-      offset = { type = "integer", description = "Entries to skip (default 0)." },
-      limit = { type = "integer", description = "Maximum entries (default 200, max 1000)." },
-    }, "read", list_directory),
-  tool("grep_files", "Search file contents for a regex; matches sorted by path, then line.", {
-      pattern = { type = "string", description = "Regular expression." },
-      path = { type = "string", description = "Directory to search (default /workspace)." },
-      path_pattern = { type = "string", description = "Only files matching this glob." },
-      offset = { type = "integer", description = "Matches to skip (default 0)." },
-      limit = { type = "integer", description = "Maximum matches (default 200, max 1000)." },
-    }, "read", grep_files),
-  tool("delete_file", "Delete a file, or a directory with recursive=true.", {
-      path = { type = "string", description = "Path to delete." },
-      recursive = { type = "boolean", description = "Delete a directory and its contents (default false)." },
-    }, "delete", function(ctx, a)
-      local path = vpath(ctx, a.path)
-      local r, msg, code = ctx:call("remove", { path = path, recursive = a.recursive == true })
-      if not r then return fail(msg, code, path) end
-      return { path = path, deleted = true }
-    end, { required = { "path" }, permissions = { "fs.write" } }),
-  tool("stat_file", "Describe a file or directory; a missing path gives exists: false.", {
-      path = { type = "string", description = "Path to describe." },
-    }, "read", function(ctx, a)
-      local path = vpath(ctx, a.path)
-      local r, msg, code = ctx:call("stat", { path = path })
-      if not r then
-        if code == "ENOENT" then return { path = path, exists = false } end
-        return fail(msg, code, path)
-      end
+    end },
+  { name = "write_file", kind = "write", annotations = RW, concurrency_class = WS, native = "write_file",
+    required = { "path", "content" },
+    description = "Create or overwrite a file. Parent directories are created automatically. "
+      .. "Successful responses include content_hash.",
+    schema = {
+      path = S("File path."), content = S("The complete content."),
+      encoding = S("text (default) or base64.", { enum = { "text", "base64" } }),
+    },
+    args = function(a, ctx) return { path = vpath(ctx, a.path), content = a.content, encoding = a.encoding } end,
+    result = function(r, _, _, na)
+      return { path = na.path, size_bytes = r.bytes, created = r.created or false, content_hash = r.content_hash }
+    end },
+  { name = "edit_file", kind = "edit", annotations = RW, concurrency_class = WS, handler = edit_file, required = { "path" },
+    description = "Apply one or more exact text replacements to an existing text file. This tool is text-only, "
+      .. "requires the current content_hash from read_file or write_file, and uses compare-and-set semantics so "
+      .. "concurrent writes fail cleanly instead of clobbering newer content. Returns a unified diff.",
+    schema = {
+      path = S("File path."), expected_hash = S("Current content_hash (sha256:...)."),
+      edits = P.array(P.object { old_text = S(), new_text = S() }, "Replacements, each matched once against the original file."),
+      old_text = S("Legacy single edit: text to find."), new_text = S("Legacy single edit: replacement."),
+    } },
+  { name = "list_directory", native = "list_dir", result = list_result,
+    description = "List files and directories, paged (offset, limit: default 200, max 1000).",
+    schema = {
+      path = S("Directory (default /workspace)."), offset = I("Entries to skip (default 0)."),
+      limit = I("Maximum entries (default 200, max 1000)."),
+    },
+    args = paged(function() return { include_hidden = true } end),
+    errors = words { ENOENT = "Directory not found: %s", ENOTDIR = "Path '%s' is not a directory" } },
+  { name = "grep_files", native = "grep", required = { "pattern" }, result = grep_result,
+    description = "Search file contents for a regex; matches sorted by path, then line.",
+    schema = {
+      pattern = S("Regular expression."), path = S("Directory to search (default /workspace)."),
+      path_pattern = S("Only files matching this glob."), offset = I("Matches to skip (default 0)."),
+      limit = I("Maximum matches (default 200, max 1000)."),
+    },
+    args = paged(function(a)
+      return { pattern = a.pattern, include_hidden = true, respect_ignore = false,
+        include = a.path_pattern and a.path_pattern ~= "" and { a.path_pattern } or nil }
+    end),
+    errors = words {
+      INVALID_ARGUMENT = function(_, msg, _, det) return "Invalid regex pattern: " .. (det and det.reason or P.detail(msg)) end,
+      ENOENT = "Directory not found: %s",
+    } },
+  { name = "delete_file", kind = "delete", concurrency_class = WS, native = "remove", required = { "path" },
+    permissions = { "fs.write" },
+    description = "Delete a file, or a directory with recursive=true.",
+    schema = { path = S("Path to delete."), recursive = P.boolean("Delete a directory and its contents (default false).") },
+    args = function(a, ctx) return { path = vpath(ctx, a.path), recursive = a.recursive == true } end,
+    result = function(_, _, _, na) return { path = na.path, deleted = true } end },
+  { name = "stat_file", native = "stat", required = { "path" }, args = at,
+    description = "Describe a file or directory; a missing path gives exists: false.",
+    schema = { path = S("Path to describe.") },
+    errors = function(msg, code, det, a, ctx, na)
+      if code == "ENOENT" then return { path = na.path, exists = false } end
+      return failed(msg, code, det, a, ctx, na)
+    end,
+    result = function(r, _, ctx, na)
+      local path = na.path
       return { path = path, name = path:match("[^/]*$"), exists = true, is_directory = r.type == "dir",
         is_readonly = readonly(ctx, path), size_bytes = r.size or 0, created_at = r.mtime, updated_at = r.mtime }
-    end, { required = { "path" } }),
+    end },
 })
 
 return {

@@ -6,9 +6,7 @@
 
 local P = require "burrow.pack"
 
-local function S(d) return { type = "string", description = d } end
-local function N(d) return { type = "number", description = d } end
-local function LIST(d) return { type = "array", items = { type = "string" }, description = d } end
+local S, N, LIST = P.string, P.number, P.strings
 local function text(r) return r.content end
 
 local NOT_FOUND = "File not found: %s"

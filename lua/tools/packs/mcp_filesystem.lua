@@ -10,21 +10,21 @@ local json = core.json
 local P = require "burrow.pack"
 local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 
-local text_result = P.text
-
--- The peer's words for burrow's failures; the code stays in _meta.
-local function fail(ctx, msg, code, path, op, det)
-  path = det and det.path or path
-  if code == "OUTSIDE_ROOT" then
-    return nil, ("Access denied - path outside allowed directories: %s not in %s")
-      :format(path, table.concat(P.mounts(ctx), ", ")), code
-  elseif code == "ENOENT" then
-    return nil, ("ENOENT: no such file or directory, %s '%s'"):format(op or "open", path), code
-  elseif code == "EEXIST" then
-    return nil, ("EEXIST: file already exists, %s '%s'"):format(op or "open", path), code
-  end
-  return nil, msg, code
+-- The peer's words for burrow's failures (op: the syscall it names); the
+-- path is the one the details name, else the agent's. The code stays in _meta.
+local function words(op, more)
+  local w = {
+    OUTSIDE_ROOT = function(path, _, _, _, _, ctx)
+      return ("Access denied - path outside allowed directories: %s not in %s"):format(path, table.concat(P.mounts(ctx), ", "))
+    end,
+    ENOENT = "ENOENT: no such file or directory, " .. op .. " '%s'",
+    EEXIST = "EEXIST: file already exists, " .. op .. " '%s'",
+  }
+  for k, v in pairs(more or {}) do w[k] = v end
+  return P.words(w, P.as_is,
+    function(det, _, na) return det and det.path or na.path or na.source end)
 end
+local open_failed, scandir_failed = words("open"), words("scandir")
 
 -- burrow's note on a failed edit, from the details: where the text is
 -- nearest, or where it matches.
@@ -44,11 +44,15 @@ local function windows_path(p)
   return type(p) == "string" and p:match("^%a:[\\/]") or (type(p) == "string" and p:match("^%a:$"))
 end
 
--- Refusals the peer makes before touching the disk.
-local function precheck(ctx, path)
-  if windows_path(path) then
-    return nil, ("Access denied - Windows-style path received on a POSIX host: %s"):format(path), "OUTSIDE_ROOT"
+-- The native arguments na, unless one of the paths is a Windows one: the
+-- peer refuses those before touching the disk.
+local function posix(na, ...)
+  for _, p in ipairs { ... } do
+    if windows_path(p) then
+      return nil, ("Access denied - Windows-style path received on a POSIX host: %s"):format(p), "OUTSIDE_ROOT"
+    end
   end
+  return na
 end
 
 ---------------------------------------------------------------------------
@@ -93,8 +97,8 @@ local function read_paged(ctx, a, first, count)
 end
 
 local function read_text(ctx, a)
-  local bad, bmsg, bcode = precheck(ctx, a.path)
-  if bad == nil and bmsg then return nil, bmsg, bcode end
+  local ok, bmsg, bcode = posix(true, a.path)
+  if not ok then return nil, bmsg, bcode end
   local head = a.head ~= 0 and a.head or nil -- 0 is "absent" (JS falsy)
   local tail = a.tail ~= 0 and a.tail or nil
   if head and tail then
@@ -112,7 +116,7 @@ local function read_text(ctx, a)
   if tail and not a.offset and not a.limit then -- native tail: reads from the end only
     local t, tmsg, tcode, tdet = ctx:call("read_file", { path = a.path, tail = tail })
     if t and not t.cut_lines and not t.truncated then return P.utf8_clean(t.content) end
-    if not t and tcode ~= "BINARY" then return fail(ctx, tmsg, tcode, a.path, nil, tdet) end
+    if not t and tcode ~= "BINARY" then return open_failed(tmsg, tcode, tdet, a, ctx, a) end
   end
   local r, msg, code, det = ctx:call("read_file", { path = a.path, encoding = "base64" })
   if not r then
@@ -120,7 +124,7 @@ local function read_text(ctx, a)
       local first, count = a.offset or 1, head or a.limit
       return read_paged(ctx, { path = a.path, head = head, tail = tail }, first, count)
     end
-    return fail(ctx, msg, code, a.path, nil, det)
+    return open_failed(msg, code, det, a, ctx, a)
   end
   local bytes = core.base64_decode(r.content)
   if bytes:find("\0", 1, true) then
@@ -154,32 +158,17 @@ local function read_text(ctx, a)
   return text
 end
 
-local read_schema = {
-  type = "object",
-  properties = {
-    path = { type = "string" },
-    head = { type = "number", description = "If provided, returns only the first N lines of the file" },
-    tail = { type = "number", description = "If provided, returns only the last N lines of the file" },
-    offset = { type = "integer", minimum = 1, description = "burrow extension: first line to return (1-based)" },
-    limit = { type = "integer", minimum = 1, description = "burrow extension: number of lines from offset" },
-  },
-  required = { "path" },
-}
-
-local READ_ANN = { readOnlyHint = true, openWorldHint = false }
+local S, I = P.string, P.integer
+local function PATH_ONLY() return P.object({ path = S() }, { "path" }) end
 
 local function read_tool(name, title, description)
-  return {
-    name = name,
-    title = title,
-    description = description,
-    schema = read_schema,
-    handler = function(ctx, a)
-      local text, msg, code = read_text(ctx, a)
-      if not text then return nil, msg, code end
-      return text_result(text)
-    end,
-  }
+  return { name = name, title = title, description = description, handler = read_text,
+    schema = P.object({
+      path = S(), head = P.number("If provided, returns only the first N lines of the file"),
+      tail = P.number("If provided, returns only the last N lines of the file"),
+      offset = I("burrow extension: first line to return (1-based)", { minimum = 1 }),
+      limit = I("burrow extension: number of lines from offset", { minimum = 1 }),
+    }, { "path" }) }
 end
 
 local READ_DESC = "Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file (or 'offset' and 'limit' for lines in between). Very large results are cut on a line boundary with a note saying where to continue. Only works within allowed directories."
@@ -194,8 +183,8 @@ local MIME = {
 }
 
 local function media_item(ctx, path)
-  local bad, bmsg, bcode = precheck(ctx, path)
-  if bad == nil and bmsg then return nil, bmsg, bcode end
+  local ok, bmsg, bcode = posix(true, path)
+  if not ok then return nil, bmsg, bcode end
   local ext = (path:match("%.([^./]+)$") or ""):lower()
   local mime = MIME[ext] or "application/octet-stream"
   local data
@@ -205,7 +194,7 @@ local function media_item(ctx, path)
   end
   if not data then
     local r, msg, code, det = ctx:call("read_file", { path = path, encoding = "base64" })
-    if not r then return fail(ctx, msg, code, path, nil, det) end
+    if not r then return open_failed(msg, code, det, nil, ctx, { path = path }) end
     data = r.content
   end
   if mime:match("^image/") then return { type = "image", data = data, mimeType = mime } end
@@ -225,8 +214,8 @@ local function fence_for(diff)
 end
 
 local function edit(ctx, a)
-  local bad, bmsg, bcode = precheck(ctx, a.path)
-  if bad == nil and bmsg then return nil, bmsg, bcode end
+  local ok, bmsg, bcode = posix(true, a.path)
+  if not ok then return nil, bmsg, bcode end
   local edits = json.array {}
   for i, e in ipairs(a.edits) do edits[i] = { old_text = e.oldText, new_text = e.newText } end
   if #edits == 0 then return nil, "edits must contain at least one edit", "INVALID_ARGUMENT" end
@@ -238,7 +227,7 @@ local function edit(ctx, a)
   local r, msg, code, det
   if #edits == 0 then
     r, msg, code, det = ctx:call("read_file", { path = a.path, limit = 1 })
-    if not r then return fail(ctx, msg, code, a.path, nil, det) end
+    if not r then return open_failed(msg, code, det, a, ctx, a) end
     r = { diff = "" }
   else
     r, msg, code, det = ctx:call("edit_file", { path = a.path, edits = edits, dry_run = a.dryRun == true, match = "loose" })
@@ -252,7 +241,7 @@ local function edit(ctx, a)
     elseif code == "AMBIGUOUS_TEXT" then
       return nil, ("Ambiguous match for edit:\n%s\n\n(burrow: %s)"):format(old, detail), code
     end
-    return fail(ctx, msg, code, a.path, nil, det)
+    return open_failed(msg, code, det, a, ctx, a)
   end
   local hunks = (r.diff or ""):gsub("^%-%-%- [^\n]*\n%+%+%+ [^\n]*\n", "")
   local diff = ("Index: %s\n%s\n--- %s\toriginal\n+++ %s\tmodified\n%s")
@@ -261,7 +250,7 @@ local function edit(ctx, a)
     diff = diff .. ("[diff cut; the change starts at line %d]\n"):format(r.first_changed_line or 1)
   end
   local fence = fence_for(diff)
-  return text_result(("%sdiff\n%s%s\n\n"):format(fence, diff, fence))
+  return ("%sdiff\n%s%s\n\n"):format(fence, diff, fence)
 end
 
 ---------------------------------------------------------------------------
@@ -275,17 +264,44 @@ local function size_text(n)
   return ("%.2f %s"):format(v, units[i])
 end
 
-local function list(ctx, path, recursive)
-  local bad, bmsg, bcode = precheck(ctx, path)
-  if bad == nil and bmsg then return nil, bmsg, bcode end
-  local r, msg, code, det = ctx:call("list_dir", { path = path, include_hidden = true, recursive = recursive or nil })
-  if not r then return fail(ctx, msg, code, path, "scandir", det) end
-  return r
-end
-
 local function more_line(r)
   if r.truncated then return ("\n[%d more entries not shown: max_entries reached]"):format(r.omitted) end
   return ""
+end
+
+-- list_dir's arguments (the path checked first).
+local function listing(recursive)
+  return function(a) return posix({ path = a.path, include_hidden = true, recursive = recursive }, a.path) end
+end
+
+local function list_result(r)
+  local out = {}
+  for i, e in ipairs(r.entries) do out[i] = (e.type == "dir" and "[DIR] " or "[FILE] ") .. e.name end
+  return table.concat(out, "\n") .. more_line(r)
+end
+
+local function sizes_result(r, a)
+  local entries = table.move(r.entries, 1, #r.entries, 1, {})
+  if a.sortBy == "size" then
+    table.sort(entries, function(x, y)
+      if (x.size or 0) ~= (y.size or 0) then return (x.size or 0) > (y.size or 0) end
+      return x.name < y.name
+    end)
+  end
+  local out, files, dirs, total = {}, 0, 0, 0
+  for _, e in ipairs(entries) do
+    if e.type == "dir" then
+      dirs = dirs + 1
+      out[#out + 1] = ("[DIR] %-30s "):format(e.name)
+    else
+      files, total = files + 1, total + (e.size or 0)
+      out[#out + 1] = ("[FILE] %-30s %10s"):format(e.name, size_text(e.size or 0))
+    end
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = ("Total: %d files, %d directories"):format(files, dirs)
+  out[#out + 1] = "Combined size: " .. size_text(total)
+  return table.concat(out, "\n") .. more_line(r)
 end
 
 -- Exclude patterns: with "*" a glob on the relative path (minimatch, dot:
@@ -306,44 +322,27 @@ end
 
 ---------------------------------------------------------------------------
 
-local WRITE_ANN = { readOnlyHint = false, idempotentHint = true, destructiveHint = true, openWorldHint = false }
-local PATH_ONLY = { type = "object", properties = { path = { type = "string" } }, required = { "path" } }
-local EXCLUDE = { type = "array", items = { type = "string" }, default = json.array {} }
+local EXCLUDE = P.strings(nil, { default = json.array {} })
+local READ_ANN = { readOnlyHint = true, openWorldHint = false }
+local EDIT_ANN = { readOnlyHint = false, idempotentHint = false, destructiveHint = true, openWorldHint = false }
 
 local tools = {
   read_tool("read_text_file", "Read Text File", READ_DESC),
   read_tool("read_file", "Read File (Deprecated)", "DEPRECATED: Use read_text_file instead. " .. READ_DESC),
-
-  {
-    name = "read_media_file",
-    title = "Read Media File",
+  { name = "read_media_file", title = "Read Media File", schema = PATH_ONLY(),
     description = "Read an image or audio file. Returns the base64 encoded data and MIME type (from the file extension). Other files come back as an embedded resource. Only works within allowed directories.",
-    schema = PATH_ONLY,
-    output_schema = {
-      type = "object",
-      properties = { content = { type = "array", items = { type = "object" } } },
-      required = { "content" },
-    },
+    output_schema = P.object({ content = P.array({ type = "object" }) }, { "content" }),
     handler = function(ctx, a)
       local item, msg, code = media_item(ctx, a.path)
       if not item then return nil, msg, code end
       return { content = json.array { item } }
     end,
-    render = function(r) return r.content, r end,
-  },
-
-  {
-    name = "read_multiple_files",
-    title = "Read Multiple Files",
+    render = function(r) return r.content, r end },
+  { name = "read_multiple_files", title = "Read Multiple Files",
     description = "Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.",
-    schema = {
-      type = "object",
-      properties = {
-        paths = { type = "array", items = { type = "string" }, minItems = 1,
-          description = "Array of file paths to read. Each path must be a string pointing to a valid file within allowed directories." },
-      },
-      required = { "paths" },
-    },
+    schema = P.object({
+      paths = P.strings("Array of file paths to read. Each path must be a string pointing to a valid file within allowed directories.", { minItems = 1 }),
+    }, { "paths" }),
     handler = function(ctx, a)
       local blocks, used, max = {}, 0, ctx.caps.max_result_bytes
       for i, p in ipairs(a.paths) do
@@ -357,159 +356,58 @@ local tools = {
         blocks[#blocks + 1] = block
         used = used + #block + 5
       end
-      return text_result(table.concat(blocks, "\n---\n"))
-    end,
-  },
-
-  {
-    name = "write_file",
-    title = "Write File",
+      return table.concat(blocks, "\n---\n")
+    end },
+  { name = "write_file", title = "Write File", native = "write_file", errors = open_failed,
     description = "Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. The parent directory must exist (use create_directory first). The write is atomic and keeps the file's permissions. Handles text content with proper encoding. Only works within allowed directories.",
-    schema = {
-      type = "object",
-      properties = { path = { type = "string" }, content = { type = "string" } },
-      required = { "path", "content" },
-    },
-    annotations = WRITE_ANN, permissions = { "fs.write" }, risk = "medium",
-    handler = function(ctx, a)
-      local bad, bmsg, bcode = precheck(ctx, a.path)
-      if bad == nil and bmsg then return nil, bmsg, bcode end
-      local r, msg, code, det = ctx:call("write_file", { path = a.path, content = a.content, create_dirs = false })
-      if not r then return fail(ctx, msg, code, a.path, nil, det) end
-      return text_result("Successfully wrote to " .. a.path)
-    end,
-  },
-
-  {
-    name = "edit_file",
-    title = "Edit File",
+    schema = P.object({ path = S(), content = S() }, { "path", "content" }),
+    annotations = { readOnlyHint = false, idempotentHint = true, destructiveHint = true, openWorldHint = false },
+    permissions = { "fs.write" }, risk = "medium",
+    args = function(a) return posix({ path = a.path, content = a.content, create_dirs = false }, a.path) end,
+    result = function(_, a) return "Successfully wrote to " .. a.path end },
+  { name = "edit_file", title = "Edit File", handler = edit, annotations = EDIT_ANN, permissions = { "fs.write" }, risk = "medium",
     description = "Make line-based edits to a text file. Each edit replaces an exact text sequence (oldText) with new text (newText); a sequence that differs only in whitespace or indentation is found too, and newText is re-indented to match. Each oldText must match exactly one place in the file (include surrounding lines to make it unique); if any edit fails, nothing is written. Line endings (CRLF) and a BOM are preserved. Returns a git-style diff showing the changes made; dryRun: true shows the diff without writing. Only works within allowed directories.",
-    schema = {
-      type = "object",
-      properties = {
-        path = { type = "string" },
-        edits = {
-          type = "array",
-          items = {
-            type = "object",
-            properties = {
-              oldText = { type = "string", description = "Text to search for - must match exactly" },
-              newText = { type = "string", description = "Text to replace with" },
-            },
-            required = { "oldText", "newText" },
-          },
-        },
-        dryRun = { type = "boolean", default = false, description = "Preview changes using git-style diff format" },
-      },
-      required = { "path", "edits" },
-    },
-    annotations = { readOnlyHint = false, idempotentHint = false, destructiveHint = true, openWorldHint = false },
-    permissions = { "fs.write" },
-    risk = "medium",
-    handler = edit,
-  },
-
-  {
-    name = "create_directory",
-    title = "Create Directory",
+    schema = P.object({
+      path = S(),
+      edits = P.array(P.object({
+        oldText = S("Text to search for - must match exactly"), newText = S("Text to replace with"),
+      }, { "oldText", "newText" })),
+      dryRun = P.boolean("Preview changes using git-style diff format", { default = false }),
+    }, { "path", "edits" }) },
+  { name = "create_directory", title = "Create Directory", native = "mkdir", errors = words("mkdir"), schema = PATH_ONLY(),
     description = "Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.",
-    schema = PATH_ONLY,
     annotations = { readOnlyHint = false, idempotentHint = true, destructiveHint = false, openWorldHint = false },
-    permissions = { "fs.write" },
-    risk = "low",
-    handler = function(ctx, a)
-      local bad, bmsg, bcode = precheck(ctx, a.path)
-      if bad == nil and bmsg then return nil, bmsg, bcode end
-      local r, msg, code, det = ctx:call("mkdir", { path = a.path, parents = true })
-      if not r then return fail(ctx, msg, code, a.path, "mkdir", det) end
-      return text_result("Successfully created directory " .. a.path)
-    end,
-  },
-
-  {
-    name = "list_directory",
-    title = "List Directory",
-    description = "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes, sorted by name. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.",
-    schema = PATH_ONLY,
-    permissions = { "fs.list" },
-    handler = function(ctx, a)
-      local r, msg, code = list(ctx, a.path)
-      if not r then return nil, msg, code end
-      local out = {}
-      for i, e in ipairs(r.entries) do out[i] = (e.type == "dir" and "[DIR] " or "[FILE] ") .. e.name end
-      return text_result(table.concat(out, "\n") .. more_line(r))
-    end,
-  },
-
-  {
-    name = "list_directory_with_sizes",
-    title = "List Directory with Sizes",
+    permissions = { "fs.write" }, risk = "low",
+    args = function(a) return posix({ path = a.path, parents = true }, a.path) end,
+    result = function(_, a) return "Successfully created directory " .. a.path end },
+  { name = "list_directory", title = "List Directory", native = "list_dir", args = listing(), result = list_result,
+    errors = scandir_failed, schema = PATH_ONLY(), permissions = { "fs.list" },
+    description = "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes, sorted by name. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories." },
+  { name = "list_directory_with_sizes", title = "List Directory with Sizes", native = "list_dir", args = listing(),
+    result = sizes_result, errors = scandir_failed, permissions = { "fs.list" },
     description = "Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Sizes are those of the entries themselves (a symlink's own size). Only works within allowed directories.",
-    schema = {
-      type = "object",
-      properties = {
-        path = { type = "string" },
-        sortBy = { type = "string", enum = { "name", "size" }, default = "name", description = "Sort entries by name or size" },
-      },
-      required = { "path" },
-    },
-    permissions = { "fs.list" },
-    handler = function(ctx, a)
-      local r, msg, code = list(ctx, a.path)
-      if not r then return nil, msg, code end
-      local entries = {}
-      for i, e in ipairs(r.entries) do entries[i] = e end
-      if a.sortBy == "size" then
-        table.sort(entries, function(x, y)
-          if (x.size or 0) ~= (y.size or 0) then return (x.size or 0) > (y.size or 0) end
-          return x.name < y.name
-        end)
-      end
-      local out, files, dirs, total = {}, 0, 0, 0
-      for _, e in ipairs(entries) do
-        if e.type == "dir" then
-          dirs = dirs + 1
-          out[#out + 1] = ("[DIR] %-30s "):format(e.name)
-        else
-          files, total = files + 1, total + (e.size or 0)
-          out[#out + 1] = ("[FILE] %-30s %10s"):format(e.name, size_text(e.size or 0))
-        end
-      end
-      out[#out + 1] = ""
-      out[#out + 1] = ("Total: %d files, %d directories"):format(files, dirs)
-      out[#out + 1] = "Combined size: " .. size_text(total)
-      return text_result(table.concat(out, "\n") .. more_line(r))
-    end,
-  },
-
-  {
-    name = "directory_tree",
-    title = "Directory Tree",
+    schema = P.object({
+      path = S(), sortBy = S("Sort entries by name or size", { enum = { "name", "size" }, default = "name" }),
+    }, { "path" }) },
+  { name = "directory_tree", title = "Directory Tree", native = "list_dir", errors = scandir_failed, permissions = { "fs.list" },
     description = "Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory), and 'children' for directories. Files have no children array, while directories always have a children array (which may be empty). Entries are sorted by name; symlinks are listed as files and not followed. The output is formatted with 2-space indentation for readability. Use excludePatterns (globs like \"node_modules\" or \"**/*.log\") to leave parts out; a tree larger than the entry cap is refused rather than cut. Only works within allowed directories.",
-    schema = {
-      type = "object",
-      properties = {
-        path = { type = "string" },
-        excludePatterns = EXCLUDE,
-      },
-      required = { "path" },
-    },
-    permissions = { "fs.list" },
-    handler = function(ctx, a)
-      local excluded, emsg, ecode = excluder(a.excludePatterns)
-      if not excluded then return nil, emsg, ecode end
-      local r, msg, code = list(ctx, a.path, true)
-      if not r then return nil, msg, code end
+    schema = P.object({ path = S(), excludePatterns = EXCLUDE }, { "path" }),
+    args = function(a)
+      local ok, emsg, ecode = excluder(a.excludePatterns)
+      if not ok then return nil, emsg, ecode end
+      return listing(true)(a)
+    end,
+    result = function(r, a, ctx)
       if r.truncated then
         return nil, ("%s has more than %d entries (max_entries): choose a subdirectory as path or add excludePatterns")
           :format(a.path, ctx.caps.max_entries), "TOO_LARGE"
       end
+      local excluded = excluder(a.excludePatterns)
       local top = json.array {}
       local nodes = { [""] = top }
       for _, e in ipairs(r.entries) do
         local rel = rel_of(a.path, e.path)
-        local parent = rel:match("^(.*)/[^/]*$") or ""
-        local siblings = nodes[parent]
+        local siblings = nodes[rel:match("^(.*)/[^/]*$") or ""]
         if siblings and not excluded(rel) then
           local node = { name = e.name, type = e.type == "dir" and "directory" or "file" }
           if e.type == "dir" then
@@ -519,101 +417,47 @@ local tools = {
           siblings[#siblings + 1] = node
         end
       end
-      return text_result(P.pretty(top, { "name", "type", "children" }))
-    end,
-  },
-
-  {
-    name = "move_file",
-    title = "Move File",
+      return P.pretty(top, { "name", "type", "children" })
+    end },
+  { name = "move_file", title = "Move File", native = "move", annotations = EDIT_ANN,
+    permissions = { "fs.write", "fs.delete" }, risk = "medium",
     description = "Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail. Works across different directories and can be used for simple renaming within the same directory. Both source and destination must be within allowed directories.",
-    schema = {
-      type = "object",
-      properties = { source = { type = "string" }, destination = { type = "string" } },
-      required = { "source", "destination" },
-    },
-    annotations = { readOnlyHint = false, idempotentHint = false, destructiveHint = true, openWorldHint = false },
-    permissions = { "fs.write", "fs.delete" },
-    risk = "medium",
-    handler = function(ctx, a)
-      for _, p in ipairs { a.source, a.destination } do
-        local bad, bmsg, bcode = precheck(ctx, p)
-        if bad == nil and bmsg then return nil, bmsg, bcode end
-      end
-      local r, msg, code, det = ctx:call("move", { source = a.source, destination = a.destination })
-      if not r then
-        if code == "EEXIST" then return nil, "Destination already exists: " .. a.destination, code end
-        return fail(ctx, msg, code, a.source, "rename", det)
-      end
-      return text_result(("Successfully moved %s to %s"):format(a.source, a.destination))
-    end,
-  },
-
-  {
-    name = "search_files",
-    title = "Search Files",
+    schema = P.object({ source = S(), destination = S() }, { "source", "destination" }),
+    args = function(a) return posix({ source = a.source, destination = a.destination }, a.source, a.destination) end,
+    errors = words("rename", { EEXIST = function(_, _, _, _, a) return "Destination already exists: " .. a.destination end }),
+    result = function(_, a) return ("Successfully moved %s to %s"):format(a.source, a.destination) end },
+  { name = "search_files", title = "Search Files", native = "glob", errors = scandir_failed, permissions = { "fs.list" },
     description = "Search for files and directories whose path matches a glob pattern (this matches names, not file contents: use a grep tool for text). The pattern is matched against the path relative to 'path': '*.ext' matches only directly inside it, '**/*.ext' at any depth, '**/name' a name anywhere. Returns full paths to all matching items, or 'No matches found'. excludePatterns (globs on the relative path) leave matches out. Long result lists are cut with a note. Only searches within allowed directories.",
-    schema = {
-      type = "object",
-      properties = {
-        path = { type = "string" },
-        pattern = { type = "string" },
-        excludePatterns = EXCLUDE,
-      },
-      required = { "path", "pattern" },
-    },
-    permissions = { "fs.list" },
-    handler = function(ctx, a)
-      local bad, bmsg, bcode = precheck(ctx, a.path)
-      if bad == nil and bmsg then return nil, bmsg, bcode end
-      local excluded, emsg, ecode = excluder(a.excludePatterns)
-      if not excluded then return nil, emsg, ecode end
-      local r, msg, code, det = ctx:call("glob", { pattern = a.pattern, path = a.path, type = "any",
-        include_hidden = true, respect_ignore = false })
-      if not r then return fail(ctx, msg, code, a.path, "scandir", det) end
-      local out = {}
+    schema = P.object({ path = S(), pattern = S(), excludePatterns = EXCLUDE }, { "path", "pattern" }),
+    args = function(a)
+      local ok, m, c = posix(true, a.path)
+      if ok then ok, m, c = excluder(a.excludePatterns) end
+      if not ok then return nil, m, c end
+      return { pattern = a.pattern, path = a.path, type = "any", include_hidden = true, respect_ignore = false }
+    end,
+    result = function(r, a)
+      local excluded, out = excluder(a.excludePatterns), {}
       for _, e in ipairs(r.entries) do
         if not excluded(rel_of(a.path, e.path)) then out[#out + 1] = e.path end
       end
       local text = #out > 0 and table.concat(out, "\n") or "No matches found"
       if r.truncated then text = text .. "\n[more matches not shown: the result cap was reached; narrow the pattern]" end
-      return text_result(text)
-    end,
-  },
-
-  {
-    name = "get_file_info",
-    title = "Get File Info",
+      return text
+    end },
+  { name = "get_file_info", title = "Get File Info", native = "stat", errors = words("stat"), schema = PATH_ONLY(),
     description = "Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. This tool is perfect for understanding file characteristics without reading the actual content. A symlink is described itself, not followed. Only works within allowed directories.",
-    schema = PATH_ONLY,
-    handler = function(ctx, a)
-      local bad, bmsg, bcode = precheck(ctx, a.path)
-      if bad == nil and bmsg then return nil, bmsg, bcode end
-      local r, msg, code, det = ctx:call("stat", { path = a.path })
-      if not r then return fail(ctx, msg, code, a.path, "stat", det) end
+    args = function(a) return posix({ path = a.path }, a.path) end,
+    result = function(r)
       local date = P.js_date(r.mtime)
-      return text_result(table.concat({
-        "size: " .. r.size,
-        "created: " .. date,
-        "modified: " .. date,
-        "accessed: " .. date,
-        "isDirectory: " .. tostring(r.type == "dir"),
-        "isFile: " .. tostring(r.type == "file"),
+      return table.concat({
+        "size: " .. r.size, "created: " .. date, "modified: " .. date, "accessed: " .. date,
+        "isDirectory: " .. tostring(r.type == "dir"), "isFile: " .. tostring(r.type == "file"),
         "permissions: " .. r.mode:sub(-3),
-      }, "\n"))
-    end,
-  },
-
-  {
-    name = "list_allowed_directories",
-    title = "List Allowed Directories",
+      }, "\n")
+    end },
+  { name = "list_allowed_directories", title = "List Allowed Directories", schema = {}, permissions = { "fs.list" },
     description = "Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files.",
-    schema = {},
-    permissions = { "fs.list" },
-    handler = function(ctx)
-      return text_result("Allowed directories:\n" .. table.concat(P.mounts(ctx), "\n"))
-    end,
-  },
+    handler = function(ctx) return "Allowed directories:\n" .. table.concat(P.mounts(ctx), "\n") end },
 }
 
 return {

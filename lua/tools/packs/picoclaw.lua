@@ -13,23 +13,21 @@ local ESCAPES = "Standard JSON escaping applies: \\n for newline and \\\\n for l
 local function basename(p) return p:match("([^/]*)/*$") ~= "" and p:match("([^/]*)/*$") or p end
 
 -- PicoClaw's words for burrow's failures (prefix: "failed to read file: "...).
--- An escape through a path with no ".." is a symlink's doing.
-local function fail(msg, code, prefix, path, det)
-  if code == "OUTSIDE_ROOT" then
-    local lexical = path and not ("/" .. path .. "/"):find("/%.%./") and (det and det.path or path) == path
-    if lexical and not path:find("^/") then
-      return nil, "access denied: symlink resolves outside workspace", code
-    end
-    return nil, "access denied: path is outside the workspace", code
-  end
-  if code == "ELOOP" then return nil, "access denied: symlink resolves outside workspace", code end
-  if code == "ENOENT" then return nil, prefix .. "file not found", code end
-  if code == "EACCES" then return nil, prefix .. "access denied", code end
-  return nil, prefix .. P.detail(msg), code
+-- An escape through a relative path with no ".." is a symlink's doing.
+local SYMLINK = "access denied: symlink resolves outside workspace"
+local EXISTS = "file: %s already exists. Set overwrite=true to replace."
+local function words(prefix, more)
+  local w = {
+    OUTSIDE_ROOT = function(path)
+      if path and not ("/" .. path .. "/"):find("/%.%./") and not path:find("^/") then return SYMLINK end
+      return "access denied: path is outside the workspace"
+    end,
+    ELOOP = SYMLINK, ENOENT = prefix .. "file not found", EACCES = prefix .. "access denied",
+  }
+  for k, v in pairs(more or {}) do w[k] = v end
+  return P.words(w, P.prefixed(prefix))
 end
-
-local NEED = "%s is required"
-local text_result = P.text
+local read_failed = words("failed to read file: ")
 
 local function guard(ctx, path, text)
   if ctx.caps.untrusted_boundary then return ctx:untrusted(text, path) end
@@ -39,7 +37,7 @@ end
 -- The raw bytes of a file (bounded by burrow's caps).
 local function bytes_of(ctx, path)
   local r, msg, code = ctx:call("read_file", { path = path, encoding = "base64" })
-  if not r then return fail(msg, code, "failed to read file: ", path) end
+  if not r then return read_failed(msg, code, nil, nil, ctx, { path = path }) end
   return core.base64_decode(r.content)
 end
 
@@ -64,7 +62,7 @@ local function line_mode(ctx, a, data)
     if pcode == "BINARY" then
       return nil, "file appears to be binary; switch read_file mode to 'bytes' for byte-based inspection", pcode
     end
-    return fail(pmsg, pcode, "failed to read file: ", a.path)
+    return read_failed(pmsg, pcode, nil, a, ctx, a)
   end
   if probe.encoding == "image" then
     return nil, "file appears to be binary; switch read_file mode to 'bytes' for byte-based inspection", "BINARY"
@@ -108,131 +106,84 @@ local function line_mode(ctx, a, data)
 end
 
 local function read_file(ctx, a)
-  local ok, e, c = P.need(a, { "path" }, NEED)
-  if not ok then return nil, e, c end
   local lines = a.start_line ~= nil or a.max_lines ~= nil
   if lines and a.offset ~= nil then
     return nil, "offset is not supported in line mode; use start_line", "INVALID_ARGUMENT"
   end
   local data, msg, code = bytes_of(ctx, a.path)
   if not data then return nil, msg, code end
-  if lines then return line_mode(ctx, a, data) end
-  if a.offset == nil and a.length == nil and #data <= BUDGET then return guard(ctx, a.path, data) end
-  return byte_mode(ctx, a, data)
+  if lines then data, msg, code = line_mode(ctx, a, data)
+  elseif a.offset ~= nil or a.length ~= nil or #data > BUDGET then data, msg, code = byte_mode(ctx, a, data)
+  else data = guard(ctx, a.path, data) end
+  return data, msg, code
 end
 
-local function build(o)
-  local require_overwrite = o.require_overwrite == true
-  local write_props = {
-    path = { type = "string", description = "Path to the file to write. Will be created if it doesn't exist." },
-    content = { type = "string", description = "Content to write to the file. " .. ESCAPES },
-  }
-  if require_overwrite then
-    write_props.overwrite = { type = "boolean", description = "Replace an existing file (default false)." }
-  end
+local S = P.string
+local function ESC(d) return S(d .. " " .. ESCAPES) end
 
+local function build(o)
+  local require_overwrite = o.require_overwrite == true or nil
   local tools = {
-    {
-      name = "read_file",
+    { name = "read_file", handler = read_file, required = { "path" },
       description = "Read the contents of a file. Path can be absolute or relative to the workspace. "
         .. "Files up to 64 KiB come back whole; pass offset/length for bytes, or start_line/max_lines for `N|line` rows.",
       schema = {
-        path = { type = "string", description = "Path to the file to read. Can be absolute or relative to the workspace." },
-        offset = { type = "integer", description = "Byte mode: first byte, 0-based (default 0)." },
-        length = { type = "integer", description = "Byte mode: bytes to read (default and maximum 65536)." },
-        start_line = { type = "integer", description = "Line mode: first line, 1-based (default 1)." },
-        max_lines = { type = "integer", description = "Line mode: at most this many lines." },
-      },
-      handler = function(ctx, a)
-        local t, msg, code = read_file(ctx, a)
-        if not t then return nil, msg, code end
-        return text_result(t)
-      end,
-    },
-    {
-      name = "write_file",
+        path = S("Path to the file to read. Can be absolute or relative to the workspace."),
+        offset = P.integer("Byte mode: first byte, 0-based (default 0)."),
+        length = P.integer("Byte mode: bytes to read (default and maximum 65536)."),
+        start_line = P.integer("Line mode: first line, 1-based (default 1)."),
+        max_lines = P.integer("Line mode: at most this many lines."),
+      } },
+    { name = "write_file", kind = "write", native = "write_file", required = { "path", "content" },
       description = "Write content to a file, creating parent directories if needed. " .. ESCAPES,
-      schema = { type = "object", properties = write_props },
-      kind = "write",
-      required = { "path", "content" },
-      handler = function(ctx, a)
-        local args = { path = a.path, content = a.content }
-        if require_overwrite and not a.overwrite then args.expected_hash = "absent" end
-        local r, msg, code = ctx:call("write_file", args)
-        if not r then
-          if code == "EEXIST" or (code == "HASH_MISMATCH" and args.expected_hash == "absent") then
-            return nil, ("file: %s already exists. Set overwrite=true to replace."):format(a.path), code
-          end
-          return fail(msg, code, "failed to write file: ", a.path)
-        end
-        return text_result("File written: " .. a.path)
+      schema = P.object {
+        path = S("Path to the file to write. Will be created if it doesn't exist."),
+        content = ESC("Content to write to the file."),
+        overwrite = require_overwrite and P.boolean("Replace an existing file (default false)."),
+      },
+      args = function(a)
+        return { path = a.path, content = a.content, expected_hash = require_overwrite and not a.overwrite and "absent" or nil }
       end,
-    },
-    {
-      name = "list_dir",
+      errors = words("failed to write file: ", { EEXIST = EXISTS, HASH_MISMATCH = EXISTS }),
+      result = function(_, a) return P.text("File written: " .. a.path) end },
+    { name = "list_dir", native = "list_dir",
       description = "List files and directories in a specified path. Directories show as `DIR:  name`, files as `FILE: name`.",
-      schema = { path = { type = "string", description = "Path to the directory to list. Defaults to current directory if empty." } },
-      handler = function(ctx, a)
-        local path = (a.path == nil or a.path == "") and "." or a.path
-        local r, msg, code = ctx:call("list_dir", { path = path, include_hidden = true })
-        if not r then return fail(msg, code, "failed to read directory: ", path) end
+      schema = { path = S("Path to the directory to list. Defaults to current directory if empty.") },
+      args = function(a) return { path = (a.path == nil or a.path == "") and "." or a.path, include_hidden = true } end,
+      errors = words("failed to read directory: "),
+      result = function(r)
         table.sort(r.entries, function(x, y) return x.name < y.name end)
         local out = {}
-        for _, e in ipairs(r.entries) do
-          out[#out + 1] = (e.type == "dir" and "DIR:  " or "FILE: ") .. e.name .. "\n"
-        end
+        for i, e in ipairs(r.entries) do out[i] = (e.type == "dir" and "DIR:  " or "FILE: ") .. e.name .. "\n" end
         if r.truncated then out[#out + 1] = ("[%d more entries not shown: max_entries reached]\n"):format(r.omitted) end
-        return text_result(table.concat(out))
-      end,
-    },
-    {
-      name = "edit_file",
+        return P.text(table.concat(out))
+      end },
+    { name = "edit_file", kind = "edit", native = "edit_file", required = { "path", "old_text", "new_text" },
       description = "Edit a file by replacing old text with new text. The old text must match exactly and appear exactly once. " .. ESCAPES,
       schema = {
-        path = { type = "string", description = "The file path to edit." },
-        old_text = { type = "string", description = "The exact text to find and replace. Must appear exactly once in the file." },
-        new_text = { type = "string", description = "The text to replace with." },
+        path = S("The file path to edit."),
+        old_text = S("The exact text to find and replace. Must appear exactly once in the file."),
+        new_text = S("The text to replace with."),
       },
-      kind = "edit",
-      required = { "path", "old_text", "new_text" },
-      handler = function(ctx, a)
-        local r, msg, code, det = ctx:call("edit_file", { path = a.path, old_text = a.old_text, new_text = a.new_text })
-        if not r then
-          if code == "NOT_FOUND_TEXT" then
-            return nil, "old_text not found in file. Make sure it matches exactly", code
-          elseif code == "AMBIGUOUS_TEXT" then
-            local n = det and det.matches or 2
-            return nil, ("old_text appears %d times. Please provide more context to make it unique"):format(n), code
-          end
-          return fail(msg, code, "failed to read file: ", a.path)
-        end
-        return text_result("File edited: " .. a.path)
-      end,
-    },
-    {
-      name = "append_file",
+      errors = words("failed to read file: ", {
+        NOT_FOUND_TEXT = "old_text not found in file. Make sure it matches exactly",
+        AMBIGUOUS_TEXT = function(_, _, _, det)
+          return ("old_text appears %d times. Please provide more context to make it unique"):format(det and det.matches or 2)
+        end,
+      }),
+      result = function(_, a) return P.text("File edited: " .. a.path) end },
+    { name = "append_file", native = "append_file", required = { "path", "content" },
       description = "Append content to the end of a file; the file is created if it doesn't exist. No newline is added. " .. ESCAPES,
       schema = {
-        path = { type = "string", description = "The file path to append to. Will be created if it doesn't exist." },
-        content = { type = "string", description = "The content to append." },
+        path = S("The file path to append to. Will be created if it doesn't exist."),
+        content = S("The content to append."),
       },
       annotations = P.annotations(false, false, false), permissions = { "fs.write" }, risk = "medium",
-      required = { "path", "content" },
-      handler = function(ctx, a)
-        local r, msg, code = ctx:call("append_file", { path = a.path, content = a.content })
-        if not r then return fail(msg, code, "failed to append to file: ", a.path) end
-        return text_result("Appended to " .. a.path)
-      end,
-    },
+      errors = words("failed to append to file: "),
+      result = function(_, a) return P.text("Appended to " .. a.path) end },
   }
-  return { name = "picoclaw", path_style = "relative",
-    tools = P.tools({ need = NEED, output_schema = P.TEXT_SCHEMA, output = P.text_output }, tools) }
+  return P.tools({ need = "%s is required", output_schema = P.TEXT_SCHEMA, output = P.text_output }, tools)
 end
 
-return {
-  name = "picoclaw",
-  description = "PicoClaw's filesystem tools (read_file with N|line rows, DIR:/FILE: listings, append_file)",
-  path_style = "relative",
-  options = { "require_overwrite" },
-  build = build,
-}
+return P.pack({ name = "picoclaw", path_style = "relative", options = { "require_overwrite" },
+  description = "PicoClaw's filesystem tools (read_file with N|line rows, DIR:/FILE: listings, append_file)" }, build)

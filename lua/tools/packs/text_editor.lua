@@ -54,7 +54,7 @@ end
 
 local pylist = P.pylist
 
-local function err(msg, code) return nil, msg, code or "INVALID_ARGUMENT" end
+local err = P.invalid
 
 -- The whole file as text (raw bytes, invalid UTF-8 made U+FFFD).
 local function read_all(ctx, path)
@@ -63,10 +63,8 @@ local function read_all(ctx, path)
   return P.utf8_clean(core.base64_decode(r.content)), r.content_hash
 end
 
-local function native_fail(path, msg, code)
-  if code == "ENOENT" then return err(("The path %s does not exist. Please provide a valid path."):format(path), code) end
-  return nil, P.detail(msg), code
-end
+local MISSING = "The path %s does not exist. Please provide a valid path."
+local failed = P.words({ ENOENT = MISSING }, P.prefixed(""))
 
 local function snippet(ctx, path, first0, extra, max)
   local text = read_all(ctx, path) or ""
@@ -82,7 +80,7 @@ local function view(ctx, a, st, max)
   if st.type == "dir" then
     if a.view_range then return err("The `view_range` parameter is not allowed when `path` points to a directory.") end
     local r, msg, code = ctx:call("list_dir", { path = a.path, recursive = true, max_depth = 2 })
-    if not r then return native_fail(a.path, msg, code) end
+    if not r then return failed(msg, code, nil, a, ctx, a) end
     local out = { a.path }
     for _, e in ipairs(r.entries) do out[#out + 1] = e.path end
     if r.truncated then out[#out + 1] = ("[%d more entries not shown: max_entries reached]"):format(r.omitted) end
@@ -90,7 +88,7 @@ local function view(ctx, a, st, max)
       :format(a.path, table.concat(out, "\n"))
   end
   local text, msg, code = read_all(ctx, a.path)
-  if not text then return native_fail(a.path, msg, code) end
+  if not text then return failed(msg, code, nil, a, ctx, a) end
   local init = 1
   if a.view_range then
     local vr = a.view_range
@@ -129,7 +127,7 @@ local function str_replace(ctx, a, max)
     elseif code == "INVALID_ARGUMENT" and a.old_str == new then
       return ("The file %s has been edited. "):format(a.path) -- nothing to change
     end
-    return native_fail(a.path, msg, code)
+    return failed(msg, code, nil, a, ctx, a)
   end
   local _, nl = new:gsub("\n", "")
   local part, first = snippet(ctx, a.path, (r.edits[1].line or 1) - 1, nl, max)
@@ -148,7 +146,7 @@ local function insert(ctx, a, max)
   if a.insert_line == nil then return err("Parameter `insert_line` is required for command: insert") end
   if text == nil then return err("Parameter `new_str` is required for command: insert") end
   local file, msg, code = read_all(ctx, a.path)
-  if not file then return native_fail(a.path, msg, code) end
+  if not file then return failed(msg, code, nil, a, ctx, a) end
   local lines = split(file)
   local n = a.insert_line
   if n < 0 or n > #lines then
@@ -158,7 +156,7 @@ local function insert(ctx, a, max)
   local total = file == "" and 0 or #lines - (file:sub(-1) == "\n" and 1 or 0)
   local content = text:sub(-1) == "\n" and text or text .. "\n"
   local r, imsg, icode = ctx:call("insert_lines", { path = a.path, line = math.min(n, total) + 1, content = content })
-  if not r then return native_fail(a.path, imsg, icode) end
+  if not r then return failed(imsg, icode, nil, a, ctx, a) end
   local _, nl = text:gsub("\n", "")
   local part, first = snippet(ctx, a.path, n, nl + 1 - 1, max)
   return ("The file %s has been edited. %sReview the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.")
@@ -194,9 +192,9 @@ local function build(o)
         :format(path, m == "/" and "" or m, path))
     end
     local st, smsg, scode = ctx:call("stat", { path = path })
-    if not st and scode ~= "ENOENT" then return native_fail(path, smsg, scode) end
+    if not st and scode ~= "ENOENT" then return failed(smsg, scode, nil, a, ctx, a) end
     if not st and cmd ~= "create" then
-      return err(("The path %s does not exist. Please provide a valid path."):format(path), "ENOENT")
+      return err(MISSING:format(path), "ENOENT")
     end
     if st and cmd == "create" then
       return err(("File already exists at: %s. Cannot overwrite files using command `create`."):format(path), "EEXIST")
@@ -208,7 +206,7 @@ local function build(o)
     if cmd == "create" then
       if a.file_text == nil then return err("Parameter `file_text` is required for command: create") end
       local r, msg, code = ctx:call("write_file", { path = path, content = a.file_text, expected_hash = "absent" })
-      if not r then return native_fail(path, msg, code) end
+      if not r then return failed(msg, code, nil, a, ctx, a) end
       return "File created successfully at: " .. path
     end
     if cmd == "str_replace" then return str_replace(ctx, a, max) end
@@ -219,63 +217,41 @@ local function build(o)
       if code == "ENOENT" or det and det.nothing_to_undo then
         return err(("No edit history found for %s."):format(path), code)
       end
-      return native_fail(path, msg, code)
+      return failed(msg, code, nil, a, ctx, a)
     end
     local text = read_all(ctx, path) or ""
     return ("Last edit to %s undone successfully. %s"):format(path, make_output(text, path, 1, max))
   end
 
-  local schema = {
-    type = "object",
-    required = { "command", "path" },
-    properties = {
-      -- no enum: an unknown command gets the reference's own words (handler)
-      command = { type = "string", description = "The command to run: " .. table.concat(commands, ", ") .. "." },
-      path = { type = "string", description = "Absolute path to file or directory, e.g. `/repo/file.py` or `/repo`." },
-      file_text = { type = "string", description = "Required for `create`: the content of the file to be created." },
-      view_range = { type = "array", items = { type = "integer" }, description = "Optional for `view` on a file: [start, end], 1-based and inclusive; end -1 means to the end of the file." },
-      old_str = { type = "string", description = "Required for `str_replace`: the exact text to replace; it must appear exactly once." },
-      new_str = { type = "string", description = "For `str_replace`: the replacement (omit to delete old_str). For `insert`: the text to insert." },
-      insert_line = { type = "integer", description = "Required for `insert`: insert after this line (0 = at the beginning)." },
-      insert_text = { type = "string", description = "For `insert`: the text to insert (same as new_str)." },
-    },
-  }
+  local S = P.string
+  local schema = P.object({
+    -- no enum: an unknown command gets the reference's own words (handler)
+    command = S("The command to run: " .. table.concat(commands, ", ") .. "."),
+    path = S("Absolute path to file or directory, e.g. `/repo/file.py` or `/repo`."),
+    file_text = S("Required for `create`: the content of the file to be created."),
+    view_range = P.array({ type = "integer" }, "Optional for `view` on a file: [start, end], 1-based and inclusive; end -1 means to the end of the file."),
+    old_str = S("Required for `str_replace`: the exact text to replace; it must appear exactly once."),
+    new_str = S("For `str_replace`: the replacement (omit to delete old_str). For `insert`: the text to insert."),
+    insert_line = P.integer("Required for `insert`: insert after this line (0 = at the beginning)."),
+    insert_text = S("For `insert`: the text to insert (same as new_str)."),
+  }, { "command", "path" })
 
-  return {
-    name = "text_editor",
-    path_style = "absolute",
-    tools = P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output }, {
-      {
-        name = name,
-        title = "Text editor",
-        description = [[Custom editing tool for viewing, creating and editing files
+  return P.tools({ output_schema = P.TEXT_SCHEMA, output = P.text_output }, {
+    { name = name, title = "Text editor", kind = "edit", schema = schema, handler = handler,
+      anthropic_type = undo and "text_editor_20250124" or "text_editor_20250728",
+      description = [[Custom editing tool for viewing, creating and editing files
 * State is persistent across command calls and discussions with the user
 * If `path` is a file, `view` displays the result of applying `cat -n`. If `path` is a directory, `view` lists non-hidden files and directories up to 2 levels deep
 * The `create` command cannot be used if the specified `path` already exists as a file
 * If a `command` generates a long output, it will be truncated and marked with `<response clipped>`]] ..
-          (undo and "\n* The `undo_edit` command will revert the last edit made to the file at `path`" or "") .. [[
+        (undo and "\n* The `undo_edit` command will revert the last edit made to the file at `path`" or "") .. [[
 
 Notes for using the `str_replace` command:
 * The `old_str` parameter should match EXACTLY one or more consecutive lines from the original file. Be mindful of whitespaces!
 * If the `old_str` parameter is not unique in the file, the replacement will not be performed. Make sure to include enough context in `old_str` to make it unique
-* The `new_str` parameter should contain the edited lines that should replace the `old_str`]],
-        schema = schema,
-        kind = "edit",
-        anthropic_type = undo and "text_editor_20250124" or "text_editor_20250728",
-        handler = function(ctx, a)
-          local text, msg, code = handler(ctx, a)
-          if not text then return nil, msg, code end
-          return P.text(text)
-        end,
-      },
-    }),
-  }
+* The `new_str` parameter should contain the edited lines that should replace the `old_str`]] },
+  })
 end
 
-return {
-  name = "text_editor",
-  description = "Anthropic's text editor tool (str_replace_based_edit_tool, or str_replace_editor with undo_edit)",
-  path_style = "absolute",
-  options = { "version", "max_characters" },
-  build = build,
-}
+return P.pack({ name = "text_editor", path_style = "absolute", options = { "version", "max_characters" },
+  description = "Anthropic's text editor tool (str_replace_based_edit_tool, or str_replace_editor with undo_edit)" }, build)
