@@ -61,8 +61,10 @@ external_dependencies = {
    YAML = { header = "yaml.h", library = "yaml" },
    CRYPTO = { header = "openssl/evp.h", library = "crypto" },
    JANSSON = { header = "jansson.h", library = "jansson" },
-   MHD = { header = "microhttpd.h", library = "microhttpd" }, -- burrow mcp --http
-   UCHARDET = { header = "uchardet/uchardet.h", library = "uchardet" }, -- charset.c
+   -- headers only: libmicrohttpd (burrow mcp --http) and libuchardet (text
+   -- that is not UTF-8) are opened at run time when first needed (dynlib.c)
+   MHD = { header = "microhttpd.h" },
+   UCHARDET = { header = "uchardet/uchardet.h" },
    -- LPeg, linked in: burrow.caps (sizes, durations), burrow.patch_grammar
    LPEG = { header = "lua5.4/lua-lpeg.h", library = "lua5.4-lpeg" },
 }
@@ -89,9 +91,7 @@ build = {
       JANSSON_INCDIR = "$(JANSSON_INCDIR)",
       JANSSON_LIBDIR = "$(JANSSON_LIBDIR)",
       MHD_INCDIR = "$(MHD_INCDIR)",
-      MHD_LIBDIR = "$(MHD_LIBDIR)",
       UCHARDET_INCDIR = "$(UCHARDET_INCDIR)",
-      UCHARDET_LIBDIR = "$(UCHARDET_LIBDIR)",
       LPEG_INCDIR = "$(LPEG_INCDIR)",
       LPEG_LIBDIR = "$(LPEG_LIBDIR)",
    },
