@@ -665,7 +665,7 @@ static int put_value (Enc *e, int idx) {
                                                               FRAGMENT_MT);
       if (f == NULL)
         return fail(e, value_error(type));
-      if (!put_char(e, '"'))
+      if (!f->value && !put_char(e, '"'))
         return 0;
       if (e->sp != NULL && f->len >= SPLICE_MIN && e->nsp < BW_JSON_SPLICES) {
         /* written from the fragment itself (kept alive by the value) */
@@ -674,7 +674,7 @@ static int put_value (Enc *e, int idx) {
       }
       else if (!put_bytes(e, f->buf, f->len))
         return 0;
-      return put_char(e, '"');
+      return f->value || put_char(e, '"');
     }
     default:
       return fail(e, value_error(type));
@@ -814,6 +814,8 @@ static int frag_append (lua_State *L, int idx, bw_json_frag *o) {
   size_t len, raw, room;
   const char *s;
   char *b;
+  if (f != NULL && f->value)
+    return luaL_error(L, "a JSON value fragment does not concatenate");
   if (f != NULL) {
     s = f->buf; len = f->len; raw = f->raw_len;
     room = len;
