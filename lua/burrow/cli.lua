@@ -231,7 +231,8 @@ function commands.call(o)
     io.stderr:write("burrow: ", msg, "\n")
     return 1
   end
-  io.stdout:write(json.encode(res), "\n")
+  io.stdout:flush()
+  json.write(res) -- big fragments from their own buffers
   return 0
 end
 

@@ -221,4 +221,22 @@ describe(H.tag("json value fragments"), function()
     assert.has_error(function() return f.matches .. "x" end)
     assert.truthy(dir)
   end)
+
+  it("json.write (burrow call's output) gives json.encode's bytes and a newline, big fragments spliced", function()
+    local out, code = H.lua_child([[
+      local json = require("burrow.core").json
+      local big = ("x\1\"y\255"):rep(30000)
+      for _, v in ipairs { { a = 1, b = { json.fragment(big), json.fragment("s") }, c = big },
+                           { json.fragment(big), json.fragment(big), "mid", json.fragment(big) }, "plain", {} } do
+        io.stdout:write(json.encode(v), "\n")
+        io.stdout:flush()
+        assert(json.write(v))
+      end
+    ]], 30)
+    assert.equal(0, code, out)
+    local lines = {}
+    for l in out:gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
+    assert.equal(8, #lines)
+    for i = 1, 8, 2 do assert.equal(lines[i], lines[i + 1]) end
+  end)
 end)
