@@ -188,14 +188,14 @@ static size_t push_matches(lua_State *L, const bw_grep_res *r, const char *prefi
 
 /* The same matches written as a reply (grepwire.c): a JSON value
  * fragment for matches and, with text, the rendered lines as a string
- * fragment (ljson.h), left in result.lines. */
+ * fragment (ljson.h), left in result.lines. (size_t)-1 when out of
+ * memory (the caller frees the search's result, then raises). */
 static size_t push_wire(lua_State *L, const bw_grep_res *r, const char *prefix, size_t limit,
                         int context, size_t max_bytes, int text, int *cut) {
   bw_json_frag *m = bw_json_new_fragment(L);
   bw_json_frag *t = text ? bw_json_new_fragment(L) : NULL;
   bw_grep_wire_out w;
-  int rc = bw_grep_wire(r, prefix, limit, max_bytes, context, text, &w);
-  if (rc) luaL_error(L, "grep result: out of memory");
+  if (bw_grep_wire(r, prefix, limit, max_bytes, context, text, &w)) return (size_t)-1;
   m->buf = w.json, m->len = w.json_len, m->raw_len = w.json_len, m->value = 1;
   if (t) t->buf = w.text, t->len = w.text_len, t->raw_len = w.text_raw;
   else free(w.text);
@@ -205,14 +205,16 @@ static size_t push_wire(lua_State *L, const bw_grep_res *r, const char *prefix, 
 }
 
 /* max_bytes: the result's byte cap on matches (0: none, the caller caps);
- * wire: 1 matches as a JSON fragment, 2 the rendered text too */
-static void push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
-                      int mode, size_t limit, int context, size_t max_bytes, int wire) {
+ * wire: 1 matches as a JSON fragment, 2 the rendered text too. 0, or
+ * BW_ENOMEM (the wire form's buffers) */
+static int push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
+                     int mode, size_t limit, int context, size_t max_bytes, int wire) {
   lua_createtable(L, 0, 12);
   size_t total = 0, want = 0;
   int cut = 0;
   if (mode == BW_GREP_CONTENT && wire) {
     total = push_wire(L, r, prefix, limit, context, max_bytes, wire == 2, &cut);
+    if (total == (size_t)-1) return BW_ENOMEM;
   } else {
     for (size_t i = 0; mode == BW_GREP_CONTENT && i < r->nfiles; i++) want += r->files[i]->count;
     if (limit && want > limit) want = limit;
@@ -268,6 +270,7 @@ static void push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
     lua_pushstring(L, r->limit == BW_GREP_LIMIT_TIME ? "time" : "bytes");
     lua_setfield(L, -2, "limit");
   }
+  return 0;
 }
 
 static int parse_mode(lua_State *L, int t) {
@@ -319,8 +322,9 @@ static int roots_grep(lua_State *L) {
   bw_lua_rules_leave(rules);
   if (rc) return bw_lua_fail(L, rc);
   luaL_checkstack(L, 16, "grep result");
-  push_grep(L, &res, prefix, o.mode, o.max_results, o.before || o.after, out_bytes, wire);
+  rc = push_grep(L, &res, prefix, o.mode, o.max_results, o.before || o.after, out_bytes, wire);
   bw_grep_res_free(&res);
+  if (rc) return luaL_error(L, "grep result: out of memory");
   return 1;
 }
 
