@@ -13,7 +13,7 @@ import os from "node:os";
 const o = { runs: 5 };
 for (let i = 2; i < process.argv.length; i += 2) o[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
 const queries = fs.readFileSync(o.queries, "utf8").trim().split("\n").map((l) => JSON.parse(l));
-const caps = ["max_matches=100000000", "max_entries=100000000", "max_result_bytes=4GiB"].flatMap((c) => ["--cap", c]);
+const caps = ["max_matches=100000000", "max_entries=100000000", "max_result_bytes=4GiB", "max_file_size=1GiB"].flatMap((c) => ["--cap", c]);
 const child = spawn(o.bin, ["mcp", "--root", o.root, ...caps], { stdio: ["pipe", "pipe", "ignore"] });
 
 let parts = []; // chunks of the line being received (scan only new bytes)

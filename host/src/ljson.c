@@ -34,6 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <lauxlib.h>
@@ -666,7 +669,7 @@ static int put_value (Enc *e, int idx) {
                                                               FRAGMENT_MT);
       if (f == NULL)
         return fail(e, value_error(type));
-      if (!put_char(e, '"'))
+      if (!f->value && !put_char(e, '"'))
         return 0;
       if (e->sp != NULL && f->len >= SPLICE_MIN && e->nsp < BW_JSON_SPLICES) {
         /* written from the fragment itself (kept alive by the value) */
@@ -675,7 +678,7 @@ static int put_value (Enc *e, int idx) {
       }
       else if (!put_bytes(e, f->buf, f->len))
         return 0;
-      return put_char(e, '"');
+      return f->value || put_char(e, '"');
     }
     default:
       return fail(e, value_error(type));
@@ -770,6 +773,66 @@ char *bw_json_encode_spliced (lua_State *L, int idx, size_t *len,
   return encode(L, idx, len, err, sp, nsp);
 }
 
+/* writes the pieces in order, on through short writes and EINTR */
+static int write_pieces (int fd, struct iovec *iov, int cnt) {
+  while (cnt > 0) {
+    ssize_t w = writev(fd, iov, cnt);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return -1;
+    while (cnt > 0 && (size_t)w >= iov->iov_len) {
+      w -= (ssize_t)iov->iov_len;
+      iov++;
+      cnt--;
+    }
+    if (cnt > 0) {
+      iov->iov_base = (char *)iov->iov_base + w;
+      iov->iov_len -= (size_t)w;
+    }
+  }
+  return 0;
+}
+
+
+/*
+** write(v): the JSON text of 'v' and a newline to standard output (fd 1),
+** big prepared fragments written from their own buffers, so a result of
+** tens of MiB (burrow call's grep) is not copied into the text and then
+** into a Lua string. Flush io.stdout first if it holds anything.
+** Returns true, or fail and the system's message (a closed pipe).
+*/
+static int l_write (lua_State *L) {
+  bw_json_splice sp[BW_JSON_SPLICES];
+  struct iovec iov[2 * BW_JSON_SPLICES + 1];
+  int nsp = 0, cnt = 0, i;
+  size_t n, at = 0;
+  const char *err = NULL;
+  char *buf;
+  luaL_checkany(L, 1);
+  lua_settop(L, 1);  /* v keeps the fragments alive until written */
+  buf = encode(L, 1, &n, &err, sp, &nsp);
+  if (buf == NULL)
+    return luaL_error(L, "%s", err);
+  buf[n] = '\n';  /* over the NUL 'grow' keeps room for */
+  for (i = 0; i < nsp; i++) {
+    iov[cnt].iov_base = buf + at; iov[cnt++].iov_len = sp[i].at - at;
+    iov[cnt].iov_base = (void *)sp[i].p; iov[cnt++].iov_len = sp[i].n;
+    at = sp[i].at;
+  }
+  iov[cnt].iov_base = buf + at; iov[cnt++].iov_len = n - at + 1;
+  i = write_pieces(1, iov, cnt);
+  err = (i < 0) ? strerror(errno) : NULL;
+  free(buf);
+  if (err != NULL) {  /* as io.write: a closed pipe is an answer, not an error */
+    luaL_pushfail(L);
+    lua_pushstring(L, err);
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* }====================================================== */
 
 
@@ -815,6 +878,8 @@ static int frag_append (lua_State *L, int idx, bw_json_frag *o) {
   size_t len, raw, room;
   const char *s;
   char *b;
+  if (f != NULL && f->value)
+    return luaL_error(L, "a JSON value fragment does not concatenate");
   if (f != NULL) {
     s = f->buf; len = f->len; raw = f->raw_len;
     room = len;
@@ -926,6 +991,7 @@ static const luaL_Reg json_funcs[] = {
   {"encode", l_encode},
   {"array", l_array},
   {"fragment", l_fragment},
+  {"write", l_write},
   {NULL, NULL}
 };
 

@@ -43,11 +43,14 @@ char *bw_json_encode_spliced(lua_State *L, int idx, size_t *len,
    which the encoder writes verbatim between quotes, so a big text goes
    from its one C pass to the reply without a Lua string or a second
    escape. #frag is raw_len (the unescaped text's length); frag .. s and
-   s .. frag give a new fragment. */
+   s .. frag give a new fragment. With 'value' set, buf is a whole JSON
+   value (grep's matches array, lsearch.c) written as is, without quotes;
+   such a fragment does not concatenate. */
 typedef struct bw_json_frag {
   char *buf;  /* malloc'd; freed by __gc */
   size_t len;
   size_t raw_len;
+  int value;
 } bw_json_frag;
 
 /* Pushes an empty fragment (buf NULL) for the caller to fill. */

@@ -18,6 +18,11 @@
  * direct read would deny are skipped, and counted in the result's
  * skipped_policy) and `base` (the in-root path of rel, "." the root;
  * default: rel made canonical).
+ *
+ * grep's content matches come as tables, or with opts.wire as a JSON value
+ * fragment (ljson.h) written by grepwire.c, for a result that goes
+ * straight to a reply; opts.wire_text adds result.lines, the rendered
+ * lines as a string fragment. Both cut where the tables would.
  */
 #include <lauxlib.h>
 #include <limits.h>
@@ -27,6 +32,7 @@
 #include <time.h>
 
 #include "lcore.h"
+#include "ljson.h"
 #include "lrules.h"
 #include "lsearch.h"
 #include "lserver.h"
@@ -121,14 +127,12 @@ static bw_lrules *walk_opts(lua_State *L, int t, int fn, prog *p,
   return rules;
 }
 
-/* prefix + path; a searched file itself (path "") is the prefix without
- * its trailing "/". */
+/* prefix + path (bw_grep_path) */
 static void push_path(lua_State *L, const char *prefix, const char *path) {
-  size_t pl = strlen(prefix);
-  if (!*path && pl > 1 && prefix[pl - 1] == '/') pl--;
-  lua_pushlstring(L, prefix, pl);
-  lua_pushstring(L, path);
-  lua_concat(L, 2);
+  luaL_Buffer b;
+  size_t n = bw_grep_path(prefix, path, NULL);
+  bw_grep_path(prefix, path, luaL_buffinitsize(L, &b, n));
+  luaL_pushresultsize(&b, n);
 }
 
 static void push_strings(lua_State *L, const char *prefix, char **v, size_t n) {
@@ -147,65 +151,76 @@ static void push_lines(lua_State *L, const bw_gfile *f, size_t from, size_t to) 
   }
 }
 
-/* What a match costs in the result, as grep.lua counts it against
- * max_result_bytes: its path and text (and each context line's) + 16. */
-static size_t line_cost(size_t path_len, const bw_gline *l) { return path_len + l->len + 16; }
-
-/* One file's matches into the array on top (n entries so far); the path
- * string is made once per file. Stops at room matches, or when the next
- * would take *budget (bytes left; no cap when budget is NULL) below zero
- * after the first match of all (*cut is set). Returns how many it added. */
-static size_t push_matches(lua_State *L, const char *prefix, const bw_gfile *f,
-                           size_t n, size_t room, int context, size_t *budget, int *cut) {
-  size_t added = 0;
-  push_path(L, prefix, f->item.path);
-  size_t plen = lua_rawlen(L, -1);
-  for (size_t i = 0; i < f->nlines && added < room; i++) {
-    if (f->lines[i].kind != 'm') continue;
-    size_t b = i, a = i + 1;
-    while (b > 0 && f->lines[b - 1].kind == 'b') b--;
-    while (a < f->nlines && f->lines[a].kind == 'a') a++;
-    if (budget) {
-      size_t cost = 0;
-      for (size_t k = b; k < a; k++) cost += line_cost(plen, &f->lines[k]);
-      if (cost > *budget && n + added > 0) {
-        *cut = 1;
-        break;
-      }
-      *budget = cost > *budget ? 0 : *budget - cost;
+/* The matches bw_gsel chooses into the array on top, each a table; the
+ * path string made once per file. Returns how many, *cut when
+ * max_bytes ended them. */
+static size_t push_matches(lua_State *L, const bw_grep_res *r, const char *prefix,
+                           size_t limit, int context, size_t max_bytes, int *cut) {
+  bw_gsel s;
+  bw_gpick p;
+  bw_gsel_init(&s, r, prefix, limit, max_bytes);
+  int have_path = 0;
+  while (bw_gsel_next(&s, &p)) {
+    const bw_gfile *f = p.f;
+    if (p.first_of_file) {
+      if (have_path) lua_pop(L, 1);
+      push_path(L, prefix, f->item.path);
+      have_path = 1;
     }
     lua_createtable(L, 0, context ? 5 : 3);
     lua_pushvalue(L, -2);
     lua_setfield(L, -2, "path");
-    lua_pushinteger(L, (lua_Integer)f->lines[i].line);
+    lua_pushinteger(L, (lua_Integer)f->lines[p.m].line);
     lua_setfield(L, -2, "line");
-    lua_pushlstring(L, f->text + f->lines[i].off, f->lines[i].len);
+    lua_pushlstring(L, f->text + f->lines[p.m].off, f->lines[p.m].len);
     lua_setfield(L, -2, "text");
     if (context) {
-      push_lines(L, f, b, i);
+      push_lines(L, f, p.b, p.m);
       lua_setfield(L, -2, "before");
-      push_lines(L, f, i + 1, a);
+      push_lines(L, f, p.m + 1, p.a);
       lua_setfield(L, -2, "after");
     }
-    lua_seti(L, -3, (lua_Integer)(n + ++added));
+    lua_seti(L, -3, (lua_Integer)s.n);
   }
-  lua_pop(L, 1); /* the path */
-  return added;
+  if (have_path) lua_pop(L, 1);
+  *cut = s.cut;
+  return s.n;
 }
 
-/* max_bytes: the result's byte cap on matches (0: none, the caller caps) */
-static void push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
-                      int mode, size_t limit, int context, size_t max_bytes) {
+/* The same matches written as a reply (grepwire.c): a JSON value
+ * fragment for matches and, with text, the rendered lines as a string
+ * fragment (ljson.h), left in result.lines. (size_t)-1 when out of
+ * memory (the caller frees the search's result, then raises). */
+static size_t push_wire(lua_State *L, const bw_grep_res *r, const char *prefix, size_t limit,
+                        int context, size_t max_bytes, int text, int *cut) {
+  bw_json_frag *m = bw_json_new_fragment(L);
+  bw_json_frag *t = text ? bw_json_new_fragment(L) : NULL;
+  bw_grep_wire_out w;
+  if (bw_grep_wire(r, prefix, limit, max_bytes, context, text, &w)) return (size_t)-1;
+  m->buf = w.json, m->len = w.json_len, m->raw_len = w.json_len, m->value = 1;
+  if (t) t->buf = w.text, t->len = w.text_len, t->raw_len = w.text_raw;
+  else free(w.text);
+  if (t) lua_setfield(L, -3, "lines");
+  *cut = w.cut;
+  return w.n;
+}
+
+/* max_bytes: the result's byte cap on matches (0: none, the caller caps);
+ * wire: 1 matches as a JSON fragment, 2 the rendered text too. 0, or
+ * BW_ENOMEM (the wire form's buffers) */
+static int push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
+                     int mode, size_t limit, int context, size_t max_bytes, int wire) {
   lua_createtable(L, 0, 12);
-  size_t room = limit ? limit : (size_t)-1, total = 0, want = 0, budget = max_bytes;
+  size_t total = 0, want = 0;
   int cut = 0;
-  for (size_t i = 0; mode == BW_GREP_CONTENT && i < r->nfiles; i++) want += r->files[i]->count;
-  new_array(L, want < room ? (int)(want < INT_MAX ? want : INT_MAX) : (int)(room < INT_MAX ? room : INT_MAX));
-  for (size_t i = 0; mode == BW_GREP_CONTENT && i < r->nfiles && room && !cut; i++) {
-    size_t k = push_matches(L, prefix, r->files[i], total, room, context,
-                            max_bytes ? &budget : NULL, &cut);
-    room -= k;
-    total += k;
+  if (mode == BW_GREP_CONTENT && wire) {
+    total = push_wire(L, r, prefix, limit, context, max_bytes, wire == 2, &cut);
+    if (total == (size_t)-1) return BW_ENOMEM;
+  } else {
+    for (size_t i = 0; mode == BW_GREP_CONTENT && i < r->nfiles; i++) want += r->files[i]->count;
+    if (limit && want > limit) want = limit;
+    new_array(L, want < INT_MAX ? (int)want : INT_MAX);
+    if (mode == BW_GREP_CONTENT) total = push_matches(L, r, prefix, limit, context, max_bytes, &cut);
   }
   if (cut) {
     lua_pushboolean(L, 1);
@@ -256,6 +271,7 @@ static void push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
     lua_pushstring(L, r->limit == BW_GREP_LIMIT_TIME ? "time" : "bytes");
     lua_setfield(L, -2, "limit");
   }
+  return 0;
 }
 
 static int parse_mode(lua_State *L, int t) {
@@ -293,6 +309,7 @@ static int roots_grep(lua_State *L) {
   o.max_ms = opt_size(L, 4, "max_ms", 0);
   o.max_bytes = opt_size(L, 4, "max_bytes", 0);
   size_t out_bytes = opt_size(L, 4, "max_result_bytes", 0);
+  int wire = opt_bool(L, 4, "wire", 0) ? 1 + opt_bool(L, 4, "wire_text", 0) : 0;
   o.include = opt_list(L, 4, "include", &o.n_include);
   o.exclude = opt_list(L, 4, "exclude", &o.n_exclude);
   lua_getfield(L, 4, "prefix");
@@ -306,8 +323,9 @@ static int roots_grep(lua_State *L) {
   bw_lua_rules_leave(rules);
   if (rc) return bw_lua_fail(L, rc);
   luaL_checkstack(L, 16, "grep result");
-  push_grep(L, &res, prefix, o.mode, o.max_results, o.before || o.after, out_bytes);
+  rc = push_grep(L, &res, prefix, o.mode, o.max_results, o.before || o.after, out_bytes, wire);
   bw_grep_res_free(&res);
+  if (rc) return luaL_error(L, "grep result: out of memory");
   return 1;
 }
 

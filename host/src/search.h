@@ -303,6 +303,56 @@ void bw_grep_res_free(bw_grep_res *res);
  * nothing), so a test can shrink it under the search. */
 extern void (*bw_grep_mapped_hook)(const char *path);
 
+/* ---- content matches chosen and written as a reply (grepwire.c) ---- */
+
+/* prefix + path as results name a file (a searched file itself, path "",
+ * is the prefix without its trailing "/"); its length, written to out
+ * (room for it) unless NULL. */
+size_t bw_grep_path(const char *prefix, const char *path, char *out);
+
+/* The matches a content result gives, in order: at most max (0: all);
+ * with max_bytes (0: no cap) each match costs its path and text and each
+ * context line's (+ 16 each, as grep.lua counts), and the first that
+ * would pass the budget ends the result (cut), never the very first. */
+typedef struct bw_gsel {
+  const bw_grep_res *r;
+  const char *prefix;
+  size_t room, budget;
+  int capped, cut;
+  size_t file, line; /* where the next match is looked for */
+  size_t plen;       /* the current file's path length */
+  size_t n;          /* matches given so far */
+  size_t last_file;  /* file + 1 of the last match given, 0: none */
+} bw_gsel;
+
+/* One match: its file and line indices, before lines [b, m), the match
+ * m, after lines (m, a). */
+typedef struct bw_gpick {
+  const bw_gfile *f;
+  size_t b, m, a;
+  int first_of_file; /* the first match given from this file */
+} bw_gpick;
+
+void bw_gsel_init(bw_gsel *s, const bw_grep_res *r, const char *prefix, size_t max,
+                  size_t max_bytes);
+/* 1 and the next match in *p, or 0 at the end (s->cut: the budget ended it) */
+int bw_gsel_next(bw_gsel *s, bw_gpick *p);
+
+/* The chosen matches as the bytes the JSON encoder gives for grep's table
+ * form: json, the `matches` array; text (want_text), the lines as
+ * grep.lua's render joins them ("\n" between, none after), escaped as
+ * the inside of a JSON string, text_raw its unescaped length. */
+typedef struct bw_grep_wire_out {
+  char *json, *text; /* malloc'd */
+  size_t json_len, text_len, text_raw;
+  size_t n; /* matches written */
+  int cut;  /* max_bytes ended them */
+} bw_grep_wire_out;
+
+int bw_grep_wire(const bw_grep_res *r, const char *prefix, size_t max, size_t max_bytes,
+                 int context, int want_text, bw_grep_wire_out *w);
+void bw_grep_wire_free(bw_grep_wire_out *w);
+
 /* ---- glob search (glob.c) ---- */
 
 typedef struct bw_glob_opts {

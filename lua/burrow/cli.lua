@@ -222,14 +222,17 @@ function commands.call(o)
   end
   local ws = open(o)
   if not ws:tool(tool) then error({ usage = ("unknown tool %q (see burrow tools)"):format(tool) }) end
-  local res, msg, code, details = ws:call(tool, args)
+  -- the result is only encoded, never rendered: a tool may put parts of
+  -- it as json.fragment (grep's matches, written by the core)
+  local res, msg, code, details = ws:call(tool, args, { wire_json = true })
   ws:close()
   if not res then
     io.stdout:write(json.encode { error = { code = code, message = msg, details = details } }, "\n")
     io.stderr:write("burrow: ", msg, "\n")
     return 1
   end
-  io.stdout:write(json.encode(res), "\n")
+  io.stdout:flush()
+  json.write(res) -- big fragments from their own buffers
   return 0
 end
 

@@ -8,6 +8,10 @@ local context = require "burrow.context"
 
 local MODES = { content = true, files = true, count = true }
 
+-- Results whose matches the core wrote as JSON (opts.wire): their lines as
+-- render joins them, a json.fragment, for render to find.
+local wired = setmetatable({}, { __mode = "k" })
+
 -- What the agent's path becomes in front of a result path ("." -> "").
 local function prefix_of(path)
   if path == "." or path == "./" then return "" end
@@ -170,6 +174,13 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     -- building what would be cut)
     local judged = ctx.ws.policies:judges_objects()
     if mode == "content" and not judged then opts.max_result_bytes = ctx.caps.max_result_bytes end
+    -- nothing in Lua needs the match tables (the agent's own call, MCP over
+    -- stdio or `burrow call`, no policy asked about each file shown): the
+    -- core writes them as JSON, and for MCP the lines render shows
+    local hooks = ctx.hooks
+    local wire = mode == "content" and not judged and not ctx.via and not ctx.caps.untrusted_boundary
+      and (hooks.wire or hooks.wire_json) and true or nil
+    opts.wire, opts.wire_text = wire, wire and hooks.wire and true or nil
     local res, detail, gcode = ctx.roots:grep(idx, rel, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("searched %d entries in %d directories"):format(entries, dirs))
       return ctx:cancelled()
@@ -181,7 +192,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     -- policies that judge each object are asked about each file shown
     local pre = prefix_of(path)
     local function sub(p) return p:sub(1, #pre) == pre and p:sub(#pre + 1) or nil end
-    local hidden = ctx:reveal(res.matches, function(m) return sub(m.path) end, info)
+    local hidden = wire and 0 or ctx:reveal(res.matches, function(m) return sub(m.path) end, info)
     hidden = hidden + ctx:reveal(res.files, sub, info) + ctx:reveal(res.skipped_binary, sub, info)
       + ctx:reveal(res.skipped_size, sub, info) + ctx:reveal(res.counts, function(c) return sub(c.path) end, info)
     if hidden > 0 then
@@ -198,7 +209,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     else
       cut = cap_bytes(res.counts, function(c) return #c.path + 12 end, ctx.caps.max_result_bytes)
     end
-    return {
+    local out = {
       path = path,
       pattern = a.pattern,
       output_mode = mode,
@@ -222,6 +233,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_search_ms = ctx.caps.max_search_ms,
       max_search_bytes = ctx.caps.max_search_bytes,
     }
+    if res.lines then wired[out] = res.lines end
+    return out
   end,
 
   render = function(r)
@@ -231,6 +244,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       for _, p in ipairs(r.files) do add(p) end
     elseif r.output_mode == "count" then
       for _, c in ipairs(r.counts) do add(("%s:%d"):format(c.path, c.count)) end
+    elseif wired[r] then -- the same lines, written by the core
+      if #wired[r] > 0 then add(wired[r]) end
     else
       local last_path, last_line
       for _, m in ipairs(r.matches) do
@@ -262,6 +277,10 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     elseif r.truncated then
       add(("[results truncated at max_results=%d or the result size cap; narrow path, pattern or include, or use output_mode \"files\" or \"count\"]")
         :format(r.max_results))
+    end
+    if wired[r] and #wired[r] > 0 then -- out[1] is the fragment: one concatenation
+      if #out == 1 then return out[1], r end
+      return out[1] .. ("\n" .. table.concat(out, "\n", 2)), r
     end
     return table.concat(out, "\n"), r
   end,

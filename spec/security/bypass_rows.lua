@@ -292,11 +292,15 @@ end
 -- control = steps on innocent files that must succeed, expect = text the
 -- control must show}
 
-local function grep_row(mode)
-  return { label = "grep " .. mode, ws = "native",
-    cells = searcher(function(p, o) return { S("grep", { pattern = o.pat, path = A(p), include_hidden = true,
-      respect_ignore = false, output_mode = mode }, true) } end),
-    control = { S("grep", { pattern = "TOKEN", path = A("pub/in"), include_hidden = true, output_mode = mode }) },
+-- wire: with the MCP server's hooks, so content matches take the core's
+-- JSON path (grepwire.c) instead of tables
+local function grep_row(mode, wire)
+  local hooks = wire and { wire = true } or nil
+  local function hooked(step) step.hooks = hooks return step end
+  return { label = "grep " .. mode .. (wire and " (wire)" or ""), ws = "native", wire = wire,
+    cells = searcher(function(p, o) return { hooked(S("grep", { pattern = o.pat, path = A(p), include_hidden = true,
+      respect_ignore = false, output_mode = mode }, true)) } end),
+    control = { hooked(S("grep", { pattern = "TOKEN", path = A("pub/in"), include_hidden = true, output_mode = mode })) },
     expect = "plain.txt" }
 end
 
@@ -341,7 +345,7 @@ local ROWS = {
   { label = "list_dir recursive", ws = "native",
     cells = lister(function(p) return { S("list_dir", { path = A(p), include_hidden = true, recursive = true }, true) } end, true),
     control = { S("list_dir", { path = A("pub"), recursive = true }) }, expect = "plain.txt" },
-  grep_row("content"), grep_row("files"), grep_row("count"),
+  grep_row("content"), grep_row("content", true), grep_row("files"), grep_row("count"),
   { label = "glob", ws = "native",
     cells = glob_cells(function(d, pat) return { S("glob", { pattern = pat, path = A(d), include_hidden = true,
       respect_ignore = false }, true) } end),

@@ -1,0 +1,242 @@
+-- grep straight to the wire: over `burrow mcp` (stdio) and `burrow call`,
+-- a content search's matches are written as JSON by the core (grepwire.c)
+-- and, for MCP, its rendered lines too, instead of Lua tables encoded
+-- afterwards. The bytes must be the table path's: each raw reply line of a
+-- `burrow mcp` process is compared with the same call made in process
+-- without the wire hooks and rendered by mcp.new without a stdio loop, and
+-- each `burrow call` output with json.encode of the in-process result.
+
+local H = require "helpers"
+local json = H.json
+local mcp = require "burrow.mcp"
+
+local function lines(n, fmt)
+  local t = {}
+  for i = 1, n do t[i] = fmt:format(i, i) end
+  return table.concat(t)
+end
+
+local FILES = {
+  ["ctl.txt"] = "a match\tb\1c\127d\27[0m\r\n\"q\" match \\back\\\nno\nmatch at end",
+  ["utf8.txt"] = "match \195\169 \226\130\172 \240\159\152\128\n\255\254 match bad\n\237\160\128 match surrogate\nmatch cut \226\130\n\192\175 match overlong\n",
+  ["crlf.txt"] = "one match\r\ntwo\r\n\r\nthree match\r\nfour\r\nfive\r\nsix match\r\n",
+  ["long.txt"] = ("x"):rep(3000) .. " match\n" .. ("\195\169"):rep(1500) .. "match\r\n" .. ("ab\1"):rep(700) .. "match\ny\n",
+  ["ctx.txt"] = lines(40, "line %d %s\n"):gsub("line (%d+) ", function(n)
+    n = tonumber(n)
+    return (n % 7 == 0 or n == 8 or n == 30) and ("line %d match "):format(n) or nil
+  end),
+  ["multi.txt"] = "begin match\nmiddle\nend here\nbegin again\nmatch end\n",
+  ["sub/q\"uote\\d.txt"] = "match in a quoted name\n",
+  ["sub/ctl\1\127name.txt"] = "match in a control name\n",
+  ["sub/nl\nname.txt"] = "match in a newline name\n",
+  ["sub/bad\255name.txt"] = "match in a bad UTF-8 name\n",
+  ["sub/deep/é.txt"] = "match é\n",
+  ["bin.dat"] = "match\0binary\n",
+  ["bin2.dat"] = "\0",
+  ["large.txt"] = lines(60, "match %d of the large file %d\n"),
+}
+
+-- the calls: every shape of content result, and the other modes beside
+local CALLS = {
+  { pattern = "match" },
+  { pattern = "match", context = 1 },
+  { pattern = "match", context = 3 },
+  { pattern = "match", before = 2 },
+  { pattern = "match", after = 2 },
+  { pattern = "match", path = "ctx.txt", context = 2 },
+  { pattern = "match", path = "sub" },
+  { pattern = "match", path = "sub/", context = 1 },
+  { pattern = "match", path = "crlf.txt" },
+  { pattern = "match\\nend|begin match\\n\\w+", multiline = true },
+  { pattern = "begin[\\s\\S]*?end", multiline = true, context = 1 },
+  { pattern = "MATCH", ignore_case = true, max_results = 7 },
+  { pattern = "match", max_results = 1 },
+  { pattern = "match", max_results = 25, context = 1 },
+  { pattern = "\"", literal = true },
+  { pattern = "\\\\", context = 1 },
+  { pattern = "match", max_file_size = 100 },
+  { pattern = "match", include = { "*.txt" }, exclude = { "large.txt" } },
+  { pattern = "zzz-no-such-thing" },
+  { pattern = "zzz-no-such-thing", max_file_size = 10 },
+  { pattern = "match", output_mode = "files" },
+  { pattern = "match", output_mode = "count" },
+}
+
+local function encode_msg(id, method, params)
+  return json.encode { jsonrpc = "2.0", id = id, method = method, params = params }
+end
+
+local function cap_args(caps)
+  local parts = {}
+  local keys = {}
+  for k in pairs(caps or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do parts[#parts + 1] = "--cap " .. H.q(k .. "=" .. caps[k]) end
+  return table.concat(parts, " ")
+end
+
+-- want == got, or a failure naming the first differing byte and what is
+-- around it (the replies are too long to print whole)
+local function same_bytes(want, got, label)
+  if want == got then return end
+  got = got or "(nothing)"
+  local i = 1
+  while i <= #want and want:byte(i) == got:byte(i) do i = i + 1 end
+  error(("%s: differs at byte %d of %d/%d\n want ...%s\n got  ...%s"):format(label, i, #want, #got,
+    want:sub(math.max(1, i - 80), i + 80), got:sub(math.max(1, i - 80), i + 80)), 2)
+end
+
+-- Replies of one `burrow mcp` process to grep calls, raw lines by id.
+local function serve(dir, calls, caps, extra)
+  local tmp = H.tmpdir()
+  local msgs = {
+    encode_msg(1, "initialize", { protocolVersion = "2025-06-18", capabilities = {},
+      clientInfo = { name = "busted", version = "1" } }),
+    json.encode { jsonrpc = "2.0", method = "notifications/initialized" },
+  }
+  for i, a in ipairs(calls) do
+    msgs[#msgs + 1] = encode_msg(100 + i, "tools/call", { name = "grep", arguments = a })
+  end
+  H.write(tmp, "in", table.concat(msgs, "\n") .. "\n")
+  H.run(("timeout 60 %s mcp --root %s %s %s < %s > %s 2>/dev/null"):format(H.q(H.BURROW), H.q(dir),
+    cap_args(caps), extra or "", H.q(tmp .. "/in"), H.q(tmp .. "/out")))
+  local by_id = {}
+  for line in (H.read(tmp, "out") or ""):gmatch("[^\n]+") do
+    local id = tonumber(line:match('^{"id":(%d+),'))
+    if id then by_id[id] = line end
+  end
+  return by_id
+end
+
+-- What the MCP server sends for a call made on the table path (its
+-- tools_call: the tool result and the skipped_policy _meta).
+local function want_reply(ws, server, id, a)
+  local hooks = {}
+  local res, msg, code, details = ws:call("grep", a, hooks)
+  local out = server:tool_result("grep", res, msg, code, details)
+  if (hooks.skipped_policy or 0) > 0 then
+    out._meta = out._meta or {}
+    out._meta["burrow/skipped_policy"] = hooks.skipped_policy
+  end
+  return json.encode { jsonrpc = "2.0", id = id, result = out }
+end
+
+-- opts: ws (burrow.open options beside the root and caps), extra (CLI flags)
+local function check(dir, caps, calls, opts)
+  opts = opts or {}
+  local got = serve(dir, calls, caps, opts.extra)
+  local o = { roots = { { path = dir } }, caps = caps }
+  for k, v in pairs(opts.ws or {}) do o[k] = v end
+  local ws = H.open(o)
+  local server = mcp.new(ws) -- no stdio loop: the table path
+  local wired = 0
+  for i, a in ipairs(calls) do
+    local label = "grep " .. json.encode(a) .. " caps " .. json.encode(caps or {})
+    same_bytes(want_reply(ws, server, 100 + i, a), got[100 + i], "MCP: " .. label)
+    -- the same call with the wire hooks takes the fast path (content mode)
+    local r = ws:call("grep", a, { wire = true })
+    if r and (a.output_mode or "content") == "content" then
+      assert.equal(opts.tables and "table" or "userdata", type(r.matches), label)
+      wired = wired + 1
+    end
+    -- `burrow call`: the encoded result
+    local res, msg, code, details = ws:call("grep", a)
+    local want = json.encode(res or { error = { code = code, message = msg, details = details } }) .. "\n"
+    local args = { "call", "grep", json.encode(a), "--root", dir }
+    for k, v in pairs(caps or {}) do args[#args + 1] = "--cap"; args[#args + 1] = k .. "=" .. v end
+    for _, f in ipairs(opts.cli or {}) do args[#args + 1] = f end
+    local out = H.burrow_cmd(args)
+    same_bytes(want, out, "burrow call: " .. label)
+  end
+  ws:close()
+  return wired
+end
+
+-- A policy file and a config naming it (NAME.lua, NAME.lua.yaml); its path.
+local function policy(name, src)
+  local cfg = H.tmpdir()
+  local file = H.write(cfg, name .. ".lua", src)
+  H.write(cfg, name .. ".lua.yaml", "policies: [" .. file .. "]\n")
+  return file
+end
+
+describe(H.tag("grep straight to the wire: the table path's bytes"), function()
+  local dir
+  before_each(function()
+    dir = H.tmpdir()
+    H.write_all(dir, FILES)
+  end)
+  after_each(function() H.cleanup() end)
+
+  it("context, multiline, CRLF, bad UTF-8, odd paths, binary and size lists, no match, other modes", function()
+    assert.is_true(check(dir, nil, CALLS) >= 18)
+  end)
+
+  it("long lines cut with the marker, max_matches, a small max_result_bytes cut", function()
+    check(dir, { max_line_chars = 10 }, CALLS)
+    check(dir, { max_matches = 5 }, CALLS)
+    for _, bytes in ipairs { 1, 200, 700, 2000 } do
+      check(dir, { max_result_bytes = bytes }, CALLS)
+    end
+  end)
+
+  it("skipped lists past 20 names, and their cap", function()
+    for i = 1, 30 do H.write(dir, ("bins/b%02d.bin"):format(i), "match\0") end
+    local calls = { { pattern = "match" }, { pattern = "match", context = 1, max_file_size = 50 } }
+    check(dir, nil, calls)
+    check(dir, { max_entries = 25 }, calls)
+  end)
+
+  it("a result over 64 KiB (both fragments spliced into the reply)", function()
+    H.write(dir, "many.txt", lines(6000, "match \"%d\"\t\1 of many \195\169 %d\n"))
+    local calls = { { pattern = "match", path = "many.txt" }, { pattern = "match", context = 1 },
+      { pattern = "of many", max_results = 4000 } }
+    check(dir, { max_matches = 100000, max_result_bytes = 8 * 1024 * 1024 }, calls)
+    check(dir, { max_matches = 100000, max_result_bytes = 100000 }, calls)
+  end)
+
+  it("declared policy rules (the walk skips; still the wire path)", function()
+    local file = policy("hide", 'return { name = "hide", rules = { { deny = { "read" }, paths = { "**/large.txt", "sub/**" }, reason = "hidden" } } }\n')
+    local calls = { { pattern = "match" }, { pattern = "match", context = 1 } }
+    check(dir, nil, calls, { ws = { policies = { file } }, extra = "--config " .. H.q(file .. ".yaml"),
+      cli = { "--config", file .. ".yaml" } })
+  end)
+
+  it("a policy judging each object keeps the tables, and its bytes", function()
+    local file = policy("judge", 'return { name = "judge", check = function(req) if req.path:find("large", 1, true) then return "deny", "hidden" end return "allow" end }\n')
+    local calls = { { pattern = "match" }, { pattern = "match", context = 1 } }
+    check(dir, nil, calls, { ws = { policies = { file } }, tables = true, extra = "--config " .. H.q(file .. ".yaml"),
+      cli = { "--config", file .. ".yaml" } })
+  end)
+end)
+
+describe(H.tag("json value fragments"), function()
+  it("a grep's matches fragment encodes as the tables do, and refuses to concatenate", function()
+    local ws, dir = H.workspace(FILES)
+    local a = { pattern = "match", context = 1 }
+    local t = assert(ws:call("grep", a))
+    local f = assert(ws:call("grep", a, { wire = true }))
+    assert.equal("userdata", type(f.matches))
+    assert.equal(json.encode(t.matches), json.encode(f.matches))
+    assert.has_error(function() return f.matches .. "x" end)
+    assert.truthy(dir)
+  end)
+
+  it("json.write (burrow call's output) gives json.encode's bytes and a newline, big fragments spliced", function()
+    local out, code = H.lua_child([[
+      local json = require("burrow.core").json
+      local big = ("x\1\"y\255"):rep(30000)
+      for _, v in ipairs { { a = 1, b = { json.fragment(big), json.fragment("s") }, c = big },
+                           { json.fragment(big), json.fragment(big), "mid", json.fragment(big) }, "plain", {} } do
+        io.stdout:write(json.encode(v), "\n")
+        io.stdout:flush()
+        assert(json.write(v))
+      end
+    ]], 30)
+    assert.equal(0, code, out)
+    local lines = {}
+    for l in out:gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
+    assert.equal(8, #lines)
+    for i = 1, 8, 2 do assert.equal(lines[i], lines[i + 1]) end
+  end)
+end)
