@@ -125,7 +125,9 @@ if [ "${BENCH_POLICY:-1}" != 0 ]; then
   echo "+ lua5.4 bench/policy.lua $OUT"
   BENCH_POLICY_TREE=${BENCH_POLICY_TREE:-} lua5.4 "$REPO/bench/policy.lua" "$OUT" || FAILED=1
 fi
-XX
+if [ "${BENCH_EDIT:-1}" != 0 ]; then
+  echo
+  echo "+ bash bench/edit.sh"
   BENCH_OUT=$OUT BURROW_BIN=$BIN BENCH_HARNESS=$H bash "$REPO/bench/edit.sh" || FAILED=1
 fi
 if [ "${BENCH_HTTP:-1}" != 0 ]; then
