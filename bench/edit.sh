@@ -6,7 +6,7 @@
 # bench/results/. `make bench` runs it after bench/run.sh's own servers.
 #
 # Environment (all optional):
-#   BURROW_BIN        burrow binary (default build/burrow)
+#   BURROW_BIN        burrow binary (default: the checkout installed into a scratch prefix: bench/installed.sh)
 #   BENCH_HARNESS     a copy of shared/bench with node_modules installed (bench/run.sh
 #                     passes its own); else one is made in a temp dir with npm ci
 #   BENCH_SRC         the harness to copy (default ../shared/bench, else /work/shared/bench)
@@ -17,7 +17,7 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BIN=${BURROW_BIN:-$REPO/build/burrow}
+. "$REPO/bench/installed.sh" # BIN: BURROW_BIN, or the checkout installed
 OUT=${BENCH_OUT:-$REPO/docs/benchmarks.md}
 RUNS=${BENCH_EDIT_RUNS:-5}
 N=${BENCH_EDIT_N:-1000}

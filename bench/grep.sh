@@ -8,14 +8,14 @@
 # into docs/benchmarks.md between the grep-bench markers.
 #
 # Environment (all optional):
-#   BURROW_BIN       burrow binary (default build/burrow)
+#   BURROW_BIN       burrow binary (default: the checkout installed into a scratch prefix: bench/installed.sh)
 #   BENCH_CACHE      where the tree is extracted once (default /var/tmp/burrow-bench)
 #   BENCH_GREP_RUNS  hyperfine --runs per command (default 5)
 #   BENCH_OUT        report (default docs/benchmarks.md)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BIN=${BURROW_BIN:-$REPO/build/burrow}
+. "$REPO/bench/installed.sh" # BIN: BURROW_BIN, or the checkout installed
 CACHE=${BENCH_CACHE:-/var/tmp/burrow-bench}
 TREE=$CACHE/linux-source-6.1
 TARBALL=/usr/src/linux-source-6.1.tar.xz

@@ -10,7 +10,7 @@
 # files vs burrow's total) so a speed-up with a different answer shows.
 #
 # Environment (all optional):
-#   BURROW_BIN       burrow binary (default build/burrow)
+#   BURROW_BIN       burrow binary (default: the checkout installed into a scratch prefix: bench/installed.sh)
 #   BURROW_BASE      a second burrow binary to time beside it ("before")
 #   BENCH_CACHE      where corpora are built once (default /var/tmp/burrow-shapes)
 #   BENCH_GREP_RUNS  hyperfine --runs per command (default 5)
@@ -18,7 +18,7 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BIN=${BURROW_BIN:-$REPO/build/burrow}
+. "$REPO/bench/installed.sh" # BIN: BURROW_BIN, or the checkout installed
 BASE=${BURROW_BASE:-}
 CACHE=${BENCH_CACHE:-/var/tmp/burrow-shapes}
 RUNS=${BENCH_GREP_RUNS:-5}

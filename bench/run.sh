@@ -5,7 +5,7 @@
 # ratios to docs/benchmarks.md. See bench/README.md.
 #
 # Environment (all optional):
-#   BURROW_BIN         burrow binary (default build/burrow)
+#   BURROW_BIN         burrow binary (default: the checkout installed into a scratch prefix: bench/installed.sh)
 #   BENCH_SRC          the harness (default ../shared/bench next to the repo, else /work/shared/bench)
 #   BENCH_RUNS         bench.mjs --runs: repetitions of big-file/search/glob/tree (default 5)
 #   BENCH_N            bench.mjs --n: small sequential reads (default 1000)
@@ -25,7 +25,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 
-BIN=${BURROW_BIN:-$REPO/build/burrow}
+. "$REPO/bench/installed.sh" # BIN: BURROW_BIN, or the checkout installed
 RUNS=${BENCH_RUNS:-5}
 N=${BENCH_N:-1000}
 STARTUP_RUNS=${BENCH_STARTUP_RUNS:-5}
