@@ -196,10 +196,15 @@ md.push("bench.mjs expects; `--head-arg limit` makes the head-100 measurement us
 md.push("Raw per-run JSON is kept in `bench/results/` (not committed).", "");
 
 fs.mkdirSync(path.dirname(path.resolve(o.out)), { recursive: true });
-// keep the grep/glob section bench/grep.sh wrote into the same file
+// the generated part ends at <!-- report:end -->; the rest of the file
+// (the sections bench/grep.sh, policy.lua, edit.sh and http.mjs rewrite
+// between their own markers, and the hand-written notes) is kept as it is
+md.push("<!-- report:end -->", "");
 const old = fs.existsSync(o.out) ? fs.readFileSync(o.out, "utf8") : "";
-const gb = old.match(/<!-- grep-bench:start -->[\s\S]*<!-- grep-bench:end -->/);
-if (gb) md.push(gb[0], "");
+let keep = old.indexOf("<!-- report:end -->");
+if (keep >= 0) keep = old.indexOf("\n", keep) + 1;
+else keep = old.indexOf("<!-- grep-bench:start -->"); // a file written before the marker
+if (keep > 0) md.push(old.slice(keep).replace(/^\n+/, ""));
 fs.writeFileSync(o.out, md.join("\n"));
 console.log(`report: wrote ${o.out}`);
 console.log(rows.join("\n"));
