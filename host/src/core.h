@@ -180,6 +180,11 @@ void bw_handle_view(const bw_handle *h, const bw_root *roots, int view,
 
 /* ---- reading (fileio.c) ---- */
 
+/* Write all of iov[0..cnt) to fd, on through short writes and EINTR, at
+ * most IOV_MAX pieces per writev. 0, or -1 with errno. iov is consumed. */
+struct iovec;
+int bw_writev_all(int fd, struct iovec *iov, int cnt);
+
 /* A file's bytes in memory: read() for small files, mmap for large ones.
  * Access to a mapped buffer must go through bw_guard so a file truncated
  * under us is an EIO, not a SIGBUS. */

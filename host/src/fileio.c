@@ -6,6 +6,7 @@
  * bw_guard turns that into EIO for the code that touches the mapping.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -151,4 +153,22 @@ int bw_guard(int (*fn)(void *arg), void *arg) {
   int rc = fn(arg);
   guard_env = prev;
   return rc;
+}
+
+int bw_writev_all(int fd, struct iovec *iov, int cnt) {
+  while (cnt > 0) {
+    ssize_t w = writev(fd, iov, cnt > IOV_MAX ? IOV_MAX : cnt);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return -1;
+    while (cnt > 0 && (size_t)w >= iov->iov_len) {
+      w -= (ssize_t)iov->iov_len;
+      iov++;
+      cnt--;
+    }
+    if (cnt > 0) {
+      iov->iov_base = (char *)iov->iov_base + w;
+      iov->iov_len -= (size_t)w;
+    }
+  }
+  return 0;
 }

@@ -773,28 +773,6 @@ char *bw_json_encode_spliced (lua_State *L, int idx, size_t *len,
   return encode(L, idx, len, err, sp, nsp);
 }
 
-/* writes the pieces in order, on through short writes and EINTR */
-static int write_pieces (int fd, struct iovec *iov, int cnt) {
-  while (cnt > 0) {
-    ssize_t w = writev(fd, iov, cnt);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0)
-      return -1;
-    while (cnt > 0 && (size_t)w >= iov->iov_len) {
-      w -= (ssize_t)iov->iov_len;
-      iov++;
-      cnt--;
-    }
-    if (cnt > 0) {
-      iov->iov_base = (char *)iov->iov_base + w;
-      iov->iov_len -= (size_t)w;
-    }
-  }
-  return 0;
-}
-
-
 /*
 ** write(v): the JSON text of 'v' and a newline to standard output (fd 1),
 ** big prepared fragments written from their own buffers, so a result of
@@ -821,7 +799,7 @@ static int l_write (lua_State *L) {
     at = sp[i].at;
   }
   iov[cnt].iov_base = buf + at; iov[cnt++].iov_len = n - at + 1;
-  i = write_pieces(1, iov, cnt);
+  i = bw_writev_all(1, iov, cnt);
   err = (i < 0) ? strerror(errno) : NULL;
   free(buf);
   if (err != NULL) {  /* as io.write: a closed pipe is an answer, not an error */

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core.h"
 #include "ljson.h"
 #include "lserver.h"
 
@@ -335,30 +336,12 @@ static int io_next(lua_State *L) {
   return 1;
 }
 
-/* The pieces of one message in one system call where the pipe takes
- * them (a message and its newline in two writes woke the client twice). */
-static int write_all(struct iovec *iov, int cnt) {
-  while (cnt > 0) {
-    ssize_t w = writev(1, iov, cnt > IOV_MAX ? IOV_MAX : cnt);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return -1;
-    while (cnt > 0 && (size_t)w >= iov->iov_len) {
-      w -= (ssize_t)iov->iov_len;
-      iov++;
-      cnt--;
-    }
-    if (cnt > 0) {
-      iov->iov_base = (char *)iov->iov_base + w;
-      iov->iov_len -= (size_t)w;
-    }
-  }
-  return 0;
-}
-
+/* A message and its newline in one system call where the pipe takes them
+ * (two writes woke the client twice). */
 int bw_stdout_line(const char *s, size_t n) {
   struct iovec iov[2] = {{(void *)s, n}, {"\n", 1}};
   pthread_mutex_lock(&S.out_mu);
-  int rc = write_all(iov, 2);
+  int rc = bw_writev_all(1, iov, 2);
   pthread_mutex_unlock(&S.out_mu);
   return rc;
 }
@@ -395,7 +378,7 @@ static int io_send(lua_State *L) {
   }
   iov[cnt++] = (struct iovec){buf + at, n - at + 1};
   pthread_mutex_lock(&S.out_mu);
-  int rc = write_all(iov, cnt);
+  int rc = bw_writev_all(1, iov, cnt);
   pthread_mutex_unlock(&S.out_mu);
   free(buf);
   if (rc < 0) return luaL_error(L, "stdout closed");
