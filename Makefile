@@ -42,7 +42,7 @@ SRC     := host/src
 # new binding file goes on this list; one left off fails to compile, as the
 # core is built without Lua's include path). api_async.c is neither: it is
 # the API's, so core.so and the C tests leave it out.
-BIND    := lcharset lcore ledit lhost lhttp ljson lload lmodule lrules lsandbox lsbcharge lsearch lserver lstore lwatch lyaml
+BIND    := lcharset lcore ledit lhost lhttp ljson ljsonfrag lload lmodule lrules lsandbox lsbcharge lsearch lserver lstore lwatch lyaml
 CORE    := $(filter-out $(BIND) main api api_async,$(basename $(notdir $(wildcard $(SRC)/*.c))))
 CORE_O  := $(CORE:%=$(B)/obj/%.o)
 BIND_O  := $(BIND:%=$(B)/obj/%.o)

@@ -53,7 +53,14 @@ typedef struct bw_json_frag {
   int value;
 } bw_json_frag;
 
-/* Pushes an empty fragment (buf NULL) for the caller to fill. */
+#define BW_JSON_FRAGMENT_MT "burrow.json.fragment"
+
+/* Pushes an empty fragment (buf NULL) for the caller to fill (ljsonfrag.c,
+   as the rest of this block). */
 bw_json_frag *bw_json_new_fragment(lua_State *L);
+/* core.json.fragment(s): s escaped once, to be written verbatim. */
+int bw_json_l_fragment(lua_State *L);
+/* Adds f:lines_json to the File class (bw_json_register calls it). */
+void bw_json_frag_register(lua_State *L);
 
 #endif
