@@ -270,6 +270,36 @@ function H.burrow_cmd(args, stdin)
   return out, H.read(dir, "stderr") or "", code
 end
 
+-- One `burrow mcp --root DIR` process fed initialize and tools/call
+-- requests ({name, arguments} each, ids 101...) on stdin: its raw reply
+-- lines by id. opts.caps: --cap NAME=VALUE (sorted); opts.flags: more
+-- arguments, already shell-quoted.
+function H.mcp_calls(dir, calls, opts)
+  opts = opts or {}
+  local tmp = H.tmpdir()
+  local msgs = {
+    H.json.encode { jsonrpc = "2.0", id = 1, method = "initialize", params = { protocolVersion = "2025-06-18",
+      capabilities = {}, clientInfo = { name = "busted", version = "1" } } },
+    H.json.encode { jsonrpc = "2.0", method = "notifications/initialized" },
+  }
+  for i, c in ipairs(calls) do
+    msgs[#msgs + 1] = H.json.encode { jsonrpc = "2.0", id = 100 + i, method = "tools/call",
+      params = { name = c[1], arguments = c[2] } }
+  end
+  H.write(tmp, "in", table.concat(msgs, "\n") .. "\n")
+  local caps = {}
+  for k, v in pairs(opts.caps or {}) do caps[#caps + 1] = "--cap " .. H.q(k .. "=" .. v) end
+  table.sort(caps)
+  H.run(("timeout 60 %s mcp --root %s %s %s < %s > %s 2>/dev/null"):format(H.q(H.BURROW), H.q(dir),
+    table.concat(caps, " "), opts.flags or "", H.q(tmp .. "/in"), H.q(tmp .. "/out")))
+  local by_id = {}
+  for line in (H.read(tmp, "out") or ""):gmatch("[^\n]+") do
+    local id = tonumber(line:match('^{"id":(%d+),'))
+    if id then by_id[id] = line end
+  end
+  return by_id
+end
+
 -- Run Lua source in a child lua5.4 (this process's package paths, from the
 -- repository) under `timeout -s KILL guard` and, unless AddressSanitizer is
 -- preloaded (it reserves terabytes), a 2 GB address-space bound: for cases

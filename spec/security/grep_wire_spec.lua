@@ -17,33 +17,9 @@ local json = H.json
 local MARK = "gw-secret-7d41c3"
 local MARK_RE = "gw-secret-7d41c." -- finds it without being it (the pattern is echoed)
 
-local function cap_args(caps)
-  local parts = {}
-  for k, v in pairs(caps or {}) do parts[#parts + 1] = "--cap " .. H.q(k .. "=" .. v) end
-  return table.concat(parts, " ")
-end
-
 -- Raw reply lines of one `burrow mcp` to tools/call requests {name, args}, by id (101...).
 local function serve(dir, calls, caps, flags)
-  local tmp = H.tmpdir()
-  local msgs = {
-    json.encode { jsonrpc = "2.0", id = 1, method = "initialize", params = { protocolVersion = "2025-06-18",
-      capabilities = {}, clientInfo = { name = "busted", version = "1" } } },
-    json.encode { jsonrpc = "2.0", method = "notifications/initialized" },
-  }
-  for i, c in ipairs(calls) do
-    msgs[#msgs + 1] = json.encode { jsonrpc = "2.0", id = 100 + i, method = "tools/call",
-      params = { name = c[1], arguments = c[2] } }
-  end
-  H.write(tmp, "in", table.concat(msgs, "\n") .. "\n")
-  H.run(("timeout 60 %s mcp --root %s %s %s < %s > %s 2>/dev/null"):format(H.q(H.BURROW), H.q(dir), cap_args(caps),
-    flags or "", H.q(tmp .. "/in"), H.q(tmp .. "/out")))
-  local by_id = {}
-  for line in (H.read(tmp, "out") or ""):gmatch("[^\n]+") do
-    local id = tonumber(line:match('^{"id":(%d+),'))
-    if id then by_id[id] = line end
-  end
-  return by_id
+  return H.mcp_calls(dir, calls, { caps = caps, flags = flags })
 end
 
 -- A config serving one policy file (and a pack); the --config flag.

@@ -62,19 +62,6 @@ local CALLS = {
   { pattern = "match", output_mode = "count" },
 }
 
-local function encode_msg(id, method, params)
-  return json.encode { jsonrpc = "2.0", id = id, method = method, params = params }
-end
-
-local function cap_args(caps)
-  local parts = {}
-  local keys = {}
-  for k in pairs(caps or {}) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for _, k in ipairs(keys) do parts[#parts + 1] = "--cap " .. H.q(k .. "=" .. caps[k]) end
-  return table.concat(parts, " ")
-end
-
 -- want == got, or a failure naming the first differing byte and what is
 -- around it (the replies are too long to print whole)
 local function same_bytes(want, got, label)
@@ -88,24 +75,9 @@ end
 
 -- Replies of one `burrow mcp` process to grep calls, raw lines by id.
 local function serve(dir, calls, caps, extra)
-  local tmp = H.tmpdir()
-  local msgs = {
-    encode_msg(1, "initialize", { protocolVersion = "2025-06-18", capabilities = {},
-      clientInfo = { name = "busted", version = "1" } }),
-    json.encode { jsonrpc = "2.0", method = "notifications/initialized" },
-  }
-  for i, a in ipairs(calls) do
-    msgs[#msgs + 1] = encode_msg(100 + i, "tools/call", { name = "grep", arguments = a })
-  end
-  H.write(tmp, "in", table.concat(msgs, "\n") .. "\n")
-  H.run(("timeout 60 %s mcp --root %s %s %s < %s > %s 2>/dev/null"):format(H.q(H.BURROW), H.q(dir),
-    cap_args(caps), extra or "", H.q(tmp .. "/in"), H.q(tmp .. "/out")))
-  local by_id = {}
-  for line in (H.read(tmp, "out") or ""):gmatch("[^\n]+") do
-    local id = tonumber(line:match('^{"id":(%d+),'))
-    if id then by_id[id] = line end
-  end
-  return by_id
+  local list = {}
+  for i, a in ipairs(calls) do list[i] = { "grep", a } end
+  return H.mcp_calls(dir, list, { caps = caps, flags = extra })
 end
 
 -- What the MCP server sends for a call made on the table path (its

@@ -31,26 +31,9 @@ local CALLS = {
 
 -- Replies of one `burrow mcp` process to read_file calls, raw lines by id.
 local function serve(dir, calls, caps)
-  local tmp = H.tmpdir()
-  local lines = {
-    json.encode { jsonrpc = "2.0", id = 1, method = "initialize", params = {
-      protocolVersion = "2025-06-18", capabilities = {}, clientInfo = { name = "busted", version = "1" } } },
-    json.encode { jsonrpc = "2.0", method = "notifications/initialized" },
-  }
-  for i, a in ipairs(calls) do
-    lines[#lines + 1] = json.encode { jsonrpc = "2.0", id = 100 + i, method = "tools/call",
-      params = { name = "read_file", arguments = a } }
-  end
-  H.write(tmp, "in", table.concat(lines, "\n") .. "\n")
-  local parts = { H.q(H.BURROW), "mcp", "--root", H.q(dir) }
-  for k, v in pairs(caps or {}) do parts[#parts + 1] = "--cap " .. H.q(k .. "=" .. v) end
-  H.run(("timeout 60 %s < %s > %s 2>/dev/null"):format(table.concat(parts, " "), H.q(tmp .. "/in"), H.q(tmp .. "/out")))
-  local by_id = {}
-  for line in (H.read(tmp, "out") or ""):gmatch("[^\n]+") do
-    local id = tonumber(line:match('^{"id":(%d+),'))
-    if id then by_id[id] = line end
-  end
-  return by_id
+  local list = {}
+  for i, a in ipairs(calls) do list[i] = { "read_file", a } end
+  return H.mcp_calls(dir, list, { caps = caps })
 end
 
 local function check(dir, caps, calls)
