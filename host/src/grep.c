@@ -198,6 +198,8 @@ void bwg_ws_free(wstate *w) {
   pcre2_match_context_free(w->mc);
   pcre2_jit_stack_free(w->js);
   free(w->buf);
+  bw_stash_free(&w->stash[0]);
+  bw_stash_free(&w->stash[1]);
 }
 
 /* ---- one file ---- */
@@ -221,6 +223,7 @@ static int file_new(scan *s) {
     free(f);
     return BW_ENOMEM;
   }
+  f->stash = s->stash;
   s->f = f;
   return BW_OK;
 }
@@ -245,6 +248,17 @@ static int add_line(scan *s, size_t no, size_t ls, size_t le, char kind) {
     snprintf(marker, sizeof marker,
              " [... line truncated: %zu of %zu bytes shown]", keep, n);
   size_t ml = strlen(marker), need = keep + ml;
+  if (f->stash) { /* the newest blocks of their stashes: grown in place */
+    char *t = bw_stash_grow(&f->stash[1], f->text, f->tlen, f->tlen + need);
+    bw_gline *l = t ? bw_stash_grow(&f->stash[0], f->lines, f->nlines * sizeof *l,
+                                    (f->nlines + 1) * sizeof *l)
+                    : NULL;
+    if (!l) return BW_ENOMEM;
+    f->text = t;
+    f->lines = l;
+    f->tcap = f->tlen + need;
+    f->lcap = f->nlines + 1;
+  }
   if (!f->text || f->tlen + need > f->tcap) { /* empty lines too: never NULL */
     size_t c = f->tcap ? f->tcap * 2 : 4096;
     while (c < f->tlen + need) c *= 2;
@@ -453,8 +467,10 @@ int bwg_search_buf(scan *s) {
 void bwg_free_gfile(bw_item *it) {
   bw_gfile *f = (bw_gfile *)it;
   free(f->item.path);
-  free(f->lines);
-  free(f->text);
+  if (!f->stash) { /* a stash's blocks go with the result */
+    free(f->lines);
+    free(f->text);
+  }
   free(f);
 }
 
@@ -601,11 +617,16 @@ static int search_file(grep *g, wstate *w, const char *buf, size_t len,
   if (!rc && pb.kind < 0) return note_skip(g, 0, path) ? -1 : 0;
   size_t chunk = o->chunk_size ? o->chunk_size : BW_GREP_CHUNK;
   bw_gfile *f = NULL;
+  /* content lines go to the worker's stash while no kept file can be
+     dropped (its room is not given back before the end: stash.c) */
+  bw_stash *stash = o->mode == BW_GREP_CONTENT && !bw_topn_is_full(&g->top)
+                        ? w->stash : NULL;
   if (rc) {
     /* the probe saw the file shrink */
   } else if (pb.dec) { /* another encoding: its UTF-8, in memory of our own */
     scan s;
     bwg_scan_init(&s, g, w, pb.dec, pb.dlen, path, 0, pb.dlen, 1);
+    s.stash = stash;
     rc = bwg_search_buf(&s);
     f = s.f;
     if (rc && f) bwg_free_gfile(&f->item), f = NULL;
@@ -615,6 +636,7 @@ static int search_file(grep *g, wstate *w, const char *buf, size_t len,
   } else {
     scan s;
     bwg_scan_init(&s, g, w, buf, len, path, 0, len, 1);
+    s.stash = stash;
     rc = mapped ? bw_guard(search_plain, &s) : bwg_search_buf(&s);
     f = s.f;
     if (rc && f) bwg_free_gfile(&f->item), f = NULL;
@@ -850,6 +872,10 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
     grep_free(&g);
     return rc;
   }
+  for (int i = 0; i < g.nws; i++) {
+    bw_stash_take(&res->stash, &g.ws[i].stash[0]);
+    bw_stash_take(&res->stash, &g.ws[i].stash[1]);
+  }
   res->files = (bw_gfile **)g.top.v;
   res->nfiles = g.top.n;
   res->truncated = g.top.dropped || atomic_load(&g.trimmed) > 0;
@@ -888,5 +914,6 @@ void bw_grep_res_free(bw_grep_res *res) {
   for (size_t i = 0; i < res->listed_size; i++) free(res->skipped_size[i]);
   free(res->skipped_binary);
   free(res->skipped_size);
+  bw_stash_free(&res->stash);
   memset(res, 0, sizeof *res);
 }

@@ -24,6 +24,7 @@ typedef struct wstate {
   char *buf;
   size_t cap;
   bw_lit lits[BW_MAX_LITS]; /* the scanner's cached hits are per worker */
+  bw_stash stash[2];        /* kept lines and text (stash.c): one file grows at a time */
 } wstate;
 
 /* Why a search ended early (grep.stop). */
@@ -66,6 +67,7 @@ typedef struct scan {
   size_t start, end; /* matches are looked for on lines starting here */
   size_t hay;        /* the literal scan's end: a hit must start before end */
   bw_gfile *f;       /* created at the first hit */
+  bw_stash *stash;   /* where f keeps its lines: NULL, malloc */
   const char *path;
   size_t limit;      /* matches worth keeping from this file */
   size_t line;       /* line number at counted */

@@ -101,6 +101,7 @@ static int ob_reserve(obuf *o, size_t extra) {
   }
   char *p = realloc(o->p, cap);
   if (!p) return BW_ENOMEM;
+  bw_huge_advise(p, cap); /* a many-match reply: 2 MiB a fault, not 4 KiB */
   o->p = p;
   o->cap = cap;
   return 0;

@@ -185,6 +185,7 @@ void bw_topn_init(bw_topn *t, size_t limit, void (*free_item)(bw_item *));
 int bw_topn_add(bw_topn *t, bw_item *it);
 /* Would a path (and so anything below it) sort after the cap? */
 int bw_topn_beyond(bw_topn *t, const char *path);
+int bw_topn_is_full(bw_topn *t); /* the limit reached: adding may drop a kept item */
 void bw_topn_free(bw_topn *t);
 
 /* ---- required literals and the prefilter scan (prefilter.c) ---- */
@@ -267,6 +268,16 @@ typedef struct bw_gline {
   char kind;      /* 'm' match, 'b' before, 'a' after */
 } bw_gline;
 
+/* Blocks of kept match text, freed all at once (stash.c). The newest
+ * block may grow (bw_stash_grow with last NULL starts one); want < old
+ * shrinks it. NULL when no memory. */
+typedef struct bw_stash {
+  struct bw_stash_chunk *head;
+} bw_stash;
+void *bw_stash_grow(bw_stash *s, void *last, size_t old, size_t want);
+void bw_stash_take(bw_stash *to, bw_stash *from); /* from's chunks, to to */
+void bw_stash_free(bw_stash *s);
+
 typedef struct bw_gfile {
   bw_item item;   /* path, units */
   size_t count;   /* matching lines (count mode: all of them) */
@@ -274,6 +285,7 @@ typedef struct bw_gfile {
   size_t nlines, lcap;
   char *text;
   size_t tlen, tcap;
+  bw_stash *stash; /* NULL: lines and text are malloc'd; else in stash[0] and [1] */
 } bw_gfile;
 
 typedef struct bw_grep_res {
@@ -289,6 +301,7 @@ typedef struct bw_grep_res {
   size_t chunked;    /* files searched in chunks by several threads */
   int truncated, cancelled;
   int limit;         /* 0, or the budget that ended it: BW_GREP_LIMIT_* */
+  bw_stash stash;    /* the files' lines and text, where kept in a stash */
 } bw_grep_res;
 
 /* Search files below rel. The pattern is compiled once (PCRE2 with JIT,

@@ -183,6 +183,8 @@ int bw_topn_add(bw_topn *t, bw_item *it) {
     t->cap = c;
   }
   size_t lo = 0, hi = t->n;
+  if (hi && bw_path_cmp(t->v[hi - 1]->path, it->path) < 0)
+    lo = hi; /* the walk goes near path order: most items go last */
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
     if (bw_path_cmp(t->v[mid]->path, it->path) < 0) lo = mid + 1;
@@ -209,6 +211,13 @@ int bw_topn_beyond(bw_topn *t, const char *path) {
   if (b) t->dropped = 1;
   pthread_mutex_unlock(&t->mu);
   return b;
+}
+
+int bw_topn_is_full(bw_topn *t) {
+  pthread_mutex_lock(&t->mu);
+  int full = t->full;
+  pthread_mutex_unlock(&t->mu);
+  return full;
 }
 
 void bw_topn_free(bw_topn *t) {

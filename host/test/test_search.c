@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,7 +326,7 @@ static void test_grep(const bw_root *r) {
   o = gopts("a(b");
   CHECK(bw_grep(r, ".", &o, &res) == BW_INVALID_ARGUMENT, "bad regex");
   { /* the prefilter's parser once recursed per group: a stack overflow */
-    static char deep[10003];
+    static char deep[10004]; /* and its NUL */
     memset(deep, '(', 5000);
     memcpy(deep + 5000, "abc", 3);
     memset(deep + 5003, ')', 5000);
@@ -544,7 +545,77 @@ static void test_globsearch(const bw_root *r) {
   CHECK(bw_glob_search(r, ".", p, strlen(p), &o, &res) == BW_INVALID_ARGUMENT, "..");
 }
 
+/* The stash: the newest block grows in place, a block that no longer
+ * fits moves whole (its bytes kept) to a new chunk, and a block larger
+ * than a chunk gets one of its own. */
+static void test_stash(void) {
+  bw_stash st = {0};
+  char *a = bw_stash_grow(&st, NULL, 0, 10);
+  CHECK(a != NULL, "first block");
+  memcpy(a, "0123456789", 10);
+  char *a2 = bw_stash_grow(&st, a, 10, 20);
+  CHECK(a2 == a && !memcmp(a2, "0123456789", 10), "grown in place");
+  char *b = bw_stash_grow(&st, NULL, 0, 5);
+  CHECK(b && b >= a + 20 && ((uintptr_t)b & 15) == 0, "next block after, aligned");
+  memcpy(b, "hello", 5);
+  size_t big = (size_t)40 << 20; /* more than a chunk */
+  char *b2 = bw_stash_grow(&st, b, 5, big);
+  CHECK(b2 && b2 != b && !memcmp(b2, "hello", 5), "moved whole, bytes kept");
+  if (b2) b2[big - 1] = 'z';
+  char *c = bw_stash_grow(&st, NULL, 0, 1);
+  CHECK(c != NULL && !memcmp(a, "0123456789", 10), "older blocks untouched");
+  bw_stash other = {0};
+  CHECK(bw_stash_grow(&other, NULL, 0, 1) != NULL, "second stash");
+  bw_stash_take(&st, &other);
+  CHECK(other.head == NULL && st.head != NULL, "taken");
+  bw_stash_free(&st);
+  CHECK(st.head == NULL, "freed");
+}
+
+/* Kept lines past a stash chunk (32 MiB): 12 files of 3 MiB, every line
+ * a match, read (not mapped) by two workers; every line comes back whole
+ * and in order, whichever chunk it landed in. */
+static void test_stash_grep(const bw_root *r) {
+  sh("mkdir -p ws/stashed && cd ws/stashed && for i in 0 1 2 3 4 5 6 7 8 9 10 11; do "
+     "awk -v f=$i 'BEGIN { for (n = 1; n <= 30000; n++) "
+     "printf \"stashline f%02d n%06d %s\\n\", f, n, "
+     "\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" }' "
+     "> f$i.txt; done");
+  bw_grep_opts o = gopts("stashline");
+  o.max_results = 0; /* no limit: the stash is used throughout */
+  o.max_file_size = 8 << 20;
+  o.map_min = (size_t)1 << 30; /* read, not mapped */
+  o.walk.threads = 1;           /* one worker: one stash takes all 37 MB */
+  bw_grep_res res;
+  CHECK(bw_grep(r, "stashed", &o, &res) == BW_OK, "grep stashed");
+  CHECK(res.nfiles == 12 && total(&res) == 360000, "all lines kept: %zu files, %zu",
+        res.nfiles, total(&res));
+  int ok = 1;
+  for (size_t i = 0; ok && i < res.nfiles; i++) {
+    const bw_gfile *f = res.files[i];
+    for (size_t k = 0; ok && k < f->nlines; k++) {
+      char want[64];
+      snprintf(want, sizeof want, "stashline f%02d n%06zu ", atoi(f->item.path + 1), k + 1);
+      if (f->lines[k].line != k + 1 || f->lines[k].len != 103 ||
+          memcmp(f->text + f->lines[k].off, want, strlen(want)) ||
+          f->text[f->lines[k].off + 102] != 'x')
+        ok = 0, printf("# %s line %zu: %.40s\n", f->item.path, k + 1,
+                       f->text + f->lines[k].off);
+    }
+  }
+  CHECK(ok, "every kept line whole, numbered and in order");
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (size_t i = 0; i < res.nfiles; i++) {
+    uintptr_t p = (uintptr_t)res.files[i]->text;
+    lo = p < lo ? p : lo, hi = p > hi ? p : hi;
+  }
+  CHECK(res.nfiles && hi - lo > ((uintptr_t)32 << 20), "the lines span more than one chunk");
+  bw_grep_res_free(&res);
+  sh("rm -rf ws/stashed");
+}
+
 int main(void) {
+  test_stash();
   test_glob();
   test_ignore();
   setup();
@@ -559,6 +630,7 @@ int main(void) {
     test_grep(&r);
     test_chunks(&r);
     test_globsearch(&r);
+    test_stash_grep(&r);
     bw_root_close(&r);
   }
   char cmd[300];
