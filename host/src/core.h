@@ -81,6 +81,7 @@ typedef struct bw_root {
   const char *expect_rel;
   dev_t expect_dev;
   ino_t expect_ino;
+  int expect_reg; /* it was a regular file: its type was checked on an O_PATH fd */
   int anchored; /* fd is a directory inside the root, not the root */
 } bw_root;
 

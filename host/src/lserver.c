@@ -1,12 +1,17 @@
 /*
  * lserver.c - stdio plumbing of `burrow mcp`, as burrow.core.stdio().
  *
- * A reader thread splits stdin into lines and queues them, so the Lua loop
- * can run a long tool call while the next messages keep arriving; they are
- * answered in order once it ends, or, while a read-only call waits on its
- * walk, by the Lua loop meanwhile (burrow.mcp: one call deep, so io:begin
- * keeps two calls' ids and cancel flags). Two kinds of message the reader handles
- * itself, because they matter during a call and need no Lua: a
+ * stdin is split into lines and queued by one reader at a time. Between
+ * calls, and whenever it waits in io:next, the Lua thread reads it itself:
+ * a small call costs no hand-off between threads (a wake-up each way was a
+ * fifth of a small read's CPU). A tool call that runs past TAKEOVER_MS
+ * hands stdin to the reader thread (a timer armed by io:begin wakes it),
+ * so the next messages keep arriving during a long call; they are answered
+ * in order once it ends (io:finish takes stdin back), or, while a
+ * read-only call waits on its walk, by the Lua loop meanwhile (burrow.mcp:
+ * one call deep, so io:begin keeps two calls' ids and cancel flags). Two
+ * kinds of message whoever reads handles at once, because they matter
+ * during a call and need no Lua: a
  * notifications/cancelled for the call in flight raises its cancel flag
  * (which long operations poll; one for a request still queued is kept, and
  * that request never runs), and a ping that arrives while a tool call runs
@@ -27,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,7 +48,10 @@ enum {
   FAST_MAX = 64 * 1024, /* longer lines are never a ping or a cancel we read */
   GONE_MAX = 64,        /* cancelled ids of requests not yet begun, kept */
   CALLS_MAX = 2,        /* a call, and one run while it waits on its walk */
+  TAKEOVER_MS = 2,      /* a call this long gets the reader thread on stdin */
 };
+
+enum { OWN_MAIN, OWN_READER }; /* who reads stdin (stdio_state.owner) */
 
 typedef struct line {
   struct line *next;
@@ -78,6 +88,17 @@ typedef struct stdio_state {
   int watch_fd;    /* a file watch's fd the loop wakes for, -1 = none */
   int watch_ready; /* it is readable; cleared by io:watch_done */
   pthread_cond_t wcv; /* the watch poller waits here for watch_done */
+  int owner;          /* OWN_MAIN or OWN_READER: the one that may read stdin */
+  int main_reading;   /* the Lua thread is in poll/read on stdin */
+  int takeover;       /* the timer fired while the Lua thread read: hand over after */
+  int handback;       /* io:finish asks the reader thread for stdin back */
+  int tfd;            /* the takeover timer (timerfd) */
+  int armed;          /* it is set; the reader thread clears this when it fires */
+  struct timespec began; /* when the outermost call in flight began (monotonic) */
+  int rfd, mfd;       /* eventfds that wake the reader thread, the Lua thread */
+  char *buf;          /* the line splitter's, used by the owner only */
+  size_t len, cap, scanned;
+  int oversize;
 } stdio_state;
 
 static stdio_state S = {.mu = PTHREAD_MUTEX_INITIALIZER,
@@ -194,50 +215,142 @@ static void push_line(const char *s, size_t n, int oversize) {
   pthread_mutex_unlock(&S.mu);
 }
 
-/* Split stdin into lines. A line longer than max_line is dropped as it
- * streams in (memory stays bounded) and replaced by an oversize entry the
- * Lua loop answers with an error. */
+static void wake(int fd) {
+  uint64_t one = 1;
+  ssize_t w = write(fd, &one, sizeof one);
+  (void)w; /* a full counter is a wake-up already pending */
+}
+
+static void drain(int fd) {
+  uint64_t n;
+  ssize_t r = read(fd, &n, sizeof n);
+  (void)r;
+}
+
+/* Set the takeover timer to fire at began + TAKEOVER_MS (S.mu held). It
+ * is never disarmed: a call that ends first leaves it to fire once for
+ * nothing, so back-to-back small calls cost one wake-up of the reader
+ * thread per TAKEOVER_MS, not a timer call each. */
+static void arm(void) {
+  struct itimerspec t = {.it_value = S.began};
+  t.it_value.tv_nsec += TAKEOVER_MS * 1000000L;
+  if (t.it_value.tv_nsec >= 1000000000L) {
+    t.it_value.tv_sec++;
+    t.it_value.tv_nsec -= 1000000000L;
+  }
+  S.armed = timerfd_settime(S.tfd, TFD_TIMER_ABSTIME, &t, NULL) == 0;
+}
+
+/* Has the call in flight run TAKEOVER_MS? (S.mu held) Else the timer is
+ * set for when it will have. */
+static int call_is_long(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  long long ns = (long long)(now.tv_sec - S.began.tv_sec) * 1000000000LL +
+                 (now.tv_nsec - S.began.tv_nsec);
+  if (ns >= TAKEOVER_MS * 1000000LL) return 1;
+  arm();
+  return 0;
+}
+
+/* Read stdin once (the owner only) and queue its whole lines. A line
+ * longer than max_line is dropped as it streams in (memory stays bounded)
+ * and replaced by an oversize entry the Lua loop answers with an error.
+ * -1 at the end of input (then eof is set). */
+static int read_some(void) {
+  if (S.len == S.cap) {
+    size_t c = S.cap ? S.cap * 2 : 1 << 16;
+    char *n = realloc(S.buf, c);
+    if (n) S.buf = n, S.cap = c;
+  }
+  ssize_t got = S.len < S.cap ? read(0, S.buf + S.len, S.cap - S.len) : 0;
+  if (got < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
+  if (got <= 0) {
+    if (S.len > 0 && !S.oversize) push_line(S.buf, S.len, 0);
+    S.len = 0;
+    pthread_mutex_lock(&S.mu);
+    S.eof = 1;
+    pthread_cond_broadcast(&S.cv);
+    pthread_mutex_unlock(&S.mu);
+    return -1;
+  }
+  S.len += (size_t)got;
+  char *start = S.buf, *nl;
+  while ((nl = memchr(S.buf + S.scanned, '\n', S.len - S.scanned))) {
+    size_t n = (size_t)(nl - start);
+    if (S.oversize || n > S.max_line) push_line("", 0, 1);
+    else push_line(start, n, 0);
+    S.oversize = 0;
+    start = nl + 1;
+    S.scanned = (size_t)(start - S.buf);
+  }
+  size_t rest = S.len - (size_t)(start - S.buf);
+  if (rest > S.max_line) { /* too long already: keep nothing of it */
+    S.oversize = 1;
+    rest = 0;
+  }
+  memmove(S.buf, start, rest);
+  S.len = S.scanned = rest;
+  return 0;
+}
+
+/* The reader thread: asleep until a call has run TAKEOVER_MS (or the Lua
+ * thread hands stdin over), then reads stdin until io:finish asks for it
+ * back. */
 static void *reader(void *arg) {
   (void)arg;
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  int oversize = 0;
-  while (buf) {
-    if (len == cap) {
-      char *n = realloc(buf, cap * 2);
-      if (!n) break;
-      buf = n;
-      cap *= 2;
+  for (;;) {
+    struct pollfd p[2] = {{.fd = S.tfd, .events = POLLIN}, {.fd = S.rfd, .events = POLLIN}};
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return NULL;
     }
-    ssize_t got = read(0, buf + len, cap - len);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    size_t scanned = len;
-    len += (size_t)got;
-    char *start = buf, *nl;
-    while ((nl = memchr(buf + scanned, '\n', len - scanned))) {
-      size_t n = (size_t)(nl - start);
-      if (oversize || n > S.max_line) push_line("", 0, 1);
-      else push_line(start, n, 0);
-      oversize = 0;
-      start = nl + 1;
-      scanned = (size_t)(start - buf);
+    if (p[0].revents) drain(S.tfd);
+    if (p[1].revents) drain(S.rfd);
+    pthread_mutex_lock(&S.mu);
+    if (p[0].revents) S.armed = 0;
+    if (S.busy && S.owner == OWN_MAIN && (!p[0].revents || call_is_long())) {
+      if (S.main_reading) S.takeover = 1; /* it hands over when it stops */
+      else S.owner = OWN_READER;
     }
-    size_t rest = len - (size_t)(start - buf);
-    if (rest > S.max_line) { /* too long already: keep nothing of it */
-      oversize = 1;
-      rest = 0;
+    int mine = S.owner == OWN_READER && !S.eof;
+    pthread_mutex_unlock(&S.mu);
+    while (mine) {
+      struct pollfd q[2] = {{.fd = 0, .events = POLLIN}, {.fd = S.rfd, .events = POLLIN}};
+      if (poll(q, 2, -1) < 0 && errno != EINTR) q[0].revents = POLLERR; /* as the end */
+      if (q[0].revents && read_some() < 0) mine = 0;
+      if (q[1].revents) drain(S.rfd);
+      pthread_mutex_lock(&S.mu);
+      if (S.handback) {
+        S.handback = 0;
+        S.owner = OWN_MAIN;
+        pthread_cond_broadcast(&S.cv);
+        mine = 0;
+      }
+      pthread_mutex_unlock(&S.mu);
     }
-    memmove(buf, start, rest);
-    len = rest;
   }
-  if (buf && len > 0 && !oversize) push_line(buf, len, 0);
-  free(buf);
-  pthread_mutex_lock(&S.mu);
-  S.eof = 1;
-  pthread_cond_broadcast(&S.cv);
-  pthread_mutex_unlock(&S.mu);
-  return NULL;
+}
+
+/* The Lua thread reads stdin itself (S.mu not held): 1 when something may
+ * have changed (lines, the end, an event), 0 when until passed first. */
+static int main_read(const struct timespec *until) {
+  int ms = -1;
+  if (until) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    long long left = (long long)(until->tv_sec - now.tv_sec) * 1000 +
+                     (until->tv_nsec - now.tv_nsec + 999999) / 1000000;
+    if (left <= 0) return 0;
+    ms = left > 1 << 30 ? 1 << 30 : (int)left;
+  }
+  struct pollfd p[2] = {{.fd = 0, .events = POLLIN}, {.fd = S.mfd, .events = POLLIN}};
+  int n = poll(p, 2, ms);
+  if (n < 0) return errno == EINTR;
+  if (n == 0) return 0;
+  if (p[1].revents) drain(S.mfd);
+  if (p[0].revents) read_some();
+  return 1;
 }
 
 /* SIGHUP raises the hangup flag, never a line: only the signal can ask
@@ -253,6 +366,7 @@ static void *hangups(void *arg) {
     S.hangup = 1;
     pthread_cond_signal(&S.cv);
     pthread_mutex_unlock(&S.mu);
+    wake(S.mfd); /* the Lua thread may be reading stdin */
   }
   return NULL;
 }
@@ -266,6 +380,11 @@ static int l_stdio(lua_State *L) {
     sigaddset(&hup, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &hup, NULL);
     S.max_line = (size_t)max;
+    S.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    S.rfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    S.mfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (S.tfd < 0 || S.rfd < 0 || S.mfd < 0)
+      return luaL_error(L, "cannot start the stdin reader: %s", strerror(errno));
     pthread_t t, h;
     if (pthread_create(&t, NULL, reader, NULL) != 0 ||
         pthread_create(&h, NULL, hangups, &hup) != 0)
@@ -296,7 +415,24 @@ static int io_next(lua_State *L) {
   }
   pthread_mutex_lock(&S.mu);
   while (!S.head && !S.eof && !S.hangup && !S.watch_ready) {
-    if (timeout < 0) {
+    if (S.owner == OWN_MAIN) { /* read it ourselves: no hand-off */
+      S.main_reading = 1;
+      pthread_mutex_unlock(&S.mu);
+      int more = main_read(timeout >= 0 ? &until : NULL);
+      pthread_mutex_lock(&S.mu);
+      S.main_reading = 0;
+      if (S.takeover && S.busy) { /* a long call: the reader thread reads on */
+        S.takeover = 0;
+        S.owner = OWN_READER;
+        wake(S.rfd);
+      }
+      if (!more && !S.head && !S.eof && !S.hangup && !S.watch_ready) {
+        pthread_mutex_unlock(&S.mu);
+        lua_pushnil(L);
+        lua_pushliteral(L, "timeout");
+        return 2;
+      }
+    } else if (timeout < 0) {
       pthread_cond_wait(&S.cv, &S.mu);
     } else if (pthread_cond_timedwait(&S.cv, &S.mu, &until) == ETIMEDOUT) {
       pthread_mutex_unlock(&S.mu);
@@ -419,7 +555,10 @@ static int io_begin(lua_State *L) {
   }
   S.current[S.busy] = r;
   atomic_store(&S.cancelled[S.busy], gone);
-  S.busy++;
+  if (S.busy++ == 0 && S.owner == OWN_MAIN) {
+    clock_gettime(CLOCK_MONOTONIC, &S.began);
+    if (!S.armed) arm();
+  }
   pthread_mutex_unlock(&S.mu);
   lua_pushboolean(L, gone);
   return 1;
@@ -432,6 +571,15 @@ static int io_finish(lua_State *L) {
     S.busy--;
     S.current[S.busy].type = RID_NONE;
     atomic_store(&S.cancelled[S.busy], 0);
+  }
+  if (S.busy == 0) { /* stdin back to this thread */
+    S.takeover = 0;
+    if (S.owner == OWN_READER) {
+      S.handback = 1;
+      wake(S.rfd);
+      while (S.owner == OWN_READER && !S.eof) pthread_cond_wait(&S.cv, &S.mu);
+      S.handback = 0;
+    }
   }
   pthread_mutex_unlock(&S.mu);
   return 0;
@@ -478,6 +626,7 @@ static void *watch_poller(void *arg) {
     pthread_mutex_lock(&S.mu);
     S.watch_ready = 1;
     pthread_cond_signal(&S.cv);
+    wake(S.mfd);
     while (S.watch_ready) pthread_cond_wait(&S.wcv, &S.mu);
     pthread_mutex_unlock(&S.mu);
   }

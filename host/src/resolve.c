@@ -175,8 +175,8 @@ static int walk_splice(walk *w, int linkfd, const char *tail) {
 
 /* Walk rest; on success *out is an O_PATH fd of the result (owned). When
  * the result is not a directory, *parent (if asked) receives a dup of the
- * directory holding it and name its final name, so it can be reopened for
- * I/O without following anything. */
+ * directory holding it and final (if asked) its final name, so it can be
+ * reopened for I/O without following anything. */
 static int walk_run(walk *w, int nofollow, int *out, int *parent,
                     char *final) {
   char *p = w->rest;
@@ -241,8 +241,8 @@ static int walk_run(walk *w, int nofollow, int *out, int *parent,
         close(fd);
         return bw_code_from_errno(errno);
       }
-      memcpy(final, name, cl + 1);
     }
+    if (final) memcpy(final, name, cl + 1);
     *out = fd;
     return BW_OK;
   }
@@ -362,14 +362,33 @@ static int check_regular_fd(int fd, struct stat *st) {
 
 /* One attempt: find the file on an O_PATH fd, check its type there (so a
  * FIFO or device is refused before any read-capable open), then open it
- * for reading and make sure it is still the same inode. */
+ * for reading and make sure it is still the same inode. A handle's object
+ * (expect_reg: checked on its O_PATH fd when judged) is opened at once,
+ * and must be the inode judged. */
 static int open_read_once(const bw_root *r, const char *rel, int *out,
                           struct stat *st) {
   const int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
   struct stat st1;
   int pfd = -1, parent = -1, fd = -1, rc;
   char name[BW_NAME_MAX + 1];
-  if (bw_root_backend(r) == BW_OPENAT2) {
+  if (bw_root_backend(r) == BW_OPENAT2 && r->expect_reg && r->expect_rel &&
+      !strcmp(rel, r->expect_rel)) {
+    /* a handle's object: its type was checked on an O_PATH fd when it was
+       judged, and the inode opened must be that one (else EAGAIN) */
+    rc = openat2_open(r, rel, flags, &fd);
+    if (rc == -1) {
+      atomic_store(&openat2_missing, 1);
+      return open_read_once(r, rel, out, st);
+    }
+    if (rc) return rc;
+    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) ||
+        (rc = expected(r, rel, st)) != BW_OK) {
+      close(fd);
+      return rc ? rc : bw_fail(BW_EAGAIN, "not the object the policies judged");
+    }
+    *out = fd;
+    return BW_OK;
+  } else if (bw_root_backend(r) == BW_OPENAT2) {
     rc = openat2_open(r, rel, O_PATH, &pfd);
     if (rc == -1) {
       atomic_store(&openat2_missing, 1);
@@ -596,7 +615,7 @@ int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
   h->dirfd = -1;
   h->root = idx;
   walk w;
-  int fd = -1, parent = -1, level = 0;
+  int fd = -1, level = 0;
   char final[BW_NAME_MAX + 1] = "";
   size_t rl = strlen(rel);
   int slash = rl > 1 && rel[rl - 1] == '/';
@@ -606,17 +625,18 @@ int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
     memcpy(h->lexical, rel, rl + 1);
   }
   int rc = walk_init(&w, &roots[idx], rel, 1);
-  if (rc == BW_OK) rc = walk_run(&w, how & BW_NOFOLLOW, &fd, &parent, final);
+  /* not a directory: final is set, and the directory holding it stays on
+     the walk's stack, taken once innermost() has looked at it */
+  if (rc == BW_OK) rc = walk_run(&w, how & BW_NOFOLLOW, &fd, NULL, final);
   if (rc == BW_OK || (rc == BW_ENOENT && w.fail_at))
     level = innermost(&w, roots, nroots, idx, &h->root);
   if (rc == BW_OK) {
     h->exists = 1;
     if (fstat(fd, &h->st) < 0) rc = bw_code_from_errno(errno);
-    else if (parent >= 0) { /* not a directory: parent + final name */
-      h->dirfd = parent;
-      parent = -1;
+    else if (final[0]) { /* not a directory: parent + final name */
+      rc = take_fd(&w, w.depth, &h->dirfd);
       strcpy(h->rest, final);
-      rc = join_names(&w, level, final, h->rel, sizeof h->rel);
+      if (!rc) rc = join_names(&w, level, final, h->rel, sizeof h->rel);
     } else if (w.depth == level) { /* a root's own directory */
       rc = take_fd(&w, w.depth, &h->dirfd);
       strcpy(h->rest, ".");
@@ -646,7 +666,6 @@ int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
     if (!rc) rc = take_fd(&w, w.depth, &h->dirfd);
   }
   if (fd >= 0) close(fd);
-  if (parent >= 0) close(parent);
   walk_free(&w);
   if (rc) bw_handle_close(h);
   return rc;
@@ -675,4 +694,5 @@ void bw_handle_view(const bw_handle *h, const bw_root *roots, int view,
   out->expect_rel = h->rel;
   out->expect_dev = h->exists ? h->st.st_dev : 0;
   out->expect_ino = h->exists ? h->st.st_ino : 0;
+  out->expect_reg = h->exists && S_ISREG(h->st.st_mode);
 }
