@@ -65,7 +65,10 @@ function server(root, extra = []) {
     child.on("exit", resolve);
     child.stdin.end();
   });
-  return { send, request, close, notes };
+  // raw bytes (a message in pieces), and the reply to an id sent that way
+  const raw = (text) => child.stdin.write(text);
+  const expect = (id) => new Promise((resolve) => waiting.set(id, resolve));
+  return { send, request, close, notes, raw, expect };
 }
 
 async function init(s) {
@@ -261,4 +264,64 @@ test("with the official SDK client: ping during a long callTool, and an AbortSig
   } finally {
     await client.close();
   }
+});
+
+// stdin changes hands (lserver.c): the Lua thread reads it between calls,
+// the reader thread once a call has run 2 ms, and io:finish takes it back.
+// A message cut across those hand-overs, a burst of pipelined small calls
+// with pings between them, and a cancel in pieces must all come out whole,
+// once each, tools in the order sent.
+test("messages split across stdin's hand-overs between threads arrive whole, once, in order", T, async () => {
+  const s = server(backtrackTree());
+  await init(s);
+  const msg = (id, method, params) => JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n";
+  // a burst of small calls, each far under 2 ms, pings between, one write
+  let burst = "";
+  const ids = [];
+  for (let i = 0; i < 200; i++) {
+    burst += msg(1000 + i, "tools/call", { name: "read_file", arguments: { path: "slow.txt", limit: 1 } });
+    ids.push(1000 + i);
+    if (i % 10 === 0) { burst += msg(5000 + i, "ping"); ids.push(5000 + i); }
+  }
+  const replies = ids.map((id) => s.expect(id));
+  s.raw(burst);
+  const got = await Promise.all(replies);
+  for (const g of got) assert.equal(g.msg.error, undefined);
+  const reads = got.filter((g) => g.msg.id < 5000);
+  for (let i = 1; i < reads.length; i++) assert.ok(reads[i].at >= reads[i - 1].at, "tool replies in the order sent");
+  for (const g of reads) assert.match(g.msg.result.content[0].text, /aaaab/);
+
+  // a long call; a ping whose first half the Lua thread may read and whose
+  // rest the reader thread reads after it took over
+  const long = s.request(1, "tools/call", { name: "grep", arguments: { pattern: BACKTRACK } });
+  const ping = msg(2, "ping");
+  const pong = s.expect(2);
+  s.raw(ping.slice(0, 10));
+  await sleep(100);
+  s.raw(ping.slice(10));
+  assert.deepEqual((await pong).msg.result, {}, "the ping cut across the hand-over is answered during the call");
+  // a write (it waits its turn) cut in two: half now, from the reader thread
+  const write = msg(3, "tools/call", { name: "write_file", arguments: { path: "w.txt", content: "whole\n" } });
+  const wrote = s.expect(3);
+  s.raw(write.slice(0, 25));
+  // the cancel in two pieces too
+  const cancel = JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }) + "\n";
+  await sleep(50);
+  s.raw(write.slice(25) + cancel.slice(0, 30));
+  await sleep(50);
+  s.raw(cancel.slice(30));
+  const done = await long;
+  assert.equal(done.msg.result.structuredContent.cancelled, true);
+  // stdin is back with the Lua thread: the rest of a message it did not start
+  const read = msg(4, "tools/call", { name: "read_file", arguments: { path: "w.txt" } });
+  const readBack = s.expect(4);
+  s.raw(read.slice(0, 17));
+  await sleep(20);
+  s.raw(read.slice(17));
+  const w = await wrote, r = await readBack;
+  assert.equal(w.msg.error, undefined);
+  assert.ok(w.at >= done.at, "the write waited for the long call");
+  assert.match(r.msg.result.content[0].text, /whole/);
+  assert.equal(s.notes.filter((n) => n.id !== undefined).length, 0, "no reply to an id we did not wait for");
+  await s.close();
 });
