@@ -301,9 +301,10 @@ static void *reader(void *arg) {
   (void)arg;
   for (;;) {
     struct pollfd p[2] = {{.fd = S.tfd, .events = POLLIN}, {.fd = S.rfd, .events = POLLIN}};
-    if (poll(p, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return NULL;
+    if (poll(p, 2, -1) < 0) { /* never give up: io:finish may wait on us */
+      struct timespec ms = {0, 1000000L};
+      if (errno != EINTR) nanosleep(&ms, NULL);
+      continue;
     }
     if (p[0].revents) drain(S.tfd);
     if (p[1].revents) drain(S.rfd);
@@ -312,6 +313,11 @@ static void *reader(void *arg) {
     if (S.busy && S.owner == OWN_MAIN && (!p[0].revents || call_is_long())) {
       if (S.main_reading) S.takeover = 1; /* it hands over when it stops */
       else S.owner = OWN_READER;
+    }
+    if (S.handback) { /* handed over and asked back before we woke */
+      S.handback = 0;
+      S.owner = OWN_MAIN;
+      pthread_cond_broadcast(&S.cv);
     }
     int mine = S.owner == OWN_READER && !S.eof;
     pthread_mutex_unlock(&S.mu);
@@ -330,6 +336,7 @@ static void *reader(void *arg) {
       pthread_mutex_unlock(&S.mu);
     }
   }
+  return NULL;
 }
 
 /* The Lua thread reads stdin itself (S.mu not held): 1 when something may
@@ -346,8 +353,9 @@ static int main_read(const struct timespec *until) {
   }
   struct pollfd p[2] = {{.fd = 0, .events = POLLIN}, {.fd = S.mfd, .events = POLLIN}};
   int n = poll(p, 2, ms);
-  if (n < 0) return errno == EINTR;
-  if (n == 0) return 0;
+  if (n < 0 && errno != EINTR) p[0].revents = POLLIN; /* read: blocks at worst */
+  else if (n < 0) return 1;
+  else if (n == 0) return 0;
   if (p[1].revents) drain(S.mfd);
   if (p[0].revents) read_some();
   return 1;
