@@ -195,6 +195,10 @@ static void parse_atom(parser *ps, unsigned char ch[4], size_t *nch,
       ps->p = p + 1 + *nch;
     } else {
       ps->pure = 0;
+      /* \0dd is octal, \N a back-reference or octal: the digits after it
+         belong to it ("\000D" is NUL then D, never "00D") */
+      while (c >= '0' && c <= '9' && ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
+        ps->p++;
       if (c == 'Q' || c == 'E' || c == 'x' || c == 'o' || c == 'c' ||
           c == 'N' || c == 'p' || c == 'P' || c == 'g' || c == 'k')
         ps->bail = 1; /* forms with arguments: not modelled */
