@@ -78,6 +78,9 @@ typedef struct scan {
   int done;
 } scan;
 
+/* grepre.c: the pattern compiled into m (INVALID_ARGUMENT says why not) */
+int bwg_matcher_init(matcher *m, const bw_grep_opts *o);
+
 /* grep.c */
 void bwg_scan_init(scan *s, grep *g, wstate *w, const char *buf, size_t len,
                const char *path, size_t start, size_t end, size_t line);

@@ -39,6 +39,7 @@ void *bw_stash_grow(bw_stash *s, void *last, size_t old, size_t want) {
     c->used = (size_t)((char *)last - (char *)c) + want; /* in place */
     return last;
   }
+  if (want > SIZE_MAX / 2) return NULL;
   size_t at = c ? (c->used + 15) & ~(size_t)15 : 0;
   if (!c || at > c->size || c->size - at < want) {
     size_t size = want > CHUNK - HEAD ? (want + HEAD + 4095) & ~(size_t)4095 : CHUNK;
