@@ -132,6 +132,44 @@ static void test_text(void) {
   CHECK(bw_number_lines(t, strlen(t), 2, 10, 2000, 1000, &l) == BW_OK, "lines");
   CHECK(l.out_len == 8 && !memcmp(l.out, "2\tb\n3\tc\n", 8), "numbered");
   free(l.out);
+  /* the vector counts and the line skip against a plain loop: random
+   * texts of CR, LF and letters, every length to 9000 bytes (the blocks,
+   * their tails, a CR at a block's edge), and the page a deep offset starts */
+  static char buf[9000];
+  unsigned seed = 12345, bad = 0;
+  for (size_t n = 0; n < sizeof buf; n += 1 + n / 7) {
+    for (size_t i = 0; i < n; i++) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = (seed >> 16) % 8;
+      buf[i] = r == 0 ? '\n' : r == 1 ? '\r' : (char)('a' + r);
+    }
+    size_t lf = 0, crlf = 0;
+    for (size_t i = 0; i < n; i++) {
+      lf += buf[i] == '\n';
+      crlf += buf[i] == '\n' && i > 0 && buf[i - 1] == '\r';
+    }
+    bw_text_scan(buf, n, &in);
+    bad += in.lf != lf || in.crlf != crlf || in.lines != lf + (n > 0 && buf[n - 1] != '\n');
+    if (n < 4000) continue; /* the skip: every line of texts past a block */
+    size_t at = 0; /* where line `first` starts */
+    for (size_t first = 1; first <= lf + 1 && at < n; first++) {
+      size_t e = at;
+      while (e < n && buf[e] != '\n') e++;
+      size_t tl = e > at && buf[e - 1] == '\r' ? e - at - 1 : e - at; /* a CR before the end goes */
+      char want[256]; /* lines here are short: a newline is 1 byte in 8 */
+      int wl = snprintf(want, sizeof want, "%zu\t%.*s\n", first, (int)tl, buf + at);
+      memset(&l, 0, sizeof l);
+      if (bw_number_lines(buf, n, first, 1, 1 << 20, 1 << 20, &l) != BW_OK ||
+          l.out_len != (size_t)wl || memcmp(l.out, want, (size_t)wl)) {
+        bad++;
+        fprintf(stderr, "# line %zu of %zu bytes: want [%s] got [%.*s]\n", first, n, want,
+                (int)l.out_len, l.out);
+      }
+      free(l.out);
+      at = e + 1;
+    }
+  }
+  CHECK(bad == 0, "vector line counts and skips agree with a plain loop (%u wrong)", bad);
 }
 
 /* Strict base64: what decodes, what is refused and where (issue 10). */
