@@ -115,6 +115,8 @@ size_t bwg_line_no(scan *s, size_t off) {
   return s->line;
 }
 
+/* (A chunk read short of the file's end ends after a newline: no line
+ * runs past its bytes; grepmap.c.) */
 static size_t line_end(const scan *s, size_t off) {
   const char *nl = memchr(s->buf + off, '\n', s->len - off);
   return nl ? (size_t)(nl - s->buf) : s->len;
@@ -179,7 +181,7 @@ static int add_line(scan *s, size_t no, size_t ls, size_t le, char kind) {
   }
   memcpy(f->text + f->tlen, p, keep);
   memcpy(f->text + f->tlen + keep, marker, ml);
-  f->lines[f->nlines++] = (bw_gline){no, f->tlen, need, kind == 'M' ? 'm' : kind};
+  f->lines[f->nlines++] = (bw_gline){no, f->tlen, need, kind == 'M' ? 'm' : kind, 0};
   f->tlen += need;
   return BW_OK;
 }
@@ -197,6 +199,7 @@ static int flush_after(scan *s, size_t stop) {
     s->emitted++;
     s->emitted_end = le + 1;
   }
+  if (s->emitted < upto) s->overrun |= s->short_tail; /* more lines past the bytes read */
   return BW_OK;
 }
 
@@ -216,6 +219,7 @@ static int add_before(scan *s, size_t no, size_t ls) {
   }
   /* a chunk's numbers are relative: a match near the file's start has
    * fewer lines before it than no - first says */
+  if (got < k) s->overrun |= s->short_head; /* lines before the bytes read */
   int rc = BW_OK;
   for (size_t i = k - got; i < k && !rc; i++)
     rc = add_line(s, first + i, st[i], line_end(s, st[i]), 'b');
@@ -374,6 +378,7 @@ void bwg_free_gfile(bw_item *it) {
     free(f->lines);
     free(f->text);
   }
+  free(f->segs);
   free(f);
 }
 
@@ -508,10 +513,11 @@ static int probe_text(void *arg) {
   return BW_OK;
 }
 
-/* Search a file's bytes (mapped: every access guarded). 0, or -1 to stop
- * the walk. */
+/* Search a file's bytes: read, or (fd >= 0) mapped from fd, every access
+ * guarded. 0, or -1 to stop the walk. */
 static int search_file(grep *g, wstate *w, const char *buf, size_t len,
-                       const char *path, int mapped) {
+                       const char *path, int fd) {
+  int mapped = fd >= 0;
   const bw_grep_opts *o = g->o;
   atomic_fetch_add(&g->searched, 1);
   atomic_fetch_add(&g->bytes, len);
@@ -534,7 +540,7 @@ static int search_file(grep *g, wstate *w, const char *buf, size_t len,
     f = s.f;
     if (rc && f) bwg_free_gfile(&f->item), f = NULL;
   } else if (mapped && g->nws > 1 && !o->multiline && len / chunk >= 2) {
-    rc = bwg_search_chunks(g, w, buf, len, path, len / chunk, &f);
+    rc = bwg_search_chunks(g, w, buf, len, fd, path, len / chunk, &f);
     atomic_fetch_add(&g->chunked, 1);
   } else {
     scan s;
@@ -580,10 +586,10 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
      * O_NOFOLLOW and checked regular: nothing else is mapped. */
     void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
-      close(fd);
       if (bw_grep_mapped_hook) bw_grep_mapped_hook(path);
-      int r = search_file(g, w, p, size, path, 1);
+      int r = search_file(g, w, p, size, path, fd);
       munmap(p, size);
+      close(fd);
       return r;
     }
   }
@@ -596,7 +602,7 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
     atomic_fetch_add(&g->unreadable, 1);
     return 0;
   }
-  return search_file(g, w, w->buf, len, path, 0);
+  return search_file(g, w, w->buf, len, path, -1);
 }
 
 static int grep_file(grep *g, const bw_wentry *e) {

@@ -76,6 +76,9 @@ typedef struct scan {
   size_t emitted;    /* last line number emitted (match or context) */
   size_t emitted_end; /* offset just past it */
   int done;
+  /* a chunk read into memory of our own (grepmap.c) may not reach the
+   * file's start or end; context past them is an overrun */
+  unsigned char short_head, short_tail, overrun;
 } scan;
 
 /* grepre.c: the pattern compiled into m (INVALID_ARGUMENT says why not) */
@@ -92,10 +95,11 @@ int bwg_ws_init(wstate *w, grep *g);
 void bwg_ws_free(wstate *w);
 void bwg_free_gfile(bw_item *it);
 
-/* grepmap.c: search a large mapped file in about nchunks chunks on up to
- * g->nws threads (this one among them), joined into what one scan gives;
- * *out is the file's result or NULL. BW_EIO if it shrank under us. */
-int bwg_search_chunks(grep *g, wstate *w, const char *buf, size_t len,
-                  const char *path, size_t nchunks, bw_gfile **out);
+/* grepmap.c: search a large file mapped from fd in about nchunks chunks
+ * on up to g->nws threads (this one among them), joined into what one
+ * scan gives; *out is the file's result or NULL. Its lines stay in the
+ * chunks' stashes, which join w's. BW_EIO if the file shrank under us. */
+int bwg_search_chunks(grep *g, wstate *w, const char *buf, size_t len, int fd,
+                      const char *path, size_t nchunks, bw_gfile **out);
 
 #endif

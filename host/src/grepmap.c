@@ -8,8 +8,10 @@
  * last kept match's after-context stays. Every access to the mapping is
  * under the SIGBUS guard (a file shrunk under us is EIO, not a crash).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "grepint.h"
 
@@ -18,17 +20,21 @@
  * numbers are put in when the chunks are joined. */
 #define CHUNK_BASE ((size_t)1 << 40)
 enum { MAX_CHUNKS = 64 };
+_Static_assert(MAX_CHUNKS < 255, "a joined line names its chunk in bw_gline.seg");
 
 typedef struct chunks {
   grep *g;
   const char *buf;
   size_t len;
+  int fd;            /* the file mapped: chunks are read from it */
   const char *path;
   size_t n, cut[MAX_CHUNKS + 1]; /* chunk k is [cut[k], cut[k + 1]) */
   scan sc[MAX_CHUNKS];
   int rc[MAX_CHUNKS];
   _Atomic size_t next;
   _Atomic int found; /* files mode: one match anywhere answers it */
+  int stash;         /* chunks keep their lines in their worker's stashes */
+  int read;          /* chunks are read (read_chunk), not scanned on the mapping */
 } chunks;
 
 typedef struct chunk_worker {
@@ -46,6 +52,58 @@ static int scan_guarded(void *arg) {
   return rc;
 }
 
+/* Chunk k read into the worker's buffer with MARGIN bytes either side for
+ * context and line ends, trimmed to whole lines, and searched there: on
+ * a machine where a page walk is dear (a VM), scanning the page cache
+ * through a mapping of 4 KiB pages ran at a third of the speed of reading
+ * it into memory of our own (docs/benchmarks.md). 0 when searched; -1
+ * when the chunk must be searched on the mapping instead: a short read (the
+ * file shrank: the mapping's guard says EIO), no memory, or a line or
+ * context that reaches past the bytes read (an overrun). */
+enum { MARGIN = 64 << 10 };
+static int read_chunk(chunk_worker *cw, size_t k) {
+  chunks *c = cw->c;
+  wstate *w = &cw->w;
+  size_t start = c->cut[k], end = c->cut[k + 1];
+  size_t margin = c->g->o->chunk_margin ? c->g->o->chunk_margin : MARGIN;
+  size_t lo = start > margin ? start - margin : 0;
+  size_t hi = c->len - end > margin ? end + margin : c->len;
+  if (hi - lo > w->cap) { /* room for the next chunks too: they differ by a line or so */
+    size_t cap = (hi - lo + (hi - lo) / 8 + 4095) & ~(size_t)4095;
+    free(w->buf); /* nothing in it to keep: a realloc would copy it */
+    w->cap = 0;
+    if (!(w->buf = malloc(cap))) return -1;
+    bw_huge_advise(w->buf, cap);
+    w->cap = cap;
+  }
+  for (size_t got = 0; got < hi - lo;) {
+    ssize_t n = pread(c->fd, w->buf + got, hi - lo - got, (off_t)(lo + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    got += (size_t)n;
+  }
+  /* whole lines: the buffer starts after a newline, ends after one */
+  const char *b = w->buf, *q;
+  size_t from = 0, to = hi - lo;
+  if (lo > 0) from = (q = memchr(b, '\n', start - lo)) ? (size_t)(q - b) + 1 : start - lo;
+  if (hi < c->len) to = (q = memrchr(b + (end - lo), '\n', hi - end)) ? (size_t)(q - b) + 1 : end - lo;
+  scan t;
+  bwg_scan_init(&t, c->g, w, b + from, to - from, c->path, start - lo - from, end - lo - from,
+                c->sc[k].line);
+  t.stash = c->sc[k].stash;
+  t.short_head = lo + from > 0;
+  t.short_tail = lo + to < c->len;
+  int rc = scan_guarded(&t); /* unguarded: the memory is ours */
+  if (rc == BW_OK && t.overrun) rc = -1;
+  if (rc == -1) {
+    if (t.f) bwg_free_gfile(&t.f->item); /* its lines stay in the stash till the end */
+    return -1;
+  }
+  c->rc[k] = rc;
+  c->sc[k] = t;
+  return 0;
+}
+
 static void *chunk_run(void *arg) {
   chunk_worker *cw = arg;
   chunks *c = cw->c;
@@ -53,46 +111,35 @@ static void *chunk_run(void *arg) {
   for (size_t k; (k = atomic_fetch_add(&c->next, 1)) < c->n;) {
     if (files && atomic_load(&c->found)) continue; /* answered already */
     c->sc[k].w = &cw->w;
-    c->rc[k] = bw_guard(scan_guarded, &c->sc[k]);
+    if (c->stash) c->sc[k].stash = cw->w.stash;
+    if (!c->read || read_chunk(cw, k)) c->rc[k] = bw_guard(scan_guarded, &c->sc[k]);
     if (c->sc[k].f) atomic_store(&c->found, 1);
   }
   return NULL;
 }
 
-/* Append a line to a joined result. */
-static int gf_push(bw_gfile *f, const char *t, size_t n, size_t no, char kind) {
-  if (!f->text || f->tlen + n > f->tcap) {
-    size_t cap = f->tcap ? f->tcap * 2 : 4096;
-    while (cap < f->tlen + n) cap *= 2;
-    char *nt = realloc(f->text, cap);
-    if (!nt) return BW_ENOMEM;
-    f->text = nt;
-    f->tcap = cap;
-  }
-  if (f->nlines == f->lcap) {
-    size_t cap = f->lcap ? f->lcap * 2 : 16;
-    bw_gline *l = realloc(f->lines, cap * sizeof *l);
-    if (!l) return BW_ENOMEM;
-    f->lines = l;
-    f->lcap = cap;
-  }
-  memcpy(f->text + f->tlen, t, n);
-  f->lines[f->nlines++] = (bw_gline){no, f->tlen, n, kind};
-  f->tlen += n;
-  return BW_OK;
-}
-
 /* Join the chunks' content results into what one scan of the file gives:
  * a chunk's after-context that reaches the next chunk's first match gives
  * way to it, the next chunk's before-context starts after what is shown,
- * and past max_results only the last kept match's after-context stays. */
-static int join_content(chunks *c, bw_gfile *out) {
+ * and past max_results only the last kept match's after-context stays.
+ * The text is not copied: a joined line names its chunk's text (seg), and
+ * the records go to a block of w's stash. */
+static int join_content(chunks *c, wstate *w, bw_gfile *out) {
   const grep *g = c->g;
-  size_t first = 1, total = 0, limit = c->sc[0].limit;
+  size_t first = 1, total = 0, limit = c->sc[0].limit, nlines = 0;
+  for (size_t k = 0; k < c->n; k++) /* room for all at once: the join only drops */
+    if (c->sc[k].f) nlines += c->sc[k].f->nlines;
+  out->segs = malloc(c->n * sizeof *out->segs);
+  out->lines = bw_stash_grow(&w->stash[0], NULL, 0, (nlines ? nlines : 1) * sizeof *out->lines);
+  if (!out->segs || !out->lines) return BW_ENOMEM;
+  out->stash = w->stash;
+  out->nsegs = c->n;
+  out->lcap = nlines ? nlines : 1;
   for (size_t k = 0; k < c->n; k++) {
     scan *s = &c->sc[k];
     size_t base = k ? CHUNK_BASE : 1;
     bw_gfile *f = s->f;
+    out->segs[k] = f ? f->text : NULL;
     for (size_t i = 0; f && i < f->nlines; i++)
       f->lines[i].line = f->lines[i].line - base + first;
     first += s->line - base;
@@ -101,14 +148,15 @@ static int join_content(chunks *c, bw_gfile *out) {
     while (fm < f->nlines && f->lines[fm].kind != 'm') fm++;
     size_t m = fm < f->nlines ? f->lines[fm].line : (size_t)-1;
     while (out->nlines && out->lines[out->nlines - 1].line >= m)
-      out->tlen = out->lines[--out->nlines].off;
+      out->tlen -= out->lines[--out->nlines].len;
     size_t shown = out->nlines ? out->lines[out->nlines - 1].line : 0;
     for (size_t i = 0; i < f->nlines; i++) {
-      const bw_gline *l = &f->lines[i];
-      if (l->line <= shown) continue;
-      int rc = gf_push(out, f->text + l->off, l->len, l->line, l->kind);
-      if (rc) return rc;
-      total += l->kind == 'm';
+      bw_gline l = f->lines[i];
+      if (l.line <= shown) continue;
+      l.seg = (unsigned char)(k + 1);
+      out->lines[out->nlines++] = l;
+      out->tlen += l.len;
+      total += l.kind == 'm';
     }
   }
   if (total > limit) {
@@ -118,8 +166,7 @@ static int join_content(chunks *c, bw_gfile *out) {
     size_t last = out->lines[i].line, keep = i + 1;
     for (; keep < out->nlines && out->lines[keep].line <= last + g->o->after; keep++)
       out->lines[keep].kind = 'a';
-    out->nlines = keep;
-    out->tlen = out->lines[keep - 1].off + out->lines[keep - 1].len;
+    while (out->nlines > keep) out->tlen -= out->lines[--out->nlines].len;
     atomic_fetch_add(&((grep *)g)->trimmed, 1);
     total = limit;
   }
@@ -145,15 +192,23 @@ static int cut_chunks(void *arg) {
 }
 
 /* Search a large mapped file in chunks on up to g->nws threads (this one
- * among them); each chunk's scan is guarded against a shrinking file. */
-int bwg_search_chunks(grep *g, wstate *w, const char *buf, size_t len,
-                         const char *path, size_t nchunks, bw_gfile **out) {
+ * among them); each chunk's scan is guarded against a shrinking file.
+ * With stash, the chunks keep their lines in stashes of their own (grown
+ * in place, not by realloc), dropped once joined. */
+int bwg_search_chunks(grep *g, wstate *w, const char *buf, size_t len, int fd,
+                      const char *path, size_t nchunks, bw_gfile **out) {
   chunks *c = calloc(1, sizeof *c);
   if (!c) return BW_ENOMEM;
   c->g = g;
   c->buf = buf;
   c->len = len;
   c->path = path;
+  c->fd = fd;
+  c->stash = g->o->mode == BW_GREP_CONTENT;
+  /* only where every pattern match is tried on one line alone (the
+     literal prefilter's path): a regex over a window of the buffer could
+     see its start as the file's (\A, a lookbehind) */
+  c->read = g->m.lits.n > 0 && !g->o->multiline;
   c->n = nchunks > MAX_CHUNKS ? MAX_CHUNKS : nchunks;
   int rc = bw_guard(cut_chunks, c);
   for (size_t k = 0; !rc && k < c->n; k++)
@@ -176,15 +231,16 @@ int bwg_search_chunks(grep *g, wstate *w, const char *buf, size_t len,
   }
   if (!rc) {
     cw[0].c = c;
-    cw[0].w = *w; /* this thread's state, lent */
+    cw[0].w = *w; /* this thread's state, lent, with stashes of its own */
+    memset(cw[0].w.stash, 0, sizeof cw[0].w.stash);
     chunk_run(&cw[0]);
+    bw_stash own[2];
+    memcpy(own, cw[0].w.stash, sizeof own);
+    memcpy(cw[0].w.stash, w->stash, sizeof own);
     *w = cw[0].w; /* the buffer may have grown: give it back */
+    memcpy(cw[0].w.stash, own, sizeof own);
   }
-  for (size_t i = 1; i <= started; i++) {
-    pthread_join(cw[i].t, NULL);
-    bwg_ws_free(&cw[i].w);
-  }
-  free(cw);
+  for (size_t i = 1; i <= started; i++) pthread_join(cw[i].t, NULL);
   for (size_t k = 0; !rc && k < c->n; k++)
     if (c->rc[k]) rc = c->rc[k];
   bw_gfile *f = NULL;
@@ -193,12 +249,9 @@ int bwg_search_chunks(grep *g, wstate *w, const char *buf, size_t len,
     for (size_t k = 0; k < c->n; k++) any |= c->sc[k].f != NULL;
     if (any && (!(f = calloc(1, sizeof *f)) || !(f->item.path = strdup(path))))
       rc = BW_ENOMEM;
-    if (any && !rc) rc = join_content(c, f);
+    if (any && !rc) rc = join_content(c, w, f);
     if (rc && f) {
-      free(f->item.path);
-      free(f->lines);
-      free(f->text);
-      free(f);
+      bwg_free_gfile(&f->item);
       f = NULL;
     }
   } else if (!rc) {
@@ -212,8 +265,14 @@ int bwg_search_chunks(grep *g, wstate *w, const char *buf, size_t len,
   }
   for (size_t k = 0; k < c->n; k++)
     if (c->sc[k].f) bwg_free_gfile(&c->sc[k].f->item);
+  /* the chunks' stashes hold the joined text: they go with w's, to the result */
+  for (size_t i = 0; cw && i <= started; i++) {
+    bw_stash_take(&w->stash[0], &cw[i].w.stash[0]);
+    bw_stash_take(&w->stash[1], &cw[i].w.stash[1]);
+    if (i) bwg_ws_free(&cw[i].w);
+  }
+  free(cw);
   free(c);
   *out = f;
   return rc;
 }
-

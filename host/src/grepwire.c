@@ -151,7 +151,7 @@ static int json_lines(obuf *o, const bw_gfile *f, size_t from, size_t to) {
       if (ob_reserve(o, 1)) return BW_ENOMEM;
       OB_LIT(o, ",");
     }
-    if (ob_string(o, f->text + f->lines[k].off, f->lines[k].len)) return BW_ENOMEM;
+    if (ob_string(o, bw_gline_text(f, &f->lines[k]), f->lines[k].len)) return BW_ENOMEM;
   }
   if (ob_reserve(o, 1)) return BW_ENOMEM;
   OB_LIT(o, "]");
@@ -178,7 +178,7 @@ static int json_match(obuf *o, const bw_gpick *p, int context, const char *epath
   OB_LIT(o, ",\"path\":\"");
   ob_put(o, epath, elen);
   OB_LIT(o, "\",\"text\":");
-  if (ob_string(o, f->text + f->lines[p->m].off, f->lines[p->m].len) || ob_reserve(o, 1))
+  if (ob_string(o, bw_gline_text(f, &f->lines[p->m]), f->lines[p->m].len) || ob_reserve(o, 1))
     return BW_ENOMEM;
   OB_LIT(o, "}");
   return 0;
@@ -220,14 +220,14 @@ static int text_match(obuf *o, size_t *raw, const bw_gpick *p, int context, cons
   }
   for (size_t k = p->b; k < p->m; k++)
     if (text_line(o, raw, epath, elen, plen, '-', first + (long long)(k - p->b),
-                  f->text + f->lines[k].off, f->lines[k].len))
+                  bw_gline_text(f, &f->lines[k]), f->lines[k].len))
       return BW_ENOMEM;
-  if (text_line(o, raw, epath, elen, plen, ':', line, f->text + f->lines[p->m].off,
+  if (text_line(o, raw, epath, elen, plen, ':', line, bw_gline_text(f, &f->lines[p->m]),
                 f->lines[p->m].len))
     return BW_ENOMEM;
   for (size_t k = p->m + 1; k < p->a; k++)
     if (text_line(o, raw, epath, elen, plen, '-', line + (long long)(k - p->m),
-                  f->text + f->lines[k].off, f->lines[k].len))
+                  bw_gline_text(f, &f->lines[k]), f->lines[k].len))
       return BW_ENOMEM;
   *started = 1;
   *last_line = line + (long long)(p->a - p->m - 1);

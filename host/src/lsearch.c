@@ -146,7 +146,7 @@ static void push_strings(lua_State *L, const char *prefix, char **v, size_t n) {
 static void push_lines(lua_State *L, const bw_gfile *f, size_t from, size_t to) {
   new_array(L, (int)(to - from));
   for (size_t i = from; i < to; i++) {
-    lua_pushlstring(L, f->text + f->lines[i].off, f->lines[i].len);
+    lua_pushlstring(L, bw_gline_text(f, &f->lines[i]), f->lines[i].len);
     lua_seti(L, -2, (lua_Integer)(i - from) + 1);
   }
 }
@@ -172,7 +172,7 @@ static size_t push_matches(lua_State *L, const bw_grep_res *r, const char *prefi
     lua_setfield(L, -2, "path");
     lua_pushinteger(L, (lua_Integer)f->lines[p.m].line);
     lua_setfield(L, -2, "line");
-    lua_pushlstring(L, f->text + f->lines[p.m].off, f->lines[p.m].len);
+    lua_pushlstring(L, bw_gline_text(f, &f->lines[p.m]), f->lines[p.m].len);
     lua_setfield(L, -2, "text");
     if (context) {
       push_lines(L, f, p.b, p.m);

@@ -256,6 +256,7 @@ typedef struct bw_grep_opts {
    * into chunks of about chunk_size searched by several threads (0: the
    * default, BW_GREP_CHUNK). Tests set them small to cross chunk edges. */
   size_t map_min, chunk_size;
+  size_t chunk_margin; /* bytes read either side of a chunk (0: 64 KiB); tests set it small */
   bw_walk_opts walk;        /* threads, hidden, ignore, cancel, progress */
 } bw_grep_opts;
 
@@ -263,9 +264,10 @@ typedef struct bw_grep_opts {
 enum { BW_GREP_LIMIT_TIME = 1, BW_GREP_LIMIT_BYTES = 2 };
 
 typedef struct bw_gline {
-  size_t line;    /* 1-based */
-  size_t off, len; /* in the file's text */
-  char kind;      /* 'm' match, 'b' before, 'a' after */
+  size_t line;       /* 1-based */
+  size_t off, len;   /* in the file's text, or segs[seg - 1] */
+  char kind;         /* 'm' match, 'b' before, 'a' after */
+  unsigned char seg; /* 0: text; a file searched in chunks names its chunk's */
 } bw_gline;
 
 /* Blocks of kept match text, freed all at once (stash.c). The newest
@@ -286,7 +288,14 @@ typedef struct bw_gfile {
   char *text;
   size_t tlen, tcap;
   bw_stash *stash; /* NULL: lines and text are malloc'd; else in stash[0] and [1] */
+  const char **segs; /* malloc'd, or NULL: the chunks' texts (grepmap.c) */
+  size_t nsegs;
 } bw_gfile;
+
+/* A kept line's bytes (len of them). */
+static inline const char *bw_gline_text(const bw_gfile *f, const bw_gline *l) {
+  return (l->seg ? f->segs[l->seg - 1] : f->text) + l->off;
+}
 
 typedef struct bw_grep_res {
   bw_gfile **files;  /* sorted by path */
