@@ -201,12 +201,17 @@ enum { BW_MMAP_MIN = 1 << 20 };
 int bw_read_file(const bw_root *r, const char *rel, size_t max_bytes,
                  bw_buf *b, struct stat *st);
 /* The same, but a large file's pages are mapped only as they are touched:
- * for reading a part of it (a tail) without paying for all of it. */
+ * for reading a part of it (a head, a tail) without paying for all of it;
+ * a pass over all of it asks for them first (bw_buf_prefault). */
 int bw_map_file(const bw_root *r, const char *rel, size_t max_bytes,
                 bw_buf *b, struct stat *st);
 /* Read an open regular fd (size from st, never trusted beyond max_bytes). */
 int bw_read_fd(int fd, const struct stat *st, size_t max_bytes, bw_buf *b);
 void bw_buf_free(bw_buf *b);
+/* Map the pages of [off, off + n) of a lazily mapped buffer now, in one
+ * call, before a pass over them (a fault per 64 KiB otherwise). A hint:
+ * nothing happens for a buffer read into memory, or on an old kernel. */
+void bw_buf_prefault(const bw_buf *b, size_t off, size_t n);
 
 /* Advise transparent huge pages for the 2 MiB-aligned interior of a
  * buffer of BW_HUGE_MIN bytes or more that is about to be written whole

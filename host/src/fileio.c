@@ -98,6 +98,19 @@ int bw_map_file(const bw_root *r, const char *rel, size_t max_bytes,
   return rc;
 }
 
+void bw_buf_prefault(const bw_buf *b, size_t off, size_t n) {
+#ifdef MADV_POPULATE_READ
+  if (!b->mapped || off >= b->len) return;
+  if (n > b->len - off) n = b->len - off;
+  uintptr_t a = ((uintptr_t)b->data + off) & ~(uintptr_t)4095;
+  uintptr_t z = (uintptr_t)b->data + off + n;
+  if (z - a >= ((size_t)1 << 20)) /* a file cut short meanwhile: EFAULT, not SIGBUS */
+    (void)madvise((void *)a, z - a, MADV_POPULATE_READ);
+#else
+  (void)b, (void)off, (void)n;
+#endif
+}
+
 void bw_buf_free(bw_buf *b) {
   if (!b->data) return;
   if (b->mapped) munmap(b->data, b->len);

@@ -441,7 +441,9 @@ static int file_gc(lua_State *L) {
   return 0;
 }
 
-/* roots:read(i, rel, max_bytes [, lazy]) -> File, stat (lazy: bw_map_file) */
+/* roots:read(i, rel, max_bytes) -> File, stat. A large file is mapped
+ * lazily: a read of its head or tail touches those pages, and what reads
+ * all of it asks for every page first (run_job, bw_buf_prefault). */
 static int roots_read(lua_State *L) {
   const char *rel;
   const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
@@ -449,10 +451,8 @@ static int roots_read(lua_State *L) {
   file *f = lua_newuserdatauv(L, sizeof *f, 0);
   f->open = 0;
   luaL_setmetatable(L, FILE_MT);
-  int lazy = lua_toboolean(L, 5); /* only a part will be read: map lazily */
   struct stat st;
-  int rc = (lazy ? bw_map_file : bw_read_file)(r, rel, (size_t)(max > 0 ? max : 0),
-                                               &f->b, &st);
+  int rc = bw_map_file(r, rel, (size_t)(max > 0 ? max : 0), &f->b, &st);
   if (rc) return fail(L, rc);
   f->open = 1;
   f->st = st;
@@ -506,6 +506,7 @@ typedef struct job {
   size_t b64_len;
   bw_charset cs;
   const char *want; /* decode: the encoding */
+  int whole;        /* it reads every byte */
 } job;
 
 static int job_run(void *arg) {
@@ -513,7 +514,10 @@ static int job_run(void *arg) {
   return j->run(j);
 }
 
+/* A job over the whole file (hash, scan, base64, charset) asks for its
+ * pages first: the file is mapped lazily (roots_read) */
 static int run_job(job *j) {
+  if (j->whole) bw_buf_prefault(j->b, 0, j->b->len);
   return j->b->mapped ? bw_guard(job_run, j) : j->run(j);
 }
 
@@ -528,6 +532,17 @@ void bw_lua_file_close(lua_State *L, int arg) {
   file *f = luaL_checkudata(L, arg, FILE_MT);
   if (f->open) bw_buf_free(&f->b);
   f->open = 0;
+}
+
+/* Numbered lines from the first: the pages limit lines take at 512 bytes a
+ * line (no more than max_bytes of output needs, truncated lines aside),
+ * asked for at once; past that, or from further in, they fault in as the
+ * numbering touches them. A head of 100 lines maps no more than it reads. */
+void bw_lua_file_prefault_head(const bw_buf *b, size_t first, size_t limit,
+                               size_t max_bytes) {
+  size_t n = limit < ((size_t)-1) / 512 ? limit * 512 : (size_t)-1;
+  if (max_bytes && n > max_bytes) n = max_bytes;
+  if (first <= 1) bw_buf_prefault(b, 0, n);
 }
 
 int bw_lua_file_run(const bw_buf *b, int (*fn)(void *), void *ud) {
@@ -565,7 +580,7 @@ static int do_decode(job *j) {
 /* f:charset() -> name, bom bytes, is_utf8 (BOM, UTF-8 validity, then
  * libuchardet: charset.c) */
 static int file_charset(lua_State *L) {
-  job j = {.b = &check_file(L)->b, .run = do_charset};
+  job j = {.b = &check_file(L)->b, .run = do_charset, .whole = 1};
   int rc = run_job(&j);
   if (rc) return fail(L, rc);
   lua_pushstring(L, j.cs.name);
@@ -576,7 +591,7 @@ static int file_charset(lua_State *L) {
 
 /* f:decode(charset, bom) -> the text after bom bytes, as UTF-8 */
 static int file_decode(lua_State *L) {
-  job j = {.b = &check_file(L)->b, .run = do_decode};
+  job j = {.b = &check_file(L)->b, .run = do_decode, .whole = 1};
   j.want = luaL_checkstring(L, 2);
   j.cs.bom = (size_t)luaL_optinteger(L, 3, 0);
   if (j.cs.bom > j.b->len) j.cs.bom = j.b->len;
@@ -590,7 +605,7 @@ static int file_decode(lua_State *L) {
 }
 
 static int file_hash(lua_State *L) {
-  job j = {.b = &check_file(L)->b, .run = do_hash};
+  job j = {.b = &check_file(L)->b, .run = do_hash, .whole = 1};
   int rc = run_job(&j);
   if (rc) return fail(L, rc);
   lua_pushstring(L, j.hash);
@@ -598,7 +613,7 @@ static int file_hash(lua_State *L) {
 }
 
 static int file_scan(lua_State *L) {
-  job j = {.b = &check_file(L)->b, .run = do_scan};
+  job j = {.b = &check_file(L)->b, .run = do_scan, .whole = 1};
   int rc = run_job(&j);
   if (rc) return fail(L, rc);
   lua_createtable(L, 0, 5);
@@ -625,6 +640,7 @@ static int file_lines(lua_State *L) {
   j.max_line = (size_t)luaL_checkinteger(L, 4);
   j.max_bytes = (size_t)luaL_checkinteger(L, 5);
   int last_use = lua_toboolean(L, 6);
+  bw_lua_file_prefault_head(&f->b, j.first, j.limit, j.max_bytes);
   char **box = new_box(L);
   int rc = run_job(&j);
   *box = j.lines.out;
@@ -678,7 +694,7 @@ static int file_tail(lua_State *L) {
 }
 
 static int file_base64(lua_State *L) {
-  job j = {.b = &check_file(L)->b, .run = do_b64};
+  job j = {.b = &check_file(L)->b, .run = do_b64, .whole = 1};
   char **box = new_box(L);
   int rc = run_job(&j);
   *box = j.b64;

@@ -57,6 +57,9 @@ void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
 void bw_lua_file_methods(lua_State *L, const luaL_Reg *m);
 const bw_buf *bw_lua_file_buf(lua_State *L, int arg);
 int bw_lua_file_run(const bw_buf *b, int (*fn)(void *), void *ud);
+/* Before numbering lines from first: the head's pages at once (lcore.c). */
+void bw_lua_file_prefault_head(const bw_buf *b, size_t first, size_t limit,
+                               size_t max_bytes);
 void bw_lua_file_close(lua_State *L, int arg);
 void bw_lua_push_lines_info(lua_State *L, const bw_lines *lines);
 

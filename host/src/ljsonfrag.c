@@ -133,6 +133,7 @@ static int file_lines_json (lua_State *L) {
   j.max_bytes = (size_t)luaL_checkinteger(L, 5);
   int last_use = lua_toboolean(L, 6);
   lua_settop(L, 6);
+  bw_lua_file_prefault_head(j.b, j.first, j.limit, j.max_bytes);
   bw_json_frag *frag = bw_json_new_fragment(L); /* frees the text if we fail */
   int rc = bw_lua_file_run(j.b, lines_run, &j);
   frag->buf = j.lines.out;

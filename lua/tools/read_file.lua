@@ -147,7 +147,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
     end
     local idx, rel, code0 = ctx:resolve(a.path)
     if not idx then return nil, rel, code0 end
-    local f, detail, code = ctx.roots:read(idx, rel, ctx.caps.max_file_size, a.tail ~= nil)
+    local f, detail, code = ctx.roots:read(idx, rel, ctx.caps.max_file_size)
     if not f then
       local details
       if code == "TOO_LARGE" then
