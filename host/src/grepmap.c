@@ -207,8 +207,10 @@ int bwg_search_chunks(grep *g, wstate *w, const char *buf, size_t len, int fd,
   c->stash = g->o->mode == BW_GREP_CONTENT;
   /* only where every pattern match is tried on one line alone (the
      literal prefilter's path): a regex over a window of the buffer could
-     see its start as the file's (\A, a lookbehind) */
-  c->read = g->m.lits.n > 0 && !g->o->multiline;
+     see its start as the file's (\A, a lookbehind). Not for files mode:
+     its first match ends it, and reading whole chunks for one hit cost
+     more than the mapping's faults (rg -l: 14 -> 22 ms on 200 MB) */
+  c->read = g->m.lits.n > 0 && !g->o->multiline && g->o->mode != BW_GREP_FILES;
   c->n = nchunks > MAX_CHUNKS ? MAX_CHUNKS : nchunks;
   int rc = bw_guard(cut_chunks, c);
   for (size_t k = 0; !rc && k < c->n; k++)
