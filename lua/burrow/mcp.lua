@@ -472,6 +472,10 @@ local IDLE_TIDY_S = 0.5
 
 -- Serve until stdin closes.
 function Server:run(max_request)
+  -- a call's garbage (arguments, a result's tables) dies young: the
+  -- generational collector takes it in small steps, not in the long
+  -- incremental sweeps that land in some calls' latency
+  collectgarbage("generational")
   local stdio = core.stdio(max_request)
   self.stdio = stdio
   self.stdio_loop = true -- the loop serve_meanwhile reads from
