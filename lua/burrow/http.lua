@@ -108,6 +108,7 @@ end
 
 --- The loop of worker W (a thread of its own; lhttp.c starts it).
 function http.worker(W, setup)
+  collectgarbage("generational") -- as Server:run (mcp.lua): a call's garbage dies young
   local state = { setup = json.decode(setup), sessions = {}, ws = {}, later = {} }
   while true do
     local item = table.remove(state.later, 1)
