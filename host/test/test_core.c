@@ -258,6 +258,18 @@ static void test_sigbus(bw_root *r) {
   CHECK(bw_guard(sum_run, &j) == BW_EIO, "shrunk mapping gives EIO");
   CHECK(bw_guard(sum_run, &j) == BW_EIO, "and again: the guard is re-armed");
   bw_buf_free(&b);
+  /* mapped lazily, cut short, then asked for all its pages (as read_file's
+     whole-file passes do): the prefault fails quietly, the pass is EIO */
+  f = fopen(path, "w");
+  for (int i = 0; f && i < 4 << 20; i++) fputc('a' + i % 26, f);
+  if (f) fclose(f);
+  CHECK(bw_map_file(r, "big.bin", 8 << 20, &b, &st) == BW_OK && b.mapped, "mapped lazily");
+  if (!b.mapped) return;
+  CHECK(truncate(path, 4096) == 0, "truncate to one page");
+  bw_buf_prefault(&b, 0, b.len);
+  j.b = &b;
+  CHECK(bw_guard(sum_run, &j) == BW_EIO, "prefault of a shrunk lazy mapping, then EIO");
+  bw_buf_free(&b);
   unlink(path);
 }
 
