@@ -58,8 +58,9 @@ static int scan_guarded(void *arg) {
  * through a mapping of 4 KiB pages ran at a third of the speed of reading
  * it into memory of our own (docs/benchmarks.md). 0 when searched; -1
  * when the chunk must be searched on the mapping instead: a short read (the
- * file shrank: the mapping's guard says EIO), no memory, or a line or
- * context that reaches past the bytes read (an overrun). */
+ * file shrank: the mapping's guard says EIO), no memory, or context that
+ * reaches past the bytes read (an overrun; no line can: the bytes end
+ * after a newline). */
 enum { MARGIN = 64 << 10 };
 static int read_chunk(chunk_worker *cw, size_t k) {
   chunks *c = cw->c;
@@ -192,9 +193,10 @@ static int cut_chunks(void *arg) {
 }
 
 /* Search a large mapped file in chunks on up to g->nws threads (this one
- * among them); each chunk's scan is guarded against a shrinking file.
- * With stash, the chunks keep their lines in stashes of their own (grown
- * in place, not by realloc), dropped once joined. */
+ * among them); each chunk read (read_chunk), or scanned on the mapping
+ * under the guard against a shrinking file. In content mode the chunks
+ * keep their lines in stashes of their own (grown in place, not by
+ * realloc), which then join w's: the joined file names their text. */
 int bwg_search_chunks(grep *g, wstate *w, const char *buf, size_t len, int fd,
                       const char *path, size_t nchunks, bw_gfile **out) {
   chunks *c = calloc(1, sizeof *c);
