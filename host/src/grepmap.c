@@ -134,7 +134,6 @@ static int join_content(chunks *c, wstate *w, bw_gfile *out) {
   out->lines = bw_stash_grow(&w->stash[0], NULL, 0, (nlines ? nlines : 1) * sizeof *out->lines);
   if (!out->segs || !out->lines) return BW_ENOMEM;
   out->stash = w->stash;
-  out->nsegs = c->n;
   out->lcap = nlines ? nlines : 1;
   for (size_t k = 0; k < c->n; k++) {
     scan *s = &c->sc[k];

@@ -289,7 +289,6 @@ typedef struct bw_gfile {
   size_t tlen, tcap;
   bw_stash *stash; /* NULL: lines and text are malloc'd; else in stash[0] and [1] */
   const char **segs; /* malloc'd, or NULL: the chunks' texts (grepmap.c) */
-  size_t nsegs;
 } bw_gfile;
 
 /* A kept line's bytes (len of them). */
