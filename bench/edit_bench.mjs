@@ -18,6 +18,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { writeSection } from "./section.mjs";
 
 const args = process.argv.slice(2);
 const o = { ws: null, official: null, burrow: null, runs: 5, n: 1000, rounds: 3, timeout: 300, json: null, out: null, servers: "official burrow" };
@@ -267,15 +268,6 @@ function report(all) {
   return lines.join("\n");
 }
 
-function writeReport(text) {
-  const START = "<!-- edit-bench:start -->", END = "<!-- edit-bench:end -->";
-  const block = `${START}\n${text}\n${END}`;
-  let doc = fs.existsSync(o.out) ? fs.readFileSync(o.out, "utf8") : "";
-  const a = doc.indexOf(START), b = doc.indexOf(END);
-  doc = a >= 0 && b > a ? doc.slice(0, a) + block + doc.slice(b + END.length) : doc.replace(/\n*$/, "\n\n") + block + "\n";
-  fs.writeFileSync(o.out, doc);
-}
-
 const results = [];
 for (let round = 1; round <= o.rounds; round++) {
   for (const name of o.servers.split(/\s+/).filter(Boolean)) {
@@ -287,5 +279,5 @@ for (let round = 1; round <= o.rounds; round++) {
   }
 }
 if (o.json) fs.writeFileSync(o.json, JSON.stringify(results, null, 2));
-writeReport(report(results));
+writeSection(o.out, "edit-bench", report(results));
 process.exit(results.some((r) => r.error) ? 1 : 0);

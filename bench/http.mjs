@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { writeSection } from "./section.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SDK = path.join(REPO, "test/e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client");
@@ -129,8 +130,7 @@ const resultsDir = path.join(REPO, "bench/results");
 fs.mkdirSync(resultsDir, { recursive: true });
 fs.writeFileSync(path.join(resultsDir, `http-${stamp}.json`), JSON.stringify({ n: N, rounds: ROUNDS, runs }, null, 2));
 
-const table = `<!-- http-bench:start -->
-Small reads (\`read_file\` of a 260-byte file) through the official SDK client, ${N} calls per run after 50 to warm up,
+const table = `Small reads (\`read_file\` of a 260-byte file) through the official SDK client, ${N} calls per run after 50 to warm up,
 median of ${ROUNDS} rounds (stdio, HTTP, HTTP x ${CONC} alternating), ${new Date().toISOString().slice(0, 10)},
 \`node bench/http.mjs\`. Ratio: calls/s against stdio in the same run.
 
@@ -147,11 +147,5 @@ the plain-fetch read adds the hand-off to the session's worker thread and
 back; the SDK rows add the SSE answer (a priming event, then the message)
 and the SDK's stream parsing.
 With 2 cores shared by other jobs, 4 clients at once mostly measure the
-scheduler; load average at the start: ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}.
-<!-- http-bench:end -->`;
-let doc = fs.existsSync(OUT) ? fs.readFileSync(OUT, "utf8") : "";
-const re = /<!-- http-bench:start -->[\s\S]*<!-- http-bench:end -->/;
-if (re.test(doc)) doc = doc.replace(re, table);
-else doc += `\n## MCP over HTTP vs stdio (\`bench/http.mjs\`)\n\n${table}\n`;
-fs.writeFileSync(OUT, doc);
-console.log(table);
+scheduler; load average at the start: ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}.`;
+console.log(writeSection(OUT, "http-bench", table, "## MCP over HTTP vs stdio (`bench/http.mjs`)"));

@@ -15,6 +15,7 @@
 #   BENCH_SERVERS      subset to run: "official burrow" (default both)
 #   BENCH_OUT          report path (default docs/benchmarks.md)
 #   BENCH_KEEP=1       keep the temp dir (harness copy + workspace)
+#   BENCH_BYTES=0      skip bench/big_bytes.mjs (the 50 MiB read, client counting bytes, vs the official server)
 #   BENCH_GREP=0       skip bench/grep.sh (grep/glob vs rg, GNU grep, fd, find
 #                      on the Linux source; its knobs are in that file)
 #   BENCH_EDIT=0       skip bench/edit.sh (edit_file vs the official server)
@@ -116,6 +117,12 @@ echo
 echo "+ node bench/report.mjs -> ${OUT#"$REPO"/}"
 node "$REPO/bench/report.mjs" "${REPORT_ARGS[@]}"
 echo "raw results: ${RESULTS#"$REPO"/}/*-$STAMP-*.json"
+if [ "${BENCH_BYTES:-1}" != 0 ] && [ -x "$BIN" ]; then
+  echo
+  echo "+ node bench/big_bytes.mjs BIN \$WS 7 official"
+  BENCH_OUT=$OUT node "$REPO/bench/big_bytes.mjs" "$BIN" "$WS" 7 \
+    "$H/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" || FAILED=1
+fi
 if [ "${BENCH_GREP:-1}" != 0 ]; then
   echo
   echo "+ bash bench/grep.sh"
