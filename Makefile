@@ -23,16 +23,22 @@ LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
 # LPeg linked in (api.c preloads it: see luaopen_lpeg there). Its only
 # reference is weak, which --as-needed would drop: kept needed explicitly.
 LPEG_LIBS  = -Wl,--push-state,--no-as-needed $(shell pkg-config --libs-only-l lua5.4-lpeg 2>/dev/null | sed 's/-llua5.4 *$$//') -Wl,--pop-state
-# The burrow command takes libcrypto, jansson, PCRE2 and libyaml from their
-# static archives (Debian's -dev packages ship them): a process starts with
-# less to map and relocate (docs/benchmarks.md, start-up). Their symbols stay
-# private (--exclude-libs); Lua (for C modules) stays shared (libmicrohttpd
-# and uchardet are opened when needed: dynlib.c). STATIC=0: all shared.
+# The burrow command takes libcrypto, jansson, PCRE2, libyaml, Lua and LPeg
+# from their static archives (Debian's -dev packages ship them): a process
+# starts with less to map and relocate (docs/benchmarks.md, start-up). Lua
+# is linked whole and its symbols exported (-rdynamic), as Debian's own
+# lua5.4 does, so the C modules `require` opens find the whole API in the
+# command; the others' symbols stay private (--exclude-libs). libmicrohttpd
+# and uchardet are opened when needed (dynlib.c). STATIC=0: all shared.
 STATIC ?= 1
 ifeq ($(STATIC),1)
-BIN_LIBS   = -Wl,--exclude-libs,ALL -Wl,-Bstatic $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -Wl,-Bdynamic -pthread $(LDFLAGS)
+BIN_LIBS   = -Wl,--exclude-libs,libcrypto.a:libjansson.a:libpcre2-8.a:libyaml.a:liblua5.4-lpeg.a \
+  -Wl,-Bstatic $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) \
+  -Wl,--whole-archive -llua5.4-lpeg -llua5.4 -Wl,--no-whole-archive -Wl,-Bdynamic -lm -ldl -pthread $(LDFLAGS)
+BIN_LUA    =
 else
 BIN_LIBS   = $(DEP_LIBS)
+BIN_LUA    = $(LPEG_LIBS) $(LUA_LIBS)
 endif
 
 B       := build
@@ -130,7 +136,7 @@ $(B)/burrow.pc: host/burrow.pc.in host/include/burrow.h $(B)/luadir.txt
 	    -e 's|@LUACDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUACDIR))|' $< > $@
 
 $(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(B)/obj/api_async.o $(CORE_O) $(BIND_O)
-	$(CC) -rdynamic -o $@ $^ $(BIN_LIBS) $(LPEG_LIBS) $(LUA_LIBS)
+	$(CC) -rdynamic -o $@ $^ $(BIN_LIBS) $(BIN_LUA)
 
 # C tests link the core only: no Lua
 $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
