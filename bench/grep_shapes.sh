@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# bench/grep_shapes.sh: burrow's grep against ripgrep on three shapes of
+# bench/grep_shapes.sh: burrow's grep against ripgrep on four shapes of
 # corpus, in the same run: a tree of many small files (a real node_modules
 # installed from the npm registry, >= 30k files), one generated ~200 MB text
-# file (the system's C headers repeated), and the Linux tree bench/grep.sh
-# uses when it is already extracted. Six query kinds on each, timed with
+# file (the system's C headers repeated), the same 200 MB cut into 4 MiB
+# files in one directory ("mid"), and the Linux tree bench/grep.sh uses
+# when it is already extracted. Six query kinds on each, timed with
 # hyperfine (medians of BENCH_GREP_RUNS runs after a warm-up, output to a
 # file); burrow as a one-shot `burrow call grep`. Prints a markdown table
 # of medians, the ratio burrow / rg, and both result counts (rg lines or
@@ -14,7 +15,7 @@
 #   BURROW_BASE      a second burrow binary to time beside it ("before")
 #   BENCH_CACHE      where corpora are built once (default /var/tmp/burrow-shapes)
 #   BENCH_GREP_RUNS  hyperfine --runs per command (default 5)
-#   BENCH_SHAPES     which corpora (default "small big linux")
+#   BENCH_SHAPES     which corpora (default "small big mid linux")
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,7 +23,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BASE=${BURROW_BASE:-}
 CACHE=${BENCH_CACHE:-/var/tmp/burrow-shapes}
 RUNS=${BENCH_GREP_RUNS:-5}
-SHAPES=${BENCH_SHAPES:-small big linux}
+SHAPES=${BENCH_SHAPES:-small big mid linux}
 LINUX=${BENCH_LINUX:-/var/tmp/burrow-bench/linux-source-6.1}
 
 [ -x "$BIN" ] || { echo "bench/grep_shapes: $BIN not found: run make first" >&2; exit 2; }
@@ -51,7 +52,7 @@ if [[ " $SHAPES " == *" small "* ]] && [ ! -d "$CACHE/small/node_modules" ]; the
     date-fns@2 @mui/material@5 core-js@3 lodash-es@4 >/dev/null)
 fi
 # one large file: /usr/include's headers in path order, repeated to 200 MiB
-if [[ " $SHAPES " == *" big "* ]] && [ ! -f "$CACHE/big/big.txt" ]; then
+if [[ " $SHAPES " == *" big "* || " $SHAPES " == *" mid "* ]] && [ ! -f "$CACHE/big/big.txt" ]; then
   mkdir -p "$CACHE/big"
   echo "+ generating $CACHE/big/big.txt (once)"
   find /usr/include -name '*.h' -type f | LC_ALL=C sort | xargs cat > "$CACHE/seed.txt"
@@ -60,6 +61,13 @@ if [[ " $SHAPES " == *" big "* ]] && [ ! -f "$CACHE/big/big.txt" ]; then
   done
   truncate -s 209715200 "$CACHE/big/big.txt"
   rm -f "$CACHE/seed.txt"
+fi
+
+# medium files: the large file cut at line ends into pieces of 4 MiB, in
+# one directory (no directory to spread over the workers)
+if [[ " $SHAPES " == *" mid "* ]] && [ ! -f "$CACHE/mid/f000" ]; then
+  mkdir -p "$CACHE/mid"
+  (cd "$CACHE/mid" && split -C 4194304 -d -a 3 ../big/big.txt f)
 fi
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/burrow-shapes.XXXXXX")
@@ -85,6 +93,7 @@ for shape in $SHAPES; do
   case $shape in
     small) dir=$CACHE/small ;;
     big) dir=$CACHE/big ;;
+    mid) dir=$CACHE/mid ;;
     linux) dir=$LINUX; [ -d "$dir" ] || { echo "(linux tree not at $dir: skipped)" >&2; continue; } ;;
   esac
   cd "$dir"

@@ -233,7 +233,11 @@ size_t bw_lits_next(bw_lit *v, int n, const unsigned char *h, size_t len,
 
 enum { BW_GREP_CONTENT = 0, BW_GREP_FILES = 1, BW_GREP_COUNT = 2 };
 
-enum { BW_GREP_MAP_MIN = 1 << 20, BW_GREP_CHUNK = 8 << 20 };
+/* Files from BW_GREP_MAP_MIN bytes are mapped (and split into chunks of
+ * about BW_GREP_CHUNK, searched by several threads); smaller ones are read
+ * into the worker's buffer, which a scan of a mapping's pages costs more
+ * than here (docs/benchmarks.md, sixth round). */
+enum { BW_GREP_CHUNK = 8 << 20, BW_GREP_MAP_MIN = 2 * BW_GREP_CHUNK };
 
 typedef struct bw_grep_opts {
   const char *pattern;

@@ -5,7 +5,10 @@
  * down, and popping the smallest name first keeps the walk close to path
  * order, which lets a capped search prune early). The worker that reads a
  * directory handles its entries itself: files are visited right there,
- * with the directory's fd, so no path string ever reaches a syscall.
+ * with the directory's fd, so no path string ever reaches a syscall. While
+ * another worker waits with nothing to take, it is offered the second half
+ * of the entries left (a share: the same directory node and fd, a copy of
+ * the names), so one large directory is not one thread's work.
  *
  * Every directory is opened from its parent's fd: O_PATH|O_NOFOLLOW|
  * O_DIRECTORY, checked to be on the root's device and mount, then opened
@@ -33,7 +36,8 @@
 
 #include "search.h"
 
-enum { MAX_THREADS = 12, DENTS_BUF = 64 * 1024 };
+/* SHARE_MIN: entries left for a directory's worker to offer half of them */
+enum { MAX_THREADS = 12, DENTS_BUF = 64 * 1024, SHARE_MIN = 4 };
 
 typedef struct node {
   struct node *parent;
@@ -49,14 +53,35 @@ typedef struct node {
   _Atomic int refs;    /* children alive, +1 */
 } node;
 
+typedef struct dent {
+  const char *name;
+  unsigned char type;
+} dent;
+
+/* Part of a directory's entries for another worker: the node (a reference
+ * and an fd reference held for it) and its own copy of the entries, the
+ * names after the array. */
+typedef struct share {
+  node *n;
+  size_t nv;
+  dent v[];
+} share;
+
+/* What the stack holds: a directory to read, or a share of one. */
+typedef struct task {
+  node *n;
+  share *s;
+} task;
+
 typedef struct walker {
   const bw_root *r;
   const bw_walk_opts *o;
   pthread_mutex_t mu;
   pthread_cond_t cv, done_cv;
-  node **stack;
+  task *stack;
   size_t n, cap;
   int active, finished, nthreads;
+  _Atomic int idle; /* workers waiting for a task (changed under mu) */
   _Atomic int stop, err;
   bw_walk_stats local;
   bw_walk_stats *st;
@@ -65,11 +90,6 @@ typedef struct walker {
   char pre[2 * BW_PATH_MAX + 2];
   size_t prelen, boff;
 } walker;
-
-typedef struct dent {
-  const char *name;
-  unsigned char type;
-} dent;
 
 typedef struct worker {
   walker *w;
@@ -463,7 +483,7 @@ static void push_children(walker *w, node **kids, size_t nk) {
   if (w->n + nk > w->cap) {
     size_t c = w->cap ? w->cap : 256;
     while (c < w->n + nk) c *= 2;
-    node **ns = realloc(w->stack, c * sizeof *ns);
+    task *ns = realloc(w->stack, c * sizeof *ns);
     if (!ns) {
       pthread_mutex_unlock(&w->mu);
       for (size_t i = 0; i < nk; i++) node_drop(kids[i]);
@@ -474,7 +494,7 @@ static void push_children(walker *w, node **kids, size_t nk) {
     w->stack = ns;
     w->cap = c;
   }
-  for (size_t i = nk; i-- > 0;) w->stack[w->n++] = kids[i]; /* smallest on top */
+  for (size_t i = nk; i-- > 0;) w->stack[w->n++] = (task){kids[i], NULL}; /* smallest on top */
   pthread_cond_broadcast(&w->cv);
   pthread_mutex_unlock(&w->mu);
 }
@@ -525,6 +545,84 @@ static int visit_entry(walker *w, worker *k, node *n, const dent *d,
   return rc < 0 ? -1 : 0;
 }
 
+/* A share that will never be visited: give back what it holds. */
+static void share_drop(share *s) {
+  fd_release(s->n);
+  node_release(s->n);
+  free(s);
+}
+
+static void task_drop(task t) {
+  if (t.s) share_drop(t.s);
+  else node_drop(t.n);
+}
+
+/* Offer the give entries at v (of n's directory) to a waiting worker: 1
+ * if pushed as a share, 0 if no worker waits for more than the stack
+ * holds (or no memory: this worker visits them). */
+static int offer(walker *w, node *n, const dent *v, size_t give) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < give; i++) bytes += strlen(v[i].name) + 1;
+  share *s = malloc(sizeof *s + give * sizeof(dent) + bytes);
+  if (!s) return 0;
+  char *names = (char *)(s->v + give);
+  for (size_t i = 0; i < give; i++) {
+    const dent *d = &v[i];
+    size_t l = strlen(d->name) + 1;
+    memcpy(names, d->name, l);
+    s->v[i] = (dent){names, d->type};
+    names += l;
+  }
+  s->n = n;
+  s->nv = give;
+  pthread_mutex_lock(&w->mu);
+  int taken = atomic_load(&w->idle) > (int)w->n && w->n < w->cap && !atomic_load(&w->stop);
+  if (taken) {
+    atomic_fetch_add(&n->refs, 1);
+    atomic_fetch_add(&n->fd_refs, 1);
+    w->stack[w->n++] = (task){NULL, s};
+    pthread_cond_broadcast(&w->cv);
+  }
+  pthread_mutex_unlock(&w->mu);
+  if (!taken) free(s);
+  return taken;
+}
+
+/* Visit the nv entries at v of n's directory (read, or shared with this
+ * worker), handing half of what is left to a worker that waits, then push
+ * the directories to descend. */
+static void visit_range(walker *w, worker *k, node *n, const dent *v, size_t nv) {
+  node **kids = NULL;
+  size_t nk = 0, kcap = 0;
+  for (size_t i = 0; i < nv && !stopped(w); i++) {
+    size_t give = (nv - i) / 2;
+    if (nv - i >= SHARE_MIN && atomic_load_explicit(&w->idle, memory_order_relaxed) > 0 &&
+        offer(w, n, v + nv - give, give))
+      nv -= give;
+    node *kid;
+    if (visit_entry(w, k, n, &v[i], &kid) < 0) {
+      atomic_store(&w->stop, 1);
+      break;
+    }
+    if (!kid) continue;
+    if (nk == kcap) {
+      kcap = kcap ? kcap * 2 : 16;
+      node **nkids = realloc(kids, kcap * sizeof *nkids);
+      if (!nkids) {
+        node_drop(kid);
+        atomic_store(&w->err, BW_ENOMEM);
+        atomic_store(&w->stop, 1);
+        break;
+      }
+      kids = nkids;
+    }
+    kids[nk++] = kid;
+  }
+  push_children(w, kids, nk);
+  free(kids);
+}
+
+
 static void process(walker *w, worker *k, node *n) {
   int rc = open_node(w, n);
   if (rc) {
@@ -552,30 +650,7 @@ static void process(walker *w, worker *k, node *n) {
     if (has_git || has_ign || has_gi)
       n->ig = dir_rules(n->fd, n->in_git, has_git, has_ign, has_gi);
   }
-  node **kids = NULL;
-  size_t nk = 0, kcap = 0;
-  for (size_t i = 0; i < k->n && !stopped(w); i++) {
-    node *kid;
-    if (visit_entry(w, k, n, &k->v[i], &kid) < 0) {
-      atomic_store(&w->stop, 1);
-      break;
-    }
-    if (!kid) continue;
-    if (nk == kcap) {
-      kcap = kcap ? kcap * 2 : 16;
-      node **nkids = realloc(kids, kcap * sizeof *nkids);
-      if (!nkids) {
-        node_drop(kid);
-        atomic_store(&w->err, BW_ENOMEM);
-        atomic_store(&w->stop, 1);
-        break;
-      }
-      kids = nkids;
-    }
-    kids[nk++] = kid;
-  }
-  push_children(w, kids, nk);
-  free(kids);
+  visit_range(w, k, n, k->v, k->n);
   fd_release(n);
   node_release(n);
 }
@@ -585,18 +660,24 @@ static void *work(void *arg) {
   walker *w = k->w;
   for (;;) {
     pthread_mutex_lock(&w->mu);
-    while (!w->n && w->active && !atomic_load(&w->stop))
+    while (!w->n && w->active && !atomic_load(&w->stop)) {
+      atomic_fetch_add(&w->idle, 1);
       pthread_cond_wait(&w->cv, &w->mu);
+      atomic_fetch_sub(&w->idle, 1);
+    }
     if (!w->n || atomic_load(&w->stop)) {
       pthread_cond_broadcast(&w->cv);
       pthread_mutex_unlock(&w->mu);
       break;
     }
-    node *n = w->stack[--w->n];
+    task t = w->stack[--w->n];
     w->active++;
     pthread_mutex_unlock(&w->mu);
-    if (stopped(w)) node_drop(n);
-    else process(w, k, n);
+    if (stopped(w)) task_drop(t);
+    else if (t.s) {
+      visit_range(w, k, t.s->n, t.s->v, t.s->nv);
+      share_drop(t.s);
+    } else process(w, k, t.n);
     pthread_mutex_lock(&w->mu);
     w->active--;
     if (!w->active && !w->n) pthread_cond_broadcast(&w->cv);
@@ -739,7 +820,7 @@ int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
     return BW_ENOMEM;
   }
   w.cap = 256;
-  w.stack[w.n++] = start;
+  w.stack[w.n++] = (task){start, NULL};
   pthread_mutex_init(&w.mu, NULL);
   pthread_cond_init(&w.cv, NULL);
   pthread_cond_init(&w.done_cv, NULL);
@@ -754,7 +835,7 @@ int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
   w.nthreads = started ? started : 1;
   supervise(&w);
   for (int i = 0; i < started; i++) pthread_join(ts[i], NULL);
-  while (w.n) node_drop(w.stack[--w.n]); /* left by a stop */
+  while (w.n) task_drop(w.stack[--w.n]); /* left by a stop */
   for (int i = 0; i < w.nthreads; i++) {
     free(ks[i].v);
     free(ks[i].names);

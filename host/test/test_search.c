@@ -166,24 +166,27 @@ static void setup(void) {
 
 typedef struct coll {
   char paths[512][128];
-  int n;
+  _Atomic int n; /* visits come from every worker */
 } coll;
 
 static int collect(void *arg, const bw_wentry *e) {
   coll *c = arg;
-  if (c->n < 512) snprintf(c->paths[c->n++], 128, "%s", e->path);
+  int i = atomic_fetch_add(&c->n, 1);
+  if (i < 512) snprintf(c->paths[i], 128, "%s", e->path);
   return e->type == 'd';
 }
 
+static int seen(const coll *c) { return c->n < 512 ? c->n : 512; }
+
 static int has(const coll *c, const char *p) {
-  for (int i = 0; i < c->n; i++)
+  for (int i = 0; i < seen(c); i++)
     if (!strcmp(c->paths[i], p)) return 1;
   return 0;
 }
 
 static int under(const coll *c, const char *dir) {
   size_t l = strlen(dir);
-  for (int i = 0; i < c->n; i++)
+  for (int i = 0; i < seen(c); i++)
     if (!strncmp(c->paths[i], dir, l) && c->paths[i][l] == '/') return 1;
   return 0;
 }
@@ -245,6 +248,70 @@ static int grep_count(const bw_root *r, const char *rel, bw_grep_opts *o) {
   int n = (int)total(&res);
   bw_grep_res_free(&res);
   return n;
+}
+
+/* ---- one directory's entries shared between workers ---- */
+
+typedef struct tally {
+  _Atomic int seen[301]; /* many/f1..f300.txt */
+  _Atomic int by_worker[8];
+  _Atomic int visits, stop_after;
+} tally;
+
+static int count_many(void *arg, const bw_wentry *e) {
+  tally *t = arg;
+  int v = atomic_fetch_add(&t->visits, 1) + 1;
+  int i = 0;
+  if (sscanf(e->name, "f%d.txt", &i) == 1 && i >= 1 && i <= 300) atomic_fetch_add(&t->seen[i], 1);
+  atomic_fetch_add(&t->by_worker[e->worker & 7], 1);
+  usleep(200); /* work enough for the other workers to wait for some */
+  return t->stop_after && v >= t->stop_after ? -1 : 0;
+}
+
+static int open_fds(void) {
+  int n = 0;
+  for (int fd = 0; fd < 1024; fd++) n += fcntl(fd, F_GETFD) >= 0;
+  return n;
+}
+
+static void test_shares(const bw_root *r) {
+  static tally t;
+  int fds = open_fds();
+  int spread = 0;
+  for (int threads = 1; threads <= 4; threads++) {
+    memset(&t, 0, sizeof t);
+    bw_walk_stats st = {0};
+    bw_walk_opts o = {.threads = threads, .visit = count_many, .arg = &t, .stats = &st};
+    CHECK(bw_walk_run(r, "many", &o) == BW_OK, "walk of one large directory");
+    int once = 1, workers = 0;
+    for (int i = 1; i <= 300; i++) once &= atomic_load(&t.seen[i]) == 1;
+    for (int k = 0; k < 8; k++) workers += atomic_load(&t.by_worker[k]) > 0;
+    CHECK(once && atomic_load(&t.visits) == 300 && st.entries == 300 && st.dirs == 1,
+          "every entry of a shared directory visited once");
+    if (threads > 1 && workers > 1) spread++;
+  }
+  CHECK(spread == 3, "with 2-4 workers one directory's entries go to more than one");
+  /* a stop while shares wait: they are dropped, their directory closed */
+  memset(&t, 0, sizeof t);
+  t.stop_after = 10;
+  bw_walk_opts o = {.threads = 4, .visit = count_many, .arg = &t};
+  CHECK(bw_walk_run(r, "many", &o) == BW_OK && atomic_load(&t.visits) < 300, "stop with shares");
+  CHECK(open_fds() == fds, "no fd left open by shares");
+  /* grep's answer does not depend on how the directory was shared */
+  bw_grep_opts g = gopts("needle [0-9]+");
+  g.max_results = 2000;
+  g.walk.threads = 1;
+  bw_grep_res one, four;
+  CHECK(bw_grep(r, "many", &g, &one) == BW_OK, "grep, one worker");
+  g.walk.threads = 4;
+  CHECK(bw_grep(r, "many", &g, &four) == BW_OK, "grep, four workers");
+  int same = one.nfiles == 300 && four.nfiles == one.nfiles;
+  for (size_t i = 0; same && i < one.nfiles; i++)
+    same = !strcmp(one.files[i]->item.path, four.files[i]->item.path) &&
+           one.files[i]->item.units == four.files[i]->item.units;
+  CHECK(same, "grep of a shared directory: the same files, in the same order");
+  bw_grep_res_free(&one);
+  bw_grep_res_free(&four);
 }
 
 static void test_grep(const bw_root *r) {
@@ -636,6 +703,7 @@ int main(void) {
     CHECK(bw_root_open(&r, ws, NULL, 0) == BW_OK, "root open");
     printf("# backend %s\n", bw_backend_name());
     test_walk(&r);
+    test_shares(&r);
     test_grep(&r);
     test_chunks(&r);
     test_globsearch(&r);
