@@ -384,8 +384,36 @@ void bwg_free_gfile(bw_item *it) {
   free(f);
 }
 
-/* List a skipped file (up to max_skipped names; all are counted). */
+/* The names kept of skipped files form a max-heap by path order while
+ * the workers meet them, so the list is the first max_skipped in path
+ * order whatever the order of the visits (sorted at the end). */
+static void heap_up(char **v, size_t i) {
+  for (; i && bw_path_cmp(v[(i - 1) / 2], v[i]) < 0; i = (i - 1) / 2) {
+    char *t = v[i];
+    v[i] = v[(i - 1) / 2];
+    v[(i - 1) / 2] = t;
+  }
+}
+
+static void heap_down(char **v, size_t n, size_t i) {
+  for (;;) {
+    size_t m = i, l = 2 * i + 1, r = l + 1;
+    if (l < n && bw_path_cmp(v[l], v[m]) > 0) m = l;
+    if (r < n && bw_path_cmp(v[r], v[m]) > 0) m = r;
+    if (m == i) return;
+    char *t = v[i];
+    v[i] = v[m];
+    v[m] = t;
+    i = m;
+  }
+}
+
+/* List a skipped file (the first max_skipped names in path order; all
+ * are counted). A capped search lists and counts only what sorts before
+ * its last result, what a walk in path order meets, whichever worker got
+ * there first (and trims the lists to that when it ends: skipped_cut). */
 static int note_skip(grep *g, int big, const char *path) {
+  if (bw_topn_past(&g->top, path)) return BW_OK;
   pthread_mutex_lock(&g->mu);
   char ***v = big ? &g->big : &g->bin;
   size_t *n = big ? &g->nbig : &g->nbin, *c = big ? &g->cbig : &g->cbin;
@@ -399,8 +427,17 @@ static int note_skip(grep *g, int big, const char *path) {
       if (nv) *v = nv, *c = nc;
     }
     char *d = *n < *c ? strdup(path) : NULL;
-    if (d) (*v)[(*n)++] = d;
-    else rc = BW_ENOMEM;
+    if (d) {
+      (*v)[(*n)++] = d;
+      heap_up(*v, *n - 1);
+    } else rc = BW_ENOMEM;
+  } else if (*n && bw_path_cmp(path, (*v)[0]) < 0) { /* before the last kept */
+    char *d = strdup(path);
+    if (d) {
+      free((*v)[0]);
+      (*v)[0] = d;
+      heap_down(*v, *n, 0);
+    } else rc = BW_ENOMEM;
   }
   pthread_mutex_unlock(&g->mu);
   return rc;
@@ -688,6 +725,19 @@ static int by_path(const void *a, const void *b) {
   return bw_path_cmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Drop the names of skipped files after the last result of a full set
+ * (the workers may have listed them before the set filled), and their
+ * count. */
+static void skipped_cut(char **v, size_t *n, size_t *total, const char *last) {
+  size_t k = 0;
+  for (size_t i = 0; i < *n; i++) {
+    if (bw_path_cmp(v[i], last) > 0) free(v[i]);
+    else v[k++] = v[i];
+  }
+  *total -= *n - k;
+  *n = k;
+}
+
 static void grep_free(grep *g) {
   for (int i = 0; g->ws && i < g->nws; i++) bwg_ws_free(&g->ws[i]);
   free(g->ws);
@@ -797,6 +847,10 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   for (int i = 0; i < g.nws; i++) {
     bw_stash_take(&res->stash, &g.ws[i].stash[0]);
     bw_stash_take(&res->stash, &g.ws[i].stash[1]);
+  }
+  if (g.top.full && g.top.n) {
+    skipped_cut(g.bin, &g.nbin, &g.tbin, g.top.v[g.top.n - 1]->path);
+    skipped_cut(g.big, &g.nbig, &g.tbig, g.top.v[g.top.n - 1]->path);
   }
   res->files = (bw_gfile **)g.top.v;
   res->nfiles = g.top.n;

@@ -186,6 +186,9 @@ int bw_topn_add(bw_topn *t, bw_item *it);
 /* Would a path (and so anything below it) sort after the cap? */
 int bw_topn_beyond(bw_topn *t, const char *path);
 int bw_topn_is_full(bw_topn *t); /* the limit reached: adding may drop a kept item */
+/* 1 if the set is full and path sorts after its last item: a walk in path
+ * order would not have reached it. Nothing is marked dropped. */
+int bw_topn_past(bw_topn *t, const char *path);
 void bw_topn_free(bw_topn *t);
 
 /* ---- required literals and the prefilter scan (prefilter.c) ---- */

@@ -233,6 +233,13 @@ int bw_topn_beyond(bw_topn *t, const char *path) {
   return b;
 }
 
+int bw_topn_past(bw_topn *t, const char *path) {
+  pthread_mutex_lock(&t->mu);
+  int past = t->full && bw_path_cmp(path, t->v[t->n - 1]->path) > 0;
+  pthread_mutex_unlock(&t->mu);
+  return past;
+}
+
 int bw_topn_is_full(bw_topn *t) {
   pthread_mutex_lock(&t->mu);
   int full = t->full;

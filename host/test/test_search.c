@@ -162,6 +162,9 @@ static void setup(void) {
      "ln -s /proc/self/root ws/proc_link && ln -s src ws/link_in && "
      "ln -s loop2 ws/loop1 && ln -s loop1 ws/loop2 && mkfifo ws/fifo");
   sh("cd ws/many && for i in $(seq 1 300); do printf 'x\\nneedle %d\\n' $i > f$i.txt; done");
+  sh("mkdir bins && cd bins && for i in $(seq 1 40); do n=$(printf %02d $i); "
+     "if [ $((i % 2)) = 1 ]; then printf 'x\\0needle\\n' > b$n.dat; "
+     "else printf 'needle %s\\n' $n > b$n.txt; fi; done");
 }
 
 typedef struct coll {
@@ -312,6 +315,35 @@ static void test_shares(const bw_root *r) {
   CHECK(same, "grep of a shared directory: the same files, in the same order");
   bw_grep_res_free(&one);
   bw_grep_res_free(&four);
+  /* skipped lists: the first names in path order, and in a capped search
+     only what sorts before its last result, however the workers met them */
+  char dir[300];
+  snprintf(dir, sizeof dir, "%s/bins", base);
+  bw_root br;
+  CHECK(bw_root_open(&br, dir, NULL, 0) == BW_OK, "bins root");
+  for (int capped = 0; capped < 2; capped++) {
+    bw_grep_res res[2];
+    for (int k = 0; k < 2; k++) {
+      bw_grep_opts b = gopts("needle");
+      b.max_skipped = capped ? 40 : 3; /* capped: every name met kept, so the count is exact */
+      b.max_results = capped ? 4 : 1000;
+      b.walk.threads = k ? 4 : 1;
+      CHECK(bw_grep(&br, ".", &b, &res[k]) == BW_OK, "grep of bins");
+    }
+    size_t listed = capped ? 4 : 3;
+    int same = res[0].listed_binary == listed && res[1].listed_binary == listed;
+    for (size_t i = 0; same && i < listed; i++)
+      same = !strcmp(res[0].skipped_binary[i], res[1].skipped_binary[i]);
+    CHECK(same && !strcmp(res[1].skipped_binary[0], "b01.dat") &&
+              !strcmp(res[1].skipped_binary[2], "b05.dat"),
+          "skipped names: the first in path order, with one worker or four");
+    /* capped at 4 results (b02..b08): the binaries before b08 only */
+    CHECK(res[1].n_binary == (capped ? 4u : 20u) && res[0].n_binary == res[1].n_binary,
+          "a capped search counts the skipped files before its last result");
+    bw_grep_res_free(&res[0]);
+    bw_grep_res_free(&res[1]);
+  }
+  bw_root_close(&br);
 }
 
 static void test_grep(const bw_root *r) {
