@@ -461,7 +461,7 @@ static int read_all(wstate *w, int fd, size_t hint, size_t cap, size_t *len) {
       if (c >= HUGE_BUF) { /* whole huge pages: a fault per 2 MiB, not per 4 KiB */
         c = (c + HUGE_BUF - 1) & ~(HUGE_BUF - 1);
         if ((b = aligned_alloc(HUGE_BUF, c))) {
-          (void)madvise(b, c, MADV_HUGEPAGE);
+          bw_huge_advise(b, c);
           if (n) memcpy(b, w->buf, n);
           free(w->buf);
         }

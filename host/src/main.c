@@ -20,7 +20,7 @@ static int traceback(lua_State *L) {
 }
 
 /* The stock allocator (realloc/free), and huge-page advice for a block of
- * 8 MiB or more: those are a big read's text becoming a Lua string,
+ * BW_HUGE_MIN (2 MiB) or more: those are a big read's text becoming a Lua string,
  * written once right after (bw_huge_advise). */
 static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   (void)ud;
