@@ -628,7 +628,9 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
     close(fd);
     return note_skip(g, 1, path) ? -1 : 0;
   }
-  size_t map_min = o->map_min ? o->map_min : BW_GREP_MAP_MIN;
+  size_t map_min = o->map_min                 ? o->map_min
+                   : o->mode == BW_GREP_FILES ? BW_GREP_FILES_MAP_MIN
+                                              : BW_GREP_MAP_MIN;
   if (size && size >= map_min) {
     /* a file this large would need a buffer as large, a page fault per
      * page; it is mapped, and searched in chunks read from the fd where

@@ -241,6 +241,9 @@ enum { BW_GREP_CONTENT = 0, BW_GREP_FILES = 1, BW_GREP_COUNT = 2 };
  * into the worker's buffer, which a scan of a mapping's pages costs more
  * than here (docs/benchmarks.md, sixth round). */
 enum { BW_GREP_CHUNK = 8 << 20, BW_GREP_MAP_MIN = 2 * BW_GREP_CHUNK };
+/* In files mode the first match ends a file: a mapping touches only the
+ * pages before it, where a read takes the whole file. */
+enum { BW_GREP_FILES_MAP_MIN = 1 << 20 };
 
 typedef struct bw_grep_opts {
   const char *pattern;
