@@ -93,7 +93,7 @@ describe(F.tag("security: grep and glob walks"), function()
   end)
 
   it("a large file (mapped, searched in chunks) follows the same rules: no link out, no FIFO", function()
-    -- 20 MiB: over the 1 MiB map threshold and two 8 MiB chunks
+    -- 20 MiB: over the 16 MiB map threshold, two 8 MiB chunks
     local big = fx.B .. "/outside/big_secret.txt"
     F.sh("yes " .. F.q("line " .. F.SECRET) .. " | head -c 20971520 > " .. F.q(big))
     F.sh("mkdir -p " .. F.q(fx.ws .. "/bigdir") .. " && ln -sfn " .. F.q(big) .. " " .. F.q(fx.ws .. "/bigdir/esc_big")
@@ -115,6 +115,39 @@ describe(F.tag("security: grep and glob walks"), function()
     end)
     F.stop(pid)
     F.sh("rm -rf " .. F.q(fx.ws .. "/bigdir") .. " " .. F.q(big))
+  end)
+
+  it("one directory shared between the workers follows the same rules: no link out, no FIFO, no denied file", function()
+    -- 400 entries in one directory: the worker that reads it hands parts of
+    -- it to the workers that wait (walk.c), each part through the same checks
+    local flat = fx.ws .. "/flat"
+    F.sh("mkdir -p " .. F.q(flat) .. " && cd " .. F.q(flat) .. " && for i in $(seq 100 499); do case $((i % 10)) in "
+      .. "3) ln -s ../../outside/secret.txt l$i.txt ;; 7) mkfifo p$i.txt ;; 5) printf 'needle KEY=%s\\n' $i > .env.$i ;; "
+      .. "*) printf 'needle %s\\n' $i > f$i.txt ;; esac; done")
+    local wsp = F.open({{path = fx.ws, mode = "rw"}}, {policies = {"default", "secrets"}})
+    F.guarded(fx, "grep flat", function()
+      for _, pat in ipairs({"needle", F.SECRET, "KEY="}) do
+        local t, res, msg, code = F.timed(wsp.call, wsp, "grep",
+          {path = "flat", pattern = pat, literal = true, include_hidden = true, output_mode = "files"})
+        F.ok("grep flat " .. pat, res, msg, code)
+        assert.is_true(t < 2.5, ("grep took %.2f s (FIFO opened?)"):format(t))
+        no_outside("grep flat " .. pat, fx, res)
+        for _, f in ipairs(res.files) do
+          assert.truthy(f:match("^flat/f%d+%.txt$"), "grep flat " .. pat .. " reached " .. f)
+        end
+        assert.equal(pat == "needle" and 280 or 0, #res.files)
+      end
+      local res = F.ok("glob flat", wsp:call("glob", {pattern = "flat/**", include_hidden = true}))
+      local n = 0
+      for _, e in ipairs(res.entries or {}) do
+        local p = type(e) == "table" and e.path or e
+        assert.is_nil(p:find(".env", 1, true), "glob listed a denied file: " .. p)
+        n = n + 1
+      end
+      assert.equal(280, n) -- the regular files (glob's default type)
+    end)
+    wsp:close()
+    F.sh("rm -rf " .. F.q(flat))
   end)
 
   it("grep below an in-root directory link searches its target, not links inside it", function()
