@@ -42,7 +42,7 @@ enum {
   BINARY_PROBE = 8192,
   UTF8_HEAD = 64 * 1024, /* the bytes a large file's encoding is judged by */
   HUGE_BUF = 2 << 20, /* a read buffer this large is made of huge pages */
-  HEAD_JUDGED = 1 << 20, /* from this size a file is (mapped ones always are) */
+  HEAD_JUDGED = 1 << 20, /* from this size a file is judged by its head (a mapped one always) */
   WINDOW = 1 << 20,   /* bytes per PCRE2 call without a prefilter */
   MATCH_LIMIT = 10000000,
   DEPTH_LIMIT = 100000,

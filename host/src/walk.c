@@ -629,7 +629,6 @@ static void visit_range(walker *w, worker *k, node *n, const dent *v, size_t nv)
   free(kids);
 }
 
-
 static void process(walker *w, worker *k, node *n) {
   int rc = open_node(w, n);
   if (rc) {
