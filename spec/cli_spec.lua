@@ -97,6 +97,23 @@ describe(H.tag("burrow CLI"), function()
       assert.equal("a.txt", json.decode(out).entries[1].path)
     end)
 
+    it("loads a Lua C module for an operator's tool (Lua is linked whole into the command, its API exported)", function()
+      local cfg = H.tmpdir()
+      H.write(cfg, "tools/cmod.lua", [[
+return {
+  name = "cmod", description = "loads LuaFileSystem, a C module",
+  input_schema = { type = "object", properties = {} },
+  handler = function()
+    local lfs = require "lfs"
+    return { text = lfs._VERSION .. " " .. lfs.attributes("/", "mode") }
+  end,
+}]])
+      H.write(cfg, "burrow.yaml", "tools: [stat, ./tools/cmod.lua]\n")
+      local out, _, code = burrow { "call", "cmod", "{}", "--config", cfg .. "/burrow.yaml", "--root", dir }
+      assert.equal(0, code, out)
+      assert.matches("^LuaFileSystem [%d.]+ directory$", json.decode(out).text)
+    end)
+
     it("serves a root under a virtual mount", function()
       local out, _, code = burrow { "call", "read_file", '{"path":"/workspace/a.txt"}', "--root", dir .. ":/workspace" }
       assert.equal(0, code)
