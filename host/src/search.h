@@ -238,8 +238,8 @@ enum { BW_GREP_CONTENT = 0, BW_GREP_FILES = 1, BW_GREP_COUNT = 2 };
 
 /* Files from BW_GREP_MAP_MIN bytes are mapped (and split into chunks of
  * about BW_GREP_CHUNK, searched by several threads); smaller ones are read
- * into the worker's buffer, which a scan of a mapping's pages costs more
- * than here (docs/benchmarks.md, sixth round). */
+ * into the worker's buffer: scanning a mapping's pages measured slower
+ * than reading them (docs/benchmarks.md, sixth round). */
 enum { BW_GREP_CHUNK = 8 << 20, BW_GREP_MAP_MIN = 2 * BW_GREP_CHUNK };
 /* In files mode the first match ends a file: a mapping touches only the
  * pages before it, where a read takes the whole file. */
@@ -262,9 +262,10 @@ typedef struct bw_grep_opts {
   size_t max_ms;            /* wall-time budget of the whole search (0: none) */
   size_t max_bytes;         /* bytes read over all files (0: none) */
   /* Files of map_min bytes or more are mapped, not read (0: the default,
-   * BW_GREP_MAP_MIN); a mapped file of twice chunk_size or more is split
-   * into chunks of about chunk_size searched by several threads (0: the
-   * default, BW_GREP_CHUNK). Tests set them small to cross chunk edges. */
+   * BW_GREP_MAP_MIN, or BW_GREP_FILES_MAP_MIN in files mode); a mapped
+   * file of twice chunk_size or more is split into chunks of about
+   * chunk_size searched by several threads (0: the default,
+   * BW_GREP_CHUNK). Tests set them small to cross chunk edges. */
   size_t map_min, chunk_size;
   size_t chunk_margin; /* bytes read either side of a chunk (0: 64 KiB); tests set it small */
   bw_walk_opts walk;        /* threads, hidden, ignore, cancel, progress */
