@@ -222,6 +222,19 @@ void bw_buf_prefault(const bw_buf *b, size_t off, size_t n);
 enum { BW_HUGE_MIN = 2 << 20 };
 void bw_huge_advise(void *p, size_t n);
 
+/* A heap for one thread's many small blocks, in one huge page (arena.c):
+ * the burrow command's Lua state. bw_arena_alloc has lua_Alloc's shape
+ * (ud = the arena, or NULL for plain realloc/free): a block is freed or
+ * resized with the size it has, osize, and ptr == NULL asks for a new one
+ * (osize is then not a size). Blocks above BW_ARENA_MAX bytes, and all once
+ * the region is used up, are malloc's. bw_arena_open: NULL where the
+ * region cannot be had (then pass NULL). */
+enum { BW_ARENA_SIZE = 2 << 20, BW_ARENA_MAX = 4096 };
+typedef struct bw_arena bw_arena;
+bw_arena *bw_arena_open(void);
+void bw_arena_close(bw_arena *a);
+void *bw_arena_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+
 /* Run fn(arg) so that a SIGBUS from a mapped file becomes BW_EIO. fn returns
  * a bw_code. Whatever fn allocated must be reachable from arg. */
 int bw_guard(int (*fn)(void *arg), void *arg);

@@ -19,19 +19,23 @@ static int traceback(lua_State *L) {
   return 1;
 }
 
-/* The stock allocator (realloc/free), and huge-page advice for a block of
- * BW_HUGE_MIN (2 MiB) or more: those are a big read's text becoming a Lua string,
- * written once right after (bw_huge_advise). */
-static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  void *p = realloc(ptr, nsize);
-  if (p && nsize >= BW_HUGE_MIN) bw_huge_advise(p, nsize);
-  return p;
+/* The command's Lua heap is one huge page (arena.c): a command spends
+ * less of its life in page faults (docs/benchmarks.md, start-up). Not
+ * under AddressSanitizer, which must see Lua's blocks to check them. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#endif
+static bw_arena *lua_heap(void) {
+#ifdef UNDER_ASAN
+  return NULL;
+#else
+  return bw_arena_open();
+#endif
 }
 
 int main(int argc, char **argv) {
@@ -41,12 +45,13 @@ int main(int argc, char **argv) {
     setrlimit(RLIMIT_NOFILE, &rl);
   }
   signal(SIGPIPE, SIG_IGN);
+  bw_arena *heap = lua_heap();
   lua_State *L = luaL_newstate();
   if (!L) {
     fputs("burrow: out of memory\n", stderr);
     return 1;
   }
-  lua_setallocf(L, lua_alloc, NULL); /* realloc/free like the stock one */
+  lua_setallocf(L, bw_arena_alloc, heap);
   bw_lua_prepare(L);
   lua_pushcfunction(L, traceback);
   lua_getglobal(L, "require");
@@ -63,9 +68,11 @@ int main(int argc, char **argv) {
   if (rc != LUA_OK) {
     fprintf(stderr, "burrow: %s\n", lua_tostring(L, -1));
     lua_close(L);
+    bw_arena_close(heap);
     return 1;
   }
   int status = (int)luaL_optinteger(L, -1, 0);
   lua_close(L);
+  bw_arena_close(heap);
   return status;
 }
