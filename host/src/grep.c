@@ -488,6 +488,13 @@ static int read_all(wstate *w, int fd, size_t hint, size_t cap, size_t *len) {
   return BW_OK;
 }
 
+/* Are the first judge bytes of a file of n bytes UTF-8, so that grep
+ * searches the file as its bytes? A sequence cut at the end of a head is. */
+static int utf8_head(const char *b, size_t n, size_t judge) {
+  size_t ok = bw_utf8_valid_upto(b, judge);
+  return ok == n || (judge < n && ok + 4 > judge);
+}
+
 /* The text grep searches in a file's bytes: 0 the bytes themselves (UTF-8,
  * decided by one SSE2/word pass, so UTF-8 trees keep their speed), 1 the
  * UTF-8 of another encoding in *dec (charset.c: a BOM, UTF-16 by its NULs,
@@ -501,8 +508,7 @@ static int text_of(const char *b, size_t n, int mapped, char **dec, size_t *dlen
      page of a mapping in on one thread before the chunked search (1.6x on
      185 MB), and costs a read file a fifth of its search (4 MiB files) */
   size_t judge = (mapped || n >= HEAD_JUDGED) && n > UTF8_HEAD ? UTF8_HEAD : n;
-  size_t ok = bw_utf8_valid_upto(b, judge);
-  if (!nul && (ok == n || (judge < n && ok + 4 > judge))) return 0; /* a cut sequence at the end of the head */
+  if (!nul && utf8_head(b, n, judge)) return 0;
   bw_charset cs;
   if (bw_charset_detect(b, n, &cs)) return -1;
   if (cs.utf8) return nul ? -1 : 0;
@@ -611,6 +617,45 @@ static int search_file(grep *g, wstate *w, const char *buf, size_t len,
   return keep_file(g, f);
 }
 
+/* Files mode, a file large enough to be mapped: a file that matches at
+ * all mostly does in its first lines, and reading its first UTF8_HEAD
+ * bytes costs less than mapping it (a mapping is set up, faulted in and
+ * torn down; 51 files of 4 MiB: see docs/benchmarks.md). The head answers
+ * for the file when it is judged text as text_of judges a mapped file (by
+ * this same head: no NUL in BINARY_PROBE, UTF-8) and one of its whole
+ * lines matches: lines are matched one by one, so a line's match is the
+ * line's alone. 1: not answered (search the whole file), else what
+ * keep_file says. */
+static int files_head(grep *g, wstate *w, int fd, size_t size, const char *path) {
+  if (w->cap < UTF8_HEAD) {
+    char *b = realloc(w->buf, UTF8_HEAD);
+    if (!b) return 1;
+    w->buf = b;
+    w->cap = UTF8_HEAD;
+  }
+  size_t got = 0;
+  while (got < UTF8_HEAD) {
+    ssize_t n = pread(fd, w->buf + got, UTF8_HEAD - got, (off_t)got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return 1; /* shrunk, or unreadable: the whole path says */
+    got += (size_t)n;
+  }
+  if (memchr(w->buf, '\0', BINARY_PROBE) || !utf8_head(w->buf, size, UTF8_HEAD)) return 1;
+  const char *nl = memrchr(w->buf, '\n', got);
+  if (!nl) return 1;
+  size_t end = (size_t)(nl - w->buf) + 1;
+  scan s;
+  bwg_scan_init(&s, g, w, w->buf, end, path, 0, end, 1);
+  int rc = bwg_search_buf(&s);
+  if (rc || !s.f) {
+    if (s.f) bwg_free_gfile(&s.f->item);
+    return 1;
+  }
+  atomic_fetch_add(&g->searched, 1);
+  atomic_fetch_add(&g->bytes, size);
+  return keep_file(g, s.f);
+}
+
 /* Read (or map, when large) and search one open regular file; path is
  * what results show. */
 static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
@@ -631,6 +676,13 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
   size_t map_min = o->map_min                 ? o->map_min
                    : o->mode == BW_GREP_FILES ? BW_GREP_FILES_MAP_MIN
                                               : BW_GREP_MAP_MIN;
+  if (o->mode == BW_GREP_FILES && !o->multiline && size > UTF8_HEAD && size >= map_min) {
+    int r = files_head(g, w, fd, size, path);
+    if (r != 1) {
+      close(fd);
+      return r;
+    }
+  }
   if (size && size >= map_min) {
     /* a file this large would need a buffer as large, a page fault per
      * page; it is mapped, and searched in chunks read from the fd where

@@ -625,6 +625,87 @@ static void test_chunks(const bw_root *r) {
   sh("rm -rf ws/chunk");
 }
 
+/* Files mode answers a large file from its first 64 KiB when a whole
+ * line there matches (grep.c files_head), else searches it all: the same
+ * files either way, judged text or binary by the same head, and only the
+ * files not answered by their heads are mapped. */
+static char mapped_names[1024];
+static void note_mapped(const char *path) {
+  size_t n = strlen(mapped_names);
+  snprintf(mapped_names + n, sizeof mapped_names - n, "%s ", path);
+}
+
+static void test_files_head(const bw_root *r) {
+  /* ~200 KB each: filler lines of 50 bytes, with "needle" where named */
+  sh("mkdir -p ws/fh && cd ws/fh && "
+     "filler() { head -c $1 /dev/zero | tr '\\0' 'x' | fold -w 49; } && "
+     "{ echo needle first; filler 200000; } > a.txt && "                  /* in the head */
+     "{ filler 150000; echo; echo needle late; filler 50000; } > b.txt && " /* past it */
+     /* the line "xx needle across" starts at 65525: across the head's end */
+     "{ filler 64214; echo; echo 'xx needle across'; filler 100000; } > c.txt && "
+     /* the same line at 65527: the head ends right after "needle" */
+     "{ filler 64216; echo; echo 'xx needle across'; filler 100000; } > k.txt && "
+     "{ printf 'needle\\n\\0'; filler 200000; } > d.txt && "               /* NUL in the first 8 KiB */
+     "{ echo needle; filler 20000; printf '\\0\\n'; filler 180000; } > e.txt && " /* NUL past it */
+     "{ printf 'caf\\351 needle\\n'; filler 200000; } > f.txt && "          /* Latin-1 head */
+     "filler 200000 > g.txt && "                                          /* no match */
+     "{ echo needle; filler 100000; printf '\\377\\n'; filler 100000; } > h.txt && " /* bad UTF-8 past the head */
+     "{ printf '\\377\\376'; { echo needle; filler 100000; } | iconv -f UTF-8 -t UTF-16LE; } > j.txt");
+  /* "needle$": a head cut after "needle" must not answer for k.txt */
+  static const char *pats[] = {"needle", "needle$"};
+  static const char *wants[] = {"a.txt b.txt c.txt e.txt f.txt h.txt j.txt k.txt ",
+                                "e.txt f.txt h.txt j.txt "};
+  static const char *want_mapped[] = {"b.txt c.txt d.txt f.txt g.txt j.txt k.txt ",
+                                      "a.txt b.txt c.txt d.txt f.txt g.txt j.txt k.txt "};
+  for (int pi = 0; pi < 2; pi++) {
+    const char *want = wants[pi];
+    size_t searched[2] = {0, 0}, bytes[2] = {0, 0};
+    for (int mapped = 0; mapped < 2; mapped++) {
+      for (int threads = 1; threads <= 2; threads++) {
+        bw_grep_opts o = gopts(pats[pi]);
+        o.mode = BW_GREP_FILES;
+        o.walk.threads = threads;
+        o.map_min = mapped ? 1 : (size_t)1 << 40;
+        mapped_names[0] = 0;
+        if (threads == 1) bw_grep_mapped_hook = note_mapped; /* it is not thread-safe */
+        bw_grep_res res;
+        int rc = bw_grep(r, "fh", &o, &res);
+        bw_grep_mapped_hook = NULL;
+        CHECK(rc == BW_OK, "files mode over fh (mapped %d)", mapped);
+        if (rc) continue;
+        char got[1024] = "";
+        for (size_t i = 0; i < res.nfiles; i++) {
+          size_t n = strlen(got);
+          snprintf(got + n, sizeof got - n, "%s ", res.files[i]->item.path);
+        }
+        CHECK(!strcmp(got, want), "%s: files (mapped %d, %d threads): %s", pats[pi], mapped,
+              threads, got);
+        CHECK(res.n_binary == 1 && !strcmp(res.skipped_binary[0], "d.txt"),
+              "d.txt binary by its head (mapped %d): %zu", mapped, res.n_binary);
+        if (mapped && threads == 1) {
+          /* sorted: the walk's order is the directory's */
+          char sorted[1024] = "";
+          const char *all[] = {"a.txt", "b.txt", "c.txt", "d.txt", "e.txt", "f.txt",
+                               "g.txt", "h.txt", "j.txt", "k.txt"};
+          for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+            char key[40];
+            snprintf(key, sizeof key, "%s ", all[i]);
+            if (strstr(mapped_names, key)) strcat(sorted, key);
+          }
+          CHECK(!strcmp(sorted, want_mapped[pi]),
+                "%s: mapped only what the head did not answer: %s", pats[pi], sorted);
+        }
+        searched[mapped] = res.searched, bytes[mapped] = res.bytes;
+        bw_grep_res_free(&res);
+      }
+    }
+    CHECK(searched[0] == searched[1] && bytes[0] == bytes[1],
+          "%s: files and bytes searched alike: %zu/%zu, %zu/%zu", pats[pi], searched[0],
+          searched[1], bytes[0], bytes[1]);
+  }
+  sh("rm -rf ws/fh");
+}
+
 static void test_globsearch(const bw_root *r) {
   bw_glob_opts o = {.types = 1, .max_results = 1000, .count_limit = 100000};
   o.walk.threads = 2;
@@ -738,6 +819,7 @@ int main(void) {
     test_shares(&r);
     test_grep(&r);
     test_chunks(&r);
+    test_files_head(&r);
     test_globsearch(&r);
     test_stash_grep(&r);
     bw_root_close(&r);
