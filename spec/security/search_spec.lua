@@ -150,6 +150,39 @@ describe(F.tag("security: grep and glob walks"), function()
     F.sh("rm -rf " .. F.q(flat))
   end)
 
+  it("files mode answering a big file from its head follows the same rules: no link out, no FIFO, no denied file", function()
+    -- 2 MiB each: over files mode's 1 MiB map threshold, so each file's
+    -- first 64 KiB are read first and a whole line there answers (grep.c
+    -- files_head), on the fd the walk opened and checked
+    local out = fx.B .. "/outside/head_secret.txt"
+    local dir = fx.ws .. "/headdir"
+    F.sh("{ echo " .. F.q("needle " .. F.SECRET) .. "; yes 'plain line text' | head -c 2097152; } > " .. F.q(out))
+    F.sh("mkdir -p " .. F.q(dir) .. " && cd " .. F.q(dir)
+      .. " && ln -sfn " .. F.q(out) .. " esc_head.txt"
+      .. " && { echo needle inside; yes 'plain line text' | head -c 2097152; } > a.txt"
+      .. " && { echo needle KEY=1; yes 'plain line text' | head -c 2097152; } > .env.big"
+      .. " && { printf 'needle\\0bin\\n'; yes 'plain line text' | head -c 2097152; } > bin.dat"
+      .. " && mkfifo fifo_head.txt")
+    local pid = F.spawn("sleep 3; exec 3<>" .. F.q(dir .. "/fifo_head.txt") .. "; sleep 1")
+    local wsp = F.open({{path = fx.ws, mode = "rw"}}, {policies = {"default", "secrets"}})
+    F.guarded(fx, "grep head", function()
+      for _, pat in ipairs({"needle", F.SECRET, "KEY="}) do
+        local t, res, msg, code = F.timed(wsp.call, wsp, "grep",
+          {path = "headdir", pattern = pat, literal = true, include_hidden = true, output_mode = "files"})
+        F.ok("grep head " .. pat, res, msg, code)
+        assert.is_true(t < 2.5, ("grep took %.2f s (FIFO opened?)"):format(t))
+        no_outside("grep head " .. pat, fx, res)
+        assert.same(pat == "needle" and {"headdir/a.txt"} or {}, res.files)
+      end
+      local res = F.ok("grep head binary", wsp:call("grep", {path = "headdir", pattern = "needle",
+        output_mode = "files", include_hidden = true}))
+      assert.same({"headdir/bin.dat"}, res.skipped_binary)
+    end)
+    wsp:close()
+    F.stop(pid)
+    F.sh("rm -rf " .. F.q(dir) .. " " .. F.q(out))
+  end)
+
   it("grep below an in-root directory link searches its target, not links inside it", function()
     F.guarded(fx, "grep link_sub", function()
       local res = F.ok("grep link_sub", ws:call("grep", {path = "link_sub", pattern = "SUBFILE"}))
