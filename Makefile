@@ -43,15 +43,24 @@ endif
 
 B       := build
 SRC     := host/src
-# The binding files: the only ones that see lua.h, with main.c and api.c.
-# Named here, not guessed from a name: every other host/src/*.c is core (a
-# new binding file goes on this list; one left off fails to compile, as the
-# core is built without Lua's include path). api_async.c is neither: it is
-# the API's, so core.so and the C tests leave it out.
-BIND    := lcharset lcore ledit lhost lhttp ljson ljsonfrag lload lmodule lrules lsandbox lsbcharge lsearch lserver lstore lwatch lyaml
-CORE    := $(filter-out $(BIND) main api api_async,$(basename $(notdir $(wildcard $(SRC)/*.c))))
-CORE_O  := $(CORE:%=$(B)/obj/%.o)
-BIND_O  := $(BIND:%=$(B)/obj/%.o)
+# One folder a layer (docs/architecture.md): core/ plain C, built without
+# Lua's include path (a core file that includes lua.h fails to compile);
+# lua/ the binding (burrow.core); server/ the stdio and HTTP transports;
+# api/ burrow.h's implementation; cli/ the burrow command. Every layer
+# above core sees Lua's headers and the other layers' headers.
+LAYERS  := core lua server api cli
+obj_of   = $(patsubst $(SRC)/%.c,$(B)/obj/%.o,$(wildcard $(SRC)/$(1)/*.c))
+CORE_O  := $(call obj_of,core)
+LUA_O   := $(call obj_of,lua)
+SERVER_O:= $(call obj_of,server)
+API_O   := $(call obj_of,api)
+CLI_O   := $(call obj_of,cli)
+MAIN_O  := $(B)/obj/cli/main.o
+# everything but the command's main(): core.so, libburrow and the fuzz targets
+LIB_O   := $(CORE_O) $(LUA_O) $(SERVER_O) $(API_O) $(filter-out $(MAIN_O),$(CLI_O))
+CORE_INC  := -I$(SRC)/core
+LAYER_INC := $(LAYERS:%=-I$(SRC)/%) -Ihost/include
+HEADERS  = $(wildcard $(SRC)/*/*.h) host/include/burrow.h
 TESTS   := $(patsubst host/test/test_%.c,$(B)/test_%,$(wildcard host/test/test_*.c))
 VERSION := $(shell sed -n 's/^\#define BURROW_VERSION_STRING "\(.*\)"/\1/p' host/include/burrow.h)
 SOVER   := $(firstword $(subst ., ,$(VERSION)))
@@ -98,29 +107,29 @@ deps:
 check-deps:
 	@pkg-config --exists $(PKGS) 2>/dev/null || $(MAKE) --no-print-directory deps
 
-$(B)/obj/%.o: $(SRC)/%.c $(wildcard $(SRC)/*.h) | check-deps
+$(B)/obj/%.o: $(SRC)/%.c $(HEADERS) | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-# only the binding and glue see lua.h
-$(BIND_O) $(B)/obj/main.o $(B)/obj/api.o: CFLAGS += $(LUA_CFLAGS)
-$(BIND_O) $(B)/obj/main.o $(B)/obj/api.o $(B)/obj/api_async.o: host/include/burrow.h
+# only the layers above core see lua.h
+$(CORE_O): CFLAGS += $(CORE_INC)
+$(LUA_O) $(SERVER_O) $(API_O) $(CLI_O): CFLAGS += $(LAYER_INC) $(LUA_CFLAGS)
 
 # The Lua dir compiled into api.o, the last place looked: api.o is rebuilt
 # when it changes (`make install PREFIX=/opt/burrow` after a plain `make`).
 $(B)/luadir.txt: FORCE
 	@mkdir -p $(B) && echo '$(LUADIR)' | cmp -s - $@ || echo '$(LUADIR)' > $@
-$(B)/obj/api.o: $(B)/luadir.txt
-$(B)/obj/api.o: CFLAGS += -DBURROW_LUA_INSTALL_DIR='"$(LUADIR)"'
+$(B)/obj/api/api.o: $(B)/luadir.txt
+$(B)/obj/api/api.o: CFLAGS += -DBURROW_LUA_INSTALL_DIR='"$(LUADIR)"'
 
-$(B)/lua/burrow/core.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
+$(B)/lua/burrow/core.so: $(LIB_O)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ $(DEP_LIBS) $(LPEG_LIBS)
 
-$(B)/libburrow.a: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
+$(B)/libburrow.a: $(LIB_O)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/libburrow.so: $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o host/libburrow.map
+$(B)/libburrow.so: $(LIB_O) host/libburrow.map
 	$(CC) -shared -Wl,-soname,libburrow.so.$(SOVER) -Wl,--version-script=host/libburrow.map \
 	  -o $@.$(VERSION) $(filter %.o,$^) $(DEP_LIBS) $(LPEG_LIBS) $(LUA_LIBS)
 	ln -sf libburrow.so.$(VERSION) $@.$(SOVER)
@@ -135,12 +144,13 @@ $(B)/burrow.pc: host/burrow.pc.in host/include/burrow.h $(B)/luadir.txt
 	    -e 's|@LUADIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUADIR))|' \
 	    -e 's|@LUACDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUACDIR))|' $< > $@
 
-$(B)/burrow: $(B)/obj/main.o $(B)/obj/api.o $(B)/obj/api_async.o $(CORE_O) $(BIND_O)
+$(B)/burrow: $(MAIN_O) $(LIB_O)
 	$(CC) -rdynamic -o $@ $^ $(BIN_LIBS) $(BIN_LUA)
 
-# C tests link the core only: no Lua
+# C tests link the core only: no Lua (test_arena adds the command's arena)
 $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
-	$(CC) $(CFLAGS) -I$(SRC) -o $@ $(filter %.c %.o,$^) $(DEP_LIBS)
+	$(CC) $(CFLAGS) $(CORE_INC) -o $@ $(filter %.c %.o,$^) $(DEP_LIBS)
+$(B)/test_arena: $(B)/obj/cli/arena.o
 
 # except the embedding API's, which links the whole library as an engine would
 $(B)/test_capi $(B)/test_api_async: $(B)/test_%: host/test/test_%.c $(B)/libburrow.a host/test/check.h
@@ -204,10 +214,10 @@ fuzz-build:
 
 fuzz-bins: $(FUZZ_NAMES:%=$(B)/fuzz_%)
 
-$(B)/fuzz_%: host/fuzz/fuzz_%.c host/fuzz/fuzz.h $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o
-	$(CC) $(CFLAGS) $(LUA_CFLAGS) -fsanitize=fuzzer -I$(SRC) \
+$(B)/fuzz_%: host/fuzz/fuzz_%.c host/fuzz/fuzz.h $(LIB_O)
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -fsanitize=fuzzer $(LAYER_INC) \
 	  -DFUZZ_LUA_DIR='"$(CURDIR)/lua"' -DFUZZ_DIR='"$(CURDIR)/host/fuzz"' \
-	  -o $@ $< $(CORE_O) $(BIND_O) $(B)/obj/api.o $(B)/obj/api_async.o $(DEP_LIBS) $(LUA_LIBS)
+	  -o $@ $< $(LIB_O) $(DEP_LIBS) $(LUA_LIBS)
 
 fuzz: fuzz-build
 	@FUZZ_B=$(FUZZ_B) bash host/fuzz/run.sh --keep $(FUZZ_SECONDS) $(FUZZ_TARGETS)
@@ -249,18 +259,18 @@ uninstall:
 # burrow/: see lua/burrow/registry.lua). No pkg-config, no -Werror.
 ROCK_B    := build/rock
 ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET LPEG
-ROCK_INC   = $(sort $(foreach d,LUA $(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR))))
+ROCK_INC   = $(sort $(foreach d,LUA $(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR)))) $(LAYER_INC)
 ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -pthread \
   -Wl,--push-state,--no-as-needed -llua5.4-lpeg -Wl,--pop-state
 LIBFLAG   ?= -shared
 
 rock: $(ROCK_B)/core.so
 
-$(ROCK_B)/%.o: $(SRC)/%.c $(wildcard $(SRC)/*.h) host/include/burrow.h
-	@mkdir -p $(ROCK_B)
+$(ROCK_B)/%.o: $(SRC)/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -fPIC -pthread $(ROCK_INC) -c $< -o $@
 
-$(ROCK_B)/core.so: $(CORE:%=$(ROCK_B)/%.o) $(BIND:%=$(ROCK_B)/%.o) $(ROCK_B)/api.o $(ROCK_B)/api_async.o
+$(ROCK_B)/core.so: $(patsubst $(B)/obj/%,$(ROCK_B)/%,$(LIB_O))
 	$(CC) $(LIBFLAG) -o $@ $^ $(ROCK_LIBS)
 
 rock-install: rock

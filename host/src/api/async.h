@@ -9,7 +9,7 @@
 
 #include <stdatomic.h>
 
-#include "../include/burrow.h"
+#include "burrow.h"
 
 typedef struct bw_job {
   unsigned long long id;

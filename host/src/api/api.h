@@ -6,7 +6,7 @@
 
 #include <lua.h>
 
-#include "../include/burrow.h"
+#include "burrow.h"
 
 #ifndef BURROW_LUA_INSTALL_DIR
 #define BURROW_LUA_INSTALL_DIR "/usr/local/share/burrow/lua"

@@ -7,7 +7,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "../include/burrow.h"
+#include "burrow.h"
 #include "core.h"
 
 /* The module (lmodule.c): the one symbol core.so exports (the build hides
