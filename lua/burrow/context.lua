@@ -246,9 +246,10 @@ function Ctx:resolve_write(path)
   return h, rel, info
 end
 
--- Entries a subtree check reads at most: past that the call is refused
+-- Entries a staged subtree holds at most: past that the call is refused
 -- (TOO_LARGE) rather than moved, copied or removed unchecked.
 context.SUBTREE_MAX = 100000
+Ctx.SUBTREE_MAX = context.SUBTREE_MAX
 
 local function under(rel, sub)
   if rel == "." then return sub end
@@ -259,7 +260,8 @@ end
 -- stand) under the object of the path argument arg, for op: how many
 -- were refused, and the first refused request. Entries that exist are
 -- judged with their facts; landing places as paths that do not exist yet.
--- Past max_tree_ms it stops: nil, message, TOO_LARGE (nothing is done).
+-- Past max_tree_ms, or once the call is cancelled, it stops: nil,
+-- message, code (nothing is done).
 function Ctx:judge_entries(entries, arg, op, exists)
   local j, path = self.by_arg[arg], self.args[arg]
   local info = j.info
@@ -268,6 +270,9 @@ function Ctx:judge_entries(entries, arg, op, exists)
     if i % 64 == 0 and self:over("max_tree_ms") then
       return nil, errors.message("TOO_LARGE", path, ("checking its %d entries against the policies took longer than max_tree_ms=%d (%d checked); nothing was done")
         :format(#entries, self.caps.max_tree_ms, i - 1)), "TOO_LARGE"
+    end
+    if i % 64 == 0 and self:cancelled() then
+      return nil, errors.message("EAGAIN", path, "the call was cancelled; nothing was done"), "EAGAIN"
     end
     local req = self:request(under(path, e.path), op, {
       mount = info.mount, readonly = info.readonly, lexical = under(info.lexical, e.path),
@@ -281,56 +286,18 @@ function Ctx:judge_entries(entries, arg, op, exists)
   return refused, first
 end
 
--- The directories of the roots, by "dev:ino": a move or a remove never
--- takes one along.
+-- The roots' own directories: {dev =, ino =, mount =}; a move or a remove
+-- never takes one along.
 function Ctx:root_dirs()
   local dirs = {}
   for i = 1, self.roots:count() do
     local h, info = self.roots:handle(i, ".", false)
     if h then
-      dirs[info.dev .. ":" .. info.ino] = self.roots:info(i).mount
+      dirs[#dirs + 1] = { dev = info.dev, ino = info.ino, mount = self.roots:info(i).mount }
       h:close()
     end
   end
   return dirs
-end
-
---- Every entry of the directory the path argument `from` names, judged
--- for op (what is taken: read for a copy, delete for a move or a remove);
--- ctx:judge_landing then judges where they land. A directory that is a
--- root's own (by dev/ino) cannot be moved or removed. Returns the entries'
--- total file bytes, or nil, message, code. Entries are not named in a
--- refusal.
-function Ctx:judge_subtree(from, op)
-  local j = self.by_arg[from]
-  if not (j and j.h) then return 0 end
-  if j.info.type ~= "dir" then return j.info.type == "file" and j.info.size or 0 end
-  local path = self.args[from]
-  local entries, omitted, code = self.roots:list(j.h, nil, {
-    max_depth = 1 << 30, max_entries = context.SUBTREE_MAX, count_limit = 1, include_hidden = true })
-  if not entries then return self:fail(code, path, omitted) end
-  if omitted > 0 then
-    return self:fail("TOO_LARGE", path, ("it holds more than %d entries, and each is checked against the policies first")
-      :format(context.SUBTREE_MAX))
-  end
-  local roots = op ~= "read" and self:root_dirs() or {}
-  local bytes = 0
-  for _, e in ipairs(entries) do
-    if e.type == "file" then bytes = bytes + e.size end
-    local root = e.type == "dir" and roots[e.dev .. ":" .. e.ino]
-    if root then
-      return self:fail("EACCES", path, ("it holds the directory of root %s, which cannot be moved or removed"):format(root))
-    end
-  end
-  self.subtree = { entries = entries, from = from }
-  local refused, first, code2 = self:judge_entries(entries, from, op, true)
-  if not refused then return nil, first, code2 end
-  if refused > 0 then
-    return self:refused_inside(path, op, refused, first, ("%d entr%s inside may not be %s (refused by policy %s)")
-      :format(refused, refused == 1 and "y" or "ies", op == "read" and "read" or "taken away",
-        first.policy or "approval"))
-  end
-  return bytes
 end
 
 -- POLICY_DENIED for a folder some of whose entries (or landing places)
@@ -340,18 +307,97 @@ function Ctx:refused_inside(path, op, refused, first, detail)
     { operation = op, refused = refused, policy = first.policy })
 end
 
---- The paths a subtree will have under the path argument `to` (after a
--- move or a copy), each judged for write. true, or nil, message, code.
-function Ctx:judge_landing(to)
-  local j, sub = self.by_arg[to], self.subtree
-  if not (j and j.h and sub) then return true end
-  local refused, first, code = self:judge_entries(sub.entries, to, "write", false)
-  if not refused then return nil, first, code end
-  if refused > 0 then
-    return self:refused_inside(self.args[to], "write", refused, first, ("%d path%s the call would create there may not be written (refused by policy %s)")
-      :format(refused, refused == 1 and "" or "s", first.policy or "approval"))
+local REFUSED = {
+  read = "%d entr%s inside may not be read (refused by policy %s)",
+  delete = "%d entr%s inside may not be taken away (refused by policy %s)",
+  write = "%d path%s the call would create there may not be written (refused by policy %s)",
+}
+
+-- The entries of a staged tree (st) refused op at the object of the path
+-- argument arg: the count and the first refused request, or nil, message,
+-- code. Only declared rules judge an entry unless some policy's check()
+-- judges objects: then each entry is asked (judge_entries); else the core
+-- matches them all against the compiled rules in one pass (stage:match).
+function Ctx:judge_side(st, arg, op, entries)
+  local exists = op ~= "write"
+  if entries then return self:judge_entries(entries, arg, op, exists) end
+  local policies, j = self.ws.policies, self.by_arg[arg]
+  if not policies.rules then return 0 end
+  local refused, idx = st:match { rules = policies.rules, op = op, rel = j.info.rel, lexical = j.info.lexical }
+  if refused == 0 then return 0 end
+  -- the first refused entry, asked in full: its request carries the rule's
+  -- policy and reason, and goes to the audit
+  local e = st:entries()[idx]
+  local path, info = self.args[arg], j.info
+  local req = self:request(under(path, e.path), op, {
+    mount = info.mount, readonly = info.readonly, lexical = under(info.lexical, e.path),
+    rel = under(info.rel, e.path), exists = exists, type = e.type, nlink = exists and e.nlink or nil }, arg)
+  req.member = true
+  self.ws:decide(req, self.hooks)
+  self.reqs[#self.reqs + 1] = req
+  return refused, req
+end
+
+--- Judge every entry of a staged subtree (roots:stage_copy, stage_move,
+-- stage_remove) as the tool's `subtree` says: {from = arg, to = arg,
+-- ops = {...}}: each entry at from for each op (what is taken: read for
+-- a copy, read and delete for a move, delete for a remove), and at to for
+-- write (where it lands). A staged tree is out of every agent's reach, so
+-- what is judged here is what lands. A move or a remove never takes a
+-- root's own directory (by dev/ino) along. true, or nil, message, code.
+function Ctx:judge_stage(st)
+  if st:count() == 0 then return true end
+  local sub = self.tool.subtree
+  local path = self.args[sub.from]
+  if sub.whole_roots == false then
+    local k = st:inside(self:root_dirs())
+    if k then
+      return self:fail("EACCES", path, ("it holds the directory of root %s, which cannot be moved or removed")
+        :format(self:root_dirs()[k].mount))
+    end
+  end
+  local entries = self.ws.policies:judges_objects() and st:entries() or nil
+  local sides = {}
+  for _, op in ipairs(sub.ops) do sides[#sides + 1] = { sub.from, op } end
+  if sub.to then sides[#sides + 1] = { sub.to, "write" } end
+  for _, side in ipairs(sides) do
+    local arg, op = side[1], side[2]
+    local refused, first, code = self:judge_side(st, arg, op, entries)
+    if not refused then return nil, first, code end
+    if refused > 0 then
+      return self:refused_inside(self.args[arg], op, refused, first, REFUSED[op]
+        :format(refused, refused == 1 and (op == "write" and "" or "y") or (op == "write" and "s" or "ies"),
+          first.policy or "approval"))
+    end
   end
   return true
+end
+
+--- Settle a staged subtree: judge it (ctx:judge_stage), tell the
+-- policies the bytes a copy writes (size_arg: ctx:commit), then put it in
+-- place; on a refusal put it back. A stage with nothing left to judge (a
+-- single file, done at once) is only committed. The totals, or nil,
+-- message, code (judged: a message for the agent) or nil, detail, code,
+-- "core" (the core's: the tool words it).
+function Ctx:settle(st, size_arg)
+  if st:pending() then
+    local ok, msg, code, details = self:judge_stage(st)
+    if ok and size_arg then ok, msg, code, details = self:commit(size_arg, st:totals().bytes) end
+    if not ok then
+      local back, restored = st:abort()
+      if back and restored then
+        msg = ("%s; the source was put back as %s (its name was taken meanwhile)"):format(msg, restored)
+      elseif not back then
+        msg = ("%s; putting the source back failed: %s"):format(msg, restored)
+      end
+      st:close()
+      return nil, msg, code, details
+    end
+  end
+  local res, detail, code = st:commit()
+  st:close()
+  if not res then return nil, detail, code, "core" end
+  return res
 end
 
 --- Options of a walk from an object whose in-root path is rel (as
@@ -474,6 +520,13 @@ function Ctx:untrusted(text, path, opts)
   local body = text:gsub("</" .. TAG .. ">", "<\\/" .. TAG .. ">")
   return ('<%s untrusted="true" workspace="%s" op="%s" ref="%s">\n%s</%s>\n')
     :format(TAG, attr(opts.workspace or info.mount), attr(opts.op or self.tool.name), attr(path), body, TAG)
+end
+
+-- A staged subtree's progress (roots:stage_*'s progress option): "VERB N
+-- entries" to a client that asked for progress, else nil.
+function Ctx:tree_progress(verb)
+  if not self.hooks.progress then return nil end
+  return function(n) self:progress(n, nil, ("%s %d entries"):format(verb, n)) end
 end
 
 -- Report progress to a client that asked for it (MCP progressToken).

@@ -276,25 +276,20 @@ local function invoke(self, tool, args, hooks, via)
   -- a tool whose size only the core knows asks again with it (ctx:commit)
   ctx.sizes = not tool.commit_size and sizes or {}
   local res, msg, code, details
-  local sub = tool.subtree -- {from =, to =, op =}: a directory taken whole
+  -- {from =, to =, ops =}: a directory taken whole is staged and each of
+  -- its entries judged by the tool (ctx:settle); a single file's size is
+  -- known here, and a copy writes it
+  local sub = tool.subtree
   for _, spec in ipairs(context.path_specs(tool, args)) do
-    if sub and spec.arg == sub.to then
-      local bytes, m, c = ctx:judge_subtree(sub.from, sub.op)
-      if not bytes then res, msg, code = nil, m, c break end
-      if sub.op == "read" then ctx.sizes[sub.to] = bytes end -- a copy writes them
+    if sub and sub.to and spec.arg == sub.to and sub.ops[1] == "read" then
+      local j = ctx.by_arg[sub.from]
+      if j and j.info and j.info.type == "file" then ctx.sizes[sub.to] = j.info.size end
     end
     local h, m, c, d = ctx:open(spec.path, spec.op, spec.nofollow, spec.arg)
     if not h and c == "POLICY_DENIED" then
       res, msg, code, details = nil, m, c, d
       break
     end -- other failures: the tool words them when it opens the path
-    if sub and h and spec.arg == sub.to then
-      local ok, m2, c2 = ctx:judge_landing(sub.to)
-      if not ok then res, msg, code = nil, m2, c2 break end
-    elseif sub and h and spec.arg == sub.from and not sub.to then
-      local bytes, m2, c2 = ctx:judge_subtree(sub.from, sub.op)
-      if not bytes then res, msg, code = nil, m2, c2 break end
-    end
   end
   if not msg then res, msg, code, details = run_tool(self, ctx, tool, args)
   elseif details == nil and ctx.failed and ctx.failed.msg == msg then details = ctx.failed.details end

@@ -1,6 +1,8 @@
--- copy: copy a file, or with recursive a directory tree. Files are written
--- through the atomic write; links in a tree are copied as links (never
--- followed), FIFOs, sockets, devices and mounts are skipped and counted.
+-- copy: copy a file (through the atomic write), or with recursive a
+-- directory tree, staged: copied beside the destination under a name no
+-- agent reaches, judged, then renamed into place (a refusal or a cancel
+-- leaves nothing). Links in a tree are copied as links (never followed);
+-- FIFOs, sockets, devices and mounts are skipped and counted.
 
 -- Which path a failure is about: the destination when the source is fine.
 -- EISDIR is the source's only for a directory without recursive; else a
@@ -49,7 +51,10 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
   annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.read", "fs.write" },
   path_args = { { "source", "read" }, { "destination", "write" } },
-  subtree = { from = "source", to = "destination", op = "read" }, -- every entry judged, both sides
+  -- a tree is copied into a staged directory beside the destination, its
+  -- entries judged (read where they are, write where they land), then put
+  -- in place by one rename: ctx:settle
+  subtree = { from = "source", to = "destination", ops = { "read" } },
   risk = "medium",
 
   handler = function(ctx, a)
@@ -57,14 +62,18 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
     if not si then return nil, srel, sinfo end
     local di, drel, dcode = ctx:resolve_write(a.destination)
     if not di then return nil, drel, dcode end
-    local res, detail, code = ctx.roots:copy(si, srel, di, drel, {
+    local st, detail, code = ctx.roots:stage_copy(si, srel, di, drel, {
       overwrite = a.overwrite, recursive = a.recursive, max_bytes = ctx.caps.max_file_size,
-      max_ms = ctx:ms_left("max_tree_ms"),
+      max_ms = ctx:ms_left("max_tree_ms"), max_entries = ctx.SUBTREE_MAX,
+      progress = ctx:tree_progress("copied"),
     })
+    local res, how
+    if st then res, detail, code, how = ctx:settle(st, "destination") end
+    if not res and st and how ~= "core" then return nil, detail, code end
     if not res then
       if code == "TOO_LARGE" and detail:find("time budget", 1, true) then
-        detail = ("%s (max_tree_ms=%d): the destination holds a partial copy"):format(detail, ctx.caps.max_tree_ms)
-      elseif code == "TOO_LARGE" then
+        detail = ("%s (max_tree_ms=%d): nothing was copied"):format(detail, ctx.caps.max_tree_ms)
+      elseif code == "TOO_LARGE" and detail:find("max_file_size", 1, true) then
         detail = ("a file is over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)
       end
       return ctx:fail(code, culprit(ctx, si, srel, sinfo, a, code), detail)

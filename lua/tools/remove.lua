@@ -1,7 +1,8 @@
 -- remove: delete a file, a symlink (never its target) or, with recursive,
--- a directory tree. Trees are walked by directory fds opened without
--- following links from their parent's fd, so a directory swapped for a
--- link mid-walk is not followed, and mounts inside the tree are left alone.
+-- a directory tree, staged: renamed aside, judged, then unlinked (or put
+-- back). Trees are walked by directory fds opened without following links
+-- from their parent's fd, so a directory swapped for a link mid-walk is
+-- not followed, and mounts inside the tree are left alone.
 
 return {
   name = "remove",
@@ -29,18 +30,25 @@ Examples: {"path": "tmp/out.log"}  {"path": "build", "recursive": true}]],
   },
   annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.delete" },
-  subtree = { from = "path", op = "delete" }, -- every entry judged
+  -- a tree is renamed to a staged name beside itself, its entries judged,
+  -- then unlinked, or renamed back: ctx:settle
+  subtree = { from = "path", ops = { "delete" }, whole_roots = false },
   risk = "high",
 
   handler = function(ctx, a)
     local idx, rel, code0 = ctx:resolve_write(a.path)
     if not idx then return nil, rel, code0 end
     local h = a.expected_hash and a.expected_hash:lower()
-    local res, detail, code = ctx.roots:remove(idx, rel, { recursive = a.recursive, expected_hash = h,
-      max_ms = ctx:ms_left("max_tree_ms") })
+    local st, detail, code = ctx.roots:stage_remove(idx, rel, { recursive = a.recursive, expected_hash = h,
+      max_ms = ctx:ms_left("max_tree_ms"), max_entries = ctx.SUBTREE_MAX, progress = ctx:tree_progress("listed") })
+    local res, how
+    if st then res, detail, code, how = ctx:settle(st) end
+    if not res and st and how ~= "core" then return nil, detail, code end
     if not res then
       if code == "HASH_MISMATCH" then detail = "it changed since it was read; nothing was removed" end
-      if code == "TOO_LARGE" then detail = ("%s (max_tree_ms=%d): the rest is in place"):format(detail, ctx.caps.max_tree_ms) end
+      if code == "TOO_LARGE" and detail:find("time budget", 1, true) then
+        detail = ("%s (max_tree_ms=%d): nothing was removed"):format(detail, ctx.caps.max_tree_ms)
+      end
       return ctx:fail(code, a.path, detail)
     end
     return { path = a.path, files = res.files, dirs = res.dirs }

@@ -16,6 +16,7 @@
 
 #include "core.h"
 #include "search.h"
+#include "stage.h"
 
 int bw_stat(const bw_root *r, const char *rel, struct stat *st, char *target,
             size_t target_size) {
@@ -61,8 +62,8 @@ static int read_names(int fd, int hidden, char ***out, size_t *count) {
   struct dirent *e;
   while ((e = readdir(d))) {
     const char *s = e->d_name;
-    if (!strcmp(s, ".") || !strcmp(s, "..") || (!hidden && s[0] == '.'))
-      continue;
+    if (!strcmp(s, ".") || !strcmp(s, "..") || (!hidden && s[0] == '.') || bw_stage_name(s))
+      continue; /* a staged tree (stage.h) is no one's to see */
     if (n == cap) {
       cap = cap ? cap * 2 : 64;
       char **nn = realloc(names, cap * sizeof *nn);

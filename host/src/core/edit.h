@@ -234,6 +234,25 @@ int bw_make_diff(const view *v, const spans *sp, const bw_edit_opts *o,
 
 /* ---- other mutations (mutate.c) ---- */
 
+/* What the mutations and the staged subtree operations (stage.c) share:
+ * a mutation's errno as a code (EINVAL, EBUSY, EXDEV, ENOTEMPTY worded);
+ * whether st (of dirfd/name, "" for dirfd itself) is on r's own mount;
+ * a directory's fsync; the parent and final name of a mutation's object
+ * (why: the refusal for the root, "." and ".."); a directory's names
+ * ("." and ".." and staged names left out); rename without replacing
+ * (link and unlink for files where the filesystem has no
+ * RENAME_NOREPLACE); a tree's removal by fds. */
+int bw_mut_errno(int e);
+int bw_same_mount(const bw_root *r, int dirfd, const char *name,
+                  const struct stat *st);
+int bw_sync_dir(int dirfd);
+int bw_parent_of(const bw_root *r, const char *rel, int *dirfd,
+                 char name[BW_NAME_MAX + 1], int *trailing, const char *why);
+int bw_read_names(int fd, char ***out, size_t *count);
+void bw_free_names(char **names, size_t n);
+int bw_rename_noreplace(int sdir, const char *sname, int ddir,
+                        const char *dname, const struct stat *st);
+
 /* mkdir; parents = mkdir -p. *created is 0 when it already existed. */
 int bw_mkdir(const bw_root *r, const char *rel, int parents, int *created);
 
@@ -250,6 +269,10 @@ typedef struct bw_remove_res {
 int bw_remove(const bw_root *r, const char *rel, int recursive,
               const char *expected_hash, const bw_stop *stop,
               bw_remove_res *res);
+
+/* Empty and remove the directory (parent, name) through fds of its own. */
+int bw_remove_tree(const bw_root *r, int parent, const char *name,
+                   const bw_stop *stop, bw_remove_res *res);
 
 /* rename; RENAME_NOREPLACE unless overwrite. A link moves as a link. */
 int bw_move(const bw_root *rs, const char *src, const bw_root *rd,

@@ -14,17 +14,18 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "edit.h"
+#include "stage.h"
 
 enum { MAX_DEPTH = 4096 };
 
 /* errno of a mutation to a code: the kernel's EINVAL, EBUSY and EXDEV
  * mean more here than bw_code_from_errno can say. */
-static int mut_errno(int e) {
+int bw_mut_errno(int e) {
   switch (e) {
   case EINVAL:
     return bw_fail(BW_INVALID_ARGUMENT, "cannot move a directory into itself");
@@ -41,8 +42,8 @@ static int mut_errno(int e) {
 }
 
 /* Is st on the root's own mount (not a mount point inside it)? */
-static int same_mount(const bw_root *r, int dirfd, const char *name,
-                      const struct stat *st) {
+int bw_same_mount(const bw_root *r, int dirfd, const char *name,
+                  const struct stat *st) {
   if (st->st_dev != r->dev) return 0;
   struct statx sx;
   int flags = AT_SYMLINK_NOFOLLOW | (name[0] ? 0 : AT_EMPTY_PATH);
@@ -50,7 +51,7 @@ static int same_mount(const bw_root *r, int dirfd, const char *name,
   return !(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id == r->mnt_id;
 }
 
-static int sync_dir(int dirfd) {
+int bw_sync_dir(int dirfd) {
   int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return bw_code_from_errno(errno);
   int rc = fsync(fd) < 0 ? bw_fail(BW_EIO, "the directory fsync failed") : BW_OK;
@@ -60,9 +61,8 @@ static int sync_dir(int dirfd) {
 
 /* A path naming the root, "." or ".." cannot be the object of a
  * mutation; what resolving it says decides the answer. */
-static int parent_of(const bw_root *r, const char *rel, int *dirfd,
-                     char name[BW_NAME_MAX + 1], int *trailing,
-                     const char *why) {
+int bw_parent_of(const bw_root *r, const char *rel, int *dirfd,
+                 char name[BW_NAME_MAX + 1], int *trailing, const char *why) {
   int rc = bw_resolve_parent(r, rel, dirfd, name, trailing);
   if (rc != BW_INVALID_ARGUMENT || !why) return rc;
   int fd;
@@ -74,7 +74,7 @@ static int parent_of(const bw_root *r, const char *rel, int *dirfd,
 }
 
 /* Sorted names of the directory open at fd, "." and ".." left out. */
-static int read_names(int fd, char ***out, size_t *count) {
+int bw_read_names(int fd, char ***out, size_t *count) {
   int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) return bw_code_from_errno(errno);
   DIR *d = fdopendir(dfd);
@@ -89,6 +89,7 @@ static int read_names(int fd, char ***out, size_t *count) {
   struct dirent *e;
   while (!rc && (e = readdir(d))) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (bw_stage_name(e->d_name)) continue; /* another call's staged tree */
     if (n == cap) {
       cap = cap ? cap * 2 : 32;
       char **nn = realloc(names, cap * sizeof *nn);
@@ -109,7 +110,7 @@ static int read_names(int fd, char ***out, size_t *count) {
   return BW_OK;
 }
 
-static void free_names(char **names, size_t n) {
+void bw_free_names(char **names, size_t n) {
   for (size_t i = 0; i < n; i++) free(names[i]);
   free(names);
 }
@@ -138,8 +139,8 @@ int bw_mkdir(const bw_root *r, const char *rel, int parents, int *created) {
   char name[BW_NAME_MAX + 1];
   int dirfd, trailing;
   if ((rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing))) return rc;
-  if (mkdirat(dirfd, name, 0777) < 0) rc = mut_errno(errno);
-  else if (!(rc = sync_dir(dirfd))) *created = 1;
+  if (mkdirat(dirfd, name, 0777) < 0) rc = bw_mut_errno(errno);
+  else if (!(rc = bw_sync_dir(dirfd))) *created = 1;
   else if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0) /* not durable: not made */
     rc = bw_fail(BW_EIO, "the directory fsync failed; the directory was not made");
   else
@@ -167,7 +168,7 @@ static int remove_entry(remover *rm, int fd, const char *name, int depth) {
     struct stat st;
     if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
       return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
-    if (!same_mount(rm->r, fd, name, &st)) {
+    if (!bw_same_mount(rm->r, fd, name, &st)) {
       rm->mounts++;
       return BW_OK;
     }
@@ -196,16 +197,16 @@ static int remove_tree(remover *rm, int parent, const char *name, int depth) {
   }
   if (fd < 0) return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
   struct stat st;
-  if (fstat(fd, &st) < 0 || !same_mount(rm->r, fd, "", &st)) {
+  if (fstat(fd, &st) < 0 || !bw_same_mount(rm->r, fd, "", &st)) {
     close(fd);
     rm->mounts++;
     return BW_OK;
   }
   char **names = NULL;
   size_t n = 0;
-  int rc = read_names(fd, &names, &n);
+  int rc = bw_read_names(fd, &names, &n);
   for (size_t i = 0; !rc && i < n; i++) rc = remove_entry(rm, fd, names[i], depth);
-  free_names(names, n);
+  bw_free_names(names, n);
   close(fd);
   if (rc) return rc;
   if (unlinkat(parent, name, AT_REMOVEDIR) == 0) {
@@ -219,6 +220,12 @@ static int remove_tree(remover *rm, int parent, const char *name, int depth) {
   if (errno == ENOTEMPTY || errno == ENOTDIR) /* swapped since it was emptied */
     return bw_fail(BW_EAGAIN, "the tree changed during the removal; retry");
   return bw_code_from_errno(errno);
+}
+
+int bw_remove_tree(const bw_root *r, int parent, const char *name,
+                   const bw_stop *stop, bw_remove_res *res) {
+  remover rm = {.r = r, .res = res, .stop = stop};
+  return remove_tree(&rm, parent, name, 0);
 }
 
 typedef struct hash_job {
@@ -268,7 +275,7 @@ static int remove_compared(int dirfd, const char *name, const char *expected_has
   int rc = hash_at(dirfd, name, &st, now);
   if (rc) return rc;
   if (strcmp(now, expected_hash)) return bw_fail(BW_HASH_MISMATCH, NULL);
-  return unlinkat(dirfd, name, 0) == 0 ? BW_OK : mut_errno(errno);
+  return unlinkat(dirfd, name, 0) == 0 ? BW_OK : bw_mut_errno(errno);
 }
 
 /* Remove a non-directory, compare-and-set when expected_hash is given. */
@@ -285,14 +292,14 @@ static int remove_file(int dirfd, const char *name, const struct stat *st,
   if (unlinkat(dirfd, name, 0) == 0) return BW_OK;
   if (errno == EISDIR) /* became a directory since the fstatat */
     return bw_fail(BW_EAGAIN, "the path changed during the removal; retry");
-  return mut_errno(errno);
+  return bw_mut_errno(errno);
 }
 
 static int remove_empty_dir(int dirfd, const char *name) {
   if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0) return BW_OK;
   if (errno == ENOTEMPTY)
     return bw_fail(BW_EEXIST, "the directory is not empty; pass recursive=true");
-  return mut_errno(errno);
+  return bw_mut_errno(errno);
 }
 
 int bw_remove(const bw_root *r, const char *rel, int recursive,
@@ -302,7 +309,7 @@ int bw_remove(const bw_root *r, const char *rel, int recursive,
   if (r->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
   char name[BW_NAME_MAX + 1];
   int dirfd, trailing;
-  int rc = parent_of(r, rel, &dirfd, name, &trailing,
+  int rc = bw_parent_of(r, rel, &dirfd, name, &trailing,
                      "the root itself, \".\" and \"..\" cannot be removed");
   if (rc) return rc;
   struct stat st;
@@ -310,7 +317,7 @@ int bw_remove(const bw_root *r, const char *rel, int recursive,
   int dir = 0;
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     rc = bw_code_from_errno(errno);
-  else if (!same_mount(r, dirfd, name, &st))
+  else if (!bw_same_mount(r, dirfd, name, &st))
     rc = bw_fail(BW_INVALID_ARGUMENT, "it is a mount point");
   else if (!(dir = S_ISDIR(st.st_mode)) && trailing)
     rc = bw_fail(BW_ENOTDIR, S_ISLNK(st.st_mode) ? "a symlink, not a directory" : NULL);
@@ -322,7 +329,7 @@ int bw_remove(const bw_root *r, const char *rel, int recursive,
     rc = remove_tree(&rm, dirfd, name, 0);
   else if (!dir && !(rc = remove_file(dirfd, name, &st, expected_hash)))
     res->files = 1;
-  if (!rc && sync_dir(dirfd)) /* what is gone cannot be put back */
+  if (!rc && bw_sync_dir(dirfd)) /* what is gone cannot be put back */
     rc = bw_fail(BW_EIO, "removed, but the directory fsync failed: the removal may not survive a crash");
   close(dirfd);
   return rc;
@@ -330,12 +337,12 @@ int bw_remove(const bw_root *r, const char *rel, int recursive,
 
 /* ---- move ---- */
 
-static int move_noreplace(int sdir, const char *sname, int ddir,
-                          const char *dname, const struct stat *st) {
+int bw_rename_noreplace(int sdir, const char *sname, int ddir,
+                        const char *dname, const struct stat *st) {
   if (renameat2(sdir, sname, ddir, dname, RENAME_NOREPLACE) == 0) return BW_OK;
-  if (errno != EINVAL || S_ISDIR(st->st_mode)) return mut_errno(errno);
+  if (errno != EINVAL || S_ISDIR(st->st_mode)) return bw_mut_errno(errno);
   /* a filesystem without RENAME_NOREPLACE: link, then unlink (files) */
-  if (linkat(sdir, sname, ddir, dname, 0) < 0) return mut_errno(errno);
+  if (linkat(sdir, sname, ddir, dname, 0) < 0) return bw_mut_errno(errno);
   if (unlinkat(sdir, sname, 0) < 0) {
     int e = errno;
     unlinkat(ddir, dname, 0); /* not moved: not at both names either */
@@ -359,10 +366,10 @@ int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
   if (rs->readonly || rd->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
   char sname[BW_NAME_MAX + 1], dname[BW_NAME_MAX + 1];
   int sdir, ddir, strail, dtrail;
-  int rc = parent_of(rs, src, &sdir, sname, &strail,
+  int rc = bw_parent_of(rs, src, &sdir, sname, &strail,
                      "the root itself, \".\" and \"..\" cannot be moved");
   if (rc) return rc;
-  rc = parent_of(rd, dst, &ddir, dname, &dtrail,
+  rc = bw_parent_of(rd, dst, &ddir, dname, &dtrail,
                  "the destination cannot be a root, \".\" or \"..\"");
   if (rc) {
     close(sdir);
@@ -372,7 +379,7 @@ int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
   int replaced = 0; /* the destination existed: overwrite replaces it */
   if (fstatat(sdir, sname, &st, AT_SYMLINK_NOFOLLOW) < 0)
     rc = bw_code_from_errno(errno);
-  else if (!same_mount(rs, sdir, sname, &st))
+  else if (!bw_same_mount(rs, sdir, sname, &st))
     rc = bw_fail(BW_INVALID_ARGUMENT, "it is a mount point");
   else if ((strail || dtrail) && !S_ISDIR(st.st_mode))
     rc = bw_fail(BW_ENOTDIR, "a trailing slash names a directory");
@@ -383,10 +390,10 @@ int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
                                        ? "the destination is a symlink; replacing links is refused"
                                        : "the destination has other hard links; replacing it is refused");
   else if (overwrite)
-    rc = renameat2(sdir, sname, ddir, dname, 0) == 0 ? BW_OK : mut_errno(errno);
+    rc = renameat2(sdir, sname, ddir, dname, 0) == 0 ? BW_OK : bw_mut_errno(errno);
   else
-    rc = move_noreplace(sdir, sname, ddir, dname, &st);
-  if (!rc && (sync_dir(ddir) || sync_dir(sdir)))
+    rc = bw_rename_noreplace(sdir, sname, ddir, dname, &st);
+  if (!rc && (bw_sync_dir(ddir) || bw_sync_dir(sdir)))
     rc = move_unsynced(sdir, sname, ddir, dname, replaced);
   close(sdir);
   close(ddir);
@@ -394,15 +401,6 @@ int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
 }
 
 /* ---- copy ---- */
-
-typedef struct copier {
-  const bw_root *rs, *rd;
-  const bw_copy_opts *o;
-  bw_copy_res *res;
-  dev_t top_dev; /* the copy's own top directory: never copied into itself */
-  ino_t top_ino;
-  char dst[BW_PATH_MAX + 1];
-} copier;
 
 /* Exec bits of src where the new file's mode (umask applied) lets read. */
 static void copy_mode(const bw_root *rd, const char *dst, mode_t src) {
@@ -417,188 +415,56 @@ static void copy_mode(const bw_root *rd, const char *dst, mode_t src) {
   close(dirfd);
 }
 
-/* Write bytes as the file dst: create-only unless overwrite. */
-static int put_file(copier *c, const char *dst, const char *data, size_t len,
-                    mode_t mode) {
-  bw_write_opts wo = {.expected_hash = c->o->overwrite ? NULL : "absent"};
-  bw_write_res wr;
-  int rc = bw_write_file(c->rd, dst, data, len, &wo, &wr);
-  if (rc == BW_HASH_MISMATCH)
-    return bw_fail(BW_EEXIST, "the destination exists; pass overwrite=true");
-  if (rc) return rc;
-  if (wr.created) copy_mode(c->rd, dst, mode);
-  c->res->files++;
-  c->res->bytes += len;
-  memcpy(c->res->hash, wr.hash, sizeof wr.hash);
-  return BW_OK;
-}
-
-typedef struct fd_copy {
-  const bw_buf *b;
-  char *dst;
-} fd_copy;
-
-static int fd_copy_run(void *arg) {
-  fd_copy *j = arg;
-  memcpy(j->dst, j->b->data, j->b->len);
-  return BW_OK;
-}
-
-/* Copy the regular file (fd, name) of a source tree to dst. */
-static int copy_entry_file(copier *c, int fd, const char *name, const char *dst) {
-  int f = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (f < 0) return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
-  struct stat st;
-  bw_buf b = {0};
-  int rc = fstat(f, &st) < 0 ? bw_code_from_errno(errno) : BW_OK;
-  if (!rc && !S_ISREG(st.st_mode)) { /* swapped since the fstatat */
-    close(f);
-    c->res->skipped++;
-    return BW_OK;
-  }
-  if (!rc) rc = bw_read_fd(f, &st, c->o->max_bytes ? c->o->max_bytes : (size_t)1 << 40, &b);
-  close(f);
-  if (rc) return rc;
-  size_t len = b.len;
-  fd_copy j = {&b, malloc(len + 1)};
-  if (!j.dst) rc = BW_ENOMEM;
-  else rc = b.mapped ? bw_guard(fd_copy_run, &j) : fd_copy_run(&j);
-  bw_buf_free(&b);
-  if (!rc) rc = put_file(c, dst, j.dst, len, st.st_mode);
-  free(j.dst);
-  return rc;
-}
-
-static int copy_entry_link(copier *c, int fd, const char *name, const char *dst) {
-  char target[BW_PATH_MAX + 1], lname[BW_NAME_MAX + 1];
-  ssize_t n = readlinkat(fd, name, target, sizeof target - 1);
-  if (n < 0) return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
-  target[n] = '\0';
-  int dirfd, trailing;
-  int rc = bw_resolve_parent(c->rd, dst, &dirfd, lname, &trailing);
-  if (rc) return rc;
-  if (symlinkat(target, dirfd, lname) < 0)
-    rc = errno == EEXIST && !c->o->overwrite
-             ? bw_fail(BW_EEXIST, "the destination exists; pass overwrite=true")
-             : bw_code_from_errno(errno);
-  close(dirfd);
-  if (!rc) c->res->links++;
-  return rc;
-}
-
-/* dst + "/" + name into buf, or INVALID_ARGUMENT when too long. */
-static int join(char *buf, const char *dst, const char *name) {
-  int n = snprintf(buf, BW_PATH_MAX + 1, "%s/%s", dst, name);
-  return n < 0 || n > BW_PATH_MAX ? bw_fail(BW_INVALID_ARGUMENT, "name too long")
-                                  : BW_OK;
-}
-
-static int copy_dir(copier *c, int srcfd, const char *dst, mode_t mode,
-                    int depth);
-
-static int copy_entry(copier *c, int fd, const char *name, const char *dst,
-                      int depth) {
-  int rc = bw_stopped(c->o->stop);
-  if (rc) return rc;
-  struct stat st;
-  if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
-  if (st.st_dev == c->top_dev && st.st_ino == c->top_ino) return BW_OK;
-  if (S_ISREG(st.st_mode)) return copy_entry_file(c, fd, name, dst);
-  if (S_ISLNK(st.st_mode)) return copy_entry_link(c, fd, name, dst);
-  if (!S_ISDIR(st.st_mode) || !same_mount(c->rs, fd, name, &st)) {
-    c->res->skipped++; /* FIFOs, sockets, devices, mount points */
-    return BW_OK;
-  }
-  int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (sub < 0) { /* swapped for a link or gone: never followed */
-    c->res->skipped++;
-    return BW_OK;
-  }
-  rc = copy_dir(c, sub, dst, st.st_mode, depth + 1);
-  close(sub);
-  return rc;
-}
-
-/* Make the directory dst (or, with overwrite, take an existing one). */
-static int make_dst_dir(copier *c, const char *dst, mode_t mode, int top) {
-  char name[BW_NAME_MAX + 1];
-  int dirfd, trailing;
-  int rc = bw_resolve_parent(c->rd, dst, &dirfd, name, &trailing);
-  if (rc) return rc;
-  if (mkdirat(dirfd, name, (mode & 0777) | 0700) < 0) {
-    struct stat st;
-    int e = errno;
-    if (e != EEXIST) rc = bw_code_from_errno(e);
-    else if (!c->o->overwrite)
-      rc = bw_fail(BW_EEXIST, "the destination exists; pass overwrite=true");
-    else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-      rc = bw_fail(BW_EEXIST, "the destination exists and is not a directory");
-  } else {
-    c->res->dirs++;
-  }
-  struct stat st;
-  if (!rc && top && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    c->top_dev = st.st_dev;
-    c->top_ino = st.st_ino;
-  }
-  close(dirfd);
-  return rc;
-}
-
-static int copy_dir(copier *c, int srcfd, const char *dst, mode_t mode,
-                    int depth) {
-  if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
-  int rc = make_dst_dir(c, dst, mode, depth == 0);
-  char **names = NULL;
-  size_t n = 0;
-  if (!rc) rc = read_names(srcfd, &names, &n);
-  char *child = malloc(BW_PATH_MAX + 1);
-  if (!rc && !child) rc = BW_ENOMEM;
-  for (size_t i = 0; !rc && i < n; i++) {
-    if (!(rc = join(child, dst, names[i])))
-      rc = copy_entry(c, srcfd, names[i], child, depth);
-  }
-  free(child);
-  free_names(names, n);
-  return rc;
-}
-
 static int has_trailing_slash(const char *rel) {
   size_t n = strlen(rel);
   return n > 1 && rel[n - 1] == '/';
 }
 
+/* A tree goes through the stager (stage.c) with nothing to judge it; one
+ * file through the durable write, create-only unless overwrite. */
 int bw_copy(const bw_root *rs, const char *src, const bw_root *rd,
             const char *dst, const bw_copy_opts *o, bw_copy_res *res) {
   memset(res, 0, sizeof *res);
   if (rd->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
-  copier c = {.rs = rs, .rd = rd, .o = o, .res = res};
   struct stat st;
   int fd, rc = bw_resolve(rs, src, 0, &fd, &st); /* in-root links are followed */
   if (rc) return rc;
-  if (S_ISDIR(st.st_mode) && !o->recursive) {
-    close(fd);
+  close(fd);
+  if (S_ISDIR(st.st_mode) && !o->recursive)
     return bw_fail(BW_EISDIR, "pass recursive=true to copy a directory");
-  }
   if (S_ISDIR(st.st_mode)) {
-    int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    close(fd);
-    if (dfd < 0) return bw_code_from_errno(errno);
-    rc = copy_dir(&c, dfd, dst, st.st_mode, 0);
-    close(dfd);
+    bw_stage s;
+    bw_stage_init(&s, o->overwrite, o->max_bytes, SIZE_MAX, o->stop);
+    rc = bw_stage_copy(rs, src, rd, dst, 1, &s);
+    if (!rc) rc = bw_stage_commit(&s);
+    res->files = s.files;
+    res->dirs = s.dirs;
+    res->links = s.links;
+    res->skipped = s.skipped;
+    res->bytes = s.bytes;
+    const char *d = bw_detail();
+    bw_stage_free(&s);
+    if (rc) bw_fail(rc, d);
     return rc;
   }
-  close(fd);
   if (!S_ISREG(st.st_mode)) return bw_fail(BW_NOT_REGULAR, NULL);
   if (has_trailing_slash(dst)) return bw_fail(BW_ENOTDIR, "a trailing slash names a directory");
   char *data;
   size_t len;
   rc = bw_read_copy(rs, src, o->max_bytes ? o->max_bytes : (size_t)1 << 40, &data, &len);
   if (rc) return rc;
-  rc = put_file(&c, dst, data, len, st.st_mode);
+  bw_write_opts wo = {.expected_hash = o->overwrite ? NULL : "absent"};
+  bw_write_res wr;
+  rc = bw_write_file(rd, dst, data, len, &wo, &wr);
   free(data);
-  return rc;
+  if (rc == BW_HASH_MISMATCH)
+    return bw_fail(BW_EEXIST, "the destination exists; pass overwrite=true");
+  if (rc) return rc;
+  if (wr.created) copy_mode(rd, dst, st.st_mode);
+  res->files = 1;
+  res->bytes = len;
+  memcpy(res->hash, wr.hash, sizeof wr.hash);
+  return BW_OK;
 }
 
 /* ---- append ---- */
@@ -673,7 +539,7 @@ static int append_to(const bw_root *r, const char *rel, int dirfd,
   if (!rc && (fstat(fd, &st) < 0 || lseek(fd, 0, SEEK_SET) < 0))
     rc = bw_code_from_errno(errno);
   if (!rc) rc = hash_open(fd, &st, res->hash, &res->size);
-  if (!rc && res->created) rc = sync_dir(dirfd);
+  if (!rc && res->created) rc = bw_sync_dir(dirfd);
   /* a failed append, whatever step failed, leaves the file as it was */
   if (rc && !res->created && ftruncate(fd, (off_t)res->old_size) == 0) fsync(fd);
   if (rc && res->created) unlinkat(dirfd, name, 0);
@@ -688,7 +554,7 @@ int bw_append(const bw_root *r, const char *rel, const void *data, size_t len,
   size_t max = max_bytes ? max_bytes : (size_t)1 << 40;
   char name[BW_NAME_MAX + 1];
   int dirfd, trailing;
-  int rc = parent_of(r, rel, &dirfd, name, &trailing, NULL);
+  int rc = bw_parent_of(r, rel, &dirfd, name, &trailing, NULL);
   if (rc == BW_INVALID_ARGUMENT) { /* ".", "dir/..": a directory */
     int fd;
     struct stat st;

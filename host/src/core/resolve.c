@@ -22,7 +22,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "stage.h"
 
 enum { RETRIES = 128, MAX_HOPS = 40, SWAPPED = -3 };
 
@@ -337,9 +337,20 @@ static int type_code(mode_t m) {
   return bw_fail(BW_NOT_REGULAR, NULL);
 }
 
+/* A staged tree (stage.h) is reached by no path: nothing is added to it
+ * between its judgement and its rename. */
+static int reserved(const char *rel) {
+  return bw_stage_in_path(rel)
+             ? bw_fail(BW_INVALID_ARGUMENT, "names starting with " BW_STAGE_PREFIX
+                                            " are burrow's own (staged subtree operations)")
+             : BW_OK;
+}
+
 int bw_resolve(const bw_root *r, const char *rel, int how, int *out,
                struct stat *st) {
-  int fd, rc = resolve_path(r, rel, how & BW_NOFOLLOW, &fd);
+  int fd, rc = reserved(rel);
+  if (rc) return rc;
+  rc = resolve_path(r, rel, how & BW_NOFOLLOW, &fd);
   if (rc) return rc;
   if (fstat(fd, st) < 0) {
     rc = bw_code_from_errno(errno);
@@ -624,7 +635,9 @@ int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
     if (rl > BW_PATH_MAX) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
     memcpy(h->lexical, rel, rl + 1);
   }
-  int rc = walk_init(&w, &roots[idx], rel, 1);
+  int rc = reserved(rel);
+  if (rc) return rc;
+  rc = walk_init(&w, &roots[idx], rel, 1);
   /* not a directory: final is set, and the directory holding it stays on
      the walk's stack, taken once innermost() has looked at it */
   if (rc == BW_OK) rc = walk_run(&w, how & BW_NOFOLLOW, &fd, NULL, final);
@@ -665,6 +678,7 @@ int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
     if (!rc) rc = join_names(&w, level, h->rest, h->rel, sizeof h->rel);
     if (!rc) rc = take_fd(&w, w.depth, &h->dirfd);
   }
+  if (!rc) rc = reserved(h->rel); /* reached through a link */
   if (fd >= 0) close(fd);
   walk_free(&w);
   if (rc) bw_handle_close(h);

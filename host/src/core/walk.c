@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "search.h"
+#include "stage.h"
 
 /* SHARE_MIN: entries left for a directory's worker to offer half of them */
 enum { MAX_THREADS = 12, DENTS_BUF = 64 * 1024, SHARE_MIN = 4 };
@@ -438,6 +439,7 @@ static int read_dents(worker *k, int fd) {
       off += d->d_reclen;
       const char *s = d->d_name;
       if (s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2]))) continue;
+      if (s[0] == '.' && bw_stage_name(s)) continue; /* a staged tree: no one's */
       if (add_dent(k, s, d->d_type)) return BW_ENOMEM;
     }
   }

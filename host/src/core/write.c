@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "stage.h"
 
 static _Atomic int tmpfile_linkable = 1; /* cleared once linkat(2) refuses */
 static mode_t umask_bits;
@@ -86,6 +86,7 @@ void bw_sweep_temps(int dirfd) {
   }
   struct dirent *e;
   while ((e = readdir(d))) {
+    bw_stage_sweep(dirfd, e->d_name);
     long pid = temp_owner(e->d_name);
     if (pid == 0 || pid == (long)getpid()) continue;
     if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive */

@@ -307,7 +307,7 @@ static const bw_stop *stop_opt(lua_State *L, int t, bw_stop *s) {
 
 /* nil, detail, CODE of a tree operation that stopped part-way: the detail
  * says what it had done, so the agent knows what is left. */
-static int fail_partial(lua_State *L, int rc, const char *done, size_t files,
+int bw_lua_fail_partial(lua_State *L, int rc, const char *done, size_t files,
                         size_t dirs) {
   const char *d = bw_detail();
   if ((!files && !dirs) || (d && !strncmp(d, "removed, but", 12))) return bw_lua_fail(L, rc);
@@ -327,7 +327,7 @@ static int roots_remove(lua_State *L) {
   bw_stop stop;
   int rc = bw_remove(r, rel, opt_bool(L, 4, "recursive"),
                      opt_str(L, 4, "expected_hash"), stop_opt(L, 4, &stop), &res);
-  if (rc) return fail_partial(L, rc, "removing", res.files, res.dirs);
+  if (rc) return bw_lua_fail_partial(L, rc, "removing", res.files, res.dirs);
   lua_createtable(L, 0, 2);
   set_int(L, "files", res.files);
   set_int(L, "dirs", res.dirs);
@@ -355,7 +355,7 @@ static int roots_copy(lua_State *L) {
                     opt_size(L, 6, "max_bytes", 0), stop_opt(L, 6, &stop)};
   bw_copy_res res;
   int rc = bw_copy(rs, src, rd, dst, &o, &res);
-  if (rc) return fail_partial(L, rc, "copying", res.files + res.links, res.dirs);
+  if (rc) return bw_lua_fail_partial(L, rc, "copying", res.files + res.links, res.dirs);
   lua_createtable(L, 0, 6);
   set_int(L, "files", res.files);
   set_int(L, "dirs", res.dirs);

@@ -46,6 +46,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_sandbox_register(L);
   bw_search_register(L);
   bw_edit_register(L);
+  bw_stage_register(L);
   bw_charset_register(L);
   bw_watch_register(L);
   bw_load_register(L);

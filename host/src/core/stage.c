@@ -1,0 +1,758 @@
+/*
+ * stage.c - subtree copy, move and remove, staged (stage.h): what lands
+ * is exactly what was judged, and a refusal or a cancel leaves source and
+ * destination as they were.
+ *
+ *  copy    the tree is copied into a staged directory beside the
+ *          destination: files by reflink where the filesystem has them,
+ *          else copy_file_range, else read/write; no fsync per file. The
+ *          commit syncs the filesystem once and renames the staged
+ *          directory to the destination (RENAME_NOREPLACE).
+ *  move    the source is renamed to a staged name in its own directory;
+ *          the commit renames it to the destination. Across filesystems
+ *          the renamed source is copied into a stage beside the
+ *          destination as a copy is, and removed once that is in place.
+ *  remove  a directory is renamed to a staged name in its own directory;
+ *          the commit unlinks the staged tree.
+ *
+ * The entries are listed while staging (a copy lists what it made), so
+ * the judgement sees the staged tree itself. Trees are walked by fds
+ * opened with O_NOFOLLOW from their parent's fd; mounts are never entered.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stage.h"
+
+enum { MAX_DEPTH = 2048, PROGRESS_EVERY = 1024, COPY_CHUNK = 1 << 20 };
+
+static const char KIND_LETTER[] = {0, 'c', 'm', 'r'};
+
+int bw_stage_name(const char *name) {
+  return !strncmp(name, BW_STAGE_PREFIX, sizeof BW_STAGE_PREFIX - 1);
+}
+
+int bw_stage_in_path(const char *rel) {
+  for (const char *p = rel; *p;) {
+    while (*p == '/') p++;
+    if (bw_stage_name(p)) return 1;
+    while (*p && *p != '/') p++;
+  }
+  return 0;
+}
+
+static void stage_name(char out[BW_STAGE_NAME], int kind) {
+  unsigned long long rnd = 0;
+  if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd)
+    rnd = (unsigned long long)(uintptr_t)out ^ ((unsigned long long)getpid() << 20) ^
+          (unsigned long long)bw_now_ms();
+  snprintf(out, BW_STAGE_NAME, "%s%c.%ld.%016llx", BW_STAGE_PREFIX,
+           KIND_LETTER[kind], (long)getpid(), rnd);
+}
+
+void bw_stage_init(bw_stage *s, int overwrite, size_t max_bytes,
+                   size_t max_entries, const bw_stop *stop) {
+  memset(s, 0, sizeof *s);
+  s->home = s->from = s->to = -1;
+  s->overwrite = overwrite;
+  s->max_bytes = max_bytes;
+  s->max_entries = max_entries ? max_entries : 100000;
+  if (stop) s->stop = *stop;
+}
+
+const char *bw_stage_path(const bw_stage *s, size_t i) {
+  return i < s->n ? s->paths + s->v[i].off : NULL;
+}
+
+static void close_fd(int *fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}
+
+void bw_stage_free(bw_stage *s) {
+  if (s->state == BW_STAGE_PENDING) bw_stage_abort(s);
+  close_fd(&s->home);
+  close_fd(&s->from);
+  close_fd(&s->to);
+  free(s->v);
+  free(s->paths);
+  s->v = NULL;
+  s->paths = NULL;
+  s->n = s->cap = s->plen = s->pcap = 0;
+}
+
+/* ---- the entry list ---- */
+
+static int add_entry(bw_stage *s, const char *path, size_t plen, char type,
+                     const struct stat *st) {
+  if (s->n >= s->max_entries)
+    return bw_fail(BW_TOO_LARGE, "the tree holds more entries than a subtree operation takes");
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 256;
+    bw_stage_entry *v = realloc(s->v, cap * sizeof *v);
+    if (!v) return BW_ENOMEM;
+    s->v = v;
+    s->cap = cap;
+  }
+  if (s->plen + plen + 1 > s->pcap) {
+    size_t cap = s->pcap ? s->pcap * 2 : 16384;
+    while (cap < s->plen + plen + 1) cap *= 2;
+    char *p = realloc(s->paths, cap);
+    if (!p) return BW_ENOMEM;
+    s->paths = p;
+    s->pcap = cap;
+  }
+  memcpy(s->paths + s->plen, path, plen);
+  s->paths[s->plen + plen] = '\0';
+  s->v[s->n++] = (bw_stage_entry){.off = s->plen, .type = type,
+                                  .size = type == 'f' ? (uint64_t)st->st_size : 0,
+                                  .dev = st->st_dev, .ino = st->st_ino,
+                                  .nlink = st->st_nlink};
+  s->plen += plen + 1;
+  if (s->progress && s->n % PROGRESS_EVERY == 0) s->progress(s->progress_arg, s->n);
+  return BW_OK;
+}
+
+/* path + "/" + name (or name at the top) into buf; its length in *len. */
+static int join(char buf[BW_PATH_MAX + 1], size_t at, const char *name,
+                size_t *len) {
+  size_t nl = strlen(name);
+  if (at + (at ? 1 : 0) + nl > BW_PATH_MAX)
+    return bw_fail(BW_INVALID_ARGUMENT, "a path in the tree is too long");
+  if (at) buf[at++] = '/';
+  memcpy(buf + at, name, nl + 1);
+  *len = at + nl;
+  return BW_OK;
+}
+
+/* ---- a tree walked (and copied) by fds ---- */
+
+typedef struct tree {
+  bw_stage *s;
+  bw_root src;  /* the source's device and mount, for bw_same_mount */
+  int copy;     /* make each entry under dst as well */
+  char path[BW_PATH_MAX + 1];
+  char *buf;    /* read/write fallback buffer */
+} tree;
+
+static int open_dir_at(int dirfd, const char *name) {
+  return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Copy the bytes of the open regular file in to out: a reflink, else
+ * copy_file_range, else read/write. At most max bytes (0: any). */
+static int copy_bytes(tree *t, int in, int out, const struct stat *st,
+                      uint64_t *copied) {
+  bw_stage *s = t->s;
+  *copied = 0;
+  if (s->max_bytes && (uint64_t)st->st_size > s->max_bytes)
+    return bw_fail(BW_TOO_LARGE, "a file is over max_file_size");
+  if (!s->clone_off && st->st_size > 0) {
+    if (ioctl(out, FICLONE, in) == 0) {
+      *copied = (uint64_t)st->st_size;
+      return BW_OK;
+    }
+    if (errno == EOPNOTSUPP || errno == ENOTTY || errno == EXDEV || errno == EINVAL ||
+        errno == ENOSYS || errno == EPERM)
+      s->clone_off = 1;
+  }
+  uint64_t limit = s->max_bytes ? s->max_bytes : UINT64_MAX;
+  while (!s->cfr_off) {
+    ssize_t n = copy_file_range(in, NULL, out, NULL, COPY_CHUNK * 16, 0);
+    if (n > 0) {
+      *copied += (uint64_t)n;
+      if (*copied > limit) return bw_fail(BW_TOO_LARGE, "a file is over max_file_size");
+      continue;
+    }
+    if (n == 0) return BW_OK;
+    if (errno == EINTR) continue;
+    if ((errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP ||
+         errno == EBADF) && *copied == 0) {
+      s->cfr_off = 1;
+      break;
+    }
+    return bw_code_from_errno(errno);
+  }
+  if (!t->buf && !(t->buf = malloc(COPY_CHUNK))) return BW_ENOMEM;
+  for (;;) {
+    ssize_t n = read(in, t->buf, COPY_CHUNK);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return bw_code_from_errno(errno);
+    if (n == 0) return BW_OK;
+    *copied += (uint64_t)n;
+    if (*copied > limit) return bw_fail(BW_TOO_LARGE, "a file is over max_file_size");
+    for (ssize_t off = 0; off < n;) {
+      ssize_t w = write(out, t->buf + off, (size_t)(n - off));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return bw_code_from_errno(errno);
+      off += w;
+    }
+  }
+}
+
+static int visit_dir(tree *t, int src, int dst, size_t at, int depth);
+
+/* One entry of the directory src (and, copying, its copy in dst). */
+static int visit(tree *t, int src, int dst, const char *name, size_t at,
+                 int depth) {
+  bw_stage *s = t->s;
+  int rc = bw_stopped(&s->stop);
+  if (rc) return rc;
+  size_t len = 0;
+  if ((rc = join(t->path, at, name, &len))) return rc;
+  struct stat st;
+  if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    rc = errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
+  else if (S_ISREG(st.st_mode) && !t->copy)
+    rc = add_entry(s, t->path, len, 'f', &st);
+  else if (S_ISREG(st.st_mode)) {
+    int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (in < 0) return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
+    if (fstat(in, &st) < 0) rc = bw_code_from_errno(errno);
+    else if (!S_ISREG(st.st_mode)) s->skipped++; /* swapped since the fstatat */
+    else {
+      int out = openat(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                       0666 | (st.st_mode & 0111));
+      uint64_t copied = 0;
+      if (out < 0) rc = bw_code_from_errno(errno);
+      else {
+        rc = copy_bytes(t, in, out, &st, &copied);
+        if (close(out) < 0 && !rc) rc = bw_fail(BW_EIO, "writing the copy failed");
+      }
+      if (!rc) {
+        st.st_size = (off_t)copied; /* what landed */
+        rc = add_entry(s, t->path, len, 'f', &st);
+        s->files++;
+        s->bytes += copied;
+      }
+    }
+    close(in);
+  } else if (S_ISLNK(st.st_mode)) {
+    if (t->copy) {
+      char target[BW_PATH_MAX + 1];
+      ssize_t n = readlinkat(src, name, target, sizeof target - 1);
+      if (n < 0) return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
+      target[n] = '\0';
+      if (symlinkat(target, dst, name) < 0) return bw_code_from_errno(errno);
+      s->links++;
+    }
+    rc = add_entry(s, t->path, len, 'l', &st);
+  } else if (S_ISDIR(st.st_mode) && bw_same_mount(&t->src, src, name, &st)) {
+    int sub = open_dir_at(src, name);
+    if (sub < 0) { /* swapped for a link or gone: never followed */
+      if (t->copy) s->skipped++;
+      return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? BW_OK : bw_code_from_errno(errno);
+    }
+    int dsub = -1;
+    if (t->copy) {
+      if (mkdirat(dst, name, (st.st_mode & 0777) | 0700) < 0 ||
+          (dsub = open_dir_at(dst, name)) < 0)
+        rc = bw_code_from_errno(errno);
+      else
+        s->dirs++;
+    }
+    if (!rc) rc = add_entry(s, t->path, len, 'd', &st);
+    if (!rc) rc = visit_dir(t, sub, dsub, len, depth + 1);
+    close(sub);
+    if (dsub >= 0) close(dsub);
+  } else if (t->copy) {
+    s->skipped++; /* FIFOs, sockets, devices, mount points: not copied */
+  } else {
+    /* a move or a remove takes them along: listed, so they are judged */
+    rc = add_entry(s, t->path, len, 'o', &st);
+  }
+  return rc;
+}
+
+static int visit_dir(tree *t, int src, int dst, size_t at, int depth) {
+  if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
+  char **names = NULL;
+  size_t n = 0;
+  int rc = bw_read_names(src, &names, &n);
+  for (size_t i = 0; !rc && i < n; i++) {
+    rc = visit(t, src, dst, names[i], at, depth);
+    t->path[at] = '\0';
+  }
+  bw_free_names(names, n);
+  return rc;
+}
+
+/* Walk the directory dirfd/name: list (copy: into the directory dst) its
+ * tree. src_dev/src_mnt: the mount it must not leave. */
+static int walk_tree(bw_stage *s, int dir, int dst, dev_t dev, uint64_t mnt,
+                     int copy) {
+  tree t = {.s = s, .copy = copy};
+  t.src.dev = dev;
+  t.src.mnt_id = mnt;
+  t.path[0] = '\0';
+  int rc = visit_dir(&t, dir, dst, 0, 0);
+  free(t.buf);
+  return rc;
+}
+
+/* Remove the staged tree home/name, whatever is in it (a staged name of
+ * ours: no agent reached it). */
+static int unlink_stage(int home, const char *name, uint64_t dev, uint64_t mnt) {
+  bw_root r = {.dev = (dev_t)dev, .mnt_id = mnt};
+  bw_remove_res res;
+  struct stat st;
+  if (fstatat(home, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
+  if (!S_ISDIR(st.st_mode))
+    return unlinkat(home, name, 0) == 0 || errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
+  memset(&res, 0, sizeof res);
+  return bw_remove_tree(&r, home, name, NULL, &res);
+}
+
+/* syncfs(2) of the filesystem holding dirfd/name (dirfd may be O_PATH). */
+static int sync_fs(int dirfd, const char *name) {
+  int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int rc = syncfs(fd);
+  close(fd);
+  return rc;
+}
+
+static uint64_t dev_of(int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 ? (uint64_t)st.st_dev : 0;
+}
+
+static uint64_t mnt_of(int dirfd, const char *name) {
+  struct statx sx;
+  int flags = AT_SYMLINK_NOFOLLOW | (name[0] ? 0 : AT_EMPTY_PATH);
+  if (statx(dirfd, name, flags, STATX_MNT_ID, &sx) || !(sx.stx_mask & STATX_MNT_ID)) return 0;
+  return sx.stx_mnt_id;
+}
+
+/* ---- copy ---- */
+
+/* Make the stage directory in to and copy the tree of the directory src
+ * (an fd open for reading) into it. */
+static int copy_into_stage(bw_stage *s, int src, const struct stat *sst) {
+  stage_name(s->name, BW_STAGE_COPY);
+  if (mkdirat(s->to, s->name, (sst->st_mode & 0777) | 0700) < 0) return bw_code_from_errno(errno);
+  s->home = fcntl(s->to, F_DUPFD_CLOEXEC, 0);
+  int dst = s->home < 0 ? -1 : open_dir_at(s->to, s->name);
+  int rc = dst < 0 ? bw_code_from_errno(errno) : BW_OK;
+  s->state = BW_STAGE_PENDING; /* from here an abort removes it */
+  s->is_dir = 1;
+  if (!s->merge) s->dirs++; /* the top, made (a merge takes the one there) */
+  if (!rc) rc = walk_tree(s, src, dst, sst->st_dev, mnt_of(src, ""), 1);
+  if (dst >= 0) close(dst);
+  return rc;
+}
+
+int bw_stage_copy(const bw_root *rs, const char *src, const bw_root *rd,
+                  const char *dst, int recursive, bw_stage *s) {
+  s->kind = BW_STAGE_COPY;
+  if (rd->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
+  struct stat st;
+  int fd, rc = bw_resolve(rs, src, 0, &fd, &st); /* in-root links are followed */
+  if (rc) return rc;
+  if (!S_ISDIR(st.st_mode) || !recursive) { /* one file: the durable write */
+    close(fd);
+    bw_copy_opts o = {.overwrite = s->overwrite, .recursive = recursive,
+                      .max_bytes = s->max_bytes, .stop = &s->stop};
+    bw_copy_res res;
+    rc = bw_copy(rs, src, rd, dst, &o, &res);
+    if (rc) return rc;
+    s->files = res.files;
+    s->bytes = res.bytes;
+    memcpy(s->hash, res.hash, sizeof s->hash);
+    s->state = BW_STAGE_DONE;
+    return BW_OK;
+  }
+  int dir = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  close(fd);
+  if (dir < 0) return bw_code_from_errno(errno);
+  int trailing;
+  rc = bw_resolve_parent(rd, dst, &s->to, s->to_name, &trailing);
+  struct stat dt;
+  if (!rc && fstatat(s->to, s->to_name, &dt, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (!s->overwrite) rc = bw_fail(BW_EEXIST, "the destination exists; pass overwrite=true");
+    else if (!S_ISDIR(dt.st_mode)) rc = bw_fail(BW_EEXIST, "the destination exists and is not a directory");
+    else s->merge = 1;
+  } else if (!rc && errno != ENOENT) {
+    rc = bw_code_from_errno(errno);
+  }
+  if (!rc) bw_sweep_temps(s->to); /* and the stages of copies cut short by a crash */
+  if (!rc) rc = copy_into_stage(s, dir, &st);
+  close(dir);
+  return rc;
+}
+
+/* Move the staged copy's entries into the existing directory dst, one
+ * rename each; a directory both have is merged into. */
+static int merge_dir(bw_stage *s, int from, int dst, int depth) {
+  if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
+  char **names = NULL;
+  size_t n = 0;
+  int rc = bw_read_names(from, &names, &n);
+  for (size_t i = 0; !rc && i < n; i++) {
+    struct stat st, dt;
+    const char *name = names[i];
+    if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+      rc = bw_code_from_errno(errno);
+      break;
+    }
+    if (renameat2(from, name, dst, name, RENAME_NOREPLACE) == 0) continue;
+    if (errno != EEXIST) {
+      rc = bw_mut_errno(errno);
+      break;
+    }
+    if (fstatat(dst, name, &dt, AT_SYMLINK_NOFOLLOW) < 0) {
+      rc = bw_code_from_errno(errno);
+    } else if (S_ISDIR(st.st_mode) && S_ISDIR(dt.st_mode)) {
+      int a = open_dir_at(from, name), b = open_dir_at(dst, name);
+      rc = a < 0 || b < 0 ? bw_code_from_errno(errno) : merge_dir(s, a, b, depth + 1);
+      if (a >= 0) close(a);
+      if (b >= 0) close(b);
+    } else if (S_ISDIR(st.st_mode)) {
+      rc = bw_fail(BW_EEXIST, "a directory of the copy meets a file there");
+    } else if (S_ISDIR(dt.st_mode)) {
+      rc = bw_fail(BW_EISDIR, "a file of the copy meets a directory there");
+    } else if (S_ISLNK(dt.st_mode)) {
+      rc = bw_fail(BW_POLICY_DENIED, "a symlink is there; replacing links is refused");
+    } else if (renameat(from, name, dst, name) < 0) {
+      rc = bw_mut_errno(errno);
+    }
+  }
+  bw_free_names(names, n);
+  return rc;
+}
+
+/* The entries of the staged copy that would meet what the merge refuses
+ * (checked before any rename, so a refused merge changes nothing). */
+static int merge_check(int from, int dst, int depth) {
+  if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
+  char **names = NULL;
+  size_t n = 0;
+  int rc = bw_read_names(from, &names, &n);
+  for (size_t i = 0; !rc && i < n; i++) {
+    struct stat st, dt;
+    if (fstatat(dst, names[i], &dt, AT_SYMLINK_NOFOLLOW) < 0) continue;
+    if (fstatat(from, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+      rc = bw_code_from_errno(errno);
+    } else if (S_ISDIR(st.st_mode) && S_ISDIR(dt.st_mode)) {
+      int a = open_dir_at(from, names[i]), b = open_dir_at(dst, names[i]);
+      rc = a < 0 || b < 0 ? bw_code_from_errno(errno) : merge_check(a, b, depth + 1);
+      if (a >= 0) close(a);
+      if (b >= 0) close(b);
+    } else if (S_ISDIR(st.st_mode)) {
+      rc = bw_fail(BW_EEXIST, "a directory of the copy meets a file there");
+    } else if (S_ISDIR(dt.st_mode)) {
+      rc = bw_fail(BW_EISDIR, "a file of the copy meets a directory there");
+    } else if (S_ISLNK(dt.st_mode)) {
+      rc = bw_fail(BW_POLICY_DENIED, "a symlink is there; replacing links is refused");
+    }
+  }
+  bw_free_names(names, n);
+  return rc;
+}
+
+static int commit_copy(bw_stage *s) {
+  int rc = sync_fs(s->home, s->name) < 0 ? bw_fail(BW_EIO, "syncing the copy failed; nothing was put in place") : BW_OK;
+  if (rc) return rc;
+  if (!s->merge) {
+    if (renameat2(s->home, s->name, s->to, s->to_name, RENAME_NOREPLACE) == 0) {
+      s->state = BW_STAGE_DONE;
+      if (bw_sync_dir(s->to))
+        return bw_fail(BW_EIO, "copied, but the directory fsync failed: the copy may not survive a crash");
+      return BW_OK;
+    }
+    if (errno != EEXIST) return bw_mut_errno(errno);
+    struct stat dt; /* made meanwhile */
+    if (!s->overwrite) return bw_fail(BW_EEXIST, "the destination exists; pass overwrite=true");
+    if (fstatat(s->to, s->to_name, &dt, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(dt.st_mode))
+      return bw_fail(BW_EEXIST, "the destination exists and is not a directory");
+  }
+  int from = open_dir_at(s->home, s->name), dst = open_dir_at(s->to, s->to_name);
+  if (from < 0 || dst < 0) rc = bw_code_from_errno(errno);
+  if (!rc) rc = merge_check(from, dst, 0);
+  if (!rc) {
+    rc = merge_dir(s, from, dst, 0);
+    /* entries may have moved: from here what is left is removed, not put back */
+    if (rc) rc = bw_fail(rc, "the merge stopped part-way: the destination holds part of the copy");
+    else s->state = BW_STAGE_DONE;
+    unlink_stage(s->home, s->name, dev_of(s->home), 0);
+    if (!rc && syncfs(dst) < 0)
+      rc = bw_fail(BW_EIO, "copied, but the sync failed: the copy may not survive a crash");
+  }
+  if (from >= 0) close(from);
+  if (dst >= 0) close(dst);
+  return rc;
+}
+
+/* ---- move ---- */
+
+int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
+                  const char *dst, bw_stage *s) {
+  s->kind = BW_STAGE_MOVE;
+  if (rs->readonly || rd->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
+  int strail, dtrail;
+  int rc = bw_parent_of(rs, src, &s->from, s->from_name, &strail,
+                        "the root itself, \".\" and \"..\" cannot be moved");
+  if (rc) return rc;
+  rc = bw_parent_of(rd, dst, &s->to, s->to_name, &dtrail,
+                    "the destination cannot be a root, \".\" or \"..\"");
+  if (rc) return rc;
+  struct stat st, dt, fd_st, td_st;
+  if (fstatat(s->from, s->from_name, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
+  if (!bw_same_mount(rs, s->from, s->from_name, &st))
+    return bw_fail(BW_INVALID_ARGUMENT, "it is a mount point");
+  if ((strail || dtrail) && !S_ISDIR(st.st_mode))
+    return bw_fail(BW_ENOTDIR, "a trailing slash names a directory");
+  if (fstatat(s->to, s->to_name, &dt, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (!s->overwrite) return bw_fail(BW_EEXIST, NULL);
+    if (S_ISLNK(dt.st_mode))
+      return bw_fail(BW_POLICY_DENIED, "the destination is a symlink; replacing links is refused");
+    if (!S_ISDIR(dt.st_mode) && dt.st_nlink > 1)
+      return bw_fail(BW_POLICY_DENIED, "the destination has other hard links; replacing it is refused");
+    if (S_ISDIR(dt.st_mode) != S_ISDIR(st.st_mode))
+      return bw_fail(S_ISDIR(dt.st_mode) ? BW_EISDIR : BW_ENOTDIR, NULL);
+  }
+  if (fstat(s->from, &fd_st) < 0 || fstat(s->to, &td_st) < 0) return bw_code_from_errno(errno);
+  s->xdev = fd_st.st_dev != td_st.st_dev;
+  if (!s->xdev && !S_ISDIR(st.st_mode)) {
+    /* nothing inside to judge: renamed straight to the destination at the
+     * commit, which checks that no directory was swapped in meanwhile */
+    s->direct = 1;
+    snprintf(s->name, sizeof s->name, "%s", s->from_name);
+    s->home = fcntl(s->from, F_DUPFD_CLOEXEC, 0);
+    if (s->home < 0) return bw_code_from_errno(errno);
+    s->state = BW_STAGE_PENDING;
+    return BW_OK;
+  }
+  /* the source aside, under a name no agent reaches */
+  char *aside = s->xdev ? s->xname : s->name;
+  stage_name(aside, BW_STAGE_MOVE);
+  if ((rc = bw_rename_noreplace(s->from, s->from_name, s->from, aside, &st))) return rc;
+  s->state = BW_STAGE_PENDING;
+  if (fstatat(s->from, aside, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
+  s->is_dir = S_ISDIR(st.st_mode);
+  int dir = s->is_dir ? open_dir_at(s->from, aside) : -1;
+  if (s->is_dir && dir < 0) return bw_code_from_errno(errno);
+  if (!s->xdev) {
+    s->home = fcntl(s->from, F_DUPFD_CLOEXEC, 0);
+    if (s->home < 0) rc = bw_code_from_errno(errno);
+    if (!rc && dir >= 0) rc = walk_tree(s, dir, -1, st.st_dev, mnt_of(dir, ""), 0);
+  } else if (dir >= 0) {
+    rc = copy_into_stage(s, dir, &st); /* what lands is the copy */
+  } else { /* one file across filesystems: copied into the stage as it is */
+    stage_name(s->name, BW_STAGE_COPY);
+    s->home = fcntl(s->to, F_DUPFD_CLOEXEC, 0);
+    tree t = {.s = s, .copy = 1};
+    t.src.dev = st.st_dev;
+    if (s->home < 0) rc = bw_code_from_errno(errno);
+    if (!rc && S_ISREG(st.st_mode)) {
+      /* visit() copies it under its own name: give the stage that name */
+      int in = openat(s->from, aside, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      int out = in < 0 ? -1 : openat(s->home, s->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                     0666 | (st.st_mode & 0111));
+      uint64_t copied;
+      if (in < 0 || out < 0) rc = bw_code_from_errno(errno);
+      else rc = copy_bytes(&t, in, out, &st, &copied);
+      if (out >= 0 && close(out) < 0 && !rc) rc = bw_fail(BW_EIO, "writing the copy failed");
+      if (in >= 0) close(in);
+      free(t.buf);
+    } else if (!rc && S_ISLNK(st.st_mode)) {
+      char target[BW_PATH_MAX + 1];
+      ssize_t n = readlinkat(s->from, aside, target, sizeof target - 1);
+      if (n < 0) rc = bw_code_from_errno(errno);
+      else {
+        target[n] = '\0';
+        if (symlinkat(target, s->home, s->name) < 0) rc = bw_code_from_errno(errno);
+      }
+    } else if (!rc) {
+      rc = bw_fail(BW_NOT_REGULAR, "only files, links and directories move across filesystems");
+    }
+  }
+  if (dir >= 0) close(dir);
+  return rc;
+}
+
+static int commit_move(bw_stage *s) {
+  struct stat st, dt;
+  int from = s->xdev ? s->home : s->from;
+  if (fstatat(from, s->name, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
+  if (s->direct && S_ISDIR(st.st_mode)) /* a directory swapped in: not what was judged */
+    return bw_fail(BW_EAGAIN, "the source changed during the move; retry");
+  int replaced = fstatat(s->to, s->to_name, &dt, AT_SYMLINK_NOFOLLOW) == 0;
+  if (replaced && !s->overwrite) return bw_fail(BW_EEXIST, NULL);
+  if (replaced && S_ISLNK(dt.st_mode))
+    return bw_fail(BW_POLICY_DENIED, "the destination is a symlink; replacing links is refused");
+  if (replaced && !S_ISDIR(dt.st_mode) && dt.st_nlink > 1)
+    return bw_fail(BW_POLICY_DENIED, "the destination has other hard links; replacing it is refused");
+  if (s->xdev && sync_fs(s->home, s->name) < 0)
+    return bw_fail(BW_EIO, "syncing the copy failed; nothing was moved");
+  int rc;
+  if (s->overwrite)
+    rc = renameat2(from, s->name, s->to, s->to_name, 0) == 0 ? BW_OK : bw_mut_errno(errno);
+  else
+    rc = bw_rename_noreplace(from, s->name, s->to, s->to_name, &st);
+  if (rc) return rc;
+  s->state = BW_STAGE_DONE;
+  struct stat now;
+  if (s->direct && fstatat(s->to, s->to_name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISDIR(now.st_mode)) { /* swapped in between the two looks: back */
+    if (!replaced && renameat2(s->to, s->to_name, s->from, s->from_name, RENAME_NOREPLACE) == 0) {
+      s->state = BW_STAGE_UNDONE;
+      return bw_fail(BW_EAGAIN, "the source changed during the move; nothing was moved; retry");
+    }
+  }
+  if (bw_sync_dir(s->to) || (!s->xdev && bw_sync_dir(s->from))) {
+    /* not durable: put the source back where nothing was replaced */
+    if (!replaced && !s->xdev &&
+        renameat2(s->to, s->to_name, s->from, s->from_name, RENAME_NOREPLACE) == 0) {
+      s->state = BW_STAGE_UNDONE;
+      return bw_fail(BW_EIO, "the directory fsync failed; nothing was moved");
+    }
+    return bw_fail(BW_EIO, "moved, but the directory fsync failed");
+  }
+  if (s->xdev) { /* in place and durable: now the source goes */
+    if ((rc = unlink_stage(s->from, s->xname, dev_of(s->from), 0)) || bw_sync_dir(s->from))
+      return bw_fail(BW_EIO, "copied to the destination, but removing the source failed");
+  }
+  return BW_OK;
+}
+
+/* ---- remove ---- */
+
+static int put_back(bw_stage *s, int dir, const char *aside);
+
+int bw_stage_remove(const bw_root *r, const char *rel, int recursive,
+                    const char *expected_hash, bw_stage *s) {
+  s->kind = BW_STAGE_REMOVE;
+  if (r->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
+  int trailing;
+  int rc = bw_parent_of(r, rel, &s->from, s->from_name, &trailing,
+                        "the root itself, \".\" and \"..\" cannot be removed");
+  if (rc) return rc;
+  struct stat st;
+  if (fstatat(s->from, s->from_name, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
+  if (!S_ISDIR(st.st_mode) || !recursive || expected_hash) {
+    /* a file, a link or an empty directory: nothing inside to judge */
+    bw_remove_res res;
+    rc = bw_remove(r, rel, recursive, expected_hash, &s->stop, &res);
+    if (rc) return rc;
+    s->files = res.files;
+    s->dirs = res.dirs;
+    s->state = BW_STAGE_DONE;
+    return BW_OK;
+  }
+  if (!bw_same_mount(r, s->from, s->from_name, &st))
+    return bw_fail(BW_INVALID_ARGUMENT, "it is a mount point");
+  s->root_dev = r->dev;
+  s->root_mnt = r->mnt_id;
+  stage_name(s->name, BW_STAGE_REMOVE);
+  if ((rc = bw_rename_noreplace(s->from, s->from_name, s->from, s->name, &st))) return rc;
+  s->state = BW_STAGE_PENDING;
+  s->is_dir = 1;
+  s->home = fcntl(s->from, F_DUPFD_CLOEXEC, 0);
+  int dir = open_dir_at(s->from, s->name);
+  if (s->home < 0 || dir < 0) rc = bw_code_from_errno(errno);
+  else rc = walk_tree(s, dir, -1, st.st_dev, r->mnt_id, 0);
+  if (dir >= 0) close(dir);
+  return rc;
+}
+
+static int commit_remove(bw_stage *s) {
+  bw_root r = {.dev = (dev_t)s->root_dev, .mnt_id = s->root_mnt};
+  bw_remove_res res;
+  memset(&res, 0, sizeof res);
+  /* judged: it goes whole, whatever the budget says now */
+  int rc = bw_remove_tree(&r, s->home, s->name, NULL, &res);
+  s->files = res.files;
+  s->dirs = res.dirs;
+  s->state = BW_STAGE_DONE;
+  if (rc) { /* what is left goes back under its name, the error kept */
+    const char *d = bw_detail();
+    put_back(s, s->home, s->name);
+    return bw_fail(rc, d);
+  }
+  if (bw_sync_dir(s->home))
+    return bw_fail(BW_EIO, "removed, but the directory fsync failed: the removal may not survive a crash");
+  return BW_OK;
+}
+
+/* ---- commit, abort ---- */
+
+int bw_stage_commit(bw_stage *s) {
+  if (s->state == BW_STAGE_DONE) return BW_OK;
+  if (s->state != BW_STAGE_PENDING) return bw_fail(BW_INVALID_ARGUMENT, "nothing is staged");
+  int rc;
+  switch (s->kind) {
+  case BW_STAGE_COPY: rc = commit_copy(s); break;
+  case BW_STAGE_MOVE: rc = commit_move(s); break;
+  default: rc = commit_remove(s); break;
+  }
+  if (rc && s->state == BW_STAGE_PENDING) {
+    const char *d = bw_detail();
+    bw_stage_abort(s);
+    bw_fail(rc, d); /* the commit's reason, not the abort's */
+  }
+  return rc;
+}
+
+/* Put the source (dir/aside) back under its own name, else under
+ * "NAME.restored.HEX" (the name was taken meanwhile): s->restored. */
+static int put_back(bw_stage *s, int dir, const char *aside) {
+  struct stat st;
+  if (fstatat(dir, aside, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
+  if (!bw_rename_noreplace(dir, aside, dir, s->from_name, &st)) return bw_sync_dir(dir);
+  unsigned long long rnd = 0;
+  if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd) rnd = (unsigned long long)bw_now_ms();
+  char other[BW_NAME_MAX + 1];
+  int n = snprintf(other, sizeof other, "%.200s.restored.%08llx", s->from_name, rnd & 0xffffffffULL);
+  if (n < 0 || (size_t)n >= sizeof other || bw_rename_noreplace(dir, aside, dir, other, &st))
+    return bw_fail(BW_EIO, "its name was taken meanwhile, and it could not be put back");
+  memcpy(s->restored, other, (size_t)n + 1);
+  bw_sync_dir(dir);
+  return BW_OK;
+}
+
+int bw_stage_abort(bw_stage *s) {
+  if (s->state != BW_STAGE_PENDING) return BW_OK;
+  int rc = BW_OK;
+  if (s->kind == BW_STAGE_COPY || (s->kind == BW_STAGE_MOVE && s->xdev)) {
+    if (s->home >= 0) rc = unlink_stage(s->home, s->name, dev_of(s->home), 0);
+  }
+  if (s->kind == BW_STAGE_MOVE && s->direct) {
+    /* never moved aside: nothing to put back */
+  } else if (s->kind == BW_STAGE_MOVE) {
+    int prc = put_back(s, s->from, s->xdev ? s->xname : s->name);
+    if (!rc) rc = prc;
+  } else if (s->kind == BW_STAGE_REMOVE) {
+    rc = put_back(s, s->from, s->name);
+  }
+  s->state = BW_STAGE_UNDONE;
+  return rc;
+}
+
+/* ---- stale stages ---- */
+
+void bw_stage_sweep(int dirfd, const char *name) {
+  /* only a copy's stage is safe to drop: it holds nothing but the copy */
+  size_t pl = sizeof BW_STAGE_PREFIX - 1;
+  if (!bw_stage_name(name) || name[pl] != 'c' || name[pl + 1] != '.') return;
+  char *end;
+  long pid = strtol(name + pl + 2, &end, 10);
+  if (*end != '.' || pid <= 0 || pid == (long)getpid()) return;
+  if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) return; /* alive */
+  struct stat st;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) return;
+  bw_root r = {.dev = st.st_dev};
+  bw_remove_res res;
+  memset(&res, 0, sizeof res);
+  bw_remove_tree(&r, dirfd, name, NULL, &res);
+}

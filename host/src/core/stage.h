@@ -1,0 +1,121 @@
+/*
+ * stage.h - subtree copy, move and remove, staged (stage.c).
+ *
+ * A tree is first put under a private name beside where it goes (a copy
+ * is made there; a move's or a remove's source is renamed there), its
+ * entries are listed for the policies to judge, and only then is it put
+ * in place by one rename (a remove: unlinked), or put back as it was. No
+ * agent path reaches a staged name (bw_stage_name: the resolver refuses
+ * it, every walk and listing leaves it out), so nothing can be added to a
+ * staged tree between its judgement and its rename.
+ */
+#ifndef BURROW_STAGE_H
+#define BURROW_STAGE_H
+
+#include "edit.h"
+
+/* The staged names: ".burrow-stage.<kind>.<pid>.<16 hex>". */
+#define BW_STAGE_PREFIX ".burrow-stage."
+enum { BW_STAGE_NAME = 64 };
+
+/* Is the directory entry name one of burrow's staged names? */
+int bw_stage_name(const char *name);
+/* Does any component of the path rel name a staged tree? */
+int bw_stage_in_path(const char *rel);
+
+typedef enum bw_stage_kind {
+  BW_STAGE_COPY = 1,
+  BW_STAGE_MOVE,
+  BW_STAGE_REMOVE
+} bw_stage_kind;
+
+typedef enum bw_stage_state {
+  BW_STAGE_PENDING = 1, /* staged: judge it, then commit or abort */
+  BW_STAGE_DONE,        /* in place (or, for a remove, gone) */
+  BW_STAGE_UNDONE       /* put back: source and destination as they were */
+} bw_stage_state;
+
+/* One entry of the staged tree, below its top ("a/b"). */
+typedef struct bw_stage_entry {
+  size_t off; /* of its path in the stage's path buffer */
+  char type;  /* 'f' file, 'd' directory, 'l' link */
+  uint64_t size;
+  uint64_t dev, ino;
+  uint64_t nlink;
+} bw_stage_entry;
+
+typedef struct bw_stage {
+  int kind, state;
+  /* options, set before staging (bw_stage_init) */
+  int overwrite;
+  size_t max_bytes;   /* largest file a copy takes (0: no limit) */
+  size_t max_entries; /* past this: TOO_LARGE, nothing done */
+  bw_stop stop;       /* asked at each entry while staging */
+  void (*progress)(void *arg, size_t entries); /* every 1024 entries */
+  void *progress_arg;
+  /* where the staged tree is: home/name */
+  int home;
+  char name[BW_NAME_MAX + 1]; /* a staged name, or (direct) the source's own */
+  int is_dir; /* the staged object is a directory */
+  /* move and remove: where it came from (put back there on abort) */
+  int from;
+  char from_name[BW_NAME_MAX + 1];
+  /* copy and move: where it goes */
+  int to;
+  char to_name[BW_NAME_MAX + 1];
+  int merge; /* a copy into an existing directory (overwrite) */
+  int direct; /* a move of a non-directory: renamed straight at the commit */
+  /* a move across filesystems: the source renamed aside (from/xname),
+   * copied into the stage beside the destination, removed on commit */
+  int xdev;
+  char xname[BW_STAGE_NAME];
+  uint64_t root_dev, root_mnt; /* a remove never leaves the root's mount */
+  /* the entries, and what a copy made */
+  bw_stage_entry *v;
+  size_t n, cap;
+  char *paths;
+  size_t plen, pcap;
+  size_t files, dirs, links, skipped;
+  uint64_t bytes;
+  char hash[BW_HASH_STR]; /* a single file copy's content hash */
+  char restored[BW_NAME_MAX + 1]; /* abort: the name the source went back under, if not its own */
+  int clone_off, cfr_off; /* reflinks / copy_file_range refused here: not tried again */
+} bw_stage;
+
+/* Zero s and set its options; stop may be NULL. */
+void bw_stage_init(bw_stage *s, int overwrite, size_t max_bytes,
+                   size_t max_entries, const bw_stop *stop);
+
+/* Stage a copy of src (a directory: its whole tree; anything else is
+ * copied at once through bw_copy and s is DONE) beside dst. */
+int bw_stage_copy(const bw_root *rs, const char *src, const bw_root *rd,
+                  const char *dst, int recursive, bw_stage *s);
+/* Stage a move: src renamed to a staged name in its own directory (and,
+ * across filesystems, copied into a stage beside dst). */
+int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
+                  const char *dst, bw_stage *s);
+/* Stage a remove: a directory (recursive) renamed to a staged name in its
+ * own directory; anything else is removed at once through bw_remove and
+ * s is DONE. */
+int bw_stage_remove(const bw_root *r, const char *rel, int recursive,
+                    const char *expected_hash, bw_stage *s);
+
+/* The path of entry i below the staged top. */
+const char *bw_stage_path(const bw_stage *s, size_t i);
+
+/* Put a PENDING stage in place: one sync of its filesystem, one rename
+ * (a merge: one per entry the destination lacks), the directories
+ * synced; a remove unlinks the staged tree. On failure the stage is
+ * undone where it can be, and the detail says what is where. */
+int bw_stage_commit(bw_stage *s);
+/* Undo a PENDING stage: a copy's stage removed, a move's or a remove's
+ * source renamed back (under s->restored when its name was taken). */
+int bw_stage_abort(bw_stage *s);
+/* Abort if still pending, and free. */
+void bw_stage_free(bw_stage *s);
+
+/* Remove the copy stages of processes that are gone, in the directory
+ * open at dirfd (write.c's temp sweep calls it). */
+void bw_stage_sweep(int dirfd, const char *name);
+
+#endif
