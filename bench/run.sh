@@ -21,6 +21,7 @@
 #   BENCH_EDIT=0       skip bench/edit.sh (edit_file vs the official server)
 #   BENCH_POLICY=0     skip bench/policy.lua (no policy vs default + secrets: small reads, grep)
 #   BENCH_HTTP=0       skip bench/http.mjs (small reads over Streamable HTTP vs stdio)
+#   BENCH_TREE=0       skip bench/tree.sh (folder copy, remove, cross-device move vs coreutils)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -136,6 +137,11 @@ if [ "${BENCH_EDIT:-1}" != 0 ]; then
   echo
   echo "+ bash bench/edit.sh"
   BENCH_OUT=$OUT BURROW_BIN=$BIN BENCH_HARNESS=$H bash "$REPO/bench/edit.sh" || FAILED=1
+fi
+if [ "${BENCH_TREE:-1}" != 0 ]; then
+  echo
+  echo "+ bash bench/tree.sh"
+  BENCH_OUT=$OUT BURROW_BIN=$BIN bash "$REPO/bench/tree.sh" || FAILED=1
 fi
 if [ "${BENCH_HTTP:-1}" != 0 ]; then
   echo

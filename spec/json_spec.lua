@@ -1,5 +1,5 @@
 -- spec/json_spec.lua
--- The JSON binding of burrow.core (host/src/ljson.c): decoding through
+-- The JSON binding of burrow.core (host/src/lua/ljson.c): decoding through
 -- jansson, our own encoder, and the conventions the rest of burrow relies
 -- on (null sentinel, array_mt, sorted keys, U+FFFD for invalid UTF-8).
 

@@ -1,5 +1,5 @@
 -- The file watch: ws:watch / ws:poll_watch (lua/burrow/watch.lua) on the
--- inotify core (host/src/watch.c): files, folders, coalescing, the cap,
+-- inotify core (host/src/core/watch.c): files, folders, coalescing, the cap,
 -- a queue overflow, closing.
 
 local H = require "helpers"

@@ -2,7 +2,7 @@
 -- (ws:watch) and MCP's resources/subscribe. A path is resolved once into a
 -- handle and judged by the policies as a read (what a read would be
 -- denied is not watched); the kernel then watches that very object
--- (host/src/watch.c). Events are coalesced per watch: a callback runs at
+-- (host/src/core/watch.c). Events are coalesced per watch: a callback runs at
 -- most once per interval whatever the number of changes.
 --
 --   local set = watch.new{max = 256, interval_ms = 100}

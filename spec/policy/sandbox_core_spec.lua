@@ -1,4 +1,4 @@
--- core.sandbox itself (host/src/lsandbox.c, lsbcharge.c), below
+-- core.sandbox itself (host/src/lua/lsandbox.c, lsbcharge.c), below
 -- burrow.open: load/call, options as `...`, copies across states, limits,
 -- memory accounting, the library functions' charges. How operators meet it
 -- through burrow.open{policies = ...} is sandbox_spec.lua.

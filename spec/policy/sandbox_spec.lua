@@ -1,4 +1,4 @@
--- The policy sandbox (host/src/lsandbox.c, core.sandbox) as operators meet
+-- The policy sandbox (host/src/lua/lsandbox.c, core.sandbox) as operators meet
 -- it through burrow.open{policies = {...}}: a policy that raises, loops,
 -- allocates without end, runs a costly pattern or reaches for io, os,
 -- load, require, debug... denies the call (POLICY_DENIED, with a reason
