@@ -1,9 +1,10 @@
 -- burrow.client_roots: MCP roots from the client. When the client offers
 -- the roots capability the server asks roots/list after initialization and
 -- on notifications/roots/list_changed. With roots_from_client: true in the
--- config (off by default) the workspace then serves exactly the client's
--- folders within the configured roots (ws.scope, checked in ctx:open on
--- each resolved object); a client folder outside every configured root is
+-- config (off by default) the session then serves exactly the client's
+-- folders within the configured roots (session.scope, the Server's own
+-- record, handed to each call and checked in ctx:open on each resolved
+-- object; other sessions of the tenant keep theirs); a client folder outside every configured root is
 -- ignored with a log line. Without it, the answer is only logged.
 --
 -- The roots stay the configured ones: policies keep judging in-root paths
@@ -66,9 +67,9 @@ end
 function client_roots.apply(self)
   local list = self.client_root_list
   if not (list and self.ws.roots_from_client) then return end
-  self.ws.scope = client_roots.scope(self, self.ws, list)
+  self.session.scope = client_roots.scope(self, self.ws, list)
   local names = {}
-  for _, s in ipairs(self.ws.scope) do names[#names + 1] = s.path end
+  for _, s in ipairs(self.session.scope) do names[#names + 1] = s.path end
   note(self, "info", ("serving the client's roots: %s"):format(#names > 0 and table.concat(names, ", ") or "none"))
   resources.resubscribe(self)
   self:notify("notifications/resources/list_changed")

@@ -13,12 +13,17 @@ local Ctx = {}
 Ctx.__index = Ctx
 
 function context.new(ws, tool, hooks, via, args)
+  hooks = hooks or {}
   return setmetatable({
     ws = ws,
+    -- the connection's record ({id =, scope =, undo =, packs =}): it comes
+    -- with the call (hooks.session: an MCP session, an HTTP session), never
+    -- from the workspace, which every session of a tenant shares
+    session = hooks.session or ws.session,
     roots = ws.roots,
     caps = ws.caps,
     tool = tool,
-    hooks = hooks or {},
+    hooks = hooks,
     via = via, -- the pack tool this native call runs for
     args = args or {},
     judged = {}, -- path .. "\0" .. f|n -> {h =, info =, ops = {op = true}} or {msg =, code =}
@@ -85,8 +90,8 @@ function Ctx:fail(code, path, detail, details)
   local m
   if code == "OUTSIDE_ROOT" and (detail == nil or detail == "") then
     m = {}
-    if self.ws.scope then
-      for _, s in ipairs(self.ws.scope) do m[#m + 1] = s.path end
+    if self.session.scope then
+      for _, s in ipairs(self.session.scope) do m[#m + 1] = s.path end
     else
       for _, r in ipairs(self.ws:mounts()) do m[#m + 1] = r.mount end
     end
@@ -117,7 +122,7 @@ function Ctx:request(path, op, info, arg)
     type = info.type,
     nlink = info.nlink,
     size = op == "write" and self.sizes and self.sizes[arg or "path"] or nil,
-    session = self.ws.session.id,
+    session = self.session.id,
   }
 end
 
@@ -134,7 +139,7 @@ function Ctx:judge(path, op, info, arg)
 end
 
 --- Whether a resolved object (its innermost root and in-root path, as
--- roots:handle gives them) lies in the client's folders (ws.scope, MCP
+-- roots:handle gives them) lies in the client's folders (session.scope, MCP
 -- client roots: client_roots.lua); true without a scope. Decided on the
 -- resolution, so a link inside a folder that leads out of it is out.
 function context.in_scope(scope, info)
@@ -182,13 +187,13 @@ function Ctx:open(path, op, nofollow, arg)
       local _, msg = self:fail(code, path, idx and info or rel)
       j.msg, j.code = msg, code
       self.reqs[#self.reqs + 1] = { tool = self.tool.name, via = self.via, operation = op, path = path,
-        arg = arg, session = self.ws.session.id, unmapped = code, decision = "deny", reason = msg }
-    elseif not context.in_scope(self.ws.scope, info) then
+        arg = arg, session = self.session.id, unmapped = code, decision = "deny", reason = msg }
+    elseif not context.in_scope(self.session.scope, info) then
       h:close()
       local _, msg = self:fail("OUTSIDE_ROOT", path)
       j.msg, j.code = msg, "OUTSIDE_ROOT"
       self.reqs[#self.reqs + 1] = { tool = self.tool.name, via = self.via, operation = op, path = path,
-        arg = arg, session = self.ws.session.id, unmapped = "OUTSIDE_ROOT", decision = "deny", reason = msg }
+        arg = arg, session = self.session.id, unmapped = "OUTSIDE_ROOT", decision = "deny", reason = msg }
     else
       info.mount, info.lexical = mount_of(self.roots, info.root), rel
       j.h, j.info = h, info
@@ -485,6 +490,17 @@ function Ctx:locate(path, nofollow)
   local ri = self.roots:info(info.root)
   info.mount, info.lexical = ri.mount, rel
   return info
+end
+
+--- The connection's own table for a pack or a tool (key: its name): what
+-- it keeps between calls (claude_code's read-before-write record). One
+-- per session, so no session sees another's.
+function Ctx:state(key)
+  local packs = self.session.packs
+  if not packs then packs = {}; self.session.packs = packs end
+  local t = packs[key]
+  if not t then t = {}; packs[key] = t end
+  return t
 end
 
 -- Close the call's handles.

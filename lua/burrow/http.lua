@@ -33,7 +33,10 @@ end
 local function new_session(W, state, sid, ws)
   local server = require("burrow.mcp").new(ws)
   server.sid = sid
-  server.undo = { id = "http:" .. sid:sub(1, 8) } -- ws.session while it runs
+  -- the session's record (undo store, client scope, packs' state): every
+  -- call of the session carries it (hooks.session); the tenant's
+  -- workspace, which the worker's sessions share, holds none of it
+  server.session = { id = "http:" .. sid:sub(1, 8) }
   -- a response (or a batch of them) is the POST's answer: its call ends
   server.out = function(msg)
     local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
@@ -84,7 +87,6 @@ local function handle(W, state, kind, sid, tenant, stream, body)
     state.sessions[sid] = server
   end
   server.stream = stream >= 0 and stream or nil
-  server.ws.session = server.undo
   local msg, err = json.decode(body)
   if msg == nil then
     server:error(nil, -32700, "parse error: " .. tostring(err))
@@ -128,7 +130,6 @@ function http.worker(W, setup)
     -- (at most POLL late; the stdio loop wakes on the watch fd instead)
     for _, server in pairs(state.sessions) do
       if server.watches then
-        server.ws.session = server.undo
         server:pump_watch()
       end
     end

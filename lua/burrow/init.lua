@@ -189,7 +189,7 @@ function burrow.open(opts)
     approve = opts.approve, -- function(req, reason) -> true | false, why
     -- MCP: serve the folders the client names as its roots, within these
     roots_from_client = opts.roots_from_client == true,
-    scope = nil, -- then: the client's folders, {{root =, rel =, path =}...} (context.lua)
+    -- (the client's folders are the session's: session.scope, context.lua)
     opts = opts, -- for ws:submit's host (burrow.async)
   }, Workspace)
   return ws
@@ -469,7 +469,7 @@ function Workspace:watch(path, fn)
     self.watches = require("burrow.watch").new {
       max = self.caps.max_watches, interval_ms = self.caps.watch_interval_ms }
   end
-  local id, msg, code = self.watches:add(self, path, fn, self.session.id)
+  local id, msg, code = self.watches:add(self, path, fn, self.session)
   if not id then return nil, msg, code end
   return setmetatable({ set = self.watches, id = id, path = path }, WatchHandle)
 end

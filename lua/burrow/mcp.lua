@@ -24,7 +24,10 @@ function mcp.new(ws, opts)
   opts = opts or {}
   -- log_level: nil until the client sets one (logging/setLevel): no
   -- notifications/message before it asked for them
+  -- session: this connection's record, handed to every call (hooks.session):
+  -- its id, the client's scope, its undo store, its packs' state
   return setmetatable({ ws = ws, log_level = nil, reopen = opts.reopen,
+    session = opts.session or { id = ws.session and ws.session.id or "mcp" },
     pending = {}, next_id = 0,
     subs = {},    -- resources/subscribe: uri -> watch id
     waiting = {}, -- our requests to the client: id -> function(reply)
@@ -297,6 +300,7 @@ function handlers.tools_call(self, params, id)
       return self.stdio:cancelled()
     end,
     approve = self:approver(),
+    session = self.session,
     -- replies encoded by our own stdio (Server:run): read_file may answer
     -- with a json.fragment; another transport's out gets plain strings
     wire = self.stdio_loop,
@@ -454,7 +458,7 @@ function Server:reload()
     self:notify("notifications/tools/list_changed")
   end
   client_roots.apply(self) -- the client's roots within the new configuration
-  if not self.ws.scope then
+  if not self.session.scope then
     resources.resubscribe(self)
     self:notify("notifications/resources/list_changed")
   end

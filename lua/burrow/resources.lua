@@ -57,15 +57,21 @@ local function refusal(msg, code)
   return nil, code == "ENOENT" and -32002 or -32602, msg, { code = code }
 end
 
--- The folders served: the roots, or the client's roots within them.
-local function mounts(ws)
-  local out = {}
-  if ws.scope then
-    for i, s in ipairs(ws.scope) do out[i] = s.path end
+-- The folders served to the session of Server self: the roots, or the
+-- client's roots within them.
+local function mounts(self)
+  local out, scope = {}, self.session and self.session.scope
+  if scope then
+    for i, s in ipairs(scope) do out[i] = s.path end
     return out
   end
-  for i, r in ipairs(ws:mounts()) do out[i] = r.mount end
+  for i, r in ipairs(self.ws:mounts()) do out[i] = r.mount end
   return out
+end
+
+-- The hooks of a call the resources methods make: the session's.
+local function hooks_of(self)
+  return { session = self.session }
 end
 
 -- "i:n": the n-th file (0-based) of root i.
@@ -83,12 +89,12 @@ end
 function resources.list(self, params)
   local ws = self.ws
   local ri, skip = cursor_of(params.cursor)
-  local roots = mounts(ws)
+  local roots = mounts(self)
   if not ri or ri > #roots + 1 then return nil, -32602, "invalid cursor" end
   local page = json.array {}
   while ri <= #roots and #page < resources.PAGE do
     local want = math.min(skip + resources.PAGE - #page + 1, ws.caps.max_entries)
-    local res = ws:call("glob", { pattern = "**", path = roots[ri], max_results = want })
+    local res = ws:call("glob", { pattern = "**", path = roots[ri], max_results = want }, hooks_of(self))
     local entries = res and res.entries or {}
     local i = skip + 1
     while entries[i] and #page < resources.PAGE do
@@ -109,7 +115,7 @@ end
 
 function resources.templates(self)
   local list = json.array {}
-  for _, m in ipairs(mounts(self.ws)) do
+  for _, m in ipairs(mounts(self)) do
     list[#list + 1] = { uriTemplate = resources.uri(m == "/" and "" or m) .. "/{+path}",
       name = m, title = "Files under " .. m, description = "A file under the workspace root " .. m }
   end
@@ -122,7 +128,7 @@ end
 function resources.read(self, params)
   local path, why = resources.path(params.uri)
   if not path then return nil, -32602, "Invalid params: " .. why end
-  local res, msg, code = self.ws:call("read_file", { path = path, encoding = "base64" })
+  local res, msg, code = self.ws:call("read_file", { path = path, encoding = "base64" }, hooks_of(self))
   if not res then return refusal(msg, code) end
   local bytes = core.base64_decode(res.content)
   local binary = bytes:sub(1, 8192):find("\0", 1, true) or not utf8.len(bytes)
@@ -152,7 +158,7 @@ function resources.subscribe(self, params)
       max = self.ws.caps.max_watches, interval_ms = self.ws.caps.watch_interval_ms }
     if self.on_watch then self.on_watch(self.watches:fd()) end
   end
-  local id, msg, code = self.watches:add(self.ws, path, notifier(self, params.uri), self.ws.session.id)
+  local id, msg, code = self.watches:add(self.ws, path, notifier(self, params.uri), self.session)
   if not id then return refusal(msg, code) end
   self.subs[params.uri] = id
   return {}
@@ -176,7 +182,7 @@ function resources.resubscribe(self)
     self.watches:remove(id)
     self.subs[uri] = nil
     local path = resources.path(uri)
-    local nid, msg = self.watches:add(self.ws, path, notifier(self, uri), self.ws.session.id)
+    local nid, msg = self.watches:add(self.ws, path, notifier(self, uri), self.session)
     if nid then self.subs[uri] = nid
     else self:log("warning", "subscription ended: " .. tostring(msg), { uri = uri }) end
   end

@@ -15,9 +15,10 @@ local function limit(ctx)
 end
 undo.limit = limit
 
--- The session's store (ws.session lives as long as the MCP connection).
+-- The session's store (the call's session record: it lives as long as the
+-- MCP connection, or the workspace for the Lua API).
 local function store(ctx)
-  local s = ctx.ws.session
+  local s = ctx.session
   if not s.undo then s.undo = { by_key = {}, queue = {}, head = 1, bytes = 0, count = 0 } end
   return s.undo
 end

@@ -35,10 +35,12 @@ end
 -- directory: entries created and removed). Returns the watch's id, or
 -- nil, "CODE: message", CODE (a path the policies would not let be read,
 -- outside every root, a link out, a missing file, past the cap).
+-- session: the record of the connection that watches (its id, its client
+-- scope: context.lua), ws.session when nil.
 function Set:add(ws, path, fn, session)
   if type(path) ~= "string" then error("watch: path must be a string", 2) end
   if type(fn) ~= "function" then error("watch: expected a callback function", 2) end
-  local ctx = context.new(ws, TOOL, nil, nil, { path = path })
+  local ctx = context.new(ws, TOOL, { session = session }, nil, { path = path })
   local h, rel, info = ctx:open(path, "read", false, "path")
   local id, msg, code
   if not h then
@@ -52,7 +54,6 @@ function Set:add(ws, path, fn, session)
   -- the audit: one record per judged request, as a tool call has
   local outcome = { code = id and "OK" or code, duration_ms = 0 }
   for _, req in ipairs(ctx.reqs) do
-    req.session = session or req.session
     outcome.decision = req.decision or (id and "allow" or "deny")
     outcome.reason = req.reason or (not id and msg or nil)
     for _, rec in ipairs(ws.policies:after(req, outcome)) do ws.audit:write(rec) end

@@ -111,6 +111,18 @@ describe(H.tag("pack claude_code"), function()
   end)
 
   describe("Edit", function()
+    -- Issue 26: the read record is the session's. Two sessions of one
+    -- tenant share the workspace (burrow mcp --http): one session's Read
+    -- does not let the other edit.
+    it("needs a Read in the same session, not in another session of the workspace", function()
+      local a, b = { session = { id = "a" } }, { session = { id = "b" } }
+      assert(ws:call("Read", { file_path = M .. "/a.txt" }, b))
+      local res, msg = ws:call("Edit", { file_path = M .. "/a.txt", old_string = "two", new_string = "2" }, a)
+      assert.is_nil(res)
+      assert.equal(E("File has not been read yet. Read it first before writing to it."), msg)
+      assert(ws:call("Edit", { file_path = M .. "/a.txt", old_string = "two", new_string = "2" }, b))
+      assert.equal("one\n2\nthree\n", H.read(dir, "a.txt"))
+    end)
     it("needs a Read first", function()
       local t, msg, code = text("Edit", { file_path = M .. "/a.txt", old_string = "two", new_string = "2" })
       assert.is_nil(t)

@@ -9,7 +9,7 @@ local H = require "helpers"
 local client_roots = require "burrow.client_roots"
 
 local function server(ws)
-  return setmetatable({ ws = ws, subs = {}, logged = {} }, { __index = {
+  return setmetatable({ ws = ws, subs = {}, logged = {}, session = { id = "client-roots" } }, { __index = {
     notify = function() end,
     log = function(self, _, msg) self.logged[#self.logged + 1] = msg end,
   } })
@@ -45,7 +45,7 @@ describe(H.tag("security: client roots"), function()
   end
 
   local function code_of(tool, args)
-    local res, _, code = ws:call(tool, args)
+    local res, _, code = ws:call(tool, args, { session = srv.session }) -- the session's call
     return res and "OK" or code
   end
 
@@ -60,17 +60,17 @@ describe(H.tag("security: client roots"), function()
     assert.are.equal("OUTSIDE_ROOT", code_of("move", { source = root .. "/a/in.txt", destination = root .. "/moved.txt" }))
     assert.are.equal("OUTSIDE_ROOT", code_of("copy", { source = root .. "/b/other.txt", destination = root .. "/a/c.txt" }))
     assert.are.equal("OUTSIDE_ROOT", code_of("grep", { pattern = "other", path = root }))
-    local g = assert(ws:call("grep", { pattern = ".", path = root .. "/a" }))
+    local g = assert(ws:call("grep", { pattern = ".", path = root .. "/a" }, { session = srv.session }))
     assert.is_nil(tostring(require("burrow.core").json.encode(g)):find("other", 1, true), "a walk crossed the link")
     assert.is_false(H.exists(root, "moved.txt"))
     assert.is_false(H.exists(root, "a/c.txt"))
     -- a watch is judged the same way
-    assert.is_nil((ws:watch(root .. "/b/other.txt", function() end)))
+    assert.is_nil((require("burrow.watch").new {}:add(ws, root .. "/b/other.txt", function() end, srv.session)))
   end)
 
   it("a client folder outside every root, or through a link out, is ignored", function()
     serve { B .. "/outside", root .. "/link-out", "/etc" }
-    assert.are.same({}, ws.scope)
+    assert.are.same({}, srv.session.scope)
     assert.are.equal(3, #srv.logged - 1) -- three ignored, then "serving ... none"
     assert.are.equal("OUTSIDE_ROOT", code_of("read_file", { path = root .. "/top.txt" }))
     assert.are.equal("OUTSIDE_ROOT", code_of("read_file", { path = B .. "/outside/secret.txt" }))
@@ -78,8 +78,8 @@ describe(H.tag("security: client roots"), function()
 
   it("naming a denied folder as the root does not re-anchor the rule", function()
     serve { root .. "/private" }
-    assert.are.equal(1, #ws.scope)
-    local _, msg, code = ws:call("read_file", { path = root .. "/private/p.txt" })
+    assert.are.equal(1, #srv.session.scope)
+    local _, msg, code = ws:call("read_file", { path = root .. "/private/p.txt" }, { session = srv.session })
     assert.are.equal("POLICY_DENIED", code, msg)
   end)
 
@@ -92,7 +92,27 @@ describe(H.tag("security: client roots"), function()
   it("without roots_from_client the client's roots change nothing", function()
     ws.roots_from_client = false
     serve { root .. "/a" }
-    assert.is_nil(ws.scope)
+    assert.is_nil(srv.session.scope)
     assert.are.equal("OK", code_of("read_file", { path = root .. "/top.txt" }))
+  end)
+
+  -- Issue 26: a scope is the session's. Two sessions of one tenant share
+  -- the workspace (one worker of burrow mcp --http serves both): what the
+  -- second's client names neither widens nor empties the first's.
+  it("another session's roots reach neither this session's scope nor the workspace", function()
+    serve { root .. "/a" }
+    local other = server(ws)
+    other.session = { id = "other" }
+    other.client_root_list = { { uri = "file://" .. root } }
+    client_roots.apply(other)
+    assert.are.equal("OUTSIDE_ROOT", code_of("read_file", { path = root .. "/top.txt" }), "widened by the other session")
+    assert.are.equal("OK", code_of("read_file", { path = root .. "/a/in.txt" }))
+    assert.is_truthy(ws:call("read_file", { path = root .. "/top.txt" }, { session = other.session }))
+    other.client_root_list = {}
+    client_roots.apply(other) -- an empty list: the other session serves nothing
+    assert.are.equal("OK", code_of("read_file", { path = root .. "/a/in.txt" }), "emptied by the other session")
+    assert.are.equal("OUTSIDE_ROOT", select(3, ws:call("read_file", { path = root .. "/a/in.txt" }, { session = other.session })))
+    -- the Lua API's own calls (no session) keep the configured roots
+    assert.is_truthy(ws:call("read_file", { path = root .. "/top.txt" }))
   end)
 end)

@@ -1,7 +1,7 @@
 -- claude_code: Claude Code's built-in file tools (Read, Write, Edit,
 -- MultiEdit, Glob, Grep, LS) with their names, schemas, texts and
 -- <tool_use_error> strings, over the native tools (ctx:call). Read keeps a
--- per-workspace record (path -> content_hash) that Write, Edit and
+-- per-session record (path -> content_hash) that Write, Edit and
 -- MultiEdit consult: a file must be read before it is changed, and a file
 -- changed since the read is refused. Deviations are in docs/packs.md.
 
@@ -10,13 +10,10 @@ local json = core.json
 local P = require "burrow.pack"
 local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 
--- Read state, per workspace (one MCP connection): key -> {hash, newline, partial}.
-local STATE = setmetatable({}, { __mode = "k" })
-
+-- Read state, per session (one MCP connection, never shared by the
+-- sessions of a tenant): key -> {hash, newline, partial}.
 local function state(ctx)
-  local s = STATE[ctx.ws]
-  if not s then s = {}; STATE[ctx.ws] = s end
-  return s
+  return ctx:state("claude_code")
 end
 
 -- The record's key: the root and the relative path the resolver maps to,
