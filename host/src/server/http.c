@@ -418,15 +418,14 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   }
   s->last = bwh_now();
   if (ping) { /* answered here, whatever the worker is doing */
-    char *id = json_dumps(json_object_get(m, "id"),
-                          JSON_ENCODE_ANY | JSON_COMPACT);
     pthread_mutex_unlock(&h->mu);
+    size_t n;
+    char *b = bw_rpc_pong(json_object_get(m, "id"), &n); /* any length of id */
     json_decref(m);
-    char b[400];
-    snprintf(b, sizeof b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}",
-             id ? id : "null");
-    free(id);
-    return reply(c, MHD_HTTP_OK, "application/json", b, NULL, NULL);
+    if (!b) return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory", NULL, NULL);
+    enum MHD_Result r = reply(c, MHD_HTTP_OK, "application/json", b, NULL, NULL);
+    free(b);
+    return r;
   }
   if (one && !request) {
     const char *method = json_string_value(json_object_get(one, "method"));
@@ -713,8 +712,8 @@ void bw_http_free(bw_http *h) {
       free(it->body);
       free(it);
     }
-    free(h->w[i].cur_id);
-    for (int j = 0; j < GONE_MAX; j++) free(h->w[i].gone[j].id);
+    bw_rpcid_clear(&h->w[i].cur_id);
+    for (int j = 0; j < GONE_MAX; j++) bw_rpcid_clear(&h->w[i].gone[j].id);
   }
   free(h->w);
   free(h->tok_calls);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "http.h"
+#include "rpcid.h"
 
 enum { GONE_MAX = 64, KEEP_DONE = 16, CONN_LIMIT = 1024 };
 
@@ -52,9 +53,9 @@ typedef struct worker {
   pthread_cond_t cv;
   bw_http_item *head, *tail;
   char cur_sid[40];
-  char *cur_id;
+  bw_rpcid cur_id; /* the call in flight (NONE: none) */
   _Atomic int cancelled;
-  struct { char sid[40]; char *id; } gone[GONE_MAX];
+  struct { char sid[40]; bw_rpcid id; } gone[GONE_MAX];
   int next_gone;
   int sessions;
 } worker;

@@ -236,17 +236,16 @@ void bw_http_done(bw_http *h, const char *sid, long stream_id) {
 int bw_http_begin(bw_http *h, int w, const char *sid, const char *id) {
   worker *k = &h->w[w];
   int gone = 0;
+  bw_rpcid r = {0};
+  bw_rpcid_from_text(&r, id); /* as a value: the cancel's JSON text may differ */
   pthread_mutex_lock(&h->mu);
   for (int i = 0; i < GONE_MAX; i++)
-    if (k->gone[i].id && !strcmp(k->gone[i].sid, sid) &&
-        !strcmp(k->gone[i].id, id)) {
-      free(k->gone[i].id);
-      k->gone[i].id = NULL;
+    if (!strcmp(k->gone[i].sid, sid) && bw_rpcid_equal(&k->gone[i].id, &r)) {
+      bw_rpcid_clear(&k->gone[i].id);
       gone = 1;
     }
   snprintf(k->cur_sid, sizeof k->cur_sid, "%s", sid);
-  free(k->cur_id);
-  k->cur_id = strdup(id);
+  bw_rpcid_move(&k->cur_id, &r);
   atomic_store(&k->cancelled, gone);
   pthread_mutex_unlock(&h->mu);
   return gone;
@@ -255,8 +254,7 @@ int bw_http_begin(bw_http *h, int w, const char *sid, const char *id) {
 void bw_http_finish(bw_http *h, int w) {
   worker *k = &h->w[w];
   pthread_mutex_lock(&h->mu);
-  free(k->cur_id);
-  k->cur_id = NULL;
+  bw_rpcid_clear(&k->cur_id);
   atomic_store(&k->cancelled, 0);
   pthread_mutex_unlock(&h->mu);
 }
@@ -268,18 +266,17 @@ const _Atomic int *bw_http_cancel_flag(bw_http *h, int w) {
 /* notifications/cancelled: the worker's call stops at its next check; a
  * request not begun yet is remembered and never runs. */
 void bwh_note_cancel(bw_http *h, session *s, const json_t *id) {
-  if (!json_is_string(id) && !json_is_number(id)) return;
-  char *text = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-  if (!text) return;
+  bw_rpcid r = {0};
+  bw_rpcid_from_json(&r, id);
+  if (r.type == BW_RPCID_NONE) return;
   worker *k = &h->w[s->worker];
-  if (k->cur_id && !strcmp(k->cur_sid, s->id) && !strcmp(k->cur_id, text)) {
+  if (!strcmp(k->cur_sid, s->id) && bw_rpcid_equal(&k->cur_id, &r)) {
     atomic_store(&k->cancelled, 1);
-    free(text);
+    bw_rpcid_clear(&r);
     return;
   }
-  free(k->gone[k->next_gone].id);
   snprintf(k->gone[k->next_gone].sid, sizeof k->gone[0].sid, "%s", s->id);
-  k->gone[k->next_gone].id = text;
+  bw_rpcid_move(&k->gone[k->next_gone].id, &r);
   k->next_gone = (k->next_gone + 1) % GONE_MAX;
 }
 

@@ -41,6 +41,7 @@
 #include "core.h"
 #include "ljson.h"
 #include "lserver.h"
+#include "rpcid.h"
 
 #define STDIO_MT "burrow.Stdio"
 
@@ -60,17 +61,6 @@ typedef struct line {
   char text[];
 } line;
 
-/* A request id as a value: two JSON texts of one id may differ (escapes),
- * the values do not. Ids that fit none of these are never matched. */
-enum { RID_NONE, RID_INT, RID_REAL, RID_STR };
-typedef struct rid {
-  int type;
-  long long i;
-  double d;
-  size_t len;
-  char s[256];
-} rid;
-
 typedef struct stdio_state {
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -80,8 +70,8 @@ typedef struct stdio_state {
   size_t max_line;
   int busy;    /* tool calls in flight (io:begin .. io:finish): 0, 1, or 2
                   when one runs while another waits on its walk */
-  rid current[CALLS_MAX]; /* their ids, outermost first */
-  rid gone[GONE_MAX]; /* cancelled before they began (a ring) */
+  bw_rpcid current[CALLS_MAX]; /* their ids, outermost first */
+  bw_rpcid gone[GONE_MAX]; /* cancelled before they began (a ring) */
   int next_gone;      /* where the next one goes */
   _Atomic int cancelled[CALLS_MAX]; /* each call's own flag */
   pthread_mutex_t out_mu;
@@ -108,46 +98,25 @@ static stdio_state S = {.mu = PTHREAD_MUTEX_INITIALIZER,
                         .wcv = PTHREAD_COND_INITIALIZER};
 static int started;
 
-static int rid_equal(const rid *a, const rid *b) {
-  if (a->type != b->type || a->type == RID_NONE) return 0;
-  if (a->type == RID_INT) return a->i == b->i;
-  if (a->type == RID_REAL) return a->d == b->d;
-  return a->len == b->len && !memcmp(a->s, b->s, a->len);
-}
-
-static void rid_from_json(const json_t *j, rid *r) {
-  r->type = RID_NONE;
-  if (json_is_integer(j)) {
-    r->type = RID_INT;
-    r->i = (long long)json_integer_value(j);
-  } else if (json_is_real(j)) {
-    r->type = RID_REAL;
-    r->d = json_real_value(j);
-  } else if (json_is_string(j) && json_string_length(j) <= sizeof r->s) {
-    r->type = RID_STR;
-    r->len = json_string_length(j);
-    memcpy(r->s, json_string_value(j), r->len);
-  }
-}
-
 /* notifications/cancelled: the call in flight stops at its next check; a
  * request still queued is remembered, and io:begin refuses it. */
 static void note_cancel(const json_t *id) {
-  rid r;
-  rid_from_json(id, &r);
-  if (r.type == RID_NONE) return;
+  bw_rpcid r = {0};
+  bw_rpcid_from_json(&r, id);
+  if (r.type == BW_RPCID_NONE) return;
   pthread_mutex_lock(&S.mu);
   int found = 0;
   for (int i = 0; i < S.busy; i++)
-    if (rid_equal(&S.current[i], &r)) {
+    if (bw_rpcid_equal(&S.current[i], &r)) {
       atomic_store(&S.cancelled[i], 1);
       found = 1;
     }
   if (!found) {
-    S.gone[S.next_gone] = r;
+    bw_rpcid_move(&S.gone[S.next_gone], &r);
     S.next_gone = (S.next_gone + 1) % GONE_MAX;
   }
   pthread_mutex_unlock(&S.mu);
+  bw_rpcid_clear(&r);
 }
 
 /* A well-formed ping during a tool call, answered from this thread.
@@ -162,18 +131,12 @@ static int answer_ping(const json_t *m) {
   int busy = S.busy;
   pthread_mutex_unlock(&S.mu);
   if (!busy) return 0; /* idle: the Lua loop answers it in order */
-  char *idtext = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-  if (!idtext) return 0;
-  size_t cap = strlen(idtext) + 64;
-  char *reply = malloc(cap);
-  int n = reply ? snprintf(reply, cap,
-                           "{\"id\":%s,\"jsonrpc\":\"2.0\",\"result\":{}}",
-                           idtext)
-                : -1;
-  free(idtext);
-  if (n > 0) bw_stdout_line(reply, (size_t)n);
+  size_t n;
+  char *reply = bw_rpc_pong(id, &n);
+  if (!reply) return 0;
+  bw_stdout_line(reply, n);
   free(reply);
-  return n > 0;
+  return 1;
 }
 
 /* The messages this thread acts on itself; 1 if the line is used up. A
@@ -534,34 +497,29 @@ static int io_send(lua_State *L) {
  * raises the flag and during which the reader answers pings. true if the
  * client cancelled it while it was queued: do not run it. */
 static int io_begin(lua_State *L) {
-  rid r = {.type = RID_NONE};
+  bw_rpcid r = {0};
   size_t n;
   if (lua_isinteger(L, 2)) {
-    r.type = RID_INT;
-    r.i = (long long)lua_tointeger(L, 2);
+    bw_rpcid_from_int(&r, (long long)lua_tointeger(L, 2));
   } else if (lua_type(L, 2) == LUA_TNUMBER) {
-    r.type = RID_REAL;
-    r.d = (double)lua_tonumber(L, 2);
+    bw_rpcid_from_real(&r, (double)lua_tonumber(L, 2));
   } else if (lua_type(L, 2) == LUA_TSTRING) {
     const char *s = lua_tolstring(L, 2, &n);
-    if (n <= sizeof r.s) {
-      r.type = RID_STR;
-      r.len = n;
-      memcpy(r.s, s, n);
-    }
+    bw_rpcid_from_string(&r, s, n);
   }
   int gone = 0;
   pthread_mutex_lock(&S.mu);
-  for (int i = 0; i < GONE_MAX; i++) /* unused slots are RID_NONE (0) */
-    if (rid_equal(&S.gone[i], &r)) {
-      S.gone[i].type = RID_NONE;
+  for (int i = 0; i < GONE_MAX; i++) /* unused slots are NONE (0) */
+    if (bw_rpcid_equal(&S.gone[i], &r)) {
+      bw_rpcid_clear(&S.gone[i]);
       gone = 1;
     }
   if (S.busy == CALLS_MAX) {
     pthread_mutex_unlock(&S.mu);
+    bw_rpcid_clear(&r);
     return luaL_error(L, "io:begin: %d calls in flight already", CALLS_MAX);
   }
-  S.current[S.busy] = r;
+  bw_rpcid_move(&S.current[S.busy], &r);
   atomic_store(&S.cancelled[S.busy], gone);
   if (S.busy++ == 0 && S.owner == OWN_MAIN) {
     clock_gettime(CLOCK_MONOTONIC, &S.began);
@@ -577,7 +535,7 @@ static int io_finish(lua_State *L) {
   pthread_mutex_lock(&S.mu);
   if (S.busy > 0) {
     S.busy--;
-    S.current[S.busy].type = RID_NONE;
+    bw_rpcid_clear(&S.current[S.busy]);
     atomic_store(&S.cancelled[S.busy], 0);
   }
   if (S.busy == 0) { /* stdin back to this thread */
