@@ -12,10 +12,28 @@
  *
  * Events only set flags on the watches they touch, so a flood of changes
  * costs no memory; a watch is reported at most once per interval.
+ *
+ * One inotify instance serves the whole process (the hub): every watcher
+ * (an MCP session's subscriptions, an embedder's ws:watch) adds its
+ * watches to it, and its fd is an eventfd of its own, so each can be
+ * polled by its own loop. A thread of the hub's, started with the first
+ * watcher and joined with the last, waits for the instance to turn
+ * readable, makes every watcher with a watch readable, and waits for one
+ * of them to read. A read drains the instance and marks the watches of
+ * every watcher, under the hub's lock (HTTP workers are threads); the
+ * watchers a mark reached are made readable. The thread never reads, so
+ * events nobody reads stay with the kernel as before. A uid has 128 inotify
+ * instances by default: one per session let 127 sessions lock out every
+ * other tenant, and every other process of that uid.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,20 +62,122 @@ typedef struct entry {
 } entry;
 
 struct bw_watcher {
-  int fd;
+  int fd;     /* the hub's inotify instance */
+  int efd;    /* its own eventfd: readable once a watch of its is marked */
+  int kicked; /* marked since the last kick (under the hub's lock) */
   int max, interval_ms, next_id;
   entry *e; /* max slots */
+  bw_watcher *next; /* the hub's list */
 };
+
+/* The process's one inotify instance, its thread, and the watchers on it. */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* a read happened (gen), or the thread must end */
+  int fd;            /* -1 while no watcher lives */
+  struct hub_run *run; /* the thread's (a new hub may start before it ends) */
+  unsigned gen;      /* reads so far */
+  pthread_t th;
+  bw_watcher *list;
+} hub = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, NULL, 0, 0, NULL};
+
+static int drain(int fd);
+
+/* Make the watchers marked since the last kick readable. Under the lock. */
+static void kick(void) {
+  for (bw_watcher *w = hub.list; w; w = w->next)
+    if (w->kicked) {
+      uint64_t one = 1;
+      if (write(w->efd, &one, sizeof one) < 0) { /* full (2^64-2): readable anyway */ }
+      w->kicked = 0;
+    }
+}
+
+typedef struct hub_run {
+  int fd, stop; /* the instance; an eventfd that ends the thread */
+  int stopping; /* under the hub's lock */
+} hub_run;
+
+static int has_watches(const bw_watcher *w) {
+  for (int i = 0; i < w->max; i++)
+    if (w->e[i].id) return 1;
+  return 0;
+}
+
+static void *hub_thread(void *arg) {
+  hub_run *r = arg;
+  for (;;) {
+    struct pollfd p[2] = {{.fd = r->fd, .events = POLLIN}, {.fd = r->stop, .events = POLLIN}};
+    if (poll(p, 2, -1) < 0 && errno != EINTR) break;
+    if (p[1].revents) break;
+    if (!p[0].revents) continue;
+    pthread_mutex_lock(&hub.mu);
+    for (bw_watcher *w = hub.list; w; w = w->next)
+      if (has_watches(w)) w->kicked = 1; /* whose events these are, a read tells */
+    kick();
+    unsigned g = hub.gen; /* then wait for a read: it drains the instance */
+    while (hub.gen == g && !r->stopping) pthread_cond_wait(&hub.cv, &hub.mu);
+    int stopping = r->stopping;
+    pthread_mutex_unlock(&hub.mu);
+    if (stopping) break;
+  }
+  return NULL;
+}
+
+/* The instance and its thread, with the first watcher. Under the lock. */
+static int hub_start(void) {
+  int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  int stop = fd < 0 ? -1 : eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  hub_run *arg = stop < 0 ? NULL : malloc(sizeof *arg);
+  int err = errno, rc = -1;
+  if (arg) {
+    *arg = (hub_run){fd, stop, 0};
+    /* no signal of the process's is handled on this thread; the caller's
+       mask is put back as it was */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    rc = pthread_create(&hub.th, NULL, hub_thread, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    err = rc;
+  }
+  if (rc != 0) {
+    free(arg);
+    if (fd >= 0) close(fd);
+    if (stop >= 0) close(stop);
+    errno = err;
+    return -1;
+  }
+  hub.fd = fd;
+  hub.run = arg;
+  return 0;
+}
 
 bw_watcher *bw_watch_new(int max, int interval_ms) {
   if (max < 1) max = 1;
   bw_watcher *w = calloc(1, sizeof *w);
   if (!w) return NULL;
   w->e = calloc((size_t)max, sizeof *w->e);
-  w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (!w->e || w->fd < 0) {
-    int err = errno;
-    if (w->fd >= 0) close(w->fd);
+  w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (!w->e || w->efd < 0) {
+    int err = w->e ? errno : ENOMEM;
+    if (w->efd >= 0) close(w->efd);
+    free(w->e);
+    free(w);
+    errno = err;
+    return NULL;
+  }
+  pthread_mutex_lock(&hub.mu);
+  int ok = hub.fd >= 0 || hub_start() == 0;
+  int err = errno;
+  if (ok) {
+    w->fd = hub.fd;
+    w->next = hub.list;
+    hub.list = w;
+  }
+  pthread_mutex_unlock(&hub.mu);
+  if (!ok) {
+    close(w->efd);
     free(w->e);
     free(w);
     errno = err;
@@ -69,24 +189,62 @@ bw_watcher *bw_watch_new(int max, int interval_ms) {
   return w;
 }
 
+static int wd_users(int wd);
+
 void bw_watch_free(bw_watcher *w) {
   if (!w) return;
-  close(w->fd);
+  hub_run *run = NULL;
+  pthread_t th;
+  pthread_mutex_lock(&hub.mu);
+  for (bw_watcher **p = &hub.list; *p; p = &(*p)->next)
+    if (*p == w) {
+      *p = w->next;
+      break;
+    }
+  for (int i = 0; i < w->max; i++) { /* its watches, unless another holds them */
+    int wd = w->e[i].wd;
+    if (!w->e[i].id) continue;
+    w->e[i].id = 0;
+    if (wd >= 0 && !wd_users(wd)) inotify_rm_watch(hub.fd, wd);
+  }
+  if (!hub.list) { /* the last one: the instance and its thread go too */
+    run = hub.run;
+    th = hub.th;
+    hub.fd = -1;
+    hub.run = NULL;
+    run->stopping = 1;
+    pthread_cond_broadcast(&hub.cv);
+  }
+  pthread_mutex_unlock(&hub.mu);
+  if (run) { /* joined outside the lock, which the thread takes */
+    uint64_t one = 1;
+    if (write(run->stop, &one, sizeof one) < 0) { /* cannot fail: a fresh counter */ }
+    pthread_join(th, NULL);
+    close(run->stop);
+    close(run->fd);
+    free(run);
+  }
+  close(w->efd);
   free(w->e);
   free(w);
 }
 
-int bw_watch_fd(const bw_watcher *w) { return w->fd; }
+int bw_watch_fd(const bw_watcher *w) { return w->efd; }
 
 int bw_watch_count(const bw_watcher *w) {
   int n = 0;
+  pthread_mutex_lock(&hub.mu);
   for (int i = 0; i < w->max; i++) n += w->e[i].id != 0;
+  pthread_mutex_unlock(&hub.mu);
   return n;
 }
 
-static int wd_users(const bw_watcher *w, int wd) {
+/* How many watches of any watcher use the kernel's wd (one instance: two
+ * watchers of one directory share it). Under the hub's lock. */
+static int wd_users(int wd) {
   int n = 0;
-  for (int i = 0; i < w->max; i++) n += w->e[i].id && w->e[i].wd == wd;
+  for (const bw_watcher *w = hub.list; w; w = w->next)
+    for (int i = 0; i < w->max; i++) n += w->e[i].id && w->e[i].wd == wd;
   return n;
 }
 
@@ -108,14 +266,23 @@ static int add_by_fd(bw_watcher *w, int fd, int *wd) {
   }
   if (fstat(fd, &a) < 0 || stat(p, &b) < 0 || a.st_dev != b.st_dev ||
       a.st_ino != b.st_ino) {
-    if (!wd_users(w, got)) inotify_rm_watch(w->fd, got);
+    if (!wd_users(got)) inotify_rm_watch(w->fd, got);
     return bw_fail(BW_EAGAIN, "the watched object changed, retry");
   }
   *wd = got;
   return BW_OK;
 }
 
+static int watch_add(bw_watcher *w, const bw_handle *h, int *id);
+
 int bw_watch_add(bw_watcher *w, const bw_handle *h, int *id) {
+  pthread_mutex_lock(&hub.mu);
+  int rc = watch_add(w, h, id);
+  pthread_mutex_unlock(&hub.mu);
+  return rc;
+}
+
+static int watch_add(bw_watcher *w, const bw_handle *h, int *id) {
   if (!h->exists || h->dirfd < 0) return BW_ENOENT;
   int slot = -1;
   for (int i = 0; i < w->max && slot < 0; i++)
@@ -157,24 +324,35 @@ int bw_watch_add(bw_watcher *w, const bw_handle *h, int *id) {
 }
 
 int bw_watch_remove(bw_watcher *w, int id) {
+  pthread_mutex_lock(&hub.mu);
   for (int i = 0; i < w->max; i++) {
     entry *e = &w->e[i];
     if (e->id != id || !id) continue;
     int wd = e->wd;
     e->id = 0;
-    if (wd >= 0 && !wd_users(w, wd)) inotify_rm_watch(w->fd, wd);
+    if (wd >= 0 && !wd_users(wd)) inotify_rm_watch(w->fd, wd);
+    pthread_mutex_unlock(&hub.mu);
     return BW_OK;
   }
+  pthread_mutex_unlock(&hub.mu);
   return bw_fail(BW_INVALID_ARGUMENT, "no such watch");
 }
 
-/* One event: the flags of the watches on its wd it concerns. */
-static void mark(bw_watcher *w, const struct inotify_event *ev) {
+static void mark_one(bw_watcher *w, const struct inotify_event *ev);
+
+/* One event: the flags of the watches on its wd it concerns, in every
+ * watcher. Under the hub's lock. */
+static void mark(const struct inotify_event *ev) {
+  for (bw_watcher *w = hub.list; w; w = w->next) mark_one(w, ev);
+}
+
+static void mark_one(bw_watcher *w, const struct inotify_event *ev) {
   const uint32_t listed = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO;
   const uint32_t self = IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT;
   for (int i = 0; i < w->max; i++) {
     entry *e = &w->e[i];
     if (!e->id || e->wd != ev->wd) continue;
+    int before = e->what;
     if (ev->mask & self) {
       e->what |= e->dir ? BW_WATCH_GONE | BW_WATCH_LIST : BW_WATCH_CHANGED;
       if (ev->mask & IN_IGNORED) e->wd = -1; /* the kernel dropped it */
@@ -183,25 +361,29 @@ static void mark(bw_watcher *w, const struct inotify_event *ev) {
     } else if (ev->len && !strcmp(ev->name, e->name)) {
       e->what |= BW_WATCH_CHANGED;
     }
+    if (e->what != before) w->kicked = 1;
   }
 }
 
-int bw_watch_read(bw_watcher *w) {
-  char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+static int drain(int fd) {
+  static char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
   int count = 0;
   for (;;) {
-    ssize_t n = read(w->fd, buf, sizeof buf);
+    ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return count;
     if (n <= 0) return n < 0 ? -1 : count;
     for (char *p = buf; p < buf + n;) {
       const struct inotify_event *ev = (const struct inotify_event *)p;
       if (ev->mask & IN_Q_OVERFLOW) { /* events were lost: every watch */
-        for (int i = 0; i < w->max; i++)
-          if (w->e[i].id)
-            w->e[i].what |= w->e[i].dir ? BW_WATCH_LIST : BW_WATCH_CHANGED;
+        for (bw_watcher *w = hub.list; w; w = w->next)
+          for (int i = 0; i < w->max; i++)
+            if (w->e[i].id) {
+              w->e[i].what |= w->e[i].dir ? BW_WATCH_LIST : BW_WATCH_CHANGED;
+              w->kicked = 1;
+            }
       } else {
-        mark(w, ev);
+        mark(ev);
       }
       count++;
       p += sizeof *ev + ev->len;
@@ -209,10 +391,25 @@ int bw_watch_read(bw_watcher *w) {
   }
 }
 
+int bw_watch_read(bw_watcher *w) {
+  pthread_mutex_lock(&hub.mu); /* the buffer is the hub's too */
+  int n = drain(w->fd);
+  int err = errno;
+  hub.gen++; /* the thread may wait for the instance again */
+  pthread_cond_broadcast(&hub.cv);
+  kick();
+  uint64_t v; /* quiet again: what it signalled is what due now reports */
+  if (read(w->efd, &v, sizeof v) < 0) { /* EAGAIN: nothing was signalled */ }
+  pthread_mutex_unlock(&hub.mu);
+  errno = err;
+  return n;
+}
+
 int bw_watch_due(bw_watcher *w, double now_ms, bw_watch_event *out, int max,
                  double *next_ms) {
   int n = 0;
   double next = -1;
+  pthread_mutex_lock(&hub.mu);
   for (int i = 0; i < w->max; i++) {
     entry *e = &w->e[i];
     if (!e->id || !e->what) continue;
@@ -228,6 +425,7 @@ int bw_watch_due(bw_watcher *w, double now_ms, bw_watch_event *out, int max,
     double wait = due > now_ms ? due - now_ms : 0;
     if (next < 0 || wait < next) next = wait;
   }
+  pthread_mutex_unlock(&hub.mu);
   *next_ms = next;
   return n;
 }

@@ -23,10 +23,13 @@ typedef struct bw_watch_event {
 
 /* max: most watches at once (adds past it are BW_TOO_LARGE); interval_ms:
  * a watch is reported at most once per interval. NULL if out of fds or
- * memory (errno set). */
+ * memory (errno set). Every watcher of the process shares one inotify
+ * instance (made with the first watcher, closed with the last), and
+ * thread-safe: reading it marks the watches of all watchers. */
 bw_watcher *bw_watch_new(int max, int interval_ms);
 void bw_watch_free(bw_watcher *w);
-/* The inotify fd, readable when events wait (poll it; never read it). */
+/* The process's inotify fd, readable when events wait for any watcher
+ * (poll it; never read it: bw_watch_read does). */
 int bw_watch_fd(const bw_watcher *w);
 int bw_watch_count(const bw_watcher *w);
 
@@ -38,8 +41,8 @@ int bw_watch_count(const bw_watcher *w);
 int bw_watch_add(bw_watcher *w, const bw_handle *h, int *id);
 int bw_watch_remove(bw_watcher *w, int id);
 
-/* Drain the inotify fd: mark the watches the events touch (a queue
- * overflow marks them all). Memory stays a flag per watch however many
+/* Drain the inotify fd: mark the watches the events touch, in every
+ * watcher (a queue overflow marks them all). Memory stays a flag per watch however many
  * events come. Returns the number of events read, or -1 (errno). */
 int bw_watch_read(bw_watcher *w);
 /* The marked watches whose interval has passed at now_ms (a monotonic
