@@ -414,7 +414,7 @@ end
 
 local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body = true, max_calls = true,
   max_sessions = true, replay = true, retry_ms = true, allowed_hosts = true, allowed_origins = true,
-  tenants = true, tokens = true }
+  tenants = true, tokens = true, max_queued = true, max_session_queued = true }
 local TOKEN_KEYS = { sha256 = true, tenant = true, max_calls = true, max_body = true, max_sessions = true }
 
 local function want_count(v, mark, what, min)
@@ -454,7 +454,9 @@ local function parse_http(v, mark)
     if v[k] ~= nil then out[k] = want_count(v[k], m(k), "http." .. k) end
   end
   if v.session_ttl ~= nil then out.session_ttl = want_seconds(v.session_ttl, m("session_ttl"), "http.session_ttl") end
-  if v.max_body ~= nil then out.max_body = want_size(v.max_body, m("max_body"), "http.max_body") end
+  for _, k in ipairs { "max_body", "max_queued", "max_session_queued" } do
+    if v[k] ~= nil then out[k] = want_size(v[k], m(k), "http." .. k) end
+  end
   for _, k in ipairs { "allowed_hosts", "allowed_origins" } do
     if v[k] ~= nil then out[k] = want_strings(v[k], m(k), "http." .. k) end
   end

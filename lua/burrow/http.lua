@@ -49,17 +49,21 @@ local function new_session(W, state, sid, ws)
     -- Server:await (a request of ours waiting for the client's answer):
     -- the next body of this session that answers nothing itself (the
     -- client's answer comes as a POST of a response); requests, and other
-    -- sessions' items, wait in state.later until the call is over
+    -- sessions' items, stay queued in C (W:next_of), in order and counted
+    -- against http.max_queued, until the call is over
     next = function(_, timeout)
       local deadline = core.now() + (timeout or 300)
       while true do
         local left = deadline - core.now()
         if left <= 0 then return nil, "timeout" end
-        local kind, s, tenant, stream, body = W:next(math.min(left, POLL))
+        local kind, s, _, stream, body = W:next_of(sid, math.min(left, POLL))
         if kind == false then return nil, "the server is stopping" end
         if kind == "message" and s == sid and stream < 0 then return body end
-        if kind then state.later[#state.later + 1] = { kind, s, tenant, stream, body } end
-        if kind == "close" and s == sid then return nil, "the session ended" end
+        if kind == "close" and s == sid then
+          -- its close: handled once the call is over
+          state.closed[#state.closed + 1] = sid
+          return nil, "the session ended"
+        end
       end
     end,
   }
@@ -111,11 +115,12 @@ end
 --- The loop of worker W (a thread of its own; lhttp.c starts it).
 function http.worker(W, setup)
   collectgarbage("generational") -- as Server:run (mcp.lua): a call's garbage dies young
-  local state = { setup = json.decode(setup), sessions = {}, ws = {}, later = {} }
+  -- closed: sessions whose close a waiting call took (W:next_of)
+  local state = { setup = json.decode(setup), sessions = {}, ws = {}, closed = {} }
   while true do
-    local item = table.remove(state.later, 1)
     local kind, sid, tenant, stream, body
-    if item then kind, sid, tenant, stream, body = table.unpack(item, 1, 5)
+    local closed = table.remove(state.closed, 1)
+    if closed then kind, sid = "close", closed
     else kind, sid, tenant, stream, body = W:next(POLL) end
     if kind == false then break end
     if kind then
@@ -182,6 +187,7 @@ function http.serve(o, hc, listen)
     host = host, port = port, workers = hc.workers or 2,
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
     max_sessions = hc.max_sessions, replay = hc.replay, retry_ms = hc.retry_ms,
+    max_queued = hc.max_queued, max_session_queued = hc.max_session_queued,
     allowed_hosts = hc.allowed_hosts, allowed_origins = hc.allowed_origins,
     tokens = tokens,
     setup = json.encode { cli = o, tenants = tenants },

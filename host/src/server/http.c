@@ -438,6 +438,17 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     }
   }
   json_decref(m);
+  /* bounded: the bytes waiting for the workers, the session's and all */
+  if (s->queued + k->len > h->o.max_session_queued || h->queued + k->len > h->o.max_queued) {
+    int mine = s->queued + k->len > h->o.max_session_queued;
+    pthread_mutex_unlock(&h->mu);
+    return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                  mine ? "Too Many Requests: this session's messages waiting for its worker reach "
+                         "http.max_session_queued"
+                       : "Too Many Requests: the messages waiting for the workers reach "
+                         "http.max_queued",
+                  "Retry-After", "1");
+  }
   if (request) {
     int lim = token_limit(h, k->token, 0);
     int calls = k->token >= 0 ? h->tok_calls[k->token] : h->open_calls;
@@ -469,6 +480,8 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   it->body = k->body;
   it->len = k->len;
   k->body = NULL;
+  s->queued += it->len;
+  h->queued += it->len;
   s->inflight++;
   s->refs++;
   it->session = s;

@@ -31,6 +31,8 @@ typedef struct bw_http_opts {
   int max_sessions;    /* default live sessions per token (or in all) */
   int max_calls;       /* default requests in flight per token */
   int replay;          /* events kept per SSE stream for Last-Event-ID */
+  size_t max_queued;   /* body bytes waiting for the workers, in all */
+  size_t max_session_queued; /* body bytes waiting for one session's worker */
   int retry_ms;        /* the SSE retry hint */
   const char *const *allowed_hosts; /* Host names besides loopback's */
   int n_hosts;
@@ -67,6 +69,11 @@ void bw_http_free(bw_http *h);
 /* Worker side. The next item for worker w (NULL after timeout seconds,
  * or once stopped: bw_http_stopped tells which). */
 bw_http_item *bw_http_next(bw_http *h, int w, double timeout);
+/* The next item for worker w that session sid sends and that answers
+ * nothing itself (a response to the server's request, a notification),
+ * or its close: what a call waiting for the client's answer takes. The
+ * other items stay queued, in order, and counted against the bounds. */
+bw_http_item *bw_http_next_of(bw_http *h, int w, const char *sid, double timeout);
 int bw_http_stopped(bw_http *h);
 /* The item is handled: its session may expire again. */
 void bw_http_item_free(bw_http *h, bw_http_item *it);

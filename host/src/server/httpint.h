@@ -47,6 +47,7 @@ typedef struct session {
   double last;
   long next_stream;
   stream *streams;
+  size_t queued; /* body bytes of its items not yet handled */
 } session;
 
 typedef struct worker {
@@ -73,6 +74,7 @@ struct bw_http {
   worker *w;
   int *tok_calls, *tok_sessions;
   int open_calls; /* without tokens */
+  size_t queued;  /* body bytes of every session's items not yet handled */
 };
 
 double bwh_now(void);

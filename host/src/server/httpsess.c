@@ -196,6 +196,37 @@ bw_http_item *bw_http_next(bw_http *h, int w, double timeout) {
   return it;
 }
 
+bw_http_item *bw_http_next_of(bw_http *h, int w, const char *sid, double timeout) {
+  worker *k = &h->w[w];
+  struct timespec ts;
+  if (timeout >= 0) bwh_deadline(&ts, timeout);
+  pthread_mutex_lock(&h->mu);
+  bw_http_item *it = NULL;
+  for (;;) {
+    bw_http_item *prev = NULL;
+    for (it = k->head; it; prev = it, it = it->next)
+      if (!strcmp(it->sid, sid) && (it->kind == BW_HTTP_CLOSE || it->stream < 0)) break;
+    if (it || h->stopped) break;
+    (void)prev;
+    if (timeout < 0) pthread_cond_wait(&k->cv, &h->mu);
+    else if (pthread_cond_timedwait(&k->cv, &h->mu, &ts) == ETIMEDOUT) break;
+  }
+  if (h->stopped) it = NULL;
+  if (it) { /* unlinked where it stands */
+    bw_http_item **p = &k->head;
+    bw_http_item *last = NULL;
+    while (*p != it) {
+      last = *p;
+      p = &(*p)->next;
+    }
+    *p = it->next;
+    if (k->tail == it) k->tail = last;
+    it->next = NULL;
+  }
+  pthread_mutex_unlock(&h->mu);
+  return it;
+}
+
 int bw_http_stopped(bw_http *h) {
   pthread_mutex_lock(&h->mu);
   int s = h->stopped;
@@ -285,6 +316,8 @@ void bw_http_item_free(bw_http *h, bw_http_item *it) {
   session *s = it->session;
   if (s) { /* the session is free to expire again */
     pthread_mutex_lock(&h->mu);
+    s->queued -= it->len;
+    h->queued -= it->len;
     s->inflight--;
     s->last = bwh_now();
     bwh_session_unref(h, s);

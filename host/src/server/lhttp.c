@@ -57,13 +57,8 @@ static wstate *check_worker(lua_State *L) {
   return *(wstate **)luaL_checkudata(L, 1, WORKER_MT);
 }
 
-/* w:next([timeout]) -> "message", sid, tenant, stream, body | "close", sid,
- * tenant | nil (timeout) | false (the server stopped) */
-static int w_next(lua_State *L) {
-  wstate *w = check_worker(L);
-  double timeout = luaL_optnumber(L, 2, -1);
-  bw_http_item_free(w->h, w->cur);
-  w->cur = bw_http_next(w->h, w->index, timeout);
+/* The item just taken (w->cur) as w:next gives it. */
+static int push_item(lua_State *L, wstate *w) {
   bw_http_item *it = w->cur;
   if (!it) {
     if (bw_http_stopped(w->h)) lua_pushboolean(L, 0);
@@ -77,6 +72,28 @@ static int w_next(lua_State *L) {
   lua_pushinteger(L, it->stream);
   lua_pushlstring(L, it->body ? it->body : "", it->len);
   return 5;
+}
+
+/* w:next([timeout]) -> "message", sid, tenant, stream, body | "close", sid,
+ * tenant | nil (timeout) | false (the server stopped) */
+static int w_next(lua_State *L) {
+  wstate *w = check_worker(L);
+  double timeout = luaL_optnumber(L, 2, -1);
+  bw_http_item_free(w->h, w->cur);
+  w->cur = bw_http_next(w->h, w->index, timeout);
+  return push_item(L, w);
+}
+
+/* w:next_of(sid[, timeout]) -> as w:next, for the item of session sid that
+ * answers nothing itself (a response to our request, a notification) or
+ * its close; the other items stay queued (bw_http_next_of) */
+static int w_next_of(lua_State *L) {
+  wstate *w = check_worker(L);
+  const char *sid = luaL_checkstring(L, 2);
+  double timeout = luaL_optnumber(L, 3, -1);
+  bw_http_item_free(w->h, w->cur);
+  w->cur = bw_http_next_of(w->h, w->index, sid, timeout);
+  return push_item(L, w);
 }
 
 /* w:send(sid, stream, message[, final]) -> bytes: the message encoded
@@ -129,7 +146,7 @@ static int w_index(lua_State *L) {
 }
 
 static const luaL_Reg worker_methods[] = {
-    {"next", w_next},         {"send", w_send},     {"done", w_done},
+    {"next", w_next},         {"next_of", w_next_of},         {"send", w_send},     {"done", w_done},
     {"begin", w_begin},       {"finish", w_finish}, {"cancelled", w_cancelled},
     {"index", w_index},       {NULL, NULL}};
 
@@ -234,7 +251,8 @@ static void server_free(server *srv) {
 }
 
 /* core.http_start{host, port, workers, session_ttl, max_body, max_calls,
- * max_sessions, replay, retry_ms, allowed_hosts, allowed_origins, tokens =
+ * max_sessions, replay, max_queued, max_session_queued, retry_ms,
+ * allowed_hosts, allowed_origins, tokens =
  * {{sha256, tenant, max_calls, max_body, max_sessions}...}, setup, module}
  * -> Http | nil, message. The options' strings are kept for the server's
  * life (it lives until the process ends). */
@@ -250,6 +268,8 @@ static int l_http_start(lua_State *L) {
   o.max_calls = (int)opt_number(L, 1, "max_calls", 16);
   o.max_sessions = (int)opt_number(L, 1, "max_sessions", 1000);
   o.replay = (int)opt_number(L, 1, "replay", 256);
+  o.max_queued = (size_t)opt_number(L, 1, "max_queued", 256 << 20);
+  o.max_session_queued = (size_t)opt_number(L, 1, "max_session_queued", 32 << 20);
   o.retry_ms = (int)opt_number(L, 1, "retry_ms", 1000);
   o.allowed_hosts = opt_list(L, 1, "allowed_hosts", &o.n_hosts);
   o.allowed_origins = opt_list(L, 1, "allowed_origins", &o.n_origins);

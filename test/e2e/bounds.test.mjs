@@ -1,0 +1,92 @@
+// Issue 26: the bytes waiting for the HTTP workers are bounded, per session
+// (http.max_session_queued) and in all (http.max_queued). One worker is
+// held by a call waiting for its client's approval; meanwhile other
+// sessions post 1 MiB notifications: past a session's bound its next POST
+// is 429 naming the key, past the process's bound every session's is; once
+// the call is answered the queue drains and the sessions are served again.
+// At b663a06 every body was taken (202) and kept: 97 x 4 MiB took 442 MB.
+//
+//   cd test/e2e && npm ci && node --test bounds.test.mjs
+
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { startHttp, initBody, HEADERS } from "./http_helpers.mjs";
+
+const MiB = 1024 * 1024;
+let server, dir;
+after(async () => {
+  if (server) await server.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function rawSession(url) {
+  const r = await fetch(url, { method: "POST", headers: HEADERS, body: initBody(1) });
+  const sid = r.headers.get("mcp-session-id");
+  await r.text();
+  const h = { ...HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" };
+  const post = async (o) => {
+    const res = await fetch(url, { method: "POST", headers: h, body: JSON.stringify(o) });
+    return { status: res.status, text: await res.text() };
+  };
+  assert.equal((await post({ jsonrpc: "2.0", method: "notifications/initialized" })).status, 202);
+  return post;
+}
+
+const big = (i) => ({ jsonrpc: "2.0", method: "notifications/burrow_test_padding", params: { i, pad: "x".repeat(MiB) } });
+
+test("queued bodies are bounded per session and in all; the queue drains once the worker is free", { timeout: 120_000 }, async () => {
+  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-bounds-")));
+  fs.mkdirSync(path.join(dir, "ws"));
+  fs.writeFileSync(path.join(dir, "ask.lua"), `return { name = "ask", check = function(r)
+    if r.operation == "write" and not r.member then return "ask", "hold" end return "allow" end }\n`);
+  fs.writeFileSync(path.join(dir, "burrow.yaml"),
+    "roots: [ws]\npolicies: [./ask.lua]\nhttp: {workers: 1, max_body: 2MiB, max_session_queued: 3MiB, max_queued: 4MiB}\n");
+  server = await startHttp(["--config", path.join(dir, "burrow.yaml")]);
+
+  // B and C first: their initialize needs the worker, which A then holds
+  const b = await rawSession(server.url);
+  const c = await rawSession(server.url);
+  // A's call waits for its approval: the one worker is held
+  let release, asked;
+  const askedP = new Promise((r) => { asked = r; });
+  const held = new Promise((r) => { release = r; });
+  const a = new Client({ name: "holder", version: "1" }, { capabilities: { elicitation: {} } });
+  a.setRequestHandler(ElicitRequestSchema, async () => { asked(); await held; return { action: "accept", content: { approve: true } }; });
+  await a.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  const call = a.callTool({ name: "write_file", arguments: { path: "w.txt", content: "w\n" } });
+  await askedP;
+
+  assert.equal((await b(big(1))).status, 202);
+  assert.equal((await b(big(2))).status, 202);
+  const b3 = await b(big(3)); // 3 MiB and more for B alone
+  assert.equal(b3.status, 429, b3.text);
+  assert.match(b3.text, /max_session_queued/);
+  assert.equal((await c(big(1))).status, 202);
+  const c3 = await c(big(2)); // B's 2 + C's 2 MiB > 4 MiB in all; C's own 2 MiB fit its 3
+  assert.equal(c3.status, 429, c3.text);
+  assert.match(c3.text, /max_queued/);
+  const small = await c({ jsonrpc: "2.0", method: "notifications/burrow_test_padding", params: {} });
+  assert.equal(small.status, 202, "a small message still fits");
+
+  release();
+  const res = await call;
+  assert.equal(res.isError, undefined, JSON.stringify(res));
+  // drained: B is served again (a request answered by its worker)
+  const until = Date.now() + 30_000;
+  let ok = false;
+  while (!ok && Date.now() < until) {
+    const r = await b(big(4));
+    ok = r.status === 202;
+    if (!ok) await new Promise((r2) => setTimeout(r2, 100));
+  }
+  assert.ok(ok, "B's messages are taken again once the worker is free");
+  const pong = await b({ jsonrpc: "2.0", id: 9, method: "tools/list" });
+  assert.equal(pong.status, 200);
+  await a.close();
+});
