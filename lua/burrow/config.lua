@@ -414,7 +414,8 @@ end
 
 local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body = true, max_calls = true,
   max_sessions = true, replay = true, retry_ms = true, allowed_hosts = true, allowed_origins = true,
-  tenants = true, tokens = true, max_queued = true, max_session_queued = true }
+  tenants = true, tokens = true, max_queued = true, max_session_queued = true, max_connections = true,
+  max_connections_per_address = true }
 local TOKEN_KEYS = { sha256 = true, tenant = true, max_calls = true, max_body = true, max_sessions = true }
 
 local function want_count(v, mark, what, min)
@@ -450,7 +451,8 @@ local function parse_http(v, mark)
   local out = {}
   local function m(k) return value_at(v, k) end
   if v.listen ~= nil then out.listen = want_string(v.listen, m("listen"), "http.listen") end
-  for _, k in ipairs { "workers", "max_calls", "max_sessions", "replay", "retry_ms" } do
+  for _, k in ipairs { "workers", "max_calls", "max_sessions", "replay", "retry_ms", "max_connections",
+    "max_connections_per_address" } do
     if v[k] ~= nil then out[k] = want_count(v[k], m(k), "http." .. k) end
   end
   if v.session_ttl ~= nil then out.session_ttl = want_seconds(v.session_ttl, m("session_ttl"), "http.session_ttl") end

@@ -188,6 +188,7 @@ function http.serve(o, hc, listen)
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
     max_sessions = hc.max_sessions, replay = hc.replay, retry_ms = hc.retry_ms,
     max_queued = hc.max_queued, max_session_queued = hc.max_session_queued,
+    max_connections = hc.max_connections, max_connections_per_address = hc.max_connections_per_address,
     allowed_hosts = hc.allowed_hosts, allowed_origins = hc.allowed_origins,
     tokens = tokens,
     setup = json.encode { cli = o, tenants = tenants },

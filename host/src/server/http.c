@@ -676,7 +676,10 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
         flags, (uint16_t)o->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR,
         ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o->max_connections > 0 ? o->max_connections : CONN_LIMIT),
+        /* one address cannot hold every connection (a thread each) */
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(o->max_connections_per_address > 0
+                                                          ? o->max_connections_per_address : 0),
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!h->d) {

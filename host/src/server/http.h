@@ -32,6 +32,8 @@ typedef struct bw_http_opts {
   int max_calls;       /* default requests in flight per token */
   int replay;          /* events kept per SSE stream for Last-Event-ID */
   size_t max_queued;   /* body bytes waiting for the workers, in all */
+  int max_connections; /* open connections, in all */
+  int max_connections_per_address; /* open connections from one client address */
   size_t max_session_queued; /* body bytes waiting for one session's worker */
   int retry_ms;        /* the SSE retry hint */
   const char *const *allowed_hosts; /* Host names besides loopback's */

@@ -251,7 +251,8 @@ static void server_free(server *srv) {
 }
 
 /* core.http_start{host, port, workers, session_ttl, max_body, max_calls,
- * max_sessions, replay, max_queued, max_session_queued, retry_ms,
+ * max_sessions, replay, max_queued, max_session_queued, max_connections,
+ * max_connections_per_address, retry_ms,
  * allowed_hosts, allowed_origins, tokens =
  * {{sha256, tenant, max_calls, max_body, max_sessions}...}, setup, module}
  * -> Http | nil, message. The options' strings are kept for the server's
@@ -270,6 +271,8 @@ static int l_http_start(lua_State *L) {
   o.replay = (int)opt_number(L, 1, "replay", 256);
   o.max_queued = (size_t)opt_number(L, 1, "max_queued", 256 << 20);
   o.max_session_queued = (size_t)opt_number(L, 1, "max_session_queued", 32 << 20);
+  o.max_connections = (int)opt_number(L, 1, "max_connections", 1024);
+  o.max_connections_per_address = (int)opt_number(L, 1, "max_connections_per_address", 256);
   o.retry_ms = (int)opt_number(L, 1, "retry_ms", 1000);
   o.allowed_hosts = opt_list(L, 1, "allowed_hosts", &o.n_hosts);
   o.allowed_origins = opt_list(L, 1, "allowed_origins", &o.n_origins);

@@ -1,0 +1,69 @@
+// Issue 26: one client address cannot hold every connection. With
+// http.max_connections_per_address 8, eight half-open connections from
+// 127.0.0.1 (a socket that never sends a request) take that address's
+// share: its ninth is closed at once, while a client from 127.0.0.2 is
+// served. At b663a06 1,030 half-open connections locked everyone out.
+//
+//   cd test/e2e && npm ci && node --test connections.test.mjs
+
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { startHttp, initBody } from "./http_helpers.mjs";
+
+let server, dir;
+const sockets = [];
+after(async () => {
+  for (const s of sockets) s.destroy();
+  if (server) await server.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// initialize from a given local address: the HTTP status, or the error
+function initFrom(port, localAddress) {
+  return new Promise((resolve) => {
+    const req = http.request({ host: "127.0.0.1", port, path: "/mcp", method: "POST", localAddress, agent: false,
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode }));
+    });
+    req.on("error", (e) => resolve({ error: e.code || String(e) }));
+    req.end(initBody(1));
+  });
+}
+
+// a connection that says nothing; resolves once it is open (or refused)
+function halfOpen(port) {
+  return new Promise((resolve) => {
+    const s = net.connect({ host: "127.0.0.1", port, localAddress: "127.0.0.1" }, () => resolve(s));
+    s.on("error", () => resolve(s));
+    sockets.push(s);
+  });
+}
+
+test("half-open connections from one address take only its share", { timeout: 60_000 }, async () => {
+  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-conn-")));
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), `roots: [${dir}]\nhttp: {max_connections_per_address: 8}\n`);
+  server = await startHttp(["--config", path.join(dir, "burrow.yaml")]);
+  const before = await initFrom(server.port, "127.0.0.1");
+  assert.equal(before.status, 200, JSON.stringify(before));
+  for (let i = 0; i < 8; i++) await halfOpen(server.port);
+  // the server has them (a thread each) once it answers another address
+  const other = await initFrom(server.port, "127.0.0.2");
+  assert.equal(other.status, 200, `another address is served: ${JSON.stringify(other)}`);
+  const ninth = await initFrom(server.port, "127.0.0.1");
+  assert.ok(ninth.error, `the address's ninth connection is closed at once: ${JSON.stringify(ninth)}`);
+  for (const s of sockets.splice(0)) s.destroy();
+  // its share is back once they are closed (the server notices the close)
+  const end = Date.now() + 30_000;
+  let again;
+  do {
+    again = await initFrom(server.port, "127.0.0.1");
+    if (again.status !== 200) await new Promise((r) => setTimeout(r, 100));
+  } while (again.status !== 200 && Date.now() < end);
+  assert.equal(again.status, 200, JSON.stringify(again));
+});
