@@ -3,7 +3,8 @@
 #
 # Runs, in order, and keeps going when one stage fails:
 #   1. core     build/test_* for each host/test/test_*.c (a missing binary fails),
-#               and host/test/exports.sh (nm -D); each ends "N passed, N failed"
+#               host/test/exports.sh (nm -D) and host/test/arrows.sh (the layer
+#               arrows: includes and nm); each ends "N passed, N failed"
 #   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver)
 #   4. packs-reworded  busted over spec/packs with BURROW_TEST_REWORD set: every
@@ -138,6 +139,7 @@ stage_core() {
     else printf '%sERROR%s %s: no binary %s -- counted as 1 failed\n' "$RED" "$RESET" "$src" "$b"; fail=$((fail + 1)); fi
   done
   [ -f host/test/exports.sh ] && bins+=("host/test/exports.sh")
+  [ -f host/test/arrows.sh ] && bins+=("host/test/arrows.sh")
   if [ ${#bins[@]} = 0 ] && [ "$fail" = 0 ]; then missing "$name" "host/test/test_*.c not found"; return; fi
   for b in "${bins[@]}"; do
     local log="$LOGDIR/core-$(basename "$b").log" line brc

@@ -20,7 +20,6 @@
 #include "api.h"
 #include "async.h"
 #include "lcore.h"
-#include "lserver.h"
 
 struct burrow_host {
   lua_State *L;   /* where burrow runs: its own state, or a thread of the engine's */

@@ -59,6 +59,17 @@ typedef struct bw_stop {
 } bw_stop;
 
 int64_t bw_now_ms(void); /* the monotonic clock, ms */
+
+/* The cancel flag of the call in flight on this thread, for long
+ * operations (walks, grep, copies) to poll: the thread's own if one is
+ * set (an HTTP worker's, a submitted call's), else what the process's
+ * source gives (the stdio server's innermost call: lserver.c sets it),
+ * else a flag never raised. Never NULL. */
+const _Atomic int *bw_cancel_flag(void);
+/* On this thread, until set back to NULL: the flag bw_cancel_flag gives. */
+void bw_set_cancel_flag(const _Atomic int *flag);
+/* The process-wide source of the flag for threads without their own. */
+void bw_set_cancel_source(const _Atomic int *(*source)(void));
 /* BW_OK, or why to stop: EAGAIN "cancelled", TOO_LARGE "time budget".
  * s may be NULL (never stops). */
 int bw_stopped(const bw_stop *s);

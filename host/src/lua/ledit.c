@@ -13,7 +13,6 @@
 #include "edit.h"
 #include "lcore.h"
 #include "ledit.h"
-#include "lserver.h"
 
 static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt) {
   if (!lua_istable(L, t)) return dflt;

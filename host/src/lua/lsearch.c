@@ -35,7 +35,6 @@
 #include "ljson.h"
 #include "lrules.h"
 #include "lsearch.h"
-#include "lserver.h"
 #include "search.h"
 
 #define ARRAY_MT "burrow.json.array"

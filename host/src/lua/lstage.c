@@ -14,7 +14,6 @@
 #include "lcore.h"
 #include "ledit.h"
 #include "lrules.h"
-#include "lserver.h"
 #include "stage.h"
 
 #define STAGE_MT "burrow.Stage"

@@ -559,17 +559,11 @@ static int io_cancelled(lua_State *L) {
   return 1;
 }
 
-/* This thread's cancel flag instead of stdio's: an HTTP worker's (lhttp.c),
- * or a call run for burrow_submit, for the call's duration (api_async.c). */
-static _Thread_local const _Atomic int *thread_flag;
-
-void bw_set_cancel_flag(const _Atomic int *flag) { thread_flag = flag; }
-
-/* The innermost call's flag: a walk takes it when it starts, so an outer
- * call's walk keeps its own while another call runs meanwhile (on an HTTP
- * worker or for a submitted call, the thread's own). */
-const _Atomic int *bw_cancel_flag(void) {
-  if (thread_flag) return thread_flag;
+/* The stdio server's innermost call's flag, the process's cancel source
+ * (core/stop.c: a thread with a flag of its own, an HTTP worker or a
+ * submitted call, uses that): a walk takes it when it starts, so an outer
+ * call's walk keeps its own while another call runs meanwhile. */
+static const _Atomic int *stdio_flag(void) {
   pthread_mutex_lock(&S.mu);
   int top = S.busy > 0 ? S.busy - 1 : 0;
   pthread_mutex_unlock(&S.mu);
@@ -632,6 +626,7 @@ static const luaL_Reg io_methods[] = {
     {"watch", io_watch},   {"watch_done", io_watch_done}, {NULL, NULL}};
 
 void bw_stdio_register(lua_State *L) {
+  bw_set_cancel_source(stdio_flag);
   luaL_newmetatable(L, STDIO_MT);
   luaL_newlib(L, io_methods);
   lua_setfield(L, -2, "__index");

@@ -1,0 +1,112 @@
+-- host/test/arrows.lua BUILD: the arrows between the layers of host/src
+-- point down only (docs/architecture.md). The layers, lowest first: core,
+-- lua, then server and api (siblings: neither may use the other), then
+-- cli. An edge is a file's #include of a header in another layer, or an
+-- object's undefined symbol that another layer's object defines (nm of
+-- BUILD/obj/LAYER/*.o). Each edge up or sideways must be in
+-- host/test/arrows.allow (today's, to be removed), and each line there must
+-- still be an edge, so the list only shrinks. Ends "arrows: N passed, N failed".
+
+local BUILD = arg[1] or "build"
+local RANK = { core = 1, lua = 2, server = 3, api = 3, cli = 4 }
+
+local function sh(cmd)
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+-- every file of host/src: "layer/name" -> layer
+local files, where = {}, {}
+for f in sh("cd host/src && ls */*.c */*.h 2>/dev/null"):gmatch("[^\n]+") do
+  local layer, name = f:match("^([^/]+)/(.+)$")
+  if RANK[layer] then
+    files[#files + 1] = f
+    where[name] = f
+  end
+end
+
+local edges = {} -- "from -> to" -> how (an include or a symbol)
+
+local function up(from, to)
+  local a, b = from:match("^[^/]+"), to:match("^[^/]+")
+  return a ~= b and RANK[b] >= RANK[a]
+end
+
+local function add(from, to, how)
+  if up(from, to) then
+    local k = from .. " -> " .. to
+    edges[k] = edges[k] or how
+  end
+end
+
+-- includes
+for _, f in ipairs(files) do
+  local fh = assert(io.open("host/src/" .. f))
+  for line in fh:lines() do
+    local h = line:match('^%s*#%s*include%s+"([^"]+)"')
+    if h and where[h] then add(f, where[h], "#include \"" .. h .. "\"") end
+  end
+  fh:close()
+end
+
+-- symbols: who defines what, then who needs what
+local defs, needs = {}, {}
+for o in sh("cd " .. BUILD .. "/obj && ls */*.o 2>/dev/null"):gmatch("[^\n]+") do
+  local src = o:gsub("%.o$", ".c")
+  if where[src:match("[^/]+$")] then
+    for l in sh("nm " .. BUILD .. "/obj/" .. o):gmatch("[^\n]+") do
+      local t, sym = l:match("^%x*%s+(%a)%s+(%S+)$")
+      if t == "U" then
+        needs[#needs + 1] = { src, sym }
+      elseif t and t:match("[TDBR]") then
+        defs[sym] = src
+      end
+    end
+  end
+end
+local nobj = 0
+for _ in pairs(defs) do nobj = nobj + 1 end
+for _, n in ipairs(needs) do
+  local to = defs[n[2]]
+  if to and to ~= n[1] then add(n[1], to, n[2]) end
+end
+
+-- the allowlist
+local allowed, order = {}, {}
+local fa = io.open("host/test/arrows.allow")
+for line in (fa and fa:lines() or function() end) do
+  local k = line:gsub("%s*#.*$", ""):gsub("^%s+", ""):gsub("%s+$", "")
+  if k ~= "" then
+    allowed[k] = true
+    order[#order + 1] = k
+  end
+end
+if fa then fa:close() end
+
+local pass, fail = 0, 0
+if nobj == 0 then
+  print("FAIL no symbols read from " .. BUILD .. "/obj (run make first)")
+  fail = fail + 1
+end
+local keys = {}
+for k in pairs(edges) do keys[#keys + 1] = k end
+table.sort(keys)
+for _, k in ipairs(keys) do
+  if allowed[k] then pass = pass + 1
+  else
+    print(("FAIL %s (%s): points up or sideways; move the code, or (for today) list it in host/test/arrows.allow"):format(k, edges[k]))
+    fail = fail + 1
+  end
+end
+for _, k in ipairs(order) do
+  if not edges[k] then
+    print(("FAIL %s is in host/test/arrows.allow but no longer an edge: take it off the list"):format(k))
+    fail = fail + 1
+  end
+end
+print(("arrows: %d edges up or sideways, %d lines on the allowlist; %d symbols defined in host/src's objects")
+  :format(#keys, #order, nobj))
+print(("arrows: %d passed, %d failed"):format(pass + (fail == 0 and 1 or 0), fail))
+os.exit(fail == 0 and 0 or 1)
