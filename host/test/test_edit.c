@@ -532,6 +532,24 @@ static void test_files(bw_root *r) {
   CHECK(bw_copy(r, "f.txt", r, "g.txt", &co, &cr) == BW_OK && eq(slurp("ws/g.txt"), "one\nmid\nTWO\n"),
         "copy a file");
 
+  /* a merge (overwrite onto a directory) that would meet what it refuses
+   * changes nothing: the check runs before any rename */
+  sh("mkdir -p '%s/ws/ms/sub' '%s/ws/md/sub/x' && echo new > '%s/ws/ms/a' && echo new > '%s/ws/ms/sub/x' && echo old > '%s/ws/md/a'", base);
+  co.recursive = 1;
+  co.overwrite = 1;
+  CHECK(bw_copy(r, "ms", r, "md", &co, &cr) == BW_EISDIR && eq(slurp("ws/md/a"), "old\n") &&
+            !exists("ws/md/sub/x/x"),
+        "a merge that meets a directory with a file changes nothing");
+  sh("rm -rf '%s/ws/md/sub/x' && ln -s ../a '%s/ws/md/sub/x'", base);
+  CHECK(bw_copy(r, "ms", r, "md", &co, &cr) == BW_POLICY_DENIED && eq(slurp("ws/md/a"), "old\n"),
+        "a merge onto a symlink is refused, and changes nothing");
+  sh("rm -f '%s/ws/md/sub/x'", base);
+  CHECK(bw_copy(r, "ms", r, "md", &co, &cr) == BW_OK && eq(slurp("ws/md/a"), "new\n") &&
+            eq(slurp("ws/md/sub/x"), "new\n"),
+        "the merge, once nothing is refused");
+  co.recursive = 0;
+  co.overwrite = 0;
+
   CHECK(bw_move(r, "g.txt", r, "f.txt", 0) == BW_EEXIST, "move without overwrite");
   CHECK(bw_move(r, "g.txt", r, "dangling", 0) == BW_EEXIST && !exists("outside/new.txt"),
         "move onto a dangling link");

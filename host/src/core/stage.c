@@ -391,9 +391,12 @@ int bw_stage_copy(const bw_root *rs, const char *src, const bw_root *rd,
   return rc;
 }
 
-/* Move the staged copy's entries into the existing directory dst, one
- * rename each; a directory both have is merged into. */
-static int merge_dir(bw_stage *s, int from, int dst, int depth) {
+/* Merge the staged copy's directory from into the existing dst. With
+ * apply, an entry dst lacks is renamed in (one rename), a file replaces a
+ * file, a directory both have is merged into; without, only what the
+ * merge refuses is looked for: the check before any rename, so a refused
+ * merge changes nothing. */
+static int merge(int from, int dst, int depth, int apply) {
   if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
   char **names = NULL;
   size_t n = 0;
@@ -401,20 +404,16 @@ static int merge_dir(bw_stage *s, int from, int dst, int depth) {
   for (size_t i = 0; !rc && i < n; i++) {
     struct stat st, dt;
     const char *name = names[i];
-    if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-      rc = bw_code_from_errno(errno);
-      break;
-    }
-    if (renameat2(from, name, dst, name, RENAME_NOREPLACE) == 0) continue;
-    if (errno != EEXIST) {
+    if (apply && renameat2(from, name, dst, name, RENAME_NOREPLACE) == 0) continue;
+    if (apply && errno != EEXIST) {
       rc = bw_mut_errno(errno);
-      break;
-    }
-    if (fstatat(dst, name, &dt, AT_SYMLINK_NOFOLLOW) < 0) {
+    } else if (fstatat(dst, name, &dt, AT_SYMLINK_NOFOLLOW) < 0) {
+      if (apply || errno != ENOENT) rc = bw_code_from_errno(errno);
+    } else if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
       rc = bw_code_from_errno(errno);
     } else if (S_ISDIR(st.st_mode) && S_ISDIR(dt.st_mode)) {
       int a = open_dir_at(from, name), b = open_dir_at(dst, name);
-      rc = a < 0 || b < 0 ? bw_code_from_errno(errno) : merge_dir(s, a, b, depth + 1);
+      rc = a < 0 || b < 0 ? bw_code_from_errno(errno) : merge(a, b, depth + 1, apply);
       if (a >= 0) close(a);
       if (b >= 0) close(b);
     } else if (S_ISDIR(st.st_mode)) {
@@ -423,37 +422,8 @@ static int merge_dir(bw_stage *s, int from, int dst, int depth) {
       rc = bw_fail(BW_EISDIR, "a file of the copy meets a directory there");
     } else if (S_ISLNK(dt.st_mode)) {
       rc = bw_fail(BW_POLICY_DENIED, "a symlink is there; replacing links is refused");
-    } else if (renameat(from, name, dst, name) < 0) {
+    } else if (apply && renameat(from, name, dst, name) < 0) {
       rc = bw_mut_errno(errno);
-    }
-  }
-  bw_free_names(names, n);
-  return rc;
-}
-
-/* The entries of the staged copy that would meet what the merge refuses
- * (checked before any rename, so a refused merge changes nothing). */
-static int merge_check(int from, int dst, int depth) {
-  if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
-  char **names = NULL;
-  size_t n = 0;
-  int rc = bw_read_names(from, &names, &n);
-  for (size_t i = 0; !rc && i < n; i++) {
-    struct stat st, dt;
-    if (fstatat(dst, names[i], &dt, AT_SYMLINK_NOFOLLOW) < 0) continue;
-    if (fstatat(from, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
-      rc = bw_code_from_errno(errno);
-    } else if (S_ISDIR(st.st_mode) && S_ISDIR(dt.st_mode)) {
-      int a = open_dir_at(from, names[i]), b = open_dir_at(dst, names[i]);
-      rc = a < 0 || b < 0 ? bw_code_from_errno(errno) : merge_check(a, b, depth + 1);
-      if (a >= 0) close(a);
-      if (b >= 0) close(b);
-    } else if (S_ISDIR(st.st_mode)) {
-      rc = bw_fail(BW_EEXIST, "a directory of the copy meets a file there");
-    } else if (S_ISDIR(dt.st_mode)) {
-      rc = bw_fail(BW_EISDIR, "a file of the copy meets a directory there");
-    } else if (S_ISLNK(dt.st_mode)) {
-      rc = bw_fail(BW_POLICY_DENIED, "a symlink is there; replacing links is refused");
     }
   }
   bw_free_names(names, n);
@@ -478,9 +448,9 @@ static int commit_copy(bw_stage *s) {
   }
   int from = open_dir_at(s->home, s->name), dst = open_dir_at(s->to, s->to_name);
   if (from < 0 || dst < 0) rc = bw_code_from_errno(errno);
-  if (!rc) rc = merge_check(from, dst, 0);
+  if (!rc) rc = merge(from, dst, 0, 0);
   if (!rc) {
-    rc = merge_dir(s, from, dst, 0);
+    rc = merge(from, dst, 0, 1);
     /* entries may have moved: from here what is left is removed, not put back */
     if (rc) rc = bw_fail(rc, "the merge stopped part-way: the destination holds part of the copy");
     else s->state = BW_STAGE_DONE;

@@ -14,7 +14,7 @@
 #include "lcore.h"
 #include "ledit.h"
 
-static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt) {
+size_t bw_lua_opt_size(lua_State *L, int t, const char *k, size_t dflt) {
   if (!lua_istable(L, t)) return dflt;
   lua_getfield(L, t, k);
   lua_Integer v = luaL_optinteger(L, -1, (lua_Integer)dflt);
@@ -22,7 +22,7 @@ static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt) {
   return v < 0 ? 0 : (size_t)v;
 }
 
-static int opt_bool(lua_State *L, int t, const char *k) {
+int bw_lua_opt_bool(lua_State *L, int t, const char *k) {
   if (!lua_istable(L, t)) return 0;
   lua_getfield(L, t, k);
   int b = lua_toboolean(L, -1);
@@ -148,12 +148,12 @@ static bw_edit_file_opts file_opts(lua_State *L, int t) {
   bw_edit_file_opts o = {0};
   const char *m = opt_str(L, t, "match");
   o.e.loose = m && !strcmp(m, "loose");
-  o.e.context = opt_size(L, t, "context", 3);
-  o.e.max_diff = opt_size(L, t, "max_diff", 64 * 1024);
+  o.e.context = bw_lua_opt_size(L, t, "context", 3);
+  o.e.max_diff = bw_lua_opt_size(L, t, "max_diff", 64 * 1024);
   o.expected_hash = opt_str(L, t, "expected_hash");
-  o.dry_run = opt_bool(L, t, "dry_run");
-  o.max_bytes = opt_size(L, t, "max_bytes", 0);
-  o.keep_original = opt_size(L, t, "keep_original", 0);
+  o.dry_run = bw_lua_opt_bool(L, t, "dry_run");
+  o.max_bytes = bw_lua_opt_size(L, t, "max_bytes", 0);
+  o.keep_original = bw_lua_opt_size(L, t, "keep_original", 0);
   o.charset = opt_str(L, t, "charset");
   return o;
 }
@@ -227,7 +227,7 @@ static int roots_edit(lua_State *L) {
     memset(&e[i], 0, sizeof e[i]);
     e[i].old_text = field_str(L, t, "old_text", &e[i].old_len);
     e[i].new_text = field_str(L, t, "new_text", &e[i].new_len);
-    e[i].replace_all = opt_bool(L, t, "replace_all");
+    e[i].replace_all = bw_lua_opt_bool(L, t, "replace_all");
     lua_pop(L, 1);
   }
   bw_edit_file_opts o = file_opts(L, 5);
@@ -273,8 +273,8 @@ static int roots_append(lua_State *L) {
   size_t len;
   const char *data = luaL_checklstring(L, 4, &len);
   bw_append_res res;
-  int rc = bw_append(r, rel, data, len, opt_bool(L, 5, "create_dirs"),
-                     opt_size(L, 5, "max_bytes", 0), &res);
+  int rc = bw_append(r, rel, data, len, bw_lua_opt_bool(L, 5, "create_dirs"),
+                     bw_lua_opt_size(L, 5, "max_bytes", 0), &res);
   if (rc) return bw_lua_fail(L, rc);
   lua_createtable(L, 0, 4);
   set_bool(L, "created", res.created);
@@ -298,7 +298,7 @@ static int roots_mkdir(lua_State *L) {
 /* A tree operation's stop: the MCP cancel flag, and opts.max_ms (0: no
  * deadline) from now. */
 static const bw_stop *stop_opt(lua_State *L, int t, bw_stop *s) {
-  size_t ms = opt_size(L, t, "max_ms", 0);
+  size_t ms = bw_lua_opt_size(L, t, "max_ms", 0);
   s->cancel = bw_cancel_flag();
   s->until_ms = ms ? bw_now_ms() + (int64_t)ms : 0;
   return s;
@@ -324,7 +324,7 @@ static int roots_remove(lua_State *L) {
   const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_WRITE, &rel);
   bw_remove_res res;
   bw_stop stop;
-  int rc = bw_remove(r, rel, opt_bool(L, 4, "recursive"),
+  int rc = bw_remove(r, rel, bw_lua_opt_bool(L, 4, "recursive"),
                      opt_str(L, 4, "expected_hash"), stop_opt(L, 4, &stop), &res);
   if (rc) return bw_lua_fail_partial(L, rc, "removing", res.files, res.dirs);
   lua_createtable(L, 0, 2);
@@ -350,8 +350,8 @@ static int roots_copy(lua_State *L) {
   const bw_root *rs = bw_lua_target(L, 1, 2, BW_VIEW_READ, &src);
   const bw_root *rd = bw_lua_target(L, 1, 4, BW_VIEW_WRITE, &dst);
   bw_stop stop;
-  bw_copy_opts o = {opt_bool(L, 6, "overwrite"), opt_bool(L, 6, "recursive"),
-                    opt_size(L, 6, "max_bytes", 0), stop_opt(L, 6, &stop)};
+  bw_copy_opts o = {bw_lua_opt_bool(L, 6, "overwrite"), bw_lua_opt_bool(L, 6, "recursive"),
+                    bw_lua_opt_size(L, 6, "max_bytes", 0), stop_opt(L, 6, &stop)};
   bw_copy_res res;
   int rc = bw_copy(rs, src, rd, dst, &o, &res);
   if (rc) return bw_lua_fail_partial(L, rc, "copying", res.files + res.links, res.dirs);

@@ -24,22 +24,6 @@ static bw_stage *check_stage(lua_State *L) {
   return s;
 }
 
-static size_t opt_size(lua_State *L, int t, const char *k) {
-  if (!lua_istable(L, t)) return 0;
-  lua_getfield(L, t, k);
-  lua_Integer v = luaL_optinteger(L, -1, 0);
-  lua_pop(L, 1);
-  return v < 0 ? 0 : (size_t)v;
-}
-
-static int opt_bool(lua_State *L, int t, const char *k) {
-  if (!lua_istable(L, t)) return 0;
-  lua_getfield(L, t, k);
-  int b = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  return b;
-}
-
 static void set_int(lua_State *L, const char *k, uint64_t v) {
   lua_pushinteger(L, (lua_Integer)v);
   lua_setfield(L, -2, k);
@@ -64,10 +48,10 @@ static void on_progress(void *arg, size_t entries) {
 static bw_stage *new_stage(lua_State *L, int t, progress_fn *p) {
   bw_stage *s = lua_newuserdatauv(L, sizeof *s, 0);
   bw_stop stop = {.cancel = bw_cancel_flag()};
-  size_t ms = opt_size(L, t, "max_ms");
+  size_t ms = bw_lua_opt_size(L, t, "max_ms", 0);
   stop.until_ms = ms ? bw_now_ms() + (int64_t)ms : 0;
-  bw_stage_init(s, opt_bool(L, t, "overwrite"), opt_size(L, t, "max_bytes"),
-                opt_size(L, t, "max_entries"), &stop);
+  bw_stage_init(s, bw_lua_opt_bool(L, t, "overwrite"), bw_lua_opt_size(L, t, "max_bytes", 0),
+                bw_lua_opt_size(L, t, "max_entries", 0), &stop);
   luaL_setmetatable(L, STAGE_MT);
   if (lua_istable(L, t) && lua_getfield(L, t, "progress") == LUA_TFUNCTION) {
     p->L = L;
@@ -102,7 +86,7 @@ static int roots_stage_copy(lua_State *L) {
   progress_fn p;
   bw_stage *s = new_stage(L, 6, &p);
   int sidx = lua_gettop(L) - (s->progress ? 1 : 0);
-  return staged(L, s, bw_stage_copy(rs, src, rd, dst, opt_bool(L, 6, "recursive"), s), sidx);
+  return staged(L, s, bw_stage_copy(rs, src, rd, dst, bw_lua_opt_bool(L, 6, "recursive"), s), sidx);
 }
 
 /* roots:stage_move(i, rel, j, rel2, {overwrite=, max_ms=, progress=}) */
@@ -129,7 +113,7 @@ static int roots_stage_remove(lua_State *L) {
   progress_fn p;
   bw_stage *s = new_stage(L, 4, &p);
   int sidx = lua_gettop(L) - (s->progress ? 1 : 0);
-  return staged(L, s, bw_stage_remove(r, rel, opt_bool(L, 4, "recursive"), hash, s), sidx);
+  return staged(L, s, bw_stage_remove(r, rel, bw_lua_opt_bool(L, 4, "recursive"), hash, s), sidx);
 }
 
 /* stage:pending() -> true while it waits for commit or abort */
