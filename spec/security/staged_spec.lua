@@ -177,3 +177,27 @@ describe(F.tag("security: staged subtree operations (issue 28)"), function()
     ws:close()
   end)
 end)
+
+describe(F.tag("staged subtree operations: progress"), function()
+  it("a folder copy, move and remove report progress every 1,024 entries while they stage", function()
+    local w = F.mktemp()
+    F.sh("mkdir -p " .. F.q(w .. "/t") .. " && cd " .. F.q(w .. "/t") .. " && seq 1 2500 | xargs touch")
+    local ws = F.open({ { path = w, mode = "rw" } })
+    for _, c in ipairs {
+      { "copy", { source = "t", destination = "t2", recursive = true }, "copied" },
+      { "move", { source = "t2", destination = "t3" }, "moved" },
+      { "remove", { path = "t3", recursive = true }, "listed" },
+    } do
+      local seen = {}
+      local hooks = { progress = function(done, total, msg) seen[#seen + 1] = { done, total, msg } end }
+      F.ok(c[1], ws:call(c[1], c[2], hooks))
+      assert.are.equal(2, #seen, c[1] .. ": two reports for 2,500 entries")
+      assert.are.same({ 1024, nil, c[3] .. " 1024 entries" }, seen[1])
+      assert.are.same({ 2048, nil, c[3] .. " 2048 entries" }, seen[2])
+    end
+    assert.is_false(F.exists(w .. "/t3"))
+    assert.is_true(F.exists(w .. "/t/2500"))
+    ws:close()
+    F.rmtree(w)
+  end)
+end)
