@@ -405,13 +405,81 @@ function Ctx:settle(st, size_arg)
   return res
 end
 
+-- Entries a walk asks the check() policies about before it starts, at
+-- most: past that the call is refused (TOO_LARGE), never run unjudged.
+context.ASK_MAX = 200000
+
+-- A path as a glob that matches only itself.
+local function literal(path)
+  return (path:gsub("[\\%*%?%[%]{}]", "\\%0"))
+end
+
+-- Policies whose check() judges each object are asked about every entry
+-- a walk from the directory h (in-root path rel) would meet, before the
+-- walk opens anything: the entries they deny become rules of the walk
+-- beside the declared ones, so the core never opens, searches or enters
+-- them and only counts them (skipped_policy), whatever they hold or are
+-- named. The entries are found by a walk of names alone (roots:glob "**",
+-- the declared rules applied, hidden files and ignore files as the walk
+-- will take them). Past max_tree_ms the entries not yet asked about are
+-- denied (fail closed). The compiled rules, or nil (nothing denied), or
+-- false, message, code.
+function Ctx:asked_rules(h, rel, opts, info)
+  local policies = self.ws.policies
+  local res, detail, code = self.roots:glob(h, rel, "**", {
+    type = "any", sort = "path", max_results = context.ASK_MAX, include_hidden = opts.include_hidden,
+    respect_ignore = opts.respect_ignore, rules = policies.rules, base = rel,
+  }, function() return self:cancelled() end)
+  if not res then return false, errors.message(code, self.args.path or rel, detail), code end
+  if res.truncated then
+    return false, errors.message("TOO_LARGE", self.args.path or rel, ("a policy asks about each entry before a walk, and this one has more than %d; narrow the path")
+      :format(context.ASK_MAX)), "TOO_LARGE"
+  end
+  local extra = {}
+  local late = false
+  for i, e in ipairs(res.entries) do
+    local sub = e.path
+    late = late or (i % 16 == 0 and self:over("max_tree_ms"))
+    local denied = late
+    if not late then
+      local req = self:request(sub, "read", { mount = info.mount, readonly = info.readonly,
+        lexical = under(info.rel, sub), rel = under(info.rel, sub), exists = true, type = e.type }, "path")
+      req.member = true
+      denied = self.ws:decide(req, self.hooks) ~= nil
+      if denied then self.reqs[#self.reqs + 1] = req end
+    end
+    if denied then
+      local p = literal(under(info.rel, sub))
+      extra[#extra + 1] = { patterns = e.type == "dir" and { p, p .. "/**" } or { p }, except = {},
+        ops = { "read", "list" }, casefold = false, id = -1 }
+    end
+  end
+  if #extra == 0 then return nil end
+  local specs = {}
+  for i, r in ipairs(policies.rule_specs or {}) do specs[i] = r end
+  for _, r in ipairs(extra) do
+    r.id = #specs
+    specs[#specs + 1] = r
+  end
+  local compiled, cerr, ccode = core.rules(specs)
+  if not compiled then return false, cerr, ccode end
+  return compiled
+end
+
 --- Options of a walk from an object whose in-root path is rel (as
--- ctx:resolve gave it): the policies' declared rules, which the core
--- applies in its walker threads (a denied entry is never opened, a denied
--- directory never entered, and only counted: skipped_policy).
-function Ctx:walk_opts(rel, opts)
-  local rules = self.ws.policies.rules
-  if rules then opts.rules, opts.base = rules, rel end
+-- ctx:resolve gave it: h, info): the policies' declared rules, which the
+-- core applies in its walker threads (a denied entry is never opened, a
+-- denied directory never entered, and only counted: skipped_policy), and,
+-- where a policy's check() judges each object, the entries it denies
+-- (ctx:asked_rules), asked before the walk. opts, or nil, message, code.
+function Ctx:walk_opts(rel, opts, h, info)
+  local policies = self.ws.policies
+  if policies.rules then opts.rules, opts.base = policies.rules, rel end
+  if h and info and info.type == "dir" and policies:judges_objects() then
+    local rules, msg, code = self:asked_rules(h, rel, opts, info)
+    if rules == false then return nil, msg, code end
+    if rules then opts.rules, opts.base = rules, rel end
+  end
   return opts
 end
 

@@ -119,7 +119,9 @@ function policy.load(specs, opts)
     compiled, cerr, ccode = core.rules(rules)
     if not compiled then return nil, cerr, ccode end
   end
-  return setmetatable({ sandbox = sb, list = list, rules = compiled, rule_of = ids }, Engine)
+  -- rule_specs: the declared rules as core.rules takes them, for a walk
+  -- that adds its own (ctx:walk_opts, the entries check() denies)
+  return setmetatable({ sandbox = sb, list = list, rules = compiled, rule_of = ids, rule_specs = rules }, Engine)
 end
 
 local OPNAMES = { read = true, list = true, write = true, delete = true }

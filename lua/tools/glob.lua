@@ -80,7 +80,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     local idx, rel, info = ctx:resolve(path)
     if not idx then return nil, rel, info end
     local max = math.min(a.max_results or ctx.caps.max_entries, ctx.caps.max_entries)
-    local opts = ctx:walk_opts(rel, {
+    local opts, werr, wcode = ctx:walk_opts(rel, {
       type = a.type or "file",
       sort = a.sort or "path",
       max_results = max,
@@ -89,7 +89,8 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       prefix = prefix_of(path),
       -- progress reports (where max_search_ms is asked) at least by the deadline
       interval_ms = ctx.caps.max_search_ms > 0 and math.min(100, ctx:ms_left("max_search_ms")) or nil,
-    })
+    }, idx, info)
+    if not opts then return nil, werr, wcode end
     local timed = false -- max_search_ms, asked at each progress report (every 100 ms)
     local res, detail, gcode = ctx.roots:glob(idx, rel, pattern, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("looked at %d entries in %d directories"):format(entries, dirs))

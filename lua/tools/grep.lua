@@ -149,7 +149,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     local cap = mode == "content" and ctx.caps.max_matches or ctx.caps.max_entries
     local max = math.min(a.max_results or cap, cap)
     local max_size = math.min(a.max_file_size or ctx.caps.max_file_size, ctx.caps.max_file_size)
-    local opts = ctx:walk_opts(rel, {
+    local opts, werr, wcode = ctx:walk_opts(rel, {
       pattern = a.pattern,
       literal = a.literal,
       ignore_case = a.ignore_case,
@@ -168,7 +168,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       prefix = prefix_of(path),
       max_ms = ctx.caps.max_search_ms,
       max_bytes = ctx.caps.max_search_bytes,
-    })
+    }, idx, info)
+    if not opts then return nil, werr, wcode end
     -- no policy hides matches after the search: the core applies
     -- max_result_bytes as it builds them (as cap_bytes would, without
     -- building what would be cut)

@@ -53,11 +53,12 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
     if not idx then return nil, rel, info end
     local depth = 0
     if a.recursive then depth = (a.max_depth or 4096) - 1 end
-    local opts = ctx:walk_opts(rel, {
+    local opts, werr, wcode = ctx:walk_opts(rel, {
       max_depth = depth,
       max_entries = ctx.caps.max_entries,
       include_hidden = a.include_hidden,
-    })
+    }, a.recursive and idx or nil, info)
+    if not opts then return nil, werr, wcode end
     local raw, omitted, skipped = ctx.roots:list(idx, rel, opts)
     if not raw then return ctx:fail(skipped, path, omitted) end
     local hidden = ctx:reveal(raw, function(e) return e.path end, info)

@@ -103,8 +103,12 @@ describe(F.tag("security: call budgets (issue 11)"), function()
     assert.is_not_nil(res, msg)
     assert.is_true(secs < BOUND, ("took %.1f s"):format(secs))
     assert.is_true((res.skipped_policy or 0) > 0, "some entries hidden")
-    assert.is_true(#res.entries + res.skipped_policy == 1000,
-      ("every entry shown or counted: %d + %d"):format(#res.entries, res.skipped_policy))
+    assert.is_true(#res.entries < 1000, "not every entry was checked in time, so not every entry is shown")
+    -- asked before the walk (issue 28): an entry not checked in time is
+    -- denied, a directory among them not entered, so its files are not
+    -- counted either: shown and counted stay within the 1,004 entries
+    assert.is_true(#res.entries + res.skipped_policy <= 1004,
+      ("shown or counted: %d + %d"):format(#res.entries, res.skipped_policy))
     ws:close()
   end)
 end)

@@ -1,0 +1,69 @@
+-- Issue 28: a check() policy's hidden file is no search oracle. A walk asks
+-- the policies before it opens anything (ctx:walk_opts), so a grep or a
+-- glob answers the same bytes whether a hidden file matches or not, and
+-- whether a hidden name exists or not (the pattern aside): counts, bytes
+-- and files searched, skipped_policy, truncation. On the resolver under
+-- test. At b663a06 the walk searched the file, then asked, and counted it
+-- only when it matched: grep '^API_TOKEN=s', '=s3', ... read it out.
+
+local F = require "security.fixture"
+local json = require("burrow.core").json
+
+describe(F.tag("security: no oracle in a check() policy's hidden files (issue 28)"), function()
+  local w, pdir, ws
+
+  before_each(function()
+    w = F.mktemp()
+    pdir = F.mktemp()
+    F.write_host(pdir .. "/hide.lua", [[return { name = "hide", check = function(r)
+      if r.path:find("secret", 1, true) then return "deny", "hidden" end
+      return "allow" end }]])
+    F.sh("mkdir -p " .. F.q(w .. "/app/conf") .. " " .. F.q(w .. "/app/secretdir"))
+    F.write_host(w .. "/app/pub.txt", "API_TOKEN=public\nhello\n")
+    F.write_host(w .. "/app/conf/secret.env", "API_TOKEN=s3cr3t\n")
+    F.write_host(w .. "/app/secretdir/notes.txt", "API_TOKEN=s3other\n")
+    ws = F.open({ { path = w, mode = "rw" } }, { policies = { pdir .. "/hide.lua" } })
+  end)
+
+  after_each(function()
+    ws:close()
+    F.rmtree(w)
+    F.rmtree(pdir)
+  end)
+
+  -- the whole result as JSON, the pattern (the one thing that differs) aside
+  local function answer(tool, args)
+    local res, msg = ws:call(tool, args)
+    assert.is_not_nil(res, msg)
+    res.pattern = nil
+    return json.encode(res)
+  end
+
+  it("grep: the same answer whether the hidden file matches or not", function()
+    for _, mode in ipairs { "content", "files", "count" } do
+      local hit = answer("grep", { pattern = "^API_TOKEN=s3", path = "app", output_mode = mode })
+      local miss = answer("grep", { pattern = "^API_TOKEN=zz", path = "app", output_mode = mode })
+      assert.are.equal(miss, hit, mode)
+      assert.is_nil(hit:find("s3cr3t", 1, true))
+    end
+  end)
+
+  it("glob: the same answer whether a hidden name exists or not", function()
+    assert.are.equal(answer("glob", { pattern = "**/nothere*", path = "app" }),
+      answer("glob", { pattern = "**/secret*", path = "app" }))
+    assert.are.equal(answer("glob", { pattern = "**/nothere*", path = "app", type = "any" }),
+      answer("glob", { pattern = "**/secret*", path = "app", type = "any" }))
+  end)
+
+  it("a hidden file is never opened: bytes searched count only what is shown", function()
+    local res = assert(ws:call("grep", { pattern = "API_TOKEN", path = "app" }))
+    assert.are.equal(1, res.files_searched)
+    assert.are.same({ "app/pub.txt" }, res.files)
+    assert.are.equal(2, res.skipped_policy) -- conf/secret.env and secretdir (never entered): counted, never named
+  end)
+
+  it("recursive list_dir hides the same entries", function()
+    local res = assert(ws:call("list_dir", { path = "app", recursive = true }))
+    for _, e in ipairs(res.entries) do assert.is_nil(e.path:find("secret", 1, true), e.path) end
+  end)
+end)
