@@ -185,6 +185,15 @@ function Ctx:open(path, op, nofollow, arg)
     if not h then
       code = code or hcode
       local _, msg = self:fail(code, path, idx and info or rel)
+      -- a path a declared rule denies is denied however it fails to
+      -- resolve: ".ssh/id_rsa/x" (ENOTDIR) must not say id_rsa is a file
+      -- where ".ssh/nope/x" says POLICY_DENIED
+      local rule = idx and self.ws.policies:rule(rel, op)
+      if rule then
+        code = "POLICY_DENIED"
+        _, msg = self:fail(code, path, ("%s matches the %s policy%s"):format(path, rule.policy,
+          rule.reason and " (" .. rule.reason .. ")" or ""), { operation = op, policy = rule.policy })
+      end
       j.msg, j.code = msg, code
       self.reqs[#self.reqs + 1] = { tool = self.tool.name, via = self.via, operation = op, path = path,
         arg = arg, session = self.session.id, unmapped = code, decision = "deny", reason = msg }

@@ -67,3 +67,29 @@ describe(F.tag("security: no oracle in a check() policy's hidden files (issue 28
     for _, e in ipairs(res.entries) do assert.is_nil(e.path:find("secret", 1, true), e.path) end
   end)
 end)
+
+describe(F.tag("security: no existence oracle inside denied folders (issue 28)"), function()
+  it("a path under a denied folder answers the same whether its parts exist or not", function()
+    local w = F.mktemp()
+    F.sh("mkdir -p " .. F.q(w .. "/.ssh") .. " " .. F.q(w .. "/.aws") .. " && echo k > " .. F.q(w .. "/.ssh/id_rsa") ..
+      " && echo c > " .. F.q(w .. "/.aws/credentials"))
+    local ws = F.open({ { path = w, mode = "rw" } }, { policies = { "default", "secrets" } })
+    local function refusal(tool, args, p)
+      local res, msg, code = ws:call(tool, args)
+      assert.is_nil(res)
+      return code .. " " .. msg:gsub(p:gsub("%p", "%%%0"), "PATH", 1):gsub(p:gsub("%p", "%%%0"), "PATH")
+    end
+    for _, pair in ipairs { { ".ssh/id_rsa/x", ".ssh/nope/x" }, { ".aws/credentials/x", ".aws/nope/x" },
+        { ".ssh/id_rsa/a/b", ".ssh/nope/a/b" } } do
+      for _, t in ipairs { { "read_file", "path" }, { "stat", "path" }, { "write_file", "path" } } do
+        local function args(p) return t[1] == "write_file" and { path = p, content = "x" } or { [t[2]] = p } end
+        local there = refusal(t[1], args(pair[1]), pair[1])
+        local absent = refusal(t[1], args(pair[2]), pair[2])
+        assert.are.equal(absent, there, t[1] .. " " .. pair[1])
+        assert.matches("^POLICY_DENIED", there)
+      end
+    end
+    ws:close()
+    F.rmtree(w)
+  end)
+end)
