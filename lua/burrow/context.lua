@@ -538,14 +538,14 @@ end
 -- each replacement counted; the content undo_edit restores): the policies
 -- are asked again about the object of arg, op write, with commit = true and
 -- that size. true, or nil, message, code (nothing is written then).
-function Ctx:commit(arg, bytes)
+function Ctx:commit(arg, bytes, charged)
   local path = self.args[arg or "path"]
   local j = type(path) == "string" and self.judged[path .. "\0n"]
   if not (j and j.h) then
     return nil, errors.message("EIO", tostring(path), "commit of an object the call did not open"), "EIO"
   end
   local req = self:request(path, "write", j.info, arg or "path")
-  req.size, req.commit = bytes, true
+  req.size, req.commit, req.charged = bytes, true, charged
   self.reqs[#self.reqs + 1] = req
   local msg, code, details = self.ws:decide(req, self.hooks)
   if msg then
@@ -553,6 +553,17 @@ function Ctx:commit(arg, bytes)
     return nil, msg, code, details
   end
   return true
+end
+
+--- The bytes a write makes when they are not the size the call was judged
+-- with (a charset's encoding of the content): the policies are asked again,
+-- as a commit with that size and `charged`, the size judged at the call
+-- (quotas charge the difference). true when nothing differs, or the
+-- commit's answer.
+function Ctx:recount(arg, bytes)
+  local judged = self.sizes and self.sizes[arg or "path"]
+  if judged == bytes then return true end
+  return self:commit(arg, bytes, judged)
 end
 
 -- Where a path leads, for bookkeeping only (a pack's read-before-edit

@@ -43,6 +43,9 @@ return {
   check = function(req)
     local minute = os.time() // 60
     local n = req.operation == "write" and req.size or 0
+    -- a commit that corrects the size judged at the call (a charset's
+    -- bytes: ctx:recount) charges what the call did not
+    if req.commit and req.charged then n = math.max(0, n - req.charged) end
     -- a commit (req.commit) is the same call telling the size the core
     -- will write: its bytes count, not another call
     if shared_add then return check_shared(req, minute, n) end

@@ -59,6 +59,8 @@ Examples: {"path": "log/changes.md", "content": "- fixed the parser\n"}]],
         data = enc
       end
     end
+    local ok, cmsg, ccode, cdetails = ctx:recount("path", #data) -- a charset's bytes
+    if not ok then return nil, cmsg, ccode, cdetails end
     local res, detail, code = ctx.roots:append(idx, rel, data, {
       create_dirs = a.create_dirs ~= false,
       max_bytes = ctx.caps.max_file_size,

@@ -40,6 +40,7 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
   },
   annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.write" },
+  commit_size = true, -- policies see the notebook's bytes the edit writes (ctx:commit)
   reads = true,
   risk = "medium",
 
@@ -81,6 +82,8 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
     if not pcall(core.json.decode, out) then -- never write a broken notebook
       return ctx:fail("EIO", a.path, "the edited notebook would not be valid JSON; nothing written")
     end
+    local ok, cmsg, ccode, cdetails = ctx:commit("path", #out)
+    if not ok then return nil, cmsg, ccode, cdetails end
     local snap = undo.capture(ctx, idx, rel)
     local res, detail, wcode, current = ctx.roots:write(idx, rel, out, {
       expected_hash = hash, max_compare = ctx.caps.max_file_size,

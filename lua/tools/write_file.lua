@@ -76,6 +76,10 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
     if h and h ~= "absent" and not h:match("^sha256:%x+$") then
       return ctx:fail("INVALID_ARGUMENT", a.path, "expected_hash must be \"absent\" or \"sha256:<hex>\" from read_file")
     end
+    -- a charset makes other bytes of the content: the policies are asked
+    -- again with the bytes written (quotas charge the difference)
+    local ok, cmsg, ccode, cdetails = ctx:recount("path", #data)
+    if not ok then return nil, cmsg, ccode, cdetails end
     local snap = undo.capture(ctx, idx, rel) -- for undo_edit
     local res, detail, wcode, current = ctx.roots:write(idx, rel, data, {
       create_dirs = a.create_dirs ~= false,

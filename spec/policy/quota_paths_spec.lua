@@ -92,6 +92,36 @@ describe(H.tag("quotas: the size each write path is charged"), function()
     assert(ws:call("Write", { file_path = root .. "/q.txt", content = "12345" }))
     assert.truthy(sizes():find("write_file:5:call", 1, true))
   end)
+
+  -- Issue 28: the size a policy sees is the bytes that land, whatever the
+  -- charset or the notebook's JSON makes of the argument.
+  it("a charset other than UTF-8 and a notebook edit are charged the bytes written", function()
+    local ws, sizes = open_probe(root)
+    local text = ("\u{e9}"):rep(300) -- 300 characters, 600 bytes of UTF-8
+    assert(ws:call("write_file", { path = "u32.txt", content = text, charset = "utf-32le" }))
+    local size = #H.read(root, "u32.txt")
+    assert.are.equal(1200, size)
+    -- judged at the call by the content's 600 bytes, then again by the 1,200 written
+    assert.are.equal("write_file:600:call,write_file:1200:commit", sizes())
+    assert(ws:call("append_file", { path = "u32.txt", content = "ab", charset = "utf-32le" }))
+    assert.are.equal(1208, #H.read(root, "u32.txt"))
+    assert.are.equal("append_file:2:call,append_file:8:commit", sizes())
+    H.write(root, "n.ipynb", '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
+    assert(ws:call("notebook_edit", { path = "n.ipynb", new_source = ("x"):rep(1000), edit_mode = "insert", cell_type = "code" }))
+    local nb = #H.read(root, "n.ipynb")
+    assert.is_true(nb > 1000)
+    assert.are.equal(("notebook_edit:nil:call,notebook_edit:%d:commit"):format(nb), sizes())
+  end)
+
+  it("a quota refuses a utf-32 write by the bytes it would write", function()
+    local pdir = H.tmpdir()
+    local qws = H.open({ roots = { { path = root } }, policies = { { name = "quotas", max_bytes_written = 2000 } } })
+    local res, _, code = qws:call("write_file", { path = "big32.txt", content = ("a"):rep(900), charset = "utf-32le" })
+    assert.is_nil(res)
+    assert.are.equal("POLICY_DENIED", code)
+    assert.is_false(H.exists(root, "big32.txt"))
+    local _ = pdir
+  end)
 end)
 
 describe(H.tag("quotas: max_bytes_written on every write path"), function()
