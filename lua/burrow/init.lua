@@ -108,14 +108,17 @@ function burrow.open(opts)
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
   -- The resolver is the roots' own (libpathrs keeps it in its Root): a
   -- workspace opened with resolver = "walk" keeps the walk whatever a later
-  -- one asks. Without one, the process default ($BURROW_RESOLVER).
+  -- one asks. Without one, the process default ($BURROW_RESOLVER) as it is
+  -- now, fixed for these roots: a later burrow.set_resolver changes
+  -- workspaces opened after it, never this one.
   local resolver = opts.resolver
   if resolver ~= nil and resolver ~= "openat2" and resolver ~= "walk" then
     return fail("INVALID_ARGUMENT", ("resolver %q: use openat2 or walk"):format(tostring(resolver)))
   end
   if resolver == nil then
-    local ok, rerr = burrow.set_resolver()
-    if not ok then return fail("INVALID_ARGUMENT", rerr) end
+    local name, rerr = burrow.set_resolver()
+    if not name then return fail("INVALID_ARGUMENT", rerr) end
+    resolver = name
   end
   local caps, cerr = caps_mod.merge(opts.caps)
   if not caps then return fail("INVALID_ARGUMENT", cerr) end
