@@ -128,7 +128,9 @@ static int denied(lister *l, const char *prefix, size_t pl, const char *name) {
   memcpy(q, prefix, pl);
   if (pl) q[pl++] = '/';
   memcpy(q + pl, name, nl + 1);
-  return bw_rules_match(l->o->rules, l->path, l->prelen + pl + nl, BW_OP_READ) >= 0;
+  /* a listing shows names: a rule denying list keeps them out as one
+   * denying read does */
+  return bw_rules_match(l->o->rules, l->path, l->prelen + pl + nl, BW_OP_READ | BW_OP_LIST) >= 0;
 }
 
 static int list_level(lister *l, int fd, const char *prefix, int depth) {

@@ -40,6 +40,10 @@
 /* SHARE_MIN: entries left for a directory's worker to offer half of them */
 enum { MAX_THREADS = 12, DENTS_BUF = 64 * 1024, SHARE_MIN = 4 };
 
+/* A walk reads what it meets and shows its names: a rule denying either
+ * (read, or only list) keeps an entry out, a directory unentered. */
+#define WALK_OPS (BW_OP_READ | BW_OP_LIST)
+
 typedef struct node {
   struct node *parent;
   char *name;       /* to open from the parent; NULL for the start */
@@ -539,7 +543,7 @@ static int visit_entry(walker *w, worker *k, node *n, const dent *d,
   if (n->plen) path[n->plen] = '/';
   memcpy(path + pl, name, nl + 1);
   if (o->rules &&
-      bw_rules_match(o->rules, k->path, w->prelen + pl + nl, BW_OP_READ) >= 0) {
+      bw_rules_match(o->rules, k->path, w->prelen + pl + nl, WALK_OPS) >= 0) {
     atomic_fetch_add(&w->st->skipped_policy, 1); /* a dir: not entered */
     return 0;
   }
@@ -739,7 +743,7 @@ static int descend_below(walker *w, int *fd) {
     if (l > BW_NAME_MAX) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
     if (w->o->rules && bw_rules_match(w->o->rules, w->pre,
                                       w->boff + (size_t)(p - w->o->below) + l,
-                                      BW_OP_READ) >= 0) {
+                                      WALK_OPS) >= 0) {
       atomic_fetch_add(&w->st->skipped_policy, 1);
       return BW_ENOENT;
     }
