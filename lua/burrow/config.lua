@@ -470,10 +470,15 @@ local function parse_http(v, mark)
       local t, tm = v.tenants[name], value_at(v.tenants, name)
       if name == "default" then fail(key_at(v.tenants, name), "http.tenants: default is the main configuration's own") end
       want_map(t, tm, "http.tenants." .. name)
-      check_keys(t, { config = true }, "http.tenants." .. name)
+      check_keys(t, { config = true, max_calls = true, max_sessions = true }, "http.tenants." .. name)
       local file = join(want_string(t.config, value_at(t, "config"), "http.tenants." .. name .. ".config"))
       if not readable(file) then fail(value_at(t, "config"), "http.tenants.%s.config: cannot read %s", name, file) end
-      out.tenants[#out.tenants + 1] = { name = name, config = file }
+      local entry = { name = name, config = file }
+      -- the tenant's own limits, beside its tokens' (the lower wins)
+      for _, k in ipairs { "max_calls", "max_sessions" } do
+        if t[k] ~= nil then entry[k] = want_count(t[k], value_at(t, k), "http.tenants." .. name .. "." .. k) end
+      end
+      out.tenants[#out.tenants + 1] = entry
       names[name] = true
     end
   end

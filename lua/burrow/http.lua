@@ -165,6 +165,10 @@ function http.serve(o, hc, listen)
     tenants[#tenants + 1] = t
     names[t.name] = #tenants
   end
+  local limits = {} -- each tenant's own max_calls, max_sessions (none: 0)
+  for i, t in ipairs(tenants) do
+    limits[i] = { max_calls = t.max_calls or 0, max_sessions = t.max_sessions or 0 }
+  end
   local tokens = {}
   for i, t in ipairs(hc.tokens or {}) do
     local idx = names[t.tenant or "default"]
@@ -191,6 +195,7 @@ function http.serve(o, hc, listen)
     max_connections = hc.max_connections, max_connections_per_address = hc.max_connections_per_address,
     allowed_hosts = hc.allowed_hosts, allowed_origins = hc.allowed_origins,
     tokens = tokens,
+    tenant_limits = limits,
     setup = json.encode { cli = o, tenants = tenants },
   }
   if not server then return nil, err end

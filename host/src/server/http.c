@@ -163,6 +163,15 @@ static int token_limit(bw_http *h, int tok, int which) {
   return t && t->max_sessions ? t->max_sessions : h->o.max_sessions;
 }
 
+/* The tenant's own limit (0: none), and whether it is reached. */
+static int tenant_full(bw_http *h, int tenant, int which) {
+  if (tenant < 0 || tenant >= h->o.n_tenants || !h->o.tenants) return 0;
+  const bw_http_tenant *t = &h->o.tenants[tenant];
+  int lim = which == 0 ? t->max_calls : t->max_sessions;
+  int have = which == 0 ? h->ten_calls[tenant] : h->ten_sessions[tenant];
+  return lim > 0 && have >= lim;
+}
+
 static const char *const VERSIONS[] = {"2025-11-25", "2025-06-18",
                                        "2025-03-26", "2024-11-05", NULL};
 
@@ -371,11 +380,15 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   if (init) {
     int lim = token_limit(h, k->token, 1);
     int have = k->token >= 0 ? h->tok_sessions[k->token] : h->nsessions;
-    if (lim > 0 && have >= lim) {
+    int tenant = k->token >= 0 ? h->o.tokens[k->token].tenant : 0;
+    if ((lim > 0 && have >= lim) || tenant_full(h, tenant, 1)) {
+      int tok = lim > 0 && have >= lim;
       pthread_mutex_unlock(&h->mu);
       json_decref(m);
       return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
-                    "Too Many Requests: this token has its most sessions open",
+                    tok ? "Too Many Requests: this token has its most sessions open"
+                        : "Too Many Requests: this tenant has its most sessions open "
+                          "(http.tenants.NAME.max_sessions)",
                     "Retry-After", "5");
     }
     s = calloc(1, sizeof *s);
@@ -401,6 +414,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     h->sessions = s;
     h->nsessions++;
     if (k->token >= 0) h->tok_sessions[k->token]++;
+    if (s->tenant < h->o.n_tenants) h->ten_sessions[s->tenant]++;
   } else {
     s = bwh_session_find(h, sidh);
     if (!sidh) rc = MHD_HTTP_BAD_REQUEST;
@@ -452,10 +466,13 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   if (request) {
     int lim = token_limit(h, k->token, 0);
     int calls = k->token >= 0 ? h->tok_calls[k->token] : h->open_calls;
-    if (lim > 0 && calls >= lim) {
+    if ((lim > 0 && calls >= lim) || tenant_full(h, s->tenant, 0)) {
+      int tok = lim > 0 && calls >= lim;
       pthread_mutex_unlock(&h->mu);
       return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
-                    "Too Many Requests: this token has its most calls running",
+                    tok ? "Too Many Requests: this token has its most calls running"
+                        : "Too Many Requests: this tenant has its most calls running "
+                          "(http.tenants.NAME.max_calls)",
                     "Retry-After", "1");
     }
   }
@@ -470,8 +487,10 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   if (t) { /* one call in flight until the worker has answered it */
     t->calls = 1;
     t->token = k->token;
+    t->tenant = s->tenant;
     if (k->token >= 0) h->tok_calls[k->token]++;
     else h->open_calls++;
+    if (s->tenant < h->o.n_tenants) h->ten_calls[s->tenant]++;
   }
   it->kind = BW_HTTP_MSG;
   snprintf(it->sid, sizeof it->sid, "%s", s->id);
@@ -666,12 +685,14 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   h->w = calloc((size_t)h->o.workers, sizeof *h->w);
   h->tok_calls = calloc((size_t)o->n_tokens + 1, sizeof(int));
   h->tok_sessions = calloc((size_t)o->n_tokens + 1, sizeof(int));
+  h->ten_calls = calloc((size_t)o->n_tenants + 1, sizeof(int));
+  h->ten_sessions = calloc((size_t)o->n_tenants + 1, sizeof(int));
   for (int i = 0; h->w && i < h->o.workers; i++)
     pthread_cond_init(&h->w[i].cv, NULL);
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
                    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
                    (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-  if (h->w && h->tok_calls && h->tok_sessions)
+  if (h->w && h->tok_calls && h->tok_sessions && h->ten_calls && h->ten_sessions)
     h->d = MHD_start_daemon(
         flags, (uint16_t)o->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR,
         ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
@@ -688,6 +709,8 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     free(h->w);
     free(h->tok_calls);
     free(h->tok_sessions);
+    free(h->ten_calls);
+    free(h->ten_sessions);
     free(h);
     return NULL;
   }
@@ -734,5 +757,7 @@ void bw_http_free(bw_http *h) {
   free(h->w);
   free(h->tok_calls);
   free(h->tok_sessions);
+  free(h->ten_calls);
+  free(h->ten_sessions);
   free(h);
 }

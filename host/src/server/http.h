@@ -22,6 +22,13 @@ typedef struct bw_http_token {
   int max_sessions; /* live sessions */
 } bw_http_token;
 
+/* A tenant's limits (0: none of its own); per-token limits apply too, the
+ * lower wins. */
+typedef struct bw_http_tenant {
+  int max_calls;    /* requests in flight at once, all its tokens' sessions */
+  int max_sessions; /* live sessions */
+} bw_http_tenant;
+
 typedef struct bw_http_opts {
   const char *host; /* address to bind: 127.0.0.1 unless told */
   int port;         /* 0: any free port (bw_http_port says which) */
@@ -42,6 +49,8 @@ typedef struct bw_http_opts {
   int n_origins;
   const bw_http_token *tokens; /* none: no authentication (loopback only) */
   int n_tokens;
+  const bw_http_tenant *tenants; /* by tenant index (0: the default); may be NULL */
+  int n_tenants;
 } bw_http_opts;
 
 enum { BW_HTTP_MSG = 1, BW_HTTP_CLOSE = 2 };

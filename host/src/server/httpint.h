@@ -28,8 +28,9 @@ typedef struct stream {
   long id;     /* 0: the GET stream */
   int done;    /* the POST has all its answers */
   int readers; /* connections reading it */
-  int calls;   /* holds a call of its token (or of the open count) */
+  int calls;   /* holds a call of its token (or of the open count) and tenant */
   int token;
+  int tenant;
   long seq;    /* last event's number */
   long sent;   /* last event written to any reader */
   int count;   /* events kept */
@@ -73,6 +74,7 @@ struct bw_http {
   int nsessions;
   worker *w;
   int *tok_calls, *tok_sessions;
+  int *ten_calls, *ten_sessions; /* by tenant index, o.n_tenants of them */
   int open_calls; /* without tokens */
   size_t queued;  /* body bytes of every session's items not yet handled */
 };

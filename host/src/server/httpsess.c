@@ -102,6 +102,7 @@ void bwh_stream_release(bw_http *h, stream *t) {
   t->calls = 0;
   if (t->token >= 0) h->tok_calls[t->token]--;
   else h->open_calls--;
+  if (t->tenant < h->o.n_tenants) h->ten_calls[t->tenant]--;
 }
 
 /* ----------------------------------------------------------- sessions */
@@ -143,6 +144,7 @@ void bwh_session_close(bw_http *h, session *s) {
   h->nsessions--;
   h->w[s->worker].sessions--;
   if (s->token >= 0) h->tok_sessions[s->token]--;
+  if (s->tenant < h->o.n_tenants) h->ten_sessions[s->tenant]--;
   bw_http_item *it = calloc(1, sizeof *it);
   if (it) {
     it->kind = BW_HTTP_CLOSE;

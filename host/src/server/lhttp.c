@@ -298,6 +298,21 @@ static int l_http_start(lua_State *L) {
   lua_pop(L, 1);
   o.tokens = toks;
   o.n_tokens = nt;
+  /* tenant_limits: {{max_calls=, max_sessions=}...} by tenant (1: the default) */
+  lua_getfield(L, 1, "tenant_limits");
+  int nl = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : 0;
+  bw_http_tenant *ten = calloc((size_t)nl + 1, sizeof *ten);
+  if (!ten) return luaL_error(L, "out of memory");
+  for (int i = 0; i < nl; i++) {
+    lua_rawgeti(L, -1, i + 1);
+    int t = lua_gettop(L);
+    ten[i].max_calls = (int)opt_number(L, t, "max_calls", 0);
+    ten[i].max_sessions = (int)opt_number(L, t, "max_sessions", 0);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  o.tenants = ten;
+  o.n_tenants = nl;
   server *srv = calloc(1, sizeof *srv);
   if (!srv) return luaL_error(L, "out of memory");
   srv->setup = opt_string(L, 1, "setup", "{}");
