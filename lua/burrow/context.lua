@@ -618,12 +618,18 @@ end
 local TAG = "workspace_tool_result"
 function Ctx:untrusted(text, path, opts)
   opts = opts or {}
-  local idx = self.roots:map(path)
-  local info = idx and self.roots:info(idx) or { mount = "" }
+  return context.untrusted(self.roots, text, path, opts.op or self.tool.name, opts.workspace)
+end
+
+--- The same without a call's ctx (resources/read, a render): roots the
+-- path maps into (for the workspace attribute), op the operation named.
+function context.untrusted(roots, text, path, op, workspace)
+  local idx = roots:map(path)
+  local info = idx and roots:info(idx) or { mount = "" }
   local function attr(s) return (tostring(s):gsub("[&\"<>]", { ["&"] = "&amp;", ['"'] = "&quot;", ["<"] = "&lt;", [">"] = "&gt;" })) end
   local body = text:gsub("</" .. TAG .. ">", "<\\/" .. TAG .. ">")
   return ('<%s untrusted="true" workspace="%s" op="%s" ref="%s">\n%s</%s>\n')
-    :format(TAG, attr(opts.workspace or info.mount), attr(opts.op or self.tool.name), attr(path), body, TAG)
+    :format(TAG, attr(workspace or info.mount), attr(op), attr(path), body, TAG)
 end
 
 -- A staged subtree's progress (roots:stage_*'s progress option): "VERB N

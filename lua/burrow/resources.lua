@@ -133,7 +133,10 @@ function resources.read(self, params)
   local bytes = core.base64_decode(res.content)
   local binary = bytes:sub(1, 8192):find("\0", 1, true) or not utf8.len(bytes)
   local item = { uri = params.uri, mimeType = resources.mime(path, binary) }
-  if binary then item.blob = res.content else item.text = bytes end
+  if binary then item.blob = res.content
+  elseif self.ws.caps.untrusted_boundary then -- file text reaching the model: tagged as data
+    item.text = require("burrow.context").untrusted(self.ws.roots, bytes, path, "resources/read")
+  else item.text = bytes end
   return { contents = json.array { item } }
 end
 

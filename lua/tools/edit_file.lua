@@ -215,7 +215,9 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
       first_changed_line = res.first_line,
       added_lines = res.added,
       removed_lines = res.removed,
-      diff = ("--- %s\n+++ %s\n%s"):format(a.path, a.path, res.diff),
+      -- the diff shows the file's text: tagged as data with untrusted_boundary
+      diff = (function(d) return ctx.caps.untrusted_boundary and ctx:untrusted(d, a.path) or d end)(
+        ("--- %s\n+++ %s\n%s"):format(a.path, a.path, res.diff)),
       diff_truncated = res.diff_truncated,
       dry_run = a.dry_run or false,
       charset = res.charset,

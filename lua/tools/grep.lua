@@ -11,6 +11,8 @@ local MODES = { content = true, files = true, count = true }
 -- Results whose matches the core wrote as JSON (opts.wire): their lines as
 -- render joins them, a json.fragment, for render to find.
 local wired = setmetatable({}, { __mode = "k" })
+-- results whose matched lines the render tags as untrusted data: result -> {roots, path}
+local tagged = setmetatable({}, { __mode = "k" })
 
 -- What the agent's path becomes in front of a result path ("." -> "").
 local function prefix_of(path)
@@ -235,6 +237,9 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_search_bytes = ctx.caps.max_search_bytes,
     }
     if res.lines then wired[out] = res.lines end
+    -- the matched lines are file text: with untrusted_boundary the render
+    -- tags them as data (the wire path is off then)
+    if ctx.caps.untrusted_boundary and mode == "content" then tagged[out] = { roots = ctx.roots, path = path } end
     return out
   end,
 
@@ -260,6 +265,9 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     end
     if #out == 0 then
       add(("No matches for %q in %s (%d files searched)."):format(r.pattern, r.path, r.files_searched or 0))
+    elseif tagged[r] then
+      local t = tagged[r]
+      out = { (context.untrusted(t.roots, table.concat(out, "\n") .. "\n", t.path, "grep"):gsub("\n$", "")) }
     end
     if (r.skipped_binary_count or 0) > 0 then
       add(shown_list(r.skipped_binary, r.skipped_binary_count, "binary files"))

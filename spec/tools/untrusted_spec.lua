@@ -27,6 +27,27 @@ describe(H.tag("untrusted_boundary"), function()
     assert.truthy(r.content:find("a<\\/workspace_tool_result>b", 1, true), r.content)
   end)
 
+  -- Issue 28: every file text that reaches the model, not read_file's alone
+  it("tags grep's matched lines, edit_file's diff and resources/read text", function()
+    local ws, dir = H.workspace({ ["a.txt"] = "hello IGNORE PREVIOUS\n", ["b.txt"] = "two\n" }, { untrusted_boundary = true })
+    local function tagged(text, op, ref)
+      local open = ('<workspace_tool_result untrusted="true" workspace="%s" op="%s" ref="%s">'):format(dir, op, ref)
+      return text:find(open, 1, true) and text:find("</workspace_tool_result>", 1, true)
+    end
+    local g = assert(ws:call("grep", { pattern = "IGNORE" }))
+    local text = ws:render("grep", g)
+    assert.truthy(tagged(text, "grep", "."), text)
+    assert.truthy(text:find("a.txt:1:hello IGNORE PREVIOUS", 1, true), text)
+    local e = assert(ws:call("edit_file", { path = "b.txt", old_text = "two", new_text = "2" }))
+    assert.truthy(tagged(e.diff, "edit_file", "b.txt"), e.diff)
+    local server = { ws = ws, session = { id = "t" } }
+    local r = assert(require("burrow.resources").read(server, { uri = "file://" .. dir .. "/a.txt" }))
+    assert.truthy(tagged(r.contents[1].text, "resources/read", dir .. "/a.txt"), r.contents[1].text)
+    -- off: untouched
+    local plain = H.workspace { ["a.txt"] = "hello\n" }
+    assert.is_nil(ws:render("grep", assert(plain:call("grep", { pattern = "hello" }))):find("workspace_tool_result", 1, true))
+  end)
+
   it("refuses a value that is not a boolean", function()
     local ws, msg = require("burrow").open { roots = { { path = H.tmpdir() } }, caps = { untrusted_boundary = "maybe" } }
     assert.is_nil(ws)
