@@ -211,8 +211,9 @@ function Server:approver()
   if not (self.client_caps and self.client_caps.elicitation) then return nil end
   if (self.protocol or "") < "2025-06-18" then return nil end
   return function(req, reason)
-    self.next_id = self.next_id + 1
-    local id = "burrow-approval-" .. self.next_id
+    -- an id no client can guess: an answer sent before the question is
+    -- asked cannot name it (it stays a stray reply, dropped)
+    local id = "burrow-approval-" .. core.random_hex(8)
     self:send { id = id, method = "elicitation/create", params = {
       message = ("Allow %s to %s %s? %s"):format(req.tool, req.operation, req.path, reason),
       requestedSchema = {
@@ -226,7 +227,9 @@ function Server:approver()
     if answer.error then return false, "the client refused: " .. tostring(answer.error.message) end
     local r = type(answer.result) == "table" and answer.result or {}
     if r.action ~= "accept" then return false, "the user chose " .. tostring(r.action) end
-    return type(r.content) == "table" and r.content.approve == true, "the user said no"
+    -- accepting the form approves; only an approve box left unticked says no
+    if type(r.content) == "table" and r.content.approve == false then return false, "the user said no" end
+    return true
   end
 end
 

@@ -66,10 +66,10 @@ return {
 
 test("an 'ask' policy goes to the client as an elicitation: accept writes, decline refuses", T, async () => {
   const d = dir({ "ask.lua": ASK_WRITES, "burrow.yaml": "roots: [ws]\npolicies: [./ask.lua]\n" });
-  const asked = [];
+  const asked = [], ids = [];
   let answer = { action: "accept", content: { approve: true } };
   const { client } = await connect(["mcp", "--config", path.join(d, "burrow.yaml")], {
-    elicit: async (req) => { asked.push(req.params.message); return answer; },
+    elicit: async (req, extra) => { asked.push(req.params.message); ids.push(extra.requestId); return answer; },
   });
   try {
     const ok = await call(client, "write_file", { path: "yes.txt", content: "approved\n" });
@@ -90,9 +90,17 @@ test("an 'ask' policy goes to the client as an elicitation: accept writes, decli
     const unticked = await call(client, "write_file", { path: "no.txt", content: "x" });
     assert.equal(code(unticked), "POLICY_DENIED");
 
+    // issue 28: accepting the form approves; the ids cannot be guessed
+    answer = { action: "accept" };
+    const accepted = await call(client, "write_file", { path: "accepted.txt", content: "ok\n" });
+    assert.equal(accepted.isError, undefined, JSON.stringify(accepted));
+    assert.equal(fs.readFileSync(path.join(d, "ws", "accepted.txt"), "utf8"), "ok\n");
+    for (const id of ids) assert.match(String(id), /^burrow-approval-[0-9a-f]{16}$/);
+    assert.equal(new Set(ids).size, ids.length);
+
     const read = await call(client, "read_file", { path: "yes.txt" }); // reads are not asked about
     assert.equal(read.isError, undefined);
-    assert.equal(asked.length, 3);
+    assert.equal(asked.length, 4);
   } finally {
     await client.close();
   }

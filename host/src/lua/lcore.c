@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "charset.h"
@@ -763,6 +764,20 @@ static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt) {
 
 /* ---- module functions ---- */
 
+/* core.random_hex(n) -> 2n hex digits from the kernel's random source
+ * (getrandom), for ids a client must not guess: 1 <= n <= 64. */
+static int l_random_hex(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, n >= 1 && n <= 64, 1, "1 to 64 bytes");
+  size_t k = n < 1 ? 1 : n > 64 ? 64 : (size_t)n; /* (checked above) */
+  unsigned char b[64];
+  char hex[129];
+  if (getrandom(b, k, 0) != (ssize_t)k) return fail(L, bw_code_from_errno(errno));
+  for (size_t i = 0; i < k; i++) snprintf(hex + 2 * i, 3, "%02x", b[i]);
+  lua_pushlstring(L, hex, 2 * k);
+  return 1;
+}
+
 static int l_sha256(lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
@@ -859,6 +874,7 @@ static const luaL_Reg file_methods[] = {
 
 static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"sha256", l_sha256},
+                                 {"random_hex", l_random_hex},
                                  {"base64_decode", l_base64_decode},
                                  {"base64_size", l_base64_size},
                                  {"base64_encode", l_base64_encode},
