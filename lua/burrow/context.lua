@@ -437,7 +437,8 @@ function Ctx:asked_rules(h, rel, opts, info)
   local policies = self.ws.policies
   local res, detail, code = self.roots:glob(h, rel, "**", {
     type = "any", sort = "path", max_results = context.ASK_MAX, include_hidden = opts.include_hidden,
-    respect_ignore = opts.respect_ignore, rules = policies.rules, base = rel,
+    -- the ignore files as the walk takes them (list_dir reads none)
+    respect_ignore = opts.respect_ignore == true, rules = policies.rules, base = rel,
   }, function() return self:cancelled() end)
   if not res then return false, errors.message(code, self.args.path or rel, detail), code end
   if res.truncated then

@@ -376,6 +376,15 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
   enum MHD_Result rc;
   pthread_mutex_lock(&h->mu);
+  /* bounded: the bytes waiting for the workers in all (checked before an
+   * initialize makes a session), then the session's own (below) */
+  if (h->queued + k->len > h->o.max_queued) {
+    pthread_mutex_unlock(&h->mu);
+    json_decref(m);
+    return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                  "Too Many Requests: the messages waiting for the workers reach http.max_queued",
+                  "Retry-After", "1");
+  }
   session *s = NULL;
   if (init) {
     int lim = token_limit(h, k->token, 1);
@@ -452,15 +461,11 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     }
   }
   json_decref(m);
-  /* bounded: the bytes waiting for the workers, the session's and all */
-  if (s->queued + k->len > h->o.max_session_queued || h->queued + k->len > h->o.max_queued) {
-    int mine = s->queued + k->len > h->o.max_session_queued;
+  if (s->queued + k->len > h->o.max_session_queued) {
     pthread_mutex_unlock(&h->mu);
     return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
-                  mine ? "Too Many Requests: this session's messages waiting for its worker reach "
-                         "http.max_session_queued"
-                       : "Too Many Requests: the messages waiting for the workers reach "
-                         "http.max_queued",
+                  "Too Many Requests: this session's messages waiting for its worker reach "
+                  "http.max_session_queued",
                   "Retry-After", "1");
   }
   if (request) {
