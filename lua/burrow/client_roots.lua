@@ -75,22 +75,25 @@ function client_roots.apply(self)
   self:notify("notifications/resources/list_changed")
 end
 
+--- The client's answer to roots/list (mcp.replies.roots).
+function client_roots.on_list(self, msg)
+  if type(msg.result) ~= "table" or type(msg.result.roots) ~= "table" then
+    note(self, "warning", "roots/list failed: " .. tostring(type(msg.error) == "table" and msg.error.message or "no roots in the answer"))
+    return
+  end
+  if not self.ws.roots_from_client then
+    note(self, "info", ("the client offered %d root(s); roots_from_client is off: serving the configured roots")
+      :format(#msg.result.roots))
+    return
+  end
+  self.client_root_list = msg.result.roots
+  client_roots.apply(self)
+end
+
 --- notifications/initialized, notifications/roots/list_changed: ask.
 function client_roots.ask(self)
   if not (self.client_caps and self.client_caps.roots) then return end
-  self:request("roots/list", {}, function(_, msg)
-    if type(msg.result) ~= "table" or type(msg.result.roots) ~= "table" then
-      note(self, "warning", "roots/list failed: " .. tostring(type(msg.error) == "table" and msg.error.message or "no roots in the answer"))
-      return
-    end
-    if not self.ws.roots_from_client then
-      note(self, "info", ("the client offered %d root(s); roots_from_client is off: serving the configured roots")
-        :format(#msg.result.roots))
-      return
-    end
-    self.client_root_list = msg.result.roots
-    client_roots.apply(self)
-  end)
+  self:request("roots/list", {}, "roots")
 end
 
 return client_roots

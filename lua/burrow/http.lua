@@ -3,12 +3,18 @@
 -- limits); this file starts it (http.serve, on the main Lua state) and is
 -- the loop of each worker thread (http.worker, on a Lua state of its own).
 --
--- A worker keeps one burrow.mcp Server per session, on the workspace of
--- the session's tenant (opened once per worker), with the session's own
--- undo store and log level. Everything a Server sends goes through its
--- one send function (Server:send -> self.out): while it handles a POST,
--- to that POST's stream; otherwise (a notification of a watch, a request
--- to the client) to the session's GET stream.
+-- Any worker serves any session: the scheduler (httpsess.c) hands a free
+-- worker the next session in tenant order, and the worker builds the
+-- session's burrow.mcp Server on its tenant's workspace (opened once per
+-- worker) from the state the session's last call left (its snapshot:
+-- protocol, client capabilities, log level, client scope, packs' state,
+-- the id of its undo store), or keeps the Server it built last time when
+-- no other worker has served the session since. State that cannot travel
+-- (file watches of resources/subscribe) keeps the session on its worker.
+-- Everything a Server sends goes through its one send function
+-- (Server:send -> self.out): while it handles a POST, to that POST's
+-- stream; otherwise (a notification of a watch, a request to the client)
+-- to the session's GET stream.
 
 local core = require "burrow.core"
 local json = core.json
@@ -16,6 +22,9 @@ local json = core.json
 local http = {}
 
 local POLL = 0.25 -- seconds between pumps of the sessions' watches when idle
+local CACHE = 64  -- Servers a worker keeps for sessions it served (beside those homed on it)
+local SNAPSHOT_MAX = 4 * 1024 * 1024 -- a larger state stays on its worker rather than be copied per call
+http.MAX_UNDO_BYTES = 256 * 1024 * 1024 -- a tenant's undo budget unless http.max_undo_bytes says
 
 --- The workspace options of each tenant, from the setup the main state
 -- made: tenant 1 is the command line's (its config and flags), the others
@@ -30,13 +39,14 @@ end
 -- A session's Server: mcp.lua's, with the transport's out, and a stdio
 -- stand-in (begin/finish/cancelled of this worker; next() for a
 -- server-to-client request waiting for the client's answer).
-local function new_session(W, state, sid, ws)
+local function new_session(W, state, sid, ws, tenant)
   local server = require("burrow.mcp").new(ws)
   server.sid = sid
   -- the session's record (undo store, client scope, packs' state): every
   -- call of the session carries it (hooks.session); the tenant's
-  -- workspace, which the worker's sessions share, holds none of it
-  server.session = { id = "http:" .. sid:sub(1, 8) }
+  -- workspace, which the worker's sessions share, holds none of it. Its
+  -- undo store's bytes count against the tenant's budget.
+  server.session = { id = "http:" .. sid:sub(1, 8), undo_budget = state.setup.budgets[tenant] }
   -- a response (or a batch of them) is the POST's answer: its call ends
   server.out = function(msg)
     local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
@@ -61,7 +71,7 @@ local function new_session(W, state, sid, ws)
         if kind == "message" and s == sid and stream < 0 then return body end
         if kind == "close" and s == sid then
           -- its close: handled once the call is over
-          state.closed[#state.closed + 1] = sid
+          state.closing = true
           return nil, "the session ended"
         end
       end
@@ -70,26 +80,99 @@ local function new_session(W, state, sid, ws)
   return server
 end
 
-local function handle(W, state, kind, sid, tenant, stream, body)
+-- What travels with a session to the worker that serves it next: a JSON
+-- text, or nil and true when it holds state that cannot travel (its file
+-- watches, a reply handler that is a function, a pack's state that is not
+-- plain data): then it stays on this worker (its home).
+local function snapshot(server)
+  if server.watches then
+    if next(server.subs) ~= nil then return nil, true end
+    server.watches:close() -- no subscription left: nothing holds it here
+    server.watches = nil
+  end
+  for _, h in pairs(server.waiting) do
+    if type(h) ~= "string" then return nil, true end
+  end
+  local s = server.session
+  local undo = s.undo
+  if undo ~= nil and type(undo) ~= "userdata" then return nil, true end
+  local ok, text = pcall(json.encode, {
+    protocol = server.protocol, client = server.client, client_caps = server.client_caps,
+    log_level = server.log_level, next_id = server.next_id, waiting = server.waiting,
+    client_root_list = server.client_root_list,
+    session = { id = s.id, scope = s.scope, packs = s.packs, undo = undo and undo:id() },
+  })
+  if not ok or #text > SNAPSHOT_MAX then return nil, true end
+  return text, false
+end
+
+-- A Server from a snapshot (snapshot's inverse).
+local function restore(server, text)
+  local r = json.decode(text)
+  if type(r) ~= "table" then return end
+  server.protocol, server.client, server.client_caps = r.protocol, r.client, r.client_caps
+  server.log_level, server.next_id = r.log_level, r.next_id or 0
+  server.waiting = r.waiting or {}
+  server.client_root_list = r.client_root_list
+  local s = r.session or {}
+  server.session = { id = s.id or server.session.id, scope = s.scope, packs = s.packs,
+    undo_budget = server.session.undo_budget,
+    undo = s.undo and require("burrow.undo").find(s.undo) or nil }
+end
+
+-- The Server of session sid as its state version says: the one this
+-- worker kept when no other worker has served the session since, else one
+-- built from the session's snapshot.
+local function server_for(W, state, sid, tenant, version)
+  local c = state.cache[sid]
+  state.tick = state.tick + 1
+  if c and c.version == version then
+    c.used = state.tick
+    return c.server
+  end
+  local ws = state.ws[tenant]
+  if not ws then
+    local opts = tenant_options(state.setup, tenant)
+    local err
+    ws, err = require("burrow").open(opts)
+    if not ws then error("tenant " .. tenant .. ": " .. tostring(err), 0) end
+    state.ws[tenant] = ws
+  end
+  local server = new_session(W, state, sid, ws, tenant)
+  local rec = W:record()
+  if rec then restore(server, rec) end
+  state.cache[sid] = { server = server, version = version, used = state.tick }
+  -- bounded: the least recently served go first (never one homed here)
+  local n, oldest, oldest_sid = 0, nil, nil
+  for k, e in pairs(state.cache) do
+    n = n + 1
+    if not e.server.watches and k ~= sid and (not oldest or e.used < oldest) then oldest, oldest_sid = e.used, k end
+  end
+  if n > CACHE and oldest_sid then state.cache[oldest_sid] = nil end
+  return server
+end
+
+-- The session ended: its watches and undo store go with it.
+local function dispose(state, sid, server)
+  state.cache[sid] = nil
+  if server and server.watches then server.watches:close() end
+  local undo = server and server.session.undo
+  if type(undo) == "userdata" then undo:drop() end
+end
+
+local function handle(W, state, kind, sid, tenant, stream, body, version)
   if kind == "close" then
-    local s = state.sessions[sid]
-    state.sessions[sid] = nil
-    if s and s.watches then s.watches:close() end -- its subscriptions end with it
+    local c = state.cache[sid]
+    if c and c.version == version then return dispose(state, sid, c.server) end
+    state.cache[sid] = nil -- served elsewhere since: its store's id is in the snapshot
+    local rec = W:record()
+    local r = rec and json.decode(rec)
+    local id = type(r) == "table" and type(r.session) == "table" and r.session.undo
+    local st = type(id) == "string" and require("burrow.undo").find(id)
+    if st then st:drop() end
     return
   end
-  local server = state.sessions[sid]
-  if not server then
-    local ws = state.ws[tenant]
-    if not ws then
-      local opts = tenant_options(state.setup, tenant)
-      local err
-      ws, err = require("burrow").open(opts)
-      if not ws then error("tenant " .. tenant .. ": " .. tostring(err), 0) end
-      state.ws[tenant] = ws
-    end
-    server = new_session(W, state, sid, ws)
-    state.sessions[sid] = server
-  end
+  local server = server_for(W, state, sid, tenant, version)
   server.stream = stream >= 0 and stream or nil
   local msg, err = json.decode(body)
   if msg == nil then
@@ -110,33 +193,46 @@ local function handle(W, state, kind, sid, tenant, stream, body)
     server.big_garbage = false
     collectgarbage()
   end
+  if state.closing then -- a waiting call took the session's close
+    dispose(state, sid, server)
+    return
+  end
+  return server
 end
 
 --- The loop of worker W (a thread of its own; lhttp.c starts it).
 function http.worker(W, setup)
   collectgarbage("generational") -- as Server:run (mcp.lua): a call's garbage dies young
-  -- closed: sessions whose close a waiting call took (W:next_of)
-  local state = { setup = json.decode(setup), sessions = {}, ws = {}, closed = {} }
+  -- cache: sid -> {server, version, used}: the Servers of sessions served here
+  local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0 }
   while true do
-    local kind, sid, tenant, stream, body
-    local closed = table.remove(state.closed, 1)
-    if closed then kind, sid = "close", closed
-    else kind, sid, tenant, stream, body = W:next(POLL) end
+    local kind, sid, tenant, stream, body, version = W:next(POLL)
     if kind == false then break end
     if kind then
-      local ok, err = pcall(handle, W, state, kind, sid, tenant, stream, body)
+      state.closing = false
+      local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version)
       if not ok then
-        io.stderr:write("burrow: http worker ", W:index(), ": ", tostring(err), "\n")
+        io.stderr:write("burrow: http worker ", W:index(), ": ", tostring(server), "\n")
         if stream and stream >= 0 then W:done(sid, stream) end
+        server = nil
+      end
+      -- the session goes back to the scheduler with its state
+      if server then
+        local text, home = snapshot(server)
+        W:release(text, home)
+        state.cache[sid].version = version + 1
+      elseif not ok then
+        W:release(nil, true) -- what it left is here, whatever it is
+        if state.cache[sid] then state.cache[sid].version = version + 1 end
+      else
+        W:release(nil, false) -- closed
       end
     end
-    -- resource subscriptions: the changes each session's watch has due go
-    -- out from here, outside any request, on the session's GET stream
-    -- (at most POLL late; the stdio loop wakes on the watch fd instead)
-    for _, server in pairs(state.sessions) do
-      if server.watches then
-        server:pump_watch()
-      end
+    -- resource subscriptions: the changes each homed session's watch has
+    -- due go out from here, outside any request, on the session's GET
+    -- stream (at most POLL late; the stdio loop wakes on the watch fd instead)
+    for _, c in pairs(state.cache) do
+      if c.server.watches then c.server:pump_watch() end
     end
   end
   for _, ws in pairs(state.ws) do ws:close() end
@@ -165,9 +261,11 @@ function http.serve(o, hc, listen)
     tenants[#tenants + 1] = t
     names[t.name] = #tenants
   end
-  local limits = {} -- each tenant's own max_calls, max_sessions (none: 0)
+  local limits = {} -- each tenant's own max_calls, max_sessions, max_running (none: 0)
+  local budgets = {} -- each tenant's undo budget, which all its sessions share
   for i, t in ipairs(tenants) do
-    limits[i] = { max_calls = t.max_calls or 0, max_sessions = t.max_sessions or 0 }
+    limits[i] = { max_calls = t.max_calls or 0, max_sessions = t.max_sessions or 0, max_running = t.max_running or 0 }
+    budgets[i] = { name = "http-tenant:" .. t.name, cap = t.max_undo_bytes or hc.max_undo_bytes or http.MAX_UNDO_BYTES }
   end
   local tokens = {}
   for i, t in ipairs(hc.tokens or {}) do
@@ -188,7 +286,7 @@ function http.serve(o, hc, listen)
   end
   local _ = cli
   local server, err = core.http_start {
-    host = host, port = port, workers = hc.workers or 2,
+    host = host, port = port, workers = hc.workers or 2, max_running = hc.max_running,
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
     max_sessions = hc.max_sessions, replay = hc.replay, retry_ms = hc.retry_ms,
     max_queued = hc.max_queued, max_session_queued = hc.max_session_queued,
@@ -196,7 +294,7 @@ function http.serve(o, hc, listen)
     allowed_hosts = hc.allowed_hosts, allowed_origins = hc.allowed_origins,
     tokens = tokens,
     tenant_limits = limits,
-    setup = json.encode { cli = o, tenants = tenants },
+    setup = json.encode { cli = o, tenants = tenants, budgets = budgets },
   }
   if not server then return nil, err end
   local shown = host:find(":", 1, true) and "[" .. host .. "]" or host

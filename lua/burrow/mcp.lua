@@ -69,9 +69,24 @@ function Server:notify(method, params)
   self:send { method = method, params = params }
 end
 
---- A request to the client; on_reply(msg) gets its response (msg.result
--- or msg.error) when it comes, from the main loop.
+-- Handlers of the client's answers, by name: a request waiting for its
+-- answer is remembered by the name, which travels with an HTTP session's
+-- state to whichever worker the answer reaches (a function would keep the
+-- session on its worker).
+mcp.replies = { roots = client_roots.on_list }
+
+--- A request to the client; on_reply(self, msg) gets its response
+-- (msg.result or msg.error) when it comes, from the main loop: a name in
+-- mcp.replies, or a function.
+local MAX_WAITING = 64 -- our requests the client has not answered, at most
+
 function Server:request(method, params, on_reply)
+  local n = 0
+  for _ in pairs(self.waiting) do n = n + 1 end
+  if n >= MAX_WAITING then -- a client that never answers cannot grow the table
+    io.stderr:write("burrow: ", method, " not sent: the client has not answered ", n, " requests of ours\n")
+    return nil
+  end
   self.next_id = self.next_id + 1
   local id = "burrow-" .. self.next_id
   self.waiting[id] = on_reply
@@ -353,6 +368,7 @@ function Server:handle_one(msg)
       local on_reply = valid_id(id) and self.waiting[id]
       if on_reply then
         self.waiting[id] = nil
+        if type(on_reply) == "string" then on_reply = mcp.replies[on_reply] or function() end end
         local ok, err = pcall(on_reply, self, msg)
         if not ok then io.stderr:write("burrow: handling the client's answer: ", tostring(err), "\n") end
       end

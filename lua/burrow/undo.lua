@@ -3,8 +3,11 @@
 -- there (its bytes, "absent", or the size before an append); after the
 -- change it records that with the hash the file then has. undo_edit
 -- restores the newest record of a path only while the file still has that
--- hash. Memory is bounded by the max_undo_bytes cap: oldest records go
--- first, and a file larger than the cap leaves a marker that says so.
+-- hash. Memory is bounded by the max_undo_bytes cap (and, over HTTP, the
+-- tenant's http.tenants.NAME.max_undo_bytes): oldest records go first,
+-- and a file larger than the cap leaves a marker that says so.
+
+local core = require "burrow.core"
 
 local undo = {}
 
@@ -15,12 +18,35 @@ local function limit(ctx)
 end
 undo.limit = limit
 
+-- Records kept at most, whatever their size: a record of an append or of
+-- a few bytes costs its bookkeeping (about 200 bytes), which the byte
+-- count does not see (the soak found 100,000 append records holding
+-- megabytes under a 256 KiB cap). One record per 256 bytes of the cap,
+-- and never fewer than 64.
+local function max_records(cap)
+  return math.max(64, cap // 256)
+end
+
 -- The session's store (the call's session record: it lives as long as the
--- MCP connection, or the workspace for the Lua API).
+-- MCP connection, or the workspace for the Lua API). It is a C object
+-- (host/src/core/undo.c), outside every Lua state: an HTTP session's calls
+-- run on any worker and find it by its id (undo.find). Its bytes count
+-- against the session record's undo_budget {name =, cap =} (a tenant's,
+-- which all its sessions share) when it has one.
 local function store(ctx)
   local s = ctx.session
-  if not s.undo then s.undo = { by_key = {}, queue = {}, head = 1, bytes = 0, count = 0 } end
+  if not s.undo then
+    local cap, b = limit(ctx), s.undo_budget
+    s.undo = core.undo_store { cap = cap, max_records = max_records(cap),
+      budget = b and b.name, budget_cap = b and b.cap }
+  end
   return s.undo
+end
+
+--- The store published as id (an HTTP session's, from another worker),
+-- or nil.
+function undo.find(id)
+  return core.undo_find(id)
 end
 
 -- Paths of one file spelled differently ("./a", "a//b") share a key.
@@ -47,81 +73,29 @@ function undo.capture(ctx, idx, rel)
   end
 end
 
--- Records kept at most, whatever their size: a record of an append or of
--- a few bytes costs its table and strings (about 200 bytes), which the
--- byte count does not see (the soak found 100,000 append records holding
--- megabytes under a 256 KiB cap). One record per 256 bytes of the cap,
--- and never fewer than 64.
-local function max_records(cap)
-  return math.max(64, cap // 256)
-end
-
--- Drop the oldest records until the store fits its limit.
-local function trim(st, cap)
-  local most = max_records(cap)
-  while (st.bytes > cap or st.count > most) and st.head <= #st.queue do
-    local e = st.queue[st.head]
-    st.queue[st.head] = false
-    st.head = st.head + 1
-    if e and not e.dead then
-      e.dead = true
-      st.bytes, st.count = st.bytes - e.cost, st.count - 1
-      local stack = st.by_key[e.key]
-      for i, x in ipairs(stack or {}) do
-        if x == e then table.remove(stack, i) break end
-      end
-      if stack and #stack == 0 then st.by_key[e.key] = nil end
-    end
-  end
-  if st.head > 256 and st.head > #st.queue // 2 then -- compact the queue
-    local q = {}
-    for i = st.head, #st.queue do
-      if st.queue[i] and not st.queue[i].dead then q[#q + 1] = st.queue[i] end
-    end
-    st.queue, st.head = q, 1
-  end
-end
-
---- Record a change of (idx, rel): snap from undo.capture, after = the
--- content_hash the file has now.
+--- Record a change of (idx, rel): snap from undo.capture (or {kind =
+-- "truncate", size =} for an append), after = the content_hash the file
+-- has now. The oldest records go first when the store or its budget is
+-- full; a record that cannot fit is kept as a marker ("too_large" over
+-- max_undo_bytes, "no_room" when the tenant's budget is spent).
 function undo.record(ctx, idx, rel, snap, after)
   if not snap then return end
-  local st, cap = store(ctx), limit(ctx)
-  local e = { key = key(idx, rel), kind = snap.kind, before = snap.before,
-    size = snap.size, after = after, cost = snap.before and #snap.before or 0 }
-  if e.cost > cap then e.kind, e.size, e.before, e.cost = "too_large", e.cost, nil, 0 end
-  local stack = st.by_key[e.key] or {}
-  st.by_key[e.key] = stack
-  stack[#stack + 1] = e
-  st.queue[#st.queue + 1] = e
-  st.bytes, st.count = st.bytes + e.cost, st.count + 1
-  trim(st, cap)
+  store(ctx):record(key(idx, rel), snap.kind, snap.before, snap.size, after)
 end
 
---- The newest record of a path, or nil.
+--- The newest record of a path ({kind, before, size, after}), or nil.
 function undo.peek(ctx, idx, rel)
-  local stack = store(ctx).by_key[key(idx, rel)]
-  return stack and stack[#stack]
+  return store(ctx):peek(key(idx, rel))
 end
 
 --- How many records of a path are left.
 function undo.depth(ctx, idx, rel)
-  local stack = store(ctx).by_key[key(idx, rel)]
-  return stack and #stack or 0
+  return store(ctx):depth(key(idx, rel))
 end
 
 --- Forget the newest record of a path (it was undone).
 function undo.pop(ctx, idx, rel)
-  local st = store(ctx)
-  local stack = st.by_key[key(idx, rel)]
-  local e = stack and table.remove(stack)
-  if e and not e.dead then
-    e.dead = true
-    st.bytes, st.count = st.bytes - e.cost, st.count - 1
-  end
-  if stack and #stack == 0 then st.by_key[key(idx, rel)] = nil end
-  if e then e.before = nil end -- the queue may still hold the record
-  return e
+  store(ctx):pop(key(idx, rel))
 end
 
 return undo

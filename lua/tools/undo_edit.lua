@@ -46,6 +46,11 @@ Example: {"path": "src/app.py"}]],
       return ctx:fail("TOO_LARGE", a.path, ("its previous content (%d bytes) was over max_undo_bytes (%d) and was not kept")
         :format(e.size or 0, undo.limit(ctx)), { limit = "max_undo_bytes", max = undo.limit(ctx), size = e.size })
     end
+    if e.kind == "no_room" then
+      undo.pop(ctx, idx, rel)
+      return ctx:fail("TOO_LARGE", a.path, ("its previous content (%d bytes) was not kept: the tenant's undo budget (http.tenants.NAME.max_undo_bytes, shared by all its sessions) was full")
+        :format(e.size or 0), { limit = "max_undo_bytes", budget = "tenant", size = e.size })
+    end
     local now, hash, ncode = ctx.roots:content(idx, rel, ctx.caps.max_file_size)
     if not now and ncode ~= "ENOENT" then return ctx:fail(ncode, a.path, hash) end
     local current = now and hash or "absent"

@@ -84,9 +84,8 @@ describe(H.tag("undo_edit"), function()
     ws = H.open(dir, { max_undo_bytes = 64 * 1024 }) -- 256 records at most
     for i = 1, 3000 do assert(ws:call("append_file", { path = "log", content = i .. "\n" })) end
     collectgarbage()
-    local st = ws.session.undo
-    assert.is_true(st.count <= 256, "records kept: " .. st.count)
-    assert.is_true(#st.queue - st.head + 1 <= 2 * 256 + 256, "queue: " .. #st.queue - st.head + 1)
+    local _, count = ws.session.undo:totals()
+    assert.is_true(count <= 256 and count > 0, "records kept: " .. count)
     assert(undo "log") -- the newest is still there
   end)
 

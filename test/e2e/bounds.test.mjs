@@ -90,3 +90,33 @@ test("queued bodies are bounded per session and in all; the queue drains once th
   assert.equal(pong.status, 200);
   await a.close();
 });
+
+// The server's requests a client leaves unanswered are bounded: a client
+// that offers roots, never answers roots/list and says its roots changed
+// again and again cannot grow the table of requests waiting for it (at
+// most 64; the next one is not sent and stderr says so). Before, every
+// notifications/roots/list_changed added one for as long as the session lived.
+test("requests of ours a client never answers are bounded", { timeout: 60_000 }, async () => {
+  const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-bounds-roots-")));
+  fs.mkdirSync(path.join(d, "ws"));
+  const s = await startHttp(["--root", path.join(d, "ws")]);
+  try {
+    const init = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: { roots: { listChanged: true } }, clientInfo: { name: "mute", version: "1" } } });
+    const r = await fetch(s.url, { method: "POST", headers: HEADERS, body: init });
+    const sid = r.headers.get("mcp-session-id");
+    await r.text();
+    const h = { ...HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" };
+    const note = (method) => fetch(s.url, { method: "POST", headers: h, body: JSON.stringify({ jsonrpc: "2.0", method }) }).then((x) => x.text());
+    await note("notifications/initialized");
+    for (let i = 0; i < 70; i++) await note("notifications/roots/list_changed");
+    // a state: the worker has handled them all once a request after them is answered
+    const pong = await fetch(s.url, { method: "POST", headers: h, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
+    assert.equal(pong.status, 200);
+    await pong.text();
+    assert.match(s.stderr(), /roots\/list not sent: the client has not answered 64 requests of ours/);
+  } finally {
+    await s.stop();
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+});

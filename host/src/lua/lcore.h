@@ -69,6 +69,9 @@ void bw_http_register(lua_State *L);
 /* core.sandbox (lsandbox.c) */
 void bw_sandbox_register(lua_State *L);
 
+/* core.undo_store, core.undo_find (lundo.c) */
+void bw_undo_register(lua_State *L);
+
 /* core.watcher (lwatch.c) */
 void bw_watch_register(lua_State *L);
 

@@ -49,6 +49,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_stage_register(L);
   bw_charset_register(L);
   bw_watch_register(L);
+  bw_undo_register(L);
   bw_load_register(L);
   bw_host_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);

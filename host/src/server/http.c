@@ -8,7 +8,7 @@
  * (DNS rebinding), the bearer token (its sha256 against the config's), the
  * method, the body size. A session is made by initialize, bound to the
  * token that made it (another token gets 404, as if it did not exist) and
- * pinned to one worker queue; the Lua worker (lhttp.c) answers its
+ * queued for the scheduler (httpsess.c); a Lua worker (lhttp.c) answers its
  * messages and sends back whole messages, which land on the POST's SSE
  * stream (or, outside a request, the GET stream). Each stream keeps its
  * last events for Last-Event-ID; ping and notifications/cancelled are
@@ -412,11 +412,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     for (int i = 0; i < 16; i++) sprintf(s->id + 2 * i, "%02x", rnd[i]);
     s->token = k->token;
     s->tenant = k->token >= 0 ? h->o.tokens[k->token].tenant : 0;
-    int best = 0; /* the least loaded worker */
-    for (int i = 1; i < h->o.workers; i++)
-      if (h->w[i].sessions < h->w[best].sessions) best = i;
-    s->worker = best;
-    h->w[best].sessions++;
+    s->running = s->home = -1; /* any worker takes it */
     s->refs = 1; /* the list's */
     s->next_stream = 1;
     s->next = h->sessions;
@@ -509,7 +505,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   s->inflight++;
   s->refs++;
   it->session = s;
-  bwh_queue_item(h, s->worker, it);
+  bwh_queue_item(h, s, it);
   if (!request) {
     pthread_mutex_unlock(&h->mu);
     return reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
@@ -687,7 +683,13 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   pthread_mutex_init(&h->mu, NULL);
   pthread_cond_init(&h->ev, NULL);
   pthread_cond_init(&h->reap_cv, NULL);
+  pthread_cond_init(&h->work, NULL);
+  if (h->o.max_running < 1) /* one tenant never holds every worker of several */
+    h->o.max_running = h->o.n_tenants > 1 && h->o.workers > 1 ? h->o.workers - 1 : h->o.workers;
   h->w = calloc((size_t)h->o.workers, sizeof *h->w);
+  h->run_head = calloc((size_t)o->n_tenants + 1, sizeof *h->run_head);
+  h->run_tail = calloc((size_t)o->n_tenants + 1, sizeof *h->run_tail);
+  h->ten_running = calloc((size_t)o->n_tenants + 1, sizeof(int));
   h->tok_calls = calloc((size_t)o->n_tokens + 1, sizeof(int));
   h->tok_sessions = calloc((size_t)o->n_tokens + 1, sizeof(int));
   h->ten_calls = calloc((size_t)o->n_tenants + 1, sizeof(int));
@@ -697,7 +699,8 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
                    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
                    (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-  if (h->w && h->tok_calls && h->tok_sessions && h->ten_calls && h->ten_sessions)
+  if (h->w && h->tok_calls && h->tok_sessions && h->ten_calls && h->ten_sessions &&
+      h->run_head && h->run_tail && h->ten_running)
     h->d = MHD_start_daemon(
         flags, (uint16_t)o->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR,
         ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
@@ -716,6 +719,9 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     free(h->tok_sessions);
     free(h->ten_calls);
     free(h->ten_sessions);
+    free(h->run_head);
+    free(h->run_tail);
+    free(h->ten_running);
     free(h);
     return NULL;
   }
@@ -739,6 +745,7 @@ void bw_http_stop(bw_http *h) {
   h->stopped = 1;
   pthread_cond_broadcast(&h->ev);
   pthread_cond_broadcast(&h->reap_cv);
+  pthread_cond_broadcast(&h->work);
   for (int i = 0; i < h->o.workers; i++) {
     pthread_cond_broadcast(&h->w[i].cv);
     atomic_store(&h->w[i].cancelled, 1); /* calls running stop now */
@@ -748,21 +755,44 @@ void bw_http_stop(bw_http *h) {
   pthread_join(h->reaper, NULL);
 }
 
+/* Free the items a session still has queued (the workers are gone). */
+static void drain(bw_http *h, session *s) {
+  s->refs++; /* its items' references go first */
+  for (bw_http_item *it = s->head, *n; it; it = n) {
+    n = it->next;
+    h->queued -= it->len;
+    free(it->body);
+    free(it);
+    s->refs--;
+  }
+  s->head = s->tail = NULL;
+  bwh_session_unref(h, s);
+}
+
 void bw_http_free(bw_http *h) {
-  while (h->sessions) bwh_session_close(h, h->sessions);
-  for (int i = 0; i < h->o.workers; i++) {
-    for (bw_http_item *it = h->w[i].head, *n; it; it = n) {
-      n = it->next;
-      free(it->body);
-      free(it);
+  for (int i = 0; i < h->o.workers; i++) { /* a session a stopped worker held */
+    session *s = h->w[i].cur;
+    h->w[i].cur = NULL;
+    if (s) {
+      s->running = -1;
+      drain(h, s);
+      bwh_session_unref(h, s);
     }
     bw_rpcid_clear(&h->w[i].cur_id);
-    for (int j = 0; j < GONE_MAX; j++) bw_rpcid_clear(&h->w[i].gone[j].id);
   }
+  while (h->sessions) bwh_session_close(h, h->sessions); /* queues its close */
+  for (int t = 0; t <= h->o.n_tenants; t++)
+    for (session *s = h->run_head[t], *n; s; s = n) {
+      n = s->run_next;
+      drain(h, s);
+    }
   free(h->w);
   free(h->tok_calls);
   free(h->tok_sessions);
   free(h->ten_calls);
   free(h->ten_sessions);
+  free(h->run_head);
+  free(h->run_tail);
+  free(h->ten_running);
   free(h);
 }

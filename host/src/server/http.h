@@ -27,12 +27,15 @@ typedef struct bw_http_token {
 typedef struct bw_http_tenant {
   int max_calls;    /* requests in flight at once, all its tokens' sessions */
   int max_sessions; /* live sessions */
+  int max_running;  /* calls running on workers at once (0: the listener's) */
 } bw_http_tenant;
 
 typedef struct bw_http_opts {
   const char *host; /* address to bind: 127.0.0.1 unless told */
   int port;         /* 0: any free port (bw_http_port says which) */
-  int workers;      /* Lua worker queues; a session is pinned to one */
+  int workers;      /* Lua worker threads; any of them takes any session */
+  int max_running;  /* default per-tenant cap on calls running at once
+                       (0: workers, less one when there are several tenants) */
   double session_ttl;  /* seconds idle before a session is reaped */
   size_t max_body;     /* default request body cap */
   int max_sessions;    /* default live sessions per token (or in all) */
@@ -57,7 +60,8 @@ enum { BW_HTTP_MSG = 1, BW_HTTP_CLOSE = 2 };
 
 /* One unit of work for a worker: a POST body of a session (stream is the
  * POST's SSE stream, or -1 for a body that needs no answer: notifications
- * and responses), or the end of a session (expired or deleted). */
+ * and responses), or the end of a session (expired or deleted). version:
+ * the session's state version when the worker took it (bw_http_record). */
 typedef struct bw_http_item {
   struct bw_http_item *next;
   int kind;
@@ -66,6 +70,7 @@ typedef struct bw_http_item {
   long stream;
   size_t len;
   char *body;
+  long version;
   struct session *session; /* held until the item is freed */
 } bw_http_item;
 
@@ -77,13 +82,28 @@ int bw_http_port(const bw_http *h);
 void bw_http_stop(bw_http *h);
 void bw_http_free(bw_http *h);
 
-/* Worker side. The next item for worker w (NULL after timeout seconds,
- * or once stopped: bw_http_stopped tells which). */
+/* Worker side. The scheduler: each tenant has a queue of its runnable
+ * sessions (a session with items that no worker holds); a free worker
+ * serves the tenants in turn, skipping one with max_running calls running,
+ * and takes the first item of the first session in that tenant's queue,
+ * holding the session until bw_http_release: a session's items run one at
+ * a time and in order, on any worker (on its home worker only while it has
+ * one). The next item for worker w (NULL after timeout seconds, or once
+ * stopped: bw_http_stopped tells which); a session w still holds is
+ * released first, kept on w. */
 bw_http_item *bw_http_next(bw_http *h, int w, double timeout);
-/* The next item for worker w that session sid sends and that answers
- * nothing itself (a response to the server's request, a notification),
- * or its close: what a call waiting for the client's answer takes. The
- * other items stay queued, in order, and counted against the bounds. */
+/* The state of the session w holds, as the last release left it (NULL:
+ * none yet), malloc'd; its length in *len. */
+char *bw_http_record(bw_http *h, int w, size_t *len);
+/* w is done with the session it holds: record (n bytes, copied; NULL:
+ * keep none) is its state for the worker that takes it next, and its
+ * version goes up by one; home: it stays on w (state that cannot travel:
+ * its file watches). Its next item, if any, is runnable again. */
+void bw_http_release(bw_http *h, int w, const char *record, size_t n, int home);
+/* The next item of the session w holds (sid) that answers nothing itself
+ * (a response to the server's request, a notification), or its close:
+ * what a call waiting for the client's answer takes. The other items stay
+ * queued, in order, and counted against the bounds. */
 bw_http_item *bw_http_next_of(bw_http *h, int w, const char *sid, double timeout);
 int bw_http_stopped(bw_http *h);
 /* The item is handled: its session may expire again. */
@@ -94,8 +114,9 @@ int bw_http_send(bw_http *h, const char *sid, long stream, const char *text,
                  size_t n, int final);
 /* The POST behind stream has all its answers: its stream ends. */
 void bw_http_done(bw_http *h, const char *sid, long stream);
-/* A request of sid runs on worker w (id as compact JSON): a cancel for it
- * raises the worker's flag. 1 if it was cancelled while queued. */
+/* A request of the session w holds (sid) runs on w (id as compact JSON):
+ * a cancel for it raises the worker's flag. 1 if it was cancelled while
+ * queued. */
 int bw_http_begin(bw_http *h, int w, const char *sid, const char *id);
 void bw_http_finish(bw_http *h, int w);
 const _Atomic int *bw_http_cancel_flag(bw_http *h, int w);

@@ -14,7 +14,7 @@
 #include "http.h"
 #include "rpcid.h"
 
-enum { GONE_MAX = 64, KEEP_DONE = 16, CONN_LIMIT = 1024 };
+enum { KEEP_DONE = 16, CONN_LIMIT = 1024 };
 
 typedef struct event {
   struct event *next;
@@ -38,28 +38,33 @@ typedef struct stream {
 } stream;
 
 typedef struct session {
-  struct session *next;
+  struct session *next;     /* the listener's list */
+  struct session *run_next; /* its tenant's run queue */
   char id[40];
   int token; /* -1: no authentication */
-  int tenant, worker;
-  int refs;     /* connections and queued items holding it */
+  int tenant;   /* its slot in the tenant arrays (bwh_tenant) */
+  int refs;     /* connections, queued items and a worker holding it */
   int closed;   /* deleted or expired: unlinked, freed at refs 0 */
   int inflight; /* queued or running items */
   double last;
   long next_stream;
   stream *streams;
   size_t queued; /* body bytes of its items not yet handled */
+  bw_http_item *head, *tail; /* its items not yet taken, in order */
+  int running;  /* the worker that holds it (its item runs there), -1: none */
+  int home;     /* the one worker its state lives on (-1: any worker) */
+  int in_run;   /* in its tenant's run queue */
+  bw_rpcgone gone; /* requests cancelled before they began */
+  char *record;    /* its state between calls (the Lua worker's snapshot) */
+  size_t record_len;
+  long version;    /* bumped by every release */
 } session;
 
 typedef struct worker {
-  pthread_cond_t cv;
-  bw_http_item *head, *tail;
-  char cur_sid[40];
-  bw_rpcid cur_id; /* the call in flight (NONE: none) */
+  pthread_cond_t cv; /* an item came for the session it holds */
+  session *cur;      /* the session it holds (one item of it runs), or NULL */
+  bw_rpcid cur_id;   /* the call in flight (NONE: none) */
   _Atomic int cancelled;
-  struct { char sid[40]; bw_rpcid id; } gone[GONE_MAX];
-  int next_gone;
-  int sessions;
 } worker;
 
 struct bw_http {
@@ -68,6 +73,7 @@ struct bw_http {
   pthread_mutex_t mu;
   pthread_cond_t ev; /* any stream got an event, ended, or a session closed */
   pthread_cond_t reap_cv;
+  pthread_cond_t work; /* a session became runnable, or the server stopped */
   pthread_t reaper;
   int stopped;
   session *sessions;
@@ -76,6 +82,12 @@ struct bw_http {
   int *tok_calls, *tok_sessions;
   int *ten_calls, *ten_sessions; /* by tenant index, o.n_tenants of them */
   int open_calls; /* without tokens */
+  /* the scheduler: per tenant slot (o.n_tenants + 1: the last one for a
+   * tenant without limits of its own), the runnable sessions in order and
+   * the calls running; rr: the slot served next */
+  session **run_head, **run_tail;
+  int *ten_running;
+  int rr;
   size_t queued;  /* body bytes of every session's items not yet handled */
 };
 
@@ -88,7 +100,12 @@ int bwh_stream_push(bw_http *h, stream *t, const char *text, size_t n);
 void bwh_stream_release(bw_http *h, stream *t);
 void bwh_session_unref(bw_http *h, session *s);
 session *bwh_session_find(bw_http *h, const char *id);
-void bwh_queue_item(bw_http *h, int w, bw_http_item *it);
+/* Queue it on its session: the worker holding the session is woken, or
+ * the session becomes runnable. */
+void bwh_queue_item(bw_http *h, session *s, bw_http_item *it);
+/* The tenant slot of tenant index t; its cap on calls running at once. */
+int bwh_tenant(const bw_http *h, int t);
+int bwh_running_cap(const bw_http *h, int slot);
 void bwh_session_close(bw_http *h, session *s);
 void bwh_note_cancel(bw_http *h, session *s, const json_t *id);
 /* the reaper thread (arg: the bw_http) */

@@ -1,9 +1,10 @@
 /*
  * httpsess.c - the state behind `burrow mcp --http` (http.c is the
- * listener): sessions (bound to a token, pinned to a worker, reaped when
- * idle), their SSE streams with bounded replay buffers, the worker queues
- * and what the Lua workers call (lhttp.c): next, send, done, begin,
- * finish. Everything here runs under the listener's one lock.
+ * listener): sessions (bound to a token, reaped when idle), their SSE
+ * streams with bounded replay buffers, the scheduler that hands their
+ * items to any free worker, tenant by tenant, and what the Lua workers call
+ * (lhttp.c): next, record, release, send, done, begin, finish. Everything
+ * here runs under the listener's one lock.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -114,6 +115,8 @@ void bwh_session_unref(bw_http *h, session *s) {
     n = t->next;
     bwh_stream_free(t);
   }
+  bw_rpcgone_clear(&s->gone);
+  free(s->record);
   free(s);
 }
 
@@ -124,15 +127,79 @@ session *bwh_session_find(bw_http *h, const char *id) {
   return NULL;
 }
 
-void bwh_queue_item(bw_http *h, int w, bw_http_item *it) {
-  worker *k = &h->w[w];
-  if (k->tail) k->tail->next = it;
-  else k->head = it;
-  k->tail = it;
-  pthread_cond_signal(&k->cv);
+/* ---------------------------------------------------------- scheduler */
+
+int bwh_tenant(const bw_http *h, int t) {
+  return t >= 0 && t < h->o.n_tenants ? t : h->o.n_tenants;
 }
 
-/* Unlink a session and tell its worker (caller holds the lock). */
+int bwh_running_cap(const bw_http *h, int slot) {
+  if (slot < h->o.n_tenants && h->o.tenants[slot].max_running > 0)
+    return h->o.tenants[slot].max_running;
+  return h->o.max_running;
+}
+
+/* A session with items that no worker holds joins its tenant's queue. */
+static void make_runnable(bw_http *h, session *s) {
+  if (s->in_run || s->running >= 0 || !s->head) return;
+  int t = bwh_tenant(h, s->tenant);
+  s->run_next = NULL;
+  if (h->run_tail[t]) h->run_tail[t]->run_next = s;
+  else h->run_head[t] = s;
+  h->run_tail[t] = s;
+  s->in_run = 1;
+  pthread_cond_broadcast(&h->work); /* one with a home wakes only its own */
+}
+
+void bwh_queue_item(bw_http *h, session *s, bw_http_item *it) {
+  it->next = NULL;
+  if (s->tail) s->tail->next = it;
+  else s->head = it;
+  s->tail = it;
+  if (s->running >= 0) pthread_cond_broadcast(&h->w[s->running].cv);
+  else make_runnable(h, s);
+}
+
+/* The session worker w serves next, out of its tenant's queue: tenants in
+ * turn from h->rr, one at its cap skipped, the first session in the
+ * tenant's order that may run on w. */
+static session *pick(bw_http *h, int w) {
+  int n = h->o.n_tenants + 1;
+  for (int i = 0; i < n; i++) {
+    int t = (h->rr + i) % n;
+    if (!h->run_head[t] || h->ten_running[t] >= bwh_running_cap(h, t)) continue;
+    session *prev = NULL;
+    for (session *s = h->run_head[t]; s; prev = s, s = s->run_next) {
+      if (s->home >= 0 && s->home != w) continue;
+      if (prev) prev->run_next = s->run_next;
+      else h->run_head[t] = s->run_next;
+      if (h->run_tail[t] == s) h->run_tail[t] = prev;
+      s->run_next = NULL;
+      s->in_run = 0;
+      h->rr = (t + 1) % n;
+      return s;
+    }
+  }
+  return NULL;
+}
+
+/* w lets go of its session (caller holds the lock). */
+static void release(bw_http *h, int w, int home) {
+  worker *k = &h->w[w];
+  session *s = k->cur;
+  if (!s) return;
+  k->cur = NULL;
+  s->running = -1;
+  s->home = home ? w : -1;
+  s->version++;
+  h->ten_running[bwh_tenant(h, s->tenant)]--;
+  make_runnable(h, s);
+  pthread_cond_broadcast(&h->work); /* a tenant at its cap may run again */
+  bwh_session_unref(h, s);
+}
+
+/* Unlink a session; its close is queued behind its items (caller holds
+ * the lock). */
 void bwh_session_close(bw_http *h, session *s) {
   for (session **p = &h->sessions; *p; p = &(*p)->next)
     if (*p == s) {
@@ -142,7 +209,6 @@ void bwh_session_close(bw_http *h, session *s) {
   s->closed = 1;
   for (stream *t = s->streams; t; t = t->next) bwh_stream_release(h, t);
   h->nsessions--;
-  h->w[s->worker].sessions--;
   if (s->token >= 0) h->tok_sessions[s->token]--;
   if (s->tenant < h->o.n_tenants) h->ten_sessions[s->tenant]--;
   bw_http_item *it = calloc(1, sizeof *it);
@@ -150,7 +216,10 @@ void bwh_session_close(bw_http *h, session *s) {
     it->kind = BW_HTTP_CLOSE;
     snprintf(it->sid, sizeof it->sid, "%s", s->id);
     it->tenant = s->tenant;
-    bwh_queue_item(h, s->worker, it);
+    it->session = s; /* its reference: the session stays until it is handled */
+    s->refs++;
+    s->inflight++;
+    bwh_queue_item(h, s, it);
   }
   pthread_cond_broadcast(&h->ev);
   bwh_session_unref(h, s); /* the list's reference */
@@ -184,18 +253,61 @@ bw_http_item *bw_http_next(bw_http *h, int w, double timeout) {
   struct timespec ts;
   if (timeout >= 0) bwh_deadline(&ts, timeout);
   pthread_mutex_lock(&h->mu);
-  while (!k->head && !h->stopped) {
-    if (timeout < 0) pthread_cond_wait(&k->cv, &h->mu);
-    else if (pthread_cond_timedwait(&k->cv, &h->mu, &ts) == ETIMEDOUT) break;
+  release(h, w, 1); /* not released by the Lua side: its state stays here */
+  session *s = NULL;
+  while (!h->stopped && !(s = pick(h, w))) {
+    if (timeout < 0) pthread_cond_wait(&h->work, &h->mu);
+    else if (pthread_cond_timedwait(&h->work, &h->mu, &ts) == ETIMEDOUT) break;
   }
-  bw_http_item *it = h->stopped ? NULL : k->head;
-  if (it) {
-    k->head = it->next;
-    if (!k->head) k->tail = NULL;
+  bw_http_item *it = NULL;
+  if (s && h->stopped) make_runnable(h, s); /* stays queued: freed at the end */
+  else if (s) {
+    s->running = w;
+    s->refs++;
+    k->cur = s;
+    h->ten_running[bwh_tenant(h, s->tenant)]++;
+    it = s->head;
+    s->head = it->next;
+    if (!s->head) s->tail = NULL;
     it->next = NULL;
+    it->version = s->version;
   }
   pthread_mutex_unlock(&h->mu);
   return it;
+}
+
+char *bw_http_record(bw_http *h, int w, size_t *len) {
+  pthread_mutex_lock(&h->mu);
+  session *s = h->w[w].cur;
+  char *r = s && s->record ? malloc(s->record_len + 1) : NULL;
+  if (r) {
+    memcpy(r, s->record, s->record_len);
+    r[s->record_len] = '\0';
+    *len = s->record_len;
+  }
+  pthread_mutex_unlock(&h->mu);
+  return r;
+}
+
+void bw_http_release(bw_http *h, int w, const char *record, size_t n, int home) {
+  char *copy = record ? malloc(n + 1) : NULL;
+  if (copy) {
+    memcpy(copy, record, n);
+    copy[n] = '\0';
+  }
+  pthread_mutex_lock(&h->mu);
+  session *s = h->w[w].cur;
+  if (s && copy) {
+    free(s->record);
+    s->record = copy;
+    s->record_len = n;
+    copy = NULL;
+  } else if (s && record) {
+    home = 1; /* no memory for the copy: the state stays where it is */
+  }
+  release(h, w, home);
+  pthread_mutex_unlock(&h->mu);
+  free(copy);
 }
 
 bw_http_item *bw_http_next_of(bw_http *h, int w, const char *sid, double timeout) {
@@ -203,27 +315,23 @@ bw_http_item *bw_http_next_of(bw_http *h, int w, const char *sid, double timeout
   struct timespec ts;
   if (timeout >= 0) bwh_deadline(&ts, timeout);
   pthread_mutex_lock(&h->mu);
-  bw_http_item *it = NULL;
-  for (;;) {
-    bw_http_item *prev = NULL;
-    for (it = k->head; it; prev = it, it = it->next)
-      if (!strcmp(it->sid, sid) && (it->kind == BW_HTTP_CLOSE || it->stream < 0)) break;
-    if (it || h->stopped) break;
-    (void)prev;
+  session *s = k->cur;
+  bw_http_item *it = NULL, *prev = NULL;
+  while (s && !strcmp(s->id, sid) && !h->stopped) {
+    prev = NULL;
+    for (it = s->head; it; prev = it, it = it->next)
+      if (it->kind == BW_HTTP_CLOSE || it->stream < 0) break;
+    if (it) break;
     if (timeout < 0) pthread_cond_wait(&k->cv, &h->mu);
     else if (pthread_cond_timedwait(&k->cv, &h->mu, &ts) == ETIMEDOUT) break;
   }
   if (h->stopped) it = NULL;
   if (it) { /* unlinked where it stands */
-    bw_http_item **p = &k->head;
-    bw_http_item *last = NULL;
-    while (*p != it) {
-      last = *p;
-      p = &(*p)->next;
-    }
-    *p = it->next;
-    if (k->tail == it) k->tail = last;
+    if (prev) prev->next = it->next;
+    else s->head = it->next;
+    if (s->tail == it) s->tail = prev;
     it->next = NULL;
+    it->version = s->version;
   }
   pthread_mutex_unlock(&h->mu);
   return it;
@@ -268,16 +376,10 @@ void bw_http_done(bw_http *h, const char *sid, long stream_id) {
 
 int bw_http_begin(bw_http *h, int w, const char *sid, const char *id) {
   worker *k = &h->w[w];
-  int gone = 0;
   bw_rpcid r = {0};
   bw_rpcid_from_text(&r, id); /* as a value: the cancel's JSON text may differ */
   pthread_mutex_lock(&h->mu);
-  for (int i = 0; i < GONE_MAX; i++)
-    if (!strcmp(k->gone[i].sid, sid) && bw_rpcid_equal(&k->gone[i].id, &r)) {
-      bw_rpcid_clear(&k->gone[i].id);
-      gone = 1;
-    }
-  snprintf(k->cur_sid, sizeof k->cur_sid, "%s", sid);
+  int gone = k->cur && !strcmp(k->cur->id, sid) && bw_rpcgone_take(&k->cur->gone, &r);
   bw_rpcid_move(&k->cur_id, &r);
   atomic_store(&k->cancelled, gone);
   pthread_mutex_unlock(&h->mu);
@@ -296,21 +398,19 @@ const _Atomic int *bw_http_cancel_flag(bw_http *h, int w) {
   return &h->w[w].cancelled;
 }
 
-/* notifications/cancelled: the worker's call stops at its next check; a
- * request not begun yet is remembered and never runs. */
+/* notifications/cancelled: the call running stops at its next check; a
+ * request not begun yet is remembered by its session and never runs. */
 void bwh_note_cancel(bw_http *h, session *s, const json_t *id) {
   bw_rpcid r = {0};
   bw_rpcid_from_json(&r, id);
   if (r.type == BW_RPCID_NONE) return;
-  worker *k = &h->w[s->worker];
-  if (!strcmp(k->cur_sid, s->id) && bw_rpcid_equal(&k->cur_id, &r)) {
+  worker *k = s->running >= 0 ? &h->w[s->running] : NULL;
+  if (k && bw_rpcid_equal(&k->cur_id, &r)) {
     atomic_store(&k->cancelled, 1);
     bw_rpcid_clear(&r);
     return;
   }
-  snprintf(k->gone[k->next_gone].sid, sizeof k->gone[0].sid, "%s", s->id);
-  bw_rpcid_move(&k->gone[k->next_gone].id, &r);
-  k->next_gone = (k->next_gone + 1) % GONE_MAX;
+  bw_rpcgone_add(&s->gone, &r);
 }
 
 void bw_http_item_free(bw_http *h, bw_http_item *it) {

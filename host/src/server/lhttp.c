@@ -1,9 +1,11 @@
 /*
  * lhttp.c - `burrow mcp --http` as burrow.core.http_start: the listener
  * (http.c) and its Lua workers. Each worker is a thread with a Lua state
- * of its own running burrow.http's loop, so a long call in one session
- * does not hold the sessions of the other workers; a session stays on one
- * worker (its MCP state and undo store live there). Each worker thread
+ * of its own running burrow.http's loop; the scheduler (httpsess.c) hands
+ * any free worker the next session in tenant order, with the state its
+ * last worker left (w:record, w:release), so a long call holds one worker
+ * and no other session waits behind it while another is free. Each worker
+ * thread
  * reads its own cancel flag (bw_set_cancel_flag), so the search and edit
  * bindings see the cancel of their own call.
  */
@@ -68,14 +70,21 @@ static int push_item(lua_State *L, wstate *w) {
   lua_pushstring(L, it->kind == BW_HTTP_CLOSE ? "close" : "message");
   lua_pushstring(L, it->sid);
   lua_pushinteger(L, it->tenant + 1);
-  if (it->kind == BW_HTTP_CLOSE) return 3;
+  if (it->kind == BW_HTTP_CLOSE) {
+    lua_pushnil(L);
+    lua_pushnil(L);
+    lua_pushinteger(L, it->version);
+    return 6;
+  }
   lua_pushinteger(L, it->stream);
   lua_pushlstring(L, it->body ? it->body : "", it->len);
-  return 5;
+  lua_pushinteger(L, it->version);
+  return 6;
 }
 
-/* w:next([timeout]) -> "message", sid, tenant, stream, body | "close", sid,
- * tenant | nil (timeout) | false (the server stopped) */
+/* w:next([timeout]) -> "message", sid, tenant, stream, body, version |
+ * "close", sid, tenant, nil, nil, version | nil (timeout) | false (the server stopped). The
+ * worker holds the session until w:release (or its next w:next). */
 static int w_next(lua_State *L) {
   wstate *w = check_worker(L);
   double timeout = luaL_optnumber(L, 2, -1);
@@ -114,6 +123,27 @@ static int w_send(lua_State *L) {
   return 1;
 }
 
+/* w:record() -> the state text the session's last release left | nil */
+static int w_record(lua_State *L) {
+  wstate *w = check_worker(L);
+  size_t n = 0;
+  char *r = bw_http_record(w->h, w->index, &n);
+  if (!r) return 0;
+  lua_pushlstring(L, r, n);
+  free(r);
+  return 1;
+}
+
+/* w:release(state_text | nil, home): done with the session it holds; home:
+ * it stays on this worker (state that cannot travel) */
+static int w_release(lua_State *L) {
+  wstate *w = check_worker(L);
+  size_t n = 0;
+  const char *r = luaL_optlstring(L, 2, NULL, &n);
+  bw_http_release(w->h, w->index, r, n, lua_toboolean(L, 3));
+  return 0;
+}
+
 static int w_done(lua_State *L) {
   wstate *w = check_worker(L);
   bw_http_done(w->h, luaL_checkstring(L, 2), (long)luaL_checkinteger(L, 3));
@@ -146,7 +176,8 @@ static int w_index(lua_State *L) {
 }
 
 static const luaL_Reg worker_methods[] = {
-    {"next", w_next},         {"next_of", w_next_of},         {"send", w_send},     {"done", w_done},
+    {"next", w_next},         {"next_of", w_next_of}, {"send", w_send},     {"done", w_done},
+    {"record", w_record},     {"release", w_release},
     {"begin", w_begin},       {"finish", w_finish}, {"cancelled", w_cancelled},
     {"index", w_index},       {NULL, NULL}};
 
@@ -250,7 +281,7 @@ static void server_free(server *srv) {
   free(srv);
 }
 
-/* core.http_start{host, port, workers, session_ttl, max_body, max_calls,
+/* core.http_start{host, port, workers, max_running, session_ttl, max_body, max_calls,
  * max_sessions, replay, max_queued, max_session_queued, max_connections,
  * max_connections_per_address, retry_ms,
  * allowed_hosts, allowed_origins, tokens =
@@ -264,6 +295,7 @@ static int l_http_start(lua_State *L) {
   o.host = opt_string(L, 1, "host", "127.0.0.1");
   o.port = (int)opt_number(L, 1, "port", 8080);
   o.workers = (int)opt_number(L, 1, "workers", 2);
+  o.max_running = (int)opt_number(L, 1, "max_running", 0);
   o.session_ttl = opt_number(L, 1, "session_ttl", 1800);
   o.max_body = (size_t)opt_number(L, 1, "max_body", 4 << 20);
   o.max_calls = (int)opt_number(L, 1, "max_calls", 16);
@@ -298,7 +330,8 @@ static int l_http_start(lua_State *L) {
   lua_pop(L, 1);
   o.tokens = toks;
   o.n_tokens = nt;
-  /* tenant_limits: {{max_calls=, max_sessions=}...} by tenant (1: the default) */
+  /* tenant_limits: {{max_calls=, max_sessions=, max_running=}...} by tenant
+   * (1: the default) */
   lua_getfield(L, 1, "tenant_limits");
   int nl = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : 0;
   bw_http_tenant *ten = calloc((size_t)nl + 1, sizeof *ten);
@@ -308,6 +341,7 @@ static int l_http_start(lua_State *L) {
     int t = lua_gettop(L);
     ten[i].max_calls = (int)opt_number(L, t, "max_calls", 0);
     ten[i].max_sessions = (int)opt_number(L, t, "max_sessions", 0);
+    ten[i].max_running = (int)opt_number(L, t, "max_running", 0);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);

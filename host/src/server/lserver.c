@@ -47,7 +47,6 @@
 
 enum {
   FAST_MAX = 64 * 1024, /* longer lines are never a ping or a cancel we read */
-  GONE_MAX = 64,        /* cancelled ids of requests not yet begun, kept */
   CALLS_MAX = 2,        /* a call, and one run while it waits on its walk */
   TAKEOVER_MS = 2,      /* a call this long gets the reader thread on stdin */
 };
@@ -71,8 +70,7 @@ typedef struct stdio_state {
   int busy;    /* tool calls in flight (io:begin .. io:finish): 0, 1, or 2
                   when one runs while another waits on its walk */
   bw_rpcid current[CALLS_MAX]; /* their ids, outermost first */
-  bw_rpcid gone[GONE_MAX]; /* cancelled before they began (a ring) */
-  int next_gone;      /* where the next one goes */
+  bw_rpcgone gone;    /* cancelled before they began */
   _Atomic int cancelled[CALLS_MAX]; /* each call's own flag */
   pthread_mutex_t out_mu;
   int watch_fd;    /* a file watch's fd the loop wakes for, -1 = none */
@@ -111,10 +109,7 @@ static void note_cancel(const json_t *id) {
       atomic_store(&S.cancelled[i], 1);
       found = 1;
     }
-  if (!found) {
-    bw_rpcid_move(&S.gone[S.next_gone], &r);
-    S.next_gone = (S.next_gone + 1) % GONE_MAX;
-  }
+  if (!found) bw_rpcgone_add(&S.gone, &r);
   pthread_mutex_unlock(&S.mu);
   bw_rpcid_clear(&r);
 }
@@ -507,13 +502,8 @@ static int io_begin(lua_State *L) {
     const char *s = lua_tolstring(L, 2, &n);
     bw_rpcid_from_string(&r, s, n);
   }
-  int gone = 0;
   pthread_mutex_lock(&S.mu);
-  for (int i = 0; i < GONE_MAX; i++) /* unused slots are NONE (0) */
-    if (bw_rpcid_equal(&S.gone[i], &r)) {
-      bw_rpcid_clear(&S.gone[i]);
-      gone = 1;
-    }
+  int gone = bw_rpcgone_take(&S.gone, &r);
   if (S.busy == CALLS_MAX) {
     pthread_mutex_unlock(&S.mu);
     bw_rpcid_clear(&r);

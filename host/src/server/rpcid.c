@@ -60,6 +60,27 @@ int bw_rpcid_equal(const bw_rpcid *a, const bw_rpcid *b) {
   return a->len == b->len && !memcmp(a->s, b->s, a->len);
 }
 
+void bw_rpcgone_add(bw_rpcgone *g, bw_rpcid *r) {
+  if (r->type == BW_RPCID_NONE) return;
+  bw_rpcid_move(&g->id[g->next], r);
+  g->next = (g->next + 1) % BW_RPCGONE_MAX;
+}
+
+int bw_rpcgone_take(bw_rpcgone *g, const bw_rpcid *r) {
+  int found = 0;
+  for (int i = 0; i < BW_RPCGONE_MAX; i++) /* unused slots are NONE: equal nothing */
+    if (bw_rpcid_equal(&g->id[i], r)) {
+      bw_rpcid_clear(&g->id[i]);
+      found = 1;
+    }
+  return found;
+}
+
+void bw_rpcgone_clear(bw_rpcgone *g) {
+  for (int i = 0; i < BW_RPCGONE_MAX; i++) bw_rpcid_clear(&g->id[i]);
+  g->next = 0;
+}
+
 char *bw_rpc_pong(const json_t *id, size_t *len) {
   char *text = json_dumps(id ? id : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
   if (!text) return NULL;

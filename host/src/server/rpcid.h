@@ -35,6 +35,20 @@ void bw_rpcid_clear(bw_rpcid *r);
 /* Move a into b (b cleared first); a is NONE after. */
 void bw_rpcid_move(bw_rpcid *b, bw_rpcid *a);
 
+/* The ids of requests cancelled before they began (a ring: the oldest
+ * of BW_RPCGONE_MAX goes first); a transport keeps one per connection or
+ * session and asks it when a request begins. */
+enum { BW_RPCGONE_MAX = 64 };
+typedef struct bw_rpcgone {
+  bw_rpcid id[BW_RPCGONE_MAX];
+  int next;
+} bw_rpcgone;
+/* Remember r (moved in; NONE is ignored). */
+void bw_rpcgone_add(bw_rpcgone *g, bw_rpcid *r);
+/* 1 if r was cancelled before it began (and forget it). */
+int bw_rpcgone_take(bw_rpcgone *g, const bw_rpcid *r);
+void bw_rpcgone_clear(bw_rpcgone *g);
+
 /* The answer to a ping whose id is id (any JSON value):
  * {"jsonrpc":"2.0","id":ID,"result":{}}, malloc'd, its length in *len;
  * NULL when out of memory. */

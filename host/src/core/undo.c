@@ -1,0 +1,348 @@
+/*
+ * undo.c - undo stores (undo.h). A store keeps its records in one list,
+ * oldest first (what a trim drops), and per key a stack, newest on top
+ * (what undo_edit takes): each record sits in both. Keys hash into
+ * chained buckets that double as they fill. One process-wide lock guards
+ * every store, the registry of published ids and the budgets; the bytes
+ * of a record are copied before it is taken.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "undo.h"
+
+typedef struct rec {
+  struct rec *prev, *next;   /* the store's list, oldest first */
+  struct rec *older, *newer; /* its key's stack */
+  struct slot *slot;
+  bw_undo_entry e;
+  size_t cost; /* bytes of e.before */
+} rec;
+
+typedef struct slot {
+  struct slot *next; /* its bucket's chain */
+  rec *top;          /* the newest record of the key */
+  size_t depth;
+  char key[];
+} slot;
+
+typedef struct budget {
+  struct budget *next;
+  int refs;
+  size_t cap, bytes;
+  char name[];
+} budget;
+
+struct bw_undo {
+  struct bw_undo *next_pub; /* the registry's list */
+  int refs, published;
+  char id[33];
+  size_t cap, max_records, bytes, count;
+  rec *oldest, *newest;
+  slot **buckets;
+  size_t nbuckets, nslots;
+  budget *b;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static bw_undo *registry;
+static budget *budgets;
+
+static size_t hash(const char *s) {
+  size_t h = 1469598103934665603ULL;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
+}
+
+void bw_undo_entry_free(bw_undo_entry *e) {
+  free(e->before);
+  free(e->after);
+  memset(e, 0, sizeof *e);
+}
+
+static budget *budget_get(const char *name, size_t cap) {
+  for (budget *b = budgets; b; b = b->next)
+    if (!strcmp(b->name, name)) {
+      b->refs++;
+      b->cap = cap; /* the newest word of the configuration */
+      return b;
+    }
+  budget *b = calloc(1, sizeof *b + strlen(name) + 1);
+  if (!b) return NULL;
+  strcpy(b->name, name);
+  b->refs = 1;
+  b->cap = cap;
+  b->next = budgets;
+  budgets = b;
+  return b;
+}
+
+static void budget_put(budget *b) {
+  if (!b || --b->refs > 0) return;
+  for (budget **p = &budgets; *p; p = &(*p)->next)
+    if (*p == b) {
+      *p = b->next;
+      break;
+    }
+  free(b);
+}
+
+bw_undo *bw_undo_new(size_t cap, size_t max_records, const char *budget_name,
+                     size_t budget_cap) {
+  bw_undo *u = calloc(1, sizeof *u);
+  if (!u) return NULL;
+  u->refs = 1;
+  u->cap = cap;
+  u->max_records = max_records ? max_records : 1;
+  u->nbuckets = 64;
+  u->buckets = calloc(u->nbuckets, sizeof *u->buckets);
+  pthread_mutex_lock(&mu);
+  if (budget_name && u->buckets) u->b = budget_get(budget_name, budget_cap);
+  pthread_mutex_unlock(&mu);
+  if (!u->buckets || (budget_name && !u->b)) {
+    free(u->buckets);
+    free(u);
+    return NULL;
+  }
+  return u;
+}
+
+/* --- with mu held --- */
+
+static slot *find_slot(bw_undo *u, const char *key) {
+  for (slot *s = u->buckets[hash(key) % u->nbuckets]; s; s = s->next)
+    if (!strcmp(s->key, key)) return s;
+  return NULL;
+}
+
+static void grow(bw_undo *u) {
+  size_t n = u->nbuckets * 2;
+  slot **nb = calloc(n, sizeof *nb);
+  if (!nb) return; /* longer chains, still correct */
+  for (size_t i = 0; i < u->nbuckets; i++)
+    for (slot *s = u->buckets[i], *x; s; s = x) {
+      x = s->next;
+      size_t j = hash(s->key) % n;
+      s->next = nb[j];
+      nb[j] = s;
+    }
+  free(u->buckets);
+  u->buckets = nb;
+  u->nbuckets = n;
+}
+
+static slot *get_slot(bw_undo *u, const char *key) {
+  slot *s = find_slot(u, key);
+  if (s) return s;
+  if (u->nslots >= u->nbuckets * 2) grow(u);
+  s = calloc(1, sizeof *s + strlen(key) + 1);
+  if (!s) return NULL;
+  strcpy(s->key, key);
+  size_t i = hash(key) % u->nbuckets;
+  s->next = u->buckets[i];
+  u->buckets[i] = s;
+  u->nslots++;
+  return s;
+}
+
+static void free_slot(bw_undo *u, slot *s) {
+  for (slot **p = &u->buckets[hash(s->key) % u->nbuckets]; *p; p = &(*p)->next)
+    if (*p == s) {
+      *p = s->next;
+      break;
+    }
+  u->nslots--;
+  free(s);
+}
+
+/* Unlink r from both lists and free it. */
+static void forget(bw_undo *u, rec *r) {
+  if (r->prev) r->prev->next = r->next;
+  else u->oldest = r->next;
+  if (r->next) r->next->prev = r->prev;
+  else u->newest = r->prev;
+  slot *s = r->slot;
+  if (r->newer) r->newer->older = r->older;
+  else s->top = r->older;
+  if (r->older) r->older->newer = r->newer;
+  u->bytes -= r->cost;
+  u->count--;
+  if (u->b) u->b->bytes -= r->cost;
+  if (--s->depth == 0) free_slot(u, s);
+  bw_undo_entry_free(&r->e);
+  free(r);
+}
+
+static void clear(bw_undo *u) {
+  while (u->oldest) forget(u, u->oldest);
+}
+
+/* --- the API --- */
+
+void bw_undo_ref(bw_undo *u) {
+  pthread_mutex_lock(&mu);
+  u->refs++;
+  pthread_mutex_unlock(&mu);
+}
+
+void bw_undo_unref(bw_undo *u) {
+  if (!u) return;
+  pthread_mutex_lock(&mu);
+  int last = --u->refs == 0;
+  if (last) {
+    clear(u);
+    budget_put(u->b);
+  }
+  pthread_mutex_unlock(&mu);
+  if (last) {
+    free(u->buckets);
+    free(u);
+  }
+}
+
+int bw_undo_publish(bw_undo *u, char id[33]) {
+  pthread_mutex_lock(&mu);
+  if (!u->published) {
+    unsigned char rnd[16];
+    if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd) {
+      pthread_mutex_unlock(&mu);
+      return -1;
+    }
+    for (int i = 0; i < 16; i++) sprintf(u->id + 2 * i, "%02x", rnd[i]);
+    u->published = 1;
+    u->refs++;
+    u->next_pub = registry;
+    registry = u;
+  }
+  memcpy(id, u->id, 33);
+  pthread_mutex_unlock(&mu);
+  return 0;
+}
+
+bw_undo *bw_undo_find(const char *id) {
+  pthread_mutex_lock(&mu);
+  bw_undo *u = registry;
+  while (u && strcmp(u->id, id)) u = u->next_pub;
+  if (u) u->refs++;
+  pthread_mutex_unlock(&mu);
+  return u;
+}
+
+void bw_undo_drop(bw_undo *u) {
+  pthread_mutex_lock(&mu);
+  clear(u);
+  int was = u->published;
+  if (was) {
+    for (bw_undo **p = &registry; *p; p = &(*p)->next_pub)
+      if (*p == u) {
+        *p = u->next_pub;
+        break;
+      }
+    u->published = 0;
+  }
+  pthread_mutex_unlock(&mu);
+  if (was) bw_undo_unref(u); /* the registry's reference */
+}
+
+int bw_undo_record(bw_undo *u, const char *key, int kind, const char *before,
+                   size_t len, long long size, const char *after) {
+  rec *r = calloc(1, sizeof *r);
+  if (!r) return -1;
+  r->e.kind = kind;
+  r->e.size = size;
+  r->e.after = strdup(after ? after : "");
+  int fits = kind == BW_UNDO_CONTENT && len <= u->cap;
+  if (kind == BW_UNDO_CONTENT && !fits) {
+    r->e.kind = BW_UNDO_TOO_LARGE;
+    r->e.size = (long long)len;
+  }
+  if (fits && (r->e.before = malloc(len ? len : 1))) {
+    memcpy(r->e.before, before, len);
+    r->e.len = r->cost = len;
+  }
+  if (!r->e.after || (fits && !r->e.before)) {
+    bw_undo_entry_free(&r->e);
+    free(r);
+    return -1;
+  }
+  pthread_mutex_lock(&mu);
+  /* room: the oldest records go first, this store's own */
+  while (u->oldest && (u->bytes + r->cost > u->cap || u->count + 1 > u->max_records ||
+                       (u->b && u->b->bytes + r->cost > u->b->cap)))
+    forget(u, u->oldest);
+  if (u->b && u->b->bytes + r->cost > u->b->cap) { /* others hold the budget */
+    free(r->e.before);
+    r->e.before = NULL;
+    r->e.kind = BW_UNDO_NO_ROOM;
+    r->e.size = (long long)r->cost;
+    r->e.len = r->cost = 0;
+  }
+  slot *s = get_slot(u, key);
+  if (!s) {
+    pthread_mutex_unlock(&mu);
+    bw_undo_entry_free(&r->e);
+    free(r);
+    return -1;
+  }
+  r->slot = s;
+  r->older = s->top;
+  if (s->top) s->top->newer = r;
+  s->top = r;
+  s->depth++;
+  r->prev = u->newest;
+  if (u->newest) u->newest->next = r;
+  else u->oldest = r;
+  u->newest = r;
+  u->bytes += r->cost;
+  u->count++;
+  if (u->b) u->b->bytes += r->cost;
+  int got = r->e.kind;
+  pthread_mutex_unlock(&mu);
+  return got;
+}
+
+int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e) {
+  memset(e, 0, sizeof *e);
+  pthread_mutex_lock(&mu);
+  slot *s = find_slot(u, key);
+  int rc = 0;
+  if (s && s->top) {
+    const bw_undo_entry *t = &s->top->e;
+    *e = *t;
+    e->before = NULL;
+    e->after = strdup(t->after);
+    if (t->before && (e->before = malloc(t->len ? t->len : 1)))
+      memcpy(e->before, t->before, t->len);
+    rc = e->after && (!t->before || e->before) ? 1 : -1;
+    if (rc < 0) bw_undo_entry_free(e);
+  }
+  pthread_mutex_unlock(&mu);
+  return rc;
+}
+
+void bw_undo_pop(bw_undo *u, const char *key) {
+  pthread_mutex_lock(&mu);
+  slot *s = find_slot(u, key);
+  if (s && s->top) forget(u, s->top);
+  pthread_mutex_unlock(&mu);
+}
+
+size_t bw_undo_depth(bw_undo *u, const char *key) {
+  pthread_mutex_lock(&mu);
+  slot *s = find_slot(u, key);
+  size_t d = s ? s->depth : 0;
+  pthread_mutex_unlock(&mu);
+  return d;
+}
+
+void bw_undo_totals(bw_undo *u, size_t *bytes, size_t *count,
+                    size_t *budget_bytes) {
+  pthread_mutex_lock(&mu);
+  *bytes = u->bytes;
+  *count = u->count;
+  *budget_bytes = u->b ? u->b->bytes : 0;
+  pthread_mutex_unlock(&mu);
+}

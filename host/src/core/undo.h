@@ -1,0 +1,67 @@
+/*
+ * undo.h - undo stores (undo.c): what each file was before a session's
+ * changes, newest first per path, bounded in bytes and in records, and
+ * charged to a budget that several stores share (a tenant's). Plain C and
+ * thread-safe: a store lives as long as its references, and once
+ * published under an id any thread finds it again (an HTTP session's
+ * calls run on any worker; its store stays here, outside every Lua state).
+ */
+#ifndef BURROW_UNDO_H
+#define BURROW_UNDO_H
+
+#include <stddef.h>
+
+typedef struct bw_undo bw_undo;
+
+/* What a record keeps of the file before the change. */
+enum {
+  BW_UNDO_CONTENT = 1, /* its bytes */
+  BW_UNDO_ABSENT,      /* it did not exist */
+  BW_UNDO_TRUNCATE,    /* its size (an append: cut back to it) */
+  BW_UNDO_TOO_LARGE,   /* over the store's cap: a marker with its size */
+  BW_UNDO_NO_ROOM,     /* the shared budget was full: a marker with its size */
+};
+
+typedef struct bw_undo_entry {
+  int kind;
+  char *before; /* BW_UNDO_CONTENT: the bytes (malloc'd copy) */
+  size_t len;
+  long long size;
+  char *after; /* the content hash the change left (malloc'd copy) */
+} bw_undo_entry;
+
+/* A store of at most cap bytes and max_records records; budget (NULL:
+ * none) names a process-wide byte budget of budget_cap bytes that every
+ * store naming it shares. NULL when out of memory. One reference. */
+bw_undo *bw_undo_new(size_t cap, size_t max_records, const char *budget,
+                     size_t budget_cap);
+void bw_undo_ref(bw_undo *u);
+void bw_undo_unref(bw_undo *u);
+/* Its id (32 hex digits, in id[33]): the store is registered under it, and
+ * holds one more reference, until bw_undo_drop. -1 when out of memory. */
+int bw_undo_publish(bw_undo *u, char id[33]);
+/* A new reference to the store published as id, or NULL. */
+bw_undo *bw_undo_find(const char *id);
+/* Unpublish it and forget every record (the session ended). */
+void bw_undo_drop(bw_undo *u);
+
+/* Record a change of key (the before bytes are copied). The oldest records
+ * go first until the store fits its cap, its record count and the budget;
+ * a record that cannot fit is kept as a marker (TOO_LARGE over the cap,
+ * NO_ROOM when the budget is spent by other stores). Returns the kind
+ * kept, or -1 when out of memory. */
+int bw_undo_record(bw_undo *u, const char *key, int kind, const char *before,
+                   size_t len, long long size, const char *after);
+/* The newest record of key, copied into *e (free with bw_undo_entry_free):
+ * 1, or 0 when there is none; -1 when out of memory. */
+int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e);
+/* Forget the newest record of key (it was undone). */
+void bw_undo_pop(bw_undo *u, const char *key);
+/* Records of key left. */
+size_t bw_undo_depth(bw_undo *u, const char *key);
+/* Bytes and records the store holds; the budget's bytes in all. */
+void bw_undo_totals(bw_undo *u, size_t *bytes, size_t *count,
+                    size_t *budget_bytes);
+void bw_undo_entry_free(bw_undo_entry *e);
+
+#endif

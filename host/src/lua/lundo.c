@@ -1,0 +1,155 @@
+/*
+ * lundo.c - undo stores (core/undo.c) as burrow.core.undo_store and
+ * burrow.core.undo_find: the session's record of what files were before
+ * its changes, outside the Lua state so an HTTP session's calls find it
+ * from any worker (burrow.undo is its one user).
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lcore.h"
+#include "undo.h"
+
+#define UNDO_MT "burrow.UndoStore"
+
+static const char *const KINDS[] = {NULL, "content", "absent", "truncate",
+                                    "too_large", "no_room"};
+
+typedef struct box {
+  bw_undo *u;
+} box;
+
+static bw_undo *check(lua_State *L) {
+  box *b = luaL_checkudata(L, 1, UNDO_MT);
+  if (!b->u) luaL_error(L, "the undo store is closed");
+  return b->u;
+}
+
+static void push_store(lua_State *L, bw_undo *u) {
+  box *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->u = u;
+  luaL_setmetatable(L, UNDO_MT);
+}
+
+/* core.undo_store{cap=, max_records=, budget=name, budget_cap=} -> store */
+static int l_undo_store(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, "cap");
+  lua_getfield(L, 1, "max_records");
+  lua_getfield(L, 1, "budget");
+  lua_getfield(L, 1, "budget_cap");
+  lua_Integer cap = luaL_checkinteger(L, -4), most = luaL_checkinteger(L, -3);
+  const char *budget = luaL_optstring(L, -2, NULL);
+  lua_Integer bcap = luaL_optinteger(L, -1, 0);
+  if (cap < 0 || most < 1 || bcap < 0) return luaL_error(L, "undo_store: cap, max_records and budget_cap must be positive");
+  bw_undo *u = bw_undo_new((size_t)cap, (size_t)most, budget, (size_t)bcap);
+  if (!u) return luaL_error(L, "undo_store: out of memory");
+  push_store(L, u);
+  return 1;
+}
+
+/* core.undo_find(id) -> store | nil: one published by store:id() */
+static int l_undo_find(lua_State *L) {
+  bw_undo *u = bw_undo_find(luaL_checkstring(L, 1));
+  if (!u) return 0;
+  push_store(L, u);
+  return 1;
+}
+
+/* store:id() -> its published id (other threads find it by it) */
+static int u_id(lua_State *L) {
+  char id[33];
+  if (bw_undo_publish(check(L), id) < 0) return luaL_error(L, "undo store: no random bytes for its id");
+  lua_pushstring(L, id);
+  return 1;
+}
+
+/* store:record(key, kind, before, size, after) -> the kind kept */
+static int u_record(lua_State *L) {
+  bw_undo *u = check(L);
+  const char *key = luaL_checkstring(L, 2);
+  int kind = luaL_checkoption(L, 3, NULL, KINDS + 1) + 1;
+  size_t len = 0;
+  const char *before = luaL_optlstring(L, 4, NULL, &len);
+  lua_Integer size = luaL_optinteger(L, 5, 0);
+  const char *after = luaL_checkstring(L, 6);
+  if (kind == BW_UNDO_CONTENT && !before) return luaL_error(L, "undo store: content needs its bytes");
+  int got = bw_undo_record(u, key, kind, before ? before : "", len, size, after);
+  if (got < 0) return luaL_error(L, "undo store: out of memory");
+  lua_pushstring(L, KINDS[got]);
+  return 1;
+}
+
+/* store:peek(key) -> {kind, before, size, after} | nil */
+static int u_peek(lua_State *L) {
+  bw_undo_entry e;
+  int rc = bw_undo_peek(check(L), luaL_checkstring(L, 2), &e);
+  if (rc < 0) return luaL_error(L, "undo store: out of memory");
+  if (rc == 0) return 0;
+  lua_createtable(L, 0, 4);
+  lua_pushstring(L, KINDS[e.kind]);
+  lua_setfield(L, -2, "kind");
+  if (e.before) {
+    lua_pushlstring(L, e.before, e.len);
+    lua_setfield(L, -2, "before");
+  }
+  lua_pushinteger(L, (lua_Integer)e.size);
+  lua_setfield(L, -2, "size");
+  lua_pushstring(L, e.after);
+  lua_setfield(L, -2, "after");
+  bw_undo_entry_free(&e);
+  return 1;
+}
+
+static int u_pop(lua_State *L) {
+  bw_undo_pop(check(L), luaL_checkstring(L, 2));
+  return 0;
+}
+
+static int u_depth(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)bw_undo_depth(check(L), luaL_checkstring(L, 2)));
+  return 1;
+}
+
+/* store:totals() -> bytes, records, the budget's bytes in all */
+static int u_totals(lua_State *L) {
+  size_t bytes, count, budget;
+  bw_undo_totals(check(L), &bytes, &count, &budget);
+  lua_pushinteger(L, (lua_Integer)bytes);
+  lua_pushinteger(L, (lua_Integer)count);
+  lua_pushinteger(L, (lua_Integer)budget);
+  return 3;
+}
+
+/* store:drop(): forget every record and the published id (session end) */
+static int u_drop(lua_State *L) {
+  bw_undo_drop(check(L));
+  return 0;
+}
+
+static int u_gc(lua_State *L) {
+  box *b = luaL_checkudata(L, 1, UNDO_MT);
+  bw_undo_unref(b->u);
+  b->u = NULL;
+  return 0;
+}
+
+static const luaL_Reg methods[] = {
+    {"id", u_id},       {"record", u_record}, {"peek", u_peek},
+    {"pop", u_pop},     {"depth", u_depth},   {"totals", u_totals},
+    {"drop", u_drop},   {NULL, NULL}};
+
+void bw_undo_register(lua_State *L) {
+  luaL_newmetatable(L, UNDO_MT);
+  luaL_newlib(L, methods);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, u_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_undo_store);
+  lua_setfield(L, -2, "undo_store");
+  lua_pushcfunction(L, l_undo_find);
+  lua_setfield(L, -2, "undo_find");
+}

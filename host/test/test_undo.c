@@ -1,0 +1,129 @@
+/*
+ * test_undo.c - undo stores (undo.c) without Lua: stacks per key, the
+ * oldest-first trim by bytes and by records, markers for what cannot fit,
+ * a budget two stores share, ids other threads find the store by, and
+ * two threads recording at once.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "undo.h"
+
+static void test_stack(void) {
+  bw_undo *u = bw_undo_new(100, 64, NULL, 0);
+  CHECK(u != NULL, "new");
+  CHECK(bw_undo_record(u, "1:a", BW_UNDO_ABSENT, NULL, 0, 0, "h1") == BW_UNDO_ABSENT, "absent");
+  CHECK(bw_undo_record(u, "1:a", BW_UNDO_CONTENT, "one", 3, 0, "h2") == BW_UNDO_CONTENT, "content");
+  CHECK(bw_undo_record(u, "1:b", BW_UNDO_TRUNCATE, NULL, 0, 7, "h3") == BW_UNDO_TRUNCATE, "truncate");
+  CHECK(bw_undo_depth(u, "1:a") == 2 && bw_undo_depth(u, "1:b") == 1 && bw_undo_depth(u, "1:c") == 0, "depths");
+  bw_undo_entry e;
+  CHECK(bw_undo_peek(u, "1:a", &e) == 1 && e.kind == BW_UNDO_CONTENT && e.len == 3 &&
+            !memcmp(e.before, "one", 3) && !strcmp(e.after, "h2"), "the newest on top");
+  bw_undo_entry_free(&e);
+  bw_undo_pop(u, "1:a");
+  CHECK(bw_undo_peek(u, "1:a", &e) == 1 && e.kind == BW_UNDO_ABSENT && !strcmp(e.after, "h1"), "then the older");
+  bw_undo_entry_free(&e);
+  bw_undo_pop(u, "1:a");
+  CHECK(bw_undo_peek(u, "1:a", &e) == 0 && bw_undo_depth(u, "1:a") == 0, "none left");
+  CHECK(bw_undo_peek(u, "1:b", &e) == 1 && e.size == 7, "the other key kept");
+  bw_undo_entry_free(&e);
+  /* many keys: the buckets grow, every key still found */
+  char key[32];
+  for (int i = 0; i < 50; i++) {
+    snprintf(key, sizeof key, "2:f%d", i);
+    bw_undo_record(u, key, BW_UNDO_ABSENT, NULL, 0, 0, "h");
+  }
+  int found = 0;
+  for (int i = 0; i < 50; i++) {
+    snprintf(key, sizeof key, "2:f%d", i);
+    found += bw_undo_depth(u, key) == 1;
+  }
+  CHECK(found == 50, "all 50 keys found (%d)", found);
+  bw_undo_unref(u);
+}
+
+static void test_bounds(void) {
+  bw_undo *u = bw_undo_new(10, 4, NULL, 0);
+  char big[11] = "0123456789";
+  CHECK(bw_undo_record(u, "k", BW_UNDO_CONTENT, big, 11, 0, "h") == BW_UNDO_TOO_LARGE, "over the cap: a marker");
+  bw_undo_entry e;
+  CHECK(bw_undo_peek(u, "k", &e) == 1 && e.size == 11 && !e.before, "its size, no bytes");
+  bw_undo_entry_free(&e);
+  bw_undo_record(u, "a", BW_UNDO_CONTENT, "aaaaaa", 6, 0, "h");
+  bw_undo_record(u, "b", BW_UNDO_CONTENT, "bbbbbb", 6, 0, "h"); /* 12 > 10: a goes */
+  size_t bytes, count, bb;
+  bw_undo_totals(u, &bytes, &count, &bb);
+  CHECK(bytes == 6 && bw_undo_depth(u, "a") == 0 && bw_undo_depth(u, "b") == 1, "bytes: the oldest went (%zu)", bytes);
+  for (int i = 0; i < 10; i++) bw_undo_record(u, "c", BW_UNDO_ABSENT, NULL, 0, 0, "h");
+  bw_undo_totals(u, &bytes, &count, &bb);
+  CHECK(count == 4 && bw_undo_depth(u, "c") == 4 && bw_undo_depth(u, "b") == 0, "records: at most 4 (%zu)", count);
+  bw_undo_unref(u);
+}
+
+static void test_budget(void) {
+  bw_undo *a = bw_undo_new(100, 64, "tenant-t", 10);
+  bw_undo *b = bw_undo_new(100, 64, "tenant-t", 10);
+  CHECK(bw_undo_record(a, "x", BW_UNDO_CONTENT, "aaaaaaaa", 8, 0, "h") == BW_UNDO_CONTENT, "a fits");
+  CHECK(bw_undo_record(b, "y", BW_UNDO_CONTENT, "bbbbbbbb", 8, 0, "h") == BW_UNDO_NO_ROOM, "b does not: a's bytes stay");
+  bw_undo_entry e;
+  CHECK(bw_undo_peek(b, "y", &e) == 1 && e.kind == BW_UNDO_NO_ROOM && e.size == 8, "b's marker");
+  bw_undo_entry_free(&e);
+  CHECK(bw_undo_depth(a, "x") == 1, "a's record kept");
+  CHECK(bw_undo_record(a, "z", BW_UNDO_CONTENT, "cccccc", 6, 0, "h") == BW_UNDO_CONTENT, "a's own oldest goes for a's next");
+  CHECK(bw_undo_depth(a, "x") == 0, "x went");
+  size_t bytes, count, bb;
+  bw_undo_totals(b, &bytes, &count, &bb);
+  CHECK(bb == 6, "the budget holds 6 (%zu)", bb);
+  char id[33];
+  CHECK(bw_undo_publish(a, id) == 0 && strlen(id) == 32, "published");
+  bw_undo *f = bw_undo_find(id);
+  CHECK(f == a, "found by its id");
+  bw_undo_unref(f);
+  CHECK(bw_undo_find("00000000000000000000000000000000") == NULL, "no such id");
+  bw_undo_drop(a);
+  CHECK(bw_undo_find(id) == NULL, "dropped: gone from the registry");
+  bw_undo_totals(b, &bytes, &count, &bb);
+  CHECK(bb == 0, "its bytes back in the budget (%zu)", bb);
+  CHECK(bw_undo_record(b, "y", BW_UNDO_CONTENT, "bbbbbbbb", 8, 0, "h") == BW_UNDO_CONTENT, "now b fits");
+  bw_undo_unref(a);
+  bw_undo_unref(b);
+}
+
+static void *writer(void *arg) {
+  bw_undo *u = arg;
+  char key[16];
+  for (int i = 0; i < 20000; i++) {
+    snprintf(key, sizeof key, "k%d", i % 37);
+    bw_undo_record(u, key, BW_UNDO_CONTENT, "0123456789", 1 + i % 10, 0, "h");
+    if (i % 3 == 0) bw_undo_pop(u, key);
+  }
+  return NULL;
+}
+
+static void test_threads(void) {
+  bw_undo *a = bw_undo_new(1000, 100, "tenant-p", 1500);
+  bw_undo *b = bw_undo_new(1000, 100, "tenant-p", 1500);
+  pthread_t t1, t2;
+  pthread_create(&t1, NULL, writer, a);
+  pthread_create(&t2, NULL, writer, b);
+  pthread_join(t1, NULL);
+  pthread_join(t2, NULL);
+  size_t ab, ac, bb, bc, budget;
+  bw_undo_totals(a, &ab, &ac, &budget);
+  bw_undo_totals(b, &bb, &bc, &budget);
+  CHECK(budget == ab + bb && ab <= 1000 && bb <= 1000 && budget <= 1500 && ac <= 100 && bc <= 100,
+        "the budget is the sum of the stores (%zu = %zu + %zu)", budget, ab, bb);
+  bw_undo_unref(a);
+  bw_undo_unref(b);
+}
+
+int main(void) {
+  test_stack();
+  test_bounds();
+  test_budget();
+  test_threads();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
