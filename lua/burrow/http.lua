@@ -264,7 +264,8 @@ function http.serve(o, hc, listen)
   local limits = {} -- each tenant's own max_calls, max_sessions, max_running (none: 0)
   local budgets = {} -- each tenant's undo budget, which all its sessions share
   for i, t in ipairs(tenants) do
-    limits[i] = { max_calls = t.max_calls or 0, max_sessions = t.max_sessions or 0, max_running = t.max_running or 0 }
+    limits[i] = { max_calls = t.max_calls or 0, max_sessions = t.max_sessions or 0, max_running = t.max_running or 0,
+      max_kept_bytes = t.max_kept_bytes or 0 }
     budgets[i] = { name = "http-tenant:" .. t.name, cap = t.max_undo_bytes or hc.max_undo_bytes or http.MAX_UNDO_BYTES }
   end
   local tokens = {}
@@ -288,9 +289,10 @@ function http.serve(o, hc, listen)
   local server, err = core.http_start {
     host = host, port = port, workers = hc.workers or 2, max_running = hc.max_running,
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
-    max_sessions = hc.max_sessions, replay = hc.replay, retry_ms = hc.retry_ms,
+    max_sessions = hc.max_sessions, replay = hc.replay, retry_ms = hc.retry_ms, max_kept_bytes = hc.max_kept_bytes,
     max_queued = hc.max_queued, max_session_queued = hc.max_session_queued,
     max_connections = hc.max_connections, max_connections_per_address = hc.max_connections_per_address,
+    max_unauthenticated = hc.max_unauthenticated, auth_timeout = hc.auth_timeout,
     allowed_hosts = hc.allowed_hosts, allowed_origins = hc.allowed_origins,
     tokens = tokens,
     tenant_limits = limits,

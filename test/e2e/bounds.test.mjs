@@ -16,7 +16,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { startHttp, initBody, HEADERS } from "./http_helpers.mjs";
+import { startHttp, initBody, HEADERS, sseEvents } from "./http_helpers.mjs";
 
 const MiB = 1024 * 1024;
 let server, dir;
@@ -115,6 +115,54 @@ test("requests of ours a client never answers are bounded", { timeout: 60_000 },
     assert.equal(pong.status, 200);
     await pong.text();
     assert.match(s.stderr(), /roots\/list not sent: the client has not answered 64 requests of ours/);
+  } finally {
+    await s.stop();
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+});
+
+// The answers kept for resumption (Last-Event-ID) are bounded in bytes per
+// tenant (http.max_kept_bytes), all its sessions together: past it the
+// oldest finished streams nobody reads go (a resume of one is 404, as for
+// any stream no longer kept), the newest stay. Before, each session kept
+// 16 finished answers whatever their size (40 sessions of 4 MiB reads held
+// 156 MB).
+test("kept answers are bounded in bytes per tenant; the oldest finished go first", { timeout: 60_000 }, async () => {
+  const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-bounds-kept-")));
+  fs.mkdirSync(path.join(d, "ws"));
+  fs.writeFileSync(path.join(d, "ws/big.txt"), ("k".repeat(99) + "\n").repeat(400)); // 40,000 bytes
+  fs.writeFileSync(path.join(d, "burrow.yaml"), "roots: [ws]\nhttp: {max_kept_bytes: 100KB}\n");
+  const s = await startHttp(["--config", path.join(d, "burrow.yaml")]);
+  try {
+    const sids = [];
+    const read = async (sid, id) => {
+      const h = { ...HEADERS, accept: "text/event-stream, application/json", "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" };
+      const r = await fetch(s.url, { method: "POST", headers: h, body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call",
+        params: { name: "read_file", arguments: { path: "big.txt" } } }) });
+      let last;
+      for await (const ev of sseEvents(r.body)) if (ev.data) last = ev;
+      assert.ok(last && last.data.length > 40_000, "the answer came whole");
+      return last.id;
+    };
+    const resume = async (sid, id) => {
+      const r = await fetch(s.url, { headers: { accept: "text/event-stream", "mcp-session-id": sid,
+        "mcp-protocol-version": "2025-11-25", "last-event-id": id.replace(/-\d+$/, "-0") } });
+      await r.body.cancel();
+      return r.status;
+    };
+    for (let i = 0; i < 2; i++) {
+      const r = await fetch(s.url, { method: "POST", headers: HEADERS, body: initBody(1) });
+      await r.text();
+      sids.push(r.headers.get("mcp-session-id"));
+    }
+    const first = await read(sids[0], 2);  // session A: 40 KB kept
+    const second = await read(sids[1], 2); // session B: 80 KB kept in all
+    assert.equal(await resume(sids[0], first), 200, "A's answer is kept while the tenant is under its bound");
+    const third = await read(sids[1], 3);  // 120 KB > 100 KB: the oldest finished goes (B's own first, then A's)
+    assert.equal(await resume(sids[1], third), 200, "the newest answer is kept");
+    const kept = [await resume(sids[0], first), await resume(sids[1], second)];
+    assert.ok(kept.includes(404), `one older answer went: ${kept}`);
+    assert.deepEqual(kept.filter((x) => x === 200).length, 1, `and only one: ${kept}`);
   } finally {
     await s.stop();
     fs.rmSync(d, { recursive: true, force: true });

@@ -67,3 +67,65 @@ test("half-open connections from one address take only its share", { timeout: 60
   } while (again.status !== 200 && Date.now() < end);
   assert.equal(again.status, 200, JSON.stringify(again));
 });
+
+// Unauthenticated connections (none of their requests has passed the
+// token, Host and Origin checks yet) are capped in all
+// (http.max_unauthenticated) and closed after http.auth_timeout of
+// silence: connections that never send a request, from any number of
+// addresses, cannot lock out a client whose connection has passed, and
+// the server takes new ones again once they time out.
+test("unauthenticated connections are capped in all and time out; a connection that passed is served", { timeout: 60_000 }, async () => {
+  const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-unauth-")));
+  fs.writeFileSync(path.join(d, "burrow.yaml"), `roots: [${d}]\nhttp: {max_unauthenticated: 6, auth_timeout: 2s}\n`);
+  const s = await startHttp(["--config", path.join(d, "burrow.yaml")]);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const post = (body, sid) => new Promise((resolve) => {
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    if (sid) Object.assign(headers, { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" });
+    const req = http.request({ host: "127.0.0.1", port: s.port, path: "/mcp", method: "POST", agent, headers }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode, sid: res.headers["mcp-session-id"] }));
+    });
+    req.on("error", (e) => resolve({ error: e.code || String(e) }));
+    req.end(body);
+  });
+  const half = [];
+  try {
+    const init = await post(initBody(1));
+    assert.equal(init.status, 200, JSON.stringify(init));
+    const closed = [];
+    for (let i = 0; i < 6; i++) {
+      const sock = await new Promise((resolve) => {
+        const x = net.connect({ host: "127.0.0.1", port: s.port, localAddress: `127.0.0.${10 + i}` }, () => resolve(x));
+        x.on("error", () => resolve(x));
+      });
+      closed.push(new Promise((r) => sock.on("close", r)));
+      half.push(sock);
+    }
+    // a state: the server has counted them once a new connection is refused
+    const end = Date.now() + 20_000;
+    let fresh;
+    do {
+      fresh = await initFrom(s.port, "127.0.0.2");
+      if (fresh.status === 200) await new Promise((r) => setTimeout(r, 20));
+    } while (fresh.status === 200 && Date.now() < end);
+    assert.ok(fresh.error, `the seventh unauthenticated connection is closed at once: ${JSON.stringify(fresh)}`);
+    // the connection that passed is still served
+    const list = await post(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }), init.sid);
+    assert.equal(list.status, 200, JSON.stringify(list));
+    // the silent ones are closed by the server after auth_timeout ...
+    await Promise.all(closed);
+    // ... and new connections are taken again
+    let again;
+    do {
+      again = await initFrom(s.port, "127.0.0.2");
+      if (again.status !== 200) await new Promise((r) => setTimeout(r, 50));
+    } while (again.status !== 200 && Date.now() < end + 20_000);
+    assert.equal(again.status, 200, JSON.stringify(again));
+  } finally {
+    for (const x of half) x.destroy();
+    agent.destroy();
+    await s.stop();
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+});

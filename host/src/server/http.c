@@ -335,7 +335,7 @@ static enum MHD_Result do_get(bw_http *h, struct MHD_Connection *c,
                   "Bad Request: Last-Event-ID is not one of this server's",
                   NULL, NULL);
   stream *t = bwh_stream_find(s, sid);
-  if (!t && sid == 0) t = bwh_stream_new(s, 0);
+  if (!t && sid == 0) t = bwh_stream_new(h, s, 0);
   if (!t)
     return refuse(c, MHD_HTTP_NOT_FOUND, -32000,
                   "Not Found: that stream is no longer kept", NULL, NULL);
@@ -478,7 +478,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     }
   }
   bw_http_item *it = calloc(1, sizeof *it);
-  stream *t = request ? bwh_stream_new(s, s->next_stream++) : NULL;
+  stream *t = request ? bwh_stream_new(h, s, s->next_stream++) : NULL;
   if (!it || (request && !t)) {
     free(it);
     pthread_mutex_unlock(&h->mu);
@@ -515,6 +515,38 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   return rc;
 }
 
+/* A connection opens unauthenticated: until a request of it passes the
+ * token, Host and Origin checks it counts against max_unauthenticated and
+ * may stay silent auth_timeout seconds (not the 120 s of the others), so
+ * connections that never send a request (half-open, slowloris) cannot
+ * hold every thread for long, nor lock out clients that have passed. */
+typedef struct sock {
+  int authed;
+} sock;
+
+static enum MHD_Result accept_new(void *cls, const struct sockaddr *addr,
+                                  socklen_t addrlen) {
+  (void)addr;
+  (void)addrlen;
+  bw_http *h = cls;
+  pthread_mutex_lock(&h->mu);
+  int ok = h->unauth < h->o.max_unauthenticated;
+  pthread_mutex_unlock(&h->mu);
+  return ok ? MHD_YES : MHD_NO;
+}
+
+static void passed_checks(bw_http *h, struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *i =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  sock *k = i ? i->socket_context : NULL;
+  if (!k || k->authed) return;
+  k->authed = 1;
+  pthread_mutex_lock(&h->mu);
+  h->unauth--;
+  pthread_mutex_unlock(&h->mu);
+  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)IDLE_TIMEOUT);
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
                                const char *url, const char *method,
                                const char *version, const char *upload,
@@ -535,6 +567,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
       return refuse(c, MHD_HTTP_UNAUTHORIZED, -32000,
                     "Unauthorized: a valid bearer token is required",
                     "WWW-Authenticate", "Bearer realm=\"burrow\"");
+    passed_checks(h, c);
     if (strcmp(url, "/mcp"))
       return refuse(c, MHD_HTTP_NOT_FOUND, -32000, "Not Found: the endpoint is /mcp",
                     NULL, NULL);
@@ -641,9 +674,27 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
  * call behind a proxy). */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code) {
-  (void)cls;
-  (void)socket_ctx;
+  bw_http *h = cls;
+  if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    sock *k = *socket_ctx;
+    *socket_ctx = NULL;
+    if (k && !k->authed) {
+      pthread_mutex_lock(&h->mu);
+      h->unauth--;
+      pthread_mutex_unlock(&h->mu);
+    }
+    free(k);
+    return;
+  }
   if (code != MHD_CONNECTION_NOTIFY_STARTED) return;
+  sock *k = calloc(1, sizeof *k);
+  if (k) { /* without one the connection counts as passed: never locked out by us */
+    *socket_ctx = k;
+    pthread_mutex_lock(&h->mu);
+    h->unauth++;
+    pthread_mutex_unlock(&h->mu);
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)h->o.auth_timeout);
+  }
   const union MHD_ConnectionInfo *i =
       MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   int one = 1;
@@ -679,6 +730,8 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   }
   h->o = *o;
   if (h->o.workers < 1) h->o.workers = 1;
+  if (h->o.max_unauthenticated < 1) h->o.max_unauthenticated = 128;
+  if (h->o.auth_timeout < 1) h->o.auth_timeout = 10;
   if (h->o.replay < 1) h->o.replay = 1;
   pthread_mutex_init(&h->mu, NULL);
   pthread_cond_init(&h->ev, NULL);
@@ -690,6 +743,8 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   h->run_head = calloc((size_t)o->n_tenants + 1, sizeof *h->run_head);
   h->run_tail = calloc((size_t)o->n_tenants + 1, sizeof *h->run_tail);
   h->ten_running = calloc((size_t)o->n_tenants + 1, sizeof(int));
+  h->ten_kept = calloc((size_t)o->n_tenants + 1, sizeof(size_t));
+  if (h->o.max_kept_bytes < 1) h->o.max_kept_bytes = (size_t)64 << 20;
   h->tok_calls = calloc((size_t)o->n_tokens + 1, sizeof(int));
   h->tok_sessions = calloc((size_t)o->n_tokens + 1, sizeof(int));
   h->ten_calls = calloc((size_t)o->n_tenants + 1, sizeof(int));
@@ -700,16 +755,16 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
                    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
                    (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
   if (h->w && h->tok_calls && h->tok_sessions && h->ten_calls && h->ten_sessions &&
-      h->run_head && h->run_tail && h->ten_running)
+      h->run_head && h->run_tail && h->ten_running && h->ten_kept)
     h->d = MHD_start_daemon(
-        flags, (uint16_t)o->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR,
+        flags, (uint16_t)o->port, accept_new, h, handler, h, MHD_OPTION_SOCK_ADDR,
         ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o->max_connections > 0 ? o->max_connections : CONN_LIMIT),
         /* one address cannot hold every connection (a thread each) */
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(o->max_connections_per_address > 0
                                                           ? o->max_connections_per_address : 0),
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!h->d) {
     snprintf(err, errlen, "cannot listen on %s:%d: %s", o->host, o->port,
@@ -722,6 +777,7 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     free(h->run_head);
     free(h->run_tail);
     free(h->ten_running);
+    free(h->ten_kept);
     free(h);
     return NULL;
   }
@@ -794,5 +850,6 @@ void bw_http_free(bw_http *h) {
   free(h->run_head);
   free(h->run_tail);
   free(h->ten_running);
+  free(h->ten_kept);
   free(h);
 }

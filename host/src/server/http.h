@@ -28,6 +28,7 @@ typedef struct bw_http_tenant {
   int max_calls;    /* requests in flight at once, all its tokens' sessions */
   int max_sessions; /* live sessions */
   int max_running;  /* calls running on workers at once (0: the listener's) */
+  size_t max_kept_bytes; /* bytes of answers kept for resumption (0: the listener's) */
 } bw_http_tenant;
 
 typedef struct bw_http_opts {
@@ -41,9 +42,14 @@ typedef struct bw_http_opts {
   int max_sessions;    /* default live sessions per token (or in all) */
   int max_calls;       /* default requests in flight per token */
   int replay;          /* events kept per SSE stream for Last-Event-ID */
+  size_t max_kept_bytes; /* their bytes, per tenant, all its sessions (0: 64 MiB) */
   size_t max_queued;   /* body bytes waiting for the workers, in all */
   int max_connections; /* open connections, in all */
   int max_connections_per_address; /* open connections from one client address */
+  int max_unauthenticated; /* open connections that have not yet passed the
+                              checks (token, Host, Origin): past it a new
+                              connection is closed at once (0: 128) */
+  int auth_timeout;        /* seconds such a connection may stay silent (0: 10) */
   size_t max_session_queued; /* body bytes waiting for one session's worker */
   int retry_ms;        /* the SSE retry hint */
   const char *const *allowed_hosts; /* Host names besides loopback's */

@@ -14,7 +14,7 @@
 #include "http.h"
 #include "rpcid.h"
 
-enum { KEEP_DONE = 16, CONN_LIMIT = 1024 };
+enum { KEEP_DONE = 16, CONN_LIMIT = 1024, IDLE_TIMEOUT = 120 /* s: a connection past the checks */ };
 
 typedef struct event {
   struct event *next;
@@ -34,6 +34,8 @@ typedef struct stream {
   long seq;    /* last event's number */
   long sent;   /* last event written to any reader */
   int count;   /* events kept */
+  size_t bytes; /* their bytes (charged to the owner's tenant) */
+  struct session *owner;
   event *head, *tail;
 } stream;
 
@@ -82,11 +84,13 @@ struct bw_http {
   int *tok_calls, *tok_sessions;
   int *ten_calls, *ten_sessions; /* by tenant index, o.n_tenants of them */
   int open_calls; /* without tokens */
+  int unauth;     /* open connections not yet past the checks (on_connection) */
   /* the scheduler: per tenant slot (o.n_tenants + 1: the last one for a
    * tenant without limits of its own), the runnable sessions in order and
    * the calls running; rr: the slot served next */
   session **run_head, **run_tail;
   int *ten_running;
+  size_t *ten_kept; /* bytes of the events every session of the tenant keeps */
   int rr;
   size_t queued;  /* body bytes of every session's items not yet handled */
 };
@@ -95,7 +99,7 @@ double bwh_now(void);
 void bwh_deadline(struct timespec *ts, double secs);
 /* with h->mu held: */
 stream *bwh_stream_find(session *s, long id);
-stream *bwh_stream_new(session *s, long id);
+stream *bwh_stream_new(bw_http *h, session *s, long id);
 int bwh_stream_push(bw_http *h, stream *t, const char *text, size_t n);
 void bwh_stream_release(bw_http *h, stream *t);
 void bwh_session_unref(bw_http *h, session *s);

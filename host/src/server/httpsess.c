@@ -34,13 +34,48 @@ void bwh_deadline(struct timespec *ts, double secs) {
 
 /* ------------------------------------------------------------ streams */
 
-static void bwh_stream_free(stream *s) {
-  for (event *e = s->head, *n; e; e = n) {
+/* The bytes a stream's kept events hold count against its session's
+ * tenant (http.max_kept_bytes). */
+static void charge(bw_http *h, stream *t, long long n) {
+  t->bytes += n;
+  if (t->owner) h->ten_kept[bwh_tenant(h, t->owner->tenant)] += n;
+}
+
+static void bwh_stream_free(bw_http *h, stream *t) {
+  charge(h, t, -(long long)t->bytes);
+  for (event *e = t->head, *n; e; e = n) {
     n = e->next;
     free(e->data);
     free(e);
   }
-  free(s);
+  free(t);
+}
+
+/* The oldest finished stream of s nobody reads goes (the list is newest
+ * first) until the tenant's kept bytes fit cap. */
+static void evict_from(bw_http *h, session *s, int slot, size_t cap) {
+  while (h->ten_kept[slot] > cap) {
+    stream **victim = NULL;
+    for (stream **p = &s->streams; *p; p = &(*p)->next)
+      if ((*p)->id != 0 && (*p)->done && !(*p)->readers) victim = p;
+    if (!victim) return;
+    stream *x = *victim;
+    *victim = x->next;
+    bwh_stream_free(h, x);
+  }
+}
+
+/* Past the tenant's budget of kept bytes (http.max_kept_bytes), finished
+ * streams nobody reads go: the session's own first, then its tenant's
+ * other sessions'. Streams still answering are never dropped. */
+static void evict_kept(bw_http *h, session *own) {
+  int slot = bwh_tenant(h, own->tenant);
+  size_t cap = h->o.max_kept_bytes;
+  if (slot < h->o.n_tenants && h->o.tenants[slot].max_kept_bytes) cap = h->o.tenants[slot].max_kept_bytes;
+  if (h->ten_kept[slot] <= cap) return;
+  evict_from(h, own, slot, cap);
+  for (session *s = h->sessions; s && h->ten_kept[slot] > cap; s = s->next)
+    if (s != own && bwh_tenant(h, s->tenant) == slot) evict_from(h, s, slot, cap);
 }
 
 stream *bwh_stream_find(session *s, long id) {
@@ -50,10 +85,11 @@ stream *bwh_stream_find(session *s, long id) {
 }
 
 /* A new stream; done streams nobody reads beyond the newest KEEP_DONE go. */
-stream *bwh_stream_new(session *s, long id) {
+stream *bwh_stream_new(bw_http *h, session *s, long id) {
   stream *t = calloc(1, sizeof *t);
   if (!t) return NULL;
   t->id = id;
+  t->owner = s;
   t->next = s->streams;
   s->streams = t;
   int kept = 0;
@@ -61,7 +97,7 @@ stream *bwh_stream_new(session *s, long id) {
     stream *x = *p;
     if (x->id != 0 && x->done && !x->readers && ++kept > KEEP_DONE) {
       *p = x->next;
-      bwh_stream_free(x);
+      bwh_stream_free(h, x);
     } else {
       p = &x->next;
     }
@@ -86,13 +122,16 @@ int bwh_stream_push(bw_http *h, stream *t, const char *text, size_t n) {
   if (t->tail) t->tail->next = e;
   else t->head = e;
   t->tail = e;
+  charge(h, t, (long long)n);
   if (++t->count > h->o.replay) { /* the oldest goes: replay is bounded */
     event *old = t->head;
     t->head = old->next;
     t->count--;
+    charge(h, t, -(long long)old->len);
     free(old->data);
     free(old);
   }
+  if (t->owner) evict_kept(h, t->owner);
   return 0;
 }
 
@@ -109,11 +148,10 @@ void bwh_stream_release(bw_http *h, stream *t) {
 /* ----------------------------------------------------------- sessions */
 
 void bwh_session_unref(bw_http *h, session *s) {
-  (void)h;
   if (--s->refs > 0 || !s->closed) return;
   for (stream *t = s->streams, *n; t; t = n) {
     n = t->next;
-    bwh_stream_free(t);
+    bwh_stream_free(h, t);
   }
   bw_rpcgone_clear(&s->gone);
   free(s->record);
@@ -354,7 +392,7 @@ int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
     /* the answer: the call is over before the client can see it end */
     if (t && final) bwh_stream_release(h, t);
     if (!t || t->done) t = bwh_stream_find(s, 0); /* outside a request: GET */
-    if (!t) t = bwh_stream_new(s, 0);
+    if (!t) t = bwh_stream_new(h, s, 0);
     if (t) rc = bwh_stream_push(h, t, text, n);
     pthread_cond_broadcast(&h->ev);
   }

@@ -282,8 +282,8 @@ static void server_free(server *srv) {
 }
 
 /* core.http_start{host, port, workers, max_running, session_ttl, max_body, max_calls,
- * max_sessions, replay, max_queued, max_session_queued, max_connections,
- * max_connections_per_address, retry_ms,
+ * max_sessions, replay, max_kept_bytes, max_queued, max_session_queued, max_connections,
+ * max_connections_per_address, max_unauthenticated, auth_timeout, retry_ms,
  * allowed_hosts, allowed_origins, tokens =
  * {{sha256, tenant, max_calls, max_body, max_sessions}...}, setup, module}
  * -> Http | nil, message. The options' strings are kept for the server's
@@ -301,11 +301,14 @@ static int l_http_start(lua_State *L) {
   o.max_calls = (int)opt_number(L, 1, "max_calls", 16);
   o.max_sessions = (int)opt_number(L, 1, "max_sessions", 1000);
   o.replay = (int)opt_number(L, 1, "replay", 256);
+  o.max_kept_bytes = (size_t)opt_number(L, 1, "max_kept_bytes", 64 << 20);
   o.max_queued = (size_t)opt_number(L, 1, "max_queued", 256 << 20);
   o.max_session_queued = (size_t)opt_number(L, 1, "max_session_queued", 32 << 20);
   o.max_connections = (int)opt_number(L, 1, "max_connections", 1024);
   o.max_connections_per_address = (int)opt_number(L, 1, "max_connections_per_address", 256);
   o.retry_ms = (int)opt_number(L, 1, "retry_ms", 1000);
+  o.max_unauthenticated = (int)opt_number(L, 1, "max_unauthenticated", 128);
+  o.auth_timeout = (int)opt_number(L, 1, "auth_timeout", 10);
   o.allowed_hosts = opt_list(L, 1, "allowed_hosts", &o.n_hosts);
   o.allowed_origins = opt_list(L, 1, "allowed_origins", &o.n_origins);
   lua_getfield(L, 1, "tokens");
@@ -330,7 +333,8 @@ static int l_http_start(lua_State *L) {
   lua_pop(L, 1);
   o.tokens = toks;
   o.n_tokens = nt;
-  /* tenant_limits: {{max_calls=, max_sessions=, max_running=}...} by tenant
+  /* tenant_limits: {{max_calls=, max_sessions=, max_running=,
+   * max_kept_bytes=}...} by tenant
    * (1: the default) */
   lua_getfield(L, 1, "tenant_limits");
   int nl = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : 0;
@@ -342,6 +346,7 @@ static int l_http_start(lua_State *L) {
     ten[i].max_calls = (int)opt_number(L, t, "max_calls", 0);
     ten[i].max_sessions = (int)opt_number(L, t, "max_sessions", 0);
     ten[i].max_running = (int)opt_number(L, t, "max_running", 0);
+    ten[i].max_kept_bytes = (size_t)opt_number(L, t, "max_kept_bytes", 0);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);

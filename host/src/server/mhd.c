@@ -21,6 +21,7 @@ static const bw_dynsym fns[] = {
     {(void **)&bw_mhd.add_response_header, "MHD_add_response_header"},
     {(void **)&bw_mhd.queue_response, "MHD_queue_response"},
     {(void **)&bw_mhd.destroy_response, "MHD_destroy_response"},
+    {(void **)&bw_mhd.set_connection_option, "MHD_set_connection_option"},
 };
 
 static bw_dynlib lib = BW_DYNLIB("libmicrohttpd.so.12", "libmicrohttpd12", fns);

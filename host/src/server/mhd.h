@@ -23,6 +23,7 @@ typedef struct bw_mhd_api {
   __typeof__(&MHD_add_response_header) add_response_header;
   __typeof__(&MHD_queue_response) queue_response;
   __typeof__(&MHD_destroy_response) destroy_response;
+  __typeof__(&MHD_set_connection_option) set_connection_option;
 } bw_mhd_api;
 
 extern bw_mhd_api bw_mhd;
@@ -40,5 +41,6 @@ int bw_mhd_load(char *err, size_t errlen);
 #define MHD_add_response_header bw_mhd.add_response_header
 #define MHD_queue_response bw_mhd.queue_response
 #define MHD_destroy_response bw_mhd.destroy_response
+#define MHD_set_connection_option bw_mhd.set_connection_option
 
 #endif
