@@ -419,7 +419,8 @@ policies:
       f:write("roots: [.]\n")
       f:close()
       local o = parse(("http:\n  listen: 0.0.0.0:9\n  workers: 3\n  session_ttl: 2m\n  max_body: 1KiB\n"
-        .. "  allowed_hosts: [mcp.example.com]\n  tenants:\n    alice: {config: a.yaml}\n"
+        .. "  max_running: 2\n  max_undo_bytes: 1MiB\n  max_kept_bytes: 2MiB\n  max_unauthenticated: 9\n  auth_timeout: 1m\n"
+        .. "  allowed_hosts: [mcp.example.com]\n  tenants:\n    alice: {config: a.yaml, max_running: 1, max_undo_bytes: 1KiB, max_kept_bytes: 3KiB}\n"
         .. "  tokens:\n    - {sha256: %s, tenant: alice, max_calls: 2, max_body: 2KiB}\n    - {sha256: %s}\n")
         :format(H64:upper(), H64), dir)
       os.execute("rm -rf " .. dir)
@@ -429,7 +430,8 @@ policies:
       assert.equal(120, h.session_ttl)
       assert.equal(1024, h.max_body)
       assert.same({ "mcp.example.com" }, { table.unpack(h.allowed_hosts) })
-      assert.same({ name = "alice", config = dir .. "/a.yaml" }, h.tenants[1])
+      assert.same({ 2, 1048576, 2097152, 9, 60 }, { h.max_running, h.max_undo_bytes, h.max_kept_bytes, h.max_unauthenticated, h.auth_timeout })
+      assert.same({ name = "alice", config = dir .. "/a.yaml", max_running = 1, max_undo_bytes = 1024, max_kept_bytes = 3072 }, h.tenants[1])
       assert.same({ sha256 = H64, tenant = "alice", max_calls = 2, max_body = 2048 }, h.tokens[1])
       assert.equal("default", h.tokens[2].tenant)
     end)
@@ -442,6 +444,10 @@ policies:
         parse_err(("http:\n  tokens:\n    - {sha256: %s, tenant: bob}\n"):format(H64)))
       assert.matches("http%.workers must be an integer of at least 1", parse_err("http:\n  workers: 0\n"))
       assert.matches("http%.session_ttl must be a duration", parse_err("http:\n  session_ttl: soon\n"))
+      assert.matches("http%.max_running must be an integer of at least 1", parse_err("http:\n  max_running: 0\n"))
+      assert.matches("http%.auth_timeout must be a duration", parse_err("http:\n  auth_timeout: -1\n"))
+      assert.matches("http%.max_undo_bytes:", parse_err("http:\n  max_undo_bytes: lots\n"))
+      assert.matches("http%.max_kept_bytes:", parse_err("http:\n  max_kept_bytes: 0\n"))
       assert.matches("http%.tenants%.x%.config: cannot read", parse_err("http:\n  tenants:\n    x: {config: nope.yaml}\n"))
       assert.matches("default is the main configuration's own",
         parse_err("http:\n  tenants:\n    default: {config: nope.yaml}\n"))
