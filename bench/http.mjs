@@ -1,17 +1,25 @@
-// bench/http.mjs: small reads through MCP over stdio (the anchor) and over
-// Streamable HTTP (`burrow mcp --http`), same binary, same file, same SDK
-// client, same run. Sequential calls give latency (p50, p99) and calls/s;
-// 4 clients at once give the HTTP server's throughput with its 2 workers.
+// bench/http.mjs: MCP over Streamable HTTP (`burrow mcp --http`), side by
+// side in one run with its anchors: stdio (the same binary), the HTTP floor
+// (a `ping` answered by the C side, no Lua), and the official filesystem
+// server behind supergateway (the stdio -> Streamable HTTP bridge its
+// users run; `bench/peers`, npm). Rows:
+//   - small reads (`read_file` of a 260-byte file), one SDK client per
+//     transport: calls/s, p50, p99;
+//   - 8 SDK clients (8 sessions) at once on 4 workers;
+//   - tenants: tenant A runs greps over a 20,000-file tree with 2 clients
+//     for --grep-secs while tenant B's 4 readers read a small file; B's p99
+//     (4 workers, 2 per tenant: http.max_running).
+// Medians of --rounds rounds; ratios against the anchors of the same run.
 // Writes a table between the http-bench markers of docs/benchmarks.md and
 // the raw JSON to bench/results/.
 //
-//   node bench/http.mjs [--n 2000] [--rounds 3] [--out docs/benchmarks.md]
+//   node bench/http.mjs [--n 2000] [--rounds 3] [--grep-secs 30] [--out docs/benchmarks.md]
 // (`make bench` runs it; BENCH_HTTP=0 skips it there.)
 
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { writeSection } from "./section.mjs";
 
@@ -24,40 +32,98 @@ const { StreamableHTTPClientTransport } = await import(path.join(SDK, "streamabl
 const arg = (k, d) => { const i = process.argv.indexOf(`--${k}`); return i > 0 ? process.argv[i + 1] : d; };
 const N = Number(arg("n", process.env.BENCH_HTTP_N || 2000));
 const ROUNDS = Number(arg("rounds", process.env.BENCH_HTTP_ROUNDS || 3));
+const GREP_SECS = Number(arg("grep-secs", process.env.BENCH_HTTP_GREP_SECS || 30));
 const OUT = path.resolve(arg("out", process.env.BENCH_OUT || path.join(REPO, "docs/benchmarks.md")));
 const BIN = path.resolve(process.env.BURROW_BIN || path.join(REPO, "build/burrow"));
-const CONC = 4;
+const MANY = 8;        // sessions at once
+const WORKERS = 4;     // the listener's workers for the many-session and tenant rows
+const PER_TENANT = 2;  // http.max_running in the tenant row
 
 const ws = fs.mkdtempSync(path.join(os.tmpdir(), "burrow-httpbench-"));
-fs.writeFileSync(path.join(ws, "small.txt"), "a small file\n".repeat(20));
+fs.mkdirSync(path.join(ws, "a"));
+fs.mkdirSync(path.join(ws, "b"));
+fs.writeFileSync(path.join(ws, "a/small.txt"), "a small file\n".repeat(20));
+fs.writeFileSync(path.join(ws, "b/small.txt"), "a small file\n".repeat(20));
+// tenant A's tree: 20,000 files of ~2 KiB in 200 directories
+for (let d = 0; d < 200; d++) {
+  const dir = path.join(ws, "a/tree", `d${d}`);
+  fs.mkdirSync(dir, { recursive: true });
+  for (let f = 0; f < 100; f++) {
+    fs.writeFileSync(path.join(dir, `f${f}.txt`), `line ${d} ${f} alpha beta gamma\n`.repeat(64));
+  }
+}
+fs.writeFileSync(path.join(ws, "b.yaml"), "roots: [b]\n");
+const sha = (s) => spawnSync(BIN, ["token", "hash", s], { encoding: "utf8" }).stdout.trim();
+fs.writeFileSync(path.join(ws, "tenants.yaml"), [
+  "roots: [a]",
+  "http:",
+  `  workers: ${WORKERS}`,
+  `  max_running: ${PER_TENANT}`,
+  "  tenants:",
+  "    b: {config: b.yaml}",
+  "  tokens:",
+  `    - {sha256: ${sha("tok-a")}}`,
+  `    - {sha256: ${sha("tok-b")}, tenant: b}`,
+  "",
+].join("\n"));
 
-function startHttp() {
-  const proc = spawn(BIN, ["mcp", "--root", ws, "--http", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
+function startServer(cmd, args, match) {
+  const proc = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   return new Promise((resolve, reject) => {
-    proc.on("exit", (c) => reject(new Error(`burrow exited ${c}: ${err}`)));
-    proc.stderr.on("data", (d) => {
+    const onExit = (c) => reject(new Error(`${cmd} exited ${c}: ${err}`));
+    proc.on("exit", onExit);
+    const on = (d) => {
       err += d;
-      const m = err.match(/at (http:\/\/\S+\/mcp)/);
-      if (m) resolve({ url: m[1], stop: () => { proc.removeAllListeners("exit"); proc.kill("SIGTERM"); } });
-    });
+      const m = err.match(match);
+      if (m) {
+        proc.off("exit", onExit);
+        resolve({ url: m[1], stop: () => { proc.kill("SIGTERM"); } });
+      }
+    };
+    proc.stderr.on("data", on);
+    proc.stdout.on("data", on);
   });
 }
 
-async function client(kind, url) {
+const startBurrow = (extra = []) => startServer(BIN, ["mcp", "--root", path.join(ws, "a"), ...extra, "--http", "127.0.0.1:0"],
+  /at (http:\/\/\S+\/mcp)/);
+
+// The official filesystem server behind supergateway, stateful (one server
+// process per session, as its users run it); bench/peers installs both.
+const PEERS = path.join(REPO, "bench/peers");
+function peers() {
+  const gw = path.join(PEERS, "node_modules/supergateway/dist/index.js");
+  if (!fs.existsSync(gw)) {
+    const r = spawnSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: PEERS, stdio: "inherit" });
+    if (r.status !== 0) return null;
+  }
+  return fs.existsSync(gw) ? gw : null;
+}
+async function startOfficial(gw) {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const fsServer = path.join(PEERS, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+  const s = await startServer(process.execPath, [gw, "--stdio", `${process.execPath} ${fsServer} ${path.join(ws, "a")}`,
+    "--outputTransport", "streamableHttp", "--stateful", "--port", String(port), "--logLevel", "info"],
+  /(?:Listening on port|listening on port) (\d+)/i);
+  return { url: `http://127.0.0.1:${port}/mcp`, stop: s.stop };
+}
+
+async function client(kind, url, token) {
   const c = new Client({ name: "bench", version: "1" });
+  const headers = token ? { authorization: `Bearer ${token}` } : {};
   const t = kind === "stdio"
-    ? new StdioClientTransport({ command: BIN, args: ["mcp", "--root", ws], stderr: "ignore" })
-    : new StreamableHTTPClientTransport(new URL(url));
+    ? new StdioClientTransport({ command: BIN, args: ["mcp", "--root", path.join(ws, "a")], stderr: "ignore" })
+    : new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
   await c.connect(t);
   return c;
 }
 
-async function reads(c, n) {
+async function reads(c, n, tool = "read_file", file = "small.txt") {
   const lat = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    const r = await c.callTool({ name: "read_file", arguments: { path: "small.txt" } });
+    const r = await c.callTool({ name: tool, arguments: { path: file } });
     lat.push(performance.now() - t0);
     if (r.isError) throw new Error(JSON.stringify(r));
   }
@@ -66,86 +132,131 @@ async function reads(c, n) {
 
 const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
 const median = (xs) => pct(xs, 0.5);
+const stats = (lat, secs) => ({ calls: lat.length, per_s: lat.length / secs, p50: pct(lat, 0.5), p99: pct(lat, 0.99) });
 
-async function one(kind) {
-  let server, url;
-  if (kind !== "stdio") ({ url, stop: server } = await startHttp());
+async function timed(cs, n, tool, file) {
+  await Promise.all(cs.map((c) => reads(c, 50, tool, file))); // warm-up
+  const t0 = performance.now();
+  const lats = await Promise.all(cs.map((c) => reads(c, Math.ceil(n / cs.length), tool, file)));
+  return stats(lats.flat(), (performance.now() - t0) / 1000);
+}
+
+async function one(kind, gw) {
+  let server;
+  if (kind === "official") {
+    if (!gw) return null;
+    server = await startOfficial(gw);
+  } else if (kind === "many") server = await startBurrow(["--config", path.join(ws, "many.yaml")]);
+  else if (kind !== "stdio") server = await startBurrow();
+  const url = server?.url;
   try {
-    if (kind === "ping" || kind === "json") { // plain fetch, JSON answers: ping (C only), read_file (the worker)
+    if (kind === "ping") { // plain fetch, JSON answers: ping (C only)
       const c = await client("http", url);
       const sid = c.transport.sessionId;
-      const one = async (i) => {
+      const call = async (i) => {
         const t0 = performance.now();
         const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json",
-          "mcp-session-id": sid }, body: JSON.stringify(kind === "ping" ? { jsonrpc: "2.0", id: i, method: "ping" }
-          : { jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "read_file", arguments: { path: "small.txt" } } }) });
+          "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" }, body: JSON.stringify({ jsonrpc: "2.0", id: i, method: "ping" }) });
         await r.text();
         return performance.now() - t0;
       };
-      for (let i = 0; i < 50; i++) await one(i);
+      for (let i = 0; i < 50; i++) await call(i);
       const lat = [];
       const t0 = performance.now();
-      for (let i = 0; i < N; i++) lat.push(await one(i));
-      const secs = (performance.now() - t0) / 1000;
+      for (let i = 0; i < N; i++) lat.push(await call(i));
+      const res = stats(lat, (performance.now() - t0) / 1000);
       await c.close();
-      return { calls: N, per_s: N / secs, p50: pct(lat, 0.5), p99: pct(lat, 0.99) };
+      return res;
     }
-    if (kind === "http-4") {
-      const cs = await Promise.all(Array.from({ length: CONC }, () => client("http", url)));
-      await Promise.all(cs.map((c) => reads(c, 50))); // warm-up
-      const t0 = performance.now();
-      const lats = await Promise.all(cs.map((c) => reads(c, Math.ceil(N / CONC))));
-      const secs = (performance.now() - t0) / 1000;
-      for (const c of cs) await c.close();
-      const all = lats.flat();
-      return { calls: all.length, per_s: all.length / secs, p50: pct(all, 0.5), p99: pct(all, 0.99) };
-    }
-    const c = await client(kind, url);
-    await reads(c, 50);
-    const t0 = performance.now();
-    const lat = await reads(c, N);
-    const secs = (performance.now() - t0) / 1000;
-    await c.close();
-    return { calls: N, per_s: N / secs, p50: pct(lat, 0.5), p99: pct(lat, 0.99) };
+    const n = kind === "many" ? MANY : 1;
+    const cs = await Promise.all(Array.from({ length: n }, () => client(kind === "stdio" ? "stdio" : "http", url)));
+    const res = kind === "official"
+      ? await timed(cs, N, "read_text_file", path.join(ws, "a/small.txt"))
+      : await timed(cs, N * (kind === "many" ? 2 : 1));
+    for (const c of cs) await c.close();
+    return res;
   } finally {
-    if (server) server();
+    if (server) server.stop();
   }
 }
 
-const runs = { stdio: [], http: [], "http-4": [], json: [], ping: [] };
+// Tenant A greps its tree with 2 clients for GREP_SECS; tenant B's 4
+// readers read meanwhile. B's latencies, and how many greps A ran.
+async function tenants() {
+  const server = await startBurrow(["--config", path.join(ws, "tenants.yaml")]);
+  try {
+    const greppers = await Promise.all([1, 2].map(() => client("http", server.url, "tok-a")));
+    const readers = await Promise.all([1, 2, 3, 4].map(() => client("http", server.url, "tok-b")));
+    await Promise.all(readers.map((c) => reads(c, 20)));
+    const end = performance.now() + GREP_SECS * 1000;
+    let greps = 0, grepMs = [];
+    const grepLoop = async (c) => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        const r = await c.callTool({ name: "grep", arguments: { pattern: "gam+a\\s+\\d{3}", path: "tree", max_results: 5 } },
+          undefined, { timeout: 600_000 });
+        grepMs.push(performance.now() - t0);
+        if (r.isError) throw new Error(JSON.stringify(r));
+        greps++;
+      }
+    };
+    const lat = [];
+    const readLoop = async (c) => {
+      while (performance.now() < end) lat.push(...await reads(c, 1));
+    };
+    const t0 = performance.now();
+    await Promise.all([...greppers.map(grepLoop), ...readers.map(readLoop)]);
+    const secs = (performance.now() - t0) / 1000;
+    for (const c of [...greppers, ...readers]) await c.close();
+    return { ...stats(lat, secs), greps, grep_p50: pct(grepMs, 0.5) };
+  } finally {
+    server.stop();
+  }
+}
+
+fs.writeFileSync(path.join(ws, "many.yaml"), `roots: [a]\nhttp: {workers: ${WORKERS}}\n`);
+const gw = peers();
+const runs = { stdio: [], http: [], many: [], ping: [], official: [], tenants: [] };
 for (let r = 0; r < ROUNDS; r++) {
   for (const kind of Object.keys(runs)) {
-    const res = await one(kind);
+    const res = kind === "tenants" ? await tenants() : await one(kind, gw);
+    if (!res) continue;
     runs[kind].push(res);
-    console.log(`round ${r + 1} ${kind}: ${res.per_s.toFixed(0)} calls/s, p50 ${res.p50.toFixed(2)} ms, p99 ${res.p99.toFixed(2)} ms`);
+    console.log(`round ${r + 1} ${kind}: ${res.per_s.toFixed(0)} calls/s, p50 ${res.p50.toFixed(2)} ms, p99 ${res.p99.toFixed(2)} ms` +
+      (res.greps !== undefined ? `, ${res.greps} greps (p50 ${res.grep_p50.toFixed(0)} ms)` : ""));
   }
 }
 fs.rmSync(ws, { recursive: true, force: true });
 
-const med = (kind, k) => median(runs[kind].map((x) => x[k]));
-const anchor = med("stdio", "per_s");
-const row = (kind, label) => `| ${label} | ${med(kind, "per_s").toFixed(0)} | ${(med(kind, "per_s") / anchor).toFixed(2)} | ${med(kind, "p50").toFixed(2)} | ${med(kind, "p99").toFixed(2)} |`;
+const med = (kind, k) => runs[kind].length ? median(runs[kind].map((x) => x[k])) : NaN;
+const f0 = (x) => Number.isNaN(x) ? "n/a" : x.toFixed(0), f2 = (x) => Number.isNaN(x) ? "n/a" : x.toFixed(2);
+const http1 = med("http", "per_s");
+const row = (kind, label) => `| ${label} | ${f0(med(kind, "per_s"))} | ${f2(med(kind, "per_s") / http1)} | ${f2(med(kind, "p50"))} | ${f2(med(kind, "p99"))} |`;
 const stamp = new Date().toISOString().replace(/[:.]/g, "-");
 const resultsDir = path.join(REPO, "bench/results");
 fs.mkdirSync(resultsDir, { recursive: true });
-fs.writeFileSync(path.join(resultsDir, `http-${stamp}.json`), JSON.stringify({ n: N, rounds: ROUNDS, runs }, null, 2));
+fs.writeFileSync(path.join(resultsDir, `http-${stamp}.json`), JSON.stringify({ n: N, rounds: ROUNDS, grep_secs: GREP_SECS, runs }, null, 2));
 
-const table = `Small reads (\`read_file\` of a 260-byte file) through the official SDK client, ${N} calls per run after 50 to warm up,
-median of ${ROUNDS} rounds (stdio, HTTP, HTTP x ${CONC} alternating), ${new Date().toISOString().slice(0, 10)},
-\`node bench/http.mjs\`. Ratio: calls/s against stdio in the same run.
+const table = `Small reads (\`read_file\` of a 260-byte file) through the official SDK client, ${N} calls per run after 50 to warm up
+(${2 * N} over ${MANY} sessions), median of ${ROUNDS} rounds (the rows alternating), ${new Date().toISOString().slice(0, 10)},
+\`node bench/http.mjs\`. Ratio: calls/s against burrow's one HTTP session in the same run.
 
-| transport | calls/s | vs stdio | p50 ms | p99 ms |
+| transport | calls/s | vs HTTP, 1 session | p50 ms | p99 ms |
 |---|---:|---:|---:|---:|
-${row("stdio", "stdio, 1 client (anchor)")}
-${row("http", "Streamable HTTP, 1 client (SSE answers)")}
-${row("http-4", `Streamable HTTP, ${CONC} clients at once (2 workers)`)}
-${row("json", "\`read_file\` by plain fetch, JSON answer (no SSE)")}
+${row("http", "burrow, Streamable HTTP, 1 SDK session (2 workers)")}
+${row("many", `burrow, Streamable HTTP, ${MANY} SDK sessions at once (${WORKERS} workers)`)}
 ${row("ping", "HTTP floor: \`ping\` by plain fetch, answered by the C side (no Lua)")}
+${row("official", "official filesystem server behind supergateway (stateful), 1 SDK session")}
+${row("stdio", "burrow over stdio, 1 SDK client")}
+
+- one session against the floor: **${f2(http1 / med("ping", "per_s"))}×**; against the official server behind supergateway: **${f2(http1 / med("official", "per_s"))}×**;
+  ${MANY} sessions against one: **${f2(med("many", "per_s") / http1)}×**.
+- tenants (${WORKERS} workers, \`http.max_running: ${PER_TENANT}\`): while tenant A's 2 clients run greps over a 20,000-file tree
+  for ${GREP_SECS} s (median ${f0(med("tenants", "greps"))} greps a round, p50 ${f0(med("tenants", "grep_p50"))} ms each), tenant B's 4 readers
+  made ${f0(med("tenants", "per_s"))} calls/s, p50 ${f2(med("tenants", "p50"))} ms, **p99 ${f2(med("tenants", "p99"))} ms**.
 
 The floor row is one HTTP round trip of Node's fetch with no Lua behind it;
-the plain-fetch read adds the hand-off to the session's worker thread and
-back; the SDK rows add the SSE answer (a priming event, then the message)
-and the SDK's stream parsing.
-With 2 cores shared by other jobs, 4 clients at once mostly measure the
-scheduler; load average at the start: ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}.`;
+the SDK rows add the hand-off to a worker thread, the SSE answer (a priming
+event, then the message) and the SDK's stream parsing. Load average at the
+start: ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}; ${os.cpus().length} cores.`;
 console.log(writeSection(OUT, "http-bench", table, "## MCP over HTTP vs stdio (`bench/http.mjs`)"));
