@@ -35,6 +35,7 @@ const ROUNDS = Number(arg("rounds", process.env.BENCH_HTTP_ROUNDS || 3));
 const GREP_SECS = Number(arg("grep-secs", process.env.BENCH_HTTP_GREP_SECS || 30));
 const OUT = path.resolve(arg("out", process.env.BENCH_OUT || path.join(REPO, "docs/benchmarks.md")));
 const BIN = path.resolve(process.env.BURROW_BIN || path.join(REPO, "build/burrow"));
+const BASE = arg("base", process.env.BURROW_BASE || ""); // an older build: its tenant row too ("before")
 const MANY = 8;        // sessions at once
 const WORKERS = 4;     // the listener's workers for the many-session and tenant rows
 const PER_TENANT = 2;  // http.max_running in the tenant row
@@ -86,7 +87,7 @@ function startServer(cmd, args, match) {
   });
 }
 
-const startBurrow = (extra = []) => startServer(BIN, ["mcp", "--root", path.join(ws, "a"), ...extra, "--http", "127.0.0.1:0"],
+const startBurrow = (extra = [], bin = BIN) => startServer(bin, ["mcp", "--root", path.join(ws, "a"), ...extra, "--http", "127.0.0.1:0"],
   /at (http:\/\/\S+\/mcp)/);
 
 // The official filesystem server behind supergateway, stateful (one server
@@ -182,8 +183,8 @@ async function one(kind, gw) {
 
 // Tenant A greps its tree with 2 clients for GREP_SECS; tenant B's 4
 // readers read meanwhile. B's latencies, and how many greps A ran.
-async function tenants() {
-  const server = await startBurrow(["--config", path.join(ws, "tenants.yaml")]);
+async function tenants(bin = BIN, config = "tenants.yaml") {
+  const server = await startBurrow(["--config", path.join(ws, config)], bin);
   try {
     const greppers = await Promise.all([1, 2].map(() => client("http", server.url, "tok-a")));
     const readers = await Promise.all([1, 2, 3, 4].map(() => client("http", server.url, "tok-b")));
@@ -193,8 +194,7 @@ async function tenants() {
     const grepLoop = async (c) => {
       while (performance.now() < end) {
         const t0 = performance.now();
-        const r = await c.callTool({ name: "grep", arguments: { pattern: "gam+a\\s+\\d{3}", path: "tree", max_results: 5 } },
-          undefined, { timeout: 600_000 });
+        const r = await c.callTool({ name: "grep", arguments: { pattern: "gam+a\\s+\\d{3}", path: "tree", max_results: 5 } });
         grepMs.push(performance.now() - t0);
         if (r.isError) throw new Error(JSON.stringify(r));
         greps++;
@@ -216,10 +216,14 @@ async function tenants() {
 
 fs.writeFileSync(path.join(ws, "many.yaml"), `roots: [a]\nhttp: {workers: ${WORKERS}}\n`);
 const gw = peers();
-const runs = { stdio: [], http: [], many: [], ping: [], official: [], tenants: [] };
+// the base build knows no http.max_running: the same tenants without it
+fs.writeFileSync(path.join(ws, "tenants-base.yaml"),
+  fs.readFileSync(path.join(ws, "tenants.yaml"), "utf8").replace(/^  max_running: .*\n/m, ""));
+const runs = { stdio: [], http: [], many: [], ping: [], official: [], tenants: [], ...(BASE ? { "tenants-base": [] } : {}) };
 for (let r = 0; r < ROUNDS; r++) {
   for (const kind of Object.keys(runs)) {
-    const res = kind === "tenants" ? await tenants() : await one(kind, gw);
+    const res = kind === "tenants" ? await tenants()
+      : kind === "tenants-base" ? await tenants(path.resolve(BASE), "tenants-base.yaml") : await one(kind, gw);
     if (!res) continue;
     runs[kind].push(res);
     console.log(`round ${r + 1} ${kind}: ${res.per_s.toFixed(0)} calls/s, p50 ${res.p50.toFixed(2)} ms, p99 ${res.p99.toFixed(2)} ms` +
@@ -253,7 +257,10 @@ ${row("stdio", "burrow over stdio, 1 SDK client")}
   ${MANY} sessions against one: **${f2(med("many", "per_s") / http1)}×**.
 - tenants (${WORKERS} workers, \`http.max_running: ${PER_TENANT}\`): while tenant A's 2 clients run greps over a 20,000-file tree
   for ${GREP_SECS} s (median ${f0(med("tenants", "greps"))} greps a round, p50 ${f0(med("tenants", "grep_p50"))} ms each), tenant B's 4 readers
-  made ${f0(med("tenants", "per_s"))} calls/s, p50 ${f2(med("tenants", "p50"))} ms, **p99 ${f2(med("tenants", "p99"))} ms**.
+  made ${f0(med("tenants", "per_s"))} calls/s, p50 ${f2(med("tenants", "p50"))} ms, **p99 ${f2(med("tenants", "p99"))} ms**.${BASE ? `
+  The same with the base build (\`--base ${process.env.BURROW_BASE_LABEL || BASE}\`: sessions pinned to a worker, no per-tenant cap):
+  B's readers made ${f0(med("tenants-base", "per_s"))} calls/s, p50 ${f2(med("tenants-base", "p50"))} ms, **p99 ${f2(med("tenants-base", "p99"))} ms**
+  (A ran ${f0(med("tenants-base", "greps"))} greps).` : ""}
 
 The floor row is one HTTP round trip of Node's fetch with no Lua behind it;
 the SDK rows add the hand-off to a worker thread, the SSE answer (a priming
