@@ -75,6 +75,28 @@ static void test_watch(void) {
 /* Issue 26: one inotify instance for the process, whatever the number of
  * watchers (sessions); a change reaches every watcher of the object; one
  * watcher's removal keeps the kernel watch another still uses. */
+/* Watchers naming one budget share its cap; a remove or a free gives back. */
+static void test_budget(void) {
+  bw_root r;
+  put("d", "1");
+  put("e", "1");
+  CHECK(bw_root_open(&r, base, NULL, 0) == BW_OK, "root");
+  bw_handle hd, he;
+  CHECK(handle(&r, "d", &hd) == BW_OK && handle(&r, "e", &he) == BW_OK, "d, e");
+  bw_watcher *a = bw_watch_new(4, 0), *b = bw_watch_new(4, 0);
+  CHECK(a && b && bw_watch_budget(a, "t", 2) == BW_OK && bw_watch_budget(b, "t", 2) == BW_OK, "budgets");
+  int i1, i2, i3;
+  CHECK(bw_watch_add(a, &hd, &i1) == BW_OK && bw_watch_add(b, &he, &i2) == BW_OK, "two fit");
+  CHECK(bw_watch_add(a, &he, &i3) == BW_TOO_LARGE, "the third is past the shared cap");
+  CHECK(bw_watch_remove(b, i2) == BW_OK && bw_watch_add(a, &he, &i3) == BW_OK, "a remove gives one back");
+  bw_watch_free(a); /* its two go back */
+  CHECK(bw_watch_add(b, &hd, &i1) == BW_OK && bw_watch_add(b, &he, &i2) == BW_OK, "a free gives its back");
+  bw_watch_free(b);
+  bw_handle_close(&hd);
+  bw_handle_close(&he);
+  bw_root_close(&r);
+}
+
 static void test_one_instance(void) {
   bw_root r;
   put("c", "1");
@@ -170,6 +192,7 @@ int main(void) {
   if (!mkdtemp(base)) return 1;
   test_watch();
   test_one_instance();
+  test_budget();
   test_counters();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);

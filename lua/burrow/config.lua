@@ -416,7 +416,8 @@ local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body 
   max_sessions = true, replay = true, retry_ms = true, allowed_hosts = true, allowed_origins = true,
   tenants = true, tokens = true, max_queued = true, max_session_queued = true, max_connections = true,
   max_connections_per_address = true, max_running = true, max_undo_bytes = true,
-  max_unauthenticated = true, auth_timeout = true, max_kept_bytes = true }
+  max_unauthenticated = true, auth_timeout = true, max_kept_bytes = true, max_sessions_per_address = true,
+  max_watches = true }
 local TOKEN_KEYS = { sha256 = true, tenant = true, max_calls = true, max_body = true, max_sessions = true }
 
 local function want_count(v, mark, what, min)
@@ -453,7 +454,8 @@ local function parse_http(v, mark)
   local function m(k) return value_at(v, k) end
   if v.listen ~= nil then out.listen = want_string(v.listen, m("listen"), "http.listen") end
   for _, k in ipairs { "workers", "max_calls", "max_sessions", "replay", "retry_ms", "max_connections",
-    "max_connections_per_address", "max_running", "max_unauthenticated" } do
+    "max_connections_per_address", "max_running", "max_unauthenticated", "max_sessions_per_address",
+    "max_watches" } do
     if v[k] ~= nil then out[k] = want_count(v[k], m(k), "http." .. k) end
   end
   if v.session_ttl ~= nil then out.session_ttl = want_seconds(v.session_ttl, m("session_ttl"), "http.session_ttl") end
@@ -475,12 +477,12 @@ local function parse_http(v, mark)
       if name == "default" then fail(key_at(v.tenants, name), "http.tenants: default is the main configuration's own") end
       want_map(t, tm, "http.tenants." .. name)
       check_keys(t, { config = true, max_calls = true, max_sessions = true, max_running = true,
-        max_undo_bytes = true, max_kept_bytes = true }, "http.tenants." .. name)
+        max_undo_bytes = true, max_kept_bytes = true, max_watches = true }, "http.tenants." .. name)
       local file = join(want_string(t.config, value_at(t, "config"), "http.tenants." .. name .. ".config"))
       if not readable(file) then fail(value_at(t, "config"), "http.tenants.%s.config: cannot read %s", name, file) end
       local entry = { name = name, config = file }
       -- the tenant's own limits, beside its tokens' (the lower wins)
-      for _, k in ipairs { "max_calls", "max_sessions", "max_running" } do
+      for _, k in ipairs { "max_calls", "max_sessions", "max_running", "max_watches" } do
         if t[k] ~= nil then entry[k] = want_count(t[k], value_at(t, k), "http.tenants." .. name .. "." .. k) end
       end
       for _, k in ipairs { "max_undo_bytes", "max_kept_bytes" } do

@@ -25,6 +25,7 @@ local POLL = 0.25 -- seconds between pumps of the sessions' watches when idle
 local CACHE = 64  -- Servers a worker keeps for sessions it served (beside those homed on it)
 local SNAPSHOT_MAX = 4 * 1024 * 1024 -- a larger state stays on its worker rather than be copied per call
 http.MAX_UNDO_BYTES = 256 * 1024 * 1024 -- a tenant's undo budget unless http.max_undo_bytes says
+http.MAX_WATCHES = 1024 -- a tenant's file watches, all its sessions, unless http.max_watches says
 
 --- The workspace options of each tenant, from the setup the main state
 -- made: tenant 1 is the command line's (its config and flags), the others
@@ -46,7 +47,8 @@ local function new_session(W, state, sid, ws, tenant)
   -- call of the session carries it (hooks.session); the tenant's
   -- workspace, which the worker's sessions share, holds none of it. Its
   -- undo store's bytes count against the tenant's budget.
-  server.session = { id = "http:" .. sid:sub(1, 8), undo_budget = state.setup.budgets[tenant] }
+  server.session = { id = "http:" .. sid:sub(1, 8), undo_budget = state.setup.budgets[tenant],
+    watch_budget = state.setup.watch_budgets[tenant] }
   -- a response (or a batch of them) is the POST's answer: its call ends
   server.out = function(msg)
     local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
@@ -116,7 +118,7 @@ local function restore(server, text)
   server.client_root_list = r.client_root_list
   local s = r.session or {}
   server.session = { id = s.id or server.session.id, scope = s.scope, packs = s.packs,
-    undo_budget = server.session.undo_budget,
+    undo_budget = server.session.undo_budget, watch_budget = server.session.watch_budget,
     undo = s.undo and require("burrow.undo").find(s.undo) or nil }
 end
 
@@ -263,10 +265,12 @@ function http.serve(o, hc, listen)
   end
   local limits = {} -- each tenant's own max_calls, max_sessions, max_running (none: 0)
   local budgets = {} -- each tenant's undo budget, which all its sessions share
+  local watch_budgets = {} -- and its file watches (resources/subscribe)
   for i, t in ipairs(tenants) do
     limits[i] = { max_calls = t.max_calls or 0, max_sessions = t.max_sessions or 0, max_running = t.max_running or 0,
       max_kept_bytes = t.max_kept_bytes or 0 }
     budgets[i] = { name = "http-tenant:" .. t.name, cap = t.max_undo_bytes or hc.max_undo_bytes or http.MAX_UNDO_BYTES }
+    watch_budgets[i] = { name = "http-tenant:" .. t.name, cap = t.max_watches or hc.max_watches or http.MAX_WATCHES }
   end
   local tokens = {}
   for i, t in ipairs(hc.tokens or {}) do
@@ -293,10 +297,11 @@ function http.serve(o, hc, listen)
     max_queued = hc.max_queued, max_session_queued = hc.max_session_queued,
     max_connections = hc.max_connections, max_connections_per_address = hc.max_connections_per_address,
     max_unauthenticated = hc.max_unauthenticated, auth_timeout = hc.auth_timeout,
+    max_sessions_per_address = hc.max_sessions_per_address,
     allowed_hosts = hc.allowed_hosts, allowed_origins = hc.allowed_origins,
     tokens = tokens,
     tenant_limits = limits,
-    setup = json.encode { cli = o, tenants = tenants, budgets = budgets },
+    setup = json.encode { cli = o, tenants = tenants, budgets = budgets, watch_budgets = watch_budgets },
   }
   if not server then return nil, err end
   local shown = host:find(":", 1, true) and "[" .. host .. "]" or host

@@ -158,7 +158,8 @@ function resources.subscribe(self, params)
   if self.subs[params.uri] then return {} end
   if not self.watches then
     self.watches = require("burrow.watch").new {
-      max = self.ws.caps.max_watches, interval_ms = self.ws.caps.watch_interval_ms }
+      max = self.ws.caps.max_watches, interval_ms = self.ws.caps.watch_interval_ms,
+      budget = self.session.watch_budget }
     if self.on_watch then self.on_watch(self.watches:fd()) end
   end
   local id, msg, code = self.watches:add(self.ws, path, notifier(self, params.uri), self.session)

@@ -5,7 +5,7 @@
 -- (host/src/core/watch.c). Events are coalesced per watch: a callback runs at
 -- most once per interval whatever the number of changes.
 --
---   local set = watch.new{max = 256, interval_ms = 100}
+--   local set = watch.new{max = 256, interval_ms = 100[, budget = {name =, cap =}]}
 --   local id = set:add(ws, "src/main.c", function(ev) ... end)
 --   -- ev = {path =, changed =, list =, gone =}
 --   set:fd()          -- readable when events wait: poll it in your loop
@@ -25,8 +25,12 @@ local TOOL = { name = "watch", permissions = { "fs.read" } }
 
 function watch.new(opts)
   opts = opts or {}
+  local w = core.watcher(opts.max or 256, opts.interval_ms or 100)
+  -- budget {name =, cap =}: a cap this set's watches share with every set
+  -- naming it (an HTTP tenant's, http.max_watches)
+  if opts.budget then assert(w:budget(opts.budget.name, opts.budget.cap)) end
   return setmetatable({
-    w = core.watcher(opts.max or 256, opts.interval_ms or 100),
+    w = w,
     subs = {}, -- id -> {path =, fn =}
   }, Set)
 end

@@ -129,3 +129,43 @@ test("unauthenticated connections are capped in all and time out; a connection t
     fs.rmSync(d, { recursive: true, force: true });
   }
 });
+
+// One client address takes at most its share of the sessions
+// (http.max_sessions_per_address): its next initialize is 429 naming the
+// key, another address is served, and a session it ends gives the slot
+// back. Before, one client's initialize calls could fill every slot.
+test("one address takes only its share of the sessions", { timeout: 60_000 }, async () => {
+  const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-share-")));
+  fs.writeFileSync(path.join(d, "burrow.yaml"), `roots: [${d}]\nhttp: {max_sessions_per_address: 3}\n`);
+  const s = await startHttp(["--config", path.join(d, "burrow.yaml")]);
+  const call = (localAddress, method, headers = {}, body) => new Promise((resolve) => {
+    const req = http.request({ host: "127.0.0.1", port: s.port, path: "/mcp", method, localAddress, agent: false,
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
+      let text = "";
+      res.on("data", (x) => { text += x; });
+      res.on("end", () => resolve({ status: res.statusCode, sid: res.headers["mcp-session-id"], text }));
+    });
+    req.on("error", (e) => resolve({ error: e.code || String(e) }));
+    req.end(body);
+  });
+  try {
+    const mine = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await call("127.0.0.1", "POST", {}, initBody(1));
+      assert.equal(r.status, 200, JSON.stringify(r));
+      mine.push(r.sid);
+    }
+    const fourth = await call("127.0.0.1", "POST", {}, initBody(1));
+    assert.equal(fourth.status, 429, JSON.stringify(fourth));
+    assert.match(fourth.text, /http\.max_sessions_per_address/);
+    const other = await call("127.0.0.2", "POST", {}, initBody(1));
+    assert.equal(other.status, 200, "another address is served");
+    const del = await call("127.0.0.1", "DELETE", { "mcp-session-id": mine[0], "mcp-protocol-version": "2025-11-25" });
+    assert.equal(del.status, 200, JSON.stringify(del));
+    const again = await call("127.0.0.1", "POST", {}, initBody(1));
+    assert.equal(again.status, 200, "the ended session's slot is back");
+  } finally {
+    await s.stop();
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+});

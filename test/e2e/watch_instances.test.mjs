@@ -59,3 +59,37 @@ test(`${N} sessions subscribe: one inotify instance, and every session hears the
   assert.equal(heard.size, N, `sessions that heard the change: ${heard.size} of ${N}`);
   await Promise.all(clients.map((c) => c.close()));
 });
+
+// A tenant's watches are capped across all its sessions (http.max_watches,
+// http.tenants.NAME.max_watches): one tenant cannot spend the uid's
+// inotify watches. Past it a subscribe is refused (-32602, TOO_LARGE,
+// naming the key) whichever session asks; an unsubscribe gives one back.
+test("a tenant's watches are capped across its sessions", { timeout: 60_000 }, async () => {
+  const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-watchcap-")));
+  for (const f of ["a", "b", "c", "d"]) fs.writeFileSync(path.join(d, f), "x\n");
+  fs.writeFileSync(path.join(d, "burrow.yaml"), `roots: [${d}]\nhttp: {max_watches: 3}\n`);
+  const s = await startHttp(["--config", path.join(d, "burrow.yaml")]);
+  const clients = [];
+  try {
+    for (let i = 0; i < 2; i++) {
+      const c = new Client({ name: `cap${i}`, version: "1" });
+      await c.connect(new StreamableHTTPClientTransport(new URL(s.url)));
+      clients.push(c);
+    }
+    const [a, b] = clients;
+    const uri = (f) => `file://${path.join(d, f)}`;
+    await a.subscribeResource({ uri: uri("a") });
+    await a.subscribeResource({ uri: uri("b") });
+    await b.subscribeResource({ uri: uri("c") });
+    const refused = await b.subscribeResource({ uri: uri("d") }).then(() => null, (e) => e);
+    assert.ok(refused, "the fourth watch of the tenant is refused");
+    assert.equal(refused.code, -32602);
+    assert.match(refused.message, /http\.max_watches/);
+    await a.unsubscribeResource({ uri: uri("a") });
+    await b.subscribeResource({ uri: uri("d") }); // one came back
+  } finally {
+    for (const c of clients) await c.close();
+    await s.stop();
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+});

@@ -61,7 +61,16 @@ typedef struct entry {
   char name[BW_NAME_MAX + 1];
 } entry;
 
+/* Watches several watchers share a cap on (a tenant's): under the hub's
+ * lock, freed with its last watcher. */
+typedef struct budget {
+  struct budget *next;
+  int refs, cap, used;
+  char name[];
+} budget;
+
 struct bw_watcher {
+  budget *b;  /* NULL: none */
   int fd;     /* the hub's inotify instance */
   int efd;    /* its own eventfd: readable once a watch of its is marked */
   int kicked; /* marked since the last kick (under the hub's lock) */
@@ -79,7 +88,36 @@ static struct {
   unsigned gen;      /* reads so far */
   pthread_t th;
   bw_watcher *list;
-} hub = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, NULL, 0, 0, NULL};
+  budget *budgets;
+} hub = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, NULL, 0, 0, NULL, NULL};
+
+int bw_watch_budget(bw_watcher *w, const char *name, int cap) {
+  pthread_mutex_lock(&hub.mu);
+  budget *b = hub.budgets;
+  while (b && strcmp(b->name, name)) b = b->next;
+  if (!b && (b = calloc(1, sizeof *b + strlen(name) + 1))) {
+    strcpy(b->name, name);
+    b->next = hub.budgets;
+    hub.budgets = b;
+  }
+  if (b && !w->b) {
+    b->refs++;
+    b->cap = cap; /* the newest word of the configuration */
+    w->b = b;
+  }
+  pthread_mutex_unlock(&hub.mu);
+  return b ? BW_OK : BW_ENOMEM;
+}
+
+static void budget_put(budget *b) {
+  if (!b || --b->refs > 0) return;
+  for (budget **p = &hub.budgets; *p; p = &(*p)->next)
+    if (*p == b) {
+      *p = b->next;
+      break;
+    }
+  free(b);
+}
 
 static int drain(int fd);
 
@@ -205,8 +243,11 @@ void bw_watch_free(bw_watcher *w) {
     int wd = w->e[i].wd;
     if (!w->e[i].id) continue;
     w->e[i].id = 0;
+    if (w->b) w->b->used--;
     if (wd >= 0 && !wd_users(wd)) inotify_rm_watch(hub.fd, wd);
   }
+  budget_put(w->b);
+  w->b = NULL;
   if (!hub.list) { /* the last one: the instance and its thread go too */
     run = hub.run;
     th = hub.th;
@@ -288,6 +329,8 @@ static int watch_add(bw_watcher *w, const bw_handle *h, int *id) {
   for (int i = 0; i < w->max && slot < 0; i++)
     if (!w->e[i].id) slot = i;
   if (slot < 0) return bw_fail(BW_TOO_LARGE, "too many watches (max_watches)");
+  if (w->b && w->b->used >= w->b->cap)
+    return bw_fail(BW_TOO_LARGE, "the tenant's watches are all in use (http.max_watches)");
   int is_dir = S_ISDIR(h->st.st_mode);
   if (!is_dir && !S_ISREG(h->st.st_mode)) return BW_NOT_REGULAR;
   char name[BW_NAME_MAX + 1];
@@ -315,6 +358,7 @@ static int watch_add(bw_watcher *w, const bw_handle *h, int *id) {
   memset(e, 0, sizeof *e);
   e->id = w->next_id++;
   if (w->next_id == INT_MAX) w->next_id = 1;
+  if (w->b) w->b->used++;
   e->wd = wd;
   e->dir = is_dir;
   e->last_ms = -1e18;
@@ -330,6 +374,7 @@ int bw_watch_remove(bw_watcher *w, int id) {
     if (e->id != id || !id) continue;
     int wd = e->wd;
     e->id = 0;
+    if (w->b) w->b->used--;
     if (wd >= 0 && !wd_users(wd)) inotify_rm_watch(w->fd, wd);
     pthread_mutex_unlock(&hub.mu);
     return BW_OK;

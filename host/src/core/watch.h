@@ -39,6 +39,10 @@ int bw_watch_count(const bw_watcher *w);
  * again beneath the handle's directory fd and must be the one judged
  * (dev, ino), else BW_EAGAIN. *id: the watch, for bw_watch_remove. */
 int bw_watch_add(bw_watcher *w, const bw_handle *h, int *id);
+/* Count w's watches against the budget name, cap watches at most across
+ * every watcher naming it (a tenant's): an add past it is BW_TOO_LARGE.
+ * Once per watcher, before its first add. */
+int bw_watch_budget(bw_watcher *w, const char *name, int cap);
 int bw_watch_remove(bw_watcher *w, int id);
 
 /* Drain the inotify fd: mark the watches the events touch, in every

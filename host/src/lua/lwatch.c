@@ -7,6 +7,7 @@
  *   w:read() -> events read from the kernel (flags set, nothing queued)
  *   w:due(now_s) -> {{id =, changed =, list =, gone =}...}, seconds until
  *                   the next held event (nil if none waits)
+ *   w:budget(name, cap): its watches count against a cap shared by name
  *   w:fd(), w:count(), w:close()
  */
 #include <lauxlib.h>
@@ -45,6 +46,18 @@ static int l_watcher(lua_State *L) {
   luaL_setmetatable(L, WATCHER_MT);
   lw->w = bw_watch_new((int)max, (int)ms);
   if (!lw->w) return luaL_error(L, "cannot start a file watch (inotify)");
+  return 1;
+}
+
+/* w:budget(name, cap): its watches count against a cap it shares with
+ * every watcher naming the same budget (a tenant's) */
+static int w_budget(lua_State *L) {
+  lwatcher *lw = check(L);
+  lua_Integer cap = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, cap >= 0 && cap <= 1 << 30, 3, "budget: 0 to 2^30 watches");
+  int rc = bw_watch_budget(lw->w, luaL_checkstring(L, 2), (int)cap);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushboolean(L, 1);
   return 1;
 }
 
@@ -109,7 +122,8 @@ static int w_count(lua_State *L) {
 
 static const luaL_Reg methods[] = {
     {"add", w_add},   {"remove", w_remove}, {"read", w_read},   {"due", w_due},
-    {"fd", w_fd},     {"count", w_count},   {"close", w_gc},    {NULL, NULL}};
+    {"fd", w_fd},     {"count", w_count},   {"close", w_gc},    {"budget", w_budget},
+    {NULL, NULL}};
 
 void bw_watch_register(lua_State *L) {
   luaL_newmetatable(L, WATCHER_MT);

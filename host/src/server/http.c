@@ -349,6 +349,18 @@ static enum MHD_Result do_get(bw_http *h, struct MHD_Connection *c,
   return stream_answer(h, c, s, t, pos, 0, t->id ? -1 : 0);
 }
 
+/* The client's address as text ("" if unknown). */
+static void client_address(struct MHD_Connection *c, char out[INET6_ADDRSTRLEN]) {
+  out[0] = '\0';
+  const union MHD_ConnectionInfo *i =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  const struct sockaddr *sa = i ? i->client_addr : NULL;
+  if (sa && sa->sa_family == AF_INET)
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, INET6_ADDRSTRLEN);
+  else if (sa && sa->sa_family == AF_INET6)
+    inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, INET6_ADDRSTRLEN);
+}
+
 /* A POST's body, complete: checked, then answered here (ping, a cancel)
  * or queued for the session's worker. */
 static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
@@ -390,12 +402,20 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     int lim = token_limit(h, k->token, 1);
     int have = k->token >= 0 ? h->tok_sessions[k->token] : h->nsessions;
     int tenant = k->token >= 0 ? h->o.tokens[k->token].tenant : 0;
-    if ((lim > 0 && have >= lim) || tenant_full(h, tenant, 1)) {
+    char addr[INET6_ADDRSTRLEN];
+    client_address(c, addr);
+    int from = 0; /* live sessions made from this address */
+    if (h->o.max_sessions_per_address > 0)
+      for (session *x = h->sessions; x; x = x->next) from += !strcmp(x->addr, addr);
+    int by_addr = h->o.max_sessions_per_address > 0 && from >= h->o.max_sessions_per_address;
+    if ((lim > 0 && have >= lim) || tenant_full(h, tenant, 1) || by_addr) {
       int tok = lim > 0 && have >= lim;
       pthread_mutex_unlock(&h->mu);
       json_decref(m);
       return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
                     tok ? "Too Many Requests: this token has its most sessions open"
+                    : by_addr ? "Too Many Requests: this client address has its share of the sessions open "
+                                "(http.max_sessions_per_address)"
                         : "Too Many Requests: this tenant has its most sessions open "
                           "(http.tenants.NAME.max_sessions)",
                     "Retry-After", "5");
@@ -412,6 +432,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     for (int i = 0; i < 16; i++) sprintf(s->id + 2 * i, "%02x", rnd[i]);
     s->token = k->token;
     s->tenant = k->token >= 0 ? h->o.tokens[k->token].tenant : 0;
+    memcpy(s->addr, addr, sizeof s->addr);
     s->running = s->home = -1; /* any worker takes it */
     s->refs = 1; /* the list's */
     s->next_stream = 1;

@@ -40,6 +40,7 @@ typedef struct bw_http_opts {
   double session_ttl;  /* seconds idle before a session is reaped */
   size_t max_body;     /* default request body cap */
   int max_sessions;    /* default live sessions per token (or in all) */
+  int max_sessions_per_address; /* live sessions made from one address (0: no share) */
   int max_calls;       /* default requests in flight per token */
   int replay;          /* events kept per SSE stream for Last-Event-ID */
   size_t max_kept_bytes; /* their bytes, per tenant, all its sessions (0: 64 MiB) */

@@ -43,6 +43,7 @@ typedef struct session {
   struct session *next;     /* the listener's list */
   struct session *run_next; /* its tenant's run queue */
   char id[40];
+  char addr[46]; /* the client address that made it (INET6_ADDRSTRLEN) */
   int token; /* -1: no authentication */
   int tenant;   /* its slot in the tenant arrays (bwh_tenant) */
   int refs;     /* connections, queued items and a worker holding it */

@@ -282,7 +282,7 @@ static void server_free(server *srv) {
 }
 
 /* core.http_start{host, port, workers, max_running, session_ttl, max_body, max_calls,
- * max_sessions, replay, max_kept_bytes, max_queued, max_session_queued, max_connections,
+ * max_sessions, max_sessions_per_address, replay, max_kept_bytes, max_queued, max_session_queued, max_connections,
  * max_connections_per_address, max_unauthenticated, auth_timeout, retry_ms,
  * allowed_hosts, allowed_origins, tokens =
  * {{sha256, tenant, max_calls, max_body, max_sessions}...}, setup, module}
@@ -300,6 +300,7 @@ static int l_http_start(lua_State *L) {
   o.max_body = (size_t)opt_number(L, 1, "max_body", 4 << 20);
   o.max_calls = (int)opt_number(L, 1, "max_calls", 16);
   o.max_sessions = (int)opt_number(L, 1, "max_sessions", 1000);
+  o.max_sessions_per_address = (int)opt_number(L, 1, "max_sessions_per_address", 0);
   o.replay = (int)opt_number(L, 1, "replay", 256);
   o.max_kept_bytes = (size_t)opt_number(L, 1, "max_kept_bytes", 64 << 20);
   o.max_queued = (size_t)opt_number(L, 1, "max_queued", 256 << 20);
