@@ -420,6 +420,7 @@ policies:
       f:close()
       local o = parse(("http:\n  listen: 0.0.0.0:9\n  workers: 3\n  session_ttl: 2m\n  max_body: 1KiB\n"
         .. "  max_running: 2\n  max_undo_bytes: 1MiB\n  max_kept_bytes: 2MiB\n  max_unauthenticated: 9\n  auth_timeout: 1m\n"
+        .. "  max_watches: 7\n  max_sessions_per_address: 5\n"
         .. "  allowed_hosts: [mcp.example.com]\n  tenants:\n    alice: {config: a.yaml, max_running: 1, max_undo_bytes: 1KiB, max_kept_bytes: 3KiB}\n"
         .. "  tokens:\n    - {sha256: %s, tenant: alice, max_calls: 2, max_body: 2KiB}\n    - {sha256: %s}\n")
         :format(H64:upper(), H64), dir)
@@ -430,7 +431,8 @@ policies:
       assert.equal(120, h.session_ttl)
       assert.equal(1024, h.max_body)
       assert.same({ "mcp.example.com" }, { table.unpack(h.allowed_hosts) })
-      assert.same({ 2, 1048576, 2097152, 9, 60 }, { h.max_running, h.max_undo_bytes, h.max_kept_bytes, h.max_unauthenticated, h.auth_timeout })
+      assert.same({ 2, 1048576, 2097152, 9, 60, 7, 5 }, { h.max_running, h.max_undo_bytes, h.max_kept_bytes,
+        h.max_unauthenticated, h.auth_timeout, h.max_watches, h.max_sessions_per_address })
       assert.same({ name = "alice", config = dir .. "/a.yaml", max_running = 1, max_undo_bytes = 1024, max_kept_bytes = 3072 }, h.tenants[1])
       assert.same({ sha256 = H64, tenant = "alice", max_calls = 2, max_body = 2048 }, h.tokens[1])
       assert.equal("default", h.tokens[2].tenant)
