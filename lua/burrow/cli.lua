@@ -90,21 +90,7 @@ local function parse(args)
 end
 
 -- The options for burrow.open: the config file's, then the command line's.
-local function options(o)
-  local opts = { caps = {} }
-  if o.config then
-    local err
-    -- burrow.config only with a config file: a start without one does
-    -- not load its 22 KB of bytecode (about a third of a ms here)
-    opts, err = require("burrow.config").load(o.config)
-    if not opts then error({ fail = err }) end
-  end
-  opts.http = nil -- the listener's, not the workspace's (http.lua reads it)
-  if o.roots then opts.roots = o.roots end
-  for k, v in pairs(o.caps) do opts.caps[k] = v end
-  if o.pack then opts.pack, opts.packs = o.pack, nil end
-  return opts
-end
+local options = require "burrow.options"
 
 local function open(o)
   local ws, err = burrow.open(options(o))
@@ -339,4 +325,4 @@ local function main(args)
   error(res, 0)
 end
 
-return setmetatable({ options = options }, { __call = function(_, args) return main(args) end })
+return setmetatable({}, { __call = function(_, args) return main(args) end })

@@ -31,10 +31,10 @@ http.MAX_WATCHES = 1024 -- a tenant's file watches, all its sessions, unless htt
 -- made: tenant 1 is the command line's (its config and flags), the others
 -- the config files http.tenants names.
 local function tenant_options(setup, i)
-  local cli = require "burrow.cli"
-  if i == 1 then return cli.options(setup.cli) end
+  local options = require "burrow.options"
+  if i == 1 then return options(setup.cli) end
   local t = setup.tenants[i]
-  return cli.options { config = t.config, caps = {}, roots = nil }
+  return options { config = t.config, caps = {}, roots = nil }
 end
 
 -- A session's Server: mcp.lua's, with the transport's out, and a stdio
@@ -281,7 +281,6 @@ function http.serve(o, hc, listen)
   end
   -- every tenant's workspace opens here once, so a bad config fails now,
   -- not at a client's first call
-  local cli = require "burrow.cli"
   for i = 1, #tenants do
     local ok, opts = pcall(tenant_options, { cli = o, tenants = tenants }, i)
     if not ok then return nil, type(opts) == "table" and (opts.fail or opts.usage) or tostring(opts) end
@@ -289,7 +288,6 @@ function http.serve(o, hc, listen)
     if not ws then return nil, ("tenant %s: %s"):format(tenants[i].name, err) end
     ws:close()
   end
-  local _ = cli
   local server, err = core.http_start {
     host = host, port = port, workers = hc.workers or 2, max_running = hc.max_running,
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,

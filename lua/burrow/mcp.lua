@@ -339,13 +339,21 @@ function handlers.tools_call(self, params, id)
   return out
 end
 
--- The handler of a method ("tools/call" -> handlers.tools_call), found once
--- per method that has one (so what a client names cannot grow the table).
-local handler_of = setmetatable({}, { __index = function(t, method)
-  local h = handlers[(method:gsub("/", "_"))]
-  if h then t[method] = h end
-  return h
-end })
+-- The handler of each method, by its name on the wire: "tools/list" is a
+-- method, "tools_list" (the Lua name) is not one.
+local handler_of = {
+  ["initialize"] = handlers.initialize,
+  ["ping"] = handlers.ping,
+  ["tools/list"] = handlers.tools_list,
+  ["tools/call"] = handlers.tools_call,
+  ["logging/setLevel"] = handlers.logging_setLevel,
+  ["resources/list"] = handlers.resources_list,
+  ["resources/templates/list"] = handlers.resources_templates_list,
+  ["resources/read"] = handlers.resources_read,
+  ["resources/subscribe"] = handlers.resources_subscribe,
+  ["resources/unsubscribe"] = handlers.resources_unsubscribe,
+  ["burrow_test_probe_open"] = handlers.burrow_test_probe_open, -- BURROW_TEST_HOOKS=1 only
+}
 
 -- What the client may use as a request id: a string or a number (MCP:
 -- never null).

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "search.h"
 #include "stage.h"
 
@@ -711,12 +712,9 @@ static void supervise(walker *w) {
       pthread_cond_wait(&w->done_cv, &w->mu);
       continue;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    struct timespec ts; /* done_cv runs on the monotonic clock */
     long ms = o->interval_ms > 0 ? o->interval_ms : 100;
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    bw_deadline_mono(&ts, (double)ms / 1000.0);
     if (pthread_cond_timedwait(&w->done_cv, &w->mu, &ts) != ETIMEDOUT) continue;
     pthread_mutex_unlock(&w->mu); /* the callback may take its time */
     if (o->progress(o->progress_arg, atomic_load(&w->st->dirs), atomic_load(&w->st->entries))) {
@@ -835,7 +833,7 @@ int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
   w.stack[w.n++] = (task){start, NULL};
   pthread_mutex_init(&w.mu, NULL);
   pthread_cond_init(&w.cv, NULL);
-  pthread_cond_init(&w.done_cv, NULL);
+  bw_cond_init_mono(&w.done_cv);
   int started = 0;
   for (int i = 0; i < w.nthreads; i++) {
     ks[i].w = &w;

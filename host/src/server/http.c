@@ -20,6 +20,7 @@
  * idle sessions.
  */
 #include "http.h"
+#include "clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -755,9 +756,9 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   if (h->o.auth_timeout < 1) h->o.auth_timeout = 10;
   if (h->o.replay < 1) h->o.replay = 1;
   pthread_mutex_init(&h->mu, NULL);
-  pthread_cond_init(&h->ev, NULL);
-  pthread_cond_init(&h->reap_cv, NULL);
-  pthread_cond_init(&h->work, NULL);
+  bw_cond_init_mono(&h->ev); /* timeouts (bwh_deadline) on the monotonic clock */
+  bw_cond_init_mono(&h->reap_cv);
+  bw_cond_init_mono(&h->work);
   if (h->o.max_running < 1) /* one tenant never holds every worker of several */
     h->o.max_running = h->o.n_tenants > 1 && h->o.workers > 1 ? h->o.workers - 1 : h->o.workers;
   h->w = calloc((size_t)h->o.workers, sizeof *h->w);
@@ -771,7 +772,7 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   h->ten_calls = calloc((size_t)o->n_tenants + 1, sizeof(int));
   h->ten_sessions = calloc((size_t)o->n_tenants + 1, sizeof(int));
   for (int i = 0; h->w && i < h->o.workers; i++)
-    pthread_cond_init(&h->w[i].cv, NULL);
+    bw_cond_init_mono(&h->w[i].cv);
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
                    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
                    (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);

@@ -14,23 +14,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "httpint.h"
 
-double bwh_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
+double bwh_now(void) { return bw_now_mono(); }
 
-void bwh_deadline(struct timespec *ts, double secs) {
-  clock_gettime(CLOCK_REALTIME, ts);
-  ts->tv_sec += (time_t)secs;
-  ts->tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
-  if (ts->tv_nsec >= 1000000000L) {
-    ts->tv_sec++;
-    ts->tv_nsec -= 1000000000L;
-  }
-}
+/* Every condition variable of the listener runs on the monotonic clock
+ * (http.c: bw_cond_init_mono): a change of the wall clock moves no timeout. */
+void bwh_deadline(struct timespec *ts, double secs) { bw_deadline_mono(ts, secs); }
 
 /* ------------------------------------------------------------ streams */
 

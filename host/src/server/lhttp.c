@@ -14,10 +14,15 @@
 #include <lua.h>
 #include <lualib.h>
 #include <pthread.h>
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "http.h"
@@ -36,11 +41,13 @@ typedef struct wstate {
 
 typedef struct server {
   bw_http *h;
-  int nworkers;
+  bw_http_opts o; /* its strings and arrays are the server's, freed with it */
+  int nworkers, started;
   pthread_t *threads;
   wstate *w;
   char *setup, *path, *cpath, *module;
-  sigset_t sigs;
+  sigset_t sigs, old; /* the signals http:wait takes; the caller's mask */
+  int fail_fd;        /* an eventfd a failing worker raises (http:wait polls it) */
   _Atomic int failed;
 } server;
 
@@ -229,7 +236,8 @@ static void *worker_main(void *arg) {
   lua_close(L);
 fail:
   atomic_store(&srv->failed, 1);
-  kill(getpid(), SIGTERM); /* the main thread's wait ends and stops all */
+  uint64_t one = 1; /* http:wait wakes, stops the listener and the others */
+  if (write(srv->fail_fd, &one, sizeof one) < 0) { /* a fresh counter: cannot fail */ }
   return NULL;
 }
 
@@ -271,6 +279,11 @@ static const char **opt_list(lua_State *L, int t, const char *k, int *n) {
   return v;
 }
 
+static void free_list(const char *const *v, int n) {
+  for (int i = 0; v && i < n; i++) free((char *)v[i]);
+  free((void *)v);
+}
+
 static void server_free(server *srv) {
   free(srv->threads);
   free(srv->w);
@@ -278,53 +291,83 @@ static void server_free(server *srv) {
   free(srv->path);
   free(srv->cpath);
   free(srv->module);
+  free((char *)srv->o.host);
+  free_list(srv->o.allowed_hosts, srv->o.n_hosts);
+  free_list(srv->o.allowed_origins, srv->o.n_origins);
+  free((void *)srv->o.tokens);
+  free((void *)srv->o.tenants);
+  if (srv->fail_fd >= 0) close(srv->fail_fd);
   free(srv);
 }
 
-/* core.http_start{host, port, workers, max_running, session_ttl, max_body, max_calls,
- * max_sessions, max_sessions_per_address, replay, max_kept_bytes, max_queued, max_session_queued, max_connections,
- * max_connections_per_address, max_unauthenticated, auth_timeout, retry_ms,
- * allowed_hosts, allowed_origins, tokens =
- * {{sha256, tenant, max_calls, max_body, max_sessions}...}, setup, module}
- * -> Http | nil, message. The options' strings are kept for the server's
- * life (it lives until the process ends). */
+/* Stop the listener, join the workers started, give the caller its signal
+ * mask back, free everything. */
+static void server_end(server *srv) {
+  if (srv->h) {
+    bw_http_stop(srv->h);
+    for (int i = 0; i < srv->started; i++) pthread_join(srv->threads[i], NULL);
+    bw_http_free(srv->h);
+  }
+  pthread_sigmask(SIG_SETMASK, &srv->old, NULL);
+  server_free(srv);
+}
+
+/* core.http_start{host, port, workers, max_running, session_ttl, max_body,
+ * max_calls, max_sessions, max_sessions_per_address, replay,
+ * max_kept_bytes, max_queued, max_session_queued, max_connections,
+ * max_connections_per_address, max_unauthenticated, auth_timeout,
+ * retry_ms, allowed_hosts, allowed_origins, tokens = {{sha256, tenant,
+ * max_calls, max_body, max_sessions}...}, tenant_limits = {{max_calls,
+ * max_sessions, max_running, max_kept_bytes}...} (by tenant, 1: the
+ * default), setup, module} -> Http | nil, message. SIGINT, SIGTERM and
+ * SIGHUP stay blocked in the calling thread (and the threads it starts)
+ * until http:wait, which takes them, returns; on failure its mask is as
+ * it was. */
 static int l_http_start(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  static bw_http_opts o;
-  memset(&o, 0, sizeof o);
-  o.host = opt_string(L, 1, "host", "127.0.0.1");
-  o.port = (int)opt_number(L, 1, "port", 8080);
-  o.workers = (int)opt_number(L, 1, "workers", 2);
-  o.max_running = (int)opt_number(L, 1, "max_running", 0);
-  o.session_ttl = opt_number(L, 1, "session_ttl", 1800);
-  o.max_body = (size_t)opt_number(L, 1, "max_body", 4 << 20);
-  o.max_calls = (int)opt_number(L, 1, "max_calls", 16);
-  o.max_sessions = (int)opt_number(L, 1, "max_sessions", 1000);
-  o.max_sessions_per_address = (int)opt_number(L, 1, "max_sessions_per_address", 0);
-  o.replay = (int)opt_number(L, 1, "replay", 256);
-  o.max_kept_bytes = (size_t)opt_number(L, 1, "max_kept_bytes", 64 << 20);
-  o.max_queued = (size_t)opt_number(L, 1, "max_queued", 256 << 20);
-  o.max_session_queued = (size_t)opt_number(L, 1, "max_session_queued", 32 << 20);
-  o.max_connections = (int)opt_number(L, 1, "max_connections", 1024);
-  o.max_connections_per_address = (int)opt_number(L, 1, "max_connections_per_address", 256);
-  o.retry_ms = (int)opt_number(L, 1, "retry_ms", 1000);
-  o.max_unauthenticated = (int)opt_number(L, 1, "max_unauthenticated", 128);
-  o.auth_timeout = (int)opt_number(L, 1, "auth_timeout", 10);
-  o.allowed_hosts = opt_list(L, 1, "allowed_hosts", &o.n_hosts);
-  o.allowed_origins = opt_list(L, 1, "allowed_origins", &o.n_origins);
+  server *srv = calloc(1, sizeof *srv);
+  if (!srv) return luaL_error(L, "out of memory");
+  srv->fail_fd = -1;
+  pthread_sigmask(SIG_BLOCK, NULL, &srv->old);
+  char msg[512] = "out of memory";
+  bw_http_opts *o = &srv->o;
+  o->host = opt_string(L, 1, "host", "127.0.0.1");
+  o->port = (int)opt_number(L, 1, "port", 8080);
+  o->workers = (int)opt_number(L, 1, "workers", 2);
+  o->max_running = (int)opt_number(L, 1, "max_running", 0);
+  o->session_ttl = opt_number(L, 1, "session_ttl", 1800);
+  o->max_body = (size_t)opt_number(L, 1, "max_body", 4 << 20);
+  o->max_calls = (int)opt_number(L, 1, "max_calls", 16);
+  o->max_sessions = (int)opt_number(L, 1, "max_sessions", 1000);
+  o->max_sessions_per_address = (int)opt_number(L, 1, "max_sessions_per_address", 0);
+  o->replay = (int)opt_number(L, 1, "replay", 256);
+  o->max_kept_bytes = (size_t)opt_number(L, 1, "max_kept_bytes", 64 << 20);
+  o->max_queued = (size_t)opt_number(L, 1, "max_queued", 256 << 20);
+  o->max_session_queued = (size_t)opt_number(L, 1, "max_session_queued", 32 << 20);
+  o->max_connections = (int)opt_number(L, 1, "max_connections", 1024);
+  o->max_connections_per_address = (int)opt_number(L, 1, "max_connections_per_address", 256);
+  o->retry_ms = (int)opt_number(L, 1, "retry_ms", 1000);
+  o->max_unauthenticated = (int)opt_number(L, 1, "max_unauthenticated", 128);
+  o->auth_timeout = (int)opt_number(L, 1, "auth_timeout", 10);
+  o->allowed_hosts = opt_list(L, 1, "allowed_hosts", &o->n_hosts);
+  o->allowed_origins = opt_list(L, 1, "allowed_origins", &o->n_origins);
+  if (!o->host || !o->allowed_hosts || !o->allowed_origins) goto fail;
   lua_getfield(L, 1, "tokens");
   int nt = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : 0;
   bw_http_token *toks = calloc((size_t)nt + 1, sizeof *toks);
+  o->tokens = toks;
+  o->n_tokens = nt;
   for (int i = 0; toks && i < nt; i++) {
     lua_rawgeti(L, -1, i + 1);
     int t = lua_gettop(L);
     char *hex = opt_string(L, t, "sha256", "");
-    if (strlen(hex) != 64) {
-      free(hex);
-      return luaL_error(L, "token %d: sha256 must be 64 hex digits", i + 1);
-    }
-    memcpy(toks[i].sha256, hex, 65);
+    int ok = hex && strlen(hex) == 64;
+    if (ok) memcpy(toks[i].sha256, hex, 65);
     free(hex);
+    if (!ok) {
+      snprintf(msg, sizeof msg, "token %d: sha256 must be 64 hex digits", i + 1);
+      goto fail;
+    }
     toks[i].tenant = (int)opt_number(L, t, "tenant", 1) - 1;
     toks[i].max_calls = (int)opt_number(L, t, "max_calls", 0);
     toks[i].max_body = (size_t)opt_number(L, t, "max_body", 0);
@@ -332,16 +375,13 @@ static int l_http_start(lua_State *L) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  o.tokens = toks;
-  o.n_tokens = nt;
-  /* tenant_limits: {{max_calls=, max_sessions=, max_running=,
-   * max_kept_bytes=}...} by tenant
-   * (1: the default) */
+  if (!toks) goto fail;
   lua_getfield(L, 1, "tenant_limits");
   int nl = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : 0;
   bw_http_tenant *ten = calloc((size_t)nl + 1, sizeof *ten);
-  if (!ten) return luaL_error(L, "out of memory");
-  for (int i = 0; i < nl; i++) {
+  o->tenants = ten;
+  o->n_tenants = nl;
+  for (int i = 0; ten && i < nl; i++) {
     lua_rawgeti(L, -1, i + 1);
     int t = lua_gettop(L);
     ten[i].max_calls = (int)opt_number(L, t, "max_calls", 0);
@@ -351,35 +391,34 @@ static int l_http_start(lua_State *L) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  o.tenants = ten;
-  o.n_tenants = nl;
-  server *srv = calloc(1, sizeof *srv);
-  if (!srv) return luaL_error(L, "out of memory");
+  if (!ten) goto fail;
   srv->setup = opt_string(L, 1, "setup", "{}");
   srv->module = opt_string(L, 1, "module", "burrow.http");
   lua_getglobal(L, "package");
   srv->path = opt_string(L, lua_gettop(L), "path", "");
   srv->cpath = opt_string(L, lua_gettop(L), "cpath", "");
   lua_pop(L, 1);
-  /* SIGINT, SIGTERM and SIGHUP go to http:wait's sigwait alone: blocked
-   * before any thread exists, so every thread inherits the mask */
+  srv->fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  srv->nworkers = o->workers < 1 ? 1 : o->workers;
+  srv->threads = calloc((size_t)srv->nworkers, sizeof *srv->threads);
+  srv->w = calloc((size_t)srv->nworkers, sizeof *srv->w);
+  if (!srv->setup || !srv->module || !srv->path || !srv->cpath || srv->fail_fd < 0 ||
+      !srv->threads || !srv->w)
+    goto fail;
+  /* SIGINT, SIGTERM and SIGHUP go to http:wait alone: blocked before any
+   * thread exists, so every thread inherits the mask */
   sigemptyset(&srv->sigs);
   sigaddset(&srv->sigs, SIGINT);
   sigaddset(&srv->sigs, SIGTERM);
   sigaddset(&srv->sigs, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &srv->sigs, NULL);
-  char err[512];
-  srv->h = bw_http_start(&o, err, sizeof err);
+  srv->h = bw_http_start(o, msg, sizeof msg);
   if (!srv->h) {
-    server_free(srv);
+    server_end(srv);
     lua_pushnil(L);
-    lua_pushstring(L, err);
+    lua_pushstring(L, msg);
     return 2;
   }
-  srv->nworkers = o.workers < 1 ? 1 : o.workers;
-  srv->threads = calloc((size_t)srv->nworkers, sizeof *srv->threads);
-  srv->w = calloc((size_t)srv->nworkers, sizeof *srv->w);
-  if (!srv->threads || !srv->w) return luaL_error(L, "out of memory");
   box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->srv = NULL;
   luaL_setmetatable(L, HTTP_MT);
@@ -387,14 +426,22 @@ static int l_http_start(lua_State *L) {
     srv->w[i].h = srv->h;
     srv->w[i].index = i;
     wstart *ws = malloc(sizeof *ws);
-    if (!ws) return luaL_error(L, "out of memory");
-    ws->srv = srv;
-    ws->index = i;
-    if (pthread_create(&srv->threads[i], NULL, worker_main, ws) != 0)
-      return luaL_error(L, "cannot start HTTP worker %d", i + 1);
+    if (ws) {
+      ws->srv = srv;
+      ws->index = i;
+    }
+    if (!ws || pthread_create(&srv->threads[i], NULL, worker_main, ws) != 0) {
+      free(ws);
+      snprintf(msg, sizeof msg, "cannot start HTTP worker %d", i + 1);
+      goto fail;
+    }
+    srv->started++;
   }
   b->srv = srv;
   return 1;
+fail:
+  server_end(srv);
+  return luaL_error(L, "%s", msg);
 }
 
 static int h_port(lua_State *L) {
@@ -403,14 +450,20 @@ static int h_port(lua_State *L) {
 }
 
 /* http:wait() -> "signal" | "failed": until SIGINT or SIGTERM (SIGHUP is
- * reported on stderr and ignored: reload is stdio's), then stops the
- * listener and the workers. */
+ * reported on stderr and ignored: reload is stdio's) or a worker fails,
+ * then stops the listener and the workers and gives back the signal mask
+ * http_start found. */
 static int h_wait(lua_State *L) {
   server *srv = check_server(L);
+  int sfd = signalfd(-1, &srv->sigs, SFD_CLOEXEC);
+  if (sfd < 0) return luaL_error(L, "cannot wait for signals: %s", strerror(errno));
   for (;;) {
-    int sig = 0;
-    if (sigwait(&srv->sigs, &sig) != 0) continue;
-    if (sig == SIGHUP) {
+    struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = srv->fail_fd, .events = POLLIN}};
+    if (poll(p, 2, -1) < 0) continue; /* EINTR */
+    if (p[1].revents) break;          /* a worker failed: stop all */
+    struct signalfd_siginfo si;
+    if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si) continue;
+    if (si.ssi_signo == SIGHUP) {
       fputs("burrow: SIGHUP: reload is not supported over HTTP; restart "
             "the server to load a new configuration\n",
             stderr);
@@ -418,12 +471,10 @@ static int h_wait(lua_State *L) {
     }
     break;
   }
-  bw_http_stop(srv->h);
-  for (int i = 0; i < srv->nworkers; i++) pthread_join(srv->threads[i], NULL);
+  close(sfd);
   int failed = atomic_load(&srv->failed);
-  bw_http_free(srv->h);
-  server_free(srv);
   ((box *)luaL_checkudata(L, 1, HTTP_MT))->srv = NULL;
+  server_end(srv);
   lua_pushstring(L, failed ? "failed" : "signal");
   return 1;
 }

@@ -40,6 +40,7 @@
 
 #include "core.h"
 #include "ljson.h"
+#include "clock.h"
 #include "lserver.h"
 #include "rpcid.h"
 
@@ -303,7 +304,7 @@ static int main_read(const struct timespec *until) {
   int ms = -1;
   if (until) {
     struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
+    clock_gettime(CLOCK_MONOTONIC, &now);
     long long left = (long long)(until->tv_sec - now.tv_sec) * 1000 +
                      (until->tv_nsec - now.tv_nsec + 999999) / 1000000;
     if (left <= 0) return 0;
@@ -346,6 +347,7 @@ static int l_stdio(lua_State *L) {
     sigaddset(&hup, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &hup, NULL);
     S.max_line = (size_t)max;
+    bw_cond_init_mono(&S.cv); /* before any thread waits on it */
     S.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     S.rfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     S.mfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -371,13 +373,7 @@ static int io_next(lua_State *L) {
   double timeout = luaL_optnumber(L, 2, -1);
   struct timespec until;
   if (timeout >= 0) {
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += (time_t)timeout;
-    until.tv_nsec += (long)((timeout - (double)(time_t)timeout) * 1e9);
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000L;
-    }
+    bw_deadline_mono(&until, timeout); /* S.cv runs on the monotonic clock */
   }
   pthread_mutex_lock(&S.mu);
   while (!S.head && !S.eof && !S.hangup && !S.watch_ready) {

@@ -1,0 +1,20 @@
+/*
+ * clock.h - timed waits on the monotonic clock (clock.c): a condition
+ * variable whose timeouts a change of the wall clock cannot move, and the
+ * deadline to give it.
+ */
+#ifndef BURROW_CLOCK_H
+#define BURROW_CLOCK_H
+
+#include <pthread.h>
+#include <time.h>
+
+/* pthread_cond_init on CLOCK_MONOTONIC; 0 or an errno. */
+int bw_cond_init_mono(pthread_cond_t *cv);
+/* The monotonic time secs from now, for pthread_cond_timedwait on such a
+ * condition variable. */
+void bw_deadline_mono(struct timespec *ts, double secs);
+/* Seconds on the monotonic clock. */
+double bw_now_mono(void);
+
+#endif
