@@ -46,8 +46,11 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Sorted names of the directory open at fd (hidden ones filtered). */
-static int read_names(int fd, int hidden, char ***out, size_t *count) {
+/* The names of the directory open at fd, "." and ".." and staged trees
+ * left out (edit.h): the one reader of a directory's names, for listings
+ * (BW_NAMES_SORTED, without BW_NAMES_HIDDEN) and for the mutations that
+ * visit every entry. */
+int bw_read_names(int fd, int flags, char ***out, size_t *count) {
   int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) return bw_code_from_errno(errno);
   DIR *d = fdopendir(dfd);
@@ -60,35 +63,34 @@ static int read_names(int fd, int hidden, char ***out, size_t *count) {
   size_t n = 0, cap = 0;
   int rc = BW_OK;
   struct dirent *e;
-  while ((e = readdir(d))) {
+  while (!rc && (e = readdir(d))) {
     const char *s = e->d_name;
-    if (!strcmp(s, ".") || !strcmp(s, "..") || (!hidden && s[0] == '.') || bw_stage_name(s))
+    if (!strcmp(s, ".") || !strcmp(s, "..") || (!(flags & BW_NAMES_HIDDEN) && s[0] == '.') ||
+        bw_stage_name(s))
       continue; /* a staged tree (stage.h) is no one's to see */
     if (n == cap) {
       cap = cap ? cap * 2 : 64;
       char **nn = realloc(names, cap * sizeof *nn);
-      if (!nn) {
-        rc = BW_ENOMEM;
-        break;
-      }
-      names = nn;
+      if (!nn) rc = BW_ENOMEM;
+      else names = nn;
     }
-    if (!(names[n] = strdup(s))) {
-      rc = BW_ENOMEM;
-      break;
-    }
-    n++;
+    if (!rc && !(names[n] = strdup(s))) rc = BW_ENOMEM;
+    if (!rc) n++;
   }
   closedir(d);
   if (rc) {
-    while (n) free(names[--n]);
-    free(names);
+    bw_free_names(names, n);
     return rc;
   }
-  if (n > 1) qsort(names, n, sizeof *names, by_name); /* names NULL if empty */
+  if ((flags & BW_NAMES_SORTED) && n > 1) qsort(names, n, sizeof *names, by_name); /* names NULL if empty */
   *out = names;
   *count = n;
   return BW_OK;
+}
+
+void bw_free_names(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++) free(names[i]);
+  free(names);
 }
 
 static char type_of(mode_t m) {
@@ -136,7 +138,7 @@ static int denied(lister *l, const char *prefix, size_t pl, const char *name) {
 static int list_level(lister *l, int fd, const char *prefix, int depth) {
   char **names = NULL;
   size_t n = 0;
-  int rc = read_names(fd, l->o->include_hidden, &names, &n);
+  int rc = bw_read_names(fd, BW_NAMES_SORTED | (l->o->include_hidden ? BW_NAMES_HIDDEN : 0), &names, &n);
   if (rc) return rc;
   size_t pl = strlen(prefix);
   for (size_t i = 0; i < n && !l->stop && !rc; i++) {

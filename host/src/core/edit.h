@@ -248,8 +248,14 @@ int bw_same_mount(const bw_root *r, int dirfd, const char *name,
 int bw_sync_dir(int dirfd);
 int bw_parent_of(const bw_root *r, const char *rel, int *dirfd,
                  char name[BW_NAME_MAX + 1], int *trailing, const char *why);
-int bw_read_names(int fd, char ***out, size_t *count);
+/* The names of the directory open at fd ("." and ".." and staged trees
+ * left out; dir.c): with BW_NAMES_HIDDEN the dot names too, with
+ * BW_NAMES_SORTED in strcmp order. Free with bw_free_names. */
+enum { BW_NAMES_HIDDEN = 1, BW_NAMES_SORTED = 2 };
+int bw_read_names(int fd, int flags, char ***out, size_t *count);
 void bw_free_names(char **names, size_t n);
+/* All n bytes of p to fd, EINTR retried (write.c). */
+int bw_write_all(int fd, const char *p, size_t n);
 int bw_rename_noreplace(int sdir, const char *sname, int ddir,
                         const char *dname, const struct stat *st);
 

@@ -73,48 +73,6 @@ int bw_parent_of(const bw_root *r, const char *rel, int *dirfd,
   return rrc; /* "file/.." is ENOTDIR, "esc/.." OUTSIDE_ROOT */
 }
 
-/* Sorted names of the directory open at fd, "." and ".." left out. */
-int bw_read_names(int fd, char ***out, size_t *count) {
-  int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return bw_code_from_errno(errno);
-  DIR *d = fdopendir(dfd);
-  if (!d) {
-    int e = errno;
-    close(dfd);
-    return bw_code_from_errno(e);
-  }
-  char **names = NULL;
-  size_t n = 0, cap = 0;
-  int rc = BW_OK;
-  struct dirent *e;
-  while (!rc && (e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    if (bw_stage_name(e->d_name)) continue; /* another call's staged tree */
-    if (n == cap) {
-      cap = cap ? cap * 2 : 32;
-      char **nn = realloc(names, cap * sizeof *nn);
-      if (!nn) rc = BW_ENOMEM;
-      else names = nn;
-    }
-    if (!rc && !(names[n] = strdup(e->d_name))) rc = BW_ENOMEM;
-    if (!rc) n++;
-  }
-  closedir(d);
-  if (rc) {
-    while (n) free(names[--n]);
-    free(names);
-    return rc;
-  }
-  *out = names;
-  *count = n;
-  return BW_OK;
-}
-
-void bw_free_names(char **names, size_t n) {
-  for (size_t i = 0; i < n; i++) free(names[i]);
-  free(names);
-}
-
 /* ---- mkdir ---- */
 
 int bw_mkdir(const bw_root *r, const char *rel, int parents, int *created) {
@@ -204,7 +162,7 @@ static int remove_tree(remover *rm, int parent, const char *name, int depth) {
   }
   char **names = NULL;
   size_t n = 0;
-  int rc = bw_read_names(fd, &names, &n);
+  int rc = bw_read_names(fd, BW_NAMES_HIDDEN, &names, &n);
   for (size_t i = 0; !rc && i < n; i++) rc = remove_entry(rm, fd, names[i], depth);
   bw_free_names(names, n);
   close(fd);
@@ -469,17 +427,6 @@ int bw_copy(const bw_root *rs, const char *src, const bw_root *rd,
 
 /* ---- append ---- */
 
-static int write_all(int fd, const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return bw_code_from_errno(errno);
-    p += w;
-    n -= (size_t)w;
-  }
-  return BW_OK;
-}
-
 /* Open (dirfd, name) for appending, creating it when absent; refuses
  * links, hard-linked files and anything but a regular file. */
 static int open_append(const bw_root *r, const char *rel, int dirfd,
@@ -531,7 +478,7 @@ static int append_to(const bw_root *r, const char *rel, int dirfd,
                      size_t max, bw_append_res *res) {
   int fd = -1, rc = open_append(r, rel, dirfd, name, len, max, &fd, res);
   if (rc) return rc;
-  rc = write_all(fd, data, len);
+  rc = bw_write_all(fd, data, len);
   if (!rc && fsync(fd) < 0) /* a full disk or quota is said as such */
     rc = errno == ENOSPC || errno == EDQUOT ? bw_code_from_errno(errno)
                                             : bw_fail(BW_EIO, "fsync failed");

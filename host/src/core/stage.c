@@ -277,7 +277,7 @@ static int visit_dir(tree *t, int src, int dst, size_t at, int depth) {
   if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
   char **names = NULL;
   size_t n = 0;
-  int rc = bw_read_names(src, &names, &n);
+  int rc = bw_read_names(src, BW_NAMES_HIDDEN, &names, &n);
   for (size_t i = 0; !rc && i < n; i++) {
     rc = visit(t, src, dst, names[i], at, depth);
     t->path[at] = '\0';
@@ -400,7 +400,7 @@ static int merge(int from, int dst, int depth, int apply) {
   if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
   char **names = NULL;
   size_t n = 0;
-  int rc = bw_read_names(from, &names, &n);
+  int rc = bw_read_names(from, BW_NAMES_HIDDEN, &names, &n);
   for (size_t i = 0; !rc && i < n; i++) {
     struct stat st, dt;
     const char *name = names[i];

@@ -210,7 +210,8 @@ static int lock_for(int dirfd, const bw_write_opts *o, bw_dir_lock *own,
   return BW_OK;
 }
 
-static int write_all(int fd, const char *p, size_t n) {
+/* All n bytes of p to fd (EINTR retried): BW_OK or the error's code. */
+int bw_write_all(int fd, const char *p, size_t n) {
   while (n > 0) {
     ssize_t w = write(fd, p, n);
     if (w < 0 && errno == EINTR) continue;
@@ -412,7 +413,7 @@ static int replace(int dirfd, const bw_dir_lock *lk, const char *name,
     char tmpname[64];
     int fd, swapped = 0;
     if ((rc = make_temp(dirfd, tmpname, sizeof tmpname, &fd))) return rc;
-    rc = write_all(fd, data, len);
+    rc = bw_write_all(fd, data, len);
     if (!rc) rc = set_meta(fd, &st, exists);
     if (!rc && fsync(fd) < 0) rc = fsync_failed(errno);
     if (!rc)
