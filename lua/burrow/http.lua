@@ -9,8 +9,10 @@
 -- worker) from the state the session's last call left (its snapshot:
 -- protocol, client capabilities, log level, client scope, packs' state,
 -- the id of its undo store), or keeps the Server it built last time when
--- no other worker has served the session since. State that cannot travel
--- (file watches of resources/subscribe) keeps the session on its worker.
+-- no other worker has served the session since. Its file watches travel
+-- by the id of their watcher (watch.c), and the listener's poller hands
+-- their changes to any worker; state that cannot travel (a pack's state
+-- that is not plain data) keeps the session on its worker.
 -- Everything a Server sends goes through its one send function
 -- (Server:send -> self.out): while it handles a POST, to that POST's
 -- stream; otherwise (a notification of a watch, a request to the client)
@@ -83,14 +85,23 @@ local function new_session(W, state, sid, ws, tenant)
 end
 
 -- What travels with a session to the worker that serves it next: a JSON
--- text, or nil and true when it holds state that cannot travel (its file
--- watches, a reply handler that is a function, a pack's state that is not
--- plain data): then it stays on this worker (its home).
+-- text, or nil and true when it holds state that cannot travel (a reply
+-- handler that is a function, a pack's state that is not plain data, over
+-- SNAPSHOT_MAX): then it stays on this worker (its home). Its file watches
+-- travel by the id of their published watcher; the fd the listener polls
+-- for them and the seconds until a held change is due come third and
+-- fourth.
 local function snapshot(server)
+  local wid, watch_fd, watch_in
   if server.watches then
-    if next(server.subs) ~= nil then return nil, true end
-    server.watches:close() -- no subscription left: nothing holds it here
-    server.watches = nil
+    if next(server.subs) == nil then -- no subscription left: the watcher goes
+      server.watches:drop()
+      server.watches:close()
+      server.watches = nil
+    else
+      wid, watch_fd = server.watches:id(), server.watches:fd()
+      watch_in = server.due_at and math.max(0, server.due_at - core.now()) or -1
+    end
   end
   for _, h in pairs(server.waiting) do
     if type(h) ~= "string" then return nil, true end
@@ -101,11 +112,11 @@ local function snapshot(server)
   local ok, text = pcall(json.encode, {
     protocol = server.protocol, client = server.client, client_caps = server.client_caps,
     log_level = server.log_level, next_id = server.next_id, waiting = server.waiting,
-    client_root_list = server.client_root_list,
+    client_root_list = server.client_root_list, watcher = wid, subs = wid and server.subs or nil,
     session = { id = s.id, scope = s.scope, packs = s.packs, undo = undo and undo:id() },
   })
   if not ok or #text > SNAPSHOT_MAX then return nil, true end
-  return text, false
+  return text, false, watch_fd, watch_in
 end
 
 -- A Server from a snapshot (snapshot's inverse).
@@ -116,6 +127,9 @@ local function restore(server, text)
   server.log_level, server.next_id = r.log_level, r.next_id or 0
   server.waiting = r.waiting or {}
   server.client_root_list = r.client_root_list
+  if type(r.watcher) == "string" and type(r.subs) == "table" then
+    require("burrow.resources").adopt(server, r.watcher, r.subs)
+  end
   local s = r.session or {}
   server.session = { id = s.id or server.session.id, scope = s.scope, packs = s.packs,
     undo_budget = server.session.undo_budget, watch_budget = server.session.watch_budget,
@@ -148,7 +162,7 @@ local function server_for(W, state, sid, tenant, version)
   local n, oldest, oldest_sid = 0, nil, nil
   for k, e in pairs(state.cache) do
     n = n + 1
-    if not e.server.watches and k ~= sid and (not oldest or e.used < oldest) then oldest, oldest_sid = e.used, k end
+    if not e.home and k ~= sid and (not oldest or e.used < oldest) then oldest, oldest_sid = e.used, k end
   end
   if n > CACHE and oldest_sid then state.cache[oldest_sid] = nil end
   return server
@@ -157,24 +171,42 @@ end
 -- The session ended: its watches and undo store go with it.
 local function dispose(state, sid, server)
   state.cache[sid] = nil
-  if server and server.watches then server.watches:close() end
+  if server and server.watches then
+    server.watches:drop()
+    server.watches:close()
+  end
   local undo = server and server.session.undo
   if type(undo) == "userdata" then undo:drop() end
+end
+
+-- The same from a snapshot (the session's Server is another worker's).
+local function dispose_snapshot(rec)
+  local r = rec and json.decode(rec)
+  if type(r) ~= "table" then return end
+  local id = type(r.session) == "table" and r.session.undo
+  local st = type(id) == "string" and require("burrow.undo").find(id)
+  if st then st:drop() end
+  local w = type(r.watcher) == "string" and core.watcher_find(r.watcher)
+  if w then
+    for _, wid in pairs(type(r.subs) == "table" and r.subs or {}) do w:remove(wid) end
+    w:drop()
+    w:close()
+  end
 end
 
 local function handle(W, state, kind, sid, tenant, stream, body, version)
   if kind == "close" then
     local c = state.cache[sid]
     if c and c.version == version then return dispose(state, sid, c.server) end
-    state.cache[sid] = nil -- served elsewhere since: its store's id is in the snapshot
-    local rec = W:record()
-    local r = rec and json.decode(rec)
-    local id = type(r) == "table" and type(r.session) == "table" and r.session.undo
-    local st = type(id) == "string" and require("burrow.undo").find(id)
-    if st then st:drop() end
+    state.cache[sid] = nil -- served elsewhere since: what to end is in the snapshot
+    dispose_snapshot(W:record())
     return
   end
   local server = server_for(W, state, sid, tenant, version)
+  if kind == "watch" then -- changes to send, on the session's GET stream
+    server:pump_watch()
+    return server
+  end
   server.stream = stream >= 0 and stream or nil
   local msg, err = json.decode(body)
   if msg == nil then
@@ -220,21 +252,25 @@ function http.worker(W, setup)
       end
       -- the session goes back to the scheduler with its state
       if server then
-        local text, home = snapshot(server)
-        W:release(text, home)
+        local text, home, watch_fd, watch_in = snapshot(server)
+        W:release(text, home, watch_fd, watch_in)
         state.cache[sid].version = version + 1
+        state.cache[sid].home = home
       elseif not ok then
         W:release(nil, true) -- what it left is here, whatever it is
-        if state.cache[sid] then state.cache[sid].version = version + 1 end
+        if state.cache[sid] then
+          state.cache[sid].version = version + 1
+          state.cache[sid].home = true
+        end
       else
         W:release(nil, false) -- closed
       end
     end
-    -- resource subscriptions: the changes each homed session's watch has
-    -- due go out from here, outside any request, on the session's GET
-    -- stream (at most POLL late; the stdio loop wakes on the watch fd instead)
+    -- a session homed here (its state cannot travel) has its watches'
+    -- changes pumped from here, outside any request, on its GET stream (at
+    -- most POLL late); the others' the listener's poller hands any worker
     for _, c in pairs(state.cache) do
-      if c.server.watches then c.server:pump_watch() end
+      if c.home and c.server.watches then c.server:pump_watch() end
     end
   end
   for _, ws in pairs(state.ws) do ws:close() end

@@ -152,6 +152,21 @@ local function notifier(self, uri)
   end
 end
 
+--- The session's watches in this Lua state, from another state's: the
+-- published watcher wid and the subscriptions (uri -> watch id) it holds.
+function resources.adopt(self, wid, subs)
+  local w = core.watcher_find(wid)
+  if not w then return end -- ended meanwhile: no subscription is left
+  self.watches = require("burrow.watch").adopt(w)
+  for uri, id in pairs(subs) do
+    local path = resources.path(uri)
+    if path then
+      self.watches:track(id, path, notifier(self, uri))
+      self.subs[uri] = id
+    end
+  end
+end
+
 function resources.subscribe(self, params)
   local path, why = resources.path(params.uri)
   if not path then return nil, -32602, "Invalid params: " .. why end
@@ -159,7 +174,7 @@ function resources.subscribe(self, params)
   if not self.watches then
     self.watches = require("burrow.watch").new {
       max = self.ws.caps.max_watches, interval_ms = self.ws.caps.watch_interval_ms,
-      budget = self.session.watch_budget }
+      budget = self.session and self.session.watch_budget }
     if self.on_watch then self.on_watch(self.watches:fd()) end
   end
   local id, msg, code = self.watches:add(self.ws, path, notifier(self, params.uri), self.session)

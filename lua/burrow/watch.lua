@@ -67,6 +67,30 @@ function Set:add(ws, path, fn, session)
   return id
 end
 
+--- A Set over a watcher another Lua state made and published (w:id(),
+-- core.watcher_find): an HTTP session's watches, served by any worker.
+-- Its callbacks are this state's: Set:track gives each watch its own.
+function watch.adopt(w)
+  return setmetatable({ w = w, subs = {} }, Set)
+end
+
+--- The callback of watch id (made by another state's Set:add) in this
+-- state.
+function Set:track(id, path, fn)
+  self.subs[id] = { path = path, fn = fn }
+end
+
+--- The watcher's id, which another Lua state adopts it by (publishes it).
+function Set:id() return self.w:id() end
+
+--- End every watch and unpublish the watcher (the session ended, or its
+-- last subscription): other states' Sets over it hold an empty watcher.
+function Set:drop()
+  for id in pairs(self.subs) do self.w:remove(id) end
+  self.subs = {}
+  self.w:drop()
+end
+
 function Set:remove(id)
   if not self.subs[id] then return false end
   self.subs[id] = nil

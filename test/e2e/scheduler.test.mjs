@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startHttp } from "./http_helpers.mjs";
 
 const T = { timeout: 90_000 };
@@ -113,6 +113,35 @@ test("a session's state travels with it to another worker: log level, packs' sta
   assert.ok(logs.slice(before).some((l) => l.level === "warning"),
     `the log level travelled: ${JSON.stringify(logs.slice(before))}`);
 
+  p2.release();
+  assert.equal((await p2.done).isError, undefined);
+  for (const c of [p1.c, p2.c, S]) await c.close();
+});
+
+test("a session's subscriptions travel too: its calls and its changes are served by any worker", T, async () => {
+  const dir = setup({ "ws/w.txt": "v1\n", "ws/r.txt": "read me\n", "ask.lua": ASK });
+  fs.mkdirSync(path.join(dir, "ws/hold"));
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\npolicies: [./ask.lua]\nhttp: {workers: 2}\n");
+  const s = await startHttp(["--config", path.join(dir, "burrow.yaml")]);
+  servers.push(s);
+  const p1 = await holder(s.url);
+  const p2 = await holder(s.url);
+  const S = await client(s.url);
+  const updated = [];
+  S.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updated.push(n.params.uri); });
+  const uri = `file://${path.join(dir, "ws/w.txt")}`;
+  await p1.park("1");                  // holds worker X
+  await S.subscribeResource({ uri });  // on Y: S's watcher is made there
+  await p2.park("2");                  // holds Y
+  p1.release();
+  assert.equal((await p1.done).isError, undefined); // X is free
+  // S's call and its file's change can only be served on X
+  assert.match(text(await S.callTool({ name: "read_file", arguments: { path: "r.txt" } })), /read me/);
+  fs.writeFileSync(path.join(dir, "ws/w.txt"), "v2\n");
+  const end = Date.now() + 20_000;
+  while (!updated.includes(uri) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(updated.includes(uri), "the change reached the client while Y was held");
+  await S.unsubscribeResource({ uri });
   p2.release();
   assert.equal((await p2.done).isError, undefined);
   for (const c of [p1.c, p2.c, S]) await c.close();

@@ -34,6 +34,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,10 @@ typedef struct budget {
 } budget;
 
 struct bw_watcher {
+  int refs;      /* under the hub's lock: owners, and the registry while published */
+  int published; /* found by id (bw_watch_find) until bw_watch_drop */
+  char id[33];
+  bw_watcher *next_pub;
   budget *b;  /* NULL: none */
   int fd;     /* the hub's inotify instance */
   int efd;    /* its own eventfd: readable once a watch of its is marked */
@@ -89,7 +94,8 @@ static struct {
   pthread_t th;
   bw_watcher *list;
   budget *budgets;
-} hub = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, NULL, 0, 0, NULL, NULL};
+  bw_watcher *published;
+} hub = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, NULL, 0, 0, NULL, NULL, NULL};
 
 int bw_watch_budget(bw_watcher *w, const char *name, int cap) {
   pthread_mutex_lock(&hub.mu);
@@ -224,7 +230,51 @@ bw_watcher *bw_watch_new(int max, int interval_ms) {
   w->max = max;
   w->interval_ms = interval_ms < 0 ? 0 : interval_ms;
   w->next_id = 1;
+  w->refs = 1;
   return w;
+}
+
+int bw_watch_publish(bw_watcher *w, char id[33]) {
+  pthread_mutex_lock(&hub.mu);
+  if (!w->published) {
+    unsigned char rnd[16];
+    if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd) {
+      pthread_mutex_unlock(&hub.mu);
+      return BW_EIO;
+    }
+    for (int i = 0; i < 16; i++) sprintf(w->id + 2 * i, "%02x", rnd[i]);
+    w->published = 1;
+    w->refs++;
+    w->next_pub = hub.published;
+    hub.published = w;
+  }
+  memcpy(id, w->id, 33);
+  pthread_mutex_unlock(&hub.mu);
+  return BW_OK;
+}
+
+bw_watcher *bw_watch_find(const char *id) {
+  pthread_mutex_lock(&hub.mu);
+  bw_watcher *w = hub.published;
+  while (w && strcmp(w->id, id)) w = w->next_pub;
+  if (w) w->refs++;
+  pthread_mutex_unlock(&hub.mu);
+  return w;
+}
+
+void bw_watch_drop(bw_watcher *w) {
+  pthread_mutex_lock(&hub.mu);
+  int was = w->published;
+  if (was) {
+    for (bw_watcher **p = &hub.published; *p; p = &(*p)->next_pub)
+      if (*p == w) {
+        *p = w->next_pub;
+        break;
+      }
+    w->published = 0;
+  }
+  pthread_mutex_unlock(&hub.mu);
+  if (was) bw_watch_free(w); /* the registry's reference */
 }
 
 static int wd_users(int wd);
@@ -234,6 +284,10 @@ void bw_watch_free(bw_watcher *w) {
   hub_run *run = NULL;
   pthread_t th;
   pthread_mutex_lock(&hub.mu);
+  if (--w->refs > 0) { /* another owner (a published watcher's finder) holds it */
+    pthread_mutex_unlock(&hub.mu);
+    return;
+  }
   for (bw_watcher **p = &hub.list; *p; p = &(*p)->next)
     if (*p == w) {
       *p = w->next;

@@ -27,7 +27,15 @@ typedef struct bw_watch_event {
  * instance (made with the first watcher, closed with the last), and
  * thread-safe: reading it marks the watches of all watchers. */
 bw_watcher *bw_watch_new(int max, int interval_ms);
+/* Drop a reference: the watcher (its watches, its fd) goes with the last. */
 void bw_watch_free(bw_watcher *w);
+/* Publish w under a random id (32 hex digits in id[33]) that any thread
+ * finds it by (an HTTP session's watches, served by any worker); the
+ * registry holds a reference until bw_watch_drop. */
+int bw_watch_publish(bw_watcher *w, char id[33]);
+/* A new reference to the watcher published as id, or NULL. */
+bw_watcher *bw_watch_find(const char *id);
+void bw_watch_drop(bw_watcher *w);
 /* The process's inotify fd, readable when events wait for any watcher
  * (poll it; never read it: bw_watch_read does). */
 int bw_watch_fd(const bw_watcher *w);

@@ -8,6 +8,8 @@
  *   w:due(now_s) -> {{id =, changed =, list =, gone =}...}, seconds until
  *                   the next held event (nil if none waits)
  *   w:budget(name, cap): its watches count against a cap shared by name
+ *   w:id() -> an id another Lua state finds it by (core.watcher_find(id)),
+ *            until w:drop(); w:close() drops this state's reference
  *   w:fd(), w:count(), w:close()
  */
 #include <lauxlib.h>
@@ -46,6 +48,31 @@ static int l_watcher(lua_State *L) {
   luaL_setmetatable(L, WATCHER_MT);
   lw->w = bw_watch_new((int)max, (int)ms);
   if (!lw->w) return luaL_error(L, "cannot start a file watch (inotify)");
+  return 1;
+}
+
+/* w:id() -> its published id: another Lua state (an HTTP worker) finds
+ * the same watcher by it (core.watcher_find), until w:drop() */
+static int w_id(lua_State *L) {
+  char id[33];
+  int rc = bw_watch_publish(check(L)->w, id);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushstring(L, id);
+  return 1;
+}
+
+static int w_drop(lua_State *L) {
+  bw_watch_drop(check(L)->w);
+  return 0;
+}
+
+/* core.watcher_find(id) -> the watcher published as id | nil */
+static int l_watcher_find(lua_State *L) {
+  bw_watcher *w = bw_watch_find(luaL_checkstring(L, 1));
+  if (!w) return 0;
+  lwatcher *lw = lua_newuserdatauv(L, sizeof *lw, 0);
+  lw->w = w;
+  luaL_setmetatable(L, WATCHER_MT);
   return 1;
 }
 
@@ -123,6 +150,7 @@ static int w_count(lua_State *L) {
 static const luaL_Reg methods[] = {
     {"add", w_add},   {"remove", w_remove}, {"read", w_read},   {"due", w_due},
     {"fd", w_fd},     {"count", w_count},   {"close", w_gc},    {"budget", w_budget},
+    {"id", w_id},     {"drop", w_drop},
     {NULL, NULL}};
 
 void bw_watch_register(lua_State *L) {
@@ -136,4 +164,6 @@ void bw_watch_register(lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_watcher);
   lua_setfield(L, -2, "watcher");
+  lua_pushcfunction(L, l_watcher_find);
+  lua_setfield(L, -2, "watcher_find");
 }

@@ -24,6 +24,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sys/eventfd.h>
 #include <jansson.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -435,6 +436,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     s->tenant = k->token >= 0 ? h->o.tokens[k->token].tenant : 0;
     memcpy(s->addr, addr, sizeof s->addr);
     s->running = s->home = -1; /* any worker takes it */
+    s->watch_fd = -1;
     s->refs = 1; /* the list's */
     s->next_stream = 1;
     s->next = h->sessions;
@@ -803,9 +805,23 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     free(h);
     return NULL;
   }
-  if (pthread_create(&h->reaper, NULL, bwh_reaper, h) != 0) {
+  h->poll_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (h->poll_wake < 0 || pthread_create(&h->reaper, NULL, bwh_reaper, h) != 0) {
     MHD_stop_daemon(h->d);
     snprintf(err, errlen, "cannot start the session reaper");
+    if (h->poll_wake >= 0) close(h->poll_wake);
+    free(h);
+    return NULL;
+  }
+  if (pthread_create(&h->poller, NULL, bwh_poller, h) != 0) {
+    pthread_mutex_lock(&h->mu);
+    h->stopped = 1;
+    pthread_cond_broadcast(&h->reap_cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->reaper, NULL);
+    MHD_stop_daemon(h->d);
+    close(h->poll_wake);
+    snprintf(err, errlen, "cannot start the watch poller");
     free(h);
     return NULL;
   }
@@ -829,8 +845,10 @@ void bw_http_stop(bw_http *h) {
     atomic_store(&h->w[i].cancelled, 1); /* calls running stop now */
   }
   pthread_mutex_unlock(&h->mu);
+  bwh_poll_wake(h);
   MHD_stop_daemon(h->d); /* waits for the connection threads */
   pthread_join(h->reaper, NULL);
+  pthread_join(h->poller, NULL);
 }
 
 /* Free the items a session still has queued (the workers are gone). */
@@ -873,5 +891,6 @@ void bw_http_free(bw_http *h) {
   free(h->run_tail);
   free(h->ten_running);
   free(h->ten_kept);
+  close(h->poll_wake);
   free(h);
 }

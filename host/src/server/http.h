@@ -63,7 +63,9 @@ typedef struct bw_http_opts {
   int n_tenants;
 } bw_http_opts;
 
-enum { BW_HTTP_MSG = 1, BW_HTTP_CLOSE = 2 };
+/* WATCH: the session's file watches have changes to send (its watch fd
+ * turned readable, or a held change is due): the worker pumps them. */
+enum { BW_HTTP_MSG = 1, BW_HTTP_CLOSE = 2, BW_HTTP_WATCH = 3 };
 
 /* One unit of work for a worker: a POST body of a session (stream is the
  * POST's SSE stream, or -1 for a body that needs no answer: notifications
@@ -104,9 +106,13 @@ bw_http_item *bw_http_next(bw_http *h, int w, double timeout);
 char *bw_http_record(bw_http *h, int w, size_t *len);
 /* w is done with the session it holds: record (n bytes, copied; NULL:
  * keep none) is its state for the worker that takes it next, and its
- * version goes up by one; home: it stays on w (state that cannot travel:
- * its file watches). Its next item, if any, is runnable again. */
-void bw_http_release(bw_http *h, int w, const char *record, size_t n, int home);
+ * version goes up by one; home: it stays on w (state that cannot travel).
+ * watch_fd (-1: none): the fd of its file watches, which the listener
+ * polls (a dup of it) and answers with a WATCH item when it turns
+ * readable, or watch_in seconds from now (< 0: not) when a held change is
+ * due. Its next item, if any, is runnable again. */
+void bw_http_release(bw_http *h, int w, const char *record, size_t n, int home,
+                     int watch_fd, double watch_in);
 /* The next item of the session w holds (sid) that answers nothing itself
  * (a response to the server's request, a notification), or its close:
  * what a call waiting for the client's answer takes. The other items stay

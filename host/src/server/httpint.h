@@ -58,6 +58,9 @@ typedef struct session {
   int home;     /* the one worker its state lives on (-1: any worker) */
   int in_run;   /* in its tenant's run queue */
   bw_rpcgone gone; /* requests cancelled before they began */
+  int watch_fd;    /* a dup of its file watches' fd (-1: none), polled by the poller */
+  double watch_due; /* when a held change is due (monotonic s; 0: none) */
+  int watch_queued; /* a WATCH item of it waits */
   char *record;    /* its state between calls (the Lua worker's snapshot) */
   size_t record_len;
   long version;    /* bumped by every release */
@@ -78,6 +81,8 @@ struct bw_http {
   pthread_cond_t reap_cv;
   pthread_cond_t work; /* a session became runnable, or the server stopped */
   pthread_t reaper;
+  pthread_t poller; /* polls the sessions' watch fds (bwh_poller) */
+  int poll_wake;    /* an eventfd that makes it look again */
   int stopped;
   session *sessions;
   int nsessions;
@@ -115,5 +120,8 @@ void bwh_session_close(bw_http *h, session *s);
 void bwh_note_cancel(bw_http *h, session *s, const json_t *id);
 /* the reaper thread (arg: the bw_http) */
 void *bwh_reaper(void *arg);
+/* the watch poller thread (arg: the bw_http); wake it with bwh_poll_wake */
+void *bwh_poller(void *arg);
+void bwh_poll_wake(bw_http *h);
 
 #endif

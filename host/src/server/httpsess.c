@@ -7,7 +7,11 @@
  * here runs under the listener's one lock.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <poll.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +149,7 @@ void bwh_session_unref(bw_http *h, session *s) {
     bwh_stream_free(h, t);
   }
   bw_rpcgone_clear(&s->gone);
+  if (s->watch_fd >= 0) close(s->watch_fd);
   free(s->record);
   free(s);
 }
@@ -217,6 +222,7 @@ static void release(bw_http *h, int w, int home) {
   worker *k = &h->w[w];
   session *s = k->cur;
   if (!s) return;
+  if (s->watch_fd >= 0) bwh_poll_wake(h); /* it may fire again: poll it */
   k->cur = NULL;
   s->running = -1;
   s->home = home ? w : -1;
@@ -275,6 +281,97 @@ void *bwh_reaper(void *arg) {
   return NULL;
 }
 
+/* ------------------------------------------------------ watch poller */
+
+void bwh_poll_wake(bw_http *h) {
+  uint64_t one = 1;
+  if (write(h->poll_wake, &one, sizeof one) < 0) { /* full: awake anyway */ }
+}
+
+/* A WATCH item for s (caller holds the lock): a worker pumps its watches. */
+static void queue_watch(bw_http *h, session *s) {
+  bw_http_item *it = calloc(1, sizeof *it);
+  if (!it) return; /* tried again at the next wake */
+  it->kind = BW_HTTP_WATCH;
+  snprintf(it->sid, sizeof it->sid, "%s", s->id);
+  it->tenant = s->tenant;
+  it->stream = -1;
+  it->session = s;
+  s->refs++;
+  s->inflight++;
+  s->watch_queued = 1;
+  bwh_queue_item(h, s, it);
+}
+
+/* The sessions with file watches, polled while no worker holds them and
+ * no WATCH item of theirs waits: a readable fd, or a held change come due,
+ * queues one. So any worker serves a session's subscriptions, and the
+ * changes go out as soon as they come, not on a worker's timer. */
+void *bwh_poller(void *arg) {
+  bw_http *h = arg;
+  struct pollfd *pfd = NULL;
+  session **ps = NULL;
+  size_t cap = 0;
+  pthread_mutex_lock(&h->mu);
+  while (!h->stopped) {
+    size_t n = 0;
+    double now = bwh_now(), next = -1;
+    for (session *s = h->sessions; s; s = s->next) {
+      if (s->watch_fd < 0 || s->watch_queued || s->running >= 0) continue;
+      if (n + 1 >= cap) {
+        size_t c = cap ? cap * 2 : 64;
+        struct pollfd *np = realloc(pfd, c * sizeof *np);
+        if (np) pfd = np;
+        session **nps = np ? realloc(ps, c * sizeof *nps) : NULL;
+        if (nps) ps = nps;
+        if (!np || !nps) break; /* out of memory: these for now */
+        cap = c;
+      }
+      pfd[n] = (struct pollfd){.fd = s->watch_fd, .events = POLLIN};
+      ps[n++] = s;
+      s->refs++;
+      if (s->watch_due > 0 && (next < 0 || s->watch_due - now < next)) next = s->watch_due - now;
+    }
+    if (n + 1 > cap) { /* room for the wake fd */
+      struct pollfd *np = realloc(pfd, (n + 1) * sizeof *np);
+      if (!np) { /* give them back, look again later */
+        for (size_t i = 0; i < n; i++) bwh_session_unref(h, ps[i]);
+        struct timespec ts;
+        bwh_deadline(&ts, 0.1);
+        pthread_cond_timedwait(&h->reap_cv, &h->mu, &ts);
+        continue;
+      }
+      pfd = np;
+      cap = n + 1;
+    }
+    pfd[n] = (struct pollfd){.fd = h->poll_wake, .events = POLLIN};
+    pthread_mutex_unlock(&h->mu);
+    int ms = next < 0 ? -1 : next * 1000 > 1e9 ? 1000000000 : (int)(next * 1000) + 1;
+    int got = poll(pfd, n + 1, ms);
+    if (got > 0 && (pfd[n].revents & POLLIN)) {
+      uint64_t v;
+      if (read(h->poll_wake, &v, sizeof v) < 0) { /* raced with another read: fine */ }
+    }
+    pthread_mutex_lock(&h->mu);
+    now = bwh_now();
+    for (size_t i = 0; i < n; i++) {
+      session *s = ps[i];
+      int ready = got > 0 && (pfd[i].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL));
+      int due = s->watch_due > 0 && s->watch_due <= now;
+      if (!s->closed && s->watch_fd == pfd[i].fd && !s->watch_queued && s->running < 0 &&
+          (ready || due)) {
+        s->watch_due = 0;
+        queue_watch(h, s);
+      }
+      bwh_session_unref(h, s);
+    }
+  }
+  pthread_mutex_unlock(&h->mu);
+  free(pfd);
+  free(ps);
+  return NULL;
+}
+
 /* -------------------------------------------------------- worker side */
 
 bw_http_item *bw_http_next(bw_http *h, int w, double timeout) {
@@ -300,6 +397,7 @@ bw_http_item *bw_http_next(bw_http *h, int w, double timeout) {
     if (!s->head) s->tail = NULL;
     it->next = NULL;
     it->version = s->version;
+    if (it->kind == BW_HTTP_WATCH) s->watch_queued = 0;
   }
   pthread_mutex_unlock(&h->mu);
   return it;
@@ -318,12 +416,14 @@ char *bw_http_record(bw_http *h, int w, size_t *len) {
   return r;
 }
 
-void bw_http_release(bw_http *h, int w, const char *record, size_t n, int home) {
+void bw_http_release(bw_http *h, int w, const char *record, size_t n, int home,
+                     int watch_fd, double watch_in) {
   char *copy = record ? malloc(n + 1) : NULL;
   if (copy) {
     memcpy(copy, record, n);
     copy[n] = '\0';
   }
+  int fd = watch_fd >= 0 ? fcntl(watch_fd, F_DUPFD_CLOEXEC, 0) : -1;
   pthread_mutex_lock(&h->mu);
   session *s = h->w[w].cur;
   if (s && copy) {
@@ -334,8 +434,15 @@ void bw_http_release(bw_http *h, int w, const char *record, size_t n, int home) 
   } else if (s && record) {
     home = 1; /* no memory for the copy: the state stays where it is */
   }
+  if (s) {
+    int old = s->watch_fd;
+    s->watch_fd = fd;
+    fd = old; /* closed below, outside the lock */
+    s->watch_due = watch_fd >= 0 && watch_in >= 0 ? bwh_now() + watch_in : 0;
+  }
   release(h, w, home);
   pthread_mutex_unlock(&h->mu);
+  if (fd >= 0) close(fd);
   free(copy);
 }
 
@@ -349,7 +456,7 @@ bw_http_item *bw_http_next_of(bw_http *h, int w, const char *sid, double timeout
   while (s && !strcmp(s->id, sid) && !h->stopped) {
     prev = NULL;
     for (it = s->head; it; prev = it, it = it->next)
-      if (it->kind == BW_HTTP_CLOSE || it->stream < 0) break;
+      if (it->kind == BW_HTTP_CLOSE || (it->kind == BW_HTTP_MSG && it->stream < 0)) break;
     if (it) break;
     if (timeout < 0) pthread_cond_wait(&k->cv, &h->mu);
     else if (pthread_cond_timedwait(&k->cv, &h->mu, &ts) == ETIMEDOUT) break;
@@ -450,7 +557,7 @@ void bw_http_item_free(bw_http *h, bw_http_item *it) {
     s->queued -= it->len;
     h->queued -= it->len;
     s->inflight--;
-    s->last = bwh_now();
+    if (it->kind != BW_HTTP_WATCH) s->last = bwh_now(); /* file changes keep no session alive */
     bwh_session_unref(h, s);
     pthread_mutex_unlock(&h->mu);
   }

@@ -74,10 +74,11 @@ static int push_item(lua_State *L, wstate *w) {
     else lua_pushnil(L);
     return 1;
   }
-  lua_pushstring(L, it->kind == BW_HTTP_CLOSE ? "close" : "message");
+  lua_pushstring(L, it->kind == BW_HTTP_CLOSE ? "close"
+                   : it->kind == BW_HTTP_WATCH ? "watch" : "message");
   lua_pushstring(L, it->sid);
   lua_pushinteger(L, it->tenant + 1);
-  if (it->kind == BW_HTTP_CLOSE) {
+  if (it->kind != BW_HTTP_MSG) {
     lua_pushnil(L);
     lua_pushnil(L);
     lua_pushinteger(L, it->version);
@@ -90,7 +91,7 @@ static int push_item(lua_State *L, wstate *w) {
 }
 
 /* w:next([timeout]) -> "message", sid, tenant, stream, body, version |
- * "close", sid, tenant, nil, nil, version | nil (timeout) | false (the server stopped). The
+ * "close" or "watch", sid, tenant, nil, nil, version | nil (timeout) | false (the server stopped). The
  * worker holds the session until w:release (or its next w:next). */
 static int w_next(lua_State *L) {
   wstate *w = check_worker(L);
@@ -141,13 +142,17 @@ static int w_record(lua_State *L) {
   return 1;
 }
 
-/* w:release(state_text | nil, home): done with the session it holds; home:
- * it stays on this worker (state that cannot travel) */
+/* w:release(state_text | nil, home[, watch_fd, watch_in]): done with the
+ * session it holds; home: it stays on this worker (state that cannot
+ * travel); watch_fd: its file watches' fd, which the listener polls (a
+ * WATCH item when it turns readable, or watch_in seconds from now) */
 static int w_release(lua_State *L) {
   wstate *w = check_worker(L);
   size_t n = 0;
   const char *r = luaL_optlstring(L, 2, NULL, &n);
-  bw_http_release(w->h, w->index, r, n, lua_toboolean(L, 3));
+  int fd = (int)luaL_optinteger(L, 4, -1);
+  double in = luaL_optnumber(L, 5, -1);
+  bw_http_release(w->h, w->index, r, n, lua_toboolean(L, 3), fd, in);
   return 0;
 }
 
