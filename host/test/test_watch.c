@@ -97,6 +97,30 @@ static void test_budget(void) {
   bw_root_close(&r);
 }
 
+/* A published watcher is found by its id and outlives its maker's
+ * reference; dropped, it is found no more. */
+static void test_publish(void) {
+  bw_root r;
+  put("f", "1");
+  CHECK(bw_root_open(&r, base, NULL, 0) == BW_OK, "root");
+  bw_handle hf;
+  CHECK(handle(&r, "f", &hf) == BW_OK, "f");
+  bw_watcher *a = bw_watch_new(4, 0);
+  char id[33];
+  CHECK(a && bw_watch_publish(a, id) == BW_OK && strlen(id) == 32, "published");
+  bw_watcher *b = bw_watch_find(id);
+  CHECK(b == a, "found by its id");
+  bw_watch_free(a); /* the maker's reference */
+  int wid;
+  CHECK(bw_watch_add(b, &hf, &wid) == BW_OK && bw_watch_count(b) == 1, "alive through the finder's");
+  bw_watch_drop(b);
+  CHECK(bw_watch_find(id) == NULL, "dropped: not found");
+  CHECK(bw_watch_count(b) == 1, "the finder's reference still holds it");
+  bw_watch_free(b);
+  bw_handle_close(&hf);
+  bw_root_close(&r);
+}
+
 static void test_one_instance(void) {
   bw_root r;
   put("c", "1");
@@ -193,6 +217,7 @@ int main(void) {
   test_watch();
   test_one_instance();
   test_budget();
+  test_publish();
   test_counters();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
