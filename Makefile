@@ -235,6 +235,7 @@ install: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so 
 	install -m 644 host/include/burrow.h $(DESTDIR)$(INCLUDEDIR)/burrow.h
 	install -m 644 $(B)/burrow.pc $(DESTDIR)$(PKGCONFIGDIR)/burrow.pc
 	install -m 644 docs/burrow.1 $(DESTDIR)$(MANDIR)/man1/burrow.1
+	install -D -m 644 LICENSE $(DESTDIR)$(DATADIR)/doc/burrow/LICENSE
 	install -m 755 $(B)/lua/burrow/core.so $(DESTDIR)$(LUACDIR)/burrow/core.so
 	@for f in $(LUA_FILES); do install -D -m 644 lua/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
 	@# precompiled (host/luac.lua): start-up loads bytecode instead of parsing ~25
@@ -247,10 +248,10 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/libburrow.so $(DESTDIR)$(LIBDIR)/libburrow.so.$(SOVER) \
 	  $(DESTDIR)$(LIBDIR)/libburrow.so.$(VERSION) $(DESTDIR)$(INCLUDEDIR)/burrow.h \
 	  $(DESTDIR)$(PKGCONFIGDIR)/burrow.pc $(DESTDIR)$(MANDIR)/man1/burrow.1 \
-	  $(DESTDIR)$(LUACDIR)/burrow/core.so
+	  $(DESTDIR)$(LUACDIR)/burrow/core.so $(DESTDIR)$(DATADIR)/doc/burrow/LICENSE
 	@for f in $(LUA_FILES); do rm -f $(DESTDIR)$(LUADIR)/$$f; done
 	-@find $(DESTDIR)$(LUADIR) $(DESTDIR)$(LUACDIR) -depth -type d -empty -delete 2>/dev/null
-	-@rmdir $(DESTDIR)$(DATADIR)/burrow $(DESTDIR)$(LIBDIR)/burrow 2>/dev/null
+	-@rmdir $(DESTDIR)$(DATADIR)/burrow $(DESTDIR)$(LIBDIR)/burrow $(DESTDIR)$(DATADIR)/doc/burrow 2>/dev/null
 
 # LuaRocks' build (build.type "make" in rockspec/burrow-scm-1.rockspec):
 # burrow.core from the same sources, with LuaRocks' CFLAGS/LIBFLAG and the

@@ -16,9 +16,7 @@
 -- A source rock: `make src-rock` (this rockspec with its source pointed at
 -- a git archive of the checkout, packed offline into build/src-rock/).
 --
--- TODO(license): the owners have not chosen a license yet; `luarocks lint`
--- fails on the missing description.license until they do (and `luarocks
--- upload` needs it). Do not pick one here.
+-- burrow is MIT-licensed (LICENSE at the top of the tree).
 --
 -- Releases follow LuaRocks' NAME-VERSION-REVISION convention:
 -- rockspec/burrow-0.1.0-1.rockspec with source.url a release tarball and
@@ -44,7 +42,7 @@ tables in and out, and renders the tool list for MCP, OpenAI and Anthropic
 function calling.
 ]],
    labels = { "filesystem", "sandbox", "agents", "mcp" },
-   -- license: TODO(license), see the top of this file
+   license = "MIT",
 }
 
 supported_platforms = { "linux" }
