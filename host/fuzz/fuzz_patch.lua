@@ -33,9 +33,13 @@ local function check_hunks(hunks)
 end
 
 -- Hunks as patch text again: a chunk's old lines as "-", its new as "+".
+-- The parser reads lines as Rust's str::lines does (one "\r" before each
+-- "\n" dropped), so a line whose text ends in "\r" is written with one
+-- more: "x\r\r" reads back as "x\r" (found by the fuzzer: 53 bytes whose
+-- context line ended in two CRs).
 local function render(hunks)
   local out = { "*** Begin Patch" }
-  local function put(s) out[#out + 1] = s end
+  local function put(s) out[#out + 1] = s:sub(-1) == "\r" and s .. "\r" or s end
   for _, h in ipairs(hunks) do
     if h.kind == "add" then
       put("*** Add File: " .. h.path)
