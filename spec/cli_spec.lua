@@ -23,6 +23,31 @@ describe(H.tag("burrow CLI"), function()
     assert.is_true(ok, "build/burrow is missing: run make")
   end)
 
+  describe("help and usage errors", function()
+    for _, args in ipairs { { "--help" }, { "-h" }, { "help" }, { "mcp", "--help" }, { "call", "-h" } } do
+      it(table.concat(args, " ") .. ": the usage on stdout, exit 0", function()
+        local out, err, code = burrow(args)
+        assert.equal(0, code)
+        assert.matches("^usage:\n  burrow mcp", out)
+        assert.equal("", err)
+      end)
+    end
+
+    for _, c in ipairs {
+      { { "nope" }, 'unknown command "nope"' },
+      { {}, "a command is required" },
+      { { "call", "read_file", "--bogus" }, "unknown option %-%-bogus" },
+      { { "call", "read_file", "--root" }, "%-%-root needs a value" },
+    } do
+      it(("%s: one line on stderr naming the mistake and --help, exit 2"):format(table.concat(c[1], " ")), function()
+        local out, err, code = burrow(c[1])
+        assert.equal(2, code)
+        assert.equal("", out)
+        assert.matches("^burrow: " .. c[2] .. ".*burrow %-%-help[^\n]*\n$", err)
+      end)
+    end
+  end)
+
   describe("call", function()
     it("exits 0 with the JSON result on stdout", function()
       local out, _, code = burrow { "call", "read_file", '{"path":"a.txt"}', "--root", dir }

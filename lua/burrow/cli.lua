@@ -35,9 +35,14 @@ usage:
   BURROW_RESOLVER=walk     use the fd-walk resolver instead of openat2
 ]==]
 
+-- A usage error: one line, and where the options are (exit 2). Without a
+-- message (-h, --help, help): the usage on stdout (exit 0).
 local function usage(msg)
-  if msg then io.stderr:write("burrow: ", msg, "\n") end
-  io.stderr:write(USAGE)
+  if not msg then
+    io.stdout:write(USAGE)
+    return 0
+  end
+  io.stderr:write("burrow: ", msg, " (burrow --help lists the commands and options)\n")
   return 2
 end
 
@@ -310,7 +315,7 @@ end
 local function main(args)
   local cmd = table.remove(args, 1)
   if cmd == nil or cmd == "help" or cmd == "-h" or cmd == "--help" then
-    return usage(cmd == nil and "a command is required" or nil)
+    return usage(cmd == nil and "a command is required: mcp, call, tools, check, token or version" or nil)
   end
   if cmd == "--version" then cmd = "version" end
   local f = commands[cmd]
