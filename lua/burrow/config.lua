@@ -417,7 +417,7 @@ local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body 
   tenants = true, tokens = true, max_queued = true, max_session_queued = true, max_connections = true,
   max_connections_per_address = true, max_running = true, max_undo_bytes = true,
   max_unauthenticated = true, auth_timeout = true, max_kept_bytes = true, max_sessions_per_address = true,
-  max_watches = true }
+  max_watches = true, access_log = true }
 local TOKEN_KEYS = { sha256 = true, tenant = true, max_calls = true, max_body = true, max_sessions = true }
 
 local function want_count(v, mark, what, min)
@@ -453,6 +453,10 @@ local function parse_http(v, mark)
   local out = {}
   local function m(k) return value_at(v, k) end
   if v.listen ~= nil then out.listen = want_string(v.listen, m("listen"), "http.listen") end
+  if v.access_log ~= nil then -- stderr, off, or a file (relative to this config)
+    local a = want_string(v.access_log, m("access_log"), "http.access_log")
+    out.access_log = (a == "stderr" or a == "off") and a or join(a)
+  end
   for _, k in ipairs { "workers", "max_calls", "max_sessions", "replay", "retry_ms", "max_connections",
     "max_connections_per_address", "max_running", "max_unauthenticated", "max_sessions_per_address",
     "max_watches" } do

@@ -123,6 +123,7 @@ function Ctx:request(path, op, info, arg)
     nlink = info.nlink,
     size = op == "write" and self.sizes and self.sizes[arg or "path"] or nil,
     session = self.session.id,
+    tenant = self.session.tenant,
   }
 end
 

@@ -49,7 +49,8 @@ local function new_session(W, state, sid, ws, tenant)
   -- call of the session carries it (hooks.session); the tenant's
   -- workspace, which the worker's sessions share, holds none of it. Its
   -- undo store's bytes count against the tenant's budget.
-  server.session = { id = "http:" .. sid:sub(1, 8), undo_budget = state.setup.budgets[tenant],
+  server.session = { id = "http:" .. sid:sub(1, 8), tenant = state.setup.tenants[tenant].name,
+    undo_budget = state.setup.budgets[tenant],
     watch_budget = state.setup.watch_budgets[tenant] }
   -- a response (or a batch of them) is the POST's answer: its call ends
   server.out = function(msg)
@@ -131,7 +132,7 @@ local function restore(server, text)
     require("burrow.resources").adopt(server, r.watcher, r.subs)
   end
   local s = r.session or {}
-  server.session = { id = s.id or server.session.id, scope = s.scope, packs = s.packs,
+  server.session = { id = s.id or server.session.id, tenant = server.session.tenant, scope = s.scope, packs = s.packs,
     undo_budget = server.session.undo_budget, watch_budget = server.session.watch_budget,
     undo = s.undo and require("burrow.undo").find(s.undo) or nil }
 end
@@ -335,6 +336,12 @@ function http.serve(o, hc, listen)
     allowed_hosts = hc.allowed_hosts, allowed_origins = hc.allowed_origins,
     tokens = tokens,
     tenant_limits = limits,
+    tenant_names = (function()
+      local n = {}
+      for i, t in ipairs(tenants) do n[i] = t.name end
+      return n
+    end)(),
+    access_log = hc.access_log,
     setup = json.encode { cli = o, tenants = tenants, budgets = budgets, watch_budgets = watch_budgets },
   }
   if not server then return nil, err end

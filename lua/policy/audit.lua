@@ -21,6 +21,7 @@ return {
       bytes = outcome.bytes,
       duration_ms = outcome.duration_ms,
       session = req.session,
+      tenant = req.tenant, -- over HTTP: the tenant whose session made the call
     }
   end,
 }

@@ -82,9 +82,26 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 }
 
 /* A JSON-RPC error body (id null), as the transport answers refusals. */
-static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status,
-                              int code, const char *msg, const char *hname,
-                              const char *hval) {
+/* The connection state of the request this thread answers (libmicrohttpd
+ * runs a thread per connection): the access log's tenant of a refusal. */
+static _Thread_local const conn *current;
+
+static const char *tenant_of_token(const bw_http *h, int token) {
+  return token >= 0 ? bwh_tenant_name(h, h->o.tokens[token].tenant)
+                    : h->o.n_tokens ? "-" : bwh_tenant_name(h, 0);
+}
+
+static void client_address(struct MHD_Connection *c, char out[INET6_ADDRSTRLEN]);
+
+static enum MHD_Result refuse_(bw_http *h, struct MHD_Connection *c, unsigned status,
+                               int code, const char *msg, const char *hname,
+                               const char *hval) {
+  if (h && h->log) { /* every refusal: status, reason, tenant, address */
+    char addr[INET6_ADDRSTRLEN];
+    client_address(c, addr);
+    bwh_log(h, "refused %u addr=%s tenant=%s: %s", status, addr,
+            current && current->checked ? tenant_of_token(h, current->token) : "-", msg);
+  }
   json_t *j = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
                         "error", "code", code, "message", msg);
   char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
@@ -94,6 +111,7 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status,
   free(text);
   return rc;
 }
+#define refuse(...) refuse_(h, __VA_ARGS__)
 
 /* Host without its port; a bracketed IPv6 literal keeps its brackets. */
 static void host_name(const char *v, char *out, size_t n) {
@@ -442,6 +460,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     s->next = h->sessions;
     h->sessions = s;
     h->nsessions++;
+    bwh_log(h, "session %.8s opened addr=%s tenant=%s", s->id, addr, bwh_tenant_name(h, s->tenant));
     if (k->token >= 0) h->tok_sessions[k->token]++;
     if (s->tenant < h->o.n_tenants) h->ten_sessions[s->tenant]++;
   } else {
@@ -578,10 +597,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
   (void)version;
   bw_http *h = cls;
   conn *k = *con_cls;
+  current = k;
   if (!k) {
     k = calloc(1, sizeof *k);
     if (!k) return MHD_NO;
     *con_cls = k;
+    current = k;
     k->rejected = 1; /* until every check passed */
     if (!origin_ok(h, c))
       return refuse(c, MHD_HTTP_FORBIDDEN, -32000,
@@ -591,6 +612,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
       return refuse(c, MHD_HTTP_UNAUTHORIZED, -32000,
                     "Unauthorized: a valid bearer token is required",
                     "WWW-Authenticate", "Bearer realm=\"burrow\"");
+    k->checked = 1; /* its token (the access log's tenant) is known */
     passed_checks(h, c);
     if (strcmp(url, "/mcp"))
       return refuse(c, MHD_HTTP_NOT_FOUND, -32000, "Not Found: the endpoint is /mcp",
@@ -670,7 +692,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
   if (!s || s->token != k->token) {
     rc = refuse(c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL, NULL);
   } else if (!strcmp(method, "DELETE")) {
-    bwh_session_close(h, s);
+    bwh_session_close(h, s, "deleted");
     rc = reply(c, MHD_HTTP_OK, NULL, "", NULL, NULL);
   } else {
     s->last = bwh_now();
@@ -754,6 +776,13 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   }
   h->o = *o;
   if (h->o.workers < 1) h->o.workers = 1;
+  /* the access log: stderr unless told (a path, appended to; "off") */
+  if (!o->access_log || !strcmp(o->access_log, "stderr")) h->log = stderr;
+  else if (strcmp(o->access_log, "off") && !(h->log = fopen(o->access_log, "ae"))) {
+    snprintf(err, errlen, "cannot open the access log %s: %s", o->access_log, strerror(errno));
+    free(h);
+    return NULL;
+  }
   if (h->o.max_unauthenticated < 1) h->o.max_unauthenticated = 128;
   if (h->o.auth_timeout < 1) h->o.auth_timeout = 10;
   if (h->o.replay < 1) h->o.replay = 1;
@@ -876,7 +905,7 @@ void bw_http_free(bw_http *h) {
     }
     bw_rpcid_clear(&h->w[i].cur_id);
   }
-  while (h->sessions) bwh_session_close(h, h->sessions); /* queues its close */
+  while (h->sessions) bwh_session_close(h, h->sessions, "stopped"); /* queues its close */
   for (int t = 0; t <= h->o.n_tenants; t++)
     for (session *s = h->run_head[t], *n; s; s = n) {
       n = s->run_next;
@@ -892,5 +921,6 @@ void bw_http_free(bw_http *h) {
   free(h->ten_running);
   free(h->ten_kept);
   close(h->poll_wake);
+  if (h->log && h->log != stderr) fclose(h->log);
   free(h);
 }

@@ -60,6 +60,8 @@ typedef struct bw_http_opts {
   const bw_http_token *tokens; /* none: no authentication (loopback only) */
   int n_tokens;
   const bw_http_tenant *tenants; /* by tenant index (0: the default); may be NULL */
+  const char *const *tenant_names; /* by tenant index, for the access log; may be NULL */
+  const char *access_log; /* NULL or "stderr", "off", or a file appended to */
   int n_tenants;
 } bw_http_opts;
 

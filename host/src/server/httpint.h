@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "http.h"
@@ -91,6 +92,7 @@ struct bw_http {
   int *ten_calls, *ten_sessions; /* by tenant index, o.n_tenants of them */
   int open_calls; /* without tokens */
   int unauth;     /* open connections not yet past the checks (on_connection) */
+  FILE *log;      /* the access log (NULL: off) */
   /* the scheduler: per tenant slot (o.n_tenants + 1: the last one for a
    * tenant without limits of its own), the runnable sessions in order and
    * the calls running; rr: the slot served next */
@@ -116,7 +118,10 @@ void bwh_queue_item(bw_http *h, session *s, bw_http_item *it);
 /* The tenant slot of tenant index t; its cap on calls running at once. */
 int bwh_tenant(const bw_http *h, int t);
 int bwh_running_cap(const bw_http *h, int slot);
-void bwh_session_close(bw_http *h, session *s);
+void bwh_session_close(bw_http *h, session *s, const char *why);
+/* The access log (h->log, if any): one line, a UTC time before it. */
+void bwh_log(bw_http *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *bwh_tenant_name(const bw_http *h, int t);
 void bwh_note_cancel(bw_http *h, session *s, const json_t *id);
 /* the reaper thread (arg: the bw_http) */
 void *bwh_reaper(void *arg);

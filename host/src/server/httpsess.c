@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -233,9 +234,34 @@ static void release(bw_http *h, int w, int home) {
   bwh_session_unref(h, s);
 }
 
+const char *bwh_tenant_name(const bw_http *h, int t) {
+  return t >= 0 && t < h->o.n_tenants && h->o.tenant_names && h->o.tenant_names[t]
+             ? h->o.tenant_names[t] : "default";
+}
+
+void bwh_log(bw_http *h, const char *fmt, ...) {
+  if (!h->log) return;
+  char when[32];
+  struct timespec ts;
+  struct tm tm;
+  clock_gettime(CLOCK_REALTIME, &ts); /* a timestamp, not a timeout */
+  gmtime_r(&ts.tv_sec, &tm);
+  strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  for (char *p = line; *p; p++) /* one line, whatever a reason holds */
+    if (*p == '\n' || *p == '\r') *p = ' ';
+  fprintf(h->log, "burrow http %s %s\n", when, line); /* one call: whole lines */
+  fflush(h->log);
+}
+
 /* Unlink a session; its close is queued behind its items (caller holds
- * the lock). */
-void bwh_session_close(bw_http *h, session *s) {
+ * the lock). why: deleted, expired, stopped (the access log's word). */
+void bwh_session_close(bw_http *h, session *s, const char *why) {
+  bwh_log(h, "session %.8s closed (%s) tenant=%s", s->id, why, bwh_tenant_name(h, s->tenant));
   for (session **p = &h->sessions; *p; p = &(*p)->next)
     if (*p == s) {
       *p = s->next;
@@ -274,7 +300,7 @@ void *bwh_reaper(void *arg) {
       int reading = 0;
       for (stream *x = s->streams; x; x = x->next) reading += x->readers;
       if (!reading && !s->inflight && t - s->last > h->o.session_ttl)
-        bwh_session_close(h, s);
+        bwh_session_close(h, s, "expired");
     }
   }
   pthread_mutex_unlock(&h->mu);

@@ -43,6 +43,7 @@ typedef struct server {
   bw_http *h;
   bw_http_opts o; /* its strings and arrays are the server's, freed with it */
   int nworkers, started;
+  int n_names; /* o.tenant_names */
   pthread_t *threads;
   wstate *w;
   char *setup, *path, *cpath, *module;
@@ -299,6 +300,8 @@ static void server_free(server *srv) {
   free((char *)srv->o.host);
   free_list(srv->o.allowed_hosts, srv->o.n_hosts);
   free_list(srv->o.allowed_origins, srv->o.n_origins);
+  free_list(srv->o.tenant_names, srv->n_names);
+  free((char *)srv->o.access_log);
   free((void *)srv->o.tokens);
   free((void *)srv->o.tenants);
   if (srv->fail_fd >= 0) close(srv->fail_fd);
@@ -321,7 +324,8 @@ static void server_end(server *srv) {
  * max_calls, max_sessions, max_sessions_per_address, replay,
  * max_kept_bytes, max_queued, max_session_queued, max_connections,
  * max_connections_per_address, max_unauthenticated, auth_timeout,
- * retry_ms, allowed_hosts, allowed_origins, tokens = {{sha256, tenant,
+ * retry_ms, allowed_hosts, allowed_origins, tenant_names, access_log
+ * ("stderr", "off" or a file), tokens = {{sha256, tenant,
  * max_calls, max_body, max_sessions}...}, tenant_limits = {{max_calls,
  * max_sessions, max_running, max_kept_bytes}...} (by tenant, 1: the
  * default), setup, module} -> Http | nil, message. SIGINT, SIGTERM and
@@ -356,7 +360,9 @@ static int l_http_start(lua_State *L) {
   o->auth_timeout = (int)opt_number(L, 1, "auth_timeout", 10);
   o->allowed_hosts = opt_list(L, 1, "allowed_hosts", &o->n_hosts);
   o->allowed_origins = opt_list(L, 1, "allowed_origins", &o->n_origins);
-  if (!o->host || !o->allowed_hosts || !o->allowed_origins) goto fail;
+  o->tenant_names = opt_list(L, 1, "tenant_names", &srv->n_names);
+  o->access_log = opt_string(L, 1, "access_log", "stderr");
+  if (!o->host || !o->allowed_hosts || !o->allowed_origins || !o->tenant_names || !o->access_log) goto fail;
   lua_getfield(L, 1, "tokens");
   int nt = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : 0;
   bw_http_token *toks = calloc((size_t)nt + 1, sizeof *toks);
