@@ -141,12 +141,11 @@ function burrow.open(opts)
     end
     specs[i] = { path = r.path, mount = r.mount, readonly = r.mode == "ro", resolver = resolver }
   end
-  local roots, detail, code = core.roots(specs)
-  if not roots then
-    local i, why = detail:match("^root (%d+):? ?(.*)$")
-    local spec = specs[tonumber(i)]
+  local roots, detail, code, why = core.roots(specs)
+  if not roots then -- why: {on = "root", index = i}, the root the core refused
+    local spec = why and specs[why.index]
     return fail(code, ("cannot open root %s: %s"):format(spec and spec.path or "?",
-      why ~= "" and why or require("burrow.errors").message(code, spec and spec.path):gsub("^%u+: ", "")))
+      detail ~= "" and detail or require("burrow.errors").message(code, spec and spec.path):gsub("^%u+: ", "")))
   end
   local tool_path, terr = dir_list(opts.tool_path, "tool_path")
   local policy_path, pperr = dir_list(opts.policy_path, "policy_path")

@@ -205,13 +205,13 @@ local HEREDOC = P "<<" * (P "EOF" + P "'EOF'" + P '"EOF"') * (NL + -1)
 -- and the last.
 local function envelope(text)
   if not is_line(BEGIN):match(text) then
-    return nil, "invalid patch: The first line of the patch must be '*** Begin Patch'"
+    return nil, "invalid patch: The first line of the patch must be '*** Begin Patch'", "first"
   end
   local first_nl = text:find("\n", 1, true)
   local last_start = 1
   for p in text:gmatch("()\n") do last_start = p + 1 end
   if not first_nl or last_start <= first_nl or not is_line(END):match(text, last_start) or last_start > #text then
-    return nil, "invalid patch: The last line of the patch must be '*** End Patch'"
+    return nil, "invalid patch: The last line of the patch must be '*** End Patch'", "last"
   end
   return first_nl + 1, last_start - 1
 end
@@ -229,12 +229,12 @@ function M.parse(text)
     local before = inner:sub(1, inner_pos - 1)
     return { line = pre_lines + 1 + select(2, before:gsub("\n", "")), column = #last_line(before) + 1 }
   end
-  local b, e = envelope(inner)
+  local b, e, which = envelope(inner) -- which: the line at fault, "first" or "last"
   local shift = 0 -- where the envelope starts in `inner` (a heredoc's first line)
   if not b then
     local berr = e
     local last = last_line(inner)
-    local where = berr:find("first", 1, true) and 1 or #inner - #last + 1
+    local where = which == "first" and 1 or #inner - #last + 1
     -- lenient: a heredoc around the patch (apply_patch <<'EOF' ... EOF)
     local lines = select(2, inner:gsub("\n", "")) + 1
     local h_end = HEREDOC:match(inner)

@@ -62,7 +62,7 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
     if not si then return nil, srel, sinfo end
     local di, drel, dcode = ctx:resolve_write(a.destination)
     if not di then return nil, drel, dcode end
-    local st, detail, code = ctx.roots:stage_copy(si, srel, di, drel, {
+    local st, detail, code, why = ctx.roots:stage_copy(si, srel, di, drel, {
       overwrite = a.overwrite, recursive = a.recursive, max_bytes = ctx.caps.max_file_size,
       max_ms = ctx:ms_left("max_tree_ms"), max_entries = ctx.SUBTREE_MAX,
       progress = ctx:tree_progress("copied"),
@@ -71,9 +71,10 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
     if st then res, detail, code, how = ctx:settle(st, "destination") end
     if not res and st and how ~= "core" then return nil, detail, code end
     if not res then
-      if code == "TOO_LARGE" and detail:find("time budget", 1, true) then
+      local on = why and why.on -- what the core's failure is about (never its wording)
+      if code == "TOO_LARGE" and on == "time" then
         detail = ("%s (max_tree_ms=%d): nothing was copied"):format(detail, ctx.caps.max_tree_ms)
-      elseif code == "TOO_LARGE" and detail:find("max_file_size", 1, true) then
+      elseif code == "TOO_LARGE" and on == "size" then
         detail = ("a file is over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)
       end
       return ctx:fail(code, culprit(ctx, si, srel, sinfo, a, code), detail)

@@ -92,13 +92,13 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     }, idx, info)
     if not opts then return nil, werr, wcode end
     local timed = false -- max_search_ms, asked at each progress report (every 100 ms)
-    local res, detail, gcode = ctx.roots:glob(idx, rel, pattern, opts, function(dirs, entries)
+    local res, detail, gcode, why = ctx.roots:glob(idx, rel, pattern, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("looked at %d entries in %d directories"):format(entries, dirs))
       timed = timed or ctx:over("max_search_ms")
       return timed or ctx:cancelled()
     end)
     if not res then
-      local pat = detail:find("pattern", 1, true)
+      local pat = why and why.on == "pattern" -- the core says what it refused
       return ctx:fail(gcode, pat and "pattern" or path, detail, pat and { argument = "pattern" } or nil)
     end
     local pre = prefix_of(path)

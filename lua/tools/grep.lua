@@ -20,22 +20,21 @@ local function prefix_of(path)
   return (path:gsub("/+$", "")) .. "/"
 end
 
--- Pattern and glob errors name the pattern, not the path.
-local function subject(path, detail)
-  if detail:find("pattern", 1, true) or detail:find("glob", 1, true) then return "pattern" end
+-- A refused search names what the core refused ({on = "pattern" |
+-- "include" | "exclude", index =}: data, never the wording): the pattern,
+-- or the include/exclude glob (the message names the pattern argument for
+-- both), with PCRE2's reason when the pattern would not compile.
+local function subject(path, why)
+  local on = why and why.on
+  if on == "pattern" or on == "include" or on == "exclude" then return "pattern" end
   return path
 end
 
--- The details of a refused search: the include/exclude glob the matcher
--- refuses (found by compiling each, not from the message), else the
--- pattern, with PCRE2's reason when it would not compile.
-local function refused(a, detail)
-  for _, k in ipairs { "include", "exclude" } do
-    for i, g in ipairs(a[k] or {}) do
-      if not require("burrow.core").glob(g) then return { argument = ("%s[%d]"):format(k, i - 1) } end
-    end
+local function refused(why)
+  if why.on == "include" or why.on == "exclude" then
+    return { argument = ("%s[%d]"):format(why.on, (why.index or 1) - 1) }
   end
-  return { argument = "pattern", reason = detail:match("^invalid pattern: (.*)") }
+  return { argument = "pattern", reason = why.reason }
 end
 
 -- Keep what fits in max_result_bytes; true if something was cut.
@@ -184,13 +183,13 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     local wire = mode == "content" and not judged and not ctx.via and not ctx.caps.untrusted_boundary
       and (hooks.wire or hooks.wire_json) and true or nil
     opts.wire, opts.wire_text = wire, wire and hooks.wire and true or nil
-    local res, detail, gcode = ctx.roots:grep(idx, rel, opts, function(dirs, entries)
+    local res, detail, gcode, why = ctx.roots:grep(idx, rel, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("searched %d entries in %d directories"):format(entries, dirs))
       return ctx:cancelled()
     end)
     if not res then
-      local about = subject(path, detail)
-      return ctx:fail(gcode, about, detail, about == "pattern" and refused(a, detail) or nil)
+      local about = subject(path, why)
+      return ctx:fail(gcode, about, detail, about == "pattern" and refused(why) or nil)
     end
     -- policies that judge each object are asked about each file shown
     local pre = prefix_of(path)

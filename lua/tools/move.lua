@@ -55,7 +55,7 @@ Examples: {"source": "draft.md", "destination": "docs/final.md"}  {"source": "a.
     if not r then return nil, rmsg, rcode end
     local di, drel, dcode = ctx:resolve_write(a.destination)
     if not di then return nil, drel, dcode end
-    local st, detail, code = ctx.roots:stage_move(si, srel, di, drel, {
+    local st, detail, code, why = ctx.roots:stage_move(si, srel, di, drel, {
       overwrite = a.overwrite, max_ms = ctx:ms_left("max_tree_ms"), max_entries = ctx.SUBTREE_MAX,
       max_bytes = ctx.caps.max_file_size, progress = ctx:tree_progress("moved"),
     })
@@ -66,7 +66,7 @@ Examples: {"source": "draft.md", "destination": "docs/final.md"}  {"source": "a.
       local which = culprit(ctx, si, srel, a, code)
       if code == "EEXIST" and (detail == nil or detail == "") then
         detail = "pass overwrite=true to replace it"
-      elseif code == "TOO_LARGE" and detail:find("time budget", 1, true) then
+      elseif code == "TOO_LARGE" and why and why.on == "time" then
         detail = ("%s (max_tree_ms=%d): nothing was moved"):format(detail, ctx.caps.max_tree_ms)
       end
       return ctx:fail(code, which, detail)

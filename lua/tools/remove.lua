@@ -39,14 +39,14 @@ Examples: {"path": "tmp/out.log"}  {"path": "build", "recursive": true}]],
     local idx, rel, code0 = ctx:resolve_write(a.path)
     if not idx then return nil, rel, code0 end
     local h = a.expected_hash and a.expected_hash:lower()
-    local st, detail, code = ctx.roots:stage_remove(idx, rel, { recursive = a.recursive, expected_hash = h,
+    local st, detail, code, why = ctx.roots:stage_remove(idx, rel, { recursive = a.recursive, expected_hash = h,
       max_ms = ctx:ms_left("max_tree_ms"), max_entries = ctx.SUBTREE_MAX, progress = ctx:tree_progress("listed") })
     local res, how
     if st then res, detail, code, how = ctx:settle(st) end
     if not res and st and how ~= "core" then return nil, detail, code end
     if not res then
       if code == "HASH_MISMATCH" then detail = "it changed since it was read; nothing was removed" end
-      if code == "TOO_LARGE" and detail:find("time budget", 1, true) then
+      if code == "TOO_LARGE" and why and why.on == "time" then
         detail = ("%s (max_tree_ms=%d): nothing was removed"):format(detail, ctx.caps.max_tree_ms)
       end
       return ctx:fail(code, a.path, detail)

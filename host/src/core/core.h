@@ -47,6 +47,35 @@ int bw_code_from_errno(int err);
 const char *bw_detail(void);
 int bw_fail(int code, const char *detail); /* sets the detail, returns code */
 void bw_clear_detail(void);
+/* What a failure is about, beside its code and its text: the binding
+ * hands it on as data ({on = "pattern"}, {on = "time"}, {on = "size"},
+ * {on = "include" | "exclude" | "root", index = i}), so no caller reads
+ * the wording. */
+enum {
+  BW_ON_NONE = 0,
+  BW_ON_PATTERN, /* the search pattern or the glob asked for */
+  BW_ON_INCLUDE, /* an include glob (index: 1-based) */
+  BW_ON_EXCLUDE, /* an exclude glob (index: 1-based) */
+  BW_ON_TIME,    /* the call's time budget */
+  BW_ON_ROOT,    /* a root (index: 1-based) */
+  BW_ON_SIZE,    /* a file over the size cap (max_file_size) */
+  BW_ON_SYNC,    /* done, but its directory fsync failed: it may not survive a crash */
+};
+int bw_fail_on(int code, int on, int index, const char *detail);
+int bw_fail_subject(int *index); /* BW_ON_*, and its index */
+/* After bw_fail_on: the cause in its own words (PCRE2's, for a pattern),
+ * kept beside the detail; returns code. */
+int bw_fail_reason(int code, const char *reason);
+const char *bw_fail_why(void);
+/* Keep a failure (detail, subject, reason) across cleanup that may fail
+ * in its turn, then put it back: bw_err_restore returns code. */
+typedef struct bw_err_saved {
+  const char *detail, *reason;
+  int on, index;
+} bw_err_saved;
+void bw_err_save(bw_err_saved *s);
+int bw_err_restore(int code, const bw_err_saved *s);
+const char *bw_on_name(int on);  /* "pattern", "include", ..., NULL for none */
 
 /* ---- stopping early (stop.c) ---- */
 

@@ -31,6 +31,8 @@ static const char *const names[BW_CODE_COUNT] = {
 };
 
 static __thread const char *detail;
+static __thread int subject, subject_index;
+static __thread const char *reason;
 
 const char *bw_code_name(int code) {
   if (code < 0 || code >= BW_CODE_COUNT) return "EIO";
@@ -39,15 +41,61 @@ const char *bw_code_name(int code) {
 
 const char *bw_detail(void) { return detail; }
 
-void bw_clear_detail(void) { detail = NULL; }
+void bw_clear_detail(void) {
+  detail = reason = NULL;
+  subject = BW_ON_NONE;
+}
 
 int bw_fail(int code, const char *d) {
   detail = d;
+  reason = NULL;
+  subject = BW_ON_NONE;
   return code;
 }
 
+int bw_fail_on(int code, int on, int index, const char *d) {
+  detail = d;
+  reason = NULL;
+  subject = on;
+  subject_index = index;
+  return code;
+}
+
+int bw_fail_reason(int code, const char *r) {
+  reason = r;
+  return code;
+}
+
+const char *bw_fail_why(void) { return reason; }
+
+void bw_err_save(bw_err_saved *s) {
+  s->detail = detail;
+  s->reason = reason;
+  s->on = subject;
+  s->index = subject_index;
+}
+
+int bw_err_restore(int code, const bw_err_saved *s) {
+  detail = s->detail;
+  reason = s->reason;
+  subject = s->on;
+  subject_index = s->index;
+  return code;
+}
+
+int bw_fail_subject(int *index) {
+  if (index) *index = subject_index;
+  return subject;
+}
+
+const char *bw_on_name(int on) {
+  static const char *const n[] = {NULL, "pattern", "include", "exclude", "time", "root", "size", "sync"};
+  return on > 0 && on < (int)(sizeof n / sizeof *n) ? n[on] : NULL;
+}
+
 int bw_code_from_errno(int err) {
-  detail = NULL; /* a detail of an earlier step must not stick to this code */
+  detail = reason = NULL; /* a detail of an earlier step must not stick to this code */
+  subject = BW_ON_NONE;
   switch (err) {
   case 0: return BW_OK;
   case ENOENT: return BW_ENOENT;

@@ -82,7 +82,7 @@ int bw_glob_search(const bw_root *r, const char *rel, const char *pattern,
   memset(res, 0, sizeof *res);
   const char *why;
   bw_glob *g = bw_glob_compile(pattern, len, BW_GLOB_BRACES, &why);
-  if (!g) return bw_fail(BW_INVALID_ARGUMENT, why);
+  if (!g) return bw_fail_on(BW_INVALID_ARGUMENT, BW_ON_PATTERN, 0, why);
   char prefix[BW_PATH_MAX + 1];
   bw_glob_prefix(g, prefix, sizeof prefix);
   gsearch s = {.r = r, .g = g, .o = o, .prefix = prefix};

@@ -754,7 +754,7 @@ static int grep_visit(void *arg, const bw_wentry *e) {
 
 /* ---- the call ---- */
 
-static int compile_globs(const char *const *src, size_t n, bw_glob ***out) {
+static int compile_globs(const char *const *src, size_t n, bw_glob ***out, int on) {
   *out = NULL;
   if (!n) return BW_OK;
   bw_glob **v = calloc(n, sizeof *v);
@@ -764,7 +764,7 @@ static int compile_globs(const char *const *src, size_t n, bw_glob ***out) {
     const char *why;
     if (!(v[i] = bw_glob_compile(src[i], strlen(src[i]), BW_GLOB_BRACES, &why))) {
       snprintf(errbuf, sizeof errbuf, "invalid glob %.64s: %s", src[i], why);
-      return bw_fail(BW_INVALID_ARGUMENT, errbuf);
+      return bw_fail_on(BW_INVALID_ARGUMENT, on, (int)i + 1, errbuf);
     }
   }
   return BW_OK;
@@ -807,8 +807,8 @@ static void grep_free(grep *g) {
 
 static int grep_setup(grep *g) {
   int rc = bwg_matcher_init(&g->m, g->o);
-  if (!rc) rc = compile_globs(g->o->include, g->o->n_include, &g->inc);
-  if (!rc) rc = compile_globs(g->o->exclude, g->o->n_exclude, &g->exc);
+  if (!rc) rc = compile_globs(g->o->include, g->o->n_include, &g->inc, BW_ON_INCLUDE);
+  if (!rc) rc = compile_globs(g->o->exclude, g->o->n_exclude, &g->exc, BW_ON_EXCLUDE);
   if (rc) return rc;
   g->nws = bw_walk_threads(g->o->walk.threads);
   if (!(g->ws = calloc((size_t)g->nws, sizeof *g->ws))) return BW_ENOMEM;
@@ -888,7 +888,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   watch_stop(&g);
   int err = atomic_load(&g.err);
   if (!rc && err == -1)
-    rc = bw_fail(BW_INVALID_ARGUMENT,
+    rc = bw_fail_on(BW_INVALID_ARGUMENT, BW_ON_PATTERN, 0,
                  "the pattern hit PCRE2's backtracking limit on some input "
                  "(catastrophic backtracking, e.g. (a+)+$); make it more specific");
   else if (!rc && err)

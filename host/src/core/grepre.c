@@ -14,6 +14,7 @@
 #include "grepint.h"
 
 static __thread char errbuf[256]; /* detail of a failed compile */
+static __thread char why[200];    /* PCRE2's own words for it */
 
 /* ---- the compiled search ---- */
 
@@ -23,10 +24,10 @@ static int is_alnum(int c) {
 
 
 static int compile_error(int code) {
-  char msg[200];
-  pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
-  snprintf(errbuf, sizeof errbuf, "invalid pattern: %s", msg);
-  return bw_fail(BW_INVALID_ARGUMENT, errbuf);
+  pcre2_get_error_message(code, (PCRE2_UCHAR *)why, sizeof why);
+  snprintf(errbuf, sizeof errbuf, "invalid pattern: %s", why);
+  bw_fail_on(BW_INVALID_ARGUMENT, BW_ON_PATTERN, 0, errbuf);
+  return bw_fail_reason(BW_INVALID_ARGUMENT, why);
 }
 
 /* Length of the option verbs a pattern starts with ((*UCP), (*CRLF),
@@ -101,7 +102,7 @@ static int compile_regex(matcher *m, const bw_grep_opts *o) {
 int bwg_matcher_init(matcher *m, const bw_grep_opts *o) {
   memset(m, 0, sizeof *m);
   if (memchr(o->pattern, '\0', o->pattern_len))
-    return bw_fail(BW_INVALID_ARGUMENT, "pattern contains a NUL byte");
+    return bw_fail_on(BW_INVALID_ARGUMENT, BW_ON_PATTERN, 0, "pattern contains a NUL byte");
   int flags = (o->literal ? BW_LITS_LITERAL : 0) |
               (o->ignore_case ? BW_LITS_CASELESS : 0) |
               (o->multiline ? BW_LITS_MULTILINE : 0);

@@ -102,7 +102,7 @@ int bw_mkdir(const bw_root *r, const char *rel, int parents, int *created) {
   else if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0) /* not durable: not made */
     rc = bw_fail(BW_EIO, "the directory fsync failed; the directory was not made");
   else
-    rc = bw_fail(BW_EIO, "made, but the directory fsync failed: it may not survive a crash");
+    rc = bw_fail_on(BW_EIO, BW_ON_SYNC, 0, "made, but the directory fsync failed: it may not survive a crash");
   close(dirfd);
   return rc;
 }
@@ -288,7 +288,7 @@ int bw_remove(const bw_root *r, const char *rel, int recursive,
   else if (!dir && !(rc = remove_file(dirfd, name, &st, expected_hash)))
     res->files = 1;
   if (!rc && bw_sync_dir(dirfd)) /* what is gone cannot be put back */
-    rc = bw_fail(BW_EIO, "removed, but the directory fsync failed: the removal may not survive a crash");
+    rc = bw_fail_on(BW_EIO, BW_ON_SYNC, 0, "removed, but the directory fsync failed: the removal may not survive a crash");
   close(dirfd);
   return rc;
 }
@@ -316,7 +316,7 @@ static int move_unsynced(int sdir, const char *sname, int ddir,
                          const char *dname, int replaced) {
   if (!replaced && renameat2(ddir, dname, sdir, sname, RENAME_NOREPLACE) == 0)
     return bw_fail(BW_EIO, "the directory fsync failed; nothing was moved");
-  return bw_fail(BW_EIO, "moved, but the directory fsync failed");
+  return bw_fail_on(BW_EIO, BW_ON_SYNC, 0, "moved, but the directory fsync failed");
 }
 
 int bw_move(const bw_root *rs, const char *src, const bw_root *rd,
@@ -400,9 +400,10 @@ int bw_copy(const bw_root *rs, const char *src, const bw_root *rd,
     res->links = s.links;
     res->skipped = s.skipped;
     res->bytes = s.bytes;
-    const char *d = bw_detail();
+    bw_err_saved e;
+    bw_err_save(&e);
     bw_stage_free(&s);
-    if (rc) bw_fail(rc, d);
+    if (rc) bw_err_restore(rc, &e);
     return rc;
   }
   if (!S_ISREG(st.st_mode)) return bw_fail(BW_NOT_REGULAR, NULL);

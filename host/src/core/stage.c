@@ -155,7 +155,7 @@ static int copy_bytes(tree *t, int in, int out, const struct stat *st,
   bw_stage *s = t->s;
   *copied = 0;
   if (s->max_bytes && (uint64_t)st->st_size > s->max_bytes)
-    return bw_fail(BW_TOO_LARGE, "a file is over max_file_size");
+    return bw_fail_on(BW_TOO_LARGE, BW_ON_SIZE, 0, "a file is over max_file_size");
   if (!s->clone_off && st->st_size > 0) {
     if (ioctl(out, FICLONE, in) == 0) {
       *copied = (uint64_t)st->st_size;
@@ -170,7 +170,7 @@ static int copy_bytes(tree *t, int in, int out, const struct stat *st,
     ssize_t n = copy_file_range(in, NULL, out, NULL, COPY_CHUNK * 16, 0);
     if (n > 0) {
       *copied += (uint64_t)n;
-      if (*copied > limit) return bw_fail(BW_TOO_LARGE, "a file is over max_file_size");
+      if (*copied > limit) return bw_fail_on(BW_TOO_LARGE, BW_ON_SIZE, 0, "a file is over max_file_size");
       continue;
     }
     if (n == 0) return BW_OK;
@@ -189,7 +189,7 @@ static int copy_bytes(tree *t, int in, int out, const struct stat *st,
     if (n < 0) return bw_code_from_errno(errno);
     if (n == 0) return BW_OK;
     *copied += (uint64_t)n;
-    if (*copied > limit) return bw_fail(BW_TOO_LARGE, "a file is over max_file_size");
+    if (*copied > limit) return bw_fail_on(BW_TOO_LARGE, BW_ON_SIZE, 0, "a file is over max_file_size");
     for (ssize_t off = 0; off < n;) {
       ssize_t w = write(out, t->buf + off, (size_t)(n - off));
       if (w < 0 && errno == EINTR) continue;
@@ -437,7 +437,7 @@ static int commit_copy(bw_stage *s) {
     if (renameat2(s->home, s->name, s->to, s->to_name, RENAME_NOREPLACE) == 0) {
       s->state = BW_STAGE_DONE;
       if (bw_sync_dir(s->to))
-        return bw_fail(BW_EIO, "copied, but the directory fsync failed: the copy may not survive a crash");
+        return bw_fail_on(BW_EIO, BW_ON_SYNC, 0, "copied, but the directory fsync failed: the copy may not survive a crash");
       return BW_OK;
     }
     if (errno != EEXIST) return bw_mut_errno(errno);
@@ -587,7 +587,7 @@ static int commit_move(bw_stage *s) {
       s->state = BW_STAGE_UNDONE;
       return bw_fail(BW_EIO, "the directory fsync failed; nothing was moved");
     }
-    return bw_fail(BW_EIO, "moved, but the directory fsync failed");
+    return bw_fail_on(BW_EIO, BW_ON_SYNC, 0, "moved, but the directory fsync failed");
   }
   if (s->xdev) { /* in place and durable: now the source goes */
     if ((rc = unlink_stage(s->from, s->xname, dev_of(s->from), 0)) || bw_sync_dir(s->from))
@@ -646,12 +646,13 @@ static int commit_remove(bw_stage *s) {
   s->dirs = res.dirs;
   s->state = BW_STAGE_DONE;
   if (rc) { /* what is left goes back under its name, the error kept */
-    const char *d = bw_detail();
+    bw_err_saved e;
+    bw_err_save(&e);
     put_back(s, s->home, s->name);
-    return bw_fail(rc, d);
+    return bw_err_restore(rc, &e);
   }
   if (bw_sync_dir(s->home))
-    return bw_fail(BW_EIO, "removed, but the directory fsync failed: the removal may not survive a crash");
+    return bw_fail_on(BW_EIO, BW_ON_SYNC, 0, "removed, but the directory fsync failed: the removal may not survive a crash");
   return BW_OK;
 }
 
@@ -667,9 +668,10 @@ int bw_stage_commit(bw_stage *s) {
   default: rc = commit_remove(s); break;
   }
   if (rc && s->state == BW_STAGE_PENDING) {
-    const char *d = bw_detail();
+    bw_err_saved e;
+    bw_err_save(&e);
     bw_stage_abort(s);
-    bw_fail(rc, d); /* the commit's reason, not the abort's */
+    bw_err_restore(rc, &e); /* the commit's reason, not the abort's */
   }
   return rc;
 }

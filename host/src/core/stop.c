@@ -41,6 +41,6 @@ int bw_stopped(const bw_stop *s) {
   if (s->cancel && atomic_load(s->cancel))
     return bw_fail(BW_EAGAIN, "the call was cancelled");
   if (s->until_ms && bw_now_ms() >= s->until_ms)
-    return bw_fail(BW_TOO_LARGE, "the call's time budget ran out");
+    return bw_fail_on(BW_TOO_LARGE, BW_ON_TIME, 0, "the call's time budget ran out");
   return BW_OK;
 }

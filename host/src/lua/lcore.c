@@ -25,13 +25,32 @@
 #define FILE_MT "burrow.File"
 #define HANDLE_MT "burrow.Handle"
 
+/* nil, detail, CODE[, {on =, index =}]: what the failure is about, as
+ * data, when the core said (bw_fail_on) */
 static int fail(lua_State *L, int code) {
-  const char *d = bw_detail();
+  const char *d = bw_detail(), *why = bw_fail_why();
+  int index = 0;
+  const char *on = bw_on_name(bw_fail_subject(&index));
   lua_pushnil(L);
   lua_pushstring(L, d ? d : "");
   lua_pushstring(L, bw_code_name(code));
+  if (!on) {
+    bw_clear_detail();
+    return 3;
+  }
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, on);
+  lua_setfield(L, -2, "on");
+  if (index > 0) {
+    lua_pushinteger(L, index);
+    lua_setfield(L, -2, "index");
+  }
+  if (why) {
+    lua_pushstring(L, why);
+    lua_setfield(L, -2, "reason");
+  }
   bw_clear_detail();
-  return 3;
+  return 4;
 }
 
 static size_t opt_size(lua_State *L, int t, const char *k, size_t dflt);
@@ -206,18 +225,29 @@ static int l_roots(lua_State *L) {
     lua_pop(L, 5);
     if (rc) {
       const char *d = bw_detail();
-      int r = fail(L, rc);
-      lua_pushfstring(L, "root %d%s%s", i, d ? ": " : "", d ? d : "");
-      lua_replace(L, -3); /* nil, "root i[: detail]", CODE */
-      return r;
+      lua_pushnil(L);
+      lua_pushstring(L, d ? d : "");
+      lua_pushstring(L, bw_code_name(rc));
+      bw_clear_detail();
+      lua_createtable(L, 0, 2); /* nil, detail, CODE, {on = "root", index = i} */
+      lua_pushliteral(L, "root");
+      lua_setfield(L, -2, "on");
+      lua_pushinteger(L, i);
+      lua_setfield(L, -2, "index");
+      return 4;
     }
     rs->n = i;
     for (int k = 0; k < i - 1; k++) /* one directory has one mode and one mount */
       if (rs->r[k].dev == rs->r[i - 1].dev && rs->r[k].ino == rs->r[i - 1].ino) {
         lua_pushnil(L);
-        lua_pushfstring(L, "root %d: the same directory as root %d; serve it once, with one mode", i, k + 1);
+        lua_pushfstring(L, "the same directory as root %d; serve it once, with one mode", k + 1);
         lua_pushstring(L, bw_code_name(BW_INVALID_ARGUMENT));
-        return 3;
+        lua_createtable(L, 0, 2);
+        lua_pushliteral(L, "root");
+        lua_setfield(L, -2, "on");
+        lua_pushinteger(L, i);
+        lua_setfield(L, -2, "index");
+        return 4;
       }
   }
   for (int i = 0; i < rs->n; i++) /* leftovers of killed writers */

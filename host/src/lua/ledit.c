@@ -309,7 +309,8 @@ static const bw_stop *stop_opt(lua_State *L, int t, bw_stop *s) {
 int bw_lua_fail_partial(lua_State *L, int rc, const char *done, size_t files,
                         size_t dirs) {
   const char *d = bw_detail();
-  if ((!files && !dirs) || (d && !strncmp(d, "removed, but", 12))) return bw_lua_fail(L, rc);
+  /* nothing done, or all of it done but not made durable: the core's word */
+  if ((!files && !dirs) || bw_fail_subject(NULL) == BW_ON_SYNC) return bw_lua_fail(L, rc);
   lua_pushnil(L);
   lua_pushfstring(L, "%s; it stopped after %s %d file(s) or link(s) and %d director%s",
                   d ? d : "stopped", done, (int)files, (int)dirs, dirs == 1 ? "y" : "ies");

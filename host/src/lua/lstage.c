@@ -69,9 +69,10 @@ static bw_stage *new_stage(lua_State *L, int t, progress_fn *p) {
 static int staged(lua_State *L, bw_stage *s, int rc, int sidx) {
   s->progress = NULL;
   if (rc) {
-    const char *d = bw_detail();
+    bw_err_saved e;
+    bw_err_save(&e);
     bw_stage_abort(s);
-    bw_fail(rc, d);
+    bw_err_restore(rc, &e); /* the staging's reason, not the abort's */
     return bw_lua_fail(L, rc);
   }
   lua_pushvalue(L, sidx);

@@ -242,10 +242,9 @@ const char *bwh_tenant_name(const bw_http *h, int t) {
 void bwh_log(bw_http *h, const char *fmt, ...) {
   if (!h->log) return;
   char when[32];
-  struct timespec ts;
   struct tm tm;
-  clock_gettime(CLOCK_REALTIME, &ts); /* a timestamp, not a timeout */
-  gmtime_r(&ts.tv_sec, &tm);
+  time_t now = time(NULL); /* a timestamp for people, never a timeout */
+  gmtime_r(&now, &tm);
   strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
   char line[1024];
   va_list ap;
