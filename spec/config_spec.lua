@@ -446,6 +446,7 @@ policies:
         parse_err(("http:\n  tokens:\n    - {sha256: %s, tenant: bob}\n"):format(H64)))
       assert.matches("http%.workers must be an integer of at least 1", parse_err("http:\n  workers: 0\n"))
       assert.matches("http%.session_ttl must be a duration", parse_err("http:\n  session_ttl: soon\n"))
+      assert.matches("http%.session_ttl: 1800 needs a unit: 1800s, 1800m or 1800ms", parse_err("http:\n  session_ttl: 1800\n"))
       assert.matches("http%.max_running must be an integer of at least 1", parse_err("http:\n  max_running: 0\n"))
       assert.matches("http%.auth_timeout must be a duration", parse_err("http:\n  auth_timeout: -1\n"))
       assert.matches("http%.max_undo_bytes:", parse_err("http:\n  max_undo_bytes: lots\n"))

@@ -3,8 +3,11 @@
 #
 # Runs, in order, and keeps going when one stage fails:
 #   1. core     build/test_* for each host/test/test_*.c (a missing binary fails),
-#               host/test/exports.sh (nm -D) and host/test/arrows.sh (the layer
-#               arrows: includes and nm); each ends "N passed, N failed"
+#               host/test/exports.sh (nm -D), host/test/arrows.sh (the layer
+#               arrows: includes and nm), host/test/requires.lua (no require
+#               cycle in lua/, lazy requires too) and host/test/docpaths.lua
+#               (every path docs and comments cite exists); each ends
+#               "N passed, N failed"
 #   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver)
 #   4. packs-reworded  busted over spec/packs with BURROW_TEST_REWORD set: every
@@ -140,10 +143,13 @@ stage_core() {
   done
   [ -f host/test/exports.sh ] && bins+=("host/test/exports.sh")
   [ -f host/test/arrows.sh ] && bins+=("host/test/arrows.sh")
+  [ -f host/test/requires.lua ] && bins+=("host/test/requires.lua")
+  [ -f host/test/docpaths.lua ] && bins+=("host/test/docpaths.lua")
   if [ ${#bins[@]} = 0 ] && [ "$fail" = 0 ]; then missing "$name" "host/test/test_*.c not found"; return; fi
   for b in "${bins[@]}"; do
     local log="$LOGDIR/core-$(basename "$b").log" line brc
     if [ "${b##*.}" = sh ]; then run_logged "$log" bash "$b" "$BUILD"; brc=$?
+    elif [ "${b##*.}" = lua ]; then run_logged "$log" lua5.4 "$b"; brc=$?
     else run_logged "$log" "$b"; brc=$?; fi
     [ "$brc" != 0 ] && rc=$brc
     line=$(grep -aE '^[[:space:]]*([A-Za-z_-]+:[[:space:]]*)?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)

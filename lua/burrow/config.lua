@@ -439,12 +439,19 @@ local function want_strings(v, mark, what)
   return v
 end
 
--- "30s", "15m", "2h" or a number of seconds
+-- "500ms", "30s", "15m", "2h": a duration carries its unit (a bare number
+-- could be seconds or milliseconds: keys ending in _ms are the caps'); in
+-- seconds
 local function want_seconds(v, mark, what)
-  local n, unit = tostring(v):match("^(%d+%.?%d*)%s*([smh]?)$")
+  local n, unit = tostring(v):match("^(%d+%.?%d*)%s*(m?[smh])$")
   n = tonumber(n)
-  if not n or n <= 0 then fail(mark, "%s must be a duration (30s, 15m, 2h or seconds), not %s", what, kind(v)) end
-  return n * ({ s = 1, m = 60, h = 3600 })[unit ~= "" and unit or "s"]
+  if (type(v) == "number" and v > 0) or tostring(v):match("^%d*[1-9]%d*%.?%d*$") then
+    fail(mark, "%s: %s needs a unit: %ss, %sm or %sms (durations carry their unit)", what, tostring(v), tostring(v), tostring(v), tostring(v))
+  end
+  if not n or n <= 0 or unit == "mm" or unit == "mh" then
+    fail(mark, "%s must be a duration (500ms, 30s, 15m, 2h), not %s", what, kind(v))
+  end
+  return n * ({ ms = 0.001, s = 1, m = 60, h = 3600 })[unit]
 end
 
 local function parse_http(v, mark)

@@ -1,0 +1,64 @@
+-- host/test/docpaths.lua: every repository path that docs/, the README and
+-- the code's comments cite exists (a path under host/, lua/, spec/, test/,
+-- docs/, bench/, examples/ or rockspec/). A path with a placeholder (*,
+-- NAME, N, X, ...) is a pattern, not a citation, and is skipped, as is a
+-- URL's path; a path named as an example or made at run time is listed in
+-- host/test/docpaths.allow ("FILE: PATH"). Prints each missing one with
+-- where it is cited; ends "docpaths: N passed, N failed".
+
+local function sh(cmd)
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+local function exists(path)
+  local f = io.open(path, "r")
+  if f then f:close() return true end
+  return os.execute("test -e '" .. path:gsub("'", "'\\''") .. "'") == true
+end
+
+local sources = {}
+for f in sh("ls README.md docs/*.md 2>/dev/null; find lua host/src host/test host/fuzz bench spec test -type f \\( -name '*.lua' -o -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.mjs' \\) -not -path '*/node_modules/*' | LC_ALL=C sort"):gmatch("[^\n]+") do
+  sources[#sources + 1] = f
+end
+
+local allow = {}
+for line in (io.open("host/test/docpaths.allow") or io.open("/dev/null")):lines() do
+  local f, p = line:match("^([^#%s][^:]*):%s*(%S+)")
+  if f then allow[f .. ":" .. p] = true end
+end
+
+local PREFIX = { host = true, lua = true, spec = true, test = true, docs = true, bench = true, examples = true, rockspec = true }
+local checked, missing = 0, {}
+for _, file in ipairs(sources) do
+  local text = assert(io.open(file)):read("a")
+  local n = 0
+  for line in text:gmatch("[^\n]*") do
+    n = n + 1
+    -- in code, comments only (a path in code is the code's own business)
+    local scope = line
+    if not file:match("%.md$") then
+      scope = line:match("%-%-(.*)$") or line:match("^%s*//(.*)$") or line:match("[^:\"'/]//(.*)$") or line:match("^%s*/?%*(.*)$") or line:match("#(.*)$") or ""
+    end
+    for at, p in scope:gmatch("()([%w_%.%-/]+)") do
+      local top = scope:sub(math.max(1, at - 3), at - 1) ~= "://" and p:match("^([%w]+)/")
+      if top and PREFIX[top] and p:find("/", 1, true) then
+        p = p:gsub("[%.,:;]+$", "")
+        local last = p:match("[^/]*$")
+        local placeholder = p:find("[%*]") or p:find("%.%.") or p:match("/$") or last:match("_$")
+          or last:find("[_/%-]?[A-Z][A-Z_]*[%.%-_]") and last:find("%u%u?") and last:match("[_%-]%u+[%._]")
+          or last:match("^%u+[%.%-_]") or last:match("_%u+$") or last:match("^%u+$")
+        if not placeholder and p ~= "" then
+          checked = checked + 1
+          if not exists(p) and not allow[file .. ":" .. p] then missing[#missing + 1] = ("%s:%d: %s"):format(file, n, p) end
+        end
+      end
+    end
+  end
+end
+for _, m in ipairs(missing) do print("FAIL missing " .. m) end
+print(("docpaths: %d citations checked"):format(checked))
+print(("docpaths: %d passed, %d failed"):format(checked - #missing, #missing))
+os.exit(#missing == 0 and 0 or 1)
