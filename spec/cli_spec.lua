@@ -48,6 +48,42 @@ describe(H.tag("burrow CLI"), function()
     end
   end)
 
+  describe("mcp: a network configuration never starts a stdio server by mistake", function()
+    it("a typo in an http: section stops the start (exit 2) with or without --http, naming the nearest key", function()
+      H.write(dir, "c.yaml", "roots: [.]\nhttp:\n  listne: 127.0.0.1:0\n")
+      for _, extra in ipairs { {}, { "--http", "127.0.0.1:0" } } do
+        local args = { "mcp", "--config", dir .. "/c.yaml" }
+        for _, a in ipairs(extra) do args[#args + 1] = a end
+        local _, err, code = burrow(args)
+        assert.equal(2, code)
+        assert.matches('c%.yaml:3:3: unknown key "listne" in http: did you mean "listen"%?', err)
+        assert.matches("nothing was started", err, 1, true)
+      end
+    end)
+
+    it("an http: section without listen needs --http", function()
+      H.write(dir, "d.yaml", "roots: [.]\nhttp:\n  workers: 2\n")
+      local _, err, code = burrow { "mcp", "--config", dir .. "/d.yaml" }
+      assert.equal(2, code)
+      assert.matches("http.listen is required", err, 1, true)
+    end)
+
+    it("a tenant's file with an http: section of its own is refused", function()
+      H.write(dir, "t.yaml", "roots: [.]\nhttp: {workers: 1}\n")
+      H.write(dir, "e.yaml", "roots: [.]\nhttp: {tenants: {t: {config: t.yaml}}}\n")
+      local _, err, code = burrow { "mcp", "--config", dir .. "/e.yaml", "--http", "127.0.0.1:0" }
+      assert.equal(2, code)
+      assert.matches("http.tenants.t.config: .*has an http: section of its own", err)
+    end)
+
+    it("a bad flag over stdio: the banner serves nothing and says to restart, not to send SIGHUP", function()
+      local _, err, code = burrow({ "mcp", "--root", dir .. "/missing" }, "")
+      assert.equal(0, code) -- the client sees CONFIG_ERROR on each call; stdin closed: done
+      assert.matches("fix the command line and restart", err, 1, true)
+      assert.matches("serving nothing (the configuration did not load)", err, 1, true)
+    end)
+  end)
+
   describe("call", function()
     it("exits 0 with the JSON result on stdout", function()
       local out, _, code = burrow { "call", "read_file", '{"path":"a.txt"}', "--root", dir }

@@ -99,7 +99,8 @@ local options = require "burrow.options"
 
 local function open(o)
   local ws, err = burrow.open(options(o))
-  if not ws then error(o.config and { fail = o.config .. ": " .. err } or { usage = err }) end
+  -- the file's fault, or the command line's (its roots replace the file's)
+  if not ws then error((o.config and not o.roots) and { fail = o.config .. ": " .. err } or { usage = err }) end
   return ws
 end
 
@@ -155,12 +156,25 @@ local function landlock(ws, o, opts)
 end
 
 -- The config's http section, when there is a config.
+-- The config's http section, or nil. A file with an http: section is a
+-- network configuration: any error in it stops the start (exit 2), with or
+-- without --http, and it needs http.listen unless --http gives the
+-- address; a stdio server is never started from it by mistake.
 local function http_config(o)
   if not o.config then return nil end
-  -- one that does not load: the stdio server shows why to the client
-  -- (or --http fails when it opens the workspace)
-  local opts = require("burrow.config").load(o.config)
-  return opts and opts.http
+  local config = require "burrow.config"
+  local opts, err = config.load(o.config)
+  if not opts then
+    if config.is_network(o.config) then
+      error({ fail = err .. "\n(a configuration with an http: section must load: nothing was started)" })
+    end
+    return nil -- over stdio the client sees why on each call (or --strict-start exits)
+  end
+  local hc = opts.http
+  if hc and not (hc.listen or o.http) then
+    error({ fail = ("%s: http.listen is required to serve it (or pass --http HOST:PORT): a file with an http: section is a network configuration"):format(o.config) })
+  end
+  return hc
 end
 
 function commands.mcp(o)
@@ -173,14 +187,20 @@ function commands.mcp(o)
     return 0
   end
   local ok, ws = pcall(open, o)
+  local unavailable = false
   if not ok then
     -- fail closed but visible: the client connects and each call says why
     -- (not with --landlock: a reload must not serve roots unconfined)
     local e = ws
     if o.strict_start or o.landlock or type(e) ~= "table" or not (e.fail or e.usage) then error(e, 0) end
     local msg = e.fail or e.usage
-    io.stderr:write("burrow: ", msg, "\nburrow: the configuration did not load: serving no root; every tool call fails with this error (fix it and send SIGHUP, or use --strict-start to exit instead)\n")
+    -- what fixes it: a flag needs a restart; the file, a SIGHUP
+    local how = e.fail and "fix the file and send SIGHUP"
+      or "fix the command line and restart (a SIGHUP reloads files, not flags)"
+    io.stderr:write("burrow: ", msg, "\nburrow: the configuration did not load: serving no root; every tool call fails with this error (", how,
+      ", or use --strict-start to exit instead)\n")
     ws = require("burrow.unavailable").new(msg)
+    unavailable = true
   elseif o.landlock then
     landlock(ws, o, options(o))
   end
@@ -189,7 +209,8 @@ function commands.mcp(o)
     mounts[#mounts + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)")
   end
   io.stderr:write(("burrow %s: MCP over stdio, serving %s with %d tools (resolver %s); Ctrl-D or close stdin to stop\n")
-    :format(core.version, table.concat(mounts, ", "), ws.tool_count and ws:tool_count() or #ws:tools(), core.backend()))
+    :format(core.version, unavailable and "nothing (the configuration did not load)" or table.concat(mounts, ", "),
+      ws.tool_count and ws:tool_count() or #ws:tools(), core.backend()))
   -- SIGHUP: the same command line's workspace, built again from the files
   local function reopen()
     local ok, opts = pcall(options, o)

@@ -90,9 +90,36 @@ local function ordered(t)
 end
 
 -- Unknown keys of mapping t are errors at the first of them in the file.
+-- Edit distance of a and b (a typo: one or two letters off).
+local function distance(a, b)
+  if math.abs(#a - #b) > 2 then return 3 end
+  local prev = {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a:byte(i) == b:byte(j) and 0 or 1))
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+
+-- The known key nearest to k, if it is one or two letters off.
+local function nearest(k, known)
+  local best, bd = nil, 3
+  for name in pairs(known) do
+    local d = distance(k:lower(), name)
+    if d < bd or (d == bd and best and name < best) then best, bd = name, d end
+  end
+  return bd <= 2 and best or nil
+end
+
 local function check_keys(t, known, what)
   for _, k in ipairs(ordered(t)) do
     if not known[k] then
+      local near = type(k) == "string" and nearest(k, known)
+      if near then fail(key_at(t, k), "unknown key %q in %s: did you mean %q? (known: %s)", k, what, near, sorted_names(known)) end
       fail(key_at(t, k), "unknown key %q in %s (known: %s)", k, what, sorted_names(known))
     end
   end
@@ -579,6 +606,17 @@ function config.parse(text, name, dir)
   if ok then return res end
   if type(res) == "table" and res.config then return nil, res.config end
   error(res, 0)
+end
+
+--- Whether a configuration file is a network one: it has an http: section
+-- (read even when the rest does not parse, so such a file that does not
+-- load still stops `burrow mcp` instead of starting a stdio server).
+function config.is_network(file)
+  local text = files.read(file)
+  if not text then return false end
+  local value = core.yaml_decode(text)
+  if type(value) == "table" then return value.http ~= nil end
+  return text:find("^http%s*:") ~= nil or text:find("\nhttp%s*:") ~= nil
 end
 
 --- Read and parse a configuration file; relative paths in it start at its directory.

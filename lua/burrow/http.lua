@@ -319,6 +319,15 @@ function http.serve(o, hc, listen)
   -- every tenant's workspace opens here once, so a bad config fails now,
   -- not at a client's first call
   for i = 1, #tenants do
+    -- a tenant's file holds its workspace only: the listener is this file's
+    local t = tenants[i]
+    if t.config then
+      local topts = require("burrow.config").load(t.config)
+      if topts and topts.http then
+        return nil, ("http.tenants.%s.config: %s has an http: section of its own; a tenant's file holds its workspace only (roots, tools, policies, caps)")
+          :format(t.name, t.config)
+      end
+    end
     local ok, opts = pcall(tenant_options, { cli = o, tenants = tenants }, i)
     if not ok then return nil, type(opts) == "table" and (opts.fail or opts.usage) or tostring(opts) end
     local ws, err = require("burrow").open(opts)
