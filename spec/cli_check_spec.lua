@@ -92,6 +92,38 @@ audit: audit.jsonl
     assert.matches("broken", err, 1, true)
   end)
 
+  it("runs each policy's check() on samples: one that raises is named (exit 2)", function()
+    H.write(dir, "boom.lua", 'return { name = "boom", check = function(r) error("kaboom") end }\n')
+    H.write(dir, "c.yaml", "roots: [data]\npolicies: [./boom.lua]\n")
+    local out, err, code = burrow { "check", "--config", dir .. "/c.yaml" }
+    assert.equal(2, code)
+    assert.matches("policy boom failed, so the call is denied: .*kaboom %(on a sample read of", err)
+    assert.not_matches("\nok\n", out)
+  end)
+
+  it("checks the listener, its tenants and tokens: what would listen where, for whom", function()
+    H.write(dir, "t.yaml", "roots: [docs]\n")
+    H.write(dir, "c.yaml", ("roots: [data]\nhttp:\n  listen: 127.0.0.1:8080\n  workers: 3\n"
+      .. "  tenants: {t: {config: t.yaml}}\n  tokens:\n    - {sha256: %s, tenant: t}\n"):format(("ab"):rep(32)))
+    local out, err, code = burrow { "check", "--config", dir .. "/c.yaml" }
+    assert.equal(0, code, err)
+    assert.matches("http: listen 127.0.0.1:8080, 3 workers", out, 1, true)
+    assert.matches("tenant default: this file's workspace, 0 token%(s%)", out)
+    assert.matches("tenant t: .*t%.yaml, roots .*/docs %(rw%), 15 tools, 1 token%(s%)", out)
+    assert.matches("\nok\n$", out)
+    -- a tenant whose file is broken, or has its own http: section
+    for body, want in pairs {
+      ["roots: [docs\n"] = "http%.tenants%.t: .*t%.yaml:2:1: did not find expected",
+      ["roots: [docs]\nhttp: {workers: 1}\n"] = "http%.tenants%.t: .*has an http: section of its own",
+      ["roots: [nowhere]\n"] = "http%.tenants%.t: .*nowhere",
+    } do
+      H.write(dir, "t.yaml", body)
+      local _, terr, tcode = burrow { "check", "--config", dir .. "/c.yaml" }
+      assert.equal(2, tcode, body)
+      assert.matches(want, terr)
+    end
+  end)
+
   it("exits 2 for a config file that does not exist", function()
     local _, err, code = burrow { "check", "--config", dir .. "/nope.yaml" }
     assert.equal(2, code)

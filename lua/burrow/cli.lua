@@ -310,8 +310,68 @@ function commands.check(o)
     say("audit: ", type(opts.audit) == "table" and opts.audit.file or opts.audit)
   end
   say("resolver: ", core.backend())
+  local problems = {}
+  -- each policy's check() on sample requests (a read, a write, a listing
+  -- in each root): one that raises or answers nonsense is named here, not
+  -- at a client's first call
+  local function try_policies(w, label)
+    if not (w.policies and w.policies.check) then return end
+    for _, r in ipairs(w:mounts()) do
+      local base = r.mount == "/" and "" or r.mount
+      for _, sample in ipairs {
+        { tool = "read_file", operation = "read", rel = "README.md", type = "file", exists = true },
+        { tool = "write_file", operation = "write", rel = "burrow-check.txt", type = nil, exists = false, size = 10 },
+        { tool = "list_dir", operation = "list", rel = ".", type = "dir", exists = true },
+      } do
+        local req = { tool = sample.tool, operation = sample.operation,
+          path = sample.rel == "." and r.mount or base .. "/" .. sample.rel,
+          root = r.mount, readonly = r.readonly, rel = sample.rel, resolved = sample.rel, exists = sample.exists,
+          type = sample.type, nlink = 1, size = sample.size, session = "check" }
+        local _, _, _, detail = w.policies:check(req)
+        if detail then problems[#problems + 1] = ("%s%s (on a sample %s of %s)"):format(label, detail, sample.operation, req.path) end
+      end
+    end
+  end
+  try_policies(ws, "")
   ws:close()
-  io.stdout:write(table.concat(out, "\n"), "\nok\n")
+  -- the listener, its tenants and tokens: what burrow mcp would serve
+  local hc = o.config and (require("burrow.config").load(o.config) or {}).http
+  if hc then
+    say("http: listen ", o.http or hc.listen or "(none: give --http HOST:PORT)", ", ", hc.workers or 2, " workers",
+      hc.max_running and (", " .. hc.max_running .. " running per tenant") or "",
+      ", access log ", hc.access_log or "stderr")
+    local per = { default = 0 }
+    for _, t in ipairs(hc.tokens or {}) do per[t.tenant or "default"] = (per[t.tenant or "default"] or 0) + 1 end
+    say("  tenant default: this file's workspace, ", per.default, " token(s)")
+    for _, t in ipairs(hc.tenants or {}) do
+      local topts, terr = require("burrow.config").load(t.config)
+      if topts and topts.http then
+        terr = t.config .. " has an http: section of its own; a tenant's file holds its workspace only"
+      end
+      local tws
+      if topts and not terr then
+        topts.http = nil
+        tws, terr = burrow.open(topts)
+      end
+      if not tws then
+        problems[#problems + 1] = ("http.tenants.%s: %s"):format(t.name, terr)
+      else
+        local m = {}
+        for _, r in ipairs(tws:mounts()) do m[#m + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)") end
+        say("  tenant ", t.name, ": ", t.config, ", roots ", table.concat(m, ", "), ", ", #tws:tools(), " tools, ",
+          per[t.name] or 0, " token(s)")
+        try_policies(tws, "tenant " .. t.name .. ": ")
+        tws:close()
+      end
+    end
+    if #(hc.tokens or {}) == 0 then say("  no tokens: loopback only, no authentication") end
+  end
+  io.stdout:write(table.concat(out, "\n"), "\n")
+  if #problems > 0 then
+    for _, p in ipairs(problems) do io.stderr:write("burrow: ", p, "\n") end
+    return 2
+  end
+  io.stdout:write("ok\n")
   return 0
 end
 
