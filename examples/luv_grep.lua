@@ -26,8 +26,10 @@ ws:submit("grep", { pattern = pattern, output_mode = "count" }, function(res, ms
   if res then
     local n = 0
     for _, c in ipairs(res.counts) do n = n + c.count end
-    print(("grep done in %.2f s: %d matching lines in %d files; the timer ticked %d times meanwhile")
-      :format(secs, n, #res.counts, ticks))
+    -- capped at max_results (or cut short): the counts are a lower bound
+    local least = res.total_exact == false and "at least " or ""
+    print(("grep done in %.2f s: %s%d matching lines in %s%d files; the timer ticked %d times meanwhile")
+      :format(secs, least, n, least, #res.counts, ticks))
   else
     print("grep failed: " .. msg)
   end

@@ -44,8 +44,9 @@ function app.lines(s)
   else
     local n = 0
     for _, c in ipairs(s.grep.counts) do n = n + c.count end
-    out[#out + 1] = ("grep \"%s\": %d lines in %d files%s (after %d frames)"):format(s.pattern, n,
-      #s.grep.counts, s.grep.cancelled and ", cancelled" or "", s.grep_frames)
+    local least = s.grep.total_exact == false and "at least " or "" -- capped: a lower bound
+    out[#out + 1] = ("grep \"%s\": %s%d lines in %s%d files%s (after %d frames)"):format(s.pattern, least, n,
+      least, #s.grep.counts, s.grep.cancelled and ", cancelled" or "", s.grep_frames)
   end
   return out
 end

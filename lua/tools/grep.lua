@@ -116,7 +116,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       },
       files = { type = "array", items = { type = "string" } },
       counts = { type = "array", items = { type = "object", properties = { path = { type = "string" }, count = { type = "integer" } } } },
-      total = { type = "integer" },
+      total = { type = "integer", description = "Matches (content, count) or files (files) found; a lower bound when total_exact is false." },
+      total_exact = { type = "boolean", description = "false when the results were capped or cut short: there are at least total." },
       files_searched = { type = "integer" },
       skipped_binary = { type = "array", items = { type = "string" } },
       skipped_size = { type = "array", items = { type = "string" } },
@@ -229,6 +230,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_results = max,
       max_file_size = max_size,
       truncated = res.truncated or cut,
+      -- a capped, cut or stopped search counted only what it kept
+      total_exact = not (res.truncated or cut or res.cancelled or res.limit),
       cancelled = res.cancelled,
       limit = res.limit,
       bytes_searched = res.bytes,
@@ -283,8 +286,15 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
         :format(r.limit, r.limit == "time" and ("max_search_ms=%d"):format(r.max_search_ms)
           or ("max_search_bytes=%d"):format(r.max_search_bytes), r.files_searched or 0, r.bytes_searched or 0))
     elseif r.truncated then
-      add(("[results truncated at max_results=%d or the result size cap; narrow path, pattern or include, or use output_mode \"files\" or \"count\"]")
-        :format(r.max_results))
+      -- the modes that answer in less room, never the one in use
+      local others = {}
+      for _, m in ipairs { "files", "count" } do
+        if m ~= r.output_mode then others[#others + 1] = ("%q"):format(m) end
+      end
+      local counted = r.output_mode == "files" and ("at least %d files"):format(r.total or 0)
+        or ("at least %d matches"):format(r.total or 0)
+      add(("[results truncated at max_results=%d or the result size cap: %s; narrow path, pattern or include%s]")
+        :format(r.max_results, counted, r.output_mode == "files" and "" or ", or use output_mode " .. table.concat(others, " or ")))
     end
     if wired[r] and #wired[r] > 0 then -- out[1] is the fragment: one concatenation
       if #out == 1 then return out[1], r end

@@ -25,6 +25,26 @@ describe(H.tag("grep"), function()
 
   local function grep(args) return ws:call("grep", args) end
 
+  it("a capped count says so: total is a lower bound, and the hint never names the mode in use", function()
+    H.sh("cd " .. H.q(dir) .. " && for i in $(seq 1 1010); do echo hit > f$i.txt; done")
+    local r = assert(grep { pattern = "hit", output_mode = "count" })
+    assert.equal(1000, #r.counts)
+    assert.is_true(r.truncated)
+    assert.is_false(r.total_exact)
+    local text = ws:render("grep", r)
+    assert.matches("at least 1000 matches", text, 1, true)
+    assert.matches('output_mode "files"', text, 1, true)
+    assert.not_matches('"count"', text:match("%[results truncated.*$"), 1, true)
+    r = assert(grep { pattern = "hit", output_mode = "files" })
+    text = ws:render("grep", r)
+    assert.matches("at least 1000 files", text, 1, true)
+    assert.not_matches("output_mode", text:match("%[results truncated.*$"), 1, true)
+    -- under the cap: exact
+    r = assert(grep { pattern = "hit", output_mode = "count", path = "f1.txt" })
+    assert.is_true(r.total_exact)
+    assert.equal(1, r.total)
+  end)
+
   it("finds matching lines, sorted by path then line, with 1-based line numbers", function()
     H.write_all(dir, {
       ["b.txt"] = "x\nneedle two\n",
