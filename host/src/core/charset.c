@@ -164,6 +164,67 @@ static int detector(void) {
   return 0;
 }
 
+static int convert(const char *to, const char *from, const char *s, size_t n,
+                   char **out, size_t *olen, size_t *bad);
+static const char *iconv_name(const char *name);
+
+/* A code point a single-byte code page's text is made of: a letter of a
+ * script such a page serves (Latin, Greek, Cyrillic, Hebrew, Arabic, Thai),
+ * not a symbol, a box-drawing piece or a control. */
+static int is_letter(unsigned cp) {
+  return (cp >= 0xC0 && cp <= 0x24F && cp != 0xD7 && cp != 0xF7) || (cp >= 0x370 && cp <= 0x3FF) ||
+         (cp >= 0x400 && cp <= 0x52F) || (cp >= 0x5D0 && cp <= 0x5EA) || (cp >= 0x620 && cp <= 0x64A) ||
+         (cp >= 0xE01 && cp <= 0xE2E);
+}
+
+/* How many of the non-ASCII characters of d, read as charset, are letters
+ * (-1: the page leaves a byte of d undefined). */
+static long letters_as(const char *charset, const char *d, size_t n) {
+  char *u = NULL;
+  size_t len = 0, bad = (size_t)-1;
+  if (convert("UTF-8", iconv_name(charset), d, n, &u, &len, &bad)) {
+    bw_clear_detail();
+    return -1;
+  }
+  long k = 0;
+  for (size_t i = 0; i < len;) {
+    unsigned c = (unsigned char)u[i], cp = c;
+    size_t l = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    if (i + l > len) break;
+    if (l > 1) {
+      cp = c & (0x7F >> l);
+      for (size_t j = 1; j < l; j++) cp = (cp << 6) | ((unsigned char)u[i + j] & 0x3F);
+      k += is_letter(cp);
+    }
+    i += l;
+  }
+  free(u);
+  return k;
+}
+
+/* A single-byte code page (where a short text leaves the detector
+ * guessing among many). */
+static int single_byte(const char *name) {
+  return !strncmp(name, "windows-125", 11) || !strncmp(name, "iso-8859-", 9) || !strncmp(name, "ibm", 3) ||
+         !strncmp(name, "cp", 2) || !strncmp(name, "koi8", 4) || !strncmp(name, "mac", 3);
+}
+
+/* Fewer non-ASCII bytes than this, and the detector's single-byte guess
+ * is checked against windows-1252 (its statistics need more text). */
+enum { SHORT_TEXT = 64 };
+
+/* burrow's own rule before trusting a guess for a short text: a page that
+ * leaves a byte undefined is out; one whose reading has fewer letters than
+ * windows-1252's (Ærøskøbing read as IBM852 gives ° ÷ ▀) loses to it. */
+static void second_opinion(const char *d, size_t n, bw_charset *cs) {
+  if (!single_byte(cs->name) || !strcmp(cs->name, "windows-1252")) return;
+  size_t probe = n < DETECT_PROBE ? n : DETECT_PROBE, high = 0;
+  for (size_t i = 0; i < probe; i++) high += (unsigned char)d[i] >= 0x80;
+  if (high >= SHORT_TEXT) return;
+  long mine = letters_as(cs->name, d, probe), west = letters_as("windows-1252", d, probe);
+  if (west > mine) strcpy(cs->name, "windows-1252");
+}
+
 int bw_charset_detect(const char *d, size_t n, bw_charset *cs) {
   memset(cs, 0, sizeof *cs);
   const char *name = NULL;
@@ -194,6 +255,7 @@ int bw_charset_detect(const char *d, size_t n, bw_charset *cs) {
     ud.delete_(u);
   }
   for (char *p = cs->name; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+  if (cs->name[0] && bw_charset_known(cs->name)) second_opinion(d, n, cs);
   if (!cs->name[0] || !strcmp(cs->name, "ascii") || !strcmp(cs->name, "utf-8") ||
       !bw_charset_known(cs->name)) {
     strcpy(cs->name, "utf-8"); /* no better answer: bytes as they are */
@@ -201,8 +263,6 @@ int bw_charset_detect(const char *d, size_t n, bw_charset *cs) {
   }
   return BW_OK;
 }
-
-static const char *iconv_name(const char *name);
 
 int bw_charset_known(const char *name) {
   iconv_t c = iconv_open("UTF-8", iconv_name(name));
