@@ -127,8 +127,17 @@ local function read_text(ctx, a)
     return open_failed(msg, code, det, a, ctx, a)
   end
   local bytes = core.base64_decode(r.content)
-  if bytes:find("\0", 1, true) then
+  -- decoded as native read_file decodes it (charset.c): a BOM, UTF-16 by
+  -- its NULs, UTF-8, then the detector; NULs in anything else: binary
+  local cs, bom, utf8 = core.charset_detect(bytes)
+  if not cs then
     return nil, ("Cannot read %s as text: it is a binary file (NUL bytes); use read_media_file"):format(a.path), "BINARY"
+  end
+  if not utf8 then
+    local text = core.charset_decode(cs, bytes:sub(bom + 1))
+    if text then bytes = text end
+  elseif bom > 0 then
+    bytes = bytes:sub(bom + 1)
   end
   bytes = P.utf8_clean(bytes)
   local text, first, total = bytes, 1, nil
