@@ -39,6 +39,11 @@ local function show(path)
 end
 
 -- "CODE: <path> <words>[: detail]"
+--- "CODE: path: text": the text says it all (no word of the code's).
+function errors.said(code, path, text)
+  return code .. ": " .. show(path) .. ": " .. text
+end
+
 function errors.message(code, path, detail)
   local w = words[code] or "%s: failed"
   local shown = show(path)

@@ -64,15 +64,16 @@ local function load_lib(path)
   path = path or os.getenv("BURROW_LIB")
   local key = path or "default"
   if libs[key] then return libs[key] end
-  local handle
+  local handle, tried = nil, {}
   for _, name in ipairs(path and { path } or { "libburrow.so.0", "libburrow.so" }) do
     handle = ffi.C.dlopen(name, RTLD_NOW + RTLD_DEEPBIND)
     if handle ~= nil then break end
+    local e = ffi.C.dlerror() -- each attempt's own reason, read before the next
+    tried[#tried + 1] = e ~= nil and ffi.string(e) or (name .. ": not found")
   end
   if handle == nil then
-    local e = ffi.C.dlerror()
-    return nil, "burrow.ffi: cannot load libburrow (" .. (e ~= nil and ffi.string(e) or "?")
-      .. "); set BURROW_LIB or {lib = PATH}"
+    return nil, "burrow.ffi: cannot load libburrow (" .. table.concat(tried, "; ")
+      .. "); install it (make install) or set BURROW_LIB or {lib = PATH}"
   end
   local lib = { handle = handle } -- never dlclose'd: a host may outlive any one table
   for name, sig in pairs(SIGS) do

@@ -201,7 +201,7 @@ end
 -- "ask" goes to the approval hook (MCP: elicitation). Sets req.decision
 -- and req.reason for the audit.
 function Workspace:decide(req, hooks)
-  local decision, reason, by, detail = self.policies:check(req)
+  local decision, reason, by, detail, own_words = self.policies:check(req)
   if detail then -- a policy's error: the operator reads it, the agent does not
     io.stderr:write("burrow: ", detail, "\n")
     if self.audit.fh then
@@ -237,7 +237,10 @@ function Workspace:decide(req, hooks)
   if decision == "deny" then
     -- details: facts a program decides from (docs/tools.md "Errors"); the
     -- policy's own error text stays out of them, as out of the message
-    return errors.message("POLICY_DENIED", req.path, reason), "POLICY_DENIED",
+    -- "x: denied by policy mine", not "x: denied by policy: denied by policy mine"
+    local msg = own_words and errors.said("POLICY_DENIED", req.path, reason)
+      or errors.message("POLICY_DENIED", req.path, reason)
+    return msg, "POLICY_DENIED",
       { path = req.path, operation = req.operation, policy = by, approval = approval,
         policy_error = detail and true or nil }
   end

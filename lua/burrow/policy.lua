@@ -193,18 +193,21 @@ function Engine:check(req)
     local ok, answer, reason = self.sandbox:call(p.key, "check", req)
     -- a policy's own error text is for the operator (the 4th value: stderr,
     -- audit), never the agent
+    -- (a 5th value true: the reason is burrow's own words, "denied by
+    -- policy NAME ...", which the message uses whole, not after its own)
     if not ok then
       return "deny", ("denied by policy %s (policy error)"):format(p.label), p.label,
-        ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer))
+        ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer)), true
     end
     if answer == "deny" then
-      return "deny", reason and tostring(reason) or ("denied by policy " .. p.label), p.label
+      if reason then return "deny", tostring(reason), p.label end
+      return "deny", "denied by policy " .. p.label, p.label, nil, true
     elseif answer == "ask" then
       asks[#asks + 1] = reason and tostring(reason) or ("policy " .. p.label .. " asks for approval")
       asker = asker or p.label
     elseif answer ~= "allow" and answer ~= nil then
       return "deny", ("denied by policy %s (policy error)"):format(p.label), p.label,
-        ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer))
+        ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer)), true
     end
     ::next::
   end

@@ -23,6 +23,7 @@ local MIME = {
   html = "text/html", css = "text/css", xml = "application/xml", csv = "text/csv", sh = "text/x-shellscript",
   png = "image/png", jpg = "image/jpeg", jpeg = "image/jpeg", gif = "image/gif", webp = "image/webp",
   svg = "image/svg+xml", pdf = "application/pdf", zip = "application/zip", gz = "application/gzip",
+  ipynb = "application/x-ipynb+json", bin = "application/octet-stream",
 }
 
 function resources.mime(path, binary)

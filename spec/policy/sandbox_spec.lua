@@ -147,7 +147,7 @@ describe(H.tag("policy sandbox through burrow.open"), function()
 
   it("a policy that raises denies with its error message", function()
     local msg = misbehaves([[error("the policy author's bug")]], "the policy author's bug")
-    assert.truthy(msg:find("^POLICY_DENIED: trigger: denied by policy: "), msg)
+    assert.truthy(msg:find("^POLICY_DENIED: trigger: denied by policy bomb %(policy error%)"), msg)
   end)
 
   it("a policy that raises a non-string value still denies", function()

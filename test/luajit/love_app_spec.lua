@@ -72,4 +72,13 @@ describe("examples/love/app.lua under LuaJIT", function()
     assert.is_nil(s)
     assert.matches("ENOENT", err)
   end)
+
+  it("a libburrow that cannot be loaded says which and how to fix it, never '(?)'", function()
+    local bffi = require "burrow.ffi"
+    local ws, err = bffi.open({}, { lib = dir .. "/no/libburrow.so" })
+    assert.is_nil(ws)
+    assert.matches("cannot load libburrow (" .. dir .. "/no/libburrow.so", err, 1, true)
+    assert.not_matches("(?)", err, 1, true)
+    assert.matches("BURROW_LIB", err, 1, true)
+  end)
 end)
