@@ -172,7 +172,7 @@ describe(H.tag("--config on mcp, call and tools"), function()
   end)
 
   it("tools lists the config's subset", function()
-    local out, err, code = burrow { "tools", "--config", dir .. "/burrow.yaml" }
+    local out, err, code = burrow { "tools", "--format", "mcp", "--config", dir .. "/burrow.yaml" }
     assert.equal(0, code, err)
     local names = {}
     for i, t in ipairs(json.decode(out)) do names[i] = t.name end

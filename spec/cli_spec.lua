@@ -274,8 +274,17 @@ return {
     local native = { table.unpack(require("burrow.registry").native) }
     table.sort(native)
 
-    it("lists the tools in MCP shape by default", function()
+    it("prints a table by default: each tool, read or write, what it does", function()
       local out, _, code = burrow { "tools", "--root", dir }
+      assert.equal(0, code)
+      assert.matches("^TOOL%s+MODE%s+WHAT IT DOES\n", out)
+      assert.matches("\nread_file%s+read%s+Read a file inside the workspace%.\n", out)
+      assert.matches("\nwrite_file%s+write%s+", out)
+      assert.matches(("\n%d tools; %%-%%-format mcp|openai|anthropic prints their schemas as JSON\n$"):format(#native), out)
+    end)
+
+    it("lists the tools in MCP shape with --format mcp", function()
+      local out, _, code = burrow { "tools", "--format", "mcp", "--root", dir }
       assert.equal(0, code)
       local list = json.decode(out)
       assert.same(native, names(list, function(e) return e.name end))

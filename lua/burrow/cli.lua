@@ -12,6 +12,7 @@ usage:
                [--strict-start] [--http HOST:PORT]
   burrow call  TOOL [JSON-ARGS | -] [--config FILE] [--root ...] [--cap ...] [--pack NAME]
   burrow tools [--format mcp|openai|anthropic] [--config FILE] [--root ...] [--pack NAME]
+                                  a table of the tools; --format: their schemas as JSON
   burrow check [--config FILE] [--root ...] [--cap ...]
   burrow token hash [TOKEN | -]   the sha256 a config's http.tokens stores
   burrow token new                a fresh random token and its sha256
@@ -249,12 +250,33 @@ function commands.call(o)
   return 0
 end
 
+-- A tool's description, its first sentence, cut to fit a line.
+local function summary(desc, width)
+  local first = tostring(desc or ""):gsub("%s+", " "):match("^(.-[%.!?])%s") or tostring(desc or "")
+  if #first > width then first = first:sub(1, width - 3):gsub("[\128-\191]*$", ""):gsub("[\192-\255]$", "") .. "..." end
+  return first
+end
+
+-- burrow tools: a table for people (name, read-only or not, what it
+-- does); --format mcp|openai|anthropic: the JSON a client gets.
 function commands.tools(o)
   local ws = open(o)
-  local list, err = ws:tools { format = o.format }
+  local list, err = ws:tools { format = o.format or "mcp" }
   ws:close()
   if not list then error({ usage = err }) end
-  io.stdout:write(json.encode(list), "\n")
+  if o.format then
+    io.stdout:write(json.encode(list), "\n")
+    return 0
+  end
+  local w = 4
+  for _, t in ipairs(list) do w = math.max(w, #t.name) end
+  local out = { ("%-" .. w .. "s  %-5s  %s"):format("TOOL", "MODE", "WHAT IT DOES") }
+  for _, t in ipairs(list) do
+    local ro = t.annotations and t.annotations.readOnlyHint
+    out[#out + 1] = ("%-" .. w .. "s  %-5s  %s"):format(t.name, ro and "read" or "write", summary(t.description, 100 - w))
+  end
+  out[#out + 1] = ("%d tools; --format mcp|openai|anthropic prints their schemas as JSON"):format(#list)
+  io.stdout:write(table.concat(out, "\n"), "\n")
   return 0
 end
 

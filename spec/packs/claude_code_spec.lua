@@ -54,7 +54,7 @@ describe(H.tag("pack claude_code"), function()
       assert.is_true(by.Edit.annotations.destructiveHint)
     end)
     it("is served by burrow tools --pack claude_code", function()
-      local out, _, code = H.burrow_cmd { "tools", "--pack", "claude_code", "--root", dir }
+      local out, _, code = H.burrow_cmd { "tools", "--format", "mcp", "--pack", "claude_code", "--root", dir }
       assert.equal(0, code)
       assert.equal(8, #json.decode(out))
     end)

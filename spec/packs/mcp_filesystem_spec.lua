@@ -62,7 +62,7 @@ describe(H.tag("pack mcp_filesystem"), function()
     end)
 
     it("is served by burrow tools --pack mcp_filesystem", function()
-      local out, _, code = H.burrow_cmd { "tools", "--pack", "mcp_filesystem", "--root", dir }
+      local out, _, code = H.burrow_cmd { "tools", "--format", "mcp", "--pack", "mcp_filesystem", "--root", dir }
       assert.equal(0, code)
       assert.equal(14, #json.decode(out))
     end)
