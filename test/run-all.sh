@@ -12,8 +12,9 @@
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver;
 #               the install and README specs, which test no resolver, run once, in 2)
 #   4. packs-reworded  busted over spec/packs with BURROW_TEST_REWORD set: every
-#               native message a pack receives is reworded, so a pack that read
-#               the wording instead of codes and details fails (lua/burrow/errors.lua)
+#               native message a pack receives is reworded (the suite's hook on
+#               errors.reword, spec/helpers.lua; burrow reads no such variable),
+#               so a pack that read the wording instead of codes and details fails
 #   5. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
 #   6. luajit   busted --lua=luajit: spec/lua_api_spec.lua (the Lua API subset,
 #               here through burrow.ffi) and test/luajit/ (the LÖVE example's

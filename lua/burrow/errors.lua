@@ -52,15 +52,9 @@ function errors.message(code, path, detail)
   return code .. ": " .. msg
 end
 
--- Test hook: BURROW_TEST_REWORD=TEXT puts TEXT before every native
--- message a pack receives (ctx:call), so the pack suites show that no pack
--- reads the wording (they decide from codes and details).
-local reword = os.getenv("BURROW_TEST_REWORD")
-if reword and reword ~= "" then
-  function errors.reword(msg, code)
-    local rest = tostring(msg or ""):gsub("^" .. tostring(code) .. ": ", "", 1)
-    return ("%s: %s%s"):format(code, reword, rest)
-  end
-end
+--- errors.reword(msg, code) -> msg: when set, every native message a pack
+-- receives (ctx:call) goes through it. burrow never sets it; the pack
+-- suites do (spec/helpers.lua), to show that no pack reads the wording.
+errors.reword = nil
 
 return errors

@@ -170,14 +170,6 @@ function handlers.tools_list(self, params)
   return res
 end
 
--- Test hook, only with BURROW_TEST_HOOKS=1: open a host path directly,
--- around the resolver, to show what Landlock stops (test/e2e/operator.test.mjs).
-if os.getenv("BURROW_TEST_HOOKS") == "1" then
-  handlers["burrow_test_probe_open"] = function(_, params)
-    return { result = core.probe_open(tostring(params.path)) }
-  end
-end
-
 -- A tool call's MCP result: text once, structuredContent, isError; a
 -- failure's code and details in _meta (burrow/code, burrow/details).
 function Server:tool_result(name, res, msg, code, details)
@@ -352,7 +344,6 @@ local handler_of = {
   ["resources/read"] = handlers.resources_read,
   ["resources/subscribe"] = handlers.resources_subscribe,
   ["resources/unsubscribe"] = handlers.resources_unsubscribe,
-  ["burrow/test/probe_open"] = handlers.burrow_test_probe_open, -- BURROW_TEST_HOOKS=1 only
 }
 
 -- What the client may use as a request id: a string or a number (MCP:

@@ -81,6 +81,10 @@ describe(H.tag("pack words"), function()
     assert.equal("OUTSIDE_ROOT", code)
     assert.truthy(msg:find("^peek failed: "), msg)
     assert.falsy(msg:find("OUTSIDE_ROOT:", 1, true), msg)
+    -- in the packs-reworded stage the native message came reworded (the
+    -- suite's hook, spec/helpers.lua): the stage tests what it says
+    local reword = os.getenv("BURROW_TEST_REWORD")
+    if reword and reword ~= "" then assert.truthy(msg:find(reword, 1, true), msg) end
   end)
 
   it("errors may answer a failure with a result", function()

@@ -244,14 +244,21 @@ test("only SIGHUP reloads: a stdin line starting with \\x01 is a parse error, no
   }
 });
 
+// A test-only operator tool (never installed) that opens a host path
+// around the resolver: what Landlock stops.
+const PROBE = path.join(HERE, "fixtures", "probe_open.lua");
+const probeCall = (id, file) => ({ id, method: "tools/call", params: { name: "probe_open", arguments: { path: file } } });
+const probed = (reply) => JSON.parse(reply.result.content[0].text).result;
+
 test("--landlock: a host path opened around the resolver fails with EACCES; tools keep working", T, async (t) => {
   const d = dir();
   fs.writeFileSync(path.join(d, "ws", "in.txt"), "inside\n");
   fs.writeFileSync(path.join(d, "outside.txt"), "outside\n");
-  const s = rawSession(["mcp", "--root", path.join(d, "ws"), "--landlock"], { BURROW_TEST_HOOKS: "1" });
+  fs.writeFileSync(path.join(d, "probe.yaml"), `roots: [ws]\ntools: [read_file, ${JSON.stringify(PROBE)}]\n`);
+  const s = rawSession(["mcp", "--config", path.join(d, "probe.yaml"), "--landlock"]);
   s.send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
-  s.send({ id: 2, method: "burrow/test/probe_open", params: { path: path.join(d, "outside.txt") } });
-  s.send({ id: 3, method: "burrow/test/probe_open", params: { path: path.join(d, "ws", "in.txt") } });
+  s.send(probeCall(2, path.join(d, "outside.txt")));
+  s.send(probeCall(3, path.join(d, "ws", "in.txt")));
   s.send({ id: 4, method: "tools/call", params: { name: "read_file", arguments: { path: "in.txt" } } });
   const { out, err } = await s.done();
   if (/has no Landlock/.test(err)) {
@@ -260,8 +267,8 @@ test("--landlock: a host path opened around the resolver fails with EACCES; tool
   }
   assert.match(err, /Landlock ABI \d+/);
   const replies = Object.fromEntries(out.trim().split("\n").map((l) => JSON.parse(l)).map((m) => [m.id, m]));
-  assert.equal(replies[2].result.result, "EACCES");
-  assert.equal(replies[3].result.result, "OK");
+  assert.equal(probed(replies[2]), "EACCES");
+  assert.equal(probed(replies[3]), "OK");
   assert.equal(replies[4].result.isError, undefined);
   assert.match(replies[4].result.content[0].text, /inside/);
 });
@@ -271,12 +278,12 @@ test("--landlock grants the config and the files it names, not their siblings; S
   fs.mkdirSync(path.join(d, "logs"));
   fs.writeFileSync(path.join(d, "logs", "other.txt"), "beside the audit log\n");
   const cfg = path.join(d, "burrow.yaml");
-  const config = (tools) => `roots: [ws]\ntools: [${tools}]\npolicies: [audit, ./no-vendor.lua]\naudit: {file: logs/audit.jsonl, max_bytes: 100}\n`;
+  const config = (tools) => `roots: [ws]\ntools: [${tools}, ${JSON.stringify(PROBE)}]\npolicies: [audit, ./no-vendor.lua]\naudit: {file: logs/audit.jsonl, max_bytes: 100}\n`;
   fs.writeFileSync(cfg, config("read_file, write_file"));
-  const s = liveSession(["mcp", "--config", cfg, "--landlock"], { BURROW_TEST_HOOKS: "1" });
+  const s = liveSession(["mcp", "--config", cfg, "--landlock"]);
   const probe = async (id, file) => {
-    s.send({ id, method: "burrow/test/probe_open", params: { path: file } });
-    return (await s.reply(id)).result.result;
+    s.send(probeCall(id, file));
+    return probed(await s.reply(id));
   };
   try {
     s.send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
@@ -308,7 +315,7 @@ test("--landlock grants the config and the files it names, not their siblings; S
     process.kill(s.child.pid, "SIGHUP");
     await s.until((m) => m.method === "notifications/tools/list_changed");
     s.send({ id: 9, method: "tools/list" });
-    assert.deepEqual((await s.reply(9)).result.tools.map((x) => x.name), ["read_file", "write_file", "stat"]);
+    assert.deepEqual((await s.reply(9)).result.tools.map((x) => x.name), ["read_file", "write_file", "stat", "probe_open"]);
     s.send({ id: 10, method: "tools/call", params: { name: "stat", arguments: { path: "." } } });
     assert.equal((await s.reply(10)).result.isError, undefined);
     assert.doesNotMatch(s.stderr(), /reload failed/);
@@ -317,12 +324,26 @@ test("--landlock grants the config and the files it names, not their siblings; S
   }
 });
 
-test("the probe method does not exist without BURROW_TEST_HOOKS=1", T, async () => {
+test("no test seam ships: BURROW_TEST_HOOKS opens no probe method, BURROW_TEST_REWORD rewords nothing", T, async () => {
   const d = dir();
-  const s = rawSession(["mcp", "--root", path.join(d, "ws")], { BURROW_TEST_HOOKS: "" });
+  const s = rawSession(["mcp", "--root", path.join(d, "ws")], { BURROW_TEST_HOOKS: "1", BURROW_TEST_REWORD: "[reworded] " });
   s.send({ id: 1, method: "burrow/test/probe_open", params: { path: "/etc/passwd" } });
+  s.send({ id: 2, method: "tools/call", params: { name: "read_file", arguments: { path: "missing.txt" } } });
   const { out } = await s.done();
-  assert.equal(JSON.parse(out.trim()).error.code, -32601);
+  const replies = Object.fromEntries(out.trim().split("\n").map((l) => JSON.parse(l)).map((m) => [m.id, m]));
+  assert.equal(replies[1].error.code, -32601);
+  assert.doesNotMatch(replies[2].result.content[0].text, /reworded/);
+  // and no installed file carries such a string or a hook symbol
+  for (const f of [BIN, path.join(REPO, "build", "libburrow.so")]) {
+    const bytes = fs.readFileSync(f);
+    assert.equal(bytes.indexOf("BURROW_TEST_"), -1, `${f} has a BURROW_TEST_ string`);
+    assert.equal(bytes.indexOf("mapped_hook"), -1, `${f} has a hook symbol`);
+  }
+  const lua = (dirp) => fs.readdirSync(dirp, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? lua(path.join(dirp, e.name)) : [path.join(dirp, e.name)]);
+  for (const f of lua(path.join(REPO, "lua"))) {
+    assert.doesNotMatch(fs.readFileSync(f, "utf8"), /BURROW_TEST_/, `${f} reads a test variable`);
+  }
 });
 
 // Issue 14: a configuration that does not load still gives the client a

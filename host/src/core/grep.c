@@ -52,7 +52,12 @@ enum {
 
 static __thread char errbuf[256]; /* detail of a bad include/exclude glob */
 
+#ifdef BW_GREP_TEST_HOOK /* host/test/test_search.c's build of this file only */
 void (*bw_grep_mapped_hook)(const char *path);
+#define MAPPED(path) do { if (bw_grep_mapped_hook) bw_grep_mapped_hook(path); } while (0)
+#else
+#define MAPPED(path) ((void)0)
+#endif
 
 /* ---- per worker ---- */
 
@@ -690,7 +695,7 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
      * and checked regular: nothing else is mapped. */
     void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
-      if (bw_grep_mapped_hook) bw_grep_mapped_hook(path);
+      MAPPED(path);
       int r = search_file(g, w, p, size, path, fd);
       munmap(p, size);
       close(fd);

@@ -320,16 +320,6 @@ static int roots_landlock(lua_State *L) {
   return 1;
 }
 
-/* core.probe_open(path) -> "OK" or the errno name: opens a host path
- * directly, around the resolver. For the Landlock test only. */
-static int l_probe_open(lua_State *L) {
-  int fd = open(luaL_checkstring(L, 1), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  int e = errno;
-  if (fd >= 0) close(fd);
-  lua_pushstring(L, fd >= 0 ? "OK" : e == EACCES ? "EACCES" : bw_code_name(bw_code_from_errno(e)));
-  return 1;
-}
-
 /* roots:canonical(i, rel) -> the in-root path after following links */
 static int roots_canonical(lua_State *L) {
   roots *rs = check_roots(L);
@@ -911,7 +901,6 @@ static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"backend", l_backend},
                                  {"now", l_now},
                                  {"trim", l_trim},
-                                 {"probe_open", l_probe_open},
                                  {NULL, NULL}};
 
 static void new_class(lua_State *L, const char *name, const luaL_Reg *m,
