@@ -16,6 +16,7 @@ caps.defaults = {
   max_search_ms = 30000,         -- wall time of one grep or glob (ms; 0: none), then partial results
   max_search_bytes = 4 * 1024 * 1024 * 1024, -- bytes one grep reads (0: none), then partial results
   max_tree_ms = 60000,           -- wall time of one folder copy, move or remove, its entries' policy checks included (ms; 0: none)
+  max_edit_ms = 30000,           -- wall time to match one edit_file call's edits (ms; 0: none), then nothing is written
   max_watches = 256,             -- file watches at once (ws:watch, resources/subscribe)
   watch_interval_ms = 100,       -- a watch is reported at most once per interval
   untrusted_boundary = false,    -- wrap read_file text in helix's untrusted-content tags

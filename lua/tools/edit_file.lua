@@ -170,6 +170,8 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
     local idx, rel, code0 = resolve(ctx, a.path)
     if not idx then return nil, rel, code0 end
     local res, detail, code, extra = ctx.roots:edit(idx, rel, edits, {
+      -- bounded: a cancel or max_edit_ms ends the matching, nothing written
+      max_ms = ctx:ms_left("max_edit_ms"),
       match = a.match,
       charset = a.charset,
       expected_hash = h,
@@ -181,6 +183,10 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
     })
     if not res then
       local details = {}
+      if code == "TOO_LARGE" and type(extra) == "table" and extra.on == "time" then
+        return ctx:fail(code, a.path, ("%s (max_edit_ms=%d) matching %d edits: nothing was written; send fewer edits per call")
+          :format(detail, ctx.caps.max_edit_ms, #edits), { limit = "max_edit_ms", max = ctx.caps.max_edit_ms })
+      end
       if code == "HASH_MISMATCH" then
         detail = ("expected %s, current %s; read it again before editing"):format(a.expected_hash, extra)
         details.expected, details.current = a.expected_hash, extra

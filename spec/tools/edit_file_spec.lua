@@ -21,6 +21,25 @@ describe(H.tag("edit_file"), function()
     return ws:call("edit_file", args)
   end
 
+  it("is bounded in time (max_edit_ms): many edits on a big file stop, nothing is written", function()
+    local lines, edits = {}, {}
+    for i = 1, 4000 do
+      lines[i] = ("line %05d %s"):format(i, ("x"):rep(200))
+      edits[i] = { old_text = ("line %05d"):format(4001 - i), new_text = ("LINE %05d"):format(4001 - i) }
+    end
+    local body = table.concat(lines, "\n") .. "\n"
+    H.write(dir, "big.txt", body)
+    ws:close()
+    ws = H.open(dir, { max_edit_ms = 20 })
+    local r, msg, code, d = edit { path = "big.txt", edits = edits }
+    assert.is_nil(r)
+    assert.equal("TOO_LARGE", code)
+    assert.matches("max_edit_ms=20", msg, 1, true)
+    assert.matches("nothing was written", msg, 1, true)
+    assert.equal("max_edit_ms", d.limit)
+    assert.equal(body, H.read(dir, "big.txt"))
+  end)
+
   local function inode(rel)
     return H.sh("stat -c %i " .. H.q(dir .. "/" .. rel))
   end

@@ -175,3 +175,37 @@ test("a UTF-16 file reads as UTF-8 with its charset and is edited in UTF-16", T,
     assert.deepEqual(fs.readFileSync(file), enc("Windows Registry Editor Version 5.00\r\n\"Name\"=\"thé\"\r\n"));
   });
 });
+
+// Issue 28: an edit_file call is cancellable. Thousands of edits on a big
+// file take seconds to match; the client's cancel (an AbortSignal, which
+// the SDK sends as notifications/cancelled) ends the matching, nothing is
+// written, and the server answers the next call at once. Before, the edit
+// ran to its end and wrote after the cancel.
+test("edit_file: a cancel ends the matching of many edits; nothing is written", { timeout: 120_000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(TMP, "cancel-"));
+  const lines = [], edits = [];
+  for (let i = 1; i <= 6000; i++) {
+    lines.push(`line ${String(i).padStart(5, "0")} ${"x".repeat(300)}`);
+    edits.push({ old_text: `line ${String(6001 - i).padStart(5, "0")}`, new_text: `LINE ${String(6001 - i).padStart(5, "0")}` });
+  }
+  const body = lines.join("\n") + "\n";
+  fs.writeFileSync(path.join(dir, "big.txt"), body);
+  const transport = new StdioClientTransport({ command: BIN, args: ["mcp", "--root", dir], stderr: "inherit" });
+  const client = new Client({ name: "edit-cancel", version: "1" }, { capabilities: {} });
+  await client.connect(transport);
+  try {
+    const abort = new AbortController();
+    const call = client.callTool({ name: "edit_file", arguments: { path: "big.txt", edits } }, undefined,
+      { signal: abort.signal, timeout: 110_000 });
+    const outcome = call.then(() => "answered", (e) => e);
+    // a state, not a time: the server is busy with it once a ping is answered meanwhile
+    await client.ping();
+    abort.abort("enough");
+    assert.notEqual(await outcome, "answered");
+    const next = await client.callTool({ name: "read_file", arguments: { path: "big.txt", limit: 1 } });
+    assert.match(next.content[0].text, /line 00001/);
+    assert.equal(fs.readFileSync(path.join(dir, "big.txt"), "utf8"), body, "nothing was written");
+  } finally {
+    await client.close();
+  }
+});

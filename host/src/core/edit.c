@@ -488,6 +488,7 @@ int bw_edit_apply(const char *data, size_t len, bw_edit *e, size_t n,
   if (!p) v.ls = NULL;
   out->total_lines = p ? v.nl : 0;
   for (size_t i = 0; !rc && i < n; i++) {
+    if ((rc = bw_stopped(o->stop))) break; /* cancelled, or past the budget */
     if ((rc = pat_init(&p[i], &e[i]))) out->diag.edit = i;
     else rc = match_edit(&v, &p[i], &e[i], i, o, &sp, &out->diag);
   }

@@ -60,6 +60,9 @@ typedef struct bw_edit_opts {
   int loose;       /* try the ladder past the exact level */
   size_t context;  /* lines of diff context */
   size_t max_diff; /* diff bytes kept (whole lines); the rest is cut */
+  const bw_stop *stop; /* asked before each edit is matched (may be NULL):
+                          a cancel or the time budget ends the computation,
+                          nothing is written */
 } bw_edit_opts;
 
 typedef struct bw_edit_out {

@@ -144,8 +144,12 @@ static int commit_refused(lua_State *L, const commit_ud *c) {
   return 3;
 }
 
-static bw_edit_file_opts file_opts(lua_State *L, int t) {
+static bw_edit_file_opts file_opts(lua_State *L, int t, bw_stop *stop) {
   bw_edit_file_opts o = {0};
+  size_t ms = bw_lua_opt_size(L, t, "max_ms", 0);
+  stop->cancel = bw_cancel_flag(); /* the call's own, where it has one */
+  stop->until_ms = ms ? bw_now_ms() + (int64_t)ms : 0;
+  o.e.stop = stop;
   const char *m = opt_str(L, t, "match");
   o.e.loose = m && !strcmp(m, "loose");
   o.e.context = bw_lua_opt_size(L, t, "context", 3);
@@ -230,7 +234,8 @@ static int roots_edit(lua_State *L) {
     e[i].replace_all = bw_lua_opt_bool(L, t, "replace_all");
     lua_pop(L, 1);
   }
-  bw_edit_file_opts o = file_opts(L, 5);
+  bw_stop stop;
+  bw_edit_file_opts o = file_opts(L, 5, &stop);
   commit_ud c = {L, 0, 0, 0};
   if (lua_istable(L, 5)) {
     lua_getfield(L, 5, "commit");
@@ -258,7 +263,8 @@ static int roots_insert(lua_State *L) {
   lua_Integer line = luaL_checkinteger(L, 4);
   size_t tlen;
   const char *text = luaL_checklstring(L, 5, &tlen);
-  bw_edit_file_opts o = file_opts(L, 6);
+  bw_stop stop;
+  bw_edit_file_opts o = file_opts(L, 6, &stop);
   bw_edit_file_res res;
   int rc = bw_insert_file(r, rel, line < 0 ? 0 : (size_t)line, text, tlen, &o, &res);
   int ret = edit_result(L, rc, &res, NULL, 0);
