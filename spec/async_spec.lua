@@ -217,7 +217,8 @@ end }
   it("the hook answers inside ws:poll, on the caller's thread, with the question", function()
     local seen, in_poll, polling = nil, nil, false
     ws = open_asking(function(req, reason)
-      seen, in_poll = { id = req.id, tool = req.tool, operation = req.operation, path = req.path, reason = reason }, polling
+      seen, in_poll = { call = req.call, tool = req.tool, operation = req.operation, path = req.path, reason = reason }, polling
+      assert.are_not.equal(req.call, req.id) -- the question has an id of its own
       return true
     end)
     local id, r = write("yes.txt")
@@ -230,8 +231,26 @@ end }
     assert.is_true(r.done)
     assert.equal("yes.txt", r.res.path)
     assert.equal("x", H.read(dir, "yes.txt"))
-    assert.same({ id = id, tool = "write_file", operation = "write", path = "yes.txt", reason = "writes need a yes" }, seen)
+    assert.same({ call = id, tool = "write_file", operation = "write", path = "yes.txt", reason = "writes need a yes" }, seen)
     assert.is_true(in_poll)
+  end)
+
+  it("the audit line of an approved call says who approved it", function()
+    local log = dir .. "/audit.jsonl"
+    ws = assert(H.burrow.open { roots = { { path = dir } }, resolver = H.RESOLVER,
+      policies = { "audit", pdir .. "/asker.lua" }, audit = log, approve = function() return true end })
+    -- ws:call: the workspace's hook; ws:submit: the host's approver (burrow_answer)
+    assert(ws:call("write_file", { path = "direct.txt", content = "x" }))
+    local _, r = write("submitted.txt")
+    assert.is_true(pump(function() return r.done end))
+    assert.equal("submitted.txt", r.res.path)
+    local by = {}
+    for line in io.lines(log) do
+      local rec = H.json.decode(line)
+      if rec.tool == "write_file" then by[rec.path] = rec.approved_by end
+    end
+    assert.equal("the workspace's approve hook (burrow.open / ws:on_ask)", by["direct.txt"])
+    assert.equal("the host's approver (burrow_answer)", by["submitted.txt"])
   end)
 
   it("a no, with the hook's reason; a hook that raises is a no without its text", function()
@@ -249,20 +268,24 @@ end }
     assert.is_nil(r.msg:find("crashed", 1, true))
   end)
 
-  it("\"later\": the call waits until ws:answer", function()
-    local asked = {}
-    ws = open_asking(function(req) asked[#asked + 1] = req.id return "later" end)
+  it("\"later\": the call waits until ws:answer of its question", function()
+    local asked, calls = {}, {}
+    ws = open_asking(function(req) asked[#asked + 1], calls[#calls + 1] = req.id, req.call return "later" end)
     local id, r = write("later.txt")
     assert.is_falsy(pump(function() return r.done end, 0.5))
-    assert.same({ id }, asked)
-    assert.is_false(ws:answer(id + 1, true))
-    assert.is_true(ws:answer(id, true))
-    assert.is_false(ws:answer(id, true), "answered once only")
+    assert.same({ id }, calls)
+    local q1 = asked[1]
+    assert.is_false(ws:answer(id, true), "the call's id is not the question's")
+    assert.is_false(ws:answer(q1 + 1, true))
+    assert.is_true(ws:answer(q1, true))
+    assert.is_false(ws:answer(q1, true), "answered once only")
     assert.is_true(pump(function() return r.done end))
     assert.equal("later.txt", r.res.path)
-    local id2, r2 = write("later2.txt")
+    local _, r2 = write("later2.txt")
     pump(function() return #asked == 2 end)
-    assert.is_true(ws:answer(id2, false, "not now"))
+    assert.is_false(ws:answer(q1, true), "a stale answer to question 1 does not answer question 2")
+    assert.is_falsy(r2.done)
+    assert.is_true(ws:answer(asked[2], false, "not now"))
     assert.is_true(pump(function() return r2.done end))
     assert.matches("not approved (writes need a yes): not now", r2.msg, 1, true)
   end)

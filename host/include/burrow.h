@@ -205,14 +205,19 @@ void burrow_set_progress(burrow_host *h, burrow_progress_fn fn);
 /* APPROVAL OF SUBMITTED CALLS. A policy's "ask" in a call made with
  * burrow_submit is put to the engine, on the thread that polls:
  *
- *   static int ask(void *ud, unsigned long long id, const char *tool,
+ *   static int ask(void *ud, unsigned long long question, const char *tool,
  *                  const char *operation, const char *path,
  *                  const char *reason) {
- *     open_dialog(id, tool, operation, path, reason);  (the strings live
- *     return BURROW_ASK_LATER;                          for the call only)
+ *     open_dialog(question, tool, operation, path, reason);  (the strings
+ *     return BURROW_ASK_LATER;                  live for the callback only)
  *   }
  *   burrow_set_approver(h, ask, ud, 30000);
- *   ... the user clicks: burrow_answer(h, id, 1, NULL);
+ *   ... the user clicks: burrow_answer(h, question, 1, NULL);
+ *
+ * Each question has its own id (never a call's, never reused); its call is
+ * burrow_ask_call(h, question). An answer counts only for a question that
+ * was handed out (to fn or burrow_take_ask) and is still open: a second
+ * answer, or one sent before the question was handed out, changes nothing.
  *
  * With timeout_ms > 0, the worker stops at the question and waits for its
  * answer: fn(ud, id, tool, operation, path, reason) runs inside a later
@@ -236,17 +241,19 @@ typedef int (*burrow_ask_fn)(void *ud, unsigned long long id, const char *tool,
 void burrow_set_approver(burrow_host *h, burrow_ask_fn fn, void *ud,
                          int timeout_ms);
 
-/* Answer the question of call id: allow nonzero lets it go ahead; why (may
- * be NULL) is added to the POLICY_DENIED message of a refusal. 1 if the
- * call was waiting for that answer; 0 if not (answered, timed out, or no
- * such question). */
+/* Answer question id (the approver's, or burrow_take_ask's): allow nonzero
+ * lets its call go ahead; why (may be NULL) is added to the POLICY_DENIED
+ * message of a refusal. 1 if that question was handed out and waiting; 0
+ * if not (answered, timed out, not handed out yet, or no such question). */
 int burrow_answer(burrow_host *h, unsigned long long id, int allow,
                   const char *why);
+/* The call a question still open belongs to (burrow_submit's id), or 0. */
+unsigned long long burrow_ask_call(burrow_host *h, unsigned long long question);
 
-/* The pull form of the approver (set with fn NULL): 1 and the call's *id and
- * *ask_json, {"operation","path","reason","tool"} (for burrow_free), for a
- * question not yet handed out; 0 when none waits. Answer with
- * burrow_answer. */
+/* The pull form of the approver (set with fn NULL): 1 and the question's
+ * *id and *ask_json, {"call","operation","path","reason","tool"} (call:
+ * burrow_submit's id; for burrow_free), for a question not yet handed out;
+ * 0 when none waits. Answer with burrow_answer(h, *id, ...). */
 int burrow_take_ask(burrow_host *h, unsigned long long *id, char **ask_json);
 
 /* The library's version string, e.g. "0.1.0" (static: do not free). */

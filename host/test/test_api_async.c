@@ -256,7 +256,9 @@ static void test_close_in_flight(void) {
 
 typedef struct asked {
   int n, on_engine, answer; /* answer: what the approver returns */
-  unsigned long long id;
+  burrow_host *h;
+  unsigned long long id;   /* the question's */
+  unsigned long long call; /* the call it is about (burrow_ask_call) */
   char tool[32], op[16], path[64], reason[64];
 } asked;
 
@@ -265,6 +267,7 @@ static int on_ask(void *ud, unsigned long long id, const char *tool,
   asked *a = ud;
   a->n++;
   a->id = id;
+  a->call = a->h ? burrow_ask_call(a->h, id) : 0;
   a->on_engine = pthread_equal(pthread_self(), engine);
   snprintf(a->tool, sizeof a->tool, "%s", tool);
   snprintf(a->op, sizeof a->op, "%s", op);
@@ -312,13 +315,14 @@ static int exists(const char *name) {
 static void test_approver(void) {
   burrow_host *h = open_asking();
   if (!h) return;
-  asked a = {.answer = 1};
+  asked a = {.answer = 1, .h = h};
   outcome o;
   burrow_set_approver(h, on_ask, &a, 5000);
   unsigned long long id = submit_write(h, "yes.txt", &o);
   loop_until(h, &o.done, 1, 10000);
   CHECK(o.done && o.rc == BURROW_OK && exists("yes.txt"), "allowed: written: %s", o.res);
-  CHECK(a.n == 1 && a.id == id && a.on_engine, "asked once, about its call, on the engine's thread");
+  CHECK(a.n == 1 && a.call == id && a.id != id && a.on_engine,
+        "asked once, about its call, with a question id of its own, on the engine's thread");
   CHECK(!strcmp(a.tool, "write_file") && !strcmp(a.op, "write") && !strcmp(a.path, "yes.txt") &&
             !strcmp(a.reason, "writes need a yes"),
         "the question: %s %s %s (%s)", a.tool, a.op, a.path, a.reason);
@@ -336,18 +340,23 @@ static void test_approver(void) {
   a.answer = BURROW_ASK_LATER; /* answered later, with a reason */
   id = submit_write(h, "later.txt", &o);
   double t0 = now_ms();
-  while (a.id != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
-  CHECK(a.id == id && !o.done, "the call waits for its answer");
-  CHECK(burrow_answer(h, id + 1000, 1, NULL) == 0, "no question of another id");
-  CHECK(burrow_answer(h, id, 0, "the user said no") == 1, "answered");
-  CHECK(burrow_answer(h, id, 1, NULL) == 0, "answered once only");
+  while (a.call != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
+  CHECK(a.call == id && !o.done, "the call waits for its answer");
+  CHECK(burrow_answer(h, a.id + 1000, 1, NULL) == 0, "no question of another id");
+  CHECK(burrow_answer(h, id, 1, NULL) == 0, "the call's id answers nothing");
+  unsigned long long q1 = a.id;
+  CHECK(burrow_answer(h, q1, 0, "the user said no") == 1, "answered");
+  CHECK(burrow_answer(h, q1, 1, NULL) == 0, "answered once only");
   loop_until(h, &o.done, 1, 10000);
   CHECK(o.rc == BURROW_TOOL_ERROR && strstr(o.res, "not approved (writes need a yes): the user said no"),
         "a later no, with its reason: %s", o.res);
   id = submit_write(h, "later2.txt", &o);
   t0 = now_ms();
-  while (a.id != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
-  burrow_answer(h, id, 1, NULL);
+  while (a.call != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
+  /* a duplicate answer to the first question approves nothing here */
+  CHECK(burrow_answer(h, q1, 1, NULL) == 0 && !o.done, "a stale answer to question 1 does not answer question 2");
+  CHECK(a.id != q1, "question 2 has its own id");
+  burrow_answer(h, a.id, 1, NULL);
   loop_until(h, &o.done, 1, 10000);
   CHECK(o.rc == BURROW_OK && exists("later2.txt"), "a later yes: %s", o.res);
 
@@ -374,13 +383,16 @@ static void test_approver_pull(void) {
   CHECK(poll(&p, 1, 0) == 1, "still readable while it waits to be taken");
   unsigned long long got = 0;
   char *q = NULL;
-  CHECK(burrow_take_ask(h, &got, &q) == 1 && got == id, "taken");
-  CHECK(q && !strcmp(q, "{\"operation\":\"write\",\"path\":\"we\\\"ird.txt\",\"reason\":\"writes need a yes\",\"tool\":\"write_file\"}"),
-        "the question as JSON: %s", q ? q : "(null)");
+  CHECK(burrow_answer(h, 1, 1, NULL) == 0 && burrow_answer(h, 2, 1, NULL) == 0,
+        "an answer before the question is handed out is dropped");
+  CHECK(burrow_take_ask(h, &got, &q) == 1 && got != id && burrow_ask_call(h, got) == id, "taken: the question's id, its call");
+  char want[256];
+  snprintf(want, sizeof want, "{\"call\":%llu,\"operation\":\"write\",\"path\":\"we\\\"ird.txt\",\"reason\":\"writes need a yes\",\"tool\":\"write_file\"}", id);
+  CHECK(q && !strcmp(q, want), "the question as JSON: %s", q ? q : "(null)");
   burrow_free(q);
   q = NULL;
   CHECK(burrow_take_ask(h, &got, &q) == 0 && q == NULL, "handed out once");
-  CHECK(burrow_answer(h, id, 1, NULL) == 1, "answered");
+  CHECK(burrow_answer(h, got, 1, NULL) == 1, "answered");
   loop_until(h, &o.done, 1, 10000);
   CHECK(o.rc == BURROW_OK && exists("we\"ird.txt"), "allowed: %s", o.res);
   burrow_close(h);
@@ -389,7 +401,7 @@ static void test_approver_pull(void) {
 static void test_approver_ends(void) {
   burrow_host *h = open_asking();
   if (!h) return;
-  asked a = {.answer = BURROW_ASK_LATER};
+  asked a = {.answer = BURROW_ASK_LATER, .h = h};
   outcome o;
   burrow_set_approver(h, on_ask, &a, 300); /* nobody answers */
   double t0 = now_ms();
@@ -401,12 +413,12 @@ static void test_approver_ends(void) {
             strstr(o.res, "no answer within 300 ms") && !exists("timeout.txt"),
         "timeout: denied: %s", o.res);
   CHECK(ms >= 300 && ms < 3000, "after the timeout: %.1f ms", ms);
-  CHECK(burrow_answer(h, id, 1, NULL) == 0, "too late to answer");
+  CHECK(burrow_answer(h, a.id, 1, NULL) == 0, "too late to answer");
 
   burrow_set_approver(h, on_ask, &a, 60000); /* cancel while it waits */
   id = submit_write(h, "cancel.txt", &o);
   t0 = now_ms();
-  while (a.id != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
+  while (a.call != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
   t0 = now_ms();
   CHECK(burrow_cancel(h, id) == 1, "cancel the waiting call");
   loop_until(h, &o.done, 1, 10000);
@@ -418,7 +430,7 @@ static void test_approver_ends(void) {
 
   id = submit_write(h, "removed.txt", &o); /* the approver removed meanwhile */
   t0 = now_ms();
-  while (a.id != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
+  while (a.call != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
   burrow_set_approver(h, NULL, NULL, 0);
   loop_until(h, &o.done, 1, 10000);
   CHECK(strstr(o.res, "the approver was removed") && !exists("removed.txt"), "removed: denied: %s", o.res);
@@ -426,7 +438,7 @@ static void test_approver_ends(void) {
   burrow_set_approver(h, on_ask, &a, 60000); /* close while it waits */
   id = submit_write(h, "closed.txt", &o);
   t0 = now_ms();
-  while (a.id != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
+  while (a.call != id && now_ms() - t0 < 10000) loop_until(h, &o.done, 1, 50);
   t0 = now_ms();
   burrow_close(h);
   ms = now_ms() - t0;
@@ -453,7 +465,7 @@ static void test_approval_on_worker(void) {
   loop_until(h, &o.done, 1, 10000);
   CHECK(o.rc == BURROW_OK && worker_asked == 1 && !worker_on_engine,
         "burrow_set_approval's callback, on the worker: %s", o.res);
-  asked a = {.answer = 0}; /* with an approver, the approver decides */
+  asked a = {.answer = 0, .h = h}; /* with an approver, the approver decides */
   burrow_set_approver(h, on_ask, &a, 5000);
   submit_write(h, "worker2.txt", &o);
   loop_until(h, &o.done, 1, 10000);

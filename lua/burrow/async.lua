@@ -15,7 +15,9 @@
 -- `approve`, or ws:on_ask), the worker waits while the question comes here
 -- through the C API's pull form (burrow_take_ask); ws:poll asks the hook, on
 -- the caller's thread, and answers. The hook may return "later" and answer
--- with ws:answer(req.id, allowed[, why]) from a later turn of the loop.
+-- with ws:answer(req.id, allowed[, why]) from a later turn of the loop
+-- (req.id is the question's own id, one per question; req.call the call's,
+-- as ws:submit returned it).
 -- No answer within the timeout (default 300 s, as MCP's elicitation): denied.
 -- Without a hook the asks are denied, as with ws:call.
 
@@ -57,7 +59,7 @@ function async.set_approver(ws)
 end
 
 -- The questions waiting, each put to ws.approve(req, reason) here. req:
--- {id =, tool =, operation =, path =, reason =}. A hook that raises is a
+-- {id = (the question), call =, tool =, operation =, path =, reason =}. A hook that raises is a
 -- no (its error goes to stderr, not to the agent).
 local function answer_asks(ws, h)
   while true do

@@ -213,7 +213,7 @@ function Workspace:decide(req, hooks)
   -- which policy denied (a subtree's refusal names it, not the entry); an
   -- ask that ends in a refusal is worded as the approval's
   req.policy = decision ~= "ask" and by or nil
-  local approval -- how an "ask" ended, for the details
+  local approval -- how an "ask" ended, for the details and the audit
   if decision == "ask" then
     local approve = hooks and hooks.approve or self.approve
     if req.member then
@@ -230,6 +230,10 @@ function Workspace:decide(req, hooks)
       if not (ok and granted) then
         reason = ("not approved (%s)%s"):format(reason, ok and why and ": " .. tostring(why) or "")
         decision, approval = "deny", "denied"
+      else -- the audit says who approved it, and how
+        approval = "approved"
+        req.approved_by = hooks and hooks.approve and (hooks.approved_by or "the call's approver")
+          or "the workspace's approve hook (burrow.open / ws:on_ask)"
       end
     end
   end

@@ -310,6 +310,7 @@ function handlers.tools_call(self, params, id)
       return self.stdio:cancelled()
     end,
     approve = self:approver(),
+    approved_by = "the client (MCP elicitation)", -- the audit's word for who approved
     session = self.session,
     -- replies encoded by our own stdio (Server:run): read_file may answer
     -- with a json.fragment; another transport's out gets plain strings

@@ -22,6 +22,7 @@ return {
       duration_ms = outcome.duration_ms,
       session = req.session,
       tenant = req.tenant, -- over HTTP: the tenant whose session made the call
+      approved_by = req.approved_by, -- a policy asked, and this approved it
     }
   end,
 }

@@ -558,6 +558,8 @@ static int l_job(lua_State *L) {
     lua_pushlightuserdata(L, j);
     lua_pushcclosure(L, job_approve, 2);
     lua_setfield(L, -2, "approve");
+    lua_pushliteral(L, "the host's approver (burrow_answer)"); /* the audit's approved_by */
+    lua_setfield(L, -2, "approved_by");
   }
   lua_call(L, 4, 2);
   return 2;

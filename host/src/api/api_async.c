@@ -42,7 +42,8 @@ typedef struct progress_ev {
 
 /* The question of the call in flight, on the worker's stack while it waits. */
 typedef struct bw_ask {
-  unsigned long long id;
+  unsigned long long id;  /* the call's */
+  unsigned long long qid; /* the question's own: what the approver answers */
   char *tool, *op, *path, *reason;
   int delivered; /* handed to the approver or to burrow_take_ask */
   int answer;    /* -1 none yet, 0 deny, 1 allow */
@@ -65,6 +66,7 @@ struct bw_async {
   int efd;
   pthread_cond_t ask_cv;  /* the worker waits for an answer (CLOCK_MONOTONIC) */
   bw_ask *ask;            /* the question waiting, or NULL */
+  unsigned long long next_qid; /* question ids: one per question, never reused */
   burrow_ask_fn ask_fn;   /* the approver (NULL: questions wait for take_ask) */
   void *ask_ud;
   int ask_ms;             /* > 0: approval of submitted calls is on */
@@ -335,6 +337,7 @@ int bw_async_ask(bw_async *a, bw_job *j, const char *tool, const char *op,
   end.tv_sec += ms / 1000;
   end.tv_nsec += (long)(ms % 1000) * 1000000L;
   if (end.tv_nsec >= 1000000000L) end.tv_sec++, end.tv_nsec -= 1000000000L;
+  q.qid = (1ULL << 32) + ++a->next_qid; /* a space of its own: no call has such an id */
   a->ask = &q;
   wake(a);
   const char *stop = NULL;
@@ -387,13 +390,24 @@ void burrow_set_approver(burrow_host *h, burrow_ask_fn fn, void *ud,
   pthread_mutex_unlock(&a->mu);
 }
 
+unsigned long long burrow_ask_call(burrow_host *h, unsigned long long qid) {
+  bw_async *a = existing(h);
+  if (!a || !qid) return 0;
+  pthread_mutex_lock(&a->mu);
+  unsigned long long call = a->ask && a->ask->qid == qid && a->ask->answer < 0 ? a->ask->id : 0;
+  pthread_mutex_unlock(&a->mu);
+  return call;
+}
+
 int burrow_answer(burrow_host *h, unsigned long long id, int allow,
                   const char *why) {
   bw_async *a = existing(h);
   if (!a || !id) return 0;
   char *w = why ? strdup(why) : NULL;
   pthread_mutex_lock(&a->mu);
-  int found = a->ask && a->ask->id == id && a->ask->answer < 0;
+  /* the question's own id, handed out, not yet answered: an answer to an
+   * earlier question (or sent before this one was delivered) is dropped */
+  int found = a->ask && a->ask->qid == id && a->ask->delivered && a->ask->answer < 0;
   if (found) {
     a->ask->answer = allow ? 1 : 0;
     a->ask->why = w;
@@ -423,16 +437,17 @@ int burrow_take_ask(burrow_host *h, unsigned long long *id, char **ask_json) {
   if (ask_waiting(a)) {
     bw_ask *q = a->ask;
     size_t n = BW_JSON_WORST(strlen(q->tool)) + BW_JSON_WORST(strlen(q->op)) +
-               BW_JSON_WORST(strlen(q->path)) + BW_JSON_WORST(strlen(q->reason)) + 64;
+               BW_JSON_WORST(strlen(q->path)) + BW_JSON_WORST(strlen(q->reason)) + 96;
     if ((out = malloc(n))) { /* keys sorted, as every JSON burrow writes */
       char *o = out;
-      o = json_str(stpcpy(o, "{\"operation\":"), q->op);
+      o += sprintf(o, "{\"call\":%llu,", q->id);
+      o = json_str(stpcpy(o, "\"operation\":"), q->op);
       o = json_str(stpcpy(o, ",\"path\":"), q->path);
       o = json_str(stpcpy(o, ",\"reason\":"), q->reason);
       o = json_str(stpcpy(o, ",\"tool\":"), q->tool);
       strcpy(o, "}");
       q->delivered = 1;
-      *id = q->id;
+      *id = q->qid;
     }
   }
   if (a->done || a->prog || ask_waiting(a)) wake(a); /* more waits: stay readable */
@@ -476,7 +491,7 @@ int burrow_poll(burrow_host *h) {
   void *ask_ud = a->ask_ud;
   bw_ask q = {0};
   if (ask_fn && ask_waiting(a)) {
-    q.id = a->ask->id;
+    q.id = a->ask->qid; /* the approver gets the question's id */
     q.tool = strdup(a->ask->tool);
     q.op = strdup(a->ask->op);
     q.path = strdup(a->ask->path);
