@@ -48,7 +48,9 @@ for _, file in ipairs(sources) do
       if top and PREFIX[top] and p:find("/", 1, true) then
         p = p:gsub("[%.,:;]+$", "")
         local last = p:match("[^/]*$")
+        -- made by the build or npm, not in the tree: node_modules, build output
         local placeholder = p:find("[%*]") or p:find("%.%.") or p:match("/$") or last:match("_$")
+          or p:find("node_modules", 1, true) or p:find("^test/e2e/node_modules")
           or last:find("[_/%-]?[A-Z][A-Z_]*[%.%-_]") and last:find("%u%u?") and last:match("[_%-]%u+[%._]")
           or last:match("^%u+[%.%-_]") or last:match("_%u+$") or last:match("^%u+$")
         if not placeholder and p ~= "" then
