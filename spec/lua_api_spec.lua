@@ -140,13 +140,14 @@ describe("Lua API (" .. (JIT and "LuaJIT, burrow.ffi" or "Lua 5.4, the rock") ..
     assert.matches("cannot be asked", r.msg, 1, true)
     local seen, answer = {}, true
     w:on_ask(function(req, reason)
-      seen[#seen + 1] = { req.id, req.tool, req.operation, req.path, reason }
+      seen[#seen + 1] = { req.call, req.tool, req.operation, req.path, reason, question = req.id }
       return answer, "said so"
     end)
     r = write_call("yes.txt")
     assert.is_true(pump(w, function() return r.done end))
     assert.equal("/w/yes.txt", r.res.path)
-    assert.same({ r.id, "write_file", "write", "/w/yes.txt", "writes need a yes" }, seen[1])
+    assert.same({ r.id, "write_file", "write", "/w/yes.txt", "writes need a yes", question = seen[1].question }, seen[1])
+    assert.are_not.equal(r.id, seen[1].question) -- a question has an id of its own
     answer = false
     r = write_call("no.txt")
     assert.is_true(pump(w, function() return r.done end))
@@ -155,7 +156,8 @@ describe("Lua API (" .. (JIT and "LuaJIT, burrow.ffi" or "Lua 5.4, the rock") ..
     r = write_call("later.txt")
     assert.is_falsy(pump(w, function() return r.done end, 0.3))
     assert.equal(3, #seen)
-    assert.is_true(w:answer(r.id, true))
+    assert.is_false(w:answer(r.id, true), "the call's id answers no question")
+    assert.is_true(w:answer(seen[3].question, true))
     assert.is_true(pump(w, function() return r.done end))
     assert.equal("/w/later.txt", r.res.path)
     w:on_ask(function() return "later" end, 200)
