@@ -78,6 +78,9 @@ LUADIR       ?= $(DATADIR)/burrow/lua
 LUACDIR      ?= $(LIBDIR)/burrow/lua
 # The Lua files installed (tools/packs included): paths under lua/.
 LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_ALL=C sort)
+# installed as source text: policies (the sandbox loads text only) and
+# what LuaJIT hosts load (burrow.ffi, burrow.jsonlite)
+LUA_TEXT      = policy/% burrow/ffi.lua burrow/jsonlite.lua
 
 # Debian 12 packages burrow needs to build and test.
 # (luarocks: the rock's build, spec/install_spec.lua; it makes /usr/bin/lua
@@ -247,9 +250,11 @@ install: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so 
 	install -m 755 $(B)/lua/burrow/core.so $(DESTDIR)$(LUACDIR)/burrow/core.so
 	@for f in $(LUA_FILES); do install -D -m 644 lua/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
 	@# precompiled (host/luac.lua): start-up loads bytecode instead of parsing ~25
-	@# files; not policies, which the sandbox loads as text only (lsandbox.c)
-	@for f in $(filter-out policy/%,$(LUA_FILES)); do lua5.4 host/luac.lua lua/$$f $(LUADIR)/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
-	@echo "installed burrow $(VERSION) under $(DESTDIR)$(PREFIX) ($(words $(LUA_FILES)) Lua files, all but policy/ precompiled, in $(DESTDIR)$(LUADIR))"
+	@# files; not policies, which the sandbox loads as text only (lsandbox.c),
+	@# nor what LuaJIT hosts load (burrow.ffi and its JSON): 5.4 bytecode is
+	@# not theirs
+	@for f in $(filter-out $(LUA_TEXT),$(LUA_FILES)); do lua5.4 host/luac.lua lua/$$f $(LUADIR)/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
+	@echo "installed burrow $(VERSION) under $(DESTDIR)$(PREFIX) ($(words $(LUA_FILES)) Lua files, all but policy/, burrow/ffi.lua and burrow/jsonlite.lua precompiled, in $(DESTDIR)$(LUADIR))"
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/burrow $(DESTDIR)$(LIBDIR)/libburrow.a \

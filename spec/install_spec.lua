@@ -126,6 +126,24 @@ describe(H.tag("installed burrow"), function()
     assert.matches("burrow.cli", msg, 1, true)
   end)
 
+  it("burrow.ffi works under LuaJIT from the installed copy (source text, not 5.4 bytecode)", function()
+    if (H.run("command -v luajit || true")) == "" then return pending("SKIP: luajit not installed") end
+    local ws = tmp .. "/ffiws"
+    H.write(ws, "hello.txt", "from the prefix\n")
+    local prog = ([[
+      package.path = %q .. "/share/burrow/lua/?.lua;" .. package.path
+      local burrow = require "burrow.ffi"
+      local ws = assert(burrow.open({ roots = { { path = %q } } }, { lib = %q .. "/lib/libburrow.so" }))
+      local res, msg = ws:call("read_file", { path = "hello.txt" })
+      io.write(res and res.content or ("failed: " .. tostring(msg)))
+      ws:close()
+    ]]):format(prefix, ws, prefix)
+    H.write(tmp, "ffi_prog.lua", prog)
+    local out, ok = run("cd / && luajit " .. H.q(tmp .. "/ffi_prog.lua"))
+    assert.is_true(ok, out)
+    assert.equal("1\tfrom the prefix\n", out)
+  end)
+
   it("checks the sample configurations of examples/ with the installed binary", function()
     local ex = tmp .. "/examples"
     sh("cp -r " .. H.q(REPO .. "/examples") .. " " .. H.q(ex))
