@@ -111,7 +111,12 @@ test("no token or a bad token: 401, and nothing runs", T, async () => {
     const r = await fetch(srv.url, { method, headers: { accept: "text/event-stream", "mcp-session-id": sid } });
     assert.equal(r.status, 401, method);
   }
-  await new Promise((r) => setTimeout(r, 200));
+  // a state, not a time: a call of the session's own token answered after
+  // them means anything queued before it has run (a session's items run in order)
+  const barrier = await fetch(srv.url, { method: "POST", headers: { ...HEADERS, "mcp-session-id": sid, authorization: `Bearer ${TOK_A}`,
+    "mcp-protocol-version": "2025-11-25" }, body: JSON.stringify({ jsonrpc: "2.0", id: 98, method: "tools/call", params: { name: "stat", arguments: { path: "." } } }) });
+  assert.equal(barrier.status, 200);
+  await barrier.text();
   for (let i = 1; i <= n; i++) assert.ok(!fs.existsSync(path.join(A, `pwned${i}.txt`)), "the write did not run");
   // the session is still there for its own token
   const r = await fetch(srv.url, { method: "POST", headers: { ...HEADERS, "mcp-session-id": sid, authorization: `Bearer ${TOK_A}` },
@@ -279,7 +284,11 @@ http:
   console.log(`1,000 sessions opened in ${took} ms`);
   // while they all live (opened within the 5 s expiry), a 1,001st is refused
   if (took < 4000) assert.equal((await open()).status, 429, "the 1,001st is over max_sessions while the others live");
-  await new Promise((r) => setTimeout(r, 7000));
+  // a state, not a time: the access log says each was reaped (a request to
+  // a live session would keep it alive, so none is sent before)
+  const reaped = (sid) => s.stderr().includes(`session ${sid.slice(0, 8)} closed (expired)`);
+  const until = Date.now() + 30_000;
+  while (![sids[0], sids[499], sids[999]].every(reaped) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
   // every abandoned one is gone (404), and their room is free again
   for (const sid of [sids[0], sids[499], sids[999]]) {
     const r = await fetch(s.url, { method: "POST", headers: { ...HEADERS, "mcp-session-id": sid },
