@@ -131,9 +131,12 @@ test("a long call in one session does not stall another session", T, async () =>
   const a = await connect(s.url);
   const b = await connect(s.url);
   const ac = new AbortController();
+  let running;
+  const started = new Promise((r) => { running = r; });
+  // a state, not a time: its first progress report says the grep runs
   const long = a.client.callTool({ name: "grep", arguments: { pattern: BACKTRACK } }, undefined,
-    { signal: ac.signal, timeout: 120_000 }).catch(() => "aborted");
-  await sleep(300);
+    { signal: ac.signal, timeout: 120_000, onprogress: () => running() }).catch(() => "aborted");
+  await started;
   const t0 = performance.now();
   for (let i = 0; i < 5; i++) {
     const r = await b.client.callTool({ name: "read_file", arguments: { path: "b.txt" } });
@@ -281,7 +284,8 @@ test("a subscribed file changed from outside: notifications/resources/updated on
   const res = resources.find((r) => r.uri.endsWith("/watched.txt"));
   assert.ok(res, JSON.stringify(resources));
   await client.subscribeResource({ uri: res.uri });
-  await sleep(300); // the GET stream is open (the SDK opens it after initialized)
+  // no wait for the GET stream: an update sent before the SDK opens it is
+  // kept for it (what no reader has had yet)
   const t0 = performance.now();
   fs.writeFileSync(path.join(dir, "watched.txt"), "v2\n");
   const until = Date.now() + 5000;

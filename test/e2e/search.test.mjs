@@ -141,17 +141,28 @@ test("notifications/cancelled stops a long grep well before it would end", T, as
   await s.close();
 });
 
-test("a long grep with a progressToken sends progress notifications", T, async () => {
-  const dir = slowTree();
-  const s = server(dir);
-  await init(s);
-  await s.request(1, "tools/call", { name: "grep", arguments: { pattern: SLOW }, _meta: { progressToken: "tok" } });
-  const progress = s.notes.filter((n) => n.method === "notifications/progress");
-  // a fast machine may finish before the first report (every 100 ms)
-  for (const p of progress) {
-    assert.equal(p.params.progressToken, "tok");
-    assert.equal(typeof p.params.progress, "number");
+// The first progress report of a call with a progressToken: a state to
+// wait for (the call is running), never a time.
+async function firstProgress(s, token) {
+  const until = Date.now() + 60_000;
+  for (;;) {
+    const p = s.notes.find((n) => n.method === "notifications/progress" && n.params.progressToken === token);
+    if (p) return p;
+    if (Date.now() > until) throw new Error(`no progress for ${token} within 60 s`);
+    await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+test("a long grep with a progressToken sends progress notifications", T, async () => {
+  // a grep that runs for minutes: its reports (every 100 ms) must come
+  const s = server(backtrackTree());
+  await init(s);
+  const pending = s.request(1, "tools/call", { name: "grep", arguments: { pattern: BACKTRACK }, _meta: { progressToken: "tok" } });
+  const p = await firstProgress(s, "tok");
+  assert.equal(p.params.progressToken, "tok");
+  assert.equal(typeof p.params.progress, "number");
+  s.send({ method: "notifications/cancelled", params: { requestId: 1, reason: "enough" } });
+  assert.equal((await pending).msg.result.structuredContent.cancelled, true);
   await s.close();
 });
 
@@ -174,9 +185,9 @@ test("ping, lists and reads are answered at once while a long grep runs, writes 
   const s = server(backtrackTree());
   await init(s);
   let grepDone = false;
-  const pending = s.request(1, "tools/call", { name: "grep", arguments: { pattern: BACKTRACK } });
+  const pending = s.request(1, "tools/call", { name: "grep", arguments: { pattern: BACKTRACK }, _meta: { progressToken: "g" } });
   pending.then(() => { grepDone = true; });
-  await sleep(300);
+  await firstProgress(s, "g"); // a state: the grep is running
   const waits = [];
   for (let i = 0; i < 5; i++) {
     const t0 = performance.now();
