@@ -749,6 +749,22 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 
 /* ------------------------------------------------------------ start */
 
+/* What bw_http_start allocated besides the daemon, the threads and the
+ * sessions: its arrays, the access log it opened, h itself. */
+static void free_parts(bw_http *h) {
+  free(h->w);
+  free(h->tok_calls);
+  free(h->tok_sessions);
+  free(h->ten_calls);
+  free(h->ten_sessions);
+  free(h->run_head);
+  free(h->run_tail);
+  free(h->ten_running);
+  free(h->ten_kept);
+  if (h->log && h->log != stderr) fclose(h->log);
+  free(h);
+}
+
 bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   if (bw_mhd_load(err, errlen)) return NULL;
   if (o->n_tokens == 0 && !bw_http_loopback(o->host)) {
@@ -822,16 +838,7 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   if (!h->d) {
     snprintf(err, errlen, "cannot listen on %s:%d: %s", o->host, o->port,
              strerror(errno));
-    free(h->w);
-    free(h->tok_calls);
-    free(h->tok_sessions);
-    free(h->ten_calls);
-    free(h->ten_sessions);
-    free(h->run_head);
-    free(h->run_tail);
-    free(h->ten_running);
-    free(h->ten_kept);
-    free(h);
+    free_parts(h);
     return NULL;
   }
   h->poll_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -839,7 +846,7 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     MHD_stop_daemon(h->d);
     snprintf(err, errlen, "cannot start the session reaper");
     if (h->poll_wake >= 0) close(h->poll_wake);
-    free(h);
+    free_parts(h);
     return NULL;
   }
   if (pthread_create(&h->poller, NULL, bwh_poller, h) != 0) {
@@ -851,7 +858,7 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     MHD_stop_daemon(h->d);
     close(h->poll_wake);
     snprintf(err, errlen, "cannot start the watch poller");
-    free(h);
+    free_parts(h);
     return NULL;
   }
   return h;
@@ -911,16 +918,6 @@ void bw_http_free(bw_http *h) {
       n = s->run_next;
       drain(h, s);
     }
-  free(h->w);
-  free(h->tok_calls);
-  free(h->tok_sessions);
-  free(h->ten_calls);
-  free(h->ten_sessions);
-  free(h->run_head);
-  free(h->run_tail);
-  free(h->ten_running);
-  free(h->ten_kept);
   close(h->poll_wake);
-  if (h->log && h->log != stderr) fclose(h->log);
-  free(h);
+  free_parts(h);
 }
