@@ -140,13 +140,8 @@ end
 -- The Server of session sid as its state version says: the one this
 -- worker kept when no other worker has served the session since, else one
 -- built from the session's snapshot.
-local function server_for(W, state, sid, tenant, version)
-  local c = state.cache[sid]
-  state.tick = state.tick + 1
-  if c and c.version == version then
-    c.used = state.tick
-    return c.server
-  end
+-- The tenant's workspace on this worker (opened at its first call here).
+local function workspace(state, tenant)
   local ws = state.ws[tenant]
   if not ws then
     local opts = tenant_options(state.setup, tenant)
@@ -155,7 +150,17 @@ local function server_for(W, state, sid, tenant, version)
     if not ws then error("tenant " .. tenant .. ": " .. tostring(err), 0) end
     state.ws[tenant] = ws
   end
-  local server = new_session(W, state, sid, ws, tenant)
+  return ws
+end
+
+local function server_for(W, state, sid, tenant, version)
+  local c = state.cache[sid]
+  state.tick = state.tick + 1
+  if c and c.version == version then
+    c.used = state.tick
+    return c.server
+  end
+  local server = new_session(W, state, sid, workspace(state, tenant), tenant)
   local rec = W:record()
   if rec then restore(server, rec) end
   state.cache[sid] = { server = server, version = version, used = state.tick }
@@ -195,7 +200,21 @@ local function dispose_snapshot(rec)
   end
 end
 
-local function handle(W, state, kind, sid, tenant, stream, body, version)
+-- One request of MCP 2026-07-28: a Server of its own, which nothing
+-- outlives (what the request needs is in its _meta).
+local function handle_stateless(W, state, sid, tenant, stream, body)
+  local server = new_session(W, state, sid, workspace(state, tenant), tenant)
+  server.stream = stream
+  local msg, err = json.decode(body)
+  if msg == nil then server:error(nil, -32700, "parse error: " .. tostring(err))
+  else server:handle(msg) end
+  server.stream = nil
+  W:done(sid, stream)
+  dispose(state, sid, server)
+end
+
+local function handle(W, state, kind, sid, tenant, stream, body, version, stateless)
+  if stateless then return handle_stateless(W, state, sid, tenant, stream, body) end
   if kind == "close" then
     local c = state.cache[sid]
     if c and c.version == version then return dispose(state, sid, c.server) end
@@ -241,11 +260,11 @@ function http.worker(W, setup)
   -- cache: sid -> {server, version, used}: the Servers of sessions served here
   local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0 }
   while true do
-    local kind, sid, tenant, stream, body, version = W:next(POLL)
+    local kind, sid, tenant, stream, body, version, stateless = W:next(POLL)
     if kind == false then break end
     if kind then
       state.closing = false
-      local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version)
+      local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless)
       if not ok then
         io.stderr:write("burrow: http worker ", W:index(), ": ", tostring(server), "\n")
         if stream and stream >= 0 then W:done(sid, stream) end

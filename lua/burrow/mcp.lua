@@ -13,7 +13,11 @@ local client_roots = require "burrow.client_roots"
 
 local mcp = {}
 
-mcp.versions = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" }
+mcp.versions = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" } -- the session revisions
+-- The stateless revisions: no initialize; each request names its revision
+-- and the client's capabilities in params._meta (Server:handle_stateless).
+mcp.stateless_versions = { "2026-07-28" }
+local META = "io.modelcontextprotocol/"
 local PAGE = 100 -- tools per tools/list page
 
 local Server = {}
@@ -116,6 +120,9 @@ end
 
 local handlers = {}
 
+local SERVER_INFO = { name = "burrow", title = "burrow filesystem tools", version = core.version }
+local INSTRUCTIONS = "Filesystem tools sandboxed to the workspace roots. Paths are relative to the first root or absolute under a root's mount."
+
 function handlers.initialize(self, params)
   if type(params.protocolVersion) ~= "string" then
     return nil, -32602, "Invalid params: initialize needs protocolVersion (a string)"
@@ -125,11 +132,18 @@ function handlers.initialize(self, params)
   self.client_caps = type(params.capabilities) == "table" and params.capabilities or {}
   return {
     protocolVersion = self.protocol,
-    capabilities = { tools = { listChanged = true }, logging = {},
+    capabilities = { tools = { listChanged = true }, logging = {}, prompts = {},
       resources = { subscribe = true, listChanged = true } },
-    serverInfo = { name = "burrow", title = "burrow filesystem tools", version = core.version },
-    instructions = "Filesystem tools sandboxed to the workspace roots. Paths are relative to the first root or absolute under a root's mount.",
+    serverInfo = SERVER_INFO,
+    instructions = INSTRUCTIONS,
   }
+end
+
+-- Prompts: none yet (an empty list, so a client that asks learns that).
+function handlers.prompts_list() return { prompts = json.array {} } end
+
+function handlers.prompts_get(_, params)
+  return nil, -32602, ("Invalid params: no prompt named %s"):format(tostring(params.name)), { name = params.name }
 end
 
 function handlers.ping() return {} end
@@ -215,6 +229,7 @@ end
 -- "ask" answers go to the client as an elicitation (2025-06-18 and later,
 -- when it declared the capability); nil when the client cannot be asked.
 function Server:approver()
+  if self.stateless then return nil end -- no server-to-client requests in 2026-07-28
   if not (self.client_caps and self.client_caps.elicitation) then return nil end
   if (self.protocol or "") < "2025-06-18" then return nil end
   return function(req, reason)
@@ -310,6 +325,8 @@ function handlers.tools_call(self, params, id)
       return self.stdio:cancelled()
     end,
     approve = self:approver(),
+    -- why an "ask" cannot be put to this client (the refusal says)
+    unasked = self.stateless and "a stateless (MCP 2026-07-28) request cannot be asked yet: approvals need a session (initialize with 2025-11-25)" or nil,
     approved_by = "the client (MCP elicitation)", -- the audit's word for who approved
     session = self.session,
     -- replies encoded by our own stdio (Server:run): read_file may answer
@@ -345,7 +362,100 @@ local handler_of = {
   ["resources/read"] = handlers.resources_read,
   ["resources/subscribe"] = handlers.resources_subscribe,
   ["resources/unsubscribe"] = handlers.resources_unsubscribe,
+  ["prompts/list"] = handlers.prompts_list,
+  ["prompts/get"] = handlers.prompts_get,
 }
+
+-- ------------------------------------------------- MCP 2026-07-28
+
+local function all_versions()
+  local out = json.array {}
+  for _, v in ipairs(mcp.stateless_versions) do out[#out + 1] = v end
+  for _, v in ipairs(mcp.versions) do out[#out + 1] = v end
+  return out
+end
+
+local function stateless_version(v)
+  for _, s in ipairs(mcp.stateless_versions) do
+    if s == v then return true end
+  end
+  return false
+end
+
+-- What the stateless revision honours: no subscriptions or list changes
+-- (they come with subscriptions/listen), no server-to-client requests.
+local STATELESS_CAPS = { tools = {}, resources = {}, prompts = {}, logging = {} }
+
+-- How long a client or a cache may keep a result, and for whom: file
+-- contents and the file list change at any time (0: ask again); the lists
+-- of tools, templates and prompts change with the configuration. Private:
+-- what a tenant sees is its own.
+local CACHE_HINTS = {
+  ["tools/list"] = { 60000, "private" },
+  ["prompts/list"] = { 60000, "private" },
+  ["resources/templates/list"] = { 60000, "private" },
+  ["resources/list"] = { 0, "private" },
+  ["resources/read"] = { 0, "private" },
+  ["server/discover"] = { 60000, "public" },
+}
+
+local stateless_handler_of = {
+  ["server/discover"] = function()
+    return { supportedVersions = all_versions(), capabilities = STATELESS_CAPS, instructions = INSTRUCTIONS }
+  end,
+  ["tools/list"] = handlers.tools_list,
+  ["tools/call"] = handlers.tools_call,
+  ["resources/list"] = handlers.resources_list,
+  ["resources/templates/list"] = handlers.resources_templates_list,
+  -- a URI that names no file: -32602 with the uri (SEP-2164), not -32002
+  ["resources/read"] = function(self, params)
+    local res, code, msg, data = handlers.resources_read(self, params)
+    if res == nil and code == -32002 then return nil, -32602, "Resource not found: " .. msg, data end
+    return res, code, msg, data
+  end,
+  ["prompts/list"] = handlers.prompts_list,
+  ["prompts/get"] = handlers.prompts_get,
+}
+
+--- A request of the stateless revision: everything it needs is in its
+-- _meta (revision, client capabilities, log level), so it is served the
+-- same on any worker, over stdio or HTTP, beside any session. The
+-- Server's own fields are set for the call and put back after it.
+function Server:handle_stateless(id, method, params, meta)
+  local v = meta[META .. "protocolVersion"]
+  if not stateless_version(v) then
+    return self:error(id, -32022, ("Unsupported protocol version: %s"):format(tostring(v)),
+      { supported = all_versions(), requested = type(v) == "string" and v or tostring(v) })
+  end
+  local caps = meta[META .. "clientCapabilities"]
+  if type(caps) ~= "table" or getmetatable(caps) == json.array_mt then
+    return self:error(id, -32602, 'Invalid params: params._meta must carry "' .. META
+      .. 'clientCapabilities" (an object; {} for none)')
+  end
+  local level = meta[META .. "logLevel"]
+  if level ~= nil and not LEVELS[level] then
+    return self:error(id, -32602, "Invalid params: _meta logLevel must be one of debug, info, notice, warning, error, critical, alert, emergency")
+  end
+  local h = stateless_handler_of[method]
+  if not h then return self:error(id, -32601, "Method not found: " .. method) end
+  local saved = { self.protocol, self.client_caps, self.client, self.log_level, self.stateless }
+  self.protocol, self.client_caps, self.client, self.log_level, self.stateless =
+    v, caps, meta[META .. "clientInfo"], level, true
+  local ok, res, ecode, emsg, edata = pcall(h, self, params, id)
+  self.protocol, self.client_caps, self.client, self.log_level, self.stateless = table.unpack(saved, 1, 5)
+  if not ok then
+    io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
+    return self:error(id, -32603, "internal error")
+  end
+  if res == nil and ecode == nil then return end
+  if res == nil then return self:error(id, ecode, emsg, edata) end
+  res.resultType = res.resultType or "complete"
+  res._meta = res._meta or {}
+  res._meta[META .. "serverInfo"] = SERVER_INFO
+  local hint = CACHE_HINTS[method]
+  if hint then res.ttlMs, res.cacheScope = hint[1], hint[2] end
+  self:reply(id, res)
+end
 
 -- What the client may use as a request id: a string or a number (MCP:
 -- never null).
@@ -396,6 +506,13 @@ function Server:handle_one(msg)
   end
   if getmetatable(params) == json.array_mt then
     return self:error(id, -32602, "Invalid params: params must be an object, not an array")
+  end
+  -- a request that names its revision in _meta: served statelessly (an
+  -- initialized session's own revision in _meta changes nothing)
+  local meta = params._meta
+  local mv = type(meta) == "table" and meta[META .. "protocolVersion"]
+  if mv and (stateless_version(mv) or not self.protocol) then
+    return self:handle_stateless(id, method, params, meta)
   end
   local h = handler_of[method]
   if not h then return self:error(id, -32601, "Method not found: " .. method) end

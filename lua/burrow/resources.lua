@@ -54,8 +54,8 @@ end
 
 -- The error answer of a refused URI: read_file's message and its code
 -- (-32002 "resource not found" for a missing file, as MCP suggests).
-local function refusal(msg, code)
-  return nil, code == "ENOENT" and -32002 or -32602, msg, { code = code }
+local function refusal(msg, code, uri)
+  return nil, code == "ENOENT" and -32002 or -32602, msg, { code = code, uri = uri }
 end
 
 -- The folders served to the session of Server self: the roots, or the
@@ -128,9 +128,11 @@ end
 -- otherwise.
 function resources.read(self, params)
   local path, why = resources.path(params.uri)
-  if not path then return nil, -32602, "Invalid params: " .. why end
+  if not path then
+    return nil, -32602, "Invalid params: " .. why, { uri = type(params.uri) == "string" and params.uri or nil }
+  end
   local res, msg, code = self.ws:call("read_file", { path = path, encoding = "base64" }, hooks_of(self))
-  if not res then return refusal(msg, code) end
+  if not res then return refusal(msg, code, params.uri) end
   local bytes = core.base64_decode(res.content)
   local binary = bytes:sub(1, 8192):find("\0", 1, true) or not utf8.len(bytes)
   local item = { uri = params.uri, mimeType = resources.mime(path, binary) }

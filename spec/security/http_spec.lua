@@ -48,6 +48,20 @@ describe(F.tag("the HTTP listener: tenants, tokens, Host/Origin"), function()
     return status, body
   end
 
+  -- A request of MCP 2026-07-28: no session; its revision, method and
+  -- name in headers that match the body
+  local function stateless(token, method, params, extra, name_h)
+    params = params or {}
+    local p = {}
+    for k, v in pairs(params) do p[k] = v end
+    p._meta = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
+      ["io.modelcontextprotocol/clientCapabilities"] = { elicitation = { form = {} } } }
+    local name = name_h or (method == "tools/call" and params.name) or (method == "resources/read" and params.uri) or nil
+    local h = "-H 'MCP-Protocol-Version: 2026-07-28' -H " .. F.q("Mcp-Method: " .. method) .. " "
+      .. (name and ("-H " .. F.q("Mcp-Name: " .. name) .. " ") or "") .. (extra or "")
+    return post(token, nil, { jsonrpc = "2.0", id = 9, method = method, params = p }, h)
+  end
+
   local function tree_of(dir)
     return F.sh("cd " .. F.q(dir) .. " && find . -printf '%p %y %s\\n' | sort && find . -type f -exec sha256sum {} + | sort")
   end
@@ -84,13 +98,7 @@ describe(F.tag("the HTTP listener: tenants, tokens, Host/Origin"), function()
     if base then F.run("rm -rf " .. F.q(base)) end
   end)
 
-  it("gives tenant A none of tenant B's files, by any path or tool", function()
-    local before = tree_of(B)
-    local sa, sb = session(TOK_A), session(TOK_B)
-    local st, body = call(TOK_B, sb, "read_file", { path = "/workspace/secret.txt" })
-    assert.equal(200, st)
-    assert.matches("bravo secret", body) -- B reads its own
-    local tries = {
+  local function tries() return { -- B is set once setup has run
       { "read_file", { path = "/workspace/secret.txt" } },
       { "read_file", { path = "secret.txt" } },
       { "read_file", { path = B .. "/secret.txt" } },
@@ -114,8 +122,17 @@ describe(F.tag("the HTTP listener: tenants, tokens, Host/Origin"), function()
       { "move", { source = "dirlink/sub", destination = "moved" } },
       { "remove", { path = "dirlink/sub", recursive = true } },
       { "mkdir", { path = "rel/newdir" } },
-    }
-    for _, t in ipairs(tries) do
+  } end
+  local URIS = { "file:///workspace/secret.txt", "file://%s/secret.txt", "file:///workspace/link",
+    "file:///workspace/dirlink/secret.txt", "file:///workspace/rel/sub/deep.txt", "file:///workspace/%%2e%%2e/b/secret.txt" }
+
+  it("gives tenant A none of tenant B's files, by any path or tool", function()
+    local before = tree_of(B)
+    local sa, sb = session(TOK_A), session(TOK_B)
+    local st, body = call(TOK_B, sb, "read_file", { path = "/workspace/secret.txt" })
+    assert.equal(200, st)
+    assert.matches("bravo secret", body) -- B reads its own
+    for _, t in ipairs(tries()) do
       local status, text = call(TOK_A, sa, t[1], t[2])
       assert.equal(200, status)
       assert.is_nil(text:find("bravo secret", 1, true), t[1] .. " " .. json.encode(t[2]) .. ": " .. text)
@@ -124,8 +141,8 @@ describe(F.tag("the HTTP listener: tenants, tokens, Host/Origin"), function()
         assert.is_nil(text:find("deep.txt", 1, true), t[1] .. " named a file only B has: " .. text)
       end
     end
-    for _, uri in ipairs { "file:///workspace/secret.txt", "file://" .. B .. "/secret.txt", "file:///workspace/link",
-      "file:///workspace/dirlink/secret.txt", "file:///workspace/rel/sub/deep.txt", "file:///workspace/%2e%2e/b/secret.txt" } do
+    for _, u in ipairs(URIS) do
+      local uri = u:format(B)
       for _, method in ipairs { "resources/read", "resources/subscribe" } do
         local status, text = post(TOK_A, sa, { jsonrpc = "2.0", id = 5, method = method, params = { uri = uri } })
         assert.equal(200, status)
@@ -138,6 +155,45 @@ describe(F.tag("the HTTP listener: tenants, tokens, Host/Origin"), function()
       local text = h and h:read("a") or ""
       if h then h:close() end
       assert.is_nil(text:find("bravo", 1, true), f)
+    end
+  end)
+
+  it("gives tenant A none of tenant B's files through stateless 2026-07-28 requests either", function()
+    local before = tree_of(B)
+    local st, body = stateless(TOK_B, "tools/call", { name = "read_file", arguments = { path = "/workspace/secret.txt" } })
+    assert.equal(200, st)
+    assert.matches("bravo secret", body) -- B reads its own, without a session
+    for _, t in ipairs(tries()) do
+      local status, text = stateless(TOK_A, "tools/call", { name = t[1], arguments = t[2] })
+      assert.equal(200, status, text)
+      assert.is_nil(text:find("bravo secret", 1, true), t[1] .. " " .. json.encode(t[2]) .. ": " .. text)
+      assert.is_nil(text:find("bravo deep", 1, true), t[1] .. " " .. json.encode(t[2]) .. ": " .. text)
+      if not json.encode(t[2]):find("deep.txt", 1, true) then
+        assert.is_nil(text:find("deep.txt", 1, true), t[1] .. " named a file only B has: " .. text)
+      end
+    end
+    for _, u in ipairs(URIS) do
+      local status, text = stateless(TOK_A, "resources/read", { uri = u:format(B) })
+      assert.is_true(status == 200 or status == 400, text)
+      assert.is_nil(text:find("bravo", 1, true), u .. ": " .. text)
+    end
+    assert.equal(before, tree_of(B), "B's tree is unchanged")
+    -- no token, a wrong one, a foreign Host or Origin: nothing runs
+    local n = 0
+    local function write_try(token, extra)
+      n = n + 1
+      return stateless(token, "tools/call", { name = "write_file", arguments = { path = "sl-pwned" .. n .. ".txt", content = "x" } }, extra)
+    end
+    assert.equal(401, (write_try(nil)))
+    assert.equal(401, (write_try("wrong")))
+    assert.equal(403, (write_try(TOK_A, "-H 'Host: evil.example.com' ")))
+    assert.equal(403, (write_try(TOK_A, "-H 'Origin: http://evil.example.com' ")))
+    -- a header that names a harmless tool over a body that writes: refused
+    assert.equal(400, (stateless(TOK_A, "tools/call", { name = "write_file", arguments = { path = "sl-pwned0.txt", content = "x" } },
+      nil, "read_file")))
+    for i = 0, n do
+      local _, exists = F.run("test -e " .. F.q(A .. "/sl-pwned" .. i .. ".txt"))
+      assert.is_false(exists, "sl-pwned" .. i .. ".txt was written")
     end
   end)
 

@@ -4,8 +4,9 @@
 # stage of test/run-all.sh.
 #
 # Runs each server scenario that needs no reference-server fixtures
-# (test_* tools, test:// resources), one line per scenario, then
-# "conformance: N passed, N failed".
+# (test_* tools, test:// resources) at both wires: the session revision
+# 2025-11-25 and the stateless 2026-07-28 (--spec-version), one line per
+# scenario, then "conformance: N passed, N failed".
 #
 # On Node < 22 the suite's `import {globSync} from "fs"` is taken from the
 # pinned `glob` package instead (a one-line patch, applied here, idempotent).
@@ -14,20 +15,29 @@ cd "$(dirname "${BASH_SOURCE[0]}")" || exit 2
 HERE=$(pwd)
 REPO=$(cd ../.. && pwd)
 BIN=${BURROW_BIN:-$REPO/build/burrow}
-SCENARIOS=${BURROW_CONFORMANCE_SCENARIOS:-"server-initialize ping logging-set-level tools-list dns-rebinding-protection server-sse-polling server-sse-multiple-streams resources-list"}
+# REVISION:SCENARIO
+SESSION_ERA="server-initialize ping logging-set-level tools-list resources-list dns-rebinding-protection server-sse-polling server-sse-multiple-streams server-session-lifecycle"
+STATELESS="tools-list resources-list dns-rebinding-protection caching sep-2164-resource-not-found server-sse-multiple-streams input-required-result-unsupported-methods input-required-result-validate-input http-header-validation"
+DEFAULT=$(for s in $SESSION_ERA; do printf '2025-11-25:%s ' "$s"; done; for s in $STATELESS; do printf '2026-07-28:%s ' "$s"; done)
+SCENARIOS=${BURROW_CONFORMANCE_SCENARIOS:-$DEFAULT}
 
 if [ ! -d node_modules/@modelcontextprotocol/conformance ]; then
   npm ci --no-audit --no-fund || { echo "conformance: npm ci failed"; echo "conformance: 0 passed, 1 failed"; exit 1; }
 fi
 SUITE=node_modules/@modelcontextprotocol/conformance/dist/index.js
+# Move `globSync as X` out of the suite's import from "fs" into an import from
+# "glob", matched by pattern (the bundle's short names change each release).
 if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
   node -e '
     const fs = require("fs"), f = process.argv[1];
-    const from = `import{existsSync as a,globSync as o,mkdtempSync as s,promises as c,readFileSync as l}from"fs"`;
-    const to = `import{existsSync as a,mkdtempSync as s,promises as c,readFileSync as l}from"fs";import{globSync as o}from"glob"`;
-    const s = fs.readFileSync(f, "utf8");
-    if (s.includes(from)) fs.writeFileSync(f, s.replace(from, to));
-    else if (!s.includes(to)) { console.error("conformance: the globSync import to patch was not found"); process.exit(1); }
+    let s = fs.readFileSync(f, "utf8");
+    if (/import\{globSync as [A-Za-z_$]+\}from"glob"/.test(s)) process.exit(0);
+    const m = s.match(/import\{([^}]*)\}from"fs"/);
+    const parts = m ? m[1].split(",") : [];
+    const g = parts.find(p => /^globSync as [A-Za-z_$]+$/.test(p));
+    if (!g) { console.error("conformance: the globSync import to patch was not found"); process.exit(1); }
+    s = s.replace(m[0], `import{${parts.filter(p => p !== g).join(",")}}from"fs";import{${g}}from"glob"`);
+    fs.writeFileSync(f, s);
   ' "$SUITE" || { echo "conformance: 0 passed, 1 failed"; exit 1; }
 fi
 
@@ -51,8 +61,11 @@ fi
 echo "server: $URL"
 
 pass=0 fail=0
-for sc in $SCENARIOS; do
-  out=$(timeout 120 node "$SUITE" server --url "$URL" --scenario "$sc" 2>&1); rc=$?
+for item in $SCENARIOS; do
+  rev=${item%%:*} sc=${item#*:}
+  [ "$rev" = "$item" ] && rev=2025-11-25
+  sc="$sc@$rev"
+  out=$(timeout 120 node "$SUITE" server --url "$URL" --scenario "${sc%@*}" --spec-version "$rev" 2>&1); rc=$?
   summary=$(grep -aE 'Passed: [0-9]+/[0-9]+' <<<"$out" | tail -n 1 | sed 's/\x1b\[[0-9;]*m//g')
   if [ "$rc" = 0 ] && [ -n "$summary" ] && grep -qE ', 0 failed' <<<"$summary"; then
     echo "PASS $sc: $summary"; pass=$((pass + 1))

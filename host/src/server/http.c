@@ -93,23 +93,36 @@ static const char *tenant_of_token(const bw_http *h, int token) {
 
 static void client_address(struct MHD_Connection *c, char out[INET6_ADDRSTRLEN]);
 
-static enum MHD_Result refuse_(bw_http *h, struct MHD_Connection *c, unsigned status,
-                               int code, const char *msg, const char *hname,
-                               const char *hval) {
+/* A JSON-RPC error answered by the transport: the request's id when it
+ * has a usable one (else null), data when given (stolen). */
+static enum MHD_Result refuse_rpc(bw_http *h, struct MHD_Connection *c, unsigned status,
+                                  const json_t *id, int code, const char *msg, json_t *data,
+                                  const char *hname, const char *hval) {
   if (h && h->log) { /* every refusal: status, reason, tenant, address */
     char addr[INET6_ADDRSTRLEN];
     client_address(c, addr);
     bwh_log(h, "refused %u addr=%s tenant=%s: %s", status, addr,
             current && current->checked ? tenant_of_token(h, current->token) : "-", msg);
   }
-  json_t *j = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
-                        "error", "code", code, "message", msg);
+  int usable = json_is_string(id) || json_is_integer(id);
+  json_t *err = json_pack("{s:i,s:s}", "code", code, "message", msg);
+  if (err && data) json_object_set(err, "data", data);
+  json_decref(data);
+  json_t *j = err ? json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id",
+                              usable ? (json_t *)id : json_null(), "error", err)
+                  : NULL;
   char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
   json_decref(j);
   enum MHD_Result rc = reply(c, status, "application/json",
                              text ? text : "{}", hname, hval);
   free(text);
   return rc;
+}
+
+static enum MHD_Result refuse_(bw_http *h, struct MHD_Connection *c, unsigned status,
+                               int code, const char *msg, const char *hname,
+                               const char *hval) {
+  return refuse_rpc(h, c, status, NULL, code, msg, NULL, hname, hval);
 }
 #define refuse(...) refuse_(h, __VA_ARGS__)
 
@@ -192,16 +205,6 @@ static int tenant_full(bw_http *h, int tenant, int which) {
   return lim > 0 && have >= lim;
 }
 
-static const char *const VERSIONS[] = {"2025-11-25", "2025-06-18",
-                                       "2025-03-26", "2024-11-05", NULL};
-
-static int version_ok(const char *v) {
-  if (!v) return 1; /* absent: 2025-03-26 assumed */
-  for (int i = 0; VERSIONS[i]; i++)
-    if (!strcmp(v, VERSIONS[i])) return 1;
-  return 0;
-}
-
 static int accepts(struct MHD_Connection *c, const char *type) {
   const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
   return a && (strstr(a, type) || strstr(a, "*/*"));
@@ -226,6 +229,13 @@ static void reader_free(void *cls) {
   bw_http *h = r->h;
   pthread_mutex_lock(&h->mu);
   r->t->readers--;
+  /* a stateless request's stream closed before its answer: MCP 2026-07-28
+   * says that cancels it (the call stops at its next check, or never
+   * begins) */
+  if (r->s->stateless && !r->t->done) {
+    r->s->abandoned = 1;
+    if (r->s->running >= 0) atomic_store(&h->w[r->s->running].cancelled, 1);
+  }
   bwh_session_unref(h, r->s);
   pthread_mutex_unlock(&h->mu);
   free(r->pend);
@@ -286,8 +296,10 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
       pthread_mutex_unlock(&h->mu);
       return MHD_CONTENT_READER_END_OF_STREAM;
     }
+    /* a comment now and then shows a dead client: at once for a
+     * stateless request, whose closed stream cancels its call */
     struct timespec ts;
-    bwh_deadline(&ts, 15);
+    bwh_deadline(&ts, r->s->stateless ? 1 : 15);
     if (pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT && !r->json) {
       r->pend = strdup(": keep-alive\n\n"); /* a dead client shows up */
       r->plen = r->pend ? strlen(r->pend) : 0;
@@ -332,7 +344,10 @@ static enum MHD_Result stream_answer(bw_http *h, struct MHD_Connection *c,
   }
   MHD_add_response_header(resp, "Content-Type",
                           json ? "application/json" : "text/event-stream");
-  if (!json) MHD_add_response_header(resp, "Cache-Control", "no-cache");
+  if (!json) {
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    MHD_add_response_header(resp, "X-Accel-Buffering", "no"); /* nginx: pass events on at once */
+  }
   if (fresh > 0) MHD_add_response_header(resp, "Mcp-Session-Id", s->id);
   enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, resp);
   MHD_destroy_response(resp);
@@ -381,6 +396,35 @@ static void client_address(struct MHD_Connection *c, char out[INET6_ADDRSTRLEN])
     inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, INET6_ADDRSTRLEN);
 }
 
+/* A new session of the token's tenant, in the list (lock held). A
+ * stateless one (one request of MCP 2026-07-28) counts against no session
+ * limit: it holds one call, which counts as calls do, and ends when the
+ * worker lets go of it. */
+static session *new_session(bw_http *h, int token, const char *addr, int stateless) {
+  session *s = calloc(1, sizeof *s);
+  unsigned char rnd[16];
+  if (!s || getrandom(rnd, sizeof rnd, 0) != sizeof rnd) {
+    free(s);
+    return NULL;
+  }
+  for (int i = 0; i < 16; i++) sprintf(s->id + 2 * i, "%02x", rnd[i]);
+  s->token = token;
+  s->tenant = token >= 0 ? h->o.tokens[token].tenant : 0;
+  snprintf(s->addr, sizeof s->addr, "%s", addr);
+  s->running = s->home = -1; /* any worker takes it */
+  s->watch_fd = -1;
+  s->refs = 1; /* the list's */
+  s->next_stream = 1;
+  s->stateless = stateless;
+  s->next = h->sessions;
+  h->sessions = s;
+  if (stateless) return s;
+  h->nsessions++;
+  if (token >= 0) h->tok_sessions[token]++;
+  if (s->tenant < h->o.n_tenants) h->ten_sessions[s->tenant]++;
+  return s;
+}
+
 /* A POST's body, complete: checked, then answered here (ping, a cancel)
  * or queued for the session's worker. */
 static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
@@ -391,6 +435,19 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
                   NULL, NULL);
   int request = 0, init = 0, ping = 0;
   const json_t *one = json_is_array(m) ? NULL : m;
+  bwh_verdict v; /* the era it speaks; 2026-07-28's header checks */
+  bwh_era(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version"),
+          MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method"),
+          MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name"), m, &v);
+  if (v.status) {
+    json_t *data = v.code == -32022 ? json_pack("{s:o,s:s}", "supported", bwh_versions(),
+                                                "requested", v.requested)
+                                    : NULL;
+    enum MHD_Result r = refuse_rpc(h, c, v.status, one ? json_object_get(one, "id") : NULL,
+                                   v.code, v.msg, data, NULL, NULL);
+    json_decref(m);
+    return r;
+  }
   if (json_is_array(m)) {
     size_t i;
     json_t *x;
@@ -399,10 +456,14 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   } else if (json_is_object(m)) {
     const char *method = json_string_value(json_object_get(m, "method"));
     request = method && json_object_get(m, "id");
-    init = request && !strcmp(method, "initialize");
-    ping = request && !strcmp(method, "ping") &&
+    init = request && !v.modern && !strcmp(method, "initialize");
+    ping = request && !v.modern && !strcmp(method, "ping") &&
            (json_is_string(json_object_get(m, "id")) ||
             json_is_integer(json_object_get(m, "id")));
+  }
+  if (v.modern && !request) { /* 2026-07-28 has no notifications to act on */
+    json_decref(m);
+    return reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
   }
   const char *sidh =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
@@ -440,29 +501,24 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
                           "(http.tenants.NAME.max_sessions)",
                     "Retry-After", "5");
     }
-    s = calloc(1, sizeof *s);
-    unsigned char rnd[16];
-    if (!s || getrandom(rnd, sizeof rnd, 0) != sizeof rnd) {
-      free(s);
+    s = new_session(h, k->token, addr, 0);
+    if (!s) {
       pthread_mutex_unlock(&h->mu);
       json_decref(m);
       return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory",
                     NULL, NULL);
     }
-    for (int i = 0; i < 16; i++) sprintf(s->id + 2 * i, "%02x", rnd[i]);
-    s->token = k->token;
-    s->tenant = k->token >= 0 ? h->o.tokens[k->token].tenant : 0;
-    memcpy(s->addr, addr, sizeof s->addr);
-    s->running = s->home = -1; /* any worker takes it */
-    s->watch_fd = -1;
-    s->refs = 1; /* the list's */
-    s->next_stream = 1;
-    s->next = h->sessions;
-    h->sessions = s;
-    h->nsessions++;
     bwh_log(h, "session %.8s opened addr=%s tenant=%s", s->id, addr, bwh_tenant_name(h, s->tenant));
-    if (k->token >= 0) h->tok_sessions[k->token]++;
-    if (s->tenant < h->o.n_tenants) h->ten_sessions[s->tenant]++;
+  } else if (v.modern) { /* one request: a session of its own that ends with it */
+    char addr[INET6_ADDRSTRLEN];
+    client_address(c, addr);
+    s = new_session(h, k->token, addr, 1);
+    if (!s) {
+      pthread_mutex_unlock(&h->mu);
+      json_decref(m);
+      return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory",
+                    NULL, NULL);
+    }
   } else {
     s = bwh_session_find(h, sidh);
     if (!sidh) rc = MHD_HTTP_BAD_REQUEST;
@@ -501,6 +557,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   }
   json_decref(m);
   if (s->queued + k->len > h->o.max_session_queued) {
+    if (s->stateless) bwh_session_end(h, s);
     pthread_mutex_unlock(&h->mu);
     return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
                   "Too Many Requests: this session's messages waiting for its worker reach "
@@ -512,6 +569,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     int calls = k->token >= 0 ? h->tok_calls[k->token] : h->open_calls;
     if ((lim > 0 && calls >= lim) || tenant_full(h, s->tenant, 0)) {
       int tok = lim > 0 && calls >= lim;
+      if (s->stateless) bwh_session_end(h, s);
       pthread_mutex_unlock(&h->mu);
       return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
                     tok ? "Too Many Requests: this token has its most calls running"
@@ -524,6 +582,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   stream *t = request ? bwh_stream_new(h, s, s->next_stream++) : NULL;
   if (!it || (request && !t)) {
     free(it);
+    if (s->stateless) bwh_session_end(h, s);
     pthread_mutex_unlock(&h->mu);
     return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory", NULL,
                   NULL);
@@ -621,11 +680,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
     if (!post && strcmp(method, "GET") && strcmp(method, "DELETE"))
       return refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, -32000,
                     "Method Not Allowed", "Allow", "GET, POST, DELETE");
-    if (!version_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                "MCP-Protocol-Version")))
-      return refuse(c, MHD_HTTP_BAD_REQUEST, -32000,
-                    "Bad Request: unsupported MCP-Protocol-Version", NULL,
-                    NULL);
+    /* a POST's version is checked with its body (do_post: the answer
+     * names the request's id) */
+    const char *pv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
+    if (!post && pv && !bwh_version_known(pv))
+      return refuse_rpc(h, c, MHD_HTTP_BAD_REQUEST, NULL, -32022,
+                        "Unsupported protocol version (MCP-Protocol-Version)",
+                        json_pack("{s:o,s:s}", "supported", bwh_versions(), "requested", pv),
+                        NULL, NULL);
     const bw_http_token *t = k->token >= 0 ? &h->o.tokens[k->token] : NULL;
     k->limit = t && t->max_body ? t->max_body : h->o.max_body;
     if (post) {

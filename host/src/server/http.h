@@ -85,6 +85,10 @@ typedef struct bw_http_item {
   struct session *session; /* held until the item is freed */
 } bw_http_item;
 
+/* The item is the one request of MCP 2026-07-28 that its session is made
+ * for: nothing of it is kept once it is answered. */
+int bw_http_item_stateless(const bw_http_item *it);
+
 /* Start listening; NULL and a message in err on failure. */
 bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen);
 int bw_http_port(const bw_http *h);

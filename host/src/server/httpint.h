@@ -58,6 +58,8 @@ typedef struct session {
   int running;  /* the worker that holds it (its item runs there), -1: none */
   int home;     /* the one worker its state lives on (-1: any worker) */
   int in_run;   /* in its tenant's run queue */
+  int stateless; /* one request of MCP 2026-07-28: ends when its worker lets go */
+  int abandoned; /* stateless: its client closed the stream (the call is cancelled) */
   bw_rpcgone gone; /* requests cancelled before they began */
   int watch_fd;    /* a dup of its file watches' fd (-1: none), polled by the poller */
   double watch_due; /* when a held change is due (monotonic s; 0: none) */
@@ -119,6 +121,8 @@ void bwh_queue_item(bw_http *h, session *s, bw_http_item *it);
 int bwh_tenant(const bw_http *h, int t);
 int bwh_running_cap(const bw_http *h, int slot);
 void bwh_session_close(bw_http *h, session *s, const char *why);
+/* A stateless session's end: unlinked, freed once nothing holds it. */
+void bwh_session_end(bw_http *h, session *s);
 /* The access log (h->log, if any): one line, a UTC time before it. */
 void bwh_log(bw_http *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *bwh_tenant_name(const bw_http *h, int t);
@@ -128,5 +132,21 @@ void *bwh_reaper(void *arg);
 /* the watch poller thread (arg: the bw_http); wake it with bwh_poll_wake */
 void *bwh_poller(void *arg);
 void bwh_poll_wake(bw_http *h);
+
+/* httpera.c: the era of a POST and the checks of MCP 2026-07-28 */
+typedef struct bwh_verdict {
+  int modern;       /* served statelessly (2026-07-28), without a session */
+  unsigned status;  /* 0: go on; else the HTTP status of the refusal */
+  int code;         /* its JSON-RPC error code */
+  char msg[240];
+  char requested[64]; /* -32022: the version asked for */
+} bwh_verdict;
+/* From the headers MCP-Protocol-Version, Mcp-Method, Mcp-Name (NULL when
+ * absent) and the parsed body. */
+void bwh_era(const char *version_h, const char *method_h, const char *name_h,
+             const json_t *body, bwh_verdict *v);
+int bwh_version_known(const char *v);
+int bwh_version_stateless(const char *v);
+json_t *bwh_versions(void); /* every revision served, newest first (new reference) */
 
 #endif

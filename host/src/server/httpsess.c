@@ -229,7 +229,8 @@ static void release(bw_http *h, int w, int home) {
   s->home = home ? w : -1;
   s->version++;
   h->ten_running[bwh_tenant(h, s->tenant)]--;
-  make_runnable(h, s);
+  if (s->stateless) bwh_session_end(h, s); /* its one request is answered */
+  else make_runnable(h, s);
   pthread_cond_broadcast(&h->work); /* a tenant at its cap may run again */
   bwh_session_unref(h, s);
 }
@@ -257,10 +258,7 @@ void bwh_log(bw_http *h, const char *fmt, ...) {
   fflush(h->log);
 }
 
-/* Unlink a session; its close is queued behind its items (caller holds
- * the lock). why: deleted, expired, stopped (the access log's word). */
-void bwh_session_close(bw_http *h, session *s, const char *why) {
-  bwh_log(h, "session %.8s closed (%s) tenant=%s", s->id, why, bwh_tenant_name(h, s->tenant));
+static void unlink_session(bw_http *h, session *s) {
   for (session **p = &h->sessions; *p; p = &(*p)->next)
     if (*p == s) {
       *p = s->next;
@@ -268,6 +266,21 @@ void bwh_session_close(bw_http *h, session *s, const char *why) {
     }
   s->closed = 1;
   for (stream *t = s->streams; t; t = t->next) bwh_stream_release(h, t);
+}
+
+void bwh_session_end(bw_http *h, session *s) {
+  if (s->closed) return;
+  unlink_session(h, s);
+  pthread_cond_broadcast(&h->ev);
+  bwh_session_unref(h, s); /* the list's reference */
+}
+
+/* Unlink a session; its close is queued behind its items (caller holds
+ * the lock). why: deleted, expired, stopped (the access log's word). */
+void bwh_session_close(bw_http *h, session *s, const char *why) {
+  if (s->stateless) return bwh_session_end(h, s);
+  bwh_log(h, "session %.8s closed (%s) tenant=%s", s->id, why, bwh_tenant_name(h, s->tenant));
+  unlink_session(h, s);
   h->nsessions--;
   if (s->token >= 0) h->tok_sessions[s->token]--;
   if (s->tenant < h->o.n_tenants) h->ten_sessions[s->tenant]--;
@@ -540,7 +553,8 @@ int bw_http_begin(bw_http *h, int w, const char *sid, const char *id) {
   bw_rpcid r = {0};
   bw_rpcid_from_text(&r, id); /* as a value: the cancel's JSON text may differ */
   pthread_mutex_lock(&h->mu);
-  int gone = k->cur && !strcmp(k->cur->id, sid) && bw_rpcgone_take(&k->cur->gone, &r);
+  int gone = k->cur && !strcmp(k->cur->id, sid) &&
+             (k->cur->abandoned || bw_rpcgone_take(&k->cur->gone, &r));
   bw_rpcid_move(&k->cur_id, &r);
   atomic_store(&k->cancelled, gone);
   pthread_mutex_unlock(&h->mu);
@@ -572,6 +586,10 @@ void bwh_note_cancel(bw_http *h, session *s, const json_t *id) {
     return;
   }
   bw_rpcgone_add(&s->gone, &r);
+}
+
+int bw_http_item_stateless(const bw_http_item *it) {
+  return it->session && it->session->stateless; /* set before it was queued, never changed */
 }
 
 void bw_http_item_free(bw_http *h, bw_http_item *it) {

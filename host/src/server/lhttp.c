@@ -88,10 +88,11 @@ static int push_item(lua_State *L, wstate *w) {
   lua_pushinteger(L, it->stream);
   lua_pushlstring(L, it->body ? it->body : "", it->len);
   lua_pushinteger(L, it->version);
-  return 6;
+  lua_pushboolean(L, bw_http_item_stateless(it));
+  return 7;
 }
 
-/* w:next([timeout]) -> "message", sid, tenant, stream, body, version |
+/* w:next([timeout]) -> "message", sid, tenant, stream, body, version, stateless |
  * "close" or "watch", sid, tenant, nil, nil, version | nil (timeout) | false (the server stopped). The
  * worker holds the session until w:release (or its next w:next). */
 static int w_next(lua_State *L) {

@@ -123,6 +123,9 @@ static int answer_ping(const json_t *m) {
   const char *v = json_string_value(json_object_get(m, "jsonrpc"));
   if (!v || strcmp(v, "2.0") || (params && !json_is_object(params))) return 0;
   if (!json_is_integer(id) && !json_is_string(id)) return 0;
+  /* MCP 2026-07-28 has no ping: the Lua loop says so */
+  if (json_object_get(json_object_get(params, "_meta"), "io.modelcontextprotocol/protocolVersion"))
+    return 0;
   pthread_mutex_lock(&S.mu);
   int busy = S.busy;
   pthread_mutex_unlock(&S.mu);

@@ -1,0 +1,314 @@
+// Issue 27: MCP 2026-07-28, the stateless revision, beside the session
+// revisions on one server. A request names its revision and the client's
+// capabilities in params._meta (and, over HTTP, its revision, method and
+// name in headers that must agree with the body); it needs no initialize
+// and no session, and any worker serves it. Raw fetch and raw stdio here:
+// the 1.x SDK the other tests use speaks only the session revisions.
+//
+//   cd test/e2e && npm ci && node --test stateless.test.mjs
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { BIN, sseEvents, startHttp } from "./http_helpers.mjs";
+
+const T = { timeout: 90_000 };
+const V = "2026-07-28";
+const META = (extra = {}) => ({
+  "io.modelcontextprotocol/protocolVersion": V,
+  "io.modelcontextprotocol/clientInfo": { name: "stateless-test", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+  ...extra,
+});
+let TMP;
+let counter = 0;
+const servers = [];
+
+before(() => { TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-stateless-"))); });
+after(async () => {
+  for (const s of servers) await s.stop();
+  if (TMP) fs.rmSync(TMP, { recursive: true, force: true });
+});
+
+function setup(files) {
+  const dir = path.join(TMP, `s${++counter}`);
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [rel, body] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), body);
+  }
+  return dir;
+}
+
+async function serve(args) {
+  const s = await startHttp(args);
+  servers.push(s);
+  return s;
+}
+
+let nextId = 1;
+/** One stateless POST: the headers a 2026-07-28 client sends, unless
+ * `headers` replaces them (a key set to undefined drops one). Resolves to
+ * {status, headers, msg (the response), events}. */
+async function post(url, method, params = {}, { headers = {}, meta = META(), id = nextId++, body, signal, accept } = {}) {
+  const name = method === "tools/call" || method === "prompts/get" ? params.name
+    : method === "resources/read" ? params.uri : undefined;
+  const h = { "content-type": "application/json", accept: accept || "application/json, text/event-stream",
+    "mcp-protocol-version": V, "mcp-method": method, ...(name !== undefined ? { "mcp-name": name } : {}) };
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined) delete h[k.toLowerCase()];
+    else h[k.toLowerCase()] = v;
+  }
+  const text = body ?? JSON.stringify({ jsonrpc: "2.0", id, method, params: meta ? { ...params, _meta: { ...meta, ...(params._meta || {}) } } : params });
+  const r = await fetch(url, { method: "POST", headers: h, body: text, signal });
+  const ct = r.headers.get("content-type") || "";
+  const events = [];
+  let msg;
+  if (ct.includes("text/event-stream")) {
+    for await (const e of sseEvents(r.body, 60_000)) {
+      if (!e.data) continue;
+      const m = JSON.parse(e.data);
+      events.push(m);
+      if (m.id === id && (m.result || m.error)) { msg = m; break; }
+    }
+  } else {
+    const t = await r.text();
+    msg = t ? JSON.parse(t) : undefined;
+  }
+  return { status: r.status, headers: r.headers, msg, events };
+}
+
+const text = (res) => res.content.map((b) => b.text).join("");
+
+test("server/discover and the lists answer without initialize or a session, with resultType, serverInfo and cache hints", T, async () => {
+  const dir = setup({ "a.txt": "alpha\n" });
+  const s = await serve(["--root", dir]);
+  const d = await post(s.url, "server/discover");
+  assert.equal(d.status, 200);
+  assert.equal(d.headers.get("mcp-session-id"), null, "no session is made");
+  const r = d.msg.result;
+  assert.ok(r.supportedVersions.includes(V) && r.supportedVersions.includes("2025-11-25"), JSON.stringify(r.supportedVersions));
+  assert.equal(r.resultType, "complete");
+  assert.deepEqual(Object.keys(r.capabilities).sort(), ["logging", "prompts", "resources", "tools"]);
+  assert.equal(r.capabilities.resources.subscribe, undefined, "subscriptions are not offered until subscriptions/listen is served");
+  assert.equal(r._meta["io.modelcontextprotocol/serverInfo"].name, "burrow");
+  assert.ok(Number.isInteger(r.ttlMs) && r.ttlMs >= 0);
+
+  const tl = (await post(s.url, "tools/list")).msg.result;
+  assert.ok(tl.tools.some((t) => t.name === "read_file"));
+  assert.equal(tl.resultType, "complete");
+  assert.equal(tl.cacheScope, "private");
+  assert.ok(Number.isInteger(tl.ttlMs));
+  const pl = (await post(s.url, "prompts/list")).msg.result;
+  assert.deepEqual(pl.prompts, []);
+  const uri = `file://${dir}/a.txt`;
+  const rr = (await post(s.url, "resources/read", { uri })).msg.result;
+  assert.equal(rr.contents[0].text, "alpha\n");
+  assert.equal(rr.cacheScope, "private");
+  assert.equal(rr.ttlMs, 0, "file contents change at any time");
+  const nf = (await post(s.url, "resources/read", { uri: `file://${dir}/none.txt` })).msg;
+  assert.equal(nf.error.code, -32602, "a missing resource is -32602 in 2026-07-28");
+  assert.equal(nf.error.data.uri, `file://${dir}/none.txt`);
+});
+
+test("tools run statelessly: read, edit, each request on its own; a session client beside them is unchanged", T, async () => {
+  const dir = setup({ "a.txt": "one\ntwo\n" });
+  const s = await serve(["--root", dir]);
+  const legacy = new Client({ name: "legacy", version: "1" }, { capabilities: {} });
+  await legacy.connect(new StreamableHTTPClientTransport(new URL(s.url)));
+  const read = (await post(s.url, "tools/call", { name: "read_file", arguments: { path: "a.txt" } })).msg.result;
+  assert.equal(read.isError, undefined, text(read));
+  assert.match(text(read), /two/);
+  const ed = (await post(s.url, "tools/call", { name: "edit_file", arguments: { path: "a.txt", old_text: "two", new_text: "TWO" } })).msg.result;
+  assert.equal(ed.isError, undefined, text(ed));
+  assert.equal(fs.readFileSync(path.join(dir, "a.txt"), "utf8"), "one\nTWO\n");
+  const lr = await legacy.callTool({ name: "read_file", arguments: { path: "a.txt" } });
+  assert.match(text(lr), /TWO/);
+  assert.equal(legacy.getServerVersion().name, "burrow");
+  await legacy.close();
+});
+
+test("a policy's ask fails closed for a stateless request: nothing is written, and the refusal says why", T, async () => {
+  const dir = setup({ "ws/keep.txt": "k\n", "ask.lua": `return { name = "hold", check = function(r)
+  if r.operation == "write" then return "ask", "held by the test" end
+  return "allow" end }\n` });
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\npolicies: [./ask.lua]\n");
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const r = (await post(s.url, "tools/call", { name: "write_file", arguments: { path: "new.txt", content: "x\n" },
+    _meta: { "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } } })).msg.result;
+  assert.equal(r.isError, true);
+  assert.equal(r._meta["burrow/code"], "POLICY_DENIED");
+  assert.match(text(r), /stateless .* cannot be asked yet/);
+  assert.equal(fs.existsSync(path.join(dir, "ws", "new.txt")), false);
+});
+
+test("headers and body must agree: every mismatch is 400 -32020 with the request's id, and nothing runs", T, async () => {
+  const dir = setup({ "a.txt": "keep\n" });
+  const s = await serve(["--root", dir]);
+  const write = { name: "write_file", arguments: { path: "a.txt", content: "overwritten\n" } };
+  const cases = [
+    ["Mcp-Method missing", "tools/call", write, { "mcp-method": undefined }],
+    ["Mcp-Method of another method", "tools/call", write, { "mcp-method": "tools/list" }],
+    ["Mcp-Method in another case", "tools/list", {}, { "mcp-method": "TOOLS/LIST" }],
+    // a proxy that lets read_file through by Mcp-Name must not carry a write
+    ["Mcp-Name of another tool", "tools/call", write, { "mcp-name": "read_file" }],
+    ["Mcp-Name missing", "tools/call", write, { "mcp-name": undefined }],
+    ["Mcp-Name in bad Base64", "tools/call", write, { "mcp-name": "=?base64?d3JpdGVfZmlsZQ?=" }],
+    ["Mcp-Name in Base64 of another tool", "tools/call", write, { "mcp-name": `=?base64?${Buffer.from("read_file").toString("base64")}?=` }],
+    ["MCP-Protocol-Version missing", "tools/call", write, { "mcp-protocol-version": undefined }],
+  ];
+  for (const [what, method, params, headers] of cases) {
+    const id = `case-${what}`;
+    const r = await post(s.url, method, params, { headers, id });
+    assert.equal(r.status, 400, `${what}: ${JSON.stringify(r.msg)}`);
+    assert.equal(r.msg.error.code, -32020, `${what}: ${JSON.stringify(r.msg)}`);
+    assert.equal(r.msg.id, id, `${what}: the error names the request`);
+  }
+  // the body's revision against the header's
+  const mm = await post(s.url, "tools/list", {}, { headers: { "mcp-protocol-version": "2025-11-25" } });
+  assert.equal(mm.status, 400);
+  assert.equal(mm.msg.error.code, -32020);
+  assert.equal(fs.readFileSync(path.join(dir, "a.txt"), "utf8"), "keep\n", "no refused request wrote");
+  // the Base64 form of the right name, and spaces around values, pass
+  const ok = await post(s.url, "tools/call", write, { headers: { "mcp-name": `  =?base64?${Buffer.from("write_file").toString("base64")}?=  `, "mcp-method": " tools/call " } });
+  assert.equal(ok.status, 200, JSON.stringify(ok.msg));
+  assert.equal(fs.readFileSync(path.join(dir, "a.txt"), "utf8"), "overwritten\n");
+});
+
+test("unsupported revisions, missing _meta, removed methods and batches are refused with the request's id", T, async () => {
+  const dir = setup({});
+  const s = await serve(["--root", dir]);
+  const un = await post(s.url, "tools/list", {}, { headers: { "mcp-protocol-version": "2099-01-01" },
+    meta: META({ "io.modelcontextprotocol/protocolVersion": "2099-01-01" }), id: 7 });
+  assert.equal(un.status, 400);
+  assert.equal(un.msg.id, 7);
+  assert.equal(un.msg.error.code, -32022);
+  assert.equal(un.msg.error.data.requested, "2099-01-01");
+  assert.ok(un.msg.error.data.supported.includes(V));
+  const nocaps = await post(s.url, "tools/list", {}, { meta: { "io.modelcontextprotocol/protocolVersion": V }, id: 8 });
+  assert.equal(nocaps.status, 400);
+  assert.equal(nocaps.msg.error.code, -32602);
+  assert.equal(nocaps.msg.id, 8);
+  const nometa = await post(s.url, "tools/list", {}, { meta: null, id: 9 });
+  assert.equal(nometa.status, 400);
+  assert.equal(nometa.msg.error.code, -32602);
+  for (const m of ["initialize", "ping", "logging/setLevel", "resources/subscribe", "no/such"]) {
+    const r = await post(s.url, m, {}, { id: `m-${m}` });
+    assert.equal(r.status, 404, `${m}: ${JSON.stringify(r.msg)}`);
+    assert.equal(r.msg.error.code, -32601);
+    assert.equal(r.msg.id, `m-${m}`);
+  }
+  const batch = JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: META() } }]);
+  const b = await post(s.url, "tools/list", {}, { body: batch });
+  assert.equal(b.status, 400);
+  assert.equal(b.msg.error.code, -32600);
+});
+
+// One 1.1 MB file on which (a+)+$ backtracks for minutes.
+const BACKTRACK = "(a+)+$";
+function slowTree() {
+  return setup({ "slow.txt": ("a".repeat(20) + "b\n").repeat(50000) });
+}
+
+test("closing a request's stream cancels its call: the one worker is free again for the next request", T, async () => {
+  const dir = slowTree();
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [.]\nhttp: {workers: 1}\n");
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const ac = new AbortController();
+  const h = { "content-type": "application/json", accept: "text/event-stream", "mcp-protocol-version": V,
+    "mcp-method": "tools/call", "mcp-name": "grep" };
+  const r = await fetch(s.url, { method: "POST", headers: h, signal: ac.signal, body: JSON.stringify({ jsonrpc: "2.0", id: 1,
+    method: "tools/call", params: { name: "grep", arguments: { pattern: BACKTRACK }, _meta: META({ progressToken: "p" }) } }) });
+  // a state: the grep runs (its first progress report came)
+  for await (const e of sseEvents(r.body, 60_000)) {
+    if (e.data && JSON.parse(e.data).method === "notifications/progress") break;
+  }
+  ac.abort();
+  // the only worker serves this one only once the grep has stopped
+  const t0 = performance.now();
+  const next = await post(s.url, "tools/list", {});
+  assert.equal(next.status, 200);
+  assert.ok(next.msg.result.tools.length > 0);
+  console.log(`next request after closing a long grep's stream: ${(performance.now() - t0).toFixed(0)} ms (the grep runs for minutes)`);
+});
+
+test("a closed stream cancels a call that sends nothing (no progressToken): the keep-alive finds the client gone", T, async () => {
+  const dir = slowTree();
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [.]\nhttp: {workers: 1}\n");
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const ac = new AbortController();
+  const h = { "content-type": "application/json", accept: "text/event-stream", "mcp-protocol-version": V,
+    "mcp-method": "tools/call", "mcp-name": "grep" };
+  const r = await fetch(s.url, { method: "POST", headers: h, signal: ac.signal, body: JSON.stringify({ jsonrpc: "2.0", id: 1,
+    method: "tools/call", params: { name: "grep", arguments: { pattern: BACKTRACK }, _meta: META() } }) });
+  for await (const e of sseEvents(r.body, 60_000)) break; // the stream is open (its priming event)
+  ac.abort();
+  // the grep stopped, or never began: either way the one worker is free
+  const next = await post(s.url, "tools/list", {});
+  assert.equal(next.status, 200);
+});
+
+test("stateless calls count against max_calls (they are not a way around it) and against no session limit", T, async () => {
+  const dir = slowTree();
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [.]\nhttp: {workers: 2, max_calls: 1, max_sessions: 1}\n");
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const legacy = new Client({ name: "legacy", version: "1" }, { capabilities: {} });
+  await legacy.connect(new StreamableHTTPClientTransport(new URL(s.url))); // the one session
+  const d = await post(s.url, "server/discover");
+  assert.equal(d.status, 200, "a stateless request is no session");
+  const ac = new AbortController();
+  const h = { "content-type": "application/json", accept: "text/event-stream", "mcp-protocol-version": V,
+    "mcp-method": "tools/call", "mcp-name": "grep" };
+  const r = await fetch(s.url, { method: "POST", headers: h, signal: ac.signal, body: JSON.stringify({ jsonrpc: "2.0", id: 1,
+    method: "tools/call", params: { name: "grep", arguments: { pattern: BACKTRACK }, _meta: META({ progressToken: "p" }) } }) });
+  for await (const e of sseEvents(r.body, 60_000)) {
+    if (e.data && JSON.parse(e.data).method === "notifications/progress") break;
+  }
+  const second = await post(s.url, "tools/list", {});
+  assert.equal(second.status, 429, "the running grep holds the one call max_calls allows");
+  ac.abort();
+  await legacy.close();
+});
+
+test("stdio serves both eras in one process: a stateless request beside an initialized session", T, async () => {
+  const dir = setup({ "a.txt": "alpha\n" });
+  const p = spawn(BIN, ["mcp", "--root", dir], { stdio: ["pipe", "pipe", "ignore"] });
+  let buf = "";
+  const waiting = new Map();
+  p.stdout.on("data", (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const m = JSON.parse(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+      if (m.id !== undefined && waiting.has(m.id)) waiting.get(m.id)(m);
+    }
+  });
+  const ask = (id, method, params) => new Promise((r) => {
+    waiting.set(id, r);
+    p.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+  });
+  const d = await ask(1, "server/discover", { _meta: META() });
+  assert.ok(d.result.supportedVersions.includes(V));
+  assert.equal(d.result.resultType, "complete");
+  const ping = await ask(2, "ping", { _meta: META() });
+  assert.equal(ping.error.code, -32601, "2026-07-28 has no ping");
+  const un = await ask(3, "tools/list", { _meta: META({ "io.modelcontextprotocol/protocolVersion": "2099-01-01" }) });
+  assert.equal(un.error.code, -32022);
+  const init = await ask(4, "initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } });
+  assert.equal(init.result.protocolVersion, "2025-11-25");
+  const legacyPing = await ask(5, "ping", {});
+  assert.deepEqual(legacyPing.result, {}, "the session's revision keeps ping");
+  const read = await ask(6, "tools/call", { name: "read_file", arguments: { path: "a.txt" }, _meta: META() });
+  assert.match(read.result.content[0].text, /alpha/);
+  assert.equal(read.result.resultType, "complete");
+  const legacyList = await ask(7, "tools/list", {});
+  assert.equal(legacyList.result.resultType, undefined, "session-revision results stay as they were");
+  p.stdin.end();
+  await new Promise((r) => p.on("exit", r));
+});
