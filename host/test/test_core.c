@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "counter.h"
 
 #include "check.h"
 
@@ -306,8 +307,66 @@ static void test_fallback(int err) {
         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+/* HMAC-SHA256 against RFC 4231's vectors (cases 1, 2 and 6: a key longer
+ * than the block), and the constant-time compare. */
+static void test_hmac(void) {
+  static const struct { const char *key; size_t klen; const char *msg; const char *mac; } v[] = {
+      {"\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b", 20, "Hi There",
+       "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"},
+      {"Jefe", 4, "what do ya want for nothing?",
+       "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"},
+      {NULL, 131, "Test Using Larger Than Block-Size Key - Hash Key First",
+       "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"},
+  };
+  unsigned char big[131];
+  memset(big, 0xaa, sizeof big);
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+    unsigned char mac[32];
+    char hex[65];
+    CHECK(bw_hmac_sha256(v[i].key ? v[i].key : (const char *)big, v[i].klen, v[i].msg,
+                         strlen(v[i].msg), mac) == BW_OK, "hmac %zu", i);
+    for (int k = 0; k < 32; k++) snprintf(hex + 2 * k, 3, "%02x", mac[k]);
+    CHECK(!strcmp(hex, v[i].mac), "hmac vector %zu: %s", i, hex);
+  }
+  CHECK(bw_equal_ct("abc", 3, "abc", 3) && !bw_equal_ct("abc", 3, "abd", 3) &&
+            !bw_equal_ct("abc", 3, "ab", 2) && bw_equal_ct("", 0, "", 0),
+        "equal_ct");
+}
+
+/* A key marked once: first use, replay, a mark that expired; a full store
+ * takes an expired mark's slot, never a quota counter's. */
+static void test_once(void) {
+  char path[400];
+  snprintf(path, sizeof path, "%s/once.db", base);
+  bw_counters *c = NULL;
+  CHECK(bw_counters_open(path, &c) == BW_OK, "open the store");
+  if (!c) return;
+  int first = -1;
+  CHECK(bw_counter_once(c, "once:a", 200, 100, &first) == BW_OK && first == 1, "first use");
+  CHECK(bw_counter_once(c, "once:a", 200, 150, &first) == BW_OK && first == 0, "a replay before expiry");
+  CHECK(bw_counter_once(c, "once:a", 400, 201, &first) == BW_OK && first == 1, "after its expiry: new");
+  CHECK(bw_counter_once(c, "plain", 200, 100, &first) != BW_OK, "only once: keys");
+  int64_t value = 0;
+  int added = 0;
+  CHECK(bw_counter_add(c, "quota", 0, 5, -1, &value, &added) == BW_OK && value == 5, "a quota counter beside");
+  char key[32];
+  int rc = BW_OK;
+  for (int i = 0; i < BW_COUNTER_RECORDS && rc == BW_OK; i++) { /* fill it: marks that expire at 300 */
+    snprintf(key, sizeof key, "once:f%d", i);
+    rc = bw_counter_once(c, key, 300, 100, &first);
+  }
+  CHECK(rc == BW_TOO_LARGE, "the store fills up: %d", rc);
+  CHECK(bw_counter_once(c, "once:late", 900, 250, &first) == BW_TOO_LARGE, "full while every mark is live");
+  CHECK(bw_counter_once(c, "once:late", 900, 301, &first) == BW_OK && first == 1,
+        "an expired mark's slot is taken");
+  CHECK(bw_counter_add(c, "quota", 0, 1, -1, &value, &added) == BW_OK && value == 6, "the quota counter kept");
+  bw_counters_close(c);
+}
+
 int main(void) {
   setup();
+  test_hmac();
+  test_once();
   for (int backend = 0; backend < 2; backend++) {
     bw_set_backend(backend ? BW_WALK : BW_OPENAT2);
     char ws[300];

@@ -444,7 +444,8 @@ local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body 
   tenants = true, tokens = true, max_queued = true, max_session_queued = true, max_connections = true,
   max_connections_per_address = true, max_running = true, max_undo_bytes = true,
   max_unauthenticated = true, auth_timeout = true, max_kept_bytes = true, max_sessions_per_address = true,
-  max_watches = true, access_log = true }
+  max_watches = true, access_log = true, approval_key_file = true, approval_ttl = true,
+  approval_store = true }
 local TOKEN_KEYS = { sha256 = true, tenant = true, max_calls = true, max_body = true, max_sessions = true }
 
 local function want_count(v, mark, what, min)
@@ -497,6 +498,13 @@ local function parse_http(v, mark)
     if v[k] ~= nil then out[k] = want_count(v[k], m(k), "http." .. k) end
   end
   if v.session_ttl ~= nil then out.session_ttl = want_seconds(v.session_ttl, m("session_ttl"), "http.session_ttl") end
+  if v.approval_ttl ~= nil then out.approval_ttl = want_seconds(v.approval_ttl, m("approval_ttl"), "http.approval_ttl") end
+  if v.approval_key_file ~= nil then -- the key every instance signs approval states with
+    out.approval_key_file = join(want_string(v.approval_key_file, m("approval_key_file"), "http.approval_key_file"))
+  end
+  if v.approval_store ~= nil then -- the file of used approval states every instance shares
+    out.approval_store = join(want_string(v.approval_store, m("approval_store"), "http.approval_store"))
+  end
   if v.auth_timeout ~= nil then
     out.auth_timeout = math.max(1, math.ceil(want_seconds(v.auth_timeout, m("auth_timeout"), "http.auth_timeout")))
   end

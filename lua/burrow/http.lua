@@ -49,6 +49,8 @@ local function new_session(W, state, sid, ws, tenant)
   -- call of the session carries it (hooks.session); the tenant's
   -- workspace, which the worker's sessions share, holds none of it. Its
   -- undo store's bytes count against the tenant's budget.
+  server.approval_key, server.approval_ttl = state.setup.approval_key, state.setup.approval_ttl
+  server.approval_store = state.setup.approval_store
   server.session = { id = "http:" .. sid:sub(1, 8), tenant = state.setup.tenants[tenant].name,
     undo_budget = state.setup.budgets[tenant],
     watch_budget = state.setup.watch_budgets[tenant] }
@@ -353,6 +355,26 @@ function http.serve(o, hc, listen)
     if not ws then return nil, ("tenant %s: %s"):format(tenants[i].name, err) end
     ws:close()
   end
+  -- the key approval states (MCP 2026-07-28) are signed with: the
+  -- operator's file, which every instance behind one proxy shares, or one
+  -- drawn now (a state then works on this instance only)
+  local approval_key = core.random_hex(32)
+  if hc.approval_key_file then
+    local f, ferr = io.open(hc.approval_key_file, "rb")
+    local key = f and f:read("a")
+    if f then f:close() end
+    if not key then return nil, ("http.approval_key_file: %s"):format(ferr or "cannot be read") end
+    key = key:gsub("%s+$", "")
+    if #key < 32 then
+      return nil, ("http.approval_key_file: %s holds %d bytes; give at least 32 (e.g. head -c 32 /dev/urandom | base64 > FILE)")
+        :format(hc.approval_key_file, #key)
+    end
+    approval_key = key
+  end
+  if hc.approval_store then -- opened now, so a bad path fails the start, not an approval
+    local st, serr = core.store_open(hc.approval_store)
+    if not st then return nil, "http.approval_store: " .. tostring(serr) end
+  end
   local server, err = core.http_start {
     host = host, port = port, workers = hc.workers or 2, max_running = hc.max_running,
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
@@ -370,7 +392,8 @@ function http.serve(o, hc, listen)
       return n
     end)(),
     access_log = hc.access_log,
-    setup = json.encode { cli = o, tenants = tenants, budgets = budgets, watch_budgets = watch_budgets },
+    setup = json.encode { cli = o, tenants = tenants, budgets = budgets, watch_budgets = watch_budgets,
+      approval_key = approval_key, approval_ttl = hc.approval_ttl, approval_store = hc.approval_store },
   }
   if not server then return nil, err end
   local shown = host:find(":", 1, true) and "[" .. host .. "]" or host

@@ -220,7 +220,7 @@ function Workspace:decide(req, hooks)
       reason, decision = "approval needed (" .. reason .. "); entries of a walk are not asked about", "deny"
       approval = "not_asked"
     elseif not approve then
-      reason = "approval needed (" .. reason .. ") but " .. (hooks and hooks.unasked or "this client cannot be asked")
+      reason = "approval needed (" .. reason .. ") but this client cannot be asked"
       decision, approval = "deny", "unavailable"
     else
       local ok, granted, why = pcall(approve, req, reason)

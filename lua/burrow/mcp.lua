@@ -10,6 +10,7 @@ local core = require "burrow.core"
 local json = core.json
 local resources = require "burrow.resources"
 local client_roots = require "burrow.client_roots"
+local approvals = require "burrow.approvals"
 
 local mcp = {}
 
@@ -39,6 +40,14 @@ function mcp.new(ws, opts)
 end
 
 local BIG_REPLY = 1024 * 1024
+
+--- The key that signs this process's approval states (MRTR): the
+-- deployment's (HTTP: http.approval_key_file, set by burrow.http), else
+-- one drawn at first use, which only this process knows.
+function Server:mrtr_key()
+  self.approval_key = self.approval_key or core.random_hex(32)
+  return self.approval_key
+end
 
 function Server:send(msg)
   msg.jsonrpc = "2.0"
@@ -308,6 +317,17 @@ function handlers.tools_call(self, params, id)
   if type(args) ~= "table" or getmetatable(args) == json.array_mt then
     return nil, -32602, "Invalid params: arguments must be an object"
   end
+  -- MCP 2026-07-28: the retry of a call that asked (its requestState and
+  -- the client's inputResponses), checked before anything runs
+  local grant
+  if self.stateless and (params.requestState ~= nil or params.inputResponses ~= nil) then
+    if params.requestState == nil then
+      return nil, -32602, "Invalid params: inputResponses without the requestState burrow sent"
+    end
+    local why
+    grant, why = approvals.redeem(self, name, args, params, { session = self.session })
+    if not grant then return nil, -32602, "Invalid params: " .. why end
+  end
   -- cancelled while it waited in the queue: not run, and (as MCP asks)
   -- not answered
   if self.stdio:begin(id) then
@@ -324,9 +344,8 @@ function handlers.tools_call(self, params, id)
       if readonly then self:serve_meanwhile() end
       return self.stdio:cancelled()
     end,
-    approve = self:approver(),
+    approve = grant and approvals.approver(grant) or self:approver(),
     -- why an "ask" cannot be put to this client (the refusal says)
-    unasked = self.stateless and "a stateless (MCP 2026-07-28) request cannot be asked yet: approvals need a session (initialize with 2025-11-25)" or nil,
     approved_by = "the client (MCP elicitation)", -- the audit's word for who approved
     session = self.session,
     -- replies encoded by our own stdio (Server:run): read_file may answer
@@ -337,8 +356,27 @@ function handlers.tools_call(self, params, id)
       self:notify("notifications/progress", { progressToken = token, progress = done, total = total, message = message })
     end or nil,
   }
+  -- a stateless client that can answer a form: the first question ends the
+  -- call (nothing written) and goes back as an InputRequiredResult
+  -- one that cannot: the call needs a capability it did not declare
+  local asked, needs
+  if self.stateless and not grant then
+    local can = type(self.client_caps.elicitation) == "table"
+    hooks.approve = function(req, reason)
+      if can then asked = asked or { req = req, reason = reason }
+      else needs = needs or { req = req, reason = reason } end
+      return false, can and "asked the client (input_required)" or "the client cannot answer a form"
+    end
+  end
+  if grant then hooks.approved_by = "the client (MCP 2026-07-28 input_required)" end
   local res, msg, code, details = self.ws:call(name, args, hooks)
   self.stdio:finish()
+  if asked then return approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }) end
+  if needs then
+    return nil, -32021, ("Missing required client capability: elicitation. %s %s needs approval (%s); "
+      .. "declare elicitation in _meta io.modelcontextprotocol/clientCapabilities to be asked. Nothing was done.")
+      :format(needs.req.operation, needs.req.path, needs.reason), { requiredCapabilities = { elicitation = {} } }
+  end
   self:log_call(name, started, hooks, code, msg)
   local out = self:tool_result(name, res, msg, code, details)
   -- entries the policies hid from a walk: said in every dialect, never named

@@ -10,12 +10,13 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { BIN, sseEvents, startHttp } from "./http_helpers.mjs";
+import { BIN, runToEnd, sseEvents, startHttp } from "./http_helpers.mjs";
 
 const T = { timeout: 90_000 };
 const V = "2026-07-28";
@@ -133,18 +134,132 @@ test("tools run statelessly: read, edit, each request on its own; a session clie
   await legacy.close();
 });
 
-test("a policy's ask fails closed for a stateless request: nothing is written, and the refusal says why", T, async () => {
-  const dir = setup({ "ws/keep.txt": "k\n", "ask.lua": `return { name = "hold", check = function(r)
-  if r.operation == "write" then return "ask", "held by the test" end
-  return "allow" end }\n` });
+const ASK = `return { name = "hold", check = function(r)
+  if r.operation == "write" and r.path:match("^held/") then return "ask", "held by the test" end
+  return "allow" end }\n`;
+const ELICIT = { "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } };
+const YES = { approve: { action: "accept", content: { approve: true } } };
+
+test("a policy's ask fails closed for a stateless client that cannot answer a form: 400 -32021 naming the capability, nothing written", T, async () => {
+  const dir = setup({ "ws/held/keep.txt": "k\n", "ask.lua": ASK });
   fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\npolicies: [./ask.lua]\n");
   const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
-  const r = (await post(s.url, "tools/call", { name: "write_file", arguments: { path: "new.txt", content: "x\n" },
-    _meta: { "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } } })).msg.result;
-  assert.equal(r.isError, true);
-  assert.equal(r._meta["burrow/code"], "POLICY_DENIED");
-  assert.match(text(r), /stateless .* cannot be asked yet/);
-  assert.equal(fs.existsSync(path.join(dir, "ws", "new.txt")), false);
+  for (const accept of ["application/json, text/event-stream", "application/json"]) {
+    const r = await post(s.url, "tools/call", { name: "write_file", arguments: { path: "held/new.txt", content: "x\n" } }, { id: 41, accept });
+    assert.equal(r.status, 400, JSON.stringify(r.msg));
+    assert.equal(r.msg.id, 41);
+    assert.equal(r.msg.error.code, -32021);
+    assert.deepEqual(r.msg.error.data.requiredCapabilities, { elicitation: {} });
+    assert.match(r.msg.error.message, /held\/new\.txt needs approval/);
+  }
+  assert.equal(fs.existsSync(path.join(dir, "ws", "held", "new.txt")), false);
+  // a write no policy asks about is answered as before (200)
+  const ok = await post(s.url, "tools/call", { name: "write_file", arguments: { path: "free.txt", content: "x\n" } });
+  assert.equal(ok.status, 200);
+  assert.equal(ok.msg.result.isError, undefined);
+});
+
+// Two instances with one deployment key and one store of used states, as
+// behind a proxy without stickiness (docs/protocol.md "Approvals").
+async function pair(dir, extra = "") {
+  fs.writeFileSync(path.join(dir, "key"), "k".repeat(16) + "0123456789abcdef0123\n");
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\npolicies: [./ask.lua]\n"
+    + `http: {approval_key_file: key, approval_store: used.db${extra}}\n`);
+  return [await serve(["--config", path.join(dir, "burrow.yaml")]), await serve(["--config", path.join(dir, "burrow.yaml")])];
+}
+
+test("approvals as multi round-trip requests: asked on one instance, answered on the other; replays, tampering, other arguments and a changed file are refused", T, async () => {
+  const dir = setup({ "ws/held/a.txt": "a0\n", "ask.lua": ASK });
+  const [A, B] = await pair(dir);
+  const file = path.join(dir, "ws", "held", "a.txt");
+  const write = (content) => ({ name: "write_file", arguments: { path: "held/a.txt", content }, _meta: ELICIT });
+  // round 1 on A: the question, nothing written
+  const q = (await post(A.url, "tools/call", write("a1\n"))).msg.result;
+  assert.equal(q.resultType, "input_required", JSON.stringify(q));
+  assert.equal(q.inputRequests.approve.method, "elicitation/create");
+  assert.match(q.inputRequests.approve.params.message, /held\/a\.txt/);
+  assert.equal(typeof q.requestState, "string");
+  assert.equal(fs.readFileSync(file, "utf8"), "a0\n");
+  const refused = async (srv, params, why) => {
+    const r = await post(srv.url, "tools/call", params);
+    assert.equal(r.msg.error?.code, -32602, `${why}: ${JSON.stringify(r.msg)}`);
+    return r.msg.error.message;
+  };
+  // tampered: one character of the signed payload changed
+  const st = q.requestState;
+  const i = st.indexOf(".") - 3;
+  const tampered = st.slice(0, i) + (st[i] === "A" ? "B" : "A") + st.slice(i + 1);
+  assert.match(await refused(B, { ...write("a1\n"), inputResponses: YES, requestState: tampered }, "tampered"), /integrity/);
+  // the state of one call for other arguments
+  assert.match(await refused(B, { ...write("evil\n"), inputResponses: YES, requestState: st }, "other arguments"), /another call/);
+  assert.match(await refused(B, { ...write("a1\n"), inputResponses: YES }, "no state"), /requestState/);
+  assert.equal(fs.readFileSync(file, "utf8"), "a0\n", "no refused retry wrote");
+  // round 2 on B (the other instance): approved, written
+  const ok = (await post(B.url, "tools/call", { ...write("a1\n"), inputResponses: YES, requestState: st })).msg.result;
+  assert.equal(ok.isError, undefined, JSON.stringify(ok));
+  assert.equal(ok.resultType, "complete");
+  assert.equal(fs.readFileSync(file, "utf8"), "a1\n");
+  // the same state again, to either instance: used
+  fs.writeFileSync(file, "a0\n");
+  for (const srv of [A, B]) assert.match(await refused(srv, { ...write("a1\n"), inputResponses: YES, requestState: st }, "replay"), /used already/);
+  assert.equal(fs.readFileSync(file, "utf8"), "a0\n");
+  // the file changes between the question and the answer
+  const q2 = (await post(A.url, "tools/call", write("a2\n"))).msg.result;
+  fs.writeFileSync(file, "changed meanwhile\n");
+  assert.match(await refused(B, { ...write("a2\n"), inputResponses: YES, requestState: q2.requestState }, "changed file"), /changed since/);
+  assert.equal(fs.readFileSync(file, "utf8"), "changed meanwhile\n");
+  // the user says no
+  const q3 = (await post(B.url, "tools/call", write("a3\n"))).msg.result;
+  const no = (await post(A.url, "tools/call", { ...write("a3\n"), inputResponses: { approve: { action: "decline" } }, requestState: q3.requestState })).msg.result;
+  assert.equal(no._meta["burrow/code"], "POLICY_DENIED");
+  assert.match(text(no), /decline/);
+  assert.equal(fs.readFileSync(file, "utf8"), "changed meanwhile\n");
+});
+
+test("a deployment key shorter than 32 bytes, or a store that cannot be opened, stops the start with what to do", T, async () => {
+  const dir = setup({ "ws/a.txt": "a\n" });
+  fs.writeFileSync(path.join(dir, "short.key"), "too short\n");
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\nhttp: {listen: 127.0.0.1:0, approval_key_file: short.key}\n");
+  let r = await runToEnd(["mcp", "--config", path.join(dir, "burrow.yaml"), "--http", "127.0.0.1:0"]);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /approval_key_file: .*short\.key holds 9 bytes; give at least 32/);
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\nhttp: {listen: 127.0.0.1:0, approval_store: no/such/dir/used.db}\n");
+  r = await runToEnd(["mcp", "--config", path.join(dir, "burrow.yaml"), "--http", "127.0.0.1:0"]);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /approval_store: .*no\/such\/dir\/used\.db/);
+});
+
+test("an approval state expires (http.approval_ttl): a late answer writes nothing", T, async () => {
+  const dir = setup({ "ws/held/a.txt": "a0\n", "ask.lua": ASK });
+  const [A] = await pair(dir, ", approval_ttl: 1s");
+  const write = { name: "write_file", arguments: { path: "held/a.txt", content: "late\n" }, _meta: ELICIT };
+  const q = (await post(A.url, "tools/call", write)).msg.result;
+  // a state: the clock is past the expiry the state names (its payload is
+  // readable; only its signature is the server's)
+  const x = JSON.parse(Buffer.from(q.requestState.split(".")[0], "base64").toString()).x;
+  while (Date.now() / 1000 <= x + 1) await new Promise((r) => setTimeout(r, 100));
+  const r = await post(A.url, "tools/call", { ...write, inputResponses: YES, requestState: q.requestState });
+  assert.equal(r.msg.error?.code, -32602);
+  assert.match(r.msg.error.message, /expired/);
+  assert.equal(fs.readFileSync(path.join(dir, "ws", "held", "a.txt"), "utf8"), "a0\n");
+});
+
+test("a state issued to one tenant is refused to another", T, async () => {
+  const dir = setup({ "ws/held/a.txt": "a0\n", "other/held/a.txt": "b0\n", "ask.lua": ASK });
+  fs.writeFileSync(path.join(dir, "b.yaml"), "roots: [other]\npolicies: [./ask.lua]\n");
+  const sha = (t) => crypto.createHash("sha256").update(t).digest("hex");
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\npolicies: [./ask.lua]\nhttp:\n  tenants:\n    b: {config: b.yaml}\n"
+    + `  tokens:\n    - {sha256: ${sha("token-a-0123456789")}}\n    - {sha256: ${sha("token-b-0123456789")}, tenant: b}\n`);
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const write = { name: "write_file", arguments: { path: "held/a.txt", content: "x\n" }, _meta: ELICIT };
+  const q = (await post(s.url, "tools/call", write, { headers: { authorization: "Bearer token-a-0123456789" } })).msg.result;
+  assert.equal(q.resultType, "input_required");
+  const r = await post(s.url, "tools/call", { ...write, inputResponses: YES, requestState: q.requestState },
+    { headers: { authorization: "Bearer token-b-0123456789" } });
+  assert.equal(r.msg.error?.code, -32602, JSON.stringify(r.msg));
+  assert.match(r.msg.error.message, /another tenant/);
+  assert.equal(fs.readFileSync(path.join(dir, "other", "held", "a.txt"), "utf8"), "b0\n");
+  assert.equal(fs.readFileSync(path.join(dir, "ws", "held", "a.txt"), "utf8"), "a0\n");
 });
 
 test("headers and body must agree: every mismatch is 400 -32020 with the request's id, and nothing runs", T, async () => {

@@ -285,6 +285,12 @@ enum { BW_HASH_HEX = 64 };
 /* "sha256:" + 64 hex + NUL */
 enum { BW_HASH_STR = 7 + BW_HASH_HEX + 1 };
 int bw_sha256(const void *data, size_t len, char out[BW_HASH_STR]);
+/* HMAC-SHA256 (RFC 2104): 32 raw bytes in out. */
+int bw_hmac_sha256(const void *key, size_t klen, const void *msg, size_t len,
+                   unsigned char out[32]);
+/* 1 when the two byte strings are equal, in time that depends only on
+ * their lengths (a MAC compared against an attacker's guess). */
+int bw_equal_ct(const void *a, size_t alen, const void *b, size_t blen);
 
 /* ---- text (text.c) ---- */
 

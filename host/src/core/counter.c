@@ -120,3 +120,53 @@ int bw_counter_add(bw_counters *c, const char *key, int64_t window,
   errno = err;
   return rc;
 }
+
+/* A key marked once, until it expires: its record's window is the expiry
+ * (unix seconds). A full store takes the slot of a "once" record that has
+ * expired; quota counters are never taken. */
+int bw_counter_once(bw_counters *c, const char *key, int64_t expires, int64_t now,
+                    int *first) {
+  size_t kl = strlen(key);
+  if (kl == 0 || kl >= BW_COUNTER_KEY || strncmp(key, "once:", 5))
+    return bw_fail(BW_INVALID_ARGUMENT, "once key: \"once:\" and 1 to 90 bytes");
+  int rc = lock(c->fd);
+  if (rc) return rc;
+  record r;
+  off_t at = -1, free_at = -1, stale_at = -1;
+  *first = 0;
+  for (int i = 0; i < BW_COUNTER_RECORDS && rc == BW_OK; i++) {
+    off_t off = (off_t)i * (off_t)sizeof r;
+    ssize_t n = pread(c->fd, &r, sizeof r, off);
+    if (n < 0) rc = bw_code_from_errno(errno);
+    else if (n < (ssize_t)sizeof r) {
+      if (free_at < 0) free_at = off;
+      break;
+    } else if (!r.key[0]) {
+      if (free_at < 0) free_at = off;
+    } else if (!strncmp(r.key, key, sizeof r.key)) {
+      at = off;
+      break;
+    } else if (stale_at < 0 && !strncmp(r.key, "once:", 5) && r.window < now) {
+      stale_at = off;
+    }
+  }
+  if (rc == BW_OK && at >= 0 && r.window >= now) {
+    *first = 0; /* marked, not expired: a replay */
+  } else if (rc == BW_OK) {
+    if (at < 0) at = free_at >= 0 ? free_at : stale_at;
+    if (at < 0) rc = bw_fail(BW_TOO_LARGE, "the store is full");
+    else {
+      memset(&r, 0, sizeof r);
+      memcpy(r.key, key, kl);
+      r.window = expires;
+      r.value = 1;
+      if (pwrite(c->fd, &r, sizeof r, at) != (ssize_t)sizeof r)
+        rc = bw_fail(BW_EIO, "cannot write the store");
+      else *first = 1;
+    }
+  }
+  int err = errno;
+  flock(c->fd, LOCK_UN);
+  errno = err;
+  return rc;
+}

@@ -26,4 +26,10 @@ void bw_counters_close(bw_counters *c);
 int bw_counter_add(bw_counters *c, const char *key, int64_t window,
                    int64_t delta, int64_t limit, int64_t *value, int *added);
 
+/* Mark key ("once:..."), under the same lock: *first = 1 when it was not
+ * marked yet (or its mark expired before now), and it is marked until
+ * expires (unix seconds); *first = 0 when it is marked: a replay. */
+int bw_counter_once(bw_counters *c, const char *key, int64_t expires, int64_t now,
+                    int *first);
+
 #endif

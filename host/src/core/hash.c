@@ -29,3 +29,34 @@ int bw_sha256(const void *data, size_t len, char out[BW_HASH_STR]) {
   out[7 + 2 * mdlen] = '\0';
   return BW_OK;
 }
+
+/* RFC 2104 on the same SHA256_* calls: H((K^opad) || H((K^ipad) || m)),
+ * a key longer than the block hashed first. */
+int bw_hmac_sha256(const void *key, size_t klen, const void *msg, size_t len,
+                   unsigned char out[32]) {
+  unsigned char k[64] = {0}, pad[64], inner[SHA256_DIGEST_LENGTH];
+  SHA256_CTX c;
+  if (klen > sizeof k) {
+    if (!SHA256_Init(&c) || !SHA256_Update(&c, key, klen) || !SHA256_Final(k, &c))
+      return bw_fail(BW_EIO, "sha256 failed");
+  } else if (klen) {
+    memcpy(k, key, klen);
+  }
+  for (int i = 0; i < 64; i++) pad[i] = k[i] ^ 0x36;
+  if (!SHA256_Init(&c) || !SHA256_Update(&c, pad, 64) || !SHA256_Update(&c, msg, len) ||
+      !SHA256_Final(inner, &c))
+    return bw_fail(BW_EIO, "sha256 failed");
+  for (int i = 0; i < 64; i++) pad[i] = k[i] ^ 0x5c;
+  if (!SHA256_Init(&c) || !SHA256_Update(&c, pad, 64) ||
+      !SHA256_Update(&c, inner, sizeof inner) || !SHA256_Final(out, &c))
+    return bw_fail(BW_EIO, "sha256 failed");
+  return BW_OK;
+}
+
+int bw_equal_ct(const void *a, size_t alen, const void *b, size_t blen) {
+  const unsigned char *x = a, *y = b;
+  unsigned char d = alen != blen;
+  size_t n = alen < blen ? alen : blen;
+  for (size_t i = 0; i < n; i++) d |= x[i] ^ y[i];
+  return d == 0;
+}

@@ -808,6 +808,29 @@ static int l_sha256(lua_State *L) {
   return 1;
 }
 
+/* core.hmac_sha256(key, message) -> 64 hex digits */
+static int l_hmac_sha256(lua_State *L) {
+  size_t klen, len;
+  const char *k = luaL_checklstring(L, 1, &klen);
+  const char *m = luaL_checklstring(L, 2, &len);
+  unsigned char mac[32];
+  int rc = bw_hmac_sha256(k, klen, m, len, mac);
+  if (rc) return fail(L, rc);
+  char hex[65];
+  for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", mac[i]);
+  lua_pushlstring(L, hex, 64);
+  return 1;
+}
+
+/* core.equal_ct(a, b): a == b in time that depends only on the lengths */
+static int l_equal_ct(lua_State *L) {
+  size_t alen, blen;
+  const char *a = luaL_checklstring(L, 1, &alen);
+  const char *b = luaL_checklstring(L, 2, &blen);
+  lua_pushboolean(L, bw_equal_ct(a, alen, b, blen));
+  return 1;
+}
+
 static int l_base64_decode(lua_State *L) {
   size_t len, out_len;
   const char *s = luaL_checklstring(L, 1, &len);
@@ -894,6 +917,7 @@ static const luaL_Reg file_methods[] = {
 
 static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"sha256", l_sha256},
+                                 {"hmac_sha256", l_hmac_sha256}, {"equal_ct", l_equal_ct},
                                  {"random_hex", l_random_hex},
                                  {"base64_decode", l_base64_decode},
                                  {"base64_size", l_base64_size},

@@ -13,6 +13,7 @@
 #include "lhost.h"
 #include "ljson.h"
 #include "lsearch.h"
+#include "lstore.h"
 #include "lserver.h"
 #include "lyaml.h"
 
@@ -50,6 +51,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_charset_register(L);
   bw_watch_register(L);
   bw_undo_register(L);
+  bw_store_register(L);
   bw_load_register(L);
   bw_host_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);

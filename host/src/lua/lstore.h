@@ -12,4 +12,7 @@
  * new closure then owns (*c is set to NULL once it does). */
 void bw_store_push(lua_State *S, bw_counters **c);
 
+/* core.store_open (on the module table at the top of L's stack) */
+void bw_store_register(lua_State *L);
+
 #endif

@@ -396,6 +396,30 @@ static void client_address(struct MHD_Connection *c, char out[INET6_ADDRSTRLEN])
     inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, INET6_ADDRSTRLEN);
 }
 
+/* MCP 2026-07-28 gives some errors an HTTP status of their own: a
+ * request that needs a client capability the client did not declare
+ * (-32021) is 400. Such an answer comes at once (before the call does
+ * anything), so a stateless request's response waits up to a second for
+ * its call to end before its head is sent: ended with such an error, the
+ * answer is that status and body; anything else (a notification first, a
+ * result, a call still running) goes out as before. 1 and *rc when it
+ * answered (lock held throughout). */
+static int early_error(bw_http *h, struct MHD_Connection *c, stream *t, enum MHD_Result *rc) {
+  struct timespec ts;
+  bwh_deadline(&ts, 1.0);
+  while (!t->done && !(t->head && !t->answered) && !h->stopped)
+    if (pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT) break;
+  if (!t->done || !t->tail) return 0;
+  json_t *m = json_loadb(t->tail->data, t->tail->len, 0, NULL);
+  json_int_t code = json_integer_value(json_object_get(json_object_get(m, "error"), "code"));
+  json_decref(m);
+  char *body = code == -32021 ? strndup(t->tail->data, t->tail->len) : NULL;
+  if (!body) return 0;
+  *rc = reply(c, MHD_HTTP_BAD_REQUEST, "application/json", body, NULL, NULL);
+  free(body);
+  return 1;
+}
+
 /* A new session of the token's tenant, in the list (lock held). A
  * stateless one (one request of MCP 2026-07-28) counts against no session
  * limit: it holds one call, which counts as calls do, and ends when the
@@ -612,7 +636,15 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     pthread_mutex_unlock(&h->mu);
     return reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
   }
-  rc = stream_answer(h, c, s, t, 0, !accepts(c, "text/event-stream"), init);
+  /* held meanwhile: a stateless session may end (and go), and its
+   * finished stream be dropped for the tenant's kept bytes, while its
+   * answer is waited for */
+  s->refs++;
+  t->readers++;
+  int early = s->stateless && early_error(h, c, t, &rc); /* its status is the answer's */
+  t->readers--;
+  if (!early) rc = stream_answer(h, c, s, t, 0, !accepts(c, "text/event-stream"), init);
+  bwh_session_unref(h, s);
   pthread_mutex_unlock(&h->mu);
   return rc;
 }

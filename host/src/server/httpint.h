@@ -28,6 +28,7 @@ typedef struct stream {
   struct stream *next;
   long id;     /* 0: the GET stream */
   int done;    /* the POST has all its answers */
+  int answered; /* its response (the final message) is in it */
   int readers; /* connections reading it */
   int calls;   /* holds a call of its token (or of the open count) and tenant */
   int token;

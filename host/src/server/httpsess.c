@@ -526,7 +526,10 @@ int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
   if (s) {
     stream *t = bwh_stream_find(s, stream_id);
     /* the answer: the call is over before the client can see it end */
-    if (t && final) bwh_stream_release(h, t);
+    if (t && final) {
+      bwh_stream_release(h, t);
+      t->answered = 1;
+    }
     if (!t || t->done) t = bwh_stream_find(s, 0); /* outside a request: GET */
     if (!t) t = bwh_stream_new(h, s, 0);
     if (t) rc = bwh_stream_push(h, t, text, n);

@@ -1,0 +1,149 @@
+-- burrow.approvals: a policy's "ask" as a Multi Round-Trip Request (MCP
+-- 2026-07-28, where the server cannot send the client a request).
+--
+-- Round 1: the call stops at the ask (nothing written) and its answer is
+-- an InputRequiredResult: one elicitation/create form ("approve") and a
+-- requestState. Round 2: the client sends the same tools/call again with
+-- inputResponses.approve and that requestState; the call runs, and the one
+-- question the state names (tool, operation, path) takes the client's
+-- answer.
+--
+-- The state is the server's word, signed: base64(JSON) "." HMAC-SHA256
+-- under the deployment key, over the tool, a hash of its arguments, the
+-- operation and path asked about, that file's content hash when asked, the
+-- tenant, an expiry and a random nonce. A retry is refused (-32602, nothing
+-- runs) when the state is tampered with, expired, already used, or names
+-- other arguments, another tool or tenant, or a file whose content changed
+-- since the question.
+
+local core = require "burrow.core"
+local json = core.json
+
+local approvals = {}
+
+approvals.TTL = 300        -- seconds a question may wait for its answer
+approvals.INPUT = "approve" -- the inputRequests key
+local MAX_USED = 100000    -- nonces remembered (each until its state expires)
+
+local used, n_used = {}, 0 -- nonce -> expiry: a state works once per process
+local stores = {} -- path -> the shared store of used states (http.approval_store)
+
+-- Mark nonce r used until x: in the shared store when the deployment has
+-- one (every instance sees it), else in this process. true the first time.
+local function use_once(s, r, x, now)
+  if s.approval_store then
+    local st = stores[s.approval_store]
+    if not st then
+      local err
+      st, err = core.store_open(s.approval_store)
+      if not st then return nil, "the approval store cannot be opened: " .. tostring(err) end
+      stores[s.approval_store] = st
+    end
+    local first, err = st:once("once:mrtr:" .. r, x)
+    if first == nil then return nil, "the approval store: " .. tostring(err) end
+    return first
+  end
+  if used[r] then return false end
+  if n_used >= MAX_USED then
+    for k, e in pairs(used) do
+      if e < now then used[k], n_used = nil, n_used - 1 end
+    end
+  end
+  if n_used >= MAX_USED then return nil, "too many approvals waiting: try again later" end
+  used[r], n_used = x, n_used + 1
+  return true
+end
+
+-- The content hash of the file a question is about, as read_file gives
+-- it ("absent" when there is none; a refusal's code when it cannot be read).
+function approvals.file_hash(ws, hooks, path)
+  local res, _, code = ws:call("read_file", { path = path, limit = 1 }, hooks)
+  if res then return res.content_hash or "unknown" end
+  return code == "ENOENT" and "absent" or ("unreadable:" .. tostring(code))
+end
+
+local function args_hash(args) return core.sha256(json.encode(args)) end
+
+local function sign(key, payload)
+  return payload .. "." .. core.hmac_sha256(key, "burrow-mrtr-1." .. payload)
+end
+
+--- The InputRequiredResult of question req (asked by tool name with
+-- args) for a client that declared elicitation; s: the Server.
+function approvals.ask(s, name, args, req, reason, hooks)
+  local payload = core.base64_encode(json.encode {
+    t = name, a = args_hash(args), o = req.operation, p = req.path,
+    h = approvals.file_hash(s.ws, hooks, req.path),
+    n = s.session and s.session.tenant or "default",
+    x = math.floor(os.time() + (s.approval_ttl or approvals.TTL)),
+    r = core.random_hex(16),
+  })
+  return {
+    resultType = "input_required",
+    inputRequests = {
+      [approvals.INPUT] = { method = "elicitation/create", params = {
+        message = ("Allow %s to %s %s? %s"):format(req.tool or name, req.operation, req.path, reason),
+        requestedSchema = {
+          type = "object",
+          properties = { approve = { type = "boolean", title = "Allow", description = "Let this call go ahead" } },
+          required = json.array { "approve" },
+        },
+      } },
+    },
+    requestState = sign(s:mrtr_key(), payload),
+  }
+end
+
+--- A retry's state checked: the grant {operation, path, hash, answer} it
+-- carries, or nil and why (the client's error). The state is used up here,
+-- before the call runs, so a replay cannot race the first use.
+function approvals.redeem(s, name, args, params, hooks)
+  local state = params.requestState
+  if type(state) ~= "string" or #state > 4096 then
+    return nil, "requestState must be the string burrow sent"
+  end
+  local payload = state:match("^([A-Za-z0-9+/=]+)%.%x+$")
+  if not payload or not core.equal_ct(sign(s:mrtr_key(), payload), state) then
+    return nil, "requestState failed its integrity check (not one burrow signed, or changed)"
+  end
+  local ok, st = pcall(function() return json.decode(core.base64_decode(payload)) end)
+  if not ok or type(st) ~= "table" then return nil, "requestState failed its integrity check" end
+  local now = os.time()
+  if type(st.x) ~= "number" or st.x < now then
+    return nil, "requestState expired: ask again (call the tool without inputResponses)"
+  end
+  if st.t ~= name or st.a ~= args_hash(args) then
+    return nil, "requestState was issued for another call (tool or arguments differ): ask again"
+  end
+  if st.n ~= (s.session and s.session.tenant or "default") then
+    return nil, "requestState was issued to another tenant"
+  end
+  if type(st.r) ~= "string" or not st.r:match("^%x+$") or #st.r > 64 then
+    return nil, "requestState failed its integrity check"
+  end
+  local first, err = use_once(s, st.r, st.x, now)
+  if first == nil then return nil, err end
+  if not first then return nil, "requestState was used already: ask again" end
+  if approvals.file_hash(s.ws, hooks, st.p) ~= st.h then
+    return nil, ("%s changed since the approval was asked: ask again"):format(st.p)
+  end
+  local responses = type(params.inputResponses) == "table" and params.inputResponses or {}
+  return { operation = st.o, path = st.p, answer = responses[approvals.INPUT] }
+end
+
+--- The approve hook of a retried call: the question the state names gets
+-- the client's answer; any other is refused.
+function approvals.approver(grant)
+  return function(req)
+    if req.operation ~= grant.operation or req.path ~= grant.path then
+      return false, "this approval was for " .. grant.operation .. " " .. grant.path
+    end
+    local a = type(grant.answer) == "table" and grant.answer or {}
+    if a.action ~= "accept" then return false, "the user chose " .. tostring(a.action or "no answer") end
+    local c = type(a.content) == "table" and a.content or {}
+    if c.approve == false then return false, "the user said no" end
+    return true
+  end
+end
+
+return approvals
