@@ -123,7 +123,7 @@ export function rawRequest(url, { method = "POST", headers = {}, body, chunks } 
 }
 
 /** HAProxy in front of burrow instances, each session pinned to one (docs/deploy.md). */
-export function haproxyConfig(port, backends) {
+export function haproxyConfig(port, backends, { sticky = true } = {}) {
   return `global
   maxconn 2000
 defaults
@@ -136,12 +136,12 @@ frontend mcp
   default_backend burrow
 backend burrow
   balance roundrobin
-  # one instance per session: learnt from the initialize answer's header,
+${sticky ? `  # one instance per session: learnt from the initialize answer's header,
   # looked up on every later request's
   stick-table type string len 64 size 1m expire 30m
   stick on req.hdr(mcp-session-id)
   stick store-response res.hdr(mcp-session-id)
-  http-response set-header X-Served-By %[srv_name]
+` : ""}  http-response set-header X-Served-By %[srv_name]
 ${backends.map((b, i) => `  server b${i + 1} 127.0.0.1:${b}`).join("\n")}
 `;
 }
