@@ -188,7 +188,7 @@ bench: all
 # Several MCP clients on one tree for SOAK_SECONDS (default 1800): crash,
 # RSS, fds and every file against a model; the result goes to docs/benchmarks.md.
 soak: all
-	@[ -d test/e2e/node_modules ] || (cd test/e2e && npm ci --no-audit --no-fund)
+	@bash test/npm-current.sh test/e2e 2>/dev/null || (cd test/e2e && npm ci --no-audit --no-fund)
 	@node test/soak/soak.mjs
 
 # ASan + UBSan build of everything, then the whole suite against it.

@@ -208,8 +208,8 @@ stage_e2e() {
   files=(test/e2e/*.test.mjs test/e2e/*.test.js)
   shopt -u nullglob
   if [ ${#files[@]} = 0 ]; then missing "$name" "no test/e2e/*.test.mjs"; return; fi
-  if [ ! -d test/e2e/node_modules ]; then
-    echo "test/e2e/node_modules missing: npm ci"
+  if ! bash test/npm-current.sh test/e2e; then
+    echo "test/e2e/node_modules missing or older than the lockfile: npm ci"
     if ! command -v npm >/dev/null 2>&1; then missing "$name" "npm not installed (needed for npm ci)"; return; fi
     if ! (cd test/e2e && npm ci --no-audit --no-fund); then
       printf '%sERROR%s npm ci in test/e2e failed -- counted as 1 failed\n' "$RED" "$RESET"

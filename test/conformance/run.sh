@@ -21,7 +21,7 @@ STATELESS="tools-list resources-list dns-rebinding-protection caching sep-2164-r
 DEFAULT=$(for s in $SESSION_ERA; do printf '2025-11-25:%s ' "$s"; done; for s in $STATELESS; do printf '2026-07-28:%s ' "$s"; done)
 SCENARIOS=${BURROW_CONFORMANCE_SCENARIOS:-$DEFAULT}
 
-if [ ! -d node_modules/@modelcontextprotocol/conformance ]; then
+if ! bash ../npm-current.sh . ; then
   npm ci --no-audit --no-fund || { echo "conformance: npm ci failed"; echo "conformance: 0 passed, 1 failed"; exit 1; }
 fi
 SUITE=node_modules/@modelcontextprotocol/conformance/dist/index.js
