@@ -58,6 +58,10 @@ end
 -- it ("absent" when there is none; a refusal's code when it cannot be read).
 function approvals.file_hash(ws, hooks, path)
   local res, _, code = ws:call("read_file", { path = path, limit = 1 }, hooks)
+  if not res and code ~= "ENOENT" and code ~= "POLICY_DENIED" and code ~= "EISDIR" then
+    -- a binary file: read_file gives it (and its hash) only as base64
+    res, _, code = ws:call("read_file", { path = path, encoding = "base64" }, hooks)
+  end
   if res then return res.content_hash or "unknown" end
   return code == "ENOENT" and "absent" or ("unreadable:" .. tostring(code))
 end

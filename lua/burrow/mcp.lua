@@ -374,7 +374,7 @@ function handlers.tools_call(self, params, id)
   if asked then return approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }) end
   if needs then
     return nil, -32021, ("Missing required client capability: elicitation. %s %s needs approval (%s); "
-      .. "declare elicitation in _meta io.modelcontextprotocol/clientCapabilities to be asked. Nothing was done.")
+      .. "declare elicitation in _meta io.modelcontextprotocol/clientCapabilities to be asked")
       :format(needs.req.operation, needs.req.path, needs.reason), { requiredCapabilities = { elicitation = {} } }
   end
   self:log_call(name, started, hooks, code, msg)

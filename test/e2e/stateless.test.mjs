@@ -208,6 +208,14 @@ test("approvals as multi round-trip requests: asked on one instance, answered on
   fs.writeFileSync(file, "changed meanwhile\n");
   assert.match(await refused(B, { ...write("a2\n"), inputResponses: YES, requestState: q2.requestState }, "changed file"), /changed since/);
   assert.equal(fs.readFileSync(file, "utf8"), "changed meanwhile\n");
+  // the same for a binary file (read_file hashes it only as base64)
+  const bin = path.join(dir, "ws", "held", "b.bin");
+  fs.writeFileSync(bin, crypto.randomBytes(3000));
+  const wb = { name: "write_file", arguments: { path: "held/b.bin", content: "text now\n" }, _meta: ELICIT };
+  const qb = (await post(A.url, "tools/call", wb)).msg.result;
+  fs.appendFileSync(bin, Buffer.from([0, 1, 2]));
+  assert.match(await refused(B, { ...wb, inputResponses: YES, requestState: qb.requestState }, "changed binary"), /changed since/);
+  assert.equal(fs.statSync(bin).size, 3003);
   // the user says no
   const q3 = (await post(B.url, "tools/call", write("a3\n"))).msg.result;
   const no = (await post(A.url, "tools/call", { ...write("a3\n"), inputResponses: { approve: { action: "decline" } }, requestState: q3.requestState })).msg.result;
