@@ -6,6 +6,11 @@
 //   - small reads (`read_file` of a 260-byte file), one SDK client per
 //     transport: calls/s, p50, p99;
 //   - 8 SDK clients (8 sessions) at once on 4 workers;
+//   - the same two rows with the official v2 client (@modelcontextprotocol/client,
+//     test/e2e's lockfile) speaking MCP 2026-07-28: no session, each call a
+//     stateless request; and read_file by plain fetch (JSON answers), in a
+//     session and stateless, the server's side of that comparison without
+//     either SDK;
 //   - tenants: tenant A runs greps over a 20,000-file tree with 2 clients
 //     for --grep-secs while tenant B's 4 readers read a small file; B's p99
 //     (4 workers, 2 per tenant: http.max_running).
@@ -28,6 +33,7 @@ const SDK = path.join(REPO, "test/e2e/node_modules/@modelcontextprotocol/sdk/dis
 const { Client } = await import(path.join(SDK, "index.js"));
 const { StdioClientTransport } = await import(path.join(SDK, "stdio.js"));
 const { StreamableHTTPClientTransport } = await import(path.join(SDK, "streamableHttp.js"));
+const V2 = await import(path.join(REPO, "test/e2e/node_modules/@modelcontextprotocol/client/dist/index.mjs"));
 
 const arg = (k, d) => { const i = process.argv.indexOf(`--${k}`); return i > 0 ? process.argv[i + 1] : d; };
 const N = Number(arg("n", process.env.BENCH_HTTP_N || 2000));
@@ -111,6 +117,11 @@ async function startOfficial(gw) {
 }
 
 async function client(kind, url, token) {
+  if (kind === "v2") { // MCP 2026-07-28: stateless requests
+    const c = new V2.Client({ name: "bench-v2", version: "1" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    await c.connect(new V2.StreamableHTTPClientTransport(new URL(url)));
+    return c;
+  }
   const c = new Client({ name: "bench", version: "1" });
   const headers = token ? { authorization: `Bearer ${token}` } : {};
   const t = kind === "stdio"
@@ -147,10 +158,32 @@ async function one(kind, gw) {
   if (kind === "official") {
     if (!gw) return null;
     server = await startOfficial(gw);
-  } else if (kind === "many") server = await startBurrow(["--config", path.join(ws, "many.yaml")]);
+  } else if (kind === "many" || kind === "v2many") server = await startBurrow(["--config", path.join(ws, "many.yaml")]);
   else if (kind !== "stdio") server = await startBurrow();
   const url = server?.url;
   try {
+    if (kind === "raw" || kind === "rawstateless") { // plain fetch, JSON answers: read_file, a session's or stateless
+      const c = kind === "raw" ? await client("http", url) : null;
+      const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
+      const headers = c
+        ? { "content-type": "application/json", accept: "application/json", "mcp-session-id": c.transport.sessionId, "mcp-protocol-version": "2025-11-25" }
+        : { "content-type": "application/json", accept: "application/json", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "read_file" };
+      const call = async (i) => {
+        const t0 = performance.now();
+        const r = await fetch(url, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/call",
+          params: { name: "read_file", arguments: { path: "small.txt" }, ...(c ? {} : { _meta: meta }) } }) });
+        const t = await r.text();
+        if (!t.includes("a small file")) throw new Error(t);
+        return performance.now() - t0;
+      };
+      for (let i = 0; i < 50; i++) await call(i);
+      const lat = [];
+      const t0 = performance.now();
+      for (let i = 0; i < N; i++) lat.push(await call(i));
+      const res = stats(lat, (performance.now() - t0) / 1000);
+      if (c) await c.close();
+      return res;
+    }
     if (kind === "ping") { // plain fetch, JSON answers: ping (C only)
       const c = await client("http", url);
       const sid = c.transport.sessionId;
@@ -169,11 +202,12 @@ async function one(kind, gw) {
       await c.close();
       return res;
     }
-    const n = kind === "many" ? MANY : 1;
-    const cs = await Promise.all(Array.from({ length: n }, () => client(kind === "stdio" ? "stdio" : "http", url)));
+    const n = kind === "many" || kind === "v2many" ? MANY : 1;
+    const cs = await Promise.all(Array.from({ length: n }, () =>
+      client(kind === "stdio" ? "stdio" : kind.startsWith("v2") ? "v2" : "http", url)));
     const res = kind === "official"
       ? await timed(cs, N, "read_text_file", path.join(ws, "a/small.txt"))
-      : await timed(cs, N * (kind === "many" ? 2 : 1));
+      : await timed(cs, N * (n > 1 ? 2 : 1));
     for (const c of cs) await c.close();
     return res;
   } finally {
@@ -219,7 +253,7 @@ const gw = peers();
 // the base build knows no http.max_running: the same tenants without it
 fs.writeFileSync(path.join(ws, "tenants-base.yaml"),
   fs.readFileSync(path.join(ws, "tenants.yaml"), "utf8").replace(/^  max_running: .*\n/m, ""));
-const runs = { stdio: [], http: [], many: [], ping: [], official: [], tenants: [], ...(BASE ? { "tenants-base": [] } : {}) };
+const runs = { stdio: [], http: [], many: [], v2: [], v2many: [], raw: [], rawstateless: [], ping: [], official: [], tenants: [], ...(BASE ? { "tenants-base": [] } : {}) };
 for (let r = 0; r < ROUNDS; r++) {
   for (const kind of Object.keys(runs)) {
     const res = kind === "tenants" ? await tenants()
@@ -249,12 +283,18 @@ const table = `Small reads (\`read_file\` of a 260-byte file) through the offici
 |---|---:|---:|---:|---:|
 ${row("http", "burrow, Streamable HTTP, 1 SDK session (2 workers)")}
 ${row("many", `burrow, Streamable HTTP, ${MANY} SDK sessions at once (${WORKERS} workers)`)}
+${row("v2", "burrow, MCP 2026-07-28 (stateless), 1 v2 SDK client (2 workers)")}
+${row("v2many", `burrow, MCP 2026-07-28 (stateless), ${MANY} v2 SDK clients at once (${WORKERS} workers)`)}
+${row("raw", "\`read_file\` by plain fetch, JSON answers, in a session (2025-11-25)")}
+${row("rawstateless", "\`read_file\` by plain fetch, JSON answers, stateless (2026-07-28)")}
 ${row("ping", "HTTP floor: \`ping\` by plain fetch, answered by the C side (no Lua)")}
 ${row("official", "official filesystem server behind supergateway (stateful), 1 SDK session")}
 ${row("stdio", "burrow over stdio, 1 SDK client")}
 
 - one session against the floor: **${f2(http1 / med("ping", "per_s"))}×**; against the official server behind supergateway: **${f2(http1 / med("official", "per_s"))}×**;
-  ${MANY} sessions against one: **${f2(med("many", "per_s") / http1)}×**.
+  ${MANY} sessions against one: **${f2(med("many", "per_s") / http1)}×**; stateless (2026-07-28) against one session: **${f2(med("v2", "per_s") / http1)}×**
+  (${MANY} clients: **${f2(med("v2many", "per_s") / med("many", "per_s"))}×** the ${MANY} sessions); by plain fetch, without either SDK,
+  a stateless \`read_file\` against a session's: **${f2(med("rawstateless", "per_s") / med("raw", "per_s"))}×**.
 - tenants (${WORKERS} workers, \`http.max_running: ${PER_TENANT}\`): while tenant A's 2 clients run greps over a 20,000-file tree
   for ${GREP_SECS} s (median ${f0(med("tenants", "greps"))} greps a round, p50 ${f0(med("tenants", "grep_p50"))} ms each), tenant B's 4 readers
   made ${f0(med("tenants", "per_s"))} calls/s, p50 ${f2(med("tenants", "p50"))} ms, **p99 ${f2(med("tenants", "p99"))} ms**.${BASE ? `
