@@ -567,6 +567,18 @@ end
 ---------------------------------------------------------------------------
 
 TOP_KEYS.roots_from_client = true -- MCP client roots narrow the roots (docs/resources.md)
+TOP_KEYS.prompts = true -- the operator's MCP prompts, one Lua file each (docs/prompts.md)
+
+local function parse_prompts(v, mark)
+  want_list(v, mark, "prompts")
+  local out = {}
+  for i, p in ipairs(v) do
+    local file = join(want_string(p, item_at(v, i), "a prompt (a .lua file)"))
+    if not readable(file) then fail(item_at(v, i), "prompt file %s cannot be read", file) end
+    out[i] = file
+  end
+  return out
+end
 
 local function build(top)
   if top == null then return { caps = {} } end
@@ -584,6 +596,7 @@ local function build(top)
   if set.packs then opts.packs = parse_packs(set.packs, m("packs")) end
   if set.tools then opts.tools = parse_tools(set.tools, m("tools"), opts.pack or opts.packs) end
   if set.policies then opts.policies = parse_policies(set.policies, m("policies")) end
+  if set.prompts then opts.prompts = parse_prompts(set.prompts, m("prompts")) end
   if set.caps then parse_caps(set.caps, m("caps"), opts.caps) end
   if set.audit then opts.audit = parse_audit(set.audit, m("audit")) end
   if set.roots_from_client ~= nil then

@@ -103,6 +103,7 @@ end
 -- opts.audit: file for the audit policy's records (default: stderr)
 -- opts.approve: function(req, reason) -> true | false, why, for "ask" answers
 -- opts.roots_from_client: MCP may narrow the roots to the client's (docs/config.md)
+-- opts.prompts: the operator's MCP prompt files (docs/prompts.md)
 function burrow.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
@@ -172,6 +173,12 @@ function burrow.open(opts)
     roots:close()
     return fail("INVALID_ARGUMENT", perr)
   end
+  local prompt_list, prompt_by_name = require("burrow.prompts").load(opts.prompts)
+  if not prompt_list then
+    roots:close()
+    policies:close()
+    return fail("INVALID_ARGUMENT", prompt_by_name)
+  end
   local sink, aerr = audit.open(opts.audit)
   if not sink then
     roots:close()
@@ -187,6 +194,7 @@ function burrow.open(opts)
     scans = { n = 0 }, -- hash and line facts of big files, by identity
     natives = {}, -- native tools packs call, loaded on first use
     policies = policies,
+    prompt_list = prompt_list, prompt_by_name = prompt_by_name, -- MCP prompts (burrow.prompts)
     audit = sink,
     approve = opts.approve, -- function(req, reason) -> true | false, why
     -- MCP: serve the folders the client names as its roots, within these

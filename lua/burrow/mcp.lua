@@ -141,18 +141,32 @@ function handlers.initialize(self, params)
   self.client_caps = type(params.capabilities) == "table" and params.capabilities or {}
   return {
     protocolVersion = self.protocol,
-    capabilities = { tools = { listChanged = true }, logging = {}, prompts = {},
+    capabilities = { tools = { listChanged = true }, logging = {}, prompts = {}, completions = {},
       resources = { subscribe = true, listChanged = true } },
     serverInfo = SERVER_INFO,
     instructions = INSTRUCTIONS,
   }
 end
 
--- Prompts: none yet (an empty list, so a client that asks learns that).
-function handlers.prompts_list() return { prompts = json.array {} } end
+-- The operator's prompts (burrow.prompts; none by default: an empty list).
+local prompts = require "burrow.prompts"
 
-function handlers.prompts_get(_, params)
-  return nil, -32602, ("Invalid params: no prompt named %s"):format(tostring(params.name)), { name = params.name }
+function handlers.prompts_list(self) return { prompts = prompts.describe(self.ws.prompt_list) } end
+
+function handlers.prompts_get(self, params)
+  return prompts.get(self.ws, params, { session = self.session })
+end
+
+-- completion/complete: a prompt's argument (its complete function), or the
+-- path under a file template (resources.complete)
+function handlers.completion_complete(self, params)
+  local ref, arg = params.ref, params.argument
+  if type(ref) ~= "table" or type(arg) ~= "table" or type(arg.name) ~= "string" or type(arg.value) ~= "string" then
+    return nil, -32602, "Invalid params: completion/complete needs ref {type, name|uri} and argument {name, value} (strings)"
+  end
+  if ref.type == "ref/prompt" then return prompts.complete(self.ws, ref, arg, { session = self.session }) end
+  if ref.type == "ref/resource" then return resources.complete(self, ref, arg) end
+  return nil, -32602, ('Invalid params: ref.type must be "ref/prompt" or "ref/resource", not %s'):format(tostring(ref.type))
 end
 
 function handlers.ping() return {} end
@@ -402,6 +416,7 @@ local handler_of = {
   ["resources/unsubscribe"] = handlers.resources_unsubscribe,
   ["prompts/list"] = handlers.prompts_list,
   ["prompts/get"] = handlers.prompts_get,
+  ["completion/complete"] = handlers.completion_complete,
 }
 
 -- ------------------------------------------------- MCP 2026-07-28
@@ -422,7 +437,7 @@ end
 
 -- What the stateless revision honours: no subscriptions or list changes
 -- (they come with subscriptions/listen), no server-to-client requests.
-local STATELESS_CAPS = { tools = {}, resources = {}, prompts = {}, logging = {} }
+local STATELESS_CAPS = { tools = {}, resources = {}, prompts = {}, logging = {}, completions = {} }
 
 -- How long a client or a cache may keep a result, and for whom: file
 -- contents and the file list change at any time (0: ask again); the lists
@@ -453,6 +468,7 @@ local stateless_handler_of = {
   end,
   ["prompts/list"] = handlers.prompts_list,
   ["prompts/get"] = handlers.prompts_get,
+  ["completion/complete"] = handlers.completion_complete,
 }
 
 --- A request of the stateless revision: everything it needs is in its

@@ -123,6 +123,33 @@ function resources.templates(self)
   return { resourceTemplates = list }
 end
 
+--- completion/complete for the path under a file template
+-- (file:///MOUNT/{+path}): the entries of the folder the value names so
+-- far whose names start with its last part, folders ending in "/", as
+-- list_dir gives them (its caps, the policies, the session's scope).
+function resources.complete(self, ref, argument)
+  local values = require("burrow.prompts").values_of
+  local mount
+  for _, m in ipairs(mounts(self)) do
+    if resources.uri(m == "/" and "" or m) .. "/{+path}" == ref.uri then mount = m end
+  end
+  if not mount then return nil, -32602, ("Invalid params: no resource template %s"):format(tostring(ref.uri)) end
+  if argument.name ~= "path" then return values {} end
+  local dir, part = argument.value:match("^(.*)/([^/]*)$")
+  if not dir then dir, part = "", argument.value end
+  local base = mount == "/" and "" or mount
+  local res = self.ws:call("list_dir", { path = dir == "" and (base == "" and "/" or base) or (base .. "/" .. dir) },
+    hooks_of(self))
+  local out = {}
+  for _, e in ipairs(res and res.entries or {}) do
+    if e.name:sub(1, #part) == part then
+      out[#out + 1] = (dir == "" and "" or dir .. "/") .. e.name .. (e.type == "dir" and "/" or "")
+    end
+  end
+  table.sort(out)
+  return values(out)
+end
+
 --- resources/read: read_file, raw bytes (base64); text when they are
 -- UTF-8 without NUL in the first 8 KiB (read_file's binary test), a blob
 -- otherwise.

@@ -3,9 +3,11 @@
 # pinned in package-lock.json) against `burrow mcp --http`: the `conformance`
 # stage of test/run-all.sh.
 #
-# Runs each server scenario that needs no reference-server fixtures
-# (test_* tools, test:// resources) at both wires: the session revision
-# 2025-11-25 and the stateless 2026-07-28 (--spec-version), one line per
+# Runs each server scenario that needs no reference-server fixtures at both
+# wires (the session revision 2025-11-25 and the stateless 2026-07-28,
+# --spec-version) against burrow's default configuration, and the
+# scenarios whose fixtures are operator files (fixtures.yaml: the
+# reference prompts) against a second server with them; one line per
 # scenario, then "conformance: N passed, N failed".
 #
 # On Node < 22 the suite's `import {globSync} from "fs"` is taken from the
@@ -19,6 +21,8 @@ BIN=${BURROW_BIN:-$REPO/build/burrow}
 SESSION_ERA="server-initialize ping logging-set-level tools-list resources-list dns-rebinding-protection server-sse-polling server-sse-multiple-streams server-session-lifecycle"
 STATELESS="tools-list resources-list dns-rebinding-protection caching sep-2164-resource-not-found server-sse-multiple-streams input-required-result-unsupported-methods input-required-result-validate-input http-header-validation"
 DEFAULT=$(for s in $SESSION_ERA; do printf '2025-11-25:%s ' "$s"; done; for s in $STATELESS; do printf '2026-07-28:%s ' "$s"; done)
+FIXTURED="prompts-list prompts-get-simple prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image completion-complete"
+DEFAULT="$DEFAULT $(for s in $FIXTURED; do printf 'fixtures@2025-11-25:%s fixtures@2026-07-28:%s ' "$s" "$s"; done)"
 SCENARIOS=${BURROW_CONFORMANCE_SCENARIOS:-$DEFAULT}
 
 if ! bash ../npm-current.sh . ; then
@@ -42,30 +46,44 @@ if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
 fi
 
 WS=$(mktemp -d "${TMPDIR:-/tmp}/burrow-conformance.XXXXXX")
-LOG=$WS/server.log
 echo "hello" > "$WS/readme.txt"
-"$BIN" mcp --root "$WS" --http 127.0.0.1:0 2>"$LOG" &
-PID=$!
-cleanup() { kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; rm -rf "$WS"; }
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$WS"; }
 trap cleanup EXIT
-URL=
-for _ in $(seq 100); do
-  URL=$(grep -oE 'http://[^ ]+/mcp' "$LOG" | head -n 1)
-  [ -n "$URL" ] && break
-  kill -0 "$PID" 2>/dev/null || break
-  sleep 0.1
-done
-if [ -z "$URL" ]; then
-  cat "$LOG"; echo "conformance: the server did not start"; echo "conformance: 0 passed, 1 failed"; exit 1
-fi
-echo "server: $URL"
+# start NAME ARGS...: burrow mcp --http with ARGS; its URL in URL
+start() {
+  local log=$WS/$1.log
+  shift
+  "$BIN" mcp "$@" --http 127.0.0.1:0 2>"$log" &
+  local pid=$!
+  PIDS+=("$pid")
+  URL=
+  for _ in $(seq 100); do
+    URL=$(grep -oE 'http://[^ ]+/mcp' "$log" | head -n 1)
+    [ -n "$URL" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$URL" ]; then
+    cat "$log"; echo "conformance: the server did not start"; echo "conformance: 0 passed, 1 failed"; exit 1
+  fi
+  echo "server: $URL ($*)"
+}
+start default --root "$WS"
+DEFAULT_URL=$URL
+# the scenarios that call the suite's reference fixtures that are operator
+# files (fixtures.yaml: prompts), against a second server that has them
+start fixtures --config "$HERE/fixtures.yaml" --root "$WS"
+FIXTURES_URL=$URL
 
 pass=0 fail=0
 for item in $SCENARIOS; do
-  rev=${item%%:*} sc=${item#*:}
+  rev=${item%%:*} name=${item#*:}
   [ "$rev" = "$item" ] && rev=2025-11-25
+  URL=$DEFAULT_URL sc=$name
+  case $rev in fixtures@*) rev=${rev#fixtures@} URL=$FIXTURES_URL sc="$name (fixtures)" ;; esac
   sc="$sc@$rev"
-  out=$(timeout 120 node "$SUITE" server --url "$URL" --scenario "${sc%@*}" --spec-version "$rev" 2>&1); rc=$?
+  out=$(timeout 120 node "$SUITE" server --url "$URL" --scenario "$name" --spec-version "$rev" 2>&1); rc=$?
   summary=$(grep -aE 'Passed: [0-9]+/[0-9]+' <<<"$out" | tail -n 1 | sed 's/\x1b\[[0-9;]*m//g')
   if [ "$rc" = 0 ] && [ -n "$summary" ] && grep -qE ', 0 failed' <<<"$summary"; then
     echo "PASS $sc: $summary"; pass=$((pass + 1))

@@ -95,7 +95,7 @@ test("server/discover and the lists answer without initialize or a session, with
   const r = d.msg.result;
   assert.ok(r.supportedVersions.includes(V) && r.supportedVersions.includes("2025-11-25"), JSON.stringify(r.supportedVersions));
   assert.equal(r.resultType, "complete");
-  assert.deepEqual(Object.keys(r.capabilities).sort(), ["logging", "prompts", "resources", "tools"]);
+  assert.deepEqual(Object.keys(r.capabilities).sort(), ["completions", "logging", "prompts", "resources", "tools"]);
   assert.equal(r.capabilities.resources.subscribe, undefined, "subscriptions are not offered until subscriptions/listen is served");
   assert.equal(r._meta["io.modelcontextprotocol/serverInfo"].name, "burrow");
   assert.ok(Number.isInteger(r.ttlMs) && r.ttlMs >= 0);

@@ -1,0 +1,175 @@
+-- Operator prompts (burrow.prompts, the config's `prompts:` list) over MCP
+-- stdio, in both eras: prompts/list, prompts/get (arguments checked, the
+-- prompt's tool calls under the workspace's roots and policies),
+-- completion/complete for a prompt's arguments and for paths under the
+-- file template; a prompt file that is not one fails the configuration.
+
+local H = require "helpers"
+local json = H.json
+
+local META = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
+  ["io.modelcontextprotocol/clientCapabilities"] = setmetatable({}, { __jsontype = "object" }) }
+
+local function serve(config, messages)
+  local tmp = H.tmpdir()
+  local lines = {}
+  for i, m in ipairs(messages) do
+    m.jsonrpc = "2.0"
+    lines[i] = json.encode(m)
+  end
+  H.write(tmp, "in", table.concat(lines, "\n") .. "\n")
+  local _, _, code = H.run(("timeout 60 %s mcp --config %s < %s > %s 2> %s"):format(H.q(H.BURROW), H.q(config),
+    H.q(tmp .. "/in"), H.q(tmp .. "/out"), H.q(tmp .. "/err")))
+  local by_id = {}
+  for line in (H.read(tmp, "out") or ""):gmatch("[^\n]+") do
+    local m = json.decode(line)
+    if type(m) == "table" and m.id ~= nil then by_id[m.id] = m end
+  end
+  return by_id, H.read(tmp, "err") or "", code
+end
+
+local EXPLAIN = [[
+return {
+  name = "explain", title = "Explain a file", description = "Explain what a file does",
+  arguments = { { name = "path", description = "the file", required = true }, { name = "tone" } },
+  get = function(args, ctx)
+    local r, msg = ctx:call("read_file", { path = args.path })
+    if not r then return nil, msg end
+    return { messages = { { role = "user", content = { type = "text", text = "Explain (" .. (args.tone or "plain") .. "):\n" .. r.content } } } }
+  end,
+  complete = function(arg, value)
+    local out = {}
+    for _, v in ipairs { "plain", "playful", "formal" } do
+      if arg == "tone" and v:sub(1, #value) == value then out[#out + 1] = v end
+    end
+    return out
+  end,
+}
+]]
+
+describe(H.tag("operator prompts"), function()
+  local dir, config
+
+  before_each(function()
+    dir = H.tmpdir()
+    H.write(dir, "ws/src/main.c", "int main(void) { return 0; }\n")
+    H.write(dir, "ws/src/mod.c", "int mod;\n")
+    H.write(dir, "ws/.env", "SECRET=1\n")
+    H.write(dir, "outside.txt", "outside the root\n")
+    H.write(dir, "explain.lua", EXPLAIN)
+    H.write(dir, "noenv.lua", 'return { name = "noenv", check = function(r)\n'
+      .. '  if r.path:match("%.env$") then return "deny", "no env files" end\n  return "allow" end }\n')
+    H.write(dir, "burrow.yaml", "roots: [ws]\npolicies: [default, ./noenv.lua]\nprompts: [explain.lua]\n")
+    config = dir .. "/burrow.yaml"
+  end)
+
+  local function both(name, fn)
+    it(name .. " (a session)", function()
+      fn(function(id, method, params) return { id = id, method = method, params = params } end,
+        { { id = "init", method = "initialize", params = { protocolVersion = "2025-11-25", capabilities = {},
+          clientInfo = { name = "busted", version = "1" } } } })
+    end)
+    it(name .. " (stateless 2026-07-28)", function()
+      fn(function(id, method, params)
+        params = params or {}
+        params._meta = META
+        return { id = id, method = method, params = params }
+      end, {})
+    end)
+  end
+
+  both("lists the prompt with its arguments, and gets it with its tool call's result", function(req, pre)
+    local msgs = { table.unpack(pre) }
+    msgs[#msgs + 1] = req(1, "prompts/list", {})
+    msgs[#msgs + 1] = req(2, "prompts/get", { name = "explain", arguments = { path = "src/main.c", tone = "formal" } })
+    local r = serve(config, msgs)
+    local p = r[1].result.prompts[1]
+    assert.equal("explain", p.name)
+    assert.equal("Explain a file", p.title)
+    assert.same({ { name = "path", description = "the file", required = true }, { name = "tone" } }, p.arguments)
+    local m = r[2].result.messages
+    assert.equal("user", m[1].role)
+    assert.matches("Explain %(formal%):\n1\tint main", m[1].content.text)
+  end)
+
+  both("refuses an unknown prompt, a missing or unknown argument and a non-string value with -32602", function(req, pre)
+    local msgs = { table.unpack(pre) }
+    msgs[#msgs + 1] = req(1, "prompts/get", { name = "nope" })
+    msgs[#msgs + 1] = req(2, "prompts/get", { name = "explain" })
+    msgs[#msgs + 1] = req(3, "prompts/get", { name = "explain", arguments = { path = "src/main.c", colour = "red" } })
+    msgs[#msgs + 1] = req(4, "prompts/get", { name = "explain", arguments = { path = 42 } })
+    local r = serve(config, msgs)
+    for id, pat in pairs { "no prompt named nope", "needs the argument path", "has no argument colour", "must be a string" } do
+      assert.equal(-32602, r[id].error.code, json.encode(r[id]))
+      assert.matches(pat, r[id].error.message)
+    end
+  end)
+
+  both("a prompt's tool calls get the agent's limits: no path outside the roots, no file a policy denies", function(req, pre)
+    local msgs = { table.unpack(pre) }
+    msgs[#msgs + 1] = req(1, "prompts/get", { name = "explain", arguments = { path = "../outside.txt" } })
+    msgs[#msgs + 1] = req(2, "prompts/get", { name = "explain", arguments = { path = dir .. "/outside.txt" } })
+    msgs[#msgs + 1] = req(3, "prompts/get", { name = "explain", arguments = { path = ".env" } })
+    local r = serve(config, msgs)
+    for id = 1, 3 do
+      assert.is_table(r[id].error, json.encode(r[id]))
+      assert.is_nil(json.encode(r[id]):find("outside the root\\n", 1, true))
+      assert.is_nil(json.encode(r[id]):find("SECRET", 1, true))
+    end
+    assert.matches("OUTSIDE_ROOT", r[1].error.message)
+    assert.matches("POLICY_DENIED", r[3].error.message)
+  end)
+
+  both("completes a prompt's argument and a path under the file template, never past the root", function(req, pre)
+    local msgs = { table.unpack(pre) }
+    local tmpl = "file://" .. dir .. "/ws/{+path}"
+    msgs[#msgs + 1] = req(1, "completion/complete", { ref = { type = "ref/prompt", name = "explain" }, argument = { name = "tone", value = "pl" } })
+    msgs[#msgs + 1] = req(2, "completion/complete", { ref = { type = "ref/resource", uri = tmpl }, argument = { name = "path", value = "src/m" } })
+    msgs[#msgs + 1] = req(3, "completion/complete", { ref = { type = "ref/resource", uri = tmpl }, argument = { name = "path", value = "s" } })
+    msgs[#msgs + 1] = req(4, "completion/complete", { ref = { type = "ref/resource", uri = tmpl }, argument = { name = "path", value = "../" } })
+    msgs[#msgs + 1] = req(5, "completion/complete", { ref = { type = "ref/resource", uri = "file:///etc/{+path}" }, argument = { name = "path", value = "pa" } })
+    local r = serve(config, msgs)
+    assert.same({ "plain", "playful" }, r[1].result.completion.values)
+    assert.same({ "src/main.c", "src/mod.c" }, r[2].result.completion.values)
+    assert.same({ "src/" }, r[3].result.completion.values)
+    assert.same({}, r[4].result.completion.values, "nothing outside the root: " .. json.encode(r[4]))
+    assert.equal(-32602, r[5].error.code, "a template burrow does not serve")
+  end)
+
+  it("an initialize answer and server/discover advertise prompts and completions", function()
+    local r = serve(config, {
+      { id = 1, method = "initialize", params = { protocolVersion = "2025-11-25", capabilities = {}, clientInfo = { name = "b", version = "1" } } },
+      { id = 2, method = "server/discover", params = { _meta = META } },
+    })
+    for id = 1, 2 do
+      assert.is_table(r[id].result.capabilities.prompts)
+      assert.is_table(r[id].result.capabilities.completions)
+    end
+  end)
+
+  it("a prompt file that is not one fails the configuration, saying what is wrong (nothing is served)", function()
+    local cases = {
+      { "return 42", "must return a table" },
+      { "return { name = 'bad name!', get = function() end }", "name must be 1 to 64 characters" },
+      { "return { name = 'x' }", "get must be a function" },
+      { "return { name = 'x', get = function() end, arguments = { { description = 'no name' } } }", "arguments%[1%] needs a name" },
+      { "return { name = 'x', get = function() end, arguments = { { name = 'a' }, { name = 'a' } } }", "argument \"a\" is given twice" },
+    }
+    for _, c in ipairs(cases) do
+      H.write(dir, "bad.lua", c[1])
+      H.write(dir, "bad.yaml", "roots: [ws]\nprompts: [bad.lua]\n")
+      local r, err = serve(dir .. "/bad.yaml", { { id = 1, method = "prompts/list", params = { _meta = META } },
+        { id = 2, method = "tools/call", params = { name = "stat", arguments = { path = "src" }, _meta = META } } })
+      assert.matches(c[2], err, 1, false)
+      assert.matches("serving nothing", err, 1, true)
+      assert.same({}, r[1].result.prompts, c[1])
+      assert.is_true(r[2].result.isError, "no root is served: " .. c[1])
+    end
+    H.write(dir, "twice.yaml", "roots: [ws]\nprompts: [explain.lua, explain.lua]\n")
+    local _, err = serve(dir .. "/twice.yaml", { { id = 1, method = "ping" } })
+    assert.matches('prompt "explain" is defined twice', err, 1, true)
+    H.write(dir, "missing.yaml", "roots: [ws]\nprompts: [nothere.lua]\n")
+    _, err = serve(dir .. "/missing.yaml", { { id = 1, method = "ping" } })
+    assert.matches("prompt file .*nothere%.lua cannot be read", err)
+  end)
+end)
