@@ -315,6 +315,26 @@ function H.mcp_calls(dir, calls, opts)
   return by_id
 end
 
+-- `burrow mcp --config FILE` fed messages (tables, jsonrpc added) on
+-- stdin: the decoded replies by id, its stderr and exit status.
+function H.mcp_config(config, messages)
+  local tmp = H.tmpdir()
+  local lines = {}
+  for i, m in ipairs(messages) do
+    m.jsonrpc = "2.0"
+    lines[i] = H.json.encode(m)
+  end
+  H.write(tmp, "in", table.concat(lines, "\n") .. "\n")
+  local _, _, code = H.run(("timeout 60 %s mcp --config %s < %s > %s 2> %s"):format(H.q(H.BURROW), H.q(config),
+    H.q(tmp .. "/in"), H.q(tmp .. "/out"), H.q(tmp .. "/err")))
+  local by_id = {}
+  for line in (H.read(tmp, "out") or ""):gmatch("[^\n]+") do
+    local m = H.json.decode(line)
+    if type(m) == "table" and m.id ~= nil then by_id[m.id] = m end
+  end
+  return by_id, H.read(tmp, "err") or "", code
+end
+
 -- Run Lua source in a child lua5.4 (this process's package paths, from the
 -- repository) under `timeout -s KILL guard` and, unless AddressSanitizer is
 -- preloaded (it reserves terabytes), a 2 GB address-space bound: for cases

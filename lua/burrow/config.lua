@@ -568,13 +568,15 @@ end
 
 TOP_KEYS.roots_from_client = true -- MCP client roots narrow the roots (docs/resources.md)
 TOP_KEYS.prompts = true -- the operator's MCP prompts, one Lua file each (docs/prompts.md)
+TOP_KEYS.resources = true -- the operator's MCP resources beside the roots (docs/resources.md)
 
-local function parse_prompts(v, mark)
-  want_list(v, mark, "prompts")
+-- A list of Lua files (prompts:, resources:), each readable.
+local function parse_files(v, mark, key, what)
+  want_list(v, mark, key)
   local out = {}
   for i, p in ipairs(v) do
-    local file = join(want_string(p, item_at(v, i), "a prompt (a .lua file)"))
-    if not readable(file) then fail(item_at(v, i), "prompt file %s cannot be read", file) end
+    local file = join(want_string(p, item_at(v, i), ("a %s (a .lua file)"):format(what)))
+    if not readable(file) then fail(item_at(v, i), "%s file %s cannot be read", what, file) end
     out[i] = file
   end
   return out
@@ -596,7 +598,8 @@ local function build(top)
   if set.packs then opts.packs = parse_packs(set.packs, m("packs")) end
   if set.tools then opts.tools = parse_tools(set.tools, m("tools"), opts.pack or opts.packs) end
   if set.policies then opts.policies = parse_policies(set.policies, m("policies")) end
-  if set.prompts then opts.prompts = parse_prompts(set.prompts, m("prompts")) end
+  if set.prompts then opts.prompts = parse_files(set.prompts, m("prompts"), "prompts", "prompt") end
+  if set.resources then opts.resources = parse_files(set.resources, m("resources"), "resources", "resource") end
   if set.caps then parse_caps(set.caps, m("caps"), opts.caps) end
   if set.audit then opts.audit = parse_audit(set.audit, m("audit")) end
   if set.roots_from_client ~= nil then

@@ -104,6 +104,7 @@ end
 -- opts.approve: function(req, reason) -> true | false, why, for "ask" answers
 -- opts.roots_from_client: MCP may narrow the roots to the client's (docs/config.md)
 -- opts.prompts: the operator's MCP prompt files (docs/prompts.md)
+-- opts.resources: the operator's MCP resource files (docs/resources.md)
 function burrow.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
@@ -174,10 +175,11 @@ function burrow.open(opts)
     return fail("INVALID_ARGUMENT", perr)
   end
   local prompt_list, prompt_by_name = require("burrow.prompts").load(opts.prompts)
-  if not prompt_list then
+  local operator_resources, rerr = require("burrow.operator_resources").load(opts.resources)
+  if not (prompt_list and operator_resources) then
     roots:close()
     policies:close()
-    return fail("INVALID_ARGUMENT", prompt_by_name)
+    return fail("INVALID_ARGUMENT", prompt_list and rerr or prompt_by_name)
   end
   local sink, aerr = audit.open(opts.audit)
   if not sink then
@@ -195,6 +197,7 @@ function burrow.open(opts)
     natives = {}, -- native tools packs call, loaded on first use
     policies = policies,
     prompt_list = prompt_list, prompt_by_name = prompt_by_name, -- MCP prompts (burrow.prompts)
+    operator_resources = operator_resources, -- MCP resources beside the roots (burrow.operator_resources)
     audit = sink,
     approve = opts.approve, -- function(req, reason) -> true | false, why
     -- MCP: serve the folders the client names as its roots, within these

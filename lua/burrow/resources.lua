@@ -10,6 +10,7 @@
 
 local core = require "burrow.core"
 local json = core.json
+local operator = require "burrow.operator_resources"
 
 local resources = {}
 
@@ -93,6 +94,10 @@ function resources.list(self, params)
   local roots = mounts(self)
   if not ri or ri > #roots + 1 then return nil, -32602, "invalid cursor" end
   local page = json.array {}
+  -- the operator's resources first, on the first page (at most operator.MAX)
+  if params.cursor == nil then
+    for _, r in ipairs(operator.list(ws.operator_resources)) do page[#page + 1] = r end
+  end
   while ri <= #roots and #page < resources.PAGE do
     local want = math.min(skip + resources.PAGE - #page + 1, ws.caps.max_entries)
     local res = ws:call("glob", { pattern = "**", path = roots[ri], max_results = want }, hooks_of(self))
@@ -116,6 +121,7 @@ end
 
 function resources.templates(self)
   local list = json.array {}
+  for _, t in ipairs(operator.templates(self.ws.operator_resources)) do list[#list + 1] = t end
   for _, m in ipairs(mounts(self)) do
     list[#list + 1] = { uriTemplate = resources.uri(m == "/" and "" or m) .. "/{+path}",
       name = m, title = "Files under " .. m, description = "A file under the workspace root " .. m }
@@ -129,6 +135,8 @@ end
 -- list_dir gives them (its caps, the policies, the session's scope).
 function resources.complete(self, ref, argument)
   local values = require("burrow.prompts").values_of
+  local res, code, msg = operator.complete(self.ws, ref.uri, argument, hooks_of(self), values)
+  if res ~= false then return res, code, msg end
   local mount
   for _, m in ipairs(mounts(self)) do
     if resources.uri(m == "/" and "" or m) .. "/{+path}" == ref.uri then mount = m end
@@ -154,6 +162,10 @@ end
 -- UTF-8 without NUL in the first 8 KiB (read_file's binary test), a blob
 -- otherwise.
 function resources.read(self, params)
+  if type(params.uri) == "string" then -- the operator's, else a file
+    local res, code, msg, data = operator.read(self.ws, params.uri, hooks_of(self))
+    if res ~= false then return res, code, msg, data end
+  end
   local path, why = resources.path(params.uri)
   if not path then
     return nil, -32602, "Invalid params: " .. why, { uri = type(params.uri) == "string" and params.uri or nil }

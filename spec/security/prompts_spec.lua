@@ -10,23 +10,7 @@ local json = H.json
 local META = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
   ["io.modelcontextprotocol/clientCapabilities"] = setmetatable({}, { __jsontype = "object" }) }
 
-local function serve(config, messages)
-  local tmp = H.tmpdir()
-  local lines = {}
-  for i, m in ipairs(messages) do
-    m.jsonrpc = "2.0"
-    lines[i] = json.encode(m)
-  end
-  H.write(tmp, "in", table.concat(lines, "\n") .. "\n")
-  local _, _, code = H.run(("timeout 60 %s mcp --config %s < %s > %s 2> %s"):format(H.q(H.BURROW), H.q(config),
-    H.q(tmp .. "/in"), H.q(tmp .. "/out"), H.q(tmp .. "/err")))
-  local by_id = {}
-  for line in (H.read(tmp, "out") or ""):gmatch("[^\n]+") do
-    local m = json.decode(line)
-    if type(m) == "table" and m.id ~= nil then by_id[m.id] = m end
-  end
-  return by_id, H.read(tmp, "err") or "", code
-end
+local serve = H.mcp_config
 
 local EXPLAIN = [[
 return {
