@@ -646,4 +646,12 @@ function Ctx:progress(done, total, message)
   if self.hooks.progress then self.hooks.progress(done, total, message) end
 end
 
+-- A log line for the client (MCP notifications/message, logger "burrow",
+-- at or above the level it asked for; nothing when it asked for none, or
+-- outside MCP). level: debug, info, notice, warning, error, critical,
+-- alert, emergency; fields: more facts in its data.
+function Ctx:log(level, message, fields)
+  if self.hooks.log then self.hooks.log(level, message, fields) end
+end
+
 return context

@@ -365,6 +365,10 @@ function handlers.tools_call(self, params, id)
     -- replies encoded by our own stdio (Server:run): read_file may answer
     -- with a json.fragment; another transport's out gets plain strings
     wire = self.stdio_loop,
+    -- a tool's own log lines (ctx:log), at the client's level
+    log = function(level, message, fields)
+      if LEVELS[level] and type(message) == "string" then self:log(level, message, fields) end
+    end,
     -- long tools report with ctx:progress(done, total, message)
     progress = token ~= nil and function(done, total, message)
       self:notify("notifications/progress", { progressToken = token, progress = done, total = total, message = message })

@@ -7,7 +7,7 @@
 # wires (the session revision 2025-11-25 and the stateless 2026-07-28,
 # --spec-version) against burrow's default configuration, and the
 # scenarios whose fixtures are operator files (fixtures.yaml: the
-# reference prompts and resources) against a second server with them; one line per
+# reference tools, prompts and resources) against a second server with them; one line per
 # scenario, then "conformance: N passed, N failed".
 #
 # On Node < 22 the suite's `import {globSync} from "fs"` is taken from the
@@ -21,8 +21,10 @@ BIN=${BURROW_BIN:-$REPO/build/burrow}
 SESSION_ERA="server-initialize ping logging-set-level tools-list resources-list dns-rebinding-protection server-sse-polling server-sse-multiple-streams server-session-lifecycle"
 STATELESS="tools-list resources-list dns-rebinding-protection caching sep-2164-resource-not-found server-sse-multiple-streams input-required-result-unsupported-methods input-required-result-validate-input http-header-validation"
 DEFAULT=$(for s in $SESSION_ERA; do printf '2025-11-25:%s ' "$s"; done; for s in $STATELESS; do printf '2026-07-28:%s ' "$s"; done)
-FIXTURED="prompts-list prompts-get-simple prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image completion-complete resources-read-text resources-read-binary resources-templates-read"
+FIXTURED="prompts-list prompts-get-simple prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image completion-complete resources-read-text resources-read-binary resources-templates-read tools-call-simple-text tools-call-image tools-call-audio tools-call-embedded-resource tools-call-mixed-content tools-call-error tools-call-with-progress json-schema-2020-12"
+FIXTURED_SESSION_ERA="tools-call-with-logging" # 2026-07-28 removed it (logLevel is in _meta)
 DEFAULT="$DEFAULT $(for s in $FIXTURED; do printf 'fixtures@2025-11-25:%s fixtures@2026-07-28:%s ' "$s" "$s"; done)"
+DEFAULT="$DEFAULT $(for s in $FIXTURED_SESSION_ERA; do printf 'fixtures@2025-11-25:%s ' "$s"; done)"
 SCENARIOS=${BURROW_CONFORMANCE_SCENARIOS:-$DEFAULT}
 
 if ! bash ../npm-current.sh . ; then
@@ -72,7 +74,7 @@ start() {
 start default --root "$WS"
 DEFAULT_URL=$URL
 # the scenarios that call the suite's reference fixtures that are operator
-# files (fixtures.yaml: prompts, resources), against a second server that has them
+# files (fixtures.yaml: tools, prompts, resources), against a second server that has them
 start fixtures --config "$HERE/fixtures.yaml" --root "$WS"
 FIXTURES_URL=$URL
 
