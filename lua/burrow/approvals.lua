@@ -76,7 +76,7 @@ end
 -- args) for a client that declared elicitation; s: the Server.
 function approvals.ask(s, name, args, req, reason, hooks)
   local payload = core.base64_encode(json.encode {
-    t = name, a = args_hash(args), o = req.operation, p = req.path,
+    k = "approve", t = name, a = args_hash(args), o = req.operation, p = req.path,
     h = approvals.file_hash(s.ws, hooks, req.path),
     n = s.session and s.session.tenant or "default",
     x = math.floor(os.time() + (s.approval_ttl or approvals.TTL)),
@@ -98,12 +98,13 @@ function approvals.ask(s, name, args, req, reason, hooks)
   }
 end
 
---- A retry's state checked: the grant {operation, path, hash, answer} it
--- carries, or nil and why (the client's error). The state is used up here,
--- before the call runs, so a replay cannot race the first use.
-function approvals.redeem(s, name, args, params, hooks)
-  local state = params.requestState
-  if type(state) ~= "string" or #state > 4096 then
+approvals.MAX_STATE = 64 * 1024 -- a requestState (a tool's asks carry their answers in it)
+
+--- A retry's requestState opened: its fields when burrow signed it, for
+-- this tool, these arguments and this tenant, and it has not expired; else
+-- nil and why (the client's error).
+function approvals.open(s, name, args, state)
+  if type(state) ~= "string" or #state > approvals.MAX_STATE then
     return nil, "requestState must be the string burrow sent"
   end
   local payload = state:match("^([A-Za-z0-9+/=]+)%.%x+$")
@@ -112,8 +113,7 @@ function approvals.redeem(s, name, args, params, hooks)
   end
   local ok, st = pcall(function() return json.decode(core.base64_decode(payload)) end)
   if not ok or type(st) ~= "table" then return nil, "requestState failed its integrity check" end
-  local now = os.time()
-  if type(st.x) ~= "number" or st.x < now then
+  if type(st.x) ~= "number" or st.x < os.time() then
     return nil, "requestState expired: ask again (call the tool without inputResponses)"
   end
   if st.t ~= name or st.a ~= args_hash(args) then
@@ -122,10 +122,17 @@ function approvals.redeem(s, name, args, params, hooks)
   if st.n ~= (s.session and s.session.tenant or "default") then
     return nil, "requestState was issued to another tenant"
   end
+  return st
+end
+
+--- An approval state (approvals.open's) redeemed: the grant {operation,
+-- path, answer} it carries, or nil and why. It is used up here, before the
+-- call runs, so a replay cannot race the first use.
+function approvals.redeem(s, st, params, hooks)
   if type(st.r) ~= "string" or not st.r:match("^%x+$") or #st.r > 64 then
     return nil, "requestState failed its integrity check"
   end
-  local first, err = use_once(s, st.r, st.x, now)
+  local first, err = use_once(s, st.r, st.x, os.time())
   if first == nil then return nil, err end
   if not first then return nil, "requestState was used already: ask again" end
   if approvals.file_hash(s.ws, hooks, st.p) ~= st.h then
@@ -133,6 +140,17 @@ function approvals.redeem(s, name, args, params, hooks)
   end
   local responses = type(params.inputResponses) == "table" and params.inputResponses or {}
   return { operation = st.o, path = st.p, answer = responses[approvals.INPUT] }
+end
+
+--- A tool's own questions to the client (ctx:ask) in 2026-07-28: the
+-- InputRequiredResult of the pending ones, its state carrying the answers
+-- of the rounds before (signed: the client cannot change them).
+function approvals.ask_more(s, name, args, pending, answers)
+  local payload = core.base64_encode(json.encode {
+    k = "ask", t = name, a = args_hash(args), n = s.session and s.session.tenant or "default",
+    x = math.floor(os.time() + (s.approval_ttl or approvals.TTL)), q = answers,
+  })
+  return { resultType = "input_required", inputRequests = pending, requestState = sign(s:mrtr_key(), payload) }
 end
 
 --- The approve hook of a retried call: the question the state names gets

@@ -646,6 +646,19 @@ function Ctx:progress(done, total, message)
   if self.hooks.progress then self.hooks.progress(done, total, message) end
 end
 
+-- Ask the MCP client: method "elicitation/create" (a form for its user),
+-- "sampling/createMessage" (its model) or "roots/list", with MCP's params
+-- for it. In a session, a request to the client, waited for; in MCP
+-- 2026-07-28, nil and "input_required" the first time (return at once: the
+-- call's answer asks the client, and the call runs again with the answer),
+-- the answer when it runs again. key names the question within the call
+-- (the same key, the same question). nil and why when the client cannot be
+-- asked (it declared no such capability; outside MCP).
+function Ctx:ask(key, method, params)
+  if not self.hooks.ask then return nil, "this caller cannot be asked (outside MCP)" end
+  return self.hooks.ask(key, method, params)
+end
+
 -- A log line for the client (MCP notifications/message, logger "burrow",
 -- at or above the level it asked for; nothing when it asked for none, or
 -- outside MCP). level: debug, info, notice, warning, error, critical,

@@ -278,6 +278,20 @@ function Server:approver()
   end
 end
 
+-- What a tool may ask the client (ctx:ask), and the capability it needs.
+local ASK_CAPABILITY = { ["elicitation/create"] = "elicitation", ["sampling/createMessage"] = "sampling", ["roots/list"] = "roots" }
+
+--- A request to the client in the session revisions, waited for (a tool's
+-- ctx:ask): its result, or nil and why.
+function Server:ask_client(method, params)
+  local id = "burrow-ask-" .. core.random_hex(8)
+  self:send { id = id, method = method, params = params }
+  local answer, why = self:await(id, self.approval_timeout or 300)
+  if not answer then return nil, why end
+  if answer.error then return nil, "the client refused: " .. tostring(answer.error.message) end
+  return answer.result
+end
+
 -- Messages that may be handled while a read-only call waits on its walk:
 -- requests other than initialize (a tool call only of a read-only tool),
 -- and the notifications that change nothing (a cancel, progress).
@@ -333,14 +347,19 @@ function handlers.tools_call(self, params, id)
   end
   -- MCP 2026-07-28: the retry of a call that asked (its requestState and
   -- the client's inputResponses), checked before anything runs
-  local grant
+  local grant, answers = nil, {}
   if self.stateless and (params.requestState ~= nil or params.inputResponses ~= nil) then
     if params.requestState == nil then
       return nil, -32602, "Invalid params: inputResponses without the requestState burrow sent"
     end
-    local why
-    grant, why = approvals.redeem(self, name, args, params, { session = self.session })
-    if not grant then return nil, -32602, "Invalid params: " .. why end
+    local st, why = approvals.open(self, name, args, params.requestState)
+    if st and st.k == "ask" then -- the tool's own questions: earlier rounds' answers and this one's
+      answers = type(st.q) == "table" and st.q or {}
+      for k, v in pairs(type(params.inputResponses) == "table" and params.inputResponses or {}) do answers[k] = v end
+    elseif st then
+      grant, why = approvals.redeem(self, st, params, { session = self.session })
+    end
+    if not (st and (grant or st.k == "ask")) then return nil, -32602, "Invalid params: " .. why end
   end
   -- cancelled while it waited in the queue: not run, and (as MCP asks)
   -- not answered
@@ -387,9 +406,37 @@ function handlers.tools_call(self, params, id)
     end
   end
   if grant then hooks.approved_by = "the client (MCP 2026-07-28 input_required)" end
+  -- a tool's own questions to the client (ctx:ask)
+  local pending, missing
+  hooks.ask = function(key, method, ask_params)
+    local cap = ASK_CAPABILITY[method]
+    if not cap then return nil, "ctx:ask: method must be elicitation/create, sampling/createMessage or roots/list" end
+    if self.stateless and answers[key] ~= nil then return answers[key] end
+    if type(self.client_caps) ~= "table" or type(self.client_caps[cap]) ~= "table" then
+      missing = missing or {}
+      missing[cap] = {}
+      return nil, ("the client declared no %s capability"):format(cap)
+    end
+    if not self.stateless then return self:ask_client(method, ask_params) end
+    -- 2026-07-28: asked with the call's answer (input_required), answered in its retry
+    pending = pending or {}
+    pending[key] = { method = method, params = ask_params }
+    return nil, "input_required: the client is asked, the call comes again with the answer"
+  end
   local res, msg, code, details = self.ws:call(name, args, hooks)
   self.stdio:finish()
   if asked then return approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }) end
+  if pending then return approvals.ask_more(self, name, args, pending, answers) end
+  -- 2026-07-28: a call that failed for want of a capability the request
+  -- did not declare is that error (-32021), naming what it needed
+  if self.stateless and res == nil and missing then
+    local names = {}
+    for cap in pairs(missing) do names[#names + 1] = cap end
+    table.sort(names)
+    return nil, -32021, ("Missing required client capability: %s (%s asked the client; declare it in _meta "
+      .. "io.modelcontextprotocol/clientCapabilities)"):format(table.concat(names, ", "), name),
+      { requiredCapabilities = missing }
+  end
   if needs then
     return nil, -32021, ("Missing required client capability: elicitation. %s %s needs approval (%s); "
       .. "declare elicitation in _meta io.modelcontextprotocol/clientCapabilities to be asked")

@@ -22,9 +22,11 @@ SESSION_ERA="server-initialize ping logging-set-level tools-list resources-list 
 STATELESS="tools-list resources-list dns-rebinding-protection caching sep-2164-resource-not-found server-sse-multiple-streams input-required-result-unsupported-methods input-required-result-validate-input http-header-validation"
 DEFAULT=$(for s in $SESSION_ERA; do printf '2025-11-25:%s ' "$s"; done; for s in $STATELESS; do printf '2026-07-28:%s ' "$s"; done)
 FIXTURED="prompts-list prompts-get-simple prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image completion-complete resources-read-text resources-read-binary resources-templates-read tools-call-simple-text tools-call-image tools-call-audio tools-call-embedded-resource tools-call-mixed-content tools-call-error tools-call-with-progress json-schema-2020-12"
-FIXTURED_SESSION_ERA="tools-call-with-logging" # 2026-07-28 removed it (logLevel is in _meta)
+FIXTURED_SESSION_ERA="tools-call-with-logging tools-call-elicitation tools-call-sampling" # 2026-07-28 removed them
+FIXTURED_STATELESS="input-required-result-basic-elicitation input-required-result-basic-sampling input-required-result-basic-list-roots input-required-result-request-state input-required-result-multiple-input-requests input-required-result-multi-round input-required-result-missing-input-response input-required-result-result-type input-required-result-tampered-state input-required-result-capability-check input-required-result-ignore-extra-params server-stateless"
 DEFAULT="$DEFAULT $(for s in $FIXTURED; do printf 'fixtures@2025-11-25:%s fixtures@2026-07-28:%s ' "$s" "$s"; done)"
 DEFAULT="$DEFAULT $(for s in $FIXTURED_SESSION_ERA; do printf 'fixtures@2025-11-25:%s ' "$s"; done)"
+DEFAULT="$DEFAULT $(for s in $FIXTURED_STATELESS; do printf 'fixtures@2026-07-28:%s ' "$s"; done)"
 SCENARIOS=${BURROW_CONFORMANCE_SCENARIOS:-$DEFAULT}
 
 if ! bash ../npm-current.sh . ; then

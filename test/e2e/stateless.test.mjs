@@ -16,6 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, runToEnd, sseEvents, startHttp } from "./http_helpers.mjs";
 
 const T = { timeout: 90_000 };
@@ -434,4 +435,63 @@ test("stdio serves both eras in one process: a stateless request beside an initi
   assert.equal(legacyList.result.resultType, undefined, "session-revision results stay as they were");
   p.stdin.end();
   await new Promise((r) => p.on("exit", r));
+});
+
+// A tool's own questions (ctx:ask): over MCP 2026-07-28 each question is an
+// input_required round whose signed requestState carries the answers so
+// far; in a session the same tool sends the client a request and waits.
+const ASK_TOOL = path.resolve(path.dirname(new URL(import.meta.url).pathname), "fixtures", "ask_twice.lua");
+
+test("ctx:ask over 2026-07-28: one round per question, earlier answers kept in the signed state; a forged state or an undeclared capability asks nothing", T, async () => {
+  const dir = setup({ "ws/a.txt": "a\n" });
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), `roots: [ws]\ntools: [read_file, ${ASK_TOOL}]\n`);
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const call = (extra = {}) => post(s.url, "tools/call", { name: "ask_twice", arguments: { topic: "t" }, _meta: ELICIT, ...extra });
+  const r1 = (await call()).msg.result;
+  assert.equal(r1.resultType, "input_required");
+  assert.deepEqual(Object.keys(r1.inputRequests), ["name"]);
+  assert.match(r1.inputRequests.name.params.message, /Your name\? \(t\)/);
+  const accept = (content) => ({ action: "accept", content });
+  const r2 = (await call({ inputResponses: { name: accept({ name: "Ada" }) }, requestState: r1.requestState })).msg.result;
+  assert.equal(r2.resultType, "input_required");
+  assert.deepEqual(Object.keys(r2.inputRequests), ["colour"]);
+  assert.notEqual(r2.requestState, r1.requestState);
+  const r3 = (await call({ inputResponses: { colour: accept({ colour: "green" }) }, requestState: r2.requestState })).msg.result;
+  assert.equal(r3.resultType, "complete");
+  assert.equal(text(r3), "Ada likes green", "the first round's answer came back in the state");
+  // the earlier answer cannot be changed by the client: the state is signed
+  const [payload, mac] = r2.requestState.split(".");
+  const forged = JSON.parse(Buffer.from(payload, "base64").toString());
+  forged.q.name.content.name = "Mallory";
+  const bad = await call({ inputResponses: { colour: accept({ colour: "red" }) },
+    requestState: Buffer.from(JSON.stringify(forged)).toString("base64") + "." + mac });
+  assert.equal(bad.msg.error?.code, -32602, JSON.stringify(bad.msg));
+  assert.match(bad.msg.error.message, /integrity/);
+  // other arguments with a good state: refused
+  const other = await post(s.url, "tools/call", { name: "ask_twice", arguments: { topic: "u" }, _meta: ELICIT,
+    inputResponses: { colour: accept({ colour: "red" }) }, requestState: r2.requestState });
+  assert.equal(other.msg.error?.code, -32602);
+  // a client without elicitation: nothing is asked; the tool's failure is 400 -32021 naming the capability
+  const none = await post(s.url, "tools/call", { name: "ask_twice", arguments: { topic: "t" } }, { id: 77 });
+  assert.equal(none.status, 400, JSON.stringify(none.msg));
+  assert.equal(none.msg.id, 77);
+  assert.equal(none.msg.error.code, -32021);
+  assert.deepEqual(none.msg.error.data.requiredCapabilities, { elicitation: {} });
+});
+
+test("ctx:ask in a session: the tool's questions are requests to the client, answered while the call waits", T, async () => {
+  const dir = setup({ "ws/a.txt": "a\n" });
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), `roots: [ws]\ntools: [read_file, ${ASK_TOOL}]\n`);
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const c = new Client({ name: "asked", version: "1" }, { capabilities: { elicitation: {} } });
+  const asked = [];
+  c.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.push(req.params.message);
+    return { action: "accept", content: req.params.message.startsWith("Your name") ? { name: "Ada" } : { colour: "blue" } };
+  });
+  await c.connect(new StreamableHTTPClientTransport(new URL(s.url)));
+  const r = await c.callTool({ name: "ask_twice", arguments: { topic: "t" } });
+  assert.equal(text(r), "Ada likes blue");
+  assert.deepEqual(asked, ["Your name? (t)", "Your colour?"]);
+  await c.close();
 });
