@@ -1,7 +1,7 @@
 // Issue 30: the HTTP server says what an operator needs: one access-log
-// line per session opened and closed (and why), and per refusal with its
-// status, reason, client address and tenant (http.access_log: stderr by
-// default, a file, or off).
+// line per session opened and closed (and why), per stateless request
+// (MCP 2026-07-28), and per refusal with its status, reason, client address
+// and tenant (http.access_log: stderr by default, a file, or off).
 //
 //   cd test/e2e && npm ci && node --test access_log.test.mjs
 
@@ -62,6 +62,12 @@ test("sessions opened and closed, and each refusal, are logged with status, reas
   const del = await fetch(server.url, { method: "DELETE", headers: { ...auth, "mcp-session-id": ok.sid, "mcp-protocol-version": "2025-11-25" } });
   assert.equal(del.status, 200);
 
+  // a stateless request (MCP 2026-07-28): one line, its method and tenant
+  const st = await post({ ...auth, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" },
+    JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/list", params: { _meta: {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } } }));
+  assert.equal(st.status, 200);
+
   const log = fs.readFileSync(path.join(dir, "access.log"), "utf8");
   const lines = log.trim().split("\n");
   for (const l of lines) assert.match(l, /^burrow http \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /, l);
@@ -74,6 +80,7 @@ test("sessions opened and closed, and each refusal, are logged with status, reas
   has(/refused 429 addr=127\.0\.0\.1 tenant=acme: Too Many Requests: this token has its most sessions open/, "429");
   has(new RegExp(`session ${ok.sid.slice(0, 8)} opened addr=127\\.0\\.0\\.1 tenant=acme`), "the session opened");
   has(new RegExp(`session ${ok.sid.slice(0, 8)} closed \\(deleted\\) tenant=acme`), "and closed, saying why");
+  has(/stateless tools\/list addr=127\.0\.0\.1 tenant=acme$/, "a stateless request");
   assert.ok(!log.includes(ok.sid), "never the whole session id");
   assert.ok(!log.includes("tok-acme"), "never a token");
 });

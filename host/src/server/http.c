@@ -543,6 +543,9 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
       return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory",
                     NULL, NULL);
     }
+    /* the method is one of httpera.c's list by now: nothing else reaches the line */
+    bwh_log(h, "stateless %s addr=%s tenant=%s", json_string_value(json_object_get(one, "method")),
+            addr, bwh_tenant_name(h, s->tenant));
   } else {
     s = bwh_session_find(h, sidh);
     if (!sidh) rc = MHD_HTTP_BAD_REQUEST;
