@@ -204,9 +204,11 @@ end
 
 -- One request of MCP 2026-07-28: a Server of its own, which nothing
 -- outlives (what the request needs is in its _meta).
-local function handle_stateless(W, state, sid, tenant, stream, body)
+local function handle_stateless(W, state, sid, tenant, stream, body, params)
   local server = new_session(W, state, sid, workspace(state, tenant), tenant)
   server.stream = stream
+  -- the Mcp-Param-* headers (mcp.lua checks them against the arguments)
+  server.param_headers = params and json.decode(params) or {}
   local msg, err = json.decode(body)
   if msg == nil then server:error(nil, -32700, "parse error: " .. tostring(err))
   else server:handle(msg) end
@@ -215,8 +217,8 @@ local function handle_stateless(W, state, sid, tenant, stream, body)
   dispose(state, sid, server)
 end
 
-local function handle(W, state, kind, sid, tenant, stream, body, version, stateless)
-  if stateless then return handle_stateless(W, state, sid, tenant, stream, body) end
+local function handle(W, state, kind, sid, tenant, stream, body, version, stateless, params)
+  if stateless then return handle_stateless(W, state, sid, tenant, stream, body, params) end
   if kind == "close" then
     local c = state.cache[sid]
     if c and c.version == version then return dispose(state, sid, c.server) end
@@ -262,11 +264,11 @@ function http.worker(W, setup)
   -- cache: sid -> {server, version, used}: the Servers of sessions served here
   local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0 }
   while true do
-    local kind, sid, tenant, stream, body, version, stateless = W:next(POLL)
+    local kind, sid, tenant, stream, body, version, stateless, params = W:next(POLL)
     if kind == false then break end
     if kind then
       state.closing = false
-      local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless)
+      local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless, params)
       if not ok then
         io.stderr:write("burrow: http worker ", W:index(), ": ", tostring(server), "\n")
         if stream and stream >= 0 then W:done(sid, stream) end

@@ -128,6 +128,7 @@ local function negotiate(requested)
 end
 
 local handlers = {}
+local param_headers_match -- SEP-2243's check (below)
 
 local SERVER_INFO = { name = "burrow", title = "burrow filesystem tools", version = core.version }
 local INSTRUCTIONS = "Filesystem tools sandboxed to the workspace roots. Paths are relative to the first root or absolute under a root's mount."
@@ -345,6 +346,12 @@ function handlers.tools_call(self, params, id)
   if type(args) ~= "table" or getmetatable(args) == json.array_mt then
     return nil, -32602, "Invalid params: arguments must be an object"
   end
+  -- MCP 2026-07-28 over HTTP: the arguments a tool marks x-mcp-header
+  -- come again as Mcp-Param-NAME headers, which must say the same
+  if self.param_headers then
+    local ok, why = param_headers_match(self.ws:tool(name), args, self.param_headers)
+    if not ok then return nil, -32020, "Header mismatch: " .. why end
+  end
   -- MCP 2026-07-28: the retry of a call that asked (its requestState and
   -- the client's inputResponses), checked before anything runs
   local grant, answers = nil, {}
@@ -471,6 +478,38 @@ local handler_of = {
 }
 
 -- ------------------------------------------------- MCP 2026-07-28
+
+-- SEP-2243: each argument whose schema says x-mcp-header = NAME against
+-- the request's Mcp-Param-NAME header: its text as sent, or the bytes of
+-- "=?base64?...?=" (strict Base64); a header present for an absent
+-- argument, or absent for a present one, is a mismatch.
+param_headers_match = function(tool, args, headers)
+  local props = tool and tool.input_schema and tool.input_schema.properties
+  for prop, schema in pairs(type(props) == "table" and props or {}) do
+    local h = type(schema) == "table" and schema["x-mcp-header"]
+    if type(h) == "string" then
+      local sent, value = headers[h:lower()], args[prop]
+      if sent == json.null then return nil, ("Mcp-Param-%s is not UTF-8"):format(h) end
+      if value == nil and sent ~= nil then return nil, ("Mcp-Param-%s has no argument %s to match"):format(h, prop) end
+      if value ~= nil then
+        if sent == nil then return nil, ("Mcp-Param-%s is required: argument %s is given"):format(h, prop) end
+        sent = sent:match("^%s*(.-)%s*$")
+        local b64 = sent:match("^=%?base64%?(.*)%?=$")
+        if b64 then
+          local ok, raw = pcall(core.base64_decode, b64)
+          if not ok or raw == nil then return nil, ("Mcp-Param-%s: invalid Base64"):format(h) end
+          sent = raw
+        end
+        local want = type(value) == "string" and value or type(value) == "boolean" and tostring(value)
+          or type(value) == "number" and (math.type(value) == "integer" and tostring(value) or json.encode(value)) or nil
+        if want == nil or sent ~= want then
+          return nil, ("Mcp-Param-%s does not match argument %s"):format(h, prop)
+        end
+      end
+    end
+  end
+  return true
+end
 
 local function all_versions()
   local out = json.array {}

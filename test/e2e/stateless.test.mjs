@@ -495,3 +495,31 @@ test("ctx:ask in a session: the tool's questions are requests to the client, ans
   assert.deepEqual(asked, ["Your name? (t)", "Your colour?"]);
   await c.close();
 });
+
+test("Mcp-Param-* headers (SEP-2243): an argument marked x-mcp-header must come again in its header, the same", T, async () => {
+  const dir = setup({ "ws/a.txt": "a\n", "region.lua": `return { name = "by_region", description = "test only",
+  input_schema = { type = "object", properties = { region = { type = "string", ["x-mcp-header"] = "Region" } }, required = { "region" } },
+  annotations = { readOnlyHint = true }, permissions = {}, risk = "low",
+  handler = function(_, a) return { text = "region " .. a.region } end,
+  render = function(r) return r.text, {} end }
+` });
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\ntools: [read_file, ./region.lua]\n");
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const listed = (await post(s.url, "tools/list")).msg.result.tools.find((t) => t.name === "by_region");
+  assert.equal(listed.inputSchema.properties.region["x-mcp-header"], "Region", "the marker is listed as given");
+  const call = (region, headers) => post(s.url, "tools/call", { name: "by_region", arguments: { region } }, { headers, id: 9 });
+  // a proxy that routes on Mcp-Param-Region sees what the tool gets
+  const ok = await call("eu-west", { "mcp-param-region": " eu-west " });
+  assert.equal(ok.status, 200);
+  assert.equal(text(ok.msg.result), "region eu-west");
+  const b64 = await call("zürich", { "mcp-param-region": `=?base64?${Buffer.from("zürich").toString("base64")}?=` });
+  assert.equal(b64.status, 200, JSON.stringify(b64.msg));
+  for (const [what, headers, region] of [["another value", { "mcp-param-region": "us-east" }, "eu-west"],
+    ["no header", {}, "eu-west"], ["bad Base64", { "mcp-param-region": "=?base64?ZXUtd2VzdA?=" }, "eu-west"],
+    ["the Base64 of another value", { "mcp-param-region": `=?base64?${Buffer.from("us-east").toString("base64")}?=` }, "eu-west"]]) {
+    const r = await call(region, headers);
+    assert.equal(r.status, 400, `${what}: ${JSON.stringify(r.msg)}`);
+    assert.equal(r.msg.error.code, -32020, what);
+    assert.equal(r.msg.id, 9);
+  }
+});

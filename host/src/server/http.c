@@ -23,6 +23,7 @@
 #include "clock.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <sys/eventfd.h>
 #include <jansson.h>
@@ -398,7 +399,8 @@ static void client_address(struct MHD_Connection *c, char out[INET6_ADDRSTRLEN])
 
 /* MCP 2026-07-28 gives some errors an HTTP status of their own: a
  * request that needs a client capability the client did not declare
- * (-32021) is 400. Such an answer comes at once (before the call does
+ * (-32021), or whose Mcp-Param-* headers differ from its arguments (-32020,
+ * found by the worker, which knows the tool), is 400. Such an answer comes at once (before the call does
  * anything), so a stateless request's response waits up to a second for
  * its call to end before its head is sent: ended with such an error, the
  * answer is that status and body; anything else (a notification first, a
@@ -413,11 +415,29 @@ static int early_error(bw_http *h, struct MHD_Connection *c, stream *t, enum MHD
   json_t *m = json_loadb(t->tail->data, t->tail->len, 0, NULL);
   json_int_t code = json_integer_value(json_object_get(json_object_get(m, "error"), "code"));
   json_decref(m);
-  char *body = code == -32021 ? strndup(t->tail->data, t->tail->len) : NULL;
+  char *body = code == -32021 || code == -32020 ? strndup(t->tail->data, t->tail->len) : NULL;
   if (!body) return 0;
   *rc = reply(c, MHD_HTTP_BAD_REQUEST, "application/json", body, NULL, NULL);
   free(body);
   return 1;
+}
+
+/* A stateless request's Mcp-Param-* headers (SEP-2243: a tool's arguments
+ * marked x-mcp-header, repeated where a proxy can see them), by their
+ * lower-case name after the prefix; the worker checks them against the
+ * arguments. A value that is not UTF-8 is null (it matches nothing). */
+static enum MHD_Result param_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value) {
+  (void)kind;
+  json_t *o = cls;
+  if (!key || strncasecmp(key, "Mcp-Param-", 10) || json_object_size(o) >= 64) return MHD_YES;
+  char name[128];
+  size_t n = 0;
+  for (const char *p = key + 10; *p && n < sizeof name - 1; p++) name[n++] = (char)tolower((unsigned char)*p);
+  name[n] = '\0';
+  json_t *v = value ? json_string(value) : NULL;
+  json_object_set_new(o, name, v ? v : json_null());
+  return MHD_YES;
 }
 
 /* A new session of the token's tenant, in the list (lock held). A
@@ -623,6 +643,12 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     if (s->tenant < h->o.n_tenants) h->ten_calls[s->tenant]++;
   }
   it->kind = BW_HTTP_MSG;
+  if (s->stateless) {
+    json_t *ph = json_object();
+    if (ph) MHD_get_connection_values(c, MHD_HEADER_KIND, param_header, ph);
+    it->params = ph && json_object_size(ph) ? json_dumps(ph, JSON_COMPACT) : NULL;
+    json_decref(ph);
+  }
   snprintf(it->sid, sizeof it->sid, "%s", s->id);
   it->tenant = s->tenant;
   it->stream = t ? t->id : -1;

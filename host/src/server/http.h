@@ -83,6 +83,7 @@ typedef struct bw_http_item {
   char *body;
   long version;
   struct session *session; /* held until the item is freed */
+  char *params; /* a stateless request's Mcp-Param-* headers, a JSON object (NULL: none) */
 } bw_http_item;
 
 /* The item is the one request of MCP 2026-07-28 that its session is made

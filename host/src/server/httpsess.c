@@ -608,5 +608,6 @@ void bw_http_item_free(bw_http *h, bw_http_item *it) {
     pthread_mutex_unlock(&h->mu);
   }
   free(it->body);
+  free(it->params);
   free(it);
 }

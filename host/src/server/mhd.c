@@ -16,6 +16,7 @@ static const bw_dynsym fns[] = {
     {(void **)&bw_mhd.get_daemon_info, "MHD_get_daemon_info"},
     {(void **)&bw_mhd.get_connection_info, "MHD_get_connection_info"},
     {(void **)&bw_mhd.lookup_connection_value, "MHD_lookup_connection_value"},
+    {(void **)&bw_mhd.get_connection_values, "MHD_get_connection_values"},
     {(void **)&bw_mhd.create_response_from_buffer, "MHD_create_response_from_buffer"},
     {(void **)&bw_mhd.create_response_from_callback, "MHD_create_response_from_callback"},
     {(void **)&bw_mhd.add_response_header, "MHD_add_response_header"},

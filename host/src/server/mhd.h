@@ -18,6 +18,7 @@ typedef struct bw_mhd_api {
   __typeof__(&MHD_get_daemon_info) get_daemon_info;
   __typeof__(&MHD_get_connection_info) get_connection_info;
   __typeof__(&MHD_lookup_connection_value) lookup_connection_value;
+  __typeof__(&MHD_get_connection_values) get_connection_values;
   __typeof__(&MHD_create_response_from_buffer) create_response_from_buffer;
   __typeof__(&MHD_create_response_from_callback) create_response_from_callback;
   __typeof__(&MHD_add_response_header) add_response_header;
@@ -36,6 +37,7 @@ int bw_mhd_load(char *err, size_t errlen);
 #define MHD_get_daemon_info bw_mhd.get_daemon_info
 #define MHD_get_connection_info bw_mhd.get_connection_info
 #define MHD_lookup_connection_value bw_mhd.lookup_connection_value
+#define MHD_get_connection_values bw_mhd.get_connection_values
 #define MHD_create_response_from_buffer bw_mhd.create_response_from_buffer
 #define MHD_create_response_from_callback bw_mhd.create_response_from_callback
 #define MHD_add_response_header bw_mhd.add_response_header
