@@ -385,7 +385,6 @@ function handlers.tools_call(self, params, id)
       return self.stdio:cancelled()
     end,
     approve = grant and approvals.approver(grant) or self:approver(),
-    -- why an "ask" cannot be put to this client (the refusal says)
     approved_by = "the client (MCP elicitation)", -- the audit's word for who approved
     session = self.session,
     -- replies encoded by our own stdio (Server:run): read_file may answer
