@@ -238,6 +238,26 @@ test("a deployment key shorter than 32 bytes, or a store that cannot be opened, 
   assert.match(r.stderr, /approval_store: .*no\/such\/dir\/used\.db/);
 });
 
+test("without http.approval_store a used approval state is refused by every worker of the process, not only the one that took it", T, async () => {
+  const dir = setup({ "ws/held/a.txt": "a0\n", "ws/slow.txt": SLOW, "ask.lua": ASK });
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\npolicies: [./ask.lua]\nhttp: {workers: 2}\n");
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const write = { name: "write_file", arguments: { path: "held/a.txt", content: "a1\n" }, _meta: ELICIT };
+  const q = (await post(s.url, "tools/call", write)).msg.result;
+  const retry = () => post(s.url, "tools/call", { ...write, inputResponses: YES, requestState: q.requestState });
+  assert.equal((await retry()).msg.result?.isError, undefined, "the first use writes");
+  // a state each: one worker busy with a grep, the replay goes to the
+  // other; then that one busy and the first freed: the replay goes there
+  const stop1 = await longGrep(s.url);
+  let r = await retry();
+  assert.match(r.msg.error?.message || JSON.stringify(r.msg), /used already/);
+  const stop2 = await longGrep(s.url);
+  stop1();
+  r = await retry();
+  assert.match(r.msg.error?.message || JSON.stringify(r.msg), /used already/);
+  stop2();
+});
+
 test("an approval state expires (http.approval_ttl): a late answer writes nothing", T, async () => {
   const dir = setup({ "ws/held/a.txt": "a0\n", "ask.lua": ASK });
   const [A] = await pair(dir, ", approval_ttl: 1s");
@@ -335,24 +355,32 @@ test("unsupported revisions, missing _meta, removed methods and batches are refu
 
 // One 1.1 MB file on which (a+)+$ backtracks for minutes.
 const BACKTRACK = "(a+)+$";
+const SLOW = ("a".repeat(20) + "b\n").repeat(50000);
 function slowTree() {
-  return setup({ "slow.txt": ("a".repeat(20) + "b\n").repeat(50000) });
+  return setup({ "slow.txt": SLOW });
+}
+
+/** A stateless grep for BACKTRACK, which runs for minutes, started: resolves
+ * once it runs (its first progress report; with progress false, once its
+ * stream is open) to a function that closes its stream. */
+async function longGrep(url, { progress = true, headers = {} } = {}) {
+  const ac = new AbortController();
+  const h = { "content-type": "application/json", accept: "text/event-stream", "mcp-protocol-version": V,
+    "mcp-method": "tools/call", "mcp-name": "grep", ...headers };
+  const r = await fetch(url, { method: "POST", headers: h, signal: ac.signal, body: JSON.stringify({ jsonrpc: "2.0", id: 1,
+    method: "tools/call", params: { name: "grep", arguments: { pattern: BACKTRACK }, _meta: META(progress ? { progressToken: "p" } : {}) } }) });
+  for await (const e of sseEvents(r.body, 60_000)) {
+    if (!progress || (e.data && JSON.parse(e.data).method === "notifications/progress")) break;
+  }
+  return () => ac.abort();
 }
 
 test("closing a request's stream cancels its call: the one worker is free again for the next request", T, async () => {
   const dir = slowTree();
   fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [.]\nhttp: {workers: 1}\n");
   const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
-  const ac = new AbortController();
-  const h = { "content-type": "application/json", accept: "text/event-stream", "mcp-protocol-version": V,
-    "mcp-method": "tools/call", "mcp-name": "grep" };
-  const r = await fetch(s.url, { method: "POST", headers: h, signal: ac.signal, body: JSON.stringify({ jsonrpc: "2.0", id: 1,
-    method: "tools/call", params: { name: "grep", arguments: { pattern: BACKTRACK }, _meta: META({ progressToken: "p" }) } }) });
-  // a state: the grep runs (its first progress report came)
-  for await (const e of sseEvents(r.body, 60_000)) {
-    if (e.data && JSON.parse(e.data).method === "notifications/progress") break;
-  }
-  ac.abort();
+  const stop = await longGrep(s.url); // a state: the grep runs (its first progress report came)
+  stop();
   // the only worker serves this one only once the grep has stopped
   const t0 = performance.now();
   const next = await post(s.url, "tools/list", {});
@@ -365,13 +393,8 @@ test("a closed stream cancels a call that sends nothing (no progressToken): the 
   const dir = slowTree();
   fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [.]\nhttp: {workers: 1}\n");
   const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
-  const ac = new AbortController();
-  const h = { "content-type": "application/json", accept: "text/event-stream", "mcp-protocol-version": V,
-    "mcp-method": "tools/call", "mcp-name": "grep" };
-  const r = await fetch(s.url, { method: "POST", headers: h, signal: ac.signal, body: JSON.stringify({ jsonrpc: "2.0", id: 1,
-    method: "tools/call", params: { name: "grep", arguments: { pattern: BACKTRACK }, _meta: META() } }) });
-  for await (const e of sseEvents(r.body, 60_000)) break; // the stream is open (its priming event)
-  ac.abort();
+  const stop = await longGrep(s.url, { progress: false }); // the stream is open (its priming event)
+  stop();
   // the grep stopped, or never began: either way the one worker is free
   const next = await post(s.url, "tools/list", {});
   assert.equal(next.status, 200);
@@ -385,17 +408,10 @@ test("stateless calls count against max_calls (they are not a way around it) and
   await legacy.connect(new StreamableHTTPClientTransport(new URL(s.url))); // the one session
   const d = await post(s.url, "server/discover");
   assert.equal(d.status, 200, "a stateless request is no session");
-  const ac = new AbortController();
-  const h = { "content-type": "application/json", accept: "text/event-stream", "mcp-protocol-version": V,
-    "mcp-method": "tools/call", "mcp-name": "grep" };
-  const r = await fetch(s.url, { method: "POST", headers: h, signal: ac.signal, body: JSON.stringify({ jsonrpc: "2.0", id: 1,
-    method: "tools/call", params: { name: "grep", arguments: { pattern: BACKTRACK }, _meta: META({ progressToken: "p" }) } }) });
-  for await (const e of sseEvents(r.body, 60_000)) {
-    if (e.data && JSON.parse(e.data).method === "notifications/progress") break;
-  }
+  const stop = await longGrep(s.url);
   const second = await post(s.url, "tools/list", {});
   assert.equal(second.status, 429, "the running grep holds the one call max_calls allows");
-  ac.abort();
+  stop();
   await legacy.close();
 });
 
