@@ -72,6 +72,29 @@ local function sign(key, payload)
   return payload .. "." .. core.hmac_sha256(key, "burrow-mrtr-1." .. payload)
 end
 
+--- The form that asks the client's user about req (an elicitation's
+-- params), in either era of MCP.
+function approvals.form(tool, req, reason)
+  return {
+    message = ("Allow %s to %s %s? %s"):format(tool, req.operation, req.path, reason),
+    requestedSchema = {
+      type = "object",
+      properties = { approve = { type = "boolean", title = "Allow", description = "Let this call go ahead" } },
+      required = json.array { "approve" },
+    },
+  }
+end
+
+--- What the user's answer to that form (an elicitation result) decides:
+-- true, or false and why. Accepting the form approves; only an approve box
+-- left unticked says no.
+function approvals.verdict(r)
+  r = type(r) == "table" and r or {}
+  if r.action ~= "accept" then return false, "the user chose " .. tostring(r.action or "no answer") end
+  if type(r.content) == "table" and r.content.approve == false then return false, "the user said no" end
+  return true
+end
+
 --- The InputRequiredResult of question req (asked by tool name with
 -- args) for a client that declared elicitation; s: the Server.
 function approvals.ask(s, name, args, req, reason, hooks)
@@ -85,14 +108,7 @@ function approvals.ask(s, name, args, req, reason, hooks)
   return {
     resultType = "input_required",
     inputRequests = {
-      [approvals.INPUT] = { method = "elicitation/create", params = {
-        message = ("Allow %s to %s %s? %s"):format(req.tool or name, req.operation, req.path, reason),
-        requestedSchema = {
-          type = "object",
-          properties = { approve = { type = "boolean", title = "Allow", description = "Let this call go ahead" } },
-          required = json.array { "approve" },
-        },
-      } },
+      [approvals.INPUT] = { method = "elicitation/create", params = approvals.form(req.tool or name, req, reason) },
     },
     requestState = sign(s:mrtr_key(), payload),
   }
@@ -160,11 +176,7 @@ function approvals.approver(grant)
     if req.operation ~= grant.operation or req.path ~= grant.path then
       return false, "this approval was for " .. grant.operation .. " " .. grant.path
     end
-    local a = type(grant.answer) == "table" and grant.answer or {}
-    if a.action ~= "accept" then return false, "the user chose " .. tostring(a.action or "no answer") end
-    local c = type(a.content) == "table" and a.content or {}
-    if c.approve == false then return false, "the user said no" end
-    return true
+    return approvals.verdict(grant.answer)
   end
 end
 

@@ -257,35 +257,21 @@ function Server:approver()
   if not (self.client_caps and self.client_caps.elicitation) then return nil end
   if (self.protocol or "") < "2025-06-18" then return nil end
   return function(req, reason)
-    -- an id no client can guess: an answer sent before the question is
-    -- asked cannot name it (it stays a stray reply, dropped)
-    local id = "burrow-approval-" .. core.random_hex(8)
-    self:send { id = id, method = "elicitation/create", params = {
-      message = ("Allow %s to %s %s? %s"):format(req.tool, req.operation, req.path, reason),
-      requestedSchema = {
-        type = "object",
-        properties = { approve = { type = "boolean", title = "Allow", description = "Let this call go ahead" } },
-        required = json.array { "approve" },
-      },
-    } }
-    local answer, why = self:await(id, self.approval_timeout or 300)
-    if not answer then return false, why end
-    if answer.error then return false, "the client refused: " .. tostring(answer.error.message) end
-    local r = type(answer.result) == "table" and answer.result or {}
-    if r.action ~= "accept" then return false, "the user chose " .. tostring(r.action) end
-    -- accepting the form approves; only an approve box left unticked says no
-    if type(r.content) == "table" and r.content.approve == false then return false, "the user said no" end
-    return true
+    local r, why = self:ask_client("elicitation/create", approvals.form(req.tool, req, reason), "burrow-approval-")
+    if why then return false, why end
+    return approvals.verdict(r)
   end
 end
 
 -- What a tool may ask the client (ctx:ask), and the capability it needs.
 local ASK_CAPABILITY = { ["elicitation/create"] = "elicitation", ["sampling/createMessage"] = "sampling", ["roots/list"] = "roots" }
 
---- A request to the client in the session revisions, waited for (a tool's
--- ctx:ask): its result, or nil and why.
-function Server:ask_client(method, params)
-  local id = "burrow-ask-" .. core.random_hex(8)
+--- A request to the client in the session revisions, waited for (an
+-- approval, a tool's ctx:ask): its result, or nil and why. Its id is one no
+-- client can guess: an answer sent before the question is asked cannot
+-- name it (it stays a stray reply, dropped).
+function Server:ask_client(method, params, prefix)
+  local id = (prefix or "burrow-ask-") .. core.random_hex(8)
   self:send { id = id, method = method, params = params }
   local answer, why = self:await(id, self.approval_timeout or 300)
   if not answer then return nil, why end
