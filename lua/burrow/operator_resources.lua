@@ -21,6 +21,7 @@
 
 local core = require "burrow.core"
 local json = core.json
+local scripted = require "burrow.scripted"
 
 local M = {}
 
@@ -71,21 +72,15 @@ end
 --- Load the files: { fixed = {...}, templates = {...}, by_uri = {} }, or
 -- nil and what is wrong (the workspace does not open).
 function M.load(files)
-  local set = { fixed = {}, templates = {}, by_uri = {} }
-  for _, file in ipairs(files or {}) do
-    local chunk, err = core.loadfile(file)
-    if not chunk then return nil, err end
-    local ok, r = pcall(chunk)
-    if not ok then return nil, ("%s: %s"):format(file, r) end
-    local checked, why = check(r, file)
-    if not checked then return nil, why end
-    local key = r.uri or r.uri_template
-    if set.by_uri[key] then return nil, ("resource %s is defined twice (%s)"):format(key, file) end
-    set.by_uri[key] = r
-    local list = r.uri and set.fixed or set.templates
-    list[#list + 1] = r
+  local list, by_uri = scripted.load(files, check, function(r) return r.uri or r.uri_template end,
+    "resource %s is defined twice (%s)")
+  if not list then return nil, by_uri end
+  if #list > M.MAX then return nil, ("more than %d operator resources"):format(M.MAX) end
+  local set = { fixed = {}, templates = {}, by_uri = by_uri }
+  for _, r in ipairs(list) do
+    local kind = r.uri and set.fixed or set.templates
+    kind[#kind + 1] = r
   end
-  if #set.fixed + #set.templates > M.MAX then return nil, ("more than %d operator resources"):format(M.MAX) end
   return set
 end
 
@@ -123,17 +118,13 @@ local function find(set, uri)
   end
 end
 
-local function ctx_of(ws, hooks)
-  return { call = function(_, tool, args) return ws:call(tool, args or {}, hooks) end }
-end
-
 --- resources/read of an operator resource: the result; false when no
 -- operator resource has this URI (the caller tries the files); or nil, a
 -- code, a message (and data).
 function M.read(ws, uri, hooks)
   local r, vars = find(ws.operator_resources, uri)
   if not r then return false end
-  local ok, res, why = pcall(r.read, vars, ctx_of(ws, hooks))
+  local ok, res, why = pcall(r.read, vars, scripted.ctx(ws, hooks))
   if not ok then
     io.stderr:write("burrow: resource ", uri, " failed: ", tostring(res), "\n")
     return nil, -32603, ("resource %s failed; see the server log"):format(uri)
@@ -154,17 +145,11 @@ end
 
 --- completion/complete for a variable of an operator template: its
 -- complete function's values; false when the URI is no operator template.
-function M.complete(ws, uri, argument, hooks, values_of)
+function M.complete(ws, uri, argument, hooks)
   local set = ws.operator_resources
   local t = set and set.by_uri[uri]
   if not (t and t.uri_template) then return false end
-  if not t.complete then return values_of {} end
-  local ok, list = pcall(t.complete, argument.name, argument.value, ctx_of(ws, hooks))
-  if not ok then
-    io.stderr:write("burrow: resource template ", uri, " complete failed: ", tostring(list), "\n")
-    return nil, -32603, ("resource template %s: completion failed; see the server log"):format(uri)
-  end
-  return values_of(type(list) == "table" and list or {})
+  return scripted.complete(t.complete, argument, scripted.ctx(ws, hooks), "resource template " .. uri)
 end
 
 return M

@@ -17,10 +17,10 @@
 
 local core = require "burrow.core"
 local json = core.json
+local scripted = require "burrow.scripted"
 
 local prompts = {}
 
-prompts.MAX_VALUES = 100 -- completion values per answer (MCP's cap)
 local NAME = "^[%w_./-]+$"
 
 local function check(p, file)
@@ -54,18 +54,7 @@ end
 --- Load the prompt files: the list in order and a name index, or nil and
 -- what is wrong (the workspace does not open).
 function prompts.load(files)
-  local list, by_name = {}, {}
-  for _, file in ipairs(files or {}) do
-    local chunk, err = core.loadfile(file)
-    if not chunk then return nil, err end
-    local ok, p = pcall(chunk)
-    if not ok then return nil, ("%s: %s"):format(file, p) end
-    local checked, why = check(p, file)
-    if not checked then return nil, why end
-    if by_name[p.name] then return nil, ("prompt %q is defined twice (%s)"):format(p.name, file) end
-    list[#list + 1], by_name[p.name] = p, p
-  end
-  return list, by_name
+  return scripted.load(files, check, function(p) return p.name end, 'prompt "%s" is defined twice (%s)')
 end
 
 --- prompts/list's entries.
@@ -104,12 +93,6 @@ local function check_messages(res, name)
   return { description = type(res.description) == "string" and res.description or nil, messages = out }
 end
 
--- What a prompt's code gets: ctx:call runs a tool as the client's call
--- would (its policies, its caps, the session's scope).
-local function ctx_of(ws, hooks)
-  return { call = function(_, tool, args) return ws:call(tool, args or {}, hooks) end }
-end
-
 --- prompts/get: the result, or nil, a JSON-RPC code, a message (and data).
 function prompts.get(ws, params, hooks)
   local p = ws.prompt_by_name and ws.prompt_by_name[params.name]
@@ -133,7 +116,7 @@ function prompts.get(ws, params, hooks)
       return nil, -32602, ("Invalid params: prompt %s needs the argument %s"):format(p.name, a.name)
     end
   end
-  local ok, res, why = pcall(p.get, args, ctx_of(ws, hooks))
+  local ok, res, why = pcall(p.get, args, scripted.ctx(ws, hooks))
   if not ok then
     io.stderr:write("burrow: prompt ", p.name, " failed: ", tostring(res), "\n")
     return nil, -32603, ("prompt %s failed; see the server log"):format(p.name)
@@ -147,26 +130,12 @@ function prompts.get(ws, params, hooks)
   return out
 end
 
-local function values_of(list)
-  local vals = json.array {}
-  for i = 1, math.min(#list, prompts.MAX_VALUES) do vals[i] = tostring(list[i]) end
-  return { completion = { values = vals, total = #list, hasMore = #list > prompts.MAX_VALUES } }
-end
-
 --- completion/complete for a prompt's argument: its complete function's
 -- values (none without one).
 function prompts.complete(ws, ref, argument, hooks)
   local p = ws.prompt_by_name and ws.prompt_by_name[ref.name]
   if not p then return nil, -32602, ("Invalid params: no prompt named %s"):format(tostring(ref.name)) end
-  if not p.complete then return values_of {} end
-  local ok, list = pcall(p.complete, argument.name, argument.value, ctx_of(ws, hooks))
-  if not ok then
-    io.stderr:write("burrow: prompt ", p.name, " complete failed: ", tostring(list), "\n")
-    return nil, -32603, ("prompt %s: completion failed; see the server log"):format(p.name)
-  end
-  return values_of(type(list) == "table" and list or {})
+  return scripted.complete(p.complete, argument, scripted.ctx(ws, hooks), "prompt " .. p.name)
 end
-
-prompts.values_of = values_of
 
 return prompts

@@ -134,8 +134,8 @@ end
 -- far whose names start with its last part, folders ending in "/", as
 -- list_dir gives them (its caps, the policies, the session's scope).
 function resources.complete(self, ref, argument)
-  local values = require("burrow.prompts").values_of
-  local res, code, msg = operator.complete(self.ws, ref.uri, argument, hooks_of(self), values)
+  local values = require("burrow.scripted").values
+  local res, code, msg = operator.complete(self.ws, ref.uri, argument, hooks_of(self))
   if res ~= false then return res, code, msg end
   local mount
   for _, m in ipairs(mounts(self)) do
