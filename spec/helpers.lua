@@ -335,6 +335,29 @@ function H.mcp_config(config, messages)
   return by_id, H.read(tmp, "err") or "", code
 end
 
+-- The _meta of a stateless request (MCP 2026-07-28), no capabilities.
+H.META_2026 = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
+  ["io.modelcontextprotocol/clientCapabilities"] = setmetatable({}, { __jsontype = "object" }) }
+
+-- One case run in both eras of MCP (it: the spec's own busted `it`):
+-- fn(req, pre) where req(id, method, params) builds a request of that era
+-- and pre is what comes first (an initialize in a session, nothing
+-- stateless).
+function H.both_eras(it, name, fn)
+  it(name .. " (a session)", function()
+    fn(function(id, method, params) return { id = id, method = method, params = params } end,
+      { { id = "init", method = "initialize", params = { protocolVersion = "2025-11-25", capabilities = {},
+        clientInfo = { name = "busted", version = "1" } } } })
+  end)
+  it(name .. " (stateless 2026-07-28)", function()
+    fn(function(id, method, params)
+      params = params or {}
+      params._meta = H.META_2026
+      return { id = id, method = method, params = params }
+    end, {})
+  end)
+end
+
 -- Run Lua source in a child lua5.4 (this process's package paths, from the
 -- repository) under `timeout -s KILL guard` and, unless AddressSanitizer is
 -- preloaded (it reserves terabytes), a 2 GB address-space bound: for cases

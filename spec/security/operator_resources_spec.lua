@@ -8,8 +8,7 @@ local H = require "helpers"
 local json = H.json
 local serve = H.mcp_config
 
-local META = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
-  ["io.modelcontextprotocol/clientCapabilities"] = setmetatable({}, { __jsontype = "object" }) }
+local META = H.META_2026
 
 local FIXED = [[
 return { uri = "notes://todo", name = "todo", title = "To do", mime_type = "text/markdown",
@@ -47,20 +46,7 @@ describe(H.tag("operator resources"), function()
     config = dir .. "/burrow.yaml"
   end)
 
-  local function both(name, fn)
-    it(name .. " (a session)", function()
-      fn(function(id, method, params) return { id = id, method = method, params = params } end,
-        { { id = "init", method = "initialize", params = { protocolVersion = "2025-11-25", capabilities = {},
-          clientInfo = { name = "busted", version = "1" } } } })
-    end)
-    it(name .. " (stateless 2026-07-28)", function()
-      fn(function(id, method, params)
-        params = params or {}
-        params._meta = META
-        return { id = id, method = method, params = params }
-      end, {})
-    end)
-  end
+  local function both(name, fn) H.both_eras(it, name, fn) end
 
   both("lists the fixed ones beside the files and the templates beside the roots', and reads them", function(req, pre)
     local msgs = { table.unpack(pre) }

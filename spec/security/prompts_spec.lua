@@ -7,8 +7,7 @@
 local H = require "helpers"
 local json = H.json
 
-local META = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
-  ["io.modelcontextprotocol/clientCapabilities"] = setmetatable({}, { __jsontype = "object" }) }
+local META = H.META_2026
 
 local serve = H.mcp_config
 
@@ -47,20 +46,7 @@ describe(H.tag("operator prompts"), function()
     config = dir .. "/burrow.yaml"
   end)
 
-  local function both(name, fn)
-    it(name .. " (a session)", function()
-      fn(function(id, method, params) return { id = id, method = method, params = params } end,
-        { { id = "init", method = "initialize", params = { protocolVersion = "2025-11-25", capabilities = {},
-          clientInfo = { name = "busted", version = "1" } } } })
-    end)
-    it(name .. " (stateless 2026-07-28)", function()
-      fn(function(id, method, params)
-        params = params or {}
-        params._meta = META
-        return { id = id, method = method, params = params }
-      end, {})
-    end)
-  end
+  local function both(name, fn) H.both_eras(it, name, fn) end
 
   both("lists the prompt with its arguments, and gets it with its tool call's result", function(req, pre)
     local msgs = { table.unpack(pre) }

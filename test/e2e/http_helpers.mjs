@@ -3,6 +3,7 @@
 
 import { spawn } from "node:child_process";
 import http from "node:http";
+import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -144,4 +145,22 @@ ${sticky ? `  # one instance per session: learnt from the initialize answer's he
 ` : ""}  http-response set-header X-Served-By %[srv_name]
 ${backends.map((b, i) => `  server b${i + 1} 127.0.0.1:${b}`).join("\n")}
 `;
+}
+
+/** A free loopback port (for a proxy in front of the servers). */
+export function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+}
+
+/** Resolves once something accepts connections on the loopback port. */
+export async function waitPort(port, ms = 10_000) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const ok = await new Promise((r) => { const c = net.connect(port, "127.0.0.1", () => { c.end(); r(true); }); c.on("error", () => r(false)); });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listens on ${port}`);
 }

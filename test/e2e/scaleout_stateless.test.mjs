@@ -15,30 +15,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { startHttp, haproxyConfig } from "./http_helpers.mjs";
+import { startHttp, haproxyConfig, freePort, waitPort } from "./http_helpers.mjs";
 
 const HAPROXY = spawnSync("sh", ["-c", "command -v haproxy || ls /usr/sbin/haproxy"], { encoding: "utf8" }).stdout.trim().split("\n")[0];
 const CLIENTS = 4, CALLS = 500;
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
-}
-
-async function waitPort(port, ms = 10_000) {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    const ok = await new Promise((r) => { const c = net.connect(port, "127.0.0.1", () => { c.end(); r(true); }); c.on("error", () => r(false)); });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
 
 test("two instances, round robin, no stick table: 2026-07-28 clients on both, approvals across instances, no lost compare-and-set", { timeout: 300_000, skip: !HAPROXY && "haproxy not installed" }, async () => {
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-scale2-")));
