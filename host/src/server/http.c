@@ -35,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "core.h"
@@ -440,35 +439,6 @@ static enum MHD_Result param_header(void *cls, enum MHD_ValueKind kind, const ch
   return MHD_YES;
 }
 
-/* A new session of the token's tenant, in the list (lock held). A
- * stateless one (one request of MCP 2026-07-28) counts against no session
- * limit: it holds one call, which counts as calls do, and ends when the
- * worker lets go of it. */
-static session *new_session(bw_http *h, int token, const char *addr, int stateless) {
-  session *s = calloc(1, sizeof *s);
-  unsigned char rnd[16];
-  if (!s || getrandom(rnd, sizeof rnd, 0) != sizeof rnd) {
-    free(s);
-    return NULL;
-  }
-  for (int i = 0; i < 16; i++) sprintf(s->id + 2 * i, "%02x", rnd[i]);
-  s->token = token;
-  s->tenant = token >= 0 ? h->o.tokens[token].tenant : 0;
-  snprintf(s->addr, sizeof s->addr, "%s", addr);
-  s->running = s->home = -1; /* any worker takes it */
-  s->watch_fd = -1;
-  s->refs = 1; /* the list's */
-  s->next_stream = 1;
-  s->stateless = stateless;
-  s->next = h->sessions;
-  h->sessions = s;
-  if (stateless) return s;
-  h->nsessions++;
-  if (token >= 0) h->tok_sessions[token]++;
-  if (s->tenant < h->o.n_tenants) h->ten_sessions[s->tenant]++;
-  return s;
-}
-
 /* A POST's body, complete: checked, then answered here (ping, a cancel)
  * or queued for the session's worker. */
 static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
@@ -545,7 +515,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
                           "(http.tenants.NAME.max_sessions)",
                     "Retry-After", "5");
     }
-    s = new_session(h, k->token, addr, 0);
+    s = bwh_session_new(h, k->token, addr, 0);
     if (!s) {
       pthread_mutex_unlock(&h->mu);
       json_decref(m);
@@ -556,7 +526,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   } else if (v.modern) { /* one request: a session of its own that ends with it */
     char addr[INET6_ADDRSTRLEN];
     client_address(c, addr);
-    s = new_session(h, k->token, addr, 1);
+    s = bwh_session_new(h, k->token, addr, 1);
     if (!s) {
       pthread_mutex_unlock(&h->mu);
       json_decref(m);

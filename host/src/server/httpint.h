@@ -115,6 +115,10 @@ int bwh_stream_push(bw_http *h, stream *t, const char *text, size_t n);
 void bwh_stream_release(bw_http *h, stream *t);
 void bwh_session_unref(bw_http *h, session *s);
 session *bwh_session_find(bw_http *h, const char *id);
+/* A new session of the token's tenant, in the list: a stateless one (one
+ * request of MCP 2026-07-28) counts against no session limit. NULL: no
+ * memory or no randomness. */
+session *bwh_session_new(bw_http *h, int token, const char *addr, int stateless);
 /* Queue it on its session: the worker holding the session is woken, or
  * the session becomes runnable. */
 void bwh_queue_item(bw_http *h, session *s, bw_http_item *it);

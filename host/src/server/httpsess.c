@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "clock.h"
@@ -153,6 +154,35 @@ void bwh_session_unref(bw_http *h, session *s) {
   if (s->watch_fd >= 0) close(s->watch_fd);
   free(s->record);
   free(s);
+}
+
+/* A new session of the token's tenant, in the list (lock held). A
+ * stateless one (one request of MCP 2026-07-28) counts against no session
+ * limit: it holds one call, which counts as calls do, and ends when the
+ * worker lets go of it. */
+session *bwh_session_new(bw_http *h, int token, const char *addr, int stateless) {
+  session *s = calloc(1, sizeof *s);
+  unsigned char rnd[16];
+  if (!s || getrandom(rnd, sizeof rnd, 0) != sizeof rnd) {
+    free(s);
+    return NULL;
+  }
+  for (int i = 0; i < 16; i++) sprintf(s->id + 2 * i, "%02x", rnd[i]);
+  s->token = token;
+  s->tenant = token >= 0 ? h->o.tokens[token].tenant : 0;
+  snprintf(s->addr, sizeof s->addr, "%s", addr);
+  s->running = s->home = -1; /* any worker takes it */
+  s->watch_fd = -1;
+  s->refs = 1; /* the list's */
+  s->next_stream = 1;
+  s->stateless = stateless;
+  s->next = h->sessions;
+  h->sessions = s;
+  if (stateless) return s;
+  h->nsessions++;
+  if (token >= 0) h->tok_sessions[token]++;
+  if (s->tenant < h->o.n_tenants) h->ten_sessions[s->tenant]++;
+  return s;
 }
 
 session *bwh_session_find(bw_http *h, const char *id) {
