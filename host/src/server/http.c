@@ -210,150 +210,6 @@ static int accepts(struct MHD_Connection *c, const char *type) {
   return a && (strstr(a, type) || strstr(a, "*/*"));
 }
 
-/* ---------------------------------------------------- the SSE reader */
-
-typedef struct reader {
-  bw_http *h;
-  session *s;
-  stream *t;
-  long pos;   /* last event sent */
-  int json;   /* a JSON answer, not SSE: only the final message */
-  int linger; /* a resumed stream: open after its end, as the SDK expects */
-  int primed; /* the first event (id, retry, no data) is out */
-  char *pend;
-  size_t plen, poff;
-} reader;
-
-static void reader_free(void *cls) {
-  reader *r = cls;
-  bw_http *h = r->h;
-  pthread_mutex_lock(&h->mu);
-  r->t->readers--;
-  /* a stateless request's stream closed before its answer: MCP 2026-07-28
-   * says that cancels it (the call stops at its next check, or never
-   * begins) */
-  if (r->s->stateless && !r->t->done) {
-    r->s->abandoned = 1;
-    if (r->s->running >= 0) atomic_store(&h->w[r->s->running].cancelled, 1);
-  }
-  bwh_session_unref(h, r->s);
-  pthread_mutex_unlock(&h->mu);
-  free(r->pend);
-  free(r);
-}
-
-/* SSE framing of one message: its data is one line (JSON has no raw
- * newlines), its id names the stream and the event's place in it. */
-static char *frame(const reader *r, const event *e, size_t *n) {
-  size_t cap = e->len + 128;
-  char *b = malloc(cap);
-  if (!b) return NULL;
-  int k = snprintf(b, cap, "id: %ld-%ld\nevent: message\ndata: ", r->t->id,
-                   e->seq);
-  memcpy(b + k, e->data, e->len);
-  memcpy(b + k + e->len, "\n\n", 2);
-  *n = (size_t)k + e->len + 2;
-  return b;
-}
-
-static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
-  (void)pos;
-  reader *r = cls;
-  bw_http *h = r->h;
-  while (!r->pend) {
-    pthread_mutex_lock(&h->mu);
-    if (!r->primed && !r->json) { /* the priming event: resumable from here */
-      char b[160];
-      int k = snprintf(b, sizeof b, "id: %ld-%ld\nretry: %d\ndata: \n\n",
-                       r->t->id, r->pos, h->o.retry_ms);
-      r->pend = strdup(b);
-      r->plen = (size_t)k;
-      r->primed = 1;
-      pthread_mutex_unlock(&h->mu);
-      break;
-    }
-    event *e = r->t->head;
-    while (e && e->seq <= r->pos) e = e->next;
-    if (e && r->json) { /* only the last message: the response */
-      if (!r->t->done) e = NULL;
-      else {
-        while (e->next) e = e->next;
-        r->pend = strdup(e->data);
-        r->plen = e->len;
-        r->pos = e->seq;
-      }
-    } else if (e) {
-      r->pend = frame(r, e, &r->plen);
-      r->pos = e->seq;
-      if (e->seq > r->t->sent) r->t->sent = e->seq;
-    }
-    if (r->pend) {
-      pthread_mutex_unlock(&h->mu);
-      break;
-    }
-    if ((r->t->done && (!e || r->json) && !r->linger) || r->s->closed ||
-        h->stopped) {
-      pthread_mutex_unlock(&h->mu);
-      return MHD_CONTENT_READER_END_OF_STREAM;
-    }
-    /* a comment now and then shows a dead client: at once for a
-     * stateless request, whose closed stream cancels its call */
-    struct timespec ts;
-    bwh_deadline(&ts, r->s->stateless ? 1 : 15);
-    if (pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT && !r->json) {
-      r->pend = strdup(": keep-alive\n\n"); /* a dead client shows up */
-      r->plen = r->pend ? strlen(r->pend) : 0;
-    }
-    r->s->last = bwh_now();
-    pthread_mutex_unlock(&h->mu);
-  }
-  if (!r->pend) return MHD_CONTENT_READER_END_WITH_ERROR;
-  size_t n = r->plen - r->poff;
-  if (n > max) n = max;
-  memcpy(buf, r->pend + r->poff, n);
-  r->poff += n;
-  if (r->poff == r->plen) {
-    free(r->pend);
-    r->pend = NULL;
-    r->plen = r->poff = 0;
-  }
-  return (ssize_t)n;
-}
-
-/* Answer with stream t of session s from event pos on (lock held). */
-static enum MHD_Result stream_answer(bw_http *h, struct MHD_Connection *c,
-                                     session *s, stream *t, long pos,
-                                     int json, int fresh) {
-  reader *r = calloc(1, sizeof *r);
-  if (!r) return MHD_NO;
-  r->linger = fresh < 0;
-  r->h = h;
-  r->s = s;
-  r->t = t;
-  r->pos = pos;
-  r->json = json;
-  s->refs++;
-  t->readers++;
-  struct MHD_Response *resp = MHD_create_response_from_callback(
-      MHD_SIZE_UNKNOWN, 64 * 1024, read_sse, r, reader_free);
-  if (!resp) {
-    t->readers--;
-    s->refs--;
-    free(r);
-    return MHD_NO;
-  }
-  MHD_add_response_header(resp, "Content-Type",
-                          json ? "application/json" : "text/event-stream");
-  if (!json) {
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
-    MHD_add_response_header(resp, "X-Accel-Buffering", "no"); /* nginx: pass events on at once */
-  }
-  if (fresh > 0) MHD_add_response_header(resp, "Mcp-Session-Id", s->id);
-  enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, resp);
-  MHD_destroy_response(resp);
-  return rc;
-}
-
 /* ---------------------------------------------------------- handlers */
 
 static enum MHD_Result do_get(bw_http *h, struct MHD_Connection *c,
@@ -381,7 +237,7 @@ static enum MHD_Result do_get(bw_http *h, struct MHD_Connection *c,
   /* a new GET stream: what no reader has had yet (a request the server
    * sent before the client opened it, kept within the replay bound) */
   if (pos < 0) pos = t->sent;
-  return stream_answer(h, c, s, t, pos, 0, t->id ? -1 : 0);
+  return bwh_stream_answer(h, c, s, t, pos, 0, t->id ? -1 : 0);
 }
 
 /* The client's address as text ("" if unknown). */
@@ -642,7 +498,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   t->readers++;
   int early = s->stateless && early_error(h, c, t, &rc); /* its status is the answer's */
   t->readers--;
-  if (!early) rc = stream_answer(h, c, s, t, 0, !accepts(c, "text/event-stream"), init);
+  if (!early) rc = bwh_stream_answer(h, c, s, t, 0, !accepts(c, "text/event-stream"), init);
   bwh_session_unref(h, s);
   pthread_mutex_unlock(&h->mu);
   return rc;

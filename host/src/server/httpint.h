@@ -138,6 +138,14 @@ void *bwh_reaper(void *arg);
 void *bwh_poller(void *arg);
 void bwh_poll_wake(bw_http *h);
 
+/* httpsse.c: answer c with stream t of session s from event pos on, as SSE
+ * (json: only the final message, as application/json); fresh > 0 names the
+ * new session in Mcp-Session-Id, fresh < 0 keeps a resumed stream open
+ * after its end (lock held). */
+struct MHD_Connection;
+enum MHD_Result bwh_stream_answer(bw_http *h, struct MHD_Connection *c, session *s,
+                                  stream *t, long pos, int json, int fresh);
+
 /* httpera.c: the era of a POST and the checks of MCP 2026-07-28 */
 typedef struct bwh_verdict {
   int modern;       /* served statelessly (2026-07-28), without a session */
