@@ -20,6 +20,7 @@
 
 local core = require "burrow.core"
 local json = core.json
+local listen = require "burrow.listen"
 
 local http = {}
 
@@ -97,7 +98,7 @@ end
 local function snapshot(server)
   local wid, watch_fd, watch_in
   if server.watches then
-    if next(server.subs) == nil then -- no subscription left: the watcher goes
+    if next(server.subs) == nil and not listen.watching(server) then -- no subscription left: the watcher goes
       server.watches:drop()
       server.watches:close()
       server.watches = nil
@@ -116,6 +117,7 @@ local function snapshot(server)
     protocol = server.protocol, client = server.client, client_caps = server.client_caps,
     log_level = server.log_level, next_id = server.next_id, waiting = server.waiting,
     client_root_list = server.client_root_list, watcher = wid, subs = wid and server.subs or nil,
+    listens = listen.snapshot(server),
     session = { id = s.id, scope = s.scope, packs = s.packs, undo = undo and undo:id() },
   })
   if not ok or #text > SNAPSHOT_MAX then return nil, true end
@@ -130,9 +132,10 @@ local function restore(server, text)
   server.log_level, server.next_id = r.log_level, r.next_id or 0
   server.waiting = r.waiting or {}
   server.client_root_list = r.client_root_list
-  if type(r.watcher) == "string" and type(r.subs) == "table" then
+  if type(r.watcher) == "string" then
     require("burrow.resources").adopt(server, r.watcher, r.subs)
   end
+  listen.adopt(server, r.listens)
   local s = r.session or {}
   server.session = { id = s.id or server.session.id, tenant = server.session.tenant, scope = s.scope, packs = s.packs,
     undo_budget = server.session.undo_budget, watch_budget = server.session.watch_budget,
@@ -197,6 +200,7 @@ local function dispose_snapshot(rec)
   local w = type(r.watcher) == "string" and core.watcher_find(r.watcher)
   if w then
     for _, wid in pairs(type(r.subs) == "table" and r.subs or {}) do w:remove(wid) end
+    for _, wid in ipairs(listen.watch_ids(r.listens)) do w:remove(wid) end
     w:drop()
     w:close()
   end
@@ -218,7 +222,7 @@ local function handle_stateless(W, state, sid, tenant, stream, body, params)
 end
 
 local function handle(W, state, kind, sid, tenant, stream, body, version, stateless, params)
-  if stateless then return handle_stateless(W, state, sid, tenant, stream, body, params) end
+  if stateless == true then return handle_stateless(W, state, sid, tenant, stream, body, params) end
   if kind == "close" then
     local c = state.cache[sid]
     if c and c.version == version then return dispose(state, sid, c.server) end
@@ -232,6 +236,9 @@ local function handle(W, state, kind, sid, tenant, stream, body, version, statel
     return server
   end
   server.stream = stream >= 0 and stream or nil
+  -- a subscriptions/listen: a session of its own (http.c), whose stream 0
+  -- is the listen's; acknowledged, it stays open for what its watches send
+  server.can_listen, server.listening = stateless == "listen", nil
   local msg, err = json.decode(body)
   if msg == nil then
     server:error(nil, -32700, "parse error: " .. tostring(err))
@@ -239,7 +246,7 @@ local function handle(W, state, kind, sid, tenant, stream, body, version, statel
     server:handle(msg)
   end
   server.stream = nil
-  if stream >= 0 then W:done(sid, stream) end
+  if stream >= 0 and not server.listening then W:done(sid, stream) end
   -- notifications that came while it awaited an answer (Server:await
   -- keeps them): they need no stream
   while #server.pending > 0 do

@@ -11,6 +11,7 @@ local json = core.json
 local resources = require "burrow.resources"
 local client_roots = require "burrow.client_roots"
 local approvals = require "burrow.approvals"
+local listen = require "burrow.listen"
 
 local mcp = {}
 
@@ -35,6 +36,7 @@ function mcp.new(ws, opts)
     session = opts.session or { id = ws.session and ws.session.id or "mcp" },
     pending = {}, next_id = 0,
     subs = {},    -- resources/subscribe: uri -> watch id
+    listens = {}, -- subscriptions/listen: listen.key(id) -> {id, filter, subs}
     waiting = {}, -- our requests to the client: id -> function(reply)
   }, Server)
 end
@@ -182,6 +184,9 @@ handlers.resources_unsubscribe = resources.unsubscribe
 local on_note = {}
 on_note["notifications/initialized"] = client_roots.ask
 on_note["notifications/roots/list_changed"] = client_roots.ask
+-- a cancel of a tool call is the stdio thread's (lserver.c); one naming a
+-- listen ends it
+on_note["notifications/cancelled"] = listen.cancel
 
 function handlers.logging_setLevel(self, params)
   if not LEVELS[params.level] then
@@ -510,9 +515,18 @@ local function stateless_version(v)
   return false
 end
 
--- What the stateless revision honours: no subscriptions or list changes
--- (they come with subscriptions/listen), no server-to-client requests.
-local STATELESS_CAPS = { tools = {}, resources = {}, prompts = {}, logging = {}, completions = {} }
+-- What the stateless revision honours: resource updates on a
+-- subscriptions/listen stream; list changes only where the lists can
+-- change (a stdio server that reloads on SIGHUP); no server-to-client
+-- requests outside a call (a call asks through MRTR).
+local function stateless_caps(self)
+  local lists = listen.lists_change(self) or nil
+  return { tools = { listChanged = lists }, prompts = { listChanged = lists },
+    -- stdio serves listens on its channel; HTTP (a Server with a session
+    -- id) on a stream of their own
+    resources = { subscribe = (self.can_listen or self.sid ~= nil) or nil, listChanged = lists },
+    logging = {}, completions = {} }
+end
 
 -- How long a client or a cache may keep a result, and for whom: file
 -- contents and the file list change at any time (0: ask again); the lists
@@ -528,9 +542,10 @@ local CACHE_HINTS = {
 }
 
 local stateless_handler_of = {
-  ["server/discover"] = function()
-    return { supportedVersions = all_versions(), capabilities = STATELESS_CAPS, instructions = INSTRUCTIONS }
+  ["server/discover"] = function(self)
+    return { supportedVersions = all_versions(), capabilities = stateless_caps(self), instructions = INSTRUCTIONS }
   end,
+  ["subscriptions/listen"] = listen.open,
   ["tools/list"] = handlers.tools_list,
   ["tools/call"] = handlers.tools_call,
   ["resources/list"] = handlers.resources_list,
@@ -715,17 +730,22 @@ function Server:reload()
     return
   end
   local before = json.encode(self.ws:tools { format = "mcp" })
+  local prompts_before = json.encode(handlers.prompts_list(self))
   self.ws:close()
   self.ws = ws
   io.stderr:write("burrow: reloaded configuration, tools and policies\n")
   self:log("notice", "reloaded configuration, tools and policies")
-  if json.encode(ws:tools { format = "mcp" }) ~= before and self.protocol then
-    self:notify("notifications/tools/list_changed")
+  if json.encode(ws:tools { format = "mcp" }) ~= before then
+    if self.protocol then self:notify("notifications/tools/list_changed") end
+    listen.changed(self, "toolsListChanged")
   end
+  if json.encode(handlers.prompts_list(self)) ~= prompts_before then listen.changed(self, "promptsListChanged") end
   client_roots.apply(self) -- the client's roots within the new configuration
+  listen.rewatch(self)
+  listen.changed(self, "resourcesListChanged")
   if not self.session.scope then
     resources.resubscribe(self)
-    self:notify("notifications/resources/list_changed")
+    if self.protocol then self:notify("notifications/resources/list_changed") end
   end
 end
 
@@ -748,6 +768,7 @@ function Server:run(max_request)
   local stdio = core.stdio(max_request)
   self.stdio = stdio
   self.stdio_loop = true -- the loop serve_meanwhile reads from
+  self.can_listen = true -- subscriptions/listen: on this one channel, by id
   self.out = function(msg) return stdio:send(msg) end
   -- the first subscription's watch fd wakes the loop (false, "watch");
   -- another transport sets its own on_watch and calls resources.pump(self)

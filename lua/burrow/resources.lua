@@ -200,7 +200,7 @@ function resources.adopt(self, wid, subs)
   local w = core.watcher_find(wid)
   if not w then return end -- ended meanwhile: no subscription is left
   self.watches = require("burrow.watch").adopt(w)
-  for uri, id in pairs(subs) do
+  for uri, id in pairs(type(subs) == "table" and subs or {}) do
     local path = resources.path(uri)
     if path then
       self.watches:track(id, path, notifier(self, uri))
@@ -209,17 +209,23 @@ function resources.adopt(self, wid, subs)
   end
 end
 
-function resources.subscribe(self, params)
-  local path, why = resources.path(params.uri)
-  if not path then return nil, -32602, "Invalid params: " .. why end
-  if self.subs[params.uri] then return {} end
+--- The Server's file watches (made at the first subscription or listen):
+-- its transport polls their fd (on_watch) and calls resources.pump.
+function resources.watcher(self)
   if not self.watches then
     self.watches = require("burrow.watch").new {
       max = self.ws.caps.max_watches, interval_ms = self.ws.caps.watch_interval_ms,
       budget = self.session and self.session.watch_budget }
     if self.on_watch then self.on_watch(self.watches:fd()) end
   end
-  local id, msg, code = self.watches:add(self.ws, path, notifier(self, params.uri), self.session)
+  return self.watches
+end
+
+function resources.subscribe(self, params)
+  local path, why = resources.path(params.uri)
+  if not path then return nil, -32602, "Invalid params: " .. why end
+  if self.subs[params.uri] then return {} end
+  local id, msg, code = resources.watcher(self):add(self.ws, path, notifier(self, params.uri), self.session)
   if not id then return refusal(msg, code) end
   self.subs[params.uri] = id
   return {}

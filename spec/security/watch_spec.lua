@@ -5,10 +5,14 @@
 --   * denied files are not listed, read or subscribed;
 --   * a watch stays on the object that was judged: a path swapped for a
 --     link (before or after the watch is added) never watches the target.
+--   * subscriptions/listen (MCP 2026-07-28) watches what subscribe would
+--     and nothing else: an escaping or denied URI is left out of what it
+--     honours; what one listen may hold is bounded.
 -- Runs on both resolvers (BURROW_RESOLVER=walk).
 
 local H = require "helpers"
 local resources = require "burrow.resources"
+local listen = require "burrow.listen"
 local core = H.core
 
 local function settle(s)
@@ -19,8 +23,9 @@ end
 -- The MCP server's side resources.lua uses, recording what it sends.
 local function server(ws)
   local sent = {}
-  local s = setmetatable({ ws = ws, subs = {}, sent = sent }, { __index = {
+  local s = setmetatable({ ws = ws, subs = {}, sent = sent, listens = {}, can_listen = true }, { __index = {
     notify = function(self, method, params) self.sent[#self.sent + 1] = { method = method, params = params } end,
+    send = function(self, msg) self.sent[#self.sent + 1] = msg end,
     log = function() end,
   } })
   return s
@@ -57,6 +62,14 @@ describe(H.tag("security: resources and watch"), function()
     local sub, _, _, sdata = resources.subscribe(srv, { uri = u })
     assert.is_nil(sub, u .. " was subscribed")
     assert.is_truthy(sdata and sdata.code, u)
+    -- a listen naming it watches nothing, and says so in its acknowledgement
+    local watching = srv.watches and srv.watches:count() or 0
+    assert.is_nil((listen.open(srv, { notifications = { resourceSubscriptions = H.json.array { u } } }, "L " .. u)))
+    local ack = srv.sent[#srv.sent]
+    assert.are.equal("notifications/subscriptions/acknowledged", ack.method)
+    assert.are.equal(0, #ack.params.notifications.resourceSubscriptions, u .. " was honoured")
+    assert.are.equal(u, ack.params._meta["burrow/refused"][1].uri)
+    assert.are.equal(watching, srv.watches and srv.watches:count() or 0, u .. " was watched")
   end
 
   it("URIs that escape are refused as read_file refuses them", function()
@@ -68,6 +81,33 @@ describe(H.tag("security: resources and watch"), function()
     refused_like_read(uri(root .. "/link-dir/secret.txt"), root .. "/link-dir/secret.txt")
     refused_like_read(uri(root .. "/credentials.json"), root .. "/credentials.json")
     refused_like_read(uri(root .. "/.ssh/id"), root .. "/.ssh/id")
+  end)
+
+  it("a listen holds at most MAX_URIS URIs, a connection at most MAX listens; a bad filter is refused whole", function()
+    local many = H.json.array {}
+    for i = 1, listen.MAX_URIS + 1 do many[i] = uri(root .. "/ok.txt") .. "?" .. i end
+    local ok, rpc, msg = listen.open(srv, { notifications = { resourceSubscriptions = many } }, "big")
+    assert.is_nil(ok)
+    assert.are.equal(-32602, rpc)
+    assert.matches("at most " .. listen.MAX_URIS, msg)
+    for _, f in ipairs { "x", H.json.array {}, { toolsListChanged = "yes" }, { resourceSubscriptions = { a = 1 } },
+      { resourceSubscriptions = H.json.array { 7 } } } do
+      local none, code = listen.open(srv, { notifications = f }, "bad")
+      assert.is_nil(none)
+      assert.are.equal(-32602, code)
+    end
+    assert.is_nil(next(srv.listens), "a refused listen was kept")
+    for i = 1, listen.MAX do assert.is_nil((listen.open(srv, { notifications = {} }, i))) end
+    local over, code, why = listen.open(srv, { notifications = {} }, "one more")
+    assert.is_nil(over)
+    assert.are.equal(-32000, code)
+    assert.matches("cancel one first", why)
+    -- an open listen's id cannot be taken again; 1 and 1.0 are one id
+    local dup, dcode = listen.open(srv, { notifications = {} }, 1.0)
+    assert.is_nil(dup)
+    assert.is_true(dcode == -32600 or dcode == -32000)
+    listen.cancel(srv, { requestId = 1.0 })
+    assert.is_nil(srv.listens[listen.key(1)], "the cancel naming 1.0 ended listen 1")
   end)
 
   it("malformed URIs are invalid params, never a path", function()

@@ -97,7 +97,8 @@ test("server/discover and the lists answer without initialize or a session, with
   assert.ok(r.supportedVersions.includes(V) && r.supportedVersions.includes("2025-11-25"), JSON.stringify(r.supportedVersions));
   assert.equal(r.resultType, "complete");
   assert.deepEqual(Object.keys(r.capabilities).sort(), ["completions", "logging", "prompts", "resources", "tools"]);
-  assert.equal(r.capabilities.resources.subscribe, undefined, "subscriptions are not offered until subscriptions/listen is served");
+  assert.equal(r.capabilities.resources.subscribe, true, "subscriptions/listen watches files");
+  assert.equal(r.capabilities.tools.listChanged, undefined, "an HTTP server never reloads: its lists never change");
   assert.equal(r._meta["io.modelcontextprotocol/serverInfo"].name, "burrow");
   assert.ok(Number.isInteger(r.ttlMs) && r.ttlMs >= 0);
 

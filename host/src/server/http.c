@@ -37,6 +37,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "burrow.h" /* BURROW_VERSION_STRING: a listen's last answer names the server */
 #include "core.h"
 #include "httpint.h"
 #include "mhd.h"
@@ -295,15 +296,24 @@ static enum MHD_Result param_header(void *cls, enum MHD_ValueKind kind, const ch
   return MHD_YES;
 }
 
+/* A session made for a POST that is refused after all (lock held). */
+static void drop_new(bw_http *h, session *s) {
+  if (s->stateless) bwh_session_end(h, s);
+  else if (s->listen && !s->inflight) bwh_session_close(h, s, "refused");
+}
+
 /* A POST's body, complete: checked, then answered here (ping, a cancel)
- * or queued for the session's worker. */
+ * or queued for the session's worker. A subscriptions/listen makes a
+ * session whose stream 0 is the POST's answer: its worker acknowledges
+ * it and returns the session, whose watches' changes (the poller's WATCH
+ * items) then land on that stream until the client closes it. */
 static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   json_error_t jerr;
   json_t *m = json_loadb(k->body ? k->body : "", k->len, 0, &jerr);
   if (!m)
     return refuse(c, MHD_HTTP_BAD_REQUEST, -32700, "Parse error: the body is not JSON",
                   NULL, NULL);
-  int request = 0, init = 0, ping = 0;
+  int request = 0, init = 0, ping = 0, listen = 0;
   const json_t *one = json_is_array(m) ? NULL : m;
   bwh_verdict v; /* the era it speaks; 2026-07-28's header checks */
   bwh_era(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version"),
@@ -327,6 +337,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     const char *method = json_string_value(json_object_get(m, "method"));
     request = method && json_object_get(m, "id");
     init = request && !v.modern && !strcmp(method, "initialize");
+    listen = request && v.modern && !strcmp(method, "subscriptions/listen");
     ping = request && !v.modern && !strcmp(method, "ping") &&
            (json_is_string(json_object_get(m, "id")) ||
             json_is_integer(json_object_get(m, "id")));
@@ -334,6 +345,13 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   if (v.modern && !request) { /* 2026-07-28 has no notifications to act on */
     json_decref(m);
     return reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
+  }
+  if (listen && !accepts(c, "text/event-stream")) {
+    enum MHD_Result r = refuse_rpc(h, c, MHD_HTTP_NOT_ACCEPTABLE, json_object_get(one, "id"), -32600,
+                                   "Not Acceptable: subscriptions/listen answers with a stream; "
+                                   "send Accept: text/event-stream", NULL, NULL, NULL);
+    json_decref(m);
+    return r;
   }
   const char *sidh =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
@@ -349,7 +367,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
                   "Retry-After", "1");
   }
   session *s = NULL;
-  if (init) {
+  if (init || listen) { /* a session: a listen is one, held by its stream */
     int lim = token_limit(h, k->token, 1);
     int have = k->token >= 0 ? h->tok_sessions[k->token] : h->nsessions;
     int tenant = k->token >= 0 ? h->o.tokens[k->token].tenant : 0;
@@ -372,13 +390,16 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
                     "Retry-After", "5");
     }
     s = bwh_session_new(h, k->token, addr, 0);
+    if (s && listen && !(s->listen = json_dumps(json_object_get(one, "id"), JSON_ENCODE_ANY | JSON_COMPACT)))
+      bwh_session_close(h, s, "no memory"), s = NULL;
     if (!s) {
       pthread_mutex_unlock(&h->mu);
       json_decref(m);
       return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory",
                     NULL, NULL);
     }
-    bwh_log(h, "session %.8s opened addr=%s tenant=%s", s->id, addr, bwh_tenant_name(h, s->tenant));
+    bwh_log(h, "%s %.8s opened addr=%s tenant=%s", listen ? "listen" : "session", s->id, addr,
+            bwh_tenant_name(h, s->tenant));
   } else if (v.modern) { /* one request: a session of its own that ends with it */
     char addr[INET6_ADDRSTRLEN];
     client_address(c, addr);
@@ -430,19 +451,19 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   }
   json_decref(m);
   if (s->queued + k->len > h->o.max_session_queued) {
-    if (s->stateless) bwh_session_end(h, s);
+    drop_new(h, s);
     pthread_mutex_unlock(&h->mu);
     return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
                   "Too Many Requests: this session's messages waiting for its worker reach "
                   "http.max_session_queued",
                   "Retry-After", "1");
   }
-  if (request) {
+  if (request && !listen) { /* a listen counts as a session, not a call */
     int lim = token_limit(h, k->token, 0);
     int calls = k->token >= 0 ? h->tok_calls[k->token] : h->open_calls;
     if ((lim > 0 && calls >= lim) || tenant_full(h, s->tenant, 0)) {
       int tok = lim > 0 && calls >= lim;
-      if (s->stateless) bwh_session_end(h, s);
+      drop_new(h, s);
       pthread_mutex_unlock(&h->mu);
       return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
                     tok ? "Too Many Requests: this token has its most calls running"
@@ -452,15 +473,17 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     }
   }
   bw_http_item *it = calloc(1, sizeof *it);
-  stream *t = request ? bwh_stream_new(h, s, s->next_stream++) : NULL;
+  /* a listen's stream is its session's stream 0: what the session's
+   * watches send outside a request lands there */
+  stream *t = request ? bwh_stream_new(h, s, listen ? 0 : s->next_stream++) : NULL;
   if (!it || (request && !t)) {
     free(it);
-    if (s->stateless) bwh_session_end(h, s);
+    drop_new(h, s);
     pthread_mutex_unlock(&h->mu);
     return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory", NULL,
                   NULL);
   }
-  if (t) { /* one call in flight until the worker has answered it */
+  if (t && !listen) { /* one call in flight until the worker has answered it */
     t->calls = 1;
     t->token = k->token;
     t->tenant = s->tenant;
@@ -498,7 +521,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   t->readers++;
   int early = s->stateless && early_error(h, c, t, &rc); /* its status is the answer's */
   t->readers--;
-  if (!early) rc = bwh_stream_answer(h, c, s, t, 0, !accepts(c, "text/event-stream"), init);
+  if (!early) rc = bwh_stream_answer(h, c, s, t, 0, !listen && !accepts(c, "text/event-stream"), init);
   bwh_session_unref(h, s);
   pthread_mutex_unlock(&h->mu);
   return rc;
@@ -819,8 +842,41 @@ int bw_http_port(const bw_http *h) {
   return i ? i->port : h->o.port;
 }
 
+/* MCP 2026-07-28: a listen the server ends gets its response (empty, its
+ * id in _meta) as the last event of its stream; the readers have a second
+ * to send it before the daemon stops (lock held). */
+static void end_listens(bw_http *h) {
+  int any = 0;
+  for (session *s = h->sessions; s; s = s->next) {
+    stream *t = s->listen ? bwh_stream_find(s, 0) : NULL;
+    if (!t || t->done) continue;
+    char *b = NULL;
+    int n = asprintf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resultType\":\"complete\","
+                     "\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":%s,"
+                     "\"io.modelcontextprotocol/serverInfo\":{\"name\":\"burrow\",\"version\":\"%s\"}}}}",
+                     s->listen, s->listen, BURROW_VERSION_STRING);
+    if (n > 0) bwh_stream_push(h, t, b, (size_t)n);
+    free(b);
+    t->done = 1;
+    any = 1;
+  }
+  if (!any) return;
+  pthread_cond_broadcast(&h->ev);
+  struct timespec ts;
+  bwh_deadline(&ts, 1.0);
+  for (;;) {
+    int reading = 0;
+    for (session *s = h->sessions; s; s = s->next) {
+      stream *t = s->listen ? bwh_stream_find(s, 0) : NULL;
+      if (t) reading += t->readers;
+    }
+    if (!reading || pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT) break;
+  }
+}
+
 void bw_http_stop(bw_http *h) {
   pthread_mutex_lock(&h->mu);
+  end_listens(h);
   h->stopped = 1;
   pthread_cond_broadcast(&h->ev);
   pthread_cond_broadcast(&h->reap_cv);

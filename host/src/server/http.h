@@ -86,8 +86,10 @@ typedef struct bw_http_item {
   char *params; /* a stateless request's Mcp-Param-* headers, a JSON object (NULL: none) */
 } bw_http_item;
 
-/* The item is the one request of MCP 2026-07-28 that its session is made
- * for: nothing of it is kept once it is answered. */
+/* 1: the item is the one request of MCP 2026-07-28 that its session is
+ * made for (nothing of it is kept once it is answered); 2: its session is a
+ * subscriptions/listen (kept until the client closes its stream); 0: a
+ * session's. */
 int bw_http_item_stateless(const bw_http_item *it);
 
 /* Start listening; NULL and a message in err on failure. */

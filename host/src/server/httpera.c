@@ -31,7 +31,8 @@ static const char *const STATELESS[] = {"2026-07-28", NULL};
 static const char *const METHODS[] = {
     "server/discover",  "tools/list",     "tools/call",
     "resources/list",   "resources/read", "resources/templates/list",
-    "prompts/list",     "prompts/get",    "completion/complete", NULL};
+    "prompts/list",     "prompts/get",    "completion/complete",
+    "subscriptions/listen", NULL};
 
 static int listed(const char *const *list, const char *v) {
   for (int i = 0; v && list[i]; i++)

@@ -15,7 +15,8 @@
 #include "http.h"
 #include "rpcid.h"
 
-enum { KEEP_DONE = 16, CONN_LIMIT = 1024, IDLE_TIMEOUT = 120 /* s: a connection past the checks */ };
+enum { KEEP_DONE = 16, CONN_LIMIT = 1024, IDLE_TIMEOUT = 120 /* s: a connection past the checks */,
+       LISTEN_KEEPALIVE = 5 /* s between comments on an idle listen stream */ };
 
 typedef struct event {
   struct event *next;
@@ -61,6 +62,9 @@ typedef struct session {
   int in_run;   /* in its tenant's run queue */
   int stateless; /* one request of MCP 2026-07-28: ends when its worker lets go */
   int abandoned; /* stateless: its client closed the stream (the call is cancelled) */
+  char *listen;  /* a subscriptions/listen of MCP 2026-07-28: the JSON text of its
+                  * request's id. Its stream 0 is the POST's answer; the session
+                  * counts as one and ends when that stream's reader goes. */
   bw_rpcgone gone; /* requests cancelled before they began */
   int watch_fd;    /* a dup of its file watches' fd (-1: none), polled by the poller */
   double watch_due; /* when a held change is due (monotonic s; 0: none) */

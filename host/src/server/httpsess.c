@@ -152,6 +152,7 @@ void bwh_session_unref(bw_http *h, session *s) {
   }
   bw_rpcgone_clear(&s->gone);
   if (s->watch_fd >= 0) close(s->watch_fd);
+  free(s->listen);
   free(s->record);
   free(s);
 }
@@ -309,7 +310,8 @@ void bwh_session_end(bw_http *h, session *s) {
  * the lock). why: deleted, expired, stopped (the access log's word). */
 void bwh_session_close(bw_http *h, session *s, const char *why) {
   if (s->stateless) return bwh_session_end(h, s);
-  bwh_log(h, "session %.8s closed (%s) tenant=%s", s->id, why, bwh_tenant_name(h, s->tenant));
+  bwh_log(h, "%s %.8s closed (%s) tenant=%s", s->listen ? "listen" : "session", s->id, why,
+          bwh_tenant_name(h, s->tenant));
   unlink_session(h, s);
   h->nsessions--;
   if (s->token >= 0) h->tok_sessions[s->token]--;
@@ -622,7 +624,8 @@ void bwh_note_cancel(bw_http *h, session *s, const json_t *id) {
 }
 
 int bw_http_item_stateless(const bw_http_item *it) {
-  return it->session && it->session->stateless; /* set before it was queued, never changed */
+  const session *s = it->session; /* both set before it was queued, never changed */
+  return !s ? 0 : s->stateless ? 1 : s->listen ? 2 : 0;
 }
 
 void bw_http_item_free(bw_http *h, bw_http_item *it) {

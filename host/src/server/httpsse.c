@@ -39,6 +39,9 @@ static void reader_free(void *cls) {
     r->s->abandoned = 1;
     if (r->s->running >= 0) atomic_store(&h->w[r->s->running].cancelled, 1);
   }
+  /* a listen's stream closed: the listen is over (its watches go) */
+  if (r->s->listen && r->t->id == 0 && !r->t->readers && !r->s->closed)
+    bwh_session_close(h, r->s, "its stream closed");
   bwh_session_unref(h, r->s);
   pthread_mutex_unlock(&h->mu);
   free(r->pend);
@@ -100,9 +103,10 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
       return MHD_CONTENT_READER_END_OF_STREAM;
     }
     /* a comment now and then shows a dead client: at once for a
-     * stateless request, whose closed stream cancels its call */
+     * stateless request, whose closed stream cancels its call, soon for a
+     * listen, whose closed stream ends it */
     struct timespec ts;
-    bwh_deadline(&ts, r->s->stateless ? 1 : 15);
+    bwh_deadline(&ts, r->s->stateless ? 1 : r->s->listen ? LISTEN_KEEPALIVE : 15);
     if (pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT && !r->json) {
       r->pend = strdup(": keep-alive\n\n"); /* a dead client shows up */
       r->plen = r->pend ? strlen(r->pend) : 0;

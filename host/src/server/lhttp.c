@@ -88,13 +88,15 @@ static int push_item(lua_State *L, wstate *w) {
   lua_pushinteger(L, it->stream);
   lua_pushlstring(L, it->body ? it->body : "", it->len);
   lua_pushinteger(L, it->version);
-  lua_pushboolean(L, bw_http_item_stateless(it));
+  int era = bw_http_item_stateless(it); /* 2: a subscriptions/listen */
+  if (era == 2) lua_pushliteral(L, "listen");
+  else lua_pushboolean(L, era);
   if (it->params) lua_pushstring(L, it->params);
   else lua_pushnil(L);
   return 8;
 }
 
-/* w:next([timeout]) -> "message", sid, tenant, stream, body, version, stateless, param_headers |
+/* w:next([timeout]) -> "message", sid, tenant, stream, body, version, stateless (true, false or "listen"), param_headers |
  * "close" or "watch", sid, tenant, nil, nil, version | nil (timeout) | false (the server stopped). The
  * worker holds the session until w:release (or its next w:next). */
 static int w_next(lua_State *L) {
