@@ -401,6 +401,25 @@ test("a closed stream cancels a call that sends nothing (no progressToken): the 
   assert.equal(next.status, 200);
 });
 
+// Its bound is the test's own timeout: cancelled, the next request comes
+// within seconds; uncancelled (before the socket was watched), the grep
+// kept the one worker past a minute.
+test("a call answered as plain JSON is cancelled too when its client hangs up (the socket, not a write, shows it)", { timeout: 40_000 }, async () => {
+  const dir = setup({ "slow1.txt": SLOW, "slow2.txt": SLOW, "slow3.txt": SLOW });
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [.]\ncaps: {max_search_ms: 0}\nhttp: {workers: 1}\n");
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const ac = new AbortController();
+  const h = { "content-type": "application/json", accept: "application/json", "mcp-protocol-version": V,
+    "mcp-method": "tools/call", "mcp-name": "grep" };
+  const r = await fetch(s.url, { method: "POST", headers: h, signal: ac.signal, body: JSON.stringify({ jsonrpc: "2.0", id: 1,
+    method: "tools/call", params: { name: "grep", arguments: { pattern: BACKTRACK }, _meta: META() } }) });
+  assert.equal(r.headers.get("content-type"), "application/json"); // a state: the answer is under way
+  ac.abort();
+  // the grep stopped, or never began: the one worker serves the next request
+  const next = await post(s.url, "tools/list", {});
+  assert.equal(next.status, 200);
+});
+
 test("stateless calls count against max_calls (they are not a way around it) and against no session limit", T, async () => {
   const dir = slowTree();
   fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [.]\nhttp: {workers: 2, max_calls: 1, max_sessions: 1}\n");

@@ -2,10 +2,12 @@
  * httpsse.c - the SSE reader: one HTTP response that streams a session's
  * stream (a POST's answers, the GET stream) as events, from libmicrohttpd's
  * connection thread, blocking on the listener's lock until an event comes,
- * the stream ends or the session closes. A comment now and then finds a
+ * the stream ends or the session closes. A comment now and then, or the
+ * socket's hang-up (a JSON answer writes nothing until its end), finds a
  * client that is gone. Not part of burrow's API.
  */
 #include <errno.h>
+#include <poll.h>
 #include "mhd.h"
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,6 +25,7 @@ typedef struct reader {
   int json;   /* a JSON answer, not SSE: only the final message */
   int linger; /* a resumed stream: open after its end, as the SDK expects */
   int primed; /* the first event (id, retry, no data) is out */
+  int sock;   /* the connection's socket (-1: unknown), watched for the client's hang-up */
   char *pend;
   size_t plen, poff;
 } reader;
@@ -60,6 +63,14 @@ static char *frame(const reader *r, const event *e, size_t *n) {
   memcpy(b + k + e->len, "\n\n", 2);
   *n = (size_t)k + e->len + 2;
   return b;
+}
+
+/* The client closed its end (or the connection broke): a JSON answer
+ * writes nothing before the end, so no failed write would show it. */
+static int peer_gone(int sock) {
+  if (sock < 0) return 0;
+  struct pollfd p = {.fd = sock, .events = POLLRDHUP};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
 }
 
 static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
@@ -107,9 +118,15 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
      * listen, whose closed stream ends it */
     struct timespec ts;
     bwh_deadline(&ts, r->s->stateless ? 1 : r->s->listen ? LISTEN_KEEPALIVE : 15);
-    if (pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT && !r->json) {
-      r->pend = strdup(": keep-alive\n\n"); /* a dead client shows up */
-      r->plen = r->pend ? strlen(r->pend) : 0;
+    if (pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT) {
+      if (peer_gone(r->sock)) { /* ends the response: reader_free sees it */
+        pthread_mutex_unlock(&h->mu);
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+      }
+      if (!r->json) {
+        r->pend = strdup(": keep-alive\n\n"); /* a dead client shows up */
+        r->plen = r->pend ? strlen(r->pend) : 0;
+      }
     }
     r->s->last = bwh_now();
     pthread_mutex_unlock(&h->mu);
@@ -134,6 +151,8 @@ enum MHD_Result bwh_stream_answer(bw_http *h, struct MHD_Connection *c,
   reader *r = calloc(1, sizeof *r);
   if (!r) return MHD_NO;
   r->linger = fresh < 0;
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  r->sock = ci ? ci->connect_fd : -1;
   r->h = h;
   r->s = s;
   r->t = t;
