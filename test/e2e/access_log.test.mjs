@@ -11,6 +11,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { execFileSync } from "node:child_process";
 import { startHttp, initBody, HEADERS } from "./http_helpers.mjs";
 
 let server, dir;
@@ -83,4 +84,52 @@ test("sessions opened and closed, and each refusal, are logged with status, reas
   has(/stateless tools\/list addr=127\.0\.0\.1 tenant=acme$/, "a stateless request");
   assert.ok(!log.includes(ok.sid), "never the whole session id");
   assert.ok(!log.includes("tok-acme"), "never a token");
+});
+
+// An access log that blocks (a pipe nobody drains: a stalled journal, a
+// terminal paused with ^S) must not stop the listener: its lines are queued
+// for a writer thread of their own, and none is lost within the bound.
+test("a blocked access log stops nothing: refusals and sessions go on, and every line arrives once it drains", { timeout: 90_000 }, async () => {
+  const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-access-fifo-")));
+  fs.mkdirSync(path.join(d, "ws"));
+  const fifo = path.join(d, "access.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const rd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK); // a reader that never reads (yet)
+  fs.writeFileSync(path.join(d, "burrow.yaml"), "roots: [ws]\nhttp:\n  access_log: access.fifo\n");
+  const s = await startHttp(["--config", path.join(d, "burrow.yaml")]);
+  try {
+    // ~1,500 refusals: far more than a pipe holds (64 KiB), each one a line
+    const N = 1500;
+    for (let i = 0; i < N; i += 100) {
+      await Promise.all(Array.from({ length: Math.min(100, N - i) }, () =>
+        fetch(s.url.replace(/\/mcp$/, "/nope")).then((r) => r.text())));
+    }
+    // a session opens and answers while the log is still full
+    const r = await fetch(s.url, { method: "POST", headers: HEADERS, body: initBody() });
+    assert.equal(r.status, 200);
+    assert.ok(r.headers.get("mcp-session-id"));
+    await r.text();
+    // drained now: every line comes, in one piece
+    let text = "";
+    const buf = Buffer.alloc(1 << 16);
+    while (!/session [0-9a-f]{8} opened/.test(text)) {
+      let n = 0;
+      try { n = fs.readSync(rd, buf, 0, buf.length, null); } catch (e) { if (e.code !== "EAGAIN") throw e; }
+      if (n > 0) text += buf.toString("utf8", 0, n);
+      else await new Promise((res) => setImmediate(res));
+    }
+    const lines = text.split("\n").filter(Boolean);
+    assert.equal(lines.filter((l) => / refused 404 /.test(l)).length, N, "every refusal's line arrived");
+    assert.ok(lines.every((l) => l.startsWith("burrow http ")), "whole lines only");
+    // stuck again, and stopped: the process ends all the same
+    for (let i = 0; i < N; i += 100) {
+      await Promise.all(Array.from({ length: 100 }, () =>
+        fetch(s.url.replace(/\/mcp$/, "/nope")).then((r) => r.text())));
+    }
+    assert.equal(await s.stop(), 0, "SIGTERM ends it with its access log stuck");
+  } finally {
+    await s.stop();
+    fs.closeSync(rd);
+    fs.rmSync(d, { recursive: true, force: true });
+  }
 });

@@ -733,7 +733,7 @@ static void free_parts(bw_http *h) {
   free(h->run_tail);
   free(h->ten_running);
   free(h->ten_kept);
-  if (h->log && h->log != stderr) fclose(h->log);
+  if (!bwh_log_free(h) && h->log && h->log != stderr) fclose(h->log);
   free(h);
 }
 
@@ -771,6 +771,7 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     free(h);
     return NULL;
   }
+  if (bwh_log_start(h)) { /* written in place then: the log still works */ }
   if (h->o.max_unauthenticated < 1) h->o.max_unauthenticated = 128;
   if (h->o.auth_timeout < 1) h->o.auth_timeout = 10;
   if (h->o.replay < 1) h->o.replay = 1;
@@ -890,6 +891,7 @@ void bw_http_stop(bw_http *h) {
   MHD_stop_daemon(h->d); /* waits for the connection threads */
   pthread_join(h->reaper, NULL);
   pthread_join(h->poller, NULL);
+  bwh_log_stop(h); /* its queue written; the sessions' last lines go in place */
 }
 
 /* Free the items a session still has queued (the workers are gone). */

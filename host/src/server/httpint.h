@@ -100,6 +100,7 @@ struct bw_http {
   int open_calls; /* without tokens */
   int unauth;     /* open connections not yet past the checks (on_connection) */
   FILE *log;      /* the access log (NULL: off) */
+  struct bwh_logq *logq; /* its queue and writer thread (httplog.c) */
   /* the scheduler: per tenant slot (o.n_tenants + 1: the last one for a
    * tenant without limits of its own), the runnable sessions in order and
    * the calls running; rr: the slot served next */
@@ -132,8 +133,13 @@ int bwh_running_cap(const bw_http *h, int slot);
 void bwh_session_close(bw_http *h, session *s, const char *why);
 /* A stateless session's end: unlinked, freed once nothing holds it. */
 void bwh_session_end(bw_http *h, session *s);
-/* The access log (h->log, if any): one line, a UTC time before it. */
+/* The access log (h->log, if any): one line, a UTC time before it,
+ * queued for httplog.c's writer thread (any lock may be held). */
 void bwh_log(bw_http *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+typedef struct bwh_logq bwh_logq;
+int bwh_log_start(bw_http *h); /* the writer thread; -1: cannot (lines are then written in place) */
+void bwh_log_stop(bw_http *h); /* what is queued is written; later lines are written in place */
+int bwh_log_free(bw_http *h); /* 1: its thread is stuck writing and keeps the log (leave it open) */
 const char *bwh_tenant_name(const bw_http *h, int t);
 void bwh_note_cancel(bw_http *h, session *s, const json_t *id);
 /* the reaper thread (arg: the bw_http) */

@@ -271,24 +271,6 @@ const char *bwh_tenant_name(const bw_http *h, int t) {
              ? h->o.tenant_names[t] : "default";
 }
 
-void bwh_log(bw_http *h, const char *fmt, ...) {
-  if (!h->log) return;
-  char when[32];
-  struct tm tm;
-  time_t now = time(NULL); /* a timestamp for people, never a timeout */
-  gmtime_r(&now, &tm);
-  strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  char line[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  for (char *p = line; *p; p++) /* one line, whatever a reason holds */
-    if (*p == '\n' || *p == '\r') *p = ' ';
-  fprintf(h->log, "burrow http %s %s\n", when, line); /* one call: whole lines */
-  fflush(h->log);
-}
-
 static void unlink_session(bw_http *h, session *s) {
   for (session **p = &h->sessions; *p; p = &(*p)->next)
     if (*p == s) {
