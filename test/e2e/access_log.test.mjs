@@ -69,7 +69,12 @@ test("sessions opened and closed, and each refusal, are logged with status, reas
       "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } } }));
   assert.equal(st.status, 200);
 
-  const log = fs.readFileSync(path.join(dir, "access.log"), "utf8");
+  // the log's writer thread writes in order: once the last line is in, all are
+  let log = "";
+  while (!/stateless tools\/list/.test(log)) {
+    log = fs.readFileSync(path.join(dir, "access.log"), "utf8");
+    if (!/stateless tools\/list/.test(log)) await new Promise((r) => setTimeout(r, 20));
+  }
   const lines = log.trim().split("\n");
   for (const l of lines) assert.match(l, /^burrow http \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /, l);
   const has = (re, what) => assert.ok(lines.some((l) => re.test(l)), `${what}:\n${log}`);
