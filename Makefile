@@ -147,7 +147,18 @@ $(B)/burrow.pc: host/burrow.pc.in host/include/burrow.h $(B)/luadir.txt
 	    -e 's|@LUADIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUADIR))|' \
 	    -e 's|@LUACDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LUACDIR))|' $< > $@
 
-$(B)/burrow: $(MAIN_O) $(LIB_O)
+# The command carries the Lua it runs (host/embed.c writes it as a C
+# table): a copied binary works with no Lua directory beside it.
+$(B)/embed: host/embed.c
+	@mkdir -p $(B)
+	$(CC) -O2 -o $@ $<
+$(B)/gen/builtin_lua.c: $(B)/embed $(addprefix lua/,$(LUA_FILES))
+	@mkdir -p $(dir $@)
+	$(B)/embed $@ lua $(LUA_FILES)
+$(B)/obj/gen/builtin_lua.o: $(B)/gen/builtin_lua.c $(SRC)/lua/lbuiltin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I$(SRC)/lua -c $< -o $@
+$(B)/burrow: $(MAIN_O) $(LIB_O) $(B)/obj/gen/builtin_lua.o
 	$(CC) -rdynamic -o $@ $^ $(BIN_LIBS) $(BIN_LUA)
 
 # C tests link the core only: no Lua (test_arena adds the command's arena)

@@ -3,9 +3,20 @@
 -- shipped with burrow, never an agent's path (those go through the
 -- resolver in burrow.core).
 
+local core = require "burrow.core"
+
 local files = {}
 
+-- A path under core.builtin_dir ("[burrow]/lua") names a Lua file built
+-- into the burrow binary (a copied binary runs from them): answered from
+-- the binary, never looked for on disk.
+local function builtin(file)
+  local dir = core.builtin_dir
+  return dir ~= "" and file:sub(1, #dir + 1) == dir .. "/"
+end
+
 function files.readable(file)
+  if builtin(file) then return core.builtin(file) ~= nil end
   local f = io.open(file, "rb")
   if f then f:close() end
   return f ~= nil
@@ -13,6 +24,7 @@ end
 
 -- The whole file, or nil, message.
 function files.read(file)
+  if builtin(file) then return core.builtin(file) end
   local f, err = io.open(file, "rb")
   if not f then return nil, err end
   local s, rerr = f:read("a")
@@ -35,6 +47,13 @@ local here = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]+$")) or "lua/burro
 function files.builtin_dir(sub, probe)
   if files.readable(("%s/%s/%s"):format(here, sub, probe)) then return here .. "/" .. sub end
   return (here:match("^(.*)/[^/]+$") or ".") .. "/" .. sub
+end
+
+-- The names in a built-in directory (a disk directory: nil, the caller
+-- lists it as it always has).
+function files.builtin_list(dir)
+  if not builtin(dir .. "/") then return nil end
+  return core.builtin_list(dir)
 end
 
 -- NAME.lua in the first of dirs (the operator's own) that has it, else in

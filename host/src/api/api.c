@@ -20,6 +20,7 @@
 #include "api.h"
 #include "async.h"
 #include "lcore.h"
+#include "lbuiltin.h"
 
 struct burrow_host {
   lua_State *L;   /* where burrow runs: its own state, or a thread of the engine's */
@@ -64,7 +65,9 @@ static int beside(const char *path, char *out, size_t size) {
 
 /* Where the Lua side lives: $BURROW_LUA_DIR; beside the library holding
  * this code (libburrow.so, or the binary libburrow.a was linked into);
- * beside the running binary; else the compiled-in install dir. */
+ * beside the running binary; the Lua built into the binary (lbuiltin.h:
+ * the burrow command has it, libburrow does not); else the compiled-in
+ * install dir. */
 static void lua_dir(char *out, size_t size) {
   const char *env = getenv("BURROW_LUA_DIR");
   if (env && *env) {
@@ -81,36 +84,23 @@ static void lua_dir(char *out, size_t size) {
     exe[n] = '\0';
     if (beside(exe, out, size)) return;
   }
+  /* the binary's own copy (a copied binary): before the install dir,
+   * which may hold another version's */
+  if (bw_builtin_have()) {
+    snprintf(out, size, "%s", BW_BUILTIN_DIR);
+    return;
+  }
   snprintf(out, size, "%s", BURROW_LUA_INSTALL_DIR);
 }
 
-/* LPeg (Debian's liblua5.4-lpeg), linked into libburrow.so and the binary:
- * preloaded, so a host inside LuaJIT (burrow.ffi opens libburrow with
- * RTLD_DEEPBIND) runs the copy bound to libburrow's liblua5.4, not lpeg.so
- * from package.cpath, whose lua_* would bind to LuaJIT's 5.1 ones. Weak:
- * core.so (the rock) and static links without it find lpeg.so as usual. */
-extern int luaopen_lpeg(lua_State *L) __attribute__((weak));
-
 static void preload_core(lua_State *L) {
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_burrow_core);
-  lua_setfield(L, -2, "burrow.core");
-  if (luaopen_lpeg) {
-    lua_pushcfunction(L, luaopen_lpeg);
-    lua_setfield(L, -2, "lpeg");
-  }
-  lua_pop(L, 1);
+  bw_lua_preload(L);
   char dir[4096];
   lua_dir(dir, sizeof dir);
   lua_getglobal(L, "package");
   lua_pushfstring(L, "%s/?.lua;%s/?/init.lua", dir, dir);
   lua_setfield(L, -2, "path");
-  if (lua_getfield(L, -1, "searchers") == LUA_TTABLE) {
-    lua_pushvalue(L, -2); /* package */
-    lua_pushcclosure(L, bw_lua_search, 1);
-    lua_rawseti(L, -2, 2); /* in place of the stock Lua-file searcher */
-  }
-  lua_pop(L, 2);
+  lua_pop(L, 1);
 }
 
 void bw_lua_prepare(lua_State *L) {

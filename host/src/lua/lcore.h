@@ -47,7 +47,13 @@ void bw_lua_push_boxed(lua_State *L, char **box, size_t len);
  * core.loadfile's registration. */
 int bw_lua_loadfile(lua_State *L, const char *file, const char *mode);
 int bw_lua_search(lua_State *L);
+/* A new state's require set up as burrow's (after luaL_openlibs):
+ * burrow.core and LPeg preloaded, Lua files found by bw_lua_search (one
+ * open each; the binary's built-in files). package.path is the caller's. */
+void bw_lua_preload(lua_State *L);
 void bw_load_register(lua_State *L);
+/* core.builtin, core.builtin_list, core.builtin_dir (lbuiltin.c) */
+void bw_lua_builtin_register(lua_State *L);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
 /* The same for the File class (roots:read's), and what a File method

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lbuiltin.h"
 #include "lcore.h"
 
 /* The whole of a file opened once (fd closed), or NULL. */
@@ -52,6 +53,18 @@ static char *slurp(int fd, size_t *len, int *err) {
  * Pushes the function (LUA_OK) or the message luaL_loadfilex would give. */
 static int load_file(lua_State *L, const char *file, const char *mode,
                      int *opened) {
+  if (bw_builtin_path(file)) { /* the binary's own, never the disk's */
+    const bw_builtin_file *f = bw_builtin_find(file);
+    *opened = f != NULL;
+    if (!f) {
+      lua_pushfstring(L, "cannot open %s: not built into burrow", file);
+      return LUA_ERRFILE;
+    }
+    lua_pushfstring(L, "@%s", file);
+    int rc = luaL_loadbufferx(L, f->text, f->len, lua_tostring(L, -1), mode);
+    lua_remove(L, -2); /* the chunk name */
+    return rc;
+  }
   int fd = open(file, O_RDONLY | O_CLOEXEC);
   *opened = fd >= 0;
   if (fd < 0) {
@@ -78,6 +91,32 @@ static int load_file(lua_State *L, const char *file, const char *mode,
   free(buf);
   lua_remove(L, -2); /* the chunk name */
   return rc;
+}
+
+/* LPeg (Debian's liblua5.4-lpeg), linked into libburrow.so and the binary:
+ * preloaded, so a host inside LuaJIT (burrow.ffi opens libburrow with
+ * RTLD_DEEPBIND) runs the copy bound to libburrow's liblua5.4, not lpeg.so
+ * from package.cpath, whose lua_* would bind to LuaJIT's 5.1 ones, and a
+ * copied binary needs no lpeg.so. Weak: core.so (the rock) and static
+ * links without it find lpeg.so as usual. */
+extern int luaopen_lpeg(lua_State *L) __attribute__((weak));
+
+void bw_lua_preload(lua_State *L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_burrow_core);
+  lua_setfield(L, -2, "burrow.core");
+  if (luaopen_lpeg) {
+    lua_pushcfunction(L, luaopen_lpeg);
+    lua_setfield(L, -2, "lpeg");
+  }
+  lua_pop(L, 1);
+  lua_getglobal(L, "package");
+  if (lua_getfield(L, -1, "searchers") == LUA_TTABLE) {
+    lua_pushvalue(L, -2); /* package */
+    lua_pushcclosure(L, bw_lua_search, 1);
+    lua_rawseti(L, -2, 2); /* in place of the stock Lua-file searcher */
+  }
+  lua_pop(L, 2);
 }
 
 int bw_lua_loadfile(lua_State *L, const char *file, const char *mode) {

@@ -53,6 +53,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_undo_register(L);
   bw_store_register(L);
   bw_load_register(L);
+  bw_lua_builtin_register(L);
   bw_host_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");

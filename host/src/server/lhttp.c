@@ -213,10 +213,7 @@ static void *worker_main(void *arg) {
   lua_State *L = luaL_newstate();
   if (!L) goto fail;
   luaL_openlibs(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_burrow_core);
-  lua_setfield(L, -2, "burrow.core");
-  lua_pop(L, 1);
+  bw_lua_preload(L); /* as the main state: core, LPeg, the built-in files */
   lua_getglobal(L, "package");
   lua_pushstring(L, srv->path);
   lua_setfield(L, -2, "path");
