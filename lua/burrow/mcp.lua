@@ -131,6 +131,7 @@ end
 
 local handlers = {}
 local param_headers_match -- SEP-2243's check (below)
+local missing_capability -- -32021 for a call that asked what the client cannot answer (below)
 
 local SERVER_INFO = { name = "burrow", title = "burrow filesystem tools", version = core.version }
 local INSTRUCTIONS = "Filesystem tools sandboxed to the workspace roots. Paths are relative to the first root or absolute under a root's mount."
@@ -156,8 +157,29 @@ local prompts = require "burrow.prompts"
 
 function handlers.prompts_list(self) return { prompts = prompts.describe(self.ws.prompt_list) } end
 
+-- A prompt's questions to the client (ctx:ask) are a tool's: a request in
+-- a session; in 2026-07-28 input_required rounds whose signed state names
+-- the prompt ("prompt:NAME": no tool's state opens it) and its arguments.
 function handlers.prompts_get(self, params)
-  return prompts.get(self.ws, params, { session = self.session })
+  local answers = {}
+  local who = "prompt:" .. tostring(params.name)
+  local args = params.arguments
+  if args == nil or args == json.null then args = {} end
+  if self.stateless and (params.requestState ~= nil or params.inputResponses ~= nil) then
+    if params.requestState == nil then
+      return nil, -32602, "Invalid params: inputResponses without the requestState burrow sent"
+    end
+    local st, why = approvals.open(self, who, args, params.requestState)
+    if st and st.k ~= "ask" then st, why = nil, "requestState is not one of this prompt's" end
+    if not st then return nil, -32602, "Invalid params: " .. why end
+    answers = type(st.q) == "table" and st.q or {}
+    for k, v in pairs(type(params.inputResponses) == "table" and params.inputResponses or {}) do answers[k] = v end
+  end
+  local asking = self:asker(answers)
+  local res, code, msg, data = prompts.get(self.ws, params, { session = self.session, ask = asking.hook })
+  if asking.pending then return approvals.ask_more(self, who, args, asking.pending, answers) end
+  if self.stateless and res == nil and asking.missing then return missing_capability(asking, who) end
+  return res, code, msg, data
 end
 
 -- completion/complete: a prompt's argument (its complete function), or the
@@ -284,6 +306,44 @@ function Server:ask_client(method, params, prefix)
   return answer.result
 end
 
+--- The questions a call asks the client (ctx:ask in a tool or a prompt):
+-- in the session revisions each is a request to the client, waited for;
+-- in 2026-07-28 the call ends with them (input_required) and comes again
+-- with the answers (answers: the rounds' before and this one's, by key).
+-- The record's hook is the call's hooks.ask; after the call, rec.pending
+-- holds what was asked, rec.missing the capabilities the request lacked.
+function Server:asker(answers)
+  local rec = {}
+  rec.hook = function(key, method, ask_params)
+    local cap = ASK_CAPABILITY[method]
+    if not cap then return nil, "ctx:ask: method must be elicitation/create, sampling/createMessage or roots/list" end
+    if self.stateless and answers[key] ~= nil then return answers[key] end
+    if type(self.client_caps) ~= "table" or type(self.client_caps[cap]) ~= "table" then
+      rec.missing = rec.missing or {}
+      rec.missing[cap] = {}
+      return nil, ("the client declared no %s capability"):format(cap)
+    end
+    if not self.stateless then return self:ask_client(method, ask_params) end
+    -- 2026-07-28: asked with the call's answer (input_required), answered in its retry
+    rec.pending = rec.pending or {}
+    rec.pending[key] = { method = method, params = ask_params }
+    return nil, "input_required: the client is asked, the call comes again with the answer"
+  end
+  return rec
+end
+
+--- 2026-07-28: a call that failed for want of a capability the request did
+-- not declare is that error (-32021), naming what it needed (who: the tool
+-- or prompt).
+function missing_capability(rec, who)
+  local names = {}
+  for cap in pairs(rec.missing) do names[#names + 1] = cap end
+  table.sort(names)
+  return nil, -32021, ("Missing required client capability: %s (%s asked the client; declare it in _meta "
+    .. "io.modelcontextprotocol/clientCapabilities)"):format(table.concat(names, ", "), who),
+    { requiredCapabilities = rec.missing }
+end
+
 -- Messages that may be handled while a read-only call waits on its walk:
 -- requests other than initialize (a tool call only of a read-only tool),
 -- and the notifications that change nothing (a cancel, progress).
@@ -404,36 +464,13 @@ function handlers.tools_call(self, params, id)
   end
   if grant then hooks.approved_by = "the client (MCP 2026-07-28 input_required)" end
   -- a tool's own questions to the client (ctx:ask)
-  local pending, missing
-  hooks.ask = function(key, method, ask_params)
-    local cap = ASK_CAPABILITY[method]
-    if not cap then return nil, "ctx:ask: method must be elicitation/create, sampling/createMessage or roots/list" end
-    if self.stateless and answers[key] ~= nil then return answers[key] end
-    if type(self.client_caps) ~= "table" or type(self.client_caps[cap]) ~= "table" then
-      missing = missing or {}
-      missing[cap] = {}
-      return nil, ("the client declared no %s capability"):format(cap)
-    end
-    if not self.stateless then return self:ask_client(method, ask_params) end
-    -- 2026-07-28: asked with the call's answer (input_required), answered in its retry
-    pending = pending or {}
-    pending[key] = { method = method, params = ask_params }
-    return nil, "input_required: the client is asked, the call comes again with the answer"
-  end
+  local asking = self:asker(answers)
+  hooks.ask = asking.hook
   local res, msg, code, details = self.ws:call(name, args, hooks)
   self.stdio:finish()
   if asked then return approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }) end
-  if pending then return approvals.ask_more(self, name, args, pending, answers) end
-  -- 2026-07-28: a call that failed for want of a capability the request
-  -- did not declare is that error (-32021), naming what it needed
-  if self.stateless and res == nil and missing then
-    local names = {}
-    for cap in pairs(missing) do names[#names + 1] = cap end
-    table.sort(names)
-    return nil, -32021, ("Missing required client capability: %s (%s asked the client; declare it in _meta "
-      .. "io.modelcontextprotocol/clientCapabilities)"):format(table.concat(names, ", "), name),
-      { requiredCapabilities = missing }
-  end
+  if asking.pending then return approvals.ask_more(self, name, args, asking.pending, answers) end
+  if self.stateless and res == nil and asking.missing then return missing_capability(asking, name) end
   if needs then
     return nil, -32021, ("Missing required client capability: elicitation. %s %s needs approval (%s); "
       .. "declare elicitation in _meta io.modelcontextprotocol/clientCapabilities to be asked")

@@ -30,9 +30,17 @@ function scripted.load(files, check, key, dup)
 end
 
 --- What operator code gets: ctx:call runs a tool as the client's own call
--- would (its policies, its caps, the session's scope).
+-- would (its policies, its caps, the session's scope); ctx:ask(key, method,
+-- params) asks the client as a tool's ctx:ask does, where the caller can
+-- (hooks.ask: a prompt), else nil and why.
 function scripted.ctx(ws, hooks)
-  return { call = function(_, tool, args) return ws:call(tool, args or {}, hooks) end }
+  return {
+    call = function(_, tool, args) return ws:call(tool, args or {}, hooks) end,
+    ask = function(_, key, method, params)
+      if not hooks.ask then return nil, "this caller cannot ask the client" end
+      return hooks.ask(key, method, params)
+    end,
+  }
 end
 
 --- completion/complete's answer: at most MAX_VALUES of list.

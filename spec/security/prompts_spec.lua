@@ -143,3 +143,77 @@ describe(H.tag("operator prompts"), function()
     assert.matches("prompt file .*nothere%.lua cannot be read", err)
   end)
 end)
+
+-- A prompt that asks the client (ctx:ask) in 2026-07-28: input_required
+-- rounds whose signed requestState names the prompt and its arguments, in
+-- one process (the state's key is the process's own).
+local ASKS = [[
+return {
+  name = "asks", arguments = { { name = "topic" } },
+  get = function(args, ctx)
+    local r, why = ctx:ask("ctx", "elicitation/create", { message = "Which context?",
+      requestedSchema = { type = "object", properties = { context = { type = "string" } } } })
+    if not r then return nil, why end
+    return { messages = { { role = "user", content = { type = "text", text = (args.topic or "-") .. ": " .. tostring(r.content.context) } } } }
+  end,
+}
+]]
+
+describe(H.tag("a prompt's questions to the client (MRTR)"), function()
+  local dir, ws, server, out
+  local mcp = require "burrow.mcp"
+  local ELICIT = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
+    ["io.modelcontextprotocol/clientCapabilities"] = { elicitation = {} } }
+
+  before_each(function()
+    dir = H.tmpdir()
+    H.write(dir, "ws/a.txt", "a\n")
+    H.write(dir, "asks.lua", ASKS)
+    H.write(dir, "other.lua", (ASKS:gsub('name = "asks"', 'name = "other"')))
+    ws = assert(H.burrow.open { roots = { { path = dir .. "/ws" } }, prompts = { dir .. "/asks.lua", dir .. "/other.lua" } })
+    server = mcp.new(ws)
+    out = {}
+    server.out = function(m) out[#out + 1] = m end
+  end)
+  after_each(function() ws:close() H.cleanup() end)
+
+  local function get(id, params, meta)
+    params._meta = meta or ELICIT
+    server:handle { jsonrpc = "2.0", id = id, method = "prompts/get", params = params }
+    for _, m in ipairs(out) do if m.id == id then return m end end
+  end
+
+  it("asks, then answers the retry carrying the answer and its signed state", function()
+    local r1 = get(1, { name = "asks", arguments = { topic = "t" } }).result
+    assert.equal("input_required", r1.resultType)
+    assert.equal("elicitation/create", r1.inputRequests.ctx.method)
+    local r2 = get(2, { name = "asks", arguments = { topic = "t" }, requestState = r1.requestState,
+      inputResponses = { ctx = { action = "accept", content = { context = "here" } } } }).result
+    assert.equal("complete", r2.resultType)
+    assert.equal("t: here", r2.messages[1].content.text)
+  end)
+
+  it("refuses a state for another prompt, other arguments, a tool's state, a tampered one, answers without one", function()
+    local st = get(1, { name = "asks", arguments = { topic = "t" } }).result.requestState
+    local answer = { ctx = { action = "accept", content = { context = "x" } } }
+    local function refused(id, params, what)
+      local m = get(id, params)
+      assert.is_nil(m.result, what .. ": " .. H.json.encode(m))
+      assert.equal(-32602, m.error.code, what)
+    end
+    refused(2, { name = "other", arguments = { topic = "t" }, requestState = st, inputResponses = answer }, "another prompt")
+    refused(3, { name = "asks", arguments = { topic = "u" }, requestState = st, inputResponses = answer }, "other arguments")
+    refused(4, { name = "asks", arguments = { topic = "t" }, requestState = st:gsub("^.", function(c) return c == "e" and "f" or "e" end),
+      inputResponses = answer }, "a tampered state")
+    refused(5, { name = "asks", arguments = { topic = "t" }, inputResponses = answer }, "answers without a state")
+    -- a tool's state (same key, same tenant) opens no prompt
+    local tool = require("burrow.approvals").ask_more(server, "read_file", { topic = "t" }, { ctx = { method = "elicitation/create", params = {} } }, {})
+    refused(6, { name = "asks", arguments = { topic = "t" }, requestState = tool.requestState, inputResponses = answer }, "a tool's state")
+  end)
+
+  it("a client that declared no elicitation gets -32021 naming it", function()
+    local m = get(1, { name = "asks", arguments = {} }, H.META_2026)
+    assert.equal(-32021, m.error.code)
+    assert.same({ elicitation = {} }, m.error.data.requiredCapabilities)
+  end)
+end)
