@@ -118,12 +118,22 @@ describe(H.tag("installed burrow"), function()
     assert.equal(#native_tools(), #list)
     out = sh("cd " .. H.q(ws) .. " && " .. H.q(prefix .. "/bin/burrow") .. [[ call read_file '{"path":"hello.txt"}']])
     assert.equal("1\thi there\n", H.json.decode(out).content)
-    -- the prefix's Lua files, not the source tree's: without them it fails
+    -- the prefix's Lua files, not the source tree's: a policy put there is
+    -- found; without them the binary runs from its built-in copy, which
+    -- has no such policy
+    H.write(prefix .. "/share/burrow/lua/policy", "marker.lua", 'return { name = "marker", check = function() return "allow" end }\n')
+    H.write(ws, "m.yaml", "roots: [.]\npolicies: [marker]\n")
+    local check_cmd = "cd " .. H.q(ws) .. " && " .. H.q(prefix .. "/bin/burrow") .. " check --config m.yaml 2>&1"
+    local msg, ok = run(check_cmd)
+    assert.is_true(ok, msg)
     sh("mv " .. H.q(prefix .. "/share/burrow/lua") .. " " .. H.q(prefix .. "/share/burrow/lua.off"))
-    local msg, ok = run("cd / && " .. H.q(prefix .. "/bin/burrow") .. " version")
+    local v, vok = run("cd / && " .. H.q(prefix .. "/bin/burrow") .. " version")
+    msg, ok = run(check_cmd)
     sh("mv " .. H.q(prefix .. "/share/burrow/lua.off") .. " " .. H.q(prefix .. "/share/burrow/lua"))
-    assert.is_false(ok)
-    assert.matches("burrow.cli", msg, 1, true)
+    os.remove(prefix .. "/share/burrow/lua/policy/marker.lua")
+    assert.is_true(vok, v)
+    assert.is_false(ok, msg)
+    assert.matches("marker", msg, 1, true)
   end)
 
   it("burrow.ffi works under LuaJIT from the installed copy (source text, not 5.4 bytecode)", function()

@@ -75,6 +75,25 @@ describe("a copied binary", function()
     assert.is_nil(by[4].result.isError)
   end)
 
+  it("runs under --landlock: its built-in files need no path on disk", function()
+    local msgs = {
+      { jsonrpc = "2.0", id = 1, method = "initialize", params = { protocolVersion = "2025-11-25", capabilities = {},
+        clientInfo = { name = "busted", version = "1" } } },
+      { jsonrpc = "2.0", id = 2, method = "tools/call", params = { name = "read_file", arguments = { path = "a.txt" } } },
+    }
+    local lines = {}
+    for i, m in ipairs(msgs) do lines[i] = H.json.encode(m) end
+    local out = run("mcp --landlock --root ws", table.concat(lines, "\n") .. "\n")
+    if out:match("has no Landlock") or out:match("Landlock is not") then return pending("SKIP: no Landlock here") end
+    local reply
+    for line in out:gmatch("[^\n]+") do
+      local m = line:sub(1, 1) == "{" and H.json.decode(line)
+      if m and m.id == 2 then reply = m end
+    end
+    assert.is_table(reply, out)
+    assert.matches("hello", reply.result.content[1].text)
+  end)
+
   it("serves MCP over HTTP: its workers load the built-in Lua too", function()
     local log = dir .. "/http.log"
     H.sh(("cd %s && (env -u BURROW_LUA_DIR %s mcp --config burrow.yaml --http 127.0.0.1:0 > /dev/null 2> %s & echo $! > %s)")

@@ -127,9 +127,14 @@ end
 -- Nothing else: no listing, no sibling of the config.
 local function landlock(ws, o, opts)
   local registry, policy = require "burrow.registry", require "burrow.policy"
-  local reads = { dirname(package.searchpath("burrow", package.path) or "lua/burrow/init.lua"),
-    registry.tools_dir, policy.dir }
-  local function add(file) if type(file) == "string" then reads[#reads + 1] = file end end
+  -- the binary's built-in Lua files are in its memory: no path to allow
+  local builtin = core.builtin_dir ~= "" and core.builtin_dir .. "/"
+  local function on_disk(file) return not (builtin and file:sub(1, #builtin) == builtin) end
+  local reads = {}
+  local function add(file) if type(file) == "string" and on_disk(file) then reads[#reads + 1] = file end end
+  add(package.searchpath("burrow", package.path) and dirname(package.searchpath("burrow", package.path)))
+  add(registry.tools_dir)
+  add(policy.dir)
   add(o.config)
   for _, t in ipairs(opts.tools or {}) do
     if type(t) == "string" and files.is_file(t) then add(t) end
