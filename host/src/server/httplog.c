@@ -35,6 +35,7 @@ struct bwh_logq {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   pthread_t thread;
+  int fd; /* the log's: the writer touches nothing of the listener's (which a stuck writer may outlive) */
   int running, stop;
   int done;     /* the writer thread has ended */
   int orphaned; /* it did not end in time: it keeps q and the log */
@@ -57,8 +58,7 @@ static void put(int fd, const char *p, size_t n) {
   }
 }
 
-static void write_lines(FILE *f, logline *l, unsigned long dropped) {
-  int fd = fileno(f);
+static void write_lines(int fd, logline *l, unsigned long dropped) {
   if (dropped) {
     char b[128];
     int n = snprintf(b, sizeof b, "burrow http: %lu access log lines dropped (the log was not taking them)\n", dropped);
@@ -72,8 +72,7 @@ static void write_lines(FILE *f, logline *l, unsigned long dropped) {
 }
 
 static void *writer(void *arg) {
-  bw_http *h = arg;
-  bwh_logq *q = h->logq;
+  bwh_logq *q = arg;
   pthread_mutex_lock(&q->mu);
   for (;;) {
     while (!q->head && !q->stop) pthread_cond_wait(&q->cv, &q->mu);
@@ -84,7 +83,7 @@ static void *writer(void *arg) {
     q->bytes = 0;
     q->dropped = 0;
     pthread_mutex_unlock(&q->mu);
-    write_lines(h->log, l, dropped); /* may block: nothing of the listener's is held */
+    write_lines(q->fd, l, dropped); /* may block: nothing of the listener's is held */
     pthread_mutex_lock(&q->mu);
   }
   q->done = 1;
@@ -100,8 +99,9 @@ int bwh_log_start(bw_http *h) {
   pthread_mutex_init(&q->mu, NULL);
   bw_cond_init_mono(&q->cv);
   h->logq = q;
+  q->fd = fileno(h->log);
   q->running = 1; /* nothing logs yet: the listener has not started */
-  if (pthread_create(&q->thread, NULL, writer, h) != 0) {
+  if (pthread_create(&q->thread, NULL, writer, q) != 0) {
     h->logq = NULL;
     free(q);
     return -1;
@@ -163,13 +163,13 @@ void bwh_log(bw_http *h, const char *fmt, ...) {
   l->next = NULL;
   bwh_logq *q = h->logq;
   if (!q) { /* no writer (it could not start): written here */
-    write_lines(h->log, l, 0);
+    write_lines(fileno(h->log), l, 0);
     return;
   }
   pthread_mutex_lock(&q->mu);
   if (!q->running && !q->orphaned) { /* stopped in time: the last lines written here */
     pthread_mutex_unlock(&q->mu);
-    write_lines(h->log, l, 0);
+    write_lines(fileno(h->log), l, 0);
     return;
   }
   if (q->orphaned || q->stop || q->bytes + l->len > LOG_MAX_BYTES) { /* stuck, stopping, or full */
