@@ -149,7 +149,7 @@ $(B)/burrow.pc: host/burrow.pc.in host/include/burrow.h $(B)/luadir.txt
 
 # The command carries the Lua it runs (host/embed.c writes it as a C
 # table): a copied binary works with no Lua directory beside it.
-$(B)/embed: host/embed.c
+$(B)/embed: host/embed.c | check-deps
 	@mkdir -p $(B)
 	$(CC) -O2 -o $@ $<
 $(B)/gen/builtin_lua.c: $(B)/embed $(addprefix lua/,$(LUA_FILES))
