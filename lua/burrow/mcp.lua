@@ -157,29 +157,36 @@ local prompts = require "burrow.prompts"
 
 function handlers.prompts_list(self) return { prompts = prompts.describe(self.ws.prompt_list) } end
 
--- A prompt's questions to the client (ctx:ask) are a tool's: a request in
--- a session; in 2026-07-28 input_required rounds whose signed state names
--- the prompt ("prompt:NAME": no tool's state opens it) and its arguments.
-function handlers.prompts_get(self, params)
+-- The questions a prompt or an operator resource asks the client (ctx:ask)
+-- are a tool's: a request in a session; in 2026-07-28 input_required
+-- rounds whose signed state names who asked (who: "prompt:NAME",
+-- "resource:URI": no tool's or other's state opens it) and its arguments.
+-- run(ask) is the request's own work, given the hook.
+function Server:with_questions(who, args, params, run)
   local answers = {}
-  local who = "prompt:" .. tostring(params.name)
-  local args = params.arguments
-  if args == nil or args == json.null then args = {} end
   if self.stateless and (params.requestState ~= nil or params.inputResponses ~= nil) then
     if params.requestState == nil then
       return nil, -32602, "Invalid params: inputResponses without the requestState burrow sent"
     end
     local st, why = approvals.open(self, who, args, params.requestState)
-    if st and st.k ~= "ask" then st, why = nil, "requestState is not one of this prompt's" end
+    if st and st.k ~= "ask" then st, why = nil, "requestState is not one of this request's" end
     if not st then return nil, -32602, "Invalid params: " .. why end
     answers = type(st.q) == "table" and st.q or {}
     for k, v in pairs(type(params.inputResponses) == "table" and params.inputResponses or {}) do answers[k] = v end
   end
   local asking = self:asker(answers)
-  local res, code, msg, data = prompts.get(self.ws, params, { session = self.session, ask = asking.hook })
+  local res, code, msg, data = run(asking.hook)
   if asking.pending then return approvals.ask_more(self, who, args, asking.pending, answers) end
   if self.stateless and res == nil and asking.missing then return missing_capability(asking, who) end
   return res, code, msg, data
+end
+
+function handlers.prompts_get(self, params)
+  local args = params.arguments
+  if args == nil or args == json.null then args = {} end
+  return self:with_questions("prompt:" .. tostring(params.name), args, params, function(ask)
+    return prompts.get(self.ws, params, { session = self.session, ask = ask })
+  end)
 end
 
 -- completion/complete: a prompt's argument (its complete function), or the
@@ -198,7 +205,12 @@ function handlers.ping() return {} end
 
 handlers.resources_list = resources.list
 handlers.resources_templates_list = resources.templates
-handlers.resources_read = resources.read
+-- an operator resource's read may ask the client (ctx:ask), as a prompt may
+function handlers.resources_read(self, params)
+  return self:with_questions("resource:" .. tostring(params.uri), {}, params, function(ask)
+    return resources.read(self, params, ask)
+  end)
+end
 handlers.resources_subscribe = resources.subscribe
 handlers.resources_unsubscribe = resources.unsubscribe
 

@@ -160,10 +160,12 @@ end
 
 --- resources/read: read_file, raw bytes (base64); text when they are
 -- UTF-8 without NUL in the first 8 KiB (read_file's binary test), a blob
--- otherwise.
-function resources.read(self, params)
-  if type(params.uri) == "string" then -- the operator's, else a file
-    local res, code, msg, data = operator.read(self.ws, params.uri, hooks_of(self))
+-- otherwise. ask: the hook an operator resource's ctx:ask goes to.
+function resources.read(self, params, ask)
+  if type(params.uri) == "string" then -- the operator's (which may ask the client), else a file
+    local hooks = hooks_of(self)
+    hooks.ask = ask
+    local res, code, msg, data = operator.read(self.ws, params.uri, hooks)
     if res ~= false then return res, code, msg, data end
   end
   local path, why = resources.path(params.uri)

@@ -127,3 +127,58 @@ describe(H.tag("operator resources"), function()
     assert.matches("kaboom", err, 1, true)
   end)
 end)
+
+-- An operator resource that asks the client (ctx:ask) in 2026-07-28:
+-- input_required rounds whose signed state names the URI, in one process
+-- (the state's key is the process's own).
+describe(H.tag("an operator resource's questions to the client (MRTR)"), function()
+  local dir, ws, server, out
+  local mcp = require "burrow.mcp"
+  local ELICIT = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
+    ["io.modelcontextprotocol/clientCapabilities"] = { elicitation = {} } }
+  local ASKS = [[
+return { uri_template = "ask://{name}", name = "asks", mime_type = "text/plain",
+  read = function(vars, ctx)
+    local r, why = ctx:ask("who", "elicitation/create", { message = "Who?",
+      requestedSchema = { type = "object", properties = { who = { type = "string" } } } })
+    if not r then return nil, why end
+    return { text = vars.name .. " for " .. tostring(r.content.who) }
+  end }
+]]
+
+  before_each(function()
+    dir = H.tmpdir()
+    H.write(dir, "ws/a.txt", "a\n")
+    H.write(dir, "asks.lua", ASKS)
+    ws = assert(H.burrow.open { roots = { { path = dir .. "/ws" } }, resources = { dir .. "/asks.lua" } })
+    server = mcp.new(ws)
+    out = {}
+    server.out = function(m) out[#out + 1] = m end
+  end)
+  after_each(function() ws:close() H.cleanup() end)
+
+  local function read(id, params, meta)
+    params._meta = meta or ELICIT
+    server:handle { jsonrpc = "2.0", id = id, method = "resources/read", params = params }
+    for _, m in ipairs(out) do if m.id == id then return m end end
+  end
+
+  it("asks, then answers the retry; another URI's state, a tampered one or none are refused", function()
+    local r1 = read(1, { uri = "ask://x" }).result
+    assert.equal("input_required", r1.resultType)
+    local answer = { who = { action = "accept", content = { who = "me" } } }
+    local r2 = read(2, { uri = "ask://x", requestState = r1.requestState, inputResponses = answer }).result
+    assert.equal("x for me", r2.contents[1].text)
+    for i, p in ipairs {
+      { uri = "ask://y", requestState = r1.requestState, inputResponses = answer },
+      { uri = "ask://x", requestState = r1.requestState:gsub("^.", function(c) return c == "e" and "f" or "e" end), inputResponses = answer },
+      { uri = "ask://x", inputResponses = answer },
+    } do
+      local m = read(10 + i, p)
+      assert.is_nil(m.result, H.json.encode(m))
+      assert.equal(-32602, m.error.code)
+    end
+    local m = read(20, { uri = "ask://x" }, H.META_2026)
+    assert.equal(-32021, m.error.code)
+  end)
+end)
