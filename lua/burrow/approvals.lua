@@ -96,14 +96,17 @@ function approvals.verdict(r)
 end
 
 --- The InputRequiredResult of question req (asked by tool name with
--- args) for a client that declared elicitation; s: the Server.
-function approvals.ask(s, name, args, req, reason, hooks)
+-- args) for a client that declared elicitation; s: the Server. answers:
+-- what the tool's own questions (ctx:ask) got in the rounds before, kept
+-- in the signed state so the retry runs the tool with them again.
+function approvals.ask(s, name, args, req, reason, hooks, answers)
   local payload = core.base64_encode(json.encode {
     k = "approve", t = name, a = args_hash(args), o = req.operation, p = req.path,
     h = approvals.file_hash(s.ws, hooks, req.path),
     n = s.session and s.session.tenant or "default",
     x = math.floor(os.time() + (s.approval_ttl or approvals.TTL)),
     r = core.random_hex(16),
+    q = answers ~= nil and next(answers) ~= nil and answers or nil,
   })
   return {
     resultType = "input_required",

@@ -428,6 +428,8 @@ function handlers.tools_call(self, params, id)
       for k, v in pairs(type(params.inputResponses) == "table" and params.inputResponses or {}) do answers[k] = v end
     elseif st then
       grant, why = approvals.redeem(self, st, params, { session = self.session })
+      -- the tool's own questions answered before the approval was asked
+      answers = type(st.q) == "table" and st.q or {}
     end
     if not (st and (grant or st.k == "ask")) then return nil, -32602, "Invalid params: " .. why end
   end
@@ -480,7 +482,7 @@ function handlers.tools_call(self, params, id)
   hooks.ask = asking.hook
   local res, msg, code, details = self.ws:call(name, args, hooks)
   self.stdio:finish()
-  if asked then return approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }) end
+  if asked then return approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers) end
   if asking.pending then return approvals.ask_more(self, name, args, asking.pending, answers) end
   if self.stateless and res == nil and asking.missing then return missing_capability(asking, name) end
   if needs then
