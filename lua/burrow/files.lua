@@ -49,11 +49,16 @@ function files.builtin_dir(sub, probe)
   return (here:match("^(.*)/[^/]+$") or ".") .. "/" .. sub
 end
 
--- The names in a built-in directory (a disk directory: nil, the caller
--- lists it as it always has).
-function files.builtin_list(dir)
-  if not builtin(dir .. "/") then return nil end
-  return core.builtin_list(dir)
+-- The names in a directory of burrow's own (built-in, or on disk), sorted
+-- or not; none when it cannot be listed.
+function files.list(dir)
+  if builtin(dir .. "/") then return core.builtin_list(dir) end
+  local out, p = {}, io.popen(("ls -1 %q 2>/dev/null"):format(dir))
+  if p then
+    for line in p:lines() do out[#out + 1] = line end
+    p:close()
+  end
+  return out
 end
 
 -- NAME.lua in the first of dirs (the operator's own) that has it, else in

@@ -101,21 +101,13 @@ end
 
 -- The names of the packs this install has, sorted, native first.
 function registry.packs()
-  local out = { "native" }
-  local listed = files.builtin_list(registry.packs_dir)
-  local p = listed and { lines = function() return coroutine.wrap(function()
-    for _, n in ipairs(listed) do coroutine.yield(n) end
-  end) end, close = function() end } or io.popen(("ls -1 %q 2>/dev/null"):format(registry.packs_dir))
-  if p then
-    local names = {}
-    for line in p:lines() do
-      local n = line:match("^([%w_]+)%.lua$") or line:match("^([%w_]+)$")
-      if n and registry.pack_file(n) then names[#names + 1] = n end
-    end
-    p:close()
-    table.sort(names)
-    for _, n in ipairs(names) do out[#out + 1] = n end
+  local out, names = { "native" }, {}
+  for _, line in ipairs(files.list(registry.packs_dir)) do
+    local n = line:match("^([%w_]+)%.lua$") or line:match("^([%w_]+)$")
+    if n and registry.pack_file(n) then names[#names + 1] = n end
   end
+  table.sort(names)
+  for _, n in ipairs(names) do out[#out + 1] = n end
   return out
 end
 

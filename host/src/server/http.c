@@ -390,8 +390,13 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
                     "Retry-After", "5");
     }
     s = bwh_session_new(h, k->token, addr, 0);
-    if (s && listen && !(s->listen = json_dumps(json_object_get(one, "id"), JSON_ENCODE_ANY | JSON_COMPACT)))
-      bwh_session_close(h, s, "no memory"), s = NULL;
+    if (s && listen) { /* its id: the response shutdown sends names it */
+      s->listen = json_dumps(json_object_get(one, "id"), JSON_ENCODE_ANY | JSON_COMPACT);
+      if (!s->listen) {
+        bwh_session_close(h, s, "no memory");
+        s = NULL;
+      }
+    }
     if (!s) {
       pthread_mutex_unlock(&h->mu);
       json_decref(m);
@@ -771,7 +776,7 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     free(h);
     return NULL;
   }
-  if (bwh_log_start(h)) { /* written in place then: the log still works */ }
+  (void)bwh_log_start(h); /* failing, lines are written in place: the log still works */
   if (h->o.max_unauthenticated < 1) h->o.max_unauthenticated = 128;
   if (h->o.auth_timeout < 1) h->o.auth_timeout = 10;
   if (h->o.replay < 1) h->o.replay = 1;
