@@ -163,17 +163,9 @@ function handlers.prompts_list(self) return { prompts = prompts.describe(self.ws
 -- "resource:URI": no tool's or other's state opens it) and its arguments.
 -- run(ask) is the request's own work, given the hook.
 function Server:with_questions(who, args, params, run)
-  local answers = {}
-  if self.stateless and (params.requestState ~= nil or params.inputResponses ~= nil) then
-    if params.requestState == nil then
-      return nil, -32602, "Invalid params: inputResponses without the requestState burrow sent"
-    end
-    local st, why = approvals.open(self, who, args, params.requestState)
-    if st and st.k ~= "ask" then st, why = nil, "requestState is not one of this request's" end
-    if not st then return nil, -32602, "Invalid params: " .. why end
-    answers = type(st.q) == "table" and st.q or {}
-    for k, v in pairs(type(params.inputResponses) == "table" and params.inputResponses or {}) do answers[k] = v end
-  end
+  local st, answers = self:retry_state(who, args, params)
+  if st == false then return nil, -32602, "Invalid params: " .. answers end
+  if st and st.k ~= "ask" then return nil, -32602, "Invalid params: requestState is not one of this request's" end
   local asking = self:asker(answers)
   local res, code, msg, data = run(asking.hook)
   if asking.pending then return approvals.ask_more(self, who, args, asking.pending, answers) end
@@ -318,6 +310,24 @@ function Server:ask_client(method, params, prefix)
   return answer.result
 end
 
+--- A retry of MCP 2026-07-28 (its requestState and the client's
+-- inputResponses) opened for who and args: the state burrow signed, and
+-- the answers to the caller's own questions so far (the state's, plus this
+-- retry's when the state is one of those questions; an approval's retry
+-- carries the approval's answer instead). No retry: nil and {}; refused:
+-- false and why.
+function Server:retry_state(who, args, params)
+  if not (self.stateless and (params.requestState ~= nil or params.inputResponses ~= nil)) then return nil, {} end
+  if params.requestState == nil then return false, "inputResponses without the requestState burrow sent" end
+  local st, why = approvals.open(self, who, args, params.requestState)
+  if not st then return false, why end
+  local answers = type(st.q) == "table" and st.q or {}
+  if st.k == "ask" then
+    for k, v in pairs(type(params.inputResponses) == "table" and params.inputResponses or {}) do answers[k] = v end
+  end
+  return st, answers
+end
+
 --- The questions a call asks the client (ctx:ask in a tool or a prompt):
 -- in the session revisions each is a request to the client, waited for;
 -- in 2026-07-28 the call ends with them (input_required) and comes again
@@ -417,21 +427,13 @@ function handlers.tools_call(self, params, id)
   end
   -- MCP 2026-07-28: the retry of a call that asked (its requestState and
   -- the client's inputResponses), checked before anything runs
-  local grant, answers = nil, {}
-  if self.stateless and (params.requestState ~= nil or params.inputResponses ~= nil) then
-    if params.requestState == nil then
-      return nil, -32602, "Invalid params: inputResponses without the requestState burrow sent"
-    end
-    local st, why = approvals.open(self, name, args, params.requestState)
-    if st and st.k == "ask" then -- the tool's own questions: earlier rounds' answers and this one's
-      answers = type(st.q) == "table" and st.q or {}
-      for k, v in pairs(type(params.inputResponses) == "table" and params.inputResponses or {}) do answers[k] = v end
-    elseif st then
-      grant, why = approvals.redeem(self, st, params, { session = self.session })
-      -- the tool's own questions answered before the approval was asked
-      answers = type(st.q) == "table" and st.q or {}
-    end
-    if not (st and (grant or st.k == "ask")) then return nil, -32602, "Invalid params: " .. why end
+  local grant
+  local st, answers = self:retry_state(name, args, params)
+  if st == false then return nil, -32602, "Invalid params: " .. answers end
+  if st and st.k ~= "ask" then -- an approval's retry: its question gets the answer
+    local why
+    grant, why = approvals.redeem(self, st, params, { session = self.session })
+    if not grant then return nil, -32602, "Invalid params: " .. why end
   end
   -- cancelled while it waited in the queue: not run, and (as MCP asks)
   -- not answered
