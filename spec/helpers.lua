@@ -339,6 +339,27 @@ end
 H.META_2026 = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
   ["io.modelcontextprotocol/clientCapabilities"] = setmetatable({}, { __jsontype = "object" }) }
 
+-- The same for a client that can answer forms (elicitation).
+H.META_2026_ELICIT = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
+  ["io.modelcontextprotocol/clientCapabilities"] = { elicitation = {} } }
+
+-- An MCP Server on ws in this process (no stdio loop: one process, so the
+-- states it signs open in it): request(method, params[, meta]) sends one
+-- request (its _meta: META_2026_ELICIT unless given) and returns the
+-- server's response to it. Returns request and the Server.
+function H.inproc_mcp(ws)
+  local server = require("burrow.mcp").new(ws)
+  server.stdio = { begin = function() return false end, finish = function() end, cancelled = function() return false end }
+  local out, n = {}, 0
+  server.out = function(m) out[#out + 1] = m end
+  return function(method, params, meta)
+    n = n + 1
+    params._meta = meta or H.META_2026_ELICIT
+    server:handle { jsonrpc = "2.0", id = n, method = method, params = params }
+    for _, m in ipairs(out) do if m.id == n then return m end end
+  end, server
+end
+
 -- One case run in both eras of MCP (it: the spec's own busted `it`):
 -- fn(req, pre) where req(id, method, params) builds a request of that era
 -- and pre is what comes first (an initialize in a session, nothing

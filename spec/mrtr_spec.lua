@@ -6,7 +6,6 @@
 -- loop that never wrote).
 
 local H = require "helpers"
-local mcp = require "burrow.mcp"
 
 local TOOL = [[
 return {
@@ -26,9 +25,7 @@ return {
 ]]
 
 describe(H.tag("a tool's questions and a policy's approval in one call (MRTR)"), function()
-  local dir, ws, server, out
-  local META = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
-    ["io.modelcontextprotocol/clientCapabilities"] = { elicitation = {} } }
+  local dir, ws, request
 
   before_each(function()
     dir = H.tmpdir()
@@ -39,18 +36,15 @@ describe(H.tag("a tool's questions and a policy's approval in one call (MRTR)"),
       .. '  return "allow" end }\n')
     ws = assert(H.burrow.open { roots = { { path = dir .. "/ws" } }, tools = { "write_file", dir .. "/greet.lua" },
       policies = { "default", dir .. "/hold.lua" } })
-    server = mcp.new(ws)
-    server.stdio = { begin = function() return false end, finish = function() end, cancelled = function() return false end }
-    out = {}
-    server.out = function(m) out[#out + 1] = m end
+    request = H.inproc_mcp(ws)
   end)
   after_each(function() ws:close() H.cleanup() end)
 
-  local function call(id, extra)
-    local params = { name = "greet_file", arguments = {}, _meta = META }
+  local function call(_, extra)
+    local params = { name = "greet_file", arguments = {} }
     for k, v in pairs(extra or {}) do params[k] = v end
-    server:handle { jsonrpc = "2.0", id = id, method = "tools/call", params = params }
-    for _, m in ipairs(out) do if m.id == id then return m.result, m end end
+    local m = request("tools/call", params)
+    return m.result, m
   end
 
   it("asks the tool's question, then the approval, then writes with the answer", function()

@@ -99,9 +99,11 @@ describe("a copied binary", function()
     H.sh(("cd %s && (env -u BURROW_LUA_DIR %s mcp --config burrow.yaml --http 127.0.0.1:0 > /dev/null 2> %s & echo $! > %s)")
       :format(H.q(dir), H.q(bin), H.q(log), H.q(dir .. "/pid")))
     local url
-    for _ = 1, 400 do
+    -- a state: its start-up line, or its end
+    local pid = H.read(dir, "pid"):match("%d+")
+    while true do
       url = (H.read(dir, "http.log") or ""):match("at (http://%S+/mcp)")
-      if url then break end
+      if url or not select(2, H.run("kill -0 " .. pid .. " 2>/dev/null")) then break end
       H.run("sleep 0.05")
     end
     assert.is_string(url, H.read(dir, "http.log"))
@@ -110,7 +112,7 @@ describe("a copied binary", function()
     local out = H.sh(("curl -s -X POST %s -H 'Content-Type: application/json' -H 'Accept: application/json' "
       .. "-H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: Read' --data-binary %s")
       :format(H.q(url), H.q(body)))
-    H.run("kill " .. H.read(dir, "pid"):match("%d+"))
+    H.run("kill " .. pid)
     local r = H.json.decode(out)
     assert.is_table(r and r.result, out .. "\n" .. (H.read(dir, "http.log") or ""))
     assert.matches("hello", r.result.content[1].text)

@@ -132,10 +132,7 @@ end)
 -- input_required rounds whose signed state names the URI, in one process
 -- (the state's key is the process's own).
 describe(H.tag("an operator resource's questions to the client (MRTR)"), function()
-  local dir, ws, server, out
-  local mcp = require "burrow.mcp"
-  local ELICIT = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
-    ["io.modelcontextprotocol/clientCapabilities"] = { elicitation = {} } }
+  local dir, ws, request
   local ASKS = [[
 return { uri_template = "ask://{name}", name = "asks", mime_type = "text/plain",
   read = function(vars, ctx)
@@ -151,17 +148,11 @@ return { uri_template = "ask://{name}", name = "asks", mime_type = "text/plain",
     H.write(dir, "ws/a.txt", "a\n")
     H.write(dir, "asks.lua", ASKS)
     ws = assert(H.burrow.open { roots = { { path = dir .. "/ws" } }, resources = { dir .. "/asks.lua" } })
-    server = mcp.new(ws)
-    out = {}
-    server.out = function(m) out[#out + 1] = m end
+    request = H.inproc_mcp(ws)
   end)
   after_each(function() ws:close() H.cleanup() end)
 
-  local function read(id, params, meta)
-    params._meta = meta or ELICIT
-    server:handle { jsonrpc = "2.0", id = id, method = "resources/read", params = params }
-    for _, m in ipairs(out) do if m.id == id then return m end end
-  end
+  local function read(_, params, meta) return request("resources/read", params, meta) end
 
   it("asks, then answers the retry; another URI's state, a tampered one or none are refused", function()
     local r1 = read(1, { uri = "ask://x" }).result

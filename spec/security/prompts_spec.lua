@@ -160,10 +160,7 @@ return {
 ]]
 
 describe(H.tag("a prompt's questions to the client (MRTR)"), function()
-  local dir, ws, server, out
-  local mcp = require "burrow.mcp"
-  local ELICIT = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
-    ["io.modelcontextprotocol/clientCapabilities"] = { elicitation = {} } }
+  local dir, ws, request, server
 
   before_each(function()
     dir = H.tmpdir()
@@ -171,17 +168,11 @@ describe(H.tag("a prompt's questions to the client (MRTR)"), function()
     H.write(dir, "asks.lua", ASKS)
     H.write(dir, "other.lua", (ASKS:gsub('name = "asks"', 'name = "other"')))
     ws = assert(H.burrow.open { roots = { { path = dir .. "/ws" } }, prompts = { dir .. "/asks.lua", dir .. "/other.lua" } })
-    server = mcp.new(ws)
-    out = {}
-    server.out = function(m) out[#out + 1] = m end
+    request, server = H.inproc_mcp(ws)
   end)
   after_each(function() ws:close() H.cleanup() end)
 
-  local function get(id, params, meta)
-    params._meta = meta or ELICIT
-    server:handle { jsonrpc = "2.0", id = id, method = "prompts/get", params = params }
-    for _, m in ipairs(out) do if m.id == id then return m end end
-  end
+  local function get(_, params, meta) return request("prompts/get", params, meta) end
 
   it("asks, then answers the retry carrying the answer and its signed state", function()
     local r1 = get(1, { name = "asks", arguments = { topic = "t" } }).result
