@@ -79,21 +79,27 @@ LUACDIR      ?= $(LIBDIR)/burrow/lua
 # The Lua files installed (tools/packs included): paths under lua/.
 LUA_FILES     = $(shell cd lua && find burrow tools policy -name '*.lua' | LC_ALL=C sort)
 # installed as source text: policies (the sandbox loads text only) and
-# what LuaJIT hosts load (burrow.ffi, burrow.jsonlite)
-LUA_TEXT      = policy/% burrow/ffi.lua burrow/jsonlite.lua
+# what other Luas load (burrow.ffi, burrow.bridge and the rest of
+# ROCK_ANY_LUA, lua/burrow/any.lua)
+LUA_TEXT      = policy/% burrow/ffi.lua burrow/jsonlite.lua burrow/bridge.lua burrow/adapters.lua burrow/meta.lua burrow/any.lua
 
 # Debian 12 packages burrow needs to build and test.
 # (luarocks: the rock's build, spec/install_spec.lua; it makes /usr/bin/lua
 # Lua 5.1, so everything here names lua5.4. clang and libclang-rt-14-dev,
 # which holds libFuzzer: the fuzz targets, host/fuzz/. libmicrohttpd-dev:
 # burrow mcp --http; haproxy: the scale-out test; curl: the HTTP security
-# spec; lua-luv: the luv example and its test; luajit: burrow.ffi's tests. libuchardet-dev:
+# spec; lua-luv: the luv example and its test; luajit2 (OpenResty's LuaJIT,
+# which nginx's Lua module needs and which Neovim and LÖVE take too; it
+# replaces Debian's luajit), libluajit2-5.1-dev, lua5.1..5.3 and their -dev
+# packages, neovim, libnginx-mod-http-lua: the rock for every Lua,
+# test/anylua/. libuchardet-dev:
 # charset.c; python3-nbformat: spec/tools/notebook_spec.lua checks edits
 # against nbformat. love, xvfb, xauth, libgl1-mesa-dri: the LÖVE example run
 # headless by LÖVE itself, test/luajit/love_run_spec.lua.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-lpeg-dev \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
-        clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl lua-luv luajit \
+        clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl lua-luv luajit2 libluajit2-5.1-dev \
+        lua5.1 liblua5.1-0-dev lua5.2 liblua5.2-dev lua5.3 liblua5.3-dev neovim libnginx-mod-http-lua \
         libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri
 
 .PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install src-rock FORCE
@@ -262,10 +268,10 @@ install: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so 
 	@for f in $(LUA_FILES); do install -D -m 644 lua/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
 	@# precompiled (host/luac.lua): start-up loads bytecode instead of parsing ~25
 	@# files; not policies, which the sandbox loads as text only (lsandbox.c),
-	@# nor what LuaJIT hosts load (burrow.ffi and its JSON): 5.4 bytecode is
-	@# not theirs
+	@# nor what other Luas load (burrow.ffi, burrow.bridge...): 5.4 bytecode
+	@# is not theirs
 	@for f in $(filter-out $(LUA_TEXT),$(LUA_FILES)); do lua5.4 host/luac.lua lua/$$f $(LUADIR)/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
-	@echo "installed burrow $(VERSION) under $(DESTDIR)$(PREFIX) ($(words $(LUA_FILES)) Lua files, all but policy/, burrow/ffi.lua and burrow/jsonlite.lua precompiled, in $(DESTDIR)$(LUADIR))"
+	@echo "installed burrow $(VERSION) under $(DESTDIR)$(PREFIX) ($(words $(LUA_FILES)) Lua files, all but policy/ and those other Luas load precompiled, in $(DESTDIR)$(LUADIR))"
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/burrow $(DESTDIR)$(LIBDIR)/libburrow.a \
@@ -277,19 +283,39 @@ uninstall:
 	-@find $(DESTDIR)$(LUADIR) $(DESTDIR)$(LUACDIR) -depth -type d -empty -delete 2>/dev/null
 	-@rmdir $(DESTDIR)$(DATADIR)/burrow $(DESTDIR)$(LIBDIR)/burrow $(DESTDIR)$(DATADIR)/doc/burrow 2>/dev/null
 
-# LuaRocks' build (build.type "make" in rockspec/burrow-scm-1.rockspec):
-# burrow.core from the same sources, with LuaRocks' CFLAGS/LIBFLAG and the
-# external dependencies' directories it found (PCRE2_INCDIR, ...), then the
-# module, tools and policies copied into the rock (tools and policies inside
-# burrow/: see lua/burrow/registry.lua). No pkg-config, no -Werror.
+# LuaRocks' build (build.type "make" in rockspec/burrow-scm-1.rockspec),
+# with LuaRocks' CFLAGS/LIBFLAG and the external dependencies' directories
+# it found (PCRE2_INCDIR, ...). No pkg-config, no -Werror. What it builds
+# depends on the Lua it is for (LUA_VERSION_NUM in LUA_INCDIR's lua.h):
+#   5.4: burrow.core from the same sources, then the module, tools and
+#        policies copied into the rock (tools and policies inside burrow/:
+#        see lua/burrow/registry.lua);
+#   5.1, 5.2, 5.3 (and LuaJIT, which LuaRocks sees as 5.1): libburrow.so
+#        with its Lua 5.4 side built in (tools and policies run in its own
+#        sandboxed 5.4 state) and burrow.native (host/rock/native.c, against
+#        the host's headers) beside it; the host's Lua gets burrow.bridge,
+#        burrow.ffi, burrow.jsonlite and lua/burrow/any.lua as burrow/init.lua,
+#        all source text: require "burrow" takes burrow.ffi under LuaJIT,
+#        burrow.native elsewhere.
+# libburrow's objects always see Lua 5.4's headers (LUA54_INCDIR), so one
+# source tree builds them once for every version.
 ROCK_B    := build/rock
 ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET LPEG
-ROCK_INC   = $(sort $(foreach d,LUA $(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR)))) $(LAYER_INC)
+ROCK_LUA_NUM := $(if $(LUA_INCDIR),$(shell sed -n 's/^\#define LUA_VERSION_NUM[[:space:]]*\([0-9]*\).*/\1/p' $(LUA_INCDIR)/lua.h 2>/dev/null))
+ROCK_LUA54 = $(if $(LUA54_INCDIR),-I$(LUA54_INCDIR)/lua5.4,-I$(LUA_INCDIR))
+ROCK_INC   = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR)))) $(ROCK_LUA54) $(LAYER_INC)
 ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -pthread \
   -Wl,--push-state,--no-as-needed -llua5.4-lpeg -Wl,--pop-state
 LIBFLAG   ?= -shared
+# the files the host's Lua loads, from a 5.1-5.3 rock (source text)
+ROCK_ANY_LUA := burrow/adapters.lua burrow/bridge.lua burrow/ffi.lua burrow/jsonlite.lua burrow/meta.lua
 
+ifeq ($(ROCK_LUA_NUM),504)
 rock: $(ROCK_B)/core.so
+else
+rock: $(ROCK_B)/native-$(ROCK_LUA_NUM).so $(ROCK_B)/libburrow.so
+	@test -n "$(ROCK_LUA_NUM)" || { echo "rock: set LUA_INCDIR to a dir with Lua's lua.h (LuaRocks does)"; exit 2; }
+endif
 
 $(ROCK_B)/%.o: $(SRC)/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -298,12 +324,35 @@ $(ROCK_B)/%.o: $(SRC)/%.c $(HEADERS)
 $(ROCK_B)/core.so: $(patsubst $(B)/obj/%,$(ROCK_B)/%,$(LIB_O))
 	$(CC) $(LIBFLAG) -o $@ $^ $(ROCK_LIBS)
 
+$(ROCK_B)/embed: host/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -o $@ $<
+$(ROCK_B)/gen/builtin_lua.c: $(ROCK_B)/embed $(addprefix lua/,$(LUA_FILES))
+	@mkdir -p $(dir $@)
+	$(ROCK_B)/embed $@ lua $(LUA_FILES)
+$(ROCK_B)/gen/builtin_lua.o: $(ROCK_B)/gen/builtin_lua.c $(SRC)/lua/lbuiltin.h
+	$(CC) $(CFLAGS) -fPIC -I$(SRC)/lua -c $< -o $@
+$(ROCK_B)/libburrow.so: $(patsubst $(B)/obj/%,$(ROCK_B)/%,$(LIB_O)) $(ROCK_B)/gen/builtin_lua.o host/libburrow.map
+	$(CC) $(LIBFLAG) -Wl,--version-script=host/libburrow.map -o $@ $(filter %.o,$^) $(ROCK_LIBS) \
+	  $(if $(LUA54_LIBDIR),-L$(LUA54_LIBDIR)) -llua5.4 -lm -ldl
+# one object per Lua version: a tree can hold rocks for several
+$(ROCK_B)/native-%.so: host/rock/native.c host/include/burrow.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -std=c99 -fPIC -fvisibility=hidden -I$(LUA_INCDIR) -Ihost/include $(LIBFLAG) -o $@ $< -ldl
+
 rock-install: rock
 	@test -n "$(ROCK_LUADIR)" -a -n "$(ROCK_LIBDIR)" || { echo "rock-install: set ROCK_LUADIR and ROCK_LIBDIR (LuaRocks does)"; exit 2; }
+ifeq ($(ROCK_LUA_NUM),504)
 	install -D -m 755 $(ROCK_B)/core.so $(ROCK_LIBDIR)/burrow/core.so
 	@for f in $(LUA_FILES); do \
 	  case $$f in burrow/*) d=$$f ;; *) d=burrow/$$f ;; esac; \
 	  install -D -m 644 lua/$$f $(ROCK_LUADIR)/$$d || exit 1; done
+else
+	install -D -m 755 $(ROCK_B)/native-$(ROCK_LUA_NUM).so $(ROCK_LIBDIR)/burrow/native.so
+	install -D -m 755 $(ROCK_B)/libburrow.so $(ROCK_LIBDIR)/burrow/libburrow.so
+	install -D -m 644 lua/burrow/any.lua $(ROCK_LUADIR)/burrow/init.lua
+	@for f in $(ROCK_ANY_LUA); do install -D -m 644 lua/$$f $(ROCK_LUADIR)/$$f || exit 1; done
+endif
 
 # A source rock of the checkout, offline: `git archive` of the tracked files
 # the rock's build needs (Makefile host lua rockspec, uncommitted changes

@@ -48,7 +48,7 @@ function calling.
 supported_platforms = { "linux" }
 
 dependencies = {
-   "lua >= 5.4, < 5.5",
+   "lua >= 5.1, < 5.5",
 }
 
 -- The C libraries burrow.core links. LuaRocks looks for each header and
@@ -65,6 +65,9 @@ external_dependencies = {
    UCHARDET = { header = "uchardet/uchardet.h" },
    -- LPeg, linked in: burrow.caps (sizes, durations), burrow.patch_grammar
    LPEG = { header = "lua5.4/lua-lpeg.h", library = "lua5.4-lpeg" },
+   -- Lua 5.4 itself: burrow's own state (tools, policies) is 5.4 whatever
+   -- Lua the rock is for
+   LUA54 = { header = "lua5.4/lua.h", library = "lua5.4" },
 }
 
 -- The Makefile's `rock` target builds burrow.core from host/src (core and
@@ -92,10 +95,13 @@ build = {
       UCHARDET_INCDIR = "$(UCHARDET_INCDIR)",
       LPEG_INCDIR = "$(LPEG_INCDIR)",
       LPEG_LIBDIR = "$(LPEG_LIBDIR)",
+      LUA54_INCDIR = "$(LUA54_INCDIR)",
+      LUA54_LIBDIR = "$(LUA54_LIBDIR)",
    },
    install_target = "rock-install",
    install_variables = {
       ROCK_LUADIR = "$(LUADIR)",
       ROCK_LIBDIR = "$(LIBDIR)",
+      LUA_INCDIR = "$(LUA_INCDIR)", -- which Lua the rock is for
    },
 }

@@ -16,10 +16,11 @@
 #               errors.reword, spec/helpers.lua; burrow reads no such variable),
 #               so a pack that read the wording instead of codes and details fails
 #   5. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
-#   6. luajit   busted --lua=luajit: spec/lua_api_spec.lua (the Lua API subset,
-#               here through burrow.ffi) and test/luajit/ (the LÖVE example's
-#               logic under LuaJIT, and the example run by LÖVE under xvfb-run
-#               when love and xvfb-run are installed), BURROW_LIB=$BUILD/libburrow.so
+#   6. anylua   test/anylua/run.sh: the rock built by LuaRocks for Lua 5.1, 5.2,
+#               5.3 and 5.4 into trees of their own, then from those trees only
+#               spec/lua_api_spec.lua and test/anylua/meta_spec.lua under lua5.1,
+#               lua5.2, lua5.3, lua5.4 and luajit, test/luajit/ (the LÖVE example)
+#               under luajit, and test/anylua/hosts_spec.lua (Neovim, nginx-lua)
 #   7. conformance  test/conformance/run.sh: the official MCP conformance
 #               suite (@modelcontextprotocol/conformance, pinned) against
 #               burrow mcp --http, one passed or failed per scenario
@@ -44,7 +45,7 @@
 #   BURROW_ALLOW_MISSING   1 = absent stages do not count as failures
 #   BURROW_STAGE_TIMEOUT   seconds per stage before it is killed (default 1800)
 #   BURROW_FUZZ_SECONDS    seconds per fuzz target (default 3: 11 targets, under a minute)
-#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk packs-reworded e2e luajit conformance fuzz
+#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk packs-reworded e2e anylua conformance fuzz
 
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -55,7 +56,7 @@ BUILD=${BUILD%/}
 export BURROW_BIN=${BURROW_BIN:-$REPO/$BUILD/burrow}
 ALLOW_MISSING=${BURROW_ALLOW_MISSING:-0}
 STAGE_TIMEOUT=${BURROW_STAGE_TIMEOUT:-1800}
-STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk packs-reworded e2e luajit conformance fuzz"}
+STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk packs-reworded e2e anylua conformance fuzz"}
 FUZZ_SECONDS=${BURROW_FUZZ_SECONDS:-3}
 
 LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/burrow-tests.XXXXXX")
@@ -247,21 +248,17 @@ stage_conformance() {
   finish "$name" "$rc" "$pass" "$fail" "$skip" "$found"
 }
 
-# burrow.ffi under LuaJIT: the shared Lua API spec and the LÖVE example's logic.
-stage_luajit() {
-  local name=luajit log="$LOGDIR/luajit.log"
-  banner "LuaJIT: busted --lua=luajit spec/lua_api_spec.lua test/luajit/"
-  if ! command -v luajit >/dev/null 2>&1; then missing "$name" "luajit not installed (apt-get install luajit)"; return; fi
-  if ! command -v busted >/dev/null 2>&1; then missing "$name" "busted not installed"; return; fi
-  if [ ! -f "$BUILD/libburrow.so" ]; then missing "$name" "$BUILD/libburrow.so not found (run make)"; return; fi
-  local preload=${LD_PRELOAD:-}
-  if command -v ldd >/dev/null 2>&1; then
-    local san
-    san=$(ldd "$BUILD/libburrow.so" 2>/dev/null | grep -oE '/[^ ]*lib(asan|ubsan)\.so[^ ]*' | tr '\n' ' ')
-    preload="$san$preload"
-  fi
-  BURROW_LIB="$REPO/$BUILD/libburrow.so" LD_PRELOAD=$preload run_logged "$log" \
-    busted --lua=luajit -o TAP spec/lua_api_spec.lua test/luajit/; local rc=$?
+# Every Lua from the rock it installs: test/anylua/run.sh builds the rock
+# for Lua 5.1-5.4 (LuaJIT takes the 5.1 tree) and runs the shared API spec,
+# the type stubs' parity, the LÖVE example, Neovim and nginx-lua from there.
+stage_anylua() {
+  local name=anylua log="$LOGDIR/anylua.log"
+  banner "any Lua: test/anylua/run.sh (the rock for 5.1, 5.2, 5.3, 5.4 and LuaJIT; Neovim, nginx-lua, LÖVE)"
+  local c
+  for c in luarocks busted lua5.1 lua5.2 lua5.3 luajit; do
+    if ! command -v $c >/dev/null 2>&1; then missing "$name" "$c not installed (make deps)"; return; fi
+  done
+  run_logged "$log" bash test/anylua/run.sh; local rc=$?
   local pass fail skip found=0
   skip=$(grep -caE '^ok [0-9]+ - # SKIP' "$log")
   pass=$(( $(grep -caE '^ok [0-9]+' "$log") - skip ))
@@ -306,7 +303,7 @@ for s in $STAGES; do
     packs-reworded) stage_busted openat2 packs-reworded "[reworded] " spec/packs ;;
     e2e) stage_e2e ;;
     conformance) stage_conformance ;;
-    luajit) stage_luajit ;;
+    anylua) stage_anylua ;;
     fuzz) stage_fuzz ;;
     *) echo "unknown stage '$s' in BURROW_STAGES"; record "$s" 0 1 0 "unknown stage" ;;
   esac

@@ -4,9 +4,11 @@
 --
 --   love examples/love /path/to/folder [PATTERN]
 --
--- burrow.ffi must be on package.path (the rock's share/lua/5.4 tree, or
--- lua/ of a burrow checkout: LUA_PATH="/path/to/burrow/lua/?.lua;;") and
--- libburrow.so.0 on the loader's path (make install), or BURROW_LIB=/abs/path.
+-- burrow.ffi must be on package.path: the rock for Lua 5.1 (`luarocks
+-- --lua-version=5.1 make`, then `eval "$(luarocks --lua-version=5.1 path)"`,
+-- which also finds the rock's libburrow), or lua/ of a burrow checkout
+-- (LUA_PATH="/path/to/burrow/lua/?.lua;;") with libburrow.so.0 on the
+-- loader's path (make install) or BURROW_LIB=/abs/path.
 -- The logic is app.lua, which the tests run under plain LuaJIT.
 --
 -- Test mode (test/luajit/love_run_spec.lua, under xvfb-run): with

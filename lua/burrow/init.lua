@@ -371,9 +371,21 @@ end
 -- (a table of machine-readable facts, or nil: docs/tools.md "Errors")[,
 -- policy_error] (a policy's own error, when one failed: the agent is told
 -- only "denied by policy NAME (policy error)").
+-- With a callback instead of hooks (luv's convention, as every Lua's
+-- burrow has it: lua/burrow/bridge.lua), the call is submitted: a handle
+-- returns at once (handle.id, handle:cancel()) and cb(res, msg, code)
+-- runs inside a later ws:poll().
 function Workspace:call(name, args, hooks)
   check_open(self)
   if type(name) ~= "string" then error("ws:call: tool name must be a string", 2) end
+  if type(hooks) == "function" then
+    local id, msg, code = self:submit(name, args, hooks)
+    if not id then return nil, msg, code end
+    return setmetatable({ ws = self, id = id }, require("burrow.bridge").Call)
+  end
+  if hooks ~= nil and type(hooks) ~= "table" then
+    error("ws:call: the third argument is hooks (a table) or a callback function", 2)
+  end
   local tool = self.tool_by_name[name]
   if not tool then return fail("INVALID_ARGUMENT", ("unknown tool %q"):format(name)) end
   return invoke_again(self, tool, args, hooks)

@@ -1,9 +1,10 @@
 -- examples/love/app.lua under plain LuaJIT (no LÖVE, no display here): a
 -- folder listed and a grep of about a second while "frames" of 16 ms run;
--- no frame's update may stall. Run by test/run-all.sh's luajit stage:
---   BURROW_LIB=$PWD/build/libburrow.so busted --lua=luajit test/luajit/
+-- no frame's update may stall. Run by test/anylua/run.sh under LuaJIT with
+-- the installed rock's paths (burrow.ffi and libburrow from the 5.1 tree);
+-- BURROW_REPO is the checkout holding examples/love.
 
-package.path = "examples/love/?.lua;lua/?.lua;" .. package.path
+package.path = (os.getenv("BURROW_REPO") or ".") .. "/examples/love/?.lua;" .. package.path
 local ffi = require "ffi"
 pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } bw_ts; int clock_gettime(int, bw_ts *); int usleep(unsigned);")
 local function now()

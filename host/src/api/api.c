@@ -65,9 +65,11 @@ static int beside(const char *path, char *out, size_t size) {
 
 /* Where the Lua side lives: $BURROW_LUA_DIR; beside the library holding
  * this code (libburrow.so, or the binary libburrow.a was linked into);
- * beside the running binary; the Lua built into the binary (lbuiltin.h:
- * the burrow command has it, libburrow does not); else the compiled-in
- * install dir. */
+ * beside the running binary; the Lua built in (lbuiltin.h: the burrow
+ * command and the rock's libburrow have it; make's libburrow does not);
+ * else the compiled-in install dir. A shared library with Lua built in
+ * (the rock's) takes its own before looking beside the host program
+ * (nvim, nginx), whose neighbours are not its. */
 static void lua_dir(char *out, size_t size) {
   const char *env = getenv("BURROW_LUA_DIR");
   if (env && *env) {
@@ -75,17 +77,20 @@ static void lua_dir(char *out, size_t size) {
     return;
   }
   Dl_info info;
-  if (dladdr((void *)lua_dir, &info) && info.dli_fname &&
-      info.dli_fname[0] == '/' && beside(info.dli_fname, out, size))
+  int found = dladdr((void *)lua_dir, &info) && info.dli_fname;
+  if (found && info.dli_fname[0] == '/' && beside(info.dli_fname, out, size))
     return;
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    exe[n] = '\0';
-    if (beside(exe, out, size)) return;
+  int in_shared_lib = found && strstr(info.dli_fname, ".so") != NULL;
+  if (!(in_shared_lib && bw_builtin_have())) {
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+      exe[n] = '\0';
+      if (beside(exe, out, size)) return;
+    }
   }
-  /* the binary's own copy (a copied binary): before the install dir,
-   * which may hold another version's */
+  /* the binary's or library's own copy (a copied binary, a rock): before
+   * the install dir, which may hold another version's */
   if (bw_builtin_have()) {
     snprintf(out, size, "%s", BW_BUILTIN_DIR);
     return;
