@@ -3,8 +3,15 @@
 --   luarocks --lua-version=5.4 make                 # system tree (root)
 --   luarocks --lua-version=5.4 --local make         # ~/.luarocks
 --   luarocks --lua-version=5.4 --tree=DIR make      # any tree
+--   luarocks --lua-version=5.1 make                 # 5.1, 5.2, 5.3, LuaJIT
 --
--- Dependencies: Lua 5.4 and C libraries, all Debian 12 packages (lua5.4,
+-- Under Lua 5.4 it is burrow.core, the whole binding in the host's state.
+-- Under 5.1-5.3 and LuaJIT it is libburrow (its own Lua 5.4 state, the
+-- tools and policies built in) with burrow.native or burrow.ffi calling in
+-- (docs/embedding.md, "Any Lua"); the Makefile tells them apart by the
+-- LUA_INCDIR it is given.
+--
+-- Dependencies: Lua and C libraries, all Debian 12 packages (lua5.4,
 -- liblua5.4-dev, lua-lpeg-dev, libpcre2-dev, libyaml-dev, libssl-dev,
 -- libjansson-dev, libmicrohttpd-dev, libuchardet-dev, luarocks). They are
 -- external dependencies LuaRocks finds under /usr (as lrexlib-pcre2 and
@@ -104,4 +111,11 @@ build = {
       ROCK_LIBDIR = "$(LIBDIR)",
       LUA_INCDIR = "$(LUA_INCDIR)", -- which Lua the rock is for
    },
+}
+
+-- `luarocks test`: the installed rock under the Lua it was built for
+-- (test/anylua/run.sh runs it for each; `make test` runs far more)
+test = {
+   type = "command",
+   script = "rockspec/check.lua",
 }

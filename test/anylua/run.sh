@@ -40,6 +40,15 @@ for v in 5.1 5.2 5.3 5.4; do
   if (cd "$T/src" && luarocks --lua-version=$v --only-server="$T/norocks" --tree="$T/$v" make) >"$T/build-$v.log" 2>&1; then
     ok "luarocks --lua-version=$v make installs burrow into a tree of its own"
     BUILT[$v]=1
+    # the rockspec's test section (rockspec/check.lua), with the tree's paths
+    if (eval "$(luarocks --lua-version=$v --tree="$T/$v" path)"; export LUA_PATH_${v/./_}=$LUA_PATH LUA_CPATH_${v/./_}=$LUA_CPATH
+        cd "$T/src" && luarocks --lua-version=$v --only-server="$T/norocks" --tree="$T/$v" test) >"$T/test-$v.log" 2>&1 \
+        && grep -q "burrow rock check: ok" "$T/test-$v.log"; then
+      ok "luarocks --lua-version=$v test: $(grep -o 'burrow rock check: ok.*' "$T/test-$v.log")"
+    else
+      tail -n 20 "$T/test-$v.log" | sed 's/^/# /'
+      not_ok "luarocks --lua-version=$v test"
+    fi
   else
     tail -n 20 "$T/build-$v.log" | sed 's/^/# /'
     not_ok "luarocks --lua-version=$v make"
