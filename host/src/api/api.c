@@ -80,7 +80,8 @@ static void lua_dir(char *out, size_t size) {
   int found = dladdr((void *)lua_dir, &info) && info.dli_fname;
   if (found && info.dli_fname[0] == '/' && beside(info.dli_fname, out, size))
     return;
-  int in_shared_lib = found && strstr(info.dli_fname, ".so") != NULL;
+  const char *base = found ? strrchr(info.dli_fname, '/') : NULL;
+  int in_shared_lib = found && strstr(base ? base : info.dli_fname, ".so") != NULL;
   if (!(in_shared_lib && bw_builtin_have())) {
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
