@@ -6,18 +6,4 @@
 -- 5.4 state; this Lua only calls in. docs/embedding.md, "Any Lua".
 if type(jit) == "table" then return require "burrow.ffi" end
 
-local native = require "burrow.native"
-local libs = {}
-
-local function load(path)
-  path = path or os.getenv("BURROW_LIB")
-  local key = path or "default"
-  if not libs[key] then
-    local lib, err = native.load(path)
-    if not lib then return nil, err end
-    libs[key] = lib
-  end
-  return libs[key]
-end
-
-return require("burrow.bridge").module(load, "burrow.native")
+return require("burrow.bridge").module(require("burrow.native").load, "burrow.native")

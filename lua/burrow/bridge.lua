@@ -70,9 +70,21 @@ local function encode_args(json, args)
 end
 
 --- The module of one way in: load is its loader (see above), name what
--- errors call it ("burrow.ffi", "burrow.native").
-function M.module(load, name)
+-- errors call it ("burrow.ffi", "burrow.native"). A library is loaded once
+-- per path ($BURROW_LIB when none is given) and kept.
+function M.module(load_lib, name)
   local B = { json = M.pick_json(), backend = name }
+  local libs = {}
+  local function load(path)
+    path = path or os.getenv("BURROW_LIB")
+    local key = path or "default"
+    if not libs[key] then
+      local lib, err = load_lib(path)
+      if not lib then return nil, err end
+      libs[key] = lib
+    end
+    return libs[key]
+  end
 
   --- burrow.open(config[, {lib = PATH, approve = fn, approve_timeout_ms = N}]):
   -- config is the YAML configuration (docs/config.md) as text, a table of

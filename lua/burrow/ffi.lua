@@ -92,11 +92,7 @@ end
 -- bind to those. With it, libburrow and its liblua5.4 look in their own
 -- scope first. (ffi.load has no such flag, hence dlopen and dlsym here.)
 local RTLD_NOW, RTLD_DEEPBIND = 2, 8
-local libs = {}
-local function load(path)
-  path = path or os.getenv("BURROW_LIB")
-  local key = path or "default"
-  if libs[key] then return libs[key] end
+local function load(path) -- bridge.module keeps what it returns, per path
   local names = { path }
   if not path then
     local own = package.searchpath and package.searchpath("burrow.libburrow", package.cpath)
@@ -122,8 +118,7 @@ local function load(path)
     if f == nil then return nil, "burrow.ffi: libburrow lacks " .. name .. " (too old?)" end
     C[name] = ffi.cast(sig, f)
   end
-  libs[key] = wrap(C)
-  return libs[key]
+  return wrap(C)
 end
 
 return bridge.module(load, "burrow.ffi")
