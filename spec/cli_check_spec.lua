@@ -29,6 +29,7 @@ tools: [read_file, list_dir]
 policies: [default, {name: quotas, max_bytes_written: 1MB}]
 caps: {max_result_bytes: 64KiB, max_file_size: 50MB}
 audit: audit.jsonl
+charsets: [utf-8, ISO-8859-2]
 ]])
     local out, err, code = burrow { "check", "--config", dir .. "/burrow.yaml" }
     assert.equal(0, code, err)
@@ -43,6 +44,7 @@ audit: audit.jsonl
     -- audit: alone turns the audit policy on (it would record nothing otherwise)
     assert.matches('policies: default, quotas {"max_bytes_written":"1MB"}, audit\n', out, 1, true)
     assert.matches("audit: " .. dir .. "/audit.jsonl\n", out, 1, true)
+    assert.matches("charsets: utf-8, iso-8859-2 (text that is not UTF-8", out, 1, true)
     assert.equal("ok\n", out:sub(-3))
   end)
 
@@ -54,6 +56,7 @@ audit: audit.jsonl
     local native = require("burrow.registry").native
     assert.matches(("tools (%d): %s\n"):format(#native, table.concat(native, ", ")), out, 1, true)
     assert.matches("policies: default\n", out, 1, true)
+    assert.matches("charsets: utf-8, windows-1252 (the default)", out, 1, true)
   end)
 
   it("exits 2 with file:line:column for bad YAML, unknown keys and wrong values", function()
@@ -63,6 +66,7 @@ audit: audit.jsonl
       ["caps:\n  max_file_size: huge\n"] = ':2:18: cap max_file_size: invalid size "huge"',
       ["roots: &r [data]\n"] = ":1:8: anchors (&r) are not supported",
       ["pack: nosuch\n"] = ':1:7: unknown pack "nosuch" (available: native',
+      ["charsets: [utf-8, utf-16]\n"] = ":1:19: charsets[2]: utf-16 cannot be a fallback",
     }
     for text, want in pairs(cases) do
       H.write(dir, "bad.yaml", text)

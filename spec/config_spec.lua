@@ -338,13 +338,13 @@ policies:
 
     it("names unknown keys with their position and the known keys", function()
       assert.equal('c.yaml:2:1: unknown key "rots" in the configuration: did you mean "roots"? '
-        .. "(known: audit, caps, http, modules, pack, packs, policies, prompts, resources, roots, roots_from_client, tools)",
+        .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, resources, roots, roots_from_client, tools)",
         parse_err("pack: native\nrots: [/a]\n"))
       assert.equal('c.yaml:3:5: unknown key "mnt" in a root: did you mean "mount"? (known: mode, mount, path)',
         parse_err("roots:\n  - path: /a\n    mnt: /w\n"))
       -- a key far from every known one: no guess
       assert.equal('c.yaml:1:1: unknown key "colour" in the configuration '
-        .. "(known: audit, caps, http, modules, pack, packs, policies, prompts, resources, roots, roots_from_client, tools)",
+        .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, resources, roots, roots_from_client, tools)",
         parse_err("colour: blue\n"))
       local known = {}
       for k in pairs(require("burrow.caps").defaults) do known[#known + 1] = k end
@@ -355,6 +355,19 @@ policies:
         parse_err("modules:\n  - module: filesystem\n    when: now\n"))
       assert.equal('c.yaml:4:7: unknown key "allow_hidden" in constraints (known: max_file_size, paths)',
         parse_err("modules:\n  - module: filesystem\n    constraints:\n      allow_hidden: true\n"))
+    end)
+
+    it("charsets: a list of charsets a fallback can be, each mistake at its item", function()
+      assert.same({ "utf-8", "ISO-8859-2" }, parse("charsets: [utf-8, ISO-8859-2]\n").charsets)
+      assert.equal('c.yaml:1:11: charsets must be a list, not "windows-1252"', parse_err("charsets: windows-1252\n"))
+      assert.equal("c.yaml:1:19: charsets[2]: latin-9x is not a charset this system knows"
+        .. " (iconv -l lists them: windows-1252, iso-8859-15, shift_jis, ...)",
+        parse_err("charsets: [utf-8, latin-9x]\n"))
+      assert.equal("c.yaml:2:5: charsets[1]: utf-16le cannot be a fallback: it does not read ASCII as ASCII"
+        .. " (UTF-16 and UTF-32 are told by their BOM or NULs)", parse_err("charsets:\n  - utf-16le\n"))
+      assert.equal("c.yaml:1:11: charsets must list at least one charset, e.g. [utf-8, windows-1252]",
+        parse_err("charsets: []\n"))
+      assert.equal("c.yaml:1:19: charsets[2] must be a non-empty string, not an integer", parse_err("charsets: [utf-8, 5]\n"))
     end)
 
     it("reports the first unknown key in file order", function()

@@ -41,7 +41,7 @@ static void test_valid(void) {
 static void detect(const char *what, const char *d, size_t n, int want_rc,
                    const char *want, size_t bom) {
   bw_charset cs;
-  int rc = bw_charset_detect(d, n, &cs);
+  int rc = bw_charset_detect(d, n, NULL, &cs);
   CHECK(rc == want_rc && (rc || (!strcmp(cs.name, want) && cs.bom == bom)),
         "%s: rc %d name %s bom %zu", what, rc, rc ? "-" : cs.name, rc ? 0 : cs.bom);
 }
@@ -65,6 +65,34 @@ static void test_detect(void) {
                      "\x83\x67\x82\xC5\x82\xB7\x81\x42\n";
   while (n + strlen(unit) < sizeof sj) memcpy(sj + n, unit, strlen(unit)), n += strlen(unit);
   detect("shift_jis", sj, n, BW_OK, "shift_jis", 0);
+}
+
+/* The fallback list: a short text the detector cannot tell (or guesses
+ * with fewer letters) is read in the first listed charset that defines
+ * every byte of it; the list never overrides a BOM, UTF-8 or a long text. */
+static void fallback(const char *what, const char *d, const char *list, const char *want) {
+  bw_charset cs;
+  int rc = bw_charset_detect(d, strlen(d), list, &cs);
+  CHECK(rc == BW_OK && !strcmp(cs.name, want), "%s: rc %d name %s, want %s", what, rc, rc ? "-" : cs.name, want);
+}
+
+static void test_fallback(void) {
+  const char *pl = "Za\xBF\xF3\xB3\xE6 g\xEA\xB6l\xB1 ja\xBC\xF1\n"; /* ISO-8859-2 */
+  fallback("polish, default list", pl, NULL, "windows-1252");
+  fallback("polish, its charset listed", pl, "utf-8,iso-8859-2", "iso-8859-2");
+  const char *odd = "abc \x81\x82 def\n"; /* no guess; 0x81 undefined in windows-1252 */
+  fallback("no charset of the list fits", odd, NULL, "utf-8");
+  fallback("the first that fits", odd, "windows-1252,koi8-r,iso-8859-5", "koi8-r");
+  fallback("an unknown name is passed over", odd, "nope,,iso-8859-5", "iso-8859-5");
+  fallback("utf-8 stays utf-8", "caf\xC3\xA9\n", "iso-8859-2", "utf-8");
+  fallback("a BOM wins", "\xFF\xFEh\0i\0", "iso-8859-2", "utf-16le");
+  fallback("smart quotes read alike: the list's", "He said \x93yes\x94 \x96 twice\n", NULL, "windows-1252");
+  CHECK(bw_charset_fallback_ok("windows-1252") && bw_charset_fallback_ok("shift_jis") &&
+            bw_charset_fallback_ok("utf-8"),
+        "ASCII-compatible charsets may be listed");
+  CHECK(!bw_charset_fallback_ok("utf-16le") && !bw_charset_fallback_ok("utf-32") &&
+            !bw_charset_fallback_ok("no-such-charset"),
+        "UTF-16/32 and unknown names may not");
 }
 
 static void test_round_trip(void) {
@@ -96,6 +124,7 @@ static void test_round_trip(void) {
 int main(void) {
   test_valid();
   test_detect();
+  test_fallback();
   test_round_trip();
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;

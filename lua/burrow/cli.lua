@@ -336,6 +336,8 @@ function commands.check(o)
   if opts.audit then
     say("audit: ", type(opts.audit) == "table" and opts.audit.file or opts.audit)
   end
+  say("charsets: ", (ws.charsets or "utf-8,windows-1252"):gsub(",", ", "),
+    ws.charsets and "" or " (the default)", " (text that is not UTF-8 and whose guess is not trusted)")
   say("resolver: ", core.backend())
   local problems = {}
   -- each policy's check() on sample requests (a read, a write, a listing

@@ -567,6 +567,7 @@ end
 ---------------------------------------------------------------------------
 
 TOP_KEYS.roots_from_client = true -- MCP client roots narrow the roots (docs/resources.md)
+TOP_KEYS.charsets = true -- the fallback charsets of text that is not UTF-8 (docs/config.md)
 TOP_KEYS.prompts = true -- the operator's MCP prompts, one Lua file each (docs/prompts.md)
 TOP_KEYS.resources = true -- the operator's MCP resources beside the roots (docs/resources.md)
 
@@ -602,6 +603,13 @@ local function build(top)
   if set.resources then opts.resources = parse_files(set.resources, m("resources"), "resources", "resource") end
   if set.caps then parse_caps(set.caps, m("caps"), opts.caps) end
   if set.audit then opts.audit = parse_audit(set.audit, m("audit")) end
+  if set.charsets then
+    want_strings(set.charsets, m("charsets"), "charsets")
+    if #set.charsets == 0 then fail(m("charsets"), "charsets must list at least one charset, e.g. [utf-8, windows-1252]") end
+    local _, err, i = require("burrow").charsets(set.charsets)
+    if err then fail(i and item_at(set.charsets, i) or m("charsets"), "%s", err) end
+    opts.charsets = set.charsets
+  end
   if set.roots_from_client ~= nil then
     if type(set.roots_from_client) ~= "boolean" then
       fail(m("roots_from_client"), "roots_from_client must be true or false, not %s", kind(set.roots_from_client))

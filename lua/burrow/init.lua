@@ -18,6 +18,8 @@ local audit = require "burrow.audit"
 
 local burrow = { core = core, version = core.version, errors = errors }
 
+local MAX_CHARSETS = 8 -- the fallback list's length (burrow.charsets)
+
 local Workspace = {}
 Workspace.__index = Workspace
 Workspace.__name = "burrow.Workspace"
@@ -105,6 +107,7 @@ end
 -- opts.roots_from_client: MCP may narrow the roots to the client's (docs/config.md)
 -- opts.prompts: the operator's MCP prompt files (docs/prompts.md)
 -- opts.resources: the operator's MCP resource files (docs/resources.md)
+-- opts.charsets: the fallback charsets for text that is not UTF-8 (docs/config.md)
 function burrow.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
@@ -124,6 +127,8 @@ function burrow.open(opts)
   end
   local caps, cerr = caps_mod.merge(opts.caps)
   if not caps then return fail("INVALID_ARGUMENT", cerr) end
+  local charsets, cserr = burrow.charsets(opts.charsets)
+  if cserr then return fail("INVALID_ARGUMENT", cserr) end
   local specs = {}
   local roots_in = opts.roots or { { path = "." } }
   if type(roots_in) ~= "table" or #roots_in == 0 then
@@ -194,6 +199,7 @@ function burrow.open(opts)
     tool_by_name = by_name,
     session = opts.session or { id = "lua" },
     scans = { n = 0 }, -- hash and line facts of big files, by identity
+    charsets = charsets, -- the fallback list, "a,b" (nil: the core's default)
     natives = {}, -- native tools packs call, loaded on first use
     policies = policies,
     prompt_list = prompt_list, prompt_by_name = prompt_by_name, -- MCP prompts (burrow.prompts)
@@ -206,6 +212,30 @@ function burrow.open(opts)
     opts = opts, -- for ws:submit's host (burrow.async)
   }, Workspace)
   return ws
+end
+
+--- The fallback charsets of burrow.open's opts.charsets as the core takes
+-- them ("windows-1252,iso-8859-15"; nil for nil), or nil, message, i.
+function burrow.charsets(list)
+  if list == nil then return nil end
+  if type(list) ~= "table" or #list == 0 then
+    return nil, "charsets must list at least one charset, e.g. {\"utf-8\", \"windows-1252\"}"
+  end
+  if #list > MAX_CHARSETS then return nil, ("charsets lists %d charsets; at most %d"):format(#list, MAX_CHARSETS) end
+  local names = {}
+  for i, name in ipairs(list) do
+    if type(name) ~= "string" or not name:match("^[%w][%w_.:%-]*$") or #name > 40 then
+      return nil, ("charsets[%d] must be a charset's name, not %s"):format(i, type(name) == "string" and ("%q"):format(name) or type(name)), i
+    end
+    name = name:lower()
+    if not core.charset_fallback_ok(name) then
+      local known = core.charset_decode(name, "") ~= nil
+      return nil, known and ("charsets[%d]: %s cannot be a fallback: it does not read ASCII as ASCII (UTF-16 and UTF-32 are told by their BOM or NULs)"):format(i, name)
+        or ("charsets[%d]: %s is not a charset this system knows (iconv -l lists them: windows-1252, iso-8859-15, shift_jis, ...)"):format(i, name), i
+    end
+    names[i] = name
+  end
+  return table.concat(names, ",")
 end
 
 --- Ask the policies about one request: nil if allowed, else message, code.

@@ -49,7 +49,7 @@ Examples: {"path": "log/changes.md", "content": "- fixed the parser\n"}]],
       local cs = a.charset and a.charset:lower()
       local f = not cs and ctx.roots:read(idx, rel, ctx.caps.max_file_size)
       if f then
-        local name, _, utf8 = f:charset()
+        local name, _, utf8 = f:charset(ctx.ws.charsets)
         f:close()
         if name and not utf8 then cs = name end
       end

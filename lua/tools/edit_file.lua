@@ -174,6 +174,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
       max_ms = ctx:ms_left("max_edit_ms"),
       match = a.match,
       charset = a.charset,
+      charsets = ctx.ws.charsets, -- the operator's fallback list (config charsets:)
       expected_hash = h,
       dry_run = a.dry_run,
       max_bytes = ctx.caps.max_file_size,

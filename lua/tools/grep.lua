@@ -170,6 +170,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       prefix = prefix_of(path),
       max_ms = ctx.caps.max_search_ms,
       max_bytes = ctx.caps.max_search_bytes,
+      charsets = ctx.ws.charsets, -- text that is not UTF-8: the operator's fallback list
     }, idx, info)
     if not opts then return nil, werr, wcode end
     -- no policy hides matches after the search: the core applies

@@ -52,6 +52,7 @@ Examples: {"path": "src/main.c", "line": 1, "content": "#include <stdio.h>"}  {"
     local idx, rel, code0 = resolve(ctx, a.path)
     if not idx then return nil, rel, code0 end
     local res, detail, code, extra = ctx.roots:insert(idx, rel, a.line, a.content, {
+      charsets = ctx.ws.charsets, -- the operator's fallback list (config charsets:)
       expected_hash = h,
       dry_run = a.dry_run,
       max_bytes = ctx.caps.max_file_size,

@@ -20,7 +20,7 @@ local function facts(ctx, f)
   if not scan then return nil, serr, scode end
   scan.hash = hash
   -- the encoding (charset.c): a BOM, UTF-8 validity, then libuchardet
-  local cs, bom, utf8 = f:charset()
+  local cs, bom, utf8 = f:charset(ctx.ws.charsets)
   if cs then scan.charset, scan.charset_bom, scan.utf8 = cs, bom, utf8 end
   if key then
     if cache.n >= CACHE_MAX then -- simple bound: start over

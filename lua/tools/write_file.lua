@@ -12,7 +12,7 @@ local function utf8_name(cs) return cs:lower():gsub("_", "-") == "utf-8" or cs:l
 local function encode(ctx, idx, rel, want, text)
   local old = ctx.roots:content(idx, rel, ctx.caps.max_file_size)
   local cs, bom, utf8
-  if old then cs, bom, utf8 = core.charset_detect(old) end
+  if old then cs, bom, utf8 = core.charset_detect(old, ctx.ws.charsets) end
   if want then
     if not cs or cs ~= want:lower() then bom = 0 end
     cs, utf8 = want:lower(), utf8_name(want)

@@ -76,4 +76,28 @@ describe(F.tag("security: charsets"), function()
       assert.equal("POLICY_DENIED", code, tool)
     end
   end)
+
+  -- The operator's fallback list (config charsets:) is chosen on the
+  -- first 64 KiB: a file that fits a listed charset there and not after
+  -- cannot be read, searched or edited into other bytes than its own.
+  it("a fallback charset the file leaves later: read refuses, edit writes nothing, grep sees the bytes", function()
+    local lws = F.open({{path = dir, mode = "rw"}}, {policies = {"secrets"}, charsets = {"utf-8", "windows-1252"}})
+    -- a short Latin-1 head, 64 KiB of ASCII, then 0x81 (undefined in windows-1252)
+    local bytes = "caf\233 au lait\n" .. ("x"):rep(70000) .. "\nneedle \129\n"
+    H.write(dir, "late.txt", bytes)
+    local _, msg, code = lws:call("read_file", { path = "late.txt" })
+    assert.equal("INVALID_ARGUMENT", code)
+    assert.matches("not valid windows-1252", msg, 1, true)
+    _, _, code = lws:call("edit_file", { path = "late.txt", old_text = "lait", new_text = "miel" })
+    assert.is_truthy(code)
+    assert(H.read(dir, "late.txt") == bytes)
+    local g = assert(lws:call("grep", { pattern = "needle", path = "." }))
+    assert.equal(1, #g.matches)
+    assert.equal(3, g.matches[1].line)
+    -- a denied file stays denied however the list reads it
+    H.write(dir, ".env", "TOKEN=caf\233\n")
+    _, _, code = lws:call("read_file", { path = ".env" })
+    assert.equal("POLICY_DENIED", code)
+    lws:close()
+  end)
 end)

@@ -34,7 +34,9 @@ local CASES = {
   -- (it said IBM852: "Ăr°sk°bing, Gr÷▀e"); burrow's second opinion reads
   -- them as the letters they are
   { "three short Latin-1 lines", "ISO-8859-1", "", "Ærøskøbing\nGröße\nseñor\n", "Größe", "Grösse", "windows-1252" },
-  { "Windows-1252 smart quotes", "WINDOWS-1252", "", "He said “yes” – twice\n", "twice", "once", nil }, -- read right (windows-1250 has them at the same bytes)
+  -- the detector says windows-1258 (the same characters at those bytes):
+  -- a short text read alike by the guess and the fallback is the fallback's
+  { "Windows-1252 smart quotes", "WINDOWS-1252", "", "He said “yes” – twice\n", "twice", "once", "windows-1252" },
   { "short Windows-1251", "WINDOWS-1251", "", "Привет, мир!\n", "мир", "всем", nil },
 }
 
@@ -143,9 +145,10 @@ describe(H.tag("charsets"), function()
   end)
 
   -- libuchardet is opened on demand (dynlib.c): a machine without it at run
-  -- time still serves every file; text that is not UTF-8 comes as its bytes
-  -- (as when the detector has no answer), and stderr says why, once.
-  it("without libuchardet at run time: UTF-8 served, other text as its bytes, one line on stderr", function()
+  -- time still serves every file; text that is not UTF-8 is read as when
+  -- the detector has no answer (the fallback list: windows-1252 unless the
+  -- operator says otherwise, else its bytes), and stderr says why, once.
+  it("without libuchardet at run time: UTF-8 served, other text in the fallback charset, one line on stderr", function()
     local shim = H.BURROW:match("^(.*)/[^/]*$") .. "/faults.so"
     if not H.exists(shim) then
       shim = dir .. "/faults.so"
@@ -153,15 +156,16 @@ describe(H.tag("charsets"), function()
     end
     H.write(dir, "l.txt", iconv("Der Bär läuft über die Straße.\nGrüße aus München.\n", "ISO-8859-1"))
     H.write(dir, "u.txt", "naïve\n")
-    local function call(env, path)
+    local function call(env, path, extra)
       local err = dir .. "/stderr"
-      local out, _, code = H.run(("%s %s call read_file %s --root %s 2> %s"):format(env, H.q(H.BURROW),
-        H.q(H.json.encode({ path = path })), H.q(dir), H.q(err)))
+      local out, _, code = H.run(("%s %s call read_file %s --root %s %s 2> %s"):format(env, H.q(H.BURROW),
+        H.q(H.json.encode({ path = path })), H.q(dir), extra or "", H.q(err)))
       return out, H.read(dir, "stderr") or "", code
     end
     local out, err, code = call("", "l.txt")
     assert.equal(0, code, err)
-    assert.equal("iso-8859-1", H.json.decode(out).charset)
+    -- two short lines ISO-8859-1 and windows-1252 read alike: the fallback's name
+    assert.equal("windows-1252", H.json.decode(out).charset)
     assert.equal("", err)
     local gone = "LD_PRELOAD=" .. H.q(shim) .. " BURROW_FAULT_DLOPEN=libuchardet.so.0"
     out, err, code = call(gone, "u.txt")
@@ -171,9 +175,106 @@ describe(H.tag("charsets"), function()
     out, err, code = call(gone, "l.txt")
     assert.equal(0, code, err)
     local r = H.json.decode(out)
-    assert.equal("utf-8", r.charset)
-    assert.matches("1\tDer B\u{FFFD}r", r.content, 1, true)
+    assert.equal("windows-1252", r.charset)
+    assert.matches("1\tDer Bär läuft", r.content, 1, true)
     assert.equal("burrow: cannot load libuchardet.so.0 (Debian: apt-get install libuchardet0): not found;"
-      .. " text that is not UTF-8 is read as its bytes\n", err)
+      .. " text that is not UTF-8 is read in the first fallback charset that fits, else as its bytes\n", err)
+    -- the operator's list without the detector: Polish in ISO-8859-2
+    H.write(dir, "pl.txt", iconv("Zażółć gęślą jaźń\n", "ISO-8859-2"))
+    H.write(dir, "c.yaml", "charsets: [utf-8, iso-8859-2]\n")
+    out, err, code = call(gone, "pl.txt", "--config " .. H.q(dir .. "/c.yaml"))
+    assert.equal(0, code, err)
+    r = H.json.decode(out)
+    assert.equal("iso-8859-2", r.charset)
+    assert.equal("1\tZażółć gęślą jaźń\n", r.content)
+    -- bytes no fallback defines (0x81 is undefined in windows-1252): as they are
+    H.write(dir, "odd.txt", "a \129\129 b\n")
+    out, err, code = call(gone, "odd.txt")
+    assert.equal(0, code, err)
+    assert.equal("utf-8", H.json.decode(out).charset)
+  end)
+
+  -- The operator's fallback list (config charsets:, burrow.open's
+  -- charsets): a short text the detector cannot tell is read in the first
+  -- charset of the list that defines its bytes; every tool that decodes
+  -- (read, grep, edit, insert, append, write) and the packs use it alike.
+  describe("the charsets list", function()
+    local PL = "Zażółć gęślą jaźń\nkoń\n"
+    local list = { "utf-8", "ISO-8859-2" }
+
+    it("reads, greps and edits a short ISO-8859-2 file in the list's charset; byte-exact back", function()
+      local bytes = iconv(PL, "ISO-8859-2")
+      H.write(dir, "pl.txt", bytes)
+      -- without the list: windows-1252's reading (the default fallback)
+      local r = assert(ws:call("read_file", { path = "pl.txt" }))
+      assert.is_not.equal("iso-8859-2", r.charset)
+      local pws = H.open { roots = { { path = dir } }, charsets = list }
+      r = assert(pws:call("read_file", { path = "pl.txt" }))
+      assert.equal("iso-8859-2", r.charset)
+      assert.equal("1\tZażółć gęślą jaźń\n2\tkoń\n", r.content)
+      local g = assert(pws:call("grep", { pattern = "gęślą", path = "." }))
+      assert.equal(1, #g.matches)
+      assert.equal("Zażółć gęślą jaźń", g.matches[1].text)
+      local e = assert(pws:call("edit_file", { path = "pl.txt", old_text = "koń", new_text = "źrebię" }))
+      assert.equal("iso-8859-2", e.charset)
+      assert(H.read(dir, "pl.txt") == iconv("Zażółć gęślą jaźń\nźrebię\n", "ISO-8859-2"))
+      assert(pws:call("insert_lines", { path = "pl.txt", line = 1, content = "żółw\n" }))
+      assert(pws:call("append_file", { path = "pl.txt", content = "łąka\n" }))
+      assert(H.read(dir, "pl.txt") == iconv("żółw\nZażółć gęślą jaźń\nźrebię\nłąka\n", "ISO-8859-2"))
+      assert(pws:call("write_file", { path = "pl.txt", content = "ćma\n" }))
+      assert(H.read(dir, "pl.txt") == iconv("ćma\n", "ISO-8859-2"))
+      pws:close()
+    end)
+
+    it("the first charset that defines every byte wins; a trusted long guess stands", function()
+      -- 0x81 is undefined in windows-1252; koi8-r defines every byte, so
+      -- the list's second takes it
+      H.write(dir, "k.txt", "abc \129\130 def\n")
+      assert.equal("utf-8", assert(ws:call("read_file", { path = "k.txt" })).charset) -- the default: none fits
+      local pws = H.open { roots = { { path = dir } }, charsets = { "windows-1252", "koi8-r" } }
+      local r = assert(pws:call("read_file", { path = "k.txt" }))
+      assert.equal("koi8-r", r.charset)
+      -- a long KOI8-R text: the detector's statistics are trusted over the list
+      local ru = ("Съешь же ещё этих мягких французских булок, да выпей чаю.\n"):rep(4)
+      H.write(dir, "ru.txt", iconv(ru, "KOI8-R"))
+      local lws = H.open { roots = { { path = dir } }, charsets = { "iso-8859-2" } }
+      assert.equal("koi8-r", assert(lws:call("read_file", { path = "ru.txt" })).charset)
+      pws:close()
+      lws:close()
+    end)
+
+    it("a pack decodes with the list as native tools do (mcp_filesystem read_text_file, edit_file)", function()
+      H.write(dir, "pl.txt", iconv(PL, "ISO-8859-2"))
+      local pws = H.open { roots = { { path = dir } }, charsets = list, pack = "mcp_filesystem" }
+      local r = assert(pws:call("read_text_file", { path = dir .. "/pl.txt" }))
+      assert.matches("Zażółć gęślą jaźń", H.json.encode(r), 1, true)
+      assert(pws:call("edit_file", { path = dir .. "/pl.txt", edits = { { oldText = "koń", newText = "kot" } } }))
+      assert(H.read(dir, "pl.txt") == iconv("Zażółć gęślą jaźń\nkot\n", "ISO-8859-2"))
+      pws:close()
+      -- codex apply_patch patches the decoded text and writes it back so
+      local cws = H.open { roots = { { path = dir } }, charsets = list, pack = "codex" }
+      local M = cws:mounts()[1].mount
+      assert(cws:call("apply_patch", { input = "*** Begin Patch\n*** Update File: " .. M .. "/pl.txt\n@@\n-kot\n+żuk\n*** End Patch\n" }))
+      assert(H.read(dir, "pl.txt") == iconv("Zażółć gęślą jaźń\nżuk\n", "ISO-8859-2"))
+      cws:close()
+    end)
+
+    it("burrow.open refuses a list it cannot use, saying what to write", function()
+      local bad = {
+        { {}, "at least one charset" },
+        { "windows-1252", "at least one charset" },
+        { { "utf-8", "no-such-charset" }, "charsets[2]: no-such-charset is not a charset this system knows" },
+        { { "utf-16le" }, "charsets[1]: utf-16le cannot be a fallback: it does not read ASCII as ASCII" },
+        { { "utf-8", 5 }, "charsets[2] must be a charset's name, not number" },
+        { { "x y" }, "charsets[1] must be a charset's name" },
+        { { "a", "b", "c", "d", "e", "f", "g", "h", "i" }, "charsets lists 9 charsets; at most 8" },
+      }
+      for _, b in ipairs(bad) do
+        local ws2, msg, code = require("burrow").open { roots = { { path = dir } }, charsets = b[1] }
+        assert.is_nil(ws2)
+        assert.equal("INVALID_ARGUMENT", code)
+        assert.matches(b[2], msg, 1, true)
+      end
+    end)
   end)
 end)

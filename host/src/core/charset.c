@@ -1,7 +1,8 @@
 /*
  * charset.c - text in other encodings than UTF-8: which one a file is in
  * (a BOM first, then UTF-8 validity, then libuchardet only where the bytes
- * are not UTF-8, so UTF-8 files cost one validating pass), and the round
+ * are not UTF-8, so UTF-8 files cost one validating pass; a guess burrow
+ * does not trust gives way to the operator's fallback list), and the round
  * trip through UTF-8 with iconv (glibc). Encoding back refuses a
  * character the encoding cannot hold, naming it and its line.
  * libuchardet (and libstdc++ behind it) is opened with dlopen the first
@@ -154,13 +155,13 @@ static bw_dynlib ud_lib = BW_DYNLIB("libuchardet.so.0", "libuchardet0", ud_syms)
 static atomic_flag ud_warned = ATOMIC_FLAG_INIT;
 
 /* Without the library (a machine where it was removed after the build),
- * text that is not UTF-8 is served as its bytes, as when the detector
- * has no answer, and the process says why once on stderr. */
+ * text that is not UTF-8 is read as when the detector has no answer (the
+ * fallback list, else its bytes), and the process says why once on stderr. */
 static int detector(void) {
   char why[256];
   if (!bw_dynlib_load(&ud_lib, why, sizeof why)) return 1;
   if (!atomic_flag_test_and_set(&ud_warned))
-    fprintf(stderr, "burrow: %s; text that is not UTF-8 is read as its bytes\n", why);
+    fprintf(stderr, "burrow: %s; text that is not UTF-8 is read in the first fallback charset that fits, else as its bytes\n", why);
   return 0;
 }
 
@@ -168,25 +169,54 @@ static int convert(const char *to, const char *from, const char *s, size_t n,
                    char **out, size_t *olen, size_t *bad);
 static const char *iconv_name(const char *name);
 
-/* A code point a single-byte code page's text is made of: a letter of a
- * script such a page serves (Latin, Greek, Cyrillic, Hebrew, Arabic, Thai),
+/* A code point a text's letters are made of: a letter of a script a
+ * single-byte code page serves (Latin, Greek, Cyrillic, Hebrew, Arabic,
+ * Thai) or one a multi-byte page serves (kana, CJK ideographs, Hangul),
  * not a symbol, a box-drawing piece or a control. */
 static int is_letter(unsigned cp) {
   return (cp >= 0xC0 && cp <= 0x24F && cp != 0xD7 && cp != 0xF7) || (cp >= 0x370 && cp <= 0x3FF) ||
          (cp >= 0x400 && cp <= 0x52F) || (cp >= 0x5D0 && cp <= 0x5EA) || (cp >= 0x620 && cp <= 0x64A) ||
-         (cp >= 0xE01 && cp <= 0xE2E);
+         (cp >= 0xE01 && cp <= 0xE2E) || (cp >= 0x3041 && cp <= 0x30FF) || (cp >= 0x4E00 && cp <= 0x9FFF) ||
+         (cp >= 0xAC00 && cp <= 0xD7A3);
 }
 
-/* How many of the non-ASCII characters of d, read as charset, are letters
- * (-1: the page leaves a byte of d undefined). */
-static long letters_as(const char *charset, const char *d, size_t n) {
+/* d read as a charset: its non-ASCII characters, and how many of them
+ * are letters. */
+typedef struct reading {
+  size_t chars, letters;
+} reading;
+
+/* d as UTF-8 read in charset (malloc'd into *u), or -1 when the page
+ * leaves a byte of it undefined. A probe (whole = 0) may end inside a
+ * character: a fault in its last bytes is the cut, and what comes before
+ * it is read. */
+static int text_as(const char *charset, const char *d, size_t n, int whole, char **u, size_t *len) {
+  size_t bad = (size_t)-1;
+  int rc = convert("UTF-8", iconv_name(charset), d, n, u, len, &bad);
+  if (rc && !whole && bad != (size_t)-1 && bad + 4 > n && bad > 0)
+    rc = convert("UTF-8", iconv_name(charset), d, bad, u, len, &bad);
+  if (rc) bw_clear_detail();
+  return rc ? -1 : 0;
+}
+
+/* Do two charsets read d as the same text? */
+static int same_text(const char *a, const char *b, const char *d, size_t n, int whole) {
+  char *ua = NULL, *ub = NULL;
+  size_t la = 0, lb = 0;
+  int same = !text_as(a, d, n, whole, &ua, &la) && !text_as(b, d, n, whole, &ub, &lb) && la == lb &&
+             !memcmp(ua, ub, la);
+  free(ua);
+  free(ub);
+  return same;
+}
+
+/* Read d as charset (text_as), counting its non-ASCII characters and
+ * letters into r: 0, or -1 when the page leaves a byte undefined. */
+static int read_as(const char *charset, const char *d, size_t n, int whole, reading *r) {
   char *u = NULL;
-  size_t len = 0, bad = (size_t)-1;
-  if (convert("UTF-8", iconv_name(charset), d, n, &u, &len, &bad)) {
-    bw_clear_detail();
-    return -1;
-  }
-  long k = 0;
+  size_t len = 0;
+  memset(r, 0, sizeof *r);
+  if (text_as(charset, d, n, whole, &u, &len)) return -1;
   for (size_t i = 0; i < len;) {
     unsigned c = (unsigned char)u[i], cp = c;
     size_t l = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
@@ -194,12 +224,13 @@ static long letters_as(const char *charset, const char *d, size_t n) {
     if (l > 1) {
       cp = c & (0x7F >> l);
       for (size_t j = 1; j < l; j++) cp = (cp << 6) | ((unsigned char)u[i + j] & 0x3F);
-      k += is_letter(cp);
+      r->chars++;
+      r->letters += (size_t)is_letter(cp);
     }
     i += l;
   }
   free(u);
-  return k;
+  return 0;
 }
 
 /* A single-byte code page (where a short text leaves the detector
@@ -210,22 +241,53 @@ static int single_byte(const char *name) {
 }
 
 /* Fewer non-ASCII bytes than this, and the detector's single-byte guess
- * is checked against windows-1252 (its statistics need more text). */
+ * is weighed against the fallback (its statistics need more text). */
 enum { SHORT_TEXT = 64 };
 
-/* burrow's own rule before trusting a guess for a short text: a page that
- * leaves a byte undefined is out; one whose reading has fewer letters than
- * windows-1252's (Ærøskøbing read as IBM852 gives ° ÷ ▀) loses to it. */
-static void second_opinion(const char *d, size_t n, bw_charset *cs) {
-  if (!single_byte(cs->name) || !strcmp(cs->name, "windows-1252")) return;
-  size_t probe = n < DETECT_PROBE ? n : DETECT_PROBE, high = 0;
-  for (size_t i = 0; i < probe; i++) high += (unsigned char)d[i] >= 0x80;
-  if (high >= SHORT_TEXT) return;
-  long mine = letters_as(cs->name, d, probe), west = letters_as("windows-1252", d, probe);
-  if (west > mine) strcpy(cs->name, "windows-1252");
+/* The first charset of the fallback list (comma-separated) that defines
+ * every byte of the probe, into fb (and its reading into r); 0 if one does. */
+static int first_fallback(const char *fallback, const char *d, size_t n, int whole,
+                          char fb[48], reading *r) {
+  for (const char *p = fallback ? fallback : BW_CHARSET_FALLBACK; *p;) {
+    size_t len = strcspn(p, ",");
+    if (len && len < 48) {
+      memcpy(fb, p, len);
+      fb[len] = 0;
+      if (bw_charset_known(fb) && !read_as(fb, d, n, whole, r)) return 0;
+    }
+    p += len + (p[len] == ',');
+  }
+  fb[0] = 0;
+  return -1;
 }
 
-int bw_charset_detect(const char *d, size_t n, bw_charset *cs) {
+/* burrow's rule before trusting the detector's guess: the page defines
+ * every byte of the probe, and for a short text a single-byte page's
+ * reading has a larger share of letters than the fallback's (Ærøskøbing
+ * read as IBM852 gives ° ÷ ▀, as windows-1252 letters only), or as large
+ * a share and other text (the smart quotes windows-1258 and -1252 both
+ * read alike are the operator's charset's). Otherwise the fallback's
+ * name goes into cs (or "" when none defines the bytes either). */
+static void weigh_guess(const char *d, size_t n, const char *fallback, bw_charset *cs) {
+  size_t probe = n < DETECT_PROBE ? n : DETECT_PROBE, high = 0;
+  int whole = probe == n;
+  reading mine, theirs;
+  char fb[48];
+  int known = cs->name[0] && bw_charset_known(cs->name);
+  if (known && read_as(cs->name, d, probe, whole, &mine) == 0) {
+    if (!single_byte(cs->name)) return;
+    for (size_t i = 0; i < probe; i++) high += (unsigned char)d[i] >= 0x80;
+    if (high >= SHORT_TEXT) return;
+    if (first_fallback(fallback, d, probe, whole, fb, &theirs) || !strcmp(fb, cs->name)) return;
+    size_t fb_share = theirs.letters * mine.chars, my_share = mine.letters * theirs.chars;
+    if (fb_share < my_share || (fb_share == my_share && !same_text(fb, cs->name, d, probe, whole))) return;
+  } else {
+    first_fallback(fallback, d, probe, whole, fb, &theirs);
+  }
+  snprintf(cs->name, sizeof cs->name, "%s", fb);
+}
+
+int bw_charset_detect(const char *d, size_t n, const char *fallback, bw_charset *cs) {
   memset(cs, 0, sizeof *cs);
   const char *name = NULL;
   cs->bom = bw_charset_bom(d, n, &name);
@@ -255,13 +317,26 @@ int bw_charset_detect(const char *d, size_t n, bw_charset *cs) {
     ud.delete_(u);
   }
   for (char *p = cs->name; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
-  if (cs->name[0] && bw_charset_known(cs->name)) second_opinion(d, n, cs);
-  if (!cs->name[0] || !strcmp(cs->name, "ascii") || !strcmp(cs->name, "utf-8") ||
+  if (strcmp(cs->name, "ascii") && strcmp(cs->name, "utf-8")) weigh_guess(d, n, fallback, cs);
+  if (!cs->name[0] || !strcmp(cs->name, "ascii") || !strcmp(cs->name, "utf-8") || !strcmp(cs->name, "utf8") ||
       !bw_charset_known(cs->name)) {
     strcpy(cs->name, "utf-8"); /* no better answer: bytes as they are */
     cs->utf8 = 1;
   }
   return BW_OK;
+}
+
+int bw_charset_fallback_ok(const char *name) {
+  if (!bw_charset_known(name)) return 0;
+  char *u = NULL;
+  size_t len = 0, bad = 0;
+  if (convert("UTF-8", iconv_name(name), "Az\n", 3, &u, &len, &bad)) {
+    bw_clear_detail();
+    return 0;
+  }
+  int ok = len == 3 && !memcmp(u, "Az\n", 3);
+  free(u);
+  return ok;
 }
 
 int bw_charset_known(const char *name) {

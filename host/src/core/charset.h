@@ -14,10 +14,19 @@ typedef struct bw_charset {
   int utf8;      /* UTF-8 (or no better answer): the bytes are served as they are */
 } bw_charset;
 
+/* The fallback list when the operator gives none (config `charsets:`). */
+#define BW_CHARSET_FALLBACK "windows-1252"
+
 /* The encoding of a file's bytes: a BOM, else UTF-16 by its NULs, else
- * UTF-8 when valid, else libuchardet on the first 64 KiB. BW_BINARY when
- * there is a NUL in the first 8 KiB and no UTF-16/32 explains it. */
-int bw_charset_detect(const char *d, size_t n, bw_charset *cs);
+ * UTF-8 when valid, else libuchardet's guess on the first 64 KiB if
+ * burrow's rule trusts it, else the first of fallback (comma-separated
+ * names, NULL: BW_CHARSET_FALLBACK) that defines every byte, else the
+ * bytes as they are. BW_BINARY when there is a NUL in the first 8 KiB
+ * and no UTF-16/32 explains it. */
+int bw_charset_detect(const char *d, size_t n, const char *fallback, bw_charset *cs);
+/* Is name one a fallback list may hold: known to iconv, and reading ASCII
+ * as ASCII (not UTF-16/32, which have a BOM or NULs to be told by)? */
+int bw_charset_fallback_ok(const char *name);
 /* The length of a BOM at d (0 if none), and its encoding's name. */
 size_t bw_charset_bom(const char *d, size_t n, const char **name);
 /* The BOM bytes of an encoding ("" and 0 when it has none). */

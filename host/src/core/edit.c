@@ -613,8 +613,8 @@ static int apply_insert(const char *data, size_t len, const void *arg,
 /* The file's encoding: the one asked for (its BOM skipped when there),
  * else detected. */
 static int file_charset(const char *data, size_t len, const char *want,
-                        bw_charset *cs) {
-  if (!want) return bw_charset_detect(data, len, cs);
+                        const char *fallback, bw_charset *cs) {
+  if (!want) return bw_charset_detect(data, len, fallback, cs);
   memset(cs, 0, sizeof *cs);
   if (strlen(want) >= sizeof cs->name || !bw_charset_known(want))
     return bw_fail(BW_INVALID_ARGUMENT, "unknown charset");
@@ -675,7 +675,7 @@ static int read_edit_write(const bw_root *r, const char *rel,
   if (rc) return rc;
   res->old_size = len;
   bw_charset cs;
-  rc = file_charset(data, len, o->charset, &cs);
+  rc = file_charset(data, len, o->charset, o->charsets, &cs);
   res->charset_failed = rc != BW_OK;
   if (!rc && cs.utf8 && memchr(data, '\0', len < BINARY_PROBE ? len : BINARY_PROBE))
     rc = bw_fail(BW_BINARY, NULL);

@@ -110,6 +110,7 @@ typedef struct bw_edit_file_opts {
   int (*commit)(void *ud, size_t bytes);
   void *commit_ud;
   const char *charset; /* the file's encoding, or NULL: detected (charset.c) */
+  const char *charsets; /* the fallback list detection ends with (NULL: the default) */
 } bw_edit_file_opts;
 
 typedef struct bw_edit_file_res {

@@ -503,10 +503,12 @@ static int utf8_head(const char *b, size_t n, size_t judge) {
 /* The text grep searches in a file's bytes: 0 the bytes themselves (UTF-8,
  * decided by one SSE2/word pass, so UTF-8 trees keep their speed), 1 the
  * UTF-8 of another encoding in *dec (charset.c: a BOM, UTF-16 by its NULs,
- * libuchardet only where the bytes are not UTF-8), -1 binary. A file of
+ * libuchardet only where the bytes are not UTF-8, then the operator's
+ * fallback list charsets), -1 binary. A file of
  * 1 MiB or more (or mapped) whose first 64 KiB are UTF-8 is searched as
  * its bytes. */
-static int text_of(const char *b, size_t n, int mapped, char **dec, size_t *dlen) {
+static int text_of(const char *b, size_t n, int mapped, const char *charsets, char **dec,
+                   size_t *dlen) {
   *dec = NULL;
   int nul = memchr(b, '\0', n < BINARY_PROBE ? n : BINARY_PROBE) != NULL;
   /* a large file is judged by its head: a whole pass would fault every
@@ -515,7 +517,7 @@ static int text_of(const char *b, size_t n, int mapped, char **dec, size_t *dlen
   size_t judge = (mapped || n >= HEAD_JUDGED) && n > UTF8_HEAD ? UTF8_HEAD : n;
   if (!nul && utf8_head(b, n, judge)) return 0;
   bw_charset cs;
-  if (bw_charset_detect(b, n, &cs)) return -1;
+  if (bw_charset_detect(b, n, charsets, &cs)) return -1;
   if (cs.utf8) return nul ? -1 : 0;
   if (bw_charset_decode(cs.name, b + cs.bom, n - cs.bom, dec, dlen))
     return nul ? -1 : 0; /* not that encoding after all: as before */
@@ -560,6 +562,7 @@ typedef struct probe {
   const char *buf;
   size_t len;
   int mapped;
+  const char *charsets;
   int kind; /* text_of's answer */
   char *dec;
   size_t dlen;
@@ -569,7 +572,7 @@ typedef struct probe {
    the decoding buffer, once.) */
 static int probe_text(void *arg) {
   probe *p = arg;
-  p->kind = text_of(p->buf, p->len, p->mapped, &p->dec, &p->dlen);
+  p->kind = text_of(p->buf, p->len, p->mapped, p->charsets, &p->dec, &p->dlen);
   return BW_OK;
 }
 
@@ -581,7 +584,7 @@ static int search_file(grep *g, wstate *w, const char *buf, size_t len,
   const bw_grep_opts *o = g->o;
   atomic_fetch_add(&g->searched, 1);
   atomic_fetch_add(&g->bytes, len);
-  probe pb = {buf, len, mapped, 0, NULL, 0};
+  probe pb = {buf, len, mapped, g->o->charsets, 0, NULL, 0};
   int rc = mapped ? bw_guard(probe_text, &pb) : probe_text(&pb);
   if (!rc && pb.kind < 0) return note_skip(g, 0, path) ? -1 : 0;
   size_t chunk = o->chunk_size ? o->chunk_size : BW_GREP_CHUNK;

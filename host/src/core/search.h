@@ -268,6 +268,7 @@ typedef struct bw_grep_opts {
    * BW_GREP_CHUNK). Tests set them small to cross chunk edges. */
   size_t map_min, chunk_size;
   size_t chunk_margin; /* bytes read either side of a chunk (0: 64 KiB); tests set it small */
+  const char *charsets; /* the fallback list of text that is not UTF-8 (charset.c; NULL: the default) */
   bw_walk_opts walk;        /* threads, hidden, ignore, cancel, progress */
 } bw_grep_opts;
 

@@ -15,17 +15,24 @@
 #include "lcharset.h"
 #include "lcore.h"
 
-/* core.charset_detect(bytes) -> name, bom bytes, is_utf8 */
+/* core.charset_detect(bytes [, fallback "a,b"]) -> name, bom bytes, is_utf8 */
 static int l_charset_detect(lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
   bw_charset cs;
-  int rc = bw_charset_detect(s, n, &cs);
+  int rc = bw_charset_detect(s, n, luaL_optstring(L, 2, NULL), &cs);
   if (rc) return bw_lua_fail(L, rc);
   lua_pushstring(L, cs.name);
   lua_pushinteger(L, (lua_Integer)cs.bom);
   lua_pushboolean(L, cs.utf8);
   return 3;
+}
+
+/* core.charset_fallback_ok(name) -> whether a fallback list may hold it
+ * (iconv knows it and it reads ASCII as ASCII) */
+static int l_charset_fallback_ok(lua_State *L) {
+  lua_pushboolean(L, bw_charset_fallback_ok(luaL_checkstring(L, 1)));
+  return 1;
 }
 
 /* core.charset_encode(charset, utf8_text) -> bytes (no BOM), or the fail
@@ -117,6 +124,7 @@ static int l_number_lines(lua_State *L) {
 static const luaL_Reg funcs[] = {
     {"charset_detect", l_charset_detect}, {"charset_decode", l_charset_decode},
     {"charset_encode", l_charset_encode}, {"charset_bom", l_charset_bom},
+    {"charset_fallback_ok", l_charset_fallback_ok},
     {"reindent", l_reindent},             {"number_lines", l_number_lines},
     {NULL, NULL}};
 

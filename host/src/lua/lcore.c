@@ -591,17 +591,18 @@ static int do_b64(job *j) {
   return bw_base64_encode(j->b->data, j->b->len, &j->b64, &j->b64_len);
 }
 
-static int do_charset(job *j) { return bw_charset_detect(j->b->data, j->b->len, &j->cs); }
+static int do_charset(job *j) { return bw_charset_detect(j->b->data, j->b->len, j->want, &j->cs); }
 
 static int do_decode(job *j) {
   size_t bom = j->cs.bom;
   return bw_charset_decode(j->want, j->b->data + bom, j->b->len - bom, &j->b64, &j->b64_len);
 }
 
-/* f:charset() -> name, bom bytes, is_utf8 (BOM, UTF-8 validity, then
- * libuchardet: charset.c) */
+/* f:charset([fallback]) -> name, bom bytes, is_utf8 (BOM, UTF-8
+ * validity, libuchardet, then the fallback list, "a,b": charset.c) */
 static int file_charset(lua_State *L) {
   job j = {.b = &check_file(L)->b, .run = do_charset, .whole = 1};
+  j.want = luaL_optstring(L, 2, NULL);
   int rc = run_job(&j);
   if (rc) return fail(L, rc);
   lua_pushstring(L, j.cs.name);

@@ -159,6 +159,7 @@ static bw_edit_file_opts file_opts(lua_State *L, int t, bw_stop *stop) {
   o.max_bytes = bw_lua_opt_size(L, t, "max_bytes", 0);
   o.keep_original = bw_lua_opt_size(L, t, "keep_original", 0);
   o.charset = opt_str(L, t, "charset");
+  o.charsets = opt_str(L, t, "charsets");
   return o;
 }
 

@@ -311,9 +311,11 @@ static int roots_grep(lua_State *L) {
   int wire = opt_bool(L, 4, "wire", 0) ? 1 + opt_bool(L, 4, "wire_text", 0) : 0;
   o.include = opt_list(L, 4, "include", &o.n_include);
   o.exclude = opt_list(L, 4, "exclude", &o.n_exclude);
+  lua_getfield(L, 4, "charsets");
+  o.charsets = luaL_optstring(L, -1, NULL);
   lua_getfield(L, 4, "prefix");
   const char *prefix = luaL_optstring(L, -1, "");
-  lua_pop(L, 1); /* alive in opts */
+  lua_pop(L, 2); /* alive in opts */
   prog p;
   bw_lrules *rules = walk_opts(L, 4, fn, &p, &o.walk);
   o.walk.progress_arg = &p;

@@ -444,7 +444,7 @@ local function state(ctx, files, order, path)
   -- UTF-8 text and written back in that encoding (a deviation: Codex
   -- reads UTF-8 only)
   local cs, bom, utf8ok = nil, 0, true
-  if f.pre then cs, bom, utf8ok = core.charset_detect(f.pre) end
+  if f.pre then cs, bom, utf8ok = core.charset_detect(f.pre, ctx.ws.charsets) end
   if cs and not utf8ok then
     local text = core.charset_decode(cs, f.pre:sub(bom + 1))
     if text then f.base, f.charset = text, cs end
@@ -586,7 +586,7 @@ end
 local function read_result(r, a, ctx, na)
   local offset, limit = window(a, 2000, "line")
   local text = core.base64_decode(r.content)
-  local cs, bom, utf8ok = core.charset_detect(text)
+  local cs, bom, utf8ok = core.charset_detect(text, ctx.ws.charsets)
   if cs and not utf8ok then text = core.charset_decode(cs, text:sub(bom + 1)) or text end -- as apply_patch sees it
   local lines = lines_of(text)
   if offset > #lines then return err("offset exceeds file length") end

@@ -129,7 +129,7 @@ local function read_text(ctx, a)
   local bytes = core.base64_decode(r.content)
   -- decoded as native read_file decodes it (charset.c): a BOM, UTF-16 by
   -- its NULs, UTF-8, then the detector; NULs in anything else: binary
-  local cs, bom, utf8 = core.charset_detect(bytes)
+  local cs, bom, utf8 = core.charset_detect(bytes, ctx.ws.charsets)
   if not cs then
     return nil, ("Cannot read %s as text: it is a binary file (NUL bytes); use read_media_file"):format(a.path), "BINARY"
   end
