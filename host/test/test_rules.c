@@ -138,6 +138,18 @@ static void test_match(void) {
   CHECK(bw_rules_add(rs, one, 1, NULL, 0, 1, 0, -1, &why) == BW_INVALID_ARGUMENT, "bad id");
   CHECK(bw_rules_count(rs) == 0 && m(rs, "x", BW_OP_READ) == -1, "nothing half added");
   bw_rules_free(rs);
+
+  /* a rule scoped to one root (nested roots): only that root's objects */
+  rs = bw_rules_new();
+  CHECK(add(rs, "conf|conf/**", NULL, BW_OP_READ, 0, 7) == 0, "add scoped");
+  bw_rules_scope(rs, 2);
+  CHECK(add(rs, "**/.env", NULL, BW_OP_READ, 0, 8) == 0, "add unscoped");
+  CHECK(bw_rules_match_in(rs, 2, "conf/a", 6, BW_OP_READ) == 7, "scoped: its root");
+  CHECK(bw_rules_match_in(rs, 1, "conf/a", 6, BW_OP_READ) == -1, "scoped: not another root's");
+  CHECK(bw_rules_match_in(rs, -1, "conf/a", 6, BW_OP_READ) == 7, "scoped: a root not known matches");
+  CHECK(bw_rules_match_in(rs, 1, "x/.env", 6, BW_OP_READ) == 8 && m(rs, "conf", BW_OP_READ) == 7,
+        "unscoped: every root");
+  bw_rules_free(rs);
 }
 
 /* The fast kinds (a name, a basename glob) answer what glob.c says of the

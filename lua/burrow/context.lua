@@ -277,7 +277,7 @@ end
 -- judged with their facts; landing places as paths that do not exist yet.
 -- Past max_tree_ms, or once the call is cancelled, it stops: nil,
 -- message, code (nothing is done).
-function Ctx:judge_entries(entries, arg, op, exists)
+function Ctx:judge_entries(entries, arg, op, exists, nested)
   local j, path = self.by_arg[arg], self.args[arg]
   local info = j.info
   local refused, first = 0, nil
@@ -289,9 +289,10 @@ function Ctx:judge_entries(entries, arg, op, exists)
     if i % 64 == 0 and self:cancelled() then
       return nil, errors.message("EAGAIN", path, "the call was cancelled; nothing was done"), "EAGAIN"
     end
-    local req = self:request(under(path, e.path), op, {
-      mount = info.mount, readonly = info.readonly, lexical = under(info.lexical, e.path),
-      rel = under(info.rel, e.path), exists = exists, type = e.type, nlink = exists and e.nlink or nil }, arg)
+    local at, inner = self:member(info, e.path, nested) -- below a nested root: its paths
+    if not inner then at.lexical = under(info.lexical, e.path) end
+    at.exists, at.type, at.nlink = exists, e.type, exists and e.nlink or nil
+    local req = self:request(under(path, e.path), op, at, arg)
     req.member, req.size = true, nil
     if self.ws:decide(req, self.hooks) then
       refused, first = refused + 1, first or req
@@ -308,7 +309,7 @@ function Ctx:root_dirs()
   for i = 1, self.roots:count() do
     local h, info = self.roots:handle(i, ".", false)
     if h then
-      dirs[#dirs + 1] = { dev = info.dev, ino = info.ino, mount = self.roots:info(i).mount }
+      dirs[#dirs + 1] = { dev = info.dev, ino = info.ino, mount = self.roots:info(i).mount, index = i }
       h:close()
     end
   end
@@ -333,20 +334,22 @@ local REFUSED = {
 -- code. Only declared rules judge an entry unless some policy's check()
 -- judges objects: then each entry is asked (judge_entries); else the core
 -- matches them all against the compiled rules in one pass (stage:match).
-function Ctx:judge_side(st, arg, op, entries)
+function Ctx:judge_side(st, arg, op, entries, nested)
   local exists = op ~= "write"
-  if entries then return self:judge_entries(entries, arg, op, exists) end
+  if entries then return self:judge_entries(entries, arg, op, exists, nested) end
   local policies, j = self.ws.policies, self.by_arg[arg]
   if not policies.rules then return 0 end
-  local refused, idx = st:match { rules = policies.rules, op = op, rel = j.info.rel, lexical = j.info.lexical }
+  local refused, idx = st:match { rules = policies.rules, op = op, rel = j.info.rel, lexical = j.info.lexical,
+    nested = nested }
   if refused == 0 then return 0 end
   -- the first refused entry, asked in full: its request carries the rule's
   -- policy and reason, and goes to the audit
   local e = st:entries()[idx]
   local path, info = self.args[arg], j.info
-  local req = self:request(under(path, e.path), op, {
-    mount = info.mount, readonly = info.readonly, lexical = under(info.lexical, e.path),
-    rel = under(info.rel, e.path), exists = exists, type = e.type, nlink = exists and e.nlink or nil }, arg)
+  local at, inner = self:member(info, e.path, nested)
+  if not inner then at.lexical = under(info.lexical, e.path) end
+  at.exists, at.type, at.nlink = exists, e.type, exists and e.nlink or nil
+  local req = self:request(under(path, e.path), op, at, arg)
   req.member = true
   self.ws:decide(req, self.hooks)
   self.reqs[#self.reqs + 1] = req
@@ -372,12 +375,16 @@ function Ctx:judge_stage(st)
     end
   end
   local entries = self.ws.policies:judges_objects() and st:entries() or nil
+  -- the roots' directories the tree holds (a copy's source may hold a
+  -- nested root): what is taken below one is judged as that root's
+  local dirs, nested = self:root_dirs(), {}
+  for i, n in ipairs(st:roots_in(dirs)) do nested[i] = { path = n.path, root = dirs[n.root].index } end
   local sides = {}
-  for _, op in ipairs(sub.ops) do sides[#sides + 1] = { sub.from, op } end
+  for _, op in ipairs(sub.ops) do sides[#sides + 1] = { sub.from, op, nested } end
   if sub.to then sides[#sides + 1] = { sub.to, "write" } end
   for _, side in ipairs(sides) do
     local arg, op = side[1], side[2]
-    local refused, first, code = self:judge_side(st, arg, op, entries)
+    local refused, first, code = self:judge_side(st, arg, op, entries, side[3])
     if not refused then return nil, first, code end
     if refused > 0 then
       return self:refused_inside(self.args[arg], op, refused, first, REFUSED[op]
@@ -434,6 +441,25 @@ end
 -- will take them). Past max_tree_ms the entries not yet asked about are
 -- denied (fail closed). The compiled rules, or nil (nothing denied), or
 -- false, message, code.
+--- Where an entry sub (a path below the start of a walk, whose start is
+-- info) lies for the policies: in the innermost root the walk met on its
+-- way there (nested: where roots:grep, glob and list met other roots'
+-- directories, by identity), else in the start's root. Its request
+-- fields (mount, readonly, lexical, rel; index: the root's) and whether
+-- it is nested.
+function Ctx:member(info, sub, nested)
+  local best
+  for _, n in ipairs(nested or {}) do
+    if sub:sub(1, #n.path + 1) == n.path .. "/" and (not best or #n.path > #best.path) then best = n end
+  end
+  if not best then
+    return { mount = info.mount, readonly = info.readonly, lexical = under(info.rel, sub), rel = under(info.rel, sub),
+      index = info.root }
+  end
+  local r, in_root = self.roots:info(best.root), sub:sub(#best.path + 2)
+  return { mount = r.mount, readonly = r.readonly, lexical = in_root, rel = in_root, index = best.root }, true
+end
+
 function Ctx:asked_rules(h, rel, opts, info)
   local policies = self.ws.policies
   local res, detail, code = self.roots:glob(h, rel, "**", {
@@ -452,17 +478,18 @@ function Ctx:asked_rules(h, rel, opts, info)
     local sub = e.path
     late = late or (i % 16 == 0 and self:over("max_tree_ms"))
     local denied = late
+    local at = self:member(info, sub, res.nested) -- a nested root's entries: its paths
     if not late then
-      local req = self:request(sub, "read", { mount = info.mount, readonly = info.readonly,
-        lexical = under(info.rel, sub), rel = under(info.rel, sub), exists = true, type = e.type }, "path")
+      at.exists, at.type = true, e.type
+      local req = self:request(sub, "read", at, "path")
       req.member = true
       denied = self.ws:decide(req, self.hooks) ~= nil
       if denied then self.reqs[#self.reqs + 1] = req end
     end
-    if denied then
-      local p = literal(under(info.rel, sub))
+    if denied then -- matched by the core as it sees the entry: in its innermost root
+      local p = literal(at.rel)
       extra[#extra + 1] = { patterns = e.type == "dir" and { p, p .. "/**" } or { p }, except = {},
-        ops = { "read", "list" }, casefold = false, id = -1 }
+        ops = { "read", "list" }, casefold = false, id = -1, root = at.index } -- that root's objects only
     end
   end
   if #extra == 0 then return nil end
@@ -504,10 +531,11 @@ end
 -- each object (the declared rules were applied by the core already), as
 -- a read of each. Keeps the allowed ones in order in list; sub_of(item)
 -- gives an item's path below the walk's start (nil: keep it). info: the
--- start's, from ctx:resolve. Returns how many were dropped (and the
+-- start's, from ctx:resolve; nested: where the walk met other roots (the
+-- walk result's `nested`), whose entries are asked as that root's. Returns how many were dropped (and the
 -- dropped items' set, by sub path). Past max_tree_ms the items not yet
 -- asked about are dropped too (fail closed), and counted.
-function Ctx:reveal(list, sub_of, info)
+function Ctx:reveal(list, sub_of, info, nested)
   if not (list and self.ws.policies:judges_objects()) then return 0, {} end
   local verdict, dropped, out, n = {}, {}, 1, 0
   local late = false
@@ -519,8 +547,9 @@ function Ctx:reveal(list, sub_of, info)
     if late and sub and sub ~= "" and verdict[sub] == nil then
       verdict[sub], n, dropped[sub] = false, n + 1, true
     elseif sub and sub ~= "" and verdict[sub] == nil then
-      local req = self:request(sub, "read", { mount = info.mount, readonly = info.readonly,
-        lexical = under(info.rel, sub), rel = under(info.rel, sub), exists = true }, "path")
+      local at = self:member(info, sub, nested) -- a nested root's entries: its paths
+      at.exists = true
+      local req = self:request(sub, "read", at, "path")
       req.member = true
       verdict[sub] = self.ws:decide(req, self.hooks) == nil
       if not verdict[sub] then

@@ -102,9 +102,11 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       return ctx:fail(gcode, pat and "pattern" or path, detail, pat and { argument = "pattern" } or nil)
     end
     local pre = prefix_of(path)
+    local nested = res.nested
+    res.nested = nil -- the walk's, not the agent's
     local hidden = ctx:reveal(res.entries, function(e)
       return e.path:sub(1, #pre) == pre and e.path:sub(#pre + 1) or nil
-    end, info)
+    end, info, nested)
     if hidden > 0 then res.skipped_policy = (res.skipped_policy or 0) + hidden end
     local used, cut = 0, false
     for i, e in ipairs(res.entries) do

@@ -196,9 +196,11 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     -- policies that judge each object are asked about each file shown
     local pre = prefix_of(path)
     local function sub(p) return p:sub(1, #pre) == pre and p:sub(#pre + 1) or nil end
-    local hidden = wire and 0 or ctx:reveal(res.matches, function(m) return sub(m.path) end, info)
-    hidden = hidden + ctx:reveal(res.files, sub, info) + ctx:reveal(res.skipped_binary, sub, info)
-      + ctx:reveal(res.skipped_size, sub, info) + ctx:reveal(res.counts, function(c) return sub(c.path) end, info)
+    local nested = res.nested
+    res.nested = nil -- the walk's, not the agent's
+    local hidden = wire and 0 or ctx:reveal(res.matches, function(m) return sub(m.path) end, info, nested)
+    hidden = hidden + ctx:reveal(res.files, sub, info, nested) + ctx:reveal(res.skipped_binary, sub, info, nested)
+      + ctx:reveal(res.skipped_size, sub, info, nested) + ctx:reveal(res.counts, function(c) return sub(c.path) end, info, nested)
     if hidden > 0 then
       res.skipped_policy = (res.skipped_policy or 0) + hidden
       if mode == "content" then res.total = #res.matches end

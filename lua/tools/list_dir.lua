@@ -59,9 +59,9 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
       include_hidden = a.include_hidden,
     }, a.recursive and idx or nil, info)
     if not opts then return nil, werr, wcode end
-    local raw, omitted, skipped = ctx.roots:list(idx, rel, opts)
+    local raw, omitted, skipped, nested = ctx.roots:list(idx, rel, opts)
     if not raw then return ctx:fail(skipped, path, omitted) end
-    local hidden = ctx:reveal(raw, function(e) return e.path end, info)
+    local hidden = ctx:reveal(raw, function(e) return e.path end, info, nested)
     if hidden > 0 then skipped = (skipped or 0) + hidden end
     local entries = require("burrow.core").json.array {}
     for i, e in ipairs(raw) do

@@ -420,6 +420,27 @@ typedef struct bw_entry {
 
 struct bw_rules; /* policy path rules (search.h, rules.c) */
 
+/* The roots' own directories, by identity, for walks that may meet one
+ * below their start (a nested root): below it, rules see that root's
+ * in-root paths, not the outer root's. A walk records where it met each
+ * (met: its path below the walk's start, malloc'd; freed by
+ * bw_nest_clear). Shared by a walk's worker threads. */
+enum { BW_NEST_MAX = 64 };
+typedef struct bw_nest {
+  int self;                   /* the caller's index of the walk's own root */
+  size_t n;
+  struct {
+    uint64_t dev, ino;
+    int root;                 /* the caller's index of the root */
+    char *_Atomic met;
+  } v[BW_NEST_MAX];
+} bw_nest;
+
+/* The root whose directory is (dev, ino), recording where it was met
+ * (path, len); -1 if none. */
+int bw_nest_enter(bw_nest *nest, uint64_t dev, uint64_t ino, const char *path, size_t len);
+void bw_nest_clear(bw_nest *nest);
+
 typedef struct bw_list_opts {
   int max_depth;       /* 0 = only the directory itself */
   int include_hidden;
@@ -433,6 +454,7 @@ typedef struct bw_list_opts {
   const struct bw_rules *rules;
   const char *base;
   size_t *skipped_policy;
+  bw_nest *nest; /* other roots' directories: below one, its in-root paths (or NULL) */
 } bw_list_opts;
 
 /* Calls cb for each entry in sorted order (depth first); cb returns 0. */

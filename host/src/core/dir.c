@@ -4,7 +4,9 @@
  * listed as a symlink and never descended, and a walk never crosses into
  * another mount. Entries come sorted by name, depth first, so the output
  * does not depend on readdir order. Policy rules leave out what they deny
- * reading, checked on the in-root path before the entry is even stat'ed.
+ * reading, checked on the in-root path before the entry is even stat'ed:
+ * below another root's directory (bw_nest, by identity) the in-root path
+ * of that root.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -88,6 +90,20 @@ int bw_read_names(int fd, int flags, char ***out, size_t *count) {
   return BW_OK;
 }
 
+int bw_nest_enter(bw_nest *nest, uint64_t dev, uint64_t ino, const char *path, size_t len) {
+  for (size_t i = 0; nest && i < nest->n; i++) {
+    if (nest->v[i].dev != dev || nest->v[i].ino != ino) continue;
+    char *m = strndup(path, len), *none = NULL;
+    if (m && !atomic_compare_exchange_strong(&nest->v[i].met, &none, m)) free(m);
+    return nest->v[i].root;
+  }
+  return -1;
+}
+
+void bw_nest_clear(bw_nest *nest) {
+  for (size_t i = 0; nest && i < nest->n; i++) free(atomic_exchange(&nest->v[i].met, NULL));
+}
+
 void bw_free_names(char **names, size_t n) {
   for (size_t i = 0; i < n; i++) free(names[i]);
   free(names);
@@ -116,8 +132,10 @@ static int open_child(const lister *l, int fd, const char *name,
   return c;
 }
 
-/* Do the rules deny reading prefix/name? Built in the lister's buffer. */
-static int denied(lister *l, const char *prefix, size_t pl, const char *name) {
+/* Do the rules deny reading prefix/name? Built in the lister's buffer;
+ * matched from nest_at of prefix/name on (a nested root's in-root path),
+ * or as a whole after the walk's in-root start. */
+static int denied(lister *l, const char *prefix, size_t pl, const char *name, size_t nest_at, int root) {
   size_t nl = strlen(name), need = l->prelen + pl + 1 + nl + 1;
   if (need > l->cap) {
     size_t c = l->cap * 2 > need ? l->cap * 2 : need + 256;
@@ -132,17 +150,20 @@ static int denied(lister *l, const char *prefix, size_t pl, const char *name) {
   memcpy(q + pl, name, nl + 1);
   /* a listing shows names: a rule denying list keeps them out as one
    * denying read does */
-  return bw_rules_match(l->o->rules, l->path, l->prelen + pl + nl, BW_OP_READ | BW_OP_LIST) >= 0;
+  if (nest_at) return bw_rules_match_in(l->o->rules, root, q + nest_at, pl + nl - nest_at, BW_OP_READ | BW_OP_LIST) >= 0;
+  return bw_rules_match_in(l->o->rules, root, l->path, l->prelen + pl + nl, BW_OP_READ | BW_OP_LIST) >= 0;
 }
 
-static int list_level(lister *l, int fd, const char *prefix, int depth) {
+/* List prefix's directory, open at fd; below a nested root (nest_at > 0)
+ * its entries are judged from nest_at on, as objects of root. */
+static int list_level(lister *l, int fd, const char *prefix, int depth, size_t nest_at, int root) {
   char **names = NULL;
   size_t n = 0;
   int rc = bw_read_names(fd, BW_NAMES_SORTED | (l->o->include_hidden ? BW_NAMES_HIDDEN : 0), &names, &n);
   if (rc) return rc;
   size_t pl = strlen(prefix);
   for (size_t i = 0; i < n && !l->stop && !rc; i++) {
-    int d = l->o->rules ? denied(l, prefix, pl, names[i]) : 0;
+    int d = l->o->rules ? denied(l, prefix, pl, names[i], nest_at, root) : 0;
     if (d < 0) {
       rc = BW_ENOMEM;
       break;
@@ -170,8 +191,11 @@ static int list_level(lister *l, int fd, const char *prefix, int depth) {
     }
     if (!rc && S_ISDIR(st.st_mode) && depth < l->o->max_depth) {
       int c = open_child(l, fd, names[i], &st);
+      size_t at = nest_at; /* another root's directory: its paths below */
+      int in = c >= 0 ? bw_nest_enter(l->o->nest, st.st_dev, st.st_ino, path, strlen(path)) : -1;
+      if (in >= 0) at = strlen(path) + 1;
       if (c >= 0) {
-        int sub = list_level(l, c, path, depth + 1);
+        int sub = list_level(l, c, path, depth + 1, at, in >= 0 ? in : root);
         close(c);
         if (sub == BW_ENOMEM) rc = sub; /* unreadable subdirs are skipped */
       }
@@ -212,7 +236,7 @@ int bw_list(const bw_root *r, const char *rel, const bw_list_opts *o,
     free(l.path);
     return rc;
   }
-  rc = list_level(&l, fd, "", 0);
+  rc = list_level(&l, fd, "", 0, 0, o->nest ? o->nest->self : -1);
   close(fd);
   free(l.path);
   *omitted = l.omitted;

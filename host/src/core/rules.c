@@ -50,6 +50,7 @@ typedef struct plist {
 typedef struct rule {
   plist pats, excs;
   int ops, fold, id;
+  int root; /* the root whose objects it is about (bw_rules_scope), -1: any */
   int needs; /* NEED_*: what a path must have for its patterns to be tried */
 } rule;
 
@@ -303,6 +304,7 @@ int bw_rules_add(bw_rules *rs, const char *const *patterns, int npat,
   r->ops = ops;
   r->fold = !!casefold;
   r->id = id;
+  r->root = -1;
   int rc = compile_list(&r->pats, patterns, npat, r->fold, 0, why);
   if (!rc) rc = compile_list(&r->excs, excepts, nexc, r->fold, 1, why);
   int slow = 0, names = 0;
@@ -405,7 +407,18 @@ static int excepted(const rule *r, const subject *s) {
   return r->excs.n && any(&r->excs, s, r->fold, 0);
 }
 
+void bw_rules_scope(bw_rules *rs, int root) {
+  if (rs && rs->n) rs->v[rs->n - 1].root = root;
+}
+
 int bw_rules_match(const bw_rules *rs, const char *path, size_t len, int op) {
+  return bw_rules_match_in(rs, -1, path, len, op);
+}
+
+/* Is rule ru about objects of root? */
+static int in_scope(const rule *ru, int root) { return ru->root < 0 || root < 0 || ru->root == root; }
+
+int bw_rules_match_in(const bw_rules *rs, int root, const char *path, size_t len, int op) {
   if (!rs || !rs->n) return -1;
   while (len > 1 && path[len - 1] == '/') len--; /* "a/" is a, as in globmatch.c */
   subject s = {path, path, len, 0, 0, 0};
@@ -432,7 +445,7 @@ int bw_rules_match(const bw_rules *rs, const char *path, size_t len, int op) {
       int r = t->rule;
       if (r < 0 || r >= best || t->h != h || t->len != s.blen) continue;
       const rule *ru = &rs->v[r];
-      if ((ru->ops & op) && same_name(t->name, s.base, s.blen, ru->fold) &&
+      if ((ru->ops & op) && in_scope(ru, root) && same_name(t->name, s.base, s.blen, ru->fold) &&
           !excepted(ru, &s))
         best = r;
     }
@@ -441,7 +454,8 @@ int bw_rules_match(const bw_rules *rs, const char *path, size_t len, int op) {
     const rule *ru = &rs->v[rs->slow[i]];
     int try = (ru->needs & NEED_ANY) || ((ru->needs & NEED_LIT) && s.lit) ||
               ((ru->needs & NEED_SUF) && s.suf);
-    if (try && (ru->ops & op) && any(&ru->pats, &s, ru->fold, 1) && !excepted(ru, &s)) {
+    if (try && (ru->ops & op) && in_scope(ru, root) && any(&ru->pats, &s, ru->fold, 1) &&
+        !excepted(ru, &s)) {
       best = rs->slow[i];
       break;
     }

@@ -73,6 +73,12 @@ int bw_rules_bad_index(void);
 /* The id of the first rule (in the order added) that matches path[0, len)
  * for op: one pattern matches and no except does. -1 if none. */
 int bw_rules_match(const bw_rules *rs, const char *path, size_t len, int op);
+/* Limit the rule added last to the objects of one root (root >= 0, the
+ * caller's index of it), where a walk meets several (bw_nest). */
+void bw_rules_scope(bw_rules *rs, int root);
+/* bw_rules_match for an object of root (a rule scoped to another root
+ * does not match it; root < 0: unknown, every rule may match). */
+int bw_rules_match_in(const bw_rules *rs, int root, const char *path, size_t len, int op);
 /* Number of rules added. */
 int bw_rules_count(const bw_rules *rs);
 /* The in-root path rules see for the directory rel that a walk starts
@@ -143,6 +149,8 @@ typedef struct bw_walk_opts {
   const bw_rules *rules;
   const char *base;          /* in-root path of rel ("." the root); NULL:
                                 rel made canonical (bw_canonical) */
+  bw_nest *nest;             /* other roots' directories: below one, the
+                                rules see its in-root paths (or NULL) */
 } bw_walk_opts;
 
 /* Walk the directory rel beneath the root with opts->threads workers,

@@ -20,7 +20,9 @@
  * With policy rules, each worker builds an entry's in-root path in its own
  * buffer (the walk's base, then the path below the start, which results
  * use as a suffix of it), and a denied entry is skipped and counted before
- * ignore rules or the visitor see it.
+ * ignore rules or the visitor see it. Below another root's directory
+ * (bw_nest: met by identity, nested in this one), the rules see that
+ * root's in-root paths instead: its rules apply to everything under it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -54,6 +56,9 @@ typedef struct node {
   bw_ignore *ig;
   int in_git;
   int ancestor;     /* above the start: holds rules only */
+  size_t nest_at;   /* below a nested root: where its in-root paths start
+                       in an entry's path (0: not below one) */
+  int nest_root;    /* and that root (bw_nest's index of it) */
   int fd;           /* open for reading, -1 until then */
   _Atomic int fd_refs; /* children that still have to open themselves, +1 */
   _Atomic int refs;    /* children alive, +1 */
@@ -95,6 +100,7 @@ typedef struct walker {
    * root); below's dirs start at boff */
   char pre[2 * BW_PATH_MAX + 2];
   size_t prelen, boff;
+  int root; /* the root the start's entries are judged in (bw_nest's index; -1 unknown) */
 } walker;
 
 typedef struct worker {
@@ -305,6 +311,8 @@ static node *node_new(node *parent, const char *name, const char *path,
   if (parent) {
     atomic_fetch_add(&parent->refs, 1);
     n->in_git = parent->in_git;
+    n->nest_at = parent->nest_at;
+    n->nest_root = parent->nest_root;
   }
   return n;
 }
@@ -475,6 +483,14 @@ static int open_node(walker *w, node *n) {
     close(c);
     return BW_OUTSIDE_ROOT;
   }
+  struct stat st; /* another root's directory: its in-root paths below */
+  int in = w->o->nest && w->o->nest->n && fstat(c, &st) == 0
+               ? bw_nest_enter(w->o->nest, st.st_dev, st.st_ino, n->path, n->plen)
+               : -1;
+  if (in >= 0) {
+    n->nest_at = n->plen + 1;
+    n->nest_root = in;
+  }
   n->fd = openat(c, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   int e = errno;
   close(c);
@@ -544,7 +560,8 @@ static int visit_entry(walker *w, worker *k, node *n, const dent *d,
   if (n->plen) path[n->plen] = '/';
   memcpy(path + pl, name, nl + 1);
   if (o->rules &&
-      bw_rules_match(o->rules, k->path, w->prelen + pl + nl, WALK_OPS) >= 0) {
+      (n->nest_at ? bw_rules_match_in(o->rules, n->nest_root, path + n->nest_at, pl + nl - n->nest_at, WALK_OPS)
+                  : bw_rules_match_in(o->rules, w->root, k->path, w->prelen + pl + nl, WALK_OPS)) >= 0) {
     atomic_fetch_add(&w->st->skipped_policy, 1); /* a dir: not entered */
     return 0;
   }
@@ -731,17 +748,18 @@ static void supervise(walker *w) {
 
 /* Descend the literal directories of o->below from fd with O_NOFOLLOW:
  * a link there is not followed, as the walk itself would not. A directory
- * the rules deny is as if pruned: counted, nothing below. */
+ * the rules deny is as if pruned: counted, nothing below. Past another
+ * root's directory the rules see that root's paths: the prefix drops what
+ * lies above it (skip). */
 static int descend_below(walker *w, int *fd) {
   const char *p = w->o->below;
+  size_t skip = 0;
   while (p && *p) {
     const char *e = strchr(p, '/');
-    size_t l = e ? (size_t)(e - p) : strlen(p);
+    size_t l = e ? (size_t)(e - p) : strlen(p), end = w->boff + (size_t)(p - w->o->below) + l;
     char name[BW_NAME_MAX + 1];
     if (l > BW_NAME_MAX) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
-    if (w->o->rules && bw_rules_match(w->o->rules, w->pre,
-                                      w->boff + (size_t)(p - w->o->below) + l,
-                                      WALK_OPS) >= 0) {
+    if (w->o->rules && bw_rules_match_in(w->o->rules, w->root, w->pre + skip, end - skip, WALK_OPS) >= 0) {
       atomic_fetch_add(&w->st->skipped_policy, 1);
       return BW_ENOENT;
     }
@@ -752,7 +770,22 @@ static int descend_below(walker *w, int *fd) {
     close(*fd);
     *fd = c;
     if (!same_mount(w->r, c)) return BW_ENOENT;
+    struct stat st;
+    int in = w->o->nest && w->o->nest->n && fstat(c, &st) == 0
+                 ? bw_nest_enter(w->o->nest, st.st_dev, st.st_ino, w->o->below,
+                                 (size_t)(p - w->o->below) + l)
+                 : -1;
+    if (in >= 0) {
+      skip = end + 1;
+      w->root = in;
+    }
     p = e ? e + 1 : p + l;
+  }
+  if (skip && w->prelen) { /* the start's in-root path is the nested root's */
+    size_t left = skip < w->prelen ? w->prelen - skip : 0;
+    memmove(w->pre, w->pre + (skip < w->prelen ? skip : w->prelen), left + 1);
+    w->prelen = left;
+    w->boff = 0;
   }
   return BW_OK;
 }
@@ -812,7 +845,7 @@ static int rules_prefix(walker *w, const char *rel) {
 }
 
 int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
-  walker w = {.r = r, .o = o};
+  walker w = {.r = r, .o = o, .root = o->nest ? o->nest->self : -1};
   w.st = o->stats ? o->stats : &w.local;
   node *start = NULL;
   int rc = o->rules ? rules_prefix(&w, rel) : BW_OK;

@@ -134,6 +134,36 @@ static int handle_gc(lua_State *L) {
   return 0;
 }
 
+void bw_lua_nest(lua_State *L, int roots_arg, const bw_root *r, bw_nest *out) {
+  roots *rs = luaL_checkudata(L, roots_arg, ROOTS_MT);
+  memset(out, 0, sizeof *out);
+  out->self = -1;
+  for (int k = 0; rs->r && k < rs->n && out->n < BW_NEST_MAX; k++) {
+    if (rs->r[k].dev == r->dev && rs->r[k].ino == r->ino) { /* the walk's own */
+      out->self = k + 1;
+      continue;
+    }
+    out->v[out->n].dev = rs->r[k].dev;
+    out->v[out->n].ino = rs->r[k].ino;
+    out->v[out->n++].root = k + 1;
+  }
+}
+
+void bw_lua_push_nested(lua_State *L, bw_nest *nest) {
+  lua_newtable(L);
+  for (size_t i = 0, j = 0; i < nest->n; i++) {
+    char *met = atomic_load(&nest->v[i].met);
+    if (!met) continue;
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, met);
+    lua_setfield(L, -2, "path");
+    lua_pushinteger(L, nest->v[i].root);
+    lua_setfield(L, -2, "root");
+    lua_rawseti(L, -2, (lua_Integer)++j);
+  }
+  bw_nest_clear(nest);
+}
+
 const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
                              const char **rel) {
   roots *rs = luaL_checkudata(L, roots_arg, ROOTS_MT);

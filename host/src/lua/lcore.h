@@ -31,6 +31,12 @@ const char *bw_lua_rel(lua_State *L, int arg);
  * BW_VIEW_WRITE. Raises on misuse; valid while arg stays on the stack. */
 const bw_root *bw_lua_target(lua_State *L, int roots_arg, int arg, int view,
                              const char **rel);
+/* The other roots of the Roots at roots_arg, by identity, for a walk of
+ * r that may meet their directories (bw_nest; root: the Lua index). */
+void bw_lua_nest(lua_State *L, int roots_arg, const bw_root *r, bw_nest *out);
+/* Push where a walk met the nest's roots ({{path =, root =}...}, paths
+ * below the walk's start) and clear it. */
+void bw_lua_push_nested(lua_State *L, bw_nest *nest);
 /* The resolved object of the Handle at arg, which must belong to the Roots
  * at roots_arg; raises on misuse. Valid while arg stays on the stack. */
 const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg);

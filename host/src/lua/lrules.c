@@ -46,7 +46,7 @@ struct bw_lrules {
 
 static const char *const OPS[] = {"read", "list", "write", "delete", NULL};
 static const int OP_BITS[] = {BW_OP_READ, BW_OP_LIST, BW_OP_WRITE, BW_OP_DELETE};
-static const char *const FIELDS[] = {"patterns", "except", "ops", "casefold", "id", NULL};
+static const char *const FIELDS[] = {"patterns", "except", "ops", "casefold", "id", "root", NULL};
 
 static int op_bit(const char *s) {
   for (int i = 0; OPS[i]; i++)
@@ -112,7 +112,7 @@ static const char *add_rule(lua_State *L, bw_rules *rs, int idx, int i) {
     if (!known) {
       const char *name = k ? k : luaL_typename(L, -1);
       return lua_pushfstring(
-          L, "unknown field %s (use patterns, except, ops, casefold, id)", name);
+          L, "unknown field %s (use patterns, except, ops, casefold, id, root)", name);
     }
   }
   int npat, nexc, ops = 0;
@@ -151,9 +151,14 @@ static const char *add_rule(lua_State *L, bw_rules *rs, int idx, int i) {
   if (!lua_isnil(L, -1) && (!isint || id < 0 || id > INT_MAX))
     return "id must be an integer from 0";
   lua_pop(L, 1);
+  lua_getfield(L, idx, "root"); /* the root whose objects it is about (nested roots) */
+  lua_Integer root = lua_isnil(L, -1) ? -1 : lua_tointegerx(L, -1, &isint);
+  if (!lua_isnil(L, -1) && (!isint || root < 1 || root > INT_MAX)) return "root must be a root's index";
+  lua_pop(L, 1);
   const char *why;
   int rc = bw_rules_add(rs, pat, npat, exc, nexc, ops, fold, (int)id, &why);
   if (rc == BW_ENOMEM) return "out of memory";
+  if (!rc && root > 0) bw_rules_scope(rs, (int)root);
   if (!rc) return NULL;
   int b = bw_rules_bad_index();
   if (b == INT_MIN) return lua_pushstring(L, why);

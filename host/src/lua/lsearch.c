@@ -319,14 +319,20 @@ static int roots_grep(lua_State *L) {
   prog p;
   bw_lrules *rules = walk_opts(L, 4, fn, &p, &o.walk);
   o.walk.progress_arg = &p;
+  bw_nest nest;
+  bw_lua_nest(L, 1, r, &nest);
+  o.walk.nest = &nest;
   bw_grep_res res;
   int rc = bw_grep(r, rel, &o, &res);
   bw_lua_rules_leave(rules);
-  if (rc) return bw_lua_fail(L, rc);
   luaL_checkstack(L, 16, "grep result");
+  bw_lua_push_nested(L, &nest);
+  if (rc) return bw_lua_fail(L, rc);
   rc = push_grep(L, &res, prefix, o.mode, o.max_results, o.before || o.after, out_bytes, wire);
   bw_grep_res_free(&res);
   if (rc) return luaL_error(L, "grep result: out of memory");
+  lua_rotate(L, -2, 1); /* nested on top */
+  lua_setfield(L, -2, "nested");
   return 1;
 }
 
@@ -376,12 +382,18 @@ static int roots_glob(lua_State *L) {
   prog p;
   bw_lrules *rules = walk_opts(L, 5, fn, &p, &o.walk);
   o.walk.progress_arg = &p;
+  bw_nest nest;
+  bw_lua_nest(L, 1, r, &nest);
+  o.walk.nest = &nest;
   bw_glob_res res;
   int rc = bw_glob_search(r, rel, pat, plen, &o, &res);
   bw_lua_rules_leave(rules);
-  if (rc) return bw_lua_fail(L, rc);
   luaL_checkstack(L, 8, "glob result");
-  lua_createtable(L, 0, 4);
+  bw_lua_push_nested(L, &nest);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_createtable(L, 0, 5);
+  lua_rotate(L, -2, 1);
+  lua_setfield(L, -2, "nested"); /* where the walk met other roots */
   new_array(L, (int)res.n);
   for (size_t i = 0; i < res.n; i++) {
     const bw_gitem *it = res.items[i];
@@ -422,9 +434,11 @@ static int list_push(void *arg, const bw_entry *e) {
   return BW_OK;
 }
 
-/* roots:list(i, rel, opts) -> entries, omitted, skipped_policy
+/* roots:list(i, rel, opts) -> entries, omitted, skipped_policy, nested
  * opts.rules (core.rules) leaves out what they deny reading, counted in
- * skipped_policy; opts.base is rel's in-root path (default: canonical). */
+ * skipped_policy; opts.base is rel's in-root path (default: canonical);
+ * below another root's directory the rules see its paths, and nested
+ * says where the listing met one ({{path =, root =}...}). */
 static int roots_list(lua_State *L) {
   const char *rel;
   const bw_root *r = bw_lua_target(L, 1, 2, BW_VIEW_READ, &rel);
@@ -445,13 +459,18 @@ static int roots_list(lua_State *L) {
   lua_newtable(L);
   luaL_checkstack(L, 8, "listing");
   size_t omitted = 0;
+  bw_nest nest;
+  bw_lua_nest(L, 1, r, &nest);
+  o.nest = &nest;
   o.rules = bw_lua_rules_enter(rules);
   int rc = bw_list(r, rel, &o, list_push, L, &omitted);
   bw_lua_rules_leave(rules);
+  bw_lua_push_nested(L, &nest);
   if (rc) return bw_lua_fail(L, rc);
   lua_pushinteger(L, (lua_Integer)omitted);
   lua_pushinteger(L, (lua_Integer)skipped);
-  return 3;
+  lua_rotate(L, -3, -1); /* entries, omitted, skipped, nested */
+  return 4;
 }
 
 static const luaL_Reg methods[] = {

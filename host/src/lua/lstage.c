@@ -174,6 +174,53 @@ static int stage_inside(lua_State *L) {
   return 1;
 }
 
+/* stage:roots_in({{dev=, ino=}...}) -> {{path =, root = k}...}: where the
+ * staged tree holds the directories named there (k their index), by
+ * identity: below one, entries are that root's (a copy's source judged
+ * under a nested root's own rules) */
+static int stage_roots_in(lua_State *L) {
+  bw_stage *s = check_stage(L);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, 2);
+  lua_newtable(L);
+  lua_Integer j = 0;
+  for (lua_Integer k = 1; k <= n; k++) {
+    lua_geti(L, 2, k);
+    lua_getfield(L, -1, "dev");
+    lua_getfield(L, -2, "ino");
+    uint64_t dev = (uint64_t)lua_tointeger(L, -2), ino = (uint64_t)lua_tointeger(L, -1);
+    lua_pop(L, 3);
+    for (size_t i = 0; i < s->n; i++)
+      if (s->v[i].type == 'd' && s->v[i].dev == dev && s->v[i].ino == ino) {
+        lua_createtable(L, 0, 2);
+        lua_pushstring(L, s->paths + s->v[i].off);
+        lua_setfield(L, -2, "path");
+        lua_pushinteger(L, k);
+        lua_setfield(L, -2, "root");
+        lua_rawseti(L, -2, ++j);
+        break;
+      }
+  }
+  return 1;
+}
+
+/* The longest of the nested paths ({{path =}...} at index t, or none)
+ * that p lies below: the offset of p's path inside it, else 0. */
+static size_t nested_at(lua_State *L, int t, const char *p) {
+  if (!t) return 0;
+  size_t best = 0, pl = strlen(p);
+  lua_Integer n = luaL_len(L, t);
+  for (lua_Integer k = 1; k <= n; k++) {
+    lua_geti(L, t, k);
+    lua_getfield(L, -1, "path");
+    size_t l;
+    const char *q = lua_tolstring(L, -1, &l);
+    if (q && l + 1 < pl && !memcmp(p, q, l) && p[l] == '/' && l + 1 > best) best = l + 1;
+    lua_pop(L, 2);
+  }
+  return best;
+}
+
 /* base + "/" + sub into buf ("." + sub = sub); 0 when too long */
 static size_t under(char *buf, size_t size, const char *base, const char *sub) {
   int n = !strcmp(base, ".") ? snprintf(buf, size, "%s", sub)
@@ -181,10 +228,12 @@ static size_t under(char *buf, size_t size, const char *base, const char *sub) {
   return n < 0 || (size_t)n >= size ? 0 : (size_t)n;
 }
 
-/* stage:match({rules=, op=, rel=, lexical=}) -> refused, first, id: the
- * entries a declared rule denies op on, each at rel/PATH (the in-root
- * path the resolver saw) and lexical/PATH (as mapped); the first refused
- * entry's index and the rule's id. Paths too long to match are refused. */
+/* stage:match({rules=, op=, rel=, lexical=, nested=}) -> refused, first,
+ * id: the entries a declared rule denies op on, each at rel/PATH (the
+ * in-root path the resolver saw) and lexical/PATH (as mapped), or below
+ * one of nested ({{path =}...}, stage:roots_in) at its path inside it;
+ * the first refused entry's index and the rule's id. Paths too long to
+ * match are refused. */
 static int stage_match(lua_State *L) {
   bw_stage *s = check_stage(L);
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -200,13 +249,17 @@ static int stage_match(lua_State *L) {
   const char *rel = luaL_checkstring(L, -1);
   lua_getfield(L, 2, "lexical");
   const char *lex = luaL_optstring(L, -1, rel);
+  lua_getfield(L, 2, "nested");
+  int nt = lua_istable(L, -1) ? lua_gettop(L) : 0;
   const bw_rules *rs = bw_lua_rules_enter(u);
   size_t refused = 0, first = 0;
   int first_id = -1;
   char *a = malloc(BW_PATH_MAX + 1), *b = malloc(BW_PATH_MAX + 1);
   for (size_t i = 0; rs && a && b && i < s->n; i++) {
     const char *p = s->paths + s->v[i].off;
-    size_t al = under(a, BW_PATH_MAX + 1, rel, p), bl = under(b, BW_PATH_MAX + 1, lex, p);
+    size_t at = nested_at(L, nt, p); /* a nested root's entry: its own path */
+    size_t al = at ? under(a, BW_PATH_MAX + 1, ".", p + at) : under(a, BW_PATH_MAX + 1, rel, p);
+    size_t bl = at ? under(b, BW_PATH_MAX + 1, ".", p + at) : under(b, BW_PATH_MAX + 1, lex, p);
     int id = !al || !bl ? -2 : bw_rules_match(rs, a, al, op);
     if (id == -1 && strcmp(a, b)) id = bw_rules_match(rs, b, bl, op);
     if (id != -1) {
@@ -274,6 +327,7 @@ static int stage_gc(lua_State *L) {
 
 static const luaL_Reg stage_methods[] = {
     {"pending", stage_pending}, {"count", stage_count},   {"entries", stage_entries},
+    {"roots_in", stage_roots_in},
     {"inside", stage_inside},   {"match", stage_match},   {"totals", stage_totals},
     {"commit", stage_commit},   {"abort", stage_abort},   {"close", stage_gc},
     {NULL, NULL}};
