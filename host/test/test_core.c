@@ -173,6 +173,63 @@ static void test_text(void) {
   CHECK(bad == 0, "vector line counts and skips agree with a plain loop (%u wrong)", bad);
 }
 
+/* bw_page_lines against bw_number_lines: for each text, start, limit and
+ * caps, the same page (first, last, next, truncated, cut lines), each
+ * line's text the numbered row without "N\t" and its newline. */
+static int page_agrees(const char *t, size_t n, size_t first, size_t limit,
+                       size_t max_line, size_t max_bytes) {
+  bw_lines num, page;
+  memset(&page, 0, sizeof page);
+  int ok = bw_number_lines(t, n, first, limit, max_line, max_bytes, &num) == BW_OK &&
+           bw_page_lines(t, n, first, limit, max_line, max_bytes, &page) == BW_OK;
+  ok = ok && num.first == page.first && num.last == page.last && num.next == page.next &&
+       num.truncated == page.truncated && num.cut_lines == page.cut_lines &&
+       page.rows == (page.first ? page.last - page.first + 1 : 0);
+  size_t at = 0, from = 0;
+  for (size_t k = 0; ok && k < page.rows; k++) {
+    char want[64];
+    int wl = snprintf(want, sizeof want, "%zu\t", page.first + k);
+    size_t len = page.ends[k] - from;
+    ok = at + (size_t)wl + len + 1 <= num.out_len && !memcmp(num.out + at, want, (size_t)wl) &&
+         !memcmp(num.out + at + wl, page.out + from, len) && num.out[at + wl + len] == '\n';
+    at += (size_t)wl + len + 1;
+    from = page.ends[k];
+  }
+  ok = ok && at == num.out_len && from == page.out_len;
+  free(num.out);
+  free(page.out);
+  free(page.ends);
+  return ok;
+}
+
+static void test_page_lines(void) {
+  static const char *texts[] = {
+      "", "a", "a\n", "a\r\nb\r\nc", "\xEF\xBB\xBF" "bom\nx\n", "tab\there\n\n\nend",
+      "caf\xC3\xA9 cr\xC3\xA8me br\xC3\xBBl\xC3\xA9" "e\nshort\n", "lone\rcr\n\r\n",
+      "0123456789abcdefghij0123456789abcdefghij0123456789\n1\n2\n3\n4\n5\n6\n7\n8\n9\n",
+  };
+  static const size_t caps[][2] = {{2000, 1 << 20}, {4, 1 << 20}, {2000, 12}, {5, 30}, {2000, 70}};
+  unsigned bad = 0;
+  for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++)
+      for (size_t first = 0; first <= 12; first++)
+        for (size_t limit = 1; limit <= 13; limit += 3)
+          if (!page_agrees(texts[i], strlen(texts[i]), first, limit, caps[c][0], caps[c][1])) {
+            bad++;
+            fprintf(stderr, "# text %zu caps %zu first %zu limit %zu\n", i, c, first, limit);
+          }
+  CHECK(bad == 0, "bw_page_lines pages as bw_number_lines numbers (%u differ)", bad);
+  bw_lines page;
+  const char *t = "x\ty\r\n\xEF\xBB\xBFnot a bom here\nlast";
+  CHECK(bw_page_lines(t, strlen(t), 1, 10, 6, 1 << 20, &page) == BW_OK && page.rows == 3 &&
+            page.ends[0] == 3 && !memcmp(page.out, "x\ty", 3) && page.cut_lines == 1 &&
+            !strncmp(page.out + 3, "\xEF\xBB\xBFnot a [... line truncated: 8 of 17 bytes shown]last",
+                     page.out_len - 3),
+        "lines as data: tab kept, CR of CRLF dropped, a cut line's marker, a BOM past line 1 kept");
+  free(page.out);
+  free(page.ends);
+}
+
 /* Strict base64: what decodes, what is refused and where (issue 10). */
 static void test_base64(void) {
   static const struct {
@@ -381,6 +438,7 @@ int main(void) {
     bw_root_close(&r);
   }
   test_text();
+  test_page_lines();
   test_base64();
   fflush(stdout);
   test_fallback(ENOSYS);

@@ -310,8 +310,8 @@ size_t bw_count_newlines(const char *p, size_t n);
 int bw_have_avx2(void);
 
 /* Line-numbered view "N\tline\n" of lines [first, first+limit) of a text.
- * res->out is owned by the caller even when this fails (or a SIGBUS guard
- * jumps out of it): free it. */
+ * res->out (and res->ends) are owned by the caller even when this fails (or
+ * a SIGBUS guard jumps out of it): free them. */
 typedef struct bw_lines {
   char *out;          /* malloc'd text */
   size_t out_len;
@@ -322,6 +322,8 @@ typedef struct bw_lines {
   size_t cut_lines;   /* lines cut at max_line */
   size_t out_cap;
   size_t raw_len;     /* bw_number_lines_json: length of the unescaped text */
+  size_t *ends;       /* bw_page_lines: malloc'd, where each line ends in out */
+  size_t rows, ends_cap;
 } bw_lines;
 
 int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
@@ -333,6 +335,15 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
 int bw_number_lines_json(const char *data, size_t len, size_t first,
                          size_t limit, size_t max_line, size_t max_bytes,
                          bw_lines *res);
+
+/* The same page as data, for a caller that writes its own rows (a pack):
+ * each line's text as the numbered view shows it (the CR of CRLF dropped,
+ * cut at max_line with the same marker), without its number or newline,
+ * one after another in res->out; line first+k ends at res->ends[k], for
+ * k < res->rows. Caps, cuts and res fields are those of the numbered view,
+ * so the page stops where its numbered text would. */
+int bw_page_lines(const char *data, size_t len, size_t first, size_t limit,
+                  size_t max_line, size_t max_bytes, bw_lines *res);
 
 /* ---- JSON string escaping (jsonesc.c) ---- */
 

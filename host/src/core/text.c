@@ -1,9 +1,11 @@
 /*
  * text.c - what a model needs to see of a file's bytes: line counts,
  * newline style, BOM, the binary test, and the line-numbered view built in
- * one pass into one buffer. Newline counting is vectorised (SSE2 on x86-64,
- * AVX2 where the CPU has it, a plain loop elsewhere): it bounds the cost of
- * reading a big file, and of numbering grep's hits (bw_count_newlines).
+ * one pass into one buffer (or the same page as data: the lines' texts and
+ * where each ends, for a pack that numbers them its own way). Newline
+ * counting is vectorised (SSE2 on x86-64, AVX2 where the CPU has it, a
+ * plain loop elsewhere): it bounds the cost of reading a big file, and of
+ * numbering grep's hits (bw_count_newlines).
  */
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -214,11 +216,57 @@ static int out_escape(bw_lines *o, const char *p, size_t n) {
   return BW_OK;
 }
 
-/* The numbered view, raw or as JSON string content (json): the caps and
- * cuts count the raw text's bytes either way (raw). */
+/* What number_lines writes: numbered rows, the same as JSON string
+ * content, or each line's text alone with its end recorded (bw_page_lines). */
+enum { ROWS_TEXT, ROWS_JSON, ROWS_DATA };
+
+/* Record where the row just written ends (ROWS_DATA). */
+static int end_row(bw_lines *o) {
+  if (o->rows == o->ends_cap) {
+    size_t cap = o->ends_cap ? o->ends_cap * 2 : 256;
+    size_t *e = realloc(o->ends, cap * sizeof *e);
+    if (!e) return BW_ENOMEM;
+    o->ends = e;
+    o->ends_cap = cap;
+  }
+  o->ends[o->rows++] = o->out_len;
+  return BW_OK;
+}
+
+/* One row: its number num[0, numlen) ("N\t"), the kept text p[0, keep),
+ * the cut marker m[0, ml), then a newline; as mode says. */
+static int put_row(bw_lines *o, int mode, const char *num, size_t numlen,
+                   const char *p, size_t keep, const char *m, size_t ml) {
+  if (mode == ROWS_JSON) { /* digits, "\t", the escaped text, the marker (plain ASCII), "\n" */
+    if (out_reserve(o, numlen + 1)) return BW_ENOMEM;
+    memcpy(o->out + o->out_len, num, numlen - 1);
+    memcpy(o->out + o->out_len + numlen - 1, "\\t", 2);
+    o->out_len += numlen + 1;
+    if (out_escape(o, p, keep)) return BW_ENOMEM;
+    if (out_reserve(o, ml + 2)) return BW_ENOMEM;
+    memcpy(o->out + o->out_len, m, ml);
+    memcpy(o->out + o->out_len + ml, "\\n", 2);
+    o->out_len += ml + 2;
+    return BW_OK;
+  }
+  int text = mode == ROWS_TEXT;
+  if (!text) numlen = 0;
+  if (out_reserve(o, numlen + keep + ml + 1)) return BW_ENOMEM;
+  char *w = o->out + o->out_len;
+  memcpy(w, num, numlen);
+  memcpy(w + numlen, p, keep);
+  memcpy(w + numlen + keep, m, ml);
+  if (text) w[numlen + keep + ml] = '\n';
+  o->out_len += numlen + keep + ml + (size_t)text;
+  return text ? BW_OK : end_row(o);
+}
+
+/* The numbered view, raw, as JSON string content or as data (mode): the
+ * caps and cuts count the numbered raw text's bytes whichever it is (raw),
+ * so each gives the same page. */
 static int number_lines(const char *data, size_t len, size_t first,
                         size_t limit, size_t max_line, size_t max_bytes,
-                        bw_lines *res, int json) {
+                        bw_lines *res, int mode) {
   memset(res, 0, sizeof *res);
   if (first == 0) first = 1;
   const char *end = data + len;
@@ -260,28 +308,8 @@ static int number_lines(const char *data, size_t len, size_t first,
       total = (size_t)numlen + keep + strlen(marker) + 1;
       res->truncated = 1;
     }
-    size_t ml = marker[0] ? strlen(marker) : 0;
-    if (!json) {
-      if (out_reserve(o, total)) return BW_ENOMEM;
-      char *w = o->out + o->out_len;
-      memcpy(w, num, (size_t)numlen);
-      w += numlen;
-      memcpy(w, p, keep);
-      w += keep;
-      memcpy(w, marker, ml);
-      w[ml] = '\n';
-      o->out_len += total;
-    } else { /* digits, "\t", the escaped text, the marker (plain ASCII), "\n" */
-      if (out_reserve(o, (size_t)numlen + 1)) return BW_ENOMEM;
-      memcpy(o->out + o->out_len, num, (size_t)numlen - 1);
-      memcpy(o->out + o->out_len + numlen - 1, "\\t", 2);
-      o->out_len += (size_t)numlen + 1;
-      if (out_escape(o, p, keep)) return BW_ENOMEM;
-      if (out_reserve(o, ml + 2)) return BW_ENOMEM;
-      memcpy(o->out + o->out_len, marker, ml);
-      memcpy(o->out + o->out_len + ml, "\\n", 2);
-      o->out_len += ml + 2;
-    }
+    if (put_row(o, mode, num, (size_t)numlen, p, keep, marker, strlen(marker)))
+      return BW_ENOMEM;
     raw += total;
     if (!res->first) res->first = lineno;
     res->last = lineno;
@@ -297,13 +325,21 @@ static int number_lines(const char *data, size_t len, size_t first,
 
 int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
                     size_t max_line, size_t max_bytes, bw_lines *res) {
-  return number_lines(data, len, first, limit, max_line, max_bytes, res, 0);
+  return number_lines(data, len, first, limit, max_line, max_bytes, res,
+                      ROWS_TEXT);
 }
 
 int bw_number_lines_json(const char *data, size_t len, size_t first,
                          size_t limit, size_t max_line, size_t max_bytes,
                          bw_lines *res) {
-  return number_lines(data, len, first, limit, max_line, max_bytes, res, 1);
+  return number_lines(data, len, first, limit, max_line, max_bytes, res,
+                      ROWS_JSON);
+}
+
+int bw_page_lines(const char *data, size_t len, size_t first, size_t limit,
+                  size_t max_line, size_t max_bytes, bw_lines *res) {
+  return number_lines(data, len, first, limit, max_line, max_bytes, res,
+                      ROWS_DATA);
 }
 
 /* One line of a tail: its text cut at max_line characters with a marker,

@@ -75,6 +75,9 @@ void bw_lua_file_prefault_head(const bw_buf *b, size_t first, size_t limit,
 void bw_lua_file_close(lua_State *L, int arg);
 void bw_lua_push_lines_info(lua_State *L, const bw_lines *lines);
 
+/* core.lines_table and the File method f:lines_table (llines.c) */
+void bw_lines_register(lua_State *L);
+
 /* core.http_start, core.token_hash (lhttp.c) */
 void bw_http_register(lua_State *L);
 

@@ -49,6 +49,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_edit_register(L);
   bw_stage_register(L);
   bw_charset_register(L);
+  bw_lines_register(L);
   bw_watch_register(L);
   bw_undo_register(L);
   bw_store_register(L);
