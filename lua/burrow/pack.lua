@@ -2,8 +2,10 @@
 -- pack adapts native tools (ctx:call); pack.tool builds one of its tools
 -- from a declaration (the native tool, the argument and result mapping,
 -- the dialect's error words from codes and details). The rest reshapes
--- text: globs for exclude lists (the core's matcher), numbered lines back
--- to text, a pretty JSON printer for dialects that emit indented JSON.
+-- text: globs for exclude lists (the core's matcher), read_file's lines
+-- (a pack gets them as data) written as text or as the dialect's rows,
+-- the untrusted-content boundary, a pretty JSON printer for dialects that
+-- emit indented JSON.
 
 local core = require "burrow.core"
 local errors = require "burrow.errors"
@@ -231,9 +233,27 @@ function pack.mounts(ctx)
   return out
 end
 
--- Text of numbered read_file lines ("N\tline\n") without the numbers.
-function pack.unnumber(text)
-  return (text:gsub("%f[^\n%z]%d+\t", ""))
+-- The text of a page read_file gave a pack (r.lines: the lines' texts,
+-- from line r.start_line, without numbers or newlines): the first count
+-- lines (default all), each followed by a newline, or, with fmt, each row
+-- fmt:format(number, line) ("%6d\t%s": cat -n's rows) and a newline.
+-- "" when the page has no line.
+function pack.page_text(r, fmt, count)
+  local lines = r.lines or {}
+  count = math.min(count or #lines, #lines)
+  if count == 0 then return "" end
+  if not fmt then return table.concat(lines, "\n", 1, count) .. "\n" end
+  local out, first = {}, r.start_line
+  for i = 1, count do out[i] = fmt:format(first + i - 1, lines[i]) end
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- File text a pack shows, inside the untrusted-content boundary when the
+-- cap untrusted_boundary is on (ctx:untrusted; op: the operation it
+-- names, default the pack tool's name), else as it is.
+function pack.untrusted(ctx, text, path, op)
+  if not ctx.caps.untrusted_boundary then return text end
+  return ctx:untrusted(text, path, { op = op })
 end
 
 -- The longest prefix of s of at most n bytes that ends on a UTF-8 boundary.

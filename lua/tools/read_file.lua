@@ -1,5 +1,8 @@
 -- read_file: a text file as numbered lines, paged with offset/limit and
 -- capped at max_result_bytes on a whole line, with an exact resume hint.
+-- A pack's call (ctx:call) gets the same page as data instead of text:
+-- lines, an array of the lines' texts from start_line, no numbers, no
+-- newlines, which the pack writes in its own dialect (docs/packs.md).
 
 local notebook = require "burrow.notebook"
 
@@ -77,6 +80,25 @@ local function notebook_view(ctx, idx, rel, f)
   if ctx.caps.untrusted_boundary then view = ctx:untrusted(view, rel) end
   return { encoding = "text", notebook = true, cells = #nb.cells, content = view,
     images = #images > 0 and images or nil, truncated = shown < #nb.cells }
+end
+
+-- A page of src (an open File, read for the last time, or a decoded
+-- string) from line offset: numbered text, or, for a pack's call
+-- (ctx.via), the same page's lines as a table of strings for the pack to
+-- write in its dialect (text.c: one paging, cut and cap for both). Then
+-- info, or nil, detail, code.
+local function page(ctx, src, offset, limit)
+  local max_line, max_bytes = ctx.caps.max_line_chars, ctx.caps.max_result_bytes
+  if type(src) == "string" then
+    local core = require "burrow.core"
+    local fn = ctx.via and core.lines_table or core.number_lines
+    return fn(src, offset, limit or 2000, max_line, max_bytes)
+  end
+  -- for an MCP reply (not a pack's call, no boundary to wrap in), the text
+  -- is numbered and JSON-escaped in one C pass: a json.fragment
+  local wire = ctx.hooks.wire and not ctx.via and not ctx.caps.untrusted_boundary
+  local fn = ctx.via and src.lines_table or wire and src.lines_json or src.lines
+  return fn(src, offset, limit or 2000, max_line, max_bytes, true) -- last use: closes src
 end
 
 local function fmt_hint(r)
@@ -212,29 +234,27 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       end
     end
     local offset = a.offset or 1
-    local text, info, lcode
+    local body, info, lcode -- the numbered text, or a pack's lines
     if utf8 then
-      -- for an MCP reply (not a pack's call, no boundary to wrap in), the text
-      -- is numbered and JSON-escaped in one C pass: a json.fragment
-      local wire = ctx.hooks.wire and not ctx.via and not ctx.caps.untrusted_boundary
-      local lines = wire and f.lines_json or f.lines
-      text, info, lcode = lines(f, offset, a.limit or 2000, ctx.caps.max_line_chars,
-        ctx.caps.max_result_bytes, true) -- last use: closes f
+      body, info, lcode = page(ctx, f, offset, a.limit)
       res.total_lines, res.newline, res.bom = scan.lines, scan.newline, scan.bom
     else -- another encoding: served as UTF-8, the numbers are the decoded text's
       local u, derr, dcode = f:decode(cs, cs_bom)
       f:close()
       if not u then return ctx:fail(dcode, a.path, derr) end
       if u:find("\0", 1, true) then return ctx:fail("BINARY", a.path, "NUL characters in the " .. cs .. " text") end
-      text, info, lcode = require("burrow.core").number_lines(u, offset, a.limit or 2000,
-        ctx.caps.max_line_chars, ctx.caps.max_result_bytes)
-      if text then res.total_lines, res.newline, res.bom = info.total, info.newline, cs_bom > 0 end
+      body, info, lcode = page(ctx, u, offset, a.limit)
+      if body then res.total_lines, res.newline, res.bom = info.total, info.newline, cs_bom > 0 end
     end
-    if not text then return ctx:fail(lcode, a.path, info) end
+    if not body then return ctx:fail(lcode, a.path, info) end
     res.encoding = "text"
     res.charset = utf8 and "utf-8" or cs
-    if ctx.caps.untrusted_boundary then text = ctx:untrusted(text, a.path) end
-    res.content = text
+    if ctx.via then -- data: the pack tags what it shows of them (P.untrusted)
+      res.lines, res.cut_lines = body, info.cut_lines
+    else
+      if ctx.caps.untrusted_boundary then body = ctx:untrusted(body, a.path) end
+      res.content = body
+    end
     res.truncated = info.truncated
     res.offset = offset
     if info.first > 0 then res.start_line, res.end_line = info.first, info.last end

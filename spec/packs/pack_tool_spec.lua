@@ -15,7 +15,7 @@ return P.tool({
   description = "Read a file in capitals.",
   schema = { file = { type = "string" } },
   args = function(a) if a.file == "" then return nil, "file is empty", "INVALID_ARGUMENT" end return { path = a.file } end,
-  result = function(r, a) return P.text(a.file .. ": " .. P.unnumber(r.content):upper()) end,
+  result = function(r, a) return P.text(a.file .. ": " .. P.page_text(r):upper()) end,
   errors = function(msg, code, det)
     if code == "ENOENT" then return nil, "no such file: " .. det.path, code end
     return P.pass(msg, code, det)

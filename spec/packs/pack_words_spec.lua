@@ -19,7 +19,7 @@ return P.tool({ name = "peek", native = "read_file", required = { "file" },
     if not n then return nil, e, c end
     return { path = "sub/" .. a.file, limit = n }
   end,
-  result = function(r, _, _, na) return na.path .. " <- " .. P.unnumber(r.content) end,
+  result = function(r, _, _, na) return na.path .. " <- " .. P.page_text(r) end,
   errors = P.words({ ENOENT = "cannot find %s", EISDIR = function(path) return "a folder: " .. path end },
     P.prefixed("peek failed: ")),
 }, { output = P.text_output, output_schema = P.TEXT_SCHEMA })

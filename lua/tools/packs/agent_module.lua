@@ -20,11 +20,6 @@ local function arr(t) return setmetatable(t or {}, json.array_mt) end
 
 local function digits(n) return #tostring(math.max(n, 1)) end
 
--- Native "N\tline\n" rows renumbered right-aligned to width w.
-local function pad_rows(text, w)
-  return (("\n" .. text):gsub("\n(%d+)\t", function(n) return "\n" .. (" "):rep(w - #n) .. n .. "\t" end):sub(2))
-end
-
 -- The new file's lines of each hunk of a unified diff, numbered.
 local function preview_of(diff)
   local rows, last = {}, 0
@@ -69,14 +64,17 @@ local function read_args(a)
   return { path = a.path, offset = first, limit = a.end_line and (a.end_line - first + 1) or MAX_INTEGER }
 end
 
-local function read_result(r, a, _, na)
+-- The page's lines numbered right-aligned to the width of the file's line
+-- count, tagged as data where the untrusted_boundary cap says so.
+local function read_result(r, a, ctx, na)
   if r.encoding ~= "text" then return nil, ("%s is not a text file"):format(a.path), "BINARY" end
   local first, total = na.offset, r.total_lines or 0
   if first > math.max(total, 1) then
     return nil, ("start_line %d is past the end of %s (%d lines)"):format(first, a.path, total), "INVALID_ARGUMENT"
   end
+  local rows = P.page_text(r, "%" .. digits(total) .. "d\t%s")
   local res = {
-    path = a.path, content = pad_rows(r.content or "", digits(total)), total_lines = total,
+    path = a.path, content = P.untrusted(ctx, rows, na.path, "read_file"), total_lines = total,
     start_line = r.start_line or first, end_line = r.end_line or math.min(total, a.end_line or total), size_bytes = r.size,
   }
   if r.truncated then res.truncated, res.next_start_line = true, r.next_offset end

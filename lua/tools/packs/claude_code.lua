@@ -56,23 +56,19 @@ local closed = P.closed
 ---------------------------------------------------------------------------
 -- Read
 
-local PREFIX = {
-  compact = function(n, line) return n .. "\t" .. line end,
-  cat = function(n, line) return ("%6d\t%s"):format(n, line) end,
-  arrow = function(n, line) return ("%6d\226\134\146%s"):format(n, line) end,
-}
+-- The rows of each line_prefix style: a line's number, then its text.
+local PREFIX = { compact = "%d\t%s", cat = "%6d\t%s", arrow = "%6d\226\134\146%s" }
 
-local function reprefix(text, style)
-  if style == "compact" then return text end
-  local f = PREFIX[style]
-  return (text:gsub("%f[^\n%z](%d+)\t([^\n]*)", function(n, line) return f(tonumber(n), line) end))
-end
-
--- The text cut at the last whole line that fits in max bytes; lines shown.
-local function cut_lines(text, max)
-  if #text <= max then return text end
-  local cut = text:sub(1, max):match("^(.*\n)") or ""
-  return cut
+-- The token budget counts the page as compact rows ("N\tline\n", the
+-- native numbering) whatever the style: their bytes in all, and how many
+-- whole rows from the first fit in max bytes.
+local function measure(r, max)
+  local size, fit = 0, nil
+  for i, line in ipairs(r.lines) do
+    size = size + #tostring(r.start_line + i - 1) + #line + 2
+    if not fit and size > max then fit = i - 1 end
+  end
+  return size, fit or #r.lines
 end
 
 local function read_tool(o)
@@ -135,26 +131,24 @@ Usage:
         return (("<system-reminder>Warning: the file exists but is shorter than the provided offset (%d). The file has %d lines.</system-reminder>")
           :format(offset, r.total_lines))
       end
-      local text, last = r.content, r.end_line
-      local budget = max_tokens * 4
+      local last, budget = r.end_line, max_tokens * 4
+      local size, shown = measure(r, budget)
       local note
-      if #text > budget then
-        local tokens = (#text + 3) // 4
+      if size > budget then
+        local tokens = (size + 3) // 4
         if a.offset or a.limit then
           return refuse(("File content (%d tokens) exceeds maximum allowed tokens (%d). Please use offset and limit parameters to read specific portions of the file, or use the GrepTool to search for specific content."):format(tokens, max_tokens), "TOO_LARGE")
         end
-        text = cut_lines(text, budget)
-        local _, n = text:gsub("\n", "")
-        last = r.start_line + n - 1
+        last = r.start_line + shown - 1
         note = ("[PARTIAL view: the file is about %d tokens, over the %d token limit; showing lines %d-%d of %d. Read on with offset=%d.]")
           :format((r.size + 3) // 4, max_tokens, r.start_line, last, r.total_lines, last + 1)
       elseif r.next_offset and (r.truncated or not a.limit) then
         note = ("[Showing lines %d-%d of %d%s. Read on with offset=%d.]"):format(r.start_line, last, r.total_lines,
           r.truncated and " (result size cap)" or "", r.next_offset)
       end
-      text = reprefix(text, style):gsub("\n$", "")
+      local text = P.untrusted(ctx, P.page_text(r, PREFIX[style], shown), a.file_path, "read_file"):gsub("\n$", "")
       if note then text = text .. "\n\n" .. note end
-      return (text)
+      return text
     end,
     render = function(r)
       if r.image then

@@ -59,10 +59,9 @@ local text_result = P.text
 local function window(ctx, path, first, count)
   local r, msg, code = ctx:call("read_file", { path = path, offset = first, limit = count })
   if not r then return nil, msg, code end
-  local lines, long = {}, false
-  for row in P.unnumber(r.content):gmatch("([^\n]*)\n") do
-    lines[#lines + 1] = row
-    if #row >= ctx.caps.max_line_chars then long = true end
+  local lines, long = r.lines or {}, false
+  for _, line in ipairs(lines) do
+    if #line >= ctx.caps.max_line_chars then long = true end
   end
   if not long then return lines, r.total_lines end
   local raw, rmsg, rcode = ctx:call("read_file", { path = path, encoding = "base64" })

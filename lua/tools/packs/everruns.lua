@@ -103,10 +103,10 @@ local function read_file(ctx, a)
     return { path = path, media_type = r.mime_type, size_bytes = r.size, content_hash = r.content_hash,
       image = r.content }
   end
-  local content = r.content:gsub("\n$", ""):gsub("%f[^\n%z](%d+)\t", "%1|")
-  if kind == "csv" and first > 1 then
+  local content = P.page_text(r, "%d|%s"):gsub("\n$", "")
+  if kind == "csv" and first > 1 then -- the header row first
     local head = ctx:call("read_file", { path = path, limit = 1 })
-    if head then content = "1|" .. P.unnumber(head.content):gsub("\n$", "") .. (content ~= "" and "\n" .. content or "") end
+    if head then content = "1|" .. (head.lines and head.lines[1] or "") .. (content ~= "" and "\n" .. content or "") end
   end
   if ctx.caps.untrusted_boundary and content ~= "" then content = ctx:untrusted(content, path) end
   local total, last = r.total_lines or 0, r.end_line or first - 1

@@ -17,10 +17,11 @@ local function errors(msg, code, det, a)
   return P.pass(msg, code, det)
 end
 
--- Lines with read_file's numbers taken off; the Gemini CLI's truncation banner.
-local function read_result(r, a)
+-- The page's lines as plain text (tagged as data where the
+-- untrusted_boundary cap says so); the Gemini CLI's truncation banner.
+local function read_result(r, a, ctx, na)
   if r.encoding ~= "text" then return P.text(("Cannot display content of binary file: %s"):format(a.file_path)) end
-  local body = P.unnumber(r.content)
+  local body = P.untrusted(ctx, P.page_text(r), na.path, "read_file")
   if not r.next_offset then return P.text(body) end
   return P.text(("IMPORTANT: The file content has been truncated.\nStatus: Showing lines %d-%d of %d total lines.\n"
     .. "Action: To read more of the file, you can use the 'offset' and 'limit' parameters in a subsequent "
@@ -99,8 +100,9 @@ local function read_many(ctx, a)
       if not seen[e.path] and not excluded(e.path) then
         seen[e.path] = true
         local f = ctx:call("read_file", { path = e.path })
-        if f and f.encoding == "text" then
-          parts[#parts + 1] = ("--- %s ---\n\n%s\n\n"):format(e.path, P.unnumber(f.content))
+        if f and f.encoding == "text" then -- a notebook's cells come as text (content)
+          local body = f.notebook and f.content or P.untrusted(ctx, P.page_text(f), e.path, "read_file")
+          parts[#parts + 1] = ("--- %s ---\n\n%s\n\n"):format(e.path, body)
           used = used + #parts[#parts]
         end
       end

@@ -72,10 +72,10 @@ local function build(o)
           size = #bytes
         elseif code == "TOO_LARGE" and det and det.limit == "max_result_bytes" then
           -- Its bytes would not fit one result: the first page of whole
-          -- lines the native read gives, as text.
+          -- lines the native read gives, as text (an image: its base64).
           r, msg, code, det = ctx:call("read_file", { path = a.path, limit = MAX_INTEGER })
           if not r then return P.pass(msg, code, det) end
-          bytes, size = P.unnumber(r.content), r.size
+          bytes, size = r.lines and P.page_text(r) or r.content, r.size
         else
           return P.pass(msg, code, det)
         end

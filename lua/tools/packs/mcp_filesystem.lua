@@ -79,7 +79,8 @@ local function split(s)
   return out
 end
 
--- A big file (over the result cap as base64): native numbered pages.
+-- A big file (over the result cap as base64): a native page's lines, as
+-- text (tagged as data where the untrusted_boundary cap says so).
 local function read_paged(ctx, a, first, count)
   local probe, msg, code, det = ctx:call("read_file", { path = a.path, limit = 1 })
   if not probe then return nil, msg, code end
@@ -88,7 +89,7 @@ local function read_paged(ctx, a, first, count)
   if total == 0 or first > total then return "" end
   local r, m2, c2 = ctx:call("read_file", { path = a.path, offset = first, limit = math.max(1, count or total) })
   if not r then return nil, m2, c2 end
-  local text = P.unnumber(r.content)
+  local text = P.untrusted(ctx, P.page_text(r), a.path, "read_file")
   if a.head then text = text:gsub("\n$", "") end
   if r.next_offset and r.truncated then
     text = text .. ("\n[truncated at line %d of %d; use head/tail, or offset=%d]"):format(r.end_line, total, r.next_offset)
