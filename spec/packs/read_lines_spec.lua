@@ -106,6 +106,22 @@ describe(H.tag("read_file for packs"), function()
     assert.equal("", P.page_text({ encoding = "image" }))
   end)
 
+  -- deepagents reads a file's raw bytes to show a line the native read cut
+  -- whole; it asks cut_lines, where it used to guess from a line's length
+  -- in bytes (a BOM or the undecoded bytes then came in, or a file whose
+  -- base64 passes the result cap failed).
+  it("deepagents goes to the raw bytes only for a line the native read cut", function()
+    local dir = H.tmpdir()
+    H.write_all(dir, { ["bom.txt"] = "\239\187\191\195\169\195\169\195\169\195\169\195\169\nx\n",
+      ["wide.txt"] = ("\195\169\195\169\195\169\195\169\195\169\n"):rep(20), ["cut.txt"] = ("y"):rep(30) .. "\n" })
+    local ws = U.open(dir, "deepagents", { mount = "/", caps = { max_line_chars = 10, max_result_bytes = 200 } })
+    assert.equal("1  \195\169\195\169\195\169\195\169\195\169\n2  x", (assert(U.text(ws, "read_file", { file_path = "/bom.txt" }))))
+    local e5 = ("\195\169"):rep(5)
+    assert.equal(("1  %s\n2  %s\n3  %s\n\n[Read 3 line(s) (lines 1-3 of 20 total). 17 line(s) remaining from offset 3.]")
+      :format(e5, e5, e5), (assert(U.text(ws, "read_file", { file_path = "/wide.txt", limit = 3 }))))
+    assert.equal("1  " .. ("y"):rep(30), (assert(U.text(ws, "read_file", { file_path = "/cut.txt" }))))
+  end)
+
   -- Before the lines came as data, native read_file tagged its text and
   -- packs that tag what they show tagged it again (everruns, deepagents,
   -- helix), or took the tag lines for the file's (deepagents).

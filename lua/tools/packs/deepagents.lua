@@ -54,23 +54,19 @@ local function repr_list(t) return P.pylist(t, repr) end
 local text_result = P.text
 
 -- Source lines of the window [first, first+count-1] (1-based) and the
--- file's line count: a native text read, or the raw bytes when a line was
--- long enough for the native read to cut it.
+-- file's line count: a native text read, or the raw bytes when the native
+-- read cut a line (over max_line_chars characters).
 local function window(ctx, path, first, count)
   local r, msg, code = ctx:call("read_file", { path = path, offset = first, limit = count })
   if not r then return nil, msg, code end
-  local lines, long = r.lines or {}, false
-  for _, line in ipairs(lines) do
-    if #line >= ctx.caps.max_line_chars then long = true end
-  end
-  if not long then return lines, r.total_lines end
+  if (r.cut_lines or 0) == 0 then return r.lines or {}, r.total_lines end
   local raw, rmsg, rcode = ctx:call("read_file", { path = path, encoding = "base64" })
   if not raw then return nil, rmsg, rcode end
   local data, all = core.base64_decode(raw.content), {}
   for line in (data:gsub("\r\n", "\n") .. (data:sub(-1) == "\n" and "" or "\n")):gmatch("([^\n]*)\n") do
     all[#all + 1] = line
   end
-  lines = {}
+  local lines = {}
   for n = first, math.min(#all, first + count - 1) do lines[#lines + 1] = all[n] end
   return lines, #all
 end
