@@ -25,7 +25,7 @@ LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
 LPEG_LIBS  = -Wl,--push-state,--no-as-needed $(shell pkg-config --libs-only-l lua5.4-lpeg 2>/dev/null | sed 's/-llua5.4 *$$//') -Wl,--pop-state
 # The burrow command takes libcrypto, jansson, PCRE2, libyaml, Lua and LPeg
 # from their static archives (Debian's -dev packages ship them): a process
-# starts with less to map and relocate (docs/benchmarks.md, start-up). Lua
+# starts with less to map and relocate (docs/benchmarks.md, Start-up). Lua
 # is linked whole and its symbols exported (-rdynamic), as Debian's own
 # lua5.4 does, so the C modules `require` opens find the whole API in the
 # command; the others' symbols stay private (--exclude-libs). libmicrohttpd
@@ -203,7 +203,7 @@ bench: all
 	@bash bench/run.sh
 
 # Several MCP clients on one tree for SOAK_SECONDS (default 1800): crash,
-# RSS, fds and every file against a model; the result goes to docs/benchmarks.md.
+# RSS, fds and every file against a model; the result goes to docs/benchmarks.md, Soak.
 soak: all
 	@bash test/npm-current.sh test/e2e 2>/dev/null || (cd test/e2e && npm ci --no-audit --no-fund)
 	@node test/soak/soak.mjs

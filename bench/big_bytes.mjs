@@ -3,7 +3,7 @@
 // of each reply, medians over RUNS. What the server and the pipe cost,
 // without the client's own work on the reply (joining its chunks, decoding
 // and parsing 57 MB), which dominates bench.mjs's figure on some machines
-// (docs/benchmarks.md).
+// (docs/benchmarks.md, "The 50 MiB read, bytes only").
 //
 //   node bench/big_bytes.mjs BIN WS [RUNS] [OFFICIAL]
 //

@@ -3,7 +3,8 @@
 # over one tree (default /usr/include), runs alternating A, B so load
 # drifts hit both; prints the CPU seconds (user+sys) each spent over RUNS
 # runs and the median wall time, per pattern, and B/A. Used to show a change
-# to grep's per-file work costs nothing on a UTF-8 tree (docs/benchmarks.md):
+# to grep's per-file work costs nothing on a UTF-8 tree (docs/benchmarks.md,
+# "Two builds' grep"):
 # run it twice with A and B swapped, the machine is shared.
 set -eu
 A=$1 B=$2 N=${3:-21} TREE=${4:-/usr/include}

@@ -3,7 +3,7 @@
 # into a temporary prefix (`make install PREFIX=...`) and that copy is
 # timed, because that is what users run: an installed burrow loads
 # precompiled Lua, the build tree's binary parses the Lua sources on every
-# start (about 2 ms of a one-shot `burrow call`; docs/benchmarks.md).
+# start (about 2 ms of a one-shot `burrow call`; docs/benchmarks.md, Start-up).
 # Needs REPO. The prefix is BENCH_PREFIX (default /var/tmp/burrow-bench-prefix),
 # emptied and installed afresh each time.
 if [ -n "${BURROW_BIN:-}" ]; then

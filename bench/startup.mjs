@@ -1,7 +1,7 @@
 // bench/startup.mjs: spawn `BIN mcp --root ROOT` RUNS times and time each
 // from spawn to the initialize result (raw JSON-RPC, no SDK), printing the
 // median and minimum in ms. Usage: node bench/startup.mjs BIN RUNS ROOT
-// (an installed binary loads precompiled Lua: see docs/benchmarks.md).
+// (an installed binary loads precompiled Lua: see docs/benchmarks.md, Start-up).
 import { spawn } from "node:child_process";
 const bin = process.argv[2], runs = +process.argv[3] || 30, root = process.argv[4];
 const times = [];

@@ -20,7 +20,7 @@ static int traceback(lua_State *L) {
 }
 
 /* The command's Lua heap is one huge page (arena.c): a command spends
- * less of its life in page faults (docs/benchmarks.md, start-up). Not
+ * less of its life in page faults (docs/benchmarks.md, Start-up). Not
  * under AddressSanitizer, which must see Lua's blocks to check them. */
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -628,12 +628,12 @@ static int search_file(grep *g, wstate *w, const char *buf, size_t len,
 /* Files mode, a file large enough to be mapped: a file that matches at
  * all mostly does in its first lines, and reading its first UTF8_HEAD
  * bytes costs less than mapping it (a mapping is set up, faulted in and
- * torn down; 51 files of 4 MiB: see docs/benchmarks.md). The head answers
- * for the file when it is judged text as text_of judges a mapped file (by
- * this same head: no NUL in BINARY_PROBE, UTF-8) and one of its whole
- * lines matches: lines are matched one by one, so a line's match is the
- * line's alone. 1: not answered (search the whole file), else what
- * keep_file says. */
+ * torn down; 51 files of 4 MiB: see docs/benchmarks.md, grep on four shapes
+ * of corpus). The head answers for the file when it is judged text as
+ * text_of judges a mapped file (by this same head: no NUL in BINARY_PROBE,
+ * UTF-8) and one of its whole lines matches: lines are matched one by one,
+ * so a line's match is the line's alone. 1: not answered (search the whole
+ * file), else what keep_file says. */
 static int files_head(grep *g, wstate *w, int fd, size_t size, const char *path) {
   if (w->cap < UTF8_HEAD) {
     char *b = realloc(w->buf, UTF8_HEAD);

@@ -56,11 +56,11 @@ static int scan_guarded(void *arg) {
  * context and line ends, trimmed to whole lines, and searched there: on
  * a machine where a page walk is dear (a VM), scanning the page cache
  * through a mapping of 4 KiB pages ran at a third of the speed of reading
- * it into memory of our own (docs/benchmarks.md). 0 when searched; -1
- * when the chunk must be searched on the mapping instead: a short read (the
- * file shrank: the mapping's guard says EIO), no memory, or context that
- * reaches past the bytes read (an overrun; no line can: the bytes end
- * after a newline). */
+ * it into memory of our own (docs/benchmarks.md, grep on four shapes of
+ * corpus). 0 when searched; -1 when the chunk must be searched on the
+ * mapping instead: a short read (the file shrank: the mapping's guard says
+ * EIO), no memory, or context that reaches past the bytes read (an
+ * overrun; no line can: the bytes end after a newline). */
 enum { MARGIN = 64 << 10 };
 static int read_chunk(chunk_worker *cw, size_t k) {
   chunks *c = cw->c;

@@ -5,7 +5,7 @@
  * but the EVP path (and OpenSSL 3's SHA256(), built on it) pulls the
  * provider machinery into the statically linked command: 4.3 MB of code
  * and 17,000 relocations every process start paid for (2.2 MB and 411
- * without; `burrow --version` 8.1 -> 5.7 ms, docs/benchmarks.md). The
+ * without; `burrow --version` 8.1 -> 5.7 ms; docs/benchmarks.md, Start-up). The
  * low-level calls are deprecated in OpenSSL 3, not removed.
  */
 #define OPENSSL_SUPPRESS_DEPRECATED

@@ -247,7 +247,7 @@ enum { BW_GREP_CONTENT = 0, BW_GREP_FILES = 1, BW_GREP_COUNT = 2 };
 /* Files from BW_GREP_MAP_MIN bytes are mapped (and split into chunks of
  * about BW_GREP_CHUNK, searched by several threads); smaller ones are read
  * into the worker's buffer: scanning a mapping's pages measured slower
- * than reading them (docs/benchmarks.md, sixth round). */
+ * than reading them (docs/benchmarks.md, grep on four shapes of corpus). */
 enum { BW_GREP_CHUNK = 8 << 20, BW_GREP_MAP_MIN = 2 * BW_GREP_CHUNK };
 /* In files mode the first match ends a file: a mapping touches only the
  * pages before it, where a read takes the whole file. */
