@@ -466,6 +466,8 @@ function Ctx:asked_rules(h, rel, opts, info)
     type = "any", sort = "path", max_results = context.ASK_MAX, include_hidden = opts.include_hidden,
     -- the ignore files as the walk takes them (list_dir reads none)
     respect_ignore = opts.respect_ignore == true, rules = policies.rules, base = rel,
+    -- where every such policy declares its paths (check_paths), only those
+    want = policies.asked,
   }, function() return self:cancelled() end)
   if not res then return false, errors.message(code, self.args.path or rel, detail), code end
   if res.truncated then

@@ -84,7 +84,7 @@ Engine.__index = Engine
 function policy.load(specs, opts)
   opts = opts or {}
   local sb = core.sandbox(opts.limits or policy.limits)
-  local list, rules, ids = {}, {}, {}
+  local list, rules, ids, asks = {}, {}, {}, {}
   for i, spec in ipairs(specs or policy.defaults) do
     local p, err = normalize(spec, opts.base_dir, opts.path)
     if not p then return nil, err end
@@ -111,6 +111,8 @@ function policy.load(specs, opts)
     p.scope = sb:get(p.key, "scope") == "call" and "call" or "object"
     local rerr = policy.add_rules(rules, ids, p, sb:get(p.key, "rules"))
     if rerr then return nil, rerr end
+    local cerr = policy.check_paths(p, sb:get(p.key, "check_paths"), asks)
+    if cerr then return nil, cerr end
     list[#list + 1] = p
   end
   local compiled
@@ -119,9 +121,40 @@ function policy.load(specs, opts)
     compiled, cerr, ccode = core.rules(rules)
     if not compiled then return nil, cerr, ccode end
   end
+  -- asked: when every policy whose check() judges objects declares the
+  -- paths it is about (check_paths), their union: a walk asks check()
+  -- about the entries it matches only (ctx:asked_rules)
+  local asked
+  for _, p in ipairs(list) do
+    if p.has_check and p.scope == "object" and not p.ask_rules then asks = nil break end
+  end
+  if asks and #asks > 0 then asked = core.rules(asks) end
   -- rule_specs: the declared rules as core.rules takes them, for a walk
   -- that adds its own (ctx:walk_opts, the entries check() denies)
-  return setmetatable({ sandbox = sb, list = list, rules = compiled, rule_of = ids, rule_specs = rules }, Engine)
+  return setmetatable({ sandbox = sb, list = list, rules = compiled, rule_of = ids, rule_specs = rules,
+    asked = asked }, Engine)
+end
+
+--- A policy's check_paths: the globs of the in-root paths its check() is
+-- about (the declared part of a dynamic rule). check() is asked about
+-- those objects only, and a walk looks for them in its walker threads
+-- rather than asking about every entry. Compiled into p.ask_rules, and
+-- added to asks (core.rules' shape); nil, or a message.
+function policy.check_paths(p, paths, asks)
+  if paths == nil then return nil end
+  if type(paths) == "string" then paths = { paths } end
+  if type(paths) ~= "table" or #paths == 0 then
+    return ("policy %s: check_paths must be a list of globs (the in-root paths check() is about)"):format(p.label)
+  end
+  for i, g in ipairs(paths) do
+    if type(g) ~= "string" or g == "" then return ("policy %s: check_paths[%d] must be a glob"):format(p.label, i) end
+  end
+  if not p.has_check then return ("policy %s: check_paths without a check()"):format(p.label) end
+  local spec = { patterns = paths, except = {}, ops = { "read", "list", "write", "delete" }, id = #asks }
+  local compiled, err = core.rules { spec }
+  if not compiled then return ("policy %s: check_paths: %s"):format(p.label, err) end
+  p.ask_rules = compiled
+  asks[#asks + 1] = spec
 end
 
 local OPNAMES = { read = true, list = true, write = true, delete = true }
@@ -190,6 +223,9 @@ function Engine:check(req)
   local asks, asker = {}, nil
   for _, p in ipairs(self.list) do
     if not p.has_check or (req.member and p.scope == "call") then goto next end
+    -- a check() about declared paths only (check_paths): not asked elsewhere
+    if p.ask_rules and req.resolved and not p.ask_rules:match(req.resolved)
+      and not (req.rel and p.ask_rules:match(req.rel)) then goto next end
     local ok, answer, reason = self.sandbox:call(p.key, "check", req)
     -- a policy's own error text is for the operator (the 4th value: stderr,
     -- audit), never the agent
@@ -231,6 +267,12 @@ end
 function Engine:close()
   if self.rules then self.rules:close() end
   self.rules = nil
+  if self.asked then self.asked:close() end
+  self.asked = nil
+  for _, p in ipairs(self.list or {}) do
+    if p.ask_rules then p.ask_rules:close() end
+    p.ask_rules = nil
+  end
   if self.sandbox then self.sandbox:close() end
   self.sandbox = nil
 end

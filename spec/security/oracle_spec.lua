@@ -9,15 +9,28 @@
 local F = require "security.fixture"
 local json = require("burrow.core").json
 
-describe(F.tag("security: no oracle in a check() policy's hidden files (issue 28)"), function()
+-- The same policy twice: asked about every object, and with the paths its
+-- check() is about declared (check_paths: a walk asks about the entries
+-- those globs match only, found in its walker threads).
+local HIDE = {
+  ["check()"] = [[return { name = "hide", check = function(r)
+      if r.path:find("secret", 1, true) then return "deny", "hidden" end
+      return "allow" end }]],
+  ["check() with check_paths"] = [[return { name = "hide",
+    check_paths = { "**/*secret*", "**/*secret*/**" },
+    check = function(r)
+      if r.path:find("secret", 1, true) then return "deny", "hidden" end
+      return "allow" end }]],
+}
+
+for kind, policy_text in pairs(HIDE) do
+describe(F.tag("security: no oracle in a " .. kind .. " policy's hidden files (issue 28)"), function()
   local w, pdir, ws
 
   before_each(function()
     w = F.mktemp()
     pdir = F.mktemp()
-    F.write_host(pdir .. "/hide.lua", [[return { name = "hide", check = function(r)
-      if r.path:find("secret", 1, true) then return "deny", "hidden" end
-      return "allow" end }]])
+    F.write_host(pdir .. "/hide.lua", policy_text)
     F.sh("mkdir -p " .. F.q(w .. "/app/conf") .. " " .. F.q(w .. "/app/secretdir"))
     F.write_host(w .. "/app/pub.txt", "API_TOKEN=public\nhello\n")
     F.write_host(w .. "/app/conf/secret.env", "API_TOKEN=s3cr3t\n")
@@ -117,3 +130,4 @@ describe(F.tag("security: a rule denying only list holds in walks (issue 28)"), 
     F.rmtree(pdir)
   end)
 end)
+end

@@ -151,6 +151,10 @@ typedef struct bw_walk_opts {
                                 rel made canonical (bw_canonical) */
   bw_nest *nest;             /* other roots' directories: below one, the
                                 rules see its in-root paths (or NULL) */
+  /* Only entries whose in-root path these match are visited (directories
+   * are still walked through); NULL: every entry. A policy's check_paths:
+   * the entries its check() is asked about before a walk. */
+  const bw_rules *want;
 } bw_walk_opts;
 
 /* Walk the directory rel beneath the root with opts->threads workers,

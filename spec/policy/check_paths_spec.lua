@@ -1,0 +1,83 @@
+-- check_paths: the declared part of a dynamic rule (issue 28). A policy
+-- whose check() is about some paths only says which (globs of in-root
+-- paths); check() is then asked about those objects only, and a walk finds
+-- them in its walker threads instead of asking about every entry first
+-- (bench/policy.lua: 9.5x without, about 1.2x with, on 30,000 files).
+
+local H = require "helpers"
+
+-- A check() that raises for any object outside private/: asked about
+-- anything else, it would deny the call (a policy error denies).
+local STRICT = [[return { name = "private", %s
+  check = function(req)
+    if not (req.resolved == "private" or req.resolved:match("^private/")) then
+      error("asked about " .. tostring(req.resolved))
+    end
+    return "deny", "private"
+  end }]]
+
+describe(H.tag("policies: check_paths"), function()
+  local root, pdir
+
+  before_each(function()
+    root, pdir = H.tmpdir(), H.tmpdir()
+    H.write(root, "pub.txt", "TOKEN=public\n")
+    H.write(root, "src/app.txt", "TOKEN=app\n")
+    H.write(root, "private/key.txt", "TOKEN=private\n")
+  end)
+  after_each(H.cleanup)
+
+  local function open(decl)
+    H.write(pdir, "p.lua", STRICT:format(decl))
+    return H.open { roots = { { path = root } }, policies = { pdir .. "/p.lua" } }
+  end
+
+  it("check() is asked about the declared paths only, by a call and by a walk", function()
+    local ws = open([[check_paths = { "private", "private/**" },]])
+    assert(ws:call("read_file", { path = "pub.txt" }))
+    local _, _, code = ws:call("read_file", { path = "private/key.txt" })
+    assert.equal("POLICY_DENIED", code)
+    local g = assert(ws:call("grep", { pattern = "TOKEN", path = "." }))
+    local paths = {}
+    for _, m in ipairs(g.matches) do paths[#paths + 1] = m.path end
+    table.sort(paths)
+    assert.same({ "pub.txt", "src/app.txt" }, paths)
+    assert.equal(1, g.skipped_policy)
+    local gl = assert(ws:call("glob", { pattern = "**/*.txt" }))
+    assert.equal(2, #gl.entries)
+    local l = assert(ws:call("list_dir", { path = ".", recursive = true }))
+    for _, e in ipairs(l.entries) do assert.is_nil(e.path:find("private", 1, true), e.path) end
+    -- a copy of a tree holding the declared paths asks about them
+    _, _, code = ws:call("copy", { source = ".", destination = "src/all", recursive = true })
+    assert.truthy(code)
+    ws:close()
+  end)
+
+  it("without check_paths the same check() is asked about everything (the control)", function()
+    local ws = open("")
+    local _, msg, code = ws:call("read_file", { path = "pub.txt" })
+    assert.equal("POLICY_DENIED", code, msg)
+    ws:close()
+  end)
+
+  it("a policy's check_paths that cannot be used is refused when the policies load", function()
+    for decl, want in pairs {
+      ["check_paths = {},"] = "check_paths must be a list of globs",
+      ["check_paths = 5,"] = "check_paths must be a list of globs",
+      ["check_paths = { 7 },"] = "check_paths[1] must be a glob",
+      ["check_paths = { \"a/../b\" },"] = "check_paths: ",
+    } do
+      H.write(pdir, "p.lua", STRICT:format(decl))
+      local ws, msg, code = require("burrow").open { roots = { { path = root } }, policies = { pdir .. "/p.lua" } }
+      if ws then ws:close() end
+      assert.is_nil(ws, decl)
+      assert.equal("INVALID_ARGUMENT", code)
+      assert.matches(want, msg, 1, true)
+    end
+    H.write(pdir, "q.lua", [[return { name = "q", check_paths = { "x" },
+      rules = { { deny = "all", paths = { "y" } } } }]])
+    local ws, msg = require("burrow").open { roots = { { path = root } }, policies = { pdir .. "/q.lua" } }
+    assert.is_nil(ws)
+    assert.matches("check_paths without a check()", msg, 1, true)
+  end)
+end)
