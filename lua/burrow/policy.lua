@@ -111,7 +111,7 @@ function policy.load(specs, opts)
     p.scope = sb:get(p.key, "scope") == "call" and "call" or "object"
     local rerr = policy.add_rules(rules, ids, p, sb:get(p.key, "rules"))
     if rerr then return nil, rerr end
-    local cerr = policy.check_paths(p, sb:get(p.key, "check_paths"), asks)
+    local cerr = policy.check_paths(p, sb:get(p.key, "check_paths"), asks, sb:get(p.key, "check_casefold"))
     if cerr then return nil, cerr end
     list[#list + 1] = p
   end
@@ -138,9 +138,10 @@ end
 --- A policy's check_paths: the globs of the in-root paths its check() is
 -- about (the declared part of a dynamic rule). check() is asked about
 -- those objects only, and a walk looks for them in its walker threads
--- rather than asking about every entry. Compiled into p.ask_rules, and
--- added to asks (core.rules' shape); nil, or a message.
-function policy.check_paths(p, paths, asks)
+-- rather than asking about every entry. casefold (check_casefold) folds
+-- ASCII case, as a rule's casefold. Compiled into p.ask_rules, and added
+-- to asks (core.rules' shape); nil, or a message.
+function policy.check_paths(p, paths, asks, casefold)
   if paths == nil then return nil end
   if type(paths) == "string" then paths = { paths } end
   if type(paths) ~= "table" or #paths == 0 then
@@ -150,7 +151,11 @@ function policy.check_paths(p, paths, asks)
     if type(g) ~= "string" or g == "" then return ("policy %s: check_paths[%d] must be a glob"):format(p.label, i) end
   end
   if not p.has_check then return ("policy %s: check_paths without a check()"):format(p.label) end
-  local spec = { patterns = paths, except = {}, ops = { "read", "list", "write", "delete" }, id = #asks }
+  if casefold ~= nil and type(casefold) ~= "boolean" then
+    return ("policy %s: check_casefold must be true or false"):format(p.label)
+  end
+  local spec = { patterns = paths, except = {}, ops = { "read", "list", "write", "delete" }, id = #asks,
+    casefold = casefold == true }
   local compiled, err = core.rules { spec }
   if not compiled then return ("policy %s: check_paths: %s"):format(p.label, err) end
   p.ask_rules = compiled

@@ -53,6 +53,17 @@ describe(H.tag("policies: check_paths"), function()
     ws:close()
   end)
 
+  it("check_casefold: the declared paths match in any ASCII case", function()
+    H.write(pdir, "p.lua", [[return { name = "cf", check_paths = { "private/**" }, check_casefold = true,
+      check = function() return "deny", "private" end }]])
+    local ws = H.open { roots = { { path = root } }, policies = { pdir .. "/p.lua" } }
+    H.write(root, "PRIVATE/k.txt", "x\n")
+    local _, _, code = ws:call("read_file", { path = "PRIVATE/k.txt" })
+    assert.equal("POLICY_DENIED", code)
+    assert(ws:call("read_file", { path = "pub.txt" }))
+    ws:close()
+  end)
+
   it("without check_paths the same check() is asked about everything (the control)", function()
     local ws = open("")
     local _, msg, code = ws:call("read_file", { path = "pub.txt" })
