@@ -10,7 +10,8 @@ CC      ?= cc
 PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet
 OPT     ?= -O2 -g
 # Hidden by default: libburrow.so exports only burrow.h's burrow_* and
-# core.so only luaopen_burrow_core (host/test/exports.sh checks both).
+# core.so only luaopen_burrow_core, _server and _host (host/test/exports.sh
+# checks both).
 CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread -fvisibility=hidden
 # Read when a recipe runs (=, not :=): on a fresh machine check-deps has
 # installed the packages by then, so one `make` builds (not a second one).

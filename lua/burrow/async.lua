@@ -6,7 +6,7 @@
 --   ws:cancel(id) -- a running grep/glob stops at once (partial, cancelled = true)
 --
 -- The first submit opens the same workspace again as a host of the C API
--- (core.host: its own Lua state and worker thread) from the options given
+-- (burrow.host: its own Lua state and worker thread) from the options given
 -- to burrow.open, minus what cannot cross states (functions). Its policies
 -- are their own instances: counters of a quotas policy are not shared with
 -- ws:call.
@@ -46,7 +46,7 @@ function async.host(ws)
   if ws.host then return ws.host end
   local opts = plain(ws.opts or {}, {})
   opts.approve = nil
-  local h, err = core.host(json.encode(opts), package.path)
+  local h, err = require("burrow.host").host(json.encode(opts), package.path)
   if not h then return nil, err end
   ws.host, ws.pending = h, {}
   if ws.approve then h:approver(ws.approve_timeout_ms or async.ASK_TIMEOUT_MS) end

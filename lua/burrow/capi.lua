@@ -27,7 +27,7 @@ function capi.open_file(path)
   return burrow.open(opts)
 end
 
--- burrow.open's options as JSON (core.host, for ws:submit: the same
+-- burrow.open's options as JSON (burrow.host, for ws:submit: the same
 -- workspace, opened again on a worker's state).
 function capi.open_json(text)
   local opts, err = json.decode(text)

@@ -413,12 +413,12 @@ function commands.token(o)
     f:close()
     local token = raw:gsub(".", function(c) return ("%02x"):format(c:byte()) end)
     print("token:  " .. token)
-    print("sha256: " .. core.token_hash(token))
+    print("sha256: " .. require("burrow.server").token_hash(token))
     return 0
   end
   if sub ~= "hash" or #o.args > 2 then error({ usage = "token takes hash [TOKEN | -] or new" }) end
   if text == nil or text == "-" then text = (io.read("l") or "") end
-  print(core.token_hash(text))
+  print(require("burrow.server").token_hash(text))
   return 0
 end
 

@@ -394,7 +394,7 @@ function http.serve(o, hc, listen)
     if own_store then os.remove(own_store) end
     return nil, "http.approval_store: " .. tostring(serr)
   end
-  local server, err = core.http_start {
+  local server, err = require("burrow.server").http_start {
     host = host, port = port, workers = hc.workers or 2, max_running = hc.max_running,
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
     max_sessions = hc.max_sessions, replay = hc.replay, retry_ms = hc.retry_ms, max_kept_bytes = hc.max_kept_bytes,

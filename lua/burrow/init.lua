@@ -8,6 +8,22 @@
 -- Expected failures return nil, "CODE: message", "CODE"; misuse raises.
 
 local core = require "burrow.core"
+
+-- The layers above the binding have Lua modules of their own, in the same
+-- library: burrow.server (the transports) and burrow.host (the embedding
+-- API's host, for ws:submit). The binary and libburrow offer them from C
+-- (package.preload); a plain Lua that loaded core.so from package.cpath
+-- gets them here, from that same file (the one copy of burrow in the
+-- process, never another found on the path).
+if package.preload["burrow.core"] == nil then
+  local file = package.searchpath("burrow.core", package.cpath)
+  for _, name in ipairs { "burrow.server", "burrow.host" } do
+    if file and package.preload[name] == nil and package.loaded[name] == nil then
+      package.preload[name] = package.loadlib(file, "luaopen_" .. (name:gsub("%.", "_"))) or nil
+    end
+  end
+end
+
 local caps_mod = require "burrow.caps"
 local registry = require "burrow.registry"
 local errors = require "burrow.errors"

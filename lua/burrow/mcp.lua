@@ -1,7 +1,7 @@
 -- burrow.mcp: the Model Context Protocol over stdio. One JSON-RPC message
 -- per line in, one per line out, nothing else on stdout. Tool failures are
 -- results with isError; protocol failures are JSON-RPC errors. Stdin is
--- read by a C thread (burrow.core.stdio) so a cancel notification reaches
+-- read by a C thread (burrow.server.stdio) so a cancel notification reaches
 -- the call in flight while it runs, and a ping during a tool call is
 -- answered by that thread at once; other requests that arrive meanwhile
 -- are queued and answered in order after the call.
@@ -818,7 +818,7 @@ function Server:run(max_request)
   -- generational collector takes it in small steps, not in the long
   -- incremental sweeps that land in some calls' latency
   collectgarbage("generational")
-  local stdio = core.stdio(max_request)
+  local stdio = require("burrow.server").stdio(max_request)
   self.stdio = stdio
   self.stdio_loop = true -- the loop serve_meanwhile reads from
   self.can_listen = true -- subscriptions/listen: on this one channel, by id

@@ -21,6 +21,7 @@
 #include "async.h"
 #include "lcore.h"
 #include "lbuiltin.h"
+#include "lhost.h"
 
 struct burrow_host {
   lua_State *L;   /* where burrow runs: its own state, or a thread of the engine's */
@@ -101,6 +102,7 @@ static void lua_dir(char *out, size_t size) {
 
 static void preload_core(lua_State *L) {
   bw_lua_preload(L);
+  bw_lua_preload_module(L, "burrow.host", luaopen_burrow_host); /* ws:submit's */
   char dir[4096];
   lua_dir(dir, sizeof dir);
   lua_getglobal(L, "package");

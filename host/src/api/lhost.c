@@ -140,3 +140,9 @@ void bw_host_register(lua_State *L) {
   lua_pushcfunction(L, l_host);
   lua_setfield(L, -2, "host");
 }
+
+int luaopen_burrow_host(lua_State *L) {
+  lua_newtable(L);
+  bw_host_register(L);
+  return 1;
+}

@@ -13,6 +13,9 @@
 
 #include "api.h"
 #include "core.h"
+#include "lcore.h"
+#include "lhost.h"
+#include "lserver.h"
 
 static int traceback(lua_State *L) {
   luaL_traceback(L, L, lua_tostring(L, 1), 1);
@@ -53,6 +56,9 @@ int main(int argc, char **argv) {
   }
   lua_setallocf(L, bw_arena_alloc, heap);
   bw_lua_prepare(L);
+  /* the layers above the binding offer their modules (the binding knows none) */
+  bw_lua_preload_module(L, "burrow.server", luaopen_burrow_server);
+  bw_lua_preload_module(L, "burrow.host", luaopen_burrow_host);
   lua_pushcfunction(L, traceback);
   lua_getglobal(L, "require");
   lua_pushliteral(L, "burrow.cli");

@@ -57,6 +57,10 @@ int bw_lua_search(lua_State *L);
  * burrow.core and LPeg preloaded, Lua files found by bw_lua_search (one
  * open each; the binary's built-in files). package.path is the caller's. */
 void bw_lua_preload(lua_State *L);
+/* package.preload[name] = open, unless something is there already: how a
+ * layer above the binding offers its own module to a state (burrow.server,
+ * burrow.host), the binding knowing nothing of it. */
+void bw_lua_preload_module(lua_State *L, const char *name, lua_CFunction open);
 void bw_load_register(lua_State *L);
 /* core.builtin, core.builtin_list, core.builtin_dir (lbuiltin.c) */
 void bw_lua_builtin_register(lua_State *L);
@@ -77,9 +81,6 @@ void bw_lua_push_lines_info(lua_State *L, const bw_lines *lines);
 
 /* core.lines_table and the File method f:lines_table (llines.c) */
 void bw_lines_register(lua_State *L);
-
-/* core.http_start, core.token_hash (lhttp.c) */
-void bw_http_register(lua_State *L);
 
 /* core.sandbox (lsandbox.c) */
 void bw_sandbox_register(lua_State *L);

@@ -119,6 +119,15 @@ void bw_lua_preload(lua_State *L) {
   lua_pop(L, 2);
 }
 
+void bw_lua_preload_module(lua_State *L, const char *name, lua_CFunction open) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  if (lua_getfield(L, -1, name) == LUA_TNIL) {
+    lua_pushcfunction(L, open);
+    lua_setfield(L, -3, name);
+  }
+  lua_pop(L, 2);
+}
+
 int bw_lua_loadfile(lua_State *L, const char *file, const char *mode) {
   int opened;
   return load_file(L, file, mode, &opened);

@@ -2,7 +2,9 @@
  * lmodule.c - luaopen_burrow_core: the burrow.core table, each binding file
  * registering its part in turn. The one place that knows them all, so the
  * binding files depend on lcore.c (its classes and helpers) and never the
- * other way round.
+ * other way round. The layers above have modules of their own, offered to
+ * a state from above: burrow.server (server/lopen.c: the stdio and HTTP
+ * transports) and burrow.host (api/lhost.c: the embedding API's host).
  */
 #include <lauxlib.h>
 #include <lua.h>
@@ -10,11 +12,9 @@
 #include "lcharset.h"
 #include "lcore.h"
 #include "ledit.h"
-#include "lhost.h"
 #include "ljson.h"
 #include "lsearch.h"
 #include "lstore.h"
-#include "lserver.h"
 #include "lyaml.h"
 
 /* LPeg (Debian's liblua5.4-lpeg) where it is linked in (core.so, the rock,
@@ -41,8 +41,6 @@ int luaopen_burrow_core(lua_State *L) {
   preload_lpeg(L);
   bw_core_open(L); /* the classes first: the others add methods to them */
   bw_json_register(L);
-  bw_stdio_register(L);
-  bw_http_register(L);
   bw_yaml_register(L);
   bw_sandbox_register(L);
   bw_search_register(L);
@@ -55,7 +53,6 @@ int luaopen_burrow_core(lua_State *L) {
   bw_store_register(L);
   bw_load_register(L);
   bw_lua_builtin_register(L);
-  bw_host_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");
   return 1;

@@ -214,6 +214,7 @@ static void *worker_main(void *arg) {
   if (!L) goto fail;
   luaL_openlibs(L);
   bw_lua_preload(L); /* as the main state: core, LPeg, the built-in files */
+  bw_lua_preload_module(L, "burrow.server", luaopen_burrow_server);
   lua_getglobal(L, "package");
   lua_pushstring(L, srv->path);
   lua_setfield(L, -2, "path");

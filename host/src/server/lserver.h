@@ -7,8 +7,14 @@
 #include <lua.h>
 #include <stddef.h>
 
+/* luaopen_burrow_server: the transports' Lua module (lopen.c), {stdio =,
+ * http_start =, token_hash =}; offered by the binary and the HTTP workers
+ * (package.preload), and exported by core.so for the rock (burrow/init.lua). */
+__attribute__((visibility("default"))) int luaopen_burrow_server(lua_State *L);
 /* Sets field "stdio" in the table on top of the stack. */
 void bw_stdio_register(lua_State *L);
+/* Sets fields "http_start" and "token_hash" in the table on top (lhttp.c). */
+void bw_http_register(lua_State *L);
 /* Write one line to stdout under the output lock. */
 int bw_stdout_line(const char *s, size_t n);
 /* (The cancel flag of the call in flight: bw_cancel_flag, core/stop.c;
