@@ -111,6 +111,9 @@ export function rawRequest(url, { method = "POST", headers = {}, body, chunks } 
     });
     req.on("error", reject);
     if (chunks) {
+      // a slow writer on purpose (an attack's pacing, not a wait for the
+      // server): each chunk goes out a few ms after the last is flushed,
+      // so the body trickles in; nothing here waits for a state
       let i = 0;
       const next = () => {
         if (i === chunks.length) return req.end();
@@ -154,13 +157,24 @@ export function freePort() {
   });
 }
 
-/** Resolves once something accepts connections on the loopback port. */
-export async function waitPort(port, ms = 10_000) {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    const ok = await new Promise((r) => { const c = net.connect(port, "127.0.0.1", () => { c.end(); r(true); }); c.on("error", () => r(false)); });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
+/** Wait for a state, never for a time (CI machines are busy): resolves
+ * to cond()'s first truthy value (cond may be async; it is asked again
+ * pollMs after each falsy answer). Past timeoutMs it fails, naming what it
+ * waited for: the deadline only bounds a failure, so it is generous. */
+export async function waitFor(cond, what, timeoutMs = 30_000, pollMs = 20) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await cond();
+    if (got) return got;
+    if (Date.now() > until) throw new Error(`waited ${timeoutMs} ms in vain for ${what}`);
+    await new Promise((r) => setTimeout(r, pollMs));
   }
-  throw new Error(`nothing listens on ${port}`);
+}
+
+/** Resolves once something accepts connections on the loopback port. */
+export async function waitPort(port, ms = 30_000) {
+  await waitFor(() => new Promise((r) => {
+    const c = net.connect(port, "127.0.0.1", () => { c.end(); r(true); });
+    c.on("error", () => r(false));
+  }), `something listening on ${port}`, ms, 50);
 }
