@@ -15,6 +15,7 @@ import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotoc
 import {
   ResourceUpdatedNotificationSchema, ResourceListChangedNotificationSchema, ListRootsRequestSchema, ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { waitFor } from "./http_helpers.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..", "..");
@@ -68,15 +69,9 @@ async function connect(d, { roots, elicit } = {}) {
 }
 
 const uri = (p) => "file://" + p.split("/").map(encodeURIComponent).join("/");
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(cond, ms, what) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return;
-    await sleep(5);
-  }
-  assert.fail(`timed out after ${ms} ms waiting for ${what}`);
-}
+// a notification's wait polls often: its latency is measured at arrival
+// (the handler's clock), the poll only notices it
+const until = (cond, what) => waitFor(cond, what, 30_000, 5);
 
 /** A refused resources/read: the JSON-RPC error's burrow code. */
 async function readRefused(client, u) {
@@ -180,41 +175,72 @@ test("resources/read: text, blob, and every escape refused as read_file refuses 
 });
 
 test("subscribe, change the file from outside: notifications/resources/updated within 500 ms", T, async () => {
-  const d = caseDir({ "watched.txt": "v1\n", "dir/x.txt": "x" });
+  // each round changes a file of its own: a watch's first change goes out
+  // at once, a later one within watch_interval_ms is held (and one append
+  // can be two inotify events read apart, the second then held): a fresh
+  // watch per round measures the at-once path, with no wait for an
+  // interval to pass and no late notification of the round before
+  const ROUNDS = 5;
+  const files = { "watched.txt": "v1\n", "dir/x.txt": "x" };
+  for (let round = 0; round < ROUNDS; round++) files[`round${round}.txt`] = "v1\n";
+  const d = caseDir(files);
   const root = path.join(d, "ws");
   const { client, updated, listChanged } = await connect(d);
   try {
-    const u = uri(path.join(root, "watched.txt"));
-    await client.subscribeResource({ uri: u });
+    const first = async (u, what, t0) => { // the first updated of u, within 500 ms of t0
+      const hit = await until(() => updated.find((x) => x.uri === u), what);
+      assert.ok(hit.at - t0 < 500, `${what}: ${Math.round(hit.at - t0)} ms`);
+      return hit.at - t0;
+    };
+    for (let round = 0; round < ROUNDS; round++) await client.subscribeResource({ uri: uri(path.join(root, `round${round}.txt`)) });
     const lat = [];
-    for (let round = 0; round < 5; round++) {
-      await sleep(150); // past the coalescing interval
-      const n = updated.length, t0 = performance.now();
-      fs.appendFileSync(path.join(root, "watched.txt"), `change ${round}\n`);
-      await until(() => updated.length > n, 500, "notifications/resources/updated");
-      assert.equal(updated[n].uri, u);
-      lat.push(updated[n].at - t0);
-      assert.ok(updated[n].at - t0 < 500, `${Math.round(updated[n].at - t0)} ms`);
+    for (let round = 0; round < ROUNDS; round++) {
+      const t0 = performance.now();
+      fs.appendFileSync(path.join(root, `round${round}.txt`), `change ${round}\n`);
+      lat.push(await first(uri(path.join(root, `round${round}.txt`)), `notifications/resources/updated (round ${round})`, t0));
     }
     console.log(`# change -> notifications/resources/updated: ${lat.map((x) => x.toFixed(1)).join(", ")} ms`);
     // an atomic replace (a new inode under the name) is seen too
-    await sleep(150);
-    let n = updated.length;
+    const u = uri(path.join(root, "watched.txt"));
+    await client.subscribeResource({ uri: u });
+    let t0 = performance.now();
     fs.writeFileSync(path.join(root, "tmp.new"), "v2\n");
     fs.renameSync(path.join(root, "tmp.new"), path.join(root, "watched.txt"));
-    await until(() => updated.some((x, i) => i >= n && x.uri === u), 500, "updated after a replace");
+    await first(u, "updated after a replace", t0);
     // a folder: created and removed files are a list change
     await client.subscribeResource({ uri: uri(path.join(root, "dir")) });
     const l0 = listChanged.length;
+    t0 = performance.now();
     fs.writeFileSync(path.join(root, "dir/new.txt"), "new");
-    await until(() => listChanged.length > l0, 500, "notifications/resources/list_changed");
-    // unsubscribed: silence
-    await client.unsubscribeResource({ uri: u });
-    await sleep(150);
-    n = updated.filter((x) => x.uri === u).length;
-    fs.appendFileSync(path.join(root, "watched.txt"), "after\n");
-    await sleep(400);
-    assert.equal(updated.filter((x) => x.uri === u).length, n, "no notification after unsubscribe");
+    const at = await until(() => listChanged[l0], "notifications/resources/list_changed");
+    assert.ok(at - t0 < 500, `list_changed: ${Math.round(at - t0)} ms`);
+  } finally { await client.close(); }
+});
+
+// Silence after an unsubscribe, shown by order rather than by waiting: a
+// change to the unsubscribed file, then one to a file still subscribed;
+// once the second's notification and a ping after it are in, whatever the
+// server sent for the first would be in too (one output, in order). With
+// watch_interval_ms 0 no change is held back for an interval, so the
+// first change's notification could not come after the second's.
+test("unsubscribed: no notification after the answer to resources/unsubscribe", T, async () => {
+  const d = caseDir({ "gone.txt": "v1\n", "kept.txt": "k1\n" }, "roots: [ws]\ncaps: {watch_interval_ms: 0}\n");
+  const root = path.join(d, "ws");
+  const { client, updated } = await connect(d);
+  try {
+    const gone = uri(path.join(root, "gone.txt")), kept = uri(path.join(root, "kept.txt"));
+    const heard = (u) => updated.filter((x) => x.uri === u).length;
+    await client.subscribeResource({ uri: gone });
+    await client.subscribeResource({ uri: kept });
+    fs.appendFileSync(path.join(root, "gone.txt"), "v2\n"); // heard while subscribed
+    await until(() => heard(gone) > 0, "updated while subscribed");
+    await client.unsubscribeResource({ uri: gone });
+    const n = heard(gone); // sent before the answer: in before it
+    fs.appendFileSync(path.join(root, "gone.txt"), "after\n");
+    fs.appendFileSync(path.join(root, "kept.txt"), "k2\n");
+    await until(() => heard(kept) > 0, "updated of the file still subscribed");
+    await client.ping();
+    assert.equal(heard(gone), n, "no notification after unsubscribe");
   } finally { await client.close(); }
 });
 
@@ -225,7 +251,6 @@ test("10,000 changes are coalesced: few notifications, RSS flat", T, async () =>
   try {
     const u = uri(path.join(root, "hot.txt"));
     await client.subscribeResource({ uri: u });
-    await sleep(200);
     const pid = transport.pid;
     const before = rssKiB(pid);
     const t0 = performance.now();
@@ -234,7 +259,10 @@ test("10,000 changes are coalesced: few notifications, RSS flat", T, async () =>
     // queue of 16,384: an overflow the watch must survive)
     for (let i = 0; i < 10000; i++) fs.appendFileSync(path.join(root, "hot.txt"), "x");
     const secs = (performance.now() - t0) / 1000;
-    await sleep(400);
+    // a state, not a time: the changes were reported; then the unsubscribe
+    // ends the count (what the server sent before its answer is all in)
+    await until(() => updated.some((x) => x.uri === u), "notifications/resources/updated of the flood");
+    await client.unsubscribeResource({ uri: u });
     const after = rssKiB(pid);
     const got = updated.filter((x) => x.uri === u).length;
     // at most one per 100 ms interval while the changes ran, plus the last
@@ -270,8 +298,8 @@ test("client roots: asked after initialize; with roots_from_client, exactly thos
   const roots = { current: [path.join(root, "a"), "/etc", "file://host/x"] };
   const { client, asked, listChanged, stderr } = await connect(d, { roots });
   try {
-    await until(() => asked.length === 1, 2000, "roots/list");
-    await until(() => listChanged.length >= 1, 2000, "list_changed after the roots");
+    await until(() => asked.length === 1, "roots/list");
+    await until(() => listChanged.length >= 1, "list_changed after the roots");
     const inA = await client.callTool({ name: "read_file", arguments: { path: path.join(root, "a/one.txt") } });
     assert.ok(!inA.isError);
     for (const p of ["top.txt", path.join(root, "b/two.txt"), path.join(root, "a/to-b/two.txt"), path.join(root, "a/../top.txt")]) {
@@ -286,7 +314,7 @@ test("client roots: asked after initialize; with roots_from_client, exactly thos
     roots.current = [path.join(root, "b")];
     const n = listChanged.length;
     await client.sendRootsListChanged();
-    await until(() => asked.length === 2 && listChanged.length > n, 2000, "roots asked again");
+    await until(() => asked.length === 2 && listChanged.length > n, "roots asked again");
     const inB = await client.callTool({ name: "read_file", arguments: { path: path.join(root, "b/two.txt") } });
     assert.ok(!inB.isError);
     const nowA = await client.callTool({ name: "read_file", arguments: { path: path.join(root, "a/one.txt") } });
@@ -299,8 +327,8 @@ test("client roots without roots_from_client: asked, logged, the configured root
   const roots = { current: [path.join(d, "ws", "a")] };
   const { client, asked, stderr } = await connect(d, { roots });
   try {
-    await until(() => asked.length === 1, 2000, "roots/list");
-    await until(() => /roots_from_client is off/.test(stderr.join("")), 2000, "the log line");
+    await until(() => asked.length === 1, "roots/list");
+    await until(() => /roots_from_client is off/.test(stderr.join("")), "the log line");
     const r = await client.callTool({ name: "read_file", arguments: { path: "top.txt" } });
     assert.ok(!r.isError);
   } finally { await client.close(); }
@@ -314,15 +342,16 @@ test("changes are notified while the server waits for the client (an approval)",
   let conn;
   const elicit = async () => {
     // the server is waiting for this answer: a change now must still reach us
-    const n = conn.updated.length;
+    // (it cannot come after the answer: this handler waits for it first)
+    const n = conn.updated.length, t0 = performance.now();
     fs.appendFileSync(path.join(root, "w.txt"), "during\n");
-    await until(() => conn.updated.length > n, 500, "updated during the approval");
+    const hit = await until(() => conn.updated[n], "updated during the approval");
+    assert.ok(hit.at - t0 < 500, `updated ${Math.round(hit.at - t0)} ms after the change`);
     return { action: "accept", content: { approve: true } };
   };
   conn = await connect(d, { elicit });
   try {
     await conn.client.subscribeResource({ uri: uri(path.join(root, "w.txt")) });
-    await sleep(150);
     const r = await conn.client.callTool({ name: "write_file", arguments: { path: "other.txt", content: "x" } });
     assert.ok(!r.isError, JSON.stringify(r));
     await conn.client.ping();
@@ -336,13 +365,16 @@ test("a held change goes out while the client keeps sending requests", T, async 
   try {
     const u = uri(path.join(root, "busy.txt"));
     await client.subscribeResource({ uri: u });
-    await sleep(150);
+    // a fresh watch: its first change goes out at once
+    let t0 = performance.now();
     fs.appendFileSync(path.join(root, "busy.txt"), "a\n");
-    await until(() => updated.length === 1, 500, "the first change");
+    const first = await until(() => updated[0], "the first change");
+    assert.ok(first.at - t0 < 500, `the first change: ${Math.round(first.at - t0)} ms`);
+    const n = updated.length;
     fs.appendFileSync(path.join(root, "busy.txt"), "b\n"); // within the interval: held
-    const t0 = performance.now();
-    while (updated.length < 2 && performance.now() - t0 < 1000) await client.ping(); // no pause between requests
-    assert.equal(updated.length, 2, "the held change was delivered");
-    assert.ok(updated[1].at - t0 < 500, `${Math.round(updated[1].at - t0)} ms`);
+    t0 = performance.now();
+    while (updated.length === n && performance.now() - t0 < 1000) await client.ping(); // no pause between requests
+    assert.ok(updated.length > n, "the held change was delivered");
+    assert.ok(updated[n].at - t0 < 500, `${Math.round(updated[n].at - t0)} ms`);
   } finally { await client.close(); }
 });
