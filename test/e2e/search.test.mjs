@@ -21,6 +21,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { waitFor } from "./http_helpers.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..", "..");
@@ -118,10 +119,14 @@ test("notifications/cancelled stops a long grep well before it would end", T, as
   assert.equal(full.msg.result.structuredContent.files_searched, 150);
 
   t0 = performance.now();
+  let answered = false;
   const pending = s.request(2, "tools/call", {
     name: "grep", arguments: { pattern: SLOW }, _meta: { progressToken: "p2" },
   });
-  await new Promise((r) => setTimeout(r, Math.min(150, fullMs / 4)));
+  pending.then(() => { answered = true; });
+  // a state, not a time: the search is running once it reports progress
+  await waitFor(() => answered || progressOf(s, "p2").length > 0, "the search's first progress report");
+  assert.equal(answered, false, `the search ended before its first progress report (the full run took ${fullMs.toFixed(0)} ms)`);
   const cancelAt = performance.now();
   s.send({ method: "notifications/cancelled", params: { requestId: 2, reason: "test" } });
   const got = await pending;
@@ -141,16 +146,23 @@ test("notifications/cancelled stops a long grep well before it would end", T, as
   await s.close();
 });
 
+// The progress reports of a call with a progressToken so far.
+function progressOf(s, token) {
+  return s.notes.filter((n) => n.method === "notifications/progress" && n.params.progressToken === token);
+}
+
 // The first progress report of a call with a progressToken: a state to
 // wait for (the call is running), never a time.
-async function firstProgress(s, token) {
-  const until = Date.now() + 60_000;
-  for (;;) {
-    const p = s.notes.find((n) => n.method === "notifications/progress" && n.params.progressToken === token);
-    if (p) return p;
-    if (Date.now() > until) throw new Error(`no progress for ${token} within 60 s`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+function firstProgress(s, token) {
+  return waitFor(() => progressOf(s, token)[0], `progress of ${token}`, 60_000, 10);
+}
+
+// Until the call reports progress k more times (its walk reports every
+// 100 ms and, being read-only, serves what arrived meanwhile right after
+// each report): a state, a step of the call itself.
+async function moreProgress(s, token, k = 1) {
+  const n = progressOf(s, token).length;
+  await waitFor(() => progressOf(s, token).length >= n + k, `${k} more progress of ${token}`, 60_000, 10);
 }
 
 test("a long grep with a progressToken sends progress notifications", T, async () => {
@@ -179,7 +191,6 @@ function backtrackTree() {
   }
   return dir;
 }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 test("ping, lists and reads are answered at once while a long grep runs, writes wait their turn, and the grep stops on notifications/cancelled", T, async () => {
   const s = server(backtrackTree());
@@ -194,7 +205,7 @@ test("ping, lists and reads are answered at once while a long grep runs, writes 
     const pong = await s.request(100 + i, "ping");
     waits.push(pong.at - t0);
     assert.deepEqual(pong.msg.result, {});
-    await sleep(50);
+    await moreProgress(s, "g"); // each ping at another point of the grep
   }
   assert.equal(grepDone, false, "the grep was still running: the pings were answered during it");
   console.log(`ping during a long grep: ${waits.map((w) => w.toFixed(1)).join(", ")} ms (target 100 ms)`);
@@ -209,10 +220,20 @@ test("ping, lists and reads are answered at once while a long grep runs, writes 
   assert.ok(Array.isArray(list.msg.result.tools));
   assert.match(read.msg.result.content[0].text, /aaaab/);
   // a tool that writes waits its turn, and so does everything sent after it
+  let early = 0;
   const write = s.request(4, "tools/call", { name: "write_file", arguments: { path: "w.txt", content: "w\n" } });
   const after = s.request(5, "tools/call", { name: "read_file", arguments: { path: "w.txt" } });
-  await sleep(300);
+  write.then(() => { if (!grepDone) early++; });
+  after.then(() => { if (!grepDone) early++; });
+  // a state, not a time: a ping sent after them is answered at once (by the
+  // stdin reader, during the call) once the two are queued; the next
+  // progress report is followed by the serving of what waits, and the one
+  // after it comes once that is done, so an answer given then to the write
+  // or the read would be in by now
+  assert.deepEqual((await s.request(6, "ping")).msg.result, {});
+  await moreProgress(s, "g", 2);
   assert.equal(grepDone, false);
+  assert.equal(early, 0, "the write, and the read sent after it, were answered during the call");
   // the cancel is seen inside the file
   const cancelAt = performance.now();
   s.send({ method: "notifications/cancelled", params: { requestId: 1, reason: "test" } });
@@ -254,10 +275,15 @@ test("with the official SDK client: ping during a long callTool, and an AbortSig
   try {
     const abort = new AbortController();
     const t0 = performance.now();
+    let reported = false;
     const call = client.callTool({ name: "grep", arguments: { pattern: BACKTRACK } }, undefined,
-      { signal: abort.signal, timeout: 120_000 });
+      { signal: abort.signal, timeout: 120_000, onprogress: () => { reported = true; } });
     const outcome = call.then(() => "answered", (e) => e);
-    await sleep(300);
+    let settled = false;
+    outcome.then(() => { settled = true; });
+    // a state, not a time: the call is running once it reports progress
+    await waitFor(() => reported || settled, "the call's first progress report");
+    assert.equal(settled, false, "the call was still running");
     const p0 = performance.now();
     await client.ping();
     const pingMs = performance.now() - p0;
@@ -302,32 +328,40 @@ test("messages split across stdin's hand-overs between threads arrive whole, onc
   for (let i = 1; i < reads.length; i++) assert.ok(reads[i].at >= reads[i - 1].at, "tool replies in the order sent");
   for (const g of reads) assert.match(g.msg.result.content[0].text, /aaaab/);
 
+  // A piece is known read once a ping sent whole before it, in the same
+  // write (a few hundred bytes: one pipe write, read whole), is answered;
+  // the next piece is then sent, so it comes in a read of its own. (rest:
+  // what ends the line cut before, ahead of the ping)
+  const pieceRead = async (id, rest, piece) => {
+    const pong = s.expect(id);
+    s.raw(rest + msg(id, "ping") + piece);
+    assert.deepEqual((await pong).msg.result, {});
+  };
   // a long call; a ping whose first half the Lua thread may read and whose
   // rest the reader thread reads after it took over
-  const long = s.request(1, "tools/call", { name: "grep", arguments: { pattern: BACKTRACK } });
+  const long = s.request(1, "tools/call", { name: "grep", arguments: { pattern: BACKTRACK }, _meta: { progressToken: "h" } });
   const ping = msg(2, "ping");
   const pong = s.expect(2);
   s.raw(ping.slice(0, 10));
-  await sleep(100);
+  // a state, not a time: the call reports progress (100 ms in), long past
+  // the 2 ms after which the reader thread has stdin
+  await firstProgress(s, "h");
   s.raw(ping.slice(10));
   assert.deepEqual((await pong).msg.result, {}, "the ping cut across the hand-over is answered during the call");
   // a write (it waits its turn) cut in two: half now, from the reader thread
   const write = msg(3, "tools/call", { name: "write_file", arguments: { path: "w.txt", content: "whole\n" } });
   const wrote = s.expect(3);
-  s.raw(write.slice(0, 25));
+  await pieceRead(6, "", write.slice(0, 25));
   // the cancel in two pieces too
   const cancel = JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }) + "\n";
-  await sleep(50);
-  s.raw(write.slice(25) + cancel.slice(0, 30));
-  await sleep(50);
+  await pieceRead(7, write.slice(25), cancel.slice(0, 30));
   s.raw(cancel.slice(30));
   const done = await long;
   assert.equal(done.msg.result.structuredContent.cancelled, true);
   // stdin is back with the Lua thread: the rest of a message it did not start
   const read = msg(4, "tools/call", { name: "read_file", arguments: { path: "w.txt" } });
   const readBack = s.expect(4);
-  s.raw(read.slice(0, 17));
-  await sleep(20);
+  await pieceRead(8, "", read.slice(0, 17));
   s.raw(read.slice(17));
   const w = await wrote, r = await readBack;
   assert.equal(w.msg.error, undefined);
