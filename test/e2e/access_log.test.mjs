@@ -12,7 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { startHttp, initBody, HEADERS } from "./http_helpers.mjs";
+import { startHttp, initBody, HEADERS, waitFor } from "./http_helpers.mjs";
 
 let server, dir;
 after(async () => {
@@ -70,11 +70,10 @@ test("sessions opened and closed, and each refusal, are logged with status, reas
   assert.equal(st.status, 200);
 
   // the log's writer thread writes in order: once the last line is in, all are
-  let log = "";
-  while (!/stateless tools\/list/.test(log)) {
-    log = fs.readFileSync(path.join(dir, "access.log"), "utf8");
-    if (!/stateless tools\/list/.test(log)) await new Promise((r) => setTimeout(r, 20));
-  }
+  const log = await waitFor(() => {
+    const text = fs.readFileSync(path.join(dir, "access.log"), "utf8");
+    return /stateless tools\/list/.test(text) && text;
+  }, "the stateless request's line in the access log");
   const lines = log.trim().split("\n");
   for (const l of lines) assert.match(l, /^burrow http \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /, l);
   const has = (re, what) => assert.ok(lines.some((l) => re.test(l)), `${what}:\n${log}`);

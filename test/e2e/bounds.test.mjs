@@ -16,7 +16,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { startHttp, initBody, HEADERS, sseEvents } from "./http_helpers.mjs";
+import { startHttp, initBody, HEADERS, sseEvents, waitFor } from "./http_helpers.mjs";
 
 const MiB = 1024 * 1024;
 let server, dir;
@@ -78,14 +78,7 @@ test("queued bodies are bounded per session and in all; the queue drains once th
   const res = await call;
   assert.equal(res.isError, undefined, JSON.stringify(res));
   // drained: B is served again (a request answered by its worker)
-  const until = Date.now() + 30_000;
-  let ok = false;
-  while (!ok && Date.now() < until) {
-    const r = await b(big(4));
-    ok = r.status === 202;
-    if (!ok) await new Promise((r2) => setTimeout(r2, 100));
-  }
-  assert.ok(ok, "B's messages are taken again once the worker is free");
+  await waitFor(async () => (await b(big(4))).status === 202, "B's messages taken again once the worker is free", 30_000, 100);
   const pong = await b({ jsonrpc: "2.0", id: 9, method: "tools/list" });
   assert.equal(pong.status, 200);
   await a.close();

@@ -13,7 +13,7 @@ import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { startHttp, initBody } from "./http_helpers.mjs";
+import { startHttp, initBody, waitFor } from "./http_helpers.mjs";
 
 let server, dir;
 const sockets = [];
@@ -59,13 +59,9 @@ test("half-open connections from one address take only its share", { timeout: 60
   assert.ok(ninth.error, `the address's ninth connection is closed at once: ${JSON.stringify(ninth)}`);
   for (const s of sockets.splice(0)) s.destroy();
   // its share is back once they are closed (the server notices the close)
-  const end = Date.now() + 30_000;
   let again;
-  do {
-    again = await initFrom(server.port, "127.0.0.1");
-    if (again.status !== 200) await new Promise((r) => setTimeout(r, 100));
-  } while (again.status !== 200 && Date.now() < end);
-  assert.equal(again.status, 200, JSON.stringify(again));
+  await waitFor(async () => (again = await initFrom(server.port, "127.0.0.1")).status === 200,
+    () => `the address served again (last: ${JSON.stringify(again)})`, 30_000, 100);
 });
 
 // Unauthenticated connections (none of their requests has passed the
@@ -103,12 +99,9 @@ test("unauthenticated connections are capped in all and time out; a connection t
       half.push(sock);
     }
     // a state: the server has counted them once a new connection is refused
-    const end = Date.now() + 20_000;
     let fresh;
-    do {
-      fresh = await initFrom(s.port, "127.0.0.2");
-      if (fresh.status === 200) await new Promise((r) => setTimeout(r, 20));
-    } while (fresh.status === 200 && Date.now() < end);
+    await waitFor(async () => (fresh = await initFrom(s.port, "127.0.0.2")).status !== 200,
+      "the six counted (a seventh unauthenticated connection refused)");
     assert.ok(fresh.error, `the seventh unauthenticated connection is closed at once: ${JSON.stringify(fresh)}`);
     // the connection that passed is still served
     const list = await post(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }), init.sid);
@@ -117,11 +110,8 @@ test("unauthenticated connections are capped in all and time out; a connection t
     await Promise.all(closed);
     // ... and new connections are taken again
     let again;
-    do {
-      again = await initFrom(s.port, "127.0.0.2");
-      if (again.status !== 200) await new Promise((r) => setTimeout(r, 50));
-    } while (again.status !== 200 && Date.now() < end + 20_000);
-    assert.equal(again.status, 200, JSON.stringify(again));
+    await waitFor(async () => (again = await initFrom(s.port, "127.0.0.2")).status === 200,
+      () => `new connections taken again (last: ${JSON.stringify(again)})`, 30_000, 50);
   } finally {
     for (const x of half) x.destroy();
     agent.destroy();

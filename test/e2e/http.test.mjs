@@ -13,7 +13,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, ListRootsRequestSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { startHttp, sseEvents, initBody, HEADERS } from "./http_helpers.mjs";
+import { startHttp, sseEvents, initBody, HEADERS, waitFor } from "./http_helpers.mjs";
 
 const T = { timeout: 60_000 };
 let TMP;
@@ -52,7 +52,6 @@ async function connect(url, opts = {}) {
 // (a+)+$ on lines of a's ending in b: minutes of backtracking, no literal
 const BACKTRACK = "(a+)+$";
 const slowFile = () => ("a".repeat(20) + "b\n").repeat(50000);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 test("SDK client: initialize, list tools, read, grep, edit over HTTP", T, async () => {
   const dir = workspace({ "a.txt": "hello\nworld\n", "src/x.c": "int main(void) { return 0; }\n" });
@@ -108,9 +107,7 @@ test("progress over SSE, then cancellation stops the call on the server", T, asy
   const ac = new AbortController();
   const call = client.callTool({ name: "grep", arguments: { pattern: BACKTRACK } }, undefined, {
     signal: ac.signal, onprogress: (p) => progress.push(p), timeout: 120_000 });
-  const deadline = Date.now() + 20_000;
-  while (progress.length < 2 && Date.now() < deadline) await sleep(50);
-  assert.ok(progress.length >= 2, `progress notifications arrived over the POST's SSE stream (${progress.length})`);
+  await waitFor(() => progress.length >= 2, "two progress notifications over the POST's SSE stream");
   assert.equal(typeof progress[0].progress, "number");
   ac.abort("test");
   await assert.rejects(call);
@@ -288,9 +285,7 @@ test("a subscribed file changed from outside: notifications/resources/updated on
   // kept for it (what no reader has had yet)
   const t0 = performance.now();
   fs.writeFileSync(path.join(dir, "watched.txt"), "v2\n");
-  const until = Date.now() + 5000;
-  while (updates.length === 0 && Date.now() < until) await sleep(20);
-  assert.ok(updates.length > 0, "an update arrived");
+  await waitFor(() => updates.length > 0, "notifications/resources/updated over HTTP");
   assert.equal(updates[0].uri, res.uri);
   console.log(`resources/updated ${(updates[0].at - t0).toFixed(0)} ms after the change (HTTP)`);
   const read = await client.readResource({ uri: res.uri });
@@ -308,8 +303,7 @@ test("the server's roots/list reaches an HTTP client on the GET stream", T, asyn
   let asked = 0;
   client.setRequestHandler(ListRootsRequestSchema, async () => { asked++; return { roots: [{ uri: `file://${dir}`, name: "ws" }] }; });
   await client.connect(new StreamableHTTPClientTransport(new URL(s.url)));
-  const until = Date.now() + 5000;
-  while (asked === 0 && Date.now() < until) await sleep(20);
+  await waitFor(() => asked > 0, "roots/list on the GET stream");
   assert.equal(asked, 1, "the client was asked for its roots");
   const r = await client.callTool({ name: "read_file", arguments: { path: "a.txt" } });
   assert.equal(r.isError, undefined);

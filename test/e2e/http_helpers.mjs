@@ -160,13 +160,14 @@ export function freePort() {
 /** Wait for a state, never for a time (CI machines are busy): resolves
  * to cond()'s first truthy value (cond may be async; it is asked again
  * pollMs after each falsy answer). Past timeoutMs it fails, naming what it
- * waited for: the deadline only bounds a failure, so it is generous. */
+ * waited for (what: text, or a function giving it then): the deadline
+ * only bounds a failure, so it is generous. */
 export async function waitFor(cond, what, timeoutMs = 30_000, pollMs = 20) {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const got = await cond();
     if (got) return got;
-    if (Date.now() > until) throw new Error(`waited ${timeoutMs} ms in vain for ${what}`);
+    if (Date.now() > until) throw new Error(`waited ${timeoutMs} ms in vain for ${typeof what === "function" ? what() : what}`);
     await new Promise((r) => setTimeout(r, pollMs));
   }
 }

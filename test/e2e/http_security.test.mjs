@@ -16,7 +16,7 @@ import path from "node:path";
 import { createHash } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { startHttp, runToEnd, initBody, sseEvents, rawRequest, HEADERS } from "./http_helpers.mjs";
+import { startHttp, runToEnd, initBody, sseEvents, rawRequest, HEADERS, waitFor } from "./http_helpers.mjs";
 
 const T = { timeout: 120_000 };
 const sha = (t) => createHash("sha256").update(t).digest("hex");
@@ -289,8 +289,7 @@ http:
   // a state, not a time: the access log says each was reaped (a request to
   // a live session would keep it alive, so none is sent before)
   const reaped = (sid) => s.stderr().includes(`session ${sid.slice(0, 8)} closed (expired)`);
-  const until = Date.now() + 30_000;
-  while (![sids[0], sids[499], sids[999]].every(reaped) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => [sids[0], sids[499], sids[999]].every(reaped), "the log's lines of the expired sessions reaped", 30_000, 100);
   // every abandoned one is gone (404), and their room is free again
   for (const sid of [sids[0], sids[499], sids[999]]) {
     const r = await fetch(s.url, { method: "POST", headers: { ...HEADERS, "mcp-session-id": sid },

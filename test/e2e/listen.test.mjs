@@ -14,7 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { BIN, HEADERS, startHttp, sseEvents } from "./http_helpers.mjs";
+import { BIN, HEADERS, startHttp, sseEvents, waitFor } from "./http_helpers.mjs";
 
 const T = { timeout: 90_000 };
 const META = {
@@ -142,7 +142,7 @@ test("HTTP: a listen is a stream of its own that outlives no client; the v2 SDK 
   assert.deepEqual(a.honoredFilter, { resourceSubscriptions: [uri(dir, "notes.txt")] });
   const opened = (n) => (s.stderr().match(/ listen [0-9a-f]{8} opened/g) || []).length === n;
   const closed = (n) => (s.stderr().match(/ listen [0-9a-f]{8} closed \(its stream closed\)/g) || []).length === n;
-  while (!opened(1)) await new Promise((r) => setTimeout(r, 50)); // the log's thread writes it (a state; the test's timeout bounds it)
+  await waitFor(() => opened(1), "the log line of the listen opened"); // the log's thread writes it
   // calls go on beside it (it holds no worker)
   const r = await c.callTool({ name: "write_file", arguments: { path: "notes.txt", content: "changed\n" } });
   assert.equal(r.isError, undefined);
@@ -151,7 +151,7 @@ test("HTTP: a listen is a stream of its own that outlives no client; the v2 SDK 
   fs.appendFileSync(path.join(dir, "ws", "secret.txt"), "more\n");
 
   await a.close();
-  while (!closed(1)) await new Promise((r) => setTimeout(r, 50)); // the listener sees it (a state; the test's timeout bounds it)
+  await waitFor(() => closed(1), "the log line of the listen closed"); // the listener sees it
   assert.ok(got.seen.every((m) => m.uri !== uri(dir, "secret.txt")));
   await c.close();
 });

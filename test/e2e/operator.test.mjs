@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { waitFor } from "./http_helpers.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..", "..");
@@ -157,9 +158,7 @@ test("SIGHUP reloads config, tools and policies in a live session", T, async () 
     // a broken config keeps the previous good state
     fs.writeFileSync(cfg, "roots: [ws\n");
     process.kill(transport.pid, "SIGHUP");
-    for (let i = 0; i < 100 && !stderr.join("").includes("reload failed"); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitFor(() => stderr.join("").includes("reload failed"), "the log line of the failed reload");
     assert.match(stderr.join(""), /reload failed, keeping the previous configuration/);
     assert.equal(code(await call(client, "write_file", { path: "vendor/c.txt", content: "3" })), "POLICY_DENIED");
     assert.equal((await call(client, "stat", { path: "vendor/a.txt" })).isError, undefined);
@@ -366,13 +365,10 @@ test("a bad policy file: the server answers, each call names the file and line; 
     assert.match(stderr.join(""), /mine\.lua:4: '}' expected/);
     fs.writeFileSync(path.join(d, "mine.lua"), "return { name = 'mine', check = function() return 'allow' end }\n");
     process.kill(transport.pid, "SIGHUP");
-    let ok;
-    for (let i = 0; i < 50 && !ok; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    const ok = await waitFor(async () => {
       const r = await call(client, "read_file", { path: "a.txt" });
-      if (!r.isError) ok = r;
-    }
-    assert.ok(ok, "the reload did not bring the tools back");
+      return !r.isError && r;
+    }, "the reload to bring the tools back", 30_000, 100);
     assert.match(ok.content[0].text, /alpha/);
   } finally {
     await client.close();

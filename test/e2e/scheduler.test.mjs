@@ -16,7 +16,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { startHttp } from "./http_helpers.mjs";
+import { startHttp, waitFor } from "./http_helpers.mjs";
 
 const T = { timeout: 90_000 };
 let TMP;
@@ -138,9 +138,7 @@ test("a session's subscriptions travel too: its calls and its changes are served
   // S's call and its file's change can only be served on X
   assert.match(text(await S.callTool({ name: "read_file", arguments: { path: "r.txt" } })), /read me/);
   fs.writeFileSync(path.join(dir, "ws/w.txt"), "v2\n");
-  const end = Date.now() + 20_000;
-  while (!updated.includes(uri) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(updated.includes(uri), "the change reached the client while Y was held");
+  await waitFor(() => updated.includes(uri), "the change to reach the client while Y is held");
   await S.unsubscribeResource({ uri });
   p2.release();
   assert.equal((await p2.done).isError, undefined);
@@ -214,14 +212,11 @@ test("a tenant's undo budget holds across its sessions; the one that cannot fit 
   await c1.transport.terminateSession(); // DELETE: it held 81 bytes of the budget
   await c1.close();
   const c3 = await client(s.url);
-  let fits = false;
-  for (let i = 0; i < 200 && !fits; i++) { // the close is handled by a worker: wait for that state
+  await waitFor(async () => { // the close is handled by a worker: wait for that state
     assert.equal((await c3.callTool({ name: "write_file", arguments: { path: "two.txt", content: big } })).isError, undefined);
     assert.equal((await c3.callTool({ name: "write_file", arguments: { path: "two.txt", content: "3\n" } })).isError, undefined);
     const u3 = await c3.callTool({ name: "undo_edit", arguments: { path: "two.txt" } });
-    fits = u3.isError === undefined;
-    if (!fits) await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.ok(fits, "the budget came back when the first session ended");
+    return u3.isError === undefined;
+  }, "the budget to come back when the first session ended", 30_000, 50);
   for (const c of [c2, c3]) await c.close();
 });

@@ -13,13 +13,12 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ListRootsRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { startHttp } from "./http_helpers.mjs";
+import { startHttp, waitFor } from "./http_helpers.mjs";
 
 const T = { timeout: 60_000 };
 let TMP;
 let counter = 0;
 const servers = [];
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 before(() => { TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-sessions-"))); });
 after(async () => {
@@ -39,13 +38,7 @@ function setup(yaml) {
 }
 
 // Wait for a state (a line in the server's log), never for a time.
-async function until(pred, what) {
-  const end = Date.now() + 20_000;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`waited in vain for ${what}`);
-    await sleep(20);
-  }
-}
+const until = (pred, what) => waitFor(pred, what);
 
 const code = (r) => r._meta?.["burrow/code"];
 

@@ -17,7 +17,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { BIN, runToEnd, sseEvents, startHttp } from "./http_helpers.mjs";
+import { BIN, runToEnd, sseEvents, startHttp, waitFor } from "./http_helpers.mjs";
 
 const T = { timeout: 90_000 };
 const V = "2026-07-28";
@@ -267,7 +267,7 @@ test("an approval state expires (http.approval_ttl): a late answer writes nothin
   // a state: the clock is past the expiry the state names (its payload is
   // readable; only its signature is the server's)
   const x = JSON.parse(Buffer.from(q.requestState.split(".")[0], "base64").toString()).x;
-  while (Date.now() / 1000 <= x + 1) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => Date.now() / 1000 > x + 1, "the clock past the state's expiry", 30_000, 100);
   const r = await post(A.url, "tools/call", { ...write, inputResponses: YES, requestState: q.requestState });
   assert.equal(r.msg.error?.code, -32602);
   assert.match(r.msg.error.message, /expired/);
