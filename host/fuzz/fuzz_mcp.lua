@@ -31,7 +31,7 @@ local function split(text)
   return lines
 end
 
--- core.stdio's object, over those lines; what is sent is kept.
+-- burrow.server.stdio's object, over those lines; what is sent is kept.
 local function stand_in(lines)
   local io, i = { sent = {} }, 0
   function io:next()
@@ -55,7 +55,7 @@ local function stand_in(lines)
   function io:finish() end
   function io:cancelled() return false end
   return setmetatable(io, { __index = function(_, k)
-    error("fuzz_mcp: the stand-in for core.stdio has no " .. tostring(k) .. " (lserver.c has it?)")
+    error("fuzz_mcp: the stand-in for burrow.server.stdio has no " .. tostring(k) .. " (lserver.c has it?)")
   end })
 end
 
@@ -94,7 +94,7 @@ end
 return function(text)
   local lines = split(text)
   local io = stand_in(lines)
-  core.stdio = function() return io end
+  package.loaded["burrow.server"] = { stdio = function() return io end } -- Server:run's transport
   stderr_text = {}
   local server = mcp.new(ws)
   local ok, err = pcall(server.run, server, MAX_LINE)

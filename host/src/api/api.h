@@ -16,7 +16,7 @@
 void bw_lua_prepare(lua_State *L);
 
 /* A host (own state) opened from burrow.open's options as JSON, its
- * package.path set to lua_path (the opener's: core.host, lhost.c). */
+ * package.path set to lua_path (the opener's: burrow.host, lhost.c). */
 burrow_host *bw_open_json(const char *opts_json, const char *lua_path,
                           char **errmsg);
 

@@ -1,10 +1,10 @@
 /*
- * lhost.c - core.host: a host of the embedding API (its own Lua state and
+ * lhost.c - burrow.host: a host of the embedding API (its own Lua state and
  * worker thread, api_async.c) opened from a Lua program, so a workspace can
  * run calls without blocking its caller's loop (ws:submit, ws:fd, ws:poll in
  * lua/burrow/init.lua).
  *
- *   core.host(opts_json, package_path) -> Host | nil, message
+ *   burrow.host.host(opts_json, package_path) -> Host | nil, message
  *   host:submit(tool, args_json) -> id | nil
  *   host:take() -> id, rc, result_json | nothing     (one completion)
  *   host:fd() -> eventfd     host:cancel(id) -> boolean     host:close()

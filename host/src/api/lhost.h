@@ -1,5 +1,5 @@
 /*
- * lhost.h - core.host (lhost.c): a host of the embedding API with its own
+ * lhost.h - burrow.host (lhost.c): a host of the embedding API with its own
  * worker, for ws:submit.
  */
 #ifndef BURROW_LHOST_H

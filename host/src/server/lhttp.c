@@ -1,5 +1,5 @@
 /*
- * lhttp.c - `burrow mcp --http` as burrow.core.http_start: the listener
+ * lhttp.c - `burrow mcp --http` as burrow.server.http_start: the listener
  * (http.c) and its Lua workers. Each worker is a thread with a Lua state
  * of its own running burrow.http's loop; the scheduler (httpsess.c) hands
  * any free worker the next session in tenant order, with the state its
@@ -323,7 +323,7 @@ static void server_end(server *srv) {
   server_free(srv);
 }
 
-/* core.http_start{host, port, workers, max_running, session_ttl, max_body,
+/* burrow.server.http_start{host, port, workers, max_running, session_ttl, max_body,
  * max_calls, max_sessions, max_sessions_per_address, replay,
  * max_kept_bytes, max_queued, max_session_queued, max_connections,
  * max_connections_per_address, max_unauthenticated, auth_timeout,
@@ -493,7 +493,7 @@ static int h_wait(lua_State *L) {
   return 1;
 }
 
-/* core.token_hash(text) -> the sha256 hex the config stores */
+/* burrow.server.token_hash(text) -> the sha256 hex the config stores */
 static int l_token_hash(lua_State *L) {
   char out[65];
   bw_http_token_hash(luaL_checkstring(L, 1), out);

@@ -1,5 +1,5 @@
 /*
- * lserver.c - stdio plumbing of `burrow mcp`, as burrow.core.stdio().
+ * lserver.c - stdio plumbing of `burrow mcp`, as burrow.server.stdio().
  *
  * stdin is split into lines and queued by one reader at a time. Between
  * calls, and whenever it waits in io:next, the Lua thread reads it itself:
@@ -341,7 +341,7 @@ static void *hangups(void *arg) {
   return NULL;
 }
 
-/* core.stdio(max_line) -> the Stdio object (one per process) */
+/* burrow.server.stdio(max_line) -> the Stdio object (one per process) */
 static int l_stdio(lua_State *L) {
   lua_Integer max = luaL_optinteger(L, 1, (lua_Integer)1 << 30);
   if (!started) {
