@@ -56,4 +56,70 @@ describe("server.http_start lifecycle", function()
       "token 1: sha256 must be 64 hex digits")
     assert.equal(before, blocked())
   end)
+
+  -- With the fault shim (build/faults.so) failing the Nth pthread_create,
+  -- for every N a start makes, or bind: the start fails with an error,
+  -- and the process is left as it was, no thread of the listener behind
+  -- and the signal mask the caller's (a child Lua per case: the shim must
+  -- be preloaded). A start that does not fail is waited to its end.
+  it("a start failing at each thread it makes, or at bind, leaves no thread and the mask as it was", function()
+    local H = require "helpers"
+    local shim = H.REPO .. "/" .. (os.getenv("BURROW_BUILD") or "build") .. "/faults.so"
+    local child = os.tmpname()
+    local f = assert(io.open(child, "w"))
+    f:write([=[
+package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+package.cpath = (os.getenv("BURROW_BUILD") or "build") .. "/lua/?.so;" .. package.cpath
+require "burrow"
+local server = require "burrow.server"
+local function status(file, key)
+  local fh = assert(io.open(file))
+  local s = fh:read("a")
+  fh:close()
+  return s:match(key .. ":%s*(%S+)")
+end
+local t0, m0 = status("/proc/self/status", "Threads"), status("/proc/thread-self/status", "SigBlk")
+local ok, h, err = pcall(server.http_start, { port = 0, workers = 2, module = "no.such.module.here" })
+local how = not ok and "raised" or h and "started" or "refused"
+if ok and h then h:wait() end
+-- a thread that has been joined is gone at once; one left running is
+-- still there after 5 s (waited for as a state, not a time)
+local sleep, now = require("system").sleep, require("system").gettime
+local until_t = now() + 5
+while status("/proc/self/status", "Threads") ~= t0 and now() < until_t do sleep(0.01) end
+io.write(how, " ", t0, " ", status("/proc/self/status", "Threads"), " ", m0, " ",
+  status("/proc/thread-self/status", "SigBlk"), "\n")
+]=])
+    f:close()
+    local log = os.tmpname()
+    local function run(fault)
+      os.remove(log)
+      local cmd = ("cd %s && LD_PRELOAD=%s BURROW_FAULT=%s BURROW_FAULT_LOG=%s lua5.4 %s 2>&1")
+        :format(H.q(H.REPO), H.q(shim), H.q(fault), H.q(log), H.q(child))
+      local out = H.sh(cmd)
+      local how, t0, t1, m0, m1 = out:match("(%a+) (%d+) (%d+) (%x+) (%x+)")
+      assert(how, fault .. ": " .. out)
+      return how, t0, t1, m0, m1
+    end
+    -- how many threads a start makes: counted, nothing failed
+    assert.equal("started", (run("pthread_create:EAGAIN:after=1000000")))
+    local fh = assert(io.open(log))
+    local made = tonumber(fh:read("a"):match("seen pthread_create (%d+)"))
+    fh:close()
+    assert.is_true(made ~= nil and made >= 3, "a start makes its workers and the listener's threads")
+    local failed = 0
+    for n = 0, made - 1 do
+      local how, t0, t1, m0, m1 = run(("pthread_create:EAGAIN:after=%d:times=1"):format(n))
+      assert.equal(t0, t1, ("thread %d failing: %s, threads %s before, %s after"):format(n + 1, how, t0, t1))
+      assert.equal(m0, m1, ("thread %d failing: the signal mask"):format(n + 1))
+      if how ~= "started" then failed = failed + 1 end
+    end
+    assert.is_true(failed > 0, "some thread a start cannot do without")
+    local how, t0, t1, m0, m1 = run("bind:EADDRINUSE")
+    assert.equal("refused", how)
+    assert.equal(t0, t1)
+    assert.equal(m0, m1)
+    os.remove(child)
+    os.remove(log)
+  end)
 end)

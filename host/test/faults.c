@@ -5,8 +5,9 @@
  *
  *   BURROW_FAULT=CALL:WHAT[:after=N][:times=M][,...]
  *     CALL  write pwrite fsync fdatasync renameat renameat2 linkat read
- *           mkdirat unlinkat
- *     WHAT  ENOSPC EDQUOT EIO EINTR EPERM (fail with that errno, doing
+ *           mkdirat unlinkat, and (whatever the fd) pthread_create bind:
+ *           a listener's start that fails part way (spec/http_lifecycle_spec.lua)
+ *     WHAT  ENOSPC EDQUOT EIO EINTR EPERM EAGAIN EADDRINUSE (fail with that errno, doing
  *           nothing; linkat:EPERM is a kernel that will not link an
  *           O_TMPFILE without CAP_DAC_READ_SEARCH, so named temps are used)
  *           short (write/pwrite/read: do half the bytes, at least one)
@@ -36,16 +37,21 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 enum { C_WRITE, C_PWRITE, C_FSYNC, C_FDATASYNC, C_RENAMEAT, C_RENAMEAT2, C_LINKAT, C_READ,
-       C_MKDIRAT, C_UNLINKAT, NCALLS };
+       C_MKDIRAT, C_UNLINKAT, C_PTHREAD_CREATE, C_BIND, NCALLS };
 static const char *const call_names[NCALLS] = {"write", "pwrite", "fsync", "fdatasync",
                                                "renameat", "renameat2", "linkat", "read",
-                                               "mkdirat", "unlinkat"};
+                                               "mkdirat", "unlinkat", "pthread_create", "bind"};
+
+/* the fd of a call that has none to filter on (pthread_create, bind) */
+enum { ANY_FD = -1000 };
 
 enum { MAX_RULES = 16, SHORT = -1 };
 
@@ -69,6 +75,8 @@ static int parse_err(const char *s) {
   if (!strcmp(s, "EIO")) return EIO;
   if (!strcmp(s, "EINTR")) return EINTR;
   if (!strcmp(s, "EPERM")) return EPERM;
+  if (!strcmp(s, "EAGAIN")) return EAGAIN;
+  if (!strcmp(s, "EADDRINUSE")) return EADDRINUSE;
   if (!strcmp(s, "short")) return SHORT;
   return 0;
 }
@@ -119,6 +127,7 @@ __attribute__((constructor)) static void init(void) { setup(); }
 /* Is fd (AT_FDCWD: the working directory) one the faults are for? */
 static int watched(int fd) {
   struct stat st;
+  if (fd == ANY_FD) return 1;
   if (fd == AT_FDCWD) {
     if (!only_dir) return 1;
   } else {
@@ -147,7 +156,8 @@ static void note(int call, int err) {
   char line[64];
   int n = snprintf(line, sizeof line, "%s:%s\n", call_names[call],
                    err == SHORT ? "short" : err == ENOSPC ? "ENOSPC" : err == EDQUOT ? "EDQUOT"
-                                : err == EIO ? "EIO" : err == EPERM ? "EPERM" : "EINTR");
+                                : err == EIO ? "EIO" : err == EPERM ? "EPERM" : err == EAGAIN ? "EAGAIN"
+                                : err == EADDRINUSE ? "EADDRINUSE" : "EINTR");
   syscall(SYS_write, fd, line, (size_t)n);
   syscall(SYS_close, fd);
 }
@@ -263,4 +273,20 @@ void *dlopen(const char *file, int mode) {
   const char *gone = getenv("BURROW_FAULT_DLOPEN");
   if (gone && file && !strcmp(file, gone)) return NULL;
   return real_dlopen(file, mode);
+}
+
+/* a thread the caller asked for, not made (an error number, as pthread
+ * functions return them) */
+int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+  REAL(pthread_create);
+  int f = fault(C_PTHREAD_CREATE, ANY_FD);
+  if (f > 0) return f;
+  return real_pthread_create(t, attr, fn, arg);
+}
+
+int bind(int fd, const struct sockaddr *addr, socklen_t len) {
+  REAL(bind);
+  int f = fault(C_BIND, ANY_FD);
+  if (f > 0) return errno = f, -1;
+  return real_bind(fd, addr, len);
 }
