@@ -441,7 +441,8 @@ end
 
 local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body = true, max_calls = true,
   max_sessions = true, replay = true, retry_ms = true, allowed_hosts = true, allowed_origins = true,
-  tenants = true, tokens = true, max_queued = true, max_session_queued = true, max_connections = true,
+  tenants = true, tokens = true, max_queued = true, max_session_queued = true, max_tenant_queued = true,
+  max_connections = true,
   max_connections_per_address = true, max_running = true, max_undo_bytes = true,
   max_unauthenticated = true, auth_timeout = true, max_kept_bytes = true, max_sessions_per_address = true,
   max_watches = true, access_log = true, approval_key_file = true, approval_ttl = true,
@@ -508,7 +509,8 @@ local function parse_http(v, mark)
   if v.auth_timeout ~= nil then
     out.auth_timeout = math.max(1, math.ceil(want_seconds(v.auth_timeout, m("auth_timeout"), "http.auth_timeout")))
   end
-  for _, k in ipairs { "max_body", "max_queued", "max_session_queued", "max_undo_bytes", "max_kept_bytes" } do
+  for _, k in ipairs { "max_body", "max_queued", "max_session_queued", "max_tenant_queued", "max_undo_bytes",
+    "max_kept_bytes" } do
     if v[k] ~= nil then out[k] = want_size(v[k], m(k), "http." .. k) end
   end
   for _, k in ipairs { "allowed_hosts", "allowed_origins" } do
@@ -523,7 +525,7 @@ local function parse_http(v, mark)
       if name == "default" then fail(key_at(v.tenants, name), "http.tenants: default is the main configuration's own") end
       want_map(t, tm, "http.tenants." .. name)
       check_keys(t, { config = true, max_calls = true, max_sessions = true, max_running = true,
-        max_undo_bytes = true, max_kept_bytes = true, max_watches = true }, "http.tenants." .. name)
+        max_undo_bytes = true, max_kept_bytes = true, max_watches = true, max_queued = true }, "http.tenants." .. name)
       local file = join(want_string(t.config, value_at(t, "config"), "http.tenants." .. name .. ".config"))
       if not readable(file) then fail(value_at(t, "config"), "http.tenants.%s.config: cannot read %s", name, file) end
       local entry = { name = name, config = file }
@@ -531,7 +533,7 @@ local function parse_http(v, mark)
       for _, k in ipairs { "max_calls", "max_sessions", "max_running", "max_watches" } do
         if t[k] ~= nil then entry[k] = want_count(t[k], value_at(t, k), "http.tenants." .. name .. "." .. k) end
       end
-      for _, k in ipairs { "max_undo_bytes", "max_kept_bytes" } do
+      for _, k in ipairs { "max_undo_bytes", "max_kept_bytes", "max_queued" } do
         if t[k] ~= nil then entry[k] = want_size(t[k], value_at(t, k), "http.tenants." .. name .. "." .. k) end
       end
       out.tenants[#out.tenants + 1] = entry

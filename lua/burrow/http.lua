@@ -29,6 +29,7 @@ local CACHE = 64  -- Servers a worker keeps for sessions it served (beside those
 local SNAPSHOT_MAX = 4 * 1024 * 1024 -- a larger state stays on its worker rather than be copied per call
 http.MAX_UNDO_BYTES = 256 * 1024 * 1024 -- a tenant's undo budget unless http.max_undo_bytes says
 http.MAX_WATCHES = 1024 -- a tenant's file watches, all its sessions, unless http.max_watches says
+http.MAX_QUEUED = 256 * 1024 * 1024 -- body bytes waiting for the workers in all (lhttp.c's default for http.max_queued)
 
 --- The workspace options of each tenant, from the setup the main state
 -- made: tenant 1 is the command line's (its config and flags), the others
@@ -335,7 +336,7 @@ function http.serve(o, hc, listen)
   local watch_budgets = {} -- and its file watches (resources/subscribe)
   for i, t in ipairs(tenants) do
     limits[i] = { max_calls = t.max_calls or 0, max_sessions = t.max_sessions or 0, max_running = t.max_running or 0,
-      max_kept_bytes = t.max_kept_bytes or 0 }
+      max_kept_bytes = t.max_kept_bytes or 0, max_queued = t.max_queued or 0 }
     budgets[i] = { name = "http-tenant:" .. t.name, cap = t.max_undo_bytes or hc.max_undo_bytes or http.MAX_UNDO_BYTES }
     watch_budgets[i] = { name = "http-tenant:" .. t.name, cap = t.max_watches or hc.max_watches or http.MAX_WATCHES }
   end
@@ -399,6 +400,9 @@ function http.serve(o, hc, listen)
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
     max_sessions = hc.max_sessions, replay = hc.replay, retry_ms = hc.retry_ms, max_kept_bytes = hc.max_kept_bytes,
     max_queued = hc.max_queued, max_session_queued = hc.max_session_queued,
+    -- one tenant may fill half the shared queue when there are several
+    max_tenant_queued = hc.max_tenant_queued
+      or (#tenants > 1 and (hc.max_queued or http.MAX_QUEUED) // 2 or nil),
     max_connections = hc.max_connections, max_connections_per_address = hc.max_connections_per_address,
     max_unauthenticated = hc.max_unauthenticated, auth_timeout = hc.auth_timeout,
     max_sessions_per_address = hc.max_sessions_per_address,

@@ -10,6 +10,7 @@
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -25,11 +26,12 @@ after(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function rawSession(url) {
-  const r = await fetch(url, { method: "POST", headers: HEADERS, body: initBody(1) });
+async function rawSession(url, token) {
+  const auth = token ? { authorization: `Bearer ${token}` } : {};
+  const r = await fetch(url, { method: "POST", headers: { ...HEADERS, ...auth }, body: initBody(1) });
   const sid = r.headers.get("mcp-session-id");
   await r.text();
-  const h = { ...HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" };
+  const h = { ...HEADERS, ...auth, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" };
   const post = async (o) => {
     const res = await fetch(url, { method: "POST", headers: h, body: JSON.stringify(o) });
     return { status: res.status, text: await res.text() };
@@ -82,6 +84,78 @@ test("queued bodies are bounded per session and in all; the queue drains once th
   const pong = await b({ jsonrpc: "2.0", id: 9, method: "tools/list" });
   assert.equal(pong.status, 200);
   await a.close();
+});
+
+// One tenant cannot fill the queue every tenant shares: its sessions'
+// waiting bodies together are bounded (http.max_tenant_queued, by default
+// half of http.max_queued when there are tenants). Tenant A's call holds
+// its one running slot (2 workers, 2 tenants: one each) on an approval;
+// A's other sessions post 1 MiB notifications, which wait: past 4 MiB for
+// A in all, A's next POST is 429 naming the key, while tenant B's posts
+// and calls are taken and answered; once A's call is answered A drains.
+test("queued bodies are bounded per tenant; another tenant is served meanwhile", { timeout: 120_000 }, async () => {
+  const sha = (t) => crypto.createHash("sha256").update(t).digest("hex");
+  const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-bounds-tenant-")));
+  fs.mkdirSync(path.join(d, "ws"));
+  fs.mkdirSync(path.join(d, "other"));
+  fs.writeFileSync(path.join(d, "other/o.txt"), "other\n");
+  fs.writeFileSync(path.join(d, "ask.lua"), `return { name = "ask", check = function(r)
+    if r.operation == "write" and not r.member then return "ask", "hold" end return "allow" end }\n`);
+  fs.writeFileSync(path.join(d, "other.yaml"), "roots: [other]\n");
+  fs.writeFileSync(path.join(d, "burrow.yaml"), [
+    "roots: [ws]",
+    "policies: [./ask.lua]",
+    "http:",
+    "  workers: 2",
+    "  max_body: 2MiB",
+    "  max_session_queued: 3MiB",
+    "  max_tenant_queued: 4MiB",
+    "  max_queued: 64MiB",
+    "  tenants:",
+    "    b: {config: other.yaml}",
+    "  tokens:",
+    `    - {sha256: ${sha("tok-a")}}`,
+    `    - {sha256: ${sha("tok-b")}, tenant: b}`,
+    "",
+  ].join("\n"));
+  const s = await startHttp(["--config", path.join(d, "burrow.yaml")]);
+  try {
+    const a2 = await rawSession(s.url, "tok-a");
+    const a3 = await rawSession(s.url, "tok-a");
+    const b1 = await rawSession(s.url, "tok-b");
+    let release, asked;
+    const askedP = new Promise((r) => { asked = r; });
+    const held = new Promise((r) => { release = r; });
+    const a = new Client({ name: "holder", version: "1" }, { capabilities: { elicitation: {} } });
+    a.setRequestHandler(ElicitRequestSchema, async () => { asked(); await held; return { action: "accept", content: { approve: true } }; });
+    await a.connect(new StreamableHTTPClientTransport(new URL(s.url),
+      { requestInit: { headers: { authorization: "Bearer tok-a" } } }));
+    const call = a.callTool({ name: "write_file", arguments: { path: "w.txt", content: "w\n" } });
+    await askedP;
+
+    assert.equal((await a2(big(1))).status, 202);
+    assert.equal((await a2(big(2))).status, 202);
+    assert.equal((await a3(big(1))).status, 202);
+    const a4 = await a3(big(2)); // A's 4 bodies pass 4 MiB; a3's own 2 would fit its 3
+    assert.equal(a4.status, 429, a4.text);
+    assert.match(a4.text, /max_tenant_queued/);
+    // B is taken and served meanwhile: 6 MiB in all, more than A may have
+    // waiting, each body handled (the tools/list after it is answered by
+    // B's worker, in order) before the next is sent
+    for (let i = 1; i <= 6; i++) {
+      assert.equal((await b1(big(i))).status, 202, `B's body ${i}`);
+      const listed = await b1({ jsonrpc: "2.0", id: 100 + i, method: "tools/list" });
+      assert.equal(listed.status, 200, listed.text);
+    }
+
+    release();
+    assert.equal((await call).isError, undefined);
+    await waitFor(async () => (await a3(big(9))).status === 202, "A's messages taken again once its call is done", 30_000, 100);
+    await a.close();
+  } finally {
+    await s.stop();
+    fs.rmSync(d, { recursive: true, force: true });
+  }
 });
 
 // The server's requests a client leaves unanswered are bounded: a client

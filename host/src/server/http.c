@@ -198,6 +198,13 @@ static int token_limit(bw_http *h, int tok, int which) {
 }
 
 /* The tenant's own limit (0: none), and whether it is reached. */
+/* The body bytes a tenant's sessions may have waiting for the workers. */
+static size_t tenant_queued_cap(const bw_http *h, int slot) {
+  if (slot < h->o.n_tenants && h->o.tenants && h->o.tenants[slot].max_queued)
+    return h->o.tenants[slot].max_queued;
+  return h->o.max_tenant_queued ? h->o.max_tenant_queued : h->o.max_queued;
+}
+
 static int tenant_full(bw_http *h, int tenant, int which) {
   if (tenant < 0 || tenant >= h->o.n_tenants || !h->o.tenants) return 0;
   const bw_http_tenant *t = &h->o.tenants[tenant];
@@ -463,6 +470,17 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
                   "http.max_session_queued",
                   "Retry-After", "1");
   }
+  /* and its tenant's, all its sessions together: one tenant cannot fill
+     the queue every tenant shares (max_queued) */
+  int slot = bwh_tenant(h, s->tenant);
+  if (h->ten_queued[slot] + k->len > tenant_queued_cap(h, slot)) {
+    drop_new(h, s);
+    pthread_mutex_unlock(&h->mu);
+    return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                  "Too Many Requests: this tenant's messages waiting for the workers reach "
+                  "http.max_tenant_queued (http.tenants.NAME.max_queued)",
+                  "Retry-After", "1");
+  }
   if (request && !listen) { /* a listen counts as a session, not a call */
     int lim = token_limit(h, k->token, 0);
     int calls = k->token >= 0 ? h->tok_calls[k->token] : h->open_calls;
@@ -511,6 +529,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   k->body = NULL;
   s->queued += it->len;
   h->queued += it->len;
+  h->ten_queued[bwh_tenant(h, s->tenant)] += it->len;
   s->inflight++;
   s->refs++;
   it->session = s;
@@ -738,6 +757,7 @@ static void free_parts(bw_http *h) {
   free(h->run_tail);
   free(h->ten_running);
   free(h->ten_kept);
+  free(h->ten_queued);
   if (!bwh_log_free(h) && h->log && h->log != stderr) fclose(h->log);
   free(h);
 }
@@ -791,6 +811,7 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   h->run_tail = calloc((size_t)o->n_tenants + 1, sizeof *h->run_tail);
   h->ten_running = calloc((size_t)o->n_tenants + 1, sizeof(int));
   h->ten_kept = calloc((size_t)o->n_tenants + 1, sizeof(size_t));
+  h->ten_queued = calloc((size_t)o->n_tenants + 1, sizeof(size_t));
   if (h->o.max_kept_bytes < 1) h->o.max_kept_bytes = (size_t)64 << 20;
   h->tok_calls = calloc((size_t)o->n_tokens + 1, sizeof(int));
   h->tok_sessions = calloc((size_t)o->n_tokens + 1, sizeof(int));
@@ -802,7 +823,7 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
                    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
                    (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
   if (h->w && h->tok_calls && h->tok_sessions && h->ten_calls && h->ten_sessions &&
-      h->run_head && h->run_tail && h->ten_running && h->ten_kept)
+      h->run_head && h->run_tail && h->ten_running && h->ten_kept && h->ten_queued)
     h->d = MHD_start_daemon(
         flags, (uint16_t)o->port, accept_new, h, handler, h, MHD_OPTION_SOCK_ADDR,
         ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
@@ -905,6 +926,7 @@ static void drain(bw_http *h, session *s) {
   for (bw_http_item *it = s->head, *n; it; it = n) {
     n = it->next;
     h->queued -= it->len;
+    h->ten_queued[bwh_tenant(h, s->tenant)] -= it->len;
     free(it->body);
     free(it);
     s->refs--;

@@ -29,6 +29,7 @@ typedef struct bw_http_tenant {
   int max_sessions; /* live sessions */
   int max_running;  /* calls running on workers at once (0: the listener's) */
   size_t max_kept_bytes; /* bytes of answers kept for resumption (0: the listener's) */
+  size_t max_queued; /* body bytes waiting for the workers, all its sessions (0: the listener's) */
 } bw_http_tenant;
 
 typedef struct bw_http_opts {
@@ -52,6 +53,7 @@ typedef struct bw_http_opts {
                               connection is closed at once (0: 128) */
   int auth_timeout;        /* seconds such a connection may stay silent (0: 10) */
   size_t max_session_queued; /* body bytes waiting for one session's worker */
+  size_t max_tenant_queued;  /* ... for one tenant's sessions together (0: max_queued) */
   int retry_ms;        /* the SSE retry hint */
   const char *const *allowed_hosts; /* Host names besides loopback's */
   int n_hosts;

@@ -107,6 +107,7 @@ struct bw_http {
   session **run_head, **run_tail;
   int *ten_running;
   size_t *ten_kept; /* bytes of the events every session of the tenant keeps */
+  size_t *ten_queued; /* body bytes of the tenant's sessions waiting for the workers */
   int rr;
   size_t queued;  /* body bytes of every session's items not yet handled */
 };

@@ -617,6 +617,7 @@ void bw_http_item_free(bw_http *h, bw_http_item *it) {
     pthread_mutex_lock(&h->mu);
     s->queued -= it->len;
     h->queued -= it->len;
+    h->ten_queued[bwh_tenant(h, s->tenant)] -= it->len;
     s->inflight--;
     if (it->kind != BW_HTTP_WATCH) s->last = bwh_now(); /* file changes keep no session alive */
     bwh_session_unref(h, s);
