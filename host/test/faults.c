@@ -24,6 +24,10 @@
  *   BURROW_FAULT_DLOPEN  a library name (as passed to dlopen, e.g.
  *     "libuchardet.so.0") that dlopen does not find: a machine where a
  *     library burrow opens on demand (dynlib.c) is not installed
+ *   BURROW_FAULT_CLOCK  a file holding the epoch seconds time() answers,
+ *     read at each call (Lua's os.time: the minute a quota counts in),
+ *     so a test sets the clock instead of waiting for it
+ *     (test/e2e/quota_store.test.mjs); the real time when it cannot be read
  *
  * Built by the Makefile as build/faults.so; the spec compiles it itself
  * when that is missing.
@@ -42,6 +46,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { C_WRITE, C_PWRITE, C_FSYNC, C_FDATASYNC, C_RENAMEAT, C_RENAMEAT2, C_LINKAT, C_READ,
@@ -289,4 +294,29 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len) {
   int f = fault(C_BIND, ANY_FD);
   if (f > 0) return errno = f, -1;
   return real_bind(fd, addr, len);
+}
+
+/* the wall clock a test sets (BURROW_FAULT_CLOCK), read with raw system
+ * calls: this shim's read() must not see it */
+time_t time(time_t *t) {
+  REAL(time);
+  const char *file = getenv("BURROW_FAULT_CLOCK");
+  time_t v = -1;
+  if (file) {
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, file, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      char buf[32];
+      long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+      syscall(SYS_close, fd);
+      if (n > 0) {
+        buf[n] = '\0';
+        char *end;
+        long long s = strtoll(buf, &end, 10);
+        if (end != buf && s >= 0) v = (time_t)s;
+      }
+    }
+  }
+  if (v < 0) v = real_time(NULL);
+  if (t) *t = v;
+  return v;
 }
