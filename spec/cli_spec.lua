@@ -330,4 +330,24 @@ return {
       assert.matches("^burrow ", out)
     end)
   end)
+
+  -- With the fault shim failing the stdio server's threads in turn (the
+  -- stdin reader, the SIGHUP watcher): one line saying which and why,
+  -- exit 2, no Lua traceback; the third thread it makes is not needed
+  -- to answer a ping.
+  describe("mcp whose stdio threads cannot start", function()
+    it("says which in one line and exits 2", function()
+      local shim = H.REPO .. "/" .. (os.getenv("BURROW_BUILD") or "build") .. "/faults.so"
+      local dir = H.tmpdir()
+      for n, want in pairs { [0] = "cannot start the stdin reader", [1] = "cannot start the SIGHUP watcher" } do
+        local cmd = ("printf '%%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}' | LD_PRELOAD=%s BURROW_FAULT=pthread_create:EAGAIN:after=%d:times=1 %s mcp --root %s 2>&1; echo \"rc=$?\"")
+          :format(H.q(shim), n, H.q(H.BURROW), H.q(dir))
+        local out = H.sh(cmd)
+        assert.matches("burrow: " .. want .. ": Resource temporarily unavailable", out, 1, true)
+        assert.matches("rc=2", out, 1, true)
+        assert.is_nil(out:find("stack traceback", 1, true), out)
+      end
+      H.cleanup()
+    end)
+  end)
 end)

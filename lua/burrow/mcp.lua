@@ -818,7 +818,10 @@ function Server:run(max_request)
   -- generational collector takes it in small steps, not in the long
   -- incremental sweeps that land in some calls' latency
   collectgarbage("generational")
-  local stdio = require("burrow.server").stdio(max_request)
+  -- a start the system refuses (threads, file descriptors) is the
+  -- operator's to fix: one line and exit 2 (cli.lua), no traceback
+  local made, stdio = pcall(require("burrow.server").stdio, max_request)
+  if not made then error({ fail = tostring(stdio) .. " (the process's thread or file limits?)" }, 0) end
   self.stdio = stdio
   self.stdio_loop = true -- the loop serve_meanwhile reads from
   self.can_listen = true -- subscriptions/listen: on this one channel, by id

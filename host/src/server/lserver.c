@@ -357,9 +357,13 @@ static int l_stdio(lua_State *L) {
     if (S.tfd < 0 || S.rfd < 0 || S.mfd < 0)
       return luaL_error(L, "cannot start the stdin reader: %s", strerror(errno));
     pthread_t t, h;
-    if (pthread_create(&t, NULL, reader, NULL) != 0 ||
-        pthread_create(&h, NULL, hangups, &hup) != 0)
-      return luaL_error(L, "cannot start the stdin reader");
+    int e = pthread_create(&t, NULL, reader, NULL);
+    if (e) return luaL_error(L, "cannot start the stdin reader: %s", strerror(e));
+    if ((e = pthread_create(&h, NULL, hangups, &hup)) != 0) {
+      /* the reader runs on: nothing else can read stdin; the process ends */
+      pthread_detach(t);
+      return luaL_error(L, "cannot start the SIGHUP watcher: %s", strerror(e));
+    }
     pthread_detach(t);
     pthread_detach(h);
     started = 1;
