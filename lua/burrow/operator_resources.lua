@@ -18,6 +18,12 @@
 -- ctx whose ctx:call(tool, args) runs a tool under the workspace's rules;
 -- it returns the contents, or nil and a message (-32602 to the client).
 -- file:// is the roots': an operator resource may not use it.
+--
+-- watch (optional): the file or folder under the roots the resource is
+-- made from ("notes/todo.md", "/workspace/tickets/{id}.json": a template's
+-- {name}s filled in); resources/subscribe watches it, judged as a read as
+-- any file subscription is, and a change is reported as the resource's.
+-- Without it a subscription is taken and never reported.
 
 local core = require "burrow.core"
 local json = core.json
@@ -58,6 +64,9 @@ local function check(r, file)
     if r[k] ~= nil and type(r[k]) ~= "string" then return nil, ("%s: %s must be a string"):format(file, k) end
   end
   if type(r.read) ~= "function" then return nil, file .. ": read must be a function(vars, ctx)" end
+  if r.watch ~= nil and (type(r.watch) ~= "string" or r.watch == "" or r.watch:find("\0", 1, true)) then
+    return nil, file .. ": watch must be the path of a file or folder under the roots"
+  end
   if r.complete ~= nil and (type(r.complete) ~= "function" or r.uri) then
     return nil, file .. ": complete is a template's function(variable, value, ctx)"
   end
@@ -116,6 +125,16 @@ local function find(set, uri)
       return t, vars
     end
   end
+end
+
+--- The path an operator resource's subscription watches: the resource's
+-- watch with a template's variables filled in; false when no operator
+-- resource has this URI, nil when it watches nothing.
+function M.watch(ws, uri)
+  local r, vars = find(ws.operator_resources, uri)
+  if not r then return false end
+  if not r.watch then return nil end
+  return (r.watch:gsub("{%+?([%w_]+)}", function(name) return vars[name] or "" end))
 end
 
 --- resources/read of an operator resource: the result; false when no

@@ -185,15 +185,27 @@ function resources.read(self, params, ask)
 end
 
 -- What changed, sent as the client asked: updated for the watched URI,
--- list_changed when a subscribed folder gained or lost entries.
+-- list_changed when a subscribed folder gained or lost entries (a file://
+-- folder's: an operator resource's list does not change with its files).
 local function notifier(self, uri)
+  local files = resources.path(uri) ~= nil
   return function(ev)
     if ev.changed or ev.gone then self:notify("notifications/resources/updated", { uri = uri }) end
     if ev.list then
       self:notify("notifications/resources/updated", { uri = uri })
-      self:notify("notifications/resources/list_changed")
+      if files then self:notify("notifications/resources/list_changed") end
     end
   end
+end
+
+-- The path a subscription to uri watches: a file:// URI's, or what an
+-- operator resource is made from (its watch); nil, why for neither.
+local function watch_path(self, uri)
+  local path, why = resources.path(uri)
+  if path then return path end
+  local op = type(uri) == "string" and operator.watch(self.ws, uri)
+  if op then return op end
+  return nil, op == nil and "the operator resource watches nothing" or why
 end
 
 --- The session's watches in this Lua state, from another state's: the
@@ -203,7 +215,7 @@ function resources.adopt(self, wid, subs)
   if not w then return end -- ended meanwhile: no subscription is left
   self.watches = require("burrow.watch").adopt(w)
   for uri, id in pairs(type(subs) == "table" and subs or {}) do
-    local path = resources.path(uri)
+    local path = watch_path(self, uri)
     if path then
       self.watches:track(id, path, notifier(self, uri))
       self.subs[uri] = id
@@ -225,7 +237,16 @@ end
 
 function resources.subscribe(self, params)
   local path, why = resources.path(params.uri)
-  if not path then return nil, -32602, "Invalid params: " .. why end
+  if not path then -- an operator resource: what it is made from, if it says
+    local op = type(params.uri) == "string" and operator.watch(self.ws, params.uri)
+    if op == false then return nil, -32602, "Invalid params: " .. why .. " nor an operator resource" end
+    if op == nil then -- taken; nothing to watch, so never reported changed
+      self.quiet_subs = self.quiet_subs or {}
+      self.quiet_subs[params.uri] = true
+      return {}
+    end
+    path = op
+  end
   if self.subs[params.uri] then return {} end
   local id, msg, code = resources.watcher(self):add(self.ws, path, notifier(self, params.uri), self.session)
   if not id then return refusal(msg, code) end
@@ -235,6 +256,7 @@ end
 
 function resources.unsubscribe(self, params)
   if type(params.uri) ~= "string" then return nil, -32602, "Invalid params: uri must be a string" end
+  if self.quiet_subs then self.quiet_subs[params.uri] = nil end
   local id = self.subs[params.uri]
   if id then
     self.watches:remove(id)
@@ -250,8 +272,9 @@ function resources.resubscribe(self)
   for uri, id in pairs(self.subs) do
     self.watches:remove(id)
     self.subs[uri] = nil
-    local path = resources.path(uri)
-    local nid, msg = self.watches:add(self.ws, path, notifier(self, uri), self.session)
+    local path, why = watch_path(self, uri)
+    local nid, msg = nil, why
+    if path then nid, msg = self.watches:add(self.ws, path, notifier(self, uri), self.session) end
     if nid then self.subs[uri] = nid
     else self:log("warning", "subscription ended: " .. tostring(msg), { uri = uri }) end
   end

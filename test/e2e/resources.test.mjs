@@ -244,6 +244,56 @@ test("unsubscribed: no notification after the answer to resources/unsubscribe", 
   } finally { await client.close(); }
 });
 
+// An operator resource made from a file says so (watch): subscribing to
+// it watches that file, judged as a read as a file:// subscription is, and
+// a change to the file is reported as the operator resource's URI; a
+// template fills its variables into the path; one that watches nothing is
+// taken and never reported; a watch on a denied file is refused.
+test("operator resources: a subscription watches what the resource is made from", T, async () => {
+  const d = caseDir({ "todo.md": "- a\n", "tickets/7.json": "{}\n", "credentials.json": "{}" },
+    "roots: [ws]\npolicies: [default, secrets]\ncaps: {watch_interval_ms: 0}\n"
+    + "resources: [todo.lua, ticket.lua, quiet.lua, secret.lua, doc.lua]\n");
+  const res = (name, body) => fs.writeFileSync(path.join(d, name), body);
+  const READ = "read = function() return { text = 'x' } end";
+  res("todo.lua", `return { uri = "notes://todo", name = "todo", watch = "todo.md", ${READ} }`);
+  res("ticket.lua", `return { uri_template = "ticket://{id}", name = "ticket", watch = "tickets/{id}.json", ${READ} }`);
+  res("quiet.lua", `return { uri = "notes://quiet", name = "quiet", ${READ} }`);
+  res("secret.lua", `return { uri = "notes://secret", name = "secret", watch = "credentials.json", ${READ} }`);
+  res("doc.lua", `return { uri_template = "doc://{+p}", name = "doc", watch = "{+p}", ${READ} }`);
+  fs.writeFileSync(path.join(d, "outside.txt"), "outside\n");
+  const root = path.join(d, "ws");
+  const { client, updated } = await connect(d);
+  try {
+    const heard = (u) => updated.filter((x) => x.uri === u).length;
+    await client.subscribeResource({ uri: "notes://todo" });
+    await client.subscribeResource({ uri: "ticket://7" });
+    await client.subscribeResource({ uri: "notes://quiet" });
+    let code;
+    try { await client.subscribeResource({ uri: "notes://secret" }); } catch (e) { code = e.data?.code; }
+    assert.equal(code, "POLICY_DENIED", "a watch judged as a read");
+    for (const [u, want] of [["doc://../outside.txt", "OUTSIDE_ROOT"], ["doc://" + path.join(d, "outside.txt"), "OUTSIDE_ROOT"]]) {
+      code = undefined;
+      try { await client.subscribeResource({ uri: u }); } catch (e) { code = e.data?.code; }
+      assert.equal(code, want, `${u}: a template's variables in the watch stay beneath the roots`);
+    }
+    try { await client.subscribeResource({ uri: "nothing://here" }); assert.fail("an unknown URI was taken"); }
+    catch (e) { assert.equal(e.code, -32602); }
+    fs.appendFileSync(path.join(root, "todo.md"), "- b\n");
+    await until(() => heard("notes://todo") > 0, "updated for notes://todo");
+    fs.writeFileSync(path.join(root, "tickets/7.json"), "{\"state\": \"done\"}\n");
+    await until(() => heard("ticket://7") > 0, "updated for ticket://7");
+    await client.unsubscribeResource({ uri: "notes://todo" });
+    const n = heard("notes://todo");
+    fs.appendFileSync(path.join(root, "todo.md"), "- c\n");
+    fs.writeFileSync(path.join(root, "tickets/7.json"), "{}\n");
+    await until(() => heard("ticket://7") > 1, "updated again for ticket://7");
+    await client.ping();
+    assert.equal(heard("notes://todo"), n, "no notification after unsubscribe");
+    assert.equal(heard("notes://quiet"), 0);
+    await client.unsubscribeResource({ uri: "notes://quiet" });
+  } finally { await client.close(); }
+});
+
 test("10,000 changes are coalesced: few notifications, RSS flat", T, async () => {
   const d = caseDir({ "hot.txt": "" });
   const root = path.join(d, "ws");
