@@ -573,6 +573,18 @@ static int run_job(job *j) {
 }
 
 /* For the binding files that add File methods (ljson.c: f:lines_json). */
+int bw_lua_page_args(lua_State *L, size_t *first, size_t *limit, size_t *max_line, size_t *max_bytes) {
+  const bw_buf *b = &check_file(L)->b;
+  *first = (size_t)luaL_checkinteger(L, 2);
+  *limit = (size_t)luaL_checkinteger(L, 3);
+  *max_line = (size_t)luaL_checkinteger(L, 4);
+  *max_bytes = (size_t)luaL_checkinteger(L, 5);
+  int last_use = lua_toboolean(L, 6);
+  lua_settop(L, 6);
+  bw_lua_file_prefault_head(b, *first, *limit, *max_bytes);
+  return last_use;
+}
+
 const bw_buf *bw_lua_file_buf(lua_State *L, int arg) {
   file *f = luaL_checkudata(L, arg, FILE_MT);
   if (!f->open) luaL_error(L, "attempt to use a closed file");
@@ -687,12 +699,7 @@ static int file_scan(lua_State *L) {
 static int file_lines(lua_State *L) {
   file *f = check_file(L);
   job j = {.b = &f->b, .run = do_lines};
-  j.first = (size_t)luaL_checkinteger(L, 2);
-  j.limit = (size_t)luaL_checkinteger(L, 3);
-  j.max_line = (size_t)luaL_checkinteger(L, 4);
-  j.max_bytes = (size_t)luaL_checkinteger(L, 5);
-  int last_use = lua_toboolean(L, 6);
-  bw_lua_file_prefault_head(&f->b, j.first, j.limit, j.max_bytes);
+  int last_use = bw_lua_page_args(L, &j.first, &j.limit, &j.max_line, &j.max_bytes);
   char **box = new_box(L);
   int rc = run_job(&j);
   *box = j.lines.out;

@@ -127,13 +127,7 @@ static int file_lines_json (lua_State *L) {
   lines_job j;
   memset(&j, 0, sizeof j);
   j.b = bw_lua_file_buf(L, 1);
-  j.first = (size_t)luaL_checkinteger(L, 2);
-  j.limit = (size_t)luaL_checkinteger(L, 3);
-  j.max_line = (size_t)luaL_checkinteger(L, 4);
-  j.max_bytes = (size_t)luaL_checkinteger(L, 5);
-  int last_use = lua_toboolean(L, 6);
-  lua_settop(L, 6);
-  bw_lua_file_prefault_head(j.b, j.first, j.limit, j.max_bytes);
+  int last_use = bw_lua_page_args(L, &j.first, &j.limit, &j.max_line, &j.max_bytes);
   bw_json_frag *frag = bw_json_new_fragment(L); /* frees the text if we fail */
   int rc = bw_lua_file_run(j.b, lines_run, &j);
   frag->buf = j.lines.out;

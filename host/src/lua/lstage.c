@@ -151,6 +151,19 @@ static int stage_entries(lua_State *L) {
   return 1;
 }
 
+/* The staged entry that is the directory dirs[k] ({dev=, ino=} at index
+ * dirs of the stack) names, by identity: its index, or -1. */
+static long dir_entry(lua_State *L, const bw_stage *s, int dirs, lua_Integer k) {
+  lua_geti(L, dirs, k);
+  lua_getfield(L, -1, "dev");
+  lua_getfield(L, -2, "ino");
+  uint64_t dev = (uint64_t)lua_tointeger(L, -2), ino = (uint64_t)lua_tointeger(L, -1);
+  lua_pop(L, 3);
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i].type == 'd' && s->v[i].dev == dev && s->v[i].ino == ino) return (long)i;
+  return -1;
+}
+
 /* stage:inside({{dev=, ino=}...}) -> the index of the first directory
  * named there that the staged tree holds, or nil (a root's directory is
  * never taken along) */
@@ -158,18 +171,11 @@ static int stage_inside(lua_State *L) {
   bw_stage *s = check_stage(L);
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_Integer n = luaL_len(L, 2);
-  for (lua_Integer k = 1; k <= n; k++) {
-    lua_geti(L, 2, k);
-    lua_getfield(L, -1, "dev");
-    lua_getfield(L, -2, "ino");
-    uint64_t dev = (uint64_t)lua_tointeger(L, -2), ino = (uint64_t)lua_tointeger(L, -1);
-    lua_pop(L, 3);
-    for (size_t i = 0; i < s->n; i++)
-      if (s->v[i].type == 'd' && s->v[i].dev == dev && s->v[i].ino == ino) {
-        lua_pushinteger(L, k);
-        return 1;
-      }
-  }
+  for (lua_Integer k = 1; k <= n; k++)
+    if (dir_entry(L, s, 2, k) >= 0) {
+      lua_pushinteger(L, k);
+      return 1;
+    }
   lua_pushnil(L);
   return 1;
 }
@@ -185,21 +191,14 @@ static int stage_roots_in(lua_State *L) {
   lua_newtable(L);
   lua_Integer j = 0;
   for (lua_Integer k = 1; k <= n; k++) {
-    lua_geti(L, 2, k);
-    lua_getfield(L, -1, "dev");
-    lua_getfield(L, -2, "ino");
-    uint64_t dev = (uint64_t)lua_tointeger(L, -2), ino = (uint64_t)lua_tointeger(L, -1);
-    lua_pop(L, 3);
-    for (size_t i = 0; i < s->n; i++)
-      if (s->v[i].type == 'd' && s->v[i].dev == dev && s->v[i].ino == ino) {
-        lua_createtable(L, 0, 2);
-        lua_pushstring(L, s->paths + s->v[i].off);
-        lua_setfield(L, -2, "path");
-        lua_pushinteger(L, k);
-        lua_setfield(L, -2, "root");
-        lua_rawseti(L, -2, ++j);
-        break;
-      }
+    long i = dir_entry(L, s, 2, k);
+    if (i < 0) continue;
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, s->paths + s->v[i].off);
+    lua_setfield(L, -2, "path");
+    lua_pushinteger(L, k);
+    lua_setfield(L, -2, "root");
+    lua_rawseti(L, -2, ++j);
   }
   return 1;
 }

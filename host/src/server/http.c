@@ -462,24 +462,20 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     }
   }
   json_decref(m);
-  if (s->queued + k->len > h->o.max_session_queued) {
-    drop_new(h, s);
-    pthread_mutex_unlock(&h->mu);
-    return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
-                  "Too Many Requests: this session's messages waiting for its worker reach "
-                  "http.max_session_queued",
-                  "Retry-After", "1");
-  }
-  /* and its tenant's, all its sessions together: one tenant cannot fill
-     the queue every tenant shares (max_queued) */
+  /* the session's waiting bodies, then its tenant's, all its sessions
+     together: one tenant cannot fill the queue every tenant shares */
   int slot = bwh_tenant(h, s->tenant);
-  if (h->ten_queued[slot] + k->len > tenant_queued_cap(h, slot)) {
+  const char *full = s->queued + k->len > h->o.max_session_queued
+                         ? "Too Many Requests: this session's messages waiting for its worker reach "
+                           "http.max_session_queued"
+                     : h->ten_queued[slot] + k->len > tenant_queued_cap(h, slot)
+                         ? "Too Many Requests: this tenant's messages waiting for the workers reach "
+                           "http.max_tenant_queued (http.tenants.NAME.max_queued)"
+                         : NULL;
+  if (full) {
     drop_new(h, s);
     pthread_mutex_unlock(&h->mu);
-    return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
-                  "Too Many Requests: this tenant's messages waiting for the workers reach "
-                  "http.max_tenant_queued (http.tenants.NAME.max_queued)",
-                  "Retry-After", "1");
+    return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000, full, "Retry-After", "1");
   }
   if (request && !listen) { /* a listen counts as a session, not a call */
     int lim = token_limit(h, k->token, 0);
