@@ -5,7 +5,10 @@
 -- object's undefined symbol that another layer's object defines (nm of
 -- BUILD/obj/LAYER/*.o). Each edge up or sideways must be in
 -- host/test/arrows.allow (today's, to be removed), and each line there must
--- still be an edge, so the list only shrinks. Ends "arrows: N passed, N failed".
+-- still be an edge, so the list only shrinks. And docs/architecture.md, the
+-- map, names every file of host/src (as `name.c`; a header with a .c of its
+-- name goes with it), so a file cannot be added without its room. Ends
+-- "arrows: N passed, N failed".
 
 local BUILD = arg[1] or "build"
 local RANK = { core = 1, lua = 2, server = 3, api = 3, cli = 4 }
@@ -106,6 +109,23 @@ for _, k in ipairs(order) do
     fail = fail + 1
   end
 end
+-- the map: every file of host/src named in docs/architecture.md (a
+-- header with a .c of its name goes with it)
+local fm = io.open("docs/architecture.md")
+local map = fm and fm:read("a") or ""
+if fm then fm:close() end
+local unmapped, have = 0, {}
+for _, f in ipairs(files) do have[f] = true end
+for _, f in ipairs(files) do
+  local name = f:match("[^/]+$")
+  local paired = f:match("%.h$") and have[f:gsub("%.h$", ".c")]
+  if not paired and not map:find("`" .. name .. "`", 1, true) then
+    print(("FAIL %s is not on the map: name it in docs/architecture.md's table of its layer"):format(f))
+    unmapped = unmapped + 1
+  end
+end
+fail = fail + unmapped
+if unmapped == 0 then pass = pass + 1 end
 print(("arrows: %d edges up or sideways, %d lines on the allowlist; %d symbols defined in host/src's objects")
   :format(#keys, #order, nobj))
 print(("arrows: %d passed, %d failed"):format(pass + (fail == 0 and 1 or 0), fail))
