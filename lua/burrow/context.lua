@@ -431,16 +431,6 @@ local function literal(path)
   return (path:gsub("[\\%*%?%[%]{}]", "\\%0"))
 end
 
--- Policies whose check() judges each object are asked about every entry
--- a walk from the directory h (in-root path rel) would meet, before the
--- walk opens anything: the entries they deny become rules of the walk
--- beside the declared ones, so the core never opens, searches or enters
--- them and only counts them (skipped_policy), whatever they hold or are
--- named. The entries are found by a walk of names alone (roots:glob "**",
--- the declared rules applied, hidden files and ignore files as the walk
--- will take them). Past max_tree_ms the entries not yet asked about are
--- denied (fail closed). The compiled rules, or nil (nothing denied), or
--- false, message, code.
 --- Where an entry sub (a path below the start of a walk, whose start is
 -- info) lies for the policies: in the innermost root the walk met on its
 -- way there (nested: where roots:grep, glob and list met other roots'
@@ -460,6 +450,17 @@ function Ctx:member(info, sub, nested)
   return { mount = r.mount, readonly = r.readonly, lexical = in_root, rel = in_root, index = best.root }, true
 end
 
+-- Policies whose check() judges each object are asked about every entry
+-- a walk from the directory h (in-root path rel) would meet, before the
+-- walk opens anything: the entries they deny become rules of the walk
+-- beside the declared ones, so the core never opens, searches or enters
+-- them and only counts them (skipped_policy), whatever they hold or are
+-- named. The entries are found by a walk of names alone (roots:glob "**",
+-- the declared rules applied, hidden files and ignore files as the walk
+-- will take them; only those their check_paths match, when every such
+-- policy declares them: policy.lua). Past max_tree_ms the entries not yet
+-- asked about are denied (fail closed). The compiled rules, or nil
+-- (nothing denied), or false, message, code.
 function Ctx:asked_rules(h, rel, opts, info)
   local policies = self.ws.policies
   local res, detail, code = self.roots:glob(h, rel, "**", {
@@ -534,9 +535,10 @@ end
 -- a read of each. Keeps the allowed ones in order in list; sub_of(item)
 -- gives an item's path below the walk's start (nil: keep it). info: the
 -- start's, from ctx:resolve; nested: where the walk met other roots (the
--- walk result's `nested`), whose entries are asked as that root's. Returns how many were dropped (and the
--- dropped items' set, by sub path). Past max_tree_ms the items not yet
--- asked about are dropped too (fail closed), and counted.
+-- walk result's `nested`), whose entries are asked as that root's.
+-- Returns how many were dropped (and the dropped items' set, by sub path).
+-- Past max_tree_ms the items not yet asked about are dropped too (fail
+-- closed), and counted.
 function Ctx:reveal(list, sub_of, info, nested)
   if not (list and self.ws.policies:judges_objects()) then return 0, {} end
   local verdict, dropped, out, n = {}, {}, 1, 0
