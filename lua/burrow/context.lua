@@ -367,18 +367,16 @@ function Ctx:judge_stage(st)
   if st:count() == 0 then return true end
   local sub = self.tool.subtree
   local path = self.args[sub.from]
-  if sub.whole_roots == false then
-    local k = st:inside(self:root_dirs())
-    if k then
-      return self:fail("EACCES", path, ("it holds the directory of root %s, which cannot be moved or removed")
-        :format(self:root_dirs()[k].mount))
-    end
-  end
-  local entries = self.ws.policies:judges_objects() and st:entries() or nil
-  -- the roots' directories the tree holds (a copy's source may hold a
-  -- nested root): what is taken below one is judged as that root's
+  -- the roots' directories the tree holds: a move or a remove takes none
+  -- along; below one a copy's source is judged as that root's (nested)
   local dirs, nested = self:root_dirs(), {}
-  for i, n in ipairs(st:roots_in(dirs)) do nested[i] = { path = n.path, root = dirs[n.root].index } end
+  local held = st:roots_in(dirs)
+  if sub.whole_roots == false and held[1] then
+    return self:fail("EACCES", path, ("it holds the directory of root %s, which cannot be moved or removed")
+      :format(dirs[held[1].root].mount))
+  end
+  for i, n in ipairs(held) do nested[i] = { path = n.path, root = dirs[n.root].index } end
+  local entries = self.ws.policies:judges_objects() and st:entries() or nil
   local sides = {}
   for _, op in ipairs(sub.ops) do sides[#sides + 1] = { sub.from, op, nested } end
   if sub.to then sides[#sides + 1] = { sub.to, "write" } end

@@ -92,6 +92,25 @@ describe(H.tag("operator resources"), function()
     else assert.is_table(r[10].error, json.encode(r[10])) end
   end)
 
+  -- A resource's watch (what a subscription to it watches) is resolved as
+  -- a file subscription is: a template's variables cannot lead it out of
+  -- the roots or to a file the policies deny.
+  it("a subscription's watch path stays beneath the roots and under the policies", function()
+    H.write(dir, "w.lua", 'return { uri_template = "w://{+p}", name = "w", watch = "{+p}",\n'
+      .. '  read = function() return { text = "x" } end }\n')
+    H.write(dir, "w.yaml", "roots: [ws]\npolicies: [default, ./noenv.lua]\nresources: [w.lua]\n")
+    local tries = { "w://../outside.txt", "w://" .. dir .. "/outside.txt", "w://.env", "w://a.txt/../../outside.txt" }
+    local msgs = { { id = "init", method = "initialize", params = { protocolVersion = "2025-11-25", capabilities = {},
+      clientInfo = { name = "busted", version = "1" } } } }
+    for i, u in ipairs(tries) do msgs[#msgs + 1] = { id = i, method = "resources/subscribe", params = { uri = u } } end
+    msgs[#msgs + 1] = { id = 9, method = "resources/subscribe", params = { uri = "w://a.txt" } }
+    local r = serve(dir .. "/w.yaml", msgs)
+    for i, u in ipairs(tries) do
+      assert.is_table(r[i].error, u .. ": " .. json.encode(r[i]))
+    end
+    assert.same({}, r[9].result, "the control: a file under the root is watched")
+  end)
+
   it("a resource file that is not one fails the configuration, saying what is wrong", function()
     local cases = {
       { "return 42", "must return a table" },

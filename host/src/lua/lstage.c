@@ -164,22 +164,6 @@ static long dir_entry(lua_State *L, const bw_stage *s, int dirs, lua_Integer k) 
   return -1;
 }
 
-/* stage:inside({{dev=, ino=}...}) -> the index of the first directory
- * named there that the staged tree holds, or nil (a root's directory is
- * never taken along) */
-static int stage_inside(lua_State *L) {
-  bw_stage *s = check_stage(L);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  lua_Integer n = luaL_len(L, 2);
-  for (lua_Integer k = 1; k <= n; k++)
-    if (dir_entry(L, s, 2, k) >= 0) {
-      lua_pushinteger(L, k);
-      return 1;
-    }
-  lua_pushnil(L);
-  return 1;
-}
-
 /* stage:roots_in({{dev=, ino=}...}) -> {{path =, root = k}...}: where the
  * staged tree holds the directories named there (k their index), by
  * identity: below one, entries are that root's (a copy's source judged
@@ -327,7 +311,7 @@ static int stage_gc(lua_State *L) {
 static const luaL_Reg stage_methods[] = {
     {"pending", stage_pending}, {"count", stage_count},   {"entries", stage_entries},
     {"roots_in", stage_roots_in},
-    {"inside", stage_inside},   {"match", stage_match},   {"totals", stage_totals},
+    {"match", stage_match},   {"totals", stage_totals},
     {"commit", stage_commit},   {"abort", stage_abort},   {"close", stage_gc},
     {NULL, NULL}};
 
