@@ -799,7 +799,6 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   pthread_mutex_init(&h->mu, NULL);
   bw_cond_init_mono(&h->ev); /* timeouts (bwh_deadline) on the monotonic clock */
   bw_cond_init_mono(&h->reap_cv);
-  bw_cond_init_mono(&h->work);
   if (h->o.max_running < 1) /* one tenant never holds every worker of several */
     h->o.max_running = h->o.n_tenants > 1 && h->o.workers > 1 ? h->o.workers - 1 : h->o.workers;
   h->w = calloc((size_t)h->o.workers, sizeof *h->w);
@@ -903,7 +902,6 @@ void bw_http_stop(bw_http *h) {
   h->stopped = 1;
   pthread_cond_broadcast(&h->ev);
   pthread_cond_broadcast(&h->reap_cv);
-  pthread_cond_broadcast(&h->work);
   for (int i = 0; i < h->o.workers; i++) {
     pthread_cond_broadcast(&h->w[i].cv);
     atomic_store(&h->w[i].cancelled, 1); /* calls running stop now */

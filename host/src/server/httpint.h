@@ -59,6 +59,7 @@ typedef struct session {
   bw_http_item *head, *tail; /* its items not yet taken, in order */
   int running;  /* the worker that holds it (its item runs there), -1: none */
   int home;     /* the one worker its state lives on (-1: any worker) */
+  int served_by;    /* the worker that served it last (-1: none): its Server is current there */
   int in_run;   /* in its tenant's run queue */
   int stateless; /* one request of MCP 2026-07-28: ends when its worker lets go */
   int abandoned; /* stateless: its client closed the stream (the call is cancelled) */
@@ -75,10 +76,11 @@ typedef struct session {
 } session;
 
 typedef struct worker {
-  pthread_cond_t cv; /* an item came for the session it holds */
+  pthread_cond_t cv; /* an item came for the session it holds; idle: a session to pick */
   session *cur;      /* the session it holds (one item of it runs), or NULL */
   bw_rpcid cur_id;   /* the call in flight (NONE: none) */
   _Atomic int cancelled;
+  int idle;          /* waiting in bw_http_next for a session */
 } worker;
 
 struct bw_http {
@@ -87,7 +89,6 @@ struct bw_http {
   pthread_mutex_t mu;
   pthread_cond_t ev; /* any stream got an event, ended, or a session closed */
   pthread_cond_t reap_cv;
-  pthread_cond_t work; /* a session became runnable, or the server stopped */
   pthread_t reaper;
   pthread_t poller; /* polls the sessions' watch fds (bwh_poller) */
   int poll_wake;    /* an eventfd that makes it look again */

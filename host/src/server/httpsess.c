@@ -172,7 +172,7 @@ session *bwh_session_new(bw_http *h, int token, const char *addr, int stateless)
   s->token = token;
   s->tenant = token >= 0 ? h->o.tokens[token].tenant : 0;
   snprintf(s->addr, sizeof s->addr, "%s", addr);
-  s->running = s->home = -1; /* any worker takes it */
+  s->running = s->home = s->served_by = -1; /* any worker takes it */
   s->watch_fd = -1;
   s->refs = 1; /* the list's */
   s->next_stream = 1;
@@ -205,6 +205,34 @@ int bwh_running_cap(const bw_http *h, int slot) {
   return h->o.max_running;
 }
 
+/* An idle worker waits on its own condition variable, so a session
+ * that becomes runnable wakes one worker, not all: its home (the worker
+ * its state lives on), else the idle worker that served it last (its
+ * Server is current there), else any idle one. s NULL: every idle worker
+ * (queued sessions another worker may take now). A busy worker looks at
+ * the queues when it is done. */
+static void wake_for(bw_http *h, const session *s) {
+  if (s && s->home >= 0) {
+    if (h->w[s->home].idle) pthread_cond_signal(&h->w[s->home].cv);
+    return;
+  }
+  if (s && s->served_by >= 0 && h->w[s->served_by].idle) {
+    pthread_cond_signal(&h->w[s->served_by].cv);
+    return;
+  }
+  for (int i = 0; i < h->o.workers; i++)
+    if (h->w[i].idle) {
+      pthread_cond_signal(&h->w[i].cv);
+      if (s) return;
+    }
+}
+
+static int any_queued(const bw_http *h) {
+  for (int t = 0; t <= h->o.n_tenants; t++)
+    if (h->run_head[t]) return 1;
+  return 0;
+}
+
 /* A session with items that no worker holds joins its tenant's queue. */
 static void make_runnable(bw_http *h, session *s) {
   if (s->in_run || s->running >= 0 || !s->head) return;
@@ -214,7 +242,7 @@ static void make_runnable(bw_http *h, session *s) {
   else h->run_head[t] = s;
   h->run_tail[t] = s;
   s->in_run = 1;
-  pthread_cond_broadcast(&h->work); /* one with a home wakes only its own */
+  wake_for(h, s);
 }
 
 void bwh_queue_item(bw_http *h, session *s, bw_http_item *it) {
@@ -237,6 +265,9 @@ static session *pick(bw_http *h, int w) {
     session *prev = NULL;
     for (session *s = h->run_head[t]; s; prev = s, s = s->run_next) {
       if (s->home >= 0 && s->home != w) continue;
+      /* the worker that served it last, idle, takes it: its Server is
+       * current there, another would build one from the snapshot */
+      if (s->served_by >= 0 && s->served_by != w && h->w[s->served_by].idle) continue;
       if (prev) prev->run_next = s->run_next;
       else h->run_head[t] = s->run_next;
       if (h->run_tail[t] == s) h->run_tail[t] = prev;
@@ -256,13 +287,17 @@ static void release(bw_http *h, int w, int home) {
   if (!s) return;
   if (s->watch_fd >= 0) bwh_poll_wake(h); /* it may fire again: poll it */
   k->cur = NULL;
+  k->idle = 1; /* it looks at the queues next (bw_http_next), its own sessions first */
   s->running = -1;
   s->home = home ? w : -1;
+  s->served_by = w;
   s->version++;
-  h->ten_running[bwh_tenant(h, s->tenant)]--;
+  int t = bwh_tenant(h, s->tenant);
+  /* others of its tenant queued: one may have waited for the tenant's cap */
+  if (h->run_head[t]) wake_for(h, NULL);
+  h->ten_running[t]--;
   if (s->stateless) bwh_session_end(h, s); /* its one request is answered */
   else make_runnable(h, s);
-  pthread_cond_broadcast(&h->work); /* a tenant at its cap may run again */
   bwh_session_unref(h, s);
 }
 
@@ -433,10 +468,15 @@ bw_http_item *bw_http_next(bw_http *h, int w, double timeout) {
   pthread_mutex_lock(&h->mu);
   release(h, w, 1); /* not released by the Lua side: its state stays here */
   session *s = NULL;
+  k->idle = 1;
   while (!h->stopped && !(s = pick(h, w))) {
-    if (timeout < 0) pthread_cond_wait(&h->work, &h->mu);
-    else if (pthread_cond_timedwait(&h->work, &h->mu, &ts) == ETIMEDOUT) break;
+    if (timeout < 0) pthread_cond_wait(&k->cv, &h->mu);
+    else if (pthread_cond_timedwait(&k->cv, &h->mu, &ts) == ETIMEDOUT) break;
   }
+  k->idle = 0;
+  /* busy now: a session left to this worker, or a wake this worker took
+   * for another session (signals merge), is another idle worker's */
+  if (any_queued(h)) wake_for(h, NULL);
   bw_http_item *it = NULL;
   if (s && h->stopped) make_runnable(h, s); /* stays queued: freed at the end */
   else if (s) {
