@@ -269,7 +269,7 @@ test("an approval state expires (http.approval_ttl): a late answer writes nothin
   const x = JSON.parse(Buffer.from(q.requestState.split(".")[0], "base64").toString()).x;
   await waitFor(() => Date.now() / 1000 > x + 1, "the clock past the state's expiry", 30_000, 100);
   const r = await post(A.url, "tools/call", { ...write, inputResponses: YES, requestState: q.requestState });
-  assert.equal(r.msg.error?.code, -32602);
+  assert.equal(r.msg.error?.code, -32602, JSON.stringify(r.msg));
   assert.match(r.msg.error.message, /expired/);
   assert.equal(fs.readFileSync(path.join(dir, "ws", "held", "a.txt"), "utf8"), "a0\n");
 });
