@@ -11,6 +11,10 @@
 //     stateless request; and read_file by plain fetch (JSON answers), in a
 //     session and stateless, the server's side of that comparison without
 //     either SDK;
+//   - the SDK's own floor: `ping` through the SDK client, answered by
+//     the C side (no Lua), as the fetch floor is for plain fetch;
+//   - CPU a call on each side (the client process's, the server
+//     process's from /proc), so a row shows where its time goes;
 //   - tenants: tenant A runs greps over a 20,000-file tree with 2 clients
 //     for --grep-secs while tenant B's 4 readers read a small file; B's p99
 //     (4 workers, 2 per tenant: http.max_running).
@@ -25,6 +29,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { spawn, spawnSync } from "node:child_process";
+import { setMaxListeners } from "node:events";
 import { fileURLToPath } from "node:url";
 import { writeSection } from "./section.mjs";
 
@@ -34,6 +39,10 @@ const { Client } = await import(path.join(SDK, "index.js"));
 const { StdioClientTransport } = await import(path.join(SDK, "stdio.js"));
 const { StreamableHTTPClientTransport } = await import(path.join(SDK, "streamableHttp.js"));
 const V2 = await import(path.join(REPO, "test/e2e/node_modules/@modelcontextprotocol/client/dist/index.mjs"));
+
+// the SDK client adds an abort listener per ping to one signal (2,000
+// pings: Node's leak warning, once a ping past 1,500): not the server's
+setMaxListeners(0);
 
 const arg = (k, d) => { const i = process.argv.indexOf(`--${k}`); return i > 0 ? process.argv[i + 1] : d; };
 const N = Number(arg("n", process.env.BENCH_HTTP_N || 2000));
@@ -85,7 +94,7 @@ function startServer(cmd, args, match) {
       const m = err.match(match);
       if (m) {
         proc.off("exit", onExit);
-        resolve({ url: m[1], stop: () => { proc.kill("SIGTERM"); } });
+        resolve({ url: m[1], pid: proc.pid, stop: () => { proc.kill("SIGTERM"); } });
       }
     };
     proc.stderr.on("data", on);
@@ -142,15 +151,48 @@ async function reads(c, n, tool = "read_file", file = "small.txt") {
   return lat;
 }
 
+// CPU time of a process (ms, user + system, all its threads), from /proc
+const TICK_MS = 1000 / (Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100);
+const procCpu = (pid) => {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(f[11]) + Number(f[12])) * TICK_MS;
+  } catch { return NaN; }
+};
+// CPU a call (microseconds) of this process (the client) and of the server pid
+function cpuMeter(pid) {
+  const c0 = process.cpuUsage(), s0 = pid ? procCpu(pid) : NaN;
+  return (calls) => {
+    const c = process.cpuUsage(c0);
+    return { client_us: (c.user + c.system) / calls, server_us: pid ? (procCpu(pid) - s0) * 1000 / calls : NaN };
+  };
+}
+
 const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
 const median = (xs) => pct(xs, 0.5);
 const stats = (lat, secs) => ({ calls: lat.length, per_s: lat.length / secs, p50: pct(lat, 0.5), p99: pct(lat, 0.99) });
 
-async function timed(cs, n, tool, file) {
+async function timed(cs, n, tool, file, pid) {
   await Promise.all(cs.map((c) => reads(c, 50, tool, file))); // warm-up
+  const cpu = cpuMeter(pid);
   const t0 = performance.now();
   const lats = await Promise.all(cs.map((c) => reads(c, Math.ceil(n / cs.length), tool, file)));
-  return stats(lats.flat(), (performance.now() - t0) / 1000);
+  const res = stats(lats.flat(), (performance.now() - t0) / 1000);
+  return { ...res, ...cpu(res.calls) };
+}
+
+// The SDK's floor: its ping, which burrow's C side answers (no Lua)
+async function sdkPings(c, n, pid) {
+  for (let i = 0; i < 50; i++) await c.ping();
+  const cpu = cpuMeter(pid), lat = [];
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await c.ping();
+    lat.push(performance.now() - t);
+  }
+  const res = stats(lat, (performance.now() - t0) / 1000);
+  return { ...res, ...cpu(res.calls) };
 }
 
 async function one(kind, gw) {
@@ -178,11 +220,12 @@ async function one(kind, gw) {
       };
       for (let i = 0; i < 50; i++) await call(i);
       const lat = [];
+      const cpu = cpuMeter(server.pid);
       const t0 = performance.now();
       for (let i = 0; i < N; i++) lat.push(await call(i));
       const res = stats(lat, (performance.now() - t0) / 1000);
       if (c) await c.close();
-      return res;
+      return { ...res, ...cpu(res.calls) };
     }
     if (kind === "ping") { // plain fetch, JSON answers: ping (C only)
       const c = await client("http", url);
@@ -196,18 +239,26 @@ async function one(kind, gw) {
       };
       for (let i = 0; i < 50; i++) await call(i);
       const lat = [];
+      const cpu = cpuMeter(server.pid);
       const t0 = performance.now();
       for (let i = 0; i < N; i++) lat.push(await call(i));
       const res = stats(lat, (performance.now() - t0) / 1000);
+      await c.close();
+      return { ...res, ...cpu(res.calls) };
+    }
+    if (kind === "sdkping") {
+      const c = await client("http", url);
+      const res = await sdkPings(c, N, server.pid);
       await c.close();
       return res;
     }
     const n = kind === "many" || kind === "v2many" ? MANY : 1;
     const cs = await Promise.all(Array.from({ length: n }, () =>
       client(kind === "stdio" ? "stdio" : kind.startsWith("v2") ? "v2" : "http", url)));
+    // the official row's server is supergateway and the processes it starts: not measured
     const res = kind === "official"
       ? await timed(cs, N, "read_text_file", path.join(ws, "a/small.txt"))
-      : await timed(cs, N * (n > 1 ? 2 : 1));
+      : await timed(cs, N * (n > 1 ? 2 : 1), undefined, undefined, server?.pid);
     for (const c of cs) await c.close();
     return res;
   } finally {
@@ -253,7 +304,7 @@ const gw = peers();
 // the base build knows no http.max_running: the same tenants without it
 fs.writeFileSync(path.join(ws, "tenants-base.yaml"),
   fs.readFileSync(path.join(ws, "tenants.yaml"), "utf8").replace(/^  max_running: .*\n/m, ""));
-const runs = { stdio: [], http: [], many: [], v2: [], v2many: [], raw: [], rawstateless: [], ping: [], official: [], tenants: [], ...(BASE ? { "tenants-base": [] } : {}) };
+const runs = { stdio: [], http: [], many: [], v2: [], v2many: [], raw: [], rawstateless: [], ping: [], sdkping: [], official: [], tenants: [], ...(BASE ? { "tenants-base": [] } : {}) };
 for (let r = 0; r < ROUNDS; r++) {
   for (const kind of Object.keys(runs)) {
     const res = kind === "tenants" ? await tenants()
@@ -261,7 +312,8 @@ for (let r = 0; r < ROUNDS; r++) {
     if (!res) continue;
     runs[kind].push(res);
     console.log(`round ${r + 1} ${kind}: ${res.per_s.toFixed(0)} calls/s, p50 ${res.p50.toFixed(2)} ms, p99 ${res.p99.toFixed(2)} ms` +
-      (res.greps !== undefined ? `, ${res.greps} greps (p50 ${res.grep_p50.toFixed(0)} ms)` : ""));
+      (res.greps !== undefined ? `, ${res.greps} greps (p50 ${res.grep_p50.toFixed(0)} ms)` : "") +
+      (res.client_us !== undefined ? `, CPU a call: client ${res.client_us.toFixed(0)} µs, server ${Number.isNaN(res.server_us) ? "n/a" : res.server_us.toFixed(0) + " µs"}` : ""));
   }
 }
 fs.rmSync(ws, { recursive: true, force: true });
@@ -269,7 +321,7 @@ fs.rmSync(ws, { recursive: true, force: true });
 const med = (kind, k) => runs[kind].length ? median(runs[kind].map((x) => x[k])) : NaN;
 const f0 = (x) => Number.isNaN(x) ? "n/a" : x.toFixed(0), f2 = (x) => Number.isNaN(x) ? "n/a" : x.toFixed(2);
 const http1 = med("http", "per_s");
-const row = (kind, label) => `| ${label} | ${f0(med(kind, "per_s"))} | ${f2(med(kind, "per_s") / http1)} | ${f2(med(kind, "p50"))} | ${f2(med(kind, "p99"))} |`;
+const row = (kind, label) => `| ${label} | ${f0(med(kind, "per_s"))} | ${f2(med(kind, "per_s") / http1)} | ${f2(med(kind, "p50"))} | ${f2(med(kind, "p99"))} | ${f0(med(kind, "client_us"))} | ${f0(med(kind, "server_us"))} |`;
 const stamp = new Date().toISOString().replace(/[:.]/g, "-");
 const resultsDir = path.join(REPO, "bench/results");
 fs.mkdirSync(resultsDir, { recursive: true });
@@ -279,8 +331,8 @@ const table = `Small reads (\`read_file\` of a 260-byte file) through the offici
 (${2 * N} over ${MANY} sessions), median of ${ROUNDS} rounds (the rows alternating), ${new Date().toISOString().slice(0, 10)},
 \`node bench/http.mjs\`. Ratio: calls/s against burrow's one HTTP session in the same run.
 
-| transport | calls/s | vs HTTP, 1 session | p50 ms | p99 ms |
-|---|---:|---:|---:|---:|
+| transport | calls/s | vs HTTP, 1 session | p50 ms | p99 ms | client CPU µs/call | server CPU µs/call |
+|---|---:|---:|---:|---:|---:|---:|
 ${row("http", "burrow, Streamable HTTP, 1 SDK session (2 workers)")}
 ${row("many", `burrow, Streamable HTTP, ${MANY} SDK sessions at once (${WORKERS} workers)`)}
 ${row("v2", "burrow, MCP 2026-07-28 (stateless), 1 v2 SDK client (2 workers)")}
@@ -288,10 +340,11 @@ ${row("v2many", `burrow, MCP 2026-07-28 (stateless), ${MANY} v2 SDK clients at o
 ${row("raw", "\`read_file\` by plain fetch, JSON answers, in a session (2025-11-25)")}
 ${row("rawstateless", "\`read_file\` by plain fetch, JSON answers, stateless (2026-07-28)")}
 ${row("ping", "HTTP floor: \`ping\` by plain fetch, answered by the C side (no Lua)")}
+${row("sdkping", "the SDK's floor: \`ping\` through the SDK client, 1 session, answered by the C side")}
 ${row("official", "official filesystem server behind supergateway (stateful), 1 SDK session")}
 ${row("stdio", "burrow over stdio, 1 SDK client")}
 
-- one session against the floor: **${f2(http1 / med("ping", "per_s"))}×**; against the official server behind supergateway: **${f2(http1 / med("official", "per_s"))}×**;
+- one session against the floor: **${f2(http1 / med("ping", "per_s"))}×**; against the SDK's own floor (its \`ping\`): **${f2(http1 / med("sdkping", "per_s"))}×**; against the official server behind supergateway: **${f2(http1 / med("official", "per_s"))}×**;
   ${MANY} sessions against one: **${f2(med("many", "per_s") / http1)}×**; stateless (2026-07-28) against one session: **${f2(med("v2", "per_s") / http1)}×**
   (${MANY} clients: **${f2(med("v2many", "per_s") / med("many", "per_s"))}×** the ${MANY} sessions); by plain fetch, without either SDK,
   a stateless \`read_file\` against a session's: **${f2(med("rawstateless", "per_s") / med("raw", "per_s"))}×**.
@@ -304,6 +357,12 @@ ${row("stdio", "burrow over stdio, 1 SDK client")}
 
 The floor row is one HTTP round trip of Node's fetch with no Lua behind it;
 the SDK rows add the hand-off to a worker thread, the SSE answer (a priming
-event, then the message) and the SDK's stream parsing. Load average at the
+event, then the message) and the SDK's stream parsing. The CPU columns are
+this run's own: the client process's (all its sessions) and the server
+process's (\`/proc\`, all threads; none for stdio, whose server the SDK
+starts, or for the official row, whose server is supergateway and its
+children), over the calls made. One SDK session's calls run one after the
+other, so its client's CPU a call bounds the rate no server can pass:
+1,000,000 / ${f0(med("http", "client_us"))} µs = ${f0(1e6 / med("http", "client_us"))} calls/s here, before any server time. Load average at the
 start: ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}; ${os.cpus().length} cores.`;
 console.log(writeSection(OUT, "http-bench", table, "## MCP over HTTP vs stdio (`bench/http.mjs`)"));
