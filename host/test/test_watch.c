@@ -55,6 +55,15 @@ static void test_watch(void) {
   bw_watch_read(w);
   CHECK(bw_watch_due(w, 1050.0, ev, 4, &next) == 0 && next > 49 && next < 51, "held for the interval (%g)", next);
   CHECK(bw_watch_due(w, 1100.0, ev, 4, &next) == 1, "then reported");
+  /* the text kept with a watch (a folder's view): "" until set, cut to fit */
+  char view[BW_WATCH_VIEW], big[300];
+  CHECK(bw_watch_view(w, ida, NULL, view) == BW_OK && view[0] == '\0', "no view yet");
+  CHECK(bw_watch_view(w, ida, "1:2:abc", view) == BW_OK && !strcmp(view, "1:2:abc"), "set");
+  CHECK(bw_watch_view(w, ida, NULL, view) == BW_OK && !strcmp(view, "1:2:abc"), "kept");
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  CHECK(bw_watch_view(w, ida, big, view) == BW_OK && strlen(view) == BW_WATCH_VIEW - 1, "cut to fit");
+  CHECK(bw_watch_view(w, 9999, NULL, view) == BW_INVALID_ARGUMENT, "no such watch");
   /* the file swapped between the resolution and the watch */
   CHECK(bw_watch_remove(w, idb) == BW_OK, "remove b");
   bw_handle_close(&hb);

@@ -219,8 +219,9 @@ function listen.adopt(self, snap)
     if type(r) == "table" and r.id ~= nil and type(r.filter) == "table" then
       local l = { id = r.id, filter = r.filter, subs = {} }
       for uri, wid in pairs(type(r.subs) == "table" and r.subs or {}) do
-        if self.watches then
-          self.watches:track(wid, uri, notifier(self, l, uri))
+        local path = resources.path(uri)
+        if self.watches and path then
+          self.watches:track(wid, path, notifier(self, l, uri), self.ws, self.session)
           l.subs[uri] = wid
         end
       end

@@ -217,7 +217,7 @@ function resources.adopt(self, wid, subs)
   for uri, id in pairs(type(subs) == "table" and subs or {}) do
     local path = watch_path(self, uri)
     if path then
-      self.watches:track(id, path, notifier(self, uri))
+      self.watches:track(id, path, notifier(self, uri), self.ws, self.session)
       self.subs[uri] = id
     end
   end

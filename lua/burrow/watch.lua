@@ -7,7 +7,8 @@
 --
 --   local set = watch.new{max = 256, interval_ms = 100[, budget = {name =, cap =}]}
 --   local id = set:add(ws, "src/main.c", function(ev) ... end)
---   -- ev = {path =, changed =, list =, gone =}
+--   -- ev = {path =, changed =, list =, gone =}; a folder's entry changes
+--   -- (list) only when they show in a listing of it (hidden ones do not)
 --   set:fd()          -- readable when events wait: poll it in your loop
 --   set:poll()        -- run the callbacks due; seconds until the next one
 --   set:remove(id); set:close()
@@ -22,6 +23,46 @@ Set.__name = "burrow.WatchSet"
 
 -- The tool name policies and the audit see for a watch.
 local TOOL = { name = "watch", permissions = { "fs.read" } }
+-- A folder's view is taken as list_dir lists it.
+local LIST = { name = "watch", permissions = { "fs.list" } }
+
+-- A watched folder's entries past this many are not compared: its entry
+-- changes are not reported (fail closed, docs/security.md).
+watch.VIEW_MAX = 10000
+
+-- A folder's view: which folder its path names (device and inode) and a
+-- digest of the entries a listing of it shows (name and type), as the
+-- policies and the session's scope let it be listed, so an entry created
+-- or removed that they hide changes nothing an agent sees: no
+-- notification (a directory's inotify events name every entry).
+-- "dev:ino:digest", with "?" for a digest past VIEW_MAX entries; "" where
+-- nothing is hidden (no rules, no check() of objects, no client scope:
+-- every change shows); nil when the path names no folder it may list.
+local function view(ws, path, session)
+  local policies = ws.policies
+  if not (policies.rules or policies:judges_objects() or (session and session.scope)) then return "" end
+  local ctx = context.new(ws, LIST, { session = session }, nil, { path = path })
+  local idx, rel, info = ctx:resolve(path)
+  local out
+  if idx and info.type == "dir" then
+    local opts = ctx:walk_opts(rel, { max_depth = 0, max_entries = watch.VIEW_MAX, include_hidden = true }, nil, info)
+    local raw, omitted, _, nested
+    if opts then raw, omitted, _, nested = ctx.roots:list(idx, rel, opts) end
+    if raw then
+      local digest = "?"
+      if omitted == 0 then
+        ctx:reveal(raw, function(e) return e.path end, info, nested)
+        local names = {}
+        for i, e in ipairs(raw) do names[i] = e.name .. "\0" .. e.type end
+        table.sort(names)
+        digest = core.sha256(table.concat(names, "\n"))
+      end
+      out = ("%d:%d:%s"):format(info.dev, info.ino, digest)
+    end
+  end
+  ctx:close()
+  return out
+end
 
 function watch.new(opts)
   opts = opts or {}
@@ -46,6 +87,7 @@ function Set:add(ws, path, fn, session)
   if type(fn) ~= "function" then error("watch: expected a callback function", 2) end
   local ctx = context.new(ws, TOOL, { session = session }, nil, { path = path })
   local h, rel, info = ctx:open(path, "read", false, "path")
+  local folder = h and info.type == "dir"
   local id, msg, code
   if not h then
     msg, code = rel, info
@@ -63,7 +105,8 @@ function Set:add(ws, path, fn, session)
     for _, rec in ipairs(ws.policies:after(req, outcome)) do ws.audit:write(rec) end
   end
   if not id then return nil, msg, code end
-  self.subs[id] = { path = path, fn = fn }
+  self.subs[id] = { path = path, fn = fn, ws = ws, session = session }
+  if folder then self.w:view(id, view(ws, path, session) or "") end
   return id
 end
 
@@ -75,9 +118,35 @@ function watch.adopt(w)
 end
 
 --- The callback of watch id (made by another state's Set:add) in this
--- state.
-function Set:track(id, path, fn)
-  self.subs[id] = { path = path, fn = fn }
+-- state; ws and session as Set:add had them (a folder's changes are
+-- judged against its view as that session sees it).
+function Set:track(id, path, fn, ws, session)
+  self.subs[id] = { path = path, fn = fn, ws = ws, session = session }
+end
+
+-- A folder watch's entries changed: whether the change shows in its view
+-- (the view is kept for the next one). Fail closed: nothing is reported
+-- when the path no longer names the folder watched (moved away, swapped
+-- for a link: the listing there is another object's), when the folder is
+-- past VIEW_MAX entries, or when the last view is unknown (the change
+-- then sets the view the next one is compared with). A watch tracked
+-- without its workspace cannot tell: it reports as the kernel did.
+local function object(v) return v and v:match("^(%d+:%d+):") end
+
+function Set:shows(id, sub)
+  if not sub.ws then return true end
+  local now = view(sub.ws, sub.path, sub.session)
+  if now == "" then return true end -- nothing hidden
+  local before = self.w:view(id) or ""
+  if not now then return false end
+  if before == "" then -- none taken when the watch was added: this one is the first
+    self.w:view(id, now)
+    return false
+  end
+  if object(now) ~= object(before) then return false end
+  if now == before then return false end
+  self.w:view(id, now)
+  return before:sub(-2) ~= ":?" and now:sub(-2) ~= ":?"
 end
 
 --- The watcher's id, which another Lua state adopts it by (publishes it).
@@ -111,6 +180,8 @@ function Set:poll()
   local ran = 0
   for _, ev in ipairs(events) do
     local sub = self.subs[ev.id]
+    -- a folder's entries changed, nothing else: reported when its view did
+    if sub and ev.list and not ev.gone and not ev.changed and not self:shows(ev.id, sub) then sub = nil end
     if sub then
       ev.path = sub.path
       local ok, err = pcall(sub.fn, ev)

@@ -60,6 +60,7 @@ typedef struct entry {
   int what; /* BW_WATCH_* bits not yet reported */
   double last_ms; /* when it was last reported */
   char name[BW_NAME_MAX + 1];
+  char view[BW_WATCH_VIEW]; /* a folder's: what its owner last saw of it (bw_watch_view) */
 } entry;
 
 /* Watches several watchers share a cap on (a tenant's): under the hub's
@@ -430,6 +431,20 @@ int bw_watch_remove(bw_watcher *w, int id) {
     e->id = 0;
     if (w->b) w->b->used--;
     if (wd >= 0 && !wd_users(wd)) inotify_rm_watch(w->fd, wd);
+    pthread_mutex_unlock(&hub.mu);
+    return BW_OK;
+  }
+  pthread_mutex_unlock(&hub.mu);
+  return bw_fail(BW_INVALID_ARGUMENT, "no such watch");
+}
+
+int bw_watch_view(bw_watcher *w, int id, const char *set, char out[BW_WATCH_VIEW]) {
+  pthread_mutex_lock(&hub.mu); /* any worker of the session may ask */
+  for (int i = 0; i < w->max; i++) {
+    entry *e = &w->e[i];
+    if (e->id != id || !id) continue;
+    if (set) snprintf(e->view, sizeof e->view, "%s", set);
+    memcpy(out, e->view, BW_WATCH_VIEW);
     pthread_mutex_unlock(&hub.mu);
     return BW_OK;
   }

@@ -52,6 +52,13 @@ int bw_watch_add(bw_watcher *w, const bw_handle *h, int *id);
  * Once per watcher, before its first add. */
 int bw_watch_budget(bw_watcher *w, const char *name, int cap);
 int bw_watch_remove(bw_watcher *w, int id);
+/* A short text kept with watch id for its owner (a folder's view: a
+ * digest of what its listing shows, so a change of entries the policies
+ * hide is told from one they show, by any worker of the session): set it
+ * when set is not NULL (cut to BW_WATCH_VIEW - 1 bytes), then copy it
+ * into out ("" until set). BW_INVALID_ARGUMENT for no such watch. */
+#define BW_WATCH_VIEW 128
+int bw_watch_view(bw_watcher *w, int id, const char *set, char out[BW_WATCH_VIEW]);
 
 /* Drain the inotify fd: mark the watches the events touch, in every
  * watcher (a queue overflow marks them all). Memory stays a flag per watch however many

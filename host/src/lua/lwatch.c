@@ -104,6 +104,18 @@ static int w_remove(lua_State *L) {
   return 1;
 }
 
+/* w:view(id[, text]) -> the text kept with watch id ("" until set), after
+ * setting it when given; nil for no such watch */
+static int w_view(lua_State *L) {
+  lwatcher *lw = check(L);
+  int id = (int)luaL_checkinteger(L, 2);
+  const char *set = luaL_optstring(L, 3, NULL);
+  char out[BW_WATCH_VIEW];
+  if (bw_watch_view(lw->w, id, set, out) != 0) return 0;
+  lua_pushstring(L, out);
+  return 1;
+}
+
 static int w_read(lua_State *L) {
   lwatcher *lw = check(L);
   lua_pushinteger(L, bw_watch_read(lw->w));
@@ -150,7 +162,7 @@ static int w_count(lua_State *L) {
 static const luaL_Reg methods[] = {
     {"add", w_add},   {"remove", w_remove}, {"read", w_read},   {"due", w_due},
     {"fd", w_fd},     {"count", w_count},   {"close", w_gc},    {"budget", w_budget},
-    {"id", w_id},     {"drop", w_drop},
+    {"id", w_id},     {"drop", w_drop},     {"view", w_view},
     {NULL, NULL}};
 
 void bw_watch_register(lua_State *L) {
