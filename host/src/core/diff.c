@@ -17,19 +17,6 @@ typedef struct region {
   size_t s0, s1;
 } region;
 
-/* The new bytes of a region. */
-static void region_new(const view *v, const spans *sp, const region *r,
-                       sbuf *b) {
-  size_t pos = v->ls[r->a];
-  b->len = 0;
-  for (size_t i = r->s0; i < r->s1; i++) {
-    bw_sb_put(b, v->s + pos, sp->s[i].start - pos);
-    bw_sb_put(b, sp->s[i].repl, sp->s[i].rlen);
-    pos = sp->s[i].end;
-  }
-  if (v->ls[r->e] > pos) bw_sb_put(b, v->s + pos, v->ls[r->e] - pos);
-}
-
 /* Take span i into the region: the lines it touches become changed. */
 static void region_take(const view *v, region *r, const span *s) {
   size_t e = s->end > s->start ? bw_line_of(v, s->end - 1) + 1
@@ -40,15 +27,29 @@ static void region_take(const view *v, region *r, const span *s) {
 }
 
 /* Grow a region until its new text ends on a line boundary (a span that
- * ate a newline joins the next line) and holds every span it touches. */
+ * ate a newline joins the next line) and holds every span it touches;
+ * tmp gets the region's new bytes. Built as it grows, each byte once: the
+ * text after the last span, up to the region's end, is all that is put
+ * again at each step, and the region grows only while that is empty (a
+ * non-empty one ends with the newline of its last line), so a replace_all
+ * of every newline costs the file's length, not lines times bytes. */
 static int region_close(const view *v, const spans *sp, region *r, sbuf *tmp) {
+  size_t pos = v->ls[r->a], k = r->s0;
+  tmp->len = 0;
   for (;;) {
     while (r->s1 < sp->n && (r->s1 == r->s0 || sp->s[r->s1].start < v->ls[r->e]))
       region_take(v, r, &sp->s[r->s1++]);
-    region_new(v, sp, r, tmp);
+    for (; k < r->s1; k++) { /* the spans taken since: their gap, their text */
+      bw_sb_put(tmp, v->s + pos, sp->s[k].start - pos);
+      bw_sb_put(tmp, sp->s[k].repl, sp->s[k].rlen);
+      pos = sp->s[k].end;
+    }
+    size_t kept = tmp->len;
+    if (v->ls[r->e] > pos) bw_sb_put(tmp, v->s + pos, v->ls[r->e] - pos);
     if (tmp->oom) return BW_ENOMEM;
     int open = tmp->len > 0 && tmp->p[tmp->len - 1] != '\n';
     if (!open || r->e >= v->nl) return BW_OK;
+    tmp->len = kept; /* the text after the last span goes on to the new end */
     r->e++;
   }
 }
