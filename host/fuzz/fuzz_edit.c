@@ -258,6 +258,22 @@ static int round(const char *data, size_t len, const bw_edit *in, size_t n,
   int rc = bw_edit_apply(data, len, ex, n, &o, &eo);
   check_out(data, len, rc, &eo, &o);
   if (n == 1) model(data, len, &ex[0], rc, &eo);
+  { /* the exact places found in one pass for all edits (bw_exact_index,
+     * from 8 edits on) are the ones each edit's own search finds */
+    bw_edit ix[3];
+    bw_edit_out io;
+    bw_edit_opts one = o;
+    one.index_min = 1;
+    copy_edits(ix, in, n);
+    int irc = bw_edit_apply(data, len, ix, n, &one, &io);
+    FZ_CHECK(irc == rc, "indexed: %s, searched alone: %s", bw_code_name(irc), bw_code_name(rc));
+    if (rc == BW_OK) {
+      FZ_CHECK(eqmem(io.text, io.len, eo.text, eo.len), "indexed: another text");
+      for (size_t i = 0; i < n; i++)
+        FZ_CHECK(ix[i].count == ex[i].count && ix[i].line == ex[i].line, "indexed: edit %zu placed elsewhere", i);
+      bw_edit_out_free(&io);
+    }
+  }
   if (!loose) {
     if (keep) *keep = eo;
     else bw_edit_out_free(&eo);

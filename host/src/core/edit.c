@@ -62,6 +62,7 @@ static char *lf_copy(const char *s, size_t n, size_t *out) {
 
 
 static void pat_free(pat *p) {
+  free(p->occ);
   free(p->old);
   free(p->neu);
   free(p->old_crlf);
@@ -487,10 +488,20 @@ int bw_edit_apply(const char *data, size_t len, bw_edit *e, size_t n,
   int rc = p ? view_init(&v, data, len) : BW_ENOMEM;
   if (!p) v.ls = NULL;
   out->total_lines = p ? v.nl : 0;
-  for (size_t i = 0; !rc && i < n; i++) {
+  /* every old text first, then their exact places in one pass, then
+   * each edit matched in order (an edit's own error still comes after the
+   * errors of the edits before it) */
+  size_t ready = 0;
+  int init_rc = BW_OK;
+  while (!rc && ready < n && !(init_rc = pat_init(&p[ready], &e[ready]))) ready++;
+  if (!rc) rc = bw_exact_index(&v, p, ready, o->index_min, o->stop);
+  for (size_t i = 0; !rc && i < ready; i++) {
     if ((rc = bw_stopped(o->stop))) break; /* cancelled, or past the budget */
-    if ((rc = pat_init(&p[i], &e[i]))) out->diag.edit = i;
-    else rc = match_edit(&v, &p[i], &e[i], i, o, &sp, &out->diag);
+    rc = match_edit(&v, &p[i], &e[i], i, o, &sp, &out->diag);
+  }
+  if (!rc && init_rc) {
+    rc = init_rc;
+    out->diag.edit = ready;
   }
   if (!rc && sp.n > 1) qsort(sp.s, sp.n, sizeof *sp.s, by_start);
   for (size_t i = 1; !rc && i < sp.n; i++) {

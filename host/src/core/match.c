@@ -6,6 +6,7 @@
  * level that finds it, else the nearest line and what differs there.
  */
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "edit.h"
@@ -184,6 +185,115 @@ static int exact_next(const view *v, pat *p, size_t from, size_t *s,
   return 0;
 }
 
+/* The text old is searched as in a file of one line-ending style. */
+static int pat_query(const view *v, pat *p, const char **q, size_t *ql) {
+  if (v->eol == EOL_CRLF && !p->old_crlf) {
+    p->old_crlf = bw_eol_copy(p->old, p->olen, "\r\n", &p->old_crlf_len);
+    if (!p->old_crlf) return BW_ENOMEM;
+  }
+  *q = v->eol == EOL_CRLF ? p->old_crlf : p->old;
+  *ql = v->eol == EOL_CRLF ? p->old_crlf_len : p->olen;
+  return BW_OK;
+}
+
+#define IDX_K 16 /* bytes of a pattern's start that pick its bucket */
+
+static uint64_t idx_hash(const unsigned char *s, size_t k) {
+  uint64_t h = 0;
+  for (size_t i = 0; i < k; i++) h = h * 1099511628211u + s[i] + 1;
+  return h;
+}
+
+static void occ_drop(pat *p, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(p[i].occ);
+    p[i].occ = NULL;
+    p[i].occ_n = p[i].occ_cap = 0;
+    p[i].occ_ready = 0;
+  }
+}
+
+/* One pass for the patterns whose bucket key is k bytes long (the whole
+ * pattern below IDX_K bytes, its first IDX_K bytes from there on): a
+ * rolling hash of the file's k-byte windows, each looked up in a table of
+ * the patterns' keys, each hit compared in full. */
+static int index_pass(const view *v, pat *p, size_t n, size_t k, const bw_stop *stop,
+                      size_t *total) {
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *q;
+    size_t ql;
+    if (pat_query(v, &p[i], &q, &ql)) return BW_ENOMEM;
+    if ((ql < IDX_K ? ql : IDX_K) == k) m++;
+  }
+  if (m == 0 || v->n < k) return BW_OK;
+  size_t cap = 1;
+  while (cap < 2 * m) cap <<= 1;
+  size_t *head = malloc(cap * sizeof *head), *next = malloc(n * sizeof *next);
+  uint64_t *key = malloc(n * sizeof *key);
+  if (!head || !next || !key) {
+    free(head), free(next), free(key);
+    return BW_ENOMEM;
+  }
+  for (size_t b = 0; b < cap; b++) head[b] = (size_t)-1;
+  for (size_t i = 0; i < n; i++) {
+    const char *q;
+    size_t ql;
+    pat_query(v, &p[i], &q, &ql);
+    if ((ql < IDX_K ? ql : IDX_K) != k) continue;
+    key[i] = idx_hash((const unsigned char *)q, k);
+    next[i] = head[key[i] & (cap - 1)];
+    head[key[i] & (cap - 1)] = i;
+  }
+  /* the weight of the window's first byte, to roll it out */
+  uint64_t top = 1;
+  for (size_t i = 1; i < k; i++) top *= 1099511628211u;
+  const unsigned char *s = (const unsigned char *)v->s;
+  uint64_t h = idx_hash(s, k);
+  int rc = BW_OK;
+  for (size_t at = 0; at + k <= v->n; at++) {
+    if (at > 0) h = (h - (s[at - 1] + 1) * top) * 1099511628211u + s[at + k - 1] + 1;
+    if ((at & 0xFFFF) == 0 && (rc = bw_stopped(stop))) break;
+    for (size_t i = head[h & (cap - 1)]; i != (size_t)-1; i = next[i]) {
+      if (key[i] != h) continue;
+      pat *t = &p[i];
+      const char *q;
+      size_t ql;
+      pat_query(v, t, &q, &ql);
+      if (at + ql > v->n || memcmp(s + at, q, ql)) continue;
+      if (++*total > BW_INDEX_MAX) {
+        rc = BW_TOO_LARGE;
+        break;
+      }
+      if (t->occ_n == t->occ_cap) {
+        size_t c = t->occ_cap ? t->occ_cap * 2 : 4;
+        size_t *o = realloc(t->occ, c * sizeof *o);
+        if (!o) {
+          rc = BW_ENOMEM;
+          break;
+        }
+        t->occ = o, t->occ_cap = c;
+      }
+      t->occ[t->occ_n++] = at;
+    }
+    if (rc) break;
+  }
+  free(head), free(next), free(key);
+  return rc;
+}
+
+int bw_exact_index(const view *v, pat *p, size_t n, size_t min, const bw_stop *stop) {
+  if (n == 0 || n < (min ? min : BW_INDEX_MIN) || v->eol == EOL_MIXED) return BW_OK;
+  size_t total = 0;
+  int rc = BW_OK;
+  for (size_t k = 1; k <= IDX_K && !rc; k++) rc = index_pass(v, p, n, k, stop, &total);
+  if (rc == BW_TOO_LARGE) rc = BW_OK; /* too many places: each searches alone */
+  else if (!rc)
+    for (size_t i = 0; i < n; i++) p[i].occ_ready = 1;
+  if (!p[0].occ_ready) occ_drop(p, n);
+  return rc;
+}
+
 /* Is pos strictly inside a line's indentation (after its start, before
  * its first other character)? */
 static int in_lead(const view *v, size_t pos) {
@@ -203,12 +313,21 @@ static int all_blank(const pat *p) {
  * agent's shallower indentation. The indentation level finds it as whole
  * lines and re-indents. */
 static int find_exact(const view *v, pat *p, int disjoint, mlist *ml) {
-  if (v->eol == EOL_CRLF && !p->old_crlf) {
-    p->old_crlf = bw_eol_copy(p->old, p->olen, "\r\n", &p->old_crlf_len);
-    if (!p->old_crlf) return BW_ENOMEM;
-  }
+  const char *q;
+  size_t ql;
+  if (pat_query(v, p, &q, &ql)) return BW_ENOMEM;
   int blank = all_blank(p);
   size_t from = 0, s, e;
+  if (p->occ_ready) { /* its places, found with the other edits' (bw_exact_index) */
+    for (size_t j = 0; j < p->occ_n; j++) {
+      s = p->occ[j], e = s + ql;
+      if (s < from) continue;
+      if (!blank && (in_lead(v, s) || in_lead(v, e))) continue;
+      if (ml_add(ml, s, e, NO_LINE)) return BW_ENOMEM;
+      from = disjoint ? e : s + 1; /* overlapping places make it ambiguous */
+    }
+    return BW_OK;
+  }
   while (exact_next(v, p, from, &s, &e)) {
     if (!blank && (in_lead(v, s) || in_lead(v, e))) {
       from = s + 1;
