@@ -220,7 +220,9 @@ slice bw_lead(const char *s, size_t n);
  * 5,000 times): for n >= min patterns in a file of one line
  * ending style, each pattern's places go to its occ, which find_exact
  * then reads. Nothing is indexed (each searches alone, as before) for a
- * mixed file, past BW_INDEX_MAX places in all, or when stopped. */
+ * mixed file, past BW_INDEX_MAX places in all, past 8 times the bytes of
+ * the file and the patterns compared (patterns sharing their first bytes
+ * in a file full of them), or when stopped. */
 enum { BW_INDEX_MIN = 8, BW_INDEX_MAX = 1 << 20 };
 int bw_exact_index(const view *v, pat *p, size_t n, size_t min, const bw_stop *stop);
 /* Every place p matches at level into ml (disjoint: replace_all's places). */

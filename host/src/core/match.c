@@ -217,8 +217,14 @@ static void occ_drop(pat *p, size_t n) {
  * pattern below IDX_K bytes, its first IDX_K bytes from there on): a
  * rolling hash of the file's k-byte windows, each looked up in a table of
  * the patterns' keys, each hit compared in full. */
+/* What one index has done: places found, bytes compared (a hit's full
+ * compare), and the compares it may make before it gives up. */
+typedef struct idx_work {
+  size_t places, compared, cap;
+} idx_work;
+
 static int index_pass(const view *v, pat *p, size_t n, size_t k, const bw_stop *stop,
-                      size_t *total) {
+                      idx_work *w) {
   size_t m = 0;
   for (size_t i = 0; i < n; i++) {
     const char *q;
@@ -260,8 +266,19 @@ static int index_pass(const view *v, pat *p, size_t n, size_t k, const bw_stop *
       const char *q;
       size_t ql;
       pat_query(v, t, &q, &ql);
+      /* many patterns that share their first bytes, in a file full of
+       * them, would cost places x patterns x length: past a few times the
+       * bytes of the file and the patterns, the index gives up and each
+       * edit searches alone (linear each, as before) */
+      size_t before = w->compared;
+      w->compared += ql;
+      if (w->compared > w->cap) {
+        rc = BW_TOO_LARGE;
+        break;
+      }
+      if ((before >> 20) != (w->compared >> 20) && (rc = bw_stopped(stop))) break;
       if (at + ql > v->n || memcmp(s + at, q, ql)) continue;
-      if (++*total > BW_INDEX_MAX) {
+      if (++w->places > BW_INDEX_MAX) {
         rc = BW_TOO_LARGE;
         break;
       }
@@ -284,10 +301,11 @@ static int index_pass(const view *v, pat *p, size_t n, size_t k, const bw_stop *
 
 int bw_exact_index(const view *v, pat *p, size_t n, size_t min, const bw_stop *stop) {
   if (n == 0 || n < (min ? min : BW_INDEX_MIN) || v->eol == EOL_MIXED) return BW_OK;
-  size_t total = 0;
+  idx_work w = {0, 0, 8 * v->n + (1u << 20)};
+  for (size_t i = 0; i < n; i++) w.cap += 8 * p[i].olen;
   int rc = BW_OK;
-  for (size_t k = 1; k <= IDX_K && !rc; k++) rc = index_pass(v, p, n, k, stop, &total);
-  if (rc == BW_TOO_LARGE) rc = BW_OK; /* too many places: each searches alone */
+  for (size_t k = 1; k <= IDX_K && !rc; k++) rc = index_pass(v, p, n, k, stop, &w);
+  if (rc == BW_TOO_LARGE) rc = BW_OK; /* too many places or compares: each searches alone */
   else if (!rc)
     for (size_t i = 0; i < n; i++) p[i].occ_ready = 1;
   if (!p[0].occ_ready) occ_drop(p, n);
