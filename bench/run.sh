@@ -19,6 +19,7 @@
 #   BENCH_GREP=0       skip bench/grep.sh (grep/glob vs rg, GNU grep, fd, find
 #                      on the Linux source; its knobs are in that file)
 #   BENCH_EDIT=0       skip bench/edit.sh (edit_file vs the official server)
+#   BENCH_EDIT_SCALE=0 skip bench/edit_scale.lua (5,000 edits, every newline, a 50 MB notebook vs one read and write)
 #   BENCH_POLICY=0     skip bench/policy.lua (no policy vs default + secrets: small reads, grep)
 #   BENCH_HTTP=0       skip bench/http.mjs (small reads over Streamable HTTP vs stdio)
 #   BENCH_TREE=0       skip bench/tree.sh (folder copy, remove, cross-device move vs coreutils)
@@ -137,6 +138,11 @@ if [ "${BENCH_EDIT:-1}" != 0 ]; then
   echo
   echo "+ bash bench/edit.sh"
   BENCH_OUT=$OUT BURROW_BIN=$BIN BENCH_HARNESS=$H bash "$REPO/bench/edit.sh" || FAILED=1
+fi
+if [ "${BENCH_EDIT_SCALE:-1}" != 0 ]; then
+  echo
+  echo "+ lua5.4 bench/edit_scale.lua $OUT"
+  lua5.4 "$REPO/bench/edit_scale.lua" "$OUT" || FAILED=1
 fi
 if [ "${BENCH_TREE:-1}" != 0 ]; then
   echo
