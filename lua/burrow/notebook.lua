@@ -15,12 +15,26 @@ local M = {}
 
 local function ws(t, i) return t:find("[^ \t\r\n]", i) or #t + 1 end
 
+-- The next backslash at or after j in t (nil: none): one plain search
+-- (memchr) serves every string after it, where a pattern search for
+-- ["\\] ran the pattern matcher over each byte of every string (a 50 MB
+-- notebook's outputs: about a second). Reset by release().
+local bs = { t = nil, from = 0, at = 0 }
+local function backslash(t, j)
+  if bs.t ~= t or j < bs.from or (bs.at ~= 0 and bs.at < j) then
+    bs.t, bs.from, bs.at = t, j, t:find("\\", j, true) or 0
+  end
+  return bs.at ~= 0 and bs.at or nil
+end
+local function release() bs.t = nil end
+
 local function skip_string(t, i)
   local j = i + 1
   while true do
-    local q = t:find('["\\]', j)
+    local q = t:find('"', j, true)
     if not q then return nil end
-    if t:byte(q) == 92 then j = q + 2 else return q + 1 end
+    local b = backslash(t, j)
+    if b and b < q then j = b + 2 else return q + 1 end
   end
 end
 
@@ -93,16 +107,53 @@ local function member(ms, key)
   for _, m in ipairs(ms) do if m.key == key then return m end end
 end
 
--- The indentation of the line holding byte i.
+-- The indentation of the line holding byte i: its start found by plain
+-- searches in 64 kB pieces before i (a one-line notebook's cell far along
+-- took a step a byte before).
 local function indent_at(t, i)
-  local ls = i
-  while ls > 1 and t:sub(ls - 1, ls - 1) ~= "\n" do ls = ls - 1 end
+  local ls, hi = 1, i - 1
+  while hi >= 1 do
+    local lo = math.max(1, hi - 65535)
+    local piece, last = t:sub(lo, hi), nil
+    local k = piece:find("\n", 1, true)
+    while k do
+      last = k
+      k = piece:find("\n", k + 1, true)
+    end
+    if last then
+      ls = lo + last
+      break
+    end
+    hi = lo - 1
+  end
   return t:match("^[ \t]*", ls)
 end
 
+-- A member's value when it is not an object or an array (nil for none).
+local function scalar(t, m)
+  if not m then return nil end
+  local c = t:sub(m.vs, m.vs)
+  if c == "{" or c == "[" then return nil end
+  local v = core.json.decode(t:sub(m.vs, m.ve - 1))
+  if v == core.json.null then return nil end
+  return v
+end
+
+-- A cell's .cell: the decoded object, at the first use (a cell that does
+-- not decode is an error then, as read_file's notebook view reports it).
+local LAZY = {
+  __index = function(c, k)
+    if k ~= "cell" then return nil end
+    local cell = core.json.decode(c.text:sub(c.s, c.e - 1))
+    if type(cell) ~= "table" then error(("not a notebook: cell %d is not an object"):format(c.n - 1), 0) end
+    rawset(c, "cell", cell)
+    return cell
+  end,
+}
+
 -- The notebook's shape: {text, cells = {{s, e, cell}}, close = index of
 -- the cells array's "]", open = its "[", nbformat, minor}; or nil, why.
-function M.parse(text)
+local function parse(text)
   local top = ws(text, 1)
   if text:sub(top, top) ~= "{" then return nil, "not a notebook: no JSON object" end
   local ms = members(text, top)
@@ -113,11 +164,12 @@ function M.parse(text)
   if not els then return nil, "not a notebook: the cells do not parse" end
   local nb = { text = text, cells = {}, open = cm.vs, close = close, key_at = cm.ks }
   for k, el in ipairs(els) do
-    local ok, cell = pcall(core.json.decode, text:sub(el.s, el.e - 1))
-    if not ok or type(cell) ~= "table" or text:sub(el.s, el.s) ~= "{" then
-      return nil, ("not a notebook: cell %d is not an object"):format(k - 1)
-    end
-    nb.cells[k] = { s = el.s, e = el.e, cell = cell }
+    local ms = text:sub(el.s, el.s) == "{" and members(text, el.s)
+    if not ms then return nil, ("not a notebook: cell %d is not an object"):format(k - 1) end
+    -- what finding and editing a cell needs, read from its members alone;
+    -- the whole cell (its outputs: most of a big notebook) only when asked
+    nb.cells[k] = setmetatable({ s = el.s, e = el.e, n = k, text = text,
+      id = scalar(text, member(ms, "id")), cell_type = scalar(text, member(ms, "cell_type")) }, LAZY)
   end
   local fm, mm = member(ms, "nbformat"), member(ms, "nbformat_minor")
   nb.nbformat = fm and tonumber(text:sub(fm.vs, fm.ve - 1))
@@ -135,7 +187,7 @@ end
 
 -- A cell's id as agents address it: its own, else "cell-N" (0-based).
 function M.id_of(nb, k)
-  local id = nb.cells[k].cell.id
+  local id = nb.cells[k].id
   return type(id) == "string" and id or ("cell-%d"):format(k - 1)
 end
 
@@ -143,7 +195,7 @@ end
 function M.find(nb, id)
   if id == nil then return nil, "cell_id is required" end
   for k = 1, #nb.cells do
-    if nb.cells[k].cell.id == id then return k end
+    if nb.cells[k].id == id then return k end
   end
   local n = tonumber(type(id) == "string" and id:match("^cell%-(%d+)$") or id)
   if n and n % 1 == 0 and n >= 0 and n < #nb.cells then return math.tointeger(n) + 1 end
@@ -277,7 +329,7 @@ end
 
 local function new_id(nb)
   local used = {}
-  for _, c in ipairs(nb.cells) do used[tostring(c.cell.id)] = true end
+  for _, c in ipairs(nb.cells) do used[tostring(c.id)] = true end
   while true do
     local id = ("%08x"):format(math.random(0, 0x7fffffff))
     if not used[id] then return id end
@@ -294,7 +346,7 @@ end
 -- The notebook text after one edit: {mode = "replace"|"insert"|"delete",
 -- at = cell index (1-based; insert: after it, 0 = at the start), source,
 -- cell_type}; nil, why on a request that does not fit.
-function M.edit(nb, a)
+local function edit(nb, a)
   local t, mode = nb.text, a.mode or "replace"
   local cell_ind, unit, key_ind = layout(nb)
   if mode == "delete" then
@@ -324,9 +376,9 @@ function M.edit(nb, a)
     local ms = members(t, c.s)
     local sm = ms and member(ms, "source")
     if not sm then return nil, "the cell has no source" end
-    local kind = a.cell_type or c.cell.cell_type
-    if kind ~= c.cell.cell_type then -- another type: the cell rebuilt, its id and metadata kept
-      local id = c.cell.id
+    local kind = a.cell_type or c.cell_type
+    if kind ~= c.cell_type then -- another type: the cell rebuilt, its id and metadata kept
+      local id = c.id
       local body = cell_json(kind, type(id) == "string" and id or nil, a.source or "", indent_at(t, c.s), unit)
       local mm = member(ms, "metadata")
       if mm then
@@ -340,6 +392,19 @@ function M.edit(nb, a)
     return splice(t, sm.vs, sm.ve, src)
   end
   return nil, "edit_mode must be replace, insert or delete"
+end
+
+-- (the scan's backslash cache lets go of the text when they return)
+function M.parse(text)
+  local nb, why = parse(text)
+  release()
+  return nb, why
+end
+
+function M.edit(nb, a)
+  local out, extra = edit(nb, a)
+  release()
+  return out, extra
 end
 
 return M

@@ -63,7 +63,10 @@ end
 --- What the file is before a change: {kind = "content", before = bytes},
 -- {kind = "absent"}, or {kind = "too_large", size = n}; nil when it is
 -- nothing a write could replace (the write itself will say why).
-function undo.capture(ctx, idx, rel)
+function undo.capture(ctx, idx, rel, read)
+  -- read: the content the caller already holds, which its write replaces
+  -- only if it is still what is there (compare-and-set): no second read
+  if read and #read <= limit(ctx) then return { kind = "content", before = read } end
   local data, _, code = ctx.roots:content(idx, rel, limit(ctx))
   if data then return { kind = "content", before = data } end
   if code == "ENOENT" then return { kind = "absent" } end

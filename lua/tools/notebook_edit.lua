@@ -79,12 +79,15 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
     local id = at > 0 and notebook.id_of(nb, at) or nil
     local out, new_id = notebook.edit(nb, { mode = mode, at = at, source = a.new_source, cell_type = a.cell_type })
     if not out then return ctx:fail("INVALID_ARGUMENT", a.path, new_id) end
-    if not pcall(core.json.decode, out) then -- never write a broken notebook
+    local cells = #nb.cells
+    nb = nil
+    collectgarbage() -- the scan's pieces of a big notebook go before the check builds its own
+    if not core.json.valid(out) then -- never write a broken notebook (checked in C: no Lua copy of it)
       return ctx:fail("EIO", a.path, "the edited notebook would not be valid JSON; nothing written")
     end
     local ok, cmsg, ccode, cdetails = ctx:commit("path", #out)
     if not ok then return nil, cmsg, ccode, cdetails end
-    local snap = undo.capture(ctx, idx, rel)
+    local snap = undo.capture(ctx, idx, rel, text) -- what the write replaces (it compares the hash)
     local res, detail, wcode, current = ctx.roots:write(idx, rel, out, {
       expected_hash = hash, max_compare = ctx.caps.max_file_size,
     })
@@ -95,7 +98,7 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
       return ctx:fail(wcode, a.path, detail)
     end
     undo.record(ctx, idx, rel, snap, res.content_hash)
-    local n = #nb.cells + (mode == "insert" and 1 or mode == "delete" and -1 or 0)
+    local n = cells + (mode == "insert" and 1 or mode == "delete" and -1 or 0)
     return {
       path = a.path, edit_mode = mode,
       cell_id = mode == "insert" and (new_id or ("cell-%d"):format(at)) or id,
