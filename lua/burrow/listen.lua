@@ -108,10 +108,13 @@ local function count(self)
   return n
 end
 
--- Watch uri for listen l: the watch id, or nil and why.
+-- Watch uri for listen l: the watch id, or nil and why (and true for an
+-- operator resource that watches nothing: honoured, never reported, as
+-- resources/subscribe takes it). A file:// URI or an operator resource's
+-- watch (resources.watch_path: the same path a subscribe would watch).
 local function watch(self, l, uri)
-  local path, why = resources.path(uri)
-  if not path then return nil, why end
+  local path, why, quiet = resources.watch_path(self, uri)
+  if not path then return nil, why, quiet end
   local watches = resources.watcher(self)
   local id, msg = watches:add(self.ws, path, notifier(self, l, uri), self.session)
   return id, msg
@@ -144,9 +147,11 @@ function listen.open(self, params, id)
   local l = { id = id, filter = honoured, subs = {} }
   local uris, refused = json.array {}, json.array {}
   for _, uri in ipairs(f.uris) do
-    local wid, why = watch(self, l, uri)
+    local wid, why, quiet = watch(self, l, uri)
     if wid then
       l.subs[uri] = wid
+      uris[#uris + 1] = uri
+    elseif quiet then
       uris[#uris + 1] = uri
     else
       refused[#refused + 1] = { uri = uri, reason = tostring(why) }
@@ -185,9 +190,9 @@ function listen.rewatch(self)
     for uri, wid in pairs(l.subs) do
       self.watches:remove(wid)
       l.subs[uri] = nil
-      local nid, why = watch(self, l, uri)
+      local nid, why, quiet = watch(self, l, uri)
       if nid then l.subs[uri] = nid
-      else io.stderr:write("burrow: listen ", tostring(l.id), ": ", uri, " no longer watched: ", tostring(why), "\n") end
+      elseif not quiet then io.stderr:write("burrow: listen ", tostring(l.id), ": ", uri, " no longer watched: ", tostring(why), "\n") end
     end
   end
 end
@@ -219,7 +224,7 @@ function listen.adopt(self, snap)
     if type(r) == "table" and r.id ~= nil and type(r.filter) == "table" then
       local l = { id = r.id, filter = r.filter, subs = {} }
       for uri, wid in pairs(type(r.subs) == "table" and r.subs or {}) do
-        local path = resources.path(uri)
+        local path = resources.watch_path(self, uri)
         if self.watches and path then
           self.watches:track(wid, path, notifier(self, l, uri), self.ws, self.session)
           l.subs[uri] = wid

@@ -199,14 +199,18 @@ local function notifier(self, uri)
 end
 
 -- The path a subscription to uri watches: a file:// URI's, or what an
--- operator resource is made from (its watch); nil, why for neither.
+-- operator resource is made from (its watch); nil, why for neither, and
+-- true as a third value for an operator resource that watches nothing (a
+-- subscription to it is taken and never reported: quiet).
 local function watch_path(self, uri)
   local path, why = resources.path(uri)
   if path then return path end
   local op = type(uri) == "string" and operator.watch(self.ws, uri)
   if op then return op end
-  return nil, op == nil and "the operator resource watches nothing" or why
+  if op == nil then return nil, "the operator resource watches nothing", true end
+  return nil, why
 end
+resources.watch_path = watch_path
 
 --- The session's watches in this Lua state, from another state's: the
 -- published watcher wid and the subscriptions (uri -> watch id) it holds.

@@ -111,6 +111,31 @@ describe(H.tag("operator resources"), function()
     assert.same({}, r[9].result, "the control: a file under the root is watched")
   end)
 
+  it("a listen (MCP 2026-07-28) watches an operator resource's path as a subscribe does: beneath the roots, under the policies", function()
+    H.write(dir, "w.lua", 'return { uri_template = "w://{+p}", name = "w", watch = "{+p}",\n'
+      .. '  read = function() return { text = "x" } end }\n')
+    H.write(dir, "fixed.lua", FIXED) -- watches nothing: honoured, never reported
+    H.write(dir, "w.yaml", "roots: [ws]\npolicies: [default, ./noenv.lua]\nresources: [w.lua, fixed.lua]\n")
+    local tries = { "w://../outside.txt", "w://" .. dir .. "/outside.txt", "w://.env", "w://a.txt/../../outside.txt" }
+    local uris = { "w://a.txt", "notes://todo" }
+    for _, u in ipairs(tries) do uris[#uris + 1] = u end
+    local tmp = H.tmpdir()
+    H.write(tmp, "in", json.encode { jsonrpc = "2.0", id = "L", method = "subscriptions/listen",
+      params = { notifications = { resourceSubscriptions = json.array(uris) }, _meta = META } } .. "\n")
+    H.run(("timeout 60 %s mcp --config %s < %s > %s 2>/dev/null"):format(H.q(H.BURROW), H.q(dir .. "/w.yaml"),
+      H.q(tmp .. "/in"), H.q(tmp .. "/out")))
+    local ack
+    for line in (H.read(tmp, "out") or ""):gmatch("[^\n]+") do
+      local m = json.decode(line)
+      if type(m) == "table" and m.method == "notifications/subscriptions/acknowledged" then ack = m end
+    end
+    assert.is_table(ack, H.read(tmp, "out"))
+    assert.same({ "w://a.txt", "notes://todo" }, ack.params.notifications.resourceSubscriptions)
+    local refused = {}
+    for _, r in ipairs(ack.params._meta["burrow/refused"]) do refused[#refused + 1] = r.uri end
+    assert.same(tries, refused)
+  end)
+
   it("a resource file that is not one fails the configuration, saying what is wrong", function()
     local cases = {
       { "return 42", "must return a table" },
