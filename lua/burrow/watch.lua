@@ -31,7 +31,9 @@ local LIST = { name = "watch", permissions = { "fs.list" } }
 watch.VIEW_MAX = 10000
 
 -- A folder's view: which folder its path names (device and inode) and a
--- digest of the entries a listing of it shows (name and type), as the
+-- digest of the entries a listing of it shows (name, type, size and
+-- modification time, as list_dir shows them: a visible file replaced by
+-- a rename over it is a change, as it was before views), as the
 -- policies and the session's scope let it be listed, so an entry created
 -- or removed that they hide changes nothing an agent sees: no
 -- notification (a directory's inotify events name every entry).
@@ -53,7 +55,9 @@ local function view(ws, path, session)
       if omitted == 0 then
         ctx:reveal(raw, function(e) return e.path end, info, nested)
         local names = {}
-        for i, e in ipairs(raw) do names[i] = e.name .. "\0" .. e.type end
+        for i, e in ipairs(raw) do
+          names[i] = ("%s\0%s\0%s\0%s"):format(e.name, e.type, tostring(e.size), tostring(e.mtime))
+        end
         table.sort(names)
         digest = core.sha256(table.concat(names, "\n"))
       end

@@ -72,9 +72,15 @@ describe(F.tag("security: a folder watch tells nothing the policies hide"), func
     settle()
     assert.equal(1, #got, "a visible entry's creation was not reported")
     assert.is_true(got[1].list)
+    -- a visible file replaced by a rename over it (an editor's save, an
+    -- atomic write): its name stays, its size and time change
+    F.write_host(W .. "/ws/sub/b.new", "a longer b\n")
+    assert(os.rename(W .. "/ws/sub/b.new", W .. "/ws/b.txt"))
+    settle()
+    assert.equal(2, #got, "a visible file replaced under its name was not reported")
     os.remove(W .. "/ws/b.txt")
     settle()
-    assert.equal(2, #got, "a visible entry's removal was not reported")
+    assert.equal(3, #got, "a visible entry's removal was not reported")
     close()
   end)
 
