@@ -119,7 +119,42 @@ static void test_threads(void) {
   bw_undo_unref(b);
 }
 
+/* Two threads naming one store at once find the same one, and a record
+ * made through either is the other's. */
+static void *name_it(void *arg) {
+  return bw_undo_named("stateless00000000000000000000001", 1000, 100, NULL, 0) == arg ? arg : NULL;
+}
+
+static void test_named(void) {
+  const char *id = "stateless00000000000000000000001";
+  bw_undo *a = bw_undo_named(id, 1000, 100, NULL, 0);
+  bw_undo *b = bw_undo_named(id, 1000, 100, NULL, 0);
+  CHECK(a && a == b, "one name, one store");
+  CHECK(bw_undo_record(a, "1:f", BW_UNDO_CONTENT, "old", 3, 3, "sha256:x") == BW_UNDO_CONTENT, "recorded");
+  bw_undo_entry e;
+  CHECK(bw_undo_peek(b, "1:f", &e) == 1 && e.len == 3 && !memcmp(e.before, "old", 3), "seen through the other");
+  bw_undo_entry_free(&e);
+  bw_undo *f = bw_undo_find(id);
+  CHECK(f == a, "found by its name as by an id");
+  pthread_t t[4];
+  void *got[4];
+  for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, name_it, a);
+  for (int i = 0; i < 4; i++) pthread_join(t[i], &got[i]);
+  CHECK(got[0] == a && got[1] == a && got[2] == a && got[3] == a, "threads find the same store");
+  for (int i = 0; i < 4; i++) bw_undo_unref(a); /* the threads' references */
+  bw_undo_unref(f);
+  bw_undo_unref(b);
+  bw_undo_drop(a);
+  bw_undo_unref(a);
+  CHECK(bw_undo_find(id) == NULL, "dropped");
+  bw_undo *c = bw_undo_named("stateless00000000000000000000002", 10, 100, NULL, 0);
+  CHECK(c && c != a, "another name, another store");
+  bw_undo_drop(c);
+  bw_undo_unref(c);
+}
+
 int main(void) {
+  test_named();
   test_stack();
   test_bounds();
   test_budget();

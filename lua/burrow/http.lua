@@ -188,7 +188,8 @@ local function dispose(state, sid, server)
     server.watches:close()
   end
   local undo = server and server.session.undo
-  if type(undo) == "userdata" then undo:drop() end
+  -- a stateless client's store outlives its requests (undo_named)
+  if type(undo) == "userdata" and not server.session.undo_named then undo:drop() end
 end
 
 -- The same from a snapshot (the session's Server is another worker's).
@@ -208,9 +209,13 @@ local function dispose_snapshot(rec)
 end
 
 -- One request of MCP 2026-07-28: a Server of its own, which nothing
--- outlives (what the request needs is in its _meta).
-local function handle_stateless(W, state, sid, tenant, stream, body, params)
+-- outlives (what the request needs is in its _meta) but its undo store:
+-- the one of its tenant and token (token 0: none), which every stateless
+-- request of that client finds by name, so undo_edit takes back what an
+-- earlier request changed (docs/protocol.md).
+local function handle_stateless(W, state, sid, tenant, stream, body, params, token)
   local server = new_session(W, state, sid, workspace(state, tenant), tenant)
+  server.session.undo_named = core.sha256(("stateless\0%d\0%d"):format(tenant, token or 0)):sub(1, 32)
   server.stream = stream
   -- the Mcp-Param-* headers (mcp.lua checks them against the arguments)
   server.param_headers = params and json.decode(params) or {}
@@ -222,8 +227,8 @@ local function handle_stateless(W, state, sid, tenant, stream, body, params)
   dispose(state, sid, server)
 end
 
-local function handle(W, state, kind, sid, tenant, stream, body, version, stateless, params)
-  if stateless == true then return handle_stateless(W, state, sid, tenant, stream, body, params) end
+local function handle(W, state, kind, sid, tenant, stream, body, version, stateless, params, token)
+  if stateless == true then return handle_stateless(W, state, sid, tenant, stream, body, params, token) end
   if kind == "close" then
     local c = state.cache[sid]
     if c and c.version == version then return dispose(state, sid, c.server) end
@@ -272,11 +277,11 @@ function http.worker(W, setup)
   -- cache: sid -> {server, version, used}: the Servers of sessions served here
   local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0 }
   while true do
-    local kind, sid, tenant, stream, body, version, stateless, params = W:next(POLL)
+    local kind, sid, tenant, stream, body, version, stateless, params, token = W:next(POLL)
     if kind == false then break end
     if kind then
       state.closing = false
-      local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless, params)
+      local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless, params, token)
       if not ok then
         io.stderr:write("burrow: http worker ", W:index(), ": ", tostring(server), "\n")
         if stream and stream >= 0 then W:done(sid, stream) end

@@ -37,8 +37,10 @@ local function store(ctx)
   local s = ctx.session
   if not s.undo then
     local cap, b = limit(ctx), s.undo_budget
-    s.undo = core.undo_store { cap = cap, max_records = max_records(cap),
-      budget = b and b.name, budget_cap = b and b.cap }
+    local caps = { cap = cap, max_records = max_records(cap), budget = b and b.name, budget_cap = b and b.cap }
+    -- undo_named: a store several records share by name (an HTTP stateless
+    -- client's, by tenant and token: its requests have no session)
+    s.undo = s.undo_named and core.undo_named(s.undo_named, caps) or core.undo_store(caps)
   end
   return s.undo
 end

@@ -292,6 +292,32 @@ test("a state issued to one tenant is refused to another", T, async () => {
   assert.equal(fs.readFileSync(path.join(dir, "ws", "held", "a.txt"), "utf8"), "a0\n");
 });
 
+test("undo_edit takes back a change an earlier stateless request made, for the same client (tenant and token) only", T, async () => {
+  const dir = setup({ "ws/a.txt": "v1\n" });
+  const sha = (t) => crypto.createHash("sha256").update(t).digest("hex");
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\nhttp:\n  workers: 2\n"
+    + `  tokens:\n    - {sha256: ${sha("token-a-0123456789")}}\n    - {sha256: ${sha("token-c-0123456789")}}\n`);
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const as = (t) => ({ headers: { authorization: `Bearer ${t}` } });
+  const A = as("token-a-0123456789"), C = as("token-c-0123456789");
+  const file = () => fs.readFileSync(path.join(dir, "ws", "a.txt"), "utf8");
+  let r = await post(s.url, "tools/call", { name: "write_file", arguments: { path: "a.txt", content: "v2\n" } }, A);
+  assert.equal(r.msg.result?.isError, undefined, JSON.stringify(r.msg));
+  r = await post(s.url, "tools/call", { name: "edit_file", arguments: { path: "a.txt", old_text: "v2", new_text: "v3" } }, A);
+  assert.equal(file(), "v3\n");
+  // another token's client: its own store, nothing of A's to take back
+  r = await post(s.url, "tools/call", { name: "undo_edit", arguments: { path: "a.txt" } }, C);
+  assert.equal(r.msg.result?.isError, true, JSON.stringify(r.msg));
+  assert.equal(file(), "v3\n");
+  // A's, on whichever worker: newest first
+  r = await post(s.url, "tools/call", { name: "undo_edit", arguments: { path: "a.txt" } }, A);
+  assert.notEqual(r.msg.result?.isError, true, JSON.stringify(r.msg));
+  assert.equal(file(), "v2\n");
+  r = await post(s.url, "tools/call", { name: "undo_edit", arguments: { path: "a.txt" } }, A);
+  assert.notEqual(r.msg.result?.isError, true, JSON.stringify(r.msg));
+  assert.equal(file(), "v1\n");
+});
+
 test("headers and body must agree: every mismatch is 400 -32020 with the request's id, and nothing runs", T, async () => {
   const dir = setup({ "a.txt": "keep\n" });
   const s = await serve(["--root", dir]);

@@ -231,6 +231,31 @@ bw_undo *bw_undo_find(const char *id) {
   return u;
 }
 
+bw_undo *bw_undo_named(const char *id, size_t cap, size_t max_records,
+                       const char *budget, size_t budget_cap) {
+  if (strlen(id) != 32) return NULL; /* an id's length: found again as given */
+  bw_undo *u = bw_undo_find(id);
+  if (u) return u;
+  bw_undo *made = bw_undo_new(cap, max_records, budget, budget_cap);
+  if (!made) return NULL;
+  pthread_mutex_lock(&mu);
+  u = registry; /* another thread may have made it meanwhile: that one */
+  while (u && strcmp(u->id, id)) u = u->next_pub;
+  if (u) {
+    u->refs++;
+  } else {
+    snprintf(made->id, sizeof made->id, "%s", id);
+    made->published = 1;
+    made->refs++; /* the registry's */
+    made->next_pub = registry;
+    registry = made;
+  }
+  pthread_mutex_unlock(&mu);
+  if (!u) return made;
+  bw_undo_unref(made);
+  return u;
+}
+
 void bw_undo_drop(bw_undo *u) {
   pthread_mutex_lock(&mu);
   clear(u);

@@ -42,6 +42,13 @@ void bw_undo_unref(bw_undo *u);
 int bw_undo_publish(bw_undo *u, char id[33]);
 /* A new reference to the store published as id, or NULL. */
 bw_undo *bw_undo_find(const char *id);
+/* The store published as id (32 characters), made and published with the
+ * given caps when there is none: one store that callers which name it the
+ * same find, whichever thread comes first (an HTTP tenant's stateless
+ * client, whose requests have no session). A new reference, or NULL when
+ * out of memory or id is not 32 characters long. */
+bw_undo *bw_undo_named(const char *id, size_t cap, size_t max_records,
+                       const char *budget, size_t budget_cap);
 /* Unpublish it and forget every record (the session ended). */
 void bw_undo_drop(bw_undo *u);
 

@@ -50,6 +50,28 @@ static int l_undo_store(lua_State *L) {
   return 1;
 }
 
+/* core.undo_named(id, {cap=, max_records=, budget=, budget_cap=}) ->
+ * store: the one published as id (32 characters), made with these caps
+ * when there is none (bw_undo_named) */
+static int l_undo_named(lua_State *L) {
+  size_t n;
+  const char *id = luaL_checklstring(L, 1, &n);
+  if (n != 32) return luaL_error(L, "undo_named: the id must be 32 characters");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_getfield(L, 2, "cap");
+  lua_getfield(L, 2, "max_records");
+  lua_getfield(L, 2, "budget");
+  lua_getfield(L, 2, "budget_cap");
+  lua_Integer cap = luaL_checkinteger(L, -4), most = luaL_checkinteger(L, -3);
+  const char *budget = luaL_optstring(L, -2, NULL);
+  lua_Integer bcap = luaL_optinteger(L, -1, 0);
+  if (cap < 0 || most < 1 || bcap < 0) return luaL_error(L, "undo_named: cap, max_records and budget_cap must be positive");
+  bw_undo *u = bw_undo_named(id, (size_t)cap, (size_t)most, budget, (size_t)bcap);
+  if (!u) return luaL_error(L, "undo_named: out of memory");
+  push_store(L, u);
+  return 1;
+}
+
 /* core.undo_find(id) -> store | nil: one published by store:id() */
 static int l_undo_find(lua_State *L) {
   bw_undo *u = bw_undo_find(luaL_checkstring(L, 1));
@@ -152,4 +174,6 @@ void bw_undo_register(lua_State *L) {
   lua_setfield(L, -2, "undo_store");
   lua_pushcfunction(L, l_undo_find);
   lua_setfield(L, -2, "undo_find");
+  lua_pushcfunction(L, l_undo_named);
+  lua_setfield(L, -2, "undo_named");
 }

@@ -650,6 +650,11 @@ int bw_http_item_stateless(const bw_http_item *it) {
   return !s ? 0 : s->stateless ? 1 : s->listen ? 2 : 0;
 }
 
+int bw_http_item_token(const bw_http_item *it) {
+  const session *s = it->session; /* set when it was made, never changed */
+  return s ? s->token : -1;
+}
+
 void bw_http_item_free(bw_http *h, bw_http_item *it) {
   if (!it) return;
   session *s = it->session;
