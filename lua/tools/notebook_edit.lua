@@ -83,6 +83,8 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
     nb = nil
     collectgarbage() -- the scan's pieces of a big notebook go before the check builds its own
     if not core.json.valid(out) then -- never write a broken notebook (checked in C: no Lua copy of it)
+      local _, why = core.json.valid(text) -- a cell that is not JSON was there before: say so
+      if why then return ctx:fail("INVALID_ARGUMENT", a.path, "not a notebook: " .. why) end
       return ctx:fail("EIO", a.path, "the edited notebook would not be valid JSON; nothing written")
     end
     local ok, cmsg, ccode, cdetails = ctx:commit("path", #out)

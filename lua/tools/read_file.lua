@@ -60,10 +60,13 @@ local function notebook_view(ctx, idx, rel, f)
   local text = ctx.roots:content(idx, rel, ctx.caps.max_file_size)
   local nb = text and notebook.parse(text)
   if not nb then return nil end
-  f:close()
   local cap = ctx.caps.max_result_bytes
-  local view, images = notebook.render(nb, { output_cap = math.max(1024, cap // 16),
+  -- a cell is decoded when it is rendered: one that is not JSON makes the
+  -- file text, as one that does not scan does
+  local ok, view, images = pcall(notebook.render, nb, { output_cap = math.max(1024, cap // 16),
     image_bytes = math.min(cap // 2, ctx.caps.max_image_bytes) })
+  if not ok then return nil end
+  f:close()
   local shown = #nb.cells
   if #view > cap then -- whole cells that fit
     local cut = view:sub(1, cap)

@@ -127,6 +127,22 @@ nb.cells.insert(0, new_markdown_cell("# First\n", id="%s"))]]):format(id1, id2))
     assert.equal(1, r.cells)
   end)
 
+  it("a notebook with a cell that is not JSON reads as text, and is not edited (INVALID_ARGUMENT)", function()
+    -- its brackets and strings scan (cells are found), its second cell does not decode
+    local bad = '{"cells": [{"cell_type": "code", "id": "a", "metadata": {}, "outputs": [], "source": ["x = 1"]}, '
+      .. '{"cell_type": "code", "id": "b", "metadata": {}, "outputs": [1,], "source": ["y"]}], '
+      .. '"metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n'
+    H.write(dir, "bad.ipynb", bad)
+    local r = assert(ws:call("read_file", { path = "bad.ipynb" }))
+    assert.is_nil(r.notebook)
+    assert.truthy(r.content:find('"outputs": [1,]', 1, true))
+    local none, msg, code = ws:call("notebook_edit", { path = "bad.ipynb", cell_id = "a", new_source = "x = 2" })
+    assert.is_nil(none)
+    assert.equal("INVALID_ARGUMENT", code)
+    assert.matches("not a notebook", msg, 1, true)
+    assert.equal(bad, H.read(dir, "bad.ipynb"))
+  end)
+
   it("a notebook saved with CRLF keeps CRLF", function()
     if not need() then return end
     local crlf = H.read(dir, "a.ipynb"):gsub("\n", "\r\n")
