@@ -16,6 +16,7 @@
 
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
 package.cpath = "build/lua/?.so;" .. package.cpath
+package.path = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path -- bench/section.lua
 
 local burrow = require "burrow"
 local core = require "burrow.core"
@@ -151,15 +152,4 @@ local out = {
 local text = table.concat(out, "\n") .. "\n"
 io.write(text)
 
-local report = arg[1]
-if report then
-  local fh = io.open(report)
-  local doc = fh and fh:read("a") or ""
-  if fh then fh:close() end
-  local s, e = doc:find("<!%-%- edit%-scale bench %-%->.-<!%-%- /edit%-scale bench %-%->")
-  local block = "<!-- edit-scale bench -->\n" .. text .. "<!-- /edit-scale bench -->"
-  if s then doc = doc:sub(1, s - 1) .. block .. doc:sub(e + 1) else doc = doc .. "\n" .. block .. "\n" end
-  fh = assert(io.open(report, "w"))
-  fh:write(doc)
-  fh:close()
-end
+if arg[1] then require("section")(arg[1], "edit-scale bench", text) end

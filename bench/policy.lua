@@ -14,6 +14,7 @@
 
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
 package.cpath = "build/lua/?.so;" .. package.cpath
+package.path = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path -- bench/section.lua
 
 local burrow = require "burrow"
 local core = require "burrow.core"
@@ -137,15 +138,4 @@ for _, r in ipairs(rows) do out[#out + 1] = r end
 local text = table.concat(out, "\n") .. "\n"
 io.write(text)
 
-local report = arg[1]
-if report then
-  local fh = io.open(report)
-  local doc = fh and fh:read("a") or ""
-  if fh then fh:close() end
-  local s, e = doc:find("<!%-%- policy bench %-%->.-<!%-%- /policy bench %-%->")
-  local block = "<!-- policy bench -->\n" .. text .. "<!-- /policy bench -->"
-  if s then doc = doc:sub(1, s - 1) .. block .. doc:sub(e + 1) else doc = doc .. "\n" .. block .. "\n" end
-  fh = assert(io.open(report, "w"))
-  fh:write(doc)
-  fh:close()
-end
+if arg[1] then require("section")(arg[1], "policy bench", text) end

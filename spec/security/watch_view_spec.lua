@@ -23,6 +23,23 @@ local CHECK = [[return { name = "noprivate", check = function(req)
   end
 end }]]
 
+-- A plain watcher on path (no views): it shows when the kernel's event
+-- for a change there has come; and the wait for it (a state, not a time).
+local function kernel_watch(ws, path)
+  local raw = core.watcher(4, 0)
+  local h = assert(ws.roots:handle(ws.roots:map(path)))
+  assert(raw:add(ws.roots, h))
+  h:close()
+  return raw, function()
+    local deadline = core.now() + 20
+    repeat
+      raw:read()
+      if #raw:due(core.now()) > 0 then return end
+      assert(core.now() < deadline, "the kernel's event never came")
+    until false
+  end
+end
+
 describe(F.tag("security: a folder watch tells nothing the policies hide"), function()
   local W
 
@@ -40,20 +57,11 @@ describe(F.tag("security: a folder watch tells nothing the policies hide"), func
     local got = {}
     local set = watch.new { max = 8, interval_ms = 0 }
     assert(set:add(ws, path, function(ev) got[#got + 1] = ev end))
-    local raw = core.watcher(4, 0)
-    local h = assert(ws.roots:handle(ws.roots:map(path)))
-    assert(raw:add(ws.roots, h))
-    h:close()
-    -- wait (for a state) until the kernel's event for the last change is
-    -- here, then let the set under test report what it will
+    -- until the kernel's event for the last change is here, then what
+    -- the set under test reports
+    local raw, arrived = kernel_watch(ws, path)
     local function settle()
-      local deadline = core.now() + 20
-      repeat
-        raw:read()
-        local due = raw:due(core.now())
-        if #due > 0 then break end
-        assert(core.now() < deadline, "the kernel's event never came")
-      until false
+      arrived()
       set:poll()
     end
     return got, settle, function() set:close(); raw:close() end
@@ -128,17 +136,9 @@ describe(F.tag("security: a folder watch tells nothing the policies hide"), func
     local got = {}
     local adopted = watch.adopt(assert(core.watcher_find(wid)))
     adopted:track(id, "/workspace", function(ev) got[#got + 1] = ev end, ws, ws.session)
-    local raw = core.watcher(4, 0)
-    local h = assert(ws.roots:handle(ws.roots:map("/workspace")))
-    assert(raw:add(ws.roots, h))
-    h:close()
+    local raw, arrived = kernel_watch(ws, "/workspace")
     local function settle()
-      local deadline = core.now() + 20
-      repeat
-        raw:read()
-        if #raw:due(core.now()) > 0 then break end
-        assert(core.now() < deadline, "the kernel's event never came")
-      until false
+      arrived()
       adopted:poll()
     end
     F.write_host(W .. "/ws/id_rsa", "key")

@@ -33,18 +33,32 @@ static void push_store(lua_State *L, bw_undo *u) {
   luaL_setmetatable(L, UNDO_MT);
 }
 
-/* core.undo_store{cap=, max_records=, budget=name, budget_cap=} -> store */
-static int l_undo_store(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  lua_getfield(L, 1, "cap");
-  lua_getfield(L, 1, "max_records");
-  lua_getfield(L, 1, "budget");
-  lua_getfield(L, 1, "budget_cap");
+/* A store's caps from the table at idx {cap=, max_records=, budget=name,
+ * budget_cap=} (what: the function, for its errors); budget stays on the
+ * stack. */
+typedef struct caps {
+  size_t cap, most, bcap;
+  const char *budget;
+} caps;
+
+static caps read_caps(lua_State *L, int idx, const char *what) {
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_getfield(L, idx, "cap");
+  lua_getfield(L, idx, "max_records");
+  lua_getfield(L, idx, "budget");
+  lua_getfield(L, idx, "budget_cap");
   lua_Integer cap = luaL_checkinteger(L, -4), most = luaL_checkinteger(L, -3);
   const char *budget = luaL_optstring(L, -2, NULL);
   lua_Integer bcap = luaL_optinteger(L, -1, 0);
-  if (cap < 0 || most < 1 || bcap < 0) return luaL_error(L, "undo_store: cap, max_records and budget_cap must be positive");
-  bw_undo *u = bw_undo_new((size_t)cap, (size_t)most, budget, (size_t)bcap);
+  if (cap < 0 || most < 1 || bcap < 0)
+    luaL_error(L, "%s: cap, max_records and budget_cap must be positive", what);
+  return (caps){(size_t)cap, (size_t)most, (size_t)bcap, budget};
+}
+
+/* core.undo_store{cap=, max_records=, budget=name, budget_cap=} -> store */
+static int l_undo_store(lua_State *L) {
+  caps c = read_caps(L, 1, "undo_store");
+  bw_undo *u = bw_undo_new(c.cap, c.most, c.budget, c.bcap);
   if (!u) return luaL_error(L, "undo_store: out of memory");
   push_store(L, u);
   return 1;
@@ -57,16 +71,8 @@ static int l_undo_named(lua_State *L) {
   size_t n;
   const char *id = luaL_checklstring(L, 1, &n);
   if (n != 32) return luaL_error(L, "undo_named: the id must be 32 characters");
-  luaL_checktype(L, 2, LUA_TTABLE);
-  lua_getfield(L, 2, "cap");
-  lua_getfield(L, 2, "max_records");
-  lua_getfield(L, 2, "budget");
-  lua_getfield(L, 2, "budget_cap");
-  lua_Integer cap = luaL_checkinteger(L, -4), most = luaL_checkinteger(L, -3);
-  const char *budget = luaL_optstring(L, -2, NULL);
-  lua_Integer bcap = luaL_optinteger(L, -1, 0);
-  if (cap < 0 || most < 1 || bcap < 0) return luaL_error(L, "undo_named: cap, max_records and budget_cap must be positive");
-  bw_undo *u = bw_undo_named(id, (size_t)cap, (size_t)most, budget, (size_t)bcap);
+  caps c = read_caps(L, 2, "undo_named");
+  bw_undo *u = bw_undo_named(id, c.cap, c.most, c.budget, c.bcap);
   if (!u) return luaL_error(L, "undo_named: out of memory");
   push_store(L, u);
   return 1;
