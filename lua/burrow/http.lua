@@ -210,12 +210,13 @@ end
 
 -- One request of MCP 2026-07-28: a Server of its own, which nothing
 -- outlives (what the request needs is in its _meta) but its undo store:
--- the one of its tenant and token (token 0: none), which every stateless
--- request of that client finds by name, so undo_edit takes back what an
--- earlier request changed (docs/protocol.md).
+-- the one of its tenant and token (the token's sha256 as configured; none
+-- without authentication), which every stateless request of that client
+-- finds by name, so undo_edit takes back what an earlier request changed
+-- (docs/protocol.md).
 local function handle_stateless(W, state, sid, tenant, stream, body, params, token)
   local server = new_session(W, state, sid, workspace(state, tenant), tenant)
-  server.session.undo_named = core.sha256(("stateless\0%d\0%d"):format(tenant, token or 0)):sub(1, 32)
+  server.session.undo_named = core.sha256(("stateless\0%s\0%s"):format(tostring(server.session.tenant), token or "")):sub(1, 32)
   server.stream = stream
   -- the Mcp-Param-* headers (mcp.lua checks them against the arguments)
   server.param_headers = params and json.decode(params) or {}

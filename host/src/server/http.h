@@ -93,9 +93,9 @@ typedef struct bw_http_item {
  * subscriptions/listen (kept until the client closes its stream); 0: a
  * session's. */
 int bw_http_item_stateless(const bw_http_item *it);
-/* The index of the token its session was opened with (http.tokens,
- * 0-based), or -1 without authentication. */
-int bw_http_item_token(const bw_http_item *it);
+/* The token its session was opened with, as the config names it (its
+ * sha256, 64 hex digits), or NULL without authentication. */
+const char *bw_http_item_token(const bw_http *h, const bw_http_item *it);
 
 /* Start listening; NULL and a message in err on failure. */
 bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen);

@@ -650,9 +650,9 @@ int bw_http_item_stateless(const bw_http_item *it) {
   return !s ? 0 : s->stateless ? 1 : s->listen ? 2 : 0;
 }
 
-int bw_http_item_token(const bw_http_item *it) {
+const char *bw_http_item_token(const bw_http *h, const bw_http_item *it) {
   const session *s = it->session; /* set when it was made, never changed */
-  return s ? s->token : -1;
+  return s && s->token >= 0 ? h->o.tokens[s->token].sha256 : NULL;
 }
 
 void bw_http_item_free(bw_http *h, bw_http_item *it) {

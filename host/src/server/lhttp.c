@@ -93,11 +93,13 @@ static int push_item(lua_State *L, wstate *w) {
   else lua_pushboolean(L, era);
   if (it->params) lua_pushstring(L, it->params);
   else lua_pushnil(L);
-  lua_pushinteger(L, bw_http_item_token(it) + 1); /* 0: no token */
+  const char *token = bw_http_item_token(w->h, it);
+  if (token) lua_pushstring(L, token);
+  else lua_pushnil(L);
   return 9;
 }
 
-/* w:next([timeout]) -> "message", sid, tenant, stream, body, version, stateless (true, false or "listen"), param_headers, token (1-based; 0: none) |
+/* w:next([timeout]) -> "message", sid, tenant, stream, body, version, stateless (true, false or "listen"), param_headers, token (its sha256; nil: none) |
  * "close" or "watch", sid, tenant, nil, nil, version | nil (timeout) | false (the server stopped). The
  * worker holds the session until w:release (or its next w:next). */
 static int w_next(lua_State *L) {
