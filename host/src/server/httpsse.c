@@ -144,7 +144,8 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
   return (ssize_t)n;
 }
 
-/* Answer with stream t of session s from event pos on (lock held). */
+/* Answer with stream t of session s from event pos on (lock held; let go
+ * of meanwhile, held again on return). */
 enum MHD_Result bwh_stream_answer(bw_http *h, struct MHD_Connection *c,
                                      session *s, stream *t, long pos,
                                      int json, int fresh) {
@@ -160,9 +161,18 @@ enum MHD_Result bwh_stream_answer(bw_http *h, struct MHD_Connection *c,
   r->json = json;
   s->refs++;
   t->readers++;
+  char sid[sizeof s->id];
+  memcpy(sid, s->id, sizeof sid);
+  /* libmicrohttpd's calls go without the listener's lock (the reader's
+   * references keep s and t): it holds a response's own mutex around
+   * read_sse, which takes ours, so taking its mutex under ours was the
+   * other order (TSan's lock-order reports); and a response it frees at
+   * once (a queue that fails) runs reader_free, which takes ours too */
+  pthread_mutex_unlock(&h->mu);
   struct MHD_Response *resp = MHD_create_response_from_callback(
       MHD_SIZE_UNKNOWN, 64 * 1024, read_sse, r, reader_free);
   if (!resp) {
+    pthread_mutex_lock(&h->mu);
     t->readers--;
     s->refs--;
     free(r);
@@ -174,9 +184,10 @@ enum MHD_Result bwh_stream_answer(bw_http *h, struct MHD_Connection *c,
     MHD_add_response_header(resp, "Cache-Control", "no-cache");
     MHD_add_response_header(resp, "X-Accel-Buffering", "no"); /* nginx: pass events on at once */
   }
-  if (fresh > 0) MHD_add_response_header(resp, "Mcp-Session-Id", s->id);
+  if (fresh > 0) MHD_add_response_header(resp, "Mcp-Session-Id", sid);
   enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, resp);
   MHD_destroy_response(resp);
+  pthread_mutex_lock(&h->mu);
   return rc;
 }
 
