@@ -213,16 +213,16 @@ static void occ_drop(pat *p, size_t n) {
   }
 }
 
-/* One pass for the patterns whose bucket key is k bytes long (the whole
- * pattern below IDX_K bytes, its first IDX_K bytes from there on): a
- * rolling hash of the file's k-byte windows, each looked up in a table of
- * the patterns' keys, each hit compared in full. */
 /* What one index has done: places found, bytes compared (a hit's full
  * compare), and the compares it may make before it gives up. */
 typedef struct idx_work {
   size_t places, compared, cap;
 } idx_work;
 
+/* One pass for the patterns whose bucket key is k bytes long (the whole
+ * pattern below IDX_K bytes, its first IDX_K bytes from there on): a
+ * rolling hash of the file's k-byte windows, each looked up in a table of
+ * the patterns' keys, each hit compared in full. */
 static int index_pass(const view *v, pat *p, size_t n, size_t k, const bw_stop *stop,
                       idx_work *w) {
   size_t m = 0;
