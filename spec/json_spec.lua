@@ -31,6 +31,21 @@ describe("burrow.core json", function()
     end)
   end)
 
+  describe("valid", function()
+    it("says whether a text is one JSON value as decode takes it, building nothing", function()
+      for _, ok in ipairs { '{"a": [1, 2.5, "x", null, true]}', "3", '"s\\u0000"', "[]" } do
+        assert.is_true(json.valid(ok), ok)
+        assert.is_not_nil(json.decode(ok), ok)
+      end
+      for _, bad in ipairs { "[1,]", '{"a" 1}', "tru", "", '{"a": 1} x' } do
+        local none, why = json.valid(bad)
+        assert.is_nil(none, bad)
+        assert.matches("json decode:", why, 1, true)
+        assert.is_nil((json.decode(bad)), bad)
+      end
+    end)
+  end)
+
   describe("decode", function()
     it("decodes scalars at the top level", function()
       assert.equal("hi", json.decode('"hi"'))
