@@ -81,7 +81,9 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
     if not out then return ctx:fail("INVALID_ARGUMENT", a.path, new_id) end
     local cells = #nb.cells
     nb = nil
-    collectgarbage() -- the scan's pieces of a big notebook go before the check builds its own
+    -- a big notebook's scan pieces go before the check builds its own (a
+    -- full collection, so only where it frees megabytes)
+    if #text > 4 * 1024 * 1024 then collectgarbage() end
     if not core.json.valid(out) then -- never write a broken notebook (checked in C: no Lua copy of it)
       local _, why = core.json.valid(text) -- a cell that is not JSON was there before: say so
       if why then return ctx:fail("INVALID_ARGUMENT", a.path, "not a notebook: " .. why) end
