@@ -153,10 +153,40 @@ static void test_empty(void) {
   bw_grep_wire_free(&w);
 }
 
+/* The one renderer fed directly (as lsearch.c feeds it match tables):
+ * raw and escaped, groups and gaps, a path that changes back. */
+static void test_gtext(void) {
+  const bw_gstr one[] = {{"b\"x", 3}}, ctx[] = {{"p", 1}, {"m\n", 2}, {"q", 1}};
+  for (int esc = 0; esc <= 1; esc++) {
+    bw_gtext t;
+    bw_gtext_init(&t, esc);
+    CHECK(bw_gtext_match(&t, "a\"", 2, 3, one, 0, 0, 0) == 0, "first");
+    CHECK(bw_gtext_match(&t, "a\"", 2, 5, ctx, 1, 1, 1) == 0, "a run on: no --");
+    CHECK(bw_gtext_match(&t, "a\"", 2, 9, ctx, 1, 1, 1) == 0, "a gap");
+    CHECK(bw_gtext_match(&t, "c", 1, 7, ctx, 1, 1, 1) == 0, "a new path");
+    CHECK(bw_gtext_match(&t, "a\"", 2, 1, one, 0, 0, 0) == 0, "back, no context: no --");
+    size_t len, raw;
+    char *s = bw_gtext_take(&t, &len, &raw);
+    const char *want = esc ? "a\\\":3:b\\\"x\\na\\\"-4-p\\na\\\":5:m\\n\\na\\\"-6-q\\n--\\na\\\"-8-p"
+                             "\\na\\\":9:m\\n\\na\\\"-10-q\\n--\\nc-6-p\\nc:7:m\\n\\nc-8-q\\na\\\":1:b\\\"x"
+                           : "a\":3:b\"x\na\"-4-p\na\":5:m\n\na\"-6-q\n--\na\"-8-p\na\":9:m\n\na\"-10-q\n--\n"
+                             "c-6-p\nc:7:m\n\nc-8-q\na\":1:b\"x";
+    CHECK(same(s, len, want), esc ? "escaped" : "raw");
+    CHECK(raw == strlen(esc ? "a\":3:b\"x\na\"-4-p\na\":5:m\n\na\"-6-q\n--\na\"-8-p\na\":9:m\n\na\"-10-q\n--\n"
+                              "c-6-p\nc:7:m\n\nc-8-q\na\":1:b\"x" : want), "raw length");
+    free(s);
+  }
+  bw_gtext t;
+  bw_gtext_init(&t, 0);
+  size_t len, raw;
+  CHECK(bw_gtext_take(&t, &len, &raw) == NULL && len == 0 && raw == 0, "nothing written");
+}
+
 int main(void) {
   test_plain();
   test_context();
   test_empty();
+  test_gtext();
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

@@ -4,12 +4,15 @@
 -- default; binary and oversize files are skipped and listed, so "no match"
 -- is never ambiguous. Results come sorted by path, then line.
 
+local core = require "burrow.core"
 local context = require "burrow.context"
 
 local MODES = { content = true, files = true, count = true }
 
--- Results whose matches the core wrote as JSON (opts.wire): their lines as
--- render joins them, a json.fragment, for render to find.
+-- Results whose matches the core wrote as JSON (opts.wire): their lines,
+-- a json.fragment, for render to find. Either way the lines come from one
+-- renderer, the core's (grepwire.c): written with the search here, or from
+-- the match tables by core.grep_lines.
 local wired = setmetatable({}, { __mode = "k" })
 -- results whose matched lines the render tags as untrusted data: result -> {roots, path}
 local tagged = setmetatable({}, { __mode = "k" })
@@ -255,18 +258,10 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       for _, p in ipairs(r.files) do add(p) end
     elseif r.output_mode == "count" then
       for _, c in ipairs(r.counts) do add(("%s:%d"):format(c.path, c.count)) end
-    elseif wired[r] then -- the same lines, written by the core
+    elseif wired[r] then -- written by the core with the search, escaped for the reply
       if #wired[r] > 0 then add(wired[r]) end
-    else
-      local last_path, last_line
-      for _, m in ipairs(r.matches) do
-        local first = m.line - #(m.before or {})
-        if last_path and (m.path ~= last_path or first > last_line + 1) and (m.before or m.after) then add("--") end
-        for i, l in ipairs(m.before or {}) do add(("%s-%d-%s"):format(m.path, first + i - 1, l)) end
-        add(("%s:%d:%s"):format(m.path, m.line, m.text))
-        for i, l in ipairs(m.after or {}) do add(("%s-%d-%s"):format(m.path, m.line + i, l)) end
-        last_path, last_line = m.path, m.line + #(m.after or {})
-      end
+    elseif #r.matches > 0 then -- the same renderer, from the tables
+      add(core.grep_lines(r.matches))
     end
     if #out == 0 then
       add(("No matches for %q in %s (%d files searched)."):format(r.pattern, r.path, r.files_searched or 0))

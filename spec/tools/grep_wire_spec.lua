@@ -222,3 +222,45 @@ describe(H.tag("json value fragments"), function()
     for i = 1, 8, 2 do assert.equal(lines[i], lines[i + 1]) end
   end)
 end)
+
+describe(H.tag("one renderer for grep's lines"), function()
+  local core = require "burrow.core"
+
+  it("core.grep_lines writes match tables as the search writes its picks: groups, gaps, context", function()
+    assert.equal("a:3:x\n--\na-8-p\na:9:y\na-10-q\na-11-r\n--\nb/c:1:z",
+      core.grep_lines { { path = "a", line = 3, text = "x" },
+        { path = "a", line = 9, text = "y", before = { "p" }, after = { "q", "r" } },
+        { path = "b/c", line = 1, text = "z", before = {}, after = {} } })
+    -- lines that run on make one group; without context, never a "--"
+    assert.equal("a-1-p\na:2:x\na-3-q\na:4:y", core.grep_lines { { path = "a", line = 2, text = "x", before = { "p" }, after = { "q" } },
+      { path = "a", line = 4, text = "y", before = {}, after = {} } })
+    assert.equal("a:2:x\nb:9:y", core.grep_lines { { path = "a", line = 2, text = "x" }, { path = "b", line = 9, text = "y" } })
+    assert.equal("", core.grep_lines {})
+    assert.equal("n\0l:1:t\1\n", core.grep_lines { { path = "n\0l", line = 1, text = "t\1\n" } }) -- bytes as they are
+  end)
+
+  it("core.grep_lines refuses what is not a match table, naming which", function()
+    for _, bad in ipairs { { 1 }, { { path = "a", line = "x", text = "t" } }, { { path = "a", line = 1 } },
+      { { path = "a", line = 1, text = "t", before = { 1 } } }, { { path = "a", line = 1, text = "t", after = "s" } } } do
+      local ok, err = pcall(core.grep_lines, bad)
+      assert.is_false(ok)
+      assert.matches("grep_lines: match 1 ", err)
+    end
+  end)
+
+  it("the text of a result in tables is the wire text of the same search, byte for byte", function()
+    local ws = H.workspace(FILES)
+    for _, a in ipairs(CALLS) do
+      if (a.output_mode or "content") == "content" then
+        local t = assert(ws:call("grep", a))
+        local w = assert(ws:call("grep", a, { wire = true }))
+        local text = ws:render("grep", w) -- with matches, a fragment: escaped for the reply
+        assert.equal(w.total > 0 and "userdata" or "string", type(text))
+        -- as the reply carries them (invalid UTF-8 is escaped as the encoder does)
+        local plain = ws:render("grep", t)
+        assert.equal("string", type(plain))
+        assert.equal(json.encode { plain }, json.encode { text })
+      end
+    end
+  end)
+end)

@@ -1,10 +1,12 @@
 /*
  * grepwire.c - grep's content matches chosen for a result, and written
  * straight as a reply: the `matches` array as JSON text and the lines as
- * grep.lua's render shows them (path:line:text, context lines path-N-text,
- * "--" between groups), escaped as the inside of a JSON string. Both are
- * the bytes the encoder (ljson.c) writes for the table form: the same
+ * a grep result shows them (path:line:text, context lines path-N-text,
+ * "--" between groups), escaped as the inside of a JSON string. The JSON
+ * is the bytes the encoder (ljson.c) writes for the table form: the same
  * escaping (jsonesc.c), the same key order (sorted), the same numbers.
+ * The lines have one renderer (bw_gtext), which lsearch.c also feeds a
+ * result's match tables (core.grep_lines), unescaped.
  *
  * The choice (bw_gsel) is shared with the binding that builds the tables
  * (lsearch.c), so max_results and max_result_bytes cut at the same match
@@ -87,10 +89,7 @@ int bw_gsel_next(bw_gsel *s, bw_gpick *p) {
 
 /* ---- the writer ---- */
 
-typedef struct obuf {
-  char *p;
-  size_t n, cap;
-} obuf;
+typedef bw_obuf obuf;
 
 static int ob_reserve(obuf *o, size_t extra) {
   if (o->cap - o->n > extra) return 0;
@@ -184,70 +183,127 @@ static int json_match(obuf *o, const bw_gpick *p, int context, const char *epath
   return 0;
 }
 
-/* One rendered line: path, sep, number, sep, text (escaped; raw length
- * added to *raw), after a '\n' unless it is the first. */
-static int text_line(obuf *o, size_t *raw, const char *epath, size_t elen, size_t plen,
-                     char sep, long long line, const char *s, size_t n) {
-  if (ob_reserve(o, elen + 32)) return BW_ENOMEM;
-  if (*raw) { /* the newline between lines, escaped */
-    OB_LIT(o, "\\n");
-    *raw += 1;
-  }
+/* ---- the rendered lines (bw_gtext): grep's one renderer ---- */
+
+/* s as the text takes it: escaped (esc) or as it is */
+static int gt_put(bw_gtext *t, obuf *o, const char *s, size_t n) {
+  if (t->esc) return ob_escape(o, s, n);
+  if (ob_reserve(o, n)) return BW_ENOMEM;
+  ob_put(o, s, n);
+  return 0;
+}
+
+/* the line break before a line, unless it is the first */
+static int gt_break(bw_gtext *t, obuf *o) {
+  if (!t->raw) return 0;
+  if (ob_reserve(o, 2)) return BW_ENOMEM;
+  if (t->esc) OB_LIT(o, "\\n");
+  else OB_LIT(o, "\n");
+  t->raw += 1;
+  return 0;
+}
+
+/* One line: path, sep, number, sep, text (t->ep, the path as written) */
+static int gt_line(bw_gtext *t, char sep, long long line, const char *s, size_t n) {
+  obuf *o = &t->buf;
+  if (gt_break(t, o) || ob_reserve(o, t->elen + 32)) return BW_ENOMEM;
   size_t at = o->n;
-  ob_put(o, epath, elen);
+  ob_put(o, t->ep, t->elen);
   ob_put(o, &sep, 1);
   ob_int(o, line);
   ob_put(o, &sep, 1);
   /* what this prefix is unescaped: the path's raw length, not its escape's */
-  *raw += (o->n - at) - elen + plen;
-  if (ob_escape(o, s, n)) return BW_ENOMEM;
-  *raw += n;
+  t->raw += (o->n - at) - t->elen + t->plen;
+  if (gt_put(t, o, s, n)) return BW_ENOMEM;
+  t->raw += n;
   return 0;
 }
 
-/* grep.lua's render of one match: "--" before a group that does not run
- * on from the last (a new file, or a gap) when there is context; before
- * lines numbered back from the match, after lines on from it. */
-static int text_match(obuf *o, size_t *raw, const bw_gpick *p, int context, const char *epath,
-                      size_t elen, size_t plen, int *started, long long *last_line) {
-  const bw_gfile *f = p->f;
-  long long line = (long long)f->lines[p->m].line;
-  long long first = line - (long long)(p->m - p->b);
-  if (context && *started && (p->first_of_file || first > *last_line + 1)) {
-    if (ob_reserve(o, 4)) return BW_ENOMEM;
-    OB_LIT(o, "\\n--"); /* never the first line: *started */
-    *raw += 3;
+void bw_gtext_init(bw_gtext *t, int esc) {
+  memset(t, 0, sizeof *t);
+  t->esc = esc;
+}
+
+int bw_gtext_reserve(bw_gtext *t, size_t n) { return ob_reserve(&t->buf, n); }
+
+int bw_gtext_match(bw_gtext *t, const char *path, size_t plen, long long line,
+                   const bw_gstr *lines, size_t nb, size_t na, int context) {
+  int new_path = !t->started || plen != t->plen || memcmp(path, t->path, plen);
+  if (new_path) { /* the path as lines write it, made once a file */
+    obuf raw = {t->path, 0, t->pcap}, ep = {t->ep, 0, t->ecap};
+    int rc = ob_reserve(&raw, plen + 1);
+    t->path = raw.p, t->pcap = raw.cap;
+    if (rc) return BW_ENOMEM;
+    memcpy(t->path, path, plen);
+    t->plen = plen;
+    rc = t->esc ? ob_escape(&ep, path, plen) : ob_reserve(&ep, plen + 1);
+    t->ep = ep.p, t->ecap = ep.cap;
+    if (rc) return BW_ENOMEM;
+    if (!t->esc) memcpy(t->ep, path, plen);
+    t->elen = t->esc ? ep.n : plen;
   }
-  for (size_t k = p->b; k < p->m; k++)
-    if (text_line(o, raw, epath, elen, plen, '-', first + (long long)(k - p->b),
-                  bw_gline_text(f, &f->lines[k]), f->lines[k].len))
-      return BW_ENOMEM;
-  if (text_line(o, raw, epath, elen, plen, ':', line, bw_gline_text(f, &f->lines[p->m]),
-                f->lines[p->m].len))
-    return BW_ENOMEM;
-  for (size_t k = p->m + 1; k < p->a; k++)
-    if (text_line(o, raw, epath, elen, plen, '-', line + (long long)(k - p->m),
-                  bw_gline_text(f, &f->lines[k]), f->lines[k].len))
-      return BW_ENOMEM;
-  *started = 1;
-  *last_line = line + (long long)(p->a - p->m - 1);
+  long long first = line - (long long)nb;
+  if (context && t->started && (new_path || first > t->last_line + 1)) {
+    obuf *o = &t->buf;
+    if (gt_break(t, o) || ob_reserve(o, 2)) return BW_ENOMEM; /* never first: started */
+    OB_LIT(o, "--");
+    t->raw += 2;
+  }
+  for (size_t k = 0; k < nb + 1 + na; k++) {
+    long long n = k < nb ? first + (long long)k : line + (long long)(k - nb);
+    if (gt_line(t, k == nb ? ':' : '-', n, lines[k].s, lines[k].len)) return BW_ENOMEM;
+  }
+  t->started = 1;
+  t->last_line = line + (long long)na;
   return 0;
+}
+
+char *bw_gtext_take(bw_gtext *t, size_t *len, size_t *raw) {
+  char *p = t->buf.p;
+  *len = t->buf.n;
+  if (raw) *raw = t->raw;
+  t->buf.p = NULL;
+  bw_gtext_free(t);
+  return p;
+}
+
+void bw_gtext_free(bw_gtext *t) {
+  free(t->buf.p);
+  free(t->path);
+  free(t->ep);
+  free(t->scratch);
+  memset(t, 0, sizeof *t);
+}
+
+/* A pick's lines [b, a) as the writer takes them */
+static int text_pick(bw_gtext *t, const bw_gpick *p, int context, const char *path, size_t plen) {
+  const bw_gfile *f = p->f;
+  size_t n = p->a - p->b;
+  if (n > t->nscratch) {
+    bw_gstr *s = realloc(t->scratch, n * sizeof *s);
+    if (!s) return BW_ENOMEM;
+    t->scratch = s, t->nscratch = n;
+  }
+  for (size_t k = 0; k < n; k++)
+    t->scratch[k] = (bw_gstr){bw_gline_text(f, &f->lines[p->b + k]), f->lines[p->b + k].len};
+  return bw_gtext_match(t, path, plen, (long long)f->lines[p->m].line, t->scratch, p->m - p->b,
+                        p->a - p->m - 1, context);
 }
 
 int bw_grep_wire(const bw_grep_res *r, const char *prefix, size_t max, size_t max_bytes,
                  int context, int want_text, bw_grep_wire_out *w) {
   memset(w, 0, sizeof *w);
-  obuf js = {0}, tx = {0}, path = {0}, ep = {0};
+  obuf js = {0}, path = {0}, ep = {0};
+  bw_gtext tx;
+  bw_gtext_init(&tx, 1);
   size_t want = 0; /* a first guess of the sizes, so big results grow once */
   for (size_t i = 0; i < r->nfiles; i++) want += r->files[i]->tlen + r->files[i]->nlines * 48;
   if (max_bytes && want > max_bytes + max_bytes / 4) want = max_bytes + max_bytes / 4;
   int rc = ob_reserve(&js, want + 2);
-  if (!rc && want_text) rc = ob_reserve(&tx, want);
+  if (!rc && want_text) rc = bw_gtext_reserve(&tx, want);
   bw_gsel s;
   bw_gsel_init(&s, r, prefix, max, max_bytes);
   bw_gpick p;
-  int started = 0;
-  long long last_line = 0;
   size_t plen = 0;
   if (!rc) OB_LIT(&js, "[");
   while (!rc && bw_gsel_next(&s, &p)) {
@@ -263,22 +319,21 @@ int bw_grep_wire(const bw_grep_res *r, const char *prefix, size_t max, size_t ma
       OB_LIT(&js, ",");
     }
     rc = json_match(&js, &p, context, ep.p, ep.n);
-    if (!rc && want_text)
-      rc = text_match(&tx, &w->text_raw, &p, context, ep.p, ep.n, plen, &started, &last_line);
+    if (!rc && want_text) rc = text_pick(&tx, &p, context, path.p, plen);
   }
   if (!rc) rc = ob_reserve(&js, 1);
   free(path.p);
   free(ep.p);
   if (rc) {
     free(js.p);
-    free(tx.p);
+    bw_gtext_free(&tx);
     return rc;
   }
   OB_LIT(&js, "]");
   w->json = js.p;
   w->json_len = js.n;
-  w->text = tx.p;
-  w->text_len = tx.n;
+  if (want_text) w->text = bw_gtext_take(&tx, &w->text_len, &w->text_raw);
+  else bw_gtext_free(&tx);
   w->n = s.n;
   w->cut = s.cut;
   return BW_OK;

@@ -389,7 +389,7 @@ int bw_gsel_next(bw_gsel *s, bw_gpick *p);
 
 /* The chosen matches as the bytes the JSON encoder gives for grep's table
  * form: json, the `matches` array; text (want_text), the lines as
- * grep.lua's render joins them ("\n" between, none after), escaped as
+ * a result shows them (bw_gtext below: "\n" between, none after), escaped as
  * the inside of a JSON string, text_raw its unescaped length. */
 typedef struct bw_grep_wire_out {
   char *json, *text; /* malloc'd */
@@ -401,6 +401,46 @@ typedef struct bw_grep_wire_out {
 int bw_grep_wire(const bw_grep_res *r, const char *prefix, size_t max, size_t max_bytes,
                  int context, int want_text, bw_grep_wire_out *w);
 void bw_grep_wire_free(bw_grep_wire_out *w);
+
+/* grep's lines as a result shows them, written by one renderer whatever
+ * holds the matches (a search's picks above, a result's match tables:
+ * lsearch.c): path:N:text for a match, path-N-text for a context line,
+ * "--" before a match with context whose lines do not run on from the
+ * last (a new path, or a gap); "\n" between lines, none after. With esc,
+ * escaped as the inside of a JSON string (raw: the unescaped length). */
+typedef struct bw_obuf {
+  char *p;
+  size_t n, cap;
+} bw_obuf;
+
+typedef struct bw_gstr {
+  const char *s;
+  size_t len;
+} bw_gstr;
+
+typedef struct bw_gtext {
+  bw_obuf buf;           /* the text */
+  size_t raw;            /* its unescaped length */
+  int esc, started;
+  long long last_line;   /* the last line written */
+  char *path, *ep;       /* the last path, and as lines write it */
+  size_t plen, pcap, elen, ecap;
+  bw_gstr *scratch;      /* a pick's lines (bw_grep_wire) */
+  size_t nscratch;
+} bw_gtext;
+
+void bw_gtext_init(bw_gtext *t, int esc);
+/* room for n more bytes at once (a first guess); 0 or BW_ENOMEM */
+int bw_gtext_reserve(bw_gtext *t, size_t n);
+/* One match at line `line` of path: lines holds its nb before lines, the
+ * match and its na after lines, in order; context: it was asked with
+ * context (the "--" rule). 0 or BW_ENOMEM. */
+int bw_gtext_match(bw_gtext *t, const char *path, size_t plen, long long line,
+                   const bw_gstr *lines, size_t nb, size_t na, int context);
+/* The text (malloc'd, NULL when empty), its length and unescaped length;
+ * t is freed. */
+char *bw_gtext_take(bw_gtext *t, size_t *len, size_t *raw);
+void bw_gtext_free(bw_gtext *t);
 
 /* ---- glob search (glob.c) ---- */
 

@@ -479,10 +479,97 @@ static int roots_list(lua_State *L) {
   return 4;
 }
 
+/* ---- core.grep_lines: the text of match tables ---- */
+
+#define GTEXT_MT "burrow.grep_text"
+
+typedef struct gtext_box {
+  bw_gtext t;
+  bw_gstr *lines;
+  size_t cap;
+} gtext_box;
+
+static int gtext_gc(lua_State *L) {
+  gtext_box *b = luaL_checkudata(L, 1, GTEXT_MT);
+  bw_gtext_free(&b->t);
+  free(b->lines);
+  b->lines = NULL, b->cap = 0;
+  return 0;
+}
+
+/* The strings of the array at t (absent: none) into b->lines from at,
+ * with room for one more after them; how many, or -1 when t is not an
+ * array of strings. The table keeps them alive. */
+static lua_Integer take_lines(lua_State *L, int t, gtext_box *b, size_t at) {
+  lua_Integer n = lua_isnil(L, t) ? 0 : lua_istable(L, t) ? luaL_len(L, t) : -1;
+  if (n < 0 || (size_t)n > ((size_t)-1) / sizeof *b->lines / 4) return -1;
+  if (at + (size_t)n + 1 > b->cap) {
+    size_t cap = (at + (size_t)n + 1) * 2;
+    bw_gstr *p = realloc(b->lines, cap * sizeof *p);
+    if (!p) luaL_error(L, "grep_lines: out of memory");
+    b->lines = p, b->cap = cap;
+  }
+  for (lua_Integer k = 1; k <= n; k++) {
+    int ok = lua_geti(L, t, k) == LUA_TSTRING;
+    if (ok) b->lines[at + (size_t)k - 1].s = lua_tolstring(L, -1, &b->lines[at + (size_t)k - 1].len);
+    lua_pop(L, 1);
+    if (!ok) return -1;
+  }
+  return n;
+}
+
+/* core.grep_lines(matches) -> text: the lines a grep result shows for its
+ * match tables ({path =, line =, text =, before =, after =}, as roots:grep
+ * gives them), written by grepwire.c's renderer, the one that writes a
+ * search's own picks for the wire: a result has one way to look. */
+static int l_grep_lines(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  gtext_box *b = lua_newuserdatauv(L, sizeof *b, 0); /* freed by its __gc on any error */
+  memset(b, 0, sizeof *b);
+  bw_gtext_init(&b->t, 0);
+  luaL_setmetatable(L, GTEXT_MT);
+  lua_Integer n = luaL_len(L, 1);
+  for (lua_Integer i = 1; i <= n; i++) {
+    if (lua_geti(L, 1, i) != LUA_TTABLE) return luaL_error(L, "grep_lines: match %d is not a table", (int)i);
+    int m = lua_gettop(L);
+    lua_getfield(L, m, "path");   /* m + 1 */
+    lua_getfield(L, m, "line");   /* m + 2 */
+    lua_getfield(L, m, "text");   /* m + 3 */
+    lua_getfield(L, m, "before"); /* m + 4 */
+    lua_getfield(L, m, "after");  /* m + 5 */
+    int isnum = 0;
+    lua_Integer line = lua_tointegerx(L, m + 2, &isnum);
+    int ok = isnum && lua_type(L, m + 1) == LUA_TSTRING && lua_type(L, m + 3) == LUA_TSTRING;
+    size_t plen = 0, tlen = 0;
+    const char *path = ok ? lua_tolstring(L, m + 1, &plen) : NULL;
+    const char *text = ok ? lua_tolstring(L, m + 3, &tlen) : NULL;
+    int context = !lua_isnil(L, m + 4) || !lua_isnil(L, m + 5);
+    lua_Integer nb = ok ? take_lines(L, m + 4, b, 0) : -1;
+    if (nb >= 0) b->lines[nb].s = text, b->lines[nb].len = tlen;
+    lua_Integer na = nb >= 0 ? take_lines(L, m + 5, b, (size_t)nb + 1) : -1;
+    if (na < 0) return luaL_error(L, "grep_lines: match %d needs path, line, text (and string arrays before, after)", (int)i);
+    if (bw_gtext_match(&b->t, path, plen, (long long)line, b->lines, (size_t)nb, (size_t)na, context))
+      return luaL_error(L, "grep_lines: out of memory");
+    lua_settop(L, m - 1);
+  }
+  size_t len = 0;
+  luaL_Buffer buf;
+  char *out = luaL_buffinitsize(L, &buf, b->t.buf.n);
+  if (b->t.buf.n) memcpy(out, b->t.buf.p, b->t.buf.n), len = b->t.buf.n;
+  luaL_pushresultsize(&buf, len);
+  return 1;
+}
+
 static const luaL_Reg methods[] = {
     {"grep", roots_grep}, {"glob", roots_glob}, {"list", roots_list}, {NULL, NULL}};
 
 void bw_search_register(lua_State *L) {
   bw_lua_roots_methods(L, methods);
+  luaL_newmetatable(L, GTEXT_MT);
+  lua_pushcfunction(L, gtext_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_grep_lines);
+  lua_setfield(L, -2, "grep_lines");
   bw_rules_register(L); /* core.rules: what the walks above take */
 }
