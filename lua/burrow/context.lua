@@ -541,12 +541,18 @@ function Ctx:reveal(list, sub_of, info, nested)
   if not (list and self.ws.policies:judges_objects()) then return 0, {} end
   local verdict, dropped, out, n = {}, {}, 1, 0
   local late = false
+  -- where every such policy declares its paths (check_paths), an entry
+  -- outside them is one no check() is about: nothing to ask (Engine:check
+  -- would skip each policy), so no request is built for it
+  local asked = self.ws.policies.asked
   for i = 1, #list do
     local item = list[i]
     list[i] = nil
     local sub = sub_of(item)
     late = late or (i % 16 == 0 and self:over("max_tree_ms"))
-    if late and sub and sub ~= "" and verdict[sub] == nil then
+    if asked and sub and sub ~= "" and verdict[sub] == nil and not asked:match(self:member(info, sub, nested).rel) then
+      verdict[sub] = true
+    elseif late and sub and sub ~= "" and verdict[sub] == nil then
       verdict[sub], n, dropped[sub] = false, n + 1, true
     elseif sub and sub ~= "" and verdict[sub] == nil then
       local at = self:member(info, sub, nested) -- a nested root's entries: its paths
