@@ -285,6 +285,9 @@ enum { BW_HASH_HEX = 64 };
 /* "sha256:" + 64 hex + NUL */
 enum { BW_HASH_STR = 7 + BW_HASH_HEX + 1 };
 int bw_sha256(const void *data, size_t len, char out[BW_HASH_STR]);
+/* The hash of what fd reads from its offset to the end, read in pieces
+ * (never the whole file in memory); BW_TOO_LARGE past max_bytes. */
+int bw_sha256_fd(int fd, size_t max_bytes, char out[BW_HASH_STR]);
 /* HMAC-SHA256 (RFC 2104): 32 raw bytes in out. */
 int bw_hmac_sha256(const void *key, size_t klen, const void *msg, size_t len,
                    unsigned char out[32]);

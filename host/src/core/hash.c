@@ -9,25 +9,58 @@
  * low-level calls are deprecated in OpenSSL 3, not removed.
  */
 #define OPENSSL_SUPPRESS_DEPRECATED
+#include <errno.h>
 #include <openssl/sha.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h"
 
-int bw_sha256(const void *data, size_t len, char out[BW_HASH_STR]) {
+static void put_hex(const unsigned char *md, char out[BW_HASH_STR]) {
   static const char hex[] = "0123456789abcdef";
-  unsigned char md[SHA256_DIGEST_LENGTH];
   const unsigned mdlen = SHA256_DIGEST_LENGTH;
-  SHA256_CTX c;
-  if (!SHA256_Init(&c) || !SHA256_Update(&c, data, len) || !SHA256_Final(md, &c))
-    return bw_fail(BW_EIO, "sha256 failed");
   memcpy(out, "sha256:", 7);
   for (unsigned i = 0; i < mdlen; i++) {
     out[7 + 2 * i] = hex[md[i] >> 4];
     out[8 + 2 * i] = hex[md[i] & 15];
   }
   out[7 + 2 * mdlen] = '\0';
+}
+
+int bw_sha256(const void *data, size_t len, char out[BW_HASH_STR]) {
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256_CTX c;
+  if (!SHA256_Init(&c) || !SHA256_Update(&c, data, len) || !SHA256_Final(md, &c))
+    return bw_fail(BW_EIO, "sha256 failed");
+  put_hex(md, out);
   return BW_OK;
+}
+
+/* read(2) in pieces into one small buffer: what a compare-and-set hashes
+ * is never held whole (a mapping's pages count in the process's RSS as
+ * much as a copy: a 50 MB notebook's write paid its size again). */
+enum { FD_PIECE = 256 * 1024 };
+
+int bw_sha256_fd(int fd, size_t max_bytes, char out[BW_HASH_STR]) {
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256_CTX c;
+  char *buf = malloc(FD_PIECE);
+  if (!buf) return BW_ENOMEM;
+  int rc = SHA256_Init(&c) ? BW_OK : bw_fail(BW_EIO, "sha256 failed");
+  size_t total = 0;
+  while (rc == BW_OK) {
+    ssize_t got = read(fd, buf, FD_PIECE);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) rc = bw_code_from_errno(errno);
+    else if (got == 0) break;
+    else if ((total += (size_t)got) > max_bytes) rc = bw_fail(BW_TOO_LARGE, NULL);
+    else if (!SHA256_Update(&c, buf, (size_t)got)) rc = bw_fail(BW_EIO, "sha256 failed");
+  }
+  free(buf);
+  if (rc == BW_OK && !SHA256_Final(md, &c)) rc = bw_fail(BW_EIO, "sha256 failed");
+  if (rc == BW_OK) put_hex(md, out);
+  return rc;
 }
 
 /* RFC 2104 on the same SHA256_* calls: H((K^opad) || H((K^ipad) || m)),

@@ -222,32 +222,19 @@ int bw_write_all(int fd, const char *p, size_t n) {
   return BW_OK;
 }
 
-typedef struct hash_job {
-  const bw_buf *b;
-  char *out;
-} hash_job;
-
-static int hash_job_run(void *arg) {
-  hash_job *j = arg;
-  return bw_sha256(j->b->data, j->b->len, j->out);
-}
-
-/* Hash of the current file (dirfd, name), already lstat'ed as regular. */
+/* Hash of the current file (dirfd, name), already lstat'ed as regular:
+ * read in pieces, not mapped (the pages of a mapping count in RSS). */
 static int current_hash(int dirfd, const char *name, const struct stat *st,
                         size_t max, char out[BW_HASH_STR]) {
   int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return bw_code_from_errno(errno);
   struct stat now;
-  bw_buf b;
   int rc = fstat(fd, &now) < 0 ? bw_code_from_errno(errno) : BW_OK;
   if (rc == BW_OK && (now.st_ino != st->st_ino || !S_ISREG(now.st_mode)))
     rc = bw_fail(BW_EAGAIN, "the file changed during the write, retry");
-  if (rc == BW_OK) rc = bw_read_fd(fd, &now, max, &b);
+  if (rc == BW_OK && (size_t)now.st_size > max) rc = bw_fail(BW_TOO_LARGE, NULL);
+  if (rc == BW_OK) rc = bw_sha256_fd(fd, max, out);
   close(fd);
-  if (rc) return rc;
-  hash_job j = {&b, out};
-  rc = b.mapped ? bw_guard(hash_job_run, &j) : hash_job_run(&j);
-  bw_buf_free(&b);
   return rc;
 }
 
