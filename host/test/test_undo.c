@@ -1,6 +1,7 @@
 /*
  * test_undo.c - undo stores (undo.c) without Lua: stacks per key, the
  * oldest-first trim by bytes and by records, markers for what cannot fit,
+ * splices (a cell's bytes, not the file's),
  * a budget two stores share, ids other threads find the store by, and
  * two threads recording at once.
  */
@@ -59,6 +60,28 @@ static void test_bounds(void) {
   for (int i = 0; i < 10; i++) bw_undo_record(u, "c", BW_UNDO_ABSENT, NULL, 0, 0, "h");
   bw_undo_totals(u, &bytes, &count, &bb);
   CHECK(count == 4 && bw_undo_depth(u, "c") == 4 && bw_undo_depth(u, "b") == 0, "records: at most 4 (%zu)", count);
+  bw_undo_unref(u);
+}
+
+/* A splice keeps the bytes it replaced, where, and how many the change
+ * wrote there; its cost is those bytes alone, bounded as content is. */
+static void test_splice(void) {
+  bw_undo *u = bw_undo_new(10, 64, NULL, 0);
+  CHECK(bw_undo_record_splice(u, "nb", "cell", 4, 120, 7, "h1") == BW_UNDO_SPLICE, "a splice");
+  bw_undo_entry e;
+  CHECK(bw_undo_peek(u, "nb", &e) == 1 && e.kind == BW_UNDO_SPLICE && e.len == 4 &&
+            !memcmp(e.before, "cell", 4) && e.size == 120 && e.cut == 7 && !strcmp(e.after, "h1"),
+        "its bytes, offset and cut");
+  bw_undo_entry_free(&e);
+  CHECK(bw_undo_record_splice(u, "nb", "", 0, 5, 30, "h2") == BW_UNDO_SPLICE, "an insert: no bytes");
+  CHECK(bw_undo_peek(u, "nb", &e) == 1 && e.len == 0 && e.before && e.cut == 30, "an empty before");
+  bw_undo_entry_free(&e);
+  size_t bytes, count, bb;
+  bw_undo_totals(u, &bytes, &count, &bb);
+  CHECK(bytes == 4 && count == 2, "the cost: the bytes kept (%zu)", bytes);
+  CHECK(bw_undo_record_splice(u, "nb", "0123456789x", 11, 0, 1, "h3") == BW_UNDO_TOO_LARGE, "over the cap: a marker");
+  CHECK(bw_undo_peek(u, "nb", &e) == 1 && e.size == 11 && e.cut == 0 && !e.before, "its size, no bytes");
+  bw_undo_entry_free(&e);
   bw_undo_unref(u);
 }
 
@@ -157,6 +180,7 @@ int main(void) {
   test_named();
   test_stack();
   test_bounds();
+  test_splice();
   test_budget();
   test_threads();
   printf("%d passed, %d failed\n", passed, failed);

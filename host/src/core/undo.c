@@ -272,17 +272,20 @@ void bw_undo_drop(bw_undo *u) {
   if (was) bw_undo_unref(u); /* the registry's reference */
 }
 
-int bw_undo_record(bw_undo *u, const char *key, int kind, const char *before,
-                   size_t len, long long size, const char *after) {
+static int record(bw_undo *u, const char *key, int kind, const char *before,
+                  size_t len, long long size, long long cut, const char *after) {
   rec *r = calloc(1, sizeof *r);
   if (!r) return -1;
   r->e.kind = kind;
   r->e.size = size;
+  r->e.cut = cut;
   r->e.after = strdup(after ? after : "");
-  int fits = kind == BW_UNDO_CONTENT && len <= u->cap;
-  if (kind == BW_UNDO_CONTENT && !fits) {
+  int bytes = kind == BW_UNDO_CONTENT || kind == BW_UNDO_SPLICE;
+  int fits = bytes && len <= u->cap;
+  if (bytes && !fits) {
     r->e.kind = BW_UNDO_TOO_LARGE;
     r->e.size = (long long)len;
+    r->e.cut = 0;
   }
   if (fits && (r->e.before = malloc(len ? len : 1))) {
     memcpy(r->e.before, before, len);
@@ -303,6 +306,7 @@ int bw_undo_record(bw_undo *u, const char *key, int kind, const char *before,
     r->e.before = NULL;
     r->e.kind = BW_UNDO_NO_ROOM;
     r->e.size = (long long)r->cost;
+    r->e.cut = 0;
     r->e.len = r->cost = 0;
   }
   slot *s = get_slot(u, key);
@@ -327,6 +331,17 @@ int bw_undo_record(bw_undo *u, const char *key, int kind, const char *before,
   int got = r->e.kind;
   pthread_mutex_unlock(&mu);
   return got;
+}
+
+int bw_undo_record(bw_undo *u, const char *key, int kind, const char *before,
+                   size_t len, long long size, const char *after) {
+  return record(u, key, kind, before, len, size, 0, after);
+}
+
+int bw_undo_record_splice(bw_undo *u, const char *key, const char *before,
+                          size_t len, long long at, long long cut,
+                          const char *after) {
+  return record(u, key, BW_UNDO_SPLICE, before, len, at, cut, after);
 }
 
 int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e) {

@@ -20,13 +20,16 @@ enum {
   BW_UNDO_TRUNCATE,    /* its size (an append: cut back to it) */
   BW_UNDO_TOO_LARGE,   /* over the store's cap: a marker with its size */
   BW_UNDO_NO_ROOM,     /* the shared budget was full: a marker with its size */
+  BW_UNDO_SPLICE,      /* the bytes a change replaced: at offset size, what
+                          was there before, where the change put cut bytes */
 };
 
 typedef struct bw_undo_entry {
   int kind;
-  char *before; /* BW_UNDO_CONTENT: the bytes (malloc'd copy) */
+  char *before; /* BW_UNDO_CONTENT, _SPLICE: the bytes (malloc'd copy) */
   size_t len;
   long long size;
+  long long cut; /* BW_UNDO_SPLICE: the bytes at size the change wrote */
   char *after; /* the content hash the change left (malloc'd copy) */
 } bw_undo_entry;
 
@@ -59,6 +62,14 @@ void bw_undo_drop(bw_undo *u);
  * kept, or -1 when out of memory. */
 int bw_undo_record(bw_undo *u, const char *key, int kind, const char *before,
                    size_t len, long long size, const char *after);
+/* Record a change that replaced len bytes at offset at with cut bytes
+ * (a notebook's cell): before holds the bytes it replaced, and the whole
+ * file is the file after the change with them put back, so the record
+ * costs the cell, not the file. As bw_undo_record otherwise (over the cap
+ * or the budget: a marker with len as its size). */
+int bw_undo_record_splice(bw_undo *u, const char *key, const char *before,
+                          size_t len, long long at, long long cut,
+                          const char *after);
 /* The newest record of key, copied into *e (free with bw_undo_entry_free):
  * 1, or 0 when there is none; -1 when out of memory. */
 int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e);

@@ -14,8 +14,8 @@
 
 #define UNDO_MT "burrow.UndoStore"
 
-static const char *const KINDS[] = {NULL, "content", "absent", "truncate",
-                                    "too_large", "no_room"};
+static const char *const KINDS[] = {NULL,        "content", "absent", "truncate",
+                                    "too_large", "no_room", "splice", NULL};
 
 typedef struct box {
   bw_undo *u;
@@ -94,7 +94,8 @@ static int u_id(lua_State *L) {
   return 1;
 }
 
-/* store:record(key, kind, before, size, after) -> the kind kept */
+/* store:record(key, kind, before, size, after[, cut]) -> the kind kept
+ * (a splice: before was at offset size, where the change wrote cut bytes) */
 static int u_record(lua_State *L) {
   bw_undo *u = check(L);
   const char *key = luaL_checkstring(L, 2);
@@ -103,20 +104,28 @@ static int u_record(lua_State *L) {
   const char *before = luaL_optlstring(L, 4, NULL, &len);
   lua_Integer size = luaL_optinteger(L, 5, 0);
   const char *after = luaL_checkstring(L, 6);
-  if (kind == BW_UNDO_CONTENT && !before) return luaL_error(L, "undo store: content needs its bytes");
-  int got = bw_undo_record(u, key, kind, before ? before : "", len, size, after);
+  if ((kind == BW_UNDO_CONTENT || kind == BW_UNDO_SPLICE) && !before)
+    return luaL_error(L, "undo store: %s needs its bytes", KINDS[kind]);
+  int got;
+  if (kind == BW_UNDO_SPLICE) {
+    lua_Integer cut = luaL_checkinteger(L, 7);
+    if (size < 0 || cut < 0) return luaL_error(L, "undo store: a splice's offset and cut must be positive");
+    got = bw_undo_record_splice(u, key, before, len, size, cut, after);
+  } else {
+    got = bw_undo_record(u, key, kind, before ? before : "", len, size, after);
+  }
   if (got < 0) return luaL_error(L, "undo store: out of memory");
   lua_pushstring(L, KINDS[got]);
   return 1;
 }
 
-/* store:peek(key) -> {kind, before, size, after} | nil */
+/* store:peek(key) -> {kind, before, size, after[, cut]} | nil */
 static int u_peek(lua_State *L) {
   bw_undo_entry e;
   int rc = bw_undo_peek(check(L), luaL_checkstring(L, 2), &e);
   if (rc < 0) return luaL_error(L, "undo store: out of memory");
   if (rc == 0) return 0;
-  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, 5);
   lua_pushstring(L, KINDS[e.kind]);
   lua_setfield(L, -2, "kind");
   if (e.before) {
@@ -127,6 +136,10 @@ static int u_peek(lua_State *L) {
   lua_setfield(L, -2, "size");
   lua_pushstring(L, e.after);
   lua_setfield(L, -2, "after");
+  if (e.kind == BW_UNDO_SPLICE) {
+    lua_pushinteger(L, (lua_Integer)e.cut);
+    lua_setfield(L, -2, "cut");
+  }
   bw_undo_entry_free(&e);
   return 1;
 }
