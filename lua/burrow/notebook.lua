@@ -336,16 +336,18 @@ local function new_id(nb)
   end
 end
 
--- t with [s, e) replaced; the new text's line breaks in the file's style
--- (a notebook saved with CRLF keeps them).
+-- The change that replaces [s, e) of t with `with`: {s, e, with}, the new
+-- text's line breaks in the file's style (a notebook saved with CRLF
+-- keeps them). M.apply makes the new text.
 local function splice(t, s, e, with)
   if t:find("\r\n", 1, true) then with = with:gsub("\r?\n", "\r\n") end
-  return t:sub(1, s - 1) .. with .. t:sub(e)
+  return { s = s, e = e, with = with }
 end
 
--- The notebook text after one edit: {mode = "replace"|"insert"|"delete",
--- at = cell index (1-based; insert: after it, 0 = at the start), source,
--- cell_type}; nil, why on a request that does not fit.
+-- The change one edit makes to the notebook's text (splice): {mode =
+-- "replace"|"insert"|"delete", at = cell index (1-based; insert: after
+-- it, 0 = at the start), source, cell_type}; nil, why on a request that
+-- does not fit.
 local function edit(nb, a)
   local t, mode = nb.text, a.mode or "replace"
   local cell_ind, unit, key_ind = layout(nb)
@@ -402,9 +404,14 @@ function M.parse(text)
 end
 
 function M.edit(nb, a)
-  local out, extra = edit(nb, a)
+  local ch, extra = edit(nb, a)
   release()
-  return out, extra
+  return ch, extra
+end
+
+--- text with the change ch (M.edit's) made.
+function M.apply(text, ch)
+  return text:sub(1, ch.s - 1) .. ch.with .. text:sub(ch.e)
 end
 
 return M

@@ -1,7 +1,8 @@
 -- notebook_edit: replace, insert or delete one cell of a Jupyter notebook
 -- (.ipynb). The cell logic is burrow.notebook's: the notebook's JSON text
 -- is spliced at the cell, so every byte outside it stays as it was; the
--- write is compare-and-set against the bytes read, as edit_file's.
+-- write is compare-and-set against the bytes read, as edit_file's. Its
+-- undo record is the splice (the cell's old bytes), not the whole file.
 
 local core = require "burrow.core"
 local notebook = require "burrow.notebook"
@@ -54,9 +55,8 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
     end
     local idx, rel, code0 = ctx:resolve_write(a.path)
     if not idx then return nil, rel, code0 end
-    local text, rerr, rcode = ctx.roots:content(idx, rel, ctx.caps.max_file_size)
-    if not text then return ctx:fail(rcode, a.path, rerr) end
-    local hash = core.sha256(text)
+    local text, hash, rcode = ctx.roots:content(idx, rel, ctx.caps.max_file_size) -- bytes and their hash
+    if not text then return ctx:fail(rcode, a.path, hash) end
     local h = a.expected_hash and a.expected_hash:lower()
     if h and h ~= hash then
       return ctx:fail("HASH_MISMATCH", a.path, ("expected %s, current %s; read it again before editing"):format(a.expected_hash, hash))
@@ -77,21 +77,30 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
       return ctx:fail("INVALID_ARGUMENT", a.path, "cell_id (or index) is required to " .. mode)
     end
     local id = at > 0 and notebook.id_of(nb, at) or nil
-    local out, new_id = notebook.edit(nb, { mode = mode, at = at, source = a.new_source, cell_type = a.cell_type })
-    if not out then return ctx:fail("INVALID_ARGUMENT", a.path, new_id) end
+    local ch, new_id = notebook.edit(nb, { mode = mode, at = at, source = a.new_source, cell_type = a.cell_type })
+    if not ch then return ctx:fail("INVALID_ARGUMENT", a.path, new_id) end
     local cells = #nb.cells
     nb = nil
-    -- a big notebook's scan pieces go before the check builds its own (a
-    -- full collection, so only where it frees megabytes)
-    if #text > 4 * 1024 * 1024 then collectgarbage() end
+    -- The new text without holding the old one, both halves and the new
+    -- one at once: the halves cut, the old text let go (hashed already;
+    -- the undo record keeps the bytes the change replaced, not a copy of
+    -- the file), then joined. A full collection each time, so only where
+    -- it frees megabytes (a big notebook's scan pieces go with the first).
+    local big = #text > 4 * 1024 * 1024
+    local head, old, tail = text:sub(1, ch.s - 1), text:sub(ch.s, ch.e - 1), text:sub(ch.e)
+    text = nil
+    if big then collectgarbage() end
+    local out = head .. ch.with .. tail
+    head, tail = nil, nil
+    if big then collectgarbage() end -- before the check builds its tree
     if not core.json.valid(out) then -- never write a broken notebook (checked in C: no Lua copy of it)
-      local _, why = core.json.valid(text) -- a cell that is not JSON was there before: say so
+      -- a cell that is not JSON was there before: say so
+      local _, why = core.json.valid(notebook.apply(out, { s = ch.s, e = ch.s + #ch.with, with = old }))
       if why then return ctx:fail("INVALID_ARGUMENT", a.path, "not a notebook: " .. why) end
       return ctx:fail("EIO", a.path, "the edited notebook would not be valid JSON; nothing written")
     end
     local ok, cmsg, ccode, cdetails = ctx:commit("path", #out)
     if not ok then return nil, cmsg, ccode, cdetails end
-    local snap = undo.capture(ctx, idx, rel, text) -- what the write replaces (it compares the hash)
     local res, detail, wcode, current = ctx.roots:write(idx, rel, out, {
       expected_hash = hash, max_compare = ctx.caps.max_file_size,
     })
@@ -101,7 +110,9 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
       end
       return ctx:fail(wcode, a.path, detail)
     end
-    undo.record(ctx, idx, rel, snap, res.content_hash)
+    -- what the write replaced (it compared the hash): the file as it is
+    -- now with the old bytes back in place of the new
+    undo.record(ctx, idx, rel, { kind = "splice", before = old, size = ch.s - 1, cut = #ch.with }, res.content_hash)
     local n = cells + (mode == "insert" and 1 or mode == "delete" and -1 or 0)
     return {
       path = a.path, edit_mode = mode,

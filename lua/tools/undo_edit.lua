@@ -1,6 +1,7 @@
 -- undo_edit: put back what a path held before the last write_file,
--- edit_file, insert_lines or append_file of this session, only while the
--- file is as that change left it (compare-and-set on its hash).
+-- edit_file, insert_lines, append_file or notebook_edit of this session,
+-- only while the file is as that change left it (compare-and-set on its
+-- hash).
 
 local undo = require "burrow.undo"
 
@@ -64,7 +65,14 @@ Example: {"path": "src/app.py"}]],
       res, detail, code = ctx.roots:remove(idx, rel, { expected_hash = e.after })
       restored, size = "removed", 0
     else
-      local data = e.kind == "truncate" and now:sub(1, e.size) or e.before
+      local data = e.before
+      if e.kind == "truncate" then
+        data = now:sub(1, e.size)
+      elseif e.kind == "splice" then -- the file the change left (its hash), the old bytes back in
+        if e.size + e.cut > #now then return ctx:fail("EIO", a.path, "the undo record does not fit the file; nothing was undone") end
+        data = now:sub(1, e.size) .. e.before .. now:sub(e.size + e.cut + 1)
+      end
+      now = nil
       local ok, cmsg, ccode = ctx:commit("path", #data)
       if not ok then return nil, cmsg, ccode end
       res, detail, code = ctx.roots:write(idx, rel, data, { expected_hash = e.after, max_compare = ctx.caps.max_file_size })

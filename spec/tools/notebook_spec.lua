@@ -192,6 +192,65 @@ nb.cells.insert(0, new_markdown_cell("# First\n", id="%s"))]]):format(id1, id2))
     cc:close()
   end)
 
+  it("undo_edit puts back every kind of edit byte for byte from the cell's old bytes, not a copy of the file", function()
+    if not need() then return end
+    local orig = H.read(dir, "a.ipynb")
+    ws:close()
+    -- a bound below the notebook's size: a record holding the whole file
+    -- would be a TOO_LARGE marker; one holding the cell fits
+    ws = H.open(dir, { max_undo_bytes = #orig - 1 })
+    local function crlf(s) return (s:gsub("\n", "\r\n")) end
+    for _, style in ipairs { "lf", "crlf" } do
+      local start = style == "lf" and orig or crlf(orig)
+      H.write(dir, "a.ipynb", start)
+      local seen = { start }
+      for _, e in ipairs {
+        { cell_id = "code-1", new_source = "x = 1\ny = 2\n" },
+        { cell_id = "md-1", edit_mode = "insert", cell_type = "code", new_source = "import os" },
+        { edit_mode = "insert", cell_type = "markdown", new_source = "# First\n" },
+        { cell_id = "code-2", edit_mode = "delete" },
+        { cell_id = "code-3", cell_type = "markdown", new_source = "Was code" },
+        { cell_id = "code-3", edit_mode = "delete" }, -- the last cell
+      } do
+        e.path = "a.ipynb"
+        assert(ws:call("notebook_edit", e))
+        seen[#seen + 1] = H.read(dir, "a.ipynb")
+        assert.are_not.equal(seen[#seen - 1], seen[#seen])
+      end
+      for i = #seen - 1, 1, -1 do
+        local r = assert(ws:call("undo_edit", { path = "a.ipynb" }))
+        assert.equal("content", r.restored)
+        assert(H.read(dir, "a.ipynb") == seen[i], ("%s: undo %d is not the bytes before the edit"):format(style, #seen - i))
+        assert.equal(H.sha256_of(seen[i]), r.content_hash)
+      end
+      local _, _, code = ws:call("undo_edit", { path = "a.ipynb" })
+      assert.equal("INVALID_ARGUMENT", code) -- nothing left
+    end
+    local bytes = ws.session.undo:totals()
+    assert.equal(0, bytes)
+  end)
+
+  it("undo_edit refuses once the notebook was changed in place through a hard link", function()
+    if not need() then return end
+    assert(ws:call("notebook_edit", { path = "a.ipynb", cell_id = "code-1", new_source = "x = 1" }))
+    H.sh(("ln %s %s"):format(H.q(dir .. "/a.ipynb"), H.q(dir .. "/b.ipynb")))
+    -- the same size, the same inode: one byte of another cell changed
+    local edited = H.read(dir, "b.ipynb")
+    local at = assert(edited:find("plot()", 1, true))
+    local fh = assert(io.open(dir .. "/b.ipynb", "r+b"))
+    fh:seek("set", at - 1)
+    fh:write("P")
+    fh:close()
+    local changed = H.read(dir, "a.ipynb")
+    assert.equal(#edited, #changed)
+    assert.are_not.equal(edited, changed)
+    local none, _, code = ws:call("undo_edit", { path = "a.ipynb" })
+    assert.is_nil(none)
+    assert.equal("HASH_MISMATCH", code)
+    assert(H.read(dir, "a.ipynb") == changed, "nothing undone")
+    assert(H.read(dir, "b.ipynb") == changed)
+  end)
+
   it("compare-and-set on the hash; a missing cell or a bad request writes nothing", function()
     if not need() then return end
     local before = H.read(dir, "a.ipynb")
