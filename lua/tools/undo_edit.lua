@@ -70,9 +70,14 @@ Example: {"path": "src/app.py"}]],
         data = now:sub(1, e.size)
       elseif e.kind == "splice" then -- the file the change left (its hash), the old bytes back in
         if e.size + e.cut > #now then return ctx:fail("EIO", a.path, "the undo record does not fit the file; nothing was undone") end
-        data = now:sub(1, e.size) .. e.before .. now:sub(e.size + e.cut + 1)
+        -- its halves cut and the file let go before they are joined, as
+        -- notebook_edit does (a full collection: only where it frees megabytes)
+        local head, tail = now:sub(1, e.size), now:sub(e.size + e.cut + 1)
+        local big = #now > 4 * 1024 * 1024
+        now = nil
+        if big then collectgarbage() end
+        data = head .. e.before .. tail
       end
-      now = nil
       local ok, cmsg, ccode = ctx:commit("path", #data)
       if not ok then return nil, cmsg, ccode end
       res, detail, code = ctx.roots:write(idx, rel, data, { expected_hash = e.after, max_compare = ctx.caps.max_file_size })
