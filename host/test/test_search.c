@@ -346,6 +346,84 @@ static void test_shares(const bw_root *r) {
   bw_root_close(&br);
 }
 
+/* ---- entries held back for the caller's verdict (o->defer) ---- */
+
+typedef struct verdicts {
+  char asked[64][128];
+  int n, batches, stop_with;
+  const char *deny; /* a path substring the judge refuses */
+} verdicts;
+
+static int judge(void *arg, const bw_wjudge *items, size_t n, unsigned char *allow) {
+  verdicts *v = arg;
+  v->batches++;
+  for (size_t i = 0; i < n; i++) {
+    if (v->n < 64) snprintf(v->asked[v->n++], 128, "%s%c", items[i].path, items[i].type);
+    allow[i] = !strstr(items[i].path, v->deny);
+  }
+  return v->stop_with;
+}
+
+static int asked(const verdicts *v, const char *path_type) {
+  for (int i = 0; i < v->n; i++)
+    if (!strcmp(v->asked[i], path_type)) return 1;
+  return 0;
+}
+
+static void test_defer(const bw_root *r) {
+  bw_rules *rs = bw_rules_new();
+  const char *pats[] = {"src/sub", "**/*.h", "src/a.c"}, *why;
+  CHECK(bw_rules_add(rs, pats, 3, NULL, 0, BW_OP_READ, 0, 1, &why) == 0, "defer rules");
+  static coll c;
+  for (int threads = 1; threads <= 4; threads++) {
+    verdicts v = {.deny = "a.c"};
+    c.n = 0;
+    bw_walk_stats st = {0};
+    bw_walk_opts o = {.threads = threads, .respect_ignore = 1, .visit = collect, .arg = &c, .stats = &st,
+                      .defer = rs, .judge = judge, .judge_arg = &v};
+    CHECK(bw_walk_run(r, ".", &o) == BW_OK, "walk with deferred entries");
+    CHECK(asked(&v, "src/subd") && asked(&v, "src/a.cf") && asked(&v, "src/sub/b.hf"),
+          "each deferred entry asked, a directory's own entries after it is allowed");
+    CHECK(v.n == 3, "nothing else asked");
+    CHECK(!has(&c, "src/a.c") && st.skipped_policy == 1, "a refused entry not visited, counted");
+    CHECK(has(&c, "src/sub") && has(&c, "src/sub/b.h") && has(&c, "src/big.txt"),
+          "allowed entries visited once judged, the rest as ever");
+  }
+  /* one large directory's entries shared between workers are held back
+   * all the same (a share is not a judged entry) */
+  bw_rules *fs = bw_rules_new();
+  const char *f1[] = {"many/f1*.txt"};
+  CHECK(bw_rules_add(fs, f1, 1, NULL, 0, BW_OP_READ, 0, 1, &why) == 0, "defer rules of many/");
+  for (int threads = 2; threads <= 4; threads++) {
+    static tally t;
+    memset(&t, 0, sizeof t);
+    verdicts v = {.deny = "f1"}; /* paths below the start: "f1.txt" */
+    bw_walk_stats st = {0};
+    bw_walk_opts o = {.threads = threads, .visit = count_many, .arg = &t, .stats = &st,
+                      .defer = fs, .judge = judge, .judge_arg = &v};
+    CHECK(bw_walk_run(r, "many", &o) == BW_OK, "walk of a shared directory with deferred entries");
+    int f1_seen = 0;
+    for (int i = 1; i <= 300; i++) f1_seen += (i == 1 || (i >= 10 && i <= 19) || (i >= 100 && i <= 199)) && t.seen[i];
+    CHECK(f1_seen == 0 && st.skipped_policy == 111 && atomic_load(&t.visits) == 189 && v.n == 64,
+          "every f1* held back and refused, the other 189 visited");
+  }
+  bw_rules_free(fs);
+  /* without a judge every such entry is refused; an allowed directory is
+   * not entered unasked */
+  c.n = 0;
+  bw_walk_stats st = {0};
+  bw_walk_opts o = {.threads = 2, .respect_ignore = 1, .visit = collect, .arg = &c, .stats = &st, .defer = rs};
+  CHECK(bw_walk_run(r, ".", &o) == BW_OK, "walk without a judge");
+  CHECK(!has(&c, "src/a.c") && !has(&c, "src/sub") && !under(&c, "src/sub") && st.skipped_policy == 2,
+        "no judge: refused, counted, never entered");
+  /* a judge that fails stops the walk with its code */
+  verdicts v = {.deny = "zzz", .stop_with = BW_TOO_LARGE};
+  o.judge = judge;
+  o.judge_arg = &v;
+  CHECK(bw_walk_run(r, ".", &o) == BW_TOO_LARGE, "the judge's code ends the walk");
+  bw_rules_free(rs);
+}
+
 static void test_grep(const bw_root *r) {
   bw_grep_opts o = gopts("needle");
   bw_grep_res res;
@@ -817,6 +895,7 @@ int main(void) {
     printf("# backend %s\n", bw_backend_name());
     test_walk(&r);
     test_shares(&r);
+    test_defer(&r);
     test_grep(&r);
     test_chunks(&r);
     test_files_head(&r);

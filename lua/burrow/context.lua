@@ -505,16 +505,57 @@ function Ctx:asked_rules(h, rel, opts, info)
   return compiled
 end
 
+-- The judge of a walk that holds back the entries check() is about
+-- (opts.defer: every judging policy declares check_paths): the core
+-- calls it on this thread with each batch it met ({path =, type =, and
+-- below another root's directory root =, at =}), before it opens or
+-- enters any of them, and visits only those it allows. Each is asked as a
+-- read of that entry, in its innermost root, as ctx:asked_rules asks;
+-- past max_tree_ms the rest are refused (fail closed), past ASK_MAX the
+-- walk ends TOO_LARGE. The verdicts are kept (self.walked, by path below
+-- the start) for ctx:reveal, which has nothing left to ask then.
+function Ctx:walk_judge(info)
+  local asked, late = 0, false
+  local verdicts = {}
+  self.walked = verdicts
+  return function(items)
+    local allow = {}
+    for i, e in ipairs(items) do
+      asked = asked + 1
+      if asked > context.ASK_MAX then return nil, "TOO_LARGE" end
+      late = late or (asked % 16 == 0 and self:over("max_tree_ms"))
+      local ok = false
+      if not late then
+        local at = self:member(info, e.path, e.root and { { path = e.path:sub(1, e.at - 1), root = e.root } })
+        at.exists, at.type = true, e.type
+        local req = self:request(e.path, "read", at, "path")
+        req.member = true
+        ok = self.ws:decide(req, self.hooks) == nil
+        if not ok then self.reqs[#self.reqs + 1] = req end
+      end
+      allow[i], verdicts[e.path] = ok, ok
+    end
+    return allow
+  end
+end
+
 --- Options of a walk from an object whose in-root path is rel (as
 -- ctx:resolve gave it: h, info): the policies' declared rules, which the
 -- core applies in its walker threads (a denied entry is never opened, a
 -- denied directory never entered, and only counted: skipped_policy), and,
--- where a policy's check() judges each object, the entries it denies
--- (ctx:asked_rules), asked before the walk. opts, or nil, message, code.
-function Ctx:walk_opts(rel, opts, h, info)
+-- where a policy's check() judges each object, the entries it denies,
+-- asked before anything of them is opened: in the walk itself where the
+-- walker can hold entries back (grep and glob: defers) and every such
+-- policy declares its paths (ctx:walk_judge), else by a walk of names
+-- before it (ctx:asked_rules). opts, or nil, message, code.
+function Ctx:walk_opts(rel, opts, h, info, defers)
   local policies = self.ws.policies
   if policies.rules then opts.rules, opts.base = policies.rules, rel end
   if h and info and info.type == "dir" and policies:judges_objects() then
+    if defers and policies.asked then
+      opts.defer, opts.judge, opts.base = policies.asked, self:walk_judge(info), rel
+      return opts
+    end
     local rules, msg, code = self:asked_rules(h, rel, opts, info)
     if rules == false then return nil, msg, code end
     if rules then opts.rules, opts.base = rules, rel end
@@ -552,6 +593,9 @@ function Ctx:reveal(list, sub_of, info, nested)
     late = late or (i % 16 == 0 and self:over("max_tree_ms"))
     if asked and sub and sub ~= "" and verdict[sub] == nil and not asked:match(self:member(info, sub, nested).rel) then
       verdict[sub] = true
+    elseif sub and verdict[sub] == nil and self.walked and self.walked[sub] ~= nil then
+      verdict[sub] = self.walked[sub] -- judged by the walk before it was opened
+      if not verdict[sub] then n, dropped[sub] = n + 1, true end
     elseif late and sub and sub ~= "" and verdict[sub] == nil then
       verdict[sub], n, dropped[sub] = false, n + 1, true
     elseif sub and sub ~= "" and verdict[sub] == nil then

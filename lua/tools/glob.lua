@@ -89,7 +89,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       prefix = prefix_of(path),
       -- progress reports (where max_search_ms is asked) at least by the deadline
       interval_ms = ctx.caps.max_search_ms > 0 and math.min(100, ctx:ms_left("max_search_ms")) or nil,
-    }, idx, info)
+    }, idx, info, true) -- the walker holds back what check() is about until it is asked
     if not opts then return nil, werr, wcode end
     local timed = false -- max_search_ms, asked at each progress report (every 100 ms)
     local res, detail, gcode, why = ctx.roots:glob(idx, rel, pattern, opts, function(dirs, entries)
@@ -126,7 +126,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       limit = timed and "time" or nil,
       max_search_ms = timed and ctx.caps.max_search_ms or nil,
       max_results = max,
-      skipped_policy = (opts.rules or hidden > 0) and res.skipped_policy or nil,
+      skipped_policy = (opts.rules or opts.defer or hidden > 0) and res.skipped_policy or nil,
     }
   end,
 

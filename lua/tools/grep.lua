@@ -174,7 +174,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_ms = ctx.caps.max_search_ms,
       max_bytes = ctx.caps.max_search_bytes,
       charsets = ctx.ws.charsets, -- text that is not UTF-8: the operator's fallback list
-    }, idx, info)
+    }, idx, info, true) -- the walker holds back what check() is about until it is asked
     if not opts then return nil, werr, wcode end
     -- no policy hides matches after the search: the core applies
     -- max_result_bytes as it builds them (as cap_bytes would, without
@@ -232,7 +232,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       skipped_binary_count = res.n_skipped_binary,
       skipped_size_count = res.n_skipped_size,
       unreadable = res.unreadable,
-      skipped_policy = (opts.rules or hidden > 0) and res.skipped_policy or nil,
+      skipped_policy = (opts.rules or opts.defer or hidden > 0) and res.skipped_policy or nil,
       max_results = max,
       max_file_size = max_size,
       truncated = res.truncated or cut,

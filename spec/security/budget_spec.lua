@@ -111,4 +111,42 @@ describe(F.tag("security: call budgets (issue 11)"), function()
       ("shown or counted: %d + %d"):format(#res.entries, res.skipped_policy))
     ws:close()
   end)
+
+  -- the same check() declaring its paths (check_paths): grep and glob ask
+  -- it inside the walk, as the walker meets each entry, before opening it
+  it("a check() asked inside the walk (check_paths) stops at max_tree_ms too: the rest hidden, counted", function()
+    tree("big", 4, 250)
+    F.write_host(pdir .. "/slow_paths.lua", (SLOW:gsub("check = ", 'check_paths = { "**" }, check = ')))
+    local ws = F.open({ { path = w, mode = "rw" } },
+      { caps = caps { max_tree_ms = 150, max_entries = 1000 }, policies = { pdir .. "/slow_paths.lua" } })
+    for _, call in ipairs { { "glob", { pattern = "**/*", max_results = 1000 } }, { "grep", { pattern = "x", output_mode = "files" } } } do
+      local secs, res, msg = F.timed(ws.call, ws, call[1], call[2])
+      assert.is_not_nil(res, msg)
+      assert.is_true(secs < BOUND, ("%s took %.1f s"):format(call[1], secs))
+      assert.is_true((res.skipped_policy or 0) > 0, call[1] .. ": some entries hidden")
+      local shown = call[1] == "glob" and #res.entries or res.files_searched
+      assert.is_true(shown + res.skipped_policy <= 1004, ("%s: shown or counted: %d + %d"):format(call[1], shown, res.skipped_policy))
+    end
+    ws:close()
+  end)
+
+  it("a walk that would ask a check() about more than ASK_MAX entries ends TOO_LARGE, nothing searched past it", function()
+    tree("big", 2, 30)
+    F.write_host(pdir .. "/all_paths.lua", 'return { name = "all", check_paths = { "**" }, check = function() return "allow" end }')
+    local context = require "burrow.context"
+    local keep = context.ASK_MAX
+    context.ASK_MAX = 20
+    local ws = F.open({ { path = w, mode = "rw" } }, { policies = { pdir .. "/all_paths.lua" } })
+    for _, call in ipairs { { "glob", { pattern = "**/*" } }, { "grep", { pattern = "x" } } } do
+      local res, msg, code = ws:call(call[1], call[2])
+      assert.is_nil(res, call[1])
+      assert.equal("TOO_LARGE", code, msg)
+      assert.matches("narrow the path", msg, 1, true)
+    end
+    context.ASK_MAX = keep
+    local res = F.ok("glob", ws:call("glob", { pattern = "**/*" })) -- under the cap, every file shown
+    assert.equal(60, #res.entries)
+    assert.equal(0, res.skipped_policy)
+    ws:close()
+  end)
 end)

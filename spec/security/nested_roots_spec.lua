@@ -27,6 +27,19 @@ local POLICIES = {
       return "deny", "vendor is private"
     end
   end }]],
+  -- the same two check()s declaring their paths: grep and glob then ask
+  -- about the entries those match as the walker meets them (it holds them
+  -- back until asked), in the innermost root the walker is in
+  check_paths = [[return { name = "noconf", check_paths = { "conf", "conf/**" }, check = function(req)
+    if req.root == "/vendor" and (req.resolved == "conf" or req.resolved:match("^conf/")) then
+      return "deny", "conf is private"
+    end
+  end }]],
+  root_paths = [[return { name = "novendor", check_paths = { "**" }, check = function(req)
+    if req.root == "/vendor" and req.resolved ~= "." and req.resolved ~= "pub.txt" then
+      return "deny", "vendor is private"
+    end
+  end }]],
 }
 
 -- the answer's strings that name the hidden file or hold its content
@@ -58,7 +71,7 @@ describe(F.tag("security: nested roots in walks and copies"), function()
       { policies = { "default", W .. "/p.lua" } })
   end
 
-  for _, kind in ipairs { "rules", "check", "root" } do
+  for _, kind in ipairs { "rules", "check", "root", "check_paths", "root_paths" } do
     it(kind .. ": the file denied by its name stays hidden from walks of the outer root", function()
       local ws = open(kind)
       for _, path in ipairs { "/vendor/conf/prod.txt", "/workspace/lib/vendor/conf/prod.txt" } do
@@ -102,8 +115,9 @@ describe(F.tag("security: nested roots in walks and copies"), function()
     end)
   end
 
-  it("what the nested root's policy allows is still found from the outer root (nothing else is hidden)", function()
-    local ws = open("check")
+  for _, kind in ipairs { "check", "check_paths" } do
+  it(kind .. ": what the nested root's policy allows is still found from the outer root (nothing else is hidden)", function()
+    local ws = open(kind)
     local g = F.ok("grep", ws:call("grep", { pattern = "public vendored|outer file", path = "/workspace" }))
     local paths = {}
     for _, m in ipairs(g.matches) do paths[#paths + 1] = m.path end
@@ -116,4 +130,5 @@ describe(F.tag("security: nested roots in walks and copies"), function()
     assert.equal(1, #g.matches)
     ws:close()
   end)
+  end
 end)

@@ -128,6 +128,15 @@ typedef struct bw_walk_stats {
   _Atomic size_t skipped_policy; /* entries the rules hid (a directory once) */
 } bw_walk_stats;
 
+/* An entry the walk holds for the caller's verdict (bw_walk_opts.defer) */
+typedef struct bw_wjudge {
+  const char *path; /* below the walk's start */
+  char type;        /* 'f', 'd', 'l', 'o' */
+  size_t nest_at;   /* below another root's directory: where that root's
+                       in-root paths start in path (0: not below one) */
+  int root;         /* and that root (bw_nest's caller index), else 0 */
+} bw_wjudge;
+
 typedef struct bw_walk_opts {
   int threads;               /* 0 = one per core (at most 12) */
   int include_hidden;
@@ -155,6 +164,18 @@ typedef struct bw_walk_opts {
    * are still walked through); NULL: every entry. A policy's check_paths:
    * the entries its check() is asked about before a walk. */
   const bw_rules *want;
+  /* Entries whose in-root path these match (after rules and ignore files)
+   * are neither visited nor entered until judge, called on the calling
+   * thread (between waits, in batches, in the order met), sets allow[i]
+   * for each of the n: an allowed one is visited then (a directory walked,
+   * its own entries deferred in turn), a refused one is counted in
+   * stats->skipped_policy. judge returns 0, or a BW_* code that stops the
+   * walk and is its result. Without judge, every such entry is refused.
+   * A policy's check_paths: check() is asked before anything is opened,
+   * in the one walk. NULL: none. */
+  const bw_rules *defer;
+  int (*judge)(void *judge_arg, const bw_wjudge *items, size_t n, unsigned char *allow);
+  void *judge_arg;
 } bw_walk_opts;
 
 /* Walk the directory rel beneath the root with opts->threads workers,

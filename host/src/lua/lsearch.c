@@ -27,6 +27,7 @@
 #include <lauxlib.h>
 #include <limits.h>
 #include <lua.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -81,8 +82,60 @@ static const char **opt_list(lua_State *L, int t, const char *k, size_t *n) {
 
 typedef struct prog {
   lua_State *L;
-  int fn; /* stack index of the progress function, 0 if none */
+  int fn;    /* stack index of the progress function, 0 if none */
+  int judge; /* of the judge function (opts.judge), 0 if none */
 } prog;
+
+static const char *type_name(char t);
+
+/* On the Lua thread, between waits: judge(entries) -> {allow...} | nil,
+ * CODE for the entries opts.defer held back ({path =, type =, root =,
+ * at =}: below another root's directory, that root and where its in-root
+ * paths start in path). A judge that fails or answers otherwise refuses
+ * nothing silently: the walk stops with EIO (its message on stderr, for
+ * the operator). */
+static int on_judge(void *arg, const bw_wjudge *items, size_t n, unsigned char *allow) {
+  prog *p = arg;
+  lua_State *L = p->L;
+  if (!lua_checkstack(L, 8)) return BW_ENOMEM;
+  lua_pushvalue(L, p->judge);
+  lua_createtable(L, n < INT_MAX ? (int)n : INT_MAX, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, items[i].path);
+    lua_setfield(L, -2, "path");
+    lua_pushstring(L, type_name(items[i].type));
+    lua_setfield(L, -2, "type");
+    if (items[i].nest_at) {
+      lua_pushinteger(L, items[i].root);
+      lua_setfield(L, -2, "root");
+      lua_pushinteger(L, (lua_Integer)items[i].nest_at);
+      lua_setfield(L, -2, "at");
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  if (lua_pcall(L, 1, 2, 0) != LUA_OK) {
+    fprintf(stderr, "burrow: a walk's judge failed: %s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return bw_fail(BW_EIO, "a policy's judgement of a walk's entries failed");
+  }
+  int rc = BW_OK;
+  if (lua_istable(L, -2)) {
+    for (size_t i = 0; i < n; i++) {
+      lua_rawgeti(L, -2, (lua_Integer)i + 1);
+      allow[i] = lua_toboolean(L, -1) ? 1 : 0;
+      lua_pop(L, 1);
+    }
+  } else {
+    const char *code = lua_tostring(L, -1);
+    rc = BW_EIO;
+    for (int c = 1; code && c < BW_CODE_COUNT; c++)
+      if (!strcmp(code, bw_code_name(c))) rc = c;
+    bw_fail(rc, rc == BW_TOO_LARGE ? "too many entries to ask a policy about; narrow the path" : NULL);
+  }
+  lua_pop(L, 2);
+  return rc;
+}
 
 /* On the Lua thread, between waits: progress(dirs, entries) -> cancel? */
 static int on_progress(void *arg, size_t dirs, size_t entries) {
@@ -107,7 +160,7 @@ static int on_progress(void *arg, size_t dirs, size_t entries) {
 /* The walk's options from the table at t; the rules it holds (opts.rules,
  * and opts.want into *want), to leave once the walk is done. */
 static bw_lrules *walk_opts(lua_State *L, int t, int fn, prog *p,
-                            bw_walk_opts *w, bw_lrules **want) {
+                            bw_walk_opts *w, bw_lrules **want, bw_lrules **defer) {
   memset(w, 0, sizeof *w);
   size_t bl;
   lua_getfield(L, t, "base");
@@ -127,6 +180,14 @@ static bw_lrules *walk_opts(lua_State *L, int t, int fn, prog *p,
   w->rules = bw_lua_rules_enter(rules);
   *want = bw_lua_rules_opt(L, t, "want"); /* stays on the stack */
   w->want = bw_lua_rules_enter(*want);
+  *defer = bw_lua_rules_opt(L, t, "defer"); /* stays on the stack */
+  w->defer = bw_lua_rules_enter(*defer);
+  lua_getfield(L, t, "judge"); /* stays on the stack */
+  p->judge = lua_isfunction(L, -1) ? lua_absindex(L, -1) : 0;
+  if (w->defer && p->judge) {
+    w->judge = on_judge;
+    w->judge_arg = p;
+  }
   return rules;
 }
 
@@ -321,7 +382,7 @@ static int roots_grep(lua_State *L) {
   const char *prefix = luaL_optstring(L, -1, "");
   lua_pop(L, 2); /* alive in opts */
   prog p;
-  bw_lrules *want, *rules = walk_opts(L, 4, fn, &p, &o.walk, &want);
+  bw_lrules *want, *defer, *rules = walk_opts(L, 4, fn, &p, &o.walk, &want, &defer);
   o.walk.progress_arg = &p;
   bw_nest nest;
   bw_lua_nest(L, 1, r, &nest);
@@ -330,6 +391,7 @@ static int roots_grep(lua_State *L) {
   int rc = bw_grep(r, rel, &o, &res);
   bw_lua_rules_leave(rules);
   bw_lua_rules_leave(want);
+  bw_lua_rules_leave(defer);
   luaL_checkstack(L, 16, "grep result");
   bw_lua_push_nested(L, &nest);
   if (rc) return bw_lua_fail(L, rc);
@@ -385,7 +447,7 @@ static int roots_glob(lua_State *L) {
   const char *prefix = luaL_optstring(L, -1, "");
   lua_pop(L, 1);
   prog p;
-  bw_lrules *want, *rules = walk_opts(L, 5, fn, &p, &o.walk, &want);
+  bw_lrules *want, *defer, *rules = walk_opts(L, 5, fn, &p, &o.walk, &want, &defer);
   o.walk.progress_arg = &p;
   bw_nest nest;
   bw_lua_nest(L, 1, r, &nest);
@@ -394,6 +456,7 @@ static int roots_glob(lua_State *L) {
   int rc = bw_glob_search(r, rel, pat, plen, &o, &res);
   bw_lua_rules_leave(rules);
   bw_lua_rules_leave(want);
+  bw_lua_rules_leave(defer);
   luaL_checkstack(L, 8, "glob result");
   bw_lua_push_nested(L, &nest);
   if (rc) return bw_lua_fail(L, rc);
