@@ -1,6 +1,6 @@
 # burrow - sandboxed filesystem tool host for AI agents.
-# `make` builds build/burrow, build/libburrow.{a,so}, build/lua/burrow/core.so,
-# build/burrow.pc and the C tests; `make test` runs everything; `make run`
+# `make` builds build/burrow, build/libburrow.{a,so}, the Lua modules
+# build/lua/burrow/{core,server,host}.so, build/burrow.pc and the C tests; `make test` runs everything; `make run`
 # serves the current directory over MCP stdio; `make install PREFIX=...
 # DESTDIR=...` installs (docs/embedding.md); `make rock` and `make
 # rock-install` are LuaRocks' (rockspec/burrow-scm-1.rockspec); `make
@@ -9,9 +9,10 @@
 CC      ?= cc
 PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet
 OPT     ?= -O2 -g
-# Hidden by default: libburrow.so exports only burrow.h's burrow_* and
-# core.so only luaopen_burrow_core, _server and _host (host/test/exports.sh
-# checks both).
+# Hidden by default: libburrow.so exports only burrow.h's burrow_*, core.so
+# luaopen_burrow_core and the core's BW_SHARED functions server.so and
+# host.so call, server.so luaopen_burrow_server, host.so luaopen_burrow_host
+# and burrow_* (host/test/exports.sh checks them all).
 CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread -fvisibility=hidden
 # Read when a recipe runs (=, not :=): on a fresh machine check-deps has
 # installed the packages by then, so one `make` builds (not a second one).
@@ -57,8 +58,24 @@ SERVER_O:= $(call obj_of,server)
 API_O   := $(call obj_of,api)
 CLI_O   := $(call obj_of,cli)
 MAIN_O  := $(B)/obj/cli/main.o
-# everything but the command's main(): core.so, libburrow and the fuzz targets
+# everything but the command's main(): libburrow and the fuzz targets
 LIB_O   := $(CORE_O) $(LUA_O) $(SERVER_O) $(API_O) $(filter-out $(MAIN_O),$(CLI_O))
+# The Lua modules a plain Lua 5.4 loads, one file a layer, all in burrow/:
+# core.so the core and the binding (burrow.core), server.so the transports
+# (burrow.server), host.so the embedding API (burrow.host). The two upper
+# ones hold no copy of the core: they are linked against core.so, whose
+# soname is "$$ORIGIN/core.so", so their DT_NEEDED is the core.so in their
+# own directory (glibc expands $$ORIGIN in a DT_NEEDED with a slash) and
+# the dynamic loader reuses the one already loaded (same name, or same
+# file): one copy of the process-wide state (the cancel source, undo
+# stores, watches...). -Bsymbolic: a library's calls to its own exported
+# functions never go to another object's of the same name.
+SO_CORE_O   := $(CORE_O) $(LUA_O)
+SO_SERVER_O := $(SERVER_O)
+SO_HOST_O   := $(API_O)
+LUA_SO      := $(B)/lua/burrow/core.so $(B)/lua/burrow/server.so $(B)/lua/burrow/host.so
+SO_CORE_LD  := -Wl,-soname,'$$ORIGIN/core.so' -Wl,-Bsymbolic
+SO_UPPER_LD := -Wl,-Bsymbolic
 CORE_INC  := -I$(SRC)/core
 LAYER_INC := $(LAYERS:%=-I$(SRC)/%) -Ihost/include
 HEADERS  = $(wildcard $(SRC)/*/*.h) host/include/burrow.h
@@ -104,7 +121,7 @@ DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-
         libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri
 
 .PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install src-rock FORCE
-all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc $(TESTS) $(B)/faults.so
+all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(LUA_SO) $(B)/burrow.pc $(TESTS) $(B)/faults.so
 
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done; \
@@ -132,9 +149,13 @@ $(B)/luadir.txt: FORCE
 $(B)/obj/api/api.o: $(B)/luadir.txt
 $(B)/obj/api/api.o: CFLAGS += -DBURROW_LUA_INSTALL_DIR='"$(LUADIR)"'
 
-$(B)/lua/burrow/core.so: $(LIB_O)
+$(B)/lua/burrow/core.so: $(SO_CORE_O)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $^ $(DEP_LIBS) $(LPEG_LIBS)
+	$(CC) -shared $(SO_CORE_LD) -o $@ $^ $(DEP_LIBS) $(LPEG_LIBS)
+$(B)/lua/burrow/server.so: $(SO_SERVER_O) $(B)/lua/burrow/core.so
+	$(CC) -shared $(SO_UPPER_LD) -o $@ $^ $(DEP_LIBS)
+$(B)/lua/burrow/host.so: $(SO_HOST_O) $(B)/lua/burrow/core.so
+	$(CC) -shared $(SO_UPPER_LD) -o $@ $^ $(DEP_LIBS)
 
 $(B)/libburrow.a: $(LIB_O)
 	rm -f $@ && ar rcs $@ $^
@@ -165,8 +186,8 @@ $(B)/gen/builtin_lua.c: $(B)/embed $(addprefix lua/,$(LUA_FILES))
 $(B)/obj/gen/builtin_lua.o: $(B)/gen/builtin_lua.c $(SRC)/lua/lbuiltin.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -I$(SRC)/lua -c $< -o $@
-$(B)/burrow: $(MAIN_O) $(LIB_O) $(B)/obj/gen/builtin_lua.o
-	$(CC) -rdynamic -o $@ $^ $(BIN_LIBS) $(BIN_LUA)
+$(B)/burrow: $(MAIN_O) $(LIB_O) $(B)/obj/gen/builtin_lua.o host/burrow.map
+	$(CC) -rdynamic -Wl,--version-script=host/burrow.map -o $@ $(filter %.o,$^) $(BIN_LIBS) $(BIN_LUA)
 
 # C tests link the core only: no Lua (test_arena adds the command's arena)
 $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h

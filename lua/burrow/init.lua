@@ -9,17 +9,27 @@
 
 local core = require "burrow.core"
 
--- The layers above the binding have Lua modules of their own, in the same
--- library: burrow.server (the transports) and burrow.host (the embedding
--- API's host, for ws:submit). The binary and libburrow offer them from C
--- (package.preload); a plain Lua that loaded core.so from package.cpath
--- gets them here, from that same file (the one copy of burrow in the
--- process, never another found on the path).
+-- The layers above the binding have Lua modules of their own:
+-- burrow.server (the transports) and burrow.host (the embedding API's
+-- host, for ws:submit). The binary and libburrow offer them from C
+-- (package.preload). For a plain Lua that loaded core.so from
+-- package.cpath they are server.so and host.so beside that core.so: each
+-- is linked against the core.so of its own directory, so from there it
+-- shares the one already loaded (one copy of burrow's state in the
+-- process), while one found elsewhere on the path (another install) would
+-- bring a second core.so. Offered here from that directory only, opened
+-- when first required; missing there, require fails rather than look on.
 if package.preload["burrow.core"] == nil then
   local file = package.searchpath("burrow.core", package.cpath)
+  local dir = file and file:match("^(.*)/")
   for _, name in ipairs { "burrow.server", "burrow.host" } do
-    if file and package.preload[name] == nil and package.loaded[name] == nil then
-      package.preload[name] = package.loadlib(file, "luaopen_" .. (name:gsub("%.", "_"))) or nil
+    if dir and package.preload[name] == nil and package.loaded[name] == nil then
+      local so = dir .. "/" .. name:match("[^.]*$") .. ".so"
+      package.preload[name] = function(...)
+        local open, err = package.loadlib(so, "luaopen_" .. (name:gsub("%.", "_")))
+        if not open then error(("module '%s' not found beside %s: %s"):format(name, file, err), 2) end
+        return open(...)
+      end
     end
   end
 end

@@ -9,12 +9,14 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "core.h" /* BW_SHARED */
+
 /* pthread_cond_init on CLOCK_MONOTONIC; 0 or an errno. */
-int bw_cond_init_mono(pthread_cond_t *cv);
+BW_SHARED int bw_cond_init_mono(pthread_cond_t *cv);
 /* The monotonic time secs from now, for pthread_cond_timedwait on such a
  * condition variable. */
-void bw_deadline_mono(struct timespec *ts, double secs);
+BW_SHARED void bw_deadline_mono(struct timespec *ts, double secs);
 /* Seconds on the monotonic clock. */
-double bw_now_mono(void);
+BW_SHARED double bw_now_mono(void);
 
 #endif

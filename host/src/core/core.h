@@ -13,6 +13,16 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+/* A function of the core or the binding that the layers above call across
+ * a library boundary: core.so (the core and the binding only) exports it
+ * to server.so and host.so, which are linked against core.so so the
+ * process has one copy of its state (cancel source, undo stores,
+ * watches...). Everything else stays hidden (-fvisibility=hidden);
+ * libburrow.so's version script and the command's (host/burrow.map) hide
+ * these too. host/test/exports.sh checks that core.so exports exactly the
+ * ones server.so and host.so import. */
+#define BW_SHARED __attribute__((visibility("default")))
+
 /* Stable error codes; their names (bw_code_name) are the public codes. */
 typedef enum bw_code {
   BW_OK = 0,
@@ -96,9 +106,9 @@ int64_t bw_now_ms(void); /* the monotonic clock, ms */
  * else a flag never raised. Never NULL. */
 const _Atomic int *bw_cancel_flag(void);
 /* On this thread, until set back to NULL: the flag bw_cancel_flag gives. */
-void bw_set_cancel_flag(const _Atomic int *flag);
+BW_SHARED void bw_set_cancel_flag(const _Atomic int *flag);
 /* The process-wide source of the flag for threads without their own. */
-void bw_set_cancel_source(const _Atomic int *(*source)(void));
+BW_SHARED void bw_set_cancel_source(const _Atomic int *(*source)(void));
 /* BW_OK, or why to stop: EAGAIN "cancelled", TOO_LARGE "time budget".
  * s may be NULL (never stops). */
 int bw_stopped(const bw_stop *s);
@@ -224,7 +234,7 @@ void bw_handle_view(const bw_handle *h, const bw_root *roots, int view,
 /* Write all of iov[0..cnt) to fd, on through short writes and EINTR, at
  * most IOV_MAX pieces per writev. 0, or -1 with errno. iov is consumed. */
 struct iovec;
-int bw_writev_all(int fd, struct iovec *iov, int cnt);
+BW_SHARED int bw_writev_all(int fd, struct iovec *iov, int cnt);
 
 /* A file's bytes in memory: read() for small files, mmap for large ones.
  * Access to a mapped buffer must go through bw_guard so a file truncated
@@ -284,7 +294,7 @@ int bw_guard(int (*fn)(void *arg), void *arg);
 enum { BW_HASH_HEX = 64 };
 /* "sha256:" + 64 hex + NUL */
 enum { BW_HASH_STR = 7 + BW_HASH_HEX + 1 };
-int bw_sha256(const void *data, size_t len, char out[BW_HASH_STR]);
+BW_SHARED int bw_sha256(const void *data, size_t len, char out[BW_HASH_STR]);
 /* The hash of what fd reads from its offset to the end, read in pieces
  * (never the whole file in memory); BW_TOO_LARGE past max_bytes. */
 int bw_sha256_fd(int fd, size_t max_bytes, char out[BW_HASH_STR]);
@@ -357,7 +367,7 @@ int bw_page_lines(const char *data, size_t len, size_t first, size_t limit,
 /* Escape *pp up to limit (a character may run on up to end) into o, which
  * has room for BW_JSON_WORST(limit - *pp): controls, '"' and '\\' escaped,
  * ill-formed UTF-8 as U+FFFD. Advances *pp; returns the new end of o. */
-char *bw_json_escape(char *o, const unsigned char **pp,
+BW_SHARED char *bw_json_escape(char *o, const unsigned char **pp,
                      const unsigned char *limit, const unsigned char *end);
 
 /* The last n lines of data[0, len), unnumbered, found by scanning back
@@ -375,7 +385,7 @@ int bw_tail_lines(const char *data, size_t len, size_t n, size_t max_line,
  * first bad byte. bw_base64_size checks and measures without allocating.
  * Caller frees *out. */
 int bw_base64_encode(const void *data, size_t len, char **out, size_t *out_len);
-int bw_base64_decode(const char *text, size_t len, char **out, size_t *out_len);
+BW_SHARED int bw_base64_decode(const char *text, size_t len, char **out, size_t *out_len);
 int bw_base64_size(const char *text, size_t len, size_t *out_len);
 
 /* ---- writing (write.c) ---- */

@@ -12,6 +12,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "core.h" /* BW_SHARED */
+
 typedef struct bw_dynsym {
   void **slot; /* where the address goes (a function pointer's storage) */
   const char *name;
@@ -32,6 +34,6 @@ typedef struct bw_dynlib {
 
 /* Open the library once (thread-safe; later calls cost one atomic load):
  * 0, or -1 with the reason in err (when err is not NULL). */
-int bw_dynlib_load(bw_dynlib *lib, char *err, size_t errlen);
+BW_SHARED int bw_dynlib_load(bw_dynlib *lib, char *err, size_t errlen);
 
 #endif

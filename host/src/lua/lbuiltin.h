@@ -21,8 +21,10 @@ typedef struct bw_builtin_file {
 /* NULL-name terminated; NULL (a weak reference) outside the binary. */
 extern const bw_builtin_file bw_builtin_lua[] __attribute__((weak));
 
-/* Whether the binary has built-in Lua. */
-int bw_builtin_have(void);
+/* Whether the binary has built-in Lua. Exported by core.so for host.so
+ * (core.h's BW_SHARED, spelled out: the generated table includes this
+ * header without the core's include path). */
+__attribute__((visibility("default"))) int bw_builtin_have(void);
 /* Whether path is under BW_BUILTIN_DIR (then it is never a disk path). */
 int bw_builtin_path(const char *path);
 /* The built-in file at path, or NULL. */

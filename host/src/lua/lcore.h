@@ -56,11 +56,11 @@ int bw_lua_search(lua_State *L);
 /* A new state's require set up as burrow's (after luaL_openlibs):
  * burrow.core and LPeg preloaded, Lua files found by bw_lua_search (one
  * open each; the binary's built-in files). package.path is the caller's. */
-void bw_lua_preload(lua_State *L);
+BW_SHARED void bw_lua_preload(lua_State *L);
 /* package.preload[name] = open, unless something is there already: how a
  * layer above the binding offers its own module to a state (burrow.server,
  * burrow.host), the binding knowing nothing of it. */
-void bw_lua_preload_module(lua_State *L, const char *name, lua_CFunction open);
+BW_SHARED void bw_lua_preload_module(lua_State *L, const char *name, lua_CFunction open);
 void bw_load_register(lua_State *L);
 /* core.builtin, core.builtin_list, core.builtin_dir (lbuiltin.c) */
 void bw_lua_builtin_register(lua_State *L);

@@ -13,6 +13,8 @@
 
 #include <lua.h>
 
+#include "core.h" /* BW_SHARED */
+
 /* Pushes a table {decode=, encode=, null=, array_mt=, array=} onto the stack. */
 void bw_json_push(lua_State *L);
 /* Sets core.json on the module table at the top (lmodule.c) and adds
@@ -23,7 +25,7 @@ void bw_json_register(lua_State *L);
    server/API); returns NULL and sets *err (static string) on failure.
    *len receives the length; the buffer is also NUL-terminated (not counted
    in *len). The caller frees it with free(). Never raises a Lua error. */
-char *bw_json_encode_value(lua_State *L, int idx, size_t *len, const char **err);
+BW_SHARED char *bw_json_encode_value(lua_State *L, int idx, size_t *len, const char **err);
 
 /* The same, with big prepared fragments (below) left out of the buffer:
    sp[0..*nsp) each say "sp.n bytes at sp.p go at offset sp.at", in
@@ -35,7 +37,7 @@ typedef struct bw_json_splice {
   const char *p;
   size_t n;
 } bw_json_splice;
-char *bw_json_encode_spliced(lua_State *L, int idx, size_t *len,
+BW_SHARED char *bw_json_encode_spliced(lua_State *L, int idx, size_t *len,
                              const char **err,
                              bw_json_splice sp[BW_JSON_SPLICES], int *nsp);
 
