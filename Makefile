@@ -274,7 +274,7 @@ fuzz: fuzz-build
 
 # Everything lands under $(DESTDIR)$(PREFIX) (the directories above):
 # nothing outside it. spec/install_spec.lua checks.
-install: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so $(B)/burrow.pc
+install: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(LUA_SO) $(B)/burrow.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
 	  $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(LUACDIR)/burrow
 	install -m 755 $(B)/burrow $(DESTDIR)$(BINDIR)/burrow
@@ -286,7 +286,8 @@ install: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(B)/lua/burrow/core.so 
 	install -m 644 $(B)/burrow.pc $(DESTDIR)$(PKGCONFIGDIR)/burrow.pc
 	install -m 644 docs/burrow.1 $(DESTDIR)$(MANDIR)/man1/burrow.1
 	install -D -m 644 LICENSE $(DESTDIR)$(DATADIR)/doc/burrow/LICENSE
-	install -m 755 $(B)/lua/burrow/core.so $(DESTDIR)$(LUACDIR)/burrow/core.so
+	@# core.so, server.so, host.so together: the two upper ones load the core.so beside them
+	install -m 755 $(LUA_SO) $(DESTDIR)$(LUACDIR)/burrow/
 	@for f in $(LUA_FILES); do install -D -m 644 lua/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
 	@# precompiled (host/luac.lua): start-up loads bytecode instead of parsing ~25
 	@# files; not policies, which the sandbox loads as text only (lsandbox.c),
@@ -300,7 +301,7 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/libburrow.so $(DESTDIR)$(LIBDIR)/libburrow.so.$(SOVER) \
 	  $(DESTDIR)$(LIBDIR)/libburrow.so.$(VERSION) $(DESTDIR)$(INCLUDEDIR)/burrow.h \
 	  $(DESTDIR)$(PKGCONFIGDIR)/burrow.pc $(DESTDIR)$(MANDIR)/man1/burrow.1 \
-	  $(DESTDIR)$(LUACDIR)/burrow/core.so $(DESTDIR)$(DATADIR)/doc/burrow/LICENSE
+	  $(LUA_SO:$(B)/lua/%=$(DESTDIR)$(LUACDIR)/%) $(DESTDIR)$(DATADIR)/doc/burrow/LICENSE
 	@for f in $(LUA_FILES); do rm -f $(DESTDIR)$(LUADIR)/$$f; done
 	-@find $(DESTDIR)$(LUADIR) $(DESTDIR)$(LUACDIR) -depth -type d -empty -delete 2>/dev/null
 	-@rmdir $(DESTDIR)$(DATADIR)/burrow $(DESTDIR)$(LIBDIR)/burrow $(DESTDIR)$(DATADIR)/doc/burrow 2>/dev/null
@@ -309,9 +310,10 @@ uninstall:
 # with LuaRocks' CFLAGS/LIBFLAG and the external dependencies' directories
 # it found (PCRE2_INCDIR, ...). No pkg-config, no -Werror. What it builds
 # depends on the Lua it is for (LUA_VERSION_NUM in LUA_INCDIR's lua.h):
-#   5.4: burrow.core from the same sources, then the module, tools and
-#        policies copied into the rock (tools and policies inside burrow/:
-#        see lua/burrow/registry.lua);
+#   5.4: burrow.core, burrow.server and burrow.host (core.so, server.so,
+#        host.so, as `make` builds them) from the same sources, then the
+#        module, tools and policies copied into the rock (tools and
+#        policies inside burrow/: see lua/burrow/registry.lua);
 #   5.1, 5.2, 5.3 (and LuaJIT, which LuaRocks sees as 5.1): libburrow.so
 #        with its Lua 5.4 side built in (tools and policies run in its own
 #        sandboxed 5.4 state) and burrow.native (host/rock/native.c, against
@@ -326,14 +328,17 @@ ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET LPEG
 ROCK_LUA_NUM := $(if $(LUA_INCDIR),$(shell sed -n 's/^\#define LUA_VERSION_NUM[[:space:]]*\([0-9]*\).*/\1/p' $(LUA_INCDIR)/lua.h 2>/dev/null))
 ROCK_LUA54 = $(if $(LUA54_INCDIR),-I$(LUA54_INCDIR)/lua5.4,-I$(LUA_INCDIR))
 ROCK_INC   = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR)))) $(ROCK_LUA54) $(LAYER_INC)
-ROCK_LIBS  = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -pthread \
-  -Wl,--push-state,--no-as-needed -llua5.4-lpeg -Wl,--pop-state
+ROCK_DEP_LIBS = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_LIBDIR),-L$($(d)_LIBDIR)))) -lpcre2-8 -lyaml -lcrypto -ljansson -pthread
+ROCK_LIBS  = $(ROCK_DEP_LIBS) -Wl,--push-state,--no-as-needed -llua5.4-lpeg -Wl,--pop-state
 LIBFLAG   ?= -shared
 # the files the host's Lua loads, from a 5.1-5.3 rock (source text)
 ROCK_ANY_LUA := burrow/adapters.lua burrow/bridge.lua burrow/ffi.lua burrow/jsonlite.lua burrow/meta.lua
 
+ROCK_SO := $(ROCK_B)/core.so $(ROCK_B)/server.so $(ROCK_B)/host.so
+rock_o   = $(patsubst $(B)/obj/%,$(ROCK_B)/%,$(1))
+
 ifeq ($(ROCK_LUA_NUM),504)
-rock: $(ROCK_B)/core.so
+rock: $(ROCK_SO)
 else ifneq ($(ROCK_LUA_NUM),)
 rock: $(ROCK_B)/native-$(ROCK_LUA_NUM).so $(ROCK_B)/libburrow.so
 else
@@ -345,8 +350,12 @@ $(ROCK_B)/%.o: $(SRC)/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -fPIC -pthread $(ROCK_INC) -c $< -o $@
 
-$(ROCK_B)/core.so: $(patsubst $(B)/obj/%,$(ROCK_B)/%,$(LIB_O))
-	$(CC) $(LIBFLAG) -o $@ $^ $(ROCK_LIBS)
+$(ROCK_B)/core.so: $(call rock_o,$(SO_CORE_O))
+	$(CC) $(LIBFLAG) $(SO_CORE_LD) -o $@ $^ $(ROCK_LIBS)
+$(ROCK_B)/server.so: $(call rock_o,$(SO_SERVER_O)) $(ROCK_B)/core.so
+	$(CC) $(LIBFLAG) $(SO_UPPER_LD) -o $@ $^ $(ROCK_DEP_LIBS)
+$(ROCK_B)/host.so: $(call rock_o,$(SO_HOST_O)) $(ROCK_B)/core.so
+	$(CC) $(LIBFLAG) $(SO_UPPER_LD) -o $@ $^ $(ROCK_DEP_LIBS)
 
 $(ROCK_B)/embed: host/embed.c
 	@mkdir -p $(dir $@)
@@ -367,7 +376,8 @@ $(ROCK_B)/native-%.so: host/rock/native.c host/include/burrow.h
 rock-install: rock
 	@test -n "$(ROCK_LUADIR)" -a -n "$(ROCK_LIBDIR)" || { echo "rock-install: set ROCK_LUADIR and ROCK_LIBDIR (LuaRocks does)"; exit 2; }
 ifeq ($(ROCK_LUA_NUM),504)
-	install -D -m 755 $(ROCK_B)/core.so $(ROCK_LIBDIR)/burrow/core.so
+	install -d $(ROCK_LIBDIR)/burrow
+	install -m 755 $(ROCK_SO) $(ROCK_LIBDIR)/burrow/
 	@for f in $(LUA_FILES); do \
 	  case $$f in burrow/*) d=$$f ;; *) d=burrow/$$f ;; esac; \
 	  install -D -m 644 lua/$$f $(ROCK_LUADIR)/$$d || exit 1; done

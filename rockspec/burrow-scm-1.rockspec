@@ -5,7 +5,9 @@
 --   luarocks --lua-version=5.4 --tree=DIR make      # any tree
 --   luarocks --lua-version=5.1 make                 # 5.1, 5.2, 5.3, LuaJIT
 --
--- Under Lua 5.4 it is burrow.core, the whole binding in the host's state.
+-- Under Lua 5.4 it is burrow.core, the whole binding in the host's state
+-- (core.so), with burrow.server and burrow.host beside it (server.so and
+-- host.so, which load that core.so: one copy of it in the process).
 -- Under 5.1-5.3 and LuaJIT it is libburrow (its own Lua 5.4 state, the
 -- tools and policies built in) with burrow.native or burrow.ffi calling in
 -- (docs/embedding.md, "Any Lua"); the Makefile tells them apart by the
@@ -78,9 +80,10 @@ external_dependencies = {
 }
 
 -- The Makefile's `rock` target builds burrow.core from host/src (core and
--- binding, every file: no list here to go stale); `rock-install` puts
--- burrow.core in the rock's lib dir and lua/burrow, lua/tools (packs
--- included) and lua/policy in its lua dir, tools and policies under
+-- binding), burrow.server (server) and burrow.host (api), every file: no
+-- list here to go stale; `rock-install` puts the three in the rock's lib
+-- dir and lua/burrow, lua/tools (packs included) and lua/policy in its lua
+-- dir, tools and policies under
 -- burrow/ where lua/burrow/registry.lua and policy.lua look for them.
 build = {
    type = "make",

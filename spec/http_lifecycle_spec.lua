@@ -5,7 +5,7 @@
 -- process, and nothing of the listener is left behind (its port is free
 -- again).
 
-require "burrow" -- offers burrow.server from the core.so it loaded
+require "burrow" -- offers burrow.server from beside the core.so it loaded
 local server = require "burrow.server"
 
 -- The calling thread's blocked signals (the kernel's word for it).

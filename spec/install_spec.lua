@@ -3,6 +3,8 @@
 --   * make install PREFIX=... (and DESTDIR=...: nothing outside the prefix,
 --     make uninstall removes it all);
 --   * the installed binary finds its Lua files under the prefix;
+--   * a stock lua5.4 requires burrow, burrow.server and burrow.host from
+--     the prefix: one core.so in the process, wherever the prefix is moved;
 --   * pkg-config --cflags --libs burrow compiles and links (shared, static);
 --   * examples/embed built against the installed burrow.pc and run;
 --   * luarocks make into a temporary tree, offline (no rock server), then
@@ -87,6 +89,8 @@ describe(H.tag("installed burrow"), function()
       "opt/burrow-test/bin/burrow",
       "opt/burrow-test/include/burrow.h",
       "opt/burrow-test/lib/burrow/lua/burrow/core.so",
+      "opt/burrow-test/lib/burrow/lua/burrow/host.so",
+      "opt/burrow-test/lib/burrow/lua/burrow/server.so",
       "opt/burrow-test/lib/libburrow.a",
       "opt/burrow-test/lib/libburrow.so",
       "opt/burrow-test/lib/libburrow.so.0",
@@ -134,6 +138,47 @@ describe(H.tag("installed burrow"), function()
     assert.is_true(vok, v)
     assert.is_false(ok, msg)
     assert.matches("marker", msg, 1, true)
+  end)
+
+  -- The Lua modules of a plain Lua 5.4 from the prefix: burrow/init.lua
+  -- offers burrow.server and burrow.host from beside the core.so it found,
+  -- and they share that core.so (their DT_NEEDED is $ORIGIN/core.so), in
+  -- the prefix where make put them and in a copy of it elsewhere.
+  it("a stock lua5.4 requires burrow, burrow.server and burrow.host from the prefix: one core.so", function()
+    local ws = tmp .. "/plainws"
+    H.write(ws, "a.txt", "alpha\n")
+    local prog = H.write(tmp, "plain_prog.lua", ([[
+      local burrow = require "burrow"
+      local server, host = require "burrow.server", require "burrow.host"
+      print(type(server.stdio), type(host.host))
+      local ws = assert(burrow.open { roots = { { path = %q } } })
+      local got
+      assert(ws:submit("read_file", { path = "a.txt" }, function(r, msg) got = r and r.content or msg end))
+      local t0 = os.time()
+      while got == nil and os.time() - t0 < 30 do ws:poll() end
+      print((tostring(got):gsub("\n$", "")))
+      ws:close()
+      local seen, paths = {}, {}
+      for line in io.lines("/proc/self/maps") do
+        local path = line:match("(/%%S+/burrow/[a-z]+%%.so)$")
+        if path and not seen[path] then seen[path] = true; paths[#paths + 1] = path end
+      end
+      table.sort(paths)
+      print(table.concat(paths, "\n"))
+    ]]):format(ws))
+    local function lua_from(pfx)
+      local out = sh(("cd / && LUA_PATH=%s LUA_CPATH=%s lua5.4 %s"):format(
+        H.q(pfx .. "/share/burrow/lua/?.lua;" .. pfx .. "/share/burrow/lua/?/init.lua"),
+        H.q(pfx .. "/lib/burrow/lua/?.so"), H.q(prog)))
+      local mods = pfx .. "/lib/burrow/lua/burrow/"
+      assert.equal(("function\tfunction\n1\talpha\n%score.so\n%shost.so\n%sserver.so\n"):format(mods, mods, mods), out)
+    end
+    lua_from(prefix)
+    -- relocated: a copy of the prefix elsewhere uses its own files only
+    local moved = tmp .. "/moved-prefix"
+    sh("cp -a " .. H.q(prefix) .. " " .. H.q(moved))
+    lua_from(moved)
+    sh("rm -rf " .. H.q(moved))
   end)
 
   it("burrow.ffi works under LuaJIT from the installed copy (source text, not 5.4 bytecode)", function()
@@ -279,7 +324,9 @@ int main(int argc, char **argv) {
     it("luarocks make installs burrow.core, the modules, the tools and the policies into the tree", function()
       if not rocks then return pending("SKIP: luarocks not installed (apt-get install luarocks)") end
       local got = set(files_under(rocks))
-      assert.truthy(got["lib/lua/5.4/burrow/core.so"])
+      for _, so in ipairs { "core.so", "server.so", "host.so" } do
+        assert.truthy(got["lib/lua/5.4/burrow/" .. so], "the rock lacks " .. so)
+      end
       for _, f in ipairs(lua_files()) do
         local dest = f:match("^burrow/") and f or "burrow/" .. f
         assert.truthy(got["share/lua/5.4/" .. dest], "the rock lacks " .. dest)
@@ -306,6 +353,7 @@ int main(int argc, char **argv) {
         print((select(3, ws:call("write_file", { path = ".env", content = "x" }))))
         local registry = require "burrow.registry"
         print(registry.packs and table.concat(registry.packs(), ",") or "")
+        print(type(require("burrow.server").stdio), type(require("burrow.host").host))
         ws:close()
       ]]))
       local lines = {}
@@ -321,6 +369,8 @@ int main(int argc, char **argv) {
       -- the compatibility packs travel with the tools (burrow/tools/packs)
       local registry = require "burrow.registry"
       assert.equal(registry.packs and table.concat(registry.packs(), ",") or "", lines[9])
+      -- burrow.server and burrow.host from beside the tree's core.so
+      assert.equal("function\tfunction", lines[10])
     end)
 
     it("luarocks pack of the installed rock, installed offline into another tree, works", function()

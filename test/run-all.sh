@@ -40,7 +40,8 @@
 #
 # Environment:
 #   BURROW_BUILD           build directory (default build; `make sanitize` uses build/sanitize):
-#                          test_core, the burrow binary and lua/burrow/core.so are taken from it
+#                          test_core, the burrow binary and lua/burrow/core.so (with the
+#                          server.so and host.so beside it) are taken from it
 #   BURROW_BIN             binary the e2e suite drives (default $BURROW_BUILD/burrow)
 #   BURROW_ALLOW_MISSING   1 = absent stages do not count as failures
 #   BURROW_STAGE_TIMEOUT   seconds per stage before it is killed (default 1800)
@@ -135,7 +136,8 @@ finish() {
 
 # Every C test (one binary $BUILD/test_X per host/test/test_X.c: a source
 # whose binary is missing counts as failed, never as absent), then the
-# exports check (host/test/exports.sh: nm -D of libburrow.so and core.so).
+# exports check (host/test/exports.sh: nm -D of libburrow.so and the Lua
+# modules core.so, server.so, host.so, and which layers' objects each holds).
 stage_core() {
   local name=core
   banner "C core tests: $BUILD/test_* for host/test/test_*.c, and the exports"

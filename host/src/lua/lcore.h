@@ -10,8 +10,9 @@
 #include "burrow.h"
 #include "core.h"
 
-/* The module (lmodule.c): the one symbol core.so exports (the build hides
- * the rest). */
+/* The module (lmodule.c): core.so's opener; besides it core.so exports only
+ * the BW_SHARED functions server.so and host.so call (the build hides the
+ * rest). */
 __attribute__((visibility("default"))) int luaopen_burrow_core(lua_State *L);
 
 /* Roots, Handle and File classes made, the module table with lcore.c's

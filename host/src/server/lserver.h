@@ -9,7 +9,8 @@
 
 /* luaopen_burrow_server: the transports' Lua module (lopen.c), {stdio =,
  * http_start =, token_hash =}; offered by the binary and the HTTP workers
- * (package.preload), and exported by core.so for the rock (burrow/init.lua). */
+ * (package.preload), and for a plain Lua 5.4 the opener of server.so, beside
+ * core.so (burrow/init.lua). */
 __attribute__((visibility("default"))) int luaopen_burrow_server(lua_State *L);
 /* Sets field "stdio" in the table on top of the stack. */
 void bw_stdio_register(lua_State *L);
