@@ -346,9 +346,11 @@ rock:
 	@echo "rock: set LUA_INCDIR to a dir with Lua's lua.h (LuaRocks does)"; exit 2
 endif
 
+# hidden as in make's build (LuaRocks' CFLAGS replace ours): each module
+# exports its opener, core.so the BW_SHARED functions the other two call
 $(ROCK_B)/%.o: $(SRC)/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -fPIC -pthread $(ROCK_INC) -c $< -o $@
+	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -fPIC -pthread -fvisibility=hidden $(ROCK_INC) -c $< -o $@
 
 $(ROCK_B)/core.so: $(call rock_o,$(SO_CORE_O))
 	$(CC) $(LIBFLAG) $(SO_CORE_LD) -o $@ $^ $(ROCK_LIBS)
