@@ -1,10 +1,11 @@
 # burrow - sandboxed filesystem tool host for AI agents.
 # `make` builds build/burrow, build/libburrow.{a,so}, the Lua modules
-# build/lua/burrow/{core,server,host}.so, build/burrow.pc and the C tests; `make test` runs everything; `make run`
-# serves the current directory over MCP stdio; `make install PREFIX=...
-# DESTDIR=...` installs (docs/embedding.md); `make rock` and `make
-# rock-install` are LuaRocks' (rockspec/burrow-scm-1.rockspec); `make
-# src-rock` packs the checkout as a source rock, offline.
+# build/lua/burrow/{core,server,host}.so, build/burrow.pc and the C tests;
+# `make test` runs everything; `make run` serves the current directory over
+# MCP stdio; `make install PREFIX=... DESTDIR=...` installs
+# (docs/embedding.md); `make rock` and `make rock-install` are LuaRocks'
+# (rockspec/burrow-scm-1.rockspec); `make src-rock` packs the checkout as a
+# source rock, offline.
 
 CC      ?= cc
 PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet
@@ -66,8 +67,8 @@ LIB_O   := $(CORE_O) $(LUA_O) $(SERVER_O) $(API_O) $(filter-out $(MAIN_O),$(CLI_
 # ones hold no copy of the core: they are linked against core.so, whose
 # soname is "$$ORIGIN/core.so", so their DT_NEEDED is the core.so in their
 # own directory (glibc expands $$ORIGIN in a DT_NEEDED with a slash) and
-# the dynamic loader reuses the one already loaded (same name, or same
-# file): one copy of the process-wide state (the cancel source, undo
+# the dynamic loader reuses the one already loaded (same path, or the same
+# file by device and inode): one copy of the process-wide state (the cancel source, undo
 # stores, watches...). -Bsymbolic: a library's calls to its own exported
 # functions never go to another object's of the same name.
 SO_CORE_O   := $(CORE_O) $(LUA_O)
