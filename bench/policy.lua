@@ -4,7 +4,7 @@
 -- the walker threads for grep), and one with a policy whose check()
 -- judges each object (asked about every entry before a walk:
 -- ctx:asked_rules), without and with check_paths (the entries it is about,
--- found by the walker). Medians of several rounds; ratios only (absolute
+-- held back by the walker until check() is asked: ctx:walk_judge). Medians of several rounds; ratios only (absolute
 -- times on a shared machine mean little).
 --
 --   lua5.4 bench/policy.lua [OUT.md]    (make bench runs it; BENCH_POLICY=0 skips)
@@ -126,7 +126,8 @@ local out = {
   ("Same process, same tree, alternating rounds (%d, medians): no policy against `default` + `secrets`"):format(ROUNDS),
   "(declared rules the core compiles once and applies to the path named and, for grep, in the walker",
   "threads), and against a policy whose `check()` hides the same files: asked about every entry",
-  "before a walk, or with `check_paths = {\"**/.env\"}` (the walker finds the entries it is about).",
+  "before a walk, or with `check_paths = {\"**/.env\"}` (asked inside the one walk: the walker holds",
+  "back the entries it is about until check() has allowed them).",
   "The tree of many small files is 30,000 files in 300 packages with 6 `.env` files; each policy",
   "hides those (skipped_policy). Goal: within 1.1× of no policy for declared rules, 1.2× for a",
   "`check()` that declares its paths.",
