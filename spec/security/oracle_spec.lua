@@ -131,3 +131,30 @@ describe(F.tag("security: a rule denying only list holds in walks (issue 28)"), 
   end)
 end)
 end
+
+describe(F.tag("security: a folder a check() refuses is not entered through a glob's literal prefix (issue 28)"), function()
+  it("glob through the folder's name: nothing below it shown, the folder counted, as a walk from above", function()
+    local w, pdir = F.mktemp(), F.mktemp()
+    -- the folder declared and refused, what is under it declared and not
+    -- (so a direct read of it is asked and allowed): a walk prunes at the
+    -- folder, whichever way it gets there
+    F.write_host(pdir .. "/nodir.lua", [[return { name = "nodir",
+      check_paths = { "app/secretdir", "app/secretdir/**" },
+      check = function(r) if r.resolved == "app/secretdir" then return "deny", "hidden folder" end end }]])
+    F.sh("mkdir -p " .. F.q(w .. "/app/secretdir/sub") .. " && echo x > " .. F.q(w .. "/app/secretdir/notes.txt") ..
+      " && echo y > " .. F.q(w .. "/app/secretdir/sub/deep.txt") .. " && echo z > " .. F.q(w .. "/app/pub.txt"))
+    local ws = F.open({ { path = w, mode = "rw" } }, { policies = { pdir .. "/nodir.lua" } })
+    for _, call in ipairs { { pattern = "app/secretdir/*" }, { pattern = "app/secretdir/**" },
+        { pattern = "secretdir/*", path = "app" }, { pattern = "secretdir/sub/*", path = "app" }, { pattern = "**/*" } } do
+      local g = assert(ws:call("glob", call))
+      local names = table.concat(F.strings(g.entries), " ")
+      assert.is_nil(names:find("secretdir/", 1, true), call.pattern .. ": " .. names)
+      assert.are.equal(1, g.skipped_policy, call.pattern)
+    end
+    local r = assert(ws:call("grep", { pattern = "x|y|z" }))
+    assert.are.same({ "app/pub.txt" }, r.files)
+    ws:close()
+    F.rmtree(w)
+    F.rmtree(pdir)
+  end)
+end)

@@ -789,9 +789,32 @@ static void supervise(walker *w) {
   pthread_mutex_unlock(&w->mu);
 }
 
+/* A literal directory of o->below (its first len bytes) that o->defer
+ * matches is judged here, on the calling thread, before anything below it
+ * is opened, as a walk's entry would be: refused, it is as if pruned
+ * (counted, nothing below: BW_ENOENT). skip, end: its in-root path in
+ * w->pre, as descend_below matches rules. */
+static int below_judged(walker *w, size_t len, size_t skip, size_t end) {
+  const bw_walk_opts *o = w->o;
+  if (!o->defer || bw_rules_match_in(o->defer, w->root, w->pre + skip, end - skip, WALK_OPS) < 0)
+    return BW_OK;
+  char *path = strndup(o->below, len);
+  if (!path) return BW_ENOMEM;
+  /* below a nested root met on the way: its in-root paths start after it */
+  bw_wjudge it = {path, 'd', skip ? skip - w->boff : 0, skip ? w->root : 0};
+  unsigned char allow = 0;
+  int rc = o->judge ? o->judge(o->judge_arg, &it, 1, &allow) : BW_OK;
+  free(path);
+  if (rc) return rc;
+  if (allow) return BW_OK;
+  atomic_fetch_add(&w->st->skipped_policy, 1);
+  return BW_ENOENT;
+}
+
 /* Descend the literal directories of o->below from fd with O_NOFOLLOW:
  * a link there is not followed, as the walk itself would not. A directory
- * the rules deny is as if pruned: counted, nothing below. Past another
+ * the rules deny, or the judge refuses (o->defer), is as if pruned:
+ * counted, nothing below. Past another
  * root's directory the rules see that root's paths: the prefix drops what
  * lies above it (skip). */
 static int descend_below(walker *w, int *fd) {
@@ -813,6 +836,8 @@ static int descend_below(walker *w, int *fd) {
     close(*fd);
     *fd = c;
     if (!same_mount(w->r, c)) return BW_ENOENT;
+    int rc = below_judged(w, (size_t)(p - w->o->below) + l, skip, end);
+    if (rc) return rc;
     struct stat st;
     int in = w->o->nest && w->o->nest->n && fstat(c, &st) == 0
                  ? bw_nest_enter(w->o->nest, st.st_dev, st.st_ino, w->o->below,
