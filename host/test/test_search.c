@@ -348,6 +348,13 @@ static void test_shares(const bw_root *r) {
 
 /* ---- entries held back for the caller's verdict (o->defer) ---- */
 
+static int list_collect(void *arg, const bw_entry *e) {
+  coll *c = arg;
+  int i = atomic_fetch_add(&c->n, 1);
+  if (i < 512) snprintf(c->paths[i], 128, "%s", e->path);
+  return 0;
+}
+
 typedef struct verdicts {
   char asked[64][128];
   int n, batches, stop_with;
@@ -408,6 +415,21 @@ static void test_defer(const bw_root *r) {
           "every f1* held back and refused, the other 189 visited");
   }
   bw_rules_free(fs);
+  /* the lister (list_dir) holds back the same entries, one at a time */
+  {
+    verdicts lv = {.deny = "a.c"};
+    size_t skipped = 0, omitted = 0;
+    static coll lc;
+    lc.n = 0;
+    bw_list_opts lo = {.max_depth = 8, .max_entries = 1000, .count_limit = 1000, .skipped_policy = &skipped,
+                       .defer = rs, .judge = judge, .judge_arg = &lv};
+    CHECK(bw_list(r, ".", &lo, list_collect, &lc, &omitted) == BW_OK, "list with deferred entries");
+    CHECK(asked(&lv, "src/subd") && asked(&lv, "src/a.cf") && asked(&lv, "src/sub/b.hf") && lv.n == 3,
+          "the lister asks about each held-back entry, once");
+    CHECK(!has(&lc, "src/a.c") && has(&lc, "src/sub/b.h") && skipped == 1, "refused: left out, counted");
+    lv.stop_with = BW_TOO_LARGE;
+    CHECK(bw_list(r, ".", &lo, list_collect, &lc, &omitted) == BW_TOO_LARGE, "the judge's code ends the listing");
+  }
   /* without a judge every such entry is refused; an allowed directory is
    * not entered unasked */
   c.n = 0;

@@ -512,12 +512,11 @@ end
 -- enters any of them, and visits only those it allows. Each is asked as a
 -- read of that entry, in its innermost root, as ctx:asked_rules asks;
 -- past max_tree_ms the rest are refused (fail closed), past ASK_MAX the
--- walk ends TOO_LARGE. The verdicts are kept (self.walked, by path below
--- the start) for ctx:reveal, which has nothing left to ask then.
+-- walk ends TOO_LARGE. ctx:reveal has nothing left to ask after it
+-- (self.walked).
 function Ctx:walk_judge(info)
   local asked, late = 0, false
-  local verdicts = {}
-  self.walked = verdicts
+  self.walked = true
   return function(items)
     local allow = {}
     for i, e in ipairs(items) do
@@ -533,7 +532,7 @@ function Ctx:walk_judge(info)
         ok = self.ws:decide(req, self.hooks) == nil
         if not ok then self.reqs[#self.reqs + 1] = req end
       end
-      allow[i], verdicts[e.path] = ok, ok
+      allow[i] = ok
     end
     return allow
   end
@@ -545,11 +544,12 @@ end
 -- denied directory never entered, and only counted: skipped_policy), and,
 -- where a policy's check() judges each object, the entries it denies,
 -- asked before anything of them is opened: in the walk itself where the
--- walker can hold entries back (grep and glob: defers) and every such
+-- walker can hold entries back (grep, glob, list_dir: defers) and every such
 -- policy declares its paths (ctx:walk_judge), else by a walk of names
 -- before it (ctx:asked_rules). opts, or nil, message, code.
 function Ctx:walk_opts(rel, opts, h, info, defers)
   local policies = self.ws.policies
+  self.walked = nil -- this walk's own judge sets it
   if policies.rules then opts.rules, opts.base = policies.rules, rel end
   if h and info and info.type == "dir" and policies:judges_objects() then
     if defers and policies.asked then
@@ -580,6 +580,9 @@ end
 -- closed), and counted.
 function Ctx:reveal(list, sub_of, info, nested)
   if not (list and self.ws.policies:judges_objects()) then return 0, {} end
+  -- the walk asked about every entry a check() is about before it showed
+  -- any (ctx:walk_judge): nothing is left to ask
+  if self.walked then return 0, {} end
   local verdict, dropped, out, n = {}, {}, 1, 0
   local late = false
   -- where every such policy declares its paths (check_paths), an entry
@@ -593,9 +596,6 @@ function Ctx:reveal(list, sub_of, info, nested)
     late = late or (i % 16 == 0 and self:over("max_tree_ms"))
     if asked and sub and sub ~= "" and verdict[sub] == nil and not asked:match(self:member(info, sub, nested).rel) then
       verdict[sub] = true
-    elseif sub and verdict[sub] == nil and self.walked and self.walked[sub] ~= nil then
-      verdict[sub] = self.walked[sub] -- judged by the walk before it was opened
-      if not verdict[sub] then n, dropped[sub] = n + 1, true end
     elseif late and sub and sub ~= "" and verdict[sub] == nil then
       verdict[sub], n, dropped[sub] = false, n + 1, true
     elseif sub and sub ~= "" and verdict[sub] == nil then

@@ -57,7 +57,7 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
       max_depth = depth,
       max_entries = ctx.caps.max_entries,
       include_hidden = a.include_hidden,
-    }, a.recursive and idx or nil, info)
+    }, a.recursive and idx or nil, info, true) -- the lister holds back what check() is about until it is asked
     if not opts then return nil, werr, wcode end
     local raw, omitted, skipped, nested = ctx.roots:list(idx, rel, opts)
     if not raw then return ctx:fail(skipped, path, omitted) end
@@ -69,7 +69,7 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
     end
     return {
       path = path, entries = entries, truncated = omitted > 0, omitted = omitted,
-      skipped_policy = (opts.rules or hidden > 0) and skipped or nil,
+      skipped_policy = (opts.rules or opts.defer or hidden > 0) and skipped or nil,
     }
   end,
 

@@ -37,6 +37,9 @@ describe(H.tag("policies: check_paths"), function()
     assert(ws:call("read_file", { path = "pub.txt" }))
     local _, _, code = ws:call("read_file", { path = "private/key.txt" })
     assert.equal("POLICY_DENIED", code)
+    local l = assert(ws:call("list_dir", { path = ".", recursive = true }))
+    for _, e in ipairs(l.entries) do assert.is_nil(e.path:find("private", 1, true), e.path) end
+    assert.equal(1, l.skipped_policy) -- private/ (never entered)
     local g = assert(ws:call("grep", { pattern = "TOKEN", path = "." }))
     local paths = {}
     for _, m in ipairs(g.matches) do paths[#paths + 1] = m.path end

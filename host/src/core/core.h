@@ -465,6 +465,16 @@ typedef struct bw_nest {
 int bw_nest_enter(bw_nest *nest, uint64_t dev, uint64_t ino, const char *path, size_t len);
 void bw_nest_clear(bw_nest *nest);
 
+/* An entry the walk holds for the caller's verdict (bw_walk_opts.defer,
+ * bw_list_opts.defer) */
+typedef struct bw_wjudge {
+  const char *path; /* below the walk's start */
+  char type;        /* 'f', 'd', 'l', 'o' */
+  size_t nest_at;   /* below another root's directory: where that root's
+                       in-root paths start in path (0: not below one) */
+  int root;         /* and that root (bw_nest's caller index), else 0 */
+} bw_wjudge;
+
 typedef struct bw_list_opts {
   int max_depth;       /* 0 = only the directory itself */
   int include_hidden;
@@ -479,6 +489,15 @@ typedef struct bw_list_opts {
   const char *base;
   size_t *skipped_policy;
   bw_nest *nest; /* other roots' directories: below one, its in-root paths (or NULL) */
+  /* Entries whose in-root path these match (after rules) are judged
+   * before they are delivered or entered: judge (on this thread, one at a
+   * time) sets *allow; a refused one is left out and counted as the
+   * rules' are, a non-zero return stops the listing with that code.
+   * Without judge every such entry is refused. NULL: none. As
+   * bw_walk_opts.defer: a policy's check_paths, asked in the one walk. */
+  const struct bw_rules *defer;
+  int (*judge)(void *judge_arg, const bw_wjudge *items, size_t n, unsigned char *allow);
+  void *judge_arg;
 } bw_list_opts;
 
 /* Calls cb for each entry in sorted order (depth first); cb returns 0. */

@@ -40,6 +40,7 @@ typedef struct lister {
   void *arg;
   size_t delivered, omitted, skipped;
   int stop;
+  int err; /* what stopped it (the judge's code), 0: nothing */
   char *path; /* with rules: the in-root path of rel, "/", an entry's path */
   size_t prelen, cap;
 } lister;
@@ -132,10 +133,11 @@ static int open_child(const lister *l, int fd, const char *name,
   return c;
 }
 
-/* Do the rules deny reading prefix/name? Built in the lister's buffer;
- * matched from nest_at of prefix/name on (a nested root's in-root path),
- * or as a whole after the walk's in-root start. */
-static int denied(lister *l, const char *prefix, size_t pl, const char *name, size_t nest_at, int root) {
+/* Do the rules rs match reading (or listing) prefix/name? Built in the
+ * lister's buffer; matched from nest_at of prefix/name on (a nested
+ * root's in-root path), or as a whole after the walk's in-root start. */
+static int matched(lister *l, const struct bw_rules *rs, const char *prefix, size_t pl, const char *name,
+                   size_t nest_at, int root) {
   size_t nl = strlen(name), need = l->prelen + pl + 1 + nl + 1;
   if (need > l->cap) {
     size_t c = l->cap * 2 > need ? l->cap * 2 : need + 256;
@@ -150,8 +152,18 @@ static int denied(lister *l, const char *prefix, size_t pl, const char *name, si
   memcpy(q + pl, name, nl + 1);
   /* a listing shows names: a rule denying list keeps them out as one
    * denying read does */
-  if (nest_at) return bw_rules_match_in(l->o->rules, root, q + nest_at, pl + nl - nest_at, BW_OP_READ | BW_OP_LIST) >= 0;
-  return bw_rules_match_in(l->o->rules, root, l->path, l->prelen + pl + nl, BW_OP_READ | BW_OP_LIST) >= 0;
+  if (nest_at) return bw_rules_match_in(rs, root, q + nest_at, pl + nl - nest_at, BW_OP_READ | BW_OP_LIST) >= 0;
+  return bw_rules_match_in(rs, root, l->path, l->prelen + pl + nl, BW_OP_READ | BW_OP_LIST) >= 0;
+}
+
+/* An entry o->defer matches, judged before it is delivered or entered:
+ * 1 allowed, 0 refused, or a negative BW_* code that stops the listing. */
+static int judged(lister *l, const char *path, char type, size_t nest_at, int root) {
+  const bw_list_opts *o = l->o;
+  bw_wjudge it = {path, type, nest_at, nest_at ? root : 0};
+  unsigned char allow = 0;
+  int rc = o->judge ? o->judge(o->judge_arg, &it, 1, &allow) : BW_OK;
+  return rc ? -rc : allow;
 }
 
 /* List prefix's directory, open at fd; below a nested root (nest_at > 0)
@@ -163,7 +175,7 @@ static int list_level(lister *l, int fd, const char *prefix, int depth, size_t n
   if (rc) return rc;
   size_t pl = strlen(prefix);
   for (size_t i = 0; i < n && !l->stop && !rc; i++) {
-    int d = l->o->rules ? denied(l, prefix, pl, names[i], nest_at, root) : 0;
+    int d = l->o->rules ? matched(l, l->o->rules, prefix, pl, names[i], nest_at, root) : 0;
     if (d < 0) {
       rc = BW_ENOMEM;
       break;
@@ -182,6 +194,18 @@ static int list_level(lister *l, int fd, const char *prefix, int depth, size_t n
     strcpy(path, prefix);
     if (pl) strcat(path, "/");
     strcat(path, names[i]);
+    int m = l->o->defer ? matched(l, l->o->defer, prefix, pl, names[i], nest_at, root) : 0;
+    int ok = m > 0 ? judged(l, path, type_of(st.st_mode), nest_at, root) : m < 0 ? -BW_ENOMEM : 1;
+    if (ok <= 0) { /* refused: as a rule's denial; or the listing stops */
+      free(path);
+      if (ok < 0) { /* the whole listing ends, not only this level */
+        l->err = rc = -ok;
+        l->stop = 1;
+        break;
+      }
+      l->skipped++;
+      continue;
+    }
     if (l->delivered < l->o->max_entries) {
       bw_entry e = {path, names[i], type_of(st.st_mode), depth, st};
       rc = l->cb(l->arg, &e);
@@ -226,7 +250,7 @@ int bw_list(const bw_root *r, const char *rel, const bw_list_opts *o,
             bw_list_cb cb, void *arg, size_t *omitted) {
   lister l = {.r = r, .o = o, .cb = cb, .arg = arg};
   struct stat st;
-  int fd, rc = o->rules ? rules_prefix(&l, rel) : BW_OK;
+  int fd, rc = o->rules || o->defer ? rules_prefix(&l, rel) : BW_OK;
   if (!rc) rc = bw_resolve(r, rel, 0, &fd, &st);
   if (!rc && !S_ISDIR(st.st_mode)) {
     close(fd);
@@ -237,6 +261,7 @@ int bw_list(const bw_root *r, const char *rel, const bw_list_opts *o,
     return rc;
   }
   rc = list_level(&l, fd, "", 0, 0, o->nest ? o->nest->self : -1);
+  if (l.err) rc = l.err;
   close(fd);
   free(l.path);
   *omitted = l.omitted;

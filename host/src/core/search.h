@@ -128,15 +128,6 @@ typedef struct bw_walk_stats {
   _Atomic size_t skipped_policy; /* entries the rules hid (a directory once) */
 } bw_walk_stats;
 
-/* An entry the walk holds for the caller's verdict (bw_walk_opts.defer) */
-typedef struct bw_wjudge {
-  const char *path; /* below the walk's start */
-  char type;        /* 'f', 'd', 'l', 'o' */
-  size_t nest_at;   /* below another root's directory: where that root's
-                       in-root paths start in path (0: not below one) */
-  int root;         /* and that root (bw_nest's caller index), else 0 */
-} bw_wjudge;
-
 typedef struct bw_walk_opts {
   int threads;               /* 0 = one per core (at most 12) */
   int include_hidden;

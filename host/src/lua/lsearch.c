@@ -532,8 +532,17 @@ static int roots_list(lua_State *L) {
   bw_lua_nest(L, 1, r, &nest);
   o.nest = &nest;
   o.rules = bw_lua_rules_enter(rules);
+  bw_lrules *defer = bw_lua_rules_opt(L, 4, "defer"); /* stays on the stack */
+  o.defer = bw_lua_rules_enter(defer);
+  lua_getfield(L, 4, "judge"); /* stays on the stack */
+  prog p = {L, 0, lua_isfunction(L, -1) ? lua_absindex(L, -1) : 0};
+  if (o.defer && p.judge) o.judge = on_judge, o.judge_arg = &p;
+  lua_pushvalue(L, -3); /* the entries' table on top, as list_push wants it */
   int rc = bw_list(r, rel, &o, list_push, L, &omitted);
+  lua_pop(L, 1);
   bw_lua_rules_leave(rules);
+  bw_lua_rules_leave(defer);
+  lua_pop(L, 2); /* defer, judge: the entries' table on top again */
   bw_lua_push_nested(L, &nest);
   if (rc) return bw_lua_fail(L, rc);
   lua_pushinteger(L, (lua_Integer)omitted);
