@@ -455,8 +455,8 @@ end
 -- them and only counts them (skipped_policy), whatever they hold or are
 -- named. The entries are found by a walk of names alone (roots:glob "**",
 -- the declared rules applied, hidden files and ignore files as the walk
--- will take them; only those their check_paths match, when every such
--- policy declares them: policy.lua). Past max_tree_ms the entries not yet
+-- will take them): for a policy that does not declare its paths (those
+-- that do are asked inside the walk: ctx:walk_judge). Past max_tree_ms the entries not yet
 -- asked about are denied (fail closed). The compiled rules, or nil
 -- (nothing denied), or false, message, code.
 function Ctx:asked_rules(h, rel, opts, info)
@@ -465,8 +465,6 @@ function Ctx:asked_rules(h, rel, opts, info)
     type = "any", sort = "path", max_results = context.ASK_MAX, include_hidden = opts.include_hidden,
     -- the ignore files as the walk takes them (list_dir reads none)
     respect_ignore = opts.respect_ignore == true, rules = policies.rules, base = rel,
-    -- where every such policy declares its paths (check_paths), only those
-    want = policies.asked,
   }, function() return self:cancelled() end)
   if not res then return false, errors.message(code, self.args.path or rel, detail), code end
   if res.truncated then

@@ -122,8 +122,8 @@ function policy.load(specs, opts)
     if not compiled then return nil, cerr, ccode end
   end
   -- asked: when every policy whose check() judges objects declares the
-  -- paths it is about (check_paths), their union: a walk asks check()
-  -- about the entries it matches only (ctx:asked_rules)
+  -- paths it is about (check_paths), their union: a walk holds back the
+  -- entries it matches and asks check() about those only (ctx:walk_judge)
   local asked
   for _, p in ipairs(list) do
     if p.has_check and p.scope == "object" and not p.ask_rules then asks = nil break end

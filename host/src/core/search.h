@@ -151,10 +151,6 @@ typedef struct bw_walk_opts {
                                 rel made canonical (bw_canonical) */
   bw_nest *nest;             /* other roots' directories: below one, the
                                 rules see its in-root paths (or NULL) */
-  /* Only entries whose in-root path these match are visited (directories
-   * are still walked through); NULL: every entry. A policy's check_paths:
-   * the entries its check() is asked about before a walk. */
-  const bw_rules *want;
   /* Entries whose in-root path these match (after rules and ignore files)
    * are neither visited nor entered until judge, called on the calling
    * thread (between waits, in batches, in the order met), sets allow[i]

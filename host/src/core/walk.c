@@ -527,13 +527,6 @@ static int visit_entry(walker *w, worker *k, node *n, const dent *d, int judged,
       (n->nest_at ? bw_rules_match_in(o->defer, n->nest_root, path + n->nest_at, pl + nl - n->nest_at, WALK_OPS)
                   : bw_rules_match_in(o->defer, w->root, k->path, w->prelen + pl + nl, WALK_OPS)) >= 0)
     return defer_entry(w, n, d, type, path, pl + nl); /* not opened, not entered: asked first */
-  if (o->want && (n->nest_at ? bw_rules_match_in(o->want, n->nest_root, path + n->nest_at, pl + nl - n->nest_at, WALK_OPS)
-                             : bw_rules_match_in(o->want, w->root, k->path, w->prelen + pl + nl, WALK_OPS)) < 0) {
-    if (type != 'd') return 0; /* not wanted: not visited, but walked through */
-    if (!(*kid = node_new(n, name, path, pl + nl))) return -1;
-    atomic_fetch_add(&n->fd_refs, 1);
-    return 0;
-  }
   atomic_fetch_add(&w->st->entries, 1);
   bw_wentry e = {n->fd, name, path, type, k->id};
   int rc = o->visit(o->arg, &e);
@@ -916,7 +909,7 @@ int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
   walker w = {.r = r, .o = o, .root = o->nest ? o->nest->self : -1};
   w.st = o->stats ? o->stats : &w.local;
   node *start = NULL;
-  int rc = o->rules || o->want || o->defer ? rules_prefix(&w, rel) : BW_OK;
+  int rc = o->rules || o->defer ? rules_prefix(&w, rel) : BW_OK;
   if (!rc) rc = start_node(&w, rel, &start);
   if (rc) return rc;
   w.nthreads = bw_walk_threads(o->threads);

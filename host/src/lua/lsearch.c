@@ -153,14 +153,13 @@ static int on_progress(void *arg, size_t dirs, size_t entries) {
   return stop;
 }
 
-/* Walk options shared by grep and glob; progress trampolines through p.
- * Pushes the rules option (kept on the stack for the walk) and enters it:
- * call bw_lua_rules_leave on what it returns once the walk is over, with
- * nothing that may raise in between. */
-/* The walk's options from the table at t; the rules it holds (opts.rules,
- * and opts.want into *want), to leave once the walk is done. */
+/* Walk options shared by grep and glob from the table at t; progress and
+ * the judge trampoline through p. The rules it holds (opts.rules, and
+ * opts.defer into *defer) stay on the stack, entered: call
+ * bw_lua_rules_leave on them once the walk is over, with nothing that may
+ * raise in between. */
 static bw_lrules *walk_opts(lua_State *L, int t, int fn, prog *p,
-                            bw_walk_opts *w, bw_lrules **want, bw_lrules **defer) {
+                            bw_walk_opts *w, bw_lrules **defer) {
   memset(w, 0, sizeof *w);
   size_t bl;
   lua_getfield(L, t, "base");
@@ -178,8 +177,6 @@ static bw_lrules *walk_opts(lua_State *L, int t, int fn, prog *p,
   p->fn = fn;
   if (fn) w->progress = on_progress;
   w->rules = bw_lua_rules_enter(rules);
-  *want = bw_lua_rules_opt(L, t, "want"); /* stays on the stack */
-  w->want = bw_lua_rules_enter(*want);
   *defer = bw_lua_rules_opt(L, t, "defer"); /* stays on the stack */
   w->defer = bw_lua_rules_enter(*defer);
   lua_getfield(L, t, "judge"); /* stays on the stack */
@@ -382,7 +379,7 @@ static int roots_grep(lua_State *L) {
   const char *prefix = luaL_optstring(L, -1, "");
   lua_pop(L, 2); /* alive in opts */
   prog p;
-  bw_lrules *want, *defer, *rules = walk_opts(L, 4, fn, &p, &o.walk, &want, &defer);
+  bw_lrules *defer, *rules = walk_opts(L, 4, fn, &p, &o.walk, &defer);
   o.walk.progress_arg = &p;
   bw_nest nest;
   bw_lua_nest(L, 1, r, &nest);
@@ -390,7 +387,6 @@ static int roots_grep(lua_State *L) {
   bw_grep_res res;
   int rc = bw_grep(r, rel, &o, &res);
   bw_lua_rules_leave(rules);
-  bw_lua_rules_leave(want);
   bw_lua_rules_leave(defer);
   luaL_checkstack(L, 16, "grep result");
   bw_lua_push_nested(L, &nest);
@@ -447,7 +443,7 @@ static int roots_glob(lua_State *L) {
   const char *prefix = luaL_optstring(L, -1, "");
   lua_pop(L, 1);
   prog p;
-  bw_lrules *want, *defer, *rules = walk_opts(L, 5, fn, &p, &o.walk, &want, &defer);
+  bw_lrules *defer, *rules = walk_opts(L, 5, fn, &p, &o.walk, &defer);
   o.walk.progress_arg = &p;
   bw_nest nest;
   bw_lua_nest(L, 1, r, &nest);
@@ -455,7 +451,6 @@ static int roots_glob(lua_State *L) {
   bw_glob_res res;
   int rc = bw_glob_search(r, rel, pat, plen, &o, &res);
   bw_lua_rules_leave(rules);
-  bw_lua_rules_leave(want);
   bw_lua_rules_leave(defer);
   luaL_checkstack(L, 8, "glob result");
   bw_lua_push_nested(L, &nest);
