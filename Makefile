@@ -70,13 +70,17 @@ LIB_O   := $(CORE_O) $(LUA_O) $(SERVER_O) $(API_O) $(filter-out $(MAIN_O),$(CLI_
 # the dynamic loader reuses the one already loaded (same path, or the same
 # file by device and inode): one copy of the process-wide state (the cancel source, undo
 # stores, watches...). -Bsymbolic: a library's calls to its own exported
-# functions never go to another object's of the same name.
+# functions never go to another object's of the same name. -z nodelete:
+# lua_close's dlclose never unmaps one, since threads of its own outlive
+# the state (the stdio reader and SIGHUP watcher run for the process;
+# unmapped under them, a process ending crashed now and then:
+# spec/modules_spec.lua).
 SO_CORE_O   := $(CORE_O) $(LUA_O)
 SO_SERVER_O := $(SERVER_O)
 SO_HOST_O   := $(API_O)
 LUA_SO      := $(B)/lua/burrow/core.so $(B)/lua/burrow/server.so $(B)/lua/burrow/host.so
-SO_CORE_LD  := -Wl,-soname,'$$ORIGIN/core.so' -Wl,-Bsymbolic
-SO_UPPER_LD := -Wl,-Bsymbolic
+SO_CORE_LD  := -Wl,-soname,'$$ORIGIN/core.so' -Wl,-Bsymbolic -Wl,-z,nodelete
+SO_UPPER_LD := -Wl,-Bsymbolic -Wl,-z,nodelete
 CORE_INC  := -I$(SRC)/core
 LAYER_INC := $(LAYERS:%=-I$(SRC)/%) -Ihost/include
 HEADERS  = $(wildcard $(SRC)/*/*.h) host/include/burrow.h

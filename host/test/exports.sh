@@ -74,6 +74,16 @@ for lib in "$M/server.so" "$M/host.so"; do
   fi
 done
 
+# none is unmapped by lua_close's dlclose (-z nodelete): the stdio
+# server's reader and SIGHUP watcher threads run for the process
+for lib in "$M/core.so" "$M/server.so" "$M/host.so"; do
+  if readelf -d "$lib" 2>/dev/null | grep -q 'FLAGS_1.*NODELETE'; then
+    ok "$lib stays mapped (NODELETE)"
+  else
+    bad "$lib can be unloaded under its own threads (link it with -z nodelete)"
+  fi
+done
+
 # carries LIBRARY WHAT LAYER...: LIBRARY defines (its whole symbol table,
 # hidden ones included) none of the global symbols of build/obj/LAYER/*.o
 carries() {
