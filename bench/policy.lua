@@ -81,7 +81,7 @@ local function measure(label, dir, pattern, rows)
   local pfile, dfile = check_policy(""), check_policy([[check_paths = { "**/.env" },]])
   local none, ruled, checked = open(dir, {}), open(dir, { "default", "secrets" }), open(dir, { pfile })
   local declared = open(dir, { dfile })
-  local t = { read = { {}, {}, {}, {} }, grep = { {}, {}, {}, {} } }
+  local t = { read = { {}, {}, {}, {} }, grep = { {}, {}, {}, {} }, list = { {}, {}, {}, {} } }
   for round = 1, ROUNDS do
     local order = round % 2 == 1 and { none, ruled, checked, declared } or { declared, checked, ruled, none }
     for k, ws in ipairs(order) do
@@ -94,6 +94,11 @@ local function measure(label, dir, pattern, rows)
       t.grep[slot][round] = time(function()
         assert(ws:call("grep", { pattern = pattern, output_mode = "count", include_hidden = true }))
       end)
+      if label == "many small files" then
+        t.list[slot][round] = time(function()
+          assert(ws:call("list_dir", { path = ".", recursive = true, include_hidden = true }))
+        end)
+      end
       local _ = k
     end
   end
@@ -111,6 +116,11 @@ local function measure(label, dir, pattern, rows)
   local a, b, c, d = median(t.grep[1]), median(t.grep[2]), median(t.grep[3]), median(t.grep[4])
   rows[#rows + 1] = ("| grep `%s` (%s) | %.1f ms | %.1f ms | %.2f× | %.1f ms | %.2f× | %.1f ms | %.2f× |")
     :format(pattern, label, a * 1e3, b * 1e3, b / a, c * 1e3, c / a, d * 1e3, d / a)
+  if label == "many small files" then
+    a, b, c, d = median(t.list[1]), median(t.list[2]), median(t.list[3]), median(t.list[4])
+    rows[#rows + 1] = ("| recursive list_dir (%s) | %.1f ms | %.1f ms | %.2f× | %.1f ms | %.2f× | %.1f ms | %.2f× |")
+      :format(label, a * 1e3, b * 1e3, b / a, c * 1e3, c / a, d * 1e3, d / a)
+  end
 end
 
 local rows = {}
