@@ -359,11 +359,19 @@ typedef struct verdicts {
   char asked[64][128];
   int n, batches, stop_with;
   const char *deny; /* a path substring the judge refuses */
+  int slow_us;      /* a judge slower than the walkers: this long an item */
+  int max_fds, total;
 } verdicts;
 
 static int judge(void *arg, const bw_wjudge *items, size_t n, unsigned char *allow) {
   verdicts *v = arg;
   v->batches++;
+  v->total += (int)n;
+  if (v->slow_us) {
+    int fds = v->batches % 4 == 1 ? open_fds() : 0;
+    if (fds > v->max_fds) v->max_fds = fds;
+    usleep((useconds_t)(v->slow_us * (int)n));
+  }
   for (size_t i = 0; i < n; i++) {
     if (v->n < 64) snprintf(v->asked[v->n++], 128, "%s%c", items[i].path, items[i].type);
     allow[i] = !strstr(items[i].path, v->deny);
@@ -429,6 +437,32 @@ static void test_defer(const bw_root *r) {
     CHECK(!has(&lc, "src/a.c") && has(&lc, "src/sub/b.h") && skipped == 1, "refused: left out, counted");
     lv.stop_with = BW_TOO_LARGE;
     CHECK(bw_list(r, ".", &lo, list_collect, &lc, &omitted) == BW_TOO_LARGE, "the judge's code ends the listing");
+  }
+  /* a judge slower than the walkers over a wide tree: the walkers wait
+   * for it, never opening a directory per entry held back */
+  {
+    sh("mkdir -p ws/wide && cd ws/wide && for i in $(seq 1 300); do mkdir d$i && echo x > d$i/f.txt; done");
+    bw_rules *all = bw_rules_new();
+    const char *every[] = {"wide/**"};
+    CHECK(bw_rules_add(all, every, 1, NULL, 0, BW_OP_READ, 0, 1, &why) == 0, "defer everything below wide/");
+    int fds0 = open_fds();
+    for (int threads = 2; threads <= 4; threads += 2) {
+      verdicts v = {.deny = "zzz", .slow_us = 20};
+      static coll wc;
+      wc.n = 0;
+      bw_walk_stats st = {0};
+      bw_walk_opts o = {.threads = threads, .visit = collect, .arg = &wc, .stats = &st,
+                        .defer = all, .judge = judge, .judge_arg = &v};
+      CHECK(bw_walk_run(r, "wide", &o) == BW_OK && v.total == 600 && wc.n == 600 && st.skipped_policy == 0,
+            "a wide tree, everything held back and allowed: all of it visited");
+      /* a worker waits for its entry's verdict holding only the
+       * directories it walks (one a level, and the parents' until their
+       * children open): nothing more for a wide tree */
+      CHECK(v.max_fds - fds0 < 4 * threads + 8, "the fds held for the judge stay bounded");
+      if (v.max_fds - fds0 >= 4 * threads + 8) printf("# %d fds open beside the %d before\n", v.max_fds - fds0, fds0);
+    }
+    bw_rules_free(all);
+    sh("rm -rf ws/wide");
   }
   /* without a judge every such entry is refused; an allowed directory is
    * not entered unasked */

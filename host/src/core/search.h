@@ -153,10 +153,11 @@ typedef struct bw_walk_opts {
                                 rules see its in-root paths (or NULL) */
   /* Entries whose in-root path these match (after rules and ignore files)
    * are neither visited nor entered until judge, called on the calling
-   * thread (between waits, in batches, in the order met), sets allow[i]
-   * for each of the n: an allowed one is visited then (a directory walked,
-   * its own entries deferred in turn), a refused one is counted in
-   * stats->skipped_policy. judge returns 0, or a BW_* code that stops the
+   * thread (between waits, in batches of those met meanwhile), sets
+   * allow[i] for each of the n; the worker that met one waits for its
+   * verdict, holding nothing more than the directories it walks. An
+   * allowed one is visited then (a directory walked, its own entries held
+   * back in turn), a refused one is counted in stats->skipped_policy. judge returns 0, or a BW_* code that stops the
    * walk and is its result. Without judge, every such entry is refused.
    * A policy's check_paths: check() is asked before anything is opened,
    * in the one walk. NULL: none. */

@@ -75,21 +75,17 @@ typedef struct dent {
 typedef struct share {
   node *n;
   size_t nv;
-  int judged; /* an entry the caller judged (o->defer): not deferred again */
   dent v[];
 } share;
 
-/* An entry o->defer matched, waiting for the caller's verdict: its
- * directory (a reference and an fd reference held for it) and its name,
- * its path below the start after it. */
+/* An entry o->defer matched, waiting for the caller's verdict: the
+ * worker that met it waits (on the walker's judged_cv) with it on its own
+ * stack, holding nothing more than the directory it is reading, so the
+ * fds a walk holds stay as they are whatever the judge's pace. */
 typedef struct pend {
   struct pend *next;
-  node *n;
-  unsigned char dtype; /* as read, for the visit that follows a yes */
-  char type;
-  size_t plen;
-  char *name; /* in path's memory */
-  char path[];
+  bw_wjudge item;
+  int verdict; /* -1 until judged; then 1 allowed, 0 refused */
 } pend;
 
 /* What the stack holds: a directory to read, or a share of one. */
@@ -115,12 +111,11 @@ typedef struct walker {
   char pre[2 * BW_PATH_MAX + 2];
   size_t prelen, boff;
   int root; /* the root the start's entries are judged in (bw_nest's index; -1 unknown) */
-  /* o->defer: entries waiting for o->judge (under mu), and how many are
-   * deferred and not yet settled (waiting or being judged): the walk is
-   * not over while there are any */
+  /* o->defer: entries waiting for o->judge (under mu); their workers wait
+   * on judged_cv */
   pend *pending;
-  size_t unsettled;
-  int inline_walk; /* no worker threads: this thread walks, then judges */
+  pthread_cond_t judged_cv;
+  int inline_walk; /* no worker threads: this thread walks and judges */
 } walker;
 
 typedef struct worker {
@@ -469,39 +464,36 @@ static int path_room(const walker *w, worker *k, size_t need) {
 }
 
 /* Visit one entry; a child node to push for a directory to descend. */
-/* Hold the entry at path (of n's directory, d) for the caller's verdict;
- * the supervising thread asks it (judge_pending). 0, or -1 (no memory). */
-static int defer_entry(walker *w, node *n, const dent *d, char type, const char *path,
-                       size_t plen) {
-  size_t nl = strlen(d->name);
-  pend *p = malloc(sizeof *p + plen + 1 + nl + 1);
-  if (!p) return -1;
-  memcpy(p->path, path, plen);
-  p->path[plen] = '\0';
-  p->name = p->path + plen + 1;
-  memcpy(p->name, d->name, nl + 1);
-  p->plen = plen;
-  p->dtype = d->type;
-  p->type = type;
-  p->n = n;
-  atomic_fetch_add(&n->refs, 1);
-  atomic_fetch_add(&n->fd_refs, 1);
-  pthread_mutex_lock(&w->mu);
-  p->next = w->pending;
-  w->pending = p;
-  w->unsettled++;
-  pthread_cond_signal(&w->done_cv); /* the supervisor judges */
-  pthread_mutex_unlock(&w->mu);
-  return 0;
+/* The caller's verdict on the entry at path (of n's directory): 1 allowed,
+ * 0 refused (counted as a rule's refusal), -1 the walk stops. Asked by
+ * the supervising thread (judge_pending) while this worker waits; by
+ * this thread itself where it is the calling one (no worker threads). */
+static int judge_entry(walker *w, node *n, char type, const char *path) {
+  const bw_walk_opts *o = w->o;
+  pend p = {NULL, {path, type, n->nest_at, n->nest_at ? n->nest_root : 0}, -1};
+  if (w->inline_walk) {
+    unsigned char allow = 0;
+    int rc = o->judge && !stopped(w) ? o->judge(o->judge_arg, &p.item, 1, &allow) : BW_OK;
+    if (rc) {
+      atomic_store(&w->err, rc);
+      atomic_store(&w->stop, 1);
+      return -1;
+    }
+    p.verdict = allow;
+  } else {
+    pthread_mutex_lock(&w->mu);
+    p.next = w->pending;
+    w->pending = &p;
+    pthread_cond_signal(&w->done_cv); /* the supervisor judges */
+    while (p.verdict < 0) pthread_cond_wait(&w->judged_cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    if (stopped(w)) return -1;
+  }
+  if (!p.verdict) atomic_fetch_add(&w->st->skipped_policy, 1);
+  return p.verdict;
 }
 
-static void pend_drop(pend *p) {
-  fd_release(p->n);
-  node_release(p->n);
-  free(p);
-}
-
-static int visit_entry(walker *w, worker *k, node *n, const dent *d, int judged,
+static int visit_entry(walker *w, worker *k, node *n, const dent *d,
                        node **kid) {
   const bw_walk_opts *o = w->o;
   const char *name = d->name;
@@ -523,10 +515,12 @@ static int visit_entry(walker *w, worker *k, node *n, const dent *d, int judged,
     return 0;
   }
   if (o->respect_ignore && ignored(n, path, type == 'd')) return 0;
-  if (o->defer && !judged &&
+  if (o->defer &&
       (n->nest_at ? bw_rules_match_in(o->defer, n->nest_root, path + n->nest_at, pl + nl - n->nest_at, WALK_OPS)
-                  : bw_rules_match_in(o->defer, w->root, k->path, w->prelen + pl + nl, WALK_OPS)) >= 0)
-    return defer_entry(w, n, d, type, path, pl + nl); /* not opened, not entered: asked first */
+                  : bw_rules_match_in(o->defer, w->root, k->path, w->prelen + pl + nl, WALK_OPS)) >= 0) {
+    int v = judge_entry(w, n, type, path); /* not opened, not entered: asked first */
+    if (v <= 0) return v;
+  }
   atomic_fetch_add(&w->st->entries, 1);
   bw_wentry e = {n->fd, name, path, type, k->id};
   int rc = o->visit(o->arg, &e);
@@ -567,7 +561,6 @@ static int offer(walker *w, node *n, const dent *v, size_t give) {
   }
   s->n = n;
   s->nv = give;
-  s->judged = 0; /* held back again where they match o->defer */
   pthread_mutex_lock(&w->mu);
   int taken = atomic_load(&w->idle) > (int)w->n && w->n < w->cap && !atomic_load(&w->stop);
   if (taken) {
@@ -584,16 +577,16 @@ static int offer(walker *w, node *n, const dent *v, size_t give) {
 /* Visit the nv entries at v of n's directory (read, or shared with this
  * worker), handing half of what is left to a worker that waits, then push
  * the directories to descend. */
-static void visit_range(walker *w, worker *k, node *n, const dent *v, size_t nv, int judged) {
+static void visit_range(walker *w, worker *k, node *n, const dent *v, size_t nv) {
   node **kids = NULL;
   size_t nk = 0, kcap = 0;
   for (size_t i = 0; i < nv && !stopped(w); i++) {
     size_t give = (nv - i) / 2;
-    if (nv - i >= SHARE_MIN && !judged && atomic_load_explicit(&w->idle, memory_order_relaxed) > 0 &&
+    if (nv - i >= SHARE_MIN && atomic_load_explicit(&w->idle, memory_order_relaxed) > 0 &&
         offer(w, n, v + nv - give, give))
       nv -= give;
     node *kid;
-    if (visit_entry(w, k, n, &v[i], judged, &kid) < 0) {
+    if (visit_entry(w, k, n, &v[i], &kid) < 0) {
       atomic_store(&w->stop, 1);
       break;
     }
@@ -642,7 +635,7 @@ static void process(walker *w, worker *k, node *n) {
     if (has_git || has_ign || has_gi)
       n->ig = dir_rules(n->fd, n->in_git, has_git, has_ign, has_gi);
   }
-  visit_range(w, k, n, k->v, k->n, 0);
+  visit_range(w, k, n, k->v, k->n);
   fd_release(n);
   node_release(n);
 }
@@ -652,7 +645,7 @@ static void *work(void *arg) {
   walker *w = k->w;
   for (;;) {
     pthread_mutex_lock(&w->mu);
-    while (!w->n && (w->active || (w->unsettled && !w->inline_walk)) && !atomic_load(&w->stop)) {
+    while (!w->n && w->active && !atomic_load(&w->stop)) {
       atomic_fetch_add(&w->idle, 1);
       pthread_cond_wait(&w->cv, &w->mu);
       atomic_fetch_sub(&w->idle, 1);
@@ -667,12 +660,12 @@ static void *work(void *arg) {
     pthread_mutex_unlock(&w->mu);
     if (stopped(w)) task_drop(t);
     else if (t.s) {
-      visit_range(w, k, t.s->n, t.s->v, t.s->nv, t.s->judged);
+      visit_range(w, k, t.s->n, t.s->v, t.s->nv);
       share_drop(t.s);
     } else process(w, k, t.n);
     pthread_mutex_lock(&w->mu);
     w->active--;
-    if (!w->active && !w->n && !w->unsettled) pthread_cond_broadcast(&w->cv);
+    if (!w->active && !w->n) pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
   }
   pthread_mutex_lock(&w->mu);
@@ -682,11 +675,9 @@ static void *work(void *arg) {
   return NULL;
 }
 
-/* The deferred entries waiting, judged on this thread (called with mu
- * held; released around the judge): an allowed one is visited by a worker
- * as a share of one entry that is not deferred again, a refused one is
- * counted as the rules' are (skipped_policy). Without a judge, or once the
- * walk stops, each is refused. */
+/* The held-back entries waiting, judged on this thread (called with mu
+ * held; released around the judge), their workers woken with the
+ * verdicts. Without a judge, or once the walk stops, each is refused. */
 static void judge_pending(walker *w) {
   const bw_walk_opts *o = w->o;
   pend *list = w->pending;
@@ -698,55 +689,17 @@ static void judge_pending(walker *w) {
   unsigned char *allow = calloc(n ? n : 1, 1);
   int rc = items && allow ? BW_OK : BW_ENOMEM;
   size_t i = n; /* the list is newest first: asked in the order met */
-  for (pend *p = list; p && !rc; p = p->next) {
-    i--;
-    items[i].path = p->path;
-    items[i].type = p->type;
-    items[i].nest_at = p->n->nest_at;
-    items[i].root = p->n->nest_at ? p->n->nest_root : 0;
-  }
+  for (pend *p = list; p && !rc; p = p->next) items[--i] = p->item;
   if (!rc && o->judge && !stopped(w)) rc = o->judge(o->judge_arg, items, n, allow);
   if (rc) {
     atomic_store(&w->err, rc);
     atomic_store(&w->stop, 1);
   }
-  i = n;
-  size_t refused = 0;
-  pend *next;
   pthread_mutex_lock(&w->mu);
-  for (pend *p = list; p; p = next) {
-    next = p->next;
-    i--;
-    if (!rc && allow[i] && !atomic_load(&w->stop)) {
-      share *s = NULL;
-      if (w->n == w->cap) {
-        task *ns = realloc(w->stack, w->cap * 2 * sizeof *ns);
-        if (ns) w->stack = ns, w->cap *= 2;
-      }
-      if (w->n < w->cap) s = malloc(sizeof *s + sizeof(dent) + strlen(p->name) + 1);
-      if (s) {
-        char *name = (char *)(s->v + 1);
-        strcpy(name, p->name);
-        s->n = p->n; /* its references pass to the share */
-        s->nv = 1;
-        s->judged = 1;
-        s->v[0] = (dent){name, p->dtype};
-        w->stack[w->n++] = (task){NULL, s};
-        free(p);
-        continue;
-      }
-      atomic_store(&w->err, BW_ENOMEM); /* never an allowed entry left out unsaid */
-      atomic_store(&w->stop, 1);
-    } else if (!rc && !atomic_load(&w->stop)) {
-      refused++;
-    }
-    pthread_mutex_unlock(&w->mu); /* may close a directory */
-    pend_drop(p);
-    pthread_mutex_lock(&w->mu);
-  }
-  atomic_fetch_add(&w->st->skipped_policy, refused);
-  w->unsettled -= n;
-  pthread_cond_broadcast(&w->cv);
+  i = n;
+  for (pend *p = list; p; p = p->next) p->verdict = !rc && allow[--i] ? 1 : 0;
+  pthread_cond_broadcast(&w->judged_cv);
+  if (rc) pthread_cond_broadcast(&w->cv); /* idle workers: the walk stops */
   free(items);
   free(allow);
 }
@@ -927,6 +880,7 @@ int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
   w.stack[w.n++] = (task){start, NULL};
   pthread_mutex_init(&w.mu, NULL);
   pthread_cond_init(&w.cv, NULL);
+  pthread_cond_init(&w.judged_cv, NULL);
   bw_cond_init_mono(&w.done_cv);
   int started = 0;
   for (int i = 0; i < w.nthreads; i++) {
@@ -935,27 +889,15 @@ int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
     if (pthread_create(&ts[i], NULL, work, &ks[i]) != 0) break;
     started++;
   }
-  if (!started) { /* no threads to be had: walk here, judging in between */
+  if (!started) { /* no threads to be had: walk here (and judge: judge_entry) */
     w.inline_walk = 1;
-    pthread_mutex_lock(&w.mu);
-    do {
-      w.finished = 0;
-      pthread_mutex_unlock(&w.mu);
-      work(&ks[0]);
-      pthread_mutex_lock(&w.mu);
-      if (w.pending && !atomic_load(&w.stop)) judge_pending(&w);
-    } while (w.n && !atomic_load(&w.stop));
-    pthread_mutex_unlock(&w.mu);
+    work(&ks[0]);
   }
   w.nthreads = started ? started : 1;
   supervise(&w);
   for (int i = 0; i < started; i++) pthread_join(ts[i], NULL);
   while (w.n) task_drop(w.stack[--w.n]); /* left by a stop */
-  while (w.pending) { /* left by a stop: never judged, never opened */
-    pend *p = w.pending;
-    w.pending = p->next;
-    pend_drop(p);
-  }
+
   for (int i = 0; i < w.nthreads; i++) {
     free(ks[i].v);
     free(ks[i].names);
@@ -966,6 +908,7 @@ int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
   free(w.stack);
   pthread_mutex_destroy(&w.mu);
   pthread_cond_destroy(&w.cv);
+  pthread_cond_destroy(&w.judged_cv);
   pthread_cond_destroy(&w.done_cv);
   return atomic_load(&w.err);
 }
