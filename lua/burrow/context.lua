@@ -456,9 +456,9 @@ end
 -- named. The entries are found by a walk of names alone (roots:glob "**",
 -- the declared rules applied, hidden files and ignore files as the walk
 -- will take them): for a policy that does not declare its paths (those
--- that do are asked inside the walk: ctx:walk_judge). Past max_tree_ms the entries not yet
--- asked about are denied (fail closed). The compiled rules, or nil
--- (nothing denied), or false, message, code.
+-- that do are asked inside the walk: ctx:walk_judge). Past max_tree_ms
+-- the entries not yet asked about are denied (fail closed). The compiled
+-- rules, or nil (nothing denied), or false, message, code.
 function Ctx:asked_rules(h, rel, opts, info)
   local policies = self.ws.policies
   local res, detail, code = self.roots:glob(h, rel, "**", {
@@ -542,9 +542,9 @@ end
 -- denied directory never entered, and only counted: skipped_policy), and,
 -- where a policy's check() judges each object, the entries it denies,
 -- asked before anything of them is opened: in the walk itself where the
--- walker can hold entries back (grep, glob, list_dir: defers) and every such
--- policy declares its paths (ctx:walk_judge), else by a walk of names
--- before it (ctx:asked_rules). opts, or nil, message, code.
+-- walker can hold entries back (grep, glob, list_dir: defers) and every
+-- such policy declares its paths (ctx:walk_judge), else by a walk of
+-- names before it (ctx:asked_rules). opts, or nil, message, code.
 function Ctx:walk_opts(rel, opts, h, info, defers)
   local policies = self.ws.policies
   self.walked = nil -- this walk's own judge sets it

@@ -127,4 +127,40 @@ describe(H.tag("policies: check_paths"), function()
     local log = assert(io.open(pdir .. "/faults.log")):read("a")
     assert.matches("pthread_create:EAGAIN", log, 1, true) -- the walks had no threads
   end)
+
+  -- The judge is the core's callback into Lua (lsearch.c): a judge that
+  -- raises, or answers neither a list nor a code, stops the walk with EIO
+  -- (never a partial answer with the held-back entries taken as allowed),
+  -- and a code it answers is the walk's result.
+  it("a walk's judge that fails stops the walk: EIO, or the code it answers", function()
+    local core = require "burrow.core"
+    local ws = H.open { roots = { { path = root } } }
+    local defer = assert(core.rules { { patterns = { "private", "private/**" }, except = {}, ops = { "read", "list" },
+      casefold = false, id = 0 } })
+    local function walk(kind, judge)
+      if kind == "grep" then return ws.roots:grep(1, ".", { pattern = "TOKEN", defer = defer, judge = judge }) end
+      if kind == "glob" then return ws.roots:glob(1, ".", "**", { type = "any", defer = defer, judge = judge }) end
+      return ws.roots:list(1, ".", { max_depth = 8, defer = defer, judge = judge })
+    end
+    for _, kind in ipairs { "grep", "glob", "list" } do
+      local seen = {}
+      local res = walk(kind, function(items)
+        local allow = {}
+        for i, e in ipairs(items) do seen[#seen + 1] = e.path .. ":" .. e.type; allow[i] = false end
+        return allow
+      end)
+      assert.is_truthy(res, kind)
+      assert.same({ "private:dir" }, seen, kind) -- the folder refused: nothing below it asked or opened
+      for _, judge in ipairs { function() error("boom") end, function() return 42 end, function() return nil, "NOPE" end } do
+        local r, detail, code = walk(kind, judge)
+        assert.is_nil(r, kind)
+        assert.equal("EIO", code, kind .. ": " .. tostring(detail))
+      end
+      local r, detail, code = walk(kind, function() return nil, "TOO_LARGE" end)
+      assert.is_nil(r, kind)
+      assert.equal("TOO_LARGE", code, kind)
+      assert.matches("narrow the path", detail, 1, true)
+    end
+    ws:close()
+  end)
 end)

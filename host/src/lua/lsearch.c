@@ -88,6 +88,51 @@ typedef struct prog {
 
 static const char *type_name(char t);
 
+/* What on_judge hands judge_call, and gets back */
+typedef struct judging {
+  const bw_wjudge *items;
+  size_t n;
+  unsigned char *allow;
+  int rc;
+} judging;
+
+/* Under lua_pcall (1: the judging, 2: the judge): the entries as tables,
+ * the judge called, its answer read, so nothing that may raise (a memory
+ * error) unwinds through the walk's frames while its workers run. */
+static int judge_call(lua_State *L) {
+  judging *j = lua_touserdata(L, 1);
+  lua_pushvalue(L, 2);
+  lua_createtable(L, j->n < INT_MAX ? (int)j->n : INT_MAX, 0);
+  for (size_t i = 0; i < j->n; i++) {
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, j->items[i].path);
+    lua_setfield(L, -2, "path");
+    lua_pushstring(L, type_name(j->items[i].type));
+    lua_setfield(L, -2, "type");
+    if (j->items[i].nest_at) {
+      lua_pushinteger(L, j->items[i].root);
+      lua_setfield(L, -2, "root");
+      lua_pushinteger(L, (lua_Integer)j->items[i].nest_at);
+      lua_setfield(L, -2, "at");
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_call(L, 1, 2);
+  if (lua_istable(L, -2)) {
+    for (size_t i = 0; i < j->n; i++) {
+      lua_rawgeti(L, -2, (lua_Integer)i + 1);
+      j->allow[i] = lua_toboolean(L, -1) ? 1 : 0;
+      lua_pop(L, 1);
+    }
+    return 0;
+  }
+  const char *code = lua_tostring(L, -1);
+  j->rc = BW_EIO;
+  for (int c = 1; code && c < BW_CODE_COUNT; c++)
+    if (!strcmp(code, bw_code_name(c))) j->rc = c;
+  return 0;
+}
+
 /* On the Lua thread, between waits: judge(entries) -> {allow...} | nil,
  * CODE for the entries opts.defer held back ({path =, type =, root =,
  * at =}: below another root's directory, that root and where its in-root
@@ -97,44 +142,19 @@ static const char *type_name(char t);
 static int on_judge(void *arg, const bw_wjudge *items, size_t n, unsigned char *allow) {
   prog *p = arg;
   lua_State *L = p->L;
+  judging j = {items, n, allow, BW_OK};
   if (!lua_checkstack(L, 8)) return BW_ENOMEM;
+  lua_pushcfunction(L, judge_call); /* neither push allocates */
+  lua_pushlightuserdata(L, &j);
   lua_pushvalue(L, p->judge);
-  lua_createtable(L, n < INT_MAX ? (int)n : INT_MAX, 0);
-  for (size_t i = 0; i < n; i++) {
-    lua_createtable(L, 0, 4);
-    lua_pushstring(L, items[i].path);
-    lua_setfield(L, -2, "path");
-    lua_pushstring(L, type_name(items[i].type));
-    lua_setfield(L, -2, "type");
-    if (items[i].nest_at) {
-      lua_pushinteger(L, items[i].root);
-      lua_setfield(L, -2, "root");
-      lua_pushinteger(L, (lua_Integer)items[i].nest_at);
-      lua_setfield(L, -2, "at");
-    }
-    lua_rawseti(L, -2, (lua_Integer)i + 1);
-  }
-  if (lua_pcall(L, 1, 2, 0) != LUA_OK) {
-    fprintf(stderr, "burrow: a walk's judge failed: %s\n", lua_tostring(L, -1));
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    const char *why = lua_tostring(L, -1);
+    fprintf(stderr, "burrow: a walk's judge failed: %s\n", why ? why : "(not a string)");
     lua_pop(L, 1);
     return bw_fail(BW_EIO, "a policy's judgement of a walk's entries failed");
   }
-  int rc = BW_OK;
-  if (lua_istable(L, -2)) {
-    for (size_t i = 0; i < n; i++) {
-      lua_rawgeti(L, -2, (lua_Integer)i + 1);
-      allow[i] = lua_toboolean(L, -1) ? 1 : 0;
-      lua_pop(L, 1);
-    }
-  } else {
-    const char *code = lua_tostring(L, -1);
-    rc = BW_EIO;
-    for (int c = 1; code && c < BW_CODE_COUNT; c++)
-      if (!strcmp(code, bw_code_name(c))) rc = c;
-    bw_fail(rc, rc == BW_TOO_LARGE ? "too many entries to ask a policy about; narrow the path" : NULL);
-  }
-  lua_pop(L, 2);
-  return rc;
+  if (j.rc) bw_fail(j.rc, j.rc == BW_TOO_LARGE ? "too many entries to ask a policy about; narrow the path" : NULL);
+  return j.rc;
 }
 
 /* On the Lua thread, between waits: progress(dirs, entries) -> cancel? */
