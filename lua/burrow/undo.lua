@@ -2,9 +2,8 @@
 -- insert_lines or append_file change a file, the tool captures what was
 -- there (its bytes, "absent", or the size before an append; notebook_edit:
 -- the bytes its splice replaced, where); after the change it records that
--- with the hash the file then has. undo_edit
--- restores the newest record of a path only while the file still has that
--- hash. Memory is bounded by the max_undo_bytes cap (and, over HTTP, the
+-- with the hash the file then has. undo_edit restores the newest record
+-- of a path only while the file still has that hash. Memory is bounded by the max_undo_bytes cap (and, over HTTP, the
 -- tenant's http.tenants.NAME.max_undo_bytes): oldest records go first,
 -- and a file larger than the cap leaves a marker that says so.
 
@@ -82,9 +81,10 @@ end
 --- Record a change of (idx, rel): snap from undo.capture (or {kind =
 -- "truncate", size =} for an append; {kind = "splice", before =, size =,
 -- cut =} for a change that wrote cut bytes at offset size in place of
--- before), after = the content_hash the file has now. The oldest records go first when the store or its budget is
--- full; a record that cannot fit is kept as a marker ("too_large" over
--- max_undo_bytes, "no_room" when the tenant's budget is spent).
+-- before), after = the content_hash the file has now. The oldest records
+-- go first when the store or its budget is full; a record that cannot
+-- fit is kept as a marker ("too_large" over max_undo_bytes, "no_room"
+-- when the tenant's budget is spent).
 function undo.record(ctx, idx, rel, snap, after)
   if not snap then return end
   store(ctx):record(key(idx, rel), snap.kind, snap.before, snap.size, after, snap.cut)

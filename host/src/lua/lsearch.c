@@ -639,11 +639,7 @@ static int l_grep_lines(lua_State *L) {
       return luaL_error(L, "grep_lines: out of memory");
     lua_settop(L, m - 1);
   }
-  size_t len = 0;
-  luaL_Buffer buf;
-  char *out = luaL_buffinitsize(L, &buf, b->t.buf.n);
-  if (b->t.buf.n) memcpy(out, b->t.buf.p, b->t.buf.n), len = b->t.buf.n;
-  luaL_pushresultsize(&buf, len);
+  lua_pushlstring(L, b->t.buf.n ? b->t.buf.p : "", b->t.buf.n); /* the box frees the text */
   return 1;
 }
 

@@ -109,7 +109,7 @@ static int u_record(lua_State *L) {
   int got;
   if (kind == BW_UNDO_SPLICE) {
     lua_Integer cut = luaL_checkinteger(L, 7);
-    if (size < 0 || cut < 0) return luaL_error(L, "undo store: a splice's offset and cut must be positive");
+    if (size < 0 || cut < 0) return luaL_error(L, "undo store: a splice's offset and cut must not be negative");
     got = bw_undo_record_splice(u, key, before, len, size, cut, after);
   } else {
     got = bw_undo_record(u, key, kind, before ? before : "", len, size, after);
