@@ -201,7 +201,7 @@ $(B)/test_arena: $(B)/obj/cli/arena.o
 
 # test_search watches grep's mapped files through a hook that only its own
 # build of grep.c has (-DBW_GREP_TEST_HOOK): the product never carries it
-$(B)/obj-test/grep.o: $(SRC)/core/grep.c $(HEADERS)
+$(B)/obj-test/grep.o: $(SRC)/core/grep.c $(HEADERS) | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_INC) -DBW_GREP_TEST_HOOK -c $< -o $@
 $(B)/test_search: host/test/test_search.c $(filter-out $(B)/obj/core/grep.o,$(CORE_O)) $(B)/obj-test/grep.o host/test/check.h
@@ -212,7 +212,7 @@ $(B)/test_capi $(B)/test_api_async: $(B)/test_%: host/test/test_%.c $(B)/libburr
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -Ihost/include -o $@ $(filter %.c %.a,$^) $(DEP_LIBS) $(LUA_LIBS)
 
 # the fault shim the security suite preloads (spec/security/faults_spec.lua)
-$(B)/faults.so: host/test/faults.c
+$(B)/faults.so: host/test/faults.c | check-deps
 	$(CC) $(CFLAGS) -fvisibility=default -shared -o $@ $< -ldl # its wrappers must be seen to interpose
 
 # The tests use more than the build does (luajit, lua-luv, LÖVE, clang for
