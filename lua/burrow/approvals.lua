@@ -103,7 +103,7 @@ function approvals.ask(s, name, args, req, reason, hooks, answers)
   local payload = core.base64_encode(json.encode {
     k = "approve", t = name, a = args_hash(args), o = req.operation, p = req.path,
     h = approvals.file_hash(s.ws, hooks, req.path),
-    n = s.session and s.session.tenant or "default",
+    n = s.session and s.session.tenant or "default", u = s.session and s.session.token,
     x = math.floor(os.time() + (s.approval_ttl or approvals.TTL)),
     r = core.random_hex(16),
     q = answers ~= nil and next(answers) ~= nil and answers or nil,
@@ -120,8 +120,8 @@ end
 approvals.MAX_STATE = 64 * 1024 -- a requestState (a tool's asks carry their answers in it)
 
 --- A retry's requestState opened: its fields when burrow signed it, for
--- this tool, these arguments and this tenant, and it has not expired; else
--- nil and why (the client's error).
+-- this tool, these arguments, this tenant and this token, and it has not
+-- expired; else nil and why (the client's error).
 function approvals.open(s, name, args, state)
   if type(state) ~= "string" or #state > approvals.MAX_STATE then
     return nil, "requestState must be the string burrow sent"
@@ -140,6 +140,10 @@ function approvals.open(s, name, args, state)
   end
   if st.n ~= (s.session and s.session.tenant or "default") then
     return nil, "requestState was issued to another tenant"
+  end
+  -- tokens of one tenant are different agents: one's approval is not another's
+  if st.u ~= (s.session and s.session.token) then
+    return nil, "requestState was issued to another token: ask again with this one"
   end
   return st
 end
@@ -167,7 +171,7 @@ end
 function approvals.ask_more(s, name, args, pending, answers)
   local payload = core.base64_encode(json.encode {
     k = "ask", t = name, a = args_hash(args), n = s.session and s.session.tenant or "default",
-    x = math.floor(os.time() + (s.approval_ttl or approvals.TTL)), q = answers,
+    u = s.session and s.session.token, x = math.floor(os.time() + (s.approval_ttl or approvals.TTL)), q = answers,
   })
   return { resultType = "input_required", inputRequests = pending, requestState = sign(s:mrtr_key(), payload) }
 end

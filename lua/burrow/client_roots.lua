@@ -65,7 +65,7 @@ end
 
 --- Apply the roots the client last named to the current workspace.
 function client_roots.apply(self)
-  local list = self.client_root_list
+  local list = self.session.client_root_list
   if not (list and self.ws.roots_from_client) then return end
   self.session.scope = client_roots.scope(self, self.ws, list)
   local names = {}
@@ -86,13 +86,13 @@ function client_roots.on_list(self, msg)
       :format(#msg.result.roots))
     return
   end
-  self.client_root_list = msg.result.roots
+  self.session.client_root_list = msg.result.roots
   client_roots.apply(self)
 end
 
 --- notifications/initialized, notifications/roots/list_changed: ask.
 function client_roots.ask(self)
-  if not (self.client_caps and self.client_caps.roots) then return end
+  if not (self.session.client_caps and self.session.client_caps.roots) then return end
   self:request("roots/list", {}, "roots")
 end
 

@@ -123,7 +123,9 @@ function Ctx:request(path, op, info, arg)
     nlink = info.nlink,
     size = op == "write" and self.sizes and self.sizes[arg or "path"] or nil,
     session = self.session.id,
+    -- the principal: budgets key on it (burrow.session)
     tenant = self.session.tenant,
+    token = self.session.token,
   }
 end
 

@@ -21,6 +21,7 @@
 local core = require "burrow.core"
 local json = core.json
 local listen = require "burrow.listen"
+local session = require "burrow.session"
 
 local http = {}
 
@@ -44,18 +45,27 @@ end
 -- A session's Server: mcp.lua's, with the transport's out, and a stdio
 -- stand-in (begin/finish/cancelled of this worker; next() for a
 -- server-to-client request waiting for the client's answer).
-local function new_session(W, state, sid, ws, tenant)
+-- The principal a request was admitted as (its tenant, its token's id:
+-- the first 16 hex digits of the token's sha256, nil without tokens) and
+-- its tenant's budgets: what a session's record takes from the listener,
+-- never from the record's own text.
+local function admitted(state, tenant, token)
+  return { tenant = state.setup.tenants[tenant].name, token = token and token:sub(1, 16) or nil,
+    undo_budget = state.setup.budgets[tenant], watch_budget = state.setup.watch_budgets[tenant] }
+end
+
+local function new_session(W, state, sid, ws, tenant, token)
   local server = require("burrow.mcp").new(ws)
   server.sid = sid
-  -- the session's record (undo store, client scope, packs' state): every
-  -- call of the session carries it (hooks.session); the tenant's
-  -- workspace, which the worker's sessions share, holds none of it. Its
-  -- undo store's bytes count against the tenant's budget.
+  -- the session's record (burrow.session: undo store, client scope, packs'
+  -- state, ...): every call of the session carries it (hooks.session); the
+  -- tenant's workspace, which the worker's sessions share, holds none of
+  -- it. Its undo store's bytes count against the tenant's budget.
   server.approval_key, server.approval_ttl = state.setup.approval_key, state.setup.approval_ttl
   server.approval_store = state.setup.approval_store
-  server.session = { id = "http:" .. sid:sub(1, 8), tenant = state.setup.tenants[tenant].name,
-    undo_budget = state.setup.budgets[tenant],
-    watch_budget = state.setup.watch_budgets[tenant] }
+  local fields = admitted(state, tenant, token)
+  fields.id = "http:" .. sid:sub(1, 8)
+  server.session = session.new(fields)
   -- a response (or a batch of them) is the POST's answer: its call ends
   server.out = function(msg)
     local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
@@ -89,8 +99,9 @@ local function new_session(W, state, sid, ws, tenant)
   return server
 end
 
--- What travels with a session to the worker that serves it next: a JSON
--- text, or nil and true when it holds state that cannot travel (a reply
+-- What travels with a session to the worker that serves it next: its
+-- record (burrow.session) with its file watches beside it, as one JSON
+-- text; or nil and true when it holds state that cannot travel (a reply
 -- handler that is a function, a pack's state that is not plain data, over
 -- SNAPSHOT_MAX): then it stays on this worker (its home). Its file watches
 -- travel by the id of their published watcher; the fd the listener polls
@@ -108,39 +119,25 @@ local function snapshot(server)
       watch_in = server.due_at and math.max(0, server.due_at - core.now()) or -1
     end
   end
-  for _, h in pairs(server.waiting) do
-    if type(h) ~= "string" then return nil, true end
-  end
-  local s = server.session
-  local undo = s.undo
-  if undo ~= nil and type(undo) ~= "userdata" then return nil, true end
-  local ok, text = pcall(json.encode, {
-    protocol = server.protocol, client = server.client, client_caps = server.client_caps,
-    log_level = server.log_level, next_id = server.next_id, waiting = server.waiting,
-    client_root_list = server.client_root_list, watcher = wid, subs = wid and server.subs or nil,
-    listens = listen.snapshot(server),
-    session = { id = s.id, scope = s.scope, packs = s.packs, undo = undo and undo:id() },
-  })
-  if not ok or #text > SNAPSHOT_MAX then return nil, true end
+  local text = session.encode(server.session,
+    { watcher = wid, subs = wid and server.subs or nil, listens = listen.snapshot(server) })
+  if not text or #text > SNAPSHOT_MAX then return nil, true end
   return text, false, watch_fd, watch_in
 end
 
--- A Server from a snapshot (snapshot's inverse).
+-- A Server from a snapshot (snapshot's inverse): the principal as the
+-- listener admitted this request.
 local function restore(server, text)
-  local r = json.decode(text)
-  if type(r) ~= "table" then return end
-  server.protocol, server.client, server.client_caps = r.protocol, r.client, r.client_caps
-  server.log_level, server.next_id = r.log_level, r.next_id or 0
-  server.waiting = r.waiting or {}
-  server.client_root_list = r.client_root_list
-  if type(r.watcher) == "string" then
-    require("burrow.resources").adopt(server, r.watcher, r.subs)
+  local fixed = { tenant = server.session.tenant, token = server.session.token,
+    undo_budget = server.session.undo_budget, watch_budget = server.session.watch_budget }
+  local s, extra = session.decode(text, fixed)
+  if not s then return end
+  server.session = s
+  extra = type(extra) == "table" and extra or {}
+  if type(extra.watcher) == "string" then
+    require("burrow.resources").adopt(server, extra.watcher, extra.subs)
   end
-  listen.adopt(server, r.listens)
-  local s = r.session or {}
-  server.session = { id = s.id or server.session.id, tenant = server.session.tenant, scope = s.scope, packs = s.packs,
-    undo_budget = server.session.undo_budget, watch_budget = server.session.watch_budget,
-    undo = s.undo and require("burrow.undo").find(s.undo) or nil }
+  listen.adopt(server, extra.listens)
 end
 
 -- The Server of session sid as its state version says: the one this
@@ -159,14 +156,14 @@ local function workspace(state, tenant)
   return ws
 end
 
-local function server_for(W, state, sid, tenant, version)
+local function server_for(W, state, sid, tenant, version, token)
   local c = state.cache[sid]
   state.tick = state.tick + 1
   if c and c.version == version then
     c.used = state.tick
     return c.server
   end
-  local server = new_session(W, state, sid, workspace(state, tenant), tenant)
+  local server = new_session(W, state, sid, workspace(state, tenant), tenant, token)
   local rec = W:record()
   if rec then restore(server, rec) end
   state.cache[sid] = { server = server, version = version, used = state.tick }
@@ -194,11 +191,11 @@ end
 
 -- The same from a snapshot (the session's Server is another worker's).
 local function dispose_snapshot(rec)
-  local r = rec and json.decode(rec)
-  if type(r) ~= "table" then return end
-  local id = type(r.session) == "table" and r.session.undo
-  local st = type(id) == "string" and require("burrow.undo").find(id)
+  if not rec then return end
+  local id, r = session.undo_id(rec)
+  local st = id and require("burrow.undo").find(id)
   if st then st:drop() end
+  r = type(r) == "table" and r or {}
   local w = type(r.watcher) == "string" and core.watcher_find(r.watcher)
   if w then
     for _, wid in pairs(type(r.subs) == "table" and r.subs or {}) do w:remove(wid) end
@@ -215,7 +212,7 @@ end
 -- finds by name, so undo_edit takes back what an earlier request changed
 -- (docs/protocol.md).
 local function handle_stateless(W, state, sid, tenant, stream, body, params, token)
-  local server = new_session(W, state, sid, workspace(state, tenant), tenant)
+  local server = new_session(W, state, sid, workspace(state, tenant), tenant, token)
   server.session.undo_named = core.sha256(("stateless\0%s\0%s"):format(tostring(server.session.tenant), token or "")):sub(1, 32)
   server.stream = stream
   -- the Mcp-Param-* headers (mcp.lua checks them against the arguments)
@@ -237,7 +234,7 @@ local function handle(W, state, kind, sid, tenant, stream, body, version, statel
     dispose_snapshot(W:record())
     return
   end
-  local server = server_for(W, state, sid, tenant, version)
+  local server = server_for(W, state, sid, tenant, version, token)
   if kind == "watch" then -- changes to send, on the session's GET stream
     server:pump_watch()
     return server

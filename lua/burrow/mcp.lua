@@ -12,6 +12,7 @@ local resources = require "burrow.resources"
 local client_roots = require "burrow.client_roots"
 local approvals = require "burrow.approvals"
 local listen = require "burrow.listen"
+local session = require "burrow.session"
 
 local mcp = {}
 
@@ -28,16 +29,14 @@ Server.__index = Server
 --- opts.reopen: function() -> a new workspace | nil, message (SIGHUP)
 function mcp.new(ws, opts)
   opts = opts or {}
-  -- log_level: nil until the client sets one (logging/setLevel): no
-  -- notifications/message before it asked for them
-  -- session: this connection's record, handed to every call (hooks.session):
-  -- its id, the client's scope, its undo store, its packs' state
-  return setmetatable({ ws = ws, log_level = nil, reopen = opts.reopen,
-    session = opts.session or { id = ws.session and ws.session.id or "mcp" },
-    pending = {}, next_id = 0,
+  -- session: this connection's record (burrow.session), handed to every
+  -- call (hooks.session). Its log_level is nil until the client sets one
+  -- (logging/setLevel): no notifications/message before it asked for them
+  return setmetatable({ ws = ws, reopen = opts.reopen,
+    session = opts.session or session.new { id = ws.session and ws.session.id or "mcp" },
+    pending = {},
     subs = {},    -- resources/subscribe: uri -> watch id
     listens = {}, -- subscriptions/listen: listen.key(id) -> {id, filter, subs}
-    waiting = {}, -- our requests to the client: id -> function(reply)
   }, Server)
 end
 
@@ -97,14 +96,14 @@ local MAX_WAITING = 64 -- our requests the client has not answered, at most
 
 function Server:request(method, params, on_reply)
   local n = 0
-  for _ in pairs(self.waiting) do n = n + 1 end
+  for _ in pairs(self.session.waiting) do n = n + 1 end
   if n >= MAX_WAITING then -- a client that never answers cannot grow the table
     io.stderr:write("burrow: ", method, " not sent: the client has not answered ", n, " requests of ours\n")
     return nil
   end
-  self.next_id = self.next_id + 1
-  local id = "burrow-" .. self.next_id
-  self.waiting[id] = on_reply
+  self.session.next_id = self.session.next_id + 1
+  local id = "burrow-" .. self.session.next_id
+  self.session.waiting[id] = on_reply
   self:send { id = id, method = method, params = params }
   return id
 end
@@ -115,7 +114,7 @@ local LEVELS = { debug = 1, info = 2, notice = 3, warning = 4, error = 5, critic
 --- notifications/message (logger "burrow") at or above the level the
 -- client set; nothing before it set one.
 function Server:log(level, message, fields)
-  local min = self.log_level and LEVELS[self.log_level]
+  local min = self.session.log_level and LEVELS[self.session.log_level]
   if not min or LEVELS[level] < min then return end
   local data = { message = message }
   for k, v in pairs(fields or {}) do data[k] = v end
@@ -140,11 +139,11 @@ function handlers.initialize(self, params)
   if type(params.protocolVersion) ~= "string" then
     return nil, -32602, "Invalid params: initialize needs protocolVersion (a string)"
   end
-  self.protocol = negotiate(params.protocolVersion)
-  self.client = params.clientInfo
-  self.client_caps = type(params.capabilities) == "table" and params.capabilities or {}
+  self.session.protocol = negotiate(params.protocolVersion)
+  self.session.client = params.clientInfo
+  self.session.client_caps = type(params.capabilities) == "table" and params.capabilities or {}
   return {
-    protocolVersion = self.protocol,
+    protocolVersion = self.session.protocol,
     capabilities = { tools = { listChanged = true }, logging = {}, prompts = {}, completions = {},
       resources = { subscribe = true, listChanged = true } },
     serverInfo = SERVER_INFO,
@@ -169,7 +168,7 @@ function Server:with_questions(who, args, params, run)
   local asking = self:asker(answers)
   local res, code, msg, data = run(asking.hook)
   if asking.pending then return approvals.ask_more(self, who, args, asking.pending, answers) end
-  if self.stateless and res == nil and asking.missing then return missing_capability(asking, who) end
+  if self.session.stateless and res == nil and asking.missing then return missing_capability(asking, who) end
   return res, code, msg, data
 end
 
@@ -219,7 +218,7 @@ function handlers.logging_setLevel(self, params)
     return nil, -32602, ("Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency (got %s)")
       :format(type(params.level) == "string" and ("%q"):format(params.level) or tostring(params.level))
   end
-  self.log_level = params.level
+  self.session.log_level = params.level
   return {}
 end
 
@@ -284,9 +283,9 @@ end
 -- "ask" answers go to the client as an elicitation (2025-06-18 and later,
 -- when it declared the capability); nil when the client cannot be asked.
 function Server:approver()
-  if self.stateless then return nil end -- no server-to-client requests in 2026-07-28
-  if not (self.client_caps and self.client_caps.elicitation) then return nil end
-  if (self.protocol or "") < "2025-06-18" then return nil end
+  if self.session.stateless then return nil end -- no server-to-client requests in 2026-07-28
+  if not (self.session.client_caps and self.session.client_caps.elicitation) then return nil end
+  if (self.session.protocol or "") < "2025-06-18" then return nil end
   return function(req, reason)
     local r, why = self:ask_client("elicitation/create", approvals.form(req.tool, req, reason), "burrow-approval-")
     if why then return false, why end
@@ -317,7 +316,7 @@ end
 -- carries the approval's answer instead). No retry: nil and {}; refused:
 -- false and why.
 function Server:retry_state(who, args, params)
-  if not (self.stateless and (params.requestState ~= nil or params.inputResponses ~= nil)) then return nil, {} end
+  if not (self.session.stateless and (params.requestState ~= nil or params.inputResponses ~= nil)) then return nil, {} end
   if params.requestState == nil then return false, "inputResponses without the requestState burrow sent" end
   local st, why = approvals.open(self, who, args, params.requestState)
   if not st then return false, why end
@@ -339,13 +338,13 @@ function Server:asker(answers)
   rec.hook = function(key, method, ask_params)
     local cap = ASK_CAPABILITY[method]
     if not cap then return nil, "ctx:ask: method must be elicitation/create, sampling/createMessage or roots/list" end
-    if self.stateless and answers[key] ~= nil then return answers[key] end
-    if type(self.client_caps) ~= "table" or type(self.client_caps[cap]) ~= "table" then
+    if self.session.stateless and answers[key] ~= nil then return answers[key] end
+    if type(self.session.client_caps) ~= "table" or type(self.session.client_caps[cap]) ~= "table" then
       rec.missing = rec.missing or {}
       rec.missing[cap] = {}
       return nil, ("the client declared no %s capability"):format(cap)
     end
-    if not self.stateless then return self:ask_client(method, ask_params) end
+    if not self.session.stateless then return self:ask_client(method, ask_params) end
     -- 2026-07-28: asked with the call's answer (input_required), answered in its retry
     rec.pending = rec.pending or {}
     rec.pending[key] = { method = method, params = ask_params }
@@ -470,8 +469,8 @@ function handlers.tools_call(self, params, id)
   -- call (nothing written) and goes back as an InputRequiredResult
   -- one that cannot: the call needs a capability it did not declare
   local asked, needs
-  if self.stateless and not grant then
-    local can = type(self.client_caps.elicitation) == "table"
+  if self.session.stateless and not grant then
+    local can = type(self.session.client_caps.elicitation) == "table"
     hooks.approve = function(req, reason)
       if can then asked = asked or { req = req, reason = reason }
       else needs = needs or { req = req, reason = reason } end
@@ -486,7 +485,7 @@ function handlers.tools_call(self, params, id)
   self.stdio:finish()
   if asked then return approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers) end
   if asking.pending then return approvals.ask_more(self, name, args, asking.pending, answers) end
-  if self.stateless and res == nil and asking.missing then return missing_capability(asking, name) end
+  if self.session.stateless and res == nil and asking.missing then return missing_capability(asking, name) end
   if needs then
     return nil, -32021, ("Missing required client capability: elicitation. %s %s needs approval (%s); "
       .. "declare elicitation in _meta io.modelcontextprotocol/clientCapabilities to be asked")
@@ -635,11 +634,12 @@ function Server:handle_stateless(id, method, params, meta)
   end
   local h = stateless_handler_of[method]
   if not h then return self:error(id, -32601, "Method not found: " .. method) end
-  local saved = { self.protocol, self.client_caps, self.client, self.log_level, self.stateless }
-  self.protocol, self.client_caps, self.client, self.log_level, self.stateless =
-    v, caps, meta[META .. "clientInfo"], level, true
+  -- the request's own record, from its _meta; the connection's is back after it
+  local base = self.session
+  self.session = session.stateless(base, v, caps, meta[META .. "clientInfo"], level)
   local ok, res, ecode, emsg, edata = pcall(h, self, params, id)
-  self.protocol, self.client_caps, self.client, self.log_level, self.stateless = table.unpack(saved, 1, 5)
+  session.settle(base, self.session)
+  self.session = base
   if not ok then
     io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
     return self:error(id, -32603, "internal error")
@@ -672,9 +672,9 @@ function Server:handle_one(msg)
   local reply_id = valid_id(id) and id or nil
   if method == nil then
     if msg.result ~= nil or msg.error ~= nil then -- a response to a request of ours
-      local on_reply = valid_id(id) and self.waiting[id]
+      local on_reply = valid_id(id) and self.session.waiting[id]
       if on_reply then
-        self.waiting[id] = nil
+        self.session.waiting[id] = nil
         if type(on_reply) == "string" then on_reply = mcp.replies[on_reply] or function() end end
         local ok, err = pcall(on_reply, self, msg)
         if not ok then io.stderr:write("burrow: handling the client's answer: ", tostring(err), "\n") end
@@ -708,7 +708,7 @@ function Server:handle_one(msg)
   -- initialized session's own revision in _meta changes nothing)
   local meta = params._meta
   local mv = type(meta) == "table" and meta[META .. "protocolVersion"]
-  if mv and (stateless_version(mv) or not self.protocol) then
+  if mv and (stateless_version(mv) or not self.session.protocol) then
     return self:handle_stateless(id, method, params, meta)
   end
   local h = handler_of[method]
@@ -730,7 +730,7 @@ end
 
 function Server:handle(msg)
   if getmetatable(msg) ~= json.array_mt then return self:handle_one(msg) end
-  if not batches_allowed(self.protocol) then
+  if not batches_allowed(self.session.protocol) then
     return self:error(nil, -32600, "Invalid Request: batches are not supported in this protocol revision; send one object per line")
   end
   if #msg == 0 then return self:error(nil, -32600, "Invalid Request: empty batch") end
@@ -789,7 +789,7 @@ function Server:reload()
   io.stderr:write("burrow: reloaded configuration, tools and policies\n")
   self:log("notice", "reloaded configuration, tools and policies")
   if json.encode(ws:tools { format = "mcp" }) ~= before then
-    if self.protocol then self:notify("notifications/tools/list_changed") end
+    if self.session.protocol then self:notify("notifications/tools/list_changed") end
     listen.changed(self, "toolsListChanged")
   end
   if json.encode(handlers.prompts_list(self)) ~= prompts_before then listen.changed(self, "promptsListChanged") end
@@ -798,7 +798,7 @@ function Server:reload()
   listen.changed(self, "resourcesListChanged")
   if not self.session.scope then
     resources.resubscribe(self)
-    if self.protocol then self:notify("notifications/resources/list_changed") end
+    if self.session.protocol then self:notify("notifications/resources/list_changed") end
   end
 end
 

@@ -39,8 +39,8 @@ describe(H.tag("security: client roots"), function()
   after_each(H.cleanup)
 
   local function serve(list)
-    srv.client_root_list = {}
-    for i, p in ipairs(list) do srv.client_root_list[i] = { uri = "file://" .. p } end
+    srv.session.client_root_list = {}
+    for i, p in ipairs(list) do srv.session.client_root_list[i] = { uri = "file://" .. p } end
     client_roots.apply(srv)
   end
 
@@ -103,12 +103,12 @@ describe(H.tag("security: client roots"), function()
     serve { root .. "/a" }
     local other = server(ws)
     other.session = { id = "other" }
-    other.client_root_list = { { uri = "file://" .. root } }
+    other.session.client_root_list = { { uri = "file://" .. root } }
     client_roots.apply(other)
     assert.are.equal("OUTSIDE_ROOT", code_of("read_file", { path = root .. "/top.txt" }), "widened by the other session")
     assert.are.equal("OK", code_of("read_file", { path = root .. "/a/in.txt" }))
     assert.is_truthy(ws:call("read_file", { path = root .. "/top.txt" }, { session = other.session }))
-    other.client_root_list = {}
+    other.session.client_root_list = {}
     client_roots.apply(other) -- an empty list: the other session serves nothing
     assert.are.equal("OK", code_of("read_file", { path = root .. "/a/in.txt" }), "emptied by the other session")
     assert.are.equal("OUTSIDE_ROOT", select(3, ws:call("read_file", { path = root .. "/a/in.txt" }, { session = other.session })))

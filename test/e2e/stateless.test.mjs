@@ -292,6 +292,27 @@ test("a state issued to one tenant is refused to another", T, async () => {
   assert.equal(fs.readFileSync(path.join(dir, "ws", "held", "a.txt"), "utf8"), "a0\n");
 });
 
+test("a state issued to one token is refused to another token of the same tenant (issue 45)", T, async () => {
+  const dir = setup({ "ws/held/a.txt": "a0\n", "ask.lua": ASK });
+  const sha = (t) => crypto.createHash("sha256").update(t).digest("hex");
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\npolicies: [./ask.lua]\nhttp:\n"
+    + `  tokens:\n    - {sha256: ${sha("token-a-0123456789")}}\n    - {sha256: ${sha("token-d-0123456789")}}\n`);
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const write = { name: "write_file", arguments: { path: "held/a.txt", content: "x\n" }, _meta: ELICIT };
+  const A = { headers: { authorization: "Bearer token-a-0123456789" } };
+  const D = { headers: { authorization: "Bearer token-d-0123456789" } };
+  const q = (await post(s.url, "tools/call", write, A)).msg.result;
+  assert.equal(q.resultType, "input_required");
+  const r = await post(s.url, "tools/call", { ...write, inputResponses: YES, requestState: q.requestState }, D);
+  assert.equal(r.msg.error?.code, -32602, JSON.stringify(r.msg));
+  assert.match(r.msg.error.message, /another token/);
+  assert.equal(fs.readFileSync(path.join(dir, "ws", "held", "a.txt"), "utf8"), "a0\n");
+  // the token it was issued to still redeems it (the refusal did not use it up)
+  const ok = await post(s.url, "tools/call", { ...write, inputResponses: YES, requestState: q.requestState }, A);
+  assert.equal(ok.msg.result?.isError, undefined, JSON.stringify(ok.msg));
+  assert.equal(fs.readFileSync(path.join(dir, "ws", "held", "a.txt"), "utf8"), "x\n");
+});
+
 test("undo_edit takes back a change an earlier stateless request made, for the same client (tenant and token) only", T, async () => {
   const dir = setup({ "ws/a.txt": "v1\n" });
   const sha = (t) => crypto.createHash("sha256").update(t).digest("hex");
