@@ -348,10 +348,9 @@ H.META_2026_ELICIT = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28
 -- request (its _meta: META_2026_ELICIT unless given) and returns the
 -- server's response to it. Returns request and the Server.
 function H.inproc_mcp(ws)
-  local server = require("burrow.mcp").new(ws)
-  server.stdio = { begin = function() return false end, finish = function() end, cancelled = function() return false end }
+  local mcp = require "burrow.mcp"
   local out, n = {}, 0
-  server.out = function(m) out[#out + 1] = m end
+  local server = mcp.new(ws, { channel = mcp.channel(function(m) out[#out + 1] = m end) })
   return function(method, params, meta)
     n = n + 1
     params._meta = meta or H.META_2026_ELICIT

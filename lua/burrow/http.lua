@@ -14,7 +14,7 @@
 -- their changes to any worker; state that cannot travel (a pack's state
 -- that is not plain data) keeps the session on its worker.
 -- Everything a Server sends goes through its one send function
--- (Server:send -> self.out): while it handles a POST, to that POST's
+-- (Server:send -> its channel's send): while it handles a POST, to that POST's
 -- stream; otherwise (a notification of a watch, a request to the client)
 -- to the session's GET stream.
 
@@ -54,49 +54,54 @@ local function admitted(state, tenant, token)
     undo_budget = state.setup.budgets[tenant], watch_budget = state.setup.watch_budgets[tenant] }
 end
 
+-- A session's Channel (mcp.channel's interface) on worker W: a response
+-- (or a batch of them) is the POST's answer, which ends its call; the rest
+-- goes to the POST's stream, or the session's GET stream (stream 0).
+local function http_channel(W, state, sid)
+  local ch = { sid = sid }
+  ch.send = function(_, msg)
+    local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
+    return W:send(sid, ch.stream or 0, msg, final)
+  end
+  ch.begin = function(_, id) return W:begin(sid, json.encode(id)) end
+  ch.finish = function() W:finish() end
+  ch.cancelled = function() return W:cancelled() end
+  -- the listener polls the watch fd a snapshot names (W:release)
+  ch.watch = function() end
+  ch.watch_done = function() end
+  -- Server:await (a request of ours waiting for the client's answer):
+  -- the next body of this session that answers nothing itself (the
+  -- client's answer comes as a POST of a response); requests, and other
+  -- sessions' items, stay queued in C (W:next_of), in order and counted
+  -- against http.max_queued, until the call is over
+  ch.next = function(_, timeout)
+    local deadline = core.now() + (timeout or 300)
+    while true do
+      local left = deadline - core.now()
+      if left <= 0 then return nil, "timeout" end
+      local kind, s, _, stream, body = W:next_of(sid, math.min(left, POLL))
+      if kind == false then return nil, "the server is stopping" end
+      if kind == "message" and s == sid and stream < 0 then return body end
+      if kind == "close" and s == sid then
+        -- its close: handled once the call is over
+        state.closing = true
+        return nil, "the session ended"
+      end
+    end
+  end
+  return ch
+end
+
 local function new_session(W, state, sid, ws, tenant, token)
-  local server = require("burrow.mcp").new(ws)
-  server.sid = sid
   -- the session's record (burrow.session: undo store, client scope, packs'
   -- state, ...): every call of the session carries it (hooks.session); the
   -- tenant's workspace, which the worker's sessions share, holds none of
   -- it. Its undo store's bytes count against the tenant's budget.
-  server.approval_key, server.approval_ttl = state.setup.approval_key, state.setup.approval_ttl
-  server.approval_store = state.setup.approval_store
   local fields = admitted(state, tenant, token)
   fields.id = "http:" .. sid:sub(1, 8)
-  server.session = session.new(fields)
-  -- a response (or a batch of them) is the POST's answer: its call ends
-  server.out = function(msg)
-    local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
-    return W:send(sid, server.stream or 0, msg, final)
-  end
-  server.stdio = {
-    begin = function(_, id) return W:begin(sid, json.encode(id)) end,
-    finish = function() W:finish() end,
-    cancelled = function() return W:cancelled() end,
-    -- Server:await (a request of ours waiting for the client's answer):
-    -- the next body of this session that answers nothing itself (the
-    -- client's answer comes as a POST of a response); requests, and other
-    -- sessions' items, stay queued in C (W:next_of), in order and counted
-    -- against http.max_queued, until the call is over
-    next = function(_, timeout)
-      local deadline = core.now() + (timeout or 300)
-      while true do
-        local left = deadline - core.now()
-        if left <= 0 then return nil, "timeout" end
-        local kind, s, _, stream, body = W:next_of(sid, math.min(left, POLL))
-        if kind == false then return nil, "the server is stopping" end
-        if kind == "message" and s == sid and stream < 0 then return body end
-        if kind == "close" and s == sid then
-          -- its close: handled once the call is over
-          state.closing = true
-          return nil, "the session ended"
-        end
-      end
-    end,
-  }
-  return server
+  return require("burrow.mcp").new(ws, { channel = http_channel(W, state, sid), session = session.new(fields),
+    approval_key = state.setup.approval_key, approval_ttl = state.setup.approval_ttl,
+    approval_store = state.setup.approval_store })
 end
 
 -- What travels with a session to the worker that serves it next: its
@@ -214,13 +219,13 @@ end
 local function handle_stateless(W, state, sid, tenant, stream, body, params, token)
   local server = new_session(W, state, sid, workspace(state, tenant), tenant, token)
   server.session.undo_named = core.sha256(("stateless\0%s\0%s"):format(tostring(server.session.tenant), token or "")):sub(1, 32)
-  server.stream = stream
+  server.channel.stream = stream
   -- the Mcp-Param-* headers (mcp.lua checks them against the arguments)
-  server.param_headers = params and json.decode(params) or {}
+  server.channel.param_headers = params and json.decode(params) or {}
   local msg, err = json.decode(body)
   if msg == nil then server:error(nil, -32700, "parse error: " .. tostring(err))
   else server:handle(msg) end
-  server.stream = nil
+  server.channel.stream = nil
   W:done(sid, stream)
   dispose(state, sid, server)
 end
@@ -239,18 +244,18 @@ local function handle(W, state, kind, sid, tenant, stream, body, version, statel
     server:pump_watch()
     return server
   end
-  server.stream = stream >= 0 and stream or nil
+  server.channel.stream = stream >= 0 and stream or nil
   -- a subscriptions/listen: a session of its own (http.c), whose stream 0
   -- is the listen's; acknowledged, it stays open for what its watches send
-  server.can_listen, server.listening = stateless == "listen", nil
+  server.channel.can_listen, server.channel.listening = stateless == "listen", nil
   local msg, err = json.decode(body)
   if msg == nil then
     server:error(nil, -32700, "parse error: " .. tostring(err))
   else
     server:handle(msg)
   end
-  server.stream = nil
-  if stream >= 0 and not server.listening then W:done(sid, stream) end
+  server.channel.stream = nil
+  if stream >= 0 and not server.channel.listening then W:done(sid, stream) end
   -- notifications that came while it awaited an answer (Server:await
   -- keeps them): they need no stream
   while #server.pending > 0 do

@@ -127,7 +127,7 @@ end
 -- left out of what is honoured, with the reason in the acknowledgement's
 -- _meta["burrow/refused"].
 function listen.open(self, params, id)
-  if not self.can_listen then
+  if not self.channel.can_listen then
     return nil, -32601, "Method not found: subscriptions/listen (this transport serves it on a stream of its own)"
   end
   local f, code, msg = parse(params.notifications)
@@ -163,7 +163,7 @@ function listen.open(self, params, id)
   if #refused > 0 then meta["burrow/refused"] = refused end
   self:send { method = "notifications/subscriptions/acknowledged",
     params = { notifications = honoured, _meta = meta } }
-  self.listening = true
+  self.channel.listening = true
 end
 
 --- The client's notifications/cancelled naming a listen: it ends (its

@@ -26,13 +26,46 @@ local PAGE = 100 -- tools per tools/list page
 local Server = {}
 Server.__index = Server
 
---- opts.reopen: function() -> a new workspace | nil, message (SIGHUP)
+--- A Channel: how a Server meets its transport, one per connection
+-- (stdio) or HTTP session, and all the Server knows of it:
+--   ch:send(msg) -> bytes      a message (or a batch) to the client
+--   ch:begin(id) -> cancelled  a tool call starts (true: it was cancelled
+--                              while it waited in the queue)
+--   ch:cancelled(), ch:finish()   during and at the end of that call
+--   ch:next(timeout) -> text | false, event | nil, why   the next message
+--                              while a call waits for the client's answer
+--   ch:watch(fd), ch:watch_done()   the session's watch fd to wake on
+--   ch.wire          replies go out encoded by the channel (read_file may
+--                    answer with a json.fragment; stdio), and requests
+--                    that come during a read-only call are served
+--   ch.can_listen, ch.listening   a subscriptions/listen may be held open
+--                    on this request's stream (and is)
+--   ch.sid, ch.stream, ch.param_headers   HTTP: the session, the POST's
+--                    stream, its Mcp-Param-* headers
+-- mcp.channel(send) is the in-process one: no client to ask, nothing
+-- cancelled, each message to send (dropped without one).
+function mcp.channel(send)
+  return {
+    send = function(_, msg) if send then send(msg) end end,
+    begin = function() return false end,
+    finish = function() end,
+    cancelled = function() return false end,
+    next = function() return nil, "no client to answer (an in-process server)" end,
+    watch = function() end,
+    watch_done = function() end,
+  }
+end
+
+--- opts.reopen: function() -> a new workspace | nil, message (SIGHUP);
+-- opts.channel (mcp.channel()'s by default); opts.approval_key,
+-- approval_ttl, approval_store: how MRTR states are signed and used once
 function mcp.new(ws, opts)
   opts = opts or {}
   -- session: this connection's record (burrow.session), handed to every
   -- call (hooks.session). Its log_level is nil until the client sets one
   -- (logging/setLevel): no notifications/message before it asked for them
-  return setmetatable({ ws = ws, reopen = opts.reopen,
+  return setmetatable({ ws = ws, reopen = opts.reopen, channel = opts.channel or mcp.channel(),
+    approval_key = opts.approval_key, approval_ttl = opts.approval_ttl, approval_store = opts.approval_store,
     session = opts.session or session.new { id = ws.session and ws.session.id or "mcp" },
     pending = {},
     subs = {},    -- resources/subscribe: uri -> watch id
@@ -52,7 +85,7 @@ end
 
 function Server:send(msg)
   msg.jsonrpc = "2.0"
-  local n = self.out(msg)
+  local n = self.channel:send(msg)
   if n and n > BIG_REPLY then self.big_garbage = true end
 end
 
@@ -76,9 +109,9 @@ function Server:error(id, code, message, data)
 end
 
 --- Every message the server starts goes out through these two (log
--- lines, progress, resource changes, requests to the client): over stdio
--- a line on the locked stdout; a transport that streams (HTTP) replaces
--- self.out.
+-- lines, progress, resource changes, requests to the client): the
+-- channel's send (over stdio a line on the locked stdout; over HTTP the
+-- POST's stream, or the session's GET stream).
 function Server:notify(method, params)
   self:send { method = method, params = params }
 end
@@ -264,11 +297,11 @@ end
 -- arrive meanwhile are kept for the main loop.
 function Server:await(id, timeout)
   while true do
-    local line, why = self.stdio:next(timeout)
+    local line, why = self.channel:next(timeout)
     if line == nil then return nil, why or "the client closed the connection" end
     if line == false and why == "watch" then -- changes go out while we wait
       self:pump_watch()
-      self.stdio:watch_done()
+      self.channel:watch_done()
     elseif line == false then -- an event: the main loop handles it after this call
       self.pending[#self.pending + 1] = { event = why }
     else
@@ -276,7 +309,7 @@ function Server:await(id, timeout)
       if type(msg) == "table" and msg.method == nil and msg.id == id then return msg end
       self.pending[#self.pending + 1] = line
     end
-    if self.stdio:cancelled() then return nil, "the call was cancelled" end
+    if self.channel:cancelled() then return nil, "the call was cancelled" end
   end
 end
 
@@ -384,14 +417,14 @@ end
 -- that writes, a reply to us, an event) stops this, and every message after
 -- it waits too, so the client's order holds from there on.
 function Server:serve_meanwhile()
-  if not self.stdio_loop or self.meanwhile or self.batch or #self.pending > 0 then return end
+  if not self.channel.wire or self.meanwhile or self.batch or #self.pending > 0 then return end
   self.meanwhile = true
   while true do
-    local line, why = self.stdio:next(0)
+    local line, why = self.channel:next(0)
     if line == nil then break end -- nothing waiting (the end of input: the main loop sees it)
     if line == false and why == "watch" then -- changes go out meanwhile too
       self:pump_watch()
-      self.stdio:watch_done()
+      self.channel:watch_done()
     elseif line == false then
       self.pending[#self.pending + 1] = { event = why }
       break
@@ -420,8 +453,8 @@ function handlers.tools_call(self, params, id)
   end
   -- MCP 2026-07-28 over HTTP: the arguments a tool marks x-mcp-header
   -- come again as Mcp-Param-NAME headers, which must say the same
-  if self.param_headers then
-    local ok, why = param_headers_match(self.ws:tool(name), args, self.param_headers)
+  if self.channel.param_headers then
+    local ok, why = param_headers_match(self.ws:tool(name), args, self.channel.param_headers)
     if not ok then return nil, -32020, "Header mismatch: " .. why end
   end
   -- MCP 2026-07-28: the retry of a call that asked (its requestState and
@@ -436,8 +469,8 @@ function handlers.tools_call(self, params, id)
   end
   -- cancelled while it waited in the queue: not run, and (as MCP asks)
   -- not answered
-  if self.stdio:begin(id) then
-    self.stdio:finish()
+  if self.channel:begin(id) then
+    self.channel:finish()
     return nil
   end
   local started = core.now()
@@ -448,14 +481,14 @@ function handlers.tools_call(self, params, id)
   hooks = {
     cancelled = function()
       if readonly then self:serve_meanwhile() end
-      return self.stdio:cancelled()
+      return self.channel:cancelled()
     end,
     approve = grant and approvals.approver(grant) or self:approver(),
     approved_by = "the client (MCP elicitation)", -- the audit's word for who approved
     session = self.session,
     -- replies encoded by our own stdio (Server:run): read_file may answer
     -- with a json.fragment; another transport's out gets plain strings
-    wire = self.stdio_loop,
+    wire = self.channel.wire,
     -- a tool's own log lines (ctx:log), at the client's level
     log = function(level, message, fields)
       if LEVELS[level] and type(message) == "string" then self:log(level, message, fields) end
@@ -482,7 +515,7 @@ function handlers.tools_call(self, params, id)
   local asking = self:asker(answers)
   hooks.ask = asking.hook
   local res, msg, code, details = self.ws:call(name, args, hooks)
-  self.stdio:finish()
+  self.channel:finish()
   if asked then return approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers) end
   if asking.pending then return approvals.ask_more(self, name, args, asking.pending, answers) end
   if self.session.stateless and res == nil and asking.missing then return missing_capability(asking, name) end
@@ -576,7 +609,7 @@ local function stateless_caps(self)
   return { tools = { listChanged = lists }, prompts = { listChanged = lists },
     -- stdio serves listens on its channel; HTTP (a Server with a session
     -- id) on a stream of their own
-    resources = { subscribe = (self.can_listen or self.sid ~= nil) or nil, listChanged = lists },
+    resources = { subscribe = (self.channel.can_listen or self.channel.sid ~= nil) or nil, listChanged = lists },
     logging = {}, completions = {} }
 end
 
@@ -746,7 +779,7 @@ function Server:handle(msg)
   local out = self.batch
   self.batch = nil
   if #out > 0 then
-    local n = self.out(out)
+    local n = self.channel:send(out)
     if n and n > BIG_REPLY then self.big_garbage = true end
   end
 end
@@ -822,14 +855,20 @@ function Server:run(max_request)
   -- operator's to fix: one line and exit 2 (cli.lua), no traceback
   local made, stdio = pcall(require("burrow.server").stdio, max_request)
   if not made then error({ fail = tostring(stdio) .. " (the process's thread or file limits?)" }, 0) end
-  self.stdio = stdio
-  self.stdio_loop = true -- the loop serve_meanwhile reads from
-  self.can_listen = true -- subscriptions/listen: on this one channel, by id
-  self.out = function(msg) return stdio:send(msg) end
   -- the first subscription's watch fd wakes the loop (false, "watch");
-  -- another transport sets its own on_watch and calls resources.pump(self)
+  -- another transport watches it itself and calls resources.pump(self)
   -- when the fd is readable and when the time it returns has passed
-  self.on_watch = function(fd) stdio:watch(fd) end
+  self.channel = {
+    wire = true,       -- stdio encodes; the loop serve_meanwhile reads from
+    can_listen = true, -- subscriptions/listen: on this one channel, by id
+    send = function(_, msg) return stdio:send(msg) end,
+    begin = function(_, id) return stdio:begin(id) end,
+    finish = function() return stdio:finish() end,
+    cancelled = function() return stdio:cancelled() end,
+    next = function(_, timeout) return stdio:next(timeout) end,
+    watch = function(_, fd) return stdio:watch(fd) end,
+    watch_done = function() return stdio:watch_done() end,
+  }
   while true do
     -- a line (string), or false and the event stdio reported apart from
     -- the text: "reload" (SIGHUP; no stdin byte can ask for one),

@@ -228,13 +228,13 @@ function resources.adopt(self, wid, subs)
 end
 
 --- The Server's file watches (made at the first subscription or listen):
--- its transport polls their fd (on_watch) and calls resources.pump.
+-- its transport polls their fd (channel:watch) and calls resources.pump.
 function resources.watcher(self)
   if not self.watches then
     self.watches = require("burrow.watch").new {
       max = self.ws.caps.max_watches, interval_ms = self.ws.caps.watch_interval_ms,
       budget = self.session and self.session.watch_budget }
-    if self.on_watch then self.on_watch(self.watches:fd()) end
+    self.channel:watch(self.watches:fd())
   end
   return self.watches
 end
