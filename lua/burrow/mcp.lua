@@ -534,23 +534,6 @@ function handlers.tools_call(self, params, id)
   return out
 end
 
--- The handler of each method, by its name on the wire: "tools/list" is a
--- method, "tools_list" (the Lua name) is not one.
-local handler_of = {
-  ["initialize"] = handlers.initialize,
-  ["ping"] = handlers.ping,
-  ["tools/list"] = handlers.tools_list,
-  ["tools/call"] = handlers.tools_call,
-  ["logging/setLevel"] = handlers.logging_setLevel,
-  ["resources/list"] = handlers.resources_list,
-  ["resources/templates/list"] = handlers.resources_templates_list,
-  ["resources/read"] = handlers.resources_read,
-  ["resources/subscribe"] = handlers.resources_subscribe,
-  ["resources/unsubscribe"] = handlers.resources_unsubscribe,
-  ["prompts/list"] = handlers.prompts_list,
-  ["prompts/get"] = handlers.prompts_get,
-  ["completion/complete"] = handlers.completion_complete,
-}
 
 -- ------------------------------------------------- MCP 2026-07-28
 
@@ -626,25 +609,64 @@ local CACHE_HINTS = {
   ["server/discover"] = { 60000, "public" },
 }
 
-local stateless_handler_of = {
-  ["server/discover"] = function(self)
+-- The methods by their name on the wire ("tools/list" is a method,
+-- "tools_list" the Lua name is not), each with the eras that have it:
+-- session (the revisions with initialize) and stateless (2026-07-28).
+local S, L, BOTH = { session = true }, { stateless = true }, { session = true, stateless = true }
+local methods = {
+  ["initialize"] = { handlers.initialize, S },
+  ["ping"] = { handlers.ping, S },
+  ["logging/setLevel"] = { handlers.logging_setLevel, S },
+  ["resources/subscribe"] = { handlers.resources_subscribe, S },
+  ["resources/unsubscribe"] = { handlers.resources_unsubscribe, S },
+  ["server/discover"] = { function(self)
     return { supportedVersions = all_versions(), capabilities = stateless_caps(self), instructions = INSTRUCTIONS }
-  end,
-  ["subscriptions/listen"] = listen.open,
-  ["tools/list"] = handlers.tools_list,
-  ["tools/call"] = handlers.tools_call,
-  ["resources/list"] = handlers.resources_list,
-  ["resources/templates/list"] = handlers.resources_templates_list,
-  -- a URI that names no file: -32602 with the uri (SEP-2164), not -32002
-  ["resources/read"] = function(self, params)
-    local res, code, msg, data = handlers.resources_read(self, params)
-    if res == nil and code == -32002 then return nil, -32602, "Resource not found: " .. msg, data end
-    return res, code, msg, data
-  end,
-  ["prompts/list"] = handlers.prompts_list,
-  ["prompts/get"] = handlers.prompts_get,
-  ["completion/complete"] = handlers.completion_complete,
+  end, L },
+  ["subscriptions/listen"] = { listen.open, L },
+  ["tools/list"] = { handlers.tools_list, BOTH },
+  ["tools/call"] = { handlers.tools_call, BOTH },
+  ["resources/list"] = { handlers.resources_list, BOTH },
+  ["resources/templates/list"] = { handlers.resources_templates_list, BOTH },
+  ["resources/read"] = { handlers.resources_read, BOTH },
+  ["prompts/list"] = { handlers.prompts_list, BOTH },
+  ["prompts/get"] = { handlers.prompts_get, BOTH },
+  ["completion/complete"] = { handlers.completion_complete, BOTH },
 }
+
+-- What an era makes of a handler's answer: (res, code, msg, data) in, the
+-- same out. 2026-07-28 answers a URI that names no file with -32602 and
+-- the uri (SEP-2164), not -32002, and marks each result complete with the
+-- server's info and, for lists and reads, how long it may be kept.
+local adapt = {
+  session = function(_, res, code, msg, data) return res, code, msg, data end,
+  stateless = function(method, res, code, msg, data)
+    if res == nil and code == -32002 and method == "resources/read" then
+      return nil, -32602, "Resource not found: " .. msg, data
+    end
+    if res == nil then return nil, code, msg, data end
+    res.resultType = res.resultType or "complete"
+    res._meta = res._meta or {}
+    res._meta[META .. "serverInfo"] = SERVER_INFO
+    local hint = CACHE_HINTS[method]
+    if hint then res.ttlMs, res.cacheScope = hint[1], hint[2] end
+    return res
+  end,
+}
+
+-- Run method in era and answer it: the one place a handler is called.
+function Server:dispatch(era, id, method, params)
+  local m = methods[method]
+  if not (m and m[2][era]) then return self:error(id, -32601, "Method not found: " .. method) end
+  local ok, res, ecode, emsg, edata = pcall(m[1], self, params, id)
+  if not ok then
+    io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
+    return self:error(id, -32603, "internal error")
+  end
+  if res == nil and ecode == nil then return end -- answered already, or not at all (cancelled)
+  res, ecode, emsg, edata = adapt[era](method, res, ecode, emsg, edata)
+  if res == nil then return self:error(id, ecode, emsg, edata) end
+  self:reply(id, res)
+end
 
 --- A request of the stateless revision: everything it needs is in its
 -- _meta (revision, client capabilities, log level), so it is served the
@@ -665,26 +687,13 @@ function Server:handle_stateless(id, method, params, meta)
   if level ~= nil and not LEVELS[level] then
     return self:error(id, -32602, "Invalid params: _meta logLevel must be one of debug, info, notice, warning, error, critical, alert, emergency")
   end
-  local h = stateless_handler_of[method]
-  if not h then return self:error(id, -32601, "Method not found: " .. method) end
   -- the request's own record, from its _meta; the connection's is back after it
   local base = self.session
   self.session = session.stateless(base, v, caps, meta[META .. "clientInfo"], level)
-  local ok, res, ecode, emsg, edata = pcall(h, self, params, id)
+  local ok, err = pcall(self.dispatch, self, "stateless", id, method, params)
   session.settle(base, self.session)
   self.session = base
-  if not ok then
-    io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
-    return self:error(id, -32603, "internal error")
-  end
-  if res == nil and ecode == nil then return end
-  if res == nil then return self:error(id, ecode, emsg, edata) end
-  res.resultType = res.resultType or "complete"
-  res._meta = res._meta or {}
-  res._meta[META .. "serverInfo"] = SERVER_INFO
-  local hint = CACHE_HINTS[method]
-  if hint then res.ttlMs, res.cacheScope = hint[1], hint[2] end
-  self:reply(id, res)
+  if not ok then error(err, 0) end
 end
 
 -- What the client may use as a request id: a string or a number (MCP:
@@ -744,16 +753,7 @@ function Server:handle_one(msg)
   if mv and (stateless_version(mv) or not self.session.protocol) then
     return self:handle_stateless(id, method, params, meta)
   end
-  local h = handler_of[method]
-  if not h then return self:error(id, -32601, "Method not found: " .. method) end
-  local ok, res, ecode, emsg, edata = pcall(h, self, params, id)
-  if not ok then
-    io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
-    return self:error(id, -32603, "internal error")
-  end
-  if res == nil and ecode == nil then return end
-  if res == nil then return self:error(id, ecode, emsg, edata) end
-  self:reply(id, res)
+  return self:dispatch("session", id, method, params)
 end
 
 -- Revisions whose clients may send JSON-RPC batches (2025-06-18 removed them)
