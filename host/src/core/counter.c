@@ -121,9 +121,16 @@ int bw_counter_add(bw_counters *c, const char *key, int64_t window,
   return rc;
 }
 
+/* A record whose window is its expiry (a "once:" mark, a state store's
+ * "ttl\x1f" counter) that has expired: its slot may be taken. A quota
+ * counter's window is a minute number, never an expiry: never taken. */
+static int stale(const record *r, int64_t now) {
+  return (!strncmp(r->key, "once:", 5) || !strncmp(r->key, "ttl\x1f", 4)) && r->window < now;
+}
+
 /* A key marked once, until it expires: its record's window is the expiry
- * (unix seconds). A full store takes the slot of a "once" record that has
- * expired; quota counters are never taken. */
+ * (unix seconds). A full store takes the slot of a stale record (above);
+ * quota counters are never taken. */
 int bw_counter_once(bw_counters *c, const char *key, int64_t expires, int64_t now,
                     int *first) {
   size_t kl = strlen(key);
@@ -146,7 +153,7 @@ int bw_counter_once(bw_counters *c, const char *key, int64_t expires, int64_t no
     } else if (!strncmp(r.key, key, sizeof r.key)) {
       at = off;
       break;
-    } else if (stale_at < 0 && !strncmp(r.key, "once:", 5) && r.window < now) {
+    } else if (stale_at < 0 && stale(&r, now)) {
       stale_at = off;
     }
   }
@@ -169,4 +176,104 @@ int bw_counter_once(bw_counters *c, const char *key, int64_t expires, int64_t no
   flock(c->fd, LOCK_UN);
   errno = err;
   return rc;
+}
+
+/* Find key's record under the lock: *at its offset, r its contents, or
+ * (*at = -1) where a new one would go (*slot: a free or stale slot, -1 when
+ * the file is full). */
+static int seek(int fd, const char *key, int64_t now, record *r, off_t *at, off_t *slot) {
+  off_t free_at = -1, stale_at = -1;
+  *at = -1;
+  for (int i = 0; i < BW_COUNTER_RECORDS; i++) {
+    off_t off = (off_t)i * (off_t)sizeof *r;
+    ssize_t n = pread(fd, r, sizeof *r, off);
+    if (n < 0) return bw_code_from_errno(errno);
+    if (n < (ssize_t)sizeof *r) {
+      if (free_at < 0) free_at = off;
+      break;
+    }
+    if (!r->key[0]) {
+      if (free_at < 0) free_at = off;
+    } else if (!strncmp(r->key, key, sizeof r->key)) {
+      *at = off;
+      return BW_OK;
+    } else if (stale_at < 0 && stale(r, now)) {
+      stale_at = off;
+    }
+  }
+  *slot = free_at >= 0 ? free_at : stale_at;
+  return BW_OK;
+}
+
+static int unlock(int fd, int rc) {
+  int err = errno;
+  flock(fd, LOCK_UN);
+  errno = err;
+  return rc;
+}
+
+int bw_counter_add_until(bw_counters *c, const char *key, int64_t now, int64_t expires,
+                         int64_t delta, int64_t limit, int64_t *value, int *added) {
+  size_t kl = strlen(key);
+  if (kl == 0 || kl >= BW_COUNTER_KEY)
+    return bw_fail(BW_INVALID_ARGUMENT, "counter key: 1 to 95 bytes");
+  int rc = lock(c->fd);
+  if (rc) return rc;
+  record r;
+  off_t at, slot = -1;
+  rc = seek(c->fd, key, now, &r, &at, &slot);
+  if (rc) return unlock(c->fd, rc);
+  if (at < 0 || r.window < now) { /* none, or expired: a new window */
+    memset(&r, 0, sizeof r);
+    memcpy(r.key, key, kl);
+    r.window = expires;
+  }
+  int64_t sum;
+  *added = !(limit >= 0 && r.value + delta > limit);
+  if (*added && __builtin_add_overflow(r.value, delta, &sum))
+    return unlock(c->fd, bw_fail(BW_TOO_LARGE, "the counter would overflow"));
+  *value = r.value;
+  if (!*added) return unlock(c->fd, BW_OK);
+  r.value = sum < 0 ? 0 : sum;
+  *value = r.value;
+  if (at < 0) at = slot;
+  if (at < 0) return unlock(c->fd, bw_fail(BW_TOO_LARGE, "the counter store is full"));
+  if (pwrite(c->fd, &r, sizeof r, at) != (ssize_t)sizeof r)
+    rc = bw_fail(BW_EIO, "cannot write the counter store");
+  return unlock(c->fd, rc);
+}
+
+int bw_counter_del(bw_counters *c, const char *key, int *deleted) {
+  size_t kl = strlen(key);
+  if (kl == 0 || kl >= BW_COUNTER_KEY)
+    return bw_fail(BW_INVALID_ARGUMENT, "counter key: 1 to 95 bytes");
+  int rc = lock(c->fd);
+  if (rc) return rc;
+  record r;
+  off_t at, slot;
+  *deleted = 0;
+  rc = seek(c->fd, key, 0, &r, &at, &slot);
+  if (rc == BW_OK && at >= 0) {
+    memset(&r, 0, sizeof r);
+    if (pwrite(c->fd, &r, sizeof r, at) != (ssize_t)sizeof r)
+      rc = bw_fail(BW_EIO, "cannot write the counter store");
+    else *deleted = 1;
+  }
+  return unlock(c->fd, rc);
+}
+
+int bw_counter_count(bw_counters *c, int (*match)(const char *key, int64_t window, void *ud),
+                     void *ud, size_t *n) {
+  int rc = lock(c->fd);
+  if (rc) return rc;
+  record r;
+  *n = 0;
+  for (int i = 0; i < BW_COUNTER_RECORDS; i++) {
+    ssize_t got = pread(c->fd, &r, sizeof r, (off_t)i * (off_t)sizeof r);
+    if (got < 0) return unlock(c->fd, bw_code_from_errno(errno));
+    if (got < (ssize_t)sizeof r) break;
+    r.key[sizeof r.key - 1] = 0;
+    if (r.key[0] && match(r.key, r.window, ud)) ++*n;
+  }
+  return unlock(c->fd, BW_OK);
 }

@@ -32,4 +32,18 @@ int bw_counter_add(bw_counters *c, const char *key, int64_t window,
 int bw_counter_once(bw_counters *c, const char *key, int64_t expires, int64_t now,
                     int *first);
 
+/* The state store's counters (statefile.c), keys "ttl\x1f...": the
+ * record's window is its expiry (unix seconds). One expired before now
+ * (or none) starts from 0, expiring at expires; then as bw_counter_add,
+ * except that a refused addition leaves no new record. A full store takes
+ * the slot of an expired "once:" or "ttl\x1f" record. */
+int bw_counter_add_until(bw_counters *c, const char *key, int64_t now, int64_t expires,
+                         int64_t delta, int64_t limit, int64_t *value, int *added);
+/* Forget key: *deleted = 1 when it had a record. */
+int bw_counter_del(bw_counters *c, const char *key, int *deleted);
+/* *n: the records whose key match(key, window, ud) accepts, read under
+ * the lock. */
+int bw_counter_count(bw_counters *c, int (*match)(const char *key, int64_t window, void *ud),
+                     void *ud, size_t *n);
+
 #endif

@@ -93,6 +93,9 @@ void bw_sandbox_register(lua_State *L);
 /* core.undo_store, core.undo_find (lundo.c) */
 void bw_undo_register(lua_State *L);
 
+/* core.state_open, core.state (lstate.c) */
+void bw_state_register(lua_State *L);
+
 /* core.watcher (lwatch.c) */
 void bw_watch_register(lua_State *L);
 

@@ -51,6 +51,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_watch_register(L);
   bw_undo_register(L);
   bw_store_register(L);
+  bw_state_register(L);
   bw_load_register(L);
   bw_lua_builtin_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);

@@ -1,0 +1,109 @@
+/*
+ * state.c - the state store's interface (state.h): the arguments checked
+ * once for every backend, then the backend's function; references; the
+ * process's own embedded store.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "state.h"
+
+static int check_names(const char *tenant, const char *key) {
+  if (!tenant || strlen(tenant) > BW_STATE_TENANT_MAX)
+    return bw_fail(BW_INVALID_ARGUMENT, "state store: a tenant is 0 to 255 bytes");
+  size_t kl = key ? strlen(key) : 0;
+  if (kl == 0 || kl > BW_STATE_KEY_MAX)
+    return bw_fail(BW_INVALID_ARGUMENT, "state store: a key is 1 to 1024 bytes");
+  return BW_OK;
+}
+
+static int check_ttl(double ttl) {
+  if (!(ttl > 0 && ttl <= BW_STATE_TTL_MAX)) /* NaN and inf too */
+    return bw_fail(BW_INVALID_ARGUMENT,
+                   "state store: a ttl is more than 0 seconds and at most 366 days");
+  return BW_OK;
+}
+
+bw_state *bw_state_ref(bw_state *s) {
+  if (s) s->refs++;
+  return s;
+}
+
+void bw_state_close(bw_state *s) {
+  if (s && --s->refs == 0) s->ops->free(s);
+}
+
+const char *bw_state_kind(const bw_state *s) { return s->ops->kind; }
+
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static bw_state *default_store; /* the process's reference, never dropped */
+
+static void make_default(void) {
+  if (bw_state_open_memory(NULL, &default_store)) default_store = NULL;
+}
+
+int bw_state_default(bw_state **out) {
+  pthread_once(&default_once, make_default);
+  if (!default_store) return bw_fail(BW_ENOMEM, "state store: no memory for the process's store");
+  *out = bw_state_ref(default_store);
+  return BW_OK;
+}
+
+int bw_state_add(bw_state *s, const char *tenant, const char *key, int64_t delta,
+                 int64_t limit, double ttl, int *added, int64_t *value) {
+  int rc = check_names(tenant, key);
+  if (!rc) rc = check_ttl(ttl);
+  if (rc) return rc;
+  return s->ops->add(s, tenant, key, delta, limit < 0 ? -1 : limit, ttl, added, value);
+}
+
+int bw_state_once(bw_state *s, const char *tenant, const char *key, double ttl,
+                  int *first) {
+  int rc = check_names(tenant, key);
+  if (!rc) rc = check_ttl(ttl);
+  if (rc) return rc;
+  return s->ops->once(s, tenant, key, ttl, first);
+}
+
+int bw_state_get(bw_state *s, const char *tenant, const char *key, char **val,
+                 size_t *len, uint64_t *version) {
+  *val = NULL;
+  *len = 0;
+  *version = 0;
+  int rc = check_names(tenant, key);
+  if (rc) return rc;
+  return s->ops->get(s, tenant, key, val, len, version);
+}
+
+int bw_state_cas(bw_state *s, const char *tenant, const char *key, uint64_t expected,
+                 const void *val, size_t len, double ttl, int *done, uint64_t *version) {
+  *done = 0;
+  *version = 0;
+  int rc = check_names(tenant, key);
+  if (!rc) rc = check_ttl(ttl);
+  if (rc) return rc;
+  if (len > BW_STATE_VALUE_MAX)
+    return bw_fail(BW_TOO_LARGE, "state store: a record's value is at most 1 MiB");
+  if (len && !val) return bw_fail(BW_INVALID_ARGUMENT, "state store: no value");
+  return s->ops->cas(s, tenant, key, expected, val, len, ttl, done, version);
+}
+
+int bw_state_del(bw_state *s, const char *tenant, const char *key, uint64_t expected,
+                 int *deleted) {
+  *deleted = 0;
+  int rc = check_names(tenant, key);
+  if (rc) return rc;
+  return s->ops->del(s, tenant, key, expected, deleted);
+}
+
+int bw_state_count(bw_state *s, const char *tenant, size_t *n) {
+  *n = 0;
+  if (!tenant || strlen(tenant) > BW_STATE_TENANT_MAX)
+    return bw_fail(BW_INVALID_ARGUMENT, "state store: a tenant is 0 to 255 bytes");
+  return s->ops->count(s, tenant, n);
+}
+
+int bw_state_stats(bw_state *s, bw_state_totals *st) {
+  memset(st, 0, sizeof *st);
+  return s->ops->stats(s, st);
+}

@@ -1,0 +1,122 @@
+/*
+ * state.h - the state store: per-principal state (quota counters, used
+ * approval states, session records) under a tenant and a key, every entry
+ * expiring. One interface (state.c checks the arguments and dispatches),
+ * backends behind a small table of functions: the embedded store
+ * (statemem.c: in this process, one instance every thread shares, bounded
+ * per tenant and in all) and the counter file (statefile.c over
+ * counter.c: the processes of one machine). A Redis/Valkey backend is one
+ * more table; callers do not change.
+ */
+#ifndef BURROW_STATE_H
+#define BURROW_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+
+typedef struct bw_state bw_state;
+
+enum {
+  BW_STATE_TENANT_MAX = 255,     /* bytes of a tenant (may be empty) */
+  BW_STATE_KEY_MAX = 1024,       /* bytes of a key (at least one) */
+  BW_STATE_VALUE_MAX = 1 << 20,  /* bytes of a record's value */
+  BW_STATE_TTL_MAX = 366 * 86400 /* seconds an entry may live */
+};
+
+/* The embedded store's caps; 0 takes the default below. An entry costs its
+ * key, its value and BW_STATE_ENTRY_COST bytes of bookkeeping. */
+typedef struct bw_state_caps {
+  size_t max_entries_per_tenant, max_bytes_per_tenant;
+  size_t max_entries, max_bytes; /* all tenants together */
+} bw_state_caps;
+
+#define BW_STATE_DEFAULT_TENANT_ENTRIES ((size_t)10000)
+#define BW_STATE_DEFAULT_TENANT_BYTES ((size_t)8 << 20)
+#define BW_STATE_DEFAULT_ENTRIES ((size_t)200000)
+#define BW_STATE_DEFAULT_BYTES ((size_t)64 << 20)
+#define BW_STATE_ENTRY_COST ((size_t)128)
+
+typedef struct bw_state_totals {
+  size_t entries, bytes; /* live entries; the bytes they are charged */
+} bw_state_totals;
+
+/* Open an embedded store (statemem.c; caps NULL: the defaults) or one on
+ * the counter file at path (statefile.c; created 0600; the operator names
+ * it, never an agent). The file has counters and marks but no records
+ * (BW_INVALID_ARGUMENT), expiry in whole seconds of the wall clock, tenant
+ * and key of 89 bytes together at most (no \x1f in the tenant), and its
+ * own one cap: 4096 records of every kind, shared_add's included.
+ * Close drops the caller's reference; the last one frees it. */
+int bw_state_open_memory(const bw_state_caps *caps, bw_state **out);
+int bw_state_open_file(const char *path, bw_state **out);
+bw_state *bw_state_ref(bw_state *s);
+void bw_state_close(bw_state *s);
+/* The process's own embedded store with the default caps, made at the
+ * first call and never freed: every thread and every Lua state gets the
+ * same one. A reference the caller closes. */
+int bw_state_default(bw_state **out);
+const char *bw_state_kind(const bw_state *s); /* "memory", "file" */
+
+/* Each operation: tenant (0 to 255 bytes) and key (1 to 1024), NUL-free
+ * C strings; ttl in seconds, more than 0 and at most BW_STATE_TTL_MAX, from
+ * the entry's creation. An entry that would pass a cap fails closed:
+ * BW_TOO_LARGE, its detail naming the cap; no other entry is dropped for
+ * it, only expired ones. Give a key one kind of entry (counter, mark or
+ * record): the embedded store refuses another kind's operation on it
+ * (BW_INVALID_ARGUMENT), the file keeps the kinds apart. */
+
+/* Counter: add delta unless limit >= 0 and value + delta > limit. The
+ * counter starts at 0 and is created by its first addition; it lives ttl
+ * from then (a window: later additions do not extend it). A value below 0
+ * is kept at 0. *added: 1 or 0; *value: the counter after the call. */
+int bw_state_add(bw_state *s, const char *tenant, const char *key, int64_t delta,
+                 int64_t limit, double ttl, int *added, int64_t *value);
+/* Mark: *first = 1 the first time (the key is marked for ttl), 0 while the
+ * mark lives. */
+int bw_state_once(bw_state *s, const char *tenant, const char *key, double ttl,
+                  int *first);
+/* Record: *val (malloc'd, the caller frees it; NULL when absent), *len and
+ * *version (> 0; 0 when absent). */
+int bw_state_get(bw_state *s, const char *tenant, const char *key, char **val,
+                 size_t *len, uint64_t *version);
+/* Record: write val when the record's version is expected (0: only if
+ * there is none); it then lives ttl from now, with a new version. *done: 1
+ * or 0; *version: the record's version after the call (0: none). */
+int bw_state_cas(bw_state *s, const char *tenant, const char *key, uint64_t expected,
+                 const void *val, size_t len, double ttl, int *done, uint64_t *version);
+/* Any entry: drop it when expected is 0 or its version (a record's) is
+ * expected. *deleted: 1 or 0. */
+int bw_state_del(bw_state *s, const char *tenant, const char *key, uint64_t expected,
+                 int *deleted);
+/* The tenant's live entries. */
+int bw_state_count(bw_state *s, const char *tenant, size_t *n);
+int bw_state_stats(bw_state *s, bw_state_totals *st);
+
+/* ---- for backends ---- */
+
+/* Arguments come checked (state.c); each function sets the failure's
+ * detail (bw_fail) itself. */
+typedef struct bw_state_ops {
+  const char *kind;
+  int (*add)(bw_state *, const char *tenant, const char *key, int64_t delta, int64_t limit,
+             double ttl, int *added, int64_t *value);
+  int (*once)(bw_state *, const char *tenant, const char *key, double ttl, int *first);
+  int (*get)(bw_state *, const char *tenant, const char *key, char **val, size_t *len,
+             uint64_t *version);
+  int (*cas)(bw_state *, const char *tenant, const char *key, uint64_t expected,
+             const void *val, size_t len, double ttl, int *done, uint64_t *version);
+  int (*del)(bw_state *, const char *tenant, const char *key, uint64_t expected, int *deleted);
+  int (*count)(bw_state *, const char *tenant, size_t *n);
+  int (*stats)(bw_state *, bw_state_totals *);
+  void (*free)(bw_state *);
+} bw_state_ops;
+
+/* The head of every backend's store: refs starts at 1. */
+struct bw_state {
+  const bw_state_ops *ops;
+  _Atomic long refs;
+};
+
+#endif

@@ -1,0 +1,276 @@
+/*
+ * lstate.c - the state store (core/state.c) as burrow.core.state_open and
+ * burrow.core.state: per-principal state under (tenant, key), every entry
+ * expiring. The store is a C object outside every Lua state; core.state()
+ * is the process's own embedded one, so every Lua state of the process
+ * (each HTTP worker's, an API host's) sees the same entries.
+ *
+ *   core.state_open{kind = "memory", max_entries_per_tenant =, max_bytes_per_tenant =,
+ *                   max_entries =, max_bytes =} | {kind = "file", path =} -> store
+ *   core.state() -> the process's store (the same object in this state)
+ *   st:add(tenant, key, delta, limit, ttl) -> added, value   (limit nil or -1: none)
+ *   st:once(tenant, key, ttl)              -> first
+ *   st:get(tenant, key)                    -> value, version | false, 0 (absent)
+ *   st:cas(tenant, key, expected, value, ttl) -> done, version (expected 0: create)
+ *   st:del(tenant, key [, expected])       -> deleted
+ *   st:count(tenant) -> n;  st:stats() -> {entries =, bytes =};  st:kind();  st:close()
+ *
+ * An expected failure (a full share, a wrong kind, the file's lock) is
+ * nil, "CODE: message", "CODE": never an answer a caller could take for
+ * a yes. Wrong argument types and a closed store raise.
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <string.h>
+
+#include "lcore.h"
+#include "state.h"
+
+#define STATE_MT "burrow.State"
+#define DEFAULT_KEY "burrow.state.default"
+
+typedef struct box {
+  bw_state *s;
+} box;
+
+static bw_state *check(lua_State *L) {
+  box *b = luaL_checkudata(L, 1, STATE_MT);
+  if (!b->s) luaL_error(L, "attempt to use a closed state store");
+  bw_clear_detail();
+  return b->s;
+}
+
+static int fail(lua_State *L, int code) {
+  const char *d = bw_detail();
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s%s%s", bw_code_name(code), d ? ": " : "", d ? d : "");
+  lua_pushstring(L, bw_code_name(code));
+  bw_clear_detail();
+  return 3;
+}
+
+/* A tenant or key argument: a string without NUL (the core's are C
+ * strings); NULL after pushing the failure. */
+static const char *name_arg(lua_State *L, int arg) {
+  size_t n;
+  const char *s = luaL_checklstring(L, arg, &n);
+  if (strlen(s) != n) return NULL;
+  return s;
+}
+
+static int bad_name(lua_State *L) {
+  return fail(L, bw_fail(BW_INVALID_ARGUMENT, "state store: a tenant or key holds no NUL byte"));
+}
+
+static int st_add(lua_State *L) {
+  bw_state *s = check(L);
+  const char *tenant = name_arg(L, 2), *key = name_arg(L, 3);
+  lua_Integer delta = luaL_checkinteger(L, 4);
+  lua_Integer limit = luaL_optinteger(L, 5, -1);
+  lua_Number ttl = luaL_checknumber(L, 6);
+  if (!tenant || !key) return bad_name(L);
+  int added = 0;
+  int64_t value = 0;
+  int rc = bw_state_add(s, tenant, key, delta, limit, ttl, &added, &value);
+  if (rc) return fail(L, rc);
+  lua_pushboolean(L, added);
+  lua_pushinteger(L, value);
+  return 2;
+}
+
+static int st_once(lua_State *L) {
+  bw_state *s = check(L);
+  const char *tenant = name_arg(L, 2), *key = name_arg(L, 3);
+  lua_Number ttl = luaL_checknumber(L, 4);
+  if (!tenant || !key) return bad_name(L);
+  int first = 0;
+  int rc = bw_state_once(s, tenant, key, ttl, &first);
+  if (rc) return fail(L, rc);
+  lua_pushboolean(L, first);
+  return 1;
+}
+
+static int st_get(lua_State *L) {
+  bw_state *s = check(L);
+  const char *tenant = name_arg(L, 2), *key = name_arg(L, 3);
+  if (!tenant || !key) return bad_name(L);
+  char **val = bw_lua_new_box(L); /* freed by __gc should Lua raise */
+  size_t len = 0;
+  uint64_t version = 0;
+  int rc = bw_state_get(s, tenant, key, val, &len, &version);
+  if (rc) return fail(L, rc);
+  if (!*val) {
+    lua_pushboolean(L, 0);
+    lua_pushinteger(L, 0);
+    return 2;
+  }
+  bw_lua_push_boxed(L, val, len);
+  lua_pushinteger(L, (lua_Integer)version);
+  return 2;
+}
+
+static uint64_t version_arg(lua_State *L, int arg, int optional) {
+  lua_Integer v = optional ? luaL_optinteger(L, arg, 0) : luaL_checkinteger(L, arg);
+  luaL_argcheck(L, v >= 0, arg, "a version is 0 or more");
+  return (uint64_t)v;
+}
+
+static int st_cas(lua_State *L) {
+  bw_state *s = check(L);
+  const char *tenant = name_arg(L, 2), *key = name_arg(L, 3);
+  uint64_t expected = version_arg(L, 4, 0);
+  size_t len;
+  const char *val = luaL_checklstring(L, 5, &len);
+  lua_Number ttl = luaL_checknumber(L, 6);
+  if (!tenant || !key) return bad_name(L);
+  int done = 0;
+  uint64_t version = 0;
+  int rc = bw_state_cas(s, tenant, key, expected, val, len, ttl, &done, &version);
+  if (rc) return fail(L, rc);
+  lua_pushboolean(L, done);
+  lua_pushinteger(L, (lua_Integer)version);
+  return 2;
+}
+
+static int st_del(lua_State *L) {
+  bw_state *s = check(L);
+  const char *tenant = name_arg(L, 2), *key = name_arg(L, 3);
+  uint64_t expected = version_arg(L, 4, 1);
+  if (!tenant || !key) return bad_name(L);
+  int deleted = 0;
+  int rc = bw_state_del(s, tenant, key, expected, &deleted);
+  if (rc) return fail(L, rc);
+  lua_pushboolean(L, deleted);
+  return 1;
+}
+
+static int st_count(lua_State *L) {
+  bw_state *s = check(L);
+  const char *tenant = name_arg(L, 2);
+  if (!tenant) return bad_name(L);
+  size_t n = 0;
+  int rc = bw_state_count(s, tenant, &n);
+  if (rc) return fail(L, rc);
+  lua_pushinteger(L, (lua_Integer)n);
+  return 1;
+}
+
+static int st_stats(lua_State *L) {
+  bw_state *s = check(L);
+  bw_state_totals st;
+  int rc = bw_state_stats(s, &st);
+  if (rc) return fail(L, rc);
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)st.entries);
+  lua_setfield(L, -2, "entries");
+  lua_pushinteger(L, (lua_Integer)st.bytes);
+  lua_setfield(L, -2, "bytes");
+  return 1;
+}
+
+static int st_kind(lua_State *L) {
+  lua_pushstring(L, bw_state_kind(check(L)));
+  return 1;
+}
+
+/* __gc, __close and close: this object's reference dropped, once */
+static int st_close(lua_State *L) {
+  box *b = luaL_checkudata(L, 1, STATE_MT);
+  bw_state_close(b->s);
+  b->s = NULL;
+  return 0;
+}
+
+/* A closed box with its metatable, opened by the caller. */
+static box *new_box(lua_State *L) {
+  box *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->s = NULL;
+  luaL_setmetatable(L, STATE_MT);
+  return b;
+}
+
+/* A cap of the options at 1: absent, or an integer >= 1. */
+static size_t cap_arg(lua_State *L, const char *name) {
+  lua_getfield(L, 1, name);
+  lua_Integer v = 0;
+  if (!lua_isnil(L, -1)) {
+    int ok;
+    v = lua_tointegerx(L, -1, &ok);
+    if (!ok || v < 1) luaL_error(L, "state_open: %s must be an integer of 1 or more", name);
+  }
+  lua_pop(L, 1);
+  return (size_t)v;
+}
+
+/* core.state_open{kind = "memory" | "file", ...} -> store | nil, message, code */
+static int l_state_open(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, "kind");
+  const char *kind = luaL_optstring(L, -1, "memory");
+  box *b;
+  int rc;
+  if (!strcmp(kind, "memory")) {
+    bw_state_caps caps = {
+        .max_entries_per_tenant = cap_arg(L, "max_entries_per_tenant"),
+        .max_bytes_per_tenant = cap_arg(L, "max_bytes_per_tenant"),
+        .max_entries = cap_arg(L, "max_entries"),
+        .max_bytes = cap_arg(L, "max_bytes"),
+    };
+    b = new_box(L);
+    rc = bw_state_open_memory(&caps, &b->s);
+  } else if (!strcmp(kind, "file")) {
+    lua_getfield(L, 1, "path");
+    const char *path = lua_tostring(L, -1);
+    if (!path) return luaL_error(L, "state_open: a file store needs a path");
+    b = new_box(L);
+    rc = bw_state_open_file(path, &b->s);
+    if (rc) {
+      const char *d = bw_detail();
+      lua_pushnil(L);
+      lua_pushfstring(L, "%s: %s%s%s", path, bw_code_name(rc), d ? ": " : "", d ? d : "");
+      lua_pushstring(L, bw_code_name(rc));
+      bw_clear_detail();
+      return 3;
+    }
+  } else {
+    return luaL_error(L, "state_open: kind is \"memory\" or \"file\", not \"%s\"", kind);
+  }
+  if (rc) return fail(L, rc);
+  return 1;
+}
+
+/* core.state() -> the process's embedded store; one object per Lua state
+ * (kept in its registry), one C store for the process */
+static int l_state(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_KEY) == LUA_TUSERDATA &&
+      ((box *)lua_touserdata(L, -1))->s)
+    return 1; /* (one closed by st:close() is replaced) */
+  lua_pop(L, 1);
+  box *b = new_box(L);
+  int rc = bw_state_default(&b->s);
+  if (rc) return fail(L, rc);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, DEFAULT_KEY);
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+    {"add", st_add},     {"once", st_once},   {"get", st_get},   {"cas", st_cas},
+    {"del", st_del},     {"count", st_count}, {"stats", st_stats}, {"kind", st_kind},
+    {"close", st_close}, {NULL, NULL},
+};
+
+void bw_state_register(lua_State *L) {
+  luaL_newmetatable(L, STATE_MT);
+  lua_pushcfunction(L, st_close);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, st_close);
+  lua_setfield(L, -2, "__close");
+  luaL_newlib(L, methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_state_open);
+  lua_setfield(L, -2, "state_open");
+  lua_pushcfunction(L, l_state);
+  lua_setfield(L, -2, "state");
+}
