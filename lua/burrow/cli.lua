@@ -183,6 +183,17 @@ local function http_config(o)
   return hc
 end
 
+-- Words as a POSIX shell reads them back: any with a character outside
+-- [%w@%%+=:,./_-] single-quoted.
+local function shell_words(words)
+  local out = {}
+  for i, w in ipairs(words) do
+    w = tostring(w)
+    out[i] = (w ~= "" and not w:find("[^%w@%%+=:,./_-]")) and w or "'" .. w:gsub("'", "'\\''") .. "'"
+  end
+  return table.concat(out, " ")
+end
+
 function commands.mcp(o)
   if #o.args > 0 then error({ usage = "mcp takes no arguments" }) end
   local hc = http_config(o)
@@ -216,7 +227,14 @@ function commands.mcp(o)
   end
   io.stderr:write(("burrow %s: MCP over stdio, serving %s with %d tools (resolver %s); Ctrl-D or close stdin to stop\n")
     :format(core.version, unavailable and "nothing (the configuration did not load)" or table.concat(mounts, ", "),
-      ws.tool_count and ws:tool_count() or #ws:tools(), core.backend()))
+      ws.tool_count and ws:tool_count() or #ws:tools(), core.backend()),
+    -- stdout is the MCP stream: what a person who started this by hand
+    -- does next, ending with the command line that starts this server
+    -- again under the MCP Inspector (-- keeps its options from the
+    -- Inspector's own)
+    "burrow: stdout is the MCP stream, for a client that starts this command itself (README.md, \"Use it from an MCP client\");",
+    " to try the tools by hand, in the MCP Inspector:\n",
+    "  npx @modelcontextprotocol/inspector -- ", shell_words(o.command_line or { "burrow", "mcp" }), "\n")
   -- SIGHUP: the same command line's workspace, built again from the files
   local function reopen()
     local ok, opts = pcall(options, o)
@@ -430,7 +448,13 @@ local function main(args)
   if cmd == "--version" then cmd = "version" end
   local f = commands[cmd]
   if not f then return usage(("unknown command %q"):format(cmd)) end
-  local ok, res = pcall(function() return f(parse(args)) end)
+  -- the command line as given (args[0]: the binary as run, main.c)
+  local line = { args[0] or "burrow", cmd, table.unpack(args) }
+  local ok, res = pcall(function()
+    local o = parse(args)
+    o.command_line = line
+    return f(o)
+  end)
   if ok then return res end
   if type(res) == "table" and res.usage ~= nil then return usage(res.usage or nil) end
   if type(res) == "table" and res.fail then
