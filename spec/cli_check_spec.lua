@@ -82,7 +82,7 @@ charsets: [utf-8, ISO-8859-2]
     H.write(dir, "c1.yaml", "roots: [missing]\n")
     local _, err, code = burrow { "check", "--config", dir .. "/c1.yaml" }
     assert.equal(2, code)
-    assert.matches("burrow: " .. dir .. "/c1.yaml: ENOENT: cannot open root " .. dir .. "/missing", err, 1, true)
+    assert.matches("burrow: " .. dir .. "/c1.yaml:1:9: ENOENT: cannot open root " .. dir .. "/missing", err, 1, true)
 
     H.write(dir, "c2.yaml", "roots: [data]\npolicies: [no_such_policy]\n")
     _, err, code = burrow { "check", "--config", dir .. "/c2.yaml" }
@@ -126,6 +126,45 @@ charsets: [utf-8, ISO-8859-2]
       assert.equal(2, tcode, body)
       assert.matches(want, terr)
     end
+  end)
+
+  it("names the file, line and column of a root that does not exist, at start-up too", function()
+    H.write(dir, "c.yaml", "# two roots\nroots:\n  - data\n  - path: gone\n    mount: /g\n")
+    local want = "burrow: " .. dir .. "/c.yaml:4:11: ENOENT: cannot open root " .. dir .. "/gone: "
+      .. dir .. "/gone does not exist\n"
+    local _, err, code = burrow { "check", "--config", dir .. "/c.yaml" }
+    assert.equal(2, code)
+    assert.equal(want, err)
+    _, err, code = burrow({ "mcp", "--strict-start", "--config", dir .. "/c.yaml" }, "")
+    assert.equal(2, code)
+    assert.equal(want, err)
+    -- without --strict-start: the banner says it, and so does every call
+    _, err, code = burrow({ "mcp", "--config", dir .. "/c.yaml" }, "")
+    assert.equal(0, code, err)
+    assert.equal(want, err:match("^[^\n]*\n"))
+    -- a --root that does not exist is named as given
+    _, err, code = burrow({ "mcp", "--strict-start", "--root", dir .. "/nowhere:/w" }, "")
+    assert.equal(2, code)
+    assert.matches("^burrow: %-%-root " .. dir:gsub("%p", "%%%0") .. "/nowhere:/w: ENOENT: cannot open root "
+      .. dir:gsub("%p", "%%%0") .. "/nowhere: .*does not exist", err)
+  end)
+
+  it("names the tenant's file and line of a tenant's root that does not exist, at start-up too", function()
+    H.write(dir, "t.yaml", "roots:\n  - docs\n  - path: gone\n")
+    H.write(dir, "c.yaml", "roots: [data]\nhttp:\n  listen: 127.0.0.1:0\n  tenants: {t: {config: t.yaml}}\n")
+    local want = dir .. "/t.yaml:3:11: ENOENT: cannot open root " .. dir .. "/gone: " .. dir .. "/gone does not exist\n"
+    local _, err, code = burrow { "check", "--config", dir .. "/c.yaml" }
+    assert.equal(2, code)
+    assert.equal("burrow: http.tenants.t: " .. want, err)
+    _, err, code = burrow({ "mcp", "--config", dir .. "/c.yaml" }, "")
+    assert.equal(2, code)
+    assert.equal("burrow: tenant t: " .. want, err)
+    -- the main file's own roots: tenant default
+    H.write(dir, "c.yaml", "http:\n  listen: 127.0.0.1:0\nroots: [data, gone]\n")
+    _, err, code = burrow({ "mcp", "--config", dir .. "/c.yaml" }, "")
+    assert.equal(2, code)
+    assert.equal("burrow: tenant default: " .. dir .. "/c.yaml:3:15: ENOENT: cannot open root " .. dir .. "/gone: "
+      .. dir .. "/gone does not exist\n", err)
   end)
 
   it("exits 2 for a config file that does not exist", function()

@@ -59,8 +59,10 @@ local function parse(args)
       return args[i]
     end
     if a == "--root" then
-      local r, err = burrow.parse_root(value())
+      local spec = value()
+      local r, err = burrow.parse_root(spec)
       if not r then error({ usage = err }) end
+      r.where = "--root " .. spec -- a root that does not open is reported as given
       o.roots[#o.roots + 1] = r
     elseif a == "--cap" then
       local k, v = value():match("^([%w_]+)=(.+)$")
@@ -98,10 +100,16 @@ end
 -- The options for burrow.open: the config file's, then the command line's.
 local options = require "burrow.options"
 
+-- An error of the config file's workspace, named after the file unless
+-- it already names a place in it (a root: file:line:col).
+local function in_file(file, err)
+  return err:sub(1, #file + 1) == file .. ":" and err or file .. ": " .. err
+end
+
 local function open(o)
   local ws, err = burrow.open(options(o))
   -- the file's fault, or the command line's (its roots replace the file's)
-  if not ws then error((o.config and not o.roots) and { fail = o.config .. ": " .. err } or { usage = err }) end
+  if not ws then error((o.config and not o.roots) and { fail = in_file(o.config, err) } or { usage = err }) end
   return ws
 end
 
@@ -318,7 +326,7 @@ function commands.check(o)
   if #o.args > 0 then error({ usage = "check takes no arguments" }) end
   local opts = options(o)
   local ws, err = burrow.open(opts)
-  if not ws then error({ fail = (o.config and o.config .. ": " or "") .. err }) end
+  if not ws then error({ fail = o.config and in_file(o.config, err) or err }) end
   local out = {}
   local function say(...) out[#out + 1] = table.concat({ ... }) end
   say("config: ", o.config or "none (defaults)")
