@@ -105,6 +105,48 @@ charsets: [utf-8, ISO-8859-2]
     assert.not_matches("\nok\n", out)
   end)
 
+  it("samples a read, a write, a delete and a listing: a check() that raises only on delete fails", function()
+    H.write(dir, "ondelete.lua", 'return { name = "ondelete", check = function(r)\n'
+      .. '  if r.operation == "delete" then error("no delete here") end\n  return "allow"\nend }\n')
+    H.write(dir, "c.yaml", "roots:\n  - {path: data, mount: /w}\n  - docs:/d:ro\npolicies: [default, ./ondelete.lua]\n")
+    local out, err, code = burrow { "check", "--config", dir .. "/c.yaml" }
+    assert.equal(2, code)
+    assert.matches("policy ondelete failed, so the call is denied: .*no delete here %(on a sample delete of /w/burrow%-check%.txt%)", err)
+    assert.matches("policy samples (each policy's check(); --sample OP:PATH asks about more):\n"
+      .. "  default on /w: read allow, write allow, delete allow, list allow\n"
+      .. "  default on /d: read allow, write allow, delete allow, list allow\n"
+      .. "  ondelete on /w: read allow, write allow, delete FAILED, list allow\n"
+      .. "  ondelete on /d: read allow, write allow, delete FAILED, list allow\n", out, 1, true)
+    assert.not_matches("\nok\n", out)
+  end)
+
+  it("--sample OP:PATH asks each policy about more paths, relative or under a mount", function()
+    H.write(dir, "nobuild.lua", 'return { name = "nobuild", check = function(r)\n'
+      .. '  if r.rel:match("^build/") then return r.operation == "read" and "allow" or "deny" end\n'
+      .. '  if r.rel == "gen" then return "maybe" end\n  return "allow"\nend }\n')
+    H.write(dir, "c.yaml", "roots: ['data:/w']\npolicies: [./nobuild.lua, secrets]\n")
+    local out, err, code = burrow { "check", "--config", dir .. "/c.yaml",
+      "--sample", "write:build/out.o", "--sample", "read:/w/build/out.o", "--sample", "delete:.env" }
+    assert.equal(0, code, err)
+    assert.matches("  nobuild on /w: read allow, write allow, delete allow, list allow, write build/out.o deny, "
+      .. "read /w/build/out.o allow, delete .env allow\n", out, 1, true)
+    assert.matches("  secrets on /w: read allow, write allow, delete allow, list allow, write build/out.o allow, "
+      .. "read /w/build/out.o allow, delete .env deny (rule)\n", out, 1, true)
+    -- an answer that is no answer, on a given path only
+    _, err, code = burrow { "check", "--config", dir .. "/c.yaml", "--sample", "list:gen" }
+    assert.equal(2, code)
+    assert.matches('policy nobuild answered "maybe"; expected allow, deny or ask (on a sample list of /w/gen)', err, 1, true)
+    -- what it cannot ask about
+    for _, bad in ipairs { "rename:x", "read", "read:/elsewhere/x" } do
+      _, err, code = burrow { "check", "--config", dir .. "/c.yaml", "--sample", bad }
+      assert.equal(2, code, bad)
+      assert.matches("--sample", err, 1, true)
+    end
+    _, err, code = burrow { "tools", "--sample", "read:x" }
+    assert.equal(2, code)
+    assert.matches("--sample is check's", err, 1, true)
+  end)
+
   it("checks the listener, its tenants and tokens: what would listen where, for whom", function()
     H.write(dir, "t.yaml", "roots: [docs]\n")
     H.write(dir, "c.yaml", ("roots: [data]\nhttp:\n  listen: 127.0.0.1:8080\n  workers: 3\n"

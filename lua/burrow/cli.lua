@@ -13,7 +13,9 @@ usage:
   burrow call  TOOL [JSON-ARGS | -] [--config FILE] [--root ...] [--cap ...] [--pack NAME]
   burrow tools [--format mcp|openai|anthropic] [--config FILE] [--root ...] [--pack NAME]
                                   a table of the tools; --format: their schemas as JSON
-  burrow check [--config FILE] [--root ...] [--cap ...]
+  burrow check [--config FILE] [--root ...] [--cap ...] [--sample OP:PATH]...
+                                  what would be served; each policy's answers to
+                                  sample requests (OP: read, write, delete, list)
   burrow token hash [TOKEN | -]   the sha256 a config's http.tokens stores
   burrow token new                a fresh random token and its sha256
   burrow version
@@ -45,6 +47,40 @@ local function usage(msg)
   end
   io.stderr:write("burrow: ", msg, " (burrow --help lists the commands and options)\n")
   return 2
+end
+
+-- The requests burrow check puts to each policy: one per operation in
+-- each root, as a tool would send it (and --sample OP:PATH's).
+local SAMPLES = {
+  read = { tool = "read_file", rel = "README.md", type = "file", exists = true },
+  write = { tool = "write_file", rel = "burrow-check.txt", exists = false, size = 10 },
+  delete = { tool = "remove", rel = "burrow-check.txt", type = "file", exists = true },
+  list = { tool = "list_dir", rel = ".", type = "dir", exists = true },
+}
+local SAMPLE_ORDER = { "read", "write", "delete", "list" }
+
+local function sample_req(op, r, rel)
+  local s = SAMPLES[op]
+  local base = r.mount == "/" and "" or r.mount
+  return { tool = s.tool, operation = op, arg = "path", path = rel == "." and r.mount or base .. "/" .. rel,
+    root = r.mount, readonly = r.readonly, rel = rel, resolved = rel, exists = s.exists,
+    type = s.type, nlink = 1, size = s.size, session = "check" }
+end
+
+-- The root of an agent's path (relative: the first root's; absolute: the
+-- mount it falls under, component-wise) and the path in it, or nil.
+local function in_root(mounts, path)
+  if path:sub(1, 1) ~= "/" then return 1, (path:gsub("^%./", "")) end
+  local best, rel
+  for i, r in ipairs(mounts) do
+    local m = r.mount == "/" and "" or r.mount
+    if path == r.mount then
+      best, rel = i, "."
+    elseif path:sub(1, #m + 1) == m .. "/" and not (best and #mounts[best].mount > #r.mount) then
+      best, rel = i, path:sub(#m + 2)
+    end
+  end
+  return best, rel
 end
 
 -- Options common to the commands; positional arguments in opts.args.
@@ -84,6 +120,14 @@ local function parse(args)
       o.http = value()
     elseif a == "--strict-start" then
       o.strict_start = true
+    elseif a == "--sample" then
+      local spec = value()
+      local op, path = spec:match("^(%a+):(.+)$")
+      if not (op and SAMPLES[op]) then
+        error({ usage = ("--sample %s: use OP:PATH, OP one of %s"):format(spec, table.concat(SAMPLE_ORDER, ", ")) })
+      end
+      o.samples = o.samples or {}
+      o.samples[#o.samples + 1] = { op = op, path = path }
     elseif a == "-h" or a == "--help" then
       error({ usage = false })
     elseif a:sub(1, 2) == "--" then
@@ -327,6 +371,12 @@ function commands.check(o)
   local opts = options(o)
   local ws, err = burrow.open(opts)
   if not ws then error({ fail = o.config and in_file(o.config, err) or err }) end
+  for _, sp in ipairs(o.samples or {}) do
+    if not in_root(ws:mounts(), sp.path) then
+      ws:close()
+      error({ usage = ("--sample %s:%s: the path is under no root"):format(sp.op, sp.path) })
+    end
+  end
   local out = {}
   local function say(...) out[#out + 1] = table.concat({ ... }) end
   say("config: ", o.config or "none (defaults)")
@@ -366,28 +416,53 @@ function commands.check(o)
     ws.charsets and "" or " (the default)", " (text that is not UTF-8 and whose guess is not trusted)")
   say("resolver: ", core.backend())
   local problems = {}
-  -- each policy's check() on sample requests (a read, a write, a listing
-  -- in each root): one that raises or answers nonsense is named here, not
-  -- at a client's first call
-  local function try_policies(w, label)
-    if not (w.policies and w.policies.check) then return end
-    for _, r in ipairs(w:mounts()) do
-      local base = r.mount == "/" and "" or r.mount
-      for _, sample in ipairs {
-        { tool = "read_file", operation = "read", rel = "README.md", type = "file", exists = true },
-        { tool = "write_file", operation = "write", rel = "burrow-check.txt", type = nil, exists = false, size = 10 },
-        { tool = "list_dir", operation = "list", rel = ".", type = "dir", exists = true },
-      } do
-        local req = { tool = sample.tool, operation = sample.operation,
-          path = sample.rel == "." and r.mount or base .. "/" .. sample.rel,
-          root = r.mount, readonly = r.readonly, rel = sample.rel, resolved = sample.rel, exists = sample.exists,
-          type = sample.type, nlink = 1, size = sample.size, session = "check" }
-        local _, _, _, detail = w.policies:check(req)
-        if detail then problems[#problems + 1] = ("%s%s (on a sample %s of %s)"):format(label, detail, sample.operation, req.path) end
+  -- each policy's check() on sample requests (a read, a write, a delete, a
+  -- listing in each root, and the --sample ones): one that raises or
+  -- answers nonsense is named here, not at a client's first call; what
+  -- each answered is printed
+  local function try_policies(w, label, indent)
+    if not (w.policies and w.policies.list) then return end
+    local mounts = w:mounts()
+    local reqs = {} -- {root index, req, shown}
+    for i, r in ipairs(mounts) do
+      for _, op in ipairs(SAMPLE_ORDER) do
+        local rel = SAMPLES[op].rel
+        reqs[#reqs + 1] = { i, sample_req(op, r, rel), op }
+      end
+    end
+    for _, sp in ipairs(o.samples or {}) do
+      local i, rel = in_root(mounts, sp.path)
+      if i then reqs[#reqs + 1] = { i, sample_req(sp.op, mounts[i], rel), sp.op .. " " .. sp.path } end
+    end
+    for _, p in ipairs(w.policies.list) do
+      for i, r in ipairs(mounts) do
+        local answers = {}
+        for _, q in ipairs(reqs) do
+          if q[1] == i then
+            local req, answer, detail = q[2], "allow", nil
+            local rule = w.policies:rule(req.resolved, req.operation)
+            if rule and rule.policy == p.label then
+              answer = "deny (rule)"
+            elseif not p.has_check then
+              answer = "allow"
+            elseif not w.policies:asks(p, req) then
+              answer = "not asked (check_paths)"
+            else
+              answer, _, detail = w.policies:answer(p, req)
+              if detail then
+                answer = "FAILED"
+                problems[#problems + 1] = ("%s%s (on a sample %s of %s)"):format(label, detail, req.operation, req.path)
+              end
+            end
+            answers[#answers + 1] = q[3] .. " " .. answer
+          end
+        end
+        say(indent, p.label, " on ", r.mount, ": ", table.concat(answers, ", "))
       end
     end
   end
-  try_policies(ws, "")
+  say("policy samples (each policy's check(); --sample OP:PATH asks about more):")
+  try_policies(ws, "", "  ")
   ws:close()
   -- the listener, its tenants and tokens: what burrow mcp would serve
   local hc = o.config and (require("burrow.config").load(o.config) or {}).http
@@ -415,7 +490,7 @@ function commands.check(o)
         for _, r in ipairs(tws:mounts()) do m[#m + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)") end
         say("  tenant ", t.name, ": ", t.config, ", roots ", table.concat(m, ", "), ", ", #tws:tools(), " tools, ",
           per[t.name] or 0, " token(s)")
-        try_policies(tws, "tenant " .. t.name .. ": ")
+        try_policies(tws, "tenant " .. t.name .. ": ", "    ")
         tws:close()
       end
     end
@@ -460,6 +535,7 @@ local function main(args)
   local line = { args[0] or "burrow", cmd, table.unpack(args) }
   local ok, res = pcall(function()
     local o = parse(args)
+    if o.samples and cmd ~= "check" then error({ usage = "--sample is check's" }) end
     o.command_line = line
     return f(o)
   end)
