@@ -11,8 +11,9 @@ usage:
   burrow mcp   [--config FILE] [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]... [--pack NAME] [--landlock]
                [--strict-start] [--http HOST:PORT]
   burrow call  TOOL [JSON-ARGS | -] [--config FILE] [--root ...] [--cap ...] [--pack NAME]
-  burrow tools [--format mcp|openai|anthropic] [--config FILE] [--root ...] [--pack NAME]
-                                  a table of the tools; --format: their schemas as JSON
+  burrow tools [NAME] [--format mcp|openai|anthropic] [--config FILE] [--root ...] [--pack NAME]
+                                  a table of the tools, or NAME's description and
+                                  arguments; --format: their (its) schemas as JSON
   burrow check [--config FILE] [--root ...] [--cap ...] [--sample OP:PATH]...
                                   what would be served; each policy's answers to
                                   sample requests (OP: read, write, delete, list)
@@ -332,13 +333,77 @@ local function summary(desc, width)
   return first
 end
 
+-- A schema's arguments for people, one a line: name (type, required):
+-- description; an object's or a list of objects' own, indented below.
+local function argument_lines(out, schema, indent)
+  local props = type(schema) == "table" and schema.properties
+  if type(props) ~= "table" then return end
+  local required, names = {}, {}
+  for i, n in ipairs(schema.required or {}) do required[n] = i end
+  for n in pairs(props) do names[#names + 1] = n end
+  table.sort(names, function(a, b) -- the required ones first, in their order
+    if (required[a] ~= nil) ~= (required[b] ~= nil) then return required[a] ~= nil end
+    if required[a] then return required[a] < required[b] end
+    return a < b
+  end)
+  for _, n in ipairs(names) do
+    local p = props[n]
+    local t = type(p.type) == "table" and table.concat(p.type, "|") or tostring(p.type or "any")
+    local items = type(p.items) == "table" and p.items
+    if items then t = t .. " of " .. tostring(items.type or "any") end
+    if type(p.enum) == "table" then
+      local e = {}
+      for i, v in ipairs(p.enum) do e[i] = json.encode(v) end
+      t = t .. ": " .. table.concat(e, "|")
+    end
+    if p.default ~= nil then t = t .. ", default " .. json.encode(p.default) end
+    if required[n] then t = t .. ", required" end
+    out[#out + 1] = ("%s%s (%s)%s"):format(indent, n, t,
+      p.description and (": " .. tostring(p.description):gsub("%s+", " ")) or "")
+    argument_lines(out, p, indent .. "  ")
+    if items then argument_lines(out, items, indent .. "  ") end
+  end
+end
+
+local function tool_name(t) return t.name or (t["function"] and t["function"].name) end
+
+-- burrow tools NAME: that tool's description and arguments (its JSON in
+-- the client's shape with --format).
+local function one_tool(o, list, name)
+  local tool
+  for _, t in ipairs(list) do
+    if tool_name(t) == name then tool = t end
+  end
+  if not tool then
+    local names = {}
+    for i, t in ipairs(list) do names[i] = tool_name(t) end
+    error({ usage = ("unknown tool %q (the tools served: %s)"):format(name, table.concat(names, ", ")) })
+  end
+  if o.format then
+    io.stdout:write(json.encode(tool), "\n")
+    return 0
+  end
+  local ro = tool.annotations and tool.annotations.readOnlyHint
+  local out = { ("%s (%s)"):format(tool.name, ro and "read-only" or "writes"), "", tostring(tool.description or ""), "", "arguments:" }
+  local n = #out
+  argument_lines(out, tool.inputSchema, "  ")
+  if #out == n then out[#out + 1] = "  none" end
+  out[#out + 1] = ""
+  out[#out + 1] = ("burrow tools %s --format mcp|openai|anthropic prints its schema as JSON"):format(tool.name)
+  io.stdout:write(table.concat(out, "\n"), "\n")
+  return 0
+end
+
 -- burrow tools: a table for people (name, read-only or not, what it
--- does); --format mcp|openai|anthropic: the JSON a client gets.
+-- does); --format mcp|openai|anthropic: the JSON a client gets. With a
+-- NAME: that tool only.
 function commands.tools(o)
+  if #o.args > 1 then error({ usage = "tools takes one tool name at most" }) end
   local ws = open(o)
   local list, err = ws:tools { format = o.format or "mcp" }
   ws:close()
   if not list then error({ usage = err }) end
+  if o.args[1] then return one_tool(o, list, o.args[1]) end
   if o.format then
     io.stdout:write(json.encode(list), "\n")
     return 0
@@ -350,7 +415,7 @@ function commands.tools(o)
     local ro = t.annotations and t.annotations.readOnlyHint
     out[#out + 1] = ("%-" .. w .. "s  %-5s  %s"):format(t.name, ro and "read" or "write", summary(t.description, 100 - w))
   end
-  out[#out + 1] = ("%d tools; --format mcp|openai|anthropic prints their schemas as JSON"):format(#list)
+  out[#out + 1] = ("%d tools; burrow tools NAME describes one; --format mcp|openai|anthropic prints their schemas as JSON"):format(#list)
   io.stdout:write(table.concat(out, "\n"), "\n")
   return 0
 end
