@@ -118,6 +118,12 @@ charsets: [utf-8, ISO-8859-2]
       .. "  ondelete on /w: read allow, write allow, delete FAILED, list allow\n"
       .. "  ondelete on /d: read allow, write allow, delete FAILED, list allow\n", out, 1, true)
     assert.not_matches("\nok\n", out)
+    -- no policy, nothing to sample
+    H.write(dir, "none.yaml", "roots: [data]\npolicies: []\n")
+    out, err, code = burrow { "check", "--config", dir .. "/none.yaml" }
+    assert.equal(0, code, err)
+    assert.matches("policies: none\n", out, 1, true)
+    assert.not_matches("policy samples", out, 1, true)
   end)
 
   it("--sample OP:PATH asks each policy about more paths, relative or under a mount", function()

@@ -526,8 +526,10 @@ function commands.check(o)
       end
     end
   end
-  say("policy samples (each policy's check(); --sample OP:PATH asks about more):")
-  try_policies(ws, "", "  ")
+  if ws.policies and ws.policies.list and #ws.policies.list > 0 then
+    say("policy samples (each policy's check(); --sample OP:PATH asks about more):")
+    try_policies(ws, "", "  ")
+  end
   ws:close()
   -- the listener, its tenants and tokens: what burrow mcp would serve
   local hc = o.config and (require("burrow.config").load(o.config) or {}).http
