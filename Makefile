@@ -1,8 +1,8 @@
 # burrow - sandboxed filesystem tool host for AI agents.
 # `make` builds build/burrow, build/libburrow.{a,so}, the Lua modules
 # build/lua/burrow/{core,server,host}.so, build/burrow.pc and the C tests;
-# `make test` runs everything; `make run` serves the current directory over
-# MCP stdio; `make install PREFIX=... DESTDIR=...` installs
+# `make test` runs everything; `make run` builds the command only and serves
+# the current directory over MCP stdio; `make install PREFIX=... DESTDIR=...` installs
 # (docs/embedding.md); `make rock` and `make rock-install` are LuaRocks'
 # (rockspec/burrow-scm-1.rockspec); `make src-rock` packs the checkout as a
 # source rock, offline.
@@ -223,8 +223,11 @@ test:
 	@$(MAKE) --no-print-directory all
 	@bash test/run-all.sh
 
-run: all
-	@$(B)/burrow mcp
+# The command alone (no C tests, no fault shim: `make test` builds those),
+# serving this directory; started by its absolute path, so the MCP
+# Inspector command its banner ends with works from any directory.
+run: $(B)/burrow
+	@$(abspath $(B))/burrow mcp --root "$(CURDIR)"
 
 bench: all
 	@bash bench/run.sh

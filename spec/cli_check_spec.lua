@@ -82,7 +82,7 @@ charsets: [utf-8, ISO-8859-2]
     H.write(dir, "c1.yaml", "roots: [missing]\n")
     local _, err, code = burrow { "check", "--config", dir .. "/c1.yaml" }
     assert.equal(2, code)
-    assert.matches("burrow: " .. dir .. "/c1.yaml: ENOENT: cannot open root " .. dir .. "/missing", err, 1, true)
+    assert.matches("burrow: " .. dir .. "/c1.yaml:1:9: ENOENT: cannot open root " .. dir .. "/missing", err, 1, true)
 
     H.write(dir, "c2.yaml", "roots: [data]\npolicies: [no_such_policy]\n")
     _, err, code = burrow { "check", "--config", dir .. "/c2.yaml" }
@@ -103,6 +103,54 @@ charsets: [utf-8, ISO-8859-2]
     assert.equal(2, code)
     assert.matches("policy boom failed, so the call is denied: .*kaboom %(on a sample read of", err)
     assert.not_matches("\nok\n", out)
+  end)
+
+  it("samples a read, a write, a delete and a listing: a check() that raises only on delete fails", function()
+    H.write(dir, "ondelete.lua", 'return { name = "ondelete", check = function(r)\n'
+      .. '  if r.operation == "delete" then error("no delete here") end\n  return "allow"\nend }\n')
+    H.write(dir, "c.yaml", "roots:\n  - {path: data, mount: /w}\n  - docs:/d:ro\npolicies: [default, ./ondelete.lua]\n")
+    local out, err, code = burrow { "check", "--config", dir .. "/c.yaml" }
+    assert.equal(2, code)
+    assert.matches("policy ondelete failed, so the call is denied: .*no delete here %(on a sample delete of /w/burrow%-check%.txt%)", err)
+    assert.matches("policy samples (each policy's check(); --sample OP:PATH asks about more):\n"
+      .. "  default on /w: read allow, write allow, delete allow, list allow\n"
+      .. "  default on /d: read allow, write allow, delete allow, list allow\n"
+      .. "  ondelete on /w: read allow, write allow, delete FAILED, list allow\n"
+      .. "  ondelete on /d: read allow, write allow, delete FAILED, list allow\n", out, 1, true)
+    assert.not_matches("\nok\n", out)
+    -- no policy, nothing to sample
+    H.write(dir, "none.yaml", "roots: [data]\npolicies: []\n")
+    out, err, code = burrow { "check", "--config", dir .. "/none.yaml" }
+    assert.equal(0, code, err)
+    assert.matches("policies: none\n", out, 1, true)
+    assert.not_matches("policy samples", out, 1, true)
+  end)
+
+  it("--sample OP:PATH asks each policy about more paths, relative or under a mount", function()
+    H.write(dir, "nobuild.lua", 'return { name = "nobuild", check = function(r)\n'
+      .. '  if r.rel:match("^build/") then return r.operation == "read" and "allow" or "deny" end\n'
+      .. '  if r.rel == "gen" then return "maybe" end\n  return "allow"\nend }\n')
+    H.write(dir, "c.yaml", "roots: ['data:/w']\npolicies: [./nobuild.lua, secrets]\n")
+    local out, err, code = burrow { "check", "--config", dir .. "/c.yaml",
+      "--sample", "write:build/out.o", "--sample", "read:/w/build/out.o", "--sample", "delete:.env" }
+    assert.equal(0, code, err)
+    assert.matches("  nobuild on /w: read allow, write allow, delete allow, list allow, write build/out.o deny, "
+      .. "read /w/build/out.o allow, delete .env allow\n", out, 1, true)
+    assert.matches("  secrets on /w: read allow, write allow, delete allow, list allow, write build/out.o allow, "
+      .. "read /w/build/out.o allow, delete .env deny (rule)\n", out, 1, true)
+    -- an answer that is no answer, on a given path only
+    _, err, code = burrow { "check", "--config", dir .. "/c.yaml", "--sample", "list:gen" }
+    assert.equal(2, code)
+    assert.matches('policy nobuild answered "maybe"; expected allow, deny or ask (on a sample list of /w/gen)', err, 1, true)
+    -- what it cannot ask about
+    for _, bad in ipairs { "rename:x", "read", "read:/elsewhere/x" } do
+      _, err, code = burrow { "check", "--config", dir .. "/c.yaml", "--sample", bad }
+      assert.equal(2, code, bad)
+      assert.matches("--sample", err, 1, true)
+    end
+    _, err, code = burrow { "tools", "--sample", "read:x" }
+    assert.equal(2, code)
+    assert.matches("--sample is check's", err, 1, true)
   end)
 
   it("checks the listener, its tenants and tokens: what would listen where, for whom", function()
@@ -126,6 +174,45 @@ charsets: [utf-8, ISO-8859-2]
       assert.equal(2, tcode, body)
       assert.matches(want, terr)
     end
+  end)
+
+  it("names the file, line and column of a root that does not exist, at start-up too", function()
+    H.write(dir, "c.yaml", "# two roots\nroots:\n  - data\n  - path: gone\n    mount: /g\n")
+    local want = "burrow: " .. dir .. "/c.yaml:4:11: ENOENT: cannot open root " .. dir .. "/gone: "
+      .. dir .. "/gone does not exist\n"
+    local _, err, code = burrow { "check", "--config", dir .. "/c.yaml" }
+    assert.equal(2, code)
+    assert.equal(want, err)
+    _, err, code = burrow({ "mcp", "--strict-start", "--config", dir .. "/c.yaml" }, "")
+    assert.equal(2, code)
+    assert.equal(want, err)
+    -- without --strict-start: the banner says it, and so does every call
+    _, err, code = burrow({ "mcp", "--config", dir .. "/c.yaml" }, "")
+    assert.equal(0, code, err)
+    assert.equal(want, err:match("^[^\n]*\n"))
+    -- a --root that does not exist is named as given
+    _, err, code = burrow({ "mcp", "--strict-start", "--root", dir .. "/nowhere:/w" }, "")
+    assert.equal(2, code)
+    assert.matches("^burrow: %-%-root " .. dir:gsub("%p", "%%%0") .. "/nowhere:/w: ENOENT: cannot open root "
+      .. dir:gsub("%p", "%%%0") .. "/nowhere: .*does not exist", err)
+  end)
+
+  it("names the tenant's file and line of a tenant's root that does not exist, at start-up too", function()
+    H.write(dir, "t.yaml", "roots:\n  - docs\n  - path: gone\n")
+    H.write(dir, "c.yaml", "roots: [data]\nhttp:\n  listen: 127.0.0.1:0\n  tenants: {t: {config: t.yaml}}\n")
+    local want = dir .. "/t.yaml:3:11: ENOENT: cannot open root " .. dir .. "/gone: " .. dir .. "/gone does not exist\n"
+    local _, err, code = burrow { "check", "--config", dir .. "/c.yaml" }
+    assert.equal(2, code)
+    assert.equal("burrow: http.tenants.t: " .. want, err)
+    _, err, code = burrow({ "mcp", "--config", dir .. "/c.yaml" }, "")
+    assert.equal(2, code)
+    assert.equal("burrow: tenant t: " .. want, err)
+    -- the main file's own roots: tenant default
+    H.write(dir, "c.yaml", "http:\n  listen: 127.0.0.1:0\nroots: [data, gone]\n")
+    _, err, code = burrow({ "mcp", "--config", dir .. "/c.yaml" }, "")
+    assert.equal(2, code)
+    assert.equal("burrow: tenant default: " .. dir .. "/c.yaml:3:15: ENOENT: cannot open root " .. dir .. "/gone: "
+      .. dir .. "/gone does not exist\n", err)
   end)
 
   it("exits 2 for a config file that does not exist", function()

@@ -280,7 +280,48 @@ return {
       assert.matches("^TOOL%s+MODE%s+WHAT IT DOES\n", out)
       assert.matches("\nread_file%s+read%s+Read a file inside the workspace%.\n", out)
       assert.matches("\nwrite_file%s+write%s+", out)
-      assert.matches(("\n%d tools; %%-%%-format mcp|openai|anthropic prints their schemas as JSON\n$"):format(#native), out)
+      assert.matches(("\n%d tools; burrow tools NAME describes one; %%-%%-format mcp|openai|anthropic prints their schemas as JSON\n$")
+        :format(#native), out)
+    end)
+
+    it("describes one tool by name: its description and every argument of its schema", function()
+      local schema
+      for _, t in ipairs(json.decode((burrow { "tools", "--format", "mcp", "--root", dir }))) do
+        if t.name == "edit_file" then schema = t end
+      end
+      local out, err, code = burrow { "tools", "edit_file", "--root", dir }
+      assert.equal(0, code, err)
+      local head = "edit_file (writes)\n\n" .. schema.description .. "\n\narguments:\n"
+      assert.equal(head, out:sub(1, #head))
+      -- the required one first, each with its type and description; an
+      -- array of objects' own below it
+      assert.matches("arguments:\n  path %(string, required%): [^\n]+\n", out)
+      for name, p in pairs(schema.inputSchema.properties) do
+        assert.matches("\n  " .. name .. " %(" .. p.type, out)
+        assert.matches(p.description, out, 1, true)
+      end
+      assert.matches("\n  edits %(array of object%): [^\n]+\n    old_text %(string, required%)", out)
+      assert.matches('match %(string: "exact"|"loose"%)', out)
+      -- with --format, its JSON in that shape
+      out, err, code = burrow { "tools", "--format", "openai", "read_file", "--root", dir }
+      assert.equal(0, code, err)
+      local t = json.decode(out)
+      assert.equal("read_file", t["function"].name)
+      assert.equal("object", t["function"].parameters.type)
+      -- a pack's tools by their own names
+      out, err, code = burrow { "tools", "Read", "--pack", "claude_code", "--root", dir }
+      assert.equal(0, code, err)
+      assert.matches("^Read %(read%-only%)\n", out)
+    end)
+
+    it("exits 2 for a tool it does not serve, naming the ones it does", function()
+      local out, err, code = burrow { "tools", "read_fil", "--root", dir }
+      assert.equal(2, code)
+      assert.equal("", out)
+      assert.matches('unknown tool "read_fil" (the tools served: read_file, write_file, ', err, 1, true)
+      _, err, code = burrow { "tools", "read_file", "--pack", "claude_code", "--root", dir }
+      assert.equal(2, code)
+      assert.matches('unknown tool "read_file" (the tools served: Read, ', err, 1, true)
     end)
 
     it("lists the tools in MCP shape with --format mcp", function()

@@ -214,8 +214,8 @@ caps: {max_file_size: 50MB, max_result_bytes: 256KiB, max_entries: 1000}
 audit: ./burrow-audit.jsonl
 ]], dir)
       assert.same({
-        { path = dir, mount = "/workspace", mode = "rw" },
-        { path = "/usr/share/doc", mode = "ro" },
+        { path = dir, mount = "/workspace", mode = "rw", where = "c.yaml:2:11" },
+        { path = "/usr/share/doc", mode = "ro", where = "c.yaml:5:11" },
       }, opts.roots)
       assert.equal("native", opts.pack)
       assert.same({ "read_file", "list_dir", "stat" }, opts.tools)
@@ -238,11 +238,11 @@ audit: ./burrow-audit.jsonl
     it("takes relative paths from the config file's directory, absolute ones as they are", function()
       local opts = parse("roots: [., src, ./docs, /srv/data, 'lib:/lib:ro']\naudit: logs/audit.jsonl\n", "/etc/burrow")
       assert.same({
-        { path = "/etc/burrow", mode = "rw" },
-        { path = "/etc/burrow/src", mode = "rw" },
-        { path = "/etc/burrow/docs", mode = "rw" },
-        { path = "/srv/data", mode = "rw" },
-        { path = "/etc/burrow/lib", mount = "/lib", mode = "ro" },
+        { path = "/etc/burrow", mode = "rw", where = "c.yaml:1:9" },
+        { path = "/etc/burrow/src", mode = "rw", where = "c.yaml:1:12" },
+        { path = "/etc/burrow/docs", mode = "rw", where = "c.yaml:1:17" },
+        { path = "/srv/data", mode = "rw", where = "c.yaml:1:25" },
+        { path = "/etc/burrow/lib", mount = "/lib", mode = "ro", where = "c.yaml:1:36" },
       }, opts.roots)
       assert.equal("/etc/burrow/logs/audit.jsonl", opts.audit)
     end)
@@ -251,7 +251,7 @@ audit: ./burrow-audit.jsonl
       local dir = H.tmpdir()
       H.write(dir, "conf/burrow.yaml", "roots: [../data]\n")
       local opts = assert(config.load(dir .. "/conf/burrow.yaml"))
-      assert.same({ { path = dir .. "/conf/../data", mode = "rw" } }, opts.roots)
+      assert.same({ { path = dir .. "/conf/../data", mode = "rw", where = dir .. "/conf/burrow.yaml:1:9" } }, opts.roots)
       local nothing, err = config.load(dir .. "/missing.yaml")
       assert.is_nil(nothing)
       assert.matches("missing.yaml: No such file or directory", err, 1, true)
@@ -260,10 +260,10 @@ audit: ./burrow-audit.jsonl
     it("reads roots as mappings or DIR[:MOUNT][:ro] strings", function()
       local opts = parse("roots:\n  - {path: /a, mount: /w}\n  - /b:ro\n  - /c:/m:ro\n  - path: /d\n    mode: ro\n")
       assert.same({
-        { path = "/a", mount = "/w", mode = "rw" },
-        { path = "/b", mode = "ro" },
-        { path = "/c", mount = "/m", mode = "ro" },
-        { path = "/d", mode = "ro" },
+        { path = "/a", mount = "/w", mode = "rw", where = "c.yaml:2:12" },
+        { path = "/b", mode = "ro", where = "c.yaml:3:5" },
+        { path = "/c", mount = "/m", mode = "ro", where = "c.yaml:4:5" },
+        { path = "/d", mode = "ro", where = "c.yaml:5:11" },
       }, opts.roots)
     end)
 
@@ -486,9 +486,9 @@ modules:
 ]])
       assert.same({ "read_file", "list_dir", "stat" }, opts.tools)
       assert.same({
-        { path = ".", mount = "/workspace", mode = "ro" },
-        { path = "/etc/burrow/data", mode = "ro" },
-        { path = "/srv/shared", mode = "ro" },
+        { path = ".", mount = "/workspace", mode = "ro", where = "c.yaml:5:15" },
+        { path = "/etc/burrow/data", mode = "ro", where = "c.yaml:5:32" },
+        { path = "/srv/shared", mode = "ro", where = "c.yaml:5:40" },
       }, opts.roots)
       assert.same({ max_file_size = 50000000 }, opts.caps)
     end)
@@ -502,7 +502,7 @@ modules:
       paths: ["{{workspace}}/src"]
 ]])
       assert.same({ "read_file", "write_file", "list_dir" }, opts.tools)
-      assert.same({ { path = "./src", mount = "/workspace/src", mode = "rw" } }, opts.roots)
+      assert.same({ { path = "./src", mount = "/workspace/src", mode = "rw", where = "c.yaml:5:15" } }, opts.roots)
     end)
 
     it("maps every seed action onto its native tool", function()
@@ -555,14 +555,14 @@ modules:
 ]])
       assert.same({ "read_file", "write_file", "edit_file", "insert_lines", "list_dir", "grep", "glob", "mkdir", "remove" },
         opts.tools)
-      assert.same({ { path = ".", mount = "/workspace", mode = "rw" } }, opts.roots)
+      assert.same({ { path = ".", mount = "/workspace", mode = "rw", where = "c.yaml:5:15" } }, opts.roots)
       assert.same({ max_file_size = 50000000 }, opts.caps)
     end)
 
     it("keeps the native tool set when there are no actions, and combines with policies", function()
       local opts = parse("modules:\n  - module: filesystem\n    constraints: {paths: [/w]}\npolicies: [secrets]\n")
       assert.is_nil(opts.tools)
-      assert.same({ { path = "/w", mode = "rw" } }, opts.roots)
+      assert.same({ { path = "/w", mode = "rw", where = "c.yaml:3:27" } }, opts.roots)
       assert.same({ { name = "secrets", options = {} } }, opts.policies)
     end)
 

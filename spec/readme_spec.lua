@@ -40,7 +40,7 @@ describe(H.tag("README snippets"), function()
   after_each(H.cleanup)
 
   it("every fenced block is one this spec runs", function()
-    local known = { sh = 2, json = 1, yaml = 1, lua = 1, c = 1 }
+    local known = { sh = 2, text = 1, json = 1, yaml = 1, lua = 1, c = 1 }
     local seen = {}
     for _, b in ipairs(blocks()) do seen[b.lang] = (seen[b.lang] or 0) + 1 end
     assert.same(known, seen)
@@ -73,6 +73,52 @@ describe(H.tag("README snippets"), function()
       local _, ok = H.run("cd " .. H.q(H.REPO) .. " && make -n -q " .. target .. " >/dev/null 2>&1; test $? -ne 2")
       assert.is_true(ok, "make " .. target)
     end
+  end)
+
+  -- make's dry run on a build dir that does not exist yet: every command
+  -- a fresh clone's `make run` would run, none of them run
+  local function dry_run(target, build)
+    return H.sh(CLEAN .. "make -n --no-print-directory -C " .. H.q(H.REPO) .. " B=" .. H.q(build) .. " " .. target)
+  end
+
+  it("make run builds the command only, then starts it by its absolute path", function()
+    local build = dir .. "/b"
+    local out = dry_run("run", build)
+    assert.matches("-o " .. build .. "/burrow ", out, 1, true)
+    assert.not_matches("test_", out, 1, true) -- no C test compiled
+    assert.not_matches("faults", out, 1, true) -- nor the fault shim
+    assert.not_matches("%.so[ \n]", out) -- nor the Lua modules: the command carries its own
+    local last = out:match("([^\n]+)\n$")
+    assert.equal(build .. "/burrow mcp --root \"" .. H.REPO .. "\"", last)
+    -- `make` still builds everything
+    local all = dry_run("all", build)
+    assert.matches("-o " .. build .. "/test_core ", all, 1, true)
+    assert.matches("-o " .. build .. "/faults.so ", all, 1, true)
+    assert.matches("-o " .. build .. "/lua/burrow/core.so ", all, 1, true)
+  end)
+
+  it("burrow mcp's banner (stderr) ends with the MCP Inspector command that starts the same server", function()
+    local root = dir .. "/my project"
+    H.sh("mkdir -p " .. H.q(root))
+    local out, err, code = H.burrow_cmd({ "mcp", "--root", root }, "")
+    assert.equal(0, code, err)
+    assert.equal("", out) -- stdout is the MCP stream only
+    assert.matches("README.md, \"Use it from an MCP client\"", err, 1, true)
+    local last = err:match("([^\n]+)\n$")
+    assert.equal("  npx @modelcontextprotocol/inspector -- " .. H.BURROW .. " mcp --root '" .. root .. "'", last)
+  end)
+
+  it("make run's messages, as printed, are burrow mcp's (its paths, version and resolver filled in)", function()
+    local shown = block("text", "npx @modelcontextprotocol/inspector")
+    local root = dir .. "/burrow"
+    H.sh("mkdir -p " .. H.q(root))
+    local _, err, code = H.burrow_cmd({ "mcp", "--root", root }, "")
+    assert.equal(0, code, err)
+    local version, resolver = err:match("^burrow (%S+): .*%(resolver (%w+)%)")
+    local function plain(s) return (s:gsub("%%", "%%%%")) end
+    shown = shown:gsub("/home/me/burrow/build/burrow", plain(H.BURROW)):gsub("/home/me/burrow", plain(root))
+      :gsub("burrow 0%.1%.0", "burrow " .. plain(version)):gsub("resolver openat2", "resolver " .. resolver)
+    assert.equal(shown, err)
   end)
 
   it("the C snippet compiles against burrow.h and reads a file", function()

@@ -11,6 +11,9 @@
 -- loader's path (make install) or BURROW_LIB=/abs/path.
 -- The logic is app.lua, which the tests run under plain LuaJIT.
 --
+-- Once the listing and the grep are both in, what the window shows is
+-- printed to stdout too (once), so a terminal or a log sees the result.
+--
 -- Test mode (test/luajit/love_run_spec.lua, under xvfb-run): with
 -- BURROW_LOVE_RESULT=FILE set, the project writes what it drew, the frames
 -- and the longest frame during the grep to FILE once the grep is done (or
@@ -20,6 +23,15 @@ local app = require "app"
 local state, err
 local result_file = os.getenv("BURROW_LOVE_RESULT")
 local grep_started, worst_dt = nil, 0
+local printed = false
+
+-- The result on stdout, once it is all there.
+local function print_result()
+  if printed or not (state and state.grep and state.listing) then return end
+  printed = true
+  io.write(table.concat(app.lines(state), "\n"), "\n")
+  io.flush()
+end
 
 -- Test mode: the report, then quit.
 local function report(why)
@@ -38,11 +50,13 @@ end
 function love.load(args)
   state, err = app.new(args[1] or ".", args[2] or "TODO")
   grep_started = love.timer.getTime()
+  if not state then io.stderr:write("burrow: ", tostring(err), "\n") end
   if result_file and not state then report("error") end
 end
 
 function love.update(dt)
   if state then app.update(state, dt) end
+  print_result()
   if result_file and state then
     if not state.grep then worst_dt = math.max(worst_dt, dt) end
     if state.grep and state.listing then report("done")

@@ -11,9 +11,12 @@ usage:
   burrow mcp   [--config FILE] [--root DIR[:MOUNT][:ro]]... [--cap KEY=VALUE]... [--pack NAME] [--landlock]
                [--strict-start] [--http HOST:PORT]
   burrow call  TOOL [JSON-ARGS | -] [--config FILE] [--root ...] [--cap ...] [--pack NAME]
-  burrow tools [--format mcp|openai|anthropic] [--config FILE] [--root ...] [--pack NAME]
-                                  a table of the tools; --format: their schemas as JSON
-  burrow check [--config FILE] [--root ...] [--cap ...]
+  burrow tools [NAME] [--format mcp|openai|anthropic] [--config FILE] [--root ...] [--pack NAME]
+                                  a table of the tools, or NAME's description and
+                                  arguments; --format: their (its) schemas as JSON
+  burrow check [--config FILE] [--root ...] [--cap ...] [--sample OP:PATH]...
+                                  what would be served; each policy's answers to
+                                  sample requests (OP: read, write, delete, list)
   burrow token hash [TOKEN | -]   the sha256 a config's http.tokens stores
   burrow token new                a fresh random token and its sha256
   burrow version
@@ -47,6 +50,40 @@ local function usage(msg)
   return 2
 end
 
+-- The requests burrow check puts to each policy: one per operation in
+-- each root, as a tool would send it (and --sample OP:PATH's).
+local SAMPLES = {
+  read = { tool = "read_file", rel = "README.md", type = "file", exists = true },
+  write = { tool = "write_file", rel = "burrow-check.txt", exists = false, size = 10 },
+  delete = { tool = "remove", rel = "burrow-check.txt", type = "file", exists = true },
+  list = { tool = "list_dir", rel = ".", type = "dir", exists = true },
+}
+local SAMPLE_ORDER = { "read", "write", "delete", "list" }
+
+local function sample_req(op, r, rel)
+  local s = SAMPLES[op]
+  local base = r.mount == "/" and "" or r.mount
+  return { tool = s.tool, operation = op, arg = "path", path = rel == "." and r.mount or base .. "/" .. rel,
+    root = r.mount, readonly = r.readonly, rel = rel, resolved = rel, exists = s.exists,
+    type = s.type, nlink = 1, size = s.size, session = "check" }
+end
+
+-- The root of an agent's path (relative: the first root's; absolute: the
+-- mount it falls under, component-wise) and the path in it, or nil.
+local function in_root(mounts, path)
+  if path:sub(1, 1) ~= "/" then return 1, (path:gsub("^%./", "")) end
+  local best, rel
+  for i, r in ipairs(mounts) do
+    local m = r.mount == "/" and "" or r.mount
+    if path == r.mount then
+      best, rel = i, "."
+    elseif path:sub(1, #m + 1) == m .. "/" and not (best and #mounts[best].mount > #r.mount) then
+      best, rel = i, path:sub(#m + 2)
+    end
+  end
+  return best, rel
+end
+
 -- Options common to the commands; positional arguments in opts.args.
 local function parse(args)
   local o = { roots = {}, caps = {}, args = {} }
@@ -59,8 +96,10 @@ local function parse(args)
       return args[i]
     end
     if a == "--root" then
-      local r, err = burrow.parse_root(value())
+      local spec = value()
+      local r, err = burrow.parse_root(spec)
       if not r then error({ usage = err }) end
+      r.where = "--root " .. spec -- a root that does not open is reported as given
       o.roots[#o.roots + 1] = r
     elseif a == "--cap" then
       local k, v = value():match("^([%w_]+)=(.+)$")
@@ -82,6 +121,14 @@ local function parse(args)
       o.http = value()
     elseif a == "--strict-start" then
       o.strict_start = true
+    elseif a == "--sample" then
+      local spec = value()
+      local op, path = spec:match("^(%a+):(.+)$")
+      if not (op and SAMPLES[op]) then
+        error({ usage = ("--sample %s: use OP:PATH, OP one of %s"):format(spec, table.concat(SAMPLE_ORDER, ", ")) })
+      end
+      o.samples = o.samples or {}
+      o.samples[#o.samples + 1] = { op = op, path = path }
     elseif a == "-h" or a == "--help" then
       error({ usage = false })
     elseif a:sub(1, 2) == "--" then
@@ -98,10 +145,16 @@ end
 -- The options for burrow.open: the config file's, then the command line's.
 local options = require "burrow.options"
 
+-- An error of the config file's workspace, named after the file unless
+-- it already names a place in it (a root: file:line:col).
+local function in_file(file, err)
+  return err:sub(1, #file + 1) == file .. ":" and err or file .. ": " .. err
+end
+
 local function open(o)
   local ws, err = burrow.open(options(o))
   -- the file's fault, or the command line's (its roots replace the file's)
-  if not ws then error((o.config and not o.roots) and { fail = o.config .. ": " .. err } or { usage = err }) end
+  if not ws then error((o.config and not o.roots) and { fail = in_file(o.config, err) } or { usage = err }) end
   return ws
 end
 
@@ -183,6 +236,17 @@ local function http_config(o)
   return hc
 end
 
+-- Words as a POSIX shell reads them back: any with a character outside
+-- [%w@%%+=:,./_-] single-quoted.
+local function shell_words(words)
+  local out = {}
+  for i, w in ipairs(words) do
+    w = tostring(w)
+    out[i] = (w ~= "" and not w:find("[^%w@%%+=:,./_-]")) and w or "'" .. w:gsub("'", "'\\''") .. "'"
+  end
+  return table.concat(out, " ")
+end
+
 function commands.mcp(o)
   if #o.args > 0 then error({ usage = "mcp takes no arguments" }) end
   local hc = http_config(o)
@@ -216,7 +280,14 @@ function commands.mcp(o)
   end
   io.stderr:write(("burrow %s: MCP over stdio, serving %s with %d tools (resolver %s); Ctrl-D or close stdin to stop\n")
     :format(core.version, unavailable and "nothing (the configuration did not load)" or table.concat(mounts, ", "),
-      ws.tool_count and ws:tool_count() or #ws:tools(), core.backend()))
+      ws.tool_count and ws:tool_count() or #ws:tools(), core.backend()),
+    -- stdout is the MCP stream: what a person who started this by hand
+    -- does next, ending with the command line that starts this server
+    -- again under the MCP Inspector (-- keeps its options from the
+    -- Inspector's own)
+    "burrow: stdout is the MCP stream, for a client that starts this command itself (README.md, \"Use it from an MCP client\");",
+    " to try the tools by hand, in the MCP Inspector:\n",
+    "  npx @modelcontextprotocol/inspector -- ", shell_words(o.command_line or { "burrow", "mcp" }), "\n")
   -- SIGHUP: the same command line's workspace, built again from the files
   local function reopen()
     local ok, opts = pcall(options, o)
@@ -262,13 +333,77 @@ local function summary(desc, width)
   return first
 end
 
+-- A schema's arguments for people, one a line: name (type, required):
+-- description; an object's or a list of objects' own, indented below.
+local function argument_lines(out, schema, indent)
+  local props = type(schema) == "table" and schema.properties
+  if type(props) ~= "table" then return end
+  local required, names = {}, {}
+  for i, n in ipairs(schema.required or {}) do required[n] = i end
+  for n in pairs(props) do names[#names + 1] = n end
+  table.sort(names, function(a, b) -- the required ones first, in their order
+    if (required[a] ~= nil) ~= (required[b] ~= nil) then return required[a] ~= nil end
+    if required[a] then return required[a] < required[b] end
+    return a < b
+  end)
+  for _, n in ipairs(names) do
+    local p = props[n]
+    local t = type(p.type) == "table" and table.concat(p.type, "|") or tostring(p.type or "any")
+    local items = type(p.items) == "table" and p.items
+    if items then t = t .. " of " .. tostring(items.type or "any") end
+    if type(p.enum) == "table" then
+      local e = {}
+      for i, v in ipairs(p.enum) do e[i] = json.encode(v) end
+      t = t .. ": " .. table.concat(e, "|")
+    end
+    if p.default ~= nil then t = t .. ", default " .. json.encode(p.default) end
+    if required[n] then t = t .. ", required" end
+    out[#out + 1] = ("%s%s (%s)%s"):format(indent, n, t,
+      p.description and (": " .. tostring(p.description):gsub("%s+", " ")) or "")
+    argument_lines(out, p, indent .. "  ")
+    if items then argument_lines(out, items, indent .. "  ") end
+  end
+end
+
+local function tool_name(t) return t.name or (t["function"] and t["function"].name) end
+
+-- burrow tools NAME: that tool's description and arguments (its JSON in
+-- the client's shape with --format).
+local function one_tool(o, list, name)
+  local tool
+  for _, t in ipairs(list) do
+    if tool_name(t) == name then tool = t end
+  end
+  if not tool then
+    local names = {}
+    for i, t in ipairs(list) do names[i] = tool_name(t) end
+    error({ usage = ("unknown tool %q (the tools served: %s)"):format(name, table.concat(names, ", ")) })
+  end
+  if o.format then
+    io.stdout:write(json.encode(tool), "\n")
+    return 0
+  end
+  local ro = tool.annotations and tool.annotations.readOnlyHint
+  local out = { ("%s (%s)"):format(tool.name, ro and "read-only" or "writes"), "", tostring(tool.description or ""), "", "arguments:" }
+  local n = #out
+  argument_lines(out, tool.inputSchema, "  ")
+  if #out == n then out[#out + 1] = "  none" end
+  out[#out + 1] = ""
+  out[#out + 1] = ("burrow tools %s --format mcp|openai|anthropic prints its schema as JSON"):format(tool.name)
+  io.stdout:write(table.concat(out, "\n"), "\n")
+  return 0
+end
+
 -- burrow tools: a table for people (name, read-only or not, what it
--- does); --format mcp|openai|anthropic: the JSON a client gets.
+-- does); --format mcp|openai|anthropic: the JSON a client gets. With a
+-- NAME: that tool only.
 function commands.tools(o)
+  if #o.args > 1 then error({ usage = "tools takes one tool name at most" }) end
   local ws = open(o)
   local list, err = ws:tools { format = o.format or "mcp" }
   ws:close()
   if not list then error({ usage = err }) end
+  if o.args[1] then return one_tool(o, list, o.args[1]) end
   if o.format then
     io.stdout:write(json.encode(list), "\n")
     return 0
@@ -280,7 +415,7 @@ function commands.tools(o)
     local ro = t.annotations and t.annotations.readOnlyHint
     out[#out + 1] = ("%-" .. w .. "s  %-5s  %s"):format(t.name, ro and "read" or "write", summary(t.description, 100 - w))
   end
-  out[#out + 1] = ("%d tools; --format mcp|openai|anthropic prints their schemas as JSON"):format(#list)
+  out[#out + 1] = ("%d tools; burrow tools NAME describes one; --format mcp|openai|anthropic prints their schemas as JSON"):format(#list)
   io.stdout:write(table.concat(out, "\n"), "\n")
   return 0
 end
@@ -300,7 +435,13 @@ function commands.check(o)
   if #o.args > 0 then error({ usage = "check takes no arguments" }) end
   local opts = options(o)
   local ws, err = burrow.open(opts)
-  if not ws then error({ fail = (o.config and o.config .. ": " or "") .. err }) end
+  if not ws then error({ fail = o.config and in_file(o.config, err) or err }) end
+  for _, sp in ipairs(o.samples or {}) do
+    if not in_root(ws:mounts(), sp.path) then
+      ws:close()
+      error({ usage = ("--sample %s:%s: the path is under no root"):format(sp.op, sp.path) })
+    end
+  end
   local out = {}
   local function say(...) out[#out + 1] = table.concat({ ... }) end
   say("config: ", o.config or "none (defaults)")
@@ -340,28 +481,55 @@ function commands.check(o)
     ws.charsets and "" or " (the default)", " (text that is not UTF-8 and whose guess is not trusted)")
   say("resolver: ", core.backend())
   local problems = {}
-  -- each policy's check() on sample requests (a read, a write, a listing
-  -- in each root): one that raises or answers nonsense is named here, not
-  -- at a client's first call
-  local function try_policies(w, label)
-    if not (w.policies and w.policies.check) then return end
-    for _, r in ipairs(w:mounts()) do
-      local base = r.mount == "/" and "" or r.mount
-      for _, sample in ipairs {
-        { tool = "read_file", operation = "read", rel = "README.md", type = "file", exists = true },
-        { tool = "write_file", operation = "write", rel = "burrow-check.txt", type = nil, exists = false, size = 10 },
-        { tool = "list_dir", operation = "list", rel = ".", type = "dir", exists = true },
-      } do
-        local req = { tool = sample.tool, operation = sample.operation,
-          path = sample.rel == "." and r.mount or base .. "/" .. sample.rel,
-          root = r.mount, readonly = r.readonly, rel = sample.rel, resolved = sample.rel, exists = sample.exists,
-          type = sample.type, nlink = 1, size = sample.size, session = "check" }
-        local _, _, _, detail = w.policies:check(req)
-        if detail then problems[#problems + 1] = ("%s%s (on a sample %s of %s)"):format(label, detail, sample.operation, req.path) end
+  -- each policy's check() on sample requests (a read, a write, a delete, a
+  -- listing in each root, and the --sample ones): one that raises or
+  -- answers nonsense is named here, not at a client's first call; what
+  -- each answered is printed
+  local function try_policies(w, label, indent)
+    if not (w.policies and w.policies.list) then return end
+    local mounts = w:mounts()
+    local reqs = {} -- {root index, req, shown}
+    for i, r in ipairs(mounts) do
+      for _, op in ipairs(SAMPLE_ORDER) do
+        local rel = SAMPLES[op].rel
+        reqs[#reqs + 1] = { i, sample_req(op, r, rel), op }
+      end
+    end
+    for _, sp in ipairs(o.samples or {}) do
+      local i, rel = in_root(mounts, sp.path)
+      if i then reqs[#reqs + 1] = { i, sample_req(sp.op, mounts[i], rel), sp.op .. " " .. sp.path } end
+    end
+    for _, p in ipairs(w.policies.list) do
+      for i, r in ipairs(mounts) do
+        local answers = {}
+        for _, q in ipairs(reqs) do
+          if q[1] == i then
+            local req, answer, detail = q[2], "allow", nil
+            local rule = w.policies:rule(req.resolved, req.operation)
+            if rule and rule.policy == p.label then
+              answer = "deny (rule)"
+            elseif not p.has_check then
+              answer = "allow"
+            elseif not w.policies:asks(p, req) then
+              answer = "not asked (check_paths)"
+            else
+              answer, _, detail = w.policies:answer(p, req)
+              if detail then
+                answer = "FAILED"
+                problems[#problems + 1] = ("%s%s (on a sample %s of %s)"):format(label, detail, req.operation, req.path)
+              end
+            end
+            answers[#answers + 1] = q[3] .. " " .. answer
+          end
+        end
+        say(indent, p.label, " on ", r.mount, ": ", table.concat(answers, ", "))
       end
     end
   end
-  try_policies(ws, "")
+  if ws.policies and ws.policies.list and #ws.policies.list > 0 then
+    say("policy samples (each policy's check(); --sample OP:PATH asks about more):")
+    try_policies(ws, "", "  ")
+  end
   ws:close()
   -- the listener, its tenants and tokens: what burrow mcp would serve
   local hc = o.config and (require("burrow.config").load(o.config) or {}).http
@@ -389,7 +557,7 @@ function commands.check(o)
         for _, r in ipairs(tws:mounts()) do m[#m + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)") end
         say("  tenant ", t.name, ": ", t.config, ", roots ", table.concat(m, ", "), ", ", #tws:tools(), " tools, ",
           per[t.name] or 0, " token(s)")
-        try_policies(tws, "tenant " .. t.name .. ": ")
+        try_policies(tws, "tenant " .. t.name .. ": ", "    ")
         tws:close()
       end
     end
@@ -430,7 +598,14 @@ local function main(args)
   if cmd == "--version" then cmd = "version" end
   local f = commands[cmd]
   if not f then return usage(("unknown command %q"):format(cmd)) end
-  local ok, res = pcall(function() return f(parse(args)) end)
+  -- the command line as given (args[0]: the binary as run, main.c)
+  local line = { args[0] or "burrow", cmd, table.unpack(args) }
+  local ok, res = pcall(function()
+    local o = parse(args)
+    if o.samples and cmd ~= "check" then error({ usage = "--sample is check's" }) end
+    o.command_line = line
+    return f(o)
+  end)
   if ok then return res end
   if type(res) == "table" and res.usage ~= nil then return usage(res.usage or nil) end
   if type(res) == "table" and res.fail then

@@ -165,12 +165,14 @@ local function parse_roots(v, mark)
       local parsed, err = require("burrow").parse_root(r)
       if not parsed then fail(m, "%s", err) end
       parsed.path = join(parsed.path)
+      parsed.where = at(m) -- a root that does not open is reported here
       out[i] = parsed
     else
       want_map(r, m, "a root (a mapping {path, mount, mode} or \"DIR[:MOUNT][:ro]\")")
       check_keys(r, { path = true, mount = true, mode = true }, "a root")
       if r.path == nil then fail(m, "a root needs a path") end
-      local root = { path = join(want_string(r.path, value_at(r, "path"), "path")), mode = "rw" }
+      local root = { path = join(want_string(r.path, value_at(r, "path"), "path")), mode = "rw",
+        where = at(value_at(r, "path")) }
       if r.mount ~= nil and r.mount ~= null then
         root.mount = want_string(r.mount, value_at(r, "mount"), "mount")
         if root.mount:sub(1, 1) ~= "/" then
@@ -422,6 +424,7 @@ local function parse_modules(v, mark, opts, top)
         for j, p in ipairs(c.paths) do
           local jm = item_at(c.paths, j)
           roots[j] = seed_path(want_string(p, jm, "a path"), jm, writes and "rw" or "ro")
+          roots[j].where = at(jm)
         end
         opts.roots = roots
       end

@@ -119,7 +119,9 @@ local function pack_subset(list, specs, dirs)
 end
 
 --- Open a workspace.
--- opts.roots: {{path=, mount=, mode="rw"|"ro"}...} (default: the current dir)
+-- opts.roots: {{path=, mount=, mode="rw"|"ro"}...} (default: the current dir);
+--   a root's where (optional: "burrow.yaml:3:11", "--root DIR") starts the
+--   error when it cannot be opened
 -- opts.caps: overrides of burrow.caps.defaults ("64MiB" or numbers)
 -- opts.resolver: "openat2" | "walk" (default $BURROW_RESOLVER, else openat2)
 -- opts.tools: tool names or files (default: the native set, or the pack's)
@@ -155,7 +157,7 @@ function burrow.open(opts)
   if not caps then return fail("INVALID_ARGUMENT", cerr) end
   local charsets, cserr = burrow.charsets(opts.charsets)
   if cserr then return fail("INVALID_ARGUMENT", cserr) end
-  local specs = {}
+  local specs, wheres = {}, {}
   local roots_in = opts.roots or { { path = "." } }
   if type(roots_in) ~= "table" or #roots_in == 0 then
     return fail("INVALID_ARGUMENT", "at least one root is needed: roots = {{path = \"DIR\"}}")
@@ -173,12 +175,16 @@ function burrow.open(opts)
       return fail("INVALID_ARGUMENT", ("root %d: mode must be rw or ro"):format(i))
     end
     specs[i] = { path = r.path, mount = r.mount, readonly = r.mode == "ro", resolver = resolver }
+    wheres[i] = type(r.where) == "string" and r.where or nil
   end
   local roots, detail, code, why = core.roots(specs)
   if not roots then -- why: {on = "root", index = i}, the root the core refused
     local spec = why and specs[why.index]
-    return fail(code, ("cannot open root %s: %s"):format(spec and spec.path or "?",
-      detail ~= "" and detail or require("burrow.errors").message(code, spec and spec.path):gsub("^%u+: ", "")))
+    local msg = ("cannot open root %s: %s"):format(spec and spec.path or "?",
+      detail ~= "" and detail or require("burrow.errors").message(code, spec and spec.path):gsub("^%u+: ", ""))
+    local where = why and wheres[why.index]
+    if where then return nil, ("%s: %s: %s"):format(where, code, msg), code end
+    return fail(code, msg)
   end
   local tool_path, terr = dir_list(opts.tool_path, "tool_path")
   local policy_path, pperr = dir_list(opts.policy_path, "policy_path")

@@ -227,32 +227,48 @@ function Engine:check(req)
   end
   local asks, asker = {}, nil
   for _, p in ipairs(self.list) do
-    if not p.has_check or (req.member and p.scope == "call") then goto next end
-    -- a check() about declared paths only (check_paths): not asked elsewhere
-    if p.ask_rules and req.resolved and not p.ask_rules:match(req.resolved)
-      and not (req.rel and p.ask_rules:match(req.rel)) then goto next end
-    local ok, answer, reason = self.sandbox:call(p.key, "check", req)
-    -- a policy's own error text is for the operator (the 4th value: stderr,
-    -- audit), never the agent
-    -- (a 5th value true: the reason is burrow's own words, "denied by
-    -- policy NAME ...", which the message uses whole, not after its own)
-    if not ok then
-      return "deny", ("denied by policy %s (policy error)"):format(p.label), p.label,
-        ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer)), true
+    if self:asks(p, req) then
+      local answer, reason, detail, own = self:answer(p, req)
+      if answer == "deny" then return "deny", reason, p.label, detail, own end
+      if answer == "ask" then
+        asks[#asks + 1] = reason
+        asker = asker or p.label
+      end
     end
-    if answer == "deny" then
-      if reason then return "deny", tostring(reason), p.label end
-      return "deny", "denied by policy " .. p.label, p.label, nil, true
-    elseif answer == "ask" then
-      asks[#asks + 1] = reason and tostring(reason) or ("policy " .. p.label .. " asks for approval")
-      asker = asker or p.label
-    elseif answer ~= "allow" and answer ~= nil then
-      return "deny", ("denied by policy %s (policy error)"):format(p.label), p.label,
-        ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer)), true
-    end
-    ::next::
   end
   if #asks > 0 then return "ask", table.concat(asks, "; "), asker end
+  return "allow"
+end
+
+--- Whether policy p's check() is asked about req: it has one, it judges
+-- objects when req is an entry of a walk (req.member), and req is among
+-- its check_paths when it declares them.
+function Engine:asks(p, req)
+  if not p.has_check or (req.member and p.scope == "call") then return false end
+  if p.ask_rules and req.resolved and not p.ask_rules:match(req.resolved)
+    and not (req.rel and p.ask_rules:match(req.rel)) then return false end
+  return true
+end
+
+--- Policy p's check() on req: "allow" | "deny", reason[, detail, own] |
+-- "ask", reason. A policy's own error text is for the operator (detail:
+-- stderr, audit), never the agent; own: the reason is burrow's own words,
+-- "denied by policy NAME ...", which the message uses whole.
+function Engine:answer(p, req)
+  local ok, answer, reason = self.sandbox:call(p.key, "check", req)
+  if not ok then
+    return "deny", ("denied by policy %s (policy error)"):format(p.label),
+      ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer)), true
+  end
+  if answer == "deny" then
+    if reason then return "deny", tostring(reason) end
+    return "deny", "denied by policy " .. p.label, nil, true
+  elseif answer == "ask" then
+    return "ask", reason and tostring(reason) or ("policy " .. p.label .. " asks for approval")
+  elseif answer ~= "allow" and answer ~= nil then
+    return "deny", ("denied by policy %s (policy error)"):format(p.label),
+      ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer)), true
+  end
   return "allow"
 end
 

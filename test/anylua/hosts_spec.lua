@@ -9,6 +9,10 @@
 --     request's grep runs through burrow (burrow.adapters.wait, ngx.sleep
 --     between polls), a second request to the same worker is answered;
 --     then the grep is cancelled from a third.
+--   * docs/embedding.md's Neovim and nginx snippets, taken from the doc as
+--     printed and run with only its placeholders filled in (the tree, the
+--     folder, the port): Neovim with no LUA_PATH (the snippet's own paths
+--     find the tree, as ~/.luarocks), nginx with the snippet's http block.
 -- Each waits for a state (a file written, an answer given), never a time.
 
 local TREE = assert(os.getenv("BURROW_ANY_TREE51"), "BURROW_ANY_TREE51: a Lua 5.1 rocks tree with burrow")
@@ -189,5 +193,103 @@ http {
   it("edits a file and reads it back from a request", function()
     if not prefix then return pending("SKIP: nginx or its Lua module not installed (make deps)") end
     assert.equal("1\tsecond draft\n", get("/edit"))
+  end)
+end)
+
+-- A fenced block of docs/embedding.md by its language and a line of it.
+local function doc_block(lang, needle)
+  local text = assert(read(REPO .. "/docs/embedding.md"))
+  for l, body in text:gmatch("\n```(%w*)\n(.-)\n```") do
+    if l == lang and body:find(needle, 1, true) then return body .. "\n" end
+  end
+  error(("docs/embedding.md has no %s block with %q"):format(lang, needle))
+end
+
+-- text with each placeholder replaced (plain text), each one required to
+-- be there: a snippet that changes shape fails here, not silently
+local function fill(text, subs)
+  for _, s in ipairs(subs) do
+    local pat = s[1]:gsub("%p", "%%%0")
+    local n
+    text, n = text:gsub(pat, (s[2]:gsub("%%", "%%%%")))
+    assert(n > 0, "the snippet no longer holds " .. s[1])
+  end
+  return text
+end
+
+describe("docs/embedding.md's snippets, as printed", function()
+  local proj
+  setup(function()
+    proj = tmp .. "/doc-project"
+    assert(sh(("mkdir -p %s/sub"):format(q(proj))))
+    write(proj .. "/a.c", "int a;\n// TODO one\n")
+    write(proj .. "/sub/b.txt", "TODO two\n")
+    write(proj .. "/c.txt", "nothing\n")
+  end)
+
+  it("Neovim: the plugin finds burrow in ~/.luarocks and fills the quickfix list with files it can open", function()
+    if not have("nvim") then return pending("SKIP: nvim not installed (make deps)") end
+    local home = tmp .. "/doc-home"
+    assert(sh(("mkdir -p %s && ln -s %s %s/.luarocks"):format(q(home), q(TREE), q(home))))
+    write(tmp .. "/doc-nvim.lua", doc_block("lua", "vim.fn.setqflist"))
+    -- the snippet's vim.notify says when the grep's answer has arrived
+    write(tmp .. "/doc-nvim-run.lua", [[
+local said
+vim.notify = function(m) said = m end
+local ok, err = pcall(dofile, os.getenv("BURROW_SNIPPET"))
+if ok then vim.wait(60000, function() return said ~= nil end, 10) end
+local f = assert(io.open(os.getenv("BURROW_NVIM_OUT"), "w"))
+f:write(ok and ("notify=" .. tostring(said)) or ("error=" .. tostring(err)), "\n")
+for _, it in ipairs(vim.fn.getqflist()) do
+  f:write(vim.fn.fnamemodify(vim.fn.bufname(it.bufnr), ":p"), "\t", it.lnum, "\t", it.text, "\n")
+end
+f:close()
+vim.cmd("qa!")
+]])
+    local out = tmp .. "/doc-nvim.out"
+    local log = sh(("cd %s && env -u LUA_PATH -u LUA_CPATH -u BURROW_LIB HOME=%s BURROW_SNIPPET=%s BURROW_NVIM_OUT=%s "
+      .. "timeout 120 nvim --headless -u NONE -i NONE -c %s"):format(q(proj), q(home), q(tmp .. "/doc-nvim.lua"), q(out),
+      q("luafile " .. tmp .. "/doc-nvim-run.lua")))
+    local text = read(out)
+    assert.truthy(text, "nvim wrote no report: " .. log)
+    local lines = {}
+    for line in text:gmatch("[^\n]+") do lines[#lines + 1] = line end
+    table.sort(lines)
+    assert.same({ proj .. "/a.c\t2\t// TODO one", proj .. "/sub/b.txt\t1\tTODO two", "notify=2 matches" }, lines)
+  end)
+
+  it("nginx: the http block's myapp and /grep answer with the count of files that match", function()
+    if not have("nginx") or not io.open("/usr/lib/nginx/modules/ngx_http_lua_module.so") then
+      return pending("SKIP: nginx or its Lua module not installed (make deps)")
+    end
+    local prefix = tmp .. "/doc-nginx"
+    local sock, pid_file = prefix .. "/nginx.sock", prefix .. "/nginx.pid"
+    assert(sh(("mkdir -p %s/logs"):format(q(prefix))))
+    local http = fill(doc_block("nginx", "myapp"), {
+      { "/home/me/.luarocks", TREE }, { "/srv/project", proj }, { "listen 8080;", "listen unix:" .. sock .. ";" },
+      -- the paths a test's nginx writes to: its own
+      { "http {\n", ("http {\n  access_log off;\n  client_body_temp_path %s/b;\n  proxy_temp_path %s/p;\n"
+        .. "  fastcgi_temp_path %s/f;\n  uwsgi_temp_path %s/u;\n  scgi_temp_path %s/s;\n")
+        :format(prefix, prefix, prefix, prefix, prefix) },
+    })
+    write(prefix .. "/nginx.conf", ([[
+daemon off;
+master_process off;
+worker_processes 1;
+pid %s;
+error_log %s/logs/error.log info;
+load_module /usr/lib/nginx/modules/ndk_http_module.so;
+load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
+events { worker_connections 64; }
+]]):format(pid_file, prefix) .. http)
+    os.execute(("cd %s && nginx -p %s -c %s -e %s >%s 2>&1 &"):format(q(prefix), q(prefix), q(prefix .. "/nginx.conf"),
+      q(prefix .. "/logs/startup.log"), q(prefix .. "/logs/stdout.log")))
+    local function grep(q_)
+      return (sh(("curl -s --max-time 60 --unix-socket %s 'http://burrow/grep?q=%s'"):format(q(sock), q_)))
+    end
+    local answer = until_(function() local a = grep("TODO") return a ~= "" and a end, 60)
+    local pid = read(pid_file)
+    if pid and pid:match("^%d+") then os.execute("kill " .. pid:match("^%d+") .. " 2>/dev/null") end
+    assert.equal("2\n", answer, "nginx: " .. tostring(read(prefix .. "/logs/error.log")))
   end)
 end)

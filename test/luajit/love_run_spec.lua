@@ -58,6 +58,9 @@ describe("examples/love/ under LÖVE and Xvfb", function()
       :format(secs, grep_frames, worst))
     assert.matches("/project: 4 entries", text, 1, true)
     assert.matches('grep "a*a*\\d": 4 lines in 4 files (after ' .. grep_frames .. " frames)", text, 1, true)
+    -- and on stdout, where a person who ran `love examples/love` sees it
+    assert.matches("/project: 4 entries\n", log, 1, true)
+    assert.matches('grep "a*a*\\d": 4 lines in 4 files (after ' .. grep_frames .. " frames)\n", log, 1, true)
     assert.is_true(secs > 0.3, "the grep was too short to show anything: " .. secs)
     -- frames kept coming: at least 60 a second of grep, and no frame took
     -- a quarter of the grep (a blocking call would stall one for all of it)

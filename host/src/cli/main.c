@@ -65,7 +65,9 @@ int main(int argc, char **argv) {
   int rc = lua_pcall(L, 1, 1, 1);
   if (rc == LUA_OK) {
     lua_createtable(L, argc, 0);
-    for (int i = 1; i < argc; i++) {
+    /* args[0] the command as run, as lua.c's arg[0]: the Inspector
+     * command mcp's banner prints starts the same binary */
+    for (int i = 0; i < argc; i++) {
       lua_pushstring(L, argv[i]);
       lua_rawseti(L, -2, i);
     }
