@@ -152,7 +152,9 @@ local function in_file(file, err)
 end
 
 local function open(o)
-  local ws, err = burrow.open(options(o))
+  local opts = options(o)
+  opts.state = o.state
+  local ws, err = burrow.open(opts)
   -- the file's fault, or the command line's (its roots replace the file's)
   if not ws then error((o.config and not o.roots) and { fail = in_file(o.config, err) } or { usage = err }) end
   return ws
@@ -256,6 +258,8 @@ function commands.mcp(o)
     if not ok then error({ fail = err }) end
     return 0
   end
+  -- the process's state store: budgets outlive a reload (SIGHUP)
+  o.state = core.state()
   local ok, ws = pcall(open, o)
   local unavailable = false
   if not ok then
@@ -292,6 +296,7 @@ function commands.mcp(o)
   local function reopen()
     local ok, opts = pcall(options, o)
     if not ok then return nil, type(opts) == "table" and (opts.fail or opts.usage) or tostring(opts) end
+    opts.state = o.state
     return burrow.open(opts)
   end
   local server = require("burrow.mcp").new(ws, { reopen = reopen })

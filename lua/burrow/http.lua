@@ -153,6 +153,8 @@ local function workspace(state, tenant)
   local ws = state.ws[tenant]
   if not ws then
     local opts = tenant_options(state.setup, tenant)
+    -- the process's state store: every worker's policies count in one
+    opts.state = core.state()
     local err
     ws, err = require("burrow").open(opts)
     if not ws then error("tenant " .. tenant .. ": " .. tostring(err), 0) end

@@ -136,6 +136,10 @@ end
 -- opts.prompts: the operator's MCP prompt files (docs/prompts.md)
 -- opts.resources: the operator's MCP resource files (docs/resources.md)
 -- opts.charsets: the fallback charsets for text that is not UTF-8 (docs/config.md)
+-- opts.state: the state store policies keep their counters in (state.*):
+--   a core.state_open or core.state() object; default: one of this
+--   workspace's own. burrow mcp gives every workspace the process's, so
+--   its HTTP workers and a reload count against the same budgets.
 function burrow.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
@@ -206,7 +210,8 @@ function burrow.open(opts)
     roots:close()
     return fail("INVALID_ARGUMENT", by_name)
   end
-  local policies, perr = policy.load(policy.with_audit(opts.policies, opts.audit), { base_dir = opts.base_dir, path = policy_path })
+  local policies, perr = policy.load(policy.with_audit(opts.policies, opts.audit),
+    { base_dir = opts.base_dir, path = policy_path, state = opts.state })
   if not policies then
     roots:close()
     return fail("INVALID_ARGUMENT", perr)

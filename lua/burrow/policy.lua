@@ -80,10 +80,13 @@ Engine.__index = Engine
 
 --- Load policies; nil, message on the first that does not load.
 -- opts.base_dir: where relative policy files start; opts.path: the
--- operator's policy directories, searched for names before the standard one.
+-- operator's policy directories, searched for names before the standard one;
+-- opts.state: the state store every policy's state.* uses (a store of its
+-- own when none is given), unless the policy names a store file.
 function policy.load(specs, opts)
   opts = opts or {}
   local sb = core.sandbox(opts.limits or policy.limits)
+  local state = opts.state or core.state_open { kind = "memory" }
   local list, rules, ids, asks = {}, {}, {}, {}
   for i, spec in ipairs(specs or policy.defaults) do
     local p, err = normalize(spec, opts.base_dir, opts.path)
@@ -93,15 +96,16 @@ function policy.load(specs, opts)
       return nil, ("policy %s: cannot read %s (%s)"):format(p.label, p.file, rerr)
     end
     p.key = ("%d:%s"):format(i, p.label)
-    -- store: a counter file the host opens for the policy (shared_add in
-    -- its _ENV); the operator names it, the policy code cannot open files
+    -- store: a counter file the host opens for the policy (shared_add and
+    -- state.* in its _ENV); the operator names it, the policy code cannot
+    -- open files
     local store = p.options.store
     if store ~= nil and type(store) ~= "string" then
       return nil, ("policy %s: store must be a file name"):format(p.label)
     end
     if store and opts.base_dir and store:sub(1, 1) ~= "/" then store = opts.base_dir .. "/" .. store end
     -- errors and tracebacks name the file as the operator wrote it
-    local ok, lerr = sb:load(p.key, src, p.options, store, "@" .. p.file:gsub("/%./", "/"):gsub("^%./", ""))
+    local ok, lerr = sb:load(p.key, src, p.options, store, "@" .. p.file:gsub("/%./", "/"):gsub("^%./", ""), state)
     if not ok then return nil, ("policy %s: %s"):format(p.label, lerr) end
     local uerr = unknown_options(sb:get(p.key, "options"), p)
     if uerr then return nil, uerr end

@@ -75,7 +75,7 @@ async function session(url, tok) {
 }
 
 const written = (dir) => fs.readdirSync(path.join(dir, "ws")).length;
-const denied = (res) => res.isError && res._meta?.["burrow/code"] === "POLICY_DENIED";
+const denied = (res) => Boolean(res.isError && res._meta?.["burrow/code"] === "POLICY_DENIED");
 
 test("six stateless 900-byte writes under a 1,000-byte quota: one lands, the rest are refused", T, async () => {
   const s = await serve("max_bytes_written: 1000");

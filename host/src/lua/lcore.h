@@ -95,6 +95,13 @@ void bw_undo_register(lua_State *L);
 
 /* core.state_open, core.state (lstate.c) */
 void bw_state_register(lua_State *L);
+/* The store a state-store object at idx of L holds (NULL: not one, or
+ * closed), and the table {add, once, get, cas, del} a policy's sandbox S
+ * gets on store s (a reference of its own; wrap, if given, wraps each
+ * function on top of S's stack: the sandbox charges its calls). */
+typedef struct bw_state bw_state;
+bw_state *bw_lstate_at(lua_State *L, int idx);
+void bw_lstate_push_api(lua_State *S, bw_state *s, void (*wrap)(lua_State *S));
 
 /* core.watcher (lwatch.c) */
 void bw_watch_register(lua_State *L);

@@ -24,6 +24,7 @@
 #include "lcore.h"
 #include "lsandbox.h"
 #include "lstore.h"
+#include "state.h"
 #include "patcost.h"
 
 #define SANDBOX_MT "burrow.Sandbox"
@@ -387,7 +388,11 @@ typedef struct xfer {
   int first, n; /* its stack slots to copy in */
   int load;     /* 1: set up a chunk's _ENV before calling it */
   bw_counters *store; /* load: the shared counter store given to it */
+  bw_state *state;    /* load: the state store its state.* functions use */
 } xfer;
+
+/* a policy's state.* functions are charged as library calls are */
+static void charge_args(lua_State *S) { bw_sb_push_charged(S, C_ARGS); }
 
 /* trampoline(fn, xfer): copy the arguments in, then call fn */
 static int trampoline(lua_State *S) {
@@ -405,6 +410,11 @@ static int trampoline(lua_State *S) {
       lua_pushliteral(S, "shared_add");
       bw_store_push(S, &x->store);
       bw_sb_push_charged(S, C_ARGS); /* its calls count against the budget */
+      lua_rawset(S, -3);
+    }
+    if (x->state) { /* state.add/once/get/cas/del (lstate.c) */
+      lua_pushliteral(S, "state");
+      bw_lstate_push_api(S, x->state, charge_args);
       lua_rawset(S, -3);
     }
     if (!lua_setupvalue(S, 1, 1)) lua_pop(S, 1);
@@ -467,12 +477,14 @@ static sandbox *check_sb(lua_State *L) {
   return sb;
 }
 
-/* sb:load(name, source, options [, store [, chunkname]]) -> true | nil, message
+/* sb:load(name, source, options [, store [, chunkname [, state]]]) -> true | nil, message
  * Runs the chunk with options as its argument in an _ENV of its own; it
  * must return a table with a check function, or declared rules. store: a
  * counter file the host opens (the operator's path), shared_add in that
- * _ENV. chunkname (Lua's: "@FILE" names a file) is what errors and
- * tracebacks show; default: name. */
+ * _ENV, and state.* on that file. state: the deployment's state store
+ * (core.state_open's or core.state()'s object), state.* in that _ENV when
+ * no store is named. chunkname (Lua's: "@FILE" names a file) is what
+ * errors and tracebacks show; default: name. */
 static int sb_load(lua_State *L) {
   sandbox *sb = check_sb(L);
   const char *name = luaL_checkstring(L, 2);
@@ -482,19 +494,27 @@ static int sb_load(lua_State *L) {
   lua_State *S = sb->S;
   int top = lua_gettop(S);
   const char *store = luaL_optstring(L, 5, NULL);
-  xfer x = {L, 4, lua_isnoneornil(L, 4) ? 0 : 1, 1, NULL};
+  xfer x = {L, 4, lua_isnoneornil(L, 4) ? 0 : 1, 1, NULL, NULL};
   if (store) {
     int src_rc = bw_counters_open(store, &x.store);
+    if (!src_rc) src_rc = bw_state_open_file(store, &x.state);
     if (src_rc) {
+      bw_counters_close(x.store);
       const char *d = bw_detail();
       lua_pushnil(L);
       lua_pushfstring(L, "cannot open the store %s: %s%s%s", store, bw_code_name(src_rc), d ? ": " : "", d ? d : "");
       return 2;
     }
   }
+  else if (!lua_isnoneornil(L, 7)) {
+    x.state = bw_lstate_at(L, 7);
+    if (!x.state) return luaL_argerror(L, 7, "a state store (core.state_open, core.state)");
+    bw_state_ref(x.state);
+  }
   int rc = luaL_loadbufferx(S, src, len, chunk, "t"); /* text only */
   if (rc == LUA_OK) rc = run(sb, &x);
   bw_counters_close(x.store); /* not taken (the chunk did not load) */
+  bw_state_close(x.state);    /* the sandbox's functions hold their own reference */
   if (rc != LUA_OK) {
     lua_pushnil(L);
     push_error(L, sb, rc);
@@ -554,7 +574,7 @@ static int sb_call(lua_State *L) {
     return 1;
   }
   int n = lua_gettop(L) - 3;
-  xfer x = {L, 4, n > 2 ? 2 : n, 0, NULL};
+  xfer x = {L, 4, n > 2 ? 2 : n, 0, NULL, NULL};
   int rc = run(sb, &x);
   if (rc != LUA_OK) {
     lua_pushboolean(L, 0);

@@ -254,6 +254,45 @@ static int l_state(lua_State *L) {
   return 1;
 }
 
+/* ------------------------------------------------ a policy's state */
+
+/* state.NAME(...) in a policy's sandbox: the method, with the store's box
+ * (upvalue 1) as its first argument */
+static int api_thunk(lua_State *S) {
+  lua_pushvalue(S, lua_upvalueindex(1));
+  lua_insert(S, 1);
+  return lua_tocfunction(S, lua_upvalueindex(2))(S);
+}
+
+bw_state *bw_lstate_at(lua_State *L, int idx) {
+  box *b = luaL_testudata(L, idx, STATE_MT);
+  return b ? b->s : NULL;
+}
+
+void bw_lstate_push_api(lua_State *S, bw_state *s, void (*wrap)(lua_State *S)) {
+  static const luaL_Reg api[] = {
+      {"add", st_add}, {"once", st_once}, {"get", st_get}, {"cas", st_cas}, {"del", st_del}, {NULL, NULL},
+  };
+  if (luaL_newmetatable(S, STATE_MT)) { /* the sandbox's own: no methods, only the reference's end */
+    lua_pushcfunction(S, st_close);
+    lua_setfield(S, -2, "__gc");
+    lua_pushboolean(S, 0);
+    lua_setfield(S, -2, "__metatable");
+  }
+  lua_pop(S, 1);
+  lua_createtable(S, 0, 5);
+  box *b = new_box(S);
+  b->s = bw_state_ref(s);
+  for (const luaL_Reg *f = api; f->name; f++) {
+    lua_pushvalue(S, -1);
+    lua_pushcfunction(S, f->func);
+    lua_pushcclosure(S, api_thunk, 2);
+    if (wrap) wrap(S);
+    lua_setfield(S, -3, f->name);
+  }
+  lua_pop(S, 1); /* the box: the closures hold it */
+}
+
 static const luaL_Reg methods[] = {
     {"add", st_add},     {"once", st_once},   {"get", st_get},   {"cas", st_cas},
     {"del", st_del},     {"count", st_count}, {"stats", st_stats}, {"kind", st_kind},
