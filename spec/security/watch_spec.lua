@@ -23,7 +23,9 @@ end
 -- The MCP server's side resources.lua uses, recording what it sends.
 local function server(ws)
   local sent = {}
-  local s = setmetatable({ ws = ws, subs = {}, sent = sent, listens = {}, can_listen = true }, { __index = {
+  local channel = require("burrow.mcp").channel()
+  channel.can_listen = true
+  local s = setmetatable({ ws = ws, subs = {}, sent = sent, listens = {}, channel = channel }, { __index = {
     notify = function(self, method, params) self.sent[#self.sent + 1] = { method = method, params = params } end,
     send = function(self, msg) self.sent[#self.sent + 1] = msg end,
     log = function() end,
