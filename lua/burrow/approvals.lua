@@ -23,13 +23,13 @@ local approvals = {}
 
 approvals.TTL = 300        -- seconds a question may wait for its answer
 approvals.INPUT = "approve" -- the inputRequests key
-local MAX_USED = 100000    -- nonces remembered (each until its state expires)
-
-local used, n_used = {}, 0 -- nonce -> expiry: a state works once per process
 local stores = {} -- path -> the shared store of used states (http.approval_store)
 
--- Mark nonce r used until x: in the shared store when the deployment has
--- one (every instance sees it), else in this process. true the first time.
+-- Mark nonce r used until x: in the shared file when the deployment names
+-- one (http.approval_store: every instance on the machine sees it), else
+-- in the deployment's state store (burrow mcp's: every worker of the
+-- process sees it), under the principal's tenant. true the first time;
+-- nil and why when the store cannot answer (the retry is refused).
 local function use_once(s, r, x, now)
   if s.approval_store then
     local st = stores[s.approval_store]
@@ -43,15 +43,10 @@ local function use_once(s, r, x, now)
     if first == nil then return nil, "the approval store: " .. tostring(err) end
     return first
   end
-  if used[r] then return false end
-  if n_used >= MAX_USED then
-    for k, e in pairs(used) do
-      if e < now then used[k], n_used = nil, n_used - 1 end
-    end
-  end
-  if n_used >= MAX_USED then return nil, "too many approvals waiting: try again later" end
-  used[r], n_used = x, n_used + 1
-  return true
+  local tenant = s.session and s.session.tenant or "default"
+  local first, err = s.ws.state:once(tenant, "approvals/used/" .. r, math.max(1, x - now + 1))
+  if first == nil then return nil, "the state store did not answer (" .. tostring(err) .. "): ask again later" end
+  return first
 end
 
 -- The content hash of the file a question is about, as read_file gives

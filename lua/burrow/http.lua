@@ -392,18 +392,13 @@ function http.serve(o, hc, listen)
     approval_key = key
   end
   -- the used approval states: the operator's file, which every instance
-  -- shares, or one of this process's own, so that its workers (each a Lua
-  -- state of its own) refuse a replay to any of them; opened now, so a bad
-  -- path fails the start, not an approval
-  local approval_store, own_store = hc.approval_store, nil
-  if not approval_store then
-    own_store = os.tmpname() -- created 0600 (mkstemp), removed when the server stops
-    approval_store = own_store
-  end
-  local st, serr = core.store_open(approval_store)
-  if not st then
-    if own_store then os.remove(own_store) end
-    return nil, "http.approval_store: " .. tostring(serr)
+  -- shares, or the process's state store (core.state(): its workers, each
+  -- a Lua state of its own, refuse a replay to any of them); the file is
+  -- opened now, so a bad path fails the start, not an approval
+  local approval_store = hc.approval_store
+  if approval_store then
+    local ok, serr = core.store_open(approval_store)
+    if not ok then return nil, "http.approval_store: " .. tostring(serr) end
   end
   local server, err = require("burrow.server").http_start {
     host = host, port = port, workers = hc.workers or 2, max_running = hc.max_running,
@@ -428,16 +423,12 @@ function http.serve(o, hc, listen)
     setup = json.encode { cli = o, tenants = tenants, budgets = budgets, watch_budgets = watch_budgets,
       approval_key = approval_key, approval_ttl = hc.approval_ttl, approval_store = approval_store },
   }
-  if not server then
-    if own_store then os.remove(own_store) end
-    return nil, err
-  end
+  if not server then return nil, err end
   local shown = host:find(":", 1, true) and "[" .. host .. "]" or host
   io.stderr:write(("burrow %s: MCP over HTTP at http://%s:%d/mcp (%d tenant%s, %s); SIGINT or SIGTERM to stop\n")
     :format(core.version, shown, server:port(), #tenants, #tenants == 1 and "" or "s",
       #tokens > 0 and (#tokens .. " token" .. (#tokens == 1 and "" or "s")) or "no tokens: loopback only"))
   local why = server:wait()
-  if own_store then os.remove(own_store) end
   if why == "failed" then return nil, "an HTTP worker failed (see above)" end
   return true
 end

@@ -210,8 +210,10 @@ function burrow.open(opts)
     roots:close()
     return fail("INVALID_ARGUMENT", by_name)
   end
+  -- the deployment's state store: the policies' state.*, used approvals
+  local state = opts.state or core.state_open { kind = "memory" }
   local policies, perr = policy.load(policy.with_audit(opts.policies, opts.audit),
-    { base_dir = opts.base_dir, path = policy_path, state = opts.state })
+    { base_dir = opts.base_dir, path = policy_path, state = state })
   if not policies then
     roots:close()
     return fail("INVALID_ARGUMENT", perr)
@@ -239,6 +241,7 @@ function burrow.open(opts)
     charsets = charsets, -- the fallback list, "a,b" (nil: the core's default)
     natives = {}, -- native tools packs call, loaded on first use
     policies = policies,
+    state = state,
     prompt_list = prompt_list, prompt_by_name = prompt_by_name, -- MCP prompts (burrow.prompts)
     operator_resources = operator_resources, -- MCP resources beside the roots (burrow.operator_resources)
     audit = sink,
