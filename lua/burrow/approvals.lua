@@ -51,11 +51,18 @@ end
 
 -- The content hash of the file a question is about, as read_file gives
 -- it ("absent" when there is none; a refusal's code when it cannot be read).
+-- The native read_file, whether or not the operator lists it (else the
+-- hash was "unreadable:INVALID_ARGUMENT" both times and a change went
+-- unseen), judged by the policies (a hash of a file they hide is not
+-- handed out) but never put to an approver, and not audited: the agent
+-- did not call it.
+local function no_asking() return false, "an approval's own read is not asked about" end
 function approvals.file_hash(ws, hooks, path)
-  local res, _, code = ws:call("read_file", { path = path, limit = 1 }, hooks)
+  local quiet = { session = hooks and hooks.session, approve = no_asking, unaudited = true }
+  local res, _, code = ws:call_native("read_file", { path = path, limit = 1 }, quiet)
   if not res and code ~= "ENOENT" and code ~= "POLICY_DENIED" and code ~= "EISDIR" then
     -- a binary file: read_file gives it (and its hash) only as base64
-    res, _, code = ws:call("read_file", { path = path, encoding = "base64" }, hooks)
+    res, _, code = ws:call_native("read_file", { path = path, encoding = "base64" }, quiet)
   end
   if res then return res.content_hash or "unknown" end
   return code == "ENOENT" and "absent" or ("unreadable:" .. tostring(code))

@@ -394,7 +394,13 @@ local function invoke(self, tool, args, hooks, via)
     bytes = res and (res.bytes or res.size) or nil,
     duration_ms = math.floor((core.now() - started) * 1e6) / 1e3,
   }
-  for _, req in ipairs(ctx.reqs) do
+  -- one line per agent call: none for a read burrow makes for itself (an
+  -- approval's content hash, hooks.unaudited), nor for a call stopped at
+  -- a question for its client (MCP 2026-07-28's input_required), whose
+  -- retry is the same call and writes its line
+  local quiet = hooks ~= nil and hooks.unaudited == true
+  for _, req in ipairs(ctx.reqs) do quiet = quiet or req.input_required == true end
+  for _, req in ipairs(quiet and {} or ctx.reqs) do
     if not req.member or req.decision == "deny" then
       outcome.decision, outcome.reason = req.decision or "allow", req.reason
       if outcome.decision == "allow" and REFUSALS[outcome.code] then

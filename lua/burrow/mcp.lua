@@ -505,7 +505,7 @@ function handlers.tools_call(self, params, id)
   if self.session.stateless and not grant then
     local can = type(self.session.client_caps.elicitation) == "table"
     hooks.approve = function(req, reason)
-      if can then asked = asked or { req = req, reason = reason }
+      if can then asked, req.input_required = asked or { req = req, reason = reason }, true
       else needs = needs or { req = req, reason = reason } end
       return false, can and "asked the client (input_required)" or "the client cannot answer a form"
     end

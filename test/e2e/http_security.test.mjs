@@ -12,6 +12,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
+import net from "node:net";
 import path from "node:path";
 import { createHash } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -299,4 +300,77 @@ http:
   const again = await Promise.all(Array.from({ length: 50 }, open));
   for (const b of again) assert.equal(b.status, 200);
   await s.stop();
+});
+
+// One HTTP/1.1 request written on a socket as given: header lines repeat
+// exactly as listed (fetch's Headers would merge them into "a, b", and
+// node's http lower-cases and merges same-named keys). Read to the close:
+// {status, body}.
+function rawLines(url, lines, body) {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(Number(u.port), u.hostname, () => {
+      sock.end(`POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nConnection: close\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n${lines.map((l) => `${l}\r\n`).join("")}\r\n${body}`);
+    });
+    const parts = [];
+    sock.on("data", (d) => parts.push(d));
+    sock.on("error", reject);
+    sock.on("close", () => {
+      const raw = Buffer.concat(parts).toString("utf8");
+      const at = raw.indexOf("\r\n\r\n");
+      let body = at < 0 ? "" : raw.slice(at + 4);
+      if (/\r\ntransfer-encoding: *chunked/i.test(raw.slice(0, at))) {
+        let out = "";
+        for (let n; (n = parseInt(body, 16)) > 0;) {
+          const from = body.indexOf("\r\n") + 2;
+          out += body.slice(from, from + n);
+          body = body.slice(from + n + 2);
+        }
+        body = out;
+      }
+      resolve({ status: Number(raw.split(" ")[1]), body });
+    });
+  });
+}
+
+test("a header a proxy routes on, repeated: 400 -32020 with the request's id, and nothing is written", T, async () => {
+  // HAProxy's req.hdr() reads the last of repeated headers, libmicrohttpd's
+  // lookup the first: a rule "only read_file" on Mcp-Name saw read_file
+  // while the body (and the first Mcp-Name) said write_file
+  const V = "2026-07-28";
+  const target = path.join(A, "dup-headers.txt");
+  const call = (id, name = "write_file") => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call",
+    params: { name, arguments: { path: "/workspace/dup-headers.txt", content: "written\n" },
+      _meta: { "io.modelcontextprotocol/protocolVersion": V, "io.modelcontextprotocol/clientCapabilities": {} } } });
+  const base = { "Content-Type": "application/json", Accept: "application/json", Authorization: `Bearer ${TOK_A}`,
+    "MCP-Protocol-Version": V, "Mcp-Method": "tools/call", "Mcp-Name": "write_file" };
+  const lines = (repeat) => Object.entries(base).flatMap(([k, v]) =>
+    (repeat[k] || [v]).map((x) => `${k}: ${x}`)).concat(repeat.extra || []);
+  const cases = [
+    ["Mcp-Name: the body's tool first, read_file last", { "Mcp-Name": ["write_file", "read_file"] }],
+    ["Mcp-Name: twice the same", { "Mcp-Name": ["write_file", "write_file"] }],
+    ["Mcp-Name and mcp-name", { extra: ["mcp-name: read_file"] }],
+    ["Mcp-Method: tools/call, then tools/list", { "Mcp-Method": ["tools/call", "tools/list"] }],
+    ["Mcp-Method: twice the same", { "Mcp-Method": ["tools/call", "tools/call"] }],
+    ["MCP-Protocol-Version: twice", { "MCP-Protocol-Version": [V, V] }],
+    ["MCP-Protocol-Version: this one, then a session revision", { "MCP-Protocol-Version": [V, "2025-11-25"] }],
+    ["Mcp-Param-Path: twice", { extra: ["Mcp-Param-Path: /workspace/dup-headers.txt", "mcp-param-path: /workspace/other.txt"] }],
+  ];
+  for (const [what, repeat] of cases) {
+    const id = `dup-${what}`;
+    const r = await rawLines(srv.url, lines(repeat), call(id));
+    assert.equal(r.status, 400, `${what}: ${r.body}`);
+    const m = JSON.parse(r.body);
+    assert.equal(m.error.code, -32020, `${what}: ${r.body}`);
+    assert.equal(m.id, id, `${what}: the error names the request`);
+    assert.match(m.error.message, /repeated/, what);
+    assert.equal(fs.existsSync(target), false, `${what}: nothing was written`);
+  }
+  // the same request with each header once is served: the cases above
+  // were refused for the repetition alone
+  const ok = await rawLines(srv.url, lines({ extra: ["Mcp-Param-Path: /workspace/dup-headers.txt"] }), call("once"));
+  assert.equal(ok.status, 200, ok.body);
+  assert.notEqual(JSON.parse(ok.body).result?.isError, true, ok.body);
+  assert.equal(fs.readFileSync(target, "utf8"), "written\n");
 });

@@ -323,7 +323,8 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   int request = 0, init = 0, ping = 0, listen = 0;
   const json_t *one = json_is_array(m) ? NULL : m;
   bwh_verdict v; /* the era it speaks; 2026-07-28's header checks */
-  bwh_era(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version"),
+  if (!bwh_headers_once(c, &v)) /* a routed header repeated: refused first */
+    bwh_era(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version"),
           MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method"),
           MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name"), m, &v);
   if (v.status) {

@@ -9,14 +9,18 @@
  * its method in Mcp-Method and, for the methods that name a tool, prompt
  * or resource, that name in Mcp-Name. A proxy routes on the headers, the
  * server acts on the body, so the two must agree: a request whose headers
- * and body differ is refused (400, -32020) before any worker sees it.
+ * and body differ is refused (400, -32020) before any worker sees it,
+ * and so is one that repeats a header the two could read differently.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core.h"
 #include "httpint.h"
+#include "mhd.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
@@ -84,6 +88,52 @@ static int name_matches(const char *header, const char *body) {
     return same;
   }
   return !strcmp(header, body);
+}
+
+/* The headers a proxy routes on, which must come once: of a repeated
+ * one, libmicrohttpd's lookup (and so bwh_era) reads the first, HAProxy's
+ * req.hdr() the last, so a rule "Mcp-Name: read_file" would pass a
+ * request whose first Mcp-Name says write_file. */
+static int routed(const char *key) {
+  return !strcasecmp(key, "Mcp-Method") || !strcasecmp(key, "Mcp-Name") ||
+         !strcasecmp(key, "MCP-Protocol-Version") || !strncasecmp(key, "Mcp-Param-", 10);
+}
+
+typedef struct once {
+  json_t *seen; /* the routed names met so far, in lower case */
+  bwh_verdict *v;
+} once;
+
+static enum MHD_Result once_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value) {
+  (void)kind;
+  (void)value;
+  once *o = cls;
+  if (!key || !routed(key)) return MHD_YES;
+  char lower[256];
+  size_t n = 0;
+  for (; key[n] && n < sizeof lower - 1; n++) lower[n] = (char)tolower((unsigned char)key[n]);
+  lower[n] = '\0';
+  if (!json_object_get(o->seen, lower)) {
+    json_object_set_new(o->seen, lower, json_true());
+    return MHD_YES;
+  }
+  snprintf(o->v->msg, sizeof o->v->msg, "Header mismatch: the %.100s header is repeated; send it once",
+           key);
+  verdict(o->v, 400, -32020, o->v->msg);
+  return MHD_NO;
+}
+
+int bwh_headers_once(struct MHD_Connection *c, bwh_verdict *v) {
+  memset(v, 0, sizeof *v);
+  once o = {json_object(), v};
+  if (!o.seen) {
+    verdict(v, 500, -32603, "no memory");
+    return 1;
+  }
+  MHD_get_connection_values(c, MHD_HEADER_KIND, once_header, &o);
+  json_decref(o.seen);
+  return v->status != 0;
 }
 
 void bwh_era(const char *version_h, const char *method_h, const char *name_h,

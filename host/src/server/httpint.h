@@ -166,6 +166,9 @@ typedef struct bwh_verdict {
   char msg[240];
   char requested[64]; /* -32022: the version asked for */
 } bwh_verdict;
+/* 1 and a refusal (400, -32020) in v when a POST repeats a header a proxy
+ * routes on (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*). */
+int bwh_headers_once(struct MHD_Connection *c, bwh_verdict *v);
 /* From the headers MCP-Protocol-Version, Mcp-Method, Mcp-Name (NULL when
  * absent) and the parsed body. */
 void bwh_era(const char *version_h, const char *method_h, const char *name_h,
