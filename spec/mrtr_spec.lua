@@ -160,7 +160,7 @@ describe(H.tag("an approved call's audit (issue 40)"), function()
   it("a session (2025-11-25), approved by elicitation: one line, the allow, with approved_by", function()
     open { "read_file", "write_file" }
     local out = {}
-    server.out = function(m) out[#out + 1] = m end
+    server.channel = require("burrow.mcp").channel(function(m) out[#out + 1] = m end)
     server:handle { jsonrpc = "2.0", id = "init", method = "initialize", params = { protocolVersion = "2025-11-25",
       capabilities = { elicitation = {} }, clientInfo = { name = "busted", version = "1" } } }
     local asked = 0
