@@ -220,7 +220,7 @@ modules:
 ]]
     local opts = assert(config.parse(yaml, "app.yaml", "/etc/burrow"))
     assert.same({ "read", "write", "edit", "insert", "ls", "grep", "find", "mkdir", "rm" }, opts.tools)
-    assert.same({ { path = ".", mount = "/workspace", mode = "rw" } }, opts.roots)
+    assert.same({ { path = ".", mount = "/workspace", mode = "rw", where = "app.yaml:6:15" } }, opts.roots)
     assert.equal(50000000, opts.caps.max_file_size)
     local ro = assert(config.parse("pack: agent_module\nmodules:\n  - module: filesystem\n    actions: [read, ls, read]\n",
       "app.yaml", "/etc/burrow"))
