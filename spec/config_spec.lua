@@ -338,13 +338,13 @@ policies:
 
     it("names unknown keys with their position and the known keys", function()
       assert.equal('c.yaml:2:1: unknown key "rots" in the configuration: did you mean "roots"? '
-        .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, resources, roots, roots_from_client, tools)",
+        .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, resources, roots, roots_from_client, state, tools)",
         parse_err("pack: native\nrots: [/a]\n"))
       assert.equal('c.yaml:3:5: unknown key "mnt" in a root: did you mean "mount"? (known: mode, mount, path)',
         parse_err("roots:\n  - path: /a\n    mnt: /w\n"))
       -- a key far from every known one: no guess
       assert.equal('c.yaml:1:1: unknown key "colour" in the configuration '
-        .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, resources, roots, roots_from_client, tools)",
+        .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, resources, roots, roots_from_client, state, tools)",
         parse_err("colour: blue\n"))
       local known = {}
       for k in pairs(require("burrow.caps").defaults) do known[#known + 1] = k end
@@ -638,5 +638,25 @@ describe(H.tag("burrow_open's config text (burrow.capi)"), function()
     local ws, err = capi.open("roots: [/tmp]\ncolour: blue\n")
     assert.is_nil(ws)
     assert.matches('^config:2:1: unknown key "colour"', err)
+  end)
+end)
+
+describe("config: state (the deployment's state store, issue 45)", function()
+  it("takes a Redis URL with a password file, a CA file and a timeout; relative files start at the config's folder", function()
+    local opts = parse("state: {url: rediss://valkey.internal:6380/2, password_file: redis.pw, ca_file: /etc/ssl/ca.pem, timeout: 1500ms}\n")
+    assert.same({ url = "rediss://valkey.internal:6380/2", password_file = "/etc/burrow/redis.pw",
+      ca_file = "/etc/ssl/ca.pem", timeout = 1.5 }, opts.state_config)
+    assert.is_nil(parse("state: memory\n").state_config, "the embedded default, said out loud")
+    assert.is_nil(parse("roots: [.]\n").state_config)
+  end)
+
+  it("refuses a password in the URL, another scheme, unknown keys and a missing url, at their line", function()
+    assert.equal("c.yaml:1:14: state.url holds a password: put it in a file and name it as state.password_file",
+      parse_err('state: {url: "redis://:secret@h:6379/0"}\n'))
+    assert.truthy(parse_err("state: {url: http://h:6379}\n"):find("^c.yaml:1:14: state.url must be redis://"))
+    assert.truthy(parse_err("state: {url: redis://h:1/0, pasword_file: x}\n"):find("pasword_file", 1, true))
+    assert.truthy(parse_err("state: {timeout: 1s}\n"):find("state needs a url", 1, true))
+    assert.truthy(parse_err("state: {url: redis://h:1/0, timeout: soon}\n"):find("state.timeout", 1, true))
+    assert.truthy(parse_err("state: redis\n"):find("state must be memory or {url", 1, true))
   end)
 end)

@@ -153,7 +153,7 @@ end
 
 local function open(o)
   local opts = options(o)
-  opts.state = o.state
+  if not opts.state_config then opts.state = o.state end
   local ws, err = burrow.open(opts)
   -- the file's fault, or the command line's (its roots replace the file's)
   if not ws then error((o.config and not o.roots) and { fail = in_file(o.config, err) } or { usage = err }) end
@@ -296,7 +296,7 @@ function commands.mcp(o)
   local function reopen()
     local ok, opts = pcall(options, o)
     if not ok then return nil, type(opts) == "table" and (opts.fail or opts.usage) or tostring(opts) end
-    opts.state = o.state
+    if not opts.state_config then opts.state = o.state end
     return burrow.open(opts)
   end
   local server = require("burrow.mcp").new(ws, { reopen = reopen })

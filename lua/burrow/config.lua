@@ -342,6 +342,32 @@ local function parse_audit(v, mark)
   return out
 end
 
+-- state: {url: redis://HOST:PORT/DB | rediss://..., password_file, ca_file, timeout}
+local function parse_state(v, mark)
+  if v == "memory" then return nil end -- the embedded default, said out loud
+  if not is_map(v) then fail(mark, "state must be memory or {url: redis://HOST:PORT/DB, ...}, not %s", kind(v)) end
+  check_keys(v, { url = true, password_file = true, ca_file = true, timeout = true }, "state")
+  if v.url == nil then fail(mark, "state needs a url (redis://HOST:PORT/DB, or rediss:// for TLS)") end
+  local url = want_string(v.url, value_at(v, "url"), "state.url")
+  if not url:match("^rediss?://[^/?#]") then
+    fail(value_at(v, "url"), "state.url must be redis://HOST:PORT/DB or rediss://HOST:PORT/DB, not %q", url)
+  end
+  if url:match("^rediss?://[^/]*@") then
+    fail(value_at(v, "url"), "state.url holds a password: put it in a file and name it as state.password_file")
+  end
+  local out = { url = url }
+  if v.password_file ~= nil then
+    out.password_file = join(want_string(v.password_file, value_at(v, "password_file"), "state.password_file"))
+  end
+  if v.ca_file ~= nil then out.ca_file = join(want_string(v.ca_file, value_at(v, "ca_file"), "state.ca_file")) end
+  if v.timeout ~= nil then
+    local ms, err = caps_mod.parse_ms(v.timeout)
+    if not ms or ms < 1 then fail(value_at(v, "timeout"), "state.timeout: %s", err or "must be more than 0") end
+    out.timeout = ms / 1000
+  end
+  return out
+end
+
 ---------------------------------------------------------------------------
 -- the seed's constraint YAML
 
@@ -575,6 +601,7 @@ TOP_KEYS.roots_from_client = true -- MCP client roots narrow the roots (docs/res
 TOP_KEYS.charsets = true -- the fallback charsets of text that is not UTF-8 (docs/config.md)
 TOP_KEYS.prompts = true -- the operator's MCP prompts, one Lua file each (docs/prompts.md)
 TOP_KEYS.resources = true -- the operator's MCP resources beside the roots (docs/resources.md)
+TOP_KEYS.state = true -- the deployment's state store (docs/config.md)
 
 -- A list of Lua files (prompts:, resources:), each readable.
 local function parse_files(v, mark, key, what)
@@ -608,6 +635,7 @@ local function build(top)
   if set.resources then opts.resources = parse_files(set.resources, m("resources"), "resources", "resource") end
   if set.caps then parse_caps(set.caps, m("caps"), opts.caps) end
   if set.audit then opts.audit = parse_audit(set.audit, m("audit")) end
+  if set.state then opts.state_config = parse_state(set.state, m("state")) end
   if set.charsets then
     want_strings(set.charsets, m("charsets"), "charsets")
     if #set.charsets == 0 then fail(m("charsets"), "charsets must list at least one charset, e.g. [utf-8, windows-1252]") end

@@ -153,8 +153,10 @@ local function workspace(state, tenant)
   local ws = state.ws[tenant]
   if not ws then
     local opts = tenant_options(state.setup, tenant)
-    -- the process's state store: every worker's policies count in one
-    opts.state = core.state()
+    -- the deployment's state store: the main file's (state:), shared by
+    -- every instance; else the process's, every worker's policies count in one
+    opts.state_config = state.setup.state_config
+    if not opts.state_config then opts.state = core.state() end
     local err
     ws, err = require("burrow").open(opts)
     if not ws then error("tenant " .. tenant .. ": " .. tostring(err), 0) end
@@ -358,12 +360,18 @@ function http.serve(o, hc, listen)
       max_body = t.max_body, max_sessions = t.max_sessions }
   end
   -- every tenant's workspace opens here once, so a bad config fails now,
-  -- not at a client's first call
+  -- not at a client's first call; the main file's state store is every
+  -- tenant's
+  local main_state
   for i = 1, #tenants do
     -- a tenant's file holds its workspace only: the listener is this file's
     local t = tenants[i]
     if t.config then
       local topts = require("burrow.config").load(t.config)
+      if topts and topts.state_config then
+        return nil, ("http.tenants.%s.config: %s has a state: section; the deployment's state store is the main file's")
+          :format(t.name, t.config)
+      end
       if topts and topts.http then
         return nil, ("http.tenants.%s.config: %s has an http: section of its own; a tenant's file holds its workspace only (roots, tools, policies, caps)")
           :format(t.name, t.config)
@@ -371,6 +379,8 @@ function http.serve(o, hc, listen)
     end
     local ok, opts = pcall(tenant_options, { cli = o, tenants = tenants }, i)
     if not ok then return nil, type(opts) == "table" and (opts.fail or opts.usage) or tostring(opts) end
+    if i == 1 then main_state = opts.state_config end
+    opts.state_config = main_state
     local ws, err = require("burrow").open(opts)
     if not ws then return nil, ("tenant %s: %s"):format(tenants[i].name, err) end
     ws:close()
@@ -421,6 +431,7 @@ function http.serve(o, hc, listen)
     end)(),
     access_log = hc.access_log,
     setup = json.encode { cli = o, tenants = tenants, budgets = budgets, watch_budgets = watch_budgets,
+      state_config = main_state,
       approval_key = approval_key, approval_ttl = hc.approval_ttl, approval_store = approval_store },
   }
   if not server then return nil, err end

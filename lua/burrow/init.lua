@@ -137,9 +137,11 @@ end
 -- opts.resources: the operator's MCP resource files (docs/resources.md)
 -- opts.charsets: the fallback charsets for text that is not UTF-8 (docs/config.md)
 -- opts.state: the state store policies keep their counters in (state.*):
---   a core.state_open or core.state() object; default: one of this
---   workspace's own. burrow mcp gives every workspace the process's, so
---   its HTTP workers and a reload count against the same budgets.
+--   a core.state_open or core.state() object; default: the one
+--   opts.state_config names (the config's state: {url = redis://...}),
+--   else one of this workspace's own. burrow mcp gives every workspace the
+--   process's when none is configured, so its HTTP workers and a reload
+--   count against the same budgets.
 function burrow.open(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("burrow.open: expected a table of options", 2) end
@@ -211,7 +213,18 @@ function burrow.open(opts)
     return fail("INVALID_ARGUMENT", by_name)
   end
   -- the deployment's state store: the policies' state.*, used approvals
-  local state = opts.state or core.state_open { kind = "memory" }
+  local state, serr = opts.state, nil
+  if not state and opts.state_config then
+    local c = opts.state_config
+    local ok, st, why = pcall(core.state_open, { kind = "redis", url = c.url, password_file = c.password_file,
+      ca_file = c.ca_file, timeout = c.timeout })
+    state, serr = ok and st or nil, ok and why or st
+    if not state then
+      roots:close()
+      return fail("INVALID_ARGUMENT", ("state (%s): %s"):format(c.url, tostring(serr)))
+    end
+  end
+  state = state or core.state_open { kind = "memory" }
   local policies, perr = policy.load(policy.with_audit(opts.policies, opts.audit),
     { base_dir = opts.base_dir, path = policy_path, state = state })
   if not policies then
