@@ -42,7 +42,7 @@ charsets: [utf-8, ISO-8859-2]
     assert.matches("max_file_size      50 MB\n", out, 1, true)
     assert.matches("max_entries        1000\n", out, 1, true)
     -- audit: alone turns the audit policy on (it would record nothing otherwise)
-    assert.matches('policies: default, quotas {"max_bytes_written":"1MB"}, audit\n', out, 1, true)
+    assert.matches('policies: protected, default, quotas {"max_bytes_written":"1MB"}, audit\n', out, 1, true)
     assert.matches("audit: " .. dir .. "/audit.jsonl\n", out, 1, true)
     assert.matches("charsets: utf-8, iso-8859-2 (text that is not UTF-8", out, 1, true)
     assert.equal("ok\n", out:sub(-3))
@@ -55,7 +55,11 @@ charsets: [utf-8, ISO-8859-2]
     assert.matches("  " .. H.REPO .. " (rw)", out, 1, true)
     local native = require("burrow.registry").native
     assert.matches(("tools (%d): %s\n"):format(#native, table.concat(native, ", ")), out, 1, true)
-    assert.matches("policies: default\n", out, 1, true)
+    assert.matches("policies: protected, default\n", out, 1, true)
+    -- what is protected, rule by rule, and how to let one go
+    assert.matches("protected (agents may read these, never change them; protect: {except: [NAME]} lets a rule go):\n"
+      .. "  git-hooks      .git/hooks .husky\n", out, 1, true)
+    assert.matches("\n  vscode         .vscode\n", out, 1, true)
     assert.matches("charsets: utf-8, windows-1252 (the default)", out, 1, true)
   end)
 
@@ -113,17 +117,30 @@ charsets: [utf-8, ISO-8859-2]
     assert.equal(2, code)
     assert.matches("policy ondelete failed, so the call is denied: .*no delete here %(on a sample delete of /w/burrow%-check%.txt%)", err)
     assert.matches("policy samples (each policy's check(); --sample OP:PATH asks about more):\n"
+      .. "  protected on /w: read allow, write allow, delete allow, list allow\n"
+      .. "  protected on /d: read allow, write allow, delete allow, list allow\n"
       .. "  default on /w: read allow, write allow, delete allow, list allow\n"
       .. "  default on /d: read allow, write allow, delete allow, list allow\n"
       .. "  ondelete on /w: read allow, write allow, delete FAILED, list allow\n"
       .. "  ondelete on /d: read allow, write allow, delete FAILED, list allow\n", out, 1, true)
     assert.not_matches("\nok\n", out)
-    -- no policy, nothing to sample
+    -- no policy listed: the protected one still is; with protect: none,
+    -- nothing to sample
     H.write(dir, "none.yaml", "roots: [data]\npolicies: []\n")
+    out, err, code = burrow { "check", "--config", dir .. "/none.yaml" }
+    assert.equal(0, code, err)
+    assert.matches("policies: protected\n", out, 1, true)
+    H.write(dir, "none.yaml", "roots: [data]\npolicies: []\nprotect: none\n")
     out, err, code = burrow { "check", "--config", dir .. "/none.yaml" }
     assert.equal(0, code, err)
     assert.matches("policies: none\n", out, 1, true)
     assert.not_matches("policy samples", out, 1, true)
+    -- a rule let go by name is not listed, the option is shown
+    H.write(dir, "some.yaml", "roots: [data]\nprotect: {except: [vscode, idea]}\n")
+    out, err, code = burrow { "check", "--config", dir .. "/some.yaml" }
+    assert.equal(0, code, err)
+    assert.matches('policies: protected {"except":["vscode","idea"]}, default\n', out, 1, true)
+    assert.not_matches("\n  vscode ", out)
   end)
 
   it("--sample OP:PATH asks each policy about more paths, relative or under a mount", function()

@@ -338,13 +338,13 @@ policies:
 
     it("names unknown keys with their position and the known keys", function()
       assert.equal('c.yaml:2:1: unknown key "rots" in the configuration: did you mean "roots"? '
-        .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, resources, roots, roots_from_client, state, tools)",
+        .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, protect, resources, roots, roots_from_client, state, tools)",
         parse_err("pack: native\nrots: [/a]\n"))
       assert.equal('c.yaml:3:5: unknown key "mnt" in a root: did you mean "mount"? (known: mode, mount, path)',
         parse_err("roots:\n  - path: /a\n    mnt: /w\n"))
       -- a key far from every known one: no guess
       assert.equal('c.yaml:1:1: unknown key "colour" in the configuration '
-        .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, resources, roots, roots_from_client, state, tools)",
+        .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, protect, resources, roots, roots_from_client, state, tools)",
         parse_err("colour: blue\n"))
       local known = {}
       for k in pairs(require("burrow.caps").defaults) do known[#known + 1] = k end

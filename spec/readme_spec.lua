@@ -51,7 +51,7 @@ describe(H.tag("README snippets"), function()
     H.write(dir, "policies/no-vendor.lua", H.read(H.REPO, "examples/policies/no-vendor.lua"))
     local out, err, code = H.burrow_cmd { "check", "--config", dir .. "/burrow.yaml" }
     assert.equal(0, code, err)
-    assert.matches("policies: default, secrets, no-vendor, quotas {\"max_bytes_written\":\"100MB\"}, audit\n", out, 1, true)
+    assert.matches("policies: protected, default, secrets, no-vendor, quotas {\"max_bytes_written\":\"100MB\"}, audit\n", out, 1, true)
     assert.matches("/usr/share/doc (ro)", out, 1, true)
   end)
 

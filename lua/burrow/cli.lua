@@ -471,13 +471,30 @@ function commands.check(o)
   end
   if ws.policies and ws.policies.names then
     local labels = ws.policies:names()
-    for i, label in ipairs(labels) do
-      local spec = opts.policies and opts.policies[i]
-      if type(spec) == "table" and spec.options and next(spec.options) then
-        labels[i] = label .. " " .. json.encode(spec.options)
+    for i, label in ipairs(labels) do -- each with its options (the engine's own list: protected comes first)
+      local p = ws.policies.list[i]
+      if p and type(p.options) == "table" and next(p.options) then
+        labels[i] = label .. " " .. json.encode(p.options)
       end
     end
     say("policies: ", #labels > 0 and table.concat(labels, ", ") or "none")
+    -- what the protected policy keeps agents from changing, rule by rule
+    local prot = {}
+    for _, spec in ipairs(ws.policies.rule_specs or {}) do
+      local who = ws.policies.rule_of[spec.id]
+      if who and who.policy == "protected" then
+        local seen, globs = {}, {}
+        for _, g in ipairs(spec.patterns) do
+          local short = g:gsub("^%*%*/", ""):gsub("/%*%*$", "")
+          if not seen[short] then seen[short], globs[#globs + 1] = true, short end
+        end
+        prot[#prot + 1] = ("  %-14s %s"):format((who.reason or ""):match("^([%w%-]+):") or "?", table.concat(globs, " "))
+      end
+    end
+    if #prot > 0 then
+      say("protected (agents may read these, never change them; protect: {except: [NAME]} lets a rule go):")
+      for _, line in ipairs(prot) do say(line) end
+    end
   end
   if opts.audit then
     say("audit: ", type(opts.audit) == "table" and opts.audit.file or opts.audit)

@@ -602,6 +602,7 @@ TOP_KEYS.charsets = true -- the fallback charsets of text that is not UTF-8 (doc
 TOP_KEYS.prompts = true -- the operator's MCP prompts, one Lua file each (docs/prompts.md)
 TOP_KEYS.resources = true -- the operator's MCP resources beside the roots (docs/resources.md)
 TOP_KEYS.state = true -- the deployment's state store (docs/config.md)
+TOP_KEYS.protect = true -- the protected policy: none, or {except: [names]} (docs/config.md)
 
 -- A list of Lua files (prompts:, resources:), each readable.
 local function parse_files(v, mark, key, what)
@@ -636,6 +637,15 @@ local function build(top)
   if set.caps then parse_caps(set.caps, m("caps"), opts.caps) end
   if set.audit then opts.audit = parse_audit(set.audit, m("audit")) end
   if set.state then opts.state_config = parse_state(set.state, m("state")) end
+  if set.protect then
+    local v, mark = set.protect, m("protect")
+    if v == "none" then opts.protect = false
+    elseif is_map(v) then
+      check_keys(v, { except = true }, "protect")
+      want_strings(v.except, value_at(v, "except"), "protect.except")
+      opts.protect = { except = v.except }
+    else fail(mark, "protect must be none or {except: [rule names]}, not %s", kind(v)) end
+  end
   if set.charsets then
     want_strings(set.charsets, m("charsets"), "charsets")
     if #set.charsets == 0 then fail(m("charsets"), "charsets must list at least one charset, e.g. [utf-8, windows-1252]") end

@@ -129,6 +129,8 @@ end
 -- opts.packs: several packs, each a name or {name =, prefix =, ...options}
 -- opts.tool_path: the operator's tool directories, searched for names first
 -- opts.policies: policy names, files or {name|path, ...options} (default {"default"})
+-- opts.protect: the protected policy, on unless false; {except = {names}}
+--   lets the named rules go (docs/policies.md#protected)
 -- opts.policy_path: the operator's policy directories, searched for names first
 -- opts.audit: file for the audit policy's records (default: stderr)
 -- opts.approve: function(req, reason) -> true | false, why, for "ask" answers
@@ -225,7 +227,7 @@ function burrow.open(opts)
     end
   end
   state = state or core.state_open { kind = "memory" }
-  local policies, perr = policy.load(policy.with_audit(opts.policies, opts.audit),
+  local policies, perr = policy.load(policy.with_protected(policy.with_audit(opts.policies, opts.audit), opts.protect),
     { base_dir = opts.base_dir, path = policy_path, state = state })
   if not policies then
     roots:close()

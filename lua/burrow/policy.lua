@@ -75,6 +75,20 @@ function policy.with_audit(specs, audit)
   return out
 end
 
+--- The protected policy (files that run code or steer an agent later) goes
+-- first, out of the box: protect is the configuration's word (nil: all
+-- its rules; false: none; {except = {names}}: the others). A list that
+-- names it itself keeps its own.
+function policy.with_protected(specs, protect)
+  specs = specs or policy.defaults
+  if protect == false then return specs end
+  for _, s in ipairs(specs) do
+    if s == "protected" or (type(s) == "table" and s.name == "protected") then return specs end
+  end
+  local out = { protect and protect.except and { name = "protected", except = protect.except } or "protected" }
+  return table.move(specs, 1, #specs, 2, out)
+end
+
 local Engine = {}
 Engine.__index = Engine
 

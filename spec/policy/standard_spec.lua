@@ -19,8 +19,11 @@ local function close_all()
   end
 end
 
+-- Each standard policy on its own: without the protected policy burrow
+-- adds out of the box (spec/policy/protected_spec.lua), unless extra says
+-- protect.
 local function open_ws(root, policies, extra)
-  local opts = { resolver = H.RESOLVER, policies = policies }
+  local opts = { resolver = H.RESOLVER, policies = policies, protect = false }
   if type(root) == "string" then opts.roots = { { path = root } } else opts.roots = root end
   for k, v in pairs(extra or {}) do opts[k] = v end
   local ws, msg, code = burrow.open(opts)
@@ -89,9 +92,12 @@ describe(H.tag("policies: engine"), function()
     H.cleanup()
   end)
 
-  it("serves with the default policy when none is given", function()
-    local ws = open_ws(root, nil)
-    assert.are.same({ "default" }, ws.policies:names())
+  it("serves with the default policy when none is given, and the protected one before it", function()
+    local ws = assert(burrow.open { roots = { { path = root } }, resolver = H.RESOLVER })
+    opened[#opened + 1] = ws
+    assert.are.same({ "protected", "default" }, ws.policies:names())
+    ws = open_ws(root, nil)
+    assert.are.same({ "default" }, ws.policies:names(), "protect = false")
     is_ok("read", read(ws, "file.txt"))
     is_ok("write", write(ws, "new.txt"))
   end)
