@@ -371,6 +371,7 @@ static int call_until(bw_redis_conn *c, int argc, const char **argv, const size_
   int len = hr.format(&cmd, argc, argv, lens);
   if (len < 0) return bw_fail(BW_ENOMEM, "state store: out of memory");
   int rc = send_all(c, cmd, (size_t)len, until);
+  explicit_bzero(cmd, (size_t)len); /* AUTH's carries the password */
   hr.free_command(cmd);
   if (rc) return rc;
   for (;;) {
