@@ -337,7 +337,7 @@ uninstall:
 # libburrow's objects always see Lua 5.4's headers (LUA54_INCDIR), so one
 # source tree builds them once for every version.
 ROCK_B    := build/rock
-ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET LPEG
+ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET HIREDIS LPEG
 ROCK_LUA_NUM := $(if $(LUA_INCDIR),$(shell sed -n 's/^\#define LUA_VERSION_NUM[[:space:]]*\([0-9]*\).*/\1/p' $(LUA_INCDIR)/lua.h 2>/dev/null))
 ROCK_LUA54 = $(if $(LUA54_INCDIR),-I$(LUA54_INCDIR)/lua5.4,-I$(LUA_INCDIR))
 ROCK_INC   = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR)))) $(ROCK_LUA54) $(LAYER_INC)
