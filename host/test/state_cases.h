@@ -150,6 +150,65 @@ static void test_threads(bw_state *s, int nthreads, int tries) {
         firsts);
 }
 
+/* A record as a shared counter: each thread reads it, then writes the
+ * next value at the version it read, again on a conflict. No update is
+ * lost or doubled: the final value is the number of writes. */
+typedef struct casrace {
+  bw_state *s;
+  int tries, conflicts, errors;
+} casrace;
+
+static void *cas_bumper(void *ud) {
+  casrace *c = ud;
+  for (int i = 0; i < c->tries;) {
+    char *val = NULL, buf[32];
+    size_t len = 0;
+    uint64_t ver = 0, now;
+    int done = 0;
+    if (bw_state_get(c->s, "t", "casctr", &val, &len, &ver) != BW_OK) {
+      c->errors++;
+      break;
+    }
+    char text[32] = ""; /* the value is not NUL-terminated */
+    if (val) memcpy(text, val, len < 31 ? len : 31);
+    free(val);
+    long n = atol(text);
+    int l = snprintf(buf, sizeof buf, "%ld", n + 1);
+    if (bw_state_cas(c->s, "t", "casctr", ver, buf, (size_t)l, 600, &done, &now) != BW_OK) {
+      c->errors++;
+      break;
+    }
+    if (done) i++;
+    else c->conflicts++;
+  }
+  return NULL;
+}
+
+static void test_cas_race(bw_state *s, int nthreads, int tries) {
+  pthread_t th[8];
+  casrace c[8];
+  for (int i = 0; i < nthreads; i++) {
+    c[i] = (casrace){s, tries, 0, 0};
+    pthread_create(&th[i], NULL, cas_bumper, &c[i]);
+  }
+  int conflicts = 0, errors = 0;
+  for (int i = 0; i < nthreads; i++) {
+    pthread_join(th[i], NULL);
+    conflicts += c[i].conflicts;
+    errors += c[i].errors;
+  }
+  char *val = NULL;
+  size_t len = 0;
+  uint64_t ver;
+  bw_state_get(s, "t", "casctr", &val, &len, &ver);
+  char text[32] = "";
+  if (val) memcpy(text, val, len < 31 ? len : 31);
+  free(val);
+  CHECK(errors == 0 && atol(text) == (long)nthreads * tries,
+        "%s: %d threads x %d compare-and-set increments: %s (%d conflicts retried, %d errors)", bw_state_kind(s),
+        nthreads, tries, text, conflicts, errors);
+}
+
 /* ---- expiry */
 
 typedef struct probe {

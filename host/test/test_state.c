@@ -167,6 +167,7 @@ int main(void) {
   test_records(s);
   test_arguments(s);
   test_threads(s, 8, 2000);
+  test_cas_race(s, 8, 200);
   test_expiry(s, 0.02);
   bw_state_close(s);
   test_caps();

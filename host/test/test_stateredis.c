@@ -3,7 +3,8 @@
  * redis.c) against a real redis-server this test starts itself on a free
  * port (never 6379, never the system service), in a temporary directory,
  * with no persistence, and stops: the behaviours every backend shares
- * (state_cases.h), a tenant's cap refusing exactly under threads while
+ * (state_cases.h: compare-and-set increments racing on 8 threads too), a
+ * 1 MiB record, a tenant's cap refusing exactly under threads while
  * another tenant goes on, two processes and two handles sharing one
  * quota exactly, the server stopped (and frozen) mid-run and back again
  * with no reopening, AUTH from a password file, and rediss:// with
@@ -107,7 +108,21 @@ static void test_shared(const char *url, pid_t pid) {
   test_records(s);
   test_arguments(s);
   test_threads(s, 8, 2000);
+  test_cas_race(s, 8, 200);
   test_expiry(s, 0.02);
+  /* the largest record there may be, through partial reads and writes */
+  char *big = malloc(BW_STATE_VALUE_MAX), *val = NULL;
+  for (size_t i = 0; i < BW_STATE_VALUE_MAX; i++) big[i] = (char)(i * 7 + (i >> 9));
+  int done = 0;
+  size_t len = 0;
+  uint64_t ver = 0, got = 0;
+  CHECK(bw_state_cas(s, "big", "r", 0, big, BW_STATE_VALUE_MAX, 60, &done, &ver) == BW_OK && done,
+        "a 1 MiB record (%s)", detail());
+  CHECK(bw_state_get(s, "big", "r", &val, &len, &got) == BW_OK && val && len == BW_STATE_VALUE_MAX &&
+            !memcmp(val, big, len) && got == ver,
+        "read back whole");
+  free(val);
+  free(big);
   bw_state_totals t;
   CHECK(bw_state_stats(s, &t) == BW_OK && t.entries > 1000, "stats: %zu entries, %zu bytes (%s)", t.entries,
         t.bytes, detail());
