@@ -342,6 +342,11 @@ static void test_auth(void) {
   int first;
   CHECK(bw_state_once(s, "t", "k", 60, &first) == BW_OK && first, "and serve");
   bw_state_close(s);
+  char user[96];
+  snprintf(user, sizeof user, "redis://default@127.0.0.1:%d/3", port);
+  CHECK(bw_state_open_redis(user, &o, &s) == BW_OK, "AUTH with a user name from the URL, and a database (%s)", detail());
+  CHECK(bw_state_once(s, "t", "k", 60, &first) == BW_OK && first, "database 3 is another");
+  bw_state_close(s);
   int rc = bw_state_open_redis(url, NULL, &s);
   CHECK(rc == BW_STORE_UNAVAILABLE && strstr(detail(), "NOAUTH"), "no password: %s (%s)", bw_code_name(rc), detail());
   bw_state_redis_opts w = {.password_file = bad};

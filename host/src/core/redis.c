@@ -151,7 +151,7 @@ static int parse_url(bw_redis_target *t, const char *url) {
   else if (!strncmp(url, "rediss://", 9)) p = url + 9, t->tls = 1;
   else return bad_url("it starts with neither");
   size_t alen = strcspn(p, "/?#");
-  const char *at = memchr(p, '@', alen), *hp = p;
+  const char *at = NULL, *hp = p;
   for (const char *q = p; q < p + alen; q++)
     if (*q == '@') at = q; /* the last '@' */
   if (at) {
