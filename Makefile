@@ -8,7 +8,7 @@
 # source rock, offline.
 
 CC      ?= cc
-PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet
+PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet hiredis
 OPT     ?= -O2 -g
 # Hidden by default: libburrow.so exports only burrow.h's burrow_*, core.so
 # luaopen_burrow_core and the core's BW_SHARED functions server.so and
@@ -18,9 +18,11 @@ CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread -f
 # Read when a recipe runs (=, not :=): on a fresh machine check-deps has
 # installed the packages by then, so one `make` builds (not a second one).
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
-# libmicrohttpd and uchardet are not linked: mhd.c opens the first when a
-# listener starts, charset.c the second when a file is not UTF-8 (dynlib.c;
-# their headers are still needed, so they stay in PKGS).
+# libmicrohttpd, uchardet and hiredis are not linked: mhd.c opens the
+# first when a listener starts, charset.c the second when a file is not
+# UTF-8, redis.c the third (and libssl, for rediss://) when a Redis state
+# store opens (dynlib.c; their headers are still needed, so they stay in
+# PKGS).
 DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -pthread $(LDFLAGS)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
 # LPeg linked in (api.c preloads it: see luaopen_lpeg there). Its only
@@ -118,12 +120,14 @@ LUA_TEXT      = policy/% $(ROCK_ANY_LUA) burrow/any.lua
 # test/anylua/. libuchardet-dev:
 # charset.c; python3-nbformat: spec/tools/notebook_spec.lua checks edits
 # against nbformat. love, xvfb, xauth, libgl1-mesa-dri: the LÖVE example run
-# headless by LÖVE itself, test/luajit/love_run_spec.lua.)
+# headless by LÖVE itself, test/luajit/love_run_spec.lua. libhiredis-dev:
+# redis.c, the Redis state store; redis-server: its tests, which start
+# their own on a free port (the package's system service is never used).)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-lpeg-dev \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
         clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl lua-luv luajit2 libluajit2-5.1-dev \
         lua5.1 liblua5.1-0-dev lua5.2 liblua5.2-dev lua5.3 liblua5.3-dev neovim libnginx-mod-http-lua \
-        libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri
+        libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri libhiredis-dev redis-server
 
 .PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install src-rock FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(LUA_SO) $(B)/burrow.pc $(TESTS) $(B)/faults.so
@@ -198,6 +202,7 @@ $(B)/burrow: $(MAIN_O) $(LIB_O) $(B)/obj/gen/builtin_lua.o host/burrow.map
 $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
 	$(CC) $(CFLAGS) $(CORE_INC) -o $@ $(filter %.c %.o,$^) $(DEP_LIBS)
 $(B)/test_arena: $(B)/obj/cli/arena.o
+$(B)/test_state $(B)/test_stateredis: host/test/state_cases.h
 
 # test_search watches grep's mapped files through a hook that only its own
 # build of grep.c has (-DBW_GREP_TEST_HOOK): the product never carries it
@@ -332,7 +337,7 @@ uninstall:
 # libburrow's objects always see Lua 5.4's headers (LUA54_INCDIR), so one
 # source tree builds them once for every version.
 ROCK_B    := build/rock
-ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET LPEG
+ROCK_DEPS := PCRE2 YAML CRYPTO JANSSON MHD UCHARDET HIREDIS LPEG
 ROCK_LUA_NUM := $(if $(LUA_INCDIR),$(shell sed -n 's/^\#define LUA_VERSION_NUM[[:space:]]*\([0-9]*\).*/\1/p' $(LUA_INCDIR)/lua.h 2>/dev/null))
 ROCK_LUA54 = $(if $(LUA54_INCDIR),-I$(LUA54_INCDIR)/lua5.4,-I$(LUA_INCDIR))
 ROCK_INC   = $(sort $(foreach d,$(ROCK_DEPS),$(if $($(d)_INCDIR),-I$($(d)_INCDIR)))) $(ROCK_LUA54) $(LAYER_INC)

@@ -68,10 +68,13 @@ external_dependencies = {
    YAML = { header = "yaml.h", library = "yaml" },
    CRYPTO = { header = "openssl/evp.h", library = "crypto" },
    JANSSON = { header = "jansson.h", library = "jansson" },
-   -- headers only: libmicrohttpd (burrow mcp --http) and libuchardet (text
-   -- that is not UTF-8) are opened at run time when first needed (dynlib.c)
+   -- headers only: libmicrohttpd (burrow mcp --http), libuchardet (text
+   -- that is not UTF-8) and libhiredis (the Redis state store; libssl's
+   -- headers come with CRYPTO's) are opened at run time when first needed
+   -- (dynlib.c)
    MHD = { header = "microhttpd.h" },
    UCHARDET = { header = "uchardet/uchardet.h" },
+   HIREDIS = { header = "hiredis/hiredis.h" },
    -- LPeg, linked in: burrow.caps (sizes, durations), burrow.patch_grammar
    LPEG = { header = "lua5.4/lua-lpeg.h", library = "lua5.4-lpeg" },
    -- Lua 5.4 itself: burrow's own state (tools, policies) is 5.4 whatever
@@ -103,6 +106,7 @@ build = {
       JANSSON_LIBDIR = "$(JANSSON_LIBDIR)",
       MHD_INCDIR = "$(MHD_INCDIR)",
       UCHARDET_INCDIR = "$(UCHARDET_INCDIR)",
+      HIREDIS_INCDIR = "$(HIREDIS_INCDIR)",
       LPEG_INCDIR = "$(LPEG_INCDIR)",
       LPEG_LIBDIR = "$(LPEG_LIBDIR)",
       LUA54_INCDIR = "$(LUA54_INCDIR)",

@@ -1,8 +1,10 @@
 -- The state store from Lua (host/src/lua/lstate.c): core.state_open for
--- the embedded backend and the counter file, and core.state(), the
--- process's own store, the same C object for every Lua state of the
--- process. Exactness under threads and the million-key bound are the C
--- suite's (host/test/test_state.c).
+-- the embedded backend, the counter file and Redis/Valkey (against a
+-- redis-server this spec starts on a free port and stops; never the
+-- system service), and core.state(), the process's own store, the same C
+-- object for every Lua state of the process. Exactness under threads and
+-- the million-key bound are the C suites' (host/test/test_state.c,
+-- host/test/test_stateredis.c).
 
 local H = require "helpers"
 local core = H.core
@@ -222,5 +224,164 @@ return {
     assert.is_table(res)
     assert.equal(2, res.value) -- the other state saw this one's addition
     assert.same({ true, 3 }, { core.state():add("spec", key, 1, -1, 600) })
+  end)
+end)
+
+-- A redis-server of this spec's own: a free port, a temporary directory,
+-- no persistence; stop() and start() again on the same port.
+local function redis_server()
+  local srv = { dir = H.tmpdir() }
+  local out, ok = H.run("command -v redis-server")
+  srv.missing = not ok or out == ""
+  if srv.missing then return srv end
+  srv.port = tonumber(H.sh([[python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])']]))
+  srv.url = ("redis://127.0.0.1:%d"):format(srv.port)
+  function srv.start(...)
+    H.sh(("redis-server --port %d --bind 127.0.0.1 --save '' --appendonly no --dir %s --daemonize yes "
+      .. "--pidfile %s/redis.pid --logfile redis.log %s"):format(srv.port, H.q(srv.dir), H.q(srv.dir),
+      table.concat({ ... }, " ")))
+    assert(eventually(function() -- it answers (NOAUTH is an answer)
+      local st, msg = core.state_open { kind = "redis", url = srv.url }
+      if st then st:close() end
+      return st or msg:find("NOAUTH", 1, true)
+    end), "redis-server did not come up: " .. srv.dir .. "/redis.log")
+  end
+  function srv.stop() -- and wait until its port refuses
+    H.sh("kill " .. H.sh("cat " .. H.q(srv.dir .. "/redis.pid")):match("%d+"))
+    assert(eventually(function()
+      local _, msg = core.state_open { kind = "redis", url = srv.url }
+      return msg and msg:find("Connection refused", 1, true)
+    end))
+  end
+  function srv.flush() H.sh(("redis-cli -p %d flushall"):format(srv.port)) end
+  return srv
+end
+
+describe(H.tag("core.state_open{kind = 'redis'}"), function()
+  local srv
+  setup(function()
+    srv = redis_server()
+    if not srv.missing then srv.start() end
+  end)
+  teardown(function()
+    if srv and not srv.missing then srv.stop() end
+    H.cleanup()
+  end)
+
+  local function open(opts)
+    assert(not srv.missing, "redis-server is not installed: apt-get install redis-server (or make deps)")
+    srv.flush()
+    local o = { kind = "redis", url = srv.url }
+    for k, v in pairs(opts or {}) do o[k] = v end
+    return assert(core.state_open(o))
+  end
+
+  shared_cases(open)
+
+  it("keeps versioned records: get, compare-and-set, delete", function()
+    local st = open()
+    assert.equal("redis", st:kind())
+    assert.same({ false, 0 }, { st:get("t", "s") })
+    local done, v1 = st:cas("t", "s", 0, "one", 60)
+    assert.is_true(done)
+    assert.is_true(v1 > 0)
+    assert.same({ "one", v1 }, { st:get("t", "s") })
+    assert.same({ false, v1 }, { st:cas("t", "s", 0, "two", 60) })
+    local done2, v2 = st:cas("t", "s", v1, "two", 60)
+    assert.is_true(done2)
+    assert.is_true(v2 > v1)
+    assert.same({ false, v2 }, { st:cas("t", "s", v1, "late", 60) })
+    assert.is_false(st:del("t", "s", v1))
+    assert.is_true(st:del("t", "s", v2))
+    assert.same({ false, 0 }, { st:get("t", "s") })
+    assert.is_true((st:cas("t", "bin", 0, "a\0b\255", 60)))
+    assert.equal("a\0b\255", (st:get("t", "bin")))
+    st:once("t", "m", 60)
+    local ok, _, code = st:get("t", "m")
+    assert.is_nil(ok)
+    assert.equal("INVALID_ARGUMENT", code)
+  end)
+
+  it("fails closed when a tenant's share is full, and another tenant goes on", function()
+    local st = open { max_entries_per_tenant = 5, max_bytes_per_tenant = 4096 }
+    for i = 1, 5 do assert.is_true(st:once("a", "k" .. i, 3600)) end
+    local ok, msg, code = st:once("a", "k6", 3600)
+    assert.is_nil(ok)
+    assert.equal("TOO_LARGE", code)
+    assert.matches("max_entries_per_tenant", msg, 1, true)
+    ok, _, code = st:add("a", "calls", 1, 10, 60)
+    assert.is_nil(ok)
+    assert.equal("TOO_LARGE", code)
+    assert.is_true(st:once("b", "k1", 3600))
+    assert.equal(5, st:count("a"))
+    for i = 1, 5 do assert.is_false(st:once("a", "k" .. i, 3600)) end
+    ok, msg = st:cas("c", "big", 0, ("x"):rep(5000), 60)
+    assert.is_nil(ok)
+    assert.matches("max_bytes_per_tenant", msg, 1, true)
+  end)
+
+  it("is one quota for two handles and another process", function()
+    local a = open()
+    local b = assert(core.state_open { kind = "redis", url = srv.url })
+    assert.same({ true, 1 }, { a:add("acme", "calls", 1, 3, 600) })
+    assert.same({ true, 2 }, { b:add("acme", "calls", 1, 3, 600) })
+    local out, code = H.lua_child(([[
+      local st = assert(require("burrow.core").state_open { kind = "redis", url = %q })
+      print(st:add("acme", "calls", 1, 3, 600))
+      print(st:add("acme", "calls", 1, 3, 600))
+      print(st:once("acme", "nonce", 600))
+    ]]):format(srv.url), 30)
+    assert.equal(0, code, out)
+    assert.equal("true\t3\nfalse\t3\ntrue\n", out)
+    assert.is_false(a:once("acme", "nonce", 600))
+    assert.equal(2, b:count("acme"))
+  end)
+
+  it("fails every call with STORE_UNAVAILABLE while the server is down, and recovers with no reopening", function()
+    local st = open { timeout = 1 }
+    assert.same({ true, 1 }, { st:add("t", "c", 1, -1, 60) })
+    srv.stop()
+    for _, call in ipairs {
+      function() return st:add("t", "c", 1, -1, 60) end,
+      function() return st:once("t", "m", 60) end,
+      function() return st:get("t", "r") end,
+      function() return st:cas("t", "r", 0, "x", 60) end,
+      function() return st:del("t", "c") end,
+      function() return st:count("t") end,
+      function() return st:stats() end,
+    } do
+      local ok, msg, code = call()
+      assert.is_nil(ok)
+      assert.equal("STORE_UNAVAILABLE", code)
+      assert.matches("^STORE_UNAVAILABLE: state store %(redis%): 127%.0%.0%.1:" .. srv.port, msg)
+    end
+    srv.start()
+    assert.is_true(eventually(function() return st:add("t", "c", 1, -1, 60) == true end))
+    assert.is_true(st:once("t", "m", 60)) -- a new server: nothing kept (no persistence)
+  end)
+
+  it("takes its password from a file, never from the URL", function()
+    local pw = H.write(srv.dir, "password", "Sp3c-secret\n")
+    H.sh(("redis-cli -p %d config set requirepass Sp3c-secret"):format(srv.port))
+    local st, msg, code = core.state_open { kind = "redis", url = srv.url }
+    assert.is_nil(st)
+    assert.equal("STORE_UNAVAILABLE", code)
+    assert.matches("NOAUTH", msg, 1, true)
+    st = assert(core.state_open { kind = "redis", url = srv.url, password_file = pw })
+    assert.is_true(st:once("t", "k", 60))
+    st, msg, code = core.state_open { kind = "redis", url = srv.url:gsub("//", "//:Sp3c-secret@") }
+    assert.is_nil(st)
+    assert.equal("INVALID_ARGUMENT", code)
+    assert.is_nil(msg:find("Sp3c", 1, true))
+    H.sh(("redis-cli -p %d -a Sp3c-secret --no-auth-warning config set requirepass ''"):format(srv.port))
+  end)
+
+  it("raises on misuse and refuses a bad URL", function()
+    assert.has_error(function() core.state_open { kind = "redis" } end, "state_open: a redis store needs a url")
+    assert.has_error(function() core.state_open { kind = "redis", url = srv.url, verify = "no" } end)
+    assert.has_error(function() core.state_open { kind = "redis", url = srv.url, timeout = -1 } end)
+    local st, _, code = core.state_open { kind = "redis", url = "http://127.0.0.1" }
+    assert.is_nil(st)
+    assert.equal("INVALID_ARGUMENT", code)
   end)
 end)

@@ -23,6 +23,7 @@ local words = {
   NOT_FOUND_TEXT = "%s: the text to replace was not found",
   AMBIGUOUS_TEXT = "%s: the text to replace matches more than one place",
   OVERLAPPING_EDITS = "%s: two edits overlap",
+  STORE_UNAVAILABLE = "%s: refused: the shared state store (Redis/Valkey) is unavailable; retry",
 }
 
 errors.codes = {}

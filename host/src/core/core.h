@@ -46,6 +46,7 @@ typedef enum bw_code {
   BW_NOT_FOUND_TEXT,    /* edit: old_text is not in the file */
   BW_AMBIGUOUS_TEXT,    /* edit: old_text is in the file more than once */
   BW_OVERLAPPING_EDITS, /* edit: two edits touch the same bytes */
+  BW_STORE_UNAVAILABLE, /* the shared state store (Redis/Valkey) cannot be reached or refused */
   BW_CODE_COUNT
 } bw_code;
 

@@ -28,6 +28,7 @@ static const char *const names[BW_CODE_COUNT] = {
     [BW_NOT_FOUND_TEXT] = "NOT_FOUND_TEXT",
     [BW_AMBIGUOUS_TEXT] = "AMBIGUOUS_TEXT",
     [BW_OVERLAPPING_EDITS] = "OVERLAPPING_EDITS",
+    [BW_STORE_UNAVAILABLE] = "STORE_UNAVAILABLE",
 };
 
 static __thread const char *detail;

@@ -5,8 +5,10 @@
  * backends behind a small table of functions: the embedded store
  * (statemem.c: in this process, one instance every thread shares, bounded
  * per tenant and in all) and the counter file (statefile.c over
- * counter.c: the processes of one machine). A Redis/Valkey backend is one
- * more table; callers do not change.
+ * counter.c: the processes of one machine) and Redis/Valkey
+ * (stateredis.c over redis.c: several instances of one deployment share
+ * one exact quota, used approval states and session records). Callers do
+ * not change.
  */
 #ifndef BURROW_STATE_H
 #define BURROW_STATE_H
@@ -51,21 +53,45 @@ typedef struct bw_state_totals {
  * Close drops the caller's reference; the last one frees it. */
 int bw_state_open_memory(const bw_state_caps *caps, bw_state **out);
 int bw_state_open_file(const char *path, bw_state **out);
+
+/* Redis/Valkey: url is redis://[user@]host[:port][/db], or rediss:// for
+ * TLS (the certificate and the host name verified unless verify_off). The
+ * password is never in the URL (one there is refused): AUTH takes the
+ * first line of password_file, read at every connection (so it may be
+ * rotated). Timeouts in seconds (0: 2); pool: connections at most (0: 4).
+ * The per-tenant caps are the embedded store's (0: the same defaults),
+ * checked on the server in the step that writes; the store as a whole is
+ * bounded by the server's maxmemory. libhiredis (and libssl for rediss://)
+ * are opened at the first open. Open connects once, so a wrong URL,
+ * password or certificate fails here; after that, any call the server
+ * cannot answer fails with BW_STORE_UNAVAILABLE and the next one connects
+ * again. */
+typedef struct bw_state_redis_opts {
+  const char *password_file; /* NULL: no AUTH */
+  const char *ca_file;       /* rediss://: the CA bundle; NULL: the system's */
+  int verify_off;            /* rediss://: 1 skips certificate and name checks */
+  double connect_timeout, timeout;
+  size_t pool;
+  size_t max_entries_per_tenant, max_bytes_per_tenant;
+} bw_state_redis_opts;
+int bw_state_open_redis(const char *url, const bw_state_redis_opts *opts, bw_state **out);
 bw_state *bw_state_ref(bw_state *s);
 void bw_state_close(bw_state *s);
 /* The process's own embedded store with the default caps, made at the
  * first call and never freed: every thread and every Lua state gets the
  * same one. A reference the caller closes. */
 int bw_state_default(bw_state **out);
-const char *bw_state_kind(const bw_state *s); /* "memory", "file" */
+const char *bw_state_kind(const bw_state *s); /* "memory", "file", "redis" */
 
 /* Each operation: tenant (0 to 255 bytes) and key (1 to 1024), NUL-free
  * C strings; ttl in seconds, more than 0 and at most BW_STATE_TTL_MAX, from
  * the entry's creation. An entry that would pass a cap fails closed:
  * BW_TOO_LARGE, its detail naming the cap; no other entry is dropped for
  * it, only expired ones. Give a key one kind of entry (counter, mark or
- * record): the embedded store refuses another kind's operation on it
- * (BW_INVALID_ARGUMENT), the file keeps the kinds apart. */
+ * record): the embedded and Redis stores refuse another kind's operation
+ * on it (BW_INVALID_ARGUMENT), the file keeps the kinds apart. A store
+ * that cannot answer (Redis down, timed out, refusing) fails with
+ * BW_STORE_UNAVAILABLE: never a yes, never a silent no. */
 
 /* Counter: add delta unless limit >= 0 and value + delta > limit. The
  * counter starts at 0 and is created by its first addition; it lives ttl

@@ -6,7 +6,10 @@
  * (each HTTP worker's, an API host's) sees the same entries.
  *
  *   core.state_open{kind = "memory", max_entries_per_tenant =, max_bytes_per_tenant =,
- *                   max_entries =, max_bytes =} | {kind = "file", path =} -> store
+ *                   max_entries =, max_bytes =} | {kind = "file", path =}
+ *               | {kind = "redis", url = "redis://host:port/db" | "rediss://...",
+ *                  password_file =, ca_file =, verify = true, timeout = s, connect_timeout = s,
+ *                  pool =, max_entries_per_tenant =, max_bytes_per_tenant =} -> store
  *   core.state() -> the process's store (the same object in this state)
  *   st:add(tenant, key, delta, limit, ttl) -> added, value   (limit nil or -1: none)
  *   st:once(tenant, key, ttl)              -> first
@@ -15,7 +18,8 @@
  *   st:del(tenant, key [, expected])       -> deleted
  *   st:count(tenant) -> n;  st:stats() -> {entries =, bytes =};  st:kind();  st:close()
  *
- * An expected failure (a full share, a wrong kind, the file's lock) is
+ * An expected failure (a full share, a wrong kind, the file's lock, Redis
+ * unreachable: STORE_UNAVAILABLE) is
  * nil, "CODE: message", "CODE": never an answer a caller could take for
  * a yes. Wrong argument types and a closed store raise.
  */
@@ -202,7 +206,49 @@ static size_t cap_arg(lua_State *L, const char *name) {
   return (size_t)v;
 }
 
-/* core.state_open{kind = "memory" | "file", ...} -> store | nil, message, code */
+/* An optional string option of the table at 1, left on the stack. */
+static const char *string_opt(lua_State *L, const char *name) {
+  lua_getfield(L, 1, name);
+  if (lua_isnil(L, -1)) return NULL;
+  if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "state_open: %s must be a string", name);
+  return lua_tostring(L, -1);
+}
+
+/* An optional number of seconds > 0 (0: absent). */
+static double seconds_opt(lua_State *L, const char *name) {
+  lua_getfield(L, 1, name);
+  double v = 0;
+  if (!lua_isnil(L, -1)) {
+    int ok;
+    v = lua_tonumberx(L, -1, &ok);
+    if (!ok || !(v > 0 && v <= 3600)) luaL_error(L, "state_open: %s is seconds, more than 0 and at most 3600", name);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static int open_redis(lua_State *L, box **b) {
+  const char *url = string_opt(L, "url");
+  if (!url) return luaL_error(L, "state_open: a redis store needs a url");
+  bw_state_redis_opts o = {
+      .password_file = string_opt(L, "password_file"),
+      .ca_file = string_opt(L, "ca_file"),
+      .timeout = seconds_opt(L, "timeout"),
+      .pool = cap_arg(L, "pool"),
+      .max_entries_per_tenant = cap_arg(L, "max_entries_per_tenant"),
+      .max_bytes_per_tenant = cap_arg(L, "max_bytes_per_tenant"),
+  };
+  o.connect_timeout = seconds_opt(L, "connect_timeout");
+  if (!o.connect_timeout) o.connect_timeout = o.timeout;
+  lua_getfield(L, 1, "verify");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) return luaL_error(L, "state_open: verify must be a boolean");
+  o.verify_off = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  *b = new_box(L);
+  return bw_state_open_redis(url, &o, &(*b)->s);
+}
+
+/* core.state_open{kind = "memory" | "file" | "redis", ...} -> store | nil, message, code */
 static int l_state_open(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_getfield(L, 1, "kind");
@@ -232,8 +278,10 @@ static int l_state_open(lua_State *L) {
       bw_clear_detail();
       return 3;
     }
+  } else if (!strcmp(kind, "redis")) {
+    rc = open_redis(L, &b);
   } else {
-    return luaL_error(L, "state_open: kind is \"memory\" or \"file\", not \"%s\"", kind);
+    return luaL_error(L, "state_open: kind is \"memory\", \"file\" or \"redis\", not \"%s\"", kind);
   }
   if (rc) return fail(L, rc);
   return 1;

@@ -1,0 +1,261 @@
+/*
+ * state_cases.h - the behaviours every state store backend shares, for
+ * the C tests of each (test_state.c: the embedded store and the counter
+ * file; test_stateredis.c: Redis/Valkey): counters up to a limit, marks,
+ * records and their compare-and-set, argument checks, exactness under
+ * threads, expiry (waited for, never slept for). A backend without
+ * records (the file) skips their cases by its kind.
+ */
+#ifndef BURROW_TEST_STATE_CASES_H
+#define BURROW_TEST_STATE_CASES_H
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "state.h"
+
+static const char *detail(void) { return bw_detail() ? bw_detail() : ""; }
+
+/* Call fn until it says the state was reached, at most 30 s of tries. */
+static int wait_for(int (*fn)(void *), void *ud) {
+  int64_t until = bw_now_ms() + 30000;
+  while (bw_now_ms() < until) {
+    if (fn(ud)) return 1;
+    usleep(1000);
+  }
+  return 0;
+}
+
+static void test_counter(bw_state *s) {
+  int added = -1;
+  int64_t v = -1;
+  CHECK(bw_state_add(s, "t", "c", 3, 10, 60, &added, &v) == BW_OK && added && v == 3, "add 3 (%s)", detail());
+  CHECK(bw_state_add(s, "t", "c", 7, 10, 60, &added, &v) == BW_OK && added && v == 10, "up to the limit: %lld", (long long)v);
+  CHECK(bw_state_add(s, "t", "c", 1, 10, 60, &added, &v) == BW_OK && !added && v == 10, "past it: refused, value kept");
+  CHECK(bw_state_add(s, "t", "c", -20, -1, 60, &added, &v) == BW_OK && added && v == 0, "below 0: kept at 0");
+  CHECK(bw_state_add(s, "t", "c", 5, -1, 60, &added, &v) == BW_OK && added && v == 5, "no limit");
+  CHECK(bw_state_add(s, "u", "c", 1, -1, 60, &added, &v) == BW_OK && v == 1, "another tenant, the same key: its own");
+  CHECK(bw_state_add(s, "t", "fresh", 11, 10, 60, &added, &v) == BW_OK && !added && v == 0,
+        "a refused first addition");
+  size_t n = 0;
+  CHECK(bw_state_count(s, "t", &n) == BW_OK && n == 1, "and it made no entry (%zu)", n);
+  int first;
+  if (strcmp(bw_state_kind(s), "file")) /* the file keeps kinds apart */
+    CHECK(bw_state_once(s, "t", "c", 60, &first) == BW_INVALID_ARGUMENT, "a counter's key is no mark");
+}
+
+static void test_once(bw_state *s) {
+  int first = -1;
+  CHECK(bw_state_once(s, "t", "m", 60, &first) == BW_OK && first == 1, "first (%s)", detail());
+  CHECK(bw_state_once(s, "t", "m", 60, &first) == BW_OK && first == 0, "then a replay");
+  CHECK(bw_state_once(s, "t2", "m", 60, &first) == BW_OK && first == 1, "another tenant's own");
+  CHECK(bw_state_once(s, "", "m", 60, &first) == BW_OK && first == 1, "the empty tenant is one too");
+}
+
+static void test_records(bw_state *s) {
+  char *val = NULL;
+  size_t len = 9;
+  uint64_t ver = 9, v1, v2;
+  int done = -1, del = -1;
+  CHECK(bw_state_get(s, "t", "r", &val, &len, &ver) == BW_OK && !val && len == 0 && ver == 0, "absent");
+  CHECK(bw_state_cas(s, "t", "r", 0, "one", 3, 60, &done, &v1) == BW_OK && done && v1 > 0, "created");
+  CHECK(bw_state_cas(s, "t", "r", 0, "two", 3, 60, &done, &ver) == BW_OK && !done && ver == v1,
+        "create-only when it exists: refused, its version told");
+  CHECK(bw_state_cas(s, "t", "r", v1 + 100, "two", 3, 60, &done, &ver) == BW_OK && !done && ver == v1,
+        "a stale version: refused");
+  CHECK(bw_state_cas(s, "t", "r", v1, "three", 5, 60, &done, &v2) == BW_OK && done && v2 > v1, "the right one: written");
+  CHECK(bw_state_cas(s, "t", "r", v1, "four", 4, 60, &done, &ver) == BW_OK && !done && ver == v2,
+        "the loser of a race sees the winner's version");
+  CHECK(bw_state_get(s, "t", "r", &val, &len, &ver) == BW_OK && val && len == 5 && !memcmp(val, "three", 5) && ver == v2,
+        "read back");
+  free(val);
+  CHECK(bw_state_cas(s, "t", "empty", 0, NULL, 0, 60, &done, &ver) == BW_OK && done, "an empty value");
+  CHECK(bw_state_get(s, "t", "empty", &val, &len, &ver) == BW_OK && val && len == 0 && ver > 0, "is there, empty");
+  free(val);
+  CHECK(bw_state_del(s, "t", "r", v1, &del) == BW_OK && !del, "delete at a stale version: kept");
+  CHECK(bw_state_del(s, "t", "r", v2, &del) == BW_OK && del, "at its version: gone");
+  CHECK(bw_state_get(s, "t", "r", &val, &len, &ver) == BW_OK && !val && ver == 0, "absent again");
+  CHECK(bw_state_cas(s, "t", "r", 0, "again", 5, 60, &done, &ver) == BW_OK && done && ver > v2,
+        "made again: a version never used before");
+  CHECK(bw_state_del(s, "t", "r", 0, &del) == BW_OK && del, "delete whatever it is");
+  CHECK(bw_state_get(s, "t", "m", &val, &len, &ver) == BW_INVALID_ARGUMENT, "a mark is no record");
+}
+
+static void test_arguments(bw_state *s) {
+  int first;
+  char big[300];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  CHECK(bw_state_once(s, "t", "k", 0, &first) == BW_INVALID_ARGUMENT, "ttl 0");
+  CHECK(bw_state_once(s, "t", "k", -1, &first) == BW_INVALID_ARGUMENT, "ttl < 0");
+  CHECK(bw_state_once(s, "t", "k", 1e12, &first) == BW_INVALID_ARGUMENT, "ttl past a year");
+  CHECK(bw_state_once(s, "t", "", 1, &first) == BW_INVALID_ARGUMENT, "empty key");
+  CHECK(bw_state_once(s, big, "k", 1, &first) == BW_INVALID_ARGUMENT, "tenant over 255 bytes");
+  char *huge = calloc(1, BW_STATE_VALUE_MAX + 1);
+  int done;
+  uint64_t ver;
+  CHECK(bw_state_cas(s, "t", "h", 0, huge, BW_STATE_VALUE_MAX + 1, 1, &done, &ver) == BW_TOO_LARGE,
+        "a value over 1 MiB");
+  free(huge);
+}
+
+/* ---- threads */
+
+typedef struct race {
+  bw_state *s;
+  int tries, added, firsts;
+} race;
+
+static void *adder(void *ud) {
+  race *r = ud;
+  for (int i = 0; i < r->tries; i++) {
+    int added;
+    int64_t v;
+    if (bw_state_add(r->s, "t", "shared", 1, 10000, 600, &added, &v) == BW_OK && added) r->added++;
+  }
+  /* the same 1000 marks, every thread */
+  char key[32];
+  for (int i = 0; i < 1000; i++) {
+    int first;
+    snprintf(key, sizeof key, "m%d", i);
+    if (bw_state_once(r->s, "race", key, 600, &first) == BW_OK && first) r->firsts++;
+  }
+  return NULL;
+}
+
+static void test_threads(bw_state *s, int nthreads, int tries) {
+  pthread_t th[8];
+  race r[8];
+  for (int i = 0; i < nthreads; i++) {
+    r[i] = (race){s, tries, 0, 0};
+    pthread_create(&th[i], NULL, adder, &r[i]);
+  }
+  int added = 0, firsts = 0;
+  for (int i = 0; i < nthreads; i++) {
+    pthread_join(th[i], NULL);
+    added += r[i].added;
+    firsts += r[i].firsts;
+  }
+  int want = nthreads * tries < 10000 ? nthreads * tries : 10000;
+  int64_t v = 0;
+  int a;
+  bw_state_add(s, "t", "shared", 0, -1, 600, &a, &v);
+  CHECK(added == want && v == want, "%s: %d threads: %d added, value %lld, want %d", bw_state_kind(s),
+        nthreads, added, (long long)v, want);
+  CHECK(firsts == 1000, "%s: each of 1000 marks first once among %d threads (%d)", bw_state_kind(s), nthreads,
+        firsts);
+}
+
+/* A record as a shared counter: each thread reads it, then writes the
+ * next value at the version it read, again on a conflict. No update is
+ * lost or doubled: the final value is the number of writes. */
+typedef struct casrace {
+  bw_state *s;
+  int tries, conflicts, errors;
+} casrace;
+
+static void *cas_bumper(void *ud) {
+  casrace *c = ud;
+  for (int i = 0; i < c->tries;) {
+    char *val = NULL, buf[32];
+    size_t len = 0;
+    uint64_t ver = 0, now;
+    int done = 0;
+    if (bw_state_get(c->s, "t", "casctr", &val, &len, &ver) != BW_OK) {
+      c->errors++;
+      break;
+    }
+    char text[32] = ""; /* the value is not NUL-terminated */
+    if (val) memcpy(text, val, len < 31 ? len : 31);
+    free(val);
+    long n = atol(text);
+    int l = snprintf(buf, sizeof buf, "%ld", n + 1);
+    if (bw_state_cas(c->s, "t", "casctr", ver, buf, (size_t)l, 600, &done, &now) != BW_OK) {
+      c->errors++;
+      break;
+    }
+    if (done) i++;
+    else c->conflicts++;
+  }
+  return NULL;
+}
+
+static void test_cas_race(bw_state *s, int nthreads, int tries) {
+  pthread_t th[8];
+  casrace c[8];
+  for (int i = 0; i < nthreads; i++) {
+    c[i] = (casrace){s, tries, 0, 0};
+    pthread_create(&th[i], NULL, cas_bumper, &c[i]);
+  }
+  int conflicts = 0, errors = 0;
+  for (int i = 0; i < nthreads; i++) {
+    pthread_join(th[i], NULL);
+    conflicts += c[i].conflicts;
+    errors += c[i].errors;
+  }
+  char *val = NULL;
+  size_t len = 0;
+  uint64_t ver;
+  bw_state_get(s, "t", "casctr", &val, &len, &ver);
+  char text[32] = "";
+  if (val) memcpy(text, val, len < 31 ? len : 31);
+  free(val);
+  CHECK(errors == 0 && atol(text) == (long)nthreads * tries,
+        "%s: %d threads x %d compare-and-set increments: %s (%d conflicts retried, %d errors)", bw_state_kind(s),
+        nthreads, tries, text, conflicts, errors);
+}
+
+/* ---- expiry */
+
+typedef struct probe {
+  bw_state *s;
+  const char *key;
+} probe;
+
+static int mark_free_again(void *ud) {
+  probe *p = ud;
+  int first = 0;
+  return bw_state_once(p->s, "t", p->key, 3600, &first) == BW_OK && first;
+}
+
+static int window_restarted(void *ud) {
+  probe *p = ud;
+  int added;
+  int64_t v = 0;
+  return bw_state_add(p->s, "t", p->key, 1, -1, 0.02, &added, &v) == BW_OK && v == 1;
+}
+
+static int record_gone(void *ud) {
+  probe *p = ud;
+  char *val = NULL;
+  size_t len;
+  uint64_t ver = 1;
+  int rc = bw_state_get(p->s, "t", p->key, &val, &len, &ver);
+  free(val);
+  return rc == BW_OK && ver == 0;
+}
+
+static void test_expiry(bw_state *s, double short_ttl) {
+  int first, added, done;
+  int64_t v;
+  uint64_t ver;
+  CHECK(bw_state_once(s, "t", "long", 3600, &first) == BW_OK && first, "a long mark");
+  CHECK(bw_state_once(s, "t", "short", short_ttl, &first) == BW_OK && first, "a short mark");
+  probe p = {s, "short"};
+  CHECK(wait_for(mark_free_again, &p), "%s: the short mark expires: first again", bw_state_kind(s));
+  CHECK(bw_state_once(s, "t", "long", 3600, &first) == BW_OK && !first, "the long one still lives");
+  /* a counter's window: from its creation, not extended by additions */
+  CHECK(bw_state_add(s, "t", "win", 1, -1, short_ttl, &added, &v) == BW_OK && v == 1, "a window opens");
+  probe w = {s, "win"};
+  CHECK(wait_for(window_restarted, &w), "%s: a new window starts from 0", bw_state_kind(s));
+  if (!strcmp(bw_state_kind(s), "file")) return; /* no records */
+  CHECK(bw_state_cas(s, "t", "rec", 0, "x", 1, short_ttl, &done, &ver) == BW_OK && done, "a short record");
+  probe r = {s, "rec"};
+  CHECK(wait_for(record_gone, &r), "the record expires");
+}
+
+#endif
