@@ -647,6 +647,10 @@ describe("config: state (the deployment's state store, issue 45)", function()
     assert.same({ url = "rediss://valkey.internal:6380/2", password_file = "/etc/burrow/redis.pw",
       ca_file = "/etc/ssl/ca.pem", timeout = 1.5 }, opts.state_config)
     assert.is_nil(parse("state: memory\n").state_config, "the embedded default, said out loud")
+    assert.same({ url = "redis://burrow@h:6379/0", verify = false, connect_timeout = 0.5, pool = 8,
+      max_entries_per_tenant = 500, max_bytes_per_tenant = 1048576 },
+      parse("state: {url: redis://burrow@h:6379/0, verify: false, connect_timeout: 500ms, pool: 8, "
+        .. "max_entries_per_tenant: 500, max_bytes_per_tenant: 1MiB}\n").state_config, "a user without a password is fine")
     assert.is_nil(parse("roots: [.]\n").state_config)
   end)
 

@@ -342,32 +342,6 @@ local function parse_audit(v, mark)
   return out
 end
 
--- state: {url: redis://HOST:PORT/DB | rediss://..., password_file, ca_file, timeout}
-local function parse_state(v, mark)
-  if v == "memory" then return nil end -- the embedded default, said out loud
-  if not is_map(v) then fail(mark, "state must be memory or {url: redis://HOST:PORT/DB, ...}, not %s", kind(v)) end
-  check_keys(v, { url = true, password_file = true, ca_file = true, timeout = true }, "state")
-  if v.url == nil then fail(mark, "state needs a url (redis://HOST:PORT/DB, or rediss:// for TLS)") end
-  local url = want_string(v.url, value_at(v, "url"), "state.url")
-  if not url:match("^rediss?://[^/?#]") then
-    fail(value_at(v, "url"), "state.url must be redis://HOST:PORT/DB or rediss://HOST:PORT/DB, not %q", url)
-  end
-  if url:match("^rediss?://[^/]*@") then
-    fail(value_at(v, "url"), "state.url holds a password: put it in a file and name it as state.password_file")
-  end
-  local out = { url = url }
-  if v.password_file ~= nil then
-    out.password_file = join(want_string(v.password_file, value_at(v, "password_file"), "state.password_file"))
-  end
-  if v.ca_file ~= nil then out.ca_file = join(want_string(v.ca_file, value_at(v, "ca_file"), "state.ca_file")) end
-  if v.timeout ~= nil then
-    local ms, err = caps_mod.parse_ms(v.timeout)
-    if not ms or ms < 1 then fail(value_at(v, "timeout"), "state.timeout: %s", err or "must be more than 0") end
-    out.timeout = ms / 1000
-  end
-  return out
-end
-
 ---------------------------------------------------------------------------
 -- the seed's constraint YAML
 
@@ -490,6 +464,50 @@ local function want_size(v, mark, what)
   if not n or n < 1 then fail(mark, "%s: %s", what, err or "must be at least 1 byte") end
   return n
 end
+
+-- state: {url: redis://[USER@]HOST:PORT/DB | rediss://..., password_file, ca_file, verify,
+-- timeout, connect_timeout, pool, max_entries_per_tenant, max_bytes_per_tenant}
+local function parse_state(v, mark)
+  if v == "memory" then return nil end -- the embedded default, said out loud
+  if not is_map(v) then fail(mark, "state must be memory or {url: redis://HOST:PORT/DB, ...}, not %s", kind(v)) end
+  check_keys(v, { url = true, password_file = true, ca_file = true, verify = true, timeout = true,
+    connect_timeout = true, pool = true, max_entries_per_tenant = true, max_bytes_per_tenant = true }, "state")
+  if v.url == nil then fail(mark, "state needs a url (redis://HOST:PORT/DB, or rediss:// for TLS)") end
+  local url = want_string(v.url, value_at(v, "url"), "state.url")
+  if not url:match("^rediss?://[^/?#]") then
+    fail(value_at(v, "url"), "state.url must be redis://HOST:PORT/DB or rediss://HOST:PORT/DB, not %q", url)
+  end
+  if url:match("^rediss?://[^/@]*:[^/@]*@") then
+    fail(value_at(v, "url"), "state.url holds a password: put it in a file and name it as state.password_file")
+  end
+  local out = { url = url }
+  if v.password_file ~= nil then
+    out.password_file = join(want_string(v.password_file, value_at(v, "password_file"), "state.password_file"))
+  end
+  if v.ca_file ~= nil then out.ca_file = join(want_string(v.ca_file, value_at(v, "ca_file"), "state.ca_file")) end
+  for _, k in ipairs { "timeout", "connect_timeout" } do
+    if v[k] ~= nil then
+      local ms, err = caps_mod.parse_ms(v[k])
+      if not ms or ms < 1 then fail(value_at(v, k), "state.%s: %s", k, err or "must be more than 0") end
+      out[k] = ms / 1000
+    end
+  end
+  if v.verify ~= nil then
+    if type(v.verify) ~= "boolean" then fail(value_at(v, "verify"), "state.verify must be true or false") end
+    out.verify = v.verify
+  end
+  if v.pool ~= nil then out.pool = want_count(v.pool, value_at(v, "pool"), "state.pool") end
+  if v.max_entries_per_tenant ~= nil then
+    out.max_entries_per_tenant = want_count(v.max_entries_per_tenant, value_at(v, "max_entries_per_tenant"),
+      "state.max_entries_per_tenant")
+  end
+  if v.max_bytes_per_tenant ~= nil then
+    out.max_bytes_per_tenant = want_size(v.max_bytes_per_tenant, value_at(v, "max_bytes_per_tenant"),
+      "state.max_bytes_per_tenant")
+  end
+  return out
+end
+
 
 local function want_strings(v, mark, what)
   want_list(v, mark, what)

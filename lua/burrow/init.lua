@@ -218,8 +218,9 @@ function burrow.open(opts)
   local state, serr = opts.state, nil
   if not state and opts.state_config then
     local c = opts.state_config
-    local ok, st, why = pcall(core.state_open, { kind = "redis", url = c.url, password_file = c.password_file,
-      ca_file = c.ca_file, timeout = c.timeout })
+    local spec = { kind = "redis" }
+    for k, v in pairs(c) do spec[k] = v end
+    local ok, st, why = pcall(core.state_open, spec)
     state, serr = ok and st or nil, ok and why or st
     if not state then
       roots:close()
