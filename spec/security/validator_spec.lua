@@ -1,5 +1,5 @@
 -- Issue 42: a validator is no oracle. read_file's if_none_match (and
--- resources/read's _meta "burrow/if_none_match") compares the agent's hash
+-- resources/read's params._meta "burrow/if_none_match") compares the agent's hash
 -- with the file's only for a read the policies allowed: a file denied by
 -- a declared rule, by a check() policy, by an ask nobody answers, a link
 -- to such a file, a link out of the root, are refused with the same
@@ -70,9 +70,30 @@ describe(F.tag("security: a validator is no oracle of a denied file's hash (issu
     end)
   end
 
+  -- resources/read, in a session: the JSON-RPC answer as bytes
+  local function read_answer(rel, v)
+    local out = {}
+    local srv = mcp.new(ws, { channel = mcp.channel(function(m) out[#out + 1] = m end) })
+    srv:handle { jsonrpc = "2.0", id = 0, method = "initialize", params = { protocolVersion = "2025-11-25",
+      capabilities = {}, clientInfo = { name = "busted", version = "1" } } }
+    srv:handle { jsonrpc = "2.0", id = 1, method = "resources/read",
+      params = { uri = "file://" .. w .. "/" .. rel, _meta = v and { ["burrow/if_none_match"] = v } or nil } }
+    for _, m in ipairs(out) do if m.id == 1 then return json.encode(m) end end
+  end
+
+  for _, p in ipairs { ".env", "hidden.txt", "held.txt", "env-link", "out-link" } do
+    it("resources/read " .. p .. ": the same error with every version as without", function()
+      local plain = read_answer(p)
+      assert.truthy(plain:find('"error"', 1, true), plain)
+      assert.is_nil(plain:find(sha(SECRET):sub(8), 1, true))
+      for _, v in ipairs(VALIDATORS) do assert.are.equal(plain, read_answer(p, v), v) end
+    end)
+  end
+
   it("an allowed file with the same content still answers its validator (the cases above are refusals, not misses)", function()
     F.write_host(w .. "/ok.txt", SECRET)
     local _, res = answer { path = "ok.txt", if_none_match = sha(SECRET) }
     assert.is_true(res.not_modified)
+    assert.truthy(read_answer("ok.txt", sha(SECRET)):find('"burrow/not_modified":true', 1, true))
   end)
 end)
