@@ -499,7 +499,8 @@ function Workspace:call_native(name, args, hooks, via)
   return res, msg, code, details
 end
 
---- Text and structured parts of a result, as MCP shows them.
+--- Text and structured parts of a result, as MCP shows them, and the
+-- result's _meta when the tool gives one (read_file: its validator).
 function Workspace:render(name, res)
   local tool = self.tool_by_name[name]
   if tool and tool.render then return tool.render(res) end

@@ -272,7 +272,9 @@ function handlers.tools_list(self, params)
 end
 
 -- A tool call's MCP result: text once, structuredContent, isError; a
--- failure's code and details in _meta (burrow/code, burrow/details).
+-- failure's code and details in _meta (burrow/code, burrow/details), a
+-- success's _meta as the tool's render gives it (read_file's validator,
+-- burrow/sha256).
 function Server:tool_result(name, res, msg, code, details)
   if res == nil then
     return {
@@ -281,14 +283,14 @@ function Server:tool_result(name, res, msg, code, details)
       _meta = { ["burrow/code"] = code, ["burrow/details"] = details },
     }
   end
-  local text, structured = self.ws:render(name, res)
+  local text, structured, meta = self.ws:render(name, res)
   local content = json.array {}
   -- a tool may answer in several blocks: texts (a big text and its hint),
   -- or content blocks of its own (an image)
   for i, t in ipairs(type(text) == "table" and text or { text }) do
     content[i] = type(t) == "table" and t or { type = "text", text = t }
   end
-  local out = { content = content }
+  local out = { content = content, _meta = meta }
   if self.ws:tool(name).output_schema then out.structuredContent = structured end
   return out
 end

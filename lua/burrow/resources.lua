@@ -158,9 +158,17 @@ function resources.complete(self, ref, argument)
   return values(out)
 end
 
+-- The params._meta key a client presents the version it holds under.
+local IF_NONE_MATCH = "burrow/if_none_match"
+
 --- resources/read: read_file, raw bytes (base64); text when they are
 -- UTF-8 without NUL in the first 8 KiB (read_file's binary test), a blob
--- otherwise. ask: the hook an operator resource's ctx:ask goes to.
+-- otherwise. The contents' _meta.version is read_file's content_hash (the
+-- bytes' sha256; mimeType follows from the URI and the bytes); a version
+-- presented in params._meta["burrow/if_none_match"] that is still the
+-- file's gets no contents, only _meta "burrow/not_modified" (read_file's
+-- if_none_match: compared after the policies judged the read). ask: the
+-- hook an operator resource's ctx:ask goes to.
 function resources.read(self, params, ask)
   if type(params.uri) == "string" then -- the operator's (which may ask the client), else a file
     local hooks = hooks_of(self)
@@ -172,11 +180,16 @@ function resources.read(self, params, ask)
   if not path then
     return nil, -32602, "Invalid params: " .. why, { uri = type(params.uri) == "string" and params.uri or nil }
   end
-  local res, msg, code = self.ws:call("read_file", { path = path, encoding = "base64" }, hooks_of(self))
+  local held = type(params._meta) == "table" and params._meta[IF_NONE_MATCH] or nil
+  local res, msg, code = self.ws:call("read_file", { path = path, encoding = "base64",
+    if_none_match = type(held) == "string" and held or nil }, hooks_of(self))
   if not res then return refusal(msg, code, params.uri) end
+  if res.not_modified then
+    return { contents = json.array {}, _meta = { ["burrow/not_modified"] = true, version = res.content_hash } }
+  end
   local bytes = core.base64_decode(res.content)
   local binary = bytes:sub(1, 8192):find("\0", 1, true) or not utf8.len(bytes)
-  local item = { uri = params.uri, mimeType = resources.mime(path, binary) }
+  local item = { uri = params.uri, mimeType = resources.mime(path, binary), _meta = { version = res.content_hash } }
   if binary then item.blob = res.content
   elseif self.ws.caps.untrusted_boundary then -- file text reaching the model: tagged as data
     item.text = require("burrow.context").untrusted(self.ws.roots, bytes, path, "resources/read")

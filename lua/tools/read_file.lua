@@ -123,6 +123,7 @@ return {
   name = "read_file",
   title = "Read file",
   description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM, and its charset: a file in another encoding (UTF-16/32 with or without a BOM, Shift-JIS, Windows-1252, ... detected, or named with `charset`) comes back as UTF-8 text, and edit_file/write_file write it back in that encoding. A Jupyter notebook (.ipynb) is shown as its cells, <cell id="...">source</cell id="...">, with outputs as text and images (notebook=false: its JSON as lines); edit cells with notebook_edit. Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are refused unless encoding is "base64".
+Pass the content_hash of a read you still hold as `if_none_match`: if the file has not changed since, the answer is a short "not modified" note without the content.
 With `tail` N it returns the last N lines as they are in the file, without line numbers, found by reading back from the end (fast on any size; no content_hash or total_lines, as the rest of the file is not read).
 Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 500}  {"path": "app.log", "tail": 100}  {"path": "logo.png", "encoding": "base64"}]],
   input_schema = {
@@ -135,6 +136,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       encoding = { type = "string", enum = { "text", "base64" }, description = "text (default) or base64 for the raw bytes." },
       notebook = { type = "boolean", description = "A .ipynb file is shown as cells with their outputs (default true); false shows its JSON as lines." },
       charset = { type = "string", description = "The file's character encoding (\"shift_jis\", \"windows-1252\", \"utf-16le\", ...), over the one detected." },
+      if_none_match = { type = "string", description = "The content_hash of an earlier read: if the file still has it, only a \"not modified\" note comes back (not with tail)." },
     },
     required = { "path" },
     additionalProperties = false,
@@ -159,6 +161,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       mime_type = { type = "string" },
       tail_lines = { type = "integer" },
       cut_lines = { type = "integer" },
+      not_modified = { type = "boolean" },
     },
     required = { "path", "size" },
   },
@@ -167,8 +170,8 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
   risk = "low",
 
   handler = function(ctx, a)
-    if a.tail and (a.offset or a.limit or a.encoding) then
-      return ctx:fail("INVALID_ARGUMENT", a.path, "tail cannot be combined with offset, limit or encoding")
+    if a.tail and (a.offset or a.limit or a.encoding or a.if_none_match) then
+      return ctx:fail("INVALID_ARGUMENT", a.path, "tail cannot be combined with offset, limit, encoding or if_none_match")
     end
     local idx, rel, code0 = ctx:resolve(a.path)
     if not idx then return nil, rel, code0 end
@@ -197,6 +200,14 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       return ctx:fail(scode, a.path, serr)
     end
     local res = { path = a.path, size = f:size(), content_hash = scan.hash }
+    -- the validator the agent holds is the file's hash still: no content
+    -- (compared after the policies judged the read, so a denied file's
+    -- hash is never told; anything else, malformed included, is stale)
+    if a.if_none_match and a.if_none_match:lower() == scan.hash then
+      f:close()
+      res.not_modified = true
+      return res
+    end
     if a.encoding == "base64" then
       local b64, berr, bcode = f:base64()
       f:close()
@@ -265,27 +276,33 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
     return res
   end,
 
-  -- MCP: the text once, in content; the rest as structuredContent.
+  -- MCP: the text once, in content; the rest as structuredContent; the
+  -- validator (the whole file's hash) in _meta.
   render = function(r)
     local s = {}
     for k, v in pairs(r) do
       if k ~= "content" and k ~= "offset" then s[k] = v end
     end
-    if r.encoding == "base64" then return r.content, s end
+    local meta = r.content_hash and { ["burrow/sha256"] = r.content_hash } or nil
+    if r.not_modified then
+      meta["burrow/not_modified"] = true
+      return ("%s: not modified, the content is unchanged since %s (not sent again)"):format(r.path, r.content_hash), s, meta
+    end
+    if r.encoding == "base64" then return r.content, s, meta end
     if r.notebook then -- the cells, then their output images
       s.images = nil
       local blocks = { r.content }
       for _, im in ipairs(r.images or {}) do blocks[#blocks + 1] = im end
-      return #blocks == 1 and r.content or blocks, s
+      return #blocks == 1 and r.content or blocks, s, meta
     end
     if r.encoding == "image" then -- MCP image content
       return { ("%s: %s, %d bytes, %s"):format(r.path, r.mime_type, r.size, r.content_hash),
-        { type = "image", data = r.content, mimeType = r.mime_type } }, s
+        { type = "image", data = r.content, mimeType = r.mime_type } }, s, meta
     end
     local hint = fmt_hint(r)
-    if hint == "" then return r.content, s end
+    if hint == "" then return r.content, s, meta end
     -- a big text gets its hint as a second block rather than a copy of itself
-    if #r.content > 1024 * 1024 then return { r.content, hint }, s end
-    return r.content .. hint, s
+    if #r.content > 1024 * 1024 then return { r.content, hint }, s, meta end
+    return r.content .. hint, s, meta
   end,
 }

@@ -44,6 +44,9 @@ local function check(dir, caps, calls)
     local res, msg, code, details = ws:call("read_file", a)
     local want = json.encode { jsonrpc = "2.0", id = 100 + i, result = server:tool_result("read_file", res, msg, code, details) }
     assert.equal(want, got[100 + i], "read_file " .. json.encode(a))
+    if res and res.content_hash then -- the validator rides beside the spliced text
+      assert.equal(res.content_hash, json.decode(got[100 + i]).result._meta["burrow/sha256"])
+    end
   end
   ws:close()
 end
@@ -90,6 +93,21 @@ describe(H.tag("read_file over MCP: one-pass JSON text"), function()
     H.write(dir, "big.txt", table.concat(t))
     check(dir, { max_result_bytes = 8 * 1024 * 1024 }, calls_for { "big.txt" })
     check(dir, { max_result_bytes = 2 * 1024 * 1024 }, { { path = "big.txt", limit = 1000000 } })
+  end)
+
+  it("gives them for a stale validator, and a matching one is not modified", function()
+    local calls = {}
+    for _, name in ipairs(names) do
+      local hash = H.sha256_of(FILES[name])
+      calls[#calls + 1] = { path = name, if_none_match = "sha256:00" }
+      calls[#calls + 1] = { path = name, if_none_match = hash, limit = 2 }
+    end
+    check(dir, nil, calls)
+    local got = serve(dir, { { path = "lines.txt", if_none_match = H.sha256_of(FILES["lines.txt"]) } }, nil)
+    local r = json.decode(got[101]).result
+    assert.is_true(r.structuredContent.not_modified)
+    assert.is_true(r._meta["burrow/not_modified"])
+    assert.is_nil(got[101]:find("line 1", 1, true))
   end)
 
   it("a pack's read (ctx:call) still gets a string", function()

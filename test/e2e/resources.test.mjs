@@ -1,21 +1,24 @@
 // End-to-end: MCP resources, subscriptions and client roots, with the
-// official SDK client on `build/burrow mcp` (stdio).
+// official SDK client on `build/burrow mcp` (stdio; the validators also over
+// Streamable HTTP, and by raw fetch in MCP 2026-07-28).
 //
 //   cd test/e2e && npm ci && node --test resources.test.mjs
 //   BURROW_RESOLVER=walk node --test resources.test.mjs
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   ResourceUpdatedNotificationSchema, ResourceListChangedNotificationSchema, ListRootsRequestSchema, ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { waitFor } from "./http_helpers.mjs";
+import { startHttp, waitFor } from "./http_helpers.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..", "..");
@@ -172,6 +175,77 @@ test("resources/read: text, blob, and every escape refused as read_file refuses 
       assert.match(await readRefused(client, bad), /rpc -32602/, bad);
     }
   } finally { await client.close(); }
+});
+
+test("resources/read over HTTP: _meta.version, not modified for the version held, the contents for a stale one, a denied file refused the same", T, async () => {
+  const d = caseDir({ "a.txt": "hello\nworld\n", ".env": "API_KEY=s3cr3t\n" });
+  const root = path.join(d, "ws");
+  const sha = (s) => "sha256:" + createHash("sha256").update(s).digest("hex");
+  const s = await startHttp(["--config", path.join(d, "burrow.yaml")]);
+  const client = new Client({ name: "burrow-validators-e2e", version: "1.0.0" });
+  const held = (v) => ({ "burrow/if_none_match": v });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(s.url)));
+    const u = uri(path.join(root, "a.txt"));
+    const first = await client.readResource({ uri: u });
+    assert.equal(first.contents[0].text, "hello\nworld\n");
+    const version = first.contents[0]._meta?.version;
+    assert.equal(version, sha("hello\nworld\n"));
+    const same = await client.readResource({ uri: u, _meta: held(version) });
+    assert.deepEqual(same.contents, []);
+    assert.equal(same._meta?.["burrow/not_modified"], true);
+    assert.equal(same._meta?.version, version);
+    fs.writeFileSync(path.join(root, "a.txt"), "changed\n");
+    const stale = await client.readResource({ uri: u, _meta: held(version) });
+    assert.equal(stale.contents[0].text, "changed\n");
+    assert.equal(stale.contents[0]._meta?.version, sha("changed\n"));
+    assert.equal(stale._meta?.["burrow/not_modified"], undefined);
+    // the tool: the same validator in the result's _meta, and if_none_match
+    const tool = await client.callTool({ name: "read_file", arguments: { path: "a.txt", limit: 1 } });
+    assert.equal(tool._meta?.["burrow/sha256"], sha("changed\n"));
+    const again = await client.callTool({ name: "read_file", arguments: { path: "a.txt", if_none_match: sha("changed\n") } });
+    assert.equal(again.structuredContent.not_modified, true);
+    assert.match(again.content[0].text, /not modified/);
+    assert.doesNotMatch(again.content[0].text, /changed\n/);
+    // a denied file: the same refusal whatever version is presented
+    const envU = uri(path.join(root, ".env"));
+    const refusal = async (meta) => {
+      try { await client.readResource({ uri: envU, ...(meta ? { _meta: meta } : {}) }); } catch (e) {
+        return JSON.stringify({ code: e.code, message: e.message, data: e.data });
+      }
+      assert.fail(".env was read");
+    };
+    const plain = await refusal();
+    assert.match(plain, /POLICY_DENIED/);
+    assert.equal(await refusal(held(sha("API_KEY=s3cr3t\n"))), plain);
+    assert.equal(await refusal(held(sha("other"))), plain);
+
+    // MCP 2026-07-28 by raw fetch: no session, the version in the request's _meta
+    const stateless = async (uriArg, meta = {}) => {
+      const r = await fetch(s.url, { method: "POST", headers: { "content-type": "application/json",
+        accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "resources/read", "mcp-name": uriArg },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "resources/read", params: { uri: uriArg, _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, ...meta } } }) });
+      const t = await r.text();
+      const m = (r.headers.get("content-type") || "").includes("text/event-stream")
+        ? JSON.parse(t.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).filter((x) => x.trim()).pop())
+        : JSON.parse(t);
+      return m;
+    };
+    const full = await stateless(u);
+    assert.equal(full.result.contents[0]._meta.version, sha("changed\n"));
+    const nm = await stateless(u, held(sha("changed\n")));
+    assert.deepEqual(nm.result.contents, []);
+    assert.equal(nm.result._meta["burrow/not_modified"], true);
+    assert.equal(nm.result.resultType, "complete");
+    const denied = JSON.stringify((await stateless(envU)).error);
+    assert.match(denied, /POLICY_DENIED/);
+    assert.equal(JSON.stringify((await stateless(envU, held(sha("API_KEY=s3cr3t\n")))).error), denied);
+  } finally {
+    await client.close();
+    await s.stop();
+  }
 });
 
 test("subscribe, change the file from outside: notifications/resources/updated within 500 ms", T, async () => {
