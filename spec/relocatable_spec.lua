@@ -48,7 +48,7 @@ describe("a copied binary", function()
   it("checks a config with built-in policies and a pack", function()
     local out, ok = run("check --config burrow.yaml")
     assert.is_true(ok, out)
-    assert.matches("policies: default, secrets", out, 1, true)
+    assert.matches("policies: protected, default, secrets", out, 1, true)
     assert.matches("Read, Write", out, 1, true)
   end)
 
