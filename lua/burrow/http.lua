@@ -176,7 +176,14 @@ local function server_for(W, state, sid, tenant, version)
     n = n + 1
     if not e.home and k ~= sid and (not oldest or e.used < oldest) then oldest, oldest_sid = e.used, k end
   end
-  if n > CACHE and oldest_sid then state.cache[oldest_sid] = nil end
+  if n > CACHE and oldest_sid then
+    -- its watcher is published (its snapshot names it): this state's hold
+    -- on it goes now, not at a collection that may never come, so the fds
+    -- of a listen closed meanwhile are not kept
+    local old = state.cache[oldest_sid].server
+    if old.watches then old.watches:close() end
+    state.cache[oldest_sid] = nil
+  end
   return server
 end
 
