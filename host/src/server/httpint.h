@@ -15,8 +15,7 @@
 #include "http.h"
 #include "rpcid.h"
 
-enum { KEEP_DONE = 16, CONN_LIMIT = 1024, IDLE_TIMEOUT = 120 /* s: a connection past the checks */,
-       LISTEN_KEEPALIVE = 5 /* s between comments on an idle listen stream */ };
+enum { KEEP_DONE = 16, CONN_LIMIT = 1024, IDLE_TIMEOUT = 120 /* s: a connection past the checks */ };
 
 typedef struct event {
   struct event *next;
