@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <sys/eventfd.h>
 #include <jansson.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -944,7 +945,8 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
         MHD_OPTION_THREAD_POOL_SIZE, pool,
         /* each pool thread's share: max_connections itself is counted in
          * all by accept_new */
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections * pool,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections > UINT_MAX / pool
+                                          ? UINT_MAX : (unsigned)h->o.max_connections * pool,
         /* one address cannot hold every connection */
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(o->max_connections_per_address > 0
                                                           ? o->max_connections_per_address : 0),
