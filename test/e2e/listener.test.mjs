@@ -41,6 +41,16 @@ after(async () => {
 });
 
 const count = (pid, what) => fs.readdirSync(`/proc/${pid}/${what}`).length;
+// what the fds are, for a failure's message: {"socket:[N]": 3, ...}
+function fdKinds(pid) {
+  const kinds = {};
+  for (const f of fs.readdirSync(`/proc/${pid}/fd`)) {
+    let k;
+    try { k = fs.readlinkSync(`/proc/${pid}/fd/${f}`).replace(/\d+/g, "N"); } catch { k = "?"; }
+    kinds[k] = (kinds[k] || 0) + 1;
+  }
+  return JSON.stringify(kinds);
+}
 
 // One POST on a connection of its own (agent: false). A listen resolves
 // once its acknowledgement came, holding the response open ({status, res});
@@ -142,7 +152,7 @@ http:
   // A closes them: the server finds each closed stream and gives its fds back
   for (const r of open.splice(0)) r.destroy();
   const closed = Date.now();
-  await waitFor(() => count(pid, "fd") <= baseline, () => { const kinds = {}; for (const f of fs.readdirSync(`/proc/${pid}/fd`)) { let k; try { k = fs.readlinkSync(`/proc/${pid}/fd/${f}`).replace(/\d+/g, "N"); } catch { k = "?"; } kinds[k] = (kinds[k] || 0) + 1; } return `the server's fds back to ${baseline}: ${count(pid, "fd")} ${JSON.stringify(kinds)}`; }, 10_000);
+  await waitFor(() => count(pid, "fd") <= baseline, () => `the server's fds back to ${baseline}: ${fdKinds(pid)}`, 30_000);
   t.diagnostic(`${CAP} listens open: ${held} fds (baseline ${baseline}), ${threads} threads; fds back ${Date.now() - closed} ms after they closed`);
   assert.ok(count(pid, "task") <= 32, "and its threads stay few");
   // A may listen again up to its cap
