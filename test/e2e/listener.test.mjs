@@ -146,6 +146,7 @@ http:
   assert.match(JSON.parse(b.body).result.content[0].text, /alpha/);
   const threads = count(pid, "task");
   const held = count(pid, "fd");
+  const rss = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1];
   assert.ok(threads <= 32, `threads stay few with ${CAP} streams open: ${threads}`);
   assert.ok(count(pid, "fd") >= baseline + 2 * CAP, "each open stream holds its socket and its watch");
 
@@ -153,7 +154,7 @@ http:
   for (const r of open.splice(0)) r.destroy();
   const closed = Date.now();
   await waitFor(() => count(pid, "fd") <= baseline, () => `the server's fds back to ${baseline}: ${fdKinds(pid)}`, 30_000);
-  t.diagnostic(`${CAP} listens open: ${held} fds (baseline ${baseline}), ${threads} threads; fds back ${Date.now() - closed} ms after they closed`);
+  t.diagnostic(`${CAP} listens open: ${held} fds (baseline ${baseline}), ${threads} threads, ${Math.round(rss / 1024)} MiB resident; fds back ${Date.now() - closed} ms after they closed`);
   assert.ok(count(pid, "task") <= 32, "and its threads stay few");
   // A may listen again up to its cap
   const again = await listen(server.port, TOKEN_A);
