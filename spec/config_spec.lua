@@ -472,6 +472,22 @@ policies:
       assert.matches("default is the main configuration's own",
         parse_err("http:\n  tenants:\n    default: {config: nope.yaml}\n"))
     end)
+
+    it("reads the caps on a tenant's long streams and listens, the listener's and a tenant's own", function()
+      local dir = os.tmpname()
+      os.remove(dir)
+      assert(os.execute("mkdir -p " .. dir))
+      local f = assert(io.open(dir .. "/a.yaml", "w"))
+      f:write("roots: [.]\n")
+      f:close()
+      local o = parse("http:\n  max_streams: 300\n  max_listens: 200\n"
+        .. "  tenants:\n    alice: {config: a.yaml, max_streams: 30, max_listens: 20}\n", dir)
+      os.execute("rm -rf " .. dir)
+      assert.same({ 300, 200 }, { o.http.max_streams, o.http.max_listens })
+      assert.same({ 30, 20 }, { o.http.tenants[1].max_streams, o.http.tenants[1].max_listens })
+      assert.matches("http%.max_listens must be an integer of at least 1", parse_err("http:\n  max_listens: 0\n"))
+      assert.matches("http%.max_streams must be an integer of at least 1", parse_err("http:\n  max_streams: many\n"))
+    end)
   end)
 
   describe("the seed filesystem module's constraint YAML", function()

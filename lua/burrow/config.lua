@@ -449,7 +449,7 @@ local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body 
   max_connections_per_address = true, max_running = true, max_undo_bytes = true,
   max_unauthenticated = true, auth_timeout = true, max_kept_bytes = true, max_sessions_per_address = true,
   max_watches = true, access_log = true, approval_key_file = true, approval_ttl = true,
-  approval_store = true }
+  approval_store = true, max_streams = true, max_listens = true }
 local TOKEN_KEYS = { sha256 = true, tenant = true, max_calls = true, max_body = true, max_sessions = true }
 
 local function want_count(v, mark, what, min)
@@ -542,7 +542,7 @@ local function parse_http(v, mark)
   end
   for _, k in ipairs { "workers", "max_calls", "max_sessions", "replay", "retry_ms", "max_connections",
     "max_connections_per_address", "max_running", "max_unauthenticated", "max_sessions_per_address",
-    "max_watches" } do
+    "max_watches", "max_streams", "max_listens" } do
     if v[k] ~= nil then out[k] = want_count(v[k], m(k), "http." .. k) end
   end
   if v.session_ttl ~= nil then out.session_ttl = want_seconds(v.session_ttl, m("session_ttl"), "http.session_ttl") end
@@ -572,12 +572,13 @@ local function parse_http(v, mark)
       if name == "default" then fail(key_at(v.tenants, name), "http.tenants: default is the main configuration's own") end
       want_map(t, tm, "http.tenants." .. name)
       check_keys(t, { config = true, max_calls = true, max_sessions = true, max_running = true,
-        max_undo_bytes = true, max_kept_bytes = true, max_watches = true, max_queued = true }, "http.tenants." .. name)
+        max_undo_bytes = true, max_kept_bytes = true, max_watches = true, max_queued = true,
+        max_streams = true, max_listens = true }, "http.tenants." .. name)
       local file = join(want_string(t.config, value_at(t, "config"), "http.tenants." .. name .. ".config"))
       if not readable(file) then fail(value_at(t, "config"), "http.tenants.%s.config: cannot read %s", name, file) end
       local entry = { name = name, config = file }
       -- the tenant's own limits, beside its tokens' (the lower wins)
-      for _, k in ipairs { "max_calls", "max_sessions", "max_running", "max_watches" } do
+      for _, k in ipairs { "max_calls", "max_sessions", "max_running", "max_watches", "max_streams", "max_listens" } do
         if t[k] ~= nil then entry[k] = want_count(t[k], value_at(t, k), "http.tenants." .. name .. "." .. k) end
       end
       for _, k in ipairs { "max_undo_bytes", "max_kept_bytes", "max_queued" } do

@@ -182,7 +182,14 @@ local function server_for(W, state, sid, tenant, version, token)
     n = n + 1
     if not e.home and k ~= sid and (not oldest or e.used < oldest) then oldest, oldest_sid = e.used, k end
   end
-  if n > CACHE and oldest_sid then state.cache[oldest_sid] = nil end
+  if n > CACHE and oldest_sid then
+    -- its watcher is published (its snapshot names it): this state's hold
+    -- on it goes now, not at a collection that may never come, so the fds
+    -- of a listen closed meanwhile are not kept
+    local old = state.cache[oldest_sid].server
+    if old.watches then old.watches:close() end
+    state.cache[oldest_sid] = nil
+  end
   return server
 end
 
@@ -348,7 +355,8 @@ function http.serve(o, hc, listen)
   local watch_budgets = {} -- and its file watches (resources/subscribe)
   for i, t in ipairs(tenants) do
     limits[i] = { max_calls = t.max_calls or 0, max_sessions = t.max_sessions or 0, max_running = t.max_running or 0,
-      max_kept_bytes = t.max_kept_bytes or 0, max_queued = t.max_queued or 0 }
+      max_kept_bytes = t.max_kept_bytes or 0, max_queued = t.max_queued or 0,
+      max_streams = t.max_streams or 0, max_listens = t.max_listens or 0 }
     budgets[i] = { name = "http-tenant:" .. t.name, cap = t.max_undo_bytes or hc.max_undo_bytes or http.MAX_UNDO_BYTES }
     watch_budgets[i] = { name = "http-tenant:" .. t.name, cap = t.max_watches or hc.max_watches or http.MAX_WATCHES }
   end
@@ -419,6 +427,7 @@ function http.serve(o, hc, listen)
     max_tenant_queued = hc.max_tenant_queued
       or (#tenants > 1 and (hc.max_queued or http.MAX_QUEUED) // 2 or nil),
     max_connections = hc.max_connections, max_connections_per_address = hc.max_connections_per_address,
+    max_streams = hc.max_streams, max_listens = hc.max_listens,
     max_unauthenticated = hc.max_unauthenticated, auth_timeout = hc.auth_timeout,
     max_sessions_per_address = hc.max_sessions_per_address,
     allowed_hosts = hc.allowed_hosts, allowed_origins = hc.allowed_origins,

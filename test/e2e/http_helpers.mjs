@@ -20,9 +20,11 @@ export function initBody(id = 1, version = "2025-11-25") {
 
 /** Start the server; resolves to {url, port, proc, stderr(), stop()}, or
  * rejects with its stderr if it exits first. `listen` defaults to a free
- * loopback port. */
-export function startHttp(args, { listen = "127.0.0.1:0", env = {} } = {}) {
-  const proc = spawn(BIN, ["mcp", ...args, ...(listen ? ["--http", listen] : [])],
+ * loopback port; `command` (argv) runs instead of burrow's own, e.g. a
+ * shell that sets a limit and execs it. */
+export function startHttp(args, { listen = "127.0.0.1:0", env = {}, command = null } = {}) {
+  const argv = command || [BIN, "mcp", ...args, ...(listen ? ["--http", listen] : [])];
+  const proc = spawn(argv[0], argv.slice(1),
     { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
   let err = "";
   return new Promise((resolve, reject) => {

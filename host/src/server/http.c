@@ -14,10 +14,16 @@
  * last events for Last-Event-ID; ping and notifications/cancelled are
  * answered here, so they work while the session's worker is busy.
  *
- * Threads: libmicrohttpd runs one thread per connection, so an SSE
- * response blocks in its reader callback waiting for events; one lock
- * guards sessions, streams and queues (httpsess.c); a reaper thread ends
- * idle sessions.
+ * Threads: libmicrohttpd runs a fixed pool of epoll threads (one a CPU,
+ * 2 to 8) for every connection, so nothing here may wait: a connection
+ * with nothing to answer yet (an SSE reader between events, a stateless
+ * POST waiting for the first word of its answer) is suspended, parked on
+ * its stream, and resumed when the stream moves (httpsse.c); a reaper
+ * thread ends idle sessions and resumes the parked connections that come
+ * due, so closed clients are found. One lock guards sessions, streams and
+ * queues (httpsess.c). Long streams are capped per tenant at admission
+ * (http.max_streams, http.max_listens), open connections in all and per
+ * address (http.max_connections, max_connections_per_address).
  */
 #include "http.h"
 #include "clock.h"
@@ -27,6 +33,7 @@
 #include <errno.h>
 #include <sys/eventfd.h>
 #include <jansson.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -36,6 +43,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "burrow.h" /* BURROW_VERSION_STRING: a listen's last answer names the server */
 #include "core.h"
@@ -67,6 +75,13 @@ typedef struct conn {
   char *body;
   int rejected;
   int too_big; /* bytes dropped past the limit */
+  /* a POST's request queued, its answer not begun (held: a reference on
+   * ws, a reader on wt); waiting: parked until its first word or until */
+  session *ws;
+  stream *wt;
+  int listen, init, waiting;
+  double until;
+  bwh_park park;
 } conn;
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
@@ -83,8 +98,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 }
 
 /* A JSON-RPC error body (id null), as the transport answers refusals. */
-/* The connection state of the request this thread answers (libmicrohttpd
- * runs a thread per connection): the access log's tenant of a refusal. */
+/* The connection state of the request this thread answers (set by each
+ * call of the handler): the access log's tenant of a refusal. */
 static _Thread_local const conn *current;
 
 static const char *tenant_of_token(const bw_http *h, int token) {
@@ -213,6 +228,16 @@ static int tenant_full(bw_http *h, int tenant, int which) {
   return lim > 0 && have >= lim;
 }
 
+/* A tenant slot's cap on long streams open (GET streams and listens), or
+ * on listens alone. */
+static int stream_cap(const bw_http *h, int slot, int listens) {
+  if (slot < h->o.n_tenants && h->o.tenants) {
+    int v = listens ? h->o.tenants[slot].max_listens : h->o.tenants[slot].max_streams;
+    if (v > 0) return v;
+  }
+  return listens ? h->o.max_listens : h->o.max_streams;
+}
+
 static int accepts(struct MHD_Connection *c, const char *type) {
   const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
   return a && (strstr(a, type) || strstr(a, "*/*"));
@@ -242,10 +267,16 @@ static enum MHD_Result do_get(bw_http *h, struct MHD_Connection *c,
     return refuse(c, MHD_HTTP_CONFLICT, -32000,
                   "Conflict: this session's GET stream is already open", NULL,
                   NULL);
+  int slot = bwh_tenant(h, s->tenant);
+  if (h->ten_streams[slot] >= stream_cap(h, slot, 0))
+    return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                  "Too Many Requests: this tenant has its most streams open "
+                  "(http.max_streams, http.tenants.NAME.max_streams)",
+                  "Retry-After", "5");
   /* a new GET stream: what no reader has had yet (a request the server
    * sent before the client opened it, kept within the replay bound) */
   if (pos < 0) pos = t->sent;
-  return bwh_stream_answer(h, c, s, t, pos, 0, t->id ? -1 : 0);
+  return bwh_stream_answer(h, c, s, t, pos, 0, t->id ? -1 : 0, 1);
 }
 
 /* The client's address as text ("" if unknown). */
@@ -264,16 +295,18 @@ static void client_address(struct MHD_Connection *c, char out[INET6_ADDRSTRLEN])
  * request that needs a client capability the client did not declare
  * (-32021), or whose Mcp-Param-* headers differ from its arguments (-32020,
  * found by the worker, which knows the tool), is 400. Such an answer comes at once (before the call does
- * anything), so a stateless request's response waits up to a second for
- * its call to end before its head is sent: ended with such an error, the
- * answer is that status and body; anything else (a notification first, a
- * result, a call still running) goes out as before. 1 and *rc when it
- * answered (lock held throughout). */
+ * anything), so a stateless request's response waits (parked, do_post) up
+ * to a second for its call to end before its head is sent: ended with
+ * such an error, the answer is that status and body; anything else (a
+ * notification first, a result, a call still running) goes out as before.
+ * early_ready: the wait is over; early_error: 1 and *rc when it answered
+ * (lock held). */
+static int early_ready(const bw_http *h, const session *s, const stream *t) {
+  return t->done || (t->head && !t->answered) || s->closed || h->stopped;
+}
+
 static int early_error(bw_http *h, struct MHD_Connection *c, stream *t, enum MHD_Result *rc) {
-  struct timespec ts;
-  bwh_deadline(&ts, 1.0);
-  while (!t->done && !(t->head && !t->answered) && !h->stopped)
-    if (pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT) break;
+  (void)h;
   if (!t->done || !t->tail) return 0;
   json_t *m = json_loadb(t->tail->data, t->tail->len, 0, NULL);
   json_int_t code = json_integer_value(json_object_get(json_object_get(m, "error"), "code"));
@@ -302,6 +335,8 @@ static enum MHD_Result param_header(void *cls, enum MHD_ValueKind kind, const ch
   json_object_set_new(o, name, v ? v : json_null());
   return MHD_YES;
 }
+
+static enum MHD_Result answer_post(bw_http *h, struct MHD_Connection *c, conn *k);
 
 /* A session made for a POST that is refused after all (lock held). */
 static void drop_new(bw_http *h, session *s) {
@@ -385,6 +420,20 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     if (h->o.max_sessions_per_address > 0)
       for (session *x = h->sessions; x; x = x->next) from += !strcmp(x->addr, addr);
     int by_addr = h->o.max_sessions_per_address > 0 && from >= h->o.max_sessions_per_address;
+    int slot = bwh_tenant(h, tenant);
+    const char *capped = !listen ? NULL
+        : h->ten_listens[slot] >= stream_cap(h, slot, 1)
+            ? "Too Many Requests: this tenant has its most listens open "
+              "(http.max_listens, http.tenants.NAME.max_listens)"
+        : h->ten_streams[slot] >= stream_cap(h, slot, 0)
+            ? "Too Many Requests: this tenant has its most streams open "
+              "(http.max_streams, http.tenants.NAME.max_streams)"
+            : NULL;
+    if (capped) { /* a listen's own caps first: they are what it hits */
+      pthread_mutex_unlock(&h->mu);
+      json_decref(m);
+      return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000, capped, "Retry-After", "5");
+    }
     if ((lim > 0 && have >= lim) || tenant_full(h, tenant, 1) || by_addr) {
       int tok = lim > 0 && have >= lim;
       pthread_mutex_unlock(&h->mu);
@@ -403,6 +452,10 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
       if (!s->listen) {
         bwh_session_close(h, s, "no memory");
         s = NULL;
+      } else { /* given back when it closes (bwh_session_close) */
+        s->counted = 1;
+        h->ten_listens[slot]++;
+        h->ten_streams[slot]++;
       }
     }
     if (!s) {
@@ -540,10 +593,47 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
    * answer is waited for */
   s->refs++;
   t->readers++;
-  int early = s->stateless && early_error(h, c, t, &rc); /* its status is the answer's */
+  k->ws = s;
+  k->wt = t;
+  k->listen = listen;
+  k->init = init;
+  if (s->stateless && !early_ready(h, s, t)) { /* parked: the handler is called again */
+    k->until = bwh_now() + 1.0;
+    k->waiting = 1;
+    bwh_park_on(h, &k->park, t, c, k->until);
+    pthread_mutex_unlock(&h->mu);
+    return MHD_YES;
+  }
+  rc = answer_post(h, c, k);
+  pthread_mutex_unlock(&h->mu);
+  return rc;
+}
+
+/* The answer of the POST k holds: a stateless request's early error (its
+ * status is the answer's), else its stream (lock held). */
+static enum MHD_Result answer_post(bw_http *h, struct MHD_Connection *c, conn *k) {
+  session *s = k->ws;
+  stream *t = k->wt;
+  enum MHD_Result rc;
+  k->ws = NULL;
+  k->wt = NULL;
+  k->waiting = 0;
   t->readers--;
-  if (!early) rc = bwh_stream_answer(h, c, s, t, 0, !listen && !accepts(c, "text/event-stream"), init);
+  if (!(s->stateless && early_error(h, c, t, &rc)))
+    rc = bwh_stream_answer(h, c, s, t, 0, !k->listen && !accepts(c, "text/event-stream"), k->init, 0);
   bwh_session_unref(h, s);
+  return rc;
+}
+
+/* A parked POST resumed: its answer moved, its second is up, or the
+ * listener stops; parked again if none of them. */
+static enum MHD_Result resume_post(bw_http *h, struct MHD_Connection *c, conn *k) {
+  enum MHD_Result rc = MHD_YES;
+  pthread_mutex_lock(&h->mu);
+  if (!early_ready(h, k->ws, k->wt) && bwh_now() < k->until)
+    bwh_park_on(h, &k->park, k->wt, c, k->until);
+  else
+    rc = answer_post(h, c, k);
   pthread_mutex_unlock(&h->mu);
   return rc;
 }
@@ -563,7 +653,9 @@ static enum MHD_Result accept_new(void *cls, const struct sockaddr *addr,
   (void)addrlen;
   bw_http *h = cls;
   pthread_mutex_lock(&h->mu);
-  int ok = h->unauth < h->o.max_unauthenticated;
+  /* http.max_connections counted here, in all: libmicrohttpd's own limit
+   * is shared out among its pool's threads, each refusing at its share */
+  int ok = h->unauth < h->o.max_unauthenticated && h->conns < h->o.max_connections;
   pthread_mutex_unlock(&h->mu);
   return ok ? MHD_YES : MHD_NO;
 }
@@ -588,6 +680,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
   bw_http *h = cls;
   conn *k = *con_cls;
   current = k;
+  if (k && k->waiting) return resume_post(h, c, k);
   if (!k) {
     k = calloc(1, sizeof *k);
     if (!k) return MHD_NO;
@@ -695,14 +788,26 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
   return rc;
 }
 
-/* A request is over: its body goes. */
+/* A request is over: its body goes, and what a POST that never answered
+ * held (its client went while it was parked, or the listener stopped). */
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe) {
   (void)c;
   (void)toe;
-  (void)cls;
+  bw_http *h = cls;
   conn *k = *con_cls;
   if (!k) return;
+  if (k->ws) {
+    pthread_mutex_lock(&h->mu);
+    bwh_unpark(&k->park);
+    k->wt->readers--;
+    if (k->ws->stateless && !k->wt->done) { /* as a closed stream: its call is cancelled */
+      k->ws->abandoned = 1;
+      if (k->ws->running >= 0) atomic_store(&h->w[k->ws->running].cancelled, 1);
+    }
+    bwh_session_unref(h, k->ws);
+    pthread_mutex_unlock(&h->mu);
+  }
   free(k->body);
   free(k);
   *con_cls = NULL;
@@ -717,15 +822,17 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
   if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
     sock *k = *socket_ctx;
     *socket_ctx = NULL;
-    if (k && !k->authed) {
-      pthread_mutex_lock(&h->mu);
-      h->unauth--;
-      pthread_mutex_unlock(&h->mu);
-    }
+    pthread_mutex_lock(&h->mu);
+    h->conns--;
+    if (k && !k->authed) h->unauth--;
+    pthread_mutex_unlock(&h->mu);
     free(k);
     return;
   }
   if (code != MHD_CONNECTION_NOTIFY_STARTED) return;
+  pthread_mutex_lock(&h->mu);
+  h->conns++;
+  pthread_mutex_unlock(&h->mu);
   sock *k = calloc(1, sizeof *k);
   if (k) { /* without one the connection counts as passed: never locked out by us */
     *socket_ctx = k;
@@ -755,6 +862,8 @@ static void free_parts(bw_http *h) {
   free(h->ten_running);
   free(h->ten_kept);
   free(h->ten_queued);
+  free(h->ten_listens);
+  free(h->ten_streams);
   if (!bwh_log_free(h) && h->log && h->log != stderr) fclose(h->log);
   free(h);
 }
@@ -797,6 +906,9 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   if (h->o.max_unauthenticated < 1) h->o.max_unauthenticated = 128;
   if (h->o.auth_timeout < 1) h->o.auth_timeout = 10;
   if (h->o.replay < 1) h->o.replay = 1;
+  if (h->o.max_streams < 1) h->o.max_streams = 2048;
+  if (h->o.max_listens < 1) h->o.max_listens = 1024;
+  if (h->o.max_connections < 1) h->o.max_connections = CONN_LIMIT;
   pthread_mutex_init(&h->mu, NULL);
   bw_cond_init_mono(&h->ev); /* timeouts (bwh_deadline) on the monotonic clock */
   bw_cond_init_mono(&h->reap_cv);
@@ -808,6 +920,8 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   h->ten_running = calloc((size_t)o->n_tenants + 1, sizeof(int));
   h->ten_kept = calloc((size_t)o->n_tenants + 1, sizeof(size_t));
   h->ten_queued = calloc((size_t)o->n_tenants + 1, sizeof(size_t));
+  h->ten_listens = calloc((size_t)o->n_tenants + 1, sizeof(int));
+  h->ten_streams = calloc((size_t)o->n_tenants + 1, sizeof(int));
   if (h->o.max_kept_bytes < 1) h->o.max_kept_bytes = (size_t)64 << 20;
   h->tok_calls = calloc((size_t)o->n_tokens + 1, sizeof(int));
   h->tok_sessions = calloc((size_t)o->n_tokens + 1, sizeof(int));
@@ -815,17 +929,26 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   h->ten_sessions = calloc((size_t)o->n_tenants + 1, sizeof(int));
   for (int i = 0; h->w && i < h->o.workers; i++)
     bw_cond_init_mono(&h->w[i].cv);
-  unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
-                   MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+  /* a fixed pool of epoll threads serves every connection (a suspended
+   * one costs its socket and a little memory, no thread), one a CPU */
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  unsigned pool = cpus < 2 ? 2 : cpus > 8 ? 8 : (unsigned)cpus;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                   MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
                    (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
   if (h->w && h->tok_calls && h->tok_sessions && h->ten_calls && h->ten_sessions &&
-      h->run_head && h->run_tail && h->ten_running && h->ten_kept && h->ten_queued)
+      h->run_head && h->run_tail && h->ten_running && h->ten_kept && h->ten_queued &&
+      h->ten_listens && h->ten_streams)
     h->d = MHD_start_daemon(
         flags, (uint16_t)o->port, accept_new, h, handler, h, MHD_OPTION_SOCK_ADDR,
         ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o->max_connections > 0 ? o->max_connections : CONN_LIMIT),
-        /* one address cannot hold every connection (a thread each) */
+        MHD_OPTION_THREAD_POOL_SIZE, pool,
+        /* each pool thread's share: max_connections itself is counted in
+         * all by accept_new */
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections > UINT_MAX / pool
+                                          ? UINT_MAX : (unsigned)h->o.max_connections * pool,
+        /* one address cannot hold every connection */
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(o->max_connections_per_address > 0
                                                           ? o->max_connections_per_address : 0),
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT, MHD_OPTION_END);
@@ -881,6 +1004,7 @@ static void end_listens(bw_http *h) {
     if (n > 0) bwh_stream_push(h, t, b, (size_t)n);
     free(b);
     t->done = 1;
+    bwh_wake(h, t);
     any = 1;
   }
   if (!any) return;
@@ -907,6 +1031,9 @@ void bw_http_stop(bw_http *h) {
     pthread_cond_broadcast(&h->w[i].cv);
     atomic_store(&h->w[i].cancelled, 1); /* calls running stop now */
   }
+  /* no connection may be suspended when the daemon stops: each parked
+   * one is resumed, and none parks again once stopped is set */
+  bwh_wake_all(h);
   pthread_mutex_unlock(&h->mu);
   bwh_poll_wake(h);
   MHD_stop_daemon(h->d); /* waits for the connection threads */

@@ -30,6 +30,8 @@ typedef struct bw_http_tenant {
   int max_running;  /* calls running on workers at once (0: the listener's) */
   size_t max_kept_bytes; /* bytes of answers kept for resumption (0: the listener's) */
   size_t max_queued; /* body bytes waiting for the workers, all its sessions (0: the listener's) */
+  int max_streams;  /* long streams open (GET streams and listens) (0: the listener's) */
+  int max_listens;  /* subscriptions/listen streams open (0: the listener's) */
 } bw_http_tenant;
 
 typedef struct bw_http_opts {
@@ -46,6 +48,10 @@ typedef struct bw_http_opts {
   int replay;          /* events kept per SSE stream for Last-Event-ID */
   size_t max_kept_bytes; /* their bytes, per tenant, all its sessions (0: 64 MiB) */
   size_t max_queued;   /* body bytes waiting for the workers, in all */
+  int max_streams;     /* default per-tenant cap on long streams open: GET
+                          streams and listens (0: 2048) */
+  int max_listens;     /* default per-tenant cap on subscriptions/listen
+                          streams open (0: 1024) */
   int max_connections; /* open connections, in all */
   int max_connections_per_address; /* open connections from one client address */
   int max_unauthenticated; /* open connections that have not yet passed the

@@ -15,8 +15,7 @@
 #include "http.h"
 #include "rpcid.h"
 
-enum { KEEP_DONE = 16, CONN_LIMIT = 1024, IDLE_TIMEOUT = 120 /* s: a connection past the checks */,
-       LISTEN_KEEPALIVE = 5 /* s between comments on an idle listen stream */ };
+enum { KEEP_DONE = 16, CONN_LIMIT = 1024, IDLE_TIMEOUT = 120 /* s: a connection past the checks */ };
 
 typedef struct event {
   struct event *next;
@@ -24,6 +23,18 @@ typedef struct event {
   size_t len;
   char *data;
 } event;
+
+/* A connection suspended (MHD_suspend_connection) until its stream moves:
+ * an SSE reader with nothing to send, or a stateless POST waiting for the
+ * first word of its answer. Linked on its stream while suspended, resumed
+ * exactly once (bwh_wake, or bwh_probe at its due time), so no pool
+ * thread ever waits for a worker. */
+typedef struct bwh_park {
+  struct bwh_park *next, **pprev; /* on its stream's list; pprev NULL: not parked */
+  struct MHD_Connection *c;
+  double due;  /* monotonic s: resumed then even if nothing came (probe, deadline) */
+  int ticked;  /* resumed by its due time, not by its stream */
+} bwh_park;
 
 typedef struct stream {
   struct stream *next;
@@ -40,6 +51,7 @@ typedef struct stream {
   size_t bytes; /* their bytes (charged to the owner's tenant) */
   struct session *owner;
   event *head, *tail;
+  bwh_park *parked; /* connections suspended until it moves */
 } stream;
 
 typedef struct session {
@@ -66,6 +78,7 @@ typedef struct session {
   char *listen;  /* a subscriptions/listen of MCP 2026-07-28: the JSON text of its
                   * request's id. Its stream 0 is the POST's answer; the session
                   * counts as one and ends when that stream's reader goes. */
+  int counted; /* a listen: holds one of its tenant's listens and streams until it closes */
   bw_rpcgone gone; /* requests cancelled before they began */
   int watch_fd;    /* a dup of its file watches' fd (-1: none), polled by the poller */
   double watch_due; /* when a held change is due (monotonic s; 0: none) */
@@ -100,6 +113,7 @@ struct bw_http {
   int *ten_calls, *ten_sessions; /* by tenant index, o.n_tenants of them */
   int open_calls; /* without tokens */
   int unauth;     /* open connections not yet past the checks (on_connection) */
+  int conns;      /* open connections (on_connection): http.max_connections */
   FILE *log;      /* the access log (NULL: off) */
   struct bwh_logq *logq; /* its queue and writer thread (httplog.c) */
   /* the scheduler: per tenant slot (o.n_tenants + 1: the last one for a
@@ -109,6 +123,8 @@ struct bw_http {
   int *ten_running;
   size_t *ten_kept; /* bytes of the events every session of the tenant keeps */
   size_t *ten_queued; /* body bytes of the tenant's sessions waiting for the workers */
+  int *ten_listens;  /* open subscriptions/listen streams, per tenant slot */
+  int *ten_streams;  /* open long streams (GET streams and listens), per tenant slot */
   int rr;
   size_t queued;  /* body bytes of every session's items not yet handled */
 };
@@ -153,10 +169,24 @@ void bwh_poll_wake(bw_http *h);
 /* httpsse.c: answer c with stream t of session s from event pos on, as SSE
  * (json: only the final message, as application/json); fresh > 0 names the
  * new session in Mcp-Session-Id, fresh < 0 keeps a resumed stream open
- * after its end (lock held). */
+ * after its end; counted: the reader holds one of its tenant's streams
+ * (h->ten_streams), given back when it goes (lock held). */
 struct MHD_Connection;
 enum MHD_Result bwh_stream_answer(bw_http *h, struct MHD_Connection *c, session *s,
-                                  stream *t, long pos, int json, int fresh);
+                                  stream *t, long pos, int json, int fresh, int counted);
+/* Suspend c (from its handler or content reader callback) until t moves or
+ * due (monotonic s) comes; lock held. */
+void bwh_park_on(bw_http *h, bwh_park *p, stream *t, struct MHD_Connection *c, double due);
+/* Off its stream's list without a resume (its connection is gone). */
+void bwh_unpark(bwh_park *p);
+/* Resume the connections parked on t / on every stream of s / on every
+ * stream (lock held). */
+void bwh_wake(bw_http *h, stream *t);
+void bwh_wake_session(bw_http *h, session *s);
+void bwh_wake_all(bw_http *h);
+/* Resume the parked connections whose due time has come (lock held): a
+ * reader then probes its client, a stateless POST answers as it stands. */
+void bwh_probe(bw_http *h);
 
 /* httpera.c: the era of a POST and the checks of MCP 2026-07-28 */
 typedef struct bwh_verdict {

@@ -320,6 +320,7 @@ void bwh_session_end(bw_http *h, session *s) {
   if (s->closed) return;
   unlink_session(h, s);
   pthread_cond_broadcast(&h->ev);
+  bwh_wake_session(h, s); /* its parked readers see it closed */
   bwh_session_unref(h, s); /* the list's reference */
 }
 
@@ -333,6 +334,12 @@ void bwh_session_close(bw_http *h, session *s, const char *why) {
   h->nsessions--;
   if (s->token >= 0) h->tok_sessions[s->token]--;
   if (s->tenant < h->o.n_tenants) h->ten_sessions[s->tenant]--;
+  if (s->counted) { /* a listen: its slots are free again */
+    s->counted = 0;
+    h->ten_listens[bwh_tenant(h, s->tenant)]--;
+    h->ten_streams[bwh_tenant(h, s->tenant)]--;
+  }
+  bwh_wake_session(h, s);
   bw_http_item *it = calloc(1, sizeof *it);
   if (it) {
     it->kind = BW_HTTP_CLOSE;
@@ -352,9 +359,12 @@ void *bwh_reaper(void *arg) {
   pthread_mutex_lock(&h->mu);
   while (!h->stopped) {
     struct timespec ts;
+    /* a quarter second at most: parked connections come due (bwh_probe) */
     double tick = h->o.session_ttl / 4;
-    bwh_deadline(&ts, tick < 0.05 ? 0.05 : tick > 5 ? 5 : tick);
+    bwh_deadline(&ts, tick < 0.05 ? 0.05 : tick > 0.25 ? 0.25 : tick);
     pthread_cond_timedwait(&h->reap_cv, &h->mu, &ts);
+    if (h->stopped) break;
+    bwh_probe(h);
     double t = bwh_now();
     for (session *s = h->sessions, *n; s; s = n) {
       n = s->next;
@@ -584,10 +594,13 @@ int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
       bwh_stream_release(h, t);
       t->answered = 1;
     }
+    stream *req = t; /* its readers may wait for the answered mark */
     if (!t || t->done) t = bwh_stream_find(s, 0); /* outside a request: GET */
     if (!t) t = bwh_stream_new(h, s, 0);
     if (t) rc = bwh_stream_push(h, t, text, n);
     pthread_cond_broadcast(&h->ev);
+    if (t) bwh_wake(h, t);
+    if (req && req != t) bwh_wake(h, req);
   }
   pthread_mutex_unlock(&h->mu);
   return rc;
@@ -600,6 +613,7 @@ void bw_http_done(bw_http *h, const char *sid, long stream_id) {
   if (t) {
     t->done = 1;
     bwh_stream_release(h, t);
+    bwh_wake(h, t);
   }
   pthread_cond_broadcast(&h->ev);
   pthread_mutex_unlock(&h->mu);

@@ -1,10 +1,14 @@
 /*
  * httpsse.c - the SSE reader: one HTTP response that streams a session's
- * stream (a POST's answers, the GET stream) as events, from libmicrohttpd's
- * connection thread, blocking on the listener's lock until an event comes,
- * the stream ends or the session closes. A comment now and then, or the
- * socket's hang-up (a JSON answer writes nothing until its end), finds a
- * client that is gone. Not part of burrow's API.
+ * stream (a POST's answers, the GET stream) as events. libmicrohttpd runs
+ * a small pool of epoll threads for every connection, so the reader never
+ * waits: with nothing to send it suspends its connection (parked on its
+ * stream) and returns 0; an event, the stream's end, the session's close
+ * or the stop resumes it (bwh_wake), and so does its due time (bwh_probe,
+ * every second), when the socket's hang-up is checked (a suspended
+ * connection is not told its client went; a JSON answer writes nothing
+ * until its end) and a comment written now and then, so the fds of closed
+ * streams go within a second or two. Not part of burrow's API.
  */
 #include <errno.h>
 #include <poll.h>
@@ -17,6 +21,8 @@
 
 #include "httpint.h"
 
+enum { PROBE_S = 1 /* s between probes of a parked reader's client */ };
+
 typedef struct reader {
   bw_http *h;
   session *s;
@@ -26,14 +32,74 @@ typedef struct reader {
   int linger; /* a resumed stream: open after its end, as the SDK expects */
   int primed; /* the first event (id, retry, no data) is out */
   int sock;   /* the connection's socket (-1: unknown), watched for the client's hang-up */
+  int counted; /* holds one of its tenant's streams (h->ten_streams) */
+  double wrote; /* when it last wrote (monotonic s): a comment after a quiet while */
+  struct MHD_Connection *c;
+  bwh_park park; /* suspended while it has nothing to send */
   char *pend;
   size_t plen, poff;
 } reader;
+
+/* ------------------------------------------------------------ parking */
+
+void bwh_park_on(bw_http *h, bwh_park *p, stream *t, struct MHD_Connection *c, double due) {
+  (void)h;
+  p->c = c;
+  p->due = due;
+  p->ticked = 0;
+  p->next = t->parked;
+  if (t->parked) t->parked->pprev = &p->next;
+  p->pprev = &t->parked;
+  t->parked = p;
+  MHD_suspend_connection(c); /* under our lock: no wake can come before it */
+}
+
+void bwh_unpark(bwh_park *p) {
+  if (!p->pprev) return;
+  *p->pprev = p->next;
+  if (p->next) p->next->pprev = p->pprev;
+  p->next = NULL;
+  p->pprev = NULL;
+}
+
+static void resume(bwh_park *p) {
+  bwh_unpark(p);
+  MHD_resume_connection(p->c);
+}
+
+void bwh_wake(bw_http *h, stream *t) {
+  (void)h;
+  while (t->parked) resume(t->parked);
+}
+
+void bwh_wake_session(bw_http *h, session *s) {
+  for (stream *t = s->streams; t; t = t->next) bwh_wake(h, t);
+}
+
+void bwh_wake_all(bw_http *h) {
+  for (session *s = h->sessions; s; s = s->next) bwh_wake_session(h, s);
+}
+
+void bwh_probe(bw_http *h) {
+  double now = bwh_now();
+  for (session *s = h->sessions; s; s = s->next)
+    for (stream *t = s->streams; t; t = t->next)
+      for (bwh_park *p = t->parked, *n; p; p = n) {
+        n = p->next;
+        if (p->due > now) continue;
+        p->ticked = 1;
+        resume(p);
+      }
+}
+
+/* ------------------------------------------------------------ reading */
 
 static void reader_free(void *cls) {
   reader *r = cls;
   bw_http *h = r->h;
   pthread_mutex_lock(&h->mu);
+  bwh_unpark(&r->park); /* never parked by now: its connection was resumed to end */
+  if (r->counted) h->ten_streams[bwh_tenant(h, r->s->tenant)]--;
   r->t->readers--;
   /* a stateless request's stream closed before its answer: MCP 2026-07-28
    * says that cancels it (the call stops at its next check, or never
@@ -77,8 +143,13 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
   (void)pos;
   reader *r = cls;
   bw_http *h = r->h;
-  while (!r->pend) {
+  if (!r->pend) {
     pthread_mutex_lock(&h->mu);
+    int ticked = r->park.ticked;
+    r->park.ticked = 0;
+    double now = bwh_now();
+    event *e = NULL;
+    int made = 1; /* something to send (its copy may have failed) */
     if (!r->primed && !r->json) { /* the priming event: resumable from here */
       char b[160];
       int k = snprintf(b, sizeof b, "id: %ld-%ld\nretry: %d\ndata: \n\n",
@@ -86,52 +157,59 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
       r->pend = strdup(b);
       r->plen = (size_t)k;
       r->primed = 1;
-      pthread_mutex_unlock(&h->mu);
-      break;
-    }
-    event *e = r->t->head;
-    while (e && e->seq <= r->pos) e = e->next;
-    if (e && r->json) { /* only the last message: the response */
-      if (!r->t->done) e = NULL;
-      else {
-        while (e->next) e = e->next;
-        r->pend = strdup(e->data);
-        r->plen = e->len;
+    } else {
+      e = r->t->head;
+      while (e && e->seq <= r->pos) e = e->next;
+      if (e && r->json) { /* only the last message: the response */
+        if (!r->t->done) {
+          e = NULL;
+          made = 0;
+        } else {
+          while (e->next) e = e->next;
+          r->pend = strdup(e->data);
+          r->plen = e->len;
+          r->pos = e->seq;
+        }
+      } else if (e) {
+        r->pend = frame(r, e, &r->plen);
         r->pos = e->seq;
+        if (e->seq > r->t->sent) r->t->sent = e->seq;
+      } else {
+        made = 0;
       }
-    } else if (e) {
-      r->pend = frame(r, e, &r->plen);
-      r->pos = e->seq;
-      if (e->seq > r->t->sent) r->t->sent = e->seq;
     }
-    if (r->pend) {
+    if (made && !r->pend) { /* no memory for it */
       pthread_mutex_unlock(&h->mu);
-      break;
+      return MHD_CONTENT_READER_END_WITH_ERROR;
     }
-    if ((r->t->done && (!e || r->json) && !r->linger) || r->s->closed ||
-        h->stopped) {
-      pthread_mutex_unlock(&h->mu);
-      return MHD_CONTENT_READER_END_OF_STREAM;
-    }
-    /* a comment now and then shows a dead client: at once for a
-     * stateless request, whose closed stream cancels its call, soon for a
-     * listen, whose closed stream ends it */
-    struct timespec ts;
-    bwh_deadline(&ts, r->s->stateless ? 1 : r->s->listen ? LISTEN_KEEPALIVE : 15);
-    if (pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT) {
-      if (peer_gone(r->sock)) { /* ends the response: reader_free sees it */
+    if (!r->pend) {
+      if ((r->t->done && (!e || r->json) && !r->linger) || r->s->closed || h->stopped) {
+        pthread_mutex_unlock(&h->mu);
+        return MHD_CONTENT_READER_END_OF_STREAM;
+      }
+      if (ticked && peer_gone(r->sock)) { /* ends the response: reader_free sees it */
         pthread_mutex_unlock(&h->mu);
         return MHD_CONTENT_READER_END_WITH_ERROR;
       }
-      if (!r->json) {
-        r->pend = strdup(": keep-alive\n\n"); /* a dead client shows up */
+      /* a comment now and then shows a dead client a hang-up does not:
+       * every probe for a stateless request, whose closed stream cancels
+       * its call, and a listen, whose closed stream ends it; after 15 s
+       * of quiet for the others */
+      if (ticked && !r->json &&
+          (r->s->stateless || r->s->listen || now - r->wrote >= 15)) {
+        r->pend = strdup(": keep-alive\n\n");
         r->plen = r->pend ? strlen(r->pend) : 0;
       }
     }
-    r->s->last = bwh_now();
+    r->s->last = now;
+    if (!r->pend) { /* nothing to send: resumed when the stream moves, or in a second */
+      bwh_park_on(h, &r->park, r->t, r->c, now + PROBE_S);
+      pthread_mutex_unlock(&h->mu);
+      return 0;
+    }
+    r->wrote = now;
     pthread_mutex_unlock(&h->mu);
   }
-  if (!r->pend) return MHD_CONTENT_READER_END_WITH_ERROR;
   size_t n = r->plen - r->poff;
   if (n > max) n = max;
   memcpy(buf, r->pend + r->poff, n);
@@ -148,9 +226,15 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
  * of meanwhile, held again on return). */
 enum MHD_Result bwh_stream_answer(bw_http *h, struct MHD_Connection *c,
                                      session *s, stream *t, long pos,
-                                     int json, int fresh) {
+                                     int json, int fresh, int counted) {
   reader *r = calloc(1, sizeof *r);
   if (!r) return MHD_NO;
+  r->c = c;
+  r->wrote = bwh_now();
+  if (counted) { /* given back by reader_free, or below */
+    r->counted = 1;
+    h->ten_streams[bwh_tenant(h, s->tenant)]++;
+  }
   r->linger = fresh < 0;
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   r->sock = ci ? ci->connect_fd : -1;
@@ -175,6 +259,7 @@ enum MHD_Result bwh_stream_answer(bw_http *h, struct MHD_Connection *c,
     pthread_mutex_lock(&h->mu);
     t->readers--;
     s->refs--;
+    if (counted) h->ten_streams[bwh_tenant(h, s->tenant)]--;
     free(r);
     return MHD_NO;
   }

@@ -328,12 +328,13 @@ static void server_end(server *srv) {
 
 /* burrow.server.http_start{host, port, workers, max_running, session_ttl, max_body,
  * max_calls, max_sessions, max_sessions_per_address, replay,
- * max_kept_bytes, max_queued, max_session_queued, max_tenant_queued, max_connections,
+ * max_kept_bytes, max_queued, max_session_queued, max_tenant_queued, max_streams,
+ * max_listens, max_connections,
  * max_connections_per_address, max_unauthenticated, auth_timeout,
  * retry_ms, allowed_hosts, allowed_origins, tenant_names, access_log
  * ("stderr", "off" or a file), tokens = {{sha256, tenant,
  * max_calls, max_body, max_sessions}...}, tenant_limits = {{max_calls,
- * max_sessions, max_running, max_kept_bytes, max_queued}...} (by tenant, 1: the
+ * max_sessions, max_running, max_kept_bytes, max_queued, max_streams, max_listens}...} (by tenant, 1: the
  * default), setup, module} -> Http | nil, message. SIGINT, SIGTERM and
  * SIGHUP stay blocked in the calling thread (and the threads it starts)
  * until http:wait, which takes them, returns; on failure its mask is as
@@ -360,6 +361,8 @@ static int l_http_start(lua_State *L) {
   o->max_queued = (size_t)opt_number(L, 1, "max_queued", 256 << 20);
   o->max_session_queued = (size_t)opt_number(L, 1, "max_session_queued", 32 << 20);
   o->max_tenant_queued = (size_t)opt_number(L, 1, "max_tenant_queued", 0);
+  o->max_streams = (int)opt_number(L, 1, "max_streams", 2048);
+  o->max_listens = (int)opt_number(L, 1, "max_listens", 1024);
   o->max_connections = (int)opt_number(L, 1, "max_connections", 1024);
   o->max_connections_per_address = (int)opt_number(L, 1, "max_connections_per_address", 256);
   o->retry_ms = (int)opt_number(L, 1, "retry_ms", 1000);
@@ -407,6 +410,8 @@ static int l_http_start(lua_State *L) {
     ten[i].max_running = (int)opt_number(L, t, "max_running", 0);
     ten[i].max_kept_bytes = (size_t)opt_number(L, t, "max_kept_bytes", 0);
     ten[i].max_queued = (size_t)opt_number(L, t, "max_queued", 0);
+    ten[i].max_streams = (int)opt_number(L, t, "max_streams", 0);
+    ten[i].max_listens = (int)opt_number(L, t, "max_listens", 0);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);

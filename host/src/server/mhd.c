@@ -23,6 +23,8 @@ static const bw_dynsym fns[] = {
     {(void **)&bw_mhd.queue_response, "MHD_queue_response"},
     {(void **)&bw_mhd.destroy_response, "MHD_destroy_response"},
     {(void **)&bw_mhd.set_connection_option, "MHD_set_connection_option"},
+    {(void **)&bw_mhd.suspend_connection, "MHD_suspend_connection"},
+    {(void **)&bw_mhd.resume_connection, "MHD_resume_connection"},
 };
 
 static bw_dynlib lib = BW_DYNLIB("libmicrohttpd.so.12", "libmicrohttpd12", fns);

@@ -25,6 +25,8 @@ typedef struct bw_mhd_api {
   __typeof__(&MHD_queue_response) queue_response;
   __typeof__(&MHD_destroy_response) destroy_response;
   __typeof__(&MHD_set_connection_option) set_connection_option;
+  __typeof__(&MHD_suspend_connection) suspend_connection;
+  __typeof__(&MHD_resume_connection) resume_connection;
 } bw_mhd_api;
 
 extern bw_mhd_api bw_mhd;
@@ -44,5 +46,7 @@ int bw_mhd_load(char *err, size_t errlen);
 #define MHD_queue_response bw_mhd.queue_response
 #define MHD_destroy_response bw_mhd.destroy_response
 #define MHD_set_connection_option bw_mhd.set_connection_option
+#define MHD_suspend_connection bw_mhd.suspend_connection
+#define MHD_resume_connection bw_mhd.resume_connection
 
 #endif

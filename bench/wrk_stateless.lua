@@ -1,0 +1,24 @@
+-- wrk script: one stateless (MCP 2026-07-28) tools/call of read_file per
+-- request, JSON answer; bench/wrk_http.sh runs it at several connection
+-- counts. A reply that is not 200 with a result counts as an error.
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json"
+wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+wrk.headers["Mcp-Method"] = "tools/call"
+wrk.headers["Mcp-Name"] = "read_file"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file",'
+  .. '"arguments":{"path":"small.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+  .. '"io.modelcontextprotocol/clientCapabilities":{}}}}'
+
+local bad = 0
+function response(status, headers, body)
+  if status ~= 200 or not body:find('"result"', 1, true) then bad = bad + 1 end
+end
+
+function done(summary, latency, requests)
+  io.write(("RESULT calls_s=%.0f p50_ms=%.2f p99_ms=%.2f errors=%d non2xx=%d\n"):format(
+    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
+    latency:percentile(99) / 1000, summary.errors.connect + summary.errors.read + summary.errors.write
+      + summary.errors.timeout, summary.errors.status))
+end
