@@ -13,7 +13,10 @@
  *    is the one memmem gives (not found, ambiguous, or the text spliced),
  *    places that start or end inside a line's indentation left out;
  *  - the loose ladder answers as the exact level wherever that one found
- *    the text (it tries exact first);
+ *    the text (it tries exact first), or refuses a place found from after
+ *    a line's indentation whose new_text it cannot place without guessing
+ *    (issue 44): that line is indented, new_text's line named is a later
+ *    one;
  *  - the same edits applied to the result again, and the inverse edit,
  *    pass the same checks.
  */
@@ -283,7 +286,17 @@ static int round(const char *data, size_t len, const bw_edit *in, size_t n,
   o.loose = 1;
   int lrc = bw_edit_apply(data, len, lo, n, &o, &lout);
   check_out(data, len, lrc, &lout, &o);
-  if (rc == BW_OK || rc == BW_AMBIGUOUS_TEXT || rc == BW_OVERLAPPING_EDITS) {
+  int guess = lrc == BW_AMBIGUOUS_TEXT && lout.diag.after_indent;
+  if (guess) {
+    const bw_edit_diag *d = &lout.diag;
+    FZ_CHECK(rc == BW_OK || rc == BW_AMBIGUOUS_TEXT || rc == BW_OVERLAPPING_EDITS,
+             "the ladder refused a guess where exact says %s", bw_code_name(rc));
+    FZ_CHECK(d->reindent_line >= 2 && d->nlines == 1 && d->lines[0] >= 1 &&
+                 (d->have_text[0] == ' ' || d->have_text[0] == '\t'),
+             "a guess refused at line %zu (`%s`), new_text's line %zu", d->nlines ? d->lines[0] : 0,
+             d->have_text, d->reindent_line);
+  }
+  if (!guess && (rc == BW_OK || rc == BW_AMBIGUOUS_TEXT || rc == BW_OVERLAPPING_EDITS)) {
     FZ_CHECK(lrc == rc, "exact says %s, the ladder %s", bw_code_name(rc),
              bw_code_name(lrc));
     if (rc == BW_OK)

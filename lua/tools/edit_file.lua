@@ -15,6 +15,9 @@ local HOW = {
   unicode = "when quotes, dashes and odd spaces are folded",
 }
 
+-- The ladder's rungs in order: a result's level is its loosest edit's.
+local RUNG = { exact = 1, trailing_whitespace = 2, indentation = 3, unicode = 4 }
+
 local function lines_list(t, total)
   local s = {}
   for i, l in ipairs(t) do s[i] = tostring(l) end
@@ -51,6 +54,9 @@ local function explain(code, d, loose)
         :format(head, loose and " at any level" or "", d.near_line, d.near_percent, quote(d.near_text), diverges(d))
     end
     return head .. " and no line is similar; read the file again"
+  elseif code == "AMBIGUOUS_TEXT" and d.after_indent then
+    return ("edit %d: old_text matches line %d only after the line's indentation (the file has %s), and old_text has no other line to show whether new_text's lines are indented as in the file or relative to old_text, so new_text's line %d (%s) cannot be placed without guessing; nothing written. Give old_text from the start of its line, with the file's indentation (or match=\"exact\" to place new_text as written)")
+      :format(d.edit, d.lines[1], quote(d.have_text), d.reindent_line, quote(d.new_line_text))
   elseif code == "AMBIGUOUS_TEXT" and d.reindent_line then
     local why = d.diverge_line
       and ("its indentation differs from the file's by different amounts (line %d: the file has %s, old_text has %s)")
@@ -128,6 +134,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
     properties = {
       path = { type = "string" },
       replacements = { type = "integer" },
+      level = { type = "string", enum = { "exact", "trailing_whitespace", "indentation", "unicode" } },
       edits = {
         type = "array",
         items = {
@@ -207,14 +214,16 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
         or { kind = "too_large", size = res.old_size }
       undo.record(ctx, idx, rel, snap, res.content_hash)
     end
-    local out, total = {}, 0
+    local out, total, level = {}, 0, "exact"
     for i, e in ipairs(res.edits) do
       out[i] = { replacements = e.count, level = e.level, line = e.line }
       total = total + e.count
+      if RUNG[e.level] > RUNG[level] then level = e.level end
     end
     return {
       path = a.path,
       replacements = total,
+      level = level,
       edits = require("burrow.core").json.array(out),
       content_hash = res.content_hash,
       previous_content_hash = res.previous_content_hash,
@@ -235,8 +244,8 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
     local notes = {}
     for i, e in ipairs(r.edits) do
       if e.level ~= "exact" then
-        notes[#notes + 1] = ("edit %d matched %s%s"):format(i, HOW[e.level],
-          e.level ~= "trailing_whitespace" and " (new_text re-indented to the block)" or "")
+        notes[#notes + 1] = ("edit %d matched at level %s (%s%s)"):format(i, e.level, HOW[e.level],
+          e.level ~= "trailing_whitespace" and "; new_text re-indented to the block" or "")
       end
     end
     local head = ("%s %s: %d replacement%s, +%d -%d lines, %s"):format(

@@ -54,6 +54,11 @@ typedef struct bw_edit_diag {
                                    cannot be re-indented without guessing (its
                                    text in near_text; diverge_line, want_text,
                                    have_text: where old's indents disagree) */
+  int after_indent;             /* AMBIGUOUS_TEXT with reindent_line: old_text
+                                   matched lines[0] only from after that line's
+                                   indentation (the line in have_text), and
+                                   nothing says whether new_text's later lines
+                                   are in the file's terms or old_text's */
 } bw_edit_diag;
 
 typedef struct bw_edit_opts {

@@ -80,6 +80,11 @@ static void push_diag(lua_State *L, const bw_edit_diag *d, int code) {
     if (d->reindent_line) {
       set_int(L, "reindent_line", d->reindent_line);
       set_str(L, "new_line_text", d->near_text);
+      if (d->after_indent) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "after_indent");
+        set_str(L, "have_text", d->have_text);
+      }
       if (d->diverge_line) {
         set_int(L, "diverge_line", d->diverge_line);
         set_str(L, "want_text", d->want_text);
