@@ -229,6 +229,21 @@ static void test_after_indent(void) {
   r = apply("\tsay(\xE2\x80\x9Chi\xE2\x80\x9D); // greet\n", ed("say(\"hi\")", "say(\"hi\")\nsay(\"ho\")"), &LOOSE, &rc, &out);
   CHECK(!r && rc == BW_AMBIGUOUS_TEXT && out.diag.after_indent && out.diag.level == BW_LEVEL_UNICODE,
         "unicode fragment after the indentation: refused: rc %d", rc);
+  /* a place only old_text's own indentation picked: refused on the ladder */
+  const char *h = "if (a) {\n\t\t// claim\n}\nif (b) {\n\t// claim\n}\n";
+  bw_edit c = ed("\t\t// claim\n", "\t\tvar x;\n\t\t// claim\n");
+  r = apply(h, c, &LOOSE, &rc, &out);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT && out.diag.found_line == 2 && out.diag.found_level == BW_LEVEL_EXACT &&
+            out.diag.level == BW_LEVEL_INDENT && out.diag.matches == 2 && out.diag.lines[0] == 2 &&
+            out.diag.lines[1] == 5,
+        "loose: the indentation alone chose among 2 places: refused: rc %d found %zu", rc,
+        out.diag.found_line);
+  r = apply(h, c, &EXACT, &rc, NULL);
+  CHECK(eq(r, "if (a) {\n\t\tvar x;\n\t\t// claim\n}\nif (b) {\n\t// claim\n}\n"), "exact: bytes: %s", r);
+  r = apply(h, ed("\t\t// claim\n}\nif (b)", "\t\t// claimed\n}\nif (b)"), &LOOSE, &rc, NULL);
+  CHECK(eq(r, "if (a) {\n\t\t// claimed\n}\nif (b) {\n\t// claim\n}\n"), "unique at every level: placed: %s", r);
+  r = apply(h, ed("claim", "CLAIM"), &LOOSE, &rc, &out);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT && !out.diag.found_line, "two exact places: the exact level says so");
   /* the refusal names its edit */
   bw_edit two[2] = {ed("class A {", "class B {"), e};
   rc = bw_edit_apply(f, strlen(f), two, 2, &LOOSE, &out);

@@ -481,6 +481,26 @@ describe(H.tag("edit_file"), function()
       assert.equal(src, H.read(dir, "two.js"))
     end)
 
+    it("a place only old_text's own indentation picked, among copies at other depths, is refused (issue 44)", function()
+      -- jquery's event.js: "// Claim the first handler" sent one tab too
+      -- deep, where a copy of that line is that deep
+      local src = "function setup() {\n\t\tif (a) {\n\t\t\t\t// Claim the first handler\n\t\t}\n"
+        .. "\tif (b) {\n\n\t\t\t// Claim the first handler\n\t}\n}\n"
+      H.write(dir, "event.js", src)
+      local e = { path = "event.js", match = "loose", old_text = "\t\t\t\t// Claim the first handler\n",
+        new_text = "\t\t\t\tvar attaches;\n\t\t\t\t// Claim the first handler\n" }
+      local r, msg, code, d = edit(e)
+      assert.is_nil(r, "written as:\n" .. H.read(dir, "event.js"))
+      assert.equal("AMBIGUOUS_TEXT", code)
+      assert.same({ 3, 7 }, d.lines)
+      assert.equal(3, d.found_line)
+      assert.equal("exact", d.found_level)
+      assert.matches("old_text is at line 3 as written, but matches 2 places when indentation is ignored, on lines 3, 7", msg, 1, true)
+      assert.equal(src, H.read(dir, "event.js"))
+      e.match = nil -- exact: bytes are bytes
+      assert(edit(e))
+    end)
+
     it("exact results only gain the level field", function()
       H.write(dir, "a.txt", "one\n")
       local r = assert(edit { path = "a.txt", old_text = "one", new_text = "1" })

@@ -446,6 +446,22 @@ static int make_span(const view *v, pat *p, const match *m, int level, int loose
 
 /* ---- matching every edit ---- */
 
+/* On the loose ladder, a place found with old_text's own indentation (the
+ * exact or trailing-whitespace level) as whole lines, when the indentation
+ * level finds the block at other places too: that indentation is all that
+ * chose the place, and the caller said it may be off ("\t\t\t\t// x" sent
+ * one tab deep for the "\t\t\t// x" meant hits another copy that deep).
+ * Those places into other; 1 when there are several. */
+static int indent_chose(const view *v, pat *p, const match *m, mlist *other, int *rc) {
+  size_t l = bw_line_of(v, m->start), e = m->end;
+  if (m->start != v->ls[l] || bw_lead(p->old, p->olen).n == p->olen) return 0;
+  if (!p->trail_nl && e < v->n && v->s[e] != '\n' &&
+      !(v->s[e] == '\r' && e + 1 < v->n && v->s[e + 1] == '\n'))
+    return 0; /* ends inside a line: the indentation level cannot see it */
+  *rc = bw_find_level(v, p, BW_LEVEL_INDENT, 0, other);
+  return !*rc && other->n > 1;
+}
+
 static int match_edit(const view *v, pat *p, bw_edit *e, size_t idx,
                       const bw_edit_opts *o, spans *sp, bw_edit_diag *d) {
   int top = o->loose ? BW_LEVELS - 1 : BW_LEVEL_EXACT;
@@ -459,6 +475,17 @@ static int match_edit(const view *v, pat *p, bw_edit *e, size_t idx,
       d->level = lv;
       bw_list_lines(v, &ml, d);
       rc = bw_fail(BW_AMBIGUOUS_TEXT, NULL);
+    } else if (o->loose && lv < BW_LEVEL_INDENT && ml.n == 1 && !e->replace_all) {
+      mlist other = {0};
+      if (indent_chose(v, p, &ml.m[0], &other, &rc)) {
+        d->edit = idx;
+        d->level = BW_LEVEL_INDENT;
+        d->found_level = lv;
+        d->found_line = bw_line_of(v, ml.m[0].start) + 1;
+        bw_list_lines(v, &other, d);
+        rc = bw_fail(BW_AMBIGUOUS_TEXT, NULL);
+      }
+      free(other.m);
     }
     break;
   }
