@@ -13,7 +13,11 @@
  *    is the one memmem gives (not found, ambiguous, or the text spliced),
  *    places that start or end inside a line's indentation left out;
  *  - the loose ladder answers as the exact level wherever that one found
- *    the text (it tries exact first);
+ *    the text (it tries exact first), or refuses a place found from after
+ *    a line's indentation whose new_text it cannot place without guessing
+ *    (issue 44): that line is indented, new_text's line named is a later
+ *    one; or a whole-line place its own indentation picked among several
+ *    the indentation level finds (it is one of them);
  *  - the same edits applied to the result again, and the inverse edit,
  *    pass the same checks.
  */
@@ -283,7 +287,21 @@ static int round(const char *data, size_t len, const bw_edit *in, size_t n,
   o.loose = 1;
   int lrc = bw_edit_apply(data, len, lo, n, &o, &lout);
   check_out(data, len, lrc, &lout, &o);
-  if (rc == BW_OK || rc == BW_AMBIGUOUS_TEXT || rc == BW_OVERLAPPING_EDITS) {
+  int guess = lrc == BW_AMBIGUOUS_TEXT && (lout.diag.after_indent || lout.diag.found_line);
+  if (guess && lout.diag.found_line) {
+    const bw_edit_diag *d = &lout.diag;
+    int listed = d->nlines == BW_DIAG_LINES;
+    for (size_t i = 0; i < d->nlines; i++) listed |= d->lines[i] == d->found_line;
+    FZ_CHECK(d->matches > 1 && d->level == BW_LEVEL_INDENT && d->found_level < BW_LEVEL_INDENT && listed,
+             "indentation chose line %zu among %zu places", d->found_line, d->matches);
+  } else if (guess) { /* (a later edit may fail otherwise at exact: its error comes after) */
+    const bw_edit_diag *d = &lout.diag;
+    FZ_CHECK(d->reindent_line >= 2 && d->nlines == 1 && d->lines[0] >= 1 &&
+                 (d->have_text[0] == ' ' || d->have_text[0] == '\t'),
+             "a guess refused at line %zu (`%s`), new_text's line %zu", d->nlines ? d->lines[0] : 0,
+             d->have_text, d->reindent_line);
+  }
+  if (!guess && (rc == BW_OK || rc == BW_AMBIGUOUS_TEXT || rc == BW_OVERLAPPING_EDITS)) {
     FZ_CHECK(lrc == rc, "exact says %s, the ladder %s", bw_code_name(rc),
              bw_code_name(lrc));
     if (rc == BW_OK)
@@ -291,7 +309,7 @@ static int round(const char *data, size_t len, const bw_edit *in, size_t n,
                "the ladder changed an exact match's result");
   }
   if (rc == BW_INVALID_ARGUMENT)
-    FZ_CHECK(lrc == rc, "argument refused at exact only");
+    FZ_CHECK(lrc == rc || guess, "argument refused at exact only");
   bw_edit_out_free(&eo);
   if (keep) *keep = lout;
   else bw_edit_out_free(&lout);

@@ -198,6 +198,59 @@ static void test_indent_place(void) {
   CHECK(eq(r, "a:\n    b2\n  c2\n"), "known indents map one to one: %s", r);
 }
 
+/* Issue 44: a one-line old_text found from after a line's indentation,
+ * with new lines after it. Nothing says whether those are in the file's
+ * terms or old_text's (then they need the line's indentation): exact
+ * places them as written, the loose ladder refuses. */
+static void test_after_indent(void) {
+  int rc;
+  bw_edit_out out;
+  const char *f = "class A {\n    /**\n     * Loads.\n     */\n}\n";
+  bw_edit e = ed("* Loads.\n", "* Loads.\n * @returns x\n");
+  const char *r = apply(f, e, &LOOSE, &rc, &out);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT && out.diag.after_indent && out.diag.reindent_line == 2 &&
+            out.diag.nlines == 1 && out.diag.lines[0] == 3 && out.diag.level == BW_LEVEL_EXACT &&
+            !strcmp(out.diag.near_text, " * @returns x") && !strcmp(out.diag.have_text, "     * Loads."),
+        "loose: refused, naming the line and new_text's line: rc %d line %zu", rc,
+        out.diag.reindent_line);
+  r = apply(f, e, &EXACT, &rc, NULL);
+  CHECK(eq(r, "class A {\n    /**\n     * Loads.\n * @returns x\n     */\n}\n"),
+        "exact places new_text as written: %s", r);
+  r = apply(f, ed("* Loads.", "* Loads it."), &LOOSE, &rc, NULL);
+  CHECK(eq(r, "class A {\n    /**\n     * Loads it.\n     */\n}\n"), "one line: no guess: %s", r);
+  r = apply(f, ed("* Loads.\n     */", "* Loads.\n     * more\n     */"), &LOOSE, &rc, NULL);
+  CHECK(eq(r, "class A {\n    /**\n     * Loads.\n     * more\n     */\n}\n"),
+        "a second line that matched as the file has it: new_text is in the file's terms: %s", r);
+  r = apply("{\n\tx();\n\n}\n", ed("x();\n\n", "x();\ny();\n\n"), &LOOSE, &rc, &out);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT && out.diag.after_indent, "blank later lines say nothing: rc %d", rc);
+  r = apply("x = 1\nif a:\n    b()\n", ed("x = 1\n", "x = 1\n  y = 2\n"), &LOOSE, &rc, NULL);
+  CHECK(eq(r, "x = 1\n  y = 2\nif a:\n    b()\n"), "a line with no indentation: no guess: %s", r);
+  /* a one-line match inside a line with Unicode punctuation folded */
+  r = apply("\tsay(\xE2\x80\x9Chi\xE2\x80\x9D); // greet\n", ed("say(\"hi\")", "say(\"hi\")\nsay(\"ho\")"), &LOOSE, &rc, &out);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT && out.diag.after_indent && out.diag.level == BW_LEVEL_UNICODE,
+        "unicode fragment after the indentation: refused: rc %d", rc);
+  /* a place only old_text's own indentation picked: refused on the ladder */
+  const char *h = "if (a) {\n\t\t// claim\n}\nif (b) {\n\t// claim\n}\n";
+  bw_edit c = ed("\t\t// claim\n", "\t\tvar x;\n\t\t// claim\n");
+  r = apply(h, c, &LOOSE, &rc, &out);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT && out.diag.found_line == 2 && out.diag.found_level == BW_LEVEL_EXACT &&
+            out.diag.level == BW_LEVEL_INDENT && out.diag.matches == 2 && out.diag.lines[0] == 2 &&
+            out.diag.lines[1] == 5,
+        "loose: the indentation alone chose among 2 places: refused: rc %d found %zu", rc,
+        out.diag.found_line);
+  r = apply(h, c, &EXACT, &rc, NULL);
+  CHECK(eq(r, "if (a) {\n\t\tvar x;\n\t\t// claim\n}\nif (b) {\n\t// claim\n}\n"), "exact: bytes: %s", r);
+  r = apply(h, ed("\t\t// claim\n}\nif (b)", "\t\t// claimed\n}\nif (b)"), &LOOSE, &rc, NULL);
+  CHECK(eq(r, "if (a) {\n\t\t// claimed\n}\nif (b) {\n\t// claim\n}\n"), "unique at every level: placed: %s", r);
+  r = apply(h, ed("claim", "CLAIM"), &LOOSE, &rc, &out);
+  CHECK(!r && rc == BW_AMBIGUOUS_TEXT && !out.diag.found_line, "two exact places: the exact level says so");
+  /* the refusal names its edit */
+  bw_edit two[2] = {ed("class A {", "class B {"), e};
+  rc = bw_edit_apply(f, strlen(f), two, 2, &LOOSE, &out);
+  CHECK(rc == BW_AMBIGUOUS_TEXT && out.diag.edit == 1, "the second edit is named: rc %d edit %zu", rc,
+        out.diag.edit);
+}
+
 static void test_diff(void) {
   const char *d = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n";
   bw_edit e[2] = {ed("1\n2\n", "1\ntwo\n"), ed("\n18\n", "\n")};
@@ -730,6 +783,7 @@ int main(void) {
   test_counts();
   test_loose();
   test_indent_place();
+  test_after_indent();
   test_diff();
   test_insert();
   test_random();

@@ -21,7 +21,7 @@ local words = {
   NOT_REGULAR = "%s is not a regular file (a FIFO, socket or device)",
   HASH_MISMATCH = "%s has changed since it was read",
   NOT_FOUND_TEXT = "%s: the text to replace was not found",
-  AMBIGUOUS_TEXT = "%s: the text to replace matches more than one place",
+  AMBIGUOUS_TEXT = "%s: the edit is ambiguous (more than one place, or more than one way to place it)",
   OVERLAPPING_EDITS = "%s: two edits overlap",
   STORE_UNAVAILABLE = "%s: refused: the shared state store (Redis/Valkey) is unavailable; retry",
 }

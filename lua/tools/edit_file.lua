@@ -15,6 +15,9 @@ local HOW = {
   unicode = "when quotes, dashes and odd spaces are folded",
 }
 
+-- The ladder's rungs in order: a result's level is its loosest edit's.
+local RUNG = { exact = 1, trailing_whitespace = 2, indentation = 3, unicode = 4 }
+
 local function lines_list(t, total)
   local s = {}
   for i, l in ipairs(t) do s[i] = tostring(l) end
@@ -51,6 +54,12 @@ local function explain(code, d, loose)
         :format(head, loose and " at any level" or "", d.near_line, d.near_percent, quote(d.near_text), diverges(d))
     end
     return head .. " and no line is similar; read the file again"
+  elseif code == "AMBIGUOUS_TEXT" and d.found_line then
+    return ("edit %d: old_text is at line %d as written, but matches %d places when indentation is ignored, on lines %s; with match=\"loose\" its indentation cannot be what picks one, nothing written. Add surrounding lines to make it unique, or pass match=\"exact\" if its indentation is exactly the file's")
+      :format(d.edit, d.found_line, d.matches, lines_list(d.lines, d.matches))
+  elseif code == "AMBIGUOUS_TEXT" and d.after_indent then
+    return ("edit %d: old_text matches line %d only after the line's indentation (the file has %s), and old_text has no other line to show whether new_text's lines are indented as in the file or relative to old_text, so new_text's line %d (%s) cannot be placed without guessing; nothing written. Give old_text from the start of its line, with the file's indentation (or match=\"exact\" to place new_text as written)")
+      :format(d.edit, d.lines[1], quote(d.have_text), d.reindent_line, quote(d.new_line_text))
   elseif code == "AMBIGUOUS_TEXT" and d.reindent_line then
     local why = d.diverge_line
       and ("its indentation differs from the file's by different amounts (line %d: the file has %s, old_text has %s)")
@@ -105,7 +114,7 @@ local edit_schema = {
 return {
   name = "edit_file",
   title = "Edit file",
-  description = [[Replace text in a file. Each edit's old_text must match exactly one place (add surrounding lines to make it unique, or set replace_all); all edits are matched against the original file, must not overlap, and either all apply or none. Line endings, BOM, tabs and the file's character encoding (UTF-16, Shift-JIS, ...: edits are made on the UTF-8 text read_file shows, a character the encoding cannot hold is refused) are kept: an old_text with LF line endings matches a CRLF file, and the new text gets the file's line endings. If old_text is not found the error names the nearest line and what differs (indentation, trailing whitespace, quotes); match="loose" then also accepts a match that ignores trailing whitespace, then indentation (new_text is re-indented to the block found), then Unicode punctuation, and the result says which level matched. Returns a unified diff and the new content_hash; pass expected_hash (from read_file) to edit only if the file has not changed, and dry_run=true to see the diff without writing.
+  description = [[Replace text in a file. Each edit's old_text must match exactly one place (add surrounding lines to make it unique, or set replace_all); all edits are matched against the original file, must not overlap, and either all apply or none. Line endings, BOM, tabs and the file's character encoding (UTF-16, Shift-JIS, ...: edits are made on the UTF-8 text read_file shows, a character the encoding cannot hold is refused) are kept: an old_text with LF line endings matches a CRLF file, and the new text gets the file's line endings. If old_text is not found the error names the nearest line and what differs (indentation, trailing whitespace, quotes); match="loose" then also accepts a match that ignores trailing whitespace, then indentation (new_text is re-indented to the block found), then Unicode punctuation, and the result says which level matched; where whitespace alone would choose the place or the indentation, it refuses rather than guess. Returns a unified diff and the new content_hash; pass expected_hash (from read_file) to edit only if the file has not changed, and dry_run=true to see the diff without writing.
 Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    return x + 1\n"}  {"path": "a.c", "edits": [{"old_text": "int a;", "new_text": "long a;"}, {"old_text": "foo(", "new_text": "bar(", "replace_all": true}]}]],
   input_schema = {
     type = "object",
@@ -128,6 +137,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
     properties = {
       path = { type = "string" },
       replacements = { type = "integer" },
+      level = { type = "string", enum = { "exact", "trailing_whitespace", "indentation", "unicode" } },
       edits = {
         type = "array",
         items = {
@@ -207,14 +217,16 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
         or { kind = "too_large", size = res.old_size }
       undo.record(ctx, idx, rel, snap, res.content_hash)
     end
-    local out, total = {}, 0
+    local out, total, level = {}, 0, "exact"
     for i, e in ipairs(res.edits) do
       out[i] = { replacements = e.count, level = e.level, line = e.line }
       total = total + e.count
+      if RUNG[e.level] > RUNG[level] then level = e.level end
     end
     return {
       path = a.path,
       replacements = total,
+      level = level,
       edits = require("burrow.core").json.array(out),
       content_hash = res.content_hash,
       previous_content_hash = res.previous_content_hash,
@@ -235,8 +247,8 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
     local notes = {}
     for i, e in ipairs(r.edits) do
       if e.level ~= "exact" then
-        notes[#notes + 1] = ("edit %d matched %s%s"):format(i, HOW[e.level],
-          e.level ~= "trailing_whitespace" and " (new_text re-indented to the block)" or "")
+        notes[#notes + 1] = ("edit %d matched at level %s (%s%s)"):format(i, e.level, HOW[e.level],
+          e.level ~= "trailing_whitespace" and "; new_text re-indented to the block" or "")
       end
     end
     local head = ("%s %s: %d replacement%s, +%d -%d lines, %s"):format(

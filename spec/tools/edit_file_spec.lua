@@ -321,7 +321,7 @@ describe(H.tag("edit_file"), function()
       assert.equal("func f() {\n\tif x {\n\t\tlog()\n\t\treturn 2\n\t}\n}\n", H.read(dir, "a.go"))
       assert.equal("indentation", r.edits[1].level)
       local text = ws:render("edit_file", r)
-      assert.matches("matched when indentation is ignored", text, 1, true)
+      assert.matches("edit 1 matched at level indentation (when indentation is ignored; new_text re-indented to the block)", text, 1, true)
     end)
 
     it("folds Unicode punctuation, and the file keeps the characters outside the edit", function()
@@ -364,6 +364,150 @@ describe(H.tag("edit_file"), function()
       assert.matches("new_text's line 4 (`      d`) cannot be re-indented", msg, 1, true)
       assert.matches("line 2: the file has `    b`, old_text has `  b`", msg, 1, true)
       assert.equal(src, H.read(dir, "y.txt"))
+    end)
+
+    -- The eslint case (issue 44): a line of an indented JSDoc block sent
+    -- without its indentation, with new lines after it. The line matches
+    -- exactly from after the file's indentation, and old_text has no other
+    -- line to say whether new_text's lines are indented as in the file or
+    -- relative to old_text: it used to land as written (` * @param` at
+    -- column 1 inside a class body). On the loose ladder that is refused.
+    local API = table.concat({
+      "class ESLintLoader {",
+      "",
+      "    /**",
+      "     * Loads the correct ESLint constructor given the options.",
+      "     * @param {Object} [options] The options object",
+      "     * @returns {Promise<ESLint|LegacyESLint>} The ESLint constructor",
+      "     */",
+      "    async load(options) {",
+      "        return shouldUseFlatConfig(options) ? ESLint : LegacyESLint;",
+      "    }",
+      "}",
+      "",
+    }, "\n")
+
+    it("a JSDoc line matched only after the file's indentation, new lines after it: refused (issue 44)", function()
+      H.write(dir, "api.js", API)
+      local r, msg, code, d = edit { path = "api.js", match = "loose",
+        old_text = "* @param {Object} [options] The options object\n",
+        new_text = "* @param {Object} [options] The options object\n"
+          .. " * @param {boolean} [options.useFlatConfig] Whether or not to use a flat config\n" }
+      assert.is_nil(r, "written as:\n" .. H.read(dir, "api.js"))
+      assert.equal("AMBIGUOUS_TEXT", code)
+      assert.equal(API, H.read(dir, "api.js"))
+      assert.equal(5, d.lines[1])
+      assert.equal(2, d.reindent_line)
+      assert.is_true(d.after_indent)
+      assert.matches("old_text matches line 5 only after the line's indentation", msg, 1, true)
+      assert.matches("new_text's line 2 (` * @param {boolean}", msg, 1, true)
+      assert.matches("Give old_text from the start of its line, with the file's indentation", msg, 1, true)
+      -- exact (the default) places new_text as written: bytes are bytes
+      assert(edit { path = "api.js", dry_run = true,
+        old_text = "* @param {Object} [options] The options object\n",
+        new_text = "* @param {Object} [options] The options object\n * x\n" })
+      -- a one-line new_text is no guess, nor is old_text with another line
+      -- (that line matched as the file has it: new_text is in the file's terms)
+      assert(edit { path = "api.js", match = "loose", dry_run = true,
+        old_text = "* @param {Object} [options] The options object", new_text = "* @param {Object} [opts] The options" })
+      local ok = assert(edit { path = "api.js", match = "loose", dry_run = true,
+        old_text = "* @param {Object} [options] The options object\n     * @returns",
+        new_text = "* @param {Object} [options] The options object\n     * @param {string} [options.cwd] The cwd\n     * @returns" })
+      assert.equal("exact", ok.level)
+    end)
+
+    it("the fix the refusal names: the whole JSDoc block at other indentation is re-indented as a block", function()
+      H.write(dir, "api.js", API)
+      local r = assert(edit { path = "api.js", match = "loose",
+        old_text = "/**\n * Loads the correct ESLint constructor given the options.\n * @param {Object} [options] The options object\n",
+        new_text = "/**\n * Loads the correct ESLint constructor given the options.\n * @param {Object} [options] The options object\n"
+          .. " * @param {boolean} [options.useFlatConfig] Whether or not to use a flat config\n" })
+      assert.equal("indentation", r.level)
+      assert.equal("indentation", r.edits[1].level)
+      assert.equal(API:gsub("The options object\n", "The options object\n"
+        .. "     * @param {boolean} [options.useFlatConfig] Whether or not to use a flat config\n", 1), H.read(dir, "api.js"))
+      local text = ws:render("edit_file", r)
+      assert.matches("edit 1 matched at level indentation", text, 1, true)
+    end)
+
+    it("tabs vs spaces: a tab-indented JSDoc block sent with spaces gets tabs, its star lines one space in", function()
+      local src = "class A {\n\t/**\n\t * Loads.\n\t */\n\tload() {\n\t\treturn 1;\n\t}\n}\n"
+      H.write(dir, "a.js", src)
+      local r = assert(edit { path = "a.js", match = "loose",
+        old_text = "    /**\n     * Loads.\n     */\n    load() {\n        return 1;\n",
+        new_text = "    /**\n     * Loads.\n     * @returns {number} one\n     */\n    load() {\n        log();\n        return 1;\n" })
+      assert.equal("indentation", r.edits[1].level)
+      assert.equal("class A {\n\t/**\n\t * Loads.\n\t * @returns {number} one\n\t */\n\tload() {\n\t\tlog();\n\t\treturn 1;\n\t}\n}\n",
+        H.read(dir, "a.js"))
+    end)
+
+    it("a block whose first line is less indented than the rest keeps each line's offset, comments included", function()
+      local src = "def f():\n    if x:\n        # why\n        #   and more\n        y = call(a,\n                 b)\n"
+      H.write(dir, "f.py", src)
+      local r = assert(edit { path = "f.py", match = "loose",
+        old_text = "if x:\n    # why\n    #   and more\n    y = call(a,\n             b)\n",
+        new_text = "if x:\n    # why\n    #   and more\n        # deeper note\n    y = call(a,\n             b,\n             c)\n" })
+      assert.equal("indentation", r.edits[1].level)
+      assert.equal("def f():\n    if x:\n        # why\n        #   and more\n            # deeper note\n"
+        .. "        y = call(a,\n                 b,\n                 c)\n", H.read(dir, "f.py"))
+    end)
+
+    it("CRLF: a JSDoc block re-indented stays CRLF; a refused one writes nothing", function()
+      local crlf = API:gsub("\n", "\r\n")
+      H.write(dir, "api.js", crlf)
+      local _, _, code = edit { path = "api.js", match = "loose",
+        old_text = "* @param {Object} [options] The options object\n",
+        new_text = "* @param {Object} [options] The options object\n * more\n" }
+      assert.equal("AMBIGUOUS_TEXT", code)
+      assert.equal(crlf, H.read(dir, "api.js"))
+      assert(edit { path = "api.js", match = "loose",
+        old_text = "/**\n * Loads the correct ESLint constructor given the options.\n",
+        new_text = "/**\n * Loads the ESLint constructor\n * the options ask for.\n" })
+      assert.equal(crlf:gsub(" %* Loads the correct ESLint constructor given the options%.",
+        " * Loads the ESLint constructor\r\n     * the options ask for.", 1), H.read(dir, "api.js"))
+    end)
+
+    it("a JSDoc block that the loose ladder finds twice is refused, naming both lines", function()
+      local doc = "/**\n * Returns the value.\n */\n"
+      local src = "class A {\n    /**\n     * Returns the value.\n     */\n    get() {}\n}\n"
+        .. "function outer() {\n    class B {\n        /**\n         * Returns the value.\n         */\n        get() {}\n    }\n}\n"
+      H.write(dir, "two.js", src)
+      local _, msg, code, d = edit { path = "two.js", match = "loose", old_text = doc,
+        new_text = "/**\n * Returns the value, or nil.\n */\n" }
+      assert.equal("AMBIGUOUS_TEXT", code)
+      assert.equal("indentation", d.level)
+      assert.same({ 2, 9 }, d.lines)
+      assert.matches("old_text matches 2 places when indentation is ignored, on lines 2, 9", msg, 1, true)
+      assert.equal(src, H.read(dir, "two.js"))
+    end)
+
+    it("a place only old_text's own indentation picked, among copies at other depths, is refused (issue 44)", function()
+      -- jquery's event.js: "// Claim the first handler" sent one tab too
+      -- deep, where a copy of that line is that deep
+      local src = "function setup() {\n\t\tif (a) {\n\t\t\t\t// Claim the first handler\n\t\t}\n"
+        .. "\tif (b) {\n\n\t\t\t// Claim the first handler\n\t}\n}\n"
+      H.write(dir, "event.js", src)
+      local e = { path = "event.js", match = "loose", old_text = "\t\t\t\t// Claim the first handler\n",
+        new_text = "\t\t\t\tvar attaches;\n\t\t\t\t// Claim the first handler\n" }
+      local r, msg, code, d = edit(e)
+      assert.is_nil(r, "written as:\n" .. H.read(dir, "event.js"))
+      assert.equal("AMBIGUOUS_TEXT", code)
+      assert.same({ 3, 7 }, d.lines)
+      assert.equal(3, d.found_line)
+      assert.equal("exact", d.found_level)
+      assert.matches("old_text is at line 3 as written, but matches 2 places when indentation is ignored, on lines 3, 7", msg, 1, true)
+      assert.equal(src, H.read(dir, "event.js"))
+      e.match = nil -- exact: bytes are bytes
+      assert(edit(e))
+    end)
+
+    it("exact results only gain the level field", function()
+      H.write(dir, "a.txt", "one\n")
+      local r = assert(edit { path = "a.txt", old_text = "one", new_text = "1" })
+      assert.equal("exact", r.level)
+      local text = ws:render("edit_file", r)
+      assert.not_matches("matched at level", text, 1, true)
+      assert.equal(("Edited a.txt: 1 replacement, +1 -1 lines, %s\n"):format(r.content_hash), text:match("^[^\n]*\n"))
     end)
 
     it("exact (the default) stays exact", function()

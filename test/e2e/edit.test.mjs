@@ -59,6 +59,7 @@ test("edit_file, insert_lines, append_file and undo_edit in one session", T, asy
     let s = ok(await call("edit_file", { path: "a.go", old_text: "\t\treturn 1\n", new_text: "\t\treturn 2\n" }), "exact edit");
     assert.equal(s.replacements, 1);
     assert.equal(s.edits[0].level, "exact");
+    assert.equal(s.level, "exact");
     assert.match(s.diff, /^--- a\.go\n\+\+\+ a\.go\n@@ -1,5 \+1,5 @@\n/);
     assert.equal(fs.readFileSync(path.join(dir, "a.go"), "utf8"), "func f() {\r\n\tif x {\r\n\t\treturn 2\r\n\t}\r\n}\r\n");
     assert.equal(s.content_hash, sha256(fs.readFileSync(path.join(dir, "a.go"))));
@@ -67,6 +68,15 @@ test("edit_file, insert_lines, append_file and undo_edit in one session", T, asy
     assert.match(msg, /tabs vs spaces/);
     s = ok(await call("edit_file", { path: "a.go", match: "loose", old_text: "    if x {\n        return 2\n", new_text: "    if x {\n        return 3\n" }), "loose edit");
     assert.equal(s.edits[0].level, "indentation");
+    assert.equal(s.level, "indentation");
+    assert.match(text(await call("edit_file", { path: "a.go", match: "loose", dry_run: true, old_text: "    if x {\n", new_text: "    if y {\n" })),
+      /\nedit 1 matched at level indentation \(when indentation is ignored; new_text re-indented to the block\)\n/);
+    assert.equal(fs.readFileSync(path.join(dir, "a.go"), "utf8"), "func f() {\r\n\tif x {\r\n\t\treturn 3\r\n\t}\r\n}\r\n");
+    // issue 44: one line found from after the indentation, new lines after it: a guess, refused
+    let g = await call("edit_file", { path: "a.go", match: "loose", old_text: "return 3", new_text: "return 3\n\tlog()" });
+    assert.match(refused(g, "AMBIGUOUS_TEXT", "after the indentation"), /only after the line's indentation/);
+    assert.deepEqual(g._meta["burrow/details"], { path: "a.go", edit: 1, matches: 1, lines: [3], level: "exact",
+      reindent_line: 2, new_line_text: "\tlog()", after_indent: true, have_text: "\t\treturn 3" });
     assert.equal(fs.readFileSync(path.join(dir, "a.go"), "utf8"), "func f() {\r\n\tif x {\r\n\t\treturn 3\r\n\t}\r\n}\r\n");
 
     // the details beside the code: what a client decides from (docs/tools.md "Errors")

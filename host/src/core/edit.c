@@ -335,20 +335,26 @@ static void spans_free(spans *sp) {
   free(sp->s);
 }
 
+/* new_text's line no (1-based) for a message. */
+static void new_line_excerpt(const pat *p, size_t no, char *dst) {
+  const char *s = p->neu, *e = p->neu + p->nlen;
+  for (size_t i = 1; i < no; i++) s = memchr(s, '\n', (size_t)(e - s)) + 1;
+  const char *q = memchr(s, '\n', (size_t)(e - s));
+  bw_diag_excerpt(dst, s, (size_t)((q ? q : e) - s));
+}
+
 /* The block was found with its indentation ignored, but old's indents
  * do not map onto the file's by one change and new_text's line bad has
  * an indent that none of them gives: say where, never guess. */
-static int reindent_refuse(const view *v, const pat *p, const reindent *ri,
-                           size_t first, size_t bad, bw_edit_diag *d) {
-  d->level = BW_LEVEL_INDENT;
+static int reindent_refuse(const view *v, const pat *p, const reindent *ri, int level,
+                           size_t edit, size_t first, size_t bad, bw_edit_diag *d) {
+  d->edit = edit;
+  d->level = level;
   d->matches = 1;
   d->nlines = 1;
   d->lines[0] = first + 1;
   d->reindent_line = bad;
-  const char *s = p->neu, *e = p->neu + p->nlen;
-  for (size_t no = 1; no < bad; no++) s = memchr(s, '\n', (size_t)(e - s)) + 1;
-  const char *q = memchr(s, '\n', (size_t)(e - s));
-  bw_diag_excerpt(d->near_text, s, (size_t)((q ? q : e) - s));
+  new_line_excerpt(p, bad, d->near_text);
   if (ri->mode == RI_NONE) {
     size_t j = ri->conflict, a = v->ls[first + j];
     d->diverge_line = first + j + 1;
@@ -358,10 +364,50 @@ static int reindent_refuse(const view *v, const pat *p, const reindent *ri,
   return bw_fail(BW_AMBIGUOUS_TEXT, NULL);
 }
 
+/* A place found as text, not as whole lines (the exact level, or a
+ * one-line unicode match inside a line), that starts right after a line's
+ * indentation: old_text's first line has none there, the file some. When
+ * old_text has no other line with text (one that matched as the file has
+ * it would put new_text in the file's terms), new_text's later lines may
+ * be meant as the file has them or relative to old_text, one indentation
+ * apart: on the loose ladder, whose caller says its whitespace may be
+ * off, that is a guess. new_text's first later line with text, else 0. */
+static size_t frame_unknown(const view *v, const pat *p, const match *m) {
+  size_t l = bw_line_of(v, m->start), a = v->ls[l];
+  if (m->start == a || m->start != a + bw_lead(v->s + a, bw_line_end(v, l) - a).n) return 0;
+  for (size_t j = 1; j < p->k; j++)
+    if (bw_trim(p->lines[j].p, p->lines[j].n, 1).n > 0) return 0;
+  const char *s = p->neu, *e = p->neu + p->nlen;
+  const char *q = memchr(s, '\n', p->nlen);
+  for (size_t no = 2; q; no++) {
+    s = q + 1;
+    q = memchr(s, '\n', (size_t)(e - s));
+    if (bw_trim(s, (size_t)((q ? q : e) - s), 1).n > 0) return no;
+  }
+  return 0;
+}
+
+static int frame_refuse(const view *v, const pat *p, const match *m, int level,
+                        size_t edit, size_t bad, bw_edit_diag *d) {
+  size_t l = bw_line_of(v, m->start);
+  d->edit = edit;
+  d->level = level;
+  d->matches = 1;
+  d->nlines = 1;
+  d->lines[0] = l + 1;
+  d->reindent_line = bad;
+  d->after_indent = 1;
+  new_line_excerpt(p, bad, d->near_text);
+  bw_diag_excerpt(d->have_text, v->s + v->ls[l], bw_line_end(v, l) - v->ls[l]);
+  return bw_fail(BW_AMBIGUOUS_TEXT, NULL);
+}
+
 /* The span of one match, with its replacement in the right line ending. */
-static int make_span(const view *v, pat *p, const match *m, int level,
+static int make_span(const view *v, pat *p, const match *m, int level, int loose,
                      size_t edit, span *out, bw_edit_diag *d) {
   *out = (span){m->start, m->end, p->neu, p->nlen, 0, edit};
+  size_t guess = loose && m->line == NO_LINE ? frame_unknown(v, p, m) : 0;
+  if (guess) return frame_refuse(v, p, m, level, edit, guess, d);
   const char *eol = eol_at(v, m->start, m->end);
   int crlf = eol[0] == '\r';
   if (level >= BW_LEVEL_INDENT && m->line != NO_LINE) {
@@ -369,7 +415,7 @@ static int make_span(const view *v, pat *p, const match *m, int level,
     sbuf b = {0};
     int rc = reindent_learn(&ri, v, p, m->line);
     size_t bad = rc ? 0 : reindent_apply(&ri, p->neu, p->nlen, &b);
-    if (!rc && bad) rc = reindent_refuse(v, p, &ri, m->line, bad, d);
+    if (!rc && bad) rc = reindent_refuse(v, p, &ri, level, edit, m->line, bad, d);
     reindent_free(&ri);
     if (!rc && b.oom) rc = BW_ENOMEM;
     if (rc) {
@@ -400,6 +446,22 @@ static int make_span(const view *v, pat *p, const match *m, int level,
 
 /* ---- matching every edit ---- */
 
+/* On the loose ladder, a place found with old_text's own indentation (the
+ * exact or trailing-whitespace level) as whole lines, when the indentation
+ * level finds the block at other places too: that indentation is all that
+ * chose the place, and the caller said it may be off ("\t\t\t\t// x" sent
+ * one tab deep for the "\t\t\t// x" meant hits another copy that deep).
+ * Those places into other; 1 when there are several. */
+static int indent_chose(const view *v, pat *p, const match *m, mlist *other, int *rc) {
+  size_t l = bw_line_of(v, m->start), e = m->end;
+  if (m->start != v->ls[l] || bw_lead(p->old, p->olen).n == p->olen) return 0;
+  if (!p->trail_nl && e < v->n && v->s[e] != '\n' &&
+      !(v->s[e] == '\r' && e + 1 < v->n && v->s[e + 1] == '\n'))
+    return 0; /* ends inside a line: the indentation level cannot see it */
+  *rc = bw_find_level(v, p, BW_LEVEL_INDENT, 0, other);
+  return !*rc && other->n > 1;
+}
+
 static int match_edit(const view *v, pat *p, bw_edit *e, size_t idx,
                       const bw_edit_opts *o, spans *sp, bw_edit_diag *d) {
   int top = o->loose ? BW_LEVELS - 1 : BW_LEVEL_EXACT;
@@ -413,6 +475,17 @@ static int match_edit(const view *v, pat *p, bw_edit *e, size_t idx,
       d->level = lv;
       bw_list_lines(v, &ml, d);
       rc = bw_fail(BW_AMBIGUOUS_TEXT, NULL);
+    } else if (o->loose && lv < BW_LEVEL_INDENT && ml.n == 1 && !e->replace_all) {
+      mlist other = {0};
+      if (indent_chose(v, p, &ml.m[0], &other, &rc)) {
+        d->edit = idx;
+        d->level = BW_LEVEL_INDENT;
+        d->found_level = lv;
+        d->found_line = bw_line_of(v, ml.m[0].start) + 1;
+        bw_list_lines(v, &other, d);
+        rc = bw_fail(BW_AMBIGUOUS_TEXT, NULL);
+      }
+      free(other.m);
     }
     break;
   }
@@ -423,7 +496,7 @@ static int match_edit(const view *v, pat *p, bw_edit *e, size_t idx,
   }
   for (size_t i = 0; !rc && i < ml.n; i++) {
     span s;
-    if (!(rc = make_span(v, p, &ml.m[i], lv, idx, &s, d))) rc = spans_add(sp, s);
+    if (!(rc = make_span(v, p, &ml.m[i], lv, o->loose, idx, &s, d))) rc = spans_add(sp, s);
     else if (s.owned) free((char *)s.repl);
   }
   if (!rc) {

@@ -54,6 +54,17 @@ typedef struct bw_edit_diag {
                                    cannot be re-indented without guessing (its
                                    text in near_text; diverge_line, want_text,
                                    have_text: where old's indents disagree) */
+  size_t found_line;            /* AMBIGUOUS_TEXT on the loose ladder: old_text
+                                   is at this line with its own indentation
+                                   (found_level: exact or trailing_whitespace),
+                                   but the indentation level finds it at every
+                                   line of lines[]; 0 otherwise */
+  int found_level;
+  int after_indent;             /* AMBIGUOUS_TEXT with reindent_line: old_text
+                                   matched lines[0] only from after that line's
+                                   indentation (the line in have_text), and
+                                   nothing says whether new_text's later lines
+                                   are in the file's terms or old_text's */
 } bw_edit_diag;
 
 typedef struct bw_edit_opts {

@@ -77,9 +77,18 @@ static void push_diag(lua_State *L, const bw_edit_diag *d, int code) {
       lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     lua_setfield(L, -2, "lines");
+    if (d->found_line) {
+      set_int(L, "found_line", d->found_line);
+      set_str(L, "found_level", bw_level_name(d->found_level));
+    }
     if (d->reindent_line) {
       set_int(L, "reindent_line", d->reindent_line);
       set_str(L, "new_line_text", d->near_text);
+      if (d->after_indent) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "after_indent");
+        set_str(L, "have_text", d->have_text);
+      }
       if (d->diverge_line) {
         set_int(L, "diverge_line", d->diverge_line);
         set_str(L, "want_text", d->want_text);

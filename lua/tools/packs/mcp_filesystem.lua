@@ -30,7 +30,11 @@ local open_failed, scandir_failed = words("open"), words("scandir")
 -- nearest, or where it matches.
 local function burrow_note(code, d)
   local head = ("edit %d: old_text"):format(d.edit or 1)
-  if code == "AMBIGUOUS_TEXT" then
+  if code == "AMBIGUOUS_TEXT" and d.reindent_line then -- one place, but placing newText would be a guess
+    return ("%s matches line %d only %s, so newText's line %d cannot be re-indented without guessing; give oldText with the file's own indentation")
+      :format(head, d.lines and d.lines[1] or 0, d.after_indent and "after the line's indentation" or "when indentation is ignored",
+        d.reindent_line)
+  elseif code == "AMBIGUOUS_TEXT" then
     local lines = {}
     for i, l in ipairs(d.lines or {}) do lines[i] = tostring(l) end
     return ("%s matches %d places, on lines %s"):format(head, d.matches or 0, table.concat(lines, ", "))
