@@ -143,6 +143,18 @@ describe(H.tag("MCP tasks (burrow.tasks)"), function()
     assert.is_table(e.data.requiredCapabilities.extensions[EXT])
   end)
 
+  it("gives the session era no tasks: tasks/* are -32601, a required tool runs as a plain call", function()
+    local out = {}
+    local server = mcp.new(ws, { channel = mcp.channel(function(m) out[#out + 1] = m end) })
+    server:handle { jsonrpc = "2.0", id = 1, method = "initialize", params = { protocolVersion = "2025-11-25",
+      capabilities = { extensions = { [EXT] = {} } }, clientInfo = { name = "busted", version = "1" } } }
+    server:handle { jsonrpc = "2.0", id = 2, method = "tasks/get", params = { taskId = "1.00" } }
+    server:handle { jsonrpc = "2.0", id = 3, method = "tools/call", params = { name = "only_task", arguments = {} } }
+    assert.equal(-32601, out[2].error.code)
+    assert.is_nil(out[3].result.taskId)
+    assert.equal("done", out[3].result.content[1].text)
+  end)
+
   it("answers tasks/result and tasks/list with -32601, and an unknown task with -32602", function()
     local req = client("default", "aaaa")
     assert.equal(-32601, req("tasks/result", { taskId = "1.00" }).error.code)

@@ -239,7 +239,12 @@ function tasks.settle(server, tc, res, code, msg, data)
       return
     end
     rec.result, rec.error, rec.inputRequests, rec.state = nil, nil, nil, nil
-    if res and res.resultType == "input_required" then
+    if tc.told then -- stopped, not by tasks/cancel: its request's cancel, or (answered already) the server stopping
+      rec.status, rec.stopped = tc.detached and "failed" or "cancelled", true
+      rec.statusMessage = tc.detached and "the call was stopped before its end (the server is stopping)"
+        or "the request was cancelled"
+      if tc.detached then rec.error = { code = -32603, message = rec.statusMessage } end
+    elseif res and res.resultType == "input_required" then
       rec.status, rec.statusMessage = "input_required", "waiting for the client's answers (tasks/update)"
       rec.inputRequests, rec.state, rec.answers = res.inputRequests, res.requestState, {}
     elseif res == nil and code == nil then -- stopped before it ran (cancelled)
