@@ -34,7 +34,7 @@ before(async () => {
   const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa"];
   const line = Array.from({ length: 12 }, (_, i) => words[(i * 5) % words.length]).join(" ") + "\n";
   const blob = line.repeat(4000);
-  for (let i = 0; i < 600; i++) fs.writeFileSync(path.join(ws, `f${String(i).padStart(3, "0")}.txt`), blob);
+  for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(ws, `f${String(i).padStart(3, "0")}.txt`), blob);
   fs.writeFileSync(path.join(TMP, "burrow.yaml"), "roots: [ws]\n"
     + `http:\n  workers: 2\n  tokens:\n    - {sha256: ${sha(TOKA)}}\n    - {sha256: ${sha(TOKB)}}\n`);
   server = await startHttp(["--config", path.join(TMP, "burrow.yaml")]);
@@ -95,7 +95,8 @@ test("a long grep becomes a task, read and cancelled through the other worker; a
   assert.equal(ack.taskId, undefined, "the ack carries no task");
   assert.equal((await rq("tasks/get", { taskId: id })).status, "cancelled");
   // a state, not a time: the grep's worker writes how its call ended;
-  // left alone the grep runs to its budget (max_search_ms, 30 s)
+  // left alone the grep runs 15 s or more (600 files did not end within
+  // its budget, max_search_ms: 30 s)
   let last;
   await waitFor(async () => {
     last = await rq("tasks/get", { taskId: id });
@@ -104,7 +105,7 @@ test("a long grep becomes a task, read and cancelled through the other worker; a
   const afterCancel = performance.now() - cancelAt;
   assert.equal(last.status, "cancelled");
   assert.match(last.statusMessage, /stopped at its next check/);
-  assert.ok(afterCancel < 10_000, `the grep stopped ${afterCancel.toFixed(0)} ms after the cancel (unstopped it runs 30 s)`);
+  assert.ok(afterCancel < 10_000, `the grep stopped ${afterCancel.toFixed(0)} ms after the cancel (unstopped it runs 15 s or more)`);
   assert.equal(last.result, undefined, "a cancelled task keeps no partial result");
 
   // both workers serve again: a quick grep answers plainly (no task)
