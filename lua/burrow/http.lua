@@ -241,6 +241,7 @@ local function handle_stateless(W, state, sid, tenant, stream, body, params, tok
   if msg == nil then server:error(nil, -32700, "parse error: " .. tostring(err))
   else server:handle(msg) end
   server.channel.stream = nil
+  W:finish() -- nothing of its call stays on this worker (a task it ran as, its cancel flag)
   W:done(sid, stream)
   dispose(state, sid, server)
 end
@@ -302,6 +303,7 @@ function http.worker(W, setup)
       local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless, params, token)
       if not ok then
         io.stderr:write("burrow: http worker ", W:index(), ": ", tostring(server), "\n")
+        W:finish()
         if stream and stream >= 0 then W:done(sid, stream) end
         server = nil
       end

@@ -569,6 +569,9 @@ function Server:resume_task(id, rec, resume)
   local tc = tasks.resumed(self, rec, id)
   local params = { name = rec.tool, arguments = rec.args, requestState = resume.state, inputResponses = resume.answers }
   local res, code, msg, data = run_call(self, params, id, { tc = tc })
+  -- its worker runs the task no more, even when the call stopped before it
+  -- began (HTTP's finish may come twice; stdio's counts, and never detaches)
+  if tc.detached then self.channel:finish() end
   tasks.settle(self, tc, res, code, msg, data)
   if tc.detached then return nil end
   return {}
