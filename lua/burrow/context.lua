@@ -727,6 +727,28 @@ function Ctx:progress(done, total, message)
   if self.hooks.progress then self.hooks.progress(done, total, message) end
 end
 
+-- MCP tasks (2026-07-28, a client that declared the extension, a tool
+-- whose table says task = "optional" or "required"): the call goes on as a
+-- task, its client answered now with the task and given the result when
+-- it asks (burrow.tasks). True once it is a task; false when it cannot be
+-- one (the call runs on as a plain call).
+function Ctx:task()
+  return self.hooks.task and self.hooks.task() or false
+end
+
+-- Wait seconds (a tool waiting on something outside), looking at the
+-- call's cancel every 50 ms: true when the time passed, false when the
+-- call was cancelled.
+function Ctx:wait(seconds)
+  local until_t = core.now() + seconds
+  while true do
+    if self:cancelled() then return false end
+    local left = until_t - core.now()
+    if left <= 0 then return true end
+    core.sleep(math.min(left, 0.05))
+  end
+end
+
 -- Ask the MCP client: method "elicitation/create" (a form for its user),
 -- "sampling/createMessage" (its model) or "roots/list", with MCP's params
 -- for it. In a session, a request to the client, waited for; in MCP

@@ -60,9 +60,22 @@ end
 local function http_channel(W, state, sid)
   local ch = { sid = sid }
   ch.send = function(_, msg)
+    if ch.detached then return 0 end -- a task's call, its request answered: no one to tell
     local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
     return W:send(sid, ch.stream or 0, msg, final)
   end
+  -- MCP tasks (burrow.tasks): a stateless request answered now while its
+  -- call goes on here as task task_id, unless every other worker runs a
+  -- task already (one stays free for requests); a tasks/cancel through
+  -- any worker stops it (W:cancel_task raises this worker's flag)
+  ch.detach = function(_, task_id, msg)
+    if not ch.stream or not W:task(task_id) then return false end
+    W:send(sid, ch.stream, msg, true)
+    W:done(sid, ch.stream)
+    ch.detached = true
+    return true
+  end
+  ch.cancel_task = function(_, task_id) return W:cancel_task(task_id) end
   ch.begin = function(_, id) return W:begin(sid, json.encode(id)) end
   ch.finish = function() W:finish() end
   ch.cancelled = function() return W:cancelled() end
@@ -237,6 +250,7 @@ local function handle_stateless(W, state, sid, tenant, stream, body, params, tok
   if msg == nil then server:error(nil, -32700, "parse error: " .. tostring(err))
   else server:handle(msg) end
   server.channel.stream = nil
+  W:finish() -- nothing of its call stays on this worker (a task it ran as, its cancel flag)
   W:done(sid, stream)
   dispose(state, sid, server)
 end
@@ -298,6 +312,7 @@ function http.worker(W, setup)
       local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless, params, token)
       if not ok then
         io.stderr:write("burrow: http worker ", W:index(), ": ", tostring(server), "\n")
+        W:finish()
         if stream and stream >= 0 then W:done(sid, stream) end
         server = nil
       end

@@ -351,6 +351,7 @@ local function run_tool(self, ctx, tool, args)
   local ok, res, msg, code, details = xpcall(tool.handler, debug.traceback, ctx, args)
   if not ok then
     io.stderr:write(("burrow: tool %s failed: %s\n"):format(tool.name, res))
+    if ctx.hooks then ctx.hooks.internal_error = true end -- not the tool's answer: burrow's failure (a task fails)
     return fail("EIO", ("internal error in tool %s; see the server log"):format(tool.name))
   end
   -- a failure passed on as nil, msg, code: its details from ctx:fail

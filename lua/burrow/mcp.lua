@@ -13,6 +13,7 @@ local client_roots = require "burrow.client_roots"
 local approvals = require "burrow.approvals"
 local listen = require "burrow.listen"
 local session = require "burrow.session"
+local tasks = require "burrow.tasks"
 
 local mcp = {}
 
@@ -443,7 +444,9 @@ function Server:serve_meanwhile()
   self.meanwhile = false
 end
 
-function handlers.tools_call(self, params, id)
+-- A tools/call; box.tc: its task state (burrow.tasks), given for a task's
+-- call that runs again, else found here (nil: a plain call).
+local function run_call(self, params, id, box)
   local name = params.name
   if type(name) ~= "string" or not self.ws:tool(name) then
     return nil, -32602, ("Tool %s not found"):format(tostring(name))
@@ -459,6 +462,15 @@ function handlers.tools_call(self, params, id)
     local ok, why = param_headers_match(self.ws:tool(name), args, self.channel.param_headers)
     if not ok then return nil, -32020, "Header mismatch: " .. why end
   end
+  -- MCP tasks: may this call become one (a tool that supports them, a
+  -- client that declared the extension)? A tool that runs only as a task
+  -- and a client that cannot take one: -32021
+  if box.tc == nil then
+    local tc, c, m, d = tasks.call(self, self.ws:tool(name))
+    if tc == false then return nil, c, m, d end
+    box.tc = tc
+  end
+  local tc = box.tc
   -- MCP 2026-07-28: the retry of a call that asked (its requestState and
   -- the client's inputResponses), checked before anything runs
   local grant
@@ -483,8 +495,10 @@ function handlers.tools_call(self, params, id)
   hooks = {
     cancelled = function()
       if readonly then self:serve_meanwhile() end
-      return self.channel:cancelled()
+      if tc then tasks.tick(self, tc, id, name, args) end
+      return self.channel:cancelled() or (tc ~= nil and tc.rec ~= nil and tasks.stopping(self, tc))
     end,
+    task = tc and function() return tasks.escalate(self, tc, id, name, args) end or nil,
     approve = grant and approvals.approver(grant) or self:approver(),
     approved_by = "the client (MCP elicitation)", -- the audit's word for who approved
     session = self.session,
@@ -517,7 +531,12 @@ function handlers.tools_call(self, params, id)
   local asking = self:asker(answers)
   hooks.ask = asking.hook
   local res, msg, code, details = self.ws:call(name, args, hooks)
+  -- a task's call told to stop (its worker's flag, or its record): so it
+  -- stopped at a check, rather than ran to its end (the flag is reset next)
+  if tc and tc.rec then tc.told = self.channel:cancelled() or tc.cancelled end
   self.channel:finish()
+  -- a task's tool that failed (raised): burrow's failure, not the tool's answer
+  if tc and tc.rec and hooks.internal_error then return nil, -32603, msg end
   if asked then return approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers) end
   if asking.pending then return approvals.ask_more(self, name, args, asking.pending, answers) end
   if self.session.stateless and res == nil and asking.missing then return missing_capability(asking, name) end
@@ -534,6 +553,30 @@ function handlers.tools_call(self, params, id)
     out._meta["burrow/skipped_policy"] = hooks.skipped_policy
   end
   return out
+end
+
+--- A tools/call: its answer, or the CreateTaskResult of the task it
+-- became (nil: answered already, its call went on as the task).
+function handlers.tools_call(self, params, id)
+  local box = {}
+  local res, code, msg, data = run_call(self, params, id, box)
+  if box.tc and box.tc.rec then return tasks.settle(self, box.tc, res, code, msg, data) end
+  return res, code, msg, data
+end
+
+--- tasks/update brought the last answers of task rec: its call runs again
+-- with them (resume: the requestState it parked with, the answers), after
+-- the request's empty answer where the channel can answer first.
+function Server:resume_task(id, rec, resume)
+  local tc = tasks.resumed(self, rec, id)
+  local params = { name = rec.tool, arguments = rec.args, requestState = resume.state, inputResponses = resume.answers }
+  local res, code, msg, data = run_call(self, params, id, { tc = tc })
+  -- its worker runs the task no more, even when the call stopped before it
+  -- began (HTTP's finish may come twice; stdio's counts, and never detaches)
+  if tc.detached then self.channel:finish() end
+  tasks.settle(self, tc, res, code, msg, data)
+  if tc.detached then return nil end
+  return {}
 end
 
 
@@ -595,7 +638,7 @@ local function stateless_caps(self)
     -- stdio serves listens on its channel; HTTP (a Server with a session
     -- id) on a stream of their own
     resources = { subscribe = (self.channel.can_listen or self.channel.sid ~= nil) or nil, listChanged = lists },
-    logging = {}, completions = {} }
+    logging = {}, completions = {}, extensions = { [tasks.EXT] = {} } }
 end
 
 -- How long a client or a cache may keep a result, and for whom: file
@@ -633,6 +676,11 @@ local methods = {
   ["prompts/list"] = { handlers.prompts_list, BOTH },
   ["prompts/get"] = { handlers.prompts_get, BOTH },
   ["completion/complete"] = { handlers.completion_complete, BOTH },
+  -- the tasks extension (burrow.tasks); tasks/result and tasks/list are
+  -- not in 2026-07-28
+  ["tasks/get"] = { tasks.get, L },
+  ["tasks/update"] = { tasks.update, L },
+  ["tasks/cancel"] = { tasks.cancel, L },
 }
 
 -- What an era makes of a handler's answer: (res, code, msg, data) in, the
@@ -654,6 +702,16 @@ local adapt = {
     return res
   end,
 }
+
+--- The request id is answered now with res (a tools/call's
+-- CreateTaskResult, a tasks/update's empty answer) while its call goes on
+-- as task task_id: where the channel can (an HTTP worker, unless every
+-- other one runs a task); false when it cannot (not now, or never: stdio).
+function Server:detach(id, res, task_id)
+  if not (self.channel.detach and self.session.stateless) then return false end
+  res = adapt.stateless("tools/call", res)
+  return self.channel:detach(task_id, { jsonrpc = "2.0", id = id, result = res }) == true
+end
 
 -- Run method in era and answer it: the one place a handler is called.
 function Server:dispatch(era, id, method, params)

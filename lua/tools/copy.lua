@@ -56,6 +56,8 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
   -- in place by one rename: ctx:settle
   subtree = { from = "source", to = "destination", ops = { "read" } },
   risk = "medium",
+  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  task = "optional",
 
   handler = function(ctx, a)
     local si, srel, sinfo = ctx:resolve(a.source)

@@ -135,6 +135,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
   annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
   permissions = { "fs.read" },
   risk = "low",
+  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  task = "optional",
 
   handler = function(ctx, a)
     local path = a.path or "."

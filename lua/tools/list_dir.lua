@@ -46,6 +46,8 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
   annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
   permissions = { "fs.list" },
   risk = "low",
+  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  task = "optional",
 
   handler = function(ctx, a)
     local path = a.path or "."

@@ -46,6 +46,8 @@ Examples: {"source": "draft.md", "destination": "docs/final.md"}  {"source": "a.
   -- land), then renamed into place, or back: ctx:settle
   subtree = { from = "source", to = "destination", ops = { "delete", "read" }, whole_roots = false },
   risk = "medium",
+  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  task = "optional",
 
   handler = function(ctx, a)
     local si, srel, scode = ctx:resolve_write(a.source)

@@ -34,6 +34,8 @@ Examples: {"path": "tmp/out.log"}  {"path": "build", "recursive": true}]],
   -- then unlinked, or renamed back: ctx:settle
   subtree = { from = "path", ops = { "delete" }, whole_roots = false },
   risk = "high",
+  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  task = "optional",
 
   handler = function(ctx, a)
     local idx, rel, code0 = ctx:resolve_write(a.path)

@@ -20,10 +20,15 @@ BIN=${BURROW_BIN:-$REPO/build/burrow}
 # REVISION:SCENARIO
 SESSION_ERA="server-initialize ping logging-set-level tools-list resources-list dns-rebinding-protection server-sse-polling server-sse-multiple-streams server-session-lifecycle"
 STATELESS="tools-list resources-list dns-rebinding-protection caching sep-2164-resource-not-found server-sse-multiple-streams input-required-result-unsupported-methods input-required-result-validate-input http-header-validation"
-DEFAULT=$(for s in $SESSION_ERA; do printf '2025-11-25:%s ' "$s"; done; for s in $STATELESS; do printf '2026-07-28:%s ' "$s"; done)
+# extensions, run at 2026-07-28 (the suite's default for them): the tasks
+# extension against the fixtures (greet, slow_compute, ...); SEP-2640's
+# skills, which burrow does not declare (their checks are then skipped)
+EXTENSIONS="sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest"
+TASKS="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications tasks-required-task-error tasks-mrtr-composition"
+DEFAULT=$(for s in $SESSION_ERA; do printf '2025-11-25:%s ' "$s"; done; for s in $STATELESS $EXTENSIONS; do printf '2026-07-28:%s ' "$s"; done)
 FIXTURED="prompts-list prompts-get-simple prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image completion-complete resources-read-text resources-read-binary resources-templates-read tools-call-simple-text tools-call-image tools-call-audio tools-call-embedded-resource tools-call-mixed-content tools-call-error tools-call-with-progress json-schema-2020-12"
 FIXTURED_SESSION_ERA="tools-call-with-logging tools-call-elicitation tools-call-sampling elicitation-sep1034-defaults elicitation-sep1330-enums resources-subscribe resources-unsubscribe" # 2026-07-28 removed them
-FIXTURED_STATELESS="input-required-result-basic-elicitation input-required-result-basic-sampling input-required-result-basic-list-roots input-required-result-request-state input-required-result-multiple-input-requests input-required-result-multi-round input-required-result-missing-input-response input-required-result-result-type input-required-result-tampered-state input-required-result-capability-check input-required-result-ignore-extra-params input-required-result-non-tool-request server-stateless http-custom-header-server-validation"
+FIXTURED_STATELESS="$TASKS input-required-result-basic-elicitation input-required-result-basic-sampling input-required-result-basic-list-roots input-required-result-request-state input-required-result-multiple-input-requests input-required-result-multi-round input-required-result-missing-input-response input-required-result-result-type input-required-result-tampered-state input-required-result-capability-check input-required-result-ignore-extra-params input-required-result-non-tool-request server-stateless http-custom-header-server-validation"
 DEFAULT="$DEFAULT $(for s in $FIXTURED; do printf 'fixtures@2025-11-25:%s fixtures@2026-07-28:%s ' "$s" "$s"; done)"
 DEFAULT="$DEFAULT $(for s in $FIXTURED_SESSION_ERA; do printf 'fixtures@2025-11-25:%s ' "$s"; done)"
 DEFAULT="$DEFAULT $(for s in $FIXTURED_STATELESS; do printf 'fixtures@2026-07-28:%s ' "$s"; done)"
@@ -47,6 +52,26 @@ if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
     s = s.replace(m[0], `import{${parts.filter(p => p !== g).join(",")}}from"fs";import{${g}}from"glob"`);
     fs.writeFileSync(f, s);
   ' "$SUITE" || { echo "conformance: 0 passed, 1 failed"; exit 1; }
+fi
+
+# Every server scenario the suite lists is run at each revision it names
+# that burrow serves (an extension's at 2026-07-28): one the suite adds
+# and this file does not run fails the stage (the default list only).
+missing=
+if [ -z "${BURROW_CONFORMANCE_SCENARIOS:-}" ]; then
+  listed=$(node "$SUITE" list --server 2>/dev/null | sed -nE 's/^  - ([a-z0-9-]+) \[([^]]*)\]$/\1 \2/p')
+  if [ -z "$listed" ]; then echo "conformance: the suite listed no server scenarios"; echo "conformance: 0 passed, 1 failed"; exit 1; fi
+  ran=" $(for item in $SCENARIOS; do r=${item%%:*}; printf '%s:%s ' "${r#fixtures@}" "${item#*:}"; done)"
+  while read -r name tags; do
+    revs=
+    case ",$tags," in *,extension,*) revs=2026-07-28 ;; esac
+    case ",$tags," in *,2025-11-25,*) revs="$revs 2025-11-25" ;; esac
+    case ",$tags," in *,2026-07-28,*) revs="$revs 2026-07-28" ;; esac
+    [ -z "$revs" ] && revs=${tags##*,} # only older revisions: its newest
+    for r in $revs; do
+      case "$ran" in *" $r:$name "*) ;; *) missing="$missing $name@$r" ;; esac
+    done
+  done <<<"$listed"
 fi
 
 WS=$(mktemp -d "${TMPDIR:-/tmp}/burrow-conformance.XXXXXX")
@@ -87,7 +112,11 @@ for item in $SCENARIOS; do
   URL=$DEFAULT_URL sc=$name
   case $rev in fixtures@*) rev=${rev#fixtures@} URL=$FIXTURES_URL sc="$name (fixtures)" ;; esac
   sc="$sc@$rev"
-  out=$(timeout 120 node "$SUITE" server --url "$URL" --scenario "$name" --spec-version "$rev" 2>&1); rc=$?
+  # an extension's scenario runs at the suite's revision for extensions
+  # (2026-07-28); naming one skips it as not applicable
+  ver=(--spec-version "$rev")
+  case " $EXTENSIONS $TASKS " in *" $name "*) ver=() ;; esac
+  out=$(timeout 120 node "$SUITE" server --url "$URL" --scenario "$name" "${ver[@]}" 2>&1); rc=$?
   summary=$(grep -aE 'Passed: [0-9]+/[0-9]+' <<<"$out" | tail -n 1 | sed 's/\x1b\[[0-9;]*m//g')
   if [ "$rc" = 0 ] && [ -n "$summary" ] && grep -qE ', 0 failed' <<<"$summary"; then
     echo "PASS $sc: $summary"; pass=$((pass + 1))
@@ -95,6 +124,9 @@ for item in $SCENARIOS; do
     sed 's/\x1b\[[0-9;]*m//g' <<<"$out" | grep -aE 'FAILURE|WARNING|Error' | head -n 20
     echo "FAIL $sc (exit $rc): ${summary:-no result}"; fail=$((fail + 1))
   fi
+done
+for m in $missing; do
+  echo "FAIL $m: the suite lists it, run.sh does not run it (add it to a list above)"; fail=$((fail + 1))
 done
 echo "conformance: $pass passed, $fail failed"
 [ "$fail" = 0 ]

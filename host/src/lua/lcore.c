@@ -910,6 +910,17 @@ static int l_now(lua_State *L) {
   return 1;
 }
 
+/* core.sleep(seconds): this thread waits (at most 1 s a call; a tool's
+ * ctx:wait sleeps in short steps and looks at its cancel between them) */
+static int l_sleep(lua_State *L) {
+  lua_Number s = luaL_checknumber(L, 1);
+  if (!(s > 0)) return 0;
+  if (s > 1) s = 1;
+  struct timespec ts = {(time_t)s, (long)((s - (lua_Number)(time_t)s) * 1e9)};
+  while (nanosleep(&ts, &ts) && errno == EINTR) {}
+  return 0;
+}
+
 /* core.trim(): give the heap's free memory back to the system
  * (malloc_trim), after a full collection while the server is idle */
 static int l_trim(lua_State *L) {
@@ -962,6 +973,7 @@ static const luaL_Reg funcs[] = {{"roots", l_roots},
                                  {"base64_encode", l_base64_encode},
                                  {"backend", l_backend},
                                  {"now", l_now},
+                                 {"sleep", l_sleep},
                                  {"trim", l_trim},
                                  {NULL, NULL}};
 

@@ -153,6 +153,13 @@ void bw_http_done(bw_http *h, const char *sid, long stream);
 int bw_http_begin(bw_http *h, int w, const char *sid, const char *id);
 void bw_http_finish(bw_http *h, int w);
 const _Atomic int *bw_http_cancel_flag(bw_http *h, int w);
+/* MCP tasks: w's call goes on as task (its answer sent) until
+ * bw_http_finish. 0 when it may not: one worker always stays free for
+ * requests, so no more than all but one run tasks at once. */
+int bw_http_task_begin(bw_http *h, int w, const char *task);
+/* The call running as task stops at its next check (its worker's flag):
+ * 1 if a worker runs it. */
+int bw_http_task_cancel(bw_http *h, const char *task);
 
 /* sha256 hex of a token's text (the form the config stores). */
 void bw_http_token_hash(const char *token, char out[65]);

@@ -36,7 +36,8 @@ static const char *const METHODS[] = {
     "server/discover",  "tools/list",     "tools/call",
     "resources/list",   "resources/read", "resources/templates/list",
     "prompts/list",     "prompts/get",    "completion/complete",
-    "subscriptions/listen", NULL};
+    "subscriptions/listen", "tasks/get",    "tasks/update",
+    "tasks/cancel",     NULL};
 
 static int listed(const char *const *list, const char *v) {
   for (int i = 0; v && list[i]; i++)
@@ -192,8 +193,11 @@ void bwh_era(const char *version_h, const char *method_h, const char *name_h,
              method, m);
     return verdict(v, 400, -32020, v->msg);
   }
+  /* the tasks extension (SEP-2663) names its task in Mcp-Name too */
   const char *key = !strcmp(m, "tools/call") || !strcmp(m, "prompts/get") ? "name"
-                    : !strcmp(m, "resources/read") ? "uri" : NULL;
+                    : !strcmp(m, "resources/read") ? "uri"
+                    : !strcmp(m, "tasks/get") || !strcmp(m, "tasks/update") || !strcmp(m, "tasks/cancel") ? "taskId"
+                    : NULL;
   const char *bname = key && json_is_object(params) ? json_string_value(json_object_get(params, key)) : NULL;
   int has_name = name_h && trimmed(name_h, name, sizeof name);
   if (bname && !has_name) {

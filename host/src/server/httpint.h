@@ -94,6 +94,7 @@ typedef struct worker {
   bw_rpcid cur_id;   /* the call in flight (NONE: none) */
   _Atomic int cancelled;
   int idle;          /* waiting in bw_http_next for a session */
+  char task[72];     /* the task its call runs as after answering ("": none) */
 } worker;
 
 struct bw_http {

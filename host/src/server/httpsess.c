@@ -637,7 +637,31 @@ void bw_http_finish(bw_http *h, int w) {
   pthread_mutex_lock(&h->mu);
   bw_rpcid_clear(&k->cur_id);
   atomic_store(&k->cancelled, 0);
+  k->task[0] = '\0';
   pthread_mutex_unlock(&h->mu);
+}
+
+int bw_http_task_begin(bw_http *h, int w, const char *task) {
+  if (strlen(task) >= sizeof h->w[w].task) return 0;
+  pthread_mutex_lock(&h->mu);
+  int busy = 0;
+  for (int i = 0; i < h->o.workers; i++) busy += i == w || h->w[i].task[0];
+  int ok = busy < h->o.workers;
+  if (ok) snprintf(h->w[w].task, sizeof h->w[w].task, "%s", task);
+  pthread_mutex_unlock(&h->mu);
+  return ok;
+}
+
+int bw_http_task_cancel(bw_http *h, const char *task) {
+  int found = 0;
+  pthread_mutex_lock(&h->mu);
+  for (int i = 0; i < h->o.workers; i++)
+    if (h->w[i].task[0] && !strcmp(h->w[i].task, task)) {
+      atomic_store(&h->w[i].cancelled, 1);
+      found = 1;
+    }
+  pthread_mutex_unlock(&h->mu);
+  return found;
 }
 
 const _Atomic int *bw_http_cancel_flag(bw_http *h, int w) {

@@ -191,6 +191,20 @@ static int w_cancelled(lua_State *L) {
   return 1;
 }
 
+/* w:task(task_id) -> may its call go on as that task after answering? */
+static int w_task(lua_State *L) {
+  wstate *w = check_worker(L);
+  lua_pushboolean(L, bw_http_task_begin(w->h, w->index, luaL_checkstring(L, 2)));
+  return 1;
+}
+
+/* w:cancel_task(task_id) -> a worker ran it and is told to stop */
+static int w_cancel_task(lua_State *L) {
+  wstate *w = check_worker(L);
+  lua_pushboolean(L, bw_http_task_cancel(w->h, luaL_checkstring(L, 2)));
+  return 1;
+}
+
 static int w_index(lua_State *L) {
   lua_pushinteger(L, check_worker(L)->index + 1);
   return 1;
@@ -200,6 +214,7 @@ static const luaL_Reg worker_methods[] = {
     {"next", w_next},         {"next_of", w_next_of}, {"send", w_send},     {"done", w_done},
     {"record", w_record},     {"release", w_release},
     {"begin", w_begin},       {"finish", w_finish}, {"cancelled", w_cancelled},
+    {"task", w_task},         {"cancel_task", w_cancel_task},
     {"index", w_index},       {NULL, NULL}};
 
 typedef struct wstart {
