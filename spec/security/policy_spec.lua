@@ -17,7 +17,7 @@ local ENV = "TOKEN=sk-live-0123456789\n"
 local KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n"
 
 describe(F.tag("security: policies CVE-2026-25724, CVE-2026-25725, P1-15"), function()
-  local fx, ws, wsv, pdir
+  local fx, ws, wsv, wsp, pdir
 
   lazy_setup(function()
     fx = F.build()
@@ -50,13 +50,18 @@ return { name = "boom", check = function(req)
   if req.path:find("pattern", 1, true) then return "deny", tostring(req.path:match(("a*"):rep(20) .. "b")) end
   return "allow"
 end }]])
-    ws = F.open({{path = fx.ws, mode = "rw"}}, {policies = {"secrets"}})
-    wsv = F.open({{path = fx.ws, mount = "/workspace", mode = "rw"}}, {policies = {"secrets"}})
+    -- secrets alone (its own guards are what these cases prove), and the
+    -- protected policy burrow adds out of the box alone: each must hold
+    -- by itself
+    ws = F.open({{path = fx.ws, mode = "rw"}}, {policies = {"secrets"}, protect = false})
+    wsv = F.open({{path = fx.ws, mount = "/workspace", mode = "rw"}}, {policies = {"secrets"}, protect = false})
+    wsp = F.open({{path = fx.ws, mode = "rw"}}, {policies = {}})
   end)
 
   lazy_teardown(function()
     if ws then ws:close() end
     if wsv then wsv:close() end
+    if wsp then wsp:close() end
     F.cleanup(fx)
     if pdir then F.rmtree(pdir) end
   end)
@@ -170,6 +175,9 @@ end }]])
           end
           local res, msg, code = wsv:call("write_file", {path = "/workspace/" .. p, content = "x"})
           F.refused("write /workspace/" .. p, DENIED, res, msg, code)
+          res, msg, code = wsp:call("write_file", {path = p, content = "x"})
+          F.refused("write " .. p .. " (protected alone)", DENIED, res, msg, code)
+          assert.truthy(msg:find("matches the protected policy", 1, true), msg)
           intact()
         end)
         assert.are.same(before, F.ls(fx.ws), "entries appeared or vanished in the root")
