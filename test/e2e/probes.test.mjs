@@ -11,7 +11,7 @@
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
@@ -248,6 +248,31 @@ test("SIGTERM idle with streams open: gone at once, not at the deadline", T, asy
   // get a second at most to write their end)
   assert.ok(own < 60_000 && at - t0 < 60_000, s.stderr());
   for (const g of gets) await g.done;
+});
+
+test("SIGTERM with the access log stuck (a pipe nobody reads): still gone within shutdown_grace + 100 ms", T, async () => {
+  const GRACE = 300;
+  const dir = setup(`  shutdown_grace: ${GRACE}ms\n`);
+  const fifo = path.join(dir, "access.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const rd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK); // a reader that never reads
+  try {
+    fs.writeFileSync(path.join(dir, "burrow.yaml"), fs.readFileSync(path.join(dir, "burrow.yaml"), "utf8")
+      .replace('access_log: "off"', "access_log: access.fifo"));
+    const s = await serve(dir);
+    // far more refusals than the pipe holds (64 KiB): the log's writer is stuck
+    for (let i = 0; i < 1500; i += 100) {
+      await Promise.all(Array.from({ length: 100 }, () => request(s.port, { path: "/nope" })));
+    }
+    s.proc.kill("SIGTERM");
+    const { code } = await s.exited;
+    assert.equal(code, 0);
+    const own = Number(/stopped (\d+) ms after it/.exec(s.stderr())?.[1]);
+    console.log(`# access log stuck, grace ${GRACE} ms: stopped ${own} ms after the signal`);
+    assert.ok(own <= GRACE + 100, `stopped ${own} ms after the signal: over ${GRACE} + 100 (${s.stderr()})`);
+  } finally {
+    fs.closeSync(rd);
+  }
 });
 
 test("a write cut by the deadline leaves the old file or the new one whole, never a part", T, async () => {
