@@ -1135,7 +1135,6 @@ void bw_http_shutdown(bw_http *h, double grace, bw_http_cut *cut) {
   h->stop_by = (now + 1.0 < by ? now + 1.0 : by > now ? by : now) + STOP_MS / 1000.0;
   pthread_mutex_unlock(&h->mu);
   bw_http_stop(h);
-  cut->ms = (bwh_now() - t0) * 1000;
 }
 
 /* ------------------------------------------------------- store check */

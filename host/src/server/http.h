@@ -125,7 +125,6 @@ void bw_http_ready(bw_http *h);
 typedef struct bw_http_cut {
   int calls;   /* requests still unanswered at the deadline (their calls cancelled) */
   int streams; /* long streams open then (GET streams and listens), ended */
-  double ms;   /* from the drain's start to the listener's stop */
 } bw_http_cut;
 /* SIGTERM: not ready at once, every new request 503 (Retry-After), the
  * calls in flight (queued or running) given until grace seconds from now
