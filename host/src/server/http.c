@@ -692,7 +692,9 @@ static const char *not_ready(bw_http *h) {
   int up = h->workers_up;
   pthread_mutex_unlock(&h->mu);
   if (up < h->o.workers) return "starting";
-  if (h->checker && !atomic_load(&h->checker->ok)) return "state store unreachable";
+  int store = h->checker ? atomic_load(&h->checker->ok) : 1;
+  if (store < 0) return "starting";
+  if (!store) return "state store unreachable";
   return NULL;
 }
 
@@ -1173,6 +1175,7 @@ static bwh_checker *checker_start(struct bw_state *store) {
   pthread_mutex_init(&k->mu, NULL);
   bw_cond_init_mono(&k->cv);
   k->refs = 2;
+  atomic_store(&k->ok, -1); /* not asked yet: /readyz says starting */
   k->store = bw_state_ref(store);
   if (pthread_create(&k->th, NULL, checker_main, k) != 0) {
     k->refs = 1;

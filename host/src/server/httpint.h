@@ -105,7 +105,7 @@ typedef struct bwh_checker {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int stop, refs; /* refs: the listener's and the thread's */
-  _Atomic int ok; /* the last check answered */
+  _Atomic int ok; /* the last check answered (1), did not (0), none yet (-1) */
   struct bw_state *store;
   pthread_t th;
 } bwh_checker;
