@@ -3,11 +3,12 @@
 // the state only; /readyz turns 503 at SIGTERM while a call is still in
 // flight, that call is let finish, a new request meanwhile is 503 with
 // Retry-After; a shutdown with 50 sessions' streams open and a call that
-// never ends is over within http.shutdown_grace plus 100 ms; with a Redis
+// never ends is over within http.shutdown_grace plus 100 ms; HAProxy with
+// deploy.md's check takes a draining instance out; with a Redis
 // state store that stops, /readyz is 503 until it is back. Every wait here
 // is for a state (an event, an answer, the process's exit), never a time.
 //
-//   cd test/e2e && npm ci && node --test probes.test.mjs     (the Redis case needs redis-server)
+//   cd test/e2e && npm ci && node --test probes.test.mjs     (needs redis-server and haproxy)
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
@@ -348,6 +349,67 @@ test("a write cut by the deadline leaves the old file or the new one whole, neve
 
 const which = (name) => spawnSync("sh", ["-c", `command -v ${name} || ls /usr/sbin/${name} /usr/bin/${name} 2>/dev/null`],
   { encoding: "utf8" }).stdout.trim().split("\n")[0];
+
+test("HAProxy with the deploy.md check on /readyz: an instance draining is taken out, its call still finishes", T, async () => {
+  const HAPROXY = which("haproxy");
+  assert.ok(HAPROXY, "haproxy is missing: apt-get install haproxy (make deps installs it)");
+  const dir = setup("  shutdown_grace: 60s\n");
+  const a = await serve(dir), b = await serve(dir);
+  const port = await freePort();
+  // docs/deploy.md's check lines, probed every 100 ms here
+  fs.writeFileSync(path.join(dir, "haproxy.cfg"), `defaults
+  mode http
+  timeout connect 5s
+  timeout client 1m
+  timeout server 1m
+frontend mcp
+  bind 127.0.0.1:${port}
+  default_backend burrow
+backend burrow
+  balance roundrobin
+  option httpchk
+  http-check send meth GET uri /readyz hdr Host 127.0.0.1
+  http-response set-header X-Served-By %[srv_name]
+  server a 127.0.0.1:${a.port} check inter 100ms fall 1 rise 1
+  server b 127.0.0.1:${b.port} check inter 100ms fall 1 rise 1
+`);
+  const hap = spawn(HAPROXY, ["-f", path.join(dir, "haproxy.cfg"), "-db"], { stdio: ["ignore", "ignore", "pipe"] });
+  procs.push(hap);
+  try {
+    await waitPort(port);
+    // a stateless read through the proxy: who served it
+    const read = async () => {
+      const r = await request(port, { method: "POST", headers: { ...MCP, "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call", "mcp-name": "read_file" },
+      body: rpc(3, "tools/call", { name: "read_file", arguments: { path: "notes.txt" },
+        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } }) });
+      return { status: r.status, who: r.headers?.["x-served-by"] };
+    };
+    const both = new Set();
+    await waitFor(async () => { const r = await read(); if (r.status === 200) both.add(r.who); return both.size === 2; },
+      "both instances served through the proxy");
+    // a call in flight on a, then SIGTERM: a drains, the proxy sees /readyz 503
+    const sid = await initialize(a.port, null, { elicitation: {} });
+    const call = await askTwice(a.port, null, sid);
+    a.proc.kill("SIGTERM");
+    await waitFor(async () => (await probe(a.port, "readyz")).status === 503, "a draining");
+    // once the proxy has seen it, every request goes to b, and is answered
+    let run = 0;
+    await waitFor(async () => { const r = await read(); run = r.status === 200 && r.who === "b" ? run + 1 : 0; return run >= 20; },
+      "20 requests in a row served by b");
+    // a's call still finishes
+    assert.equal((await answer(a.port, null, sid, call.asked.id, { name: "Ada" })).status, 202);
+    const second = await waitFor(() => call.events.find((m) => m.method === "elicitation/create" && m.id !== call.asked.id),
+      "the second question");
+    assert.equal((await answer(a.port, null, sid, second.id, { colour: "blue" })).status, 202);
+    await call.done;
+    assert.equal(call.events.find((m) => m.id === 7)?.result?.content?.[0]?.text, "Ada likes blue");
+    assert.equal((await a.exited).code, 0);
+  } finally {
+    hap.kill("SIGTERM");
+    await b.stop();
+  }
+});
 
 test("with a Redis state store: /readyz 503 while Redis is down, 200 again once it is back", T, async () => {
   const REDIS = which("redis-server");
