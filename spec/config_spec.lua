@@ -437,7 +437,7 @@ policies:
       f:close()
       local o = parse(("http:\n  listen: 0.0.0.0:9\n  workers: 3\n  session_ttl: 2m\n  max_body: 1KiB\n"
         .. "  max_running: 2\n  max_undo_bytes: 1MiB\n  max_kept_bytes: 2MiB\n  max_unauthenticated: 9\n  auth_timeout: 1m\n"
-        .. "  max_watches: 7\n  max_sessions_per_address: 5\n"
+        .. "  max_watches: 7\n  max_sessions_per_address: 5\n  shutdown_grace: 2500ms\n"
         .. "  allowed_hosts: [mcp.example.com]\n  tenants:\n    alice: {config: a.yaml, max_running: 1, max_undo_bytes: 1KiB, max_kept_bytes: 3KiB}\n"
         .. "  tokens:\n    - {sha256: %s, tenant: alice, max_calls: 2, max_body: 2KiB}\n    - {sha256: %s}\n")
         :format(H64:upper(), H64), dir)
@@ -447,6 +447,7 @@ policies:
       assert.equal(3, h.workers)
       assert.equal(120, h.session_ttl)
       assert.equal(1024, h.max_body)
+      assert.equal(2.5, h.shutdown_grace)
       assert.same({ "mcp.example.com" }, { table.unpack(h.allowed_hosts) })
       assert.same({ 2, 1048576, 2097152, 9, 60, 7, 5 }, { h.max_running, h.max_undo_bytes, h.max_kept_bytes,
         h.max_unauthenticated, h.auth_timeout, h.max_watches, h.max_sessions_per_address })
@@ -466,6 +467,8 @@ policies:
       assert.matches("http%.session_ttl: 1800 needs a unit: 1800s, 1800m or 1800ms", parse_err("http:\n  session_ttl: 1800\n"))
       assert.matches("http%.max_running must be an integer of at least 1", parse_err("http:\n  max_running: 0\n"))
       assert.matches("http%.auth_timeout must be a duration", parse_err("http:\n  auth_timeout: -1\n"))
+      assert.matches("http%.shutdown_grace: 10 needs a unit", parse_err("http:\n  shutdown_grace: 10\n"))
+      assert.matches("http%.shutdown_grace must be a duration", parse_err("http:\n  shutdown_grace: later\n"))
       assert.matches("http%.max_undo_bytes:", parse_err("http:\n  max_undo_bytes: lots\n"))
       assert.matches("http%.max_kept_bytes:", parse_err("http:\n  max_kept_bytes: 0\n"))
       assert.matches("http%.tenants%.x%.config: cannot read", parse_err("http:\n  tenants:\n    x: {config: nope.yaml}\n"))

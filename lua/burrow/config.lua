@@ -449,7 +449,7 @@ local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body 
   max_connections_per_address = true, max_running = true, max_undo_bytes = true,
   max_unauthenticated = true, auth_timeout = true, max_kept_bytes = true, max_sessions_per_address = true,
   max_watches = true, access_log = true, approval_key_file = true, approval_ttl = true,
-  approval_store = true, max_streams = true, max_listens = true }
+  approval_store = true, max_streams = true, max_listens = true, shutdown_grace = true }
 local TOKEN_KEYS = { sha256 = true, tenant = true, max_calls = true, max_body = true, max_sessions = true }
 
 local function want_count(v, mark, what, min)
@@ -547,6 +547,9 @@ local function parse_http(v, mark)
   end
   if v.session_ttl ~= nil then out.session_ttl = want_seconds(v.session_ttl, m("session_ttl"), "http.session_ttl") end
   if v.approval_ttl ~= nil then out.approval_ttl = want_seconds(v.approval_ttl, m("approval_ttl"), "http.approval_ttl") end
+  if v.shutdown_grace ~= nil then -- what a SIGTERM gives the calls in flight
+    out.shutdown_grace = want_seconds(v.shutdown_grace, m("shutdown_grace"), "http.shutdown_grace")
+  end
   if v.approval_key_file ~= nil then -- the key every instance signs approval states with
     out.approval_key_file = join(want_string(v.approval_key_file, m("approval_key_file"), "http.approval_key_file"))
   end

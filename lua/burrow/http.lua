@@ -31,6 +31,7 @@ local SNAPSHOT_MAX = 4 * 1024 * 1024 -- a larger state stays on its worker rathe
 http.MAX_UNDO_BYTES = 256 * 1024 * 1024 -- a tenant's undo budget unless http.max_undo_bytes says
 http.MAX_WATCHES = 1024 -- a tenant's file watches, all its sessions, unless http.max_watches says
 http.MAX_QUEUED = 256 * 1024 * 1024 -- body bytes waiting for the workers in all (lhttp.c's default for http.max_queued)
+http.SHUTDOWN_GRACE = 10 -- seconds a SIGTERM gives the calls in flight unless http.shutdown_grace says
 
 --- The workspace options of each tenant, from the setup the main state
 -- made: tenant 1 is the command line's (its config and flags), the others
@@ -433,8 +434,23 @@ function http.serve(o, hc, listen)
     local ok, serr = core.store_open(approval_store)
     if not ok then return nil, "http.approval_store: " .. tostring(serr) end
   end
+  -- /readyz asks the deployment's store once a second (http.c): a handle
+  -- of its own, one connection, short timeouts, so a store that does not
+  -- answer turns the instance not ready within about a second
+  local store
+  if main_state then
+    local spec = { kind = "redis", pool = 1 }
+    for k, v in pairs(main_state) do spec[k] = v end
+    spec.pool = 1
+    spec.timeout = math.min(main_state.timeout or 2, 1)
+    spec.connect_timeout = math.min(main_state.connect_timeout or spec.timeout, 1)
+    local ok, st, serr = pcall(core.state_open, spec)
+    if not (ok and st) then return nil, ("state (%s): %s"):format(main_state.url, tostring(ok and serr or st)) end
+    store = st
+  end
   local server, err = require("burrow.server").http_start {
     host = host, port = port, workers = hc.workers or 2, max_running = hc.max_running,
+    shutdown_grace = hc.shutdown_grace or http.SHUTDOWN_GRACE, store = store,
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
     max_sessions = hc.max_sessions, replay = hc.replay, retry_ms = hc.retry_ms, max_kept_bytes = hc.max_kept_bytes,
     max_queued = hc.max_queued, max_session_queued = hc.max_session_queued,
@@ -459,8 +475,11 @@ function http.serve(o, hc, listen)
       approval_key = approval_key, approval_ttl = hc.approval_ttl, approval_store = approval_store },
   }
   if not server then return nil, err end
+  -- every tenant's workspace opened above (roots, policies, the store):
+  -- /readyz is 200 once the workers are up too
+  server:ready()
   local shown = host:find(":", 1, true) and "[" .. host .. "]" or host
-  io.stderr:write(("burrow %s: MCP over HTTP at http://%s:%d/mcp (%d tenant%s, %s); SIGINT or SIGTERM to stop\n")
+  io.stderr:write(("burrow %s: MCP over HTTP at http://%s:%d/mcp (%d tenant%s, %s); /healthz, /readyz; SIGINT or SIGTERM to stop\n")
     :format(core.version, shown, server:port(), #tenants, #tenants == 1 and "" or "s",
       #tokens > 0 and (#tokens .. " token" .. (#tokens == 1 and "" or "s")) or "no tokens: loopback only"))
   local why = server:wait()

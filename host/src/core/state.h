@@ -75,8 +75,8 @@ typedef struct bw_state_redis_opts {
   size_t max_entries_per_tenant, max_bytes_per_tenant;
 } bw_state_redis_opts;
 int bw_state_open_redis(const char *url, const bw_state_redis_opts *opts, bw_state **out);
-bw_state *bw_state_ref(bw_state *s);
-void bw_state_close(bw_state *s);
+BW_SHARED bw_state *bw_state_ref(bw_state *s);
+BW_SHARED void bw_state_close(bw_state *s);
 /* The process's own embedded store with the default caps, made at the
  * first call and never freed: every thread and every Lua state gets the
  * same one. A reference the caller closes. */
@@ -117,7 +117,7 @@ int bw_state_cas(bw_state *s, const char *tenant, const char *key, uint64_t expe
 int bw_state_del(bw_state *s, const char *tenant, const char *key, uint64_t expected,
                  int *deleted);
 /* The tenant's live entries. */
-int bw_state_count(bw_state *s, const char *tenant, size_t *n);
+BW_SHARED int bw_state_count(bw_state *s, const char *tenant, size_t *n);
 int bw_state_stats(bw_state *s, bw_state_totals *st);
 
 /* ---- for backends ---- */

@@ -100,7 +100,7 @@ void bw_state_register(lua_State *L);
  * gets on store s (a reference of its own; wrap, if given, wraps each
  * function on top of S's stack: the sandbox charges its calls). */
 typedef struct bw_state bw_state;
-bw_state *bw_lstate_at(lua_State *L, int idx);
+BW_SHARED bw_state *bw_lstate_at(lua_State *L, int idx);
 void bw_lstate_push_api(lua_State *S, bw_state *s, void (*wrap)(lua_State *S));
 
 /* core.watcher (lwatch.c) */

@@ -49,6 +49,7 @@
 #include "core.h"
 #include "httpint.h"
 #include "mhd.h"
+#include "state.h"
 
 
 void bw_http_token_hash(const char *token, char out[65]) {
@@ -385,6 +386,13 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
            (json_is_string(json_object_get(m, "id")) ||
             json_is_integer(json_object_get(m, "id")));
   }
+  if (request && atomic_load(&h->draining)) { /* shutting down: answers and notifications still come in */
+    enum MHD_Result r = refuse_rpc(h, c, MHD_HTTP_SERVICE_UNAVAILABLE, one ? json_object_get(one, "id") : NULL,
+                                   -32000, "Service Unavailable: the server is shutting down", NULL,
+                                   "Retry-After", "1");
+    json_decref(m);
+    return r;
+  }
   if (v.modern && !request) { /* 2026-07-28 has no notifications to act on */
     json_decref(m);
     return reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
@@ -672,6 +680,41 @@ static void passed_checks(bw_http *h, struct MHD_Connection *c) {
   MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)IDLE_TIMEOUT);
 }
 
+/* /healthz and /readyz: for a load balancer or an orchestrator, no
+ * token (a probe has none), after the Host and Origin checks. Their
+ * bodies say the state and nothing else: no version, no tenant, no
+ * count. Answered here on the pool thread from flags: nothing waits, no
+ * Lua runs. */
+static const char *not_ready(bw_http *h) {
+  if (atomic_load(&h->draining)) return "draining";
+  if (!atomic_load(&h->ready)) return "starting";
+  pthread_mutex_lock(&h->mu);
+  int up = h->workers_up;
+  pthread_mutex_unlock(&h->mu);
+  if (up < h->o.workers) return "starting";
+  int store = h->checker ? atomic_load(&h->checker->ok) : 1;
+  if (store < 0) return "starting";
+  if (!store) return "state store unreachable";
+  return NULL;
+}
+
+static enum MHD_Result probe(bw_http *h, struct MHD_Connection *c, const char *url,
+                             const char *method) {
+  if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+    return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "GET or HEAD\n", "Allow", "GET, HEAD");
+  const char *why = strcmp(url, "/readyz") ? NULL : not_ready(h);
+  char body[64];
+  snprintf(body, sizeof body, why ? "not ready: %s\n" : "ok\n", why);
+  struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
+  if (!r) return MHD_NO;
+  MHD_add_response_header(r, "Content-Type", "text/plain");
+  MHD_add_response_header(r, "Cache-Control", "no-store");
+  if (why) MHD_add_response_header(r, "Retry-After", "1");
+  enum MHD_Result rc = MHD_queue_response(c, why ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK, r);
+  MHD_destroy_response(r);
+  return rc;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
                                const char *url, const char *method,
                                const char *version, const char *upload,
@@ -690,6 +733,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
     if (!origin_ok(h, c))
       return refuse(c, MHD_HTTP_FORBIDDEN, -32000,
                     "Forbidden: Host or Origin not allowed", NULL, NULL);
+    if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz")) return probe(h, c, url, method);
     k->token = authenticate(h, c);
     if (k->token == -2)
       return refuse(c, MHD_HTTP_UNAUTHORIZED, -32000,
@@ -780,6 +824,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
   } else if (!strcmp(method, "DELETE")) {
     bwh_session_close(h, s, "deleted");
     rc = reply(c, MHD_HTTP_OK, NULL, "", NULL, NULL);
+  } else if (atomic_load(&h->draining)) { /* no new stream while shutting down */
+    rc = refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                "Service Unavailable: the server is shutting down", "Retry-After", "1");
   } else {
     s->last = bwh_now();
     rc = do_get(h, c, s);
@@ -848,6 +895,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 }
 
 /* ------------------------------------------------------------ start */
+
+static bwh_checker *checker_start(struct bw_state *store);
 
 /* What bw_http_start allocated besides the daemon, the threads and the
  * sessions: its arrays, the access log it opened, h itself. */
@@ -979,6 +1028,20 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     free_parts(h);
     return NULL;
   }
+  if (o->store && !(h->checker = checker_start(o->store))) {
+    pthread_mutex_lock(&h->mu);
+    h->stopped = 1;
+    pthread_cond_broadcast(&h->reap_cv);
+    pthread_mutex_unlock(&h->mu);
+    bwh_poll_wake(h);
+    pthread_join(h->reaper, NULL);
+    pthread_join(h->poller, NULL);
+    MHD_stop_daemon(h->d);
+    close(h->poll_wake);
+    snprintf(err, errlen, "cannot start the state store check");
+    free_parts(h);
+    return NULL;
+  }
   return h;
 }
 
@@ -989,10 +1052,8 @@ int bw_http_port(const bw_http *h) {
 }
 
 /* MCP 2026-07-28: a listen the server ends gets its response (empty, its
- * id in _meta) as the last event of its stream; the readers have a second
- * to send it before the daemon stops (lock held). */
+ * id in _meta) as the last event of its stream (lock held). */
 static void end_listens(bw_http *h) {
-  int any = 0;
   for (session *s = h->sessions; s; s = s->next) {
     stream *t = s->listen ? bwh_stream_find(s, 0) : NULL;
     if (!t || t->done) continue;
@@ -1004,22 +1065,18 @@ static void end_listens(bw_http *h) {
     if (n > 0) bwh_stream_push(h, t, b, (size_t)n);
     free(b);
     t->done = 1;
-    bwh_wake(h, t);
-    any = 1;
-  }
-  if (!any) return;
-  pthread_cond_broadcast(&h->ev);
-  struct timespec ts;
-  bwh_deadline(&ts, 1.0);
-  for (;;) {
-    int reading = 0;
-    for (session *s = h->sessions; s; s = s->next) {
-      stream *t = s->listen ? bwh_stream_find(s, 0) : NULL;
-      if (t) reading += t->readers;
-    }
-    if (!reading || pthread_cond_timedwait(&h->ev, &h->mu, &ts) == ETIMEDOUT) break;
   }
 }
+
+/* Connections still reading a stream (lock held). */
+static int readers(const bw_http *h) {
+  int n = 0;
+  for (const session *s = h->sessions; s; s = s->next)
+    for (const stream *t = s->streams; t; t = t->next) n += t->readers;
+  return n;
+}
+
+static void checker_stop(bwh_checker *k);
 
 void bw_http_stop(bw_http *h) {
   pthread_mutex_lock(&h->mu);
@@ -1032,14 +1089,118 @@ void bw_http_stop(bw_http *h) {
     atomic_store(&h->w[i].cancelled, 1); /* calls running stop now */
   }
   /* no connection may be suspended when the daemon stops: each parked
-   * one is resumed, and none parks again once stopped is set */
+   * one is resumed, and none parks again once stopped is set; each reader
+   * writes what it holds and a last comment, and ends its response, which
+   * the daemon's stop would cut: waited for, a second at most (less when
+   * a graceful stop's deadline is near: bw_http_shutdown) */
   bwh_wake_all(h);
+  struct timespec ts;
+  double by = h->stop_by > 0 ? h->stop_by : bwh_now() + 1.0;
+  bwh_deadline(&ts, by - bwh_now() > 0 ? by - bwh_now() : 0);
+  while (readers(h) && pthread_cond_timedwait(&h->ev, &h->mu, &ts) != ETIMEDOUT) {}
   pthread_mutex_unlock(&h->mu);
   bwh_poll_wake(h);
   MHD_stop_daemon(h->d); /* waits for the connection threads */
   pthread_join(h->reaper, NULL);
   pthread_join(h->poller, NULL);
+  if (h->checker) checker_stop(h->checker);
+  h->checker = NULL;
   bwh_log_stop(h); /* its queue written; the sessions' last lines go in place */
+}
+
+void bw_http_ready(bw_http *h) { atomic_store(&h->ready, 1); }
+
+/* Calls not yet answered: POST streams not done, queued or running (a
+ * listen's stream is stream 0; lock held). */
+static int unanswered(const bw_http *h) {
+  int n = 0;
+  for (const session *s = h->sessions; s; s = s->next)
+    for (const stream *t = s->streams; t; t = t->next) n += t->id != 0 && !t->done;
+  return n;
+}
+
+enum { STOP_MS = 40 /* the stop's own waits past the deadline: readers writing their end */ };
+
+void bw_http_shutdown(bw_http *h, double grace, bw_http_cut *cut) {
+  double t0 = bwh_now(), by = t0 + (grace > 0 ? grace : 0);
+  struct timespec ts;
+  bwh_deadline(&ts, by - t0);
+  pthread_mutex_lock(&h->mu);
+  atomic_store(&h->draining, 1); /* not ready, and no new request, from now */
+  while (unanswered(h) && pthread_cond_timedwait(&h->ev, &h->mu, &ts) != ETIMEDOUT) {}
+  cut->calls = unanswered(h);
+  cut->streams = 0;
+  for (int i = 0; i <= h->o.n_tenants; i++) cut->streams += h->ten_streams[i];
+  /* idle early, the streams get a second to end as before; never past the
+   * deadline by more than STOP_MS */
+  double now = bwh_now();
+  h->stop_by = (now + 1.0 < by ? now + 1.0 : by > now ? by : now) + STOP_MS / 1000.0;
+  pthread_mutex_unlock(&h->mu);
+  bw_http_stop(h);
+}
+
+/* ------------------------------------------------------- store check */
+
+static void checker_unref(bwh_checker *k) {
+  pthread_mutex_lock(&k->mu);
+  int last = --k->refs == 0;
+  pthread_mutex_unlock(&k->mu);
+  if (!last) return;
+  bw_state_close(k->store);
+  pthread_mutex_destroy(&k->mu);
+  pthread_cond_destroy(&k->cv);
+  free(k);
+}
+
+static void *checker_main(void *arg) {
+  bwh_checker *k = arg;
+  pthread_mutex_lock(&k->mu);
+  while (!k->stop) {
+    pthread_mutex_unlock(&k->mu);
+    size_t n;
+    atomic_store(&k->ok, bw_state_count(k->store, "burrow-readyz", &n) == BW_OK);
+    pthread_mutex_lock(&k->mu);
+    struct timespec ts;
+    bwh_deadline(&ts, 1.0);
+    if (!k->stop) pthread_cond_timedwait(&k->cv, &k->mu, &ts);
+  }
+  pthread_mutex_unlock(&k->mu);
+  checker_unref(k);
+  return NULL;
+}
+
+static bwh_checker *checker_start(struct bw_state *store) {
+  bwh_checker *k = calloc(1, sizeof *k);
+  if (!k) return NULL;
+  pthread_mutex_init(&k->mu, NULL);
+  bw_cond_init_mono(&k->cv);
+  k->refs = 2;
+  atomic_store(&k->ok, -1); /* not asked yet: /readyz says starting */
+  k->store = bw_state_ref(store);
+  if (pthread_create(&k->th, NULL, checker_main, k) != 0) {
+    k->refs = 1;
+    checker_unref(k);
+    return NULL;
+  }
+  return k;
+}
+
+/* Told to stop; joined if it ends within 10 ms, else left to end by
+ * itself (a check in flight waits for the store's timeout). */
+static void checker_stop(bwh_checker *k) {
+  pthread_mutex_lock(&k->mu);
+  k->stop = 1;
+  pthread_cond_signal(&k->cv);
+  pthread_mutex_unlock(&k->mu);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_nsec += 10 * 1000 * 1000;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  if (pthread_timedjoin_np(k->th, NULL, &ts) != 0) pthread_detach(k->th);
+  checker_unref(k);
 }
 
 /* Free the items a session still has queued (the workers are gone). */

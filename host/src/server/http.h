@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 typedef struct bw_http bw_http;
+struct bw_state; /* core/state.h: the deployment's store, asked by /readyz */
 
 /* A bearer token: the sha256 (64 hex) of its text, the tenant it opens,
  * and its limits (0: the listener's). */
@@ -71,6 +72,9 @@ typedef struct bw_http_opts {
   const char *const *tenant_names; /* by tenant index, for the access log; may be NULL */
   const char *access_log; /* NULL or "stderr", "off", or a file appended to */
   int n_tenants;
+  struct bw_state *store; /* NULL, or the deployment's store (a reference the
+                             listener takes): /readyz is 503 while it cannot
+                             answer, asked once a second by a thread of its own */
 } bw_http_opts;
 
 /* WATCH: the session's file watches have changes to send (its watch fd
@@ -110,6 +114,24 @@ int bw_http_port(const bw_http *h);
  * NULL from then on). The object stays valid until bw_http_free. */
 void bw_http_stop(bw_http *h);
 void bw_http_free(bw_http *h);
+
+/* The probes (/healthz, /readyz; no token, Host and Origin checked):
+ * /readyz is 200 once the caller says its start-up checks passed
+ * (bw_http_ready), 503 before, while draining, and while the store
+ * (opts.store) does not answer. */
+void bw_http_ready(bw_http *h);
+
+/* What a graceful stop found at its end. */
+typedef struct bw_http_cut {
+  int calls;   /* requests still unanswered at the deadline (their calls cancelled) */
+  int streams; /* long streams open then (GET streams and listens), ended */
+} bw_http_cut;
+/* SIGTERM: not ready at once, every new request 503 (Retry-After), the
+ * calls in flight (queued or running) given until grace seconds from now
+ * to answer, then bw_http_stop: the calls still running cancelled, the
+ * streams ended after a last event or comment. Within grace plus a few
+ * tens of ms, whatever the clients do. */
+void bw_http_shutdown(bw_http *h, double grace, bw_http_cut *cut);
 
 /* Worker side. The scheduler: each tenant has a queue of its runnable
  * sessions (a session with items that no worker holds); a free worker

@@ -95,7 +95,21 @@ typedef struct worker {
   _Atomic int cancelled;
   int idle;          /* waiting in bw_http_next for a session */
   char task[72];     /* the task its call runs as after answering ("": none) */
+  int up;            /* its loop has asked for work once: it can serve (/readyz) */
 } worker;
+
+/* The store check behind /readyz: a thread asks the deployment's store
+ * once a second (a count on a fixed tenant), so a probe reads a flag and
+ * any number of probes costs the store nothing. Its own refs: a check
+ * stuck past the stop is left to end by itself, never waited for. */
+typedef struct bwh_checker {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int stop, refs; /* refs: the listener's and the thread's */
+  _Atomic int ok; /* the last check answered (1), did not (0), none yet (-1) */
+  struct bw_state *store;
+  pthread_t th;
+} bwh_checker;
 
 struct bw_http {
   bw_http_opts o;
@@ -128,6 +142,11 @@ struct bw_http {
   int *ten_streams;  /* open long streams (GET streams and listens), per tenant slot */
   int rr;
   size_t queued;  /* body bytes of every session's items not yet handled */
+  int workers_up; /* workers whose loop has asked for work (worker.up) */
+  _Atomic int ready;    /* the caller's start-up checks passed (bw_http_ready) */
+  _Atomic int draining; /* SIGTERM: /readyz 503, new requests 503 (bw_http_shutdown) */
+  double stop_by;       /* monotonic s: bw_http_stop's waits end then (0: a second) */
+  bwh_checker *checker; /* NULL: no store to ask */
 };
 
 double bwh_now(void);

@@ -113,7 +113,10 @@ void bwh_log_stop(bw_http *h) {
   bwh_logq *q = h->logq;
   if (!q || !q->running) return;
   struct timespec ts;
-  bwh_deadline(&ts, LOG_STOP_S);
+  double wait = LOG_STOP_S; /* less near a graceful stop's deadline (h->stop_by) */
+  if (h->stop_by > 0 && h->stop_by + 0.02 - bwh_now() < wait)
+    wait = h->stop_by + 0.02 - bwh_now() > 0.01 ? h->stop_by + 0.02 - bwh_now() : 0.01;
+  bwh_deadline(&ts, wait);
   pthread_mutex_lock(&q->mu);
   q->stop = 1;
   pthread_cond_broadcast(&q->cv);

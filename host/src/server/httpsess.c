@@ -478,6 +478,10 @@ bw_http_item *bw_http_next(bw_http *h, int w, double timeout) {
   pthread_mutex_lock(&h->mu);
   release(h, w, 1); /* not released by the Lua side: its state stays here */
   session *s = NULL;
+  if (!k->up) { /* its Lua state is loaded and asks for work: /readyz counts it */
+    k->up = 1;
+    h->workers_up++;
+  }
   k->idle = 1;
   while (!h->stopped && !(s = pick(h, w))) {
     if (timeout < 0) pthread_cond_wait(&k->cv, &h->mu);

@@ -33,6 +33,7 @@ typedef struct reader {
   int primed; /* the first event (id, retry, no data) is out */
   int sock;   /* the connection's socket (-1: unknown), watched for the client's hang-up */
   int counted; /* holds one of its tenant's streams (h->ten_streams) */
+  int bye;     /* the listener stops: its last comment is out */
   double wrote; /* when it last wrote (monotonic s): a comment after a quiet while */
   struct MHD_Connection *c;
   bwh_park park; /* suspended while it has nothing to send */
@@ -111,6 +112,7 @@ static void reader_free(void *cls) {
   /* a listen's stream closed: the listen is over (its watches go) */
   if (r->s->listen && r->t->id == 0 && !r->t->readers && !r->s->closed)
     bwh_session_close(h, r->s, "its stream closed");
+  pthread_cond_broadcast(&h->ev); /* bw_http_stop waits for the readers to go */
   bwh_session_unref(h, r->s);
   pthread_mutex_unlock(&h->mu);
   free(r->pend);
@@ -182,11 +184,18 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max) {
       pthread_mutex_unlock(&h->mu);
       return MHD_CONTENT_READER_END_WITH_ERROR;
     }
+    int end = !r->pend && ((r->t->done && (!e || r->json) && !r->linger) || r->s->closed || h->stopped);
+    if (end && h->stopped && !r->json && !r->bye) { /* the client sees the end is the server's */
+      r->bye = 1;
+      r->pend = strdup(": the server is shutting down\n\n");
+      r->plen = r->pend ? strlen(r->pend) : 0;
+      end = !r->pend;
+    }
+    if (end) {
+      pthread_mutex_unlock(&h->mu);
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    }
     if (!r->pend) {
-      if ((r->t->done && (!e || r->json) && !r->linger) || r->s->closed || h->stopped) {
-        pthread_mutex_unlock(&h->mu);
-        return MHD_CONTENT_READER_END_OF_STREAM;
-      }
       if (ticked && peer_gone(r->sock)) { /* ends the response: reader_free sees it */
         pthread_mutex_unlock(&h->mu);
         return MHD_CONTENT_READER_END_WITH_ERROR;

@@ -25,8 +25,10 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "http.h"
 #include "lcore.h"
+#include "state.h"
 #include "ljson.h"
 #include "lserver.h"
 
@@ -47,6 +49,7 @@ typedef struct server {
   pthread_t *threads;
   wstate *w;
   char *setup, *path, *cpath, *module;
+  double grace;       /* seconds a SIGTERM gives the calls in flight (http.shutdown_grace) */
   sigset_t sigs, old; /* the signals http:wait takes; the caller's mask */
   int fail_fd;        /* an eventfd a failing worker raises (http:wait polls it) */
   _Atomic int failed;
@@ -325,20 +328,45 @@ static void server_free(server *srv) {
   free((char *)srv->o.access_log);
   free((void *)srv->o.tokens);
   free((void *)srv->o.tenants);
+  if (srv->o.store) bw_state_close(srv->o.store);
   if (srv->fail_fd >= 0) close(srv->fail_fd);
   free(srv);
 }
 
-/* Stop the listener, join the workers started, give the caller its signal
- * mask back, free everything. */
-static void server_end(server *srv) {
+/* Stop the listener (unless stopped: bw_http_shutdown did), join the
+ * workers started, give the caller its signal mask back, free everything.
+ * by > 0 (monotonic s): a worker not joined by then (a call that never
+ * looks at its cancel flag) is left running, and what it uses with it:
+ * the process is to end now. The number left. */
+static int server_end(server *srv, int stopped, double by) {
+  int left = 0;
   if (srv->h) {
-    bw_http_stop(srv->h);
-    for (int i = 0; i < srv->started; i++) pthread_join(srv->threads[i], NULL);
-    bw_http_free(srv->h);
+    if (!stopped) bw_http_stop(srv->h);
+    for (int i = 0; i < srv->started; i++) {
+      if (by <= 0) {
+        pthread_join(srv->threads[i], NULL);
+        continue;
+      }
+      double in = by - bw_now_mono();
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      long ns = in > 0 ? (long)(in * 1e9) : 0;
+      ts.tv_sec += ns / 1000000000L;
+      ts.tv_nsec += ns % 1000000000L;
+      if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+      }
+      if (pthread_timedjoin_np(srv->threads[i], NULL, &ts) != 0) {
+        pthread_detach(srv->threads[i]);
+        left++;
+      }
+    }
+    if (!left) bw_http_free(srv->h);
   }
   pthread_sigmask(SIG_SETMASK, &srv->old, NULL);
-  server_free(srv);
+  if (!left) server_free(srv);
+  return left;
 }
 
 /* burrow.server.http_start{host, port, workers, max_running, session_ttl, max_body,
@@ -431,6 +459,18 @@ static int l_http_start(lua_State *L) {
   }
   lua_pop(L, 1);
   if (!ten) goto fail;
+  srv->grace = opt_number(L, 1, "shutdown_grace", 10);
+  lua_getfield(L, 1, "store"); /* the deployment's store, for /readyz */
+  if (!lua_isnil(L, -1)) {
+    bw_state *st = bw_lstate_at(L, -1);
+    if (!st) {
+      lua_pop(L, 1);
+      snprintf(msg, sizeof msg, "store must be an open core.state_open store");
+      goto fail;
+    }
+    o->store = bw_state_ref(st);
+  }
+  lua_pop(L, 1);
   srv->setup = opt_string(L, 1, "setup", "{}");
   srv->module = opt_string(L, 1, "module", "burrow.http");
   lua_getglobal(L, "package");
@@ -453,7 +493,7 @@ static int l_http_start(lua_State *L) {
   pthread_sigmask(SIG_BLOCK, &srv->sigs, NULL);
   srv->h = bw_http_start(o, msg, sizeof msg);
   if (!srv->h) {
-    server_end(srv);
+    server_end(srv, 0, 0);
     lua_pushnil(L);
     lua_pushstring(L, msg);
     return 2;
@@ -479,7 +519,7 @@ static int l_http_start(lua_State *L) {
   b->srv = srv;
   return 1;
 fail:
-  server_end(srv);
+  server_end(srv, 0, 0);
   return luaL_error(L, "%s", msg);
 }
 
@@ -488,14 +528,24 @@ static int h_port(lua_State *L) {
   return 1;
 }
 
+/* http:ready(): the caller's start-up checks passed; /readyz is 200 once
+ * every worker is up too (and the store answers, when there is one). */
+static int h_ready(lua_State *L) {
+  bw_http_ready(check_server(L)->h);
+  return 0;
+}
+
 /* http:wait() -> "signal" | "failed": until SIGINT or SIGTERM (SIGHUP is
- * reported on stderr and ignored: reload is stdio's) or a worker fails,
- * then stops the listener and the workers and gives back the signal mask
- * http_start found. */
+ * reported on stderr and ignored: reload is stdio's) or a worker fails.
+ * A signal drains first (bw_http_shutdown: not ready, new requests 503,
+ * the calls in flight given shutdown_grace seconds), then stops the
+ * listener and the workers, says on stderr what it cut, and gives back
+ * the signal mask http_start found; a failure stops at once. */
 static int h_wait(lua_State *L) {
   server *srv = check_server(L);
   int sfd = signalfd(-1, &srv->sigs, SFD_CLOEXEC);
   if (sfd < 0) return luaL_error(L, "cannot wait for signals: %s", strerror(errno));
+  int signo = 0;
   for (;;) {
     struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = srv->fail_fd, .events = POLLIN}};
     if (poll(p, 2, -1) < 0) continue; /* EINTR */
@@ -508,13 +558,33 @@ static int h_wait(lua_State *L) {
             stderr);
       continue;
     }
+    signo = (int)si.ssi_signo;
     break;
   }
   close(sfd);
   int failed = atomic_load(&srv->failed);
   ((box *)luaL_checkudata(L, 1, HTTP_MT))->srv = NULL;
-  server_end(srv);
-  lua_pushstring(L, failed ? "failed" : "signal");
+  if (failed || !signo) {
+    server_end(srv, 0, 0);
+    lua_pushstring(L, "failed");
+    return 1;
+  }
+  const char *name = signo == SIGINT ? "SIGINT" : "SIGTERM";
+  double grace = srv->grace;
+  fprintf(stderr, "burrow: %s: draining: not ready, new requests refused (503); the calls in flight "
+          "have %gs to end\n", name, grace);
+  double t0 = bw_now_mono();
+  bw_http_cut cut;
+  bw_http_shutdown(srv->h, grace, &cut);
+  /* the workers: a call cancelled at the deadline stops at its next check */
+  double by = t0 + grace + 0.07;
+  if (by < bw_now_mono() + 0.03) by = bw_now_mono() + 0.03;
+  int left = server_end(srv, 1, by);
+  fprintf(stderr, "burrow: %s: stopped %.0f ms after it: %d call%s still running at the end, "
+          "cancelled%s; %d stream%s open, ended\n", name, (bw_now_mono() - t0) * 1000, cut.calls,
+          cut.calls == 1 ? "" : "s", left ? " (a worker still busy is left to the process's exit)" : "",
+          cut.streams, cut.streams == 1 ? "" : "s");
+  lua_pushstring(L, "signal");
   return 1;
 }
 
@@ -527,7 +597,7 @@ static int l_token_hash(lua_State *L) {
 }
 
 static const luaL_Reg http_methods[] = {
-    {"port", h_port}, {"wait", h_wait}, {NULL, NULL}};
+    {"port", h_port}, {"ready", h_ready}, {"wait", h_wait}, {NULL, NULL}};
 
 void bw_http_register(lua_State *L) {
   luaL_newmetatable(L, HTTP_MT);
