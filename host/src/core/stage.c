@@ -347,8 +347,24 @@ static int guard_to(bw_stage *s, const bw_root *rd, const char *dst) {
   int rc = bw_chain_path(rd, sub, s->to_at);
   if (rc) return rc;
   s->to_top = (bw_root){.fd = fcntl(rd->top_fd, F_DUPFD_CLOEXEC, 0), .dev = rd->dev,
-                        .mnt_id = rd->mnt_id};
+                        .ino = rd->ino, .mnt_id = rd->mnt_id};
   return s->to_top.fd < 0 ? bw_code_from_errno(errno) : BW_OK;
+}
+
+/* Is the destination's directory the source directory src or inside it?
+ * (Both judged views of one root: their in-root paths say.) */
+static int into_itself(const bw_root *rs, const char *src, const bw_stage *s) {
+  char path[BW_PATH_MAX + 1], plain[BW_PATH_MAX + 1];
+  size_t n = strlen(src);
+  while (n > 1 && src[n - 1] == '/') n--;
+  if (!rs->at || s->to_top.fd < 0 || rs->dev != s->to_top.dev || rs->ino != s->to_top.ino ||
+      n > BW_PATH_MAX)
+    return 0;
+  memcpy(plain, src, n);
+  plain[n] = '\0';
+  if (bw_chain_path(rs, plain, path)) return 0;
+  size_t pl = strlen(path);
+  return !strncmp(s->to_at, path, pl) && (s->to_at[pl] == '\0' || s->to_at[pl] == '/');
 }
 
 /* Hold the destination's chain through the commit's renames: the judged
@@ -541,6 +557,8 @@ int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
     s->state = BW_STAGE_PENDING;
     return BW_OK;
   }
+  if (S_ISDIR(st.st_mode) && into_itself(rs, src, s)) /* the kernel's EINVAL, said first: */
+    return bw_mut_errno(EINVAL);                     /* the commit's chain would miss it */
   /* the source aside, under a name no agent reaches, and no change
    * inside it from before that until the commit */
   char *aside = s->xdev ? s->xname : s->name;
