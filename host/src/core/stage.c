@@ -438,7 +438,7 @@ int bw_stage_copy(const bw_root *rs, const char *src, const bw_root *rd,
  * file, a directory both have is merged into; without, only what the
  * merge refuses is looked for: the check before any rename, so a refused
  * merge changes nothing. */
-static int merge(int from, int dst, int depth, int apply) {
+static int merge(int from, int dst, int depth, int apply, const bw_root *top) {
   if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
   char **names = NULL;
   size_t n = 0;
@@ -455,7 +455,14 @@ static int merge(int from, int dst, int depth, int apply) {
       rc = bw_code_from_errno(errno);
     } else if (S_ISDIR(st.st_mode) && S_ISDIR(dt.st_mode)) {
       int a = open_dir_at(from, name), b = open_dir_at(dst, name);
-      rc = a < 0 || b < 0 ? bw_code_from_errno(errno) : merge(a, b, depth + 1, apply);
+      bw_chain c = {0};
+      rc = a < 0 || b < 0 ? bw_code_from_errno(errno) : BW_OK;
+      if (!rc && apply && top) { /* entries land in b: held as a change's chain is */
+        bw_root here = {.fd = dst, .dev = top->dev, .mnt_id = top->mnt_id};
+        rc = bw_chain_hold(&here, name, 1, b, 0, &c);
+      }
+      if (!rc) rc = merge(a, b, depth + 1, apply, top);
+      bw_chain_release(&c);
       if (a >= 0) close(a);
       if (b >= 0) close(b);
     } else if (S_ISDIR(st.st_mode)) {
@@ -500,10 +507,16 @@ static int commit_copy_held(bw_stage *s) {
       return bw_fail(BW_EEXIST, "the destination exists and is not a directory");
   }
   int from = open_dir_at(s->home, s->name), dst = open_dir_at(s->to, s->to_name);
+  bw_chain c = {0};
+  const bw_root *top = s->to_top.fd >= 0 ? &s->to_top : NULL;
   if (from < 0 || dst < 0) rc = bw_code_from_errno(errno);
-  if (!rc) rc = merge(from, dst, 0, 0);
+  if (!rc && top) { /* the destination, held through the merge (to's chain is) */
+    bw_root here = {.fd = s->to, .dev = top->dev, .mnt_id = top->mnt_id};
+    rc = bw_chain_hold(&here, s->to_name, 1, dst, 0, &c);
+  }
+  if (!rc) rc = merge(from, dst, 0, 0, top);
   if (!rc) {
-    rc = merge(from, dst, 0, 1);
+    rc = merge(from, dst, 0, 1, top);
     /* entries may have moved: from here what is left is removed, not put back */
     if (rc) rc = bw_fail(rc, "the merge stopped part-way: the destination holds part of the copy");
     else s->state = BW_STAGE_DONE;
@@ -511,6 +524,7 @@ static int commit_copy_held(bw_stage *s) {
     if (!rc && syncfs(dst) < 0)
       rc = bw_fail(BW_EIO, "copied, but the sync failed: the copy may not survive a crash");
   }
+  bw_chain_release(&c);
   if (from >= 0) close(from);
   if (dst >= 0) close(dst);
   return rc;
