@@ -541,7 +541,7 @@ int bw_append(const bw_root *r, const char *rel, const void *data, size_t len,
   }
   /* the write lock: an edit's read-edit-replace must not swallow an
      append made between its read and its rename */
-  bw_dir_lock lk;
+  bw_dir_lock lk = BW_DIR_UNLOCKED;
   char sub[BW_PATH_MAX + 1];
   rc = bw_parent_path(rel, sub) ? bw_fail(BW_INVALID_ARGUMENT, "name too long")
                                 : bw_lock_write(r, sub, dirfd, 0, &lk);
