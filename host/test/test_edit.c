@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "edit.h"
+#include "stage.h"
 
 #include "check.h"
 
@@ -737,6 +738,14 @@ static void test_tree_lock(bw_root *r) {
         "an append likewise");
   CHECK(bw_mkdir(&v, name, 0, &created) == BW_EAGAIN && !exists("ws/t/moved/x"), "a mkdir likewise");
   bw_handle_close(&h);
+  /* a write replacing a file: the old file stays, whole */
+  sh("printf old > %s/ws/t/moved/r", base);
+  sh("mv %s/ws/t/moved %s/ws/t/d", base);
+  CHECK(view_of(r, "t/d/r", &h, &v, &name) == BW_OK, "judge t/d/r");
+  sh("mv %s/ws/t/d %s/ws/t/moved", base);
+  CHECK(bw_write_file(&v, name, "new", 3, &wo, &wr) == BW_EAGAIN && eq(slurp("ws/t/moved/r"), "old"),
+        "a replace whose directory moved: EAGAIN, the old file in place");
+  bw_handle_close(&h);
   sh("mv %s/ws/t/moved %s/ws/t/d", base);
 
   /* judged as t/d/h/x, then t/d (the parent's parent) renamed */
@@ -777,6 +786,24 @@ static void test_tree_lock(bw_root *r) {
   CHECK(bw_lock_tree(tfd, "d", 100, &top) == BW_OK, "released: the move takes t/d");
   close(top);
   bw_handle_close(&h);
+
+  /* a commit holds its destination's chain: a destination moved after the
+     judgement takes nothing in, and the source goes back */
+  sh("mkdir -p %s/ws/t/src %s/ws/t/dp && echo s > %s/ws/t/src/s", base);
+  bw_handle hs, hd;
+  bw_root vs, vd;
+  const char *sname, *dname;
+  bw_stage st;
+  bw_stage_init(&st, 0, 0, 0, NULL);
+  CHECK(view_of(r, "t/src", &hs, &vs, &sname) == BW_OK && view_of(r, "t/dp/new", &hd, &vd, &dname) == BW_OK,
+        "judge t/src and t/dp/new");
+  CHECK(bw_stage_move(&vs, sname, &vd, dname, &st) == BW_OK, "stage the move");
+  sh("mv %s/ws/t/dp %s/ws/t/dp2", base);
+  CHECK(bw_stage_commit(&st) == BW_EAGAIN && !exists("ws/t/dp2/new") && exists("ws/t/src/s"),
+        "its destination moved after the judgement: EAGAIN, nothing landed, the source back");
+  bw_stage_free(&st);
+  bw_handle_close(&hs);
+  bw_handle_close(&hd);
 
   /* a link put on the way is never followed by the chain */
   CHECK(view_of(r, "t/d/h/w", &h, &v, &name) == BW_OK, "judge t/d/h/w");
