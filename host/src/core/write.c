@@ -232,6 +232,16 @@ int bw_chain_check(const bw_chain *c, int want) {
   return BW_OK;
 }
 
+/* Is there a component other than "." in p? */
+static int more_names(const char *p) {
+  for (;;) {
+    while (*p == '/') p++;
+    if (!*p) return 0;
+    if (p[0] != '.' || (p[1] && p[1] != '/')) return 1;
+    p++;
+  }
+}
+
 int bw_chain_hold(const bw_root *top, const char *path, int hold_last,
                   int want, unsigned wait_ms, bw_chain *c) {
   memset(c, 0, sizeof *c);
@@ -271,7 +281,7 @@ int bw_chain_hold(const bw_root *top, const char *path, int hold_last,
     struct stat st, now;
     if (fstat(fd, &st) < 0) rc = bw_code_from_errno(errno);
     else if (!bw_same_mount(top, fd, "", &st)) rc = bw_fail(BW_EAGAIN, MOVED);
-    if (!rc && (*next || hold_last)) {
+    if (!rc && (more_names(next) || hold_last)) {
       rc = flock_until(fd, LOCK_SH, deadline, BUSY);
       if (!rc) c->locked = c->n;
     }
