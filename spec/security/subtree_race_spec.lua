@@ -49,18 +49,23 @@ describe(F.tag("security: a write racing a subtree move, copy or remove (issue 4
   -- Submit the write, wait `delay` seconds (the race's input, swept), run
   -- `tool` on this thread, then wait for the write's answer (a state).
   local function race(write_path, tool, args, delay)
-    local got
+    local got, took
+    local t0 = F.now()
     assert(ws:submit("write_file", { path = write_path, content = HOOK }, function(res, msg, code)
-      got = { res, msg, code }
+      got, took = { res, msg, code }, F.now() - t0
     end))
-    local t = F.now() + delay
+    local t = t0 + delay
     while F.now() < t do end
     local res, msg, code = ws:call(tool, args)
-    local t0 = F.now()
     while not got and F.now() - t0 < 30 do ws:poll() end
     assert(got, "the submitted write was never answered")
-    return got, { res, msg, code }
+    return got, { res, msg, code }, took
   end
+
+  -- The delay of try i of n: from the submit to half again the write's
+  -- duration, which is followed as the tries go (the machine's load moves it).
+  local function delay_of(i, n, span) return span * 1.5 * ((i * 37) % n) / n end
+  local function follow(span, took) return 0.8 * span + 0.2 * took end
 
   -- How long a submitted 3 MB write takes here, start to answer: the span
   -- the move's start is swept over.
@@ -92,8 +97,8 @@ describe(F.tag("security: a write racing a subtree move, copy or remove (issue 4
     local lost, landed, refused, wfailed = 0, 0, 0, 0
     for i = 1, SOME do
       reset()
-      local delay = span * 1.2 * ((i * 37) % SOME) / SOME
-      local wr, op = race("d/keep.txt", "remove", { path = "d", recursive = true }, delay)
+      local wr, op, took = race("d/keep.txt", "remove", { path = "d", recursive = true }, delay_of(i, SOME, span))
+      span = follow(span, took)
       if op[1] then landed = landed + 1 else
         assert.are.equal("POLICY_DENIED", op[3], "remove: " .. tostring(op[2]))
         refused = refused + 1
@@ -121,9 +126,8 @@ describe(F.tag("security: a write racing a subtree move, copy or remove (issue 4
       local plants, landed, refused, write_failed = 0, 0, 0, {}
       for i = 1, tries do
         reset()
-        -- from just before the write starts to past its end
-        local delay = span * 1.2 * ((i * 37) % tries) / tries
-        local wr, op = race(wpath, tool, args, delay)
+        local wr, op, took = race(wpath, tool, args, delay_of(i, tries, span))
+        span = follow(span, took)
         if F.exists(w .. "/" .. planted) then plants = plants + 1 end
         if op[1] then landed = landed + 1 else
           assert.are.equal("POLICY_DENIED", op[3], tool .. ": " .. tostring(op[2]))

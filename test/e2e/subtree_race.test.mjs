@@ -63,11 +63,15 @@ async function sweep(ws, writer, mover, label) {
   const failed = {};
   for (let i = 0; i < TRIES; i++) {
     reset(ws);
-    const delay = span * 1.2 * ((i * 37) % TRIES) / TRIES;
-    const w = writer.callTool(WRITE); // runs while this side waits (the race's input)
-    await pause(delay);
+    // from the request to half again the write's duration, followed as the tries go
+    const delay = span * 1.5 * ((i * 37) % TRIES) / TRIES;
+    const t0 = performance.now();
+    let took;
+    const w = writer.callTool(WRITE).then((r) => { took = performance.now() - t0; return r; });
+    await pause(delay); // the race's input
     const m = await mover.callTool(MOVE);
     const wr = await w;
+    span = 0.8 * span + 0.2 * took;
     if (fs.existsSync(path.join(ws, ".claude", "settings.json"))) planted++;
     if (m.isError) {
       assert.equal(m._meta?.["burrow/code"], "POLICY_DENIED", JSON.stringify(m));
