@@ -540,7 +540,9 @@ int bw_append(const bw_root *r, const char *rel, const void *data, size_t len,
     return rc == BW_OK || rc == BW_ENOENT ? bw_fail(BW_EISDIR, NULL) : rc;
   }
   /* the write lock: an edit's read-edit-replace must not swallow an
-     append made between its read and its rename */
+     append made between its read and its rename; and the tree lock's
+     chain: it lands where its judged path leads, never in a tree being
+     judged */
   bw_dir_lock lk = BW_DIR_UNLOCKED;
   char sub[BW_PATH_MAX + 1];
   rc = bw_parent_path(rel, sub) ? bw_fail(BW_INVALID_ARGUMENT, "name too long")

@@ -11,7 +11,10 @@
  * any step, the directory fsync included, leaves the old one. Temp names
  * carry the writer's pid, so the leftovers of a killed writer are swept.
  * The compare with expected_hash and the replace run under the directory's
- * write lock, so two burrow processes never both win one compare-and-set.
+ * write lock, so two burrow processes never both win one compare-and-set,
+ * and, written through a judged handle, with the directories above it held
+ * (the tree lock), so nothing lands in a subtree while a move, copy or
+ * remove judges it, nor anywhere the judged path no longer leads.
  */
 #include <dirent.h>
 #include <errno.h>
