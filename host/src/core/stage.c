@@ -19,8 +19,9 @@
  * the judgement sees the staged tree itself; a move's or a remove's source
  * is held by the tree lock (write.c) from before it is renamed aside to the
  * end, so no change under way lands in it after the list is made, and a
- * commit holds its destination's chain, so it lands where it was judged. Trees are walked by fds
- * opened with O_NOFOLLOW from their parent's fd; mounts are never entered.
+ * commit holds its destination's chain, so it lands where it was judged.
+ * Trees are walked by fds opened with O_NOFOLLOW from their parent's fd;
+ * mounts are never entered.
  */
 #include <errno.h>
 #include <fcntl.h>
