@@ -2,7 +2,9 @@
  * test_edit.c - C tests of the edit engine and the mutations (no Lua):
  * matching levels, line endings, BOM, diagnostics, the diff, insert, and
  * mkdir/remove/move/copy/append beneath a root on both resolver backends,
- * and the write lock: two forked writers racing compare-and-set. Prints one line per failed check and closes with "N passed, N failed".
+ * and the write lock: two forked writers racing compare-and-set; the tree
+ * lock: a change whose judged path no longer reaches its directory, and a
+ * change and a subtree operation that exclude each other. Prints one line per failed check and closes with "N passed, N failed".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "edit.h"
+#include "stage.h"
 
 #include "check.h"
 
@@ -759,6 +762,111 @@ static void test_cas(bw_root *r) {
   free(data);
 }
 
+/* ---- the tree lock: no change lands in a tree while it is judged ---- */
+
+/* A write view of rel, as a tool gets it: the handle judged now. */
+static int view_of(bw_root *r, const char *rel, bw_handle *h, bw_root *v, const char **name) {
+  int rc = bw_resolve_handle(r, 1, 0, rel, BW_NOFOLLOW, h);
+  if (rc) return rc;
+  bw_handle_view(h, r, BW_VIEW_WRITE, v, name);
+  return BW_OK;
+}
+
+static void test_tree_lock(bw_root *r) {
+  sh("rm -rf %s/ws/t %s/ws/t2 %s/ws/vault && mkdir -p %s/ws/t/d/h", base);
+  bw_handle h;
+  bw_root v;
+  const char *name;
+  bw_write_opts wo = {.lock_wait_ms = 100};
+  bw_write_res wr;
+  int created;
+  bw_append_res ar;
+
+  /* judged as t/d/x, then t/d renamed: the judged path no longer reaches it */
+  CHECK(view_of(r, "t/d/x", &h, &v, &name) == BW_OK, "judge t/d/x");
+  sh("mv %s/ws/t/d %s/ws/t/moved", base);
+  CHECK(bw_write_file(&v, name, "x", 1, &wo, &wr) == BW_EAGAIN && !exists("ws/t/moved/x"),
+        "a write whose directory moved after the judgement: EAGAIN, nothing landed");
+  CHECK(bw_append(&v, name, "x", 1, 0, 100, &ar) == BW_EAGAIN && !exists("ws/t/moved/x"),
+        "an append likewise");
+  CHECK(bw_mkdir(&v, name, 0, &created) == BW_EAGAIN && !exists("ws/t/moved/x"), "a mkdir likewise");
+  bw_handle_close(&h);
+  /* a write replacing a file: the old file stays, whole */
+  sh("printf old > %s/ws/t/moved/r", base);
+  sh("mv %s/ws/t/moved %s/ws/t/d", base);
+  CHECK(view_of(r, "t/d/r", &h, &v, &name) == BW_OK, "judge t/d/r");
+  sh("mv %s/ws/t/d %s/ws/t/moved", base);
+  CHECK(bw_write_file(&v, name, "new", 3, &wo, &wr) == BW_EAGAIN && eq(slurp("ws/t/moved/r"), "old"),
+        "a replace whose directory moved: EAGAIN, the old file in place");
+  bw_handle_close(&h);
+  sh("mv %s/ws/t/moved %s/ws/t/d", base);
+
+  /* judged as t/d/h/x, then t/d (the parent's parent) renamed */
+  CHECK(view_of(r, "t/d/h/x", &h, &v, &name) == BW_OK, "judge t/d/h/x");
+  sh("mv %s/ws/t/d %s/ws/vault", base);
+  CHECK(bw_write_file(&v, name, "x", 1, &wo, &wr) == BW_EAGAIN && !exists("ws/vault/h/x"),
+        "a write whose ancestor moved: EAGAIN, nothing landed");
+  sh("mv %s/ws/vault %s/ws/t/d", base);
+  /* ... and back where it was judged: it lands */
+  CHECK(bw_write_file(&v, name, "x", 1, &wo, &wr) == BW_OK && exists("ws/t/d/h/x"),
+        "the same write once the path reaches its directory again");
+  bw_handle_close(&h);
+
+  /* a subtree operation holds its top: a change inside waits, then EAGAIN */
+  int top;
+  int tfd = openat(r->fd, "t", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  CHECK(tfd >= 0 && bw_lock_tree(tfd, "d", 0, &top) == BW_OK, "hold t/d as a move would");
+  CHECK(view_of(r, "t/d/h/y", &h, &v, &name) == BW_OK, "judge t/d/h/y");
+  CHECK(bw_write_file(&v, name, "y", 1, &wo, &wr) == BW_EAGAIN && !exists("ws/t/d/h/y"),
+        "a write below a held subtree waits, then EAGAIN");
+  bw_handle_close(&h);
+  CHECK(view_of(r, "t/d/y", &h, &v, &name) == BW_OK, "judge t/d/y");
+  CHECK(bw_write_file(&v, name, "y", 1, &wo, &wr) == BW_EAGAIN && !exists("ws/t/d/y"),
+        "a write into a held subtree's top waits, then EAGAIN");
+  CHECK(bw_write_file(r, "t/d/y", "y", 1, &wo, &wr) == BW_EAGAIN && !exists("ws/t/d/y"),
+        "so does a write by root and path (the directory's own lock)");
+  close(top);
+  CHECK(bw_write_file(&v, name, "y", 1, &wo, &wr) == BW_OK && exists("ws/t/d/y"),
+        "released: it lands");
+  bw_handle_close(&h);
+
+  /* a write in progress holds its chain: the subtree waits for it */
+  bw_dir_lock lk;
+  CHECK(view_of(r, "t/d/h/z", &h, &v, &name) == BW_OK, "judge t/d/h/z");
+  CHECK(bw_lock_parent(&v, name, 0, &lk) == BW_OK, "a write's lock on t/d/h, its chain held");
+  CHECK(bw_lock_tree(tfd, "d", 100, &top) == BW_EAGAIN, "a move of t/d waits for it, then EAGAIN");
+  bw_unlock_dir(&lk);
+  CHECK(bw_lock_tree(tfd, "d", 100, &top) == BW_OK, "released: the move takes t/d");
+  close(top);
+  bw_handle_close(&h);
+
+  /* a commit holds its destination's chain: a destination moved after the
+     judgement takes nothing in, and the source goes back */
+  sh("mkdir -p %s/ws/t/src %s/ws/t/dp && echo s > %s/ws/t/src/s", base);
+  bw_handle hs, hd;
+  bw_root vs, vd;
+  const char *sname, *dname;
+  bw_stage st;
+  bw_stage_init(&st, 0, 0, 0, NULL);
+  CHECK(view_of(r, "t/src", &hs, &vs, &sname) == BW_OK && view_of(r, "t/dp/new", &hd, &vd, &dname) == BW_OK,
+        "judge t/src and t/dp/new");
+  CHECK(bw_stage_move(&vs, sname, &vd, dname, &st) == BW_OK, "stage the move");
+  sh("mv %s/ws/t/dp %s/ws/t/dp2", base);
+  CHECK(bw_stage_commit(&st) == BW_EAGAIN && !exists("ws/t/dp2/new") && exists("ws/t/src/s"),
+        "its destination moved after the judgement: EAGAIN, nothing landed, the source back");
+  bw_stage_free(&st);
+  bw_handle_close(&hs);
+  bw_handle_close(&hd);
+
+  /* a link put on the way is never followed by the chain */
+  CHECK(view_of(r, "t/d/h/w", &h, &v, &name) == BW_OK, "judge t/d/h/w");
+  sh("mv %s/ws/t/d %s/ws/t2 && ln -s ../t2 %s/ws/t/d", base);
+  CHECK(bw_write_file(&v, name, "w", 1, &wo, &wr) == BW_EAGAIN && !exists("ws/t2/h/w"),
+        "t/d now a link to where the directory went: EAGAIN, nothing landed");
+  bw_handle_close(&h);
+  close(tfd);
+}
+
 static void test_readonly(void) {
   char ws[300];
   snprintf(ws, sizeof ws, "%s/ws", base);
@@ -799,6 +907,7 @@ int main(void) {
     CHECK(bw_root_open(&r, ws, NULL, 0) == BW_OK, "root open");
     test_files(&r);
     test_cas(&r);
+    test_tree_lock(&r);
     bw_root_close(&r);
     test_readonly();
   }

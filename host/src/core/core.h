@@ -134,6 +134,11 @@ typedef struct bw_root {
   ino_t expect_ino;
   int expect_reg; /* it was a regular file: its type was checked on an O_PATH fd */
   int anchored; /* fd is a directory inside the root, not the root */
+  /* Set only on a write view: the innermost root's fd and fd's in-root
+   * path there, the chain a change holds (bw_lock_write) so that what it
+   * adds lands in the tree it was judged in (write.c) */
+  int top_fd;
+  const char *at;
 } bw_root;
 
 enum { BW_PATH_MAX = 4096, BW_NAME_MAX = 255 };
@@ -208,6 +213,7 @@ typedef struct bw_handle {
   char rel[BW_PATH_MAX + 1];  /* its in-root path in that root, "." = root */
   int named;                  /* the root the path named, and the path as */
   char lexical[BW_PATH_MAX + 1]; /* mapped, when it ends in "." or ".." */
+  char at[BW_PATH_MAX + 1];   /* dirfd's in-root path in that root */
   int exists;
   int dangling;               /* missing because a link leads nowhere */
   struct stat st;             /* lstat (BW_NOFOLLOW) or stat of it */
@@ -394,10 +400,41 @@ int bw_base64_size(const char *text, size_t len, size_t *out_len);
 /* The write lock of a directory: an exclusive flock(2) every burrow
  * process takes on the directory of a file around a write, so the hash
  * compared is the hash replaced (write.c says why per directory). */
+/* The tree lock (write.c): a change into a directory holds every
+ * directory above it, from the root down, with a shared flock(2), each
+ * checked to be the entry its parent names; a subtree move or remove holds
+ * its top with an exclusive one from before it is renamed aside until its
+ * commit. So nothing lands in a tree while it is judged, and what lands
+ * is reached by the path it was judged under. */
+typedef struct bw_chain {
+  int *fd;   /* the directories below the root, O_RDONLY, in path order */
+  int n;
+  int locked; /* how many of them (from the first) hold the shared lock */
+  int parent; /* the directory holding the last (borrowed), and its name */
+  char last[BW_NAME_MAX + 1];
+} bw_chain;
+
+/* Hold the directories of path (in-root, plain names: no link is
+ * followed) beneath top (its fd, dev and mount), each shared-locked but
+ * the last unless hold_last; the last must be the directory want (dev,
+ * ino), else EAGAIN: it was moved since it was judged. */
+int bw_chain_hold(const bw_root *top, const char *path, int hold_last,
+                  int want, unsigned wait_ms, bw_chain *c);
+/* Is the chain's last directory still the directory want? */
+int bw_chain_check(const bw_chain *c, int want);
+void bw_chain_release(bw_chain *c); /* idempotent */
+/* A write view's chain path: r->at, then sub (a path beneath r->fd);
+ * NULL r->at (not a view) gives "". */
+int bw_chain_path(const bw_root *r, const char *sub, char out[BW_PATH_MAX + 1]);
+/* The exclusive tree lock of the directory (dirfd, name), checked to be
+ * still there once held: *fd, closed to release. */
+int bw_lock_tree(int dirfd, const char *name, unsigned wait_ms, int *fd);
+
 typedef struct bw_dir_lock {
   int fd;    /* the directory, O_RDONLY; -1: not held */
   dev_t dev; /* which directory it is */
   ino_t ino;
+  bw_chain chain; /* the directories above it (a write view's) */
 } bw_dir_lock;
 
 #define BW_DIR_UNLOCKED ((bw_dir_lock){.fd = -1})
@@ -405,11 +442,21 @@ typedef struct bw_dir_lock {
 /* Lock the directory of an fd (O_PATH will do), waiting up to wait_ms
  * (0: 5 s) for another holder; a longer wait is EAGAIN. */
 int bw_lock_dir(int dirfd, unsigned wait_ms, bw_dir_lock *l);
+/* The write lock of dirfd, the directory sub (plain names) beneath r->fd:
+ * on a write view its chain from the root held too, and dirfd checked to
+ * be what the judged path reaches (else EAGAIN). */
+int bw_lock_write(const bw_root *r, const char *sub, int dirfd,
+                  unsigned wait_ms, bw_dir_lock *l);
 /* Lock the directory rel's final name is in (resolved like a write). */
 int bw_lock_parent(const bw_root *r, const char *rel, unsigned wait_ms,
                    bw_dir_lock *l);
-/* Release (idempotent). */
+/* Release, the chain too (idempotent). */
 void bw_unlock_dir(bw_dir_lock *l);
+/* The directory part of rel ("a/b/name" -> "a/b/", "name" -> ""): -1 if
+ * too long. */
+int bw_parent_path(const char *rel, char out[BW_PATH_MAX + 1]);
+/* mkdir -p of rel beneath r with r->fd's chain held (a write view's). */
+int bw_mkdirs_held(const bw_root *r, const char *rel);
 
 typedef struct bw_write_opts {
   int create_dirs;           /* make missing parents */

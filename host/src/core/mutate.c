@@ -87,7 +87,7 @@ int bw_mkdir(const bw_root *r, const char *rel, int parents, int *created) {
   }
   if (rc != BW_ENOENT) return rc;
   if (parents) {
-    if ((rc = bw_mkdirs(r, rel))) return rc;
+    if ((rc = bw_mkdirs_held(r, rel))) return rc;
     if ((rc = bw_resolve(r, rel, 0, &fd, &st))) return rc; /* a dangling link? */
     close(fd);
     if (!S_ISDIR(st.st_mode)) return bw_fail(BW_EEXIST, "it exists and is not a directory");
@@ -97,12 +97,22 @@ int bw_mkdir(const bw_root *r, const char *rel, int parents, int *created) {
   char name[BW_NAME_MAX + 1];
   int dirfd, trailing;
   if ((rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing))) return rc;
+  /* the tree lock: it lands in the directory the path was judged to reach */
+  char sub[BW_PATH_MAX + 1];
+  bw_dir_lock lk = BW_DIR_UNLOCKED;
+  if (bw_parent_path(rel, sub)) rc = bw_fail(BW_INVALID_ARGUMENT, "name too long");
+  if (!rc) rc = bw_lock_write(r, sub, dirfd, 0, &lk);
+  if (rc) {
+    close(dirfd);
+    return rc;
+  }
   if (mkdirat(dirfd, name, 0777) < 0) rc = bw_mut_errno(errno);
   else if (!(rc = bw_sync_dir(dirfd))) *created = 1;
   else if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0) /* not durable: not made */
     rc = bw_fail(BW_EIO, "the directory fsync failed; the directory was not made");
   else
     rc = bw_fail_on(BW_EIO, BW_ON_SYNC, 0, "made, but the directory fsync failed: it may not survive a crash");
+  bw_unlock_dir(&lk);
   close(dirfd);
   return rc;
 }
@@ -517,7 +527,7 @@ int bw_append(const bw_root *r, const char *rel, const void *data, size_t len,
     while (n > 0 && rel[n - 1] != '/') n--;
     memcpy(parent, rel, n);
     parent[n] = '\0';
-    if (n > 0 && (rc = bw_mkdirs(r, parent))) return rc;
+    if (n > 0 && (rc = bw_mkdirs_held(r, parent))) return rc;
     rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
   }
   if (rc) return rc;
@@ -530,9 +540,13 @@ int bw_append(const bw_root *r, const char *rel, const void *data, size_t len,
     return rc == BW_OK || rc == BW_ENOENT ? bw_fail(BW_EISDIR, NULL) : rc;
   }
   /* the write lock: an edit's read-edit-replace must not swallow an
-     append made between its read and its rename */
-  bw_dir_lock lk;
-  rc = bw_lock_dir(dirfd, 0, &lk);
+     append made between its read and its rename; and the tree lock's
+     chain: it lands where its judged path leads, never in a tree being
+     judged */
+  bw_dir_lock lk = BW_DIR_UNLOCKED;
+  char sub[BW_PATH_MAX + 1];
+  rc = bw_parent_path(rel, sub) ? bw_fail(BW_INVALID_ARGUMENT, "name too long")
+                                : bw_lock_write(r, sub, dirfd, 0, &lk);
   if (!rc) rc = append_to(r, rel, dirfd, name, data, len, max, res);
   bw_unlock_dir(&lk);
   close(dirfd);

@@ -572,17 +572,22 @@ static int innermost(const walk *w, const bw_root *roots, int n, int idx,
   return 0;
 }
 
-/* rel = names[from+1..depth] (+ extra); returns a bw_code. */
-static int join_names(const walk *w, int from, const char *extra, char *out,
-                      size_t size) {
+/* rel = names[from+1..to] (+ extra); returns a bw_code. */
+static int join_upto(const walk *w, int from, int to, const char *extra,
+                     char *out, size_t size) {
   out[0] = '\0';
-  for (int i = from + 1; i <= w->depth; i++)
+  for (int i = from + 1; i <= to; i++)
     if (canon_add(out, size, w->names[i], strlen(w->names[i])))
       return bw_fail(BW_INVALID_ARGUMENT, "name too long");
   if (extra && *extra && canon_add(out, size, extra, strlen(extra)))
     return bw_fail(BW_INVALID_ARGUMENT, "name too long");
   if (!out[0]) strcpy(out, ".");
   return BW_OK;
+}
+
+static int join_names(const walk *w, int from, const char *extra, char *out,
+                      size_t size) {
+  return join_upto(w, from, w->depth, extra, out, size);
 }
 
 /* The missing part of a path, from the component that was not found: made
@@ -650,14 +655,17 @@ int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
       rc = take_fd(&w, w.depth, &h->dirfd);
       strcpy(h->rest, final);
       if (!rc) rc = join_names(&w, level, final, h->rel, sizeof h->rel);
+      if (!rc) rc = join_upto(&w, level, w.depth, NULL, h->at, sizeof h->at);
     } else if (w.depth == level) { /* a root's own directory */
       rc = take_fd(&w, w.depth, &h->dirfd);
       strcpy(h->rest, ".");
       strcpy(h->rel, ".");
+      strcpy(h->at, ".");
     } else { /* a directory: its parent + its name */
       rc = take_fd(&w, w.depth - 1, &h->dirfd);
       snprintf(h->rest, sizeof h->rest, "%s%s", w.names[w.depth], slash ? "/" : "");
       if (!rc) rc = join_names(&w, level, NULL, h->rel, sizeof h->rel);
+      if (!rc) rc = join_upto(&w, level, w.depth - 1, NULL, h->at, sizeof h->at);
     }
   } else if (rc == BW_ENOENT && w.fail_at) { /* not there (yet) */
     rc = missing_tail(w.fail_at, h->rest, sizeof h->rest);
@@ -676,6 +684,7 @@ int bw_resolve_handle(const bw_root *roots, int nroots, int idx,
       if (!h->rel[0]) strcpy(h->rel, ".");
     }
     if (!rc) rc = join_names(&w, level, h->rest, h->rel, sizeof h->rel);
+    if (!rc) rc = join_upto(&w, level, w.depth, NULL, h->at, sizeof h->at);
     if (!rc) rc = take_fd(&w, w.depth, &h->dirfd);
   }
   if (!rc) rc = reserved(h->rel); /* reached through a link */
@@ -690,12 +699,15 @@ void bw_handle_view(const bw_handle *h, const bw_root *roots, int view,
   *out = roots[h->root];
   out->expect_rel = NULL;
   out->anchored = 0;
+  out->at = NULL;
   if (view == BW_VIEW_WRITE && h->lexical[0]) { /* "x/.": the core refuses it */
     *out = roots[h->named];
     *rel = h->lexical;
     return;
   }
   if (view == BW_VIEW_WRITE) {
+    out->top_fd = roots[h->root].fd;
+    out->at = h->at;
     out->fd = h->dirfd;
     out->anchored = 1;
     out->alias = NULL;

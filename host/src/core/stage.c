@@ -16,8 +16,12 @@
  *          the commit unlinks the staged tree.
  *
  * The entries are listed while staging (a copy lists what it made), so
- * the judgement sees the staged tree itself. Trees are walked by fds
- * opened with O_NOFOLLOW from their parent's fd; mounts are never entered.
+ * the judgement sees the staged tree itself; a move's or a remove's source
+ * is held by the tree lock (write.c) from before it is renamed aside to the
+ * end, so no change under way lands in it after the list is made, and a
+ * commit holds its destination's chain, so it lands where it was judged.
+ * Trees are walked by fds opened with O_NOFOLLOW from their parent's fd;
+ * mounts are never entered.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,7 +66,7 @@ static void stage_name(char out[BW_STAGE_NAME], int kind) {
 void bw_stage_init(bw_stage *s, int overwrite, size_t max_bytes,
                    size_t max_entries, const bw_stop *stop) {
   memset(s, 0, sizeof *s);
-  s->home = s->from = s->to = -1;
+  s->home = s->from = s->to = s->lock = s->to_top.fd = -1;
   s->overwrite = overwrite;
   s->max_bytes = max_bytes;
   s->max_entries = max_entries ? max_entries : 100000;
@@ -80,6 +84,8 @@ static void close_fd(int *fd) {
 
 void bw_stage_free(bw_stage *s) {
   if (s->state == BW_STAGE_PENDING) bw_stage_abort(s);
+  close_fd(&s->lock);
+  close_fd(&s->to_top.fd);
   close_fd(&s->home);
   close_fd(&s->from);
   close_fd(&s->to);
@@ -334,6 +340,45 @@ static uint64_t mnt_of(int dirfd, const char *name) {
   return sx.stx_mnt_id;
 }
 
+/* ---- the tree lock ---- */
+
+/* Where the destination's directory is, for the commit's chain: set when
+ * rd is a write view (a judged destination); else the commit holds none. */
+static int guard_to(bw_stage *s, const bw_root *rd, const char *dst) {
+  char sub[BW_PATH_MAX + 1];
+  if (!rd->at) return BW_OK;
+  if (bw_parent_path(dst, sub)) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+  int rc = bw_chain_path(rd, sub, s->to_at);
+  if (rc) return rc;
+  s->to_top = (bw_root){.fd = fcntl(rd->top_fd, F_DUPFD_CLOEXEC, 0), .dev = rd->dev,
+                        .ino = rd->ino, .mnt_id = rd->mnt_id};
+  return s->to_top.fd < 0 ? bw_code_from_errno(errno) : BW_OK;
+}
+
+/* Is the destination's directory the source directory src or inside it?
+ * (Both judged views of one root: their in-root paths say.) */
+static int into_itself(const bw_root *rs, const char *src, const bw_stage *s) {
+  char path[BW_PATH_MAX + 1], plain[BW_PATH_MAX + 1];
+  size_t n = strlen(src);
+  while (n > 1 && src[n - 1] == '/') n--;
+  if (!rs->at || s->to_top.fd < 0 || rs->dev != s->to_top.dev || rs->ino != s->to_top.ino ||
+      n > BW_PATH_MAX)
+    return 0;
+  memcpy(plain, src, n);
+  plain[n] = '\0';
+  if (bw_chain_path(rs, plain, path)) return 0;
+  size_t pl = strlen(path);
+  return !strncmp(s->to_at, path, pl) && (s->to_at[pl] == '\0' || s->to_at[pl] == '/');
+}
+
+/* Hold the destination's chain through the commit's renames: the judged
+ * path must still reach s->to, and nothing above it may move meanwhile. */
+static int hold_to(bw_stage *s, bw_chain *c) {
+  memset(c, 0, sizeof *c);
+  if (s->to_top.fd < 0) return BW_OK;
+  return bw_chain_hold(&s->to_top, s->to_at, 1, s->to, 0, c);
+}
+
 /* ---- copy ---- */
 
 /* Make the stage directory in to and copy the tree of the directory src
@@ -377,6 +422,7 @@ int bw_stage_copy(const bw_root *rs, const char *src, const bw_root *rd,
   if (dir < 0) return bw_code_from_errno(errno);
   int trailing;
   rc = bw_resolve_parent(rd, dst, &s->to, s->to_name, &trailing);
+  if (!rc) rc = guard_to(s, rd, dst);
   struct stat dt;
   if (!rc && fstatat(s->to, s->to_name, &dt, AT_SYMLINK_NOFOLLOW) == 0) {
     if (!s->overwrite) rc = bw_fail(BW_EEXIST, "the destination exists; pass overwrite=true");
@@ -396,7 +442,7 @@ int bw_stage_copy(const bw_root *rs, const char *src, const bw_root *rd,
  * file, a directory both have is merged into; without, only what the
  * merge refuses is looked for: the check before any rename, so a refused
  * merge changes nothing. */
-static int merge(int from, int dst, int depth, int apply) {
+static int merge(int from, int dst, int depth, int apply, const bw_root *top) {
   if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
   char **names = NULL;
   size_t n = 0;
@@ -413,7 +459,14 @@ static int merge(int from, int dst, int depth, int apply) {
       rc = bw_code_from_errno(errno);
     } else if (S_ISDIR(st.st_mode) && S_ISDIR(dt.st_mode)) {
       int a = open_dir_at(from, name), b = open_dir_at(dst, name);
-      rc = a < 0 || b < 0 ? bw_code_from_errno(errno) : merge(a, b, depth + 1, apply);
+      bw_chain c = {0};
+      rc = a < 0 || b < 0 ? bw_code_from_errno(errno) : BW_OK;
+      if (!rc && apply && top) { /* entries land in b: held as a change's chain is */
+        bw_root here = {.fd = dst, .dev = top->dev, .mnt_id = top->mnt_id};
+        rc = bw_chain_hold(&here, name, 1, b, 0, &c);
+      }
+      if (!rc) rc = merge(a, b, depth + 1, apply, top);
+      bw_chain_release(&c);
       if (a >= 0) close(a);
       if (b >= 0) close(b);
     } else if (S_ISDIR(st.st_mode)) {
@@ -430,9 +483,20 @@ static int merge(int from, int dst, int depth, int apply) {
   return rc;
 }
 
+static int commit_copy_held(bw_stage *s);
+
 static int commit_copy(bw_stage *s) {
   int rc = sync_fs(s->home, s->name) < 0 ? bw_fail(BW_EIO, "syncing the copy failed; nothing was put in place") : BW_OK;
   if (rc) return rc;
+  bw_chain c;
+  if ((rc = hold_to(s, &c))) return rc;
+  rc = commit_copy_held(s);
+  bw_chain_release(&c);
+  return rc;
+}
+
+static int commit_copy_held(bw_stage *s) {
+  int rc = BW_OK;
   if (!s->merge) {
     if (renameat2(s->home, s->name, s->to, s->to_name, RENAME_NOREPLACE) == 0) {
       s->state = BW_STAGE_DONE;
@@ -447,10 +511,16 @@ static int commit_copy(bw_stage *s) {
       return bw_fail(BW_EEXIST, "the destination exists and is not a directory");
   }
   int from = open_dir_at(s->home, s->name), dst = open_dir_at(s->to, s->to_name);
+  bw_chain c = {0};
+  const bw_root *top = s->to_top.fd >= 0 ? &s->to_top : NULL;
   if (from < 0 || dst < 0) rc = bw_code_from_errno(errno);
-  if (!rc) rc = merge(from, dst, 0, 0);
+  if (!rc && top) { /* the destination, held through the merge (to's chain is) */
+    bw_root here = {.fd = s->to, .dev = top->dev, .mnt_id = top->mnt_id};
+    rc = bw_chain_hold(&here, s->to_name, 1, dst, 0, &c);
+  }
+  if (!rc) rc = merge(from, dst, 0, 0, top);
   if (!rc) {
-    rc = merge(from, dst, 0, 1);
+    rc = merge(from, dst, 0, 1, top);
     /* entries may have moved: from here what is left is removed, not put back */
     if (rc) rc = bw_fail(rc, "the merge stopped part-way: the destination holds part of the copy");
     else s->state = BW_STAGE_DONE;
@@ -458,6 +528,7 @@ static int commit_copy(bw_stage *s) {
     if (!rc && syncfs(dst) < 0)
       rc = bw_fail(BW_EIO, "copied, but the sync failed: the copy may not survive a crash");
   }
+  bw_chain_release(&c);
   if (from >= 0) close(from);
   if (dst >= 0) close(dst);
   return rc;
@@ -475,6 +546,7 @@ int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
   if (rc) return rc;
   rc = bw_parent_of(rd, dst, &s->to, s->to_name, &dtrail,
                     "the destination cannot be a root, \".\" or \"..\"");
+  if (!rc) rc = guard_to(s, rd, dst);
   if (rc) return rc;
   struct stat st, dt, fd_st, td_st;
   if (fstatat(s->from, s->from_name, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
@@ -503,9 +575,13 @@ int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
     s->state = BW_STAGE_PENDING;
     return BW_OK;
   }
-  /* the source aside, under a name no agent reaches */
+  if (S_ISDIR(st.st_mode) && into_itself(rs, src, s)) /* the kernel's EINVAL, said first: */
+    return bw_mut_errno(EINVAL);                     /* the commit's chain would miss it */
+  /* the source aside, under a name no agent reaches, and no change
+   * inside it from before that until the commit */
   char *aside = s->xdev ? s->xname : s->name;
   stage_name(aside, BW_STAGE_MOVE);
+  if (S_ISDIR(st.st_mode) && (rc = bw_lock_tree(s->from, s->from_name, 0, &s->lock))) return rc;
   if ((rc = bw_rename_noreplace(s->from, s->from_name, s->from, aside, &st))) return rc;
   s->state = BW_STAGE_PENDING;
   if (fstatat(s->from, aside, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
@@ -551,7 +627,18 @@ int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
   return rc;
 }
 
+static int commit_move_held(bw_stage *s);
+
 static int commit_move(bw_stage *s) {
+  bw_chain c;
+  int rc = hold_to(s, &c);
+  if (rc) return rc;
+  rc = commit_move_held(s);
+  bw_chain_release(&c);
+  return rc;
+}
+
+static int commit_move_held(bw_stage *s) {
   struct stat st, dt;
   int from = s->xdev ? s->home : s->from;
   if (fstatat(from, s->name, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
@@ -625,6 +712,7 @@ int bw_stage_remove(const bw_root *r, const char *rel, int recursive,
   s->root_dev = r->dev;
   s->root_mnt = r->mnt_id;
   stage_name(s->name, BW_STAGE_REMOVE);
+  if ((rc = bw_lock_tree(s->from, s->from_name, 0, &s->lock))) return rc;
   if ((rc = bw_rename_noreplace(s->from, s->from_name, s->from, s->name, &st))) return rc;
   s->state = BW_STAGE_PENDING;
   s->is_dir = 1;
@@ -673,6 +761,7 @@ int bw_stage_commit(bw_stage *s) {
     bw_stage_abort(s);
     bw_err_restore(rc, &e); /* the commit's reason, not the abort's */
   }
+  close_fd(&s->lock); /* in place or back: changes inside may go on */
   return rc;
 }
 
@@ -708,6 +797,7 @@ int bw_stage_abort(bw_stage *s) {
     rc = put_back(s, s->from, s->name);
   }
   s->state = BW_STAGE_UNDONE;
+  close_fd(&s->lock);
   return rc;
 }
 

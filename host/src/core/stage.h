@@ -63,6 +63,12 @@ typedef struct bw_stage {
   /* copy and move: where it goes */
   int to;
   char to_name[BW_NAME_MAX + 1];
+  /* the tree lock (write.c): a move's or a remove's source held
+   * exclusively from before it is renamed aside to the end; the commit
+   * holds the destination's chain from to_top (its root) along to_at */
+  int lock;
+  bw_root to_top;
+  char to_at[BW_PATH_MAX + 1];
   int merge; /* a copy into an existing directory (overwrite) */
   int direct; /* a move of a non-directory: renamed straight at the commit */
   /* a move across filesystems: the source renamed aside (from/xname),

@@ -11,7 +11,10 @@
  * any step, the directory fsync included, leaves the old one. Temp names
  * carry the writer's pid, so the leftovers of a killed writer are swept.
  * The compare with expected_hash and the replace run under the directory's
- * write lock, so two burrow processes never both win one compare-and-set.
+ * write lock, so two burrow processes never both win one compare-and-set,
+ * and, written through a judged handle, with the directories above it held
+ * (the tree lock), so nothing lands in a subtree while a move, copy or
+ * remove judges it, nor anywhere the judged path no longer leads.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -145,31 +148,41 @@ static void sweep_once(int dirfd) {
  * other programs' writes are caught by the hash compare alone. */
 enum { LOCK_WAIT_MS = 5000, PAUSE_MAX_US = 5000 };
 
-int bw_lock_dir(int dirfd, unsigned wait_ms, bw_dir_lock *l) {
+static long long deadline_of(unsigned wait_ms) {
+  return bw_now_ms() + (wait_ms ? wait_ms : LOCK_WAIT_MS);
+}
+
+/* flock(fd, how) polled until the deadline: BW_OK (also where the
+ * filesystem has no flock: NFS's ENOLCK, EBADF), or EAGAIN with why. */
+static int flock_until(int fd, int how, long long deadline, const char *why) {
+  /* poll, not a blocking flock: a stopped holder must not stop us */
+  long pause_us = 50;
+  while (flock(fd, how | LOCK_NB) < 0) {
+    int e = errno;
+    if (e == EINTR) continue;
+    if (e != EWOULDBLOCK) break; /* no flock here: the hash compare alone */
+    if (bw_now_ms() >= deadline) return bw_fail(BW_EAGAIN, why);
+    struct timespec ts = {0, pause_us * 1000};
+    nanosleep(&ts, NULL);
+    pause_us = pause_us * 2 < PAUSE_MAX_US ? pause_us * 2 : PAUSE_MAX_US;
+  }
+  return BW_OK;
+}
+
+static const char LOCKED[] = "the file is locked by another writer; retry";
+static const char MOVED[] = "a folder on its path was moved or replaced since it was judged; nothing was written; retry";
+static const char BUSY[] = "a folder on its path is being moved, copied or removed; nothing was written; retry";
+
+static int lock_ex(int dirfd, long long deadline, bw_dir_lock *l) {
   l->fd = -1;
   int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return bw_code_from_errno(errno);
   struct stat st;
-  if (fstat(fd, &st) < 0) {
-    int e = errno;
+  int rc = fstat(fd, &st) < 0 ? bw_code_from_errno(errno) : BW_OK;
+  if (!rc) rc = flock_until(fd, LOCK_EX, deadline, LOCKED);
+  if (rc) {
     close(fd);
-    return bw_code_from_errno(e);
-  }
-  /* poll, not a blocking flock: a stopped holder must not stop us */
-  long long deadline = bw_now_ms() + (wait_ms ? wait_ms : LOCK_WAIT_MS);
-  long pause_us = 50;
-  while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-    int e = errno;
-    if (e == EINTR) continue;
-    if (e != EWOULDBLOCK) break; /* no flock here (NFS: ENOLCK, EBADF): the
-                                    hash compare alone, as before */
-    if (bw_now_ms() >= deadline) {
-      close(fd);
-      return bw_fail(BW_EAGAIN, "the file is locked by another writer; retry");
-    }
-    struct timespec ts = {0, pause_us * 1000};
-    nanosleep(&ts, NULL);
-    pause_us = pause_us * 2 < PAUSE_MAX_US ? pause_us * 2 : PAUSE_MAX_US;
+    return rc;
   }
   l->fd = fd;
   l->dev = st.st_dev;
@@ -177,31 +190,218 @@ int bw_lock_dir(int dirfd, unsigned wait_ms, bw_dir_lock *l) {
   return BW_OK;
 }
 
+int bw_lock_dir(int dirfd, unsigned wait_ms, bw_dir_lock *l) {
+  memset(&l->chain, 0, sizeof l->chain);
+  return lock_ex(dirfd, deadline_of(wait_ms), l);
+}
+
+/* ---- the tree lock ----
+ *
+ * A write judged as d/x links x into the directory fd it resolved d to,
+ * wherever d is by then; a subtree move renames d aside, lists it, judges
+ * the list and renames it on. Unordered, a write could link x after the
+ * list was made, into a tree judged without it (d moved to .claude: a
+ * .claude/settings.json the policies deny to a direct write). So a change
+ * into a directory holds every directory between the root and it with a
+ * shared flock, top down, each checked once held to be the entry its
+ * (held) parent names, and the directory itself with the exclusive write
+ * lock; a move or a remove of a subtree takes its top exclusively before
+ * renaming it aside and keeps it until the commit. Either the change ends
+ * before the subtree is listed (and is judged with it), or it starts after
+ * the commit and finds that the judged path no longer reaches its
+ * directory (EAGAIN, nothing written). flock is per open file description,
+ * so threads of one process exclude each other as processes do. The root
+ * itself is not held: it cannot be moved. Every wait polls, up to 5 s. */
+
+static int same_file(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+void bw_chain_release(bw_chain *c) {
+  for (int i = c->n - 1; i >= 0; i--) {
+    if (i < c->locked) flock(c->fd[i], LOCK_UN); /* a forked child may share it */
+    close(c->fd[i]);
+  }
+  free(c->fd);
+  memset(c, 0, sizeof *c);
+}
+
+int bw_chain_check(const bw_chain *c, int want) {
+  struct stat a, b;
+  if (!c->last[0]) return BW_OK; /* the root itself, or nothing held */
+  if (fstatat(c->parent, c->last, &a, AT_SYMLINK_NOFOLLOW) < 0 || fstat(want, &b) < 0 ||
+      !same_file(&a, &b))
+    return bw_fail(BW_EAGAIN, MOVED);
+  return BW_OK;
+}
+
+/* Is there a component other than "." in p? */
+static int more_names(const char *p) {
+  for (;;) {
+    while (*p == '/') p++;
+    if (!*p) return 0;
+    if (p[0] != '.' || (p[1] && p[1] != '/')) return 1;
+    p++;
+  }
+}
+
+int bw_chain_hold(const bw_root *top, const char *path, int hold_last,
+                  int want, unsigned wait_ms, bw_chain *c) {
+  memset(c, 0, sizeof *c);
+  long long deadline = deadline_of(wait_ms);
+  int cap = 1;
+  for (const char *p = path; *p; p++) cap += *p == '/';
+  if (!(c->fd = malloc((size_t)cap * sizeof *c->fd))) return BW_ENOMEM;
+  c->parent = top->fd;
+  int rc = BW_OK;
+  for (const char *p = path; !rc && *p;) {
+    while (*p == '/') p++;
+    const char *e = p;
+    while (*e && *e != '/') e++;
+    size_t len = (size_t)(e - p);
+    const char *next = e;
+    while (*next == '/') next++;
+    if (len == 0 || (len == 1 && p[0] == '.')) {
+      p = next;
+      continue;
+    }
+    if (len > BW_NAME_MAX || (len == 2 && p[0] == '.' && p[1] == '.')) {
+      rc = bw_fail(BW_INVALID_ARGUMENT, "not a plain path");
+      break;
+    }
+    int cur = c->n ? c->fd[c->n - 1] : top->fd;
+    memcpy(c->last, p, len);
+    c->last[len] = '\0';
+    c->parent = cur;
+    int fd = openat(cur, c->last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      int e2 = errno;
+      rc = e2 == ENOENT || e2 == ENOTDIR || e2 == ELOOP ? bw_fail(BW_EAGAIN, MOVED)
+                                                         : bw_code_from_errno(e2);
+      break;
+    }
+    c->fd[c->n++] = fd;
+    struct stat st, now;
+    if (fstat(fd, &st) < 0) rc = bw_code_from_errno(errno);
+    else if (!bw_same_mount(top, fd, "", &st)) rc = bw_fail(BW_EAGAIN, MOVED);
+    if (!rc && (more_names(next) || hold_last)) {
+      rc = flock_until(fd, LOCK_SH, deadline, BUSY);
+      if (!rc) c->locked = c->n;
+    }
+    /* held (or, the last, about to be): is it still the entry it was opened as? */
+    if (!rc && (fstatat(cur, c->last, &now, AT_SYMLINK_NOFOLLOW) < 0 || !same_file(&st, &now)))
+      rc = bw_fail(BW_EAGAIN, MOVED);
+    p = next;
+  }
+  if (!rc) {
+    struct stat a, b;
+    int last = c->n ? c->fd[c->n - 1] : top->fd;
+    if (fstat(last, &a) < 0 || fstat(want, &b) < 0) rc = bw_code_from_errno(errno);
+    else if (!same_file(&a, &b)) rc = bw_fail(BW_EAGAIN, MOVED);
+  }
+  if (rc) bw_chain_release(c);
+  return rc;
+}
+
+/* The root a write view's chain starts from: its innermost root. */
+static bw_root top_of(const bw_root *r) {
+  return (bw_root){.fd = r->top_fd, .dev = r->dev, .mnt_id = r->mnt_id};
+}
+
+int bw_chain_path(const bw_root *r, const char *sub, char out[BW_PATH_MAX + 1]) {
+  const char *at = r->at && strcmp(r->at, ".") ? r->at : "";
+  int n = snprintf(out, BW_PATH_MAX + 1, "%s%s%s", at, *at && *sub ? "/" : "", sub);
+  return n < 0 || n > BW_PATH_MAX ? bw_fail(BW_INVALID_ARGUMENT, "name too long") : BW_OK;
+}
+
+int bw_lock_write(const bw_root *r, const char *sub, int dirfd,
+                  unsigned wait_ms, bw_dir_lock *l) {
+  memset(&l->chain, 0, sizeof l->chain);
+  l->fd = -1;
+  if (!r->at) return bw_lock_dir(dirfd, wait_ms, l); /* not a judged view */
+  long long deadline = deadline_of(wait_ms);
+  char path[BW_PATH_MAX + 1];
+  int rc = bw_chain_path(r, sub, path);
+  bw_root top = top_of(r);
+  if (!rc) rc = bw_chain_hold(&top, path, 0, dirfd, wait_ms, &l->chain);
+  if (!rc) rc = lock_ex(dirfd, deadline, l);
+  if (!rc) rc = bw_chain_check(&l->chain, dirfd); /* both held: it stays so */
+  if (rc) bw_unlock_dir(l);
+  return rc;
+}
+
+int bw_lock_tree(int dirfd, const char *name, unsigned wait_ms, int *out) {
+  *out = -1;
+  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return bw_code_from_errno(errno);
+  struct stat st, now;
+  int rc = fstat(fd, &st) < 0 ? bw_code_from_errno(errno) : BW_OK;
+  if (!rc) rc = flock_until(fd, LOCK_EX, deadline_of(wait_ms),
+                            "a change inside it is in progress; retry");
+  if (!rc && (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0 || !same_file(&st, &now)))
+    rc = bw_fail(BW_EAGAIN, "it changed meanwhile; retry");
+  if (rc) close(fd);
+  else *out = fd;
+  return rc;
+}
+
+int bw_parent_path(const char *rel, char out[BW_PATH_MAX + 1]) {
+  size_t n = strlen(rel);
+  while (n > 0 && rel[n - 1] == '/') n--;
+  while (n > 0 && rel[n - 1] != '/') n--;
+  out[0] = '\0';
+  if (n > BW_PATH_MAX) return -1;
+  memcpy(out, rel, n);
+  out[n] = '\0';
+  return 0;
+}
+
 int bw_lock_parent(const bw_root *r, const char *rel, unsigned wait_ms,
                    bw_dir_lock *l) {
-  l->fd = -1;
+  *l = BW_DIR_UNLOCKED;
   int dirfd, trailing;
-  char name[BW_NAME_MAX + 1];
+  char name[BW_NAME_MAX + 1], sub[BW_PATH_MAX + 1];
   int rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
   if (rc) return rc;
-  rc = trailing ? bw_fail(BW_EISDIR, NULL) : bw_lock_dir(dirfd, wait_ms, l);
+  if (bw_parent_path(rel, sub)) rc = bw_fail(BW_INVALID_ARGUMENT, "name too long");
+  else rc = trailing ? bw_fail(BW_EISDIR, NULL) : bw_lock_write(r, sub, dirfd, wait_ms, l);
   close(dirfd);
   return rc;
 }
 
 void bw_unlock_dir(bw_dir_lock *l) {
-  if (l->fd < 0) return;
-  flock(l->fd, LOCK_UN); /* a forked child may share the description */
-  close(l->fd);
+  if (l->fd >= 0) {
+    flock(l->fd, LOCK_UN); /* a forked child may share the description */
+    close(l->fd);
+  }
   l->fd = -1;
+  bw_chain_release(&l->chain);
+}
+
+int bw_mkdirs_held(const bw_root *r, const char *rel) {
+  if (!r->at) return bw_mkdirs(r, rel);
+  bw_chain c;
+  char path[BW_PATH_MAX + 1];
+  bw_root top = top_of(r);
+  int rc = bw_chain_path(r, "", path);
+  if (!rc) rc = bw_chain_hold(&top, path, 1, r->fd, 0, &c);
+  if (rc) return rc;
+  rc = bw_mkdirs(r, rel);
+  bw_chain_release(&c);
+  return rc;
 }
 
 /* The lock for a write into dirfd: the caller's, if it is this directory's
  * (the path may have moved since it was taken), else our own. */
-static int lock_for(int dirfd, const bw_write_opts *o, bw_dir_lock *own,
+static int lock_for(const bw_root *r, const char *rel, int dirfd,
+                    const bw_write_opts *o, bw_dir_lock *own,
                     const bw_dir_lock **lk) {
   *lk = own;
-  if (!o->held) return bw_lock_dir(dirfd, o->lock_wait_ms, own);
+  if (!o->held) {
+    char sub[BW_PATH_MAX + 1];
+    if (bw_parent_path(rel, sub)) return bw_fail(BW_INVALID_ARGUMENT, "name too long");
+    return bw_lock_write(r, sub, dirfd, o->lock_wait_ms, own);
+  }
   struct stat st;
   if (fstat(dirfd, &st) < 0) return bw_code_from_errno(errno);
   if (st.st_dev != o->held->dev || st.st_ino != o->held->ino)
@@ -461,7 +661,7 @@ int bw_write_file(const bw_root *r, const char *rel, const void *data,
     while (n > 0 && rel[n - 1] != '/') n--;
     memcpy(parent, rel, n);
     parent[n] = '\0';
-    if (n > 0 && (rc = bw_mkdirs(r, parent))) return rc;
+    if (n > 0 && (rc = bw_mkdirs_held(r, parent))) return rc;
     rc = bw_resolve_parent(r, rel, &dirfd, name, &trailing);
   }
   if (rc) return rc;
@@ -485,7 +685,7 @@ int bw_write_file(const bw_root *r, const char *rel, const void *data,
   }
   bw_dir_lock own = BW_DIR_UNLOCKED;
   const bw_dir_lock *lk;
-  rc = lock_for(dirfd, o, &own, &lk);
+  rc = lock_for(r, rel, dirfd, o, &own, &lk);
   if (!rc) rc = replace(dirfd, lk, name, data, len, o, res);
   bw_unlock_dir(&own);
   close(dirfd);
