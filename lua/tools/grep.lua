@@ -120,7 +120,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       files = { type = "array", items = { type = "string" } },
       counts = { type = "array", items = { type = "object", properties = { path = { type = "string" }, count = { type = "integer" } } } },
       total = { type = "integer", description = "Matches (content, count) or files (files) found; a lower bound when total_exact is false." },
-      total_exact = { type = "boolean", description = "false when the results were capped or cut short: there are at least total." },
+      total_exact = { type = "boolean", description = "true when total is the exact number. files and count: true whenever the search walked the whole tree (even with the list capped); false when max_search_ms, max_search_bytes or a cancel stopped it. content: false when the matches were capped or cut." },
+      files_total = { type = "integer", description = "count mode, total_exact: the number of matching files, listed or not." },
       files_searched = { type = "integer" },
       skipped_binary = { type = "array", items = { type = "string" } },
       skipped_size = { type = "array", items = { type = "string" } },
@@ -218,6 +219,15 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     else
       cut = cap_bytes(res.counts, function(c) return #c.path + 12 end, ctx.caps.max_result_bytes)
     end
+    -- files and count: the core walked on past the listed cap and counted
+    -- every matching file (unless the budget or a cancel stopped it); a
+    -- policy that judges each file shown saw only the listed ones, so
+    -- then the total is the listed one, a lower bound if the list was capped
+    local total, exact = res.total, not (res.truncated or cut or res.cancelled or res.limit)
+    if mode ~= "content" and not judged and hidden == 0 then
+      total = mode == "files" and res.found_files or res.found_matches
+      exact = not (res.cancelled or res.limit)
+    end
     local out = {
       path = path,
       pattern = a.pattern,
@@ -225,7 +235,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       matches = res.matches,
       files = res.files,
       counts = res.counts,
-      total = res.total,
+      total = total,
+      files_total = mode == "count" and (exact and res.found_files or nil) or nil,
       files_searched = res.searched,
       skipped_binary = res.skipped_binary,
       skipped_size = res.skipped_size,
@@ -236,8 +247,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_results = max,
       max_file_size = max_size,
       truncated = res.truncated or cut,
-      -- a capped, cut or stopped search counted only what it kept
-      total_exact = not (res.truncated or cut or res.cancelled or res.limit),
+      -- content: a capped, cut or stopped search counted only what it kept
+      total_exact = exact,
       cancelled = res.cancelled,
       limit = res.limit,
       bytes_searched = res.bytes,
@@ -289,8 +300,12 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       for _, m in ipairs { "files", "count" } do
         if m ~= r.output_mode then others[#others + 1] = ("%q"):format(m) end
       end
-      local counted = r.output_mode == "files" and ("at least %d files"):format(r.total or 0)
-        or ("at least %d matches"):format(r.total or 0)
+      local counted = r.output_mode == "files" and ("%s %d files"):format(r.total_exact and "in all" or "at least", r.total or 0)
+        or ("%s %d matches"):format(r.total_exact and "in all" or "at least", r.total or 0)
+      if r.total_exact then -- the count is whole, only the list is cut
+        counted = counted .. (", %d %s listed"):format(r.output_mode == "files" and #r.files or #r.counts,
+          r.output_mode == "files" and "files" or "files' counts")
+      end
       add(("[results truncated at max_results=%d or the result size cap: %s; narrow path, pattern or include%s]")
         :format(r.max_results, counted, r.output_mode == "files" and "" or ", or use output_mode " .. table.concat(others, " or ")))
     end

@@ -548,7 +548,11 @@ void bwg_scan_init(scan *s, grep *g, wstate *w, const char *buf,
 /* Keep a file's result; 0, or -1 (and g->err set) to stop the walk. */
 static int keep_file(grep *g, bw_gfile *f) {
   if (!f) return 0;
-  if (g->o->mode != BW_GREP_CONTENT) f->item.units = 1;
+  if (g->o->mode != BW_GREP_CONTENT) {
+    f->item.units = 1;
+    atomic_fetch_add(&g->found_files, 1);
+    atomic_fetch_add(&g->found_matches, f->count);
+  }
   if (bw_topn_add(&g->top, &f->item)) {
     atomic_store(&g->err, BW_ENOMEM);
     return -1;
@@ -717,9 +721,16 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
   return search_file(g, w, w->buf, len, path, -1);
 }
 
+/* Content mode prunes what sorts past its full list: its total is a lower
+ * bound then. Files and count modes walk on (within the budget) to count
+ * every matching file; only the list stays capped. */
+static int beyond(grep *g, const char *path) {
+  return g->o->mode == BW_GREP_CONTENT && bw_topn_beyond(&g->top, path);
+}
+
 static int grep_file(grep *g, const bw_wentry *e) {
   if (g->inc && !any_match(g->inc, g->o->n_include, e->path, e->name)) return 0;
-  if (bw_topn_beyond(&g->top, e->path)) return 0;
+  if (beyond(g, e->path)) return 0;
   struct stat st;
   int fd;
   if (bw_open_regular(g->r, e->dirfd, e->name, &st, &fd)) {
@@ -753,7 +764,7 @@ static int grep_visit(void *arg, const bw_wentry *e) {
   if (halted(g)) return -1;
   if (e->type == 'd') {
     if (g->exc && any_match(g->exc, g->o->n_exclude, e->path, e->name)) return 0;
-    return !bw_topn_beyond(&g->top, e->path);
+    return !beyond(g, e->path);
   }
   if (e->type != 'f') return 0; /* links, FIFOs, sockets, devices: never read */
   if (g->exc && any_match(g->exc, g->o->n_exclude, e->path, e->name)) return 0;
@@ -936,6 +947,8 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   int stop = atomic_load(&g.stop);
   res->bytes = atomic_load(&g.bytes);
   res->chunked = atomic_load(&g.chunked);
+  res->found_files = atomic_load(&g.found_files);
+  res->found_matches = atomic_load(&g.found_matches);
   res->cancelled = atomic_load(&stats.cancelled) || stop == STOP_CANCEL;
   res->limit = stop == STOP_TIME    ? BW_GREP_LIMIT_TIME
                : stop == STOP_BYTES ? BW_GREP_LIMIT_BYTES

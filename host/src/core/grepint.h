@@ -51,6 +51,7 @@ typedef struct grep {
   char **bin, **big;
   size_t nbin, nbig, cbin, cbig, tbin, tbig;
   _Atomic size_t searched, unreadable, trimmed, chunked;
+  _Atomic size_t found_files, found_matches; /* files, count: all, listed or not */
   _Atomic size_t bytes;    /* read from searched files */
   _Atomic size_t reserved; /* counted against max_bytes before reading */
   _Atomic int err;

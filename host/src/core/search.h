@@ -340,6 +340,10 @@ typedef struct bw_grep_res {
   size_t skipped_policy; /* entries the walk's rules hid (a directory once) */
   size_t bytes;      /* read from the files searched */
   size_t chunked;    /* files searched in chunks by several threads */
+  /* files and count modes: the matching files and their matching lines
+   * over the whole walk, listed or not (the walk is not pruned at the
+   * list's cap); all of them unless cancelled or limit */
+  size_t found_files, found_matches;
   int truncated, cancelled;
   int limit;         /* 0, or the budget that ended it: BW_GREP_LIMIT_* */
   bw_stash stash;    /* the files' lines and text, where kept in a stash */

@@ -348,6 +348,12 @@ static int push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
   lua_setfield(L, -2, "cancelled");
   lua_pushinteger(L, (lua_Integer)r->bytes);
   lua_setfield(L, -2, "bytes");
+  if (mode != BW_GREP_CONTENT) { /* the whole walk's, listed or not */
+    lua_pushinteger(L, (lua_Integer)r->found_files);
+    lua_setfield(L, -2, "found_files");
+    lua_pushinteger(L, (lua_Integer)r->found_matches);
+    lua_setfield(L, -2, "found_matches");
+  }
   if (r->limit) {
     lua_pushstring(L, r->limit == BW_GREP_LIMIT_TIME ? "time" : "bytes");
     lua_setfield(L, -2, "limit");
