@@ -5,8 +5,8 @@
 -- newlines, which the pack writes in its own dialect (docs/packs.md).
 
 local notebook = require "burrow.notebook"
+local cost = require "burrow.cost"
 
-local BIG = 1024 * 1024 -- files from this size keep their facts cached
 local CACHE_MAX = 64
 
 -- Hash, line count, newline style, BOM and binary test of an open file.
@@ -14,7 +14,7 @@ local CACHE_MAX = 64
 -- workspace, keyed by inode, size, mtime and ctime (to the nanosecond), so
 -- paging through a big file costs only the page.
 local function facts(ctx, f)
-  local key = f:size() >= BIG and f:identity()
+  local key = cost.scan_key(f)
   local cache = ctx.ws.scans
   if key and cache[key] then return cache[key] end
   local hash, err, code = f:hash()
@@ -115,8 +115,9 @@ local function fmt_hint(r)
   end
   if not r.next_offset then return "" end
   local why = r.truncated and "output capped at max_result_bytes; " or ""
-  return ("[%sshowing lines %d-%d of %d; call read_file with offset=%d to continue]")
-    :format(why, r.start_line, r.end_line, r.total_lines, r.next_offset)
+  return ("[%sshowing lines %d-%d of %d (~%d tokens; %d lines, ~%d tokens remain); call read_file with offset=%d to continue]")
+    :format(why, r.start_line, r.end_line, r.total_lines, r.page_tokens, r.remaining_lines,
+      r.remaining_tokens, r.next_offset)
 end
 
 return {
@@ -162,6 +163,12 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       tail_lines = { type = "integer" },
       cut_lines = { type = "integer" },
       not_modified = { type = "boolean" },
+      tokens_estimate = { type = "integer", description = "The whole file's cost in tokens, estimated (text: bytes/4; binary or image: bytes/3, as base64)." },
+      page_bytes = { type = "integer", description = "Bytes of this page's text, numbered as shown." },
+      page_tokens = { type = "integer", description = "This page's estimated tokens." },
+      remaining_lines = { type = "integer", description = "Lines from next_offset to the end." },
+      remaining_bytes = { type = "integer", description = "The file's bytes from next_offset to the end." },
+      remaining_tokens = { type = "integer", description = "Their estimated tokens (unnumbered)." },
     },
     required = { "path", "size" },
   },
@@ -192,14 +199,18 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       if ctx.caps.untrusted_boundary then text = ctx:untrusted(text, a.path) end
       return { path = a.path, size = size, encoding = "text", content = text, tail_lines = info.lines,
         total_lines = info.whole and info.lines or nil, truncated = info.truncated,
-        cut_lines = info.cut_lines > 0 and info.cut_lines or nil }
+        cut_lines = info.cut_lines > 0 and info.cut_lines or nil, tokens_estimate = cost.tokens(size),
+        page_bytes = #text, page_tokens = cost.tokens(#text) }
     end
     local scan, serr, scode = facts(ctx, f)
     if not scan then
       f:close()
       return ctx:fail(scode, a.path, serr)
     end
-    local res = { path = a.path, size = f:size(), content_hash = scan.hash }
+    -- the whole file's cost: text, or (NULs) binary read as base64 or an image
+    local size = f:size()
+    local res = { path = a.path, size = size, content_hash = scan.hash,
+      tokens_estimate = cost.tokens(size, scan.binary and (not scan.charset or scan.utf8)) }
     -- the validator the agent holds is the file's hash still: no content
     -- (compared after the policies judged the read, so a denied file's
     -- hash is never told; anything else, malformed included, is stale)
@@ -271,8 +282,16 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
     end
     res.truncated = info.truncated
     res.offset = offset
+    res.tokens_estimate = cost.tokens(utf8 and size or info.text_bytes) -- text, as served
+    -- what this page cost (its numbered text) and what the rest would
+    res.page_bytes, res.page_tokens = info.bytes, cost.tokens(info.bytes)
     if info.first > 0 then res.start_line, res.end_line = info.first, info.last end
-    if info.next > 0 then res.next_offset = info.next end
+    if info.next > 0 then
+      res.next_offset = info.next
+      local rest = (utf8 and size or info.text_bytes) - info.next_byte
+      res.remaining_lines = res.total_lines - info.next + 1
+      res.remaining_bytes, res.remaining_tokens = rest, cost.tokens(rest)
+    end
     return res
   end,
 

@@ -560,6 +560,63 @@ describe(H.tag("read_file"), function()
     end)
   end)
 
+  describe("size, lines and tokens", function()
+    it("a whole small file: its bytes, lines and tokens; the page is all of it", function()
+      H.write(dir, "a.txt", "alpha\nbeta\ngamma\n") -- 17 bytes
+      local r = assert(read { path = "a.txt" })
+      assert.same({ 17, 3, 5 }, { r.size, r.total_lines, r.tokens_estimate })
+      assert.same({ #r.content, (#r.content + 3) // 4 }, { r.page_bytes, r.page_tokens })
+      assert.is_nil(r.remaining_bytes)
+      assert.is_nil(r.remaining_tokens)
+      assert.is_nil(r.remaining_lines)
+    end)
+
+    it("a capped page says what it cost and what remains, exactly", function()
+      local t = {}
+      for i = 1, 3000 do t[i] = ("line %04d of the file"):format(i) end -- 21 bytes + newline
+      local text = table.concat(t, "\n") .. "\n"
+      H.write(dir, "p.txt", text)
+      open { max_result_bytes = 10000 }
+      local r = assert(read { path = "p.txt", offset = 11 })
+      assert.is_true(r.truncated)
+      assert.same({ #text, 3000, (#text + 3) // 4 }, { r.size, r.total_lines, r.tokens_estimate })
+      assert.same({ #r.content, (#r.content + 3) // 4 }, { r.page_bytes, r.page_tokens })
+      local consumed = (r.next_offset - 1) * 22 -- the bytes before line next_offset
+      assert.same({ #text - consumed, (#text - consumed + 3) // 4, 3000 - r.next_offset + 1 },
+        { r.remaining_bytes, r.remaining_tokens, r.remaining_lines })
+      local hint = ws:render("read_file", r)
+      assert.matches(("(~%d tokens; %d lines, ~%d tokens remain); call read_file with offset=%d")
+        :format(r.page_tokens, r.remaining_lines, r.remaining_tokens, r.next_offset), hint, 1, true)
+    end)
+
+    it("a big file (the mapped path) gives the same facts", function()
+      local t = {}
+      for i = 1, 100000 do t[i] = ("big row %06d"):format(i) end -- 14 bytes + newline
+      local text = table.concat(t, "\n") .. "\n"
+      H.write(dir, "big.txt", text)
+      local r = assert(read { path = "big.txt", offset = 50001, limit = 10 })
+      assert.same({ #text, 100000, (#text + 3) // 4 }, { r.size, r.total_lines, r.tokens_estimate })
+      assert.same({ 50011, 50000 - 10, (50000 - 10) * 15 }, { r.next_offset, r.remaining_lines, r.remaining_bytes })
+    end)
+
+    it("binary read as base64 and an image: tokens as base64 (bytes/3)", function()
+      H.write(dir, "b.bin", "\0\1\2\3\4\5\6")
+      local r = assert(read { path = "b.bin", encoding = "base64" })
+      assert.same({ 7, 3 }, { r.size, r.tokens_estimate })
+      H.write(dir, "p.png", "\137PNG\r\n\26\n\0\0\0\rIHDR\0\0\0\1\0\0\0\1\8\2\0\0\0")
+      r = assert(read { path = "p.png" })
+      assert.same({ "image", 29, 10 }, { r.encoding, r.size, r.tokens_estimate })
+    end)
+
+    it("another encoding: counted as the UTF-8 text served", function()
+      local u = "h\195\169llo\nworld\n" -- 13 bytes of UTF-8
+      H.write(dir, "w.txt", "h\233llo\nworld\n")
+      local r = assert(read { path = "w.txt", charset = "windows-1252", limit = 1 })
+      assert.same({ 12, 2, (#u + 3) // 4 }, { r.size, r.total_lines, r.tokens_estimate })
+      assert.same({ 1, 6 }, { r.remaining_lines, r.remaining_bytes })
+    end)
+  end)
+
   describe("ws:render", function()
     it("gives the text with the resume hint, and a structured part without content", function()
       H.write(dir, "a.txt", "a\nb\nc\nd\n")

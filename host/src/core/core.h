@@ -332,6 +332,7 @@ typedef struct bw_lines {
   size_t first;       /* first line shown (1-based), 0 if none */
   size_t last;        /* last line shown */
   size_t next;        /* next line to read, 0 if the end was reached */
+  size_t next_byte;   /* where line next starts in the text (its length at the end) */
   int truncated;      /* stopped by max_bytes rather than limit or the end */
   size_t cut_lines;   /* lines cut at max_line */
   size_t out_cap;

@@ -319,6 +319,7 @@ static int number_lines(const char *data, size_t len, size_t first,
     if (res->truncated) break;
   }
   if (p && p < end) res->next = lineno;
+  res->next_byte = p && p < end ? (size_t)(p - data) : len;
   res->raw_len = raw;
   return BW_OK;
 }

@@ -118,6 +118,12 @@ static int l_number_lines(lua_State *L) {
   lua_setfield(L, -2, "total");
   lua_pushstring(L, bw_newline_kind(&in));
   lua_setfield(L, -2, "newline");
+  lua_pushinteger(L, (lua_Integer)out.raw_len);
+  lua_setfield(L, -2, "bytes");
+  lua_pushinteger(L, (lua_Integer)out.next_byte);
+  lua_setfield(L, -2, "next_byte");
+  lua_pushinteger(L, (lua_Integer)n);
+  lua_setfield(L, -2, "text_bytes");
   return 2;
 }
 

@@ -722,6 +722,10 @@ void bw_lua_push_lines_info(lua_State *L, const bw_lines *lines) {
   lua_setfield(L, -2, "truncated");
   lua_pushinteger(L, (lua_Integer)lines->cut_lines);
   lua_setfield(L, -2, "cut_lines");
+  lua_pushinteger(L, (lua_Integer)lines->raw_len); /* the page's numbered text */
+  lua_setfield(L, -2, "bytes");
+  lua_pushinteger(L, (lua_Integer)lines->next_byte);
+  lua_setfield(L, -2, "next_byte");
 }
 
 /* f:tail(n, max_line, max_bytes [, last_use]) -> text, info: the last n

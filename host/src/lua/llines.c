@@ -95,6 +95,8 @@ static int l_lines_table(lua_State *L) {
   lua_setfield(L, -2, "total");
   lua_pushstring(L, bw_newline_kind(&in));
   lua_setfield(L, -2, "newline");
+  lua_pushinteger(L, (lua_Integer)n);
+  lua_setfield(L, -2, "text_bytes");
   return 2;
 }
 
