@@ -94,6 +94,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_file_size = { type = "integer", minimum = 0, description = "Skip (and list) files larger than this many bytes (default and most: the server's max_file_size)." },
       include_hidden = { type = "boolean", description = "Search names starting with \".\" too (default false)." },
       respect_ignore = { type = "boolean", description = "Honour .gitignore, .ignore and .git/info/exclude (default true)." },
+      cursor = { type = "string", description = "content mode: resume a capped search where it stopped, with the cursor its result gave (\"line:path\") and the same other arguments: the next matches, none shown twice, none missed." },
     },
     required = { "pattern" },
     additionalProperties = false,
@@ -130,6 +131,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       cancelled = { type = "boolean" },
       limit = { type = "string", enum = { "time", "bytes" }, description = "The search budget that ended the search early (max_search_ms or max_search_bytes): the results are partial." },
       bytes_searched = { type = "integer", description = "Bytes read from the files searched." },
+      cursor = { type = "string", description = "content mode, capped at max_results or the result size (not stopped by a budget): pass it back as cursor for the next page." },
     },
     required = { "path", "pattern", "output_mode", "matches", "files", "counts", "skipped_binary", "skipped_size", "truncated" },
   },
@@ -151,6 +153,15 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     local mode = a.output_mode or "content"
     if not MODES[mode] then
       return ctx:fail("INVALID_ARGUMENT", "output_mode", "use content, files or count", { argument = "output_mode" })
+    end
+    local from_line, from_path
+    if a.cursor then -- "line:path", the path as the search walks it (no prefix)
+      from_line, from_path = a.cursor:match("^(%d+):(.*)$")
+      from_line = math.tointeger(tonumber(from_line))
+      if mode ~= "content" or not from_line or from_line < 1 or from_path:find("\0", 1, true) then
+        return ctx:fail("INVALID_ARGUMENT", "cursor", mode ~= "content" and "cursor is for output_mode content"
+          or 'not a cursor grep gave ("line:path")', { argument = "cursor" })
+      end
     end
     local cap = mode == "content" and ctx.caps.max_matches or ctx.caps.max_entries
     local max = math.min(a.max_results or cap, cap)
@@ -175,6 +186,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_ms = ctx.caps.max_search_ms,
       max_bytes = ctx.caps.max_search_bytes,
       charsets = ctx.ws.charsets, -- text that is not UTF-8: the operator's fallback list
+      from_path = from_path,
+      from_line = from_line,
     }, idx, info, true) -- the walker holds back what check() is about until it is asked
     if not opts then return nil, werr, wcode end
     -- no policy hides matches after the search: the core applies
@@ -210,10 +223,15 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       if mode == "content" then res.total = #res.matches end
     end
     local cut = false
+    local cursor = res.resume_line and ("%d:%s"):format(res.resume_line, res.resume_path)
     if mode == "content" and opts.max_result_bytes then
       cut = res.cut == true
     elseif mode == "content" then
       cut = cap_bytes(res.matches, match_size, ctx.caps.max_result_bytes)
+      local last = res.matches[#res.matches]
+      if cut and last and not (res.cancelled or res.limit) then -- cut here: on after the last kept
+        cursor = ("%d:%s"):format(last.line + 1, sub(last.path))
+      end
     elseif mode == "files" then
       cut = cap_bytes(res.files, function(p) return #p + 1 end, ctx.caps.max_result_bytes)
     else
@@ -251,6 +269,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       total_exact = exact,
       cancelled = res.cancelled,
       limit = res.limit,
+      cursor = cursor,
       bytes_searched = res.bytes,
       max_search_ms = ctx.caps.max_search_ms,
       max_search_bytes = ctx.caps.max_search_bytes,
@@ -306,8 +325,9 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
         counted = counted .. (", %d %s listed"):format(r.output_mode == "files" and #r.files or #r.counts,
           r.output_mode == "files" and "files" or "files' counts")
       end
-      add(("[results truncated at max_results=%d or the result size cap: %s; narrow path, pattern or include%s]")
-        :format(r.max_results, counted, r.output_mode == "files" and "" or ", or use output_mode " .. table.concat(others, " or ")))
+      add(("[results truncated at max_results=%d or the result size cap: %s; %snarrow path, pattern or include%s]")
+        :format(r.max_results, counted, r.cursor and ('call grep again with cursor="%s" for the next matches, or '):format(r.cursor) or "",
+          r.output_mode == "files" and "" or ", or use output_mode " .. table.concat(others, " or ")))
     end
     if wired[r] and #wired[r] > 0 then -- out[1] is the fragment: one concatenation
       if #out == 1 then return out[1], r end

@@ -71,6 +71,72 @@ describe(H.tag("grep"), function()
     assert.is_true(r.total < 6000, tostring(r.total))
   end)
 
+  describe("the cursor", function()
+    local function tree()
+      for i = 1, 30 do
+        local t = {}
+        for j = 1, 1 + (i * 7) % 23 do t[j] = j % 3 == 0 and "nothing" or ("hit %d.%d"):format(i, j) end
+        H.write(dir, ("d%d/%s/f%d.txt"):format(i % 4, i % 2 == 0 and "x" or "x-y", i), table.concat(t, "\n") .. "\n")
+      end
+      H.write(dir, "d1-z.txt", "hit top\n")
+    end
+
+    -- Every page by the cursor, joined: matches as path:line:text.
+    local function paged(args0, max_pages)
+      local all, seen, cursor, pages = {}, {}, nil, 0
+      repeat
+        local args = { cursor = cursor }
+        for k, v in pairs(args0) do args[k] = v end
+        local r = assert(grep(args))
+        pages = pages + 1
+        for _, l in ipairs(lines(r)) do
+          assert.is_nil(seen[l], "shown twice: " .. l)
+          seen[l] = true
+          all[#all + 1] = l
+        end
+        if r.cursor then assert.is_true(r.truncated) end
+        cursor = r.cursor
+        assert.is_true(pages < max_pages, "no progress")
+      until not cursor
+      return all, pages
+    end
+
+    it("resumes at max_results in the middle of a file: the pages are one uncapped grep", function()
+      tree()
+      local whole = lines(assert(grep { pattern = "hit" }))
+      assert.is_true(#whole > 200)
+      for _, max in ipairs { 1, 7, 50 } do
+        local got, pages = paged({ pattern = "hit", max_results = max }, 1000)
+        assert.same(whole, got)
+        assert.is_true(pages >= #whole // max)
+      end
+      -- below a path, with the agent's prefix on the results
+      local sub = lines(assert(grep { pattern = "hit", path = "d1" }))
+      assert.same(sub, (paged({ pattern = "hit", path = "d1", max_results = 5 }, 1000)))
+    end)
+
+    it("resumes at max_result_bytes, with context, on the wire and table paths alike", function()
+      tree()
+      local whole = lines(assert(grep { pattern = "hit", context = 1 }))
+      open { max_result_bytes = 600 }
+      local got, pages = paged({ pattern = "hit", context = 1 }, 1000)
+      assert.is_true(pages > 5)
+      assert.same(whole, got)
+      local r = assert(grep { pattern = "hit" })
+      assert.matches(('call grep again with cursor="%s"'):format(r.cursor), ws:render("grep", r), 1, true)
+    end)
+
+    it("gives no cursor when a budget stopped the search, and refuses one outside content mode", function()
+      tree()
+      open { max_search_bytes = 100 }
+      local r = assert(grep { pattern = "hit", max_results = 2 })
+      assert.equal("bytes", r.limit)
+      assert.is_nil(r.cursor)
+      assert.equal("INVALID_ARGUMENT", select(3, grep { pattern = "hit", output_mode = "files", cursor = "1:a" }))
+      assert.equal("INVALID_ARGUMENT", select(3, grep { pattern = "hit", cursor = "x" }))
+    end)
+  end)
+
   it("finds matching lines, sorted by path then line, with 1-based line numbers", function()
     H.write_all(dir, {
       ["b.txt"] = "x\nneedle two\n",
