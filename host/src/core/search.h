@@ -419,7 +419,7 @@ typedef struct bw_grep_wire_out {
 /* Where a search capped after `shown` matches (as bw_gsel picks them)
  * resumes: the first match not shown, *file (an index in r->files) and
  * *line; or, when the kept results hold no further match, the line after
- * the last one shown. 0 if nothing was shown. Exact only for a search
+ * the last one shown. 0 if there is neither. Exact only for a search
  * that walked to its end (not cancelled, no budget stop): then the kept
  * files are the first in path order. */
 int bw_grep_resume(const bw_grep_res *r, size_t shown, size_t *file, size_t *line);
