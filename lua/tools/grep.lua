@@ -40,14 +40,15 @@ local function refused(why)
   return { argument = "pattern", reason = why.reason }
 end
 
--- Keep what fits in max_result_bytes; true if something was cut.
+-- Keep what fits in max_result_bytes; true and the first item cut if
+-- something was cut.
 local function cap_bytes(list, size_of, max_bytes)
   local used = 0
   for i, v in ipairs(list) do
     used = used + size_of(v)
     if used > max_bytes and i > 1 then
       for j = #list, i, -1 do list[j] = nil end
-      return true
+      return true, v
     end
   end
   return false
@@ -227,10 +228,15 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     if mode == "content" and opts.max_result_bytes then
       cut = res.cut == true
     elseif mode == "content" then
-      cut = cap_bytes(res.matches, match_size, ctx.caps.max_result_bytes)
-      local last = res.matches[#res.matches]
-      if cut and last and not (res.cancelled or res.limit) then -- cut here: on after the last kept
-        cursor = ("%d:%s"):format(last.line + 1, sub(last.path))
+      local first_cut
+      cut, first_cut = cap_bytes(res.matches, match_size, ctx.caps.max_result_bytes)
+      if cut and not (res.cancelled or res.limit) then -- cut here: the next page starts with it
+        cursor = ("%d:%s"):format(first_cut.line, sub(first_cut.path))
+      elseif cursor and ctx:reveal({ res.resume_path }, function(p) return p end, info, nested) > 0 then
+        -- the core's next match is in a file the policy hides: never name
+        -- it; resume after the last match shown (the next page hides it again)
+        local last = res.matches[#res.matches]
+        cursor = last and ("%d:%s"):format(last.line + 1, sub(last.path)) or nil
       end
     elseif mode == "files" then
       cut = cap_bytes(res.files, function(p) return #p + 1 end, ctx.caps.max_result_bytes)

@@ -126,6 +126,24 @@ describe(H.tag("grep"), function()
       assert.matches(('call grep again with cursor="%s"'):format(r.cursor), ws:render("grep", r), 1, true)
     end)
 
+    it("never names a file a policy hides, and the pages still give every match shown", function()
+      H.write_all(dir, { ["a.txt"] = "hit 1\nhit 2\n", ["b-secret.txt"] = "hit s\n", ["c.txt"] = "hit 3\nhit 4\n" })
+      local pdir = H.tmpdir()
+      local hide = H.write(pdir, "hide.lua",
+        'return { name = "hide", check = function(req) if (req.path or ""):find("secret", 1, true) then return "deny", "no" end return "allow" end }')
+      ws:close()
+      ws = H.open({ roots = { { path = dir } }, policies = { hide } })
+      local got, cursor, n = {}, nil, 0
+      repeat
+        local r = assert(grep { pattern = "hit", max_results = 2, cursor = cursor })
+        for _, l in ipairs(lines(r)) do got[#got + 1] = l end
+        assert.is_nil((r.cursor or ""):find("secret", 1, true), r.cursor)
+        cursor, n = r.cursor, n + 1
+        assert.is_true(n < 10)
+      until not cursor
+      assert.same({ "a.txt:1:hit 1", "a.txt:2:hit 2", "c.txt:1:hit 3", "c.txt:2:hit 4" }, got)
+    end)
+
     it("gives no cursor when a budget stopped the search, and refuses one outside content mode", function()
       tree()
       open { max_search_bytes = 100 }
@@ -325,6 +343,7 @@ describe(H.tag("grep"), function()
         local tool_cut = assert(ws:call("grep", args))
         assert.same(lines(tool_cut), lines(core_cut), ("cap %d, context %d"):format(cap, ctxn))
         assert.equal(tool_cut.truncated, core_cut.truncated)
+        assert.equal(core_cut.cursor, tool_cut.cursor) -- the same next page either way
         assert.equal(cap < 1000000, core_cut.truncated)
         assert.is_true(#core_cut.matches >= 1)
       end
