@@ -75,7 +75,7 @@ return {
   name = "grep",
   title = "Search file contents",
   description = [[Search the contents of files below a directory for a regular expression (PCRE2 syntax: \w, \d, \s, (?:...), alternation, lookaround) or, with literal=true, a plain string. Runs natively inside the workspace, fast on large trees. Respects .gitignore/.ignore and skips hidden files unless include_hidden; binary files (a NUL byte in the first 8 KiB) and files over max_file_size are skipped and listed in the result, so an empty answer really means no match. Symlinks are never followed.
-output_mode: "content" (default) gives matching lines as path:line:text, sorted by path then line, with context lines if asked (before/after/context); "files" lists the files that match; "count" gives matching lines per file. include/exclude take globs ("*.c", "src/**/*.h"); a glob without "/" matches file names at any depth. Matches never span lines unless multiline=true.
+output_mode: "content" (default) gives matching lines as path:line:text, sorted by path then line, with context lines if asked (before/after/context); "files" lists the files that match; "count" gives matching lines per file. A capped content result gives a cursor: pass it back (same arguments) for the next matches. files and count give the exact total even when the list is capped (total_exact). include/exclude take globs ("*.c", "src/**/*.h"); a glob without "/" matches file names at any depth. Matches never span lines unless multiline=true.
 Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "include": ["*.rs"]}  {"pattern": "a.b", "literal": true, "output_mode": "files"}]],
   input_schema = {
     type = "object",
