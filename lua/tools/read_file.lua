@@ -200,8 +200,8 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
     local at_line, at
     if a.cursor then
       at_line, at = parse_cursor(a.cursor)
-      if not at or a.offset or ctx.via then
-        return ctx:fail("INVALID_ARGUMENT", "cursor", a.offset and "cursor cannot be combined with offset"
+      if not at or a.offset or a.encoding == "base64" or ctx.via then
+        return ctx:fail("INVALID_ARGUMENT", "cursor", (a.offset or a.encoding == "base64") and "cursor cannot be combined with offset or base64"
           or 'not a cursor read_file gave ("line:byte")', { argument = "cursor" })
       end
     end

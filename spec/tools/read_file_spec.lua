@@ -702,6 +702,7 @@ describe(H.tag("read_file"), function()
       end
       assert.equal("INVALID_ARGUMENT", select(3, read { path = "s.txt", cursor = "1:0", offset = 1 }))
       assert.equal("INVALID_ARGUMENT", select(3, read { path = "s.txt", cursor = "1:0", tail = 1 }))
+      assert.equal("INVALID_ARGUMENT", select(3, read { path = "s.txt", cursor = "1:0", encoding = "base64" }))
     end)
 
     it("resumes in a decoded (non-UTF-8) text by its UTF-8 bytes", function()
