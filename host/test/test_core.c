@@ -133,6 +133,22 @@ static void test_text(void) {
   CHECK(bw_number_lines(t, strlen(t), 2, 10, 2000, 1000, &l) == BW_OK, "lines");
   CHECK(l.out_len == 8 && !memcmp(l.out, "2\tb\n3\tc\n", 8), "numbered");
   free(l.out);
+  /* a cursor's page (bw_lines_at): it ends in the line it cuts, and the
+   * next resumes inside it, under the same number */
+  const char *u = "ab\ncdefgh\nij\n";
+  CHECK(bw_lines_at(u, strlen(u), 0, 1, 10, 3, 1000, 0, &l) == BW_OK, "lines_at");
+  const char *want = "1\tab\n2\tcde [... line truncated: 3 of 6 bytes shown]\n";
+  CHECK(l.out_len == strlen(want) && !memcmp(l.out, want, l.out_len), "cut ends the page");
+  CHECK(l.next == 2 && l.next_byte == 6 && l.mid_line && l.last == 2, "resumes in line 2 at byte 6");
+  free(l.out);
+  CHECK(bw_lines_at(u, strlen(u), 6, 2, 10, 3, 1000, 0, &l) == BW_OK &&
+            l.out_len == 11 && !memcmp(l.out, "2\tfgh\n3\tij\n", 11),
+        "the rest of line 2, then on");
+  CHECK(l.next == 0 && l.next_byte == strlen(u) && !l.mid_line, "to the end");
+  free(l.out);
+  CHECK(bw_number_lines(u, strlen(u), 1, 10, 3, 1000, &l) == BW_OK && l.next == 0 && !l.mid_line,
+        "by line: a cut line does not end the page");
+  free(l.out);
   /* the vector counts and the line skip against a plain loop: random
    * texts of CR, LF and letters, every length to 9000 bytes (the blocks,
    * their tails, a CR at a block's edge), and the page a deep offset starts */

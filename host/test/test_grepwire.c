@@ -182,7 +182,26 @@ static void test_gtext(void) {
   CHECK(bw_gtext_take(&t, &len, &raw) == NULL && len == 0 && raw == 0, "nothing written");
 }
 
+/* bw_grep_resume: the first match not shown, or the line after the last */
+static void test_resume(void) {
+  static const char *const a[] = {"m:one", "a:ctx", "m:two"};
+  static const char *const b[] = {"b:pre", "m:three"};
+  bw_grep_res r = {0};
+  r.files = calloc(2, sizeof *r.files);
+  r.files[0] = file("a.txt", 3, a, 3);
+  r.files[1] = file("b.txt", 10, b, 2);
+  r.nfiles = 2;
+  size_t f = 99, l = 99;
+  CHECK(bw_grep_resume(&r, 0, &f, &l) && f == 0 && l == 3, "nothing shown: the first match");
+  CHECK(bw_grep_resume(&r, 1, &f, &l) && f == 0 && l == 5, "after one: a.txt line 5 (%zu %zu)", f, l);
+  CHECK(bw_grep_resume(&r, 2, &f, &l) && f == 1 && l == 11, "after two: b.txt line 11 (%zu %zu)", f, l);
+  CHECK(bw_grep_resume(&r, 3, &f, &l) && f == 1 && l == 12, "all shown: the line after the last (%zu %zu)", f, l);
+  CHECK(!bw_grep_resume(&r, 4, &f, &l), "more than kept: no cursor");
+  free_res(&r);
+}
+
 int main(void) {
+  test_resume();
   test_plain();
   test_context();
   test_empty();

@@ -545,6 +545,33 @@ static void test_grep(const bw_root *r) {
         "first in path order: %s", res.nfiles ? res.files[0]->item.path : "");
   bw_grep_res_free(&res);
 
+  /* files and count modes walk past the listed cap and count it all */
+  o = gopts("needle");
+  o.mode = BW_GREP_FILES;
+  o.max_results = 10;
+  CHECK(bw_grep(r, ".", &o, &res) == BW_OK && res.nfiles == 10 && res.truncated &&
+            res.found_files == 303 && res.found_matches == 303 && !res.limit,
+        "files mode capped at 10: found %zu", res.found_files);
+  bw_grep_res_free(&res);
+  o.mode = BW_GREP_COUNT;
+  CHECK(bw_grep(r, ".", &o, &res) == BW_OK && res.nfiles == 10 && res.found_files == 303 &&
+            res.found_matches == 304, /* src/a.c has two */
+        "count mode capped at 10: %zu files, %zu matches", res.found_files, res.found_matches);
+  bw_grep_res_free(&res);
+
+  /* a cursor: from line 3 of src/a.c on, nothing that sorts before it */
+  o = gopts("needle");
+  o.from_path = "src/a.c";
+  o.from_line = 3;
+  CHECK(bw_grep(r, ".", &o, &res) == BW_OK && res.nfiles >= 1 &&
+            !strcmp(res.files[0]->item.path, "src/a.c") && res.files[0]->count == 1 &&
+            res.files[0]->lines[0].line == 5,
+        "resumed at src/a.c:3: its line 5 first");
+  for (size_t i = 0; i < res.nfiles; i++)
+    CHECK(bw_path_cmp(res.files[i]->item.path, "src/a.c") >= 0, "nothing before the cursor: %s",
+          res.files[i]->item.path);
+  bw_grep_res_free(&res);
+
   o = gopts("needle");
   o.mode = BW_GREP_FILES;
   CHECK(grep_count(r, ".", &o) == 303, "files mode");

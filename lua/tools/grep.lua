@@ -40,14 +40,15 @@ local function refused(why)
   return { argument = "pattern", reason = why.reason }
 end
 
--- Keep what fits in max_result_bytes; true if something was cut.
+-- Keep what fits in max_result_bytes; true and the first item cut if
+-- something was cut.
 local function cap_bytes(list, size_of, max_bytes)
   local used = 0
   for i, v in ipairs(list) do
     used = used + size_of(v)
     if used > max_bytes and i > 1 then
       for j = #list, i, -1 do list[j] = nil end
-      return true
+      return true, v
     end
   end
   return false
@@ -74,7 +75,7 @@ return {
   name = "grep",
   title = "Search file contents",
   description = [[Search the contents of files below a directory for a regular expression (PCRE2 syntax: \w, \d, \s, (?:...), alternation, lookaround) or, with literal=true, a plain string. Runs natively inside the workspace, fast on large trees. Respects .gitignore/.ignore and skips hidden files unless include_hidden; binary files (a NUL byte in the first 8 KiB) and files over max_file_size are skipped and listed in the result, so an empty answer really means no match. Symlinks are never followed.
-output_mode: "content" (default) gives matching lines as path:line:text, sorted by path then line, with context lines if asked (before/after/context); "files" lists the files that match; "count" gives matching lines per file. include/exclude take globs ("*.c", "src/**/*.h"); a glob without "/" matches file names at any depth. Matches never span lines unless multiline=true.
+output_mode: "content" (default) gives matching lines as path:line:text, sorted by path then line, with context lines if asked (before/after/context); "files" lists the files that match; "count" gives matching lines per file. A capped content result gives a cursor: pass it back (same arguments) for the next matches. files and count give the exact total even when the list is capped (total_exact). include/exclude take globs ("*.c", "src/**/*.h"); a glob without "/" matches file names at any depth. Matches never span lines unless multiline=true.
 Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "include": ["*.rs"]}  {"pattern": "a.b", "literal": true, "output_mode": "files"}]],
   input_schema = {
     type = "object",
@@ -94,6 +95,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_file_size = { type = "integer", minimum = 0, description = "Skip (and list) files larger than this many bytes (default and most: the server's max_file_size)." },
       include_hidden = { type = "boolean", description = "Search names starting with \".\" too (default false)." },
       respect_ignore = { type = "boolean", description = "Honour .gitignore, .ignore and .git/info/exclude (default true)." },
+      cursor = { type = "string", description = "content mode: resume a capped search where it stopped, with the cursor its result gave (\"line:path\") and the same other arguments: the next matches, none shown twice, none missed." },
     },
     required = { "pattern" },
     additionalProperties = false,
@@ -120,7 +122,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       files = { type = "array", items = { type = "string" } },
       counts = { type = "array", items = { type = "object", properties = { path = { type = "string" }, count = { type = "integer" } } } },
       total = { type = "integer", description = "Matches (content, count) or files (files) found; a lower bound when total_exact is false." },
-      total_exact = { type = "boolean", description = "false when the results were capped or cut short: there are at least total." },
+      total_exact = { type = "boolean", description = "true when total is the exact number. files and count: true whenever the search walked the whole tree (even with the list capped); false when max_search_ms, max_search_bytes or a cancel stopped it. content: false when the matches were capped or cut." },
+      files_total = { type = "integer", description = "count mode, total_exact: the number of matching files, listed or not." },
       files_searched = { type = "integer" },
       skipped_binary = { type = "array", items = { type = "string" } },
       skipped_size = { type = "array", items = { type = "string" } },
@@ -129,6 +132,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       cancelled = { type = "boolean" },
       limit = { type = "string", enum = { "time", "bytes" }, description = "The search budget that ended the search early (max_search_ms or max_search_bytes): the results are partial." },
       bytes_searched = { type = "integer", description = "Bytes read from the files searched." },
+      cursor = { type = "string", description = "content mode, capped at max_results or the result size (not stopped by a budget): pass it back as cursor for the next page." },
     },
     required = { "path", "pattern", "output_mode", "matches", "files", "counts", "skipped_binary", "skipped_size", "truncated" },
   },
@@ -153,6 +157,15 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     if not MODES[mode] then
       return ctx:fail("INVALID_ARGUMENT", "output_mode", "use content, files or count", { argument = "output_mode" })
     end
+    local from_line, from_path
+    if a.cursor then -- "line:path", the path as the search walks it (no prefix)
+      from_line, from_path = a.cursor:match("^(%d+):(.*)$")
+      from_line = math.tointeger(tonumber(from_line))
+      if mode ~= "content" or not from_line or from_line < 1 or from_path:find("\0", 1, true) then
+        return ctx:fail("INVALID_ARGUMENT", "cursor", mode ~= "content" and "cursor is for output_mode content"
+          or 'not a cursor grep gave ("line:path")', { argument = "cursor" })
+      end
+    end
     local cap = mode == "content" and ctx.caps.max_matches or ctx.caps.max_entries
     local max = math.min(a.max_results or cap, cap)
     local max_size = math.min(a.max_file_size or ctx.caps.max_file_size, ctx.caps.max_file_size)
@@ -176,6 +189,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_ms = ctx.caps.max_search_ms,
       max_bytes = ctx.caps.max_search_bytes,
       charsets = ctx.ws.charsets, -- text that is not UTF-8: the operator's fallback list
+      from_path = from_path,
+      from_line = from_line,
     }, idx, info, true) -- the walker holds back what check() is about until it is asked
     if not opts then return nil, werr, wcode end
     -- no policy hides matches after the search: the core applies
@@ -211,14 +226,33 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       if mode == "content" then res.total = #res.matches end
     end
     local cut = false
+    local cursor = res.resume_line and ("%d:%s"):format(res.resume_line, res.resume_path)
     if mode == "content" and opts.max_result_bytes then
       cut = res.cut == true
     elseif mode == "content" then
-      cut = cap_bytes(res.matches, match_size, ctx.caps.max_result_bytes)
+      local first_cut
+      cut, first_cut = cap_bytes(res.matches, match_size, ctx.caps.max_result_bytes)
+      if cut and not (res.cancelled or res.limit) then -- cut here: the next page starts with it
+        cursor = ("%d:%s"):format(first_cut.line, sub(first_cut.path))
+      elseif cursor and ctx:reveal({ res.resume_path }, function(p) return p end, info, nested) > 0 then
+        -- the core's next match is in a file the policy hides: never name
+        -- it; resume after the last match shown (the next page hides it again)
+        local last = res.matches[#res.matches]
+        cursor = last and ("%d:%s"):format(last.line + 1, sub(last.path)) or nil
+      end
     elseif mode == "files" then
       cut = cap_bytes(res.files, function(p) return #p + 1 end, ctx.caps.max_result_bytes)
     else
       cut = cap_bytes(res.counts, function(c) return #c.path + 12 end, ctx.caps.max_result_bytes)
+    end
+    -- files and count: the core walked on past the listed cap and counted
+    -- every matching file (unless the budget or a cancel stopped it); a
+    -- policy that judges each file shown saw only the listed ones, so
+    -- then the total is the listed one, a lower bound if the list was capped
+    local total, exact = res.total, not (res.truncated or cut or res.cancelled or res.limit)
+    if mode ~= "content" and not judged and hidden == 0 then
+      total = mode == "files" and res.found_files or res.found_matches
+      exact = not (res.cancelled or res.limit)
     end
     local out = {
       path = path,
@@ -227,7 +261,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       matches = res.matches,
       files = res.files,
       counts = res.counts,
-      total = res.total,
+      total = total,
+      files_total = mode == "count" and (exact and res.found_files or nil) or nil,
       files_searched = res.searched,
       skipped_binary = res.skipped_binary,
       skipped_size = res.skipped_size,
@@ -238,10 +273,11 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_results = max,
       max_file_size = max_size,
       truncated = res.truncated or cut,
-      -- a capped, cut or stopped search counted only what it kept
-      total_exact = not (res.truncated or cut or res.cancelled or res.limit),
+      -- content: a capped, cut or stopped search counted only what it kept
+      total_exact = exact,
       cancelled = res.cancelled,
       limit = res.limit,
+      cursor = cursor,
       bytes_searched = res.bytes,
       max_search_ms = ctx.caps.max_search_ms,
       max_search_bytes = ctx.caps.max_search_bytes,
@@ -291,10 +327,15 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       for _, m in ipairs { "files", "count" } do
         if m ~= r.output_mode then others[#others + 1] = ("%q"):format(m) end
       end
-      local counted = r.output_mode == "files" and ("at least %d files"):format(r.total or 0)
-        or ("at least %d matches"):format(r.total or 0)
-      add(("[results truncated at max_results=%d or the result size cap: %s; narrow path, pattern or include%s]")
-        :format(r.max_results, counted, r.output_mode == "files" and "" or ", or use output_mode " .. table.concat(others, " or ")))
+      local counted = r.output_mode == "files" and ("%s %d files"):format(r.total_exact and "in all" or "at least", r.total or 0)
+        or ("%s %d matches"):format(r.total_exact and "in all" or "at least", r.total or 0)
+      if r.total_exact then -- the count is whole, only the list is cut
+        counted = counted .. (", %d %s listed"):format(r.output_mode == "files" and #r.files or #r.counts,
+          r.output_mode == "files" and "files" or "files' counts")
+      end
+      add(("[results truncated at max_results=%d or the result size cap: %s; %snarrow path, pattern or include%s]")
+        :format(r.max_results, counted, r.cursor and ('call grep again with cursor="%s" for the next matches, or '):format(r.cursor) or "",
+          r.output_mode == "files" and "" or ", or use output_mode " .. table.concat(others, " or ")))
     end
     if wired[r] and #wired[r] > 0 then -- out[1] is the fragment: one concatenation
       if #out == 1 then return out[1], r end

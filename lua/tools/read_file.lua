@@ -5,8 +5,8 @@
 -- newlines, which the pack writes in its own dialect (docs/packs.md).
 
 local notebook = require "burrow.notebook"
+local cost = require "burrow.cost"
 
-local BIG = 1024 * 1024 -- files from this size keep their facts cached
 local CACHE_MAX = 64
 
 -- Hash, line count, newline style, BOM and binary test of an open file.
@@ -14,7 +14,7 @@ local CACHE_MAX = 64
 -- workspace, keyed by inode, size, mtime and ctime (to the nanosecond), so
 -- paging through a big file costs only the page.
 local function facts(ctx, f)
-  local key = f:size() >= BIG and f:identity()
+  local key = cost.scan_key(f)
   local cache = ctx.ws.scans
   if key and cache[key] then return cache[key] end
   local hash, err, code = f:hash()
@@ -90,18 +90,28 @@ end
 -- (ctx.via), the same page's lines as a table of strings for the pack to
 -- write in its dialect (text.c: one paging, cut and cap for both). Then
 -- info, or nil, detail, code.
-local function page(ctx, src, offset, limit)
+-- With at (a cursor's byte, on line offset) the page is text.c's
+-- bw_lines_at: it ends with the first line it cuts, its rest next.
+local function page(ctx, src, offset, limit, at)
   local max_line, max_bytes = ctx.caps.max_line_chars, ctx.caps.max_result_bytes
   if type(src) == "string" then
     local core = require "burrow.core"
     local fn = ctx.via and core.lines_table or core.number_lines
-    return fn(src, offset, limit or 2000, max_line, max_bytes)
+    return fn(src, offset, limit or 2000, max_line, max_bytes, at)
   end
   -- for an MCP reply (not a pack's call, no boundary to wrap in), the text
   -- is numbered and JSON-escaped in one C pass: a json.fragment
   local wire = ctx.hooks.wire and not ctx.via and not ctx.caps.untrusted_boundary
   local fn = ctx.via and src.lines_table or wire and src.lines_json or src.lines
-  return fn(src, offset, limit or 2000, max_line, max_bytes, true) -- last use: closes src
+  return fn(src, offset, limit or 2000, max_line, max_bytes, true, at) -- last use: closes src
+end
+
+-- A cursor, "line:byte": where the next page starts, exactly (a line's
+-- start, or inside a line a page cut). line, byte; or nil.
+local function parse_cursor(c)
+  local line, byte = c:match("^(%d+):(%d+)$")
+  line, byte = math.tointeger(tonumber(line)), math.tointeger(tonumber(byte))
+  if line and byte and line >= 1 then return line, byte end
 end
 
 local function fmt_hint(r)
@@ -113,16 +123,22 @@ local function fmt_hint(r)
   if not r.start_line then
     return ("[offset %d is past the end: the file has %d lines]"):format(r.offset, r.total_lines)
   end
-  if not r.next_offset then return "" end
+  if not r.cursor then return "" end
   local why = r.truncated and "output capped at max_result_bytes; " or ""
-  return ("[%sshowing lines %d-%d of %d; call read_file with offset=%d to continue]")
-    :format(why, r.start_line, r.end_line, r.total_lines, r.next_offset)
+  if not r.next_offset then -- the page ended inside a cut line
+    why = ("line %d cut at max_line_chars; "):format(r.end_line)
+  end
+  local how = r.next_offset and ('offset=%d (or cursor="%s")'):format(r.next_offset, r.cursor)
+    or ('cursor="%s"'):format(r.cursor)
+  return ("[%sshowing lines %d-%d of %d (~%d tokens; %d lines, ~%d tokens remain); call read_file with %s to continue]")
+    :format(why, r.start_line, r.end_line, r.total_lines, r.page_tokens, r.remaining_lines,
+      r.remaining_tokens, how)
 end
 
 return {
   name = "read_file",
   title = "Read file",
-  description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM, and its charset: a file in another encoding (UTF-16/32 with or without a BOM, Shift-JIS, Windows-1252, ... detected, or named with `charset`) comes back as UTF-8 text, and edit_file/write_file write it back in that encoding. A Jupyter notebook (.ipynb) is shown as its cells, <cell id="...">source</cell id="...">, with outputs as text and images (notebook=false: its JSON as lines); edit cells with notebook_edit. Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are refused unless encoding is "base64".
+  description = [[Read a file inside the workspace. Text comes back as numbered lines, "N<TAB>line", starting at line `offset` (1-based, default 1) for at most `limit` lines (default 2000). Lines over 2000 characters are cut with a marker. If the output would pass the result cap, it stops on a whole line and ends with the exact offset to continue from, and a cursor ("line:byte") that resumes exactly, even inside a line cut at 2000 characters. The result gives the file's size, total_lines and tokens_estimate, and the page's page_tokens and remaining_tokens, to page or narrow before a client's limit. The result also gives total_lines, the file's content_hash (pass it to write_file's expected_hash to write only if nobody changed the file), its newline style and BOM, and its charset: a file in another encoding (UTF-16/32 with or without a BOM, Shift-JIS, Windows-1252, ... detected, or named with `charset`) comes back as UTF-8 text, and edit_file/write_file write it back in that encoding. A Jupyter notebook (.ipynb) is shown as its cells, <cell id="...">source</cell id="...">, with outputs as text and images (notebook=false: its JSON as lines); edit cells with notebook_edit. Images (PNG, JPEG, GIF, WebP) come back as images; other binary files are refused unless encoding is "base64".
 Pass the content_hash of a read you still hold as `if_none_match`: if the file has not changed since, the answer is a short "not modified" note without the content.
 With `tail` N it returns the last N lines as they are in the file, without line numbers, found by reading back from the end (fast on any size; no content_hash or total_lines, as the rest of the file is not read).
 Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 500}  {"path": "app.log", "tail": 100}  {"path": "logo.png", "encoding": "base64"}]],
@@ -132,6 +148,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       path = { type = "string", description = "File to read: relative to the first root, or an absolute path under a root." },
       offset = { type = "integer", minimum = 1, description = "First line to return, 1-based (default 1)." },
       limit = { type = "integer", minimum = 1, description = "Maximum number of lines (default 2000)." },
+      cursor = { type = "string", description = "Resume exactly where a page stopped: the cursor it returned (\"line:byte\"; \"1:0\" from the start). A page read this way ends at the first line cut by max_line_chars, and its cursor resumes inside it: the pages join into the file with no gap and no repeat (not with offset or tail)." },
       tail = { type = "integer", minimum = 1, description = "Return only the last N lines, unnumbered (not with offset, limit or encoding)." },
       encoding = { type = "string", enum = { "text", "base64" }, description = "text (default) or base64 for the raw bytes." },
       notebook = { type = "boolean", description = "A .ipynb file is shown as cells with their outputs (default true); false shows its JSON as lines." },
@@ -152,6 +169,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       start_line = { type = "integer" },
       end_line = { type = "integer" },
       next_offset = { type = "integer" },
+      cursor = { type = "string", description = "Where the next page starts, exactly: pass it back as cursor." },
       newline = { type = "string", enum = { "lf", "crlf", "mixed", "none" } },
       bom = { type = "boolean" },
       charset = { type = "string" },
@@ -162,6 +180,12 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       tail_lines = { type = "integer" },
       cut_lines = { type = "integer" },
       not_modified = { type = "boolean" },
+      tokens_estimate = { type = "integer", description = "The whole file's cost in tokens, estimated (text: bytes/4; binary or image: bytes/3, as base64)." },
+      page_bytes = { type = "integer", description = "Bytes of this page's text, numbered as shown." },
+      page_tokens = { type = "integer", description = "This page's estimated tokens." },
+      remaining_lines = { type = "integer", description = "Lines from next_offset to the end." },
+      remaining_bytes = { type = "integer", description = "The file's bytes from next_offset to the end." },
+      remaining_tokens = { type = "integer", description = "Their estimated tokens (unnumbered)." },
     },
     required = { "path", "size" },
   },
@@ -170,8 +194,16 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
   risk = "low",
 
   handler = function(ctx, a)
-    if a.tail and (a.offset or a.limit or a.encoding or a.if_none_match) then
-      return ctx:fail("INVALID_ARGUMENT", a.path, "tail cannot be combined with offset, limit, encoding or if_none_match")
+    if a.tail and (a.offset or a.limit or a.encoding or a.if_none_match or a.cursor) then
+      return ctx:fail("INVALID_ARGUMENT", a.path, "tail cannot be combined with offset, limit, cursor, encoding or if_none_match")
+    end
+    local at_line, at
+    if a.cursor then
+      at_line, at = parse_cursor(a.cursor)
+      if not at or a.offset or a.encoding == "base64" or ctx.via then
+        return ctx:fail("INVALID_ARGUMENT", "cursor", (a.offset or a.encoding == "base64") and "cursor cannot be combined with offset or base64"
+          or 'not a cursor read_file gave ("line:byte")', { argument = "cursor" })
+      end
     end
     local idx, rel, code0 = ctx:resolve(a.path)
     if not idx then return nil, rel, code0 end
@@ -192,14 +224,18 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       if ctx.caps.untrusted_boundary then text = ctx:untrusted(text, a.path) end
       return { path = a.path, size = size, encoding = "text", content = text, tail_lines = info.lines,
         total_lines = info.whole and info.lines or nil, truncated = info.truncated,
-        cut_lines = info.cut_lines > 0 and info.cut_lines or nil }
+        cut_lines = info.cut_lines > 0 and info.cut_lines or nil, tokens_estimate = cost.tokens(size),
+        page_bytes = #text, page_tokens = cost.tokens(#text) }
     end
     local scan, serr, scode = facts(ctx, f)
     if not scan then
       f:close()
       return ctx:fail(scode, a.path, serr)
     end
-    local res = { path = a.path, size = f:size(), content_hash = scan.hash }
+    -- the whole file's cost: text, or (NULs) binary read as base64 or an image
+    local size = f:size()
+    local res = { path = a.path, size = size, content_hash = scan.hash,
+      tokens_estimate = cost.tokens(size, scan.binary and (not scan.charset or scan.utf8)) }
     -- the validator the agent holds is the file's hash still: no content
     -- (compared after the policies judged the read, so a denied file's
     -- hash is never told; anything else, malformed included, is stale)
@@ -239,7 +275,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       res.encoding, res.mime_type, res.content = "image", mime, b64
       return res
     end
-    if utf8 and not a.offset and not a.limit and a.notebook ~= false and a.path:match("%.ipynb$") then
+    if utf8 and not a.offset and not a.limit and not a.cursor and a.notebook ~= false and a.path:match("%.ipynb$") then
       local nb = notebook_view(ctx, idx, rel, f)
       if nb then
         for k, v in pairs(nb) do res[k] = v end
@@ -247,17 +283,26 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
         return res
       end
     end
-    local offset = a.offset or 1
+    local offset = at_line or a.offset or 1
+    local function past(len) -- a cursor beyond the text: not one read_file gave for it
+      return ctx:fail("INVALID_ARGUMENT", "cursor", ("byte %d is past the end (%d bytes); the file changed?")
+        :format(at, len), { argument = "cursor" })
+    end
     local body, info, lcode -- the numbered text, or a pack's lines
     if utf8 then
-      body, info, lcode = page(ctx, f, offset, a.limit)
+      if at and at > size then
+        f:close()
+        return past(size)
+      end
+      body, info, lcode = page(ctx, f, offset, a.limit, at)
       res.total_lines, res.newline, res.bom = scan.lines, scan.newline, scan.bom
     else -- another encoding: served as UTF-8, the numbers are the decoded text's
       local u, derr, dcode = f:decode(cs, cs_bom)
       f:close()
       if not u then return ctx:fail(dcode, a.path, derr) end
       if u:find("\0", 1, true) then return ctx:fail("BINARY", a.path, "NUL characters in the " .. cs .. " text") end
-      body, info, lcode = page(ctx, u, offset, a.limit)
+      if at and at > #u then return past(#u) end
+      body, info, lcode = page(ctx, u, offset, a.limit, at)
       if body then res.total_lines, res.newline, res.bom = info.total, info.newline, cs_bom > 0 end
     end
     if not body then return ctx:fail(lcode, a.path, info) end
@@ -271,8 +316,18 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
     end
     res.truncated = info.truncated
     res.offset = offset
+    res.tokens_estimate = cost.tokens(utf8 and size or info.text_bytes) -- text, as served
+    -- what this page cost (its numbered text) and what the rest would
+    res.page_bytes, res.page_tokens = info.bytes, cost.tokens(info.bytes)
     if info.first > 0 then res.start_line, res.end_line = info.first, info.last end
-    if info.next > 0 then res.next_offset = info.next end
+    if info.next > 0 then
+      -- the cursor: exact; next_offset only where a whole line starts
+      res.cursor = ("%d:%d"):format(info.next, info.next_byte)
+      if not info.mid_line then res.next_offset = info.next end
+      local rest = (utf8 and size or info.text_bytes) - info.next_byte
+      res.remaining_lines = res.total_lines - info.next + 1
+      res.remaining_bytes, res.remaining_tokens = rest, cost.tokens(rest)
+    end
     return res
   end,
 

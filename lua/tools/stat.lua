@@ -1,11 +1,25 @@
 -- stat: what a path is, without following a final symlink (lstat).
 
 local context = require "burrow.context"
+local cost = require "burrow.cost"
+
+-- A file's lines and whether it is binary, where they cost little: from
+-- the facts read_file keeps for big files (ws.scans), or counted on a file
+-- under cost.BIG. nil for a big file read_file has not read whole.
+local function known_lines(ctx, idx, rel)
+  local f = ctx.roots:read(idx, rel, ctx.caps.max_file_size)
+  if not f then return nil end
+  local key = cost.scan_key(f)
+  local scan = key and ctx.ws.scans[key]
+  if not scan and not key then scan = f:scan() end
+  f:close()
+  return scan
+end
 
 return {
   name = "stat",
   title = "File information",
-  description = [[Describe a path without reading it: type (file, dir, symlink, other), size in bytes, modification time (UTC, ISO 8601), permission bits, hard-link count. A symlink is described itself (its target text is given), not followed.
+  description = [[Describe a path without reading it: type (file, dir, symlink, other), size in bytes, modification time (UTC, ISO 8601), permission bits, hard-link count. A file also gets its line count where it is cheap to know (lines_exact says so) and tokens_estimate, what reading it whole would cost (text: bytes/4). A symlink is described itself (its target text is given), not followed.
 Example: {"path": "src"}]],
   input_schema = {
     type = "object",
@@ -27,6 +41,10 @@ Example: {"path": "src"}]],
       nlink = { type = "integer" },
       is_symlink = { type = "boolean" },
       target = { type = "string" },
+      lines = { type = "integer", description = "A text file's line count, when known (lines_exact)." },
+      lines_exact = { type = "boolean", description = "Files: true when the lines were counted (or the file is binary); false for a big file not read whole yet: read_file it once to know." },
+      binary = { type = "boolean", description = "true for a file with NUL bytes (an image, an archive...): no line count." },
+      tokens_estimate = { type = "integer", description = "Files: the estimated tokens of reading it whole (text: bytes/4 rounded up; binary: bytes/3, as base64)." },
     },
     required = { "path", "name", "type", "size", "mtime", "mode", "nlink", "is_symlink" },
   },
@@ -42,8 +60,20 @@ Example: {"path": "src"}]],
     if not st then return ctx:fail(scode, a.path, detail) end
     local name = rel:gsub("/+$", ""):match("([^/]*)$")
     if name == "." or name == "" then name = context.join(a.path, ""):gsub("/+$", ""):match("([^/]*)$") end
+    local lines, exact, tokens
+    if st.type == "file" then
+      local scan = known_lines(ctx, idx, rel)
+      exact = scan ~= nil
+      local binary = scan and scan.binary and (not scan.charset or scan.utf8)
+      if scan and not binary then lines = scan.lines end
+      tokens = cost.tokens(st.size, binary)
+    end
     return {
       path = a.path,
+      lines = lines,
+      lines_exact = exact,
+      binary = exact and lines == nil or nil,
+      tokens_estimate = tokens,
       name = name,
       type = st.type,
       size = st.size,
@@ -57,7 +87,7 @@ Example: {"path": "src"}]],
 
   render = function(r)
     local lines = {}
-    for _, k in ipairs { "path", "type", "size", "mtime", "mode", "nlink", "target" } do
+    for _, k in ipairs { "path", "type", "size", "lines", "tokens_estimate", "mtime", "mode", "nlink", "target" } do
       if r[k] ~= nil then lines[#lines + 1] = ("%s: %s"):format(k, tostring(r[k])) end
     end
     return table.concat(lines, "\n"), r

@@ -25,24 +25,134 @@ describe(H.tag("grep"), function()
 
   local function grep(args) return ws:call("grep", args) end
 
-  it("a capped count says so: total is a lower bound, and the hint never names the mode in use", function()
+  it("a capped list keeps count: files and count give the exact total when the walk finished", function()
     H.sh("cd " .. H.q(dir) .. " && for i in $(seq 1 1010); do echo hit > f$i.txt; done")
     local r = assert(grep { pattern = "hit", output_mode = "count" })
     assert.equal(1000, #r.counts)
     assert.is_true(r.truncated)
-    assert.is_false(r.total_exact)
+    assert.is_true(r.total_exact)
+    assert.equal(1010, r.total)
+    assert.equal(1010, r.files_total)
     local text = ws:render("grep", r)
-    assert.matches("at least 1000 matches", text, 1, true)
+    assert.matches("in all 1010 matches, 1000 files' counts listed", text, 1, true)
     assert.matches('output_mode "files"', text, 1, true)
     assert.not_matches('"count"', text:match("%[results truncated.*$"), 1, true)
+    assert.not_matches("at least", text, 1, true)
     r = assert(grep { pattern = "hit", output_mode = "files" })
+    assert.same({ 1000, 1010, true }, { #r.files, r.total, r.total_exact })
     text = ws:render("grep", r)
-    assert.matches("at least 1000 files", text, 1, true)
+    assert.matches("in all 1010 files, 1000 files listed", text, 1, true)
     assert.not_matches("output_mode", text:match("%[results truncated.*$"), 1, true)
     -- under the cap: exact
     r = assert(grep { pattern = "hit", output_mode = "count", path = "f1.txt" })
     assert.is_true(r.total_exact)
     assert.equal(1, r.total)
+    -- content mode still stops at its cap: a lower bound
+    r = assert(grep { pattern = "hit" })
+    assert.same({ 1000, 1000, false }, { #r.matches, r.total, r.total_exact })
+    assert.matches("at least 1000 matches", ws:render("grep", r), 1, true)
+  end)
+
+  it("counts 3,000 matching files exactly, lines per file summed, with the list capped", function()
+    H.sh("cd " .. H.q(dir) .. " && mkdir -p a b c && for d in a b c; do for i in $(seq 1 1000); do printf 'hit\nno\nhit\n' > $d/f$i.txt; done; done")
+    local r = assert(grep { pattern = "hit", output_mode = "files" })
+    assert.same({ 1000, 3000, true, true }, { #r.files, r.total, r.total_exact, r.truncated })
+    r = assert(grep { pattern = "hit", output_mode = "count", max_results = 10 })
+    assert.same({ 10, 6000, 3000, true }, { #r.counts, r.total, r.files_total, r.total_exact })
+    -- a byte budget that ends the walk part way: "at least", never exact
+    open { max_search_bytes = 3000 * 12 // 2 }
+    r = assert(grep { pattern = "hit", output_mode = "files" })
+    assert.equal("bytes", r.limit)
+    assert.is_false(r.total_exact)
+    assert.is_true(r.total < 3000 and r.total > 0, tostring(r.total))
+    assert.is_nil(r.files_total)
+    r = assert(grep { pattern = "hit", output_mode = "count" })
+    assert.same({ "bytes", false }, { r.limit, r.total_exact })
+    assert.is_true(r.total < 6000, tostring(r.total))
+  end)
+
+  describe("the cursor", function()
+    local function tree()
+      for i = 1, 30 do
+        local t = {}
+        for j = 1, 1 + (i * 7) % 23 do t[j] = j % 3 == 0 and "nothing" or ("hit %d.%d"):format(i, j) end
+        H.write(dir, ("d%d/%s/f%d.txt"):format(i % 4, i % 2 == 0 and "x" or "x-y", i), table.concat(t, "\n") .. "\n")
+      end
+      H.write(dir, "d1-z.txt", "hit top\n")
+    end
+
+    -- Every page by the cursor, joined: matches as path:line:text.
+    local function paged(args0, max_pages)
+      local all, seen, cursor, pages = {}, {}, nil, 0
+      repeat
+        local args = { cursor = cursor }
+        for k, v in pairs(args0) do args[k] = v end
+        local r = assert(grep(args))
+        pages = pages + 1
+        for _, l in ipairs(lines(r)) do
+          assert.is_nil(seen[l], "shown twice: " .. l)
+          seen[l] = true
+          all[#all + 1] = l
+        end
+        if r.cursor then assert.is_true(r.truncated) end
+        cursor = r.cursor
+        assert.is_true(pages < max_pages, "no progress")
+      until not cursor
+      return all, pages
+    end
+
+    it("resumes at max_results in the middle of a file: the pages are one uncapped grep", function()
+      tree()
+      local whole = lines(assert(grep { pattern = "hit" }))
+      assert.is_true(#whole > 200)
+      for _, max in ipairs { 1, 7, 50 } do
+        local got, pages = paged({ pattern = "hit", max_results = max }, 1000)
+        assert.same(whole, got)
+        assert.is_true(pages >= #whole // max)
+      end
+      -- below a path, with the agent's prefix on the results
+      local sub = lines(assert(grep { pattern = "hit", path = "d1" }))
+      assert.same(sub, (paged({ pattern = "hit", path = "d1", max_results = 5 }, 1000)))
+    end)
+
+    it("resumes at max_result_bytes, with context, on the wire and table paths alike", function()
+      tree()
+      local whole = lines(assert(grep { pattern = "hit", context = 1 }))
+      open { max_result_bytes = 600 }
+      local got, pages = paged({ pattern = "hit", context = 1 }, 1000)
+      assert.is_true(pages > 5)
+      assert.same(whole, got)
+      local r = assert(grep { pattern = "hit" })
+      assert.matches(('call grep again with cursor="%s"'):format(r.cursor), ws:render("grep", r), 1, true)
+    end)
+
+    it("never names a file a policy hides, and the pages still give every match shown", function()
+      H.write_all(dir, { ["a.txt"] = "hit 1\nhit 2\n", ["b-secret.txt"] = "hit s\n", ["c.txt"] = "hit 3\nhit 4\n" })
+      local pdir = H.tmpdir()
+      local hide = H.write(pdir, "hide.lua",
+        'return { name = "hide", check = function(req) if (req.path or ""):find("secret", 1, true) then return "deny", "no" end return "allow" end }')
+      ws:close()
+      ws = H.open({ roots = { { path = dir } }, policies = { hide } })
+      local got, cursor, n = {}, nil, 0
+      repeat
+        local r = assert(grep { pattern = "hit", max_results = 2, cursor = cursor })
+        for _, l in ipairs(lines(r)) do got[#got + 1] = l end
+        assert.is_nil((r.cursor or ""):find("secret", 1, true), r.cursor)
+        cursor, n = r.cursor, n + 1
+        assert.is_true(n < 10)
+      until not cursor
+      assert.same({ "a.txt:1:hit 1", "a.txt:2:hit 2", "c.txt:1:hit 3", "c.txt:2:hit 4" }, got)
+    end)
+
+    it("gives no cursor when a budget stopped the search, and refuses one outside content mode", function()
+      tree()
+      open { max_search_bytes = 100 }
+      local r = assert(grep { pattern = "hit", max_results = 2 })
+      assert.equal("bytes", r.limit)
+      assert.is_nil(r.cursor)
+      assert.equal("INVALID_ARGUMENT", select(3, grep { pattern = "hit", output_mode = "files", cursor = "1:a" }))
+      assert.equal("INVALID_ARGUMENT", select(3, grep { pattern = "hit", cursor = "x" }))
+    end)
   end)
 
   it("finds matching lines, sorted by path then line, with 1-based line numbers", function()
@@ -233,6 +343,7 @@ describe(H.tag("grep"), function()
         local tool_cut = assert(ws:call("grep", args))
         assert.same(lines(tool_cut), lines(core_cut), ("cap %d, context %d"):format(cap, ctxn))
         assert.equal(tool_cut.truncated, core_cut.truncated)
+        assert.equal(core_cut.cursor, tool_cut.cursor) -- the same next page either way
         assert.equal(cap < 1000000, core_cut.truncated)
         assert.is_true(#core_cut.matches >= 1)
       end

@@ -52,6 +52,8 @@ local CALLS = {
   { pattern = "MATCH", ignore_case = true, max_results = 7 },
   { pattern = "match", max_results = 1 },
   { pattern = "match", max_results = 25, context = 1 },
+  { pattern = "match", max_results = 3, cursor = "5:large.txt" }, -- resumed in the middle of a file
+  { pattern = "match", max_results = 4, context = 1, cursor = "8:ctx.txt" },
   { pattern = "\"", literal = true },
   { pattern = "\\\\", context = 1 },
   { pattern = "match", max_file_size = 100 },

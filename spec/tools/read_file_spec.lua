@@ -560,6 +560,165 @@ describe(H.tag("read_file"), function()
     end)
   end)
 
+  describe("size, lines and tokens", function()
+    it("a whole small file: its bytes, lines and tokens; the page is all of it", function()
+      H.write(dir, "a.txt", "alpha\nbeta\ngamma\n") -- 17 bytes
+      local r = assert(read { path = "a.txt" })
+      assert.same({ 17, 3, 5 }, { r.size, r.total_lines, r.tokens_estimate })
+      assert.same({ #r.content, (#r.content + 3) // 4 }, { r.page_bytes, r.page_tokens })
+      assert.is_nil(r.remaining_bytes)
+      assert.is_nil(r.remaining_tokens)
+      assert.is_nil(r.remaining_lines)
+    end)
+
+    it("a capped page says what it cost and what remains, exactly", function()
+      local t = {}
+      for i = 1, 3000 do t[i] = ("line %04d of the file"):format(i) end -- 21 bytes + newline
+      local text = table.concat(t, "\n") .. "\n"
+      H.write(dir, "p.txt", text)
+      open { max_result_bytes = 10000 }
+      local r = assert(read { path = "p.txt", offset = 11 })
+      assert.is_true(r.truncated)
+      assert.same({ #text, 3000, (#text + 3) // 4 }, { r.size, r.total_lines, r.tokens_estimate })
+      assert.same({ #r.content, (#r.content + 3) // 4 }, { r.page_bytes, r.page_tokens })
+      local consumed = (r.next_offset - 1) * 22 -- the bytes before line next_offset
+      assert.same({ #text - consumed, (#text - consumed + 3) // 4, 3000 - r.next_offset + 1 },
+        { r.remaining_bytes, r.remaining_tokens, r.remaining_lines })
+      local hint = ws:render("read_file", r)
+      assert.matches(("(~%d tokens; %d lines, ~%d tokens remain); call read_file with offset=%d")
+        :format(r.page_tokens, r.remaining_lines, r.remaining_tokens, r.next_offset), hint, 1, true)
+    end)
+
+    it("a big file (the mapped path) gives the same facts", function()
+      local t = {}
+      for i = 1, 100000 do t[i] = ("big row %06d"):format(i) end -- 14 bytes + newline
+      local text = table.concat(t, "\n") .. "\n"
+      H.write(dir, "big.txt", text)
+      local r = assert(read { path = "big.txt", offset = 50001, limit = 10 })
+      assert.same({ #text, 100000, (#text + 3) // 4 }, { r.size, r.total_lines, r.tokens_estimate })
+      assert.same({ 50011, 50000 - 10, (50000 - 10) * 15 }, { r.next_offset, r.remaining_lines, r.remaining_bytes })
+    end)
+
+    it("binary read as base64 and an image: tokens as base64 (bytes/3)", function()
+      H.write(dir, "b.bin", "\0\1\2\3\4\5\6")
+      local r = assert(read { path = "b.bin", encoding = "base64" })
+      assert.same({ 7, 3 }, { r.size, r.tokens_estimate })
+      H.write(dir, "p.png", "\137PNG\r\n\26\n\0\0\0\rIHDR\0\0\0\1\0\0\0\1\8\2\0\0\0")
+      r = assert(read { path = "p.png" })
+      assert.same({ "image", 29, 10 }, { r.encoding, r.size, r.tokens_estimate })
+    end)
+
+    it("another encoding: counted as the UTF-8 text served", function()
+      local u = "h\195\169llo\nworld\n" -- 13 bytes of UTF-8
+      H.write(dir, "w.txt", "h\233llo\nworld\n")
+      local r = assert(read { path = "w.txt", charset = "windows-1252", limit = 1 })
+      assert.same({ 12, 2, (#u + 3) // 4 }, { r.size, r.total_lines, r.tokens_estimate })
+      assert.same({ 1, 6 }, { r.remaining_lines, r.remaining_bytes })
+    end)
+  end)
+
+  describe("the cursor", function()
+    -- The file's bytes from cursor pages: a row cut by max_line_chars ends
+    -- in the marker and goes on in the next row, on the next page.
+    local MARK = " %[%.%.%. line truncated: %d+ of %d+ bytes shown%]$"
+    local function rebuild(pages)
+      local out = {}
+      for _, content in ipairs(pages) do
+        for row in content:gmatch("([^\n]*)\n") do
+          local text = assert(row:match("^%d+\t(.*)$"), row)
+          local cut = text:find(MARK)
+          out[#out + 1] = cut and text:sub(1, cut - 1) or text .. "\n"
+        end
+      end
+      return table.concat(out)
+    end
+
+    local function page_all(args0, max)
+      local pages, cursor, n = {}, "1:0", 0
+      local whole = args0.text
+      repeat
+        local args = { cursor = cursor }
+        for k, v in pairs(args0) do if k ~= "text" then args[k] = v end end
+        local r = assert(read(args))
+        pages[#pages + 1] = r.content
+        if r.cursor then -- what remains starts where this page's text ends
+          assert.same({ #whole - tonumber(r.cursor:match(":(%d+)$")) }, { r.remaining_bytes })
+        end
+        cursor, n = r.cursor, n + 1
+        assert.is_true(n < max, "no progress")
+      until not cursor
+      return pages, n
+    end
+
+    it("reads a file page by page: the pages join into the file exactly, cut lines included", function()
+      local t = {}
+      for i = 1, 4000 do
+        t[i] = i % 97 == 0 and ("\195\169"):rep(300 + i % 50) .. "x" or ("line %d %s"):format(i, ("z"):rep(i % 40))
+      end
+      local text = table.concat(t, "\n") .. "\n"
+      H.write(dir, "f.txt", text)
+      open { max_line_chars = 100, max_result_bytes = 3000 }
+      local pages, n = page_all({ path = "f.txt", text = text }, 10000)
+      assert.is_true(n > 20)
+      assert.equal(text, rebuild(pages))
+    end)
+
+    it("pages a big (mapped) file and a first line over the cap", function()
+      local t = {}
+      for i = 1, 90000 do t[i] = ("row %d %s"):format(i, i % 1000 == 0 and ("w"):rep(5000) or "") end
+      local text = ("q"):rep(20000) .. "\n" .. table.concat(t, "\n") .. "\n"
+      assert.is_true(#text > 1024 * 1024)
+      H.write(dir, "big.txt", text)
+      open { max_result_bytes = 256 * 1024 }
+      local pages = page_all({ path = "big.txt", text = text }, 1000)
+      assert.equal(text, rebuild(pages))
+      open { max_line_chars = 100000, max_result_bytes = 1000 }
+      H.write(dir, "one.txt", ("\195\169"):rep(3000) .. "\nend\n")
+      pages = page_all({ path = "one.txt", text = ("\195\169"):rep(3000) .. "\nend\n" }, 100)
+      assert.equal(("\195\169"):rep(3000) .. "\nend\n", rebuild(pages))
+    end)
+
+    it("a cut line's page gives a cursor inside it and no next_offset; a whole line's gives both", function()
+      H.write(dir, "c.txt", "short\n" .. ("a"):rep(30) .. "\nafter\n")
+      open { max_line_chars = 10 }
+      local r = assert(read { path = "c.txt", cursor = "1:0" })
+      assert.same({ 1, 2, "2:16", 2 }, { r.start_line, r.end_line, r.cursor, r.remaining_lines })
+      assert.is_nil(r.next_offset)
+      assert.matches('line 2 cut at max_line_chars; showing lines 1-2 of 3', ws:render("read_file", r), 1, true)
+      assert.matches('call read_file with cursor="2:16" to continue]', ws:render("read_file", r), 1, true)
+      r = assert(read { path = "c.txt", cursor = r.cursor })
+      assert.equal("2\taaaaaaaaaa [... line truncated: 10 of 20 bytes shown]\n", r.content)
+      -- by offset, cut lines are skipped as before: the cursor is the next whole line
+      r = assert(read { path = "c.txt", limit = 2 })
+      assert.same({ 3, "3:37" }, { r.next_offset, r.cursor })
+      assert.matches('offset=3 (or cursor="3:37")', ws:render("read_file", r), 1, true)
+    end)
+
+    it("refuses a cursor it could not have given, or with offset or tail", function()
+      H.write(dir, "s.txt", "abc\n")
+      for _, c in ipairs { "x", "0:0", "1:", "1:99" } do
+        local _, msg, code = read { path = "s.txt", cursor = c }
+        assert.equal("INVALID_ARGUMENT", code, c .. " " .. tostring(msg))
+      end
+      assert.equal("INVALID_ARGUMENT", select(3, read { path = "s.txt", cursor = "1:0", offset = 1 }))
+      assert.equal("INVALID_ARGUMENT", select(3, read { path = "s.txt", cursor = "1:0", tail = 1 }))
+      assert.equal("INVALID_ARGUMENT", select(3, read { path = "s.txt", cursor = "1:0", encoding = "base64" }))
+    end)
+
+    it("resumes in a decoded (non-UTF-8) text by its UTF-8 bytes", function()
+      H.write(dir, "w.txt", ("caf\233 "):rep(10) .. "\nfin\n")
+      open { max_line_chars = 7 }
+      local want = ("caf\195\169 "):rep(10) .. "\nfin\n"
+      local pages, cursor = {}, "1:0"
+      while cursor do
+        local r = assert(read { path = "w.txt", charset = "windows-1252", cursor = cursor })
+        pages[#pages + 1] = r.content
+        cursor = r.cursor
+      end
+      assert.equal(want, rebuild(pages))
+    end)
+  end)
+
   describe("ws:render", function()
     it("gives the text with the resume hint, and a structured part without content", function()
       H.write(dir, "a.txt", "a\nb\nc\nd\n")

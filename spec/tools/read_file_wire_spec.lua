@@ -27,6 +27,7 @@ FILES["ctl.txt"] = FILES["ctl.txt"]:gsub("%z", "0") -- keep it text (no NUL in t
 
 local CALLS = {
   {}, { limit = 1 }, { offset = 2 }, { offset = 2, limit = 2 }, { offset = 100000 }, { limit = 4000 },
+  { cursor = "1:0" }, { cursor = "1:0", limit = 2 }, { cursor = "1:3" }, -- bw_lines_at, on both paths
 }
 
 -- Replies of one `burrow mcp` process to read_file calls, raw lines by id.

@@ -26,6 +26,50 @@ describe(H.tag("stat"), function()
     assert.is_nil(r.target)
   end)
 
+  it("gives a file's lines and tokens_estimate (text: bytes/4 rounded up)", function()
+    H.write(dir, "t.txt", "one\ntwo\nthree") -- 13 bytes, 3 lines
+    local r = assert(stat("t.txt"))
+    assert.same({ 13, 3, true, 4 }, { r.size, r.lines, r.lines_exact, r.tokens_estimate })
+    assert.is_nil(r.binary)
+    assert.matches("lines: 3\ntokens_estimate: 4", ws:render("stat", r), 1, true)
+    H.write(dir, "e.txt", "")
+    assert.same({ 0, 0, true, 0 }, { stat("e.txt").size, stat("e.txt").lines, stat("e.txt").lines_exact,
+      stat("e.txt").tokens_estimate })
+  end)
+
+  it("gives a binary file or an image no lines, and tokens as base64 (bytes/3 rounded up)", function()
+    H.write(dir, "b.bin", "ab\0cd\n\n") -- 7 bytes
+    local r = assert(stat("b.bin"))
+    assert.same({ 7, true, true, 3 }, { r.size, r.binary, r.lines_exact, r.tokens_estimate })
+    assert.is_nil(r.lines)
+    H.write(dir, "p.png", "\137PNG\r\n\26\n\0\0\0\rIHDR\0\0\0\1\0\0\0\1\8\2\0\0\0") -- 29 bytes
+    r = assert(stat("p.png"))
+    assert.same({ 29, true, 10 }, { r.size, r.binary, r.tokens_estimate })
+    assert.is_nil(r.lines)
+  end)
+
+  it("counts a big file's lines only once read_file has read it (lines_exact)", function()
+    local t = {}
+    for i = 1, 150000 do t[i] = ("row %d"):format(i) end
+    local text = table.concat(t, "\n") .. "\n"
+    assert.is_true(#text > 1024 * 1024)
+    H.write(dir, "big.txt", text)
+    local r = assert(stat("big.txt"))
+    assert.same({ #text, false, (#text + 3) // 4 }, { r.size, r.lines_exact, r.tokens_estimate })
+    assert.is_nil(r.lines)
+    assert(ws:call("read_file", { path = "big.txt", limit = 1 }))
+    r = assert(stat("big.txt"))
+    assert.same({ 150000, true }, { r.lines, r.lines_exact })
+  end)
+
+  it("gives a directory no lines or tokens", function()
+    H.mkdir(dir, "d")
+    local r = assert(stat("d"))
+    assert.is_nil(r.lines)
+    assert.is_nil(r.lines_exact)
+    assert.is_nil(r.tokens_estimate)
+  end)
+
   it("describes a directory", function()
     H.mkdir(dir, "d/e")
     local r = assert(stat("d"))

@@ -338,6 +338,8 @@ typedef struct bw_lines {
   size_t first;       /* first line shown (1-based), 0 if none */
   size_t last;        /* last line shown */
   size_t next;        /* next line to read, 0 if the end was reached */
+  size_t next_byte;   /* where the next page starts in the text (its length at the end) */
+  int mid_line;       /* bw_lines_at: next_byte is inside line next (it was cut) */
   int truncated;      /* stopped by max_bytes rather than limit or the end */
   size_t cut_lines;   /* lines cut at max_line */
   size_t out_cap;
@@ -364,6 +366,17 @@ int bw_number_lines_json(const char *data, size_t len, size_t first,
  * so the page stops where its numbered text would. */
 int bw_page_lines(const char *data, size_t len, size_t first, size_t limit,
                   size_t max_line, size_t max_bytes, bw_lines *res);
+
+/* A page that resumes a cursor: from byte `at` of the text, which is on
+ * line `first` (at a line's start, or inside it after a cut), as
+ * bw_number_lines (json: bw_number_lines_json) numbers it, except that the
+ * page ends with the first line it cuts (at max_line or max_bytes), and
+ * next_byte, with next and mid_line, says where the cut left off: pages
+ * read this way join into the text with no gap and no repeat. */
+#define BW_LINES_BY_LINE ((size_t)-1)
+int bw_lines_at(const char *data, size_t len, size_t at, size_t first,
+                size_t limit, size_t max_line, size_t max_bytes, int json,
+                bw_lines *res);
 
 /* ---- JSON string escaping (jsonesc.c) ---- */
 

@@ -237,6 +237,9 @@ static int add_before(scan *s, size_t no, size_t ls) {
 /* A matching line (or lines, multiline) [ls, le). */
 static int on_match(scan *s, size_t ls, size_t le) {
   const bw_grep_opts *o = s->g->o;
+  size_t no = 0;
+  if (s->from_line && (no = bwg_line_no(s, ls)) < s->from_line)
+    return BW_OK; /* before the cursor: shown already */
   if (!s->f && file_new(s)) return BW_ENOMEM;
   if (o->mode == BW_GREP_FILES) {
     s->f->count++;
@@ -252,7 +255,7 @@ static int on_match(scan *s, size_t ls, size_t le) {
     s->done = 1;
     return BW_OK;
   }
-  size_t no = bwg_line_no(s, ls);
+  if (!no) no = bwg_line_no(s, ls);
   size_t last = no + bw_count_newlines(s->buf + ls, le - ls); /* multiline spans */
   int rc = flush_after(s, no);
   if (!rc) rc = add_before(s, no, ls);
@@ -543,12 +546,18 @@ void bwg_scan_init(scan *s, grep *g, wstate *w, const char *buf,
   s->hay = len - end > BW_MAX_LIT_LEN ? end + BW_MAX_LIT_LEN : len;
   s->line = line;
   s->limit = g->o->max_results ? g->o->max_results : (size_t)-1;
+  if (g->o->from_path && g->o->mode == BW_GREP_CONTENT && !strcmp(path, g->o->from_path))
+    s->from_line = g->o->from_line;
 }
 
 /* Keep a file's result; 0, or -1 (and g->err set) to stop the walk. */
 static int keep_file(grep *g, bw_gfile *f) {
   if (!f) return 0;
-  if (g->o->mode != BW_GREP_CONTENT) f->item.units = 1;
+  if (g->o->mode != BW_GREP_CONTENT) {
+    f->item.units = 1;
+    atomic_fetch_add(&g->found_files, 1);
+    atomic_fetch_add(&g->found_matches, f->count);
+  }
   if (bw_topn_add(&g->top, &f->item)) {
     atomic_store(&g->err, BW_ENOMEM);
     return -1;
@@ -602,7 +611,9 @@ static int search_file(grep *g, wstate *w, const char *buf, size_t len,
     rc = bwg_search_buf(&s);
     f = s.f;
     if (rc && f) bwg_free_gfile(&f->item), f = NULL;
-  } else if (mapped && g->nws > 1 && !o->multiline && len / chunk >= 2) {
+  } else if (mapped && g->nws > 1 && !o->multiline && len / chunk >= 2 &&
+             !(o->from_path && !strcmp(path, o->from_path))) {
+    /* (not a cursor's file: chunks number their lines only when joined) */
     rc = bwg_search_chunks(g, w, buf, len, fd, path, len / chunk, &f);
     atomic_fetch_add(&g->chunked, 1);
   } else {
@@ -717,9 +728,25 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
   return search_file(g, w, w->buf, len, path, -1);
 }
 
+/* Content mode prunes what sorts past its full list: its total is a lower
+ * bound then. Files and count modes walk on (within the budget) to count
+ * every matching file; only the list stays capped. */
+static int beyond(grep *g, const char *path) {
+  return g->o->mode == BW_GREP_CONTENT && bw_topn_beyond(&g->top, path);
+}
+
+/* Does everything at or below path sort before the cursor's file? (A
+ * directory that holds it does not: '/' sorts first, so "d/x" < "d-b".) */
+static int before_cursor(grep *g, const char *path, int dir) {
+  const char *from = g->o->from_path;
+  if (!from || bw_path_cmp(path, from) >= 0) return 0;
+  size_t n = strlen(path);
+  return !(dir && (n == 0 || (!strncmp(from, path, n) && from[n] == '/')));
+}
+
 static int grep_file(grep *g, const bw_wentry *e) {
   if (g->inc && !any_match(g->inc, g->o->n_include, e->path, e->name)) return 0;
-  if (bw_topn_beyond(&g->top, e->path)) return 0;
+  if (beyond(g, e->path) || before_cursor(g, e->path, 0)) return 0;
   struct stat st;
   int fd;
   if (bw_open_regular(g->r, e->dirfd, e->name, &st, &fd)) {
@@ -753,7 +780,7 @@ static int grep_visit(void *arg, const bw_wentry *e) {
   if (halted(g)) return -1;
   if (e->type == 'd') {
     if (g->exc && any_match(g->exc, g->o->n_exclude, e->path, e->name)) return 0;
-    return !bw_topn_beyond(&g->top, e->path);
+    return !beyond(g, e->path) && !before_cursor(g, e->path, 1);
   }
   if (e->type != 'f') return 0; /* links, FIFOs, sockets, devices: never read */
   if (g->exc && any_match(g->exc, g->o->n_exclude, e->path, e->name)) return 0;
@@ -936,6 +963,8 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   int stop = atomic_load(&g.stop);
   res->bytes = atomic_load(&g.bytes);
   res->chunked = atomic_load(&g.chunked);
+  res->found_files = atomic_load(&g.found_files);
+  res->found_matches = atomic_load(&g.found_matches);
   res->cancelled = atomic_load(&stats.cancelled) || stop == STOP_CANCEL;
   res->limit = stop == STOP_TIME    ? BW_GREP_LIMIT_TIME
                : stop == STOP_BYTES ? BW_GREP_LIMIT_BYTES

@@ -51,6 +51,7 @@ typedef struct grep {
   char **bin, **big;
   size_t nbin, nbig, cbin, cbig, tbin, tbig;
   _Atomic size_t searched, unreadable, trimmed, chunked;
+  _Atomic size_t found_files, found_matches; /* files, count: all, listed or not */
   _Atomic size_t bytes;    /* read from searched files */
   _Atomic size_t reserved; /* counted against max_bytes before reading */
   _Atomic int err;
@@ -70,6 +71,7 @@ typedef struct scan {
   bw_stash *stash;   /* where f keeps its lines: NULL, malloc */
   const char *path;
   size_t limit;      /* matches worth keeping from this file */
+  size_t from_line;  /* a cursor's file: matches before this line are not kept */
   size_t line;       /* line number at counted */
   size_t counted;    /* offset where line counting stands */
   size_t last_match; /* line number of the last match, 0 if none */

@@ -87,6 +87,22 @@ int bw_gsel_next(bw_gsel *s, bw_gpick *p) {
   return 0;
 }
 
+int bw_grep_resume(const bw_grep_res *r, size_t shown, size_t *file, size_t *line) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->nfiles; i++) {
+    const bw_gfile *f = r->files[i];
+    for (size_t k = 0; k < f->nlines; k++) {
+      if (f->lines[k].kind != 'm') continue;
+      if (n == shown) { /* the first one not shown */
+        *file = i, *line = f->lines[k].line;
+        return 1;
+      }
+      if (++n == shown) *file = i, *line = f->lines[k].line + 1;
+    }
+  }
+  return shown > 0 && n >= shown;
+}
+
 /* ---- the writer ---- */
 
 typedef bw_obuf obuf;

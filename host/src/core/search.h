@@ -290,6 +290,11 @@ typedef struct bw_grep_opts {
   size_t map_min, chunk_size;
   size_t chunk_margin; /* bytes read either side of a chunk (0: 64 KiB); tests set it small */
   const char *charsets; /* the fallback list of text that is not UTF-8 (charset.c; NULL: the default) */
+  /* A cursor (content mode): only matches at or after line from_line of
+   * from_path (a path as results have it, before the prefix), in path
+   * order, are looked for: what sorts before is not walked. NULL: all. */
+  const char *from_path;
+  size_t from_line;
   bw_walk_opts walk;        /* threads, hidden, ignore, cancel, progress */
 } bw_grep_opts;
 
@@ -340,6 +345,10 @@ typedef struct bw_grep_res {
   size_t skipped_policy; /* entries the walk's rules hid (a directory once) */
   size_t bytes;      /* read from the files searched */
   size_t chunked;    /* files searched in chunks by several threads */
+  /* files and count modes: the matching files and their matching lines
+   * over the whole walk, listed or not (the walk is not pruned at the
+   * list's cap); all of them unless cancelled or limit */
+  size_t found_files, found_matches;
   int truncated, cancelled;
   int limit;         /* 0, or the budget that ended it: BW_GREP_LIMIT_* */
   bw_stash stash;    /* the files' lines and text, where kept in a stash */
@@ -406,6 +415,14 @@ typedef struct bw_grep_wire_out {
   size_t n; /* matches written */
   int cut;  /* max_bytes ended them */
 } bw_grep_wire_out;
+
+/* Where a search capped after `shown` matches (as bw_gsel picks them)
+ * resumes: the first match not shown, *file (an index in r->files) and
+ * *line; or, when the kept results hold no further match, the line after
+ * the last one shown. 0 if there is neither. Exact only for a search
+ * that walked to its end (not cancelled, no budget stop): then the kept
+ * files are the first in path order. */
+int bw_grep_resume(const bw_grep_res *r, size_t shown, size_t *file, size_t *line);
 
 int bw_grep_wire(const bw_grep_res *r, const char *prefix, size_t max, size_t max_bytes,
                  int context, int want_text, bw_grep_wire_out *w);

@@ -266,13 +266,15 @@ static int put_row(bw_lines *o, int mode, const char *num, size_t numlen,
  * so each gives the same page. */
 static int number_lines(const char *data, size_t len, size_t first,
                         size_t limit, size_t max_line, size_t max_bytes,
-                        bw_lines *res, int mode) {
+                        bw_lines *res, int mode, size_t at) {
   memset(res, 0, sizeof *res);
   if (first == 0) first = 1;
   const char *end = data + len;
-  const char *p = skip_lines(data, end, first - 1);
+  int exact = at != BW_LINES_BY_LINE;
+  const char *p = exact ? data + (at < len ? at : len) : skip_lines(data, end, first - 1);
   /* the BOM is reported apart; it is not part of line 1's text */
-  if (first == 1 && len >= 3 && !memcmp(data, "\xEF\xBB\xBF", 3)) p += 3;
+  if (first == 1 && (!exact || at == 0) && len >= 3 && !memcmp(data, "\xEF\xBB\xBF", 3))
+    p += 3;
   bw_lines *o = res;
   size_t want = len < max_bytes ? len + 64 : max_bytes + 64;
   if (out_reserve(o, want < (1u << 26) ? want : (1u << 26))) return BW_ENOMEM;
@@ -305,6 +307,10 @@ static int number_lines(const char *data, size_t len, size_t first,
         keep--;
       snprintf(marker, sizeof marker,
                " [... line truncated: %zu of %zu bytes shown]", keep, n);
+      if (exact && keep == 0 && n > 0) /* a resumable page always moves on */
+        keep = utf8_prefix(p, n, 1);
+      snprintf(marker, sizeof marker,
+               " [... line truncated: %zu of %zu bytes shown]", keep, n);
       total = (size_t)numlen + keep + strlen(marker) + 1;
       res->truncated = 1;
     }
@@ -314,11 +320,20 @@ static int number_lines(const char *data, size_t len, size_t first,
     if (!res->first) res->first = lineno;
     res->last = lineno;
     shown++;
+    if (exact && keep < n) { /* resumable: the page ends in the cut line */
+      p += keep;
+      res->next = lineno;
+      res->next_byte = (size_t)(p - data);
+      res->mid_line = 1;
+      res->raw_len = raw;
+      return BW_OK;
+    }
     lineno++;
     p = nl ? nl + 1 : end;
     if (res->truncated) break;
   }
   if (p && p < end) res->next = lineno;
+  res->next_byte = p && p < end ? (size_t)(p - data) : len;
   res->raw_len = raw;
   return BW_OK;
 }
@@ -326,20 +341,27 @@ static int number_lines(const char *data, size_t len, size_t first,
 int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
                     size_t max_line, size_t max_bytes, bw_lines *res) {
   return number_lines(data, len, first, limit, max_line, max_bytes, res,
-                      ROWS_TEXT);
+                      ROWS_TEXT, BW_LINES_BY_LINE);
 }
 
 int bw_number_lines_json(const char *data, size_t len, size_t first,
                          size_t limit, size_t max_line, size_t max_bytes,
                          bw_lines *res) {
   return number_lines(data, len, first, limit, max_line, max_bytes, res,
-                      ROWS_JSON);
+                      ROWS_JSON, BW_LINES_BY_LINE);
 }
 
 int bw_page_lines(const char *data, size_t len, size_t first, size_t limit,
                   size_t max_line, size_t max_bytes, bw_lines *res) {
   return number_lines(data, len, first, limit, max_line, max_bytes, res,
-                      ROWS_DATA);
+                      ROWS_DATA, BW_LINES_BY_LINE);
+}
+
+int bw_lines_at(const char *data, size_t len, size_t at, size_t first,
+                size_t limit, size_t max_line, size_t max_bytes, int json,
+                bw_lines *res) {
+  return number_lines(data, len, first, limit, max_line, max_bytes, res,
+                      json ? ROWS_JSON : ROWS_TEXT, at);
 }
 
 /* One line of a tail: its text cut at max_line characters with a marker,

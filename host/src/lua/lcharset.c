@@ -90,7 +90,7 @@ static int l_reindent(lua_State *L) {
   return 1;
 }
 
-/* core.number_lines(text, first, limit, max_line, max_bytes) -> text, info
+/* core.number_lines(text, first, limit, max_line, max_bytes [, at]) -> text, info
  * (f:lines over a string: decoded text) */
 static int l_number_lines(lua_State *L) {
   size_t n;
@@ -98,8 +98,11 @@ static int l_number_lines(lua_State *L) {
   bw_lines out;
   memset(&out, 0, sizeof out);
   char **box = bw_lua_new_box(L);
-  int rc = bw_number_lines(s, n, (size_t)luaL_checkinteger(L, 2), (size_t)luaL_checkinteger(L, 3),
-                           (size_t)luaL_checkinteger(L, 4), (size_t)luaL_checkinteger(L, 5), &out);
+  lua_Integer at = luaL_optinteger(L, 6, -1); /* a cursor's byte: bw_lines_at */
+  size_t first = (size_t)luaL_checkinteger(L, 2), limit = (size_t)luaL_checkinteger(L, 3);
+  size_t max_line = (size_t)luaL_checkinteger(L, 4), max_bytes = (size_t)luaL_checkinteger(L, 5);
+  int rc = at >= 0 ? bw_lines_at(s, n, (size_t)at, first, limit, max_line, max_bytes, 0, &out)
+                   : bw_number_lines(s, n, first, limit, max_line, max_bytes, &out);
   *box = out.out;
   if (rc) return bw_lua_fail(L, rc);
   bw_lua_push_boxed(L, box, out.out_len);
@@ -118,6 +121,14 @@ static int l_number_lines(lua_State *L) {
   lua_setfield(L, -2, "total");
   lua_pushstring(L, bw_newline_kind(&in));
   lua_setfield(L, -2, "newline");
+  lua_pushinteger(L, (lua_Integer)out.raw_len);
+  lua_setfield(L, -2, "bytes");
+  lua_pushinteger(L, (lua_Integer)out.next_byte);
+  lua_setfield(L, -2, "next_byte");
+  lua_pushinteger(L, (lua_Integer)n);
+  lua_setfield(L, -2, "text_bytes");
+  lua_pushboolean(L, out.mid_line);
+  lua_setfield(L, -2, "mid_line");
   return 2;
 }
 

@@ -551,7 +551,7 @@ typedef struct job {
   int (*run)(struct job *);
   bw_text_info info;
   bw_lines lines;
-  size_t first, limit, max_line, max_bytes;
+  size_t first, limit, max_line, max_bytes, at;
   char hash[BW_HASH_STR];
   char *b64;
   size_t b64_len;
@@ -573,15 +573,19 @@ static int run_job(job *j) {
 }
 
 /* For the binding files that add File methods (ljson.c: f:lines_json). */
-int bw_lua_page_args(lua_State *L, size_t *first, size_t *limit, size_t *max_line, size_t *max_bytes) {
+int bw_lua_page_args(lua_State *L, size_t *first, size_t *limit, size_t *max_line, size_t *max_bytes,
+                     size_t *at) {
   const bw_buf *b = &check_file(L)->b;
   *first = (size_t)luaL_checkinteger(L, 2);
   *limit = (size_t)luaL_checkinteger(L, 3);
   *max_line = (size_t)luaL_checkinteger(L, 4);
   *max_bytes = (size_t)luaL_checkinteger(L, 5);
   int last_use = lua_toboolean(L, 6);
-  lua_settop(L, 6);
-  bw_lua_file_prefault_head(b, *first, *limit, *max_bytes);
+  /* a cursor's byte (bw_lines_at), or nil: by line */
+  lua_Integer a = luaL_optinteger(L, 7, -1);
+  *at = a < 0 ? BW_LINES_BY_LINE : (size_t)a;
+  lua_settop(L, 7);
+  if (*at == BW_LINES_BY_LINE) bw_lua_file_prefault_head(b, *first, *limit, *max_bytes);
   return last_use;
 }
 
@@ -620,6 +624,9 @@ static int do_scan(job *j) {
 }
 
 static int do_lines(job *j) {
+  if (j->at != BW_LINES_BY_LINE)
+    return bw_lines_at(j->b->data, j->b->len, j->at, j->first, j->limit,
+                       j->max_line, j->max_bytes, 0, &j->lines);
   return bw_number_lines(j->b->data, j->b->len, j->first, j->limit,
                          j->max_line, j->max_bytes, &j->lines);
 }
@@ -692,14 +699,15 @@ static int file_scan(lua_State *L) {
   return 1;
 }
 
-/* f:lines(first, limit, max_line, max_bytes [, last_use]) -> text, info
+/* f:lines(first, limit, max_line, max_bytes [, last_use [, at]]) -> text, info
+ * (at: a cursor's byte, on line first: bw_lines_at)
  * With last_use the file is closed before the text becomes a Lua string,
  * so a big file's pages and its numbered copy are not all held at once.
  * (f:lines_json, the same as a prepared JSON fragment: ljson.c.) */
 static int file_lines(lua_State *L) {
   file *f = check_file(L);
   job j = {.b = &f->b, .run = do_lines};
-  int last_use = bw_lua_page_args(L, &j.first, &j.limit, &j.max_line, &j.max_bytes);
+  int last_use = bw_lua_page_args(L, &j.first, &j.limit, &j.max_line, &j.max_bytes, &j.at);
   char **box = new_box(L);
   int rc = run_job(&j);
   *box = j.lines.out;
@@ -722,6 +730,12 @@ void bw_lua_push_lines_info(lua_State *L, const bw_lines *lines) {
   lua_setfield(L, -2, "truncated");
   lua_pushinteger(L, (lua_Integer)lines->cut_lines);
   lua_setfield(L, -2, "cut_lines");
+  lua_pushinteger(L, (lua_Integer)lines->raw_len); /* the page's numbered text */
+  lua_setfield(L, -2, "bytes");
+  lua_pushinteger(L, (lua_Integer)lines->next_byte);
+  lua_setfield(L, -2, "next_byte");
+  lua_pushboolean(L, lines->mid_line);
+  lua_setfield(L, -2, "mid_line");
 }
 
 /* f:tail(n, max_line, max_bytes [, last_use]) -> text, info: the last n

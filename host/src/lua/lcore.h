@@ -75,7 +75,8 @@ void bw_lua_file_methods(lua_State *L, const luaL_Reg *m);
 /* The arguments of a File's page readers (f:lines, f:lines_json,
  * f:lines_table): first, limit, max_line, max_bytes [, last_use] at 2..6
  * of the File at 1, whose head is prefaulted for that page; last_use. */
-int bw_lua_page_args(lua_State *L, size_t *first, size_t *limit, size_t *max_line, size_t *max_bytes);
+int bw_lua_page_args(lua_State *L, size_t *first, size_t *limit, size_t *max_line, size_t *max_bytes,
+                     size_t *at);
 const bw_buf *bw_lua_file_buf(lua_State *L, int arg);
 int bw_lua_file_run(const bw_buf *b, int (*fn)(void *), void *ud);
 /* Before numbering lines from first: the head's pages at once (lcore.c). */

@@ -113,12 +113,15 @@ int bw_json_l_fragment (lua_State *L) {
    second escape. */
 typedef struct lines_job {
   const bw_buf *b;
-  size_t first, limit, max_line, max_bytes;
+  size_t first, limit, max_line, max_bytes, at;
   bw_lines lines;
 } lines_job;
 
 static int lines_run (void *arg) {
   lines_job *j = (lines_job *)arg;
+  if (j->at != BW_LINES_BY_LINE)
+    return bw_lines_at(j->b->data, j->b->len, j->at, j->first, j->limit,
+                       j->max_line, j->max_bytes, 1, &j->lines);
   return bw_number_lines_json(j->b->data, j->b->len, j->first, j->limit,
                               j->max_line, j->max_bytes, &j->lines);
 }
@@ -127,7 +130,7 @@ static int file_lines_json (lua_State *L) {
   lines_job j;
   memset(&j, 0, sizeof j);
   j.b = bw_lua_file_buf(L, 1);
-  int last_use = bw_lua_page_args(L, &j.first, &j.limit, &j.max_line, &j.max_bytes);
+  int last_use = bw_lua_page_args(L, &j.first, &j.limit, &j.max_line, &j.max_bytes, &j.at);
   bw_json_frag *frag = bw_json_new_fragment(L); /* frees the text if we fail */
   int rc = bw_lua_file_run(j.b, lines_run, &j);
   frag->buf = j.lines.out;

@@ -63,7 +63,9 @@ static int file_lines_table(lua_State *L) {
   page_job j;
   memset(&j, 0, sizeof j);
   j.b = bw_lua_file_buf(L, 1);
-  int last_use = bw_lua_page_args(L, &j.first, &j.limit, &j.max_line, &j.max_bytes);
+  size_t at;
+  int last_use = bw_lua_page_args(L, &j.first, &j.limit, &j.max_line, &j.max_bytes, &at);
+  luaL_argcheck(L, at == BW_LINES_BY_LINE, 7, "a pack's page is by line");
   new_boxes(L);
   int rc = bw_lua_file_run(j.b, page_run, &j);
   fill_boxes(L, &j.lines);
@@ -95,6 +97,8 @@ static int l_lines_table(lua_State *L) {
   lua_setfield(L, -2, "total");
   lua_pushstring(L, bw_newline_kind(&in));
   lua_setfield(L, -2, "newline");
+  lua_pushinteger(L, (lua_Integer)n);
+  lua_setfield(L, -2, "text_bytes");
   return 2;
 }
 

@@ -308,6 +308,14 @@ static int push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
     lua_setfield(L, -3, "cut");
   }
   lua_setfield(L, -2, "matches");
+  size_t rf, rl; /* capped, not stopped: where the next page starts */
+  if (mode == BW_GREP_CONTENT && (r->truncated || cut) && !r->cancelled && !r->limit &&
+      bw_grep_resume(r, total, &rf, &rl)) {
+    lua_pushstring(L, r->files[rf]->item.path);
+    lua_setfield(L, -2, "resume_path");
+    lua_pushinteger(L, (lua_Integer)rl);
+    lua_setfield(L, -2, "resume_line");
+  }
   new_array(L, (int)r->nfiles);
   for (size_t i = 0; i < r->nfiles; i++) {
     push_path(L, prefix, r->files[i]->item.path);
@@ -348,6 +356,12 @@ static int push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
   lua_setfield(L, -2, "cancelled");
   lua_pushinteger(L, (lua_Integer)r->bytes);
   lua_setfield(L, -2, "bytes");
+  if (mode != BW_GREP_CONTENT) { /* the whole walk's, listed or not */
+    lua_pushinteger(L, (lua_Integer)r->found_files);
+    lua_setfield(L, -2, "found_files");
+    lua_pushinteger(L, (lua_Integer)r->found_matches);
+    lua_setfield(L, -2, "found_matches");
+  }
   if (r->limit) {
     lua_pushstring(L, r->limit == BW_GREP_LIMIT_TIME ? "time" : "bytes");
     lua_setfield(L, -2, "limit");
@@ -397,7 +411,10 @@ static int roots_grep(lua_State *L) {
   o.charsets = luaL_optstring(L, -1, NULL);
   lua_getfield(L, 4, "prefix");
   const char *prefix = luaL_optstring(L, -1, "");
-  lua_pop(L, 2); /* alive in opts */
+  lua_getfield(L, 4, "from_path"); /* a cursor's */
+  o.from_path = luaL_optstring(L, -1, NULL);
+  o.from_line = opt_size(L, 4, "from_line", 1);
+  lua_pop(L, 3); /* alive in opts */
   prog p;
   bw_lrules *defer, *rules = walk_opts(L, 4, fn, &p, &o.walk, &defer);
   o.walk.progress_arg = &p;

@@ -8,6 +8,7 @@
 local core = require "burrow.core"
 local json = core.json
 local P = require "burrow.pack"
+local cost = require "burrow.cost" -- the token estimate read_file and stat give
 local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 
 -- Read state, per session (one MCP connection, never shared by the
@@ -135,13 +136,13 @@ Usage:
       local size, shown = measure(r, budget)
       local note
       if size > budget then
-        local tokens = (size + 3) // 4
+        local tokens = cost.tokens(size)
         if a.offset or a.limit then
           return refuse(("File content (%d tokens) exceeds maximum allowed tokens (%d). Please use offset and limit parameters to read specific portions of the file, or use the GrepTool to search for specific content."):format(tokens, max_tokens), "TOO_LARGE")
         end
         last = r.start_line + shown - 1
         note = ("[PARTIAL view: the file is about %d tokens, over the %d token limit; showing lines %d-%d of %d. Read on with offset=%d.]")
-          :format((r.size + 3) // 4, max_tokens, r.start_line, last, r.total_lines, last + 1)
+          :format(cost.tokens(r.size), max_tokens, r.start_line, last, r.total_lines, last + 1)
       elseif r.next_offset and (r.truncated or not a.limit) then
         note = ("[Showing lines %d-%d of %d%s. Read on with offset=%d.]"):format(r.start_line, last, r.total_lines,
           r.truncated and " (result size cap)" or "", r.next_offset)
