@@ -466,7 +466,7 @@ function Ctx:asked_rules(h, rel, opts, info)
   local res, detail, code = self.roots:glob(h, rel, "**", {
     type = "any", sort = "path", max_results = context.ASK_MAX, include_hidden = opts.include_hidden,
     -- the ignore files as the walk takes them (list_dir reads none)
-    respect_ignore = opts.respect_ignore == true, rules = policies.rules, base = rel,
+    respect_ignore = opts.respect_ignore == true, rules = policies.hides and policies.rules or nil, base = rel,
   }, function() return self:cancelled() end)
   if not res then return false, errors.message(code, self.args.path or rel, detail), code end
   if res.truncated then
@@ -550,7 +550,7 @@ end
 function Ctx:walk_opts(rel, opts, h, info, defers)
   local policies = self.ws.policies
   self.walked = nil -- this walk's own judge sets it
-  if policies.rules then opts.rules, opts.base = policies.rules, rel end
+  if policies.hides then opts.rules, opts.base = policies.rules, rel end
   if h and info and info.type == "dir" and policies:judges_objects() then
     if defers and policies.asked then
       opts.defer, opts.judge, opts.base = policies.asked, self:walk_judge(info), rel

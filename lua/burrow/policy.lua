@@ -147,10 +147,18 @@ function policy.load(specs, opts)
     if p.has_check and p.scope == "object" and not p.ask_rules then asks = nil break end
   end
   if asks and #asks > 0 then asked = core.rules(asks) end
+  -- hides: some declared rule denies a read or a list, so a walk (which
+  -- reads and lists) must carry the rules; rules that only deny changes
+  -- (the protected policy's) judge writes, deletes and subtree entries,
+  -- never a walk's
+  local hides = false
+  for _, r in ipairs(rules) do
+    for _, op in ipairs(r.ops) do hides = hides or op == "read" or op == "list" end
+  end
   -- rule_specs: the declared rules as core.rules takes them, for a walk
   -- that adds its own (ctx:walk_opts, the entries check() denies)
   return setmetatable({ sandbox = sb, list = list, rules = compiled, rule_of = ids, rule_specs = rules,
-    asked = asked }, Engine)
+    asked = asked, hides = hides and compiled ~= nil }, Engine)
 end
 
 --- A policy's check_paths: the globs of the in-root paths its check() is

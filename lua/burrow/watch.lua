@@ -42,7 +42,7 @@ watch.VIEW_MAX = 10000
 -- every change shows); nil when the path names no folder it may list.
 local function view(ws, path, session)
   local policies = ws.policies
-  if not (policies.rules or policies:judges_objects() or (session and session.scope)) then return "" end
+  if not (policies.hides or policies:judges_objects() or (session and session.scope)) then return "" end
   local ctx = context.new(ws, LIST, { session = session }, nil, { path = path })
   local idx, rel, info = ctx:resolve(path)
   local out
