@@ -664,8 +664,10 @@ local function build(top)
     if v == "none" then opts.protect = false
     elseif is_map(v) then
       check_keys(v, { except = true }, "protect")
-      want_strings(v.except, value_at(v, "except"), "protect.except")
-      opts.protect = { except = v.except }
+      if v.except ~= nil and v.except ~= null then -- {}: every rule, as without the key
+        want_strings(v.except, value_at(v, "except"), "protect.except")
+        opts.protect = { except = v.except }
+      end
     else fail(mark, "protect must be none or {except: [rule names]}, not %s", kind(v)) end
   end
   if set.charsets then
