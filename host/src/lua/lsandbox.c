@@ -505,8 +505,7 @@ static int sb_load(lua_State *L) {
       lua_pushfstring(L, "cannot open the store %s: %s%s%s", store, bw_code_name(src_rc), d ? ": " : "", d ? d : "");
       return 2;
     }
-  }
-  else if (!lua_isnoneornil(L, 7)) {
+  } else if (!lua_isnoneornil(L, 7)) {
     x.state = bw_lstate_at(L, 7);
     if (!x.state) return luaL_argerror(L, 7, "a state store (core.state_open, core.state)");
     bw_state_ref(x.state);
