@@ -25,39 +25,37 @@ awk 'BEGIN { for (i = 0; i < 32; i++) printf "line %02d of a two-KiB file for th
 printf 'roots: [%s]\npolicies: [default, {name: quotas, max_calls_per_minute: 100000000}]\nstate: {url: "redis://127.0.0.1:%s/0"}\nhttp: {access_log: "off", max_calls: 64}\n' \
   "$DIR" "$RPORT" > "$DIR/burrow.yaml"
 
-start() { # n: start n instances, echo their ports
-  ports=
+start() { # n: start n instances; their ports go in $DIR/ports
+  : > "$DIR/ports"
   k=0
   while [ $k -lt "$1" ]; do
-    "$BIN" mcp --config "$DIR/burrow.yaml" --http 127.0.0.1:0 2> "$DIR/err$k" &
+    "$BIN" mcp --config "$DIR/burrow.yaml" --http 127.0.0.1:0 > /dev/null 2> "$DIR/err$k" &
     PIDS="$PIDS $!"
     i=0
     until grep -q 'at http://' "$DIR/err$k"; do i=$((i + 1)); [ $i -lt 200 ] || { cat "$DIR/err$k"; exit 1; }; sleep 0.05; done
-    ports="$ports $(grep -o 'http://[^ ]*/mcp' "$DIR/err$k" | head -1 | sed 's|.*:\([0-9]*\)/mcp|\1|')"
+    grep -o 'http://[^ ]*/mcp' "$DIR/err$k" | head -1 | sed 's|.*:\([0-9]*\)/mcp|\1|' >> "$DIR/ports"
     k=$((k + 1))
   done
-  echo "$ports"
 }
 
-proxy() { # ports...: HAProxy in front of them, echo its port
-  hp=$(free)
+proxy() { # HAProxy in front of the ports in $DIR/ports; its port in $HP
+  HP=$(free)
   {
     printf 'global\n  maxconn 4000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 1m\n  timeout server 1m\n'
-    printf 'frontend mcp\n  bind 127.0.0.1:%s\n  default_backend burrow\nbackend burrow\n  balance roundrobin\n' "$hp"
-    n=0; for p in "$@"; do n=$((n + 1)); printf '  server b%s 127.0.0.1:%s\n' "$n" "$p"; done
+    printf 'frontend mcp\n  bind 127.0.0.1:%s\n  default_backend burrow\nbackend burrow\n  balance roundrobin\n' "$HP"
+    n=0; while read -r p; do n=$((n + 1)); printf '  server b%s 127.0.0.1:%s\n' "$n" "$p"; done < "$DIR/ports"
   } > "$DIR/haproxy.cfg"
   haproxy -f "$DIR/haproxy.cfg" -db > "$DIR/haproxy.log" 2>&1 &
   PIDS="$PIDS $!"
-  until curl -s -o /dev/null "http://127.0.0.1:$hp/healthz"; do sleep 0.05; done
-  echo "$hp"
+  until curl -s -o /dev/null "http://127.0.0.1:$HP/healthz"; do sleep 0.05; done
 }
 
 echo "instances connections calls/s p50_ms p99_ms errors non2xx"
 for n in 1 3; do
-  # shellcheck disable=SC2046
-  P=$(proxy $(start $n))
-  wrk -t2 -c4 -d2s -s "$HERE/wrk_stateless.lua" "http://127.0.0.1:$P/mcp" > /dev/null # warm up
-  r=$(wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$HERE/wrk_stateless.lua" "http://127.0.0.1:$P/mcp" | grep '^RESULT')
+  start $n
+  proxy
+  wrk -t2 -c4 -d2s -s "$HERE/wrk_stateless.lua" "http://127.0.0.1:$HP/mcp" > /dev/null # warm up
+  r=$(wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$HERE/wrk_stateless.lua" "http://127.0.0.1:$HP/mcp" | grep '^RESULT')
   echo "$n $CONNS $r"
   # this round's instances and proxy go; the store stays
   kill $PIDS 2>/dev/null || true
