@@ -31,8 +31,8 @@ return {
   scope = "call", -- judges the call (operation, size, count), not each object
   options = { "max_bytes_written", "max_calls_per_minute", "store" },
   check = function(req)
-    local tenant = req.tenant or "default"
-    local who = tenant .. "/" .. (req.token or "-")
+    -- the principal: the tenant is the store's (its share), the token the key's
+    local tenant, who = req.tenant or "default", req.token or "-"
     local n = req.operation == "write" and req.size or 0
     -- a commit that corrects the size judged at the call (a charset's
     -- bytes: ctx:recount) charges what the call did not
