@@ -32,6 +32,7 @@ const REDIS = which("redis-server"), HAPROXY = which("haproxy");
 const TOKEN = "token-shared-sessions-0123456789";
 const MB = 1_000_000, PIECE = 40_000;
 const AUTH = { authorization: `Bearer ${TOKEN}` };
+const OTHER = "another-token-of-the-same-tenant-42";
 
 const stopped = (p) => new Promise((r) => { if (p.exitCode !== null || p.signalCode) r(); else { p.on("exit", () => r()); p.kill("SIGTERM"); } });
 const text = (r) => r.content.map((b) => b.text).join("");
@@ -68,35 +69,57 @@ async function connect(url, era, tag, onAsk) {
   return { c, t, era, tag };
 }
 
-test("sessions of both eras through any of three instances: no stick table, one quota, approvals answered anywhere, a delete seen everywhere",
-  { timeout: 300_000 }, async () => {
-    assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
-    assert.ok(HAPROXY, "haproxy is missing: apt-get install haproxy (make deps installs it)");
-    const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-shared-sess-")));
-    const procs = [], burrows = [], clients = [];
-    try {
-      const rport = await freePort();
-      procs.push(spawn(REDIS, ["--port", String(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp],
-        { stdio: ["ignore", "ignore", "pipe"] }));
-      await waitPort(rport);
-      const ws = path.join(tmp, "shared");
-      fs.mkdirSync(path.join(ws, "held"), { recursive: true });
-      fs.writeFileSync(path.join(ws, "r.txt"), "read me\nneedle here\n");
-      fs.writeFileSync(path.join(tmp, "ask.lua"), `return { name = "hold", check = function(r)
+// Redis on a free port, three instances on one folder with one Redis
+// store (an "ask" policy on held/, a 1 MB quota, two tokens of one
+// tenant), HAProxy round robin without a stick table in front (checks:
+// it notices a dead instance and sends the requests it could not deliver
+// to another).
+async function cluster({ checks = false } = {}) {
+  assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
+  assert.ok(HAPROXY, "haproxy is missing: apt-get install haproxy (make deps installs it)");
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-shared-sess-")));
+  const procs = [], burrows = [];
+  const stop = async () => {
+    for (const b of burrows) await b.stop();
+    for (const p of procs) await stopped(p);
+    fs.rmSync(tmp, { recursive: true, force: true });
+  };
+  try {
+    const rport = await freePort();
+    procs.push(spawn(REDIS, ["--port", String(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp],
+      { stdio: ["ignore", "ignore", "pipe"] }));
+    await waitPort(rport);
+    const ws = path.join(tmp, "shared");
+    fs.mkdirSync(path.join(ws, "held"), { recursive: true });
+    fs.writeFileSync(path.join(ws, "r.txt"), "read me\nneedle here\n");
+    fs.writeFileSync(path.join(tmp, "ask.lua"), `return { name = "hold", check = function(r)
   if r.operation == "write" and r.path:match("^held/") then return "ask", "held by the test" end
   return "allow" end }\n`);
-      fs.writeFileSync(path.join(tmp, "approval.key"), "shared sessions e2e key, 32 bytes or more\n");
-      const sha = crypto.createHash("sha256").update(TOKEN).digest("hex");
-      fs.writeFileSync(path.join(tmp, "burrow.yaml"), "roots: [shared]\n"
-        + "policies: [./ask.lua, {name: quotas, max_bytes_written: 1MB}]\n"
-        + `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 2s}\n`
-        + `http:\n  approval_key_file: approval.key\n  tokens:\n    - {sha256: ${sha}}\n`);
-      for (let i = 0; i < 3; i++) burrows.push(await startHttp(["--config", path.join(tmp, "burrow.yaml")]));
-      const port = await freePort();
-      fs.writeFileSync(path.join(tmp, "haproxy.cfg"), haproxyConfig(port, burrows.map((b) => b.port), { sticky: false }));
-      procs.push(spawn(HAPROXY, ["-f", path.join(tmp, "haproxy.cfg"), "-db"], { stdio: ["ignore", "ignore", "pipe"] }));
-      await waitPort(port);
-      const url = `http://127.0.0.1:${port}/mcp`;
+    fs.writeFileSync(path.join(tmp, "approval.key"), "shared sessions e2e key, 32 bytes or more\n");
+    const sha = crypto.createHash("sha256").update(TOKEN).digest("hex");
+    const sha2 = crypto.createHash("sha256").update(OTHER).digest("hex");
+    fs.writeFileSync(path.join(tmp, "burrow.yaml"), "roots: [shared]\n"
+      + "policies: [./ask.lua, {name: quotas, max_bytes_written: 1MB}]\n"
+      + `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 2s}\n`
+      + `http:\n  approval_key_file: approval.key\n  tokens:\n    - {sha256: ${sha}}\n    - {sha256: ${sha2}}\n`);
+    for (let i = 0; i < 3; i++) burrows.push(await startHttp(["--config", path.join(tmp, "burrow.yaml")]));
+    const port = await freePort();
+    fs.writeFileSync(path.join(tmp, "haproxy.cfg"), haproxyConfig(port, burrows.map((b) => b.port), { sticky: false, checks }));
+    procs.push(spawn(HAPROXY, ["-f", path.join(tmp, "haproxy.cfg"), "-db"], { stdio: ["ignore", "ignore", "pipe"] }));
+    await waitPort(port);
+    return { burrows, ws, url: `http://127.0.0.1:${port}/mcp`, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+test("sessions of both eras through any of three instances: no stick table, one quota, approvals answered anywhere, a delete seen everywhere",
+  { timeout: 300_000 }, async () => {
+    const cl = await cluster();
+    const clients = [];
+    const { burrows, ws, url } = cl;
+    try {
 
       // mixed calls from one client of each era, one after another
       const asked = [];
@@ -173,9 +196,17 @@ test("sessions of both eras through any of three instances: no stick table, one 
       assert.ok(bins <= MB, `${bins} bytes under a 1 MB quota`);
       assert.ok(bins > MB - PIECE - 1000, `${bins} bytes: the quota was spent to within a write`);
 
-      // a session deleted through one instance is gone on every instance
+      const post = (u, sid, auth) => fetch(u, { method: "POST", headers: { "content-type": "application/json",
+        accept: "application/json, text/event-stream", "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18", ...auth },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+      // another token of the same tenant cannot take a session over, on any instance
       const v1 = eight[0];
       const sid = v1.t.sessionId;
+      for (const b of burrows) {
+        const r = await post(b.url, sid, { authorization: `Bearer ${OTHER}` });
+        assert.equal(r.status, 404, `${b.url}: ${r.status} ${await r.text()}`);
+      }
+      // a session deleted through one instance is gone on every instance
       await v1.t.terminateSession();
       for (const b of burrows) {
         const r = await fetch(b.url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream",
@@ -193,8 +224,65 @@ test("sessions of both eras through any of three instances: no stick table, one 
       }
     } finally {
       for (const { c } of clients) await c.close().catch(() => {});
-      for (const b of burrows) await b.stop();
-      for (const p of procs) await stopped(p);
-      fs.rmSync(tmp, { recursive: true, force: true });
+      await cl.stop();
+    }
+  });
+
+test("kill -9 of one instance: every session goes on through the others, no compare-and-set update lost",
+  { timeout: 300_000 }, async () => {
+    const cl = await cluster({ checks: true });
+    const clients = [];
+    try {
+      fs.writeFileSync(path.join(cl.ws, "counter.txt"), "0\n");
+      for (const era of ["v1", "v1", "v2", "v2auto"]) clients.push(await connect(cl.url, era, `k${clients.length}-${era}`));
+      const ROUNDS = 24, KILL_AT = 8;
+      let successes = 0, unknown = 0, killed = false;
+      const after = clients.map(() => ({ ok: 0, failed: [] }));
+      // the instance to kill: the one that last answered the first client
+      // (it holds that session's cached state)
+      const victim = async () => {
+        const who = served.filter((s) => s.tag === clients[0].tag && s.who).at(-1).who;
+        const b = cl.burrows[Number(who.slice(1)) - 1];
+        b.proc.kill("SIGKILL");
+        await new Promise((r) => (b.proc.exitCode !== null || b.proc.signalCode ? r() : b.proc.on("exit", r)));
+      };
+      for (let round = 0; round < ROUNDS; round++) {
+        // killed while this round's calls are in flight
+        const killing = round === KILL_AT ? victim().then(() => { killed = true; }) : null;
+        await Promise.all([killing, ...clients.map(async ({ c, tag }, i) => {
+          try {
+            const r = await c.callTool({ name: "read_file", arguments: { path: "counter.txt" } });
+            const n = Number(text(r).split("\t")[1]);
+            const w = await c.callTool({ name: "write_file", arguments: { path: "counter.txt",
+              content: `${n + 1}\n`, expected_hash: r.structuredContent.content_hash } });
+            if (!w.isError) successes++;
+            else assert.equal(w._meta?.["burrow/code"], "HASH_MISMATCH", `${tag}: ${JSON.stringify(w)}`);
+            if (killed) after[i].ok++;
+          } catch (e) {
+            if (e.code === "ERR_ASSERTION") throw e;
+            unknown++; // in flight when its instance died: its outcome is not known
+            if (killed || killing) after[i].failed.push(String(e.message || e));
+          }
+        })]);
+      }
+      const final = Number(fs.readFileSync(path.join(cl.ws, "counter.txt"), "utf8").trim());
+      console.log(`kill -9 at round ${KILL_AT} of ${ROUNDS}: counter ${final}, ${successes} compare-and-sets succeeded, `
+        + `${unknown} calls failed; after the kill: ${after.map((a) => `${a.ok} ok/${a.failed.length} failed`).join(", ")}`);
+      assert.ok(final >= successes && final <= successes + unknown,
+        `counter ${final}: ${successes} compare-and-sets succeeded, ${unknown} calls of unknown outcome`);
+      for (const [i, a] of after.entries()) {
+        // at most the calls in flight when the instance died fail: one round's
+        assert.ok(a.failed.length <= 2, `${clients[i].tag}: ${a.failed.length} calls failed after the kill: ${a.failed.join(" | ")}`);
+        assert.ok(a.ok >= ROUNDS - KILL_AT - 2, `${clients[i].tag}: ${a.ok} calls after the kill`);
+      }
+      // the sessions went on through the two left
+      for (const { t, era, tag } of clients) {
+        if (era === "v2auto") continue;
+        const late = served.filter((s) => s.sid === t.sessionId && s.who).slice(-6).map((s) => s.who);
+        assert.ok(late.length > 0, `${tag} served after the kill`);
+      }
+    } finally {
+      for (const { c } of clients) await c.close().catch(() => {});
+      await cl.stop();
     }
   });
