@@ -23,7 +23,9 @@
 #               under luajit, and test/anylua/hosts_spec.lua (Neovim, nginx-lua)
 #   7. conformance  test/conformance/run.sh: the official MCP conformance
 #               suite (@modelcontextprotocol/conformance, pinned) against
-#               burrow mcp --http, one passed or failed per scenario
+#               burrow mcp --http, one passed or failed per scenario;
+#               conformance-proxy: the same through HAProxy round robin (no
+#               stick table) to three instances sharing one redis-server
 #   8. fuzz     make fuzz-build, then host/fuzz/run.sh: each libFuzzer target
 #               BURROW_FUZZ_SECONDS (default 3) from its seed corpus; one
 #               passed or failed per target (needs clang and libFuzzer)
@@ -46,7 +48,7 @@
 #   BURROW_ALLOW_MISSING   1 = absent stages do not count as failures
 #   BURROW_STAGE_TIMEOUT   seconds per stage before it is killed (default 1800)
 #   BURROW_FUZZ_SECONDS    seconds per fuzz target (default 3: 11 targets, under a minute)
-#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk packs-reworded e2e anylua conformance fuzz
+#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk packs-reworded e2e anylua conformance conformance-proxy fuzz
 
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -57,7 +59,7 @@ BUILD=${BUILD%/}
 export BURROW_BIN=${BURROW_BIN:-$REPO/$BUILD/burrow}
 ALLOW_MISSING=${BURROW_ALLOW_MISSING:-0}
 STAGE_TIMEOUT=${BURROW_STAGE_TIMEOUT:-1800}
-STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk packs-reworded e2e anylua conformance fuzz"}
+STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk packs-reworded e2e anylua conformance conformance-proxy fuzz"}
 FUZZ_SECONDS=${BURROW_FUZZ_SECONDS:-3}
 
 LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/burrow-tests.XXXXXX")
@@ -232,13 +234,16 @@ stage_e2e() {
   finish "$name" "$rc" "$pass" $((${fail:-0} + ${cancelled:-0})) $((${skip:-0} + ${todo:-0})) "$found"
 }
 
-# The MCP conformance suite against burrow mcp --http (test/conformance/run.sh).
+# The MCP conformance suite against burrow mcp --http (test/conformance/run.sh);
+# conformance-proxy: the same through HAProxy round robin (no stick table)
+# to three instances that share one Redis store.
 stage_conformance() {
-  local name=conformance log="$LOGDIR/conformance.log"
-  banner "MCP conformance: test/conformance/run.sh (burrow mcp --http)"
+  local name=${1:-conformance} log="$LOGDIR/${1:-conformance}.log" proxy=0
+  [ "$name" = conformance-proxy ] && proxy=1
+  banner "MCP conformance: test/conformance/run.sh (burrow mcp --http$([ $proxy = 1 ] && echo ', three instances behind HAProxy, one Redis'))"
   if [ ! -f test/conformance/run.sh ]; then missing "$name" "test/conformance/run.sh not found"; return; fi
   if ! command -v node >/dev/null 2>&1; then missing "$name" "node not installed"; return; fi
-  run_logged "$log" bash test/conformance/run.sh; local rc=$?
+  BURROW_CONFORMANCE_PROXY=$proxy run_logged "$log" bash test/conformance/run.sh; local rc=$?
   local line pass=0 fail=0 skip=0 found=0
   line=$(grep -aE '^conformance: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
   if [ -n "$line" ]; then
@@ -307,6 +312,7 @@ for s in $STAGES; do
     packs-reworded) stage_busted openat2 packs-reworded "[reworded] " spec/packs ;;
     e2e) stage_e2e ;;
     conformance) stage_conformance ;;
+    conformance-proxy) stage_conformance conformance-proxy ;;
     anylua) stage_anylua ;;
     fuzz) stage_fuzz ;;
     *) echo "unknown stage '$s' in BURROW_STAGES"; record "$s" 0 1 0 "unknown stage" ;;

@@ -252,9 +252,14 @@ end
 -- back before its answer goes out when it changed it. False when the call
 -- does not go on (answered here); and true with it when the session ended
 -- elsewhere (deleted on another instance, or expired): it ends here too.
-local function share_in(W, state, sid, server, msg, stream)
+local function share_in(W, state, sid, server, msg, stream, admitted_version)
   local c, st, tenant = state.cache[sid], server.ws.state, server.session.tenant
-  local f, ver, text, at = sessionstore.fetch(st, tenant, sid)
+  local f, ver, text, at
+  if c.share and admitted_version > 0 and c.share.version == admitted_version then
+    f, ver = true, admitted_version -- the listener read the record as it came: the one held here
+  else
+    f, ver, text, at = sessionstore.fetch(st, tenant, sid)
+  end
   local function answer(code, message)
     if type(msg) == "table" and msg.method ~= nil and msg.id ~= nil and stream >= 0 then
       W:send(sid, stream, { jsonrpc = "2.0", id = msg.id, error = { code = code, message = message } }, true)
@@ -275,7 +280,7 @@ local function share_in(W, state, sid, server, msg, stream)
       dispose(state, sid, server)
       return false, true
     end
-  elseif not c.share or c.share.version ~= ver then
+  elseif f ~= true and (not c.share or c.share.version ~= ver) then
     sessionstore.overlay(server.session, f)
     c.share = { version = ver, text = text, at = at }
   end
@@ -319,7 +324,7 @@ local function handle_stateless(W, state, sid, tenant, stream, body, params, tok
   dispose(state, sid, server)
 end
 
-local function handle(W, state, kind, sid, tenant, stream, body, version, stateless, params, token)
+local function handle(W, state, kind, sid, tenant, stream, body, version, stateless, params, token, shared_version)
   if stateless == true then return handle_stateless(W, state, sid, tenant, stream, body, params, token) end
   if kind == "close" then
     local c = state.cache[sid]
@@ -340,7 +345,7 @@ local function handle(W, state, kind, sid, tenant, stream, body, version, statel
   local msg, err = json.decode(body)
   server.channel.persist, server.channel.shared = nil, nil
   if state.setup.state_config and stateless == false then
-    local go, ended = share_in(W, state, sid, server, msg, stream)
+    local go, ended = share_in(W, state, sid, server, msg, stream, shared_version or 0)
     if not go then
       server.channel.stream = nil
       if ended then return end
@@ -379,11 +384,11 @@ function http.worker(W, setup)
   -- cache: sid -> {server, version, used}: the Servers of sessions served here
   local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0 }
   while true do
-    local kind, sid, tenant, stream, body, version, stateless, params, token = W:next(POLL)
+    local kind, sid, tenant, stream, body, version, stateless, params, token, shared_version = W:next(POLL)
     if kind == false then break end
     if kind then
       state.closing = false
-      local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless, params, token)
+      local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless, params, token, shared_version)
       if not ok then
         io.stderr:write("burrow: http worker ", W:index(), ": ", tostring(server), "\n")
         W:finish()
@@ -425,6 +430,26 @@ function http.parse_listen(s)
   port = tonumber(port)
   if port > 65535 then return nil, ("%q: port over 65535"):format(s) end
   return host, port
+end
+
+-- The approval key every instance of a deployment's store signs with:
+-- the one in the store, or mine put there when there is none; it lives a
+-- year from each instance's start (an operator who wants it fixed, or
+-- rotated, gives http.approval_key_file).
+local KEY_TTL = 365 * 86400
+local function shared_key(st, mine)
+  for _ = 1, 3 do
+    local v, ver = st:get("", "http/approval-key")
+    if v == nil then return nil, ver end
+    if v then
+      st:cas("", "http/approval-key", ver, v, KEY_TTL)
+      return v
+    end
+    local done, err = st:cas("", "http/approval-key", 0, mine, KEY_TTL)
+    if done == nil then return nil, err end
+    if done then return mine end
+  end
+  return nil, "the store's record changed under every retry"
 end
 
 --- Serve until SIGINT or SIGTERM. o: the command line (cli.lua's parse),
@@ -482,10 +507,42 @@ function http.serve(o, hc, listen)
     if not ws then return nil, ("tenant %s: %s"):format(tenants[i].name, err) end
     ws:close()
   end
+  -- the used approval states: the operator's file, which every instance
+  -- shares, or the process's state store (core.state(): its workers, each
+  -- a Lua state of its own, refuse a replay to any of them); the file is
+  -- opened now, so a bad path fails the start, not an approval
+  local approval_store = hc.approval_store
+  if approval_store then
+    local ok, serr = core.store_open(approval_store)
+    if not ok then return nil, "http.approval_store: " .. tostring(serr) end
+  end
+  -- the listener's own handle on the deployment's store (http.c): /readyz
+  -- asks it once a second, and every request of a session looks its
+  -- record up through it (httpshare.c), on the listener's threads; short
+  -- timeouts, so a store that does not answer turns the instance not
+  -- ready within about a second
+  local store
+  if main_state then
+    local spec = { kind = "redis" }
+    for k, v in pairs(main_state) do spec[k] = v end
+    spec.pool = math.max(2, main_state.pool or 4)
+    spec.timeout = math.min(main_state.timeout or 2, 1)
+    spec.connect_timeout = math.min(main_state.connect_timeout or spec.timeout, 1)
+    local ok, st, serr = pcall(core.state_open, spec)
+    if not (ok and st) then return nil, ("state (%s): %s"):format(main_state.url, tostring(ok and serr or st)) end
+    store = st
+  end
   -- the key approval states (MCP 2026-07-28) are signed with: the
-  -- operator's file, which every instance behind one proxy shares, or one
-  -- drawn now (a state then works on this instance only)
+  -- operator's file, which every instance behind one proxy shares; else,
+  -- with a deployment's store, the one the first instance drew and put
+  -- there (every instance of the store takes it); else one drawn now (a
+  -- state then works on this instance only)
   local approval_key = core.random_hex(32)
+  if store and not hc.approval_key_file then
+    local key, kerr = shared_key(store, approval_key)
+    if not key then return nil, ("state (%s): the approval key: %s"):format(main_state.url, tostring(kerr)) end
+    approval_key = key
+  end
   if hc.approval_key_file then
     local f, ferr = io.open(hc.approval_key_file, "rb")
     local key = f and f:read("a")
@@ -497,29 +554,6 @@ function http.serve(o, hc, listen)
         :format(hc.approval_key_file, #key)
     end
     approval_key = key
-  end
-  -- the used approval states: the operator's file, which every instance
-  -- shares, or the process's state store (core.state(): its workers, each
-  -- a Lua state of its own, refuse a replay to any of them); the file is
-  -- opened now, so a bad path fails the start, not an approval
-  local approval_store = hc.approval_store
-  if approval_store then
-    local ok, serr = core.store_open(approval_store)
-    if not ok then return nil, "http.approval_store: " .. tostring(serr) end
-  end
-  -- /readyz asks the deployment's store once a second (http.c): a handle
-  -- of its own, one connection, short timeouts, so a store that does not
-  -- answer turns the instance not ready within about a second
-  local store
-  if main_state then
-    local spec = { kind = "redis", pool = 1 }
-    for k, v in pairs(main_state) do spec[k] = v end
-    spec.pool = 1
-    spec.timeout = math.min(main_state.timeout or 2, 1)
-    spec.connect_timeout = math.min(main_state.connect_timeout or spec.timeout, 1)
-    local ok, st, serr = pcall(core.state_open, spec)
-    if not (ok and st) then return nil, ("state (%s): %s"):format(main_state.url, tostring(ok and serr or st)) end
-    store = st
   end
   local server, err = require("burrow.server").http_start {
     host = host, port = port, workers = hc.workers or 2, max_running = hc.max_running,

@@ -414,10 +414,11 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   }
   const char *sidh =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
-  if (!init && !listen && !v.modern && sidh) { /* another instance's session (httpshare.c)? */
+  uint64_t shared_version = 0; /* the session's record in the store (httpshare.c) */
+  if (!init && !listen && !v.modern && sidh) {
     char addr[INET6_ADDRSTRLEN];
     client_address(c, addr);
-    int why = bwh_share_adopt(h, k->token, addr, sidh);
+    int why = bwh_share_check(h, k->token, addr, sidh, &shared_version);
     if (why) {
       json_decref(m);
       return why == 503 ? store_down(h, c) : refuse(c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL, NULL);
@@ -590,6 +591,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     if (s->tenant < h->o.n_tenants) h->ten_calls[s->tenant]++;
   }
   it->kind = BW_HTTP_MSG;
+  it->shared_version = shared_version;
   if (s->stateless) {
     json_t *ph = json_object();
     if (ph) MHD_get_connection_values(c, MHD_HEADER_KIND, param_header, ph);
@@ -835,7 +837,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
                   NULL);
   char addr[INET6_ADDRSTRLEN];
   client_address(c, addr);
-  int why = bwh_share_adopt(h, k->token, addr, sidh); /* another instance's session? */
+  uint64_t shared_version;
+  int why = bwh_share_check(h, k->token, addr, sidh, &shared_version); /* httpshare.c */
   if (why == 503) return store_down(h, c);
   pthread_mutex_lock(&h->mu);
   session *s = bwh_session_find(h, sidh);

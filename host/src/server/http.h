@@ -96,6 +96,8 @@ typedef struct bw_http_item {
   long version;
   struct session *session; /* held until the item is freed */
   char *params; /* a stateless request's Mcp-Param-* headers, a JSON object (NULL: none) */
+  unsigned long long shared_version; /* its session's record in the deployment's store
+                                        when it was admitted (0: none, or not shared) */
 } bw_http_item;
 
 /* 1: the item is the one request of MCP 2026-07-28 that its session is

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -189,11 +190,13 @@ void bwh_poll_wake(bw_http *h);
 /* httpshare.c: sessions in the deployment's store (opts.store), so any
  * instance serves any of them. Both are called without the lock. */
 int bwh_shared(const bw_http *h);
-/* sid is no session here: when the store holds it for this token, it
- * becomes one here (0); 404 when the store does not hold it (or not for
- * this token), 503 when the store does not answer. 0 too when sid is a
- * session here or sessions are not shared. */
-int bwh_share_adopt(bw_http *h, int token, const char *addr, const char *sid);
+/* Every request naming session sid (not an initialize): when the store
+ * holds it for this token, 0 and its record's version in *version (a
+ * session here from now on, if it was not); 404 when the store does not
+ * hold it (or not for this token: a session here ends too), 503 when the
+ * store does not answer. 0 and version 0 when sessions are not shared. */
+int bwh_share_check(bw_http *h, int token, const char *addr, const char *sid,
+                    uint64_t *version);
 /* A DELETE: the store's record goes (every instance then drops the session). */
 void bwh_share_forget(bw_http *h, int token, const char *sid);
 

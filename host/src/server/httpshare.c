@@ -2,9 +2,13 @@
  * httpshare.c - sessions every instance serves: with a deployment's store
  * (opts.store: Redis or Valkey behind several instances), a session's
  * record lives there (the Lua worker writes it: lua/burrow/sessionstore.lua)
- * and a request for a session this instance has never seen is served like
- * any other once the store has it for the request's token. No sticky
- * proxy: any instance takes any request of any session.
+ * and every request of a session asks the store first (one round trip):
+ * one this instance has never seen is served like any other once the
+ * store has it for the request's token, one the store no longer has
+ * (deleted through another instance, expired) is 404 here too. No sticky
+ * proxy: any instance takes any request of any session. The record's
+ * version goes with the request to the worker, which reads the record
+ * again only when it is not the one it holds.
  *
  * The record is the store's "session/<id>" under the session's tenant; its
  * first line names the token that opened it ("burrow-session 1 <token id>"
@@ -12,6 +16,7 @@
  * first line is read here; the worker reads the rest.
  */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,18 +51,17 @@ static int tenant_of(const bw_http *h, int token) {
   return token >= 0 ? h->o.tokens[token].tenant : 0;
 }
 
-/* Does the store hold session sid for this token? 1 yes, 0 no, -1 the
- * store did not answer. */
-static int held(bw_http *h, int token, const char *sid) {
+/* Does the store hold session sid for this token? 1 yes (its record's
+ * version in *version), 0 no, -1 the store did not answer. */
+static int held(bw_http *h, int token, const char *sid, uint64_t *version) {
   if (h->checker && atomic_load(&h->checker->ok) == 0) return -1; /* known down: no wait */
   char key[48], want[17];
   snprintf(key, sizeof key, "session/%s", sid);
   token_id(h, token, want);
   char *val = NULL;
   size_t len = 0;
-  uint64_t version = 0;
   if (bw_state_get(h->o.store, bwh_tenant_name(h, tenant_of(h, token)), key, &val, &len,
-                   &version) != BW_OK)
+                   version) != BW_OK)
     return -1;
   int ok = 0;
   size_t m = strlen(SHARE_MAGIC), w = strlen(want);
@@ -68,19 +72,28 @@ static int held(bw_http *h, int token, const char *sid) {
   return ok;
 }
 
-int bwh_share_adopt(bw_http *h, int token, const char *addr, const char *sid) {
+int bwh_share_check(bw_http *h, int token, const char *addr, const char *sid,
+                    uint64_t *version) {
+  *version = 0;
   if (!sid || !bwh_shared(h)) return 0;
   pthread_mutex_lock(&h->mu);
-  int here = bwh_session_find(h, sid) != NULL;
+  session *s = bwh_session_find(h, sid);
+  int listen = s && (s->listen || s->stateless); /* never in the store */
   pthread_mutex_unlock(&h->mu);
-  if (here) return 0;
+  if (listen) return 0;
   if (!id_ok(sid)) return 404;
-  int r = held(h, token, sid); /* outside the lock: a round trip to the store */
+  int r = held(h, token, sid, version); /* outside the lock: a round trip to the store */
   if (r < 0) return 503;
-  if (!r) return 404;
   pthread_mutex_lock(&h->mu);
-  if (!bwh_session_find(h, sid)) { /* not made meanwhile by another request of it */
-    session *s = bwh_session_new(h, token, addr, 0);
+  s = bwh_session_find(h, sid);
+  if (!r) {
+    /* ended on another instance (deleted, or expired there): here too */
+    if (s && s->token == token) bwh_session_close(h, s, "gone from the store");
+    pthread_mutex_unlock(&h->mu);
+    return 404;
+  }
+  if (!s) { /* another instance's session: served here from now on too */
+    s = bwh_session_new(h, token, addr, 0);
     if (s) {
       snprintf(s->id, sizeof s->id, "%s", sid);
       bwh_log(h, "session %.8s adopted from the store addr=%s tenant=%s", s->id, addr,

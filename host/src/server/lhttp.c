@@ -99,10 +99,12 @@ static int push_item(lua_State *L, wstate *w) {
   const char *token = bw_http_item_token(w->h, it);
   if (token) lua_pushstring(L, token);
   else lua_pushnil(L);
-  return 9;
+  lua_pushinteger(L, (lua_Integer)it->shared_version);
+  return 10;
 }
 
-/* w:next([timeout]) -> "message", sid, tenant, stream, body, version, stateless (true, false or "listen"), param_headers, token (its sha256; nil: none) |
+/* w:next([timeout]) -> "message", sid, tenant, stream, body, version, stateless (true, false or "listen"), param_headers, token (its sha256; nil: none),
+ * shared_version (the session's record in the deployment's store when the request came; 0: none) |
  * "close" or "watch", sid, tenant, nil, nil, version | nil (timeout) | false (the server stopped). The
  * worker holds the session until w:release (or its next w:next). */
 static int w_next(lua_State *L) {
