@@ -202,6 +202,9 @@ $(B)/burrow: $(MAIN_O) $(LIB_O) $(B)/obj/gen/builtin_lua.o host/burrow.map
 $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
 	$(CC) $(CFLAGS) $(CORE_INC) -o $@ $(filter %.c %.o,$^) $(DEP_LIBS)
 $(B)/test_arena: $(B)/obj/cli/arena.o
+# test_promtext: the server's Prometheus text writer, plain C (no Lua)
+$(B)/test_promtext: $(B)/obj/server/promtext.o
+$(B)/test_promtext: private CFLAGS += -I$(SRC)/server
 $(B)/test_state $(B)/test_stateredis: host/test/state_cases.h
 
 # test_search watches grep's mapped files through a hook that only its own
