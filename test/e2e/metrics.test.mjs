@@ -21,6 +21,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { freePort, rawRequest, runToEnd, startHttp, waitFor } from "./http_helpers.mjs";
 
 const T = { timeout: 180_000 };
@@ -48,11 +49,14 @@ function setup(metrics = "{listen: \"127.0.0.1:0\"}") {
   fs.writeFileSync(path.join(dir, "ws", "notes.txt"), "alpha\n");
   fs.writeFileSync(path.join(dir, "ws", ".env"), "KEY=secret\n");
   fs.writeFileSync(path.join(dir, "wsb", "b.txt"), "bravo\n");
+  // a write under ask/ is put to the client (an elicitation)
+  fs.writeFileSync(path.join(dir, "ask.lua"), `return { name = "ask", check = function(r)
+    if r.operation == "write" and r.path:find("^ask/") then return "ask", "a write under ask/" end return "allow" end }\n`);
   fs.writeFileSync(path.join(dir, "beta.yaml"), "roots: [wsb]\ntools: [read_file, write_file]\npolicies: [default, readonly]\n");
   fs.writeFileSync(path.join(dir, "burrow.yaml"), [
     "roots: [ws]",
     "tools: [read_file, write_file, list_dir]",
-    "policies: [default, secrets]",
+    "policies: [default, secrets, ./ask.lua]",
     "http:",
     '  access_log: "off"',
     `  metrics: ${metrics}`,
@@ -75,10 +79,12 @@ async function serve(dir) {
   return s;
 }
 
-async function connect(url, token) {
+async function connect(url, token, answers = null) {
   const transport = new StreamableHTTPClientTransport(new URL(url),
     { requestInit: { headers: { authorization: `Bearer ${token}` } } });
-  const client = new Client({ name: "metrics-test", version: "1" });
+  const client = new Client({ name: "metrics-test", version: "1" }, { capabilities: answers ? { elicitation: {} } : {} });
+  // a policy's ask: answered from the list, in order
+  if (answers) client.setRequestHandler(ElicitRequestSchema, async () => answers.shift());
   await client.connect(transport);
   clients.push(client);
   transports.push(transport);
@@ -129,7 +135,7 @@ test("Prometheus scrapes the calls by tenant and tool, the denials and the sessi
   const s = await serve(dir);
   const prom = await startPrometheus(new URL(s.metrics).host);
 
-  const a = await connect(s.url, TOKEN_A);
+  const a = await connect(s.url, TOKEN_A, [{ action: "accept", content: { approve: true } }, { action: "decline" }]);
   const b = await connect(s.url, TOKEN_B);
   for (let i = 0; i < 3; i++) {
     const r = await a.callTool({ name: "read_file", arguments: { path: "notes.txt" } });
@@ -146,6 +152,10 @@ test("Prometheus scrapes the calls by tenant and tool, the denials and the sessi
     assert.equal(r._meta?.["burrow/code"], "POLICY_DENIED", JSON.stringify(r));
   }
   await assert.rejects(a.callTool({ name: "no_such_tool", arguments: {} }), /not found/);
+  const yes = await a.callTool({ name: "write_file", arguments: { path: "ask/yes.txt", content: "y" } });
+  assert.ok(!yes.isError, JSON.stringify(yes));
+  const no = await a.callTool({ name: "write_file", arguments: { path: "ask/no.txt", content: "n" } });
+  assert.equal(no._meta?.["burrow/code"], "POLICY_DENIED", JSON.stringify(no));
 
   // what Prometheus has for each, waited for (scrapes come every second)
   const want = [
@@ -159,6 +169,10 @@ test("Prometheus scrapes the calls by tenant and tool, the denials and the sessi
     ['burrow_policy_denials_total{tenant="beta",policy="readonly"}', 2],
     ['burrow_policy_denials_total{tenant="beta",policy="secrets"}', 0], // every configured policy's series, from the start
     ['burrow_unknown_tool_calls_total{tenant="default"}', 1],
+    ['burrow_approvals_total{tenant="default",result="approved"}', 1],
+    ['burrow_approvals_total{tenant="default",result="denied"}', 1],
+    ['burrow_tool_calls_total{tenant="default",tool="write_file",outcome="ok"}', 1],
+    ['burrow_tool_calls_total{tenant="default",tool="write_file",outcome="denied",code="POLICY_DENIED"}', 1],
     ['burrow_unknown_tool_calls_total{tenant="beta"}', 0],
     ['burrow_http_sessions{tenant="default"}', 1],
     ['burrow_http_sessions{tenant="beta"}', 1],
@@ -177,7 +191,7 @@ test("Prometheus scrapes the calls by tenant and tool, the denials and the sessi
   // by tenant and tool, as a dashboard asks
   const byTool = await query(prom, "sum by (tenant, tool) (burrow_tool_calls_total)");
   const table = Object.fromEntries(byTool.map((x) => [`${x.metric.tenant}/${x.metric.tool}`, x.value]));
-  assert.deepEqual(table, { "default/read_file": 5, "beta/read_file": 1, "beta/write_file": 2 });
+  assert.deepEqual(table, { "default/read_file": 5, "default/write_file": 2, "beta/read_file": 1, "beta/write_file": 2 });
   // the agent's unknown tool name is in no series
   const names = await (await fetch(`${prom.base}/api/v1/label/tool/values`)).json();
   assert.ok(!names.data.includes("no_such_tool"), JSON.stringify(names.data));
