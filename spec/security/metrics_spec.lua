@@ -101,10 +101,10 @@ describe(F.tag("the metrics listener: bounded labels, escaping, Host"), function
     for i = 1, 100 do call(sid, "probe_" .. i, {}) end
     call(sid, "read_file", { path = 'x"} 9\nburrow_fake_total 9' })
     call(sid, "read_file", { path = "a.txt" })
-    -- 60 distinct codes, some not of burrow's form
-    for i = 1, 60 do call(sid, "echo_code", { code = "CODE_" .. i }) end
+    -- codes not of burrow's form (first, while slots are free), then 60 distinct ones
     call(sid, "echo_code", { code = 'bad"code\n' })
     call(sid, "echo_code", { code = "lower" })
+    for i = 1, 60 do call(sid, "echo_code", { code = "CODE_" .. i }) end
     local text = scrape()
     for _, needle in ipairs { "evil", "probe_", "burrow_fake", "x\\\"}", "bad", "lower" } do
       assert.is_nil(text:find(needle, 1, true), needle .. " is in the metrics")
@@ -186,6 +186,8 @@ describe(F.tag("the metrics listener: bounded labels, escaping, Host"), function
     assert.equal("counter", typed.burrow_tool_calls_total)
     assert.equal("histogram", typed.burrow_tool_call_duration_seconds)
     assert.equal("gauge", typed.burrow_http_sessions)
+    local fds, max = tonumber(text:match("\nprocess_open_fds (%d+)")), tonumber(text:match("\nprocess_max_fds (%d+)"))
+    assert.is_true(fds > 3 and fds < max, ("open fds %s, their limit %s"):format(fds, max))
     assert.is_true(next(buckets) ~= nil, "a histogram series")
     for series, b in pairs(buckets) do assert.equal(b.inf, counts[series], series .. ": +Inf = _count") end
   end)
