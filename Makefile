@@ -122,12 +122,17 @@ LUA_TEXT      = policy/% $(ROCK_ANY_LUA) burrow/any.lua
 # against nbformat. love, xvfb, xauth, libgl1-mesa-dri: the LÖVE example run
 # headless by LÖVE itself, test/luajit/love_run_spec.lua. libhiredis-dev:
 # redis.c, the Redis state store; redis-server: its tests, which start
-# their own on a free port (the package's system service is never used).)
+# their own on a free port (the package's system service is never used).
+# prometheus: the metrics e2e, which starts its own on a free port
+# (test/e2e/metrics.test.mjs); installed without its recommended packages
+# (DEBS_BARE: exporters and the like it does not need).)
+DEBS_BARE := prometheus
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-lpeg-dev \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
         clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl lua-luv luajit2 libluajit2-5.1-dev \
         lua5.1 liblua5.1-0-dev lua5.2 liblua5.2-dev lua5.3 liblua5.3-dev neovim libnginx-mod-http-lua \
-        libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri libhiredis-dev redis-server
+        libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri libhiredis-dev redis-server \
+        $(DEBS_BARE)
 
 .PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install src-rock FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(LUA_SO) $(B)/burrow.pc $(TESTS) $(B)/faults.so
@@ -135,9 +140,15 @@ all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(LUA_SO) $(B)/burrow.pc $(T
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done; \
 	  command -v node >/dev/null 2>&1 || echo nodejs npm); \
+	plain=$$(for p in $$missing; do case " $(DEBS_BARE) " in *" $$p "*) ;; *) echo $$p;; esac; done); \
+	bare=$$(for p in $$missing; do case " $(DEBS_BARE) " in *" $$p "*) echo $$p;; esac; done); \
 	if [ -z "$$missing" ]; then echo "deps: all installed"; \
-	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $$missing; \
-	else echo "deps: run as root:  apt-get install -y $$missing"; exit 1; fi
+	elif [ "$$(id -u)" = 0 ]; then apt-get update && \
+	  { [ -z "$$plain" ] || apt-get install -y $$plain; } && \
+	  { [ -z "$$bare" ] || apt-get install -y --no-install-recommends $$bare; }; \
+	else echo "deps: run as root:"; \
+	  [ -z "$$plain" ] || echo "  apt-get install -y "$$plain; \
+	  [ -z "$$bare" ] || echo "  apt-get install -y --no-install-recommends "$$bare; exit 1; fi
 
 # A fresh machine: install what is missing (as root), else say what to run.
 check-deps:
@@ -202,6 +213,9 @@ $(B)/burrow: $(MAIN_O) $(LIB_O) $(B)/obj/gen/builtin_lua.o host/burrow.map
 $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
 	$(CC) $(CFLAGS) $(CORE_INC) -o $@ $(filter %.c %.o,$^) $(DEP_LIBS)
 $(B)/test_arena: $(B)/obj/cli/arena.o
+# test_promtext: the server's Prometheus text writer, plain C (no Lua)
+$(B)/test_promtext: $(B)/obj/server/promtext.o
+$(B)/test_promtext: private CFLAGS += -I$(SRC)/server
 $(B)/test_state $(B)/test_stateredis: host/test/state_cases.h
 
 # test_search watches grep's mapped files through a hook that only its own

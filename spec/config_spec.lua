@@ -476,6 +476,21 @@ policies:
         parse_err("http:\n  tenants:\n    default: {config: nope.yaml}\n"))
     end)
 
+    it("reads http.metrics: its address, allow_remote, and what is wrong with them, where", function()
+      assert.same({ listen = "127.0.0.1:9464", allow_remote = false },
+        parse("http:\n  metrics: {listen: 127.0.0.1:9464}\n").http.metrics)
+      assert.same({ listen = "[::]:9464", allow_remote = true },
+        parse("http:\n  metrics: {listen: \"[::]:9464\", allow_remote: true}\n").http.metrics)
+      assert.is_nil(parse("http:\n  listen: 127.0.0.1:8080\n").http.metrics) -- off by default
+      assert.matches('^c%.yaml:2:%d+: unknown key "path" in http%.metrics',
+        parse_err("http:\n  metrics: {listen: \"127.0.0.1:9464\", path: /m}\n"))
+      assert.matches("^c%.yaml:2:12: http%.metrics needs a listen address", parse_err("http:\n  metrics: {}\n"))
+      assert.matches("http%.metrics%.listen must be HOST:PORT", parse_err("http:\n  metrics: {listen: localhost}\n"))
+      assert.matches("http%.metrics%.allow_remote must be true or false",
+        parse_err("http:\n  metrics: {listen: \"0.0.0.0:9464\", allow_remote: yes please}\n"))
+      assert.matches("http%.metrics must be", parse_err("http:\n  metrics: 9464\n"))
+    end)
+
     it("reads the caps on a tenant's long streams and listens, the listener's and a tenant's own", function()
       local dir = os.tmpname()
       os.remove(dir)

@@ -559,6 +559,9 @@ function commands.check(o)
     say("http: listen ", o.http or hc.listen or "(none: give --http HOST:PORT)", ", ", hc.workers or 2, " workers",
       hc.max_running and (", " .. hc.max_running .. " running per tenant") or "",
       ", access log ", hc.access_log or "stderr")
+    if hc.metrics then
+      say("  metrics: http://", hc.metrics.listen, "/metrics (Prometheus)", hc.metrics.allow_remote and ", allow_remote" or "")
+    end
     local per = { default = 0 }
     for _, t in ipairs(hc.tokens or {}) do per[t.tenant or "default"] = (per[t.tenant or "default"] or 0) + 1 end
     say("  tenant default: this file's workspace, ", per.default, " token(s)")

@@ -449,7 +449,7 @@ local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body 
   max_connections_per_address = true, max_running = true, max_undo_bytes = true,
   max_unauthenticated = true, auth_timeout = true, max_kept_bytes = true, max_sessions_per_address = true,
   max_watches = true, access_log = true, approval_key_file = true, approval_ttl = true,
-  approval_store = true, max_streams = true, max_listens = true, shutdown_grace = true }
+  approval_store = true, max_streams = true, max_listens = true, shutdown_grace = true, metrics = true }
 local TOKEN_KEYS = { sha256 = true, tenant = true, max_calls = true, max_body = true, max_sessions = true }
 
 local function want_count(v, mark, what, min)
@@ -565,6 +565,21 @@ local function parse_http(v, mark)
   end
   for _, k in ipairs { "allowed_hosts", "allowed_origins" } do
     if v[k] ~= nil then out[k] = want_strings(v[k], m(k), "http." .. k) end
+  end
+  if v.metrics ~= nil then -- Prometheus's /metrics on a listener of its own
+    local mm = m("metrics")
+    want_map(v.metrics, mm, "http.metrics")
+    check_keys(v.metrics, { listen = true, allow_remote = true }, "http.metrics")
+    if v.metrics.listen == nil then fail(mm, "http.metrics needs a listen address (listen: 127.0.0.1:9464)") end
+    local listen = want_string(v.metrics.listen, value_at(v.metrics, "listen"), "http.metrics.listen")
+    if not listen:match("^%[.-%]:%d+$") and not listen:match("^[^%[%]]*:%d+$") then
+      fail(value_at(v.metrics, "listen"), "http.metrics.listen must be HOST:PORT (127.0.0.1:9464), not %q", listen)
+    end
+    local remote = v.metrics.allow_remote
+    if remote ~= nil and type(remote) ~= "boolean" then
+      fail(value_at(v.metrics, "allow_remote"), "http.metrics.allow_remote must be true or false")
+    end
+    out.metrics = { listen = listen, allow_remote = remote == true }
   end
   local names = { default = true }
   out.tenants = {}

@@ -185,6 +185,9 @@ local function workspace(state, tenant)
     local err
     ws, err = require("burrow").open(opts)
     if not ws then error("tenant " .. tenant .. ": " .. tostring(err), 0) end
+    -- http.metrics: the tenant's sink in C (httpmetrics.c), which its
+    -- calls report to beside their audit line (init.lua); nil without
+    ws.metrics = state.W:metrics(tenant)
     state.ws[tenant] = ws
   end
   return ws
@@ -382,7 +385,7 @@ end
 function http.worker(W, setup)
   collectgarbage("generational") -- as Server:run (mcp.lua): a call's garbage dies young
   -- cache: sid -> {server, version, used}: the Servers of sessions served here
-  local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0 }
+  local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0, W = W }
   while true do
     local kind, sid, tenant, stream, body, version, stateless, params, token, shared_version = W:next(POLL)
     if kind == false then break end
@@ -485,6 +488,16 @@ function http.serve(o, hc, listen)
   -- not at a client's first call; the main file's state store is every
   -- tenant's
   local main_state
+  -- http.metrics: the label values a tool or a policy may have, every
+  -- tenant's (the configuration's names, never a client's)
+  local tool_names, policy_names, seen = {}, {}, {}
+  local function label(list, name)
+    local key = (list == tool_names and "t:" or "p:") .. tostring(name)
+    if type(name) == "string" and not seen[key] then
+      seen[key] = true
+      list[#list + 1] = name
+    end
+  end
   for i = 1, #tenants do
     -- a tenant's file holds its workspace only: the listener is this file's
     local t = tenants[i]
@@ -505,6 +518,10 @@ function http.serve(o, hc, listen)
     opts.state_config = main_state
     local ws, err = require("burrow").open(opts)
     if not ws then return nil, ("tenant %s: %s"):format(tenants[i].name, err) end
+    if hc.metrics then
+      for _, t in ipairs(ws:tools()) do label(tool_names, t.name) end
+      for _, p in ipairs(ws.policies.list or {}) do label(policy_names, p.label) end
+    end
     ws:close()
   end
   -- the used approval states: the operator's file, which every instance
@@ -555,6 +572,13 @@ function http.serve(o, hc, listen)
     end
     approval_key = key
   end
+  local metrics
+  if hc.metrics then
+    local mhost, mport = http.parse_listen(hc.metrics.listen)
+    if not mhost then return nil, "http.metrics.listen: " .. mport end
+    metrics = { host = mhost, port = mport, allow_remote = hc.metrics.allow_remote,
+      tools = tool_names, policies = policy_names }
+  end
   local server, err = require("burrow.server").http_start {
     host = host, port = port, workers = hc.workers or 2, max_running = hc.max_running,
     shutdown_grace = hc.shutdown_grace or http.SHUTDOWN_GRACE, store = store,
@@ -577,6 +601,7 @@ function http.serve(o, hc, listen)
       return n
     end)(),
     access_log = hc.access_log,
+    metrics = metrics,
     setup = json.encode { cli = o, tenants = tenants, budgets = budgets, watch_budgets = watch_budgets,
       state_config = main_state, session_ttl = hc.session_ttl,
       approval_key = approval_key, approval_ttl = hc.approval_ttl, approval_store = approval_store },
@@ -585,10 +610,11 @@ function http.serve(o, hc, listen)
   -- every tenant's workspace opened above (roots, policies, the store):
   -- /readyz is 200 once the workers are up too
   server:ready()
-  local shown = host:find(":", 1, true) and "[" .. host .. "]" or host
-  io.stderr:write(("burrow %s: MCP over HTTP at http://%s:%d/mcp (%d tenant%s, %s); /healthz, /readyz; SIGINT or SIGTERM to stop\n")
-    :format(core.version, shown, server:port(), #tenants, #tenants == 1 and "" or "s",
-      #tokens > 0 and (#tokens .. " token" .. (#tokens == 1 and "" or "s")) or "no tokens: loopback only"))
+  local function shown(h) return h:find(":", 1, true) and "[" .. h .. "]" or h end
+  local scrape = metrics and ("; Prometheus metrics at http://%s:%d/metrics"):format(shown(metrics.host), server:metrics_port()) or ""
+  io.stderr:write(("burrow %s: MCP over HTTP at http://%s:%d/mcp (%d tenant%s, %s); /healthz, /readyz%s; SIGINT or SIGTERM to stop\n")
+    :format(core.version, shown(host), server:port(), #tenants, #tenants == 1 and "" or "s",
+      #tokens > 0 and (#tokens .. " token" .. (#tokens == 1 and "" or "s")) or "no tokens: loopback only", scrape))
   local why = server:wait()
   if why == "failed" then return nil, "an HTTP worker failed (see above)" end
   return true

@@ -335,6 +335,7 @@ function Workspace:decide(req, hooks)
     end
   end
   req.decision, req.reason = decision == "deny" and "deny" or "allow", reason
+  req.approval = approval -- how an ask ended (the metrics count it)
   if decision == "deny" then
     -- details: facts a program decides from (docs/tools.md "Errors"); the
     -- policy's own error text stays out of them, as out of the message
@@ -366,16 +367,31 @@ local SKIP_COUNTS = { "skipped_policy", "skipped_binary_count", "skipped_size_co
 -- Codes with which the core or the sandbox refused a call: audited as deny.
 local REFUSALS = { OUTSIDE_ROOT = true, READ_ONLY_ROOT = true, POLICY_DENIED = true, EACCES = true }
 
+-- The metrics (ws.metrics: a sink burrow.http's workers set, httpmetrics.c)
+-- of one call, from what its audit lines say: each policy's denial and
+-- each ask's end, and the agent's call itself (not the native calls a
+-- pack tool makes for it) by tool, outcome and code, and its seconds.
+local function observe(m, tool, via, reqs, code, started)
+  for _, req in ipairs(reqs) do
+    if req.decision == "deny" and req.policy then m:denial(req.policy) end
+    if req.approval then m:approval(req.approval) end
+  end
+  if via then return end
+  local outcome = code == "OK" and "ok" or (REFUSALS[code] and "denied" or "error")
+  m:call(tool.name, outcome, code, core.now() - started)
+end
+
 -- Validate, resolve and judge each path once, run, audit: one call of a
 -- tool table. via: the pack tool a native call runs for (ctx:call).
 local function invoke(self, tool, args, hooks, via)
   args = args or {}
+  local started = core.now()
   local err, field = registry.check_args(tool, args)
   if err then
     local _, msg, code = fail("INVALID_ARGUMENT", err)
+    if self.metrics and not (hooks and hooks.unaudited) then observe(self.metrics, tool, via, {}, code, started) end
     return nil, msg, code, { argument = field }
   end
-  local started = core.now()
   context = context or require "burrow.context"
   local ctx = context.new(self, tool, hooks, via, args)
   local sizes, serr = policy.sizes(args)
@@ -426,6 +442,7 @@ local function invoke(self, tool, args, hooks, via)
       for _, rec in ipairs(self.policies:after(req, outcome)) do self.audit:write(rec) end
     end
   end
+  if self.metrics and not quiet then observe(self.metrics, tool, via, ctx.reqs, outcome.code, started) end
   if res == nil then
     -- a policy's own error text: for the embedder and the operator (a fifth
     -- value), never in the message or the details the agent sees

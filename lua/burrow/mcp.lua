@@ -449,6 +449,7 @@ end
 local function run_call(self, params, id, box)
   local name = params.name
   if type(name) ~= "string" or not self.ws:tool(name) then
+    if self.ws.metrics then self.ws.metrics:unknown() end -- counted, never named (httpmetrics.c)
     return nil, -32602, ("Tool %s not found"):format(tostring(name))
   end
   local args = params.arguments

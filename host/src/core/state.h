@@ -119,6 +119,11 @@ BW_SHARED int bw_state_del(bw_state *s, const char *tenant, const char *key, uin
 /* The tenant's live entries. */
 BW_SHARED int bw_state_count(bw_state *s, const char *tenant, size_t *n);
 int bw_state_stats(bw_state *s, bw_state_totals *st);
+/* The process's operations a store could not answer (STORE_UNAVAILABLE or
+ * EIO) since it started, every store together: op 0 to BW_STATE_NOPS - 1,
+ * its name ("add", "once", "get", "cas", "del", "count") in *name. */
+enum { BW_STATE_NOPS = 6 };
+BW_SHARED uint64_t bw_state_failures(int op, const char **name);
 
 /* ---- for backends ---- */
 

@@ -144,7 +144,7 @@ static enum MHD_Result refuse_(bw_http *h, struct MHD_Connection *c, unsigned st
 #define refuse(...) refuse_(h, __VA_ARGS__)
 
 /* Host without its port; a bracketed IPv6 literal keeps its brackets. */
-static void host_name(const char *v, char *out, size_t n) {
+void bwh_host_name(const char *v, char *out, size_t n) {
   size_t len = strlen(v);
   if (v[0] == '[') {
     const char *e = strchr(v, ']');
@@ -174,7 +174,7 @@ static int origin_ok(bw_http *h, struct MHD_Connection *c) {
   const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
   char name[256];
   if (!host) return 0;
-  host_name(host, name, sizeof name);
+  bwh_host_name(host, name, sizeof name);
   if (!host_allowed(h, name)) return 0;
   const char *origin =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
@@ -185,7 +185,7 @@ static int origin_ok(bw_http *h, struct MHD_Connection *c) {
                      : !strncasecmp(origin, "https://", 8) ? origin + 8
                                                            : NULL;
   if (!rest || strchr(rest, '/')) return 0;
-  host_name(rest, name, sizeof name);
+  bwh_host_name(rest, name, sizeof name);
   return host_allowed(h, name);
 }
 

@@ -180,6 +180,9 @@ int bwh_log_start(bw_http *h); /* the writer thread; -1: cannot (lines are then 
 void bwh_log_stop(bw_http *h); /* what is queued is written; later lines are written in place */
 int bwh_log_free(bw_http *h); /* 1: its thread is stuck writing and keeps the log (leave it open) */
 const char *bwh_tenant_name(const bw_http *h, int t);
+/* A Host header's name without its port (a bracketed IPv6 literal keeps
+ * its brackets), cut to n - 1 bytes. */
+void bwh_host_name(const char *v, char *out, size_t n);
 void bwh_note_cancel(bw_http *h, session *s, const json_t *id);
 /* the reaper thread (arg: the bw_http) */
 void *bwh_reaper(void *arg);

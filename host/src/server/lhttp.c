@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "http.h"
+#include "httpmetrics.h"
 #include "lcore.h"
 #include "state.h"
 #include "ljson.h"
@@ -34,9 +35,11 @@
 
 #define HTTP_MT "burrow.Http"
 #define WORKER_MT "burrow.HttpWorker"
+#define METRICS_MT "burrow.HttpMetrics"
 
 typedef struct wstate {
   bw_http *h;
+  bw_metrics *m; /* NULL: no http.metrics */
   int index;
   bw_http_item *cur; /* the item being handled, freed by the next next() */
 } wstate;
@@ -44,6 +47,8 @@ typedef struct wstate {
 typedef struct server {
   bw_http *h;
   bw_http_opts o; /* its strings and arrays are the server's, freed with it */
+  bw_metrics_opts mo; /* the same; mo.host NULL: no metrics listener */
+  bw_metrics *m;
   int nworkers, started;
   int n_names; /* o.tenant_names */
   pthread_t *threads;
@@ -218,6 +223,57 @@ static int w_cancel_task(lua_State *L) {
   return 1;
 }
 
+/* The sink of a tenant's reports (lua/burrow/init.lua, mcp.lua): the
+ * listener's metrics and the tenant's index in them. */
+typedef struct msink {
+  bw_metrics *m;
+  int tenant;
+} msink;
+
+/* w:metrics(tenant) -> the tenant's sink | nil (no http.metrics) */
+static int w_metrics(lua_State *L) {
+  wstate *w = check_worker(L);
+  lua_Integer t = luaL_checkinteger(L, 2);
+  if (!w->m) return 0;
+  msink *k = lua_newuserdatauv(L, sizeof *k, 0);
+  k->m = w->m;
+  k->tenant = (int)t - 1;
+  luaL_setmetatable(L, METRICS_MT);
+  return 1;
+}
+
+/* sink:call(tool, outcome, code, seconds) */
+static int m_call(lua_State *L) {
+  msink *k = luaL_checkudata(L, 1, METRICS_MT);
+  bw_metrics_call(k->m, k->tenant, luaL_checkstring(L, 2), luaL_checkstring(L, 3),
+                  luaL_optstring(L, 4, NULL), luaL_checknumber(L, 5));
+  return 0;
+}
+
+/* sink:unknown(): a tools/call of a tool the tenant does not serve */
+static int m_unknown(lua_State *L) {
+  msink *k = luaL_checkudata(L, 1, METRICS_MT);
+  bw_metrics_unknown_tool(k->m, k->tenant);
+  return 0;
+}
+
+/* sink:denial(policy) */
+static int m_denial(lua_State *L) {
+  msink *k = luaL_checkudata(L, 1, METRICS_MT);
+  bw_metrics_denial(k->m, k->tenant, luaL_checkstring(L, 2));
+  return 0;
+}
+
+/* sink:approval(result) */
+static int m_approval(lua_State *L) {
+  msink *k = luaL_checkudata(L, 1, METRICS_MT);
+  bw_metrics_approval(k->m, k->tenant, luaL_checkstring(L, 2));
+  return 0;
+}
+
+static const luaL_Reg metrics_methods[] = {
+    {"call", m_call}, {"unknown", m_unknown}, {"denial", m_denial}, {"approval", m_approval}, {NULL, NULL}};
+
 static int w_index(lua_State *L) {
   lua_pushinteger(L, check_worker(L)->index + 1);
   return 1;
@@ -228,7 +284,7 @@ static const luaL_Reg worker_methods[] = {
     {"record", w_record},     {"release", w_release},   {"gone", w_gone},
     {"begin", w_begin},       {"finish", w_finish}, {"cancelled", w_cancelled},
     {"task", w_task},         {"cancel_task", w_cancel_task},
-    {"index", w_index},       {NULL, NULL}};
+    {"index", w_index},       {"metrics", w_metrics},       {NULL, NULL}};
 
 typedef struct wstart {
   server *srv;
@@ -254,6 +310,10 @@ static void *worker_main(void *arg) {
   lua_pop(L, 1);
   luaL_newmetatable(L, WORKER_MT);
   luaL_newlib(L, worker_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, METRICS_MT);
+  luaL_newlib(L, metrics_methods);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
   lua_pushcfunction(L, traceback);
@@ -335,6 +395,9 @@ static void server_free(server *srv) {
   free_list(srv->o.allowed_hosts, srv->o.n_hosts);
   free_list(srv->o.allowed_origins, srv->o.n_origins);
   free_list(srv->o.tenant_names, srv->n_names);
+  free((char *)srv->mo.host);
+  free_list(srv->mo.tools, srv->mo.n_tools);
+  free_list(srv->mo.policies, srv->mo.n_policies);
   free((char *)srv->o.access_log);
   free((void *)srv->o.tokens);
   free((void *)srv->o.tenants);
@@ -350,6 +413,7 @@ static void server_free(server *srv) {
  * the process is to end now. The number left. */
 static int server_end(server *srv, int stopped, double by) {
   int left = 0;
+  bw_metrics_stop(srv->m); /* it reads the listener: stopped first */
   if (srv->h) {
     if (!stopped) bw_http_stop(srv->h);
     for (int i = 0; i < srv->started; i++) {
@@ -374,6 +438,7 @@ static int server_end(server *srv, int stopped, double by) {
     }
     if (!left) bw_http_free(srv->h);
   }
+  if (!left) bw_metrics_free(srv->m); /* else a worker left running may still report */
   pthread_sigmask(SIG_SETMASK, &srv->old, NULL);
   if (!left) server_free(srv);
   return left;
@@ -388,7 +453,9 @@ static int server_end(server *srv, int stopped, double by) {
  * ("stderr", "off" or a file), tokens = {{sha256, tenant,
  * max_calls, max_body, max_sessions}...}, tenant_limits = {{max_calls,
  * max_sessions, max_running, max_kept_bytes, max_queued, max_streams, max_listens}...} (by tenant, 1: the
- * default), setup, module} -> Http | nil, message. SIGINT, SIGTERM and
+ * default), metrics = {host, port, allow_remote, tools, policies} (the
+ * /metrics listener, httpmetrics.c; nil: none), setup, module} -> Http |
+ * nil, message. SIGINT, SIGTERM and
  * SIGHUP stay blocked in the calling thread (and the threads it starts)
  * until http:wait, which takes them, returns; on failure its mask is as
  * it was. */
@@ -470,6 +537,19 @@ static int l_http_start(lua_State *L) {
   lua_pop(L, 1);
   if (!ten) goto fail;
   srv->grace = opt_number(L, 1, "shutdown_grace", 10);
+  lua_getfield(L, 1, "metrics"); /* {host, port, allow_remote, tools, policies} | nil */
+  if (lua_istable(L, -1)) {
+    int t = lua_gettop(L);
+    srv->mo.host = opt_string(L, t, "host", "127.0.0.1");
+    srv->mo.port = (int)opt_number(L, t, "port", 9464);
+    lua_getfield(L, t, "allow_remote");
+    srv->mo.allow_remote = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    srv->mo.tools = opt_list(L, t, "tools", &srv->mo.n_tools);
+    srv->mo.policies = opt_list(L, t, "policies", &srv->mo.n_policies);
+    if (!srv->mo.host || !srv->mo.tools || !srv->mo.policies) goto fail;
+  }
+  lua_pop(L, 1);
   lua_getfield(L, 1, "store"); /* the deployment's store, for /readyz */
   if (!lua_isnil(L, -1)) {
     bw_state *st = bw_lstate_at(L, -1);
@@ -508,11 +588,19 @@ static int l_http_start(lua_State *L) {
     lua_pushstring(L, msg);
     return 2;
   }
+  /* the metrics listener before the workers, which report to it */
+  if (srv->mo.host && !(srv->m = bw_metrics_start(srv->h, &srv->mo, msg, sizeof msg))) {
+    server_end(srv, 0, 0);
+    lua_pushnil(L);
+    lua_pushstring(L, msg);
+    return 2;
+  }
   box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->srv = NULL;
   luaL_setmetatable(L, HTTP_MT);
   for (int i = 0; i < srv->nworkers; i++) {
     srv->w[i].h = srv->h;
+    srv->w[i].m = srv->m;
     srv->w[i].index = i;
     wstart *ws = malloc(sizeof *ws);
     if (ws) {
@@ -606,8 +694,16 @@ static int l_token_hash(lua_State *L) {
   return 1;
 }
 
+/* http:metrics_port() -> the metrics listener's port | nil (none) */
+static int h_metrics_port(lua_State *L) {
+  server *srv = check_server(L);
+  if (!srv->m) return 0;
+  lua_pushinteger(L, bw_metrics_port(srv->m));
+  return 1;
+}
+
 static const luaL_Reg http_methods[] = {
-    {"port", h_port}, {"ready", h_ready}, {"wait", h_wait}, {NULL, NULL}};
+    {"port", h_port}, {"metrics_port", h_metrics_port}, {"ready", h_ready}, {"wait", h_wait}, {NULL, NULL}};
 
 void bw_http_register(lua_State *L) {
   luaL_newmetatable(L, HTTP_MT);
