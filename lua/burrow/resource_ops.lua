@@ -162,7 +162,7 @@ function ops.create(self, params, id)
   if not ran then return r, msg, code, details end
   if not r then
     if code == "HASH_MISMATCH" then
-      local now = details and details.current_hash
+      local now = details and details.current
       return precondition(uri, path, "alreadyExists", now ~= "absent" and now or nil)
     end
     return refusal(uri, msg, code)
@@ -183,7 +183,7 @@ function ops.update(self, params, id)
   if not ran then return r, msg, code, details end
   if not r then
     if code == "HASH_MISMATCH" then
-      local now = details and details.current_hash
+      local now = details and details.current
       if now == "absent" then
         return nil, -32602, "Resource not found: " .. uri, { reason = "notFound", uri = uri, code = "ENOENT" }
       end

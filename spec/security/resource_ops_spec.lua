@@ -131,6 +131,20 @@ describe(F.tag("security: resource operations reach what the tools reach, no mor
     unchanged()
   end)
 
+  it("the stat tool's content_hash: no hash of a denied file, of a link's target, or through a link out", function()
+    local r, _, code = ws:call("stat", { path = "/w/.env", content_hash = true })
+    assert.is_nil(r)
+    assert.equal("POLICY_DENIED", code)
+    r = assert(ws:call("stat", { path = "/w/out-link", content_hash = true }))
+    assert.equal("symlink", r.type)
+    assert.is_nil(r.content_hash)
+    r, _, code = ws:call("stat", { path = "/w/dir-link/out.txt", content_hash = true })
+    assert.is_nil(r)
+    assert.equal("OUTSIDE_ROOT", code)
+    r = assert(ws:call("stat", { path = "/w/ok.txt", content_hash = true }))
+    assert.equal(core.sha256("fine\n"), r.content_hash)
+  end)
+
   it("a malformed URI is refused before any path is made of it", function()
     for _, u in ipairs { "file://evil.example/w/ok.txt", "file:///w/ok.txt?x", "file:///w/ok%2", "file:///w/ok%00.txt",
       "file:w/ok.txt", "/w/ok.txt" } do
