@@ -101,7 +101,10 @@ describe(H.tag("resource operations (io.modelcontextprotocol/resource-operations
       req(11, "resources/delete", { uri = uri("d/x.txt") }),
       req(12, "resources/update", { uri = n, contents = text(n, "z"), ifMatch = st.version }),
       req(13, "resources/stat", { uri = uri("d") }),
+      req(14, "resources/update", { uri = uri("zz/yy/f.txt"), contents = text(uri("zz/yy/f.txt"), "z"), ifMatch = st.version }),
     })
+    assert.equal("notFound", got[14].error.data.reason, json.encode(got[14]))
+    assert.is_false(H.exists(dir, "zz"), "an update makes no folder")
     assert.equal("versionMismatch", got[8].error.data.reason)
     assert.is_table(got[9].result, json.encode(got[9]))
     assert.is_nil(H.read(dir .. "/new/b.dat"))

@@ -10,7 +10,7 @@
 --
 --   resources/stat     stat {path, content_hash = true}
 --   resources/create   write_file {path, content, encoding = "base64", expected_hash = "absent"}
---   resources/update   write_file {..., expected_hash = the hash ifMatch names}
+--   resources/update   write_file {..., expected_hash = the hash ifMatch names, create_dirs = false}
 --   resources/delete   remove {path, expected_hash = the hash ifMatch names, or stat's}
 --
 -- A file's version is its content_hash (the SHA-256 of its bytes,
@@ -179,7 +179,7 @@ function ops.update(self, params, id)
   if not bytes then return nil, mime_or_code, emsg2, edata2 end
   local expected = ops.hash_of(path, params.ifMatch) or NO_HASH
   local ran, r, msg, code, details = run(self, "write_file", { path = path, content = core.base64_encode(bytes),
-    encoding = "base64", expected_hash = expected }, params, id, uri)
+    encoding = "base64", expected_hash = expected, create_dirs = false }, params, id, uri)
   if not ran then return r, msg, code, details end
   if not r then
     if code == "HASH_MISMATCH" then
