@@ -85,7 +85,8 @@ local function run(self, tool, args, params, id, uri)
 end
 
 -- The bytes of params.contents (TextResourceContents or
--- BlobResourceContents for uri), or nil and the error.
+-- BlobResourceContents for uri), their mimeType and the blob as sent; or
+-- nil and the error.
 local function contents_of(params, uri, path)
   local c = params.contents
   if type(c) ~= "table" or getmetatable(c) == json.array_mt then return invalid(uri, "contents must be an object") end
@@ -102,7 +103,7 @@ local function contents_of(params, uri, path)
   if c.mimeType ~= nil and c.mimeType ~= mime and c.mimeType ~= resources.mime(path) then
     return not_supported(uri, ("a file's mimeType follows its name here (%s), not %s"):format(mime, tostring(c.mimeType)))
   end
-  return bytes, mime
+  return bytes, mime, c.blob -- a blob goes to write_file as sent: no second copy
 end
 
 local function name_of(path) return path:match("([^/]*)/*$") end
@@ -155,9 +156,9 @@ function ops.create(self, params, id)
   local path, ecode, emsg, edata = target(self, params.uri)
   if not path then return nil, ecode, emsg, edata end
   local uri = params.uri
-  local bytes, mime_or_code, emsg2, edata2 = contents_of(params, uri, path)
-  if not bytes then return nil, mime_or_code, emsg2, edata2 end
-  local ran, r, msg, code, details = run(self, "write_file", { path = path, content = core.base64_encode(bytes),
+  local bytes, mime_or_code, blob_or_msg, edata2 = contents_of(params, uri, path)
+  if not bytes then return nil, mime_or_code, blob_or_msg, edata2 end
+  local ran, r, msg, code, details = run(self, "write_file", { path = path, content = blob_or_msg or core.base64_encode(bytes),
     encoding = "base64", expected_hash = "absent" }, params, id, uri)
   if not ran then return r, msg, code, details end
   if not r then
@@ -175,10 +176,10 @@ function ops.update(self, params, id)
   if not path then return nil, ecode, emsg, edata end
   local uri = params.uri
   if type(params.ifMatch) ~= "string" then return invalid(uri, "ifMatch (a version from resources/stat, create, update or read) is required") end
-  local bytes, mime_or_code, emsg2, edata2 = contents_of(params, uri, path)
-  if not bytes then return nil, mime_or_code, emsg2, edata2 end
+  local bytes, mime_or_code, blob_or_msg, edata2 = contents_of(params, uri, path)
+  if not bytes then return nil, mime_or_code, blob_or_msg, edata2 end
   local expected = ops.hash_of(path, params.ifMatch) or NO_HASH
-  local ran, r, msg, code, details = run(self, "write_file", { path = path, content = core.base64_encode(bytes),
+  local ran, r, msg, code, details = run(self, "write_file", { path = path, content = blob_or_msg or core.base64_encode(bytes),
     encoding = "base64", expected_hash = expected, create_dirs = false }, params, id, uri)
   if not ran then return r, msg, code, details end
   if not r then
