@@ -189,3 +189,34 @@ test("v1 client in a 2025-11-25 session: the extension as experimental, a subscr
   await waitFor(() => heard.includes(u), "the subscriber's update of notes.md");
   await c.close();
 });
+
+test("raw HTTP at 2026-07-28: no Mcp-Name needed for the operations; one that names another URI is refused before anything runs", T, async () => {
+  const dir = setup();
+  const s = await startHttp(["--config", path.join(dir, "burrow.yaml")]);
+  servers.push(s);
+  const u = uri(dir, "notes.md");
+  let id = 0;
+  const post = async (method, params, name) => {
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28", "mcp-method": method, ...(name ? { "mcp-name": name } : {}) };
+    const body = JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params: { ...params, _meta: {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } } });
+    const r = await fetch(s.url, { method: "POST", headers, body });
+    const t = await r.text();
+    if (!t) assert.fail(`${method}: HTTP ${r.status} with no body`);
+    const m = t.startsWith("{") ? JSON.parse(t) : t.split("\n").filter((l) => l.startsWith("data:") && l.slice(5).trim())
+      .map((l) => JSON.parse(l.slice(5))).find((x) => x.id === id);
+    return { status: r.status, msg: m };
+  };
+  const st = await post("resources/stat", { uri: u });
+  assert.equal(st.status, 200);
+  assert.equal(st.msg.result.resultType, "complete");
+  assert.equal(st.msg.result.ttlMs, 0);
+  const named = await post("resources/stat", { uri: u }, u);
+  assert.equal(named.msg.result.version, st.msg.result.version);
+  const other = await post("resources/update", { uri: u, contents: { uri: u, text: "x" }, ifMatch: st.msg.result.version },
+    uri(dir, "locked/keep.txt"));
+  assert.equal(other.status, 400);
+  assert.equal(other.msg.error.code, -32020);
+  assert.equal(fs.readFileSync(file(dir, "notes.md"), "utf8"), "# Plan\n");
+});
