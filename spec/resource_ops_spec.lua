@@ -193,6 +193,34 @@ describe(H.tag("resource operations (io.modelcontextprotocol/resource-operations
     assert.equal("# A\n", H.read(dir .. "/a.md"))
   end)
 
+  it("the binary over stdio, both eras: stat, a stale update refused, an update written", function()
+    local cfg = H.write(H.tmpdir(), "burrow.yaml", ("roots: [%s]\n"):format(dir))
+    local u = uri("a.md")
+    local v = resources.version(dir .. "/a.md", H.sha256_of("# A\n"))
+    local stale = resources.version(dir .. "/a.md", H.sha256_of("old"))
+    local meta = H.META_2026
+    local got, err = H.mcp_config(cfg, {
+      { id = 1, method = "initialize", params = { protocolVersion = "2025-11-25", capabilities = {},
+        clientInfo = { name = "busted", version = "1" } } },
+      { method = "notifications/initialized" },
+      { id = 2, method = "resources/stat", params = { uri = u } },
+      { id = 3, method = "resources/update", params = { uri = u, contents = text(u, "# S\n"), ifMatch = stale } },
+      { id = 4, method = "resources/update", params = { uri = u, contents = text(u, "# S\n"), ifMatch = v } },
+      { id = 5, method = "resources/stat", params = { uri = u, _meta = meta } },
+      { id = 6, method = "resources/update", params = { uri = u, contents = text(u, "# T\n"), ifMatch = v, _meta = meta } },
+    })
+    assert.equal(v, got[2].result and got[2].result.version, err)
+    assert.equal(-32010, got[3].error.code)
+    assert.equal(v, got[3].error.data.currentVersion)
+    local v2 = got[4].result.version
+    assert.equal(resources.version(dir .. "/a.md", H.sha256_of("# S\n")), v2)
+    assert.equal(v2, got[5].result.version)
+    assert.equal("complete", got[5].result.resultType)
+    assert.equal(-32010, got[6].error.code)
+    assert.equal(v2, got[6].error.data.currentVersion)
+    assert.equal("# S\n", H.read(dir .. "/a.md"))
+  end)
+
   it("2026-07-28: an ask on write_file is an input_required round; the retry writes", function()
     local pol = H.write(H.tmpdir(), "ask.lua", [[return { name = "ask", check = function(r)
       if r.operation == "write" then return "ask", "a human decides" end
