@@ -103,12 +103,15 @@ describe("burrow.sessionstore", function()
     assert.is_false((st:get("t1", "session/" .. SID)))
   end)
 
-  it("answers wait in the store for their asker, in order, bounded", function()
+  it("answers wait in the store for their asker, each taken by the call that asked it, bounded", function()
     for i = 1, 3 do assert.is_true(ss.post_answer(st, "t1", SID, { id = "q" .. i, result = {} })) end
-    local got = ss.take_answers(st, "t1", SID)
-    assert.equal(3, #got)
-    assert.matches('"id":"q1"', got[1])
-    assert.same({}, ss.take_answers(st, "t1", SID))
+    local got = ss.take_answers(st, "t1", SID, "q2")
+    assert.equal(1, #got)
+    assert.matches('"id":"q2"', got[1])
+    assert.same({}, ss.take_answers(st, "t1", SID, "q2"))
+    assert.equal(1, #ss.take_answers(st, "t1", SID, "q1"))
+    assert.equal(1, #ss.take_answers(st, "t1", SID, "q3"))
+    assert.is_false((st:get("t1", "answers/" .. SID))) -- the last one taken: the record goes
     for i = 1, ss.MAX_ANSWERS do assert.is_true(ss.post_answer(st, "t1", SID, { id = i, result = {} })) end
     local ok, why = ss.post_answer(st, "t1", SID, { id = 0, result = {} })
     assert.is_nil(ok)

@@ -101,8 +101,8 @@ local function http_channel(W, state, sid)
       -- a shared session's answers may reach another instance, which puts
       -- them in the store (burrow.sessionstore): looked for as often
       local kind, s, _, stream, body = W:next_of(sid, math.min(left, ch.shared and 0.05 or POLL))
-      if kind == nil and ch.shared and #inbox == 0 then
-        inbox = sessionstore.take_answers(ch.shared.st, ch.shared.tenant, sid)
+      if kind == nil and ch.shared and #inbox == 0 and ch.awaiting ~= nil then
+        inbox = sessionstore.take_answers(ch.shared.st, ch.shared.tenant, sid, ch.awaiting)
       end
       if kind == nil and #inbox > 0 then return table.remove(inbox, 1) end
       if kind == false then return nil, "the server is stopping" end

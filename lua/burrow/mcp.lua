@@ -305,7 +305,11 @@ end
 -- arrive meanwhile are kept for the main loop.
 function Server:await(id, timeout)
   while true do
+    -- the channel may look for this answer elsewhere too (HTTP: another
+    -- instance that took it puts it in the store)
+    self.channel.awaiting = id
     local line, why = self.channel:next(timeout)
+    self.channel.awaiting = nil
     if line == nil then return nil, why or "the client closed the connection" end
     if line == false and why == "watch" then -- changes go out while we wait
       self:pump_watch()

@@ -134,13 +134,13 @@ end
 -- kept in the store for the asker, wherever it runs. True, or nil and why.
 function M.post_answer(st, tenant, sid, msg)
   local k = "answers/" .. sid
-  local text = json.encode(msg)
+  local entry = { id = json.encode(msg.id), text = json.encode(msg) }
   for _ = 1, RETRIES do
     local v, ver = st:get(tenant, k)
     if v == nil then return nil, ver end
     local list = v and json.decode(v) or {}
     if #list >= M.MAX_ANSWERS then return nil, "too many answers waiting" end
-    list[#list + 1] = text
+    list[#list + 1] = entry
     local done, err = st:cas(tenant, k, v and ver or 0, json.encode(list), M.ANSWER_TTL)
     if done == nil then return nil, err end
     if done then return true end
@@ -148,15 +148,30 @@ function M.post_answer(st, tenant, sid, msg)
   return nil, "the answers' record changed under every retry"
 end
 
---- The answers waiting for session sid's calls (their texts, in order),
--- taken from the store; {} when none or when the store does not answer.
-function M.take_answers(st, tenant, sid)
-  local k = "answers/" .. sid
-  local v, ver = st:get(tenant, k)
-  if not v then return {} end
-  if not st:del(tenant, k, ver) then return {} end -- taken by another call meanwhile
-  local ok, list = pcall(json.decode, v)
-  return ok and type(list) == "table" and list or {}
+--- The answers to our request id waiting for session sid's call that asked
+-- it (their texts), taken from the store, the others' left for their
+-- askers (two calls of one session may ask at once, on two instances);
+-- {} when none or when the store does not answer.
+function M.take_answers(st, tenant, sid, id)
+  local k, want = "answers/" .. sid, json.encode(id)
+  for _ = 1, RETRIES do
+    local v, ver = st:get(tenant, k)
+    if not v then return {} end
+    local ok, list = pcall(json.decode, v)
+    if not ok or type(list) ~= "table" then list = {} end
+    local mine, rest = {}, {}
+    for _, e in ipairs(list) do
+      if type(e) == "table" and e.id == want then mine[#mine + 1] = e.text
+      elseif type(e) == "table" then rest[#rest + 1] = e end
+    end
+    if #mine == 0 then return {} end
+    local done
+    if #rest == 0 then done = st:del(tenant, k, ver)
+    else done = st:cas(tenant, k, ver, json.encode(rest), M.ANSWER_TTL) end
+    if done == nil then return {} end
+    if done then return mine end
+  end
+  return {}
 end
 
 --- Is msg (a decoded body) a response, or a batch of them only?
