@@ -316,8 +316,10 @@ busted_walk() { stage_busted walk busted-walk "" --exclude-pattern=install_spec 
 # their output is shown when both are done, each with the wall time of the
 # pair. BURROW_SERIAL_BUSTED=1 runs them one after the other.
 PAIR=0
-case " $STAGES " in *" busted-openat2 "*" busted-walk "*)
-  [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ] && [ "${BURROW_SERIAL_BUSTED:-0}" != 1 ] && PAIR=1 ;;
+case " $STAGES " in *" busted-openat2 "*)
+  case " $STAGES " in *" busted-walk "*)
+    [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ] && [ "${BURROW_SERIAL_BUSTED:-0}" != 1 ] && PAIR=1 ;;
+  esac ;;
 esac
 
 SECONDS=0
