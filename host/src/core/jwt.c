@@ -242,16 +242,6 @@ static json_t *part_json(const char *s, size_t n) {
   return j;
 }
 
-int bw_jwt_kid(const char *token, char *out, size_t outlen) {
-  parts p;
-  json_t *h = split(token, &p) ? NULL : part_json(p.h, p.hn);
-  if (!h) return -1;
-  const char *kid = json_string_value(json_object_get(h, "kid"));
-  snprintf(out, outlen, "%s", kid ? kid : "");
-  json_decref(h);
-  return 0;
-}
-
 /* ES256's signature is r||s (32 bytes each); EVP wants DER. */
 static unsigned char *es256_der(const unsigned char *sig, size_t n, size_t *dn) {
   if (n != 64) return NULL;

@@ -48,11 +48,6 @@ typedef struct bw_jwt_want {
   int skew;             /* seconds of clock skew allowed on exp, nbf, iat */
 } bw_jwt_want;
 
-/* The kid of a token's header (a copy into out, "" without one): 0, or -1
- * when the token is malformed. Lets a caller fetch the keys again for a
- * kid it does not know before checking. */
-BW_SHARED int bw_jwt_kid(const char *token, char *out, size_t outlen);
-
 /* Check token against keys and want: BW_JWT_OK and its claims in *claims
  * (the caller's reference), or the status and a sentence in err. */
 BW_SHARED bw_jwt_status bw_jwt_verify(const char *token, const bw_jwks *keys,
@@ -67,6 +62,6 @@ BW_SHARED bw_jwt_status bw_jwt_claims_ok(json_t *claims, const bw_jwt_want *want
 /* base64url without padding (RFC 7515 section 2), strictly: any other
  * byte, padding or a length of 4n+1 is refused. 0 and a malloc'd buffer
  * (NUL-terminated, its length in *n), or -1. */
-BW_SHARED int bw_b64url_decode(const char *s, size_t len, unsigned char **out, size_t *n);
+int bw_b64url_decode(const char *s, size_t len, unsigned char **out, size_t *n);
 
 #endif
