@@ -150,7 +150,7 @@ end
 -- A Server from a snapshot (snapshot's inverse): the principal as the
 -- listener admitted this request.
 local function restore(server, text)
-  local fixed = { tenant = server.session.tenant, token = server.session.token, read_only = server.session.read_only,
+  local fixed = { tenant = server.session.tenant, token = server.session.token, read_only = server.session.read_only or false,
     undo_budget = server.session.undo_budget, watch_budget = server.session.watch_budget }
   local s, extra = session.decode(text, fixed)
   if not s then return end
