@@ -15,8 +15,9 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { createHash, generateKeyPairSync, randomUUID } from "node:crypto";
+import { createHash, createPrivateKey, generateKeyPairSync, randomUUID, sign as cryptoSign } from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -53,7 +54,7 @@ function startProvider(port, keys) {
       out += d;
       const m = /ready (\S+)/.exec(out);
       if (m) resolve({ issuer: m[1], stop: () => new Promise((r) => {
-        if (proc.exitCode !== null) return r();
+        if (proc.exitCode !== null || proc.signalCode !== null) return r();
         proc.removeAllListeners("exit");
         proc.on("exit", () => r());
         proc.kill("SIGTERM");
@@ -293,4 +294,89 @@ test("a key rotation at the provider is picked up; the provider stopped, a new k
   const held = await call(fresh, "read_file", { path: "notes.txt" });
   assert.equal(held.status, 200);
   assert.equal(held.body.result.isError, undefined);
+});
+
+// An issuer of the test's own (metadata and keys from a plain HTTP server
+// that counts what burrow fetches), for what an attacker could do with the
+// fetches themselves.
+function fakeIssuer(keys) {
+  const hits = { meta: 0, jwks: 0 };
+  const pub = keys.map((k) => { const { d, ...p } = k; return p; });
+  return new Promise((resolve) => {
+    const srv = http.createServer((req, res) => {
+      const iss = `http://127.0.0.1:${srv.address().port}`;
+      if (req.url === "/.well-known/openid-configuration") {
+        hits.meta++;
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ issuer: iss, jwks_uri: `${iss}/jwks` }));
+      } else if (req.url === "/jwks") {
+        hits.jwks++;
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ keys: pub }));
+      } else { res.writeHead(404); res.end(); }
+    });
+    srv.listen(0, "127.0.0.1", () => resolve({ issuer: `http://127.0.0.1:${srv.address().port}`, hits,
+      stop: () => new Promise((r) => { srv.close(() => r()); srv.closeAllConnections(); }) }));
+  });
+}
+
+/** An ES256 JWT signed here with key (a private JWK), header kid as given. */
+function sign(key, kid, claims) {
+  const h = Buffer.from(JSON.stringify({ alg: "ES256", typ: "at+jwt", kid })).toString("base64url");
+  const p = Buffer.from(JSON.stringify(claims)).toString("base64url");
+  const s = cryptoSign("sha256", Buffer.from(`${h}.${p}`), { key: createPrivateKey({ key, format: "jwk" }), dsaEncoding: "ieee-p1363" });
+  return `${h}.${p}.${s.toString("base64url")}`;
+}
+
+async function burrowFor(iss, extra = "") {
+  const port = await freePort();
+  const u = `http://127.0.0.1:${port}/mcp`;
+  const dir = fs.mkdtempSync(path.join(TMP, "b-"));
+  fs.mkdirSync(path.join(dir, "ws"));
+  fs.writeFileSync(path.join(dir, "ws", "notes.txt"), "alpha\n");
+  fs.writeFileSync(path.join(dir, "burrow.yaml"),
+    `roots: [ws]\nhttp:\n  oauth:\n    issuer: ${iss}\n    audience: ${u}\n${extra}`);
+  const b = await startHttp(["--config", path.join(dir, "burrow.yaml")], { listen: `127.0.0.1:${port}` });
+  others.push(b);
+  return { b, url: u };
+}
+
+async function callAt(at, tok) {
+  const r = await fetch(at, { method: "POST", headers: { "content-type": "application/json",
+    accept: "application/json, text/event-stream", authorization: `Bearer ${tok}` },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }) });
+  await r.text();
+  return { status: r.status, www: r.headers.get("www-authenticate") };
+}
+
+test("made-up kids cost at most one fetch per refetch_interval; a huge token is refused unread", T, async () => {
+  const key = ec();
+  const fake = await fakeIssuer([key]);
+  others.push(fake);
+  const { url: at } = await burrowFor(fake.issuer, "    refetch_interval: 1h\n");
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { iss: fake.issuer, sub: "agent", aud: at, exp: now + 300, iat: now };
+  assert.equal((await callAt(at, sign(key, key.kid, claims))).status, 200);
+  assert.deepEqual(fake.hits, { meta: 1, jwks: 1 });
+  for (let i = 0; i < 30; i++) {
+    const r = await callAt(at, sign(key, `made-up-${i}`, claims));
+    assert.equal(r.status, 401);
+    assert.match(r.www, /no key of the issuer has kid made-up-/);
+  }
+  assert.deepEqual(fake.hits, { meta: 1, jwks: 1 }, "no fetch for the made-up kids");
+  const huge = await callAt(at, sign(key, key.kid, { ...claims, pad: "x".repeat(20_000) }));
+  assert.equal(huge.status, 401);
+  assert.match(huge.www, /too long/);
+  assert.deepEqual(fake.hits, { meta: 1, jwks: 1 });
+});
+
+test("an issuer that cannot be reached: every JWT 503 (fail closed), with a log line", T, async () => {
+  const iss = `http://127.0.0.1:${await freePort()}`; // nothing listens there
+  const { b, url: at } = await burrowFor(iss);
+  const now = Math.floor(Date.now() / 1000);
+  const key = ec();
+  const r = await callAt(at, sign(key, key.kid, { iss, sub: "agent", aud: at, exp: now + 300 }));
+  assert.equal(r.status, 503);
+  assert.match(b.stderr(), /burrow: oauth: cannot fetch the keys of http:\/\/127\.0\.0\.1:\d+: .*refusing every JWT \(503\) until they can be fetched/);
 });
