@@ -250,7 +250,7 @@ test("the read-only scope reads, and write_file is refused 403 insufficient_scop
   const w = await call(tok, "write_file", { path: "ro.txt", content: "no\n" });
   assert.equal(w.status, 403);
   assert.match(w.www, /error="insufficient_scope"/);
-  assert.match(w.www, /scope="burrow:read burrow:write"/);
+  assert.match(w.www, /scope="burrow:write"$/); // the scope this call needs (MCP 2026-07-28, SEP-2350)
   assert.match(w.www, /resource_metadata="/);
   assert.equal(fs.existsSync(path.join(TMP, "ws", "ro.txt")), false);
 });

@@ -212,15 +212,23 @@ static int refresh(bw_oauth *o) {
   return 0;
 }
 
-/* Fetch again when there are no live keys, or when unknown names a kid
- * the set lacks, at most once per refetch interval. */
-static void maybe_refresh(bw_oauth *o, int unknown) {
-  pthread_mutex_lock(&o->fetch_lock);
+static int keys_live(bw_oauth *o) {
   pthread_rwlock_rdlock(&o->keys_lock);
   int live = o->keys && bw_now_mono() < o->keys_until;
   pthread_rwlock_unlock(&o->keys_lock);
+  return live;
+}
+
+/* Fetch again when there are no live keys (waiting for a fetch another
+ * thread has begun: the keys are needed), or when unknown names a kid the
+ * set lacks (never waiting: a fetch under way brings what there is to
+ * bring), at most once per refetch interval. The usual request, with live
+ * keys and a known kid, takes no lock here. */
+static void maybe_refresh(bw_oauth *o, int unknown) {
+  if (!unknown && keys_live(o)) return;
+  if (unknown ? pthread_mutex_trylock(&o->fetch_lock) : pthread_mutex_lock(&o->fetch_lock)) return;
   double now = bw_now_mono();
-  if ((!live || unknown) && (!o->last_try || now - o->last_try >= o->refetch)) refresh(o);
+  if ((unknown || !keys_live(o)) && (!o->last_try || now - o->last_try >= o->refetch)) refresh(o);
   pthread_mutex_unlock(&o->fetch_lock);
 }
 
@@ -291,15 +299,14 @@ static int has_scope(json_t *claims, const char *want) {
 
 /* claims (checked) to who: 0, or -1 and the 403 in d */
 static int principal(const bw_oauth *o, json_t *claims, bw_oauth_who *who, bw_oauth_deny *d) {
-  char scopes[256];
   const char *sub = str(claims, "sub");
   if (!sub) sub = str(claims, "client_id");
   if (!sub) return deny(o, d, 401, "invalid_token", NULL, "the token names no sub");
   int rw = !o->read_scope && !o->write_scope;
   if (!rw && o->write_scope) rw = has_scope(claims, o->write_scope);
   int ro = !rw && o->read_scope && has_scope(claims, o->read_scope);
-  if (!rw && !ro)
-    return deny(o, d, 403, "insufficient_scope", wanted(o, scopes, sizeof scopes),
+  if (!rw && !ro) /* the least that serves a call: the read scope (MCP 2026-07-28, SEP-2350) */
+    return deny(o, d, 403, "insufficient_scope", o->read_scope ? o->read_scope : o->write_scope,
                 "the token has none of the scopes this server takes");
   int t = o->default_tenant;
   if (o->tenant_claim) {
@@ -432,9 +439,9 @@ int bw_oauth_scope_refused(const bw_oauth *o, const bw_oauth_who *who, const jso
     refused = write_call(o, who->tenant, m);
   }
   if (!refused) return 0;
-  char scopes[256];
-  deny(o, d, 403, "insufficient_scope", wanted(o, scopes, sizeof scopes),
-       "the token's scope allows the read tools only");
+  /* only the scope this call needs, not the token's own besides (RFC 6750
+   * 3.1; MCP 2026-07-28, SEP-2350): a client asks for the union itself */
+  deny(o, d, 403, "insufficient_scope", o->write_scope, "the token's scope allows the read tools only");
   return 1;
 }
 
