@@ -347,7 +347,7 @@ async function callAt(at, tok) {
   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize",
     params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }) });
   await r.text();
-  return { status: r.status, www: r.headers.get("www-authenticate") };
+  return { status: r.status, www: r.headers.get("www-authenticate"), retryAfter: r.headers.get("retry-after") };
 }
 
 test("made-up kids cost at most one fetch per refetch_interval; a huge token is refused unread", T, async () => {
@@ -378,5 +378,6 @@ test("an issuer that cannot be reached: every JWT 503 (fail closed), with a log 
   const key = ec();
   const r = await callAt(at, sign(key, key.kid, { iss, sub: "agent", aud: at, exp: now + 300 }));
   assert.equal(r.status, 503);
+  assert.equal(r.retryAfter, "5");
   assert.match(b.stderr(), /burrow: oauth: cannot fetch the keys of http:\/\/127\.0\.0\.1:\d+: .*refusing every JWT \(503\) until they can be fetched/);
 });

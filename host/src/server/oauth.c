@@ -261,6 +261,10 @@ static int deny(const bw_oauth *o, bw_oauth_deny *d, unsigned status, const char
   }
   snprintf(d->msg, sizeof d->msg, "%s: %s",
            status == 401 ? "Unauthorized" : status == 403 ? "Forbidden" : "Service Unavailable", msg);
+  if (status == 503) { /* the provider's trouble, not the token's: come back later */
+    d->hname = "Retry-After";
+    snprintf(d->hval, sizeof d->hval, "5");
+  }
   return -1;
 }
 
