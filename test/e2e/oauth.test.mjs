@@ -104,6 +104,8 @@ before(async () => {
   url = `http://127.0.0.1:${port}/mcp`;
   fs.mkdirSync(path.join(TMP, "ws"));
   fs.writeFileSync(path.join(TMP, "ws", "notes.txt"), "alpha\n");
+  fs.mkdirSync(path.join(TMP, "globex"));
+  fs.writeFileSync(path.join(TMP, "globex.yaml"), "roots: [globex]\npolicies: [default, ./who.lua]\n");
   // the principal a call runs as, said back by a policy: quotas and
   // approvals key on the same tenant and token
   fs.writeFileSync(path.join(TMP, "who.lua"), `return { name = "who", check = function(r)
@@ -114,12 +116,16 @@ before(async () => {
   fs.writeFileSync(path.join(TMP, "burrow.yaml"), `roots: [ws]
 policies: [default, ./who.lua]
 http:
+  tenants:
+    globex: {config: globex.yaml}
   oauth:
     issuer: ${issuer}
     audience: ${url}
     scopes: {read: "burrow:read", write: "burrow:write"}
     refetch_interval: 1s
     skew: 1s
+    tenant_claim: org
+    tenants: {acme: default, globex: globex}
     introspection:
       endpoint: ${meta.introspection_endpoint}
       client_id: burrow
@@ -186,6 +192,46 @@ test("the v2 SDK's ClientCredentialsProvider gets a token and calls burrow", T, 
   assert.equal(w.isError, undefined, resultText(w));
   assert.equal(fs.readFileSync(path.join(TMP, "ws", "v2.txt"), "utf8"), "two\n");
   await c.close();
+});
+
+test("a claim names the tenant: each principal writes in its tenant's roots; a tenant burrow lacks is refused", T, async () => {
+  const g = await token("globex");
+  const w = await call(g, "write_file", { path: "g.txt", content: "globex\n" });
+  assert.equal(w.status, 200, JSON.stringify(w.body));
+  assert.equal(w.body.result.isError, undefined, JSON.stringify(w.body));
+  assert.equal(fs.readFileSync(path.join(TMP, "globex", "g.txt"), "utf8"), "globex\n");
+  assert.equal(fs.existsSync(path.join(TMP, "ws", "g.txt")), false);
+  const who = await call(g, "read_file", { path: "whoami" });
+  assert.match(who.body.result.content[0].text, new RegExp(`tenant=globex token=${sha256(`${issuer}\nglobex`).slice(0, 16)}`));
+  // the default tenant's file is not globex's to read
+  const other = await call(g, "read_file", { path: "notes.txt" });
+  assert.equal(other.body.result.isError, true);
+  const i = await call(await token("initech"), "read_file", { path: "notes.txt" });
+  assert.equal(i.status, 401);
+  assert.match(i.www, /error="invalid_token", error_description="the token's tenant claim names no tenant of this server"/);
+});
+
+test("a session is its principal's: another principal of the tenant, or the same with another scope, gets 404", T, async () => {
+  const init = (tok) => fetch(url, { method: "POST", headers: { "content-type": "application/json",
+    accept: "application/json, text/event-stream", authorization: `Bearer ${tok}` },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }) });
+  const r = await init(await token("rw"));
+  assert.equal(r.status, 200);
+  await r.text();
+  const sid = r.headers.get("mcp-session-id");
+  assert.ok(sid);
+  const list = async (tok) => {
+    const x = await fetch(url, { method: "POST", headers: { "content-type": "application/json",
+      accept: "application/json, text/event-stream", authorization: `Bearer ${tok}`, "mcp-session-id": sid,
+      "mcp-protocol-version": "2025-11-25" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
+    await x.text();
+    return x.status;
+  };
+  assert.equal(await list(await token("rw")), 200, "a new token of the same principal and scope");
+  assert.equal(await list(await token("rs")), 404, "another principal of the same tenant");
+  assert.equal(await list(await token("rw", { scope: "burrow:read" })), 404, "the same principal, read-only now");
 });
 
 test("RS256 and EdDSA tokens verify as ES256 ones do", T, async () => {

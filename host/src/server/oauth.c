@@ -319,7 +319,8 @@ static int principal(const bw_oauth *o, json_t *claims, bw_oauth_who *who, bw_oa
     if (idx) t = (int)json_integer_value(idx);
   }
   if (t < 0 || (size_t)t >= json_array_size(o->slots))
-    return deny(o, d, 403, "invalid_token", NULL, "the token's tenant claim names no tenant of this server");
+    /* a token for no tenant here is not valid for this resource, as one for another audience */
+    return deny(o, d, 401, "invalid_token", NULL, "the token's tenant claim names no tenant of this server");
   const char *iss = str(claims, "iss");
   size_t n = strlen(iss ? iss : "") + strlen(sub) + 2;
   char *both = malloc(n), hash[BW_HASH_STR];
