@@ -137,6 +137,10 @@ describe(F.tag("OAuth: http.oauth's config"), function()
     assert.truthy(e and e:find("needs a unit", 1, true), e)
     local o = assert(load("    issuer: https://id.example.com\n    audience: https://m.example.com/mcp\n"))
     assert.equals("default", o.http.oauth.default_tenant)
+    -- burrow check says what the listener will take, not "no authentication"
+    local out = F.sh("cd " .. F.q(base) .. " && " .. F.q(F.REPO .. "/build/burrow") .. " check --config c.yaml 2>&1")
+    assert.truthy(out:find("oauth: access tokens of https://id.example.com for https://m.example.com/mcp", 1, true), out)
+    assert.falsy(out:find("no authentication", 1, true), out)
   end)
 
   it("an http:// issuer off loopback is refused when the listener starts", function()
