@@ -591,7 +591,7 @@ local function parse_oauth(v, mark, names)
   if v.introspection ~= nil then
     local iv = v.introspection
     want_map(iv, m("introspection"), "http.oauth.introspection")
-    check_keys(iv, { endpoint = true, client_id = true, client_secret_file = true }, "http.oauth.introspection")
+    check_keys(iv, { endpoint = true, client_id = true, client_secret_file = true, max_concurrent = true }, "http.oauth.introspection")
     for _, k in ipairs { "endpoint", "client_id", "client_secret_file" } do
       if iv[k] == nil then fail(m("introspection"), "http.oauth.introspection needs endpoint, client_id and client_secret_file") end
     end
@@ -603,7 +603,8 @@ local function parse_oauth(v, mark, names)
     if not secret or secret == "" then fail(value_at(iv, "client_secret_file"), "http.oauth.introspection.client_secret_file: cannot read a secret from %s", file) end
     out.introspection = { endpoint = want_url(iv.endpoint, value_at(iv, "endpoint"), "http.oauth.introspection.endpoint"),
       client_id = want_string(iv.client_id, value_at(iv, "client_id"), "http.oauth.introspection.client_id"),
-      client_secret = secret }
+      client_secret = secret,
+      max_concurrent = iv.max_concurrent ~= nil and want_count(iv.max_concurrent, value_at(iv, "max_concurrent"), "http.oauth.introspection.max_concurrent") or nil }
   end
   return out
 end

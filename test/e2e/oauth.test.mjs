@@ -346,7 +346,8 @@ test("a key rotation at the provider is picked up; the provider stopped, a new k
 // that counts what burrow fetches), for what an attacker could do with the
 // fetches themselves.
 function fakeIssuer(keys) {
-  const hits = { meta: 0, jwks: 0 };
+  const hits = { meta: 0, jwks: 0, introspect: 0 };
+  const held = []; // introspection answers the test releases
   const pub = keys.map((k) => { const { d, ...p } = k; return p; });
   return new Promise((resolve) => {
     const srv = http.createServer((req, res) => {
@@ -359,9 +360,12 @@ function fakeIssuer(keys) {
         hits.jwks++;
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ keys: pub }));
+      } else if (req.url === "/introspect") {
+        hits.introspect++;
+        held.push(res);
       } else { res.writeHead(404); res.end(); }
     });
-    srv.listen(0, "127.0.0.1", () => resolve({ issuer: `http://127.0.0.1:${srv.address().port}`, hits,
+    srv.listen(0, "127.0.0.1", () => resolve({ issuer: `http://127.0.0.1:${srv.address().port}`, hits, held,
       stop: () => new Promise((r) => { srv.close(() => r()); srv.closeAllConnections(); }) }));
   });
 }
@@ -380,6 +384,7 @@ async function burrowFor(iss, extra = "") {
   const dir = fs.mkdtempSync(path.join(TMP, "b-"));
   fs.mkdirSync(path.join(dir, "ws"));
   fs.writeFileSync(path.join(dir, "ws", "notes.txt"), "alpha\n");
+  fs.writeFileSync(path.join(dir, "secret"), "s3cret\n");
   fs.writeFileSync(path.join(dir, "burrow.yaml"),
     `roots: [ws]\nhttp:\n  oauth:\n    issuer: ${iss}\n    audience: ${u}\n${extra}`);
   const b = await startHttp(["--config", path.join(dir, "burrow.yaml")], { listen: `127.0.0.1:${port}` });
@@ -404,17 +409,38 @@ test("made-up kids cost at most one fetch per refetch_interval; a huge token is 
   const now = Math.floor(Date.now() / 1000);
   const claims = { iss: fake.issuer, sub: "agent", aud: at, exp: now + 300, iat: now };
   assert.equal((await callAt(at, sign(key, key.kid, claims))).status, 200);
-  assert.deepEqual(fake.hits, { meta: 1, jwks: 1 });
+  assert.deepEqual(fake.hits, { meta: 1, jwks: 1, introspect: 0 });
   for (let i = 0; i < 30; i++) {
     const r = await callAt(at, sign(key, `made-up-${i}`, claims));
     assert.equal(r.status, 401);
     assert.match(r.www, /no key of the issuer has kid made-up-/);
   }
-  assert.deepEqual(fake.hits, { meta: 1, jwks: 1 }, "no fetch for the made-up kids");
+  assert.deepEqual(fake.hits, { meta: 1, jwks: 1, introspect: 0 }, "no fetch for the made-up kids");
   const huge = await callAt(at, sign(key, key.kid, { ...claims, pad: "x".repeat(20_000) }));
   assert.equal(huge.status, 401);
   assert.match(huge.www, /too long/);
-  assert.deepEqual(fake.hits, { meta: 1, jwks: 1 });
+  assert.deepEqual(fake.hits, { meta: 1, jwks: 1, introspect: 0 });
+});
+
+test("introspections at once are capped: past max_concurrent an opaque token is 503 at once, not a stalled listener", T, async () => {
+  const fake = await fakeIssuer([ec()]);
+  others.push(fake);
+  const { url: at } = await burrowFor(fake.issuer,
+    `    introspection: {endpoint: ${fake.issuer}/introspect, client_id: burrow, client_secret_file: ./secret, max_concurrent: 1}\n`);
+  // a made-up opaque token whose introspection the provider holds
+  const slow = [callAt(at, "opaque-1")];
+  await waitFor(() => fake.held.length === 1, "an introspection held at the provider");
+  const second = await callAt(at, "opaque-2");
+  assert.equal(second.status, 503);
+  assert.equal(second.retryAfter, "1");
+  assert.equal(fake.hits.introspect, 1, "the second was never sent");
+  // the listener still answers what needs no introspection meanwhile
+  assert.equal((await fetch(`${new URL(at).origin}/.well-known/oauth-protected-resource/mcp`)).status, 200);
+  for (const res of fake.held.splice(0)) { res.writeHead(200, { "content-type": "application/json" }); res.end('{"active":false}'); }
+  for (const r of await Promise.all(slow)) {
+    assert.equal(r.status, 401);
+    assert.match(r.www, /the token is not active/);
+  }
 });
 
 test("an issuer that cannot be reached: every JWT 503 (fail closed), with a log line", T, async () => {

@@ -20,11 +20,13 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "core.h"
@@ -40,6 +42,8 @@ struct bw_oauth {
   json_t *paths, *tenants, *slots, *read_tools, *introspection;
   int default_tenant;
   double ttl, refetch, timeout_ms;
+  int max_introspections;        /* at once: each holds a pool thread for a round trip */
+  _Atomic int introspecting;
   int skew;
   pthread_rwlock_t keys_lock;
   bw_jwks *keys;         /* NULL: none yet */
@@ -111,6 +115,13 @@ bw_oauth *bw_oauth_new(const char *config, char *err, size_t errlen) {
   o->refetch = num(c, "refetch_interval", 10);
   o->timeout_ms = num(c, "timeout", 5) * 1000;
   o->skew = (int)num(c, "skew", 60);
+  /* never every one of the listener's pool threads (http.c: one a CPU, 2
+   * to 8): half of them unless told, and at most all but one */
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int pool = cpus < 2 ? 2 : cpus > 8 ? 8 : (int)cpus;
+  o->max_introspections = (int)num(o->introspection, "max_concurrent", pool / 2);
+  if (o->max_introspections > pool - 1) o->max_introspections = pool - 1;
+  if (o->max_introspections < 1) o->max_introspections = 1;
   const char *ju = str(c, "jwks_uri");
   o->jwks_uri = ju ? strdup(ju) : NULL;
   o->metadata = json_dumps(json_object_get(c, "metadata"), JSON_COMPACT);
@@ -220,13 +231,19 @@ static int keys_live(bw_oauth *o) {
 }
 
 /* Fetch again when there are no live keys (waiting for a fetch another
- * thread has begun: the keys are needed), or when unknown names a kid the
+ * thread has begun only before any keys were had: the first ones are
+ * needed), or when unknown names a kid the
  * set lacks (never waiting: a fetch under way brings what there is to
  * bring), at most once per refetch interval. The usual request, with live
  * keys and a known kid, takes no lock here. */
 static void maybe_refresh(bw_oauth *o, int unknown) {
   if (!unknown && keys_live(o)) return;
-  if (unknown ? pthread_mutex_trylock(&o->fetch_lock) : pthread_mutex_lock(&o->fetch_lock)) return;
+  /* keys had and expired (the provider's outage, maybe): no waiting
+   * either, or every request would queue behind each slow fetch */
+  pthread_rwlock_rdlock(&o->keys_lock);
+  int had = o->keys != NULL;
+  pthread_rwlock_unlock(&o->keys_lock);
+  if (unknown || had ? pthread_mutex_trylock(&o->fetch_lock) : pthread_mutex_lock(&o->fetch_lock)) return;
   double now = bw_now_mono();
   if ((unknown || !keys_live(o)) && (!o->last_try || now - o->last_try >= o->refetch)) refresh(o);
   pthread_mutex_unlock(&o->fetch_lock);
@@ -382,7 +399,15 @@ int bw_oauth_admit(bw_oauth *o, const char *a, bw_oauth_who *who, bw_oauth_deny 
   int dots = 0;
   for (const char *p = token; *p; p++) dots += *p == '.';
   if (dots != 2 && o->introspection) { /* opaque: the issuer says */
+    /* bounded: made-up opaque tokens cannot hold every pool thread in round trips */
+    if (atomic_fetch_add(&o->introspecting, 1) >= o->max_introspections) {
+      atomic_fetch_sub(&o->introspecting, 1);
+      deny(o, d, 503, NULL, NULL, "too many token introspections at once (http.oauth.introspection.max_concurrent)");
+      snprintf(d->hval, sizeof d->hval, "1");
+      return -1;
+    }
     json_t *r = introspect(o, token, err, sizeof err);
+    atomic_fetch_sub(&o->introspecting, 1);
     if (!r) return deny(o, d, 503, NULL, NULL, "the authorization server cannot be asked about the token");
     bw_jwt_want w = {o->issuer, o->audience, (double)time(NULL), o->skew};
     const char *iss = str(r, "iss");
