@@ -448,6 +448,10 @@ test("an issuer that cannot be reached: every JWT 503 (fail closed), with a log 
   const { b, url: at } = await burrowFor(iss);
   const now = Math.floor(Date.now() / 1000);
   const key = ec();
+  // text that is no JWT is the client's fault, keys or not, and makes no fetch
+  const junk = await callAt(at, "not-a-jwt");
+  assert.equal(junk.status, 401);
+  assert.doesNotMatch(b.stderr(), /cannot fetch the keys/);
   const r = await callAt(at, sign(key, key.kid, { iss, sub: "agent", aud: at, exp: now + 300 }));
   assert.equal(r.status, 503);
   assert.equal(r.retryAfter, "5");

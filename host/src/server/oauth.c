@@ -429,13 +429,14 @@ int bw_oauth_admit(bw_oauth *o, const char *a, bw_oauth_who *who, bw_oauth_deny 
     return rc;
   }
   int have;
-  maybe_refresh(o, 0);
+  if (dots == 2) maybe_refresh(o, 0); /* text that is no JWT makes no fetch */
   bw_jwt_status st = verify(o, token, &claims, &have, err, sizeof err);
   if (st == BW_JWT_NOKEY && have) { /* a new key at the issuer, maybe */
     maybe_refresh(o, 1);
     st = verify(o, token, &claims, &have, err, sizeof err);
   }
-  if (!have) return deny(o, d, 503, NULL, NULL, "the issuer's keys cannot be fetched; see the server's log");
+  if (!have && st != BW_JWT_MALFORMED) /* a malformed token is the client's fault, keys or not */
+    return deny(o, d, 503, NULL, NULL, "the issuer's keys cannot be fetched; see the server's log");
   if (st) return deny(o, d, 401, "invalid_token", NULL, err);
   int rc = principal(o, claims, who, d);
   json_decref(claims);
