@@ -15,7 +15,7 @@
 #include "core.h" /* BW_SHARED */
 
 enum {
-  BW_JWT_MAX = 16384, /* bytes of a token: a longer one is refused unread */
+  BW_JWT_MAX = 16384,   /* bytes of a token: a longer one is refused unread */
   BW_JWT_MAX_KEYS = 64, /* keys kept from one JWKS document */
 };
 
@@ -23,8 +23,9 @@ enum {
 typedef enum bw_jwt_status {
   BW_JWT_OK = 0,
   BW_JWT_MALFORMED, /* not three base64url parts of JSON objects, or too long */
-  BW_JWT_ALG,       /* none, a symmetric or an unknown alg, or one the key does not take */
-  BW_JWT_NOKEY,     /* no key of that kid (or no kid where one is needed) */
+  BW_JWT_ALG,   /* none, a symmetric or an unknown alg, or one the key does not
+                   take */
+  BW_JWT_NOKEY, /* no key of that kid (or no kid where one is needed) */
   BW_JWT_SIGNATURE, /* the signature does not verify */
   BW_JWT_ISSUER,
   BW_JWT_AUDIENCE,
@@ -37,7 +38,8 @@ typedef struct bw_jwks bw_jwks;
 /* The signing keys of a JWKS document (keys of other uses, types or
  * curves are skipped; an RSA key under 2048 bits too): NULL and the reason
  * in err when the text is no JWKS. A set may hold no key. */
-BW_SHARED bw_jwks *bw_jwks_parse(const char *text, size_t len, char *err, size_t errlen);
+BW_SHARED bw_jwks *bw_jwks_parse(const char *text, size_t len, char *err,
+                                 size_t errlen);
 BW_SHARED void bw_jwks_free(bw_jwks *k);
 BW_SHARED int bw_jwks_count(const bw_jwks *k);
 
@@ -56,7 +58,8 @@ BW_SHARED bw_jwt_status bw_jwt_verify(const char *token, const bw_jwks *keys,
 
 /* The claims' checks alone (iss, aud, exp, nbf, iat), for claims that
  * came another way (token introspection, RFC 7662). */
-BW_SHARED bw_jwt_status bw_jwt_claims_ok(json_t *claims, const bw_jwt_want *want, char *err,
+BW_SHARED bw_jwt_status bw_jwt_claims_ok(json_t *claims,
+                                         const bw_jwt_want *want, char *err,
                                          size_t errlen);
 
 /* base64url without padding (RFC 7515 section 2), strictly: any other

@@ -4,7 +4,8 @@
  * Bounded: a timeout, a byte cap, http and https only, no redirects (an
  * issuer's documents are where its metadata says).
  */
-#define CURL_DISABLE_TYPECHECK /* setopt goes through our table, not curl's macro */
+#define CURL_DISABLE_TYPECHECK /* setopt goes through our table, not curl's    \
+                                  macro */
 #include "fetch.h"
 
 #include <ctype.h>
@@ -30,10 +31,14 @@ static struct {
 } cu;
 
 static const bw_dynsym fns[] = {
-    {(void **)&cu.global_init, "curl_global_init"}, {(void **)&cu.init, "curl_easy_init"},
-    {(void **)&cu.setopt, "curl_easy_setopt"},      {(void **)&cu.perform, "curl_easy_perform"},
-    {(void **)&cu.getinfo, "curl_easy_getinfo"},    {(void **)&cu.cleanup, "curl_easy_cleanup"},
-    {(void **)&cu.strerror, "curl_easy_strerror"},  {(void **)&cu.escape, "curl_easy_escape"},
+    {(void **)&cu.global_init, "curl_global_init"},
+    {(void **)&cu.init, "curl_easy_init"},
+    {(void **)&cu.setopt, "curl_easy_setopt"},
+    {(void **)&cu.perform, "curl_easy_perform"},
+    {(void **)&cu.getinfo, "curl_easy_getinfo"},
+    {(void **)&cu.cleanup, "curl_easy_cleanup"},
+    {(void **)&cu.strerror, "curl_easy_strerror"},
+    {(void **)&cu.escape, "curl_easy_escape"},
     {(void **)&cu.free, "curl_free"},
 };
 
@@ -41,12 +46,16 @@ static bw_dynlib lib = BW_DYNLIB("libcurl.so.4", "libcurl4", fns);
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int global_rc = -1;
 
-static void global(void) { global_rc = cu.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1; }
+static void global(void) {
+  global_rc = cu.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+}
 
 static int load(char *err, size_t errlen) {
-  if (bw_dynlib_load(&lib, err, errlen)) return -1;
+  if (bw_dynlib_load(&lib, err, errlen))
+    return -1;
   pthread_once(&once, global); /* curl_global_init is not thread-safe: once */
-  if (global_rc) snprintf(err, errlen, "curl_global_init failed");
+  if (global_rc)
+    snprintf(err, errlen, "curl_global_init failed");
   return global_rc;
 }
 
@@ -59,11 +68,13 @@ typedef struct sink {
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud) {
   sink *s = ud;
   size_t n = size * nmemb;
-  if (s->n + n > s->max) return 0; /* over the cap: curl stops with an error */
+  if (s->n + n > s->max)
+    return 0; /* over the cap: curl stops with an error */
   if (s->n + n + 1 > s->cap) {
     size_t cap = (s->n + n + 1) * 2;
     char *b = realloc(s->b, cap);
-    if (!b) return 0;
+    if (!b)
+      return 0;
     s->b = b;
     s->cap = cap;
   }
@@ -80,16 +91,21 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud) {
   if (n < sizeof line && !strncasecmp(p, "Cache-Control:", 14)) {
     memcpy(line, p, n);
     line[n] = '\0';
-    for (char *c = line; *c; c++) *c = (char)tolower((unsigned char)*c);
+    for (char *c = line; *c; c++)
+      *c = (char)tolower((unsigned char)*c);
     char *m = strstr(line, "max-age=");
-    if (m) s->max_age = strtol(m + 8, NULL, 10);
-    if (strstr(line, "no-store") || strstr(line, "no-cache")) s->max_age = 0;
+    if (m)
+      s->max_age = strtol(m + 8, NULL, 10);
+    if (strstr(line, "no-store") || strstr(line, "no-cache"))
+      s->max_age = 0;
   }
   return n;
 }
 
-char *bw_fetch(const bw_fetch_req *r, size_t *len, long *max_age, char *err, size_t errlen) {
-  if (load(err, errlen)) return NULL;
+char *bw_fetch(const bw_fetch_req *r, size_t *len, long *max_age, char *err,
+               size_t errlen) {
+  if (load(err, errlen))
+    return NULL;
   CURL *c = cu.init();
   if (!c) {
     snprintf(err, errlen, "curl_easy_init failed");
@@ -102,14 +118,16 @@ char *bw_fetch(const bw_fetch_req *r, size_t *len, long *max_age, char *err, siz
   cu.setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   cu.setopt(c, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for DNS timeouts */
   cu.setopt(c, CURLOPT_TIMEOUT_MS, r->timeout_ms > 0 ? r->timeout_ms : 5000L);
-  cu.setopt(c, CURLOPT_CONNECTTIMEOUT_MS, r->timeout_ms > 0 ? r->timeout_ms : 5000L);
+  cu.setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+            r->timeout_ms > 0 ? r->timeout_ms : 5000L);
   cu.setopt(c, CURLOPT_WRITEFUNCTION, on_body);
   cu.setopt(c, CURLOPT_WRITEDATA, &s);
   cu.setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   cu.setopt(c, CURLOPT_HEADERDATA, &s);
   cu.setopt(c, CURLOPT_ERRORBUFFER, cerr);
   cu.setopt(c, CURLOPT_USERAGENT, "burrow");
-  if (r->form) cu.setopt(c, CURLOPT_POSTFIELDS, r->form);
+  if (r->form)
+    cu.setopt(c, CURLOPT_POSTFIELDS, r->form);
   if (r->user) {
     cu.setopt(c, CURLOPT_USERNAME, r->user);
     cu.setopt(c, CURLOPT_PASSWORD, r->password ? r->password : "");
@@ -133,15 +151,18 @@ char *bw_fetch(const bw_fetch_req *r, size_t *len, long *max_age, char *err, siz
     return NULL;
   }
   *len = s.n;
-  if (max_age) *max_age = s.max_age;
+  if (max_age)
+    *max_age = s.max_age;
   return s.b;
 }
 
 char *bw_fetch_escape(const char *s) {
   char err[256];
-  if (load(err, sizeof err)) return NULL;
+  if (load(err, sizeof err))
+    return NULL;
   char *e = cu.escape(NULL, s, 0);
   char *out = e ? strdup(e) : NULL;
-  if (e) cu.free(e);
+  if (e)
+    cu.free(e);
   return out;
 }

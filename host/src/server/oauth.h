@@ -19,9 +19,9 @@ typedef struct bw_oauth bw_oauth;
 
 /* Who a token is: set by bw_oauth_admit; sessions are bound to it. */
 typedef struct bw_oauth_who {
-  char id[65];  /* sha256 hex of iss "\n" sub: the principal's token id */
-  int tenant;   /* tenant index */
-  int slot;     /* the listener's token index for the tenant's OAuth principals */
+  char id[65]; /* sha256 hex of iss "\n" sub: the principal's token id */
+  int tenant;  /* tenant index */
+  int slot; /* the listener's token index for the tenant's OAuth principals */
   unsigned char read_only, set;
 } bw_oauth_who;
 
@@ -45,14 +45,16 @@ const char *bw_oauth_metadata(const bw_oauth *o, const char *url);
  * who, or -1 and the refusal in d (a 401 with the challenge; 403 for a
  * token without a scope we take or a tenant we have; 503 while the
  * issuer's keys cannot be had). May fetch (the keys, introspection). */
-int bw_oauth_admit(bw_oauth *o, const char *authorization, bw_oauth_who *who, bw_oauth_deny *d);
+int bw_oauth_admit(bw_oauth *o, const char *authorization, bw_oauth_who *who,
+                   bw_oauth_deny *d);
 
 /* The 401 of a listener without OAuth (static tokens only). */
 void bw_oauth_plain_deny(bw_oauth_deny *d);
 
 /* A tools/call in m (one message or a batch) that a read-only principal
  * of tenant may not make: 1 and the 403 in d, else 0. */
-int bw_oauth_scope_refused(const bw_oauth *o, const bw_oauth_who *who, const json_t *m, bw_oauth_deny *d);
+int bw_oauth_scope_refused(const bw_oauth *o, const bw_oauth_who *who,
+                           const json_t *m, bw_oauth_deny *d);
 
 /* Whether two principals are the same, scope included (both none: the same). */
 int bw_oauth_same(const bw_oauth_who *a, const bw_oauth_who *b);
