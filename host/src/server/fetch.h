@@ -12,10 +12,10 @@
 
 typedef struct bw_fetch_req {
   const char *url;
-  const char
-      *form; /* NULL: GET; else POSTed as application/x-www-form-urlencoded */
-  const char
-      *user; /* HTTP Basic (already form-encoded, RFC 6749 2.3.1); NULL: none */
+  /* NULL: GET; else POSTed as application/x-www-form-urlencoded */
+  const char *form;
+  /* HTTP Basic (already form-encoded, RFC 6749 2.3.1); NULL: none */
+  const char *user;
   const char *password;
   long timeout_ms;
   size_t max_bytes; /* a longer answer is an error */
