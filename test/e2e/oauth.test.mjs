@@ -8,7 +8,12 @@
 // signature, or of the read-only scope calling write_file are refused with
 // the status and WWW-Authenticate RFC 6750 gives; a key rotation at the
 // provider is picked up; with the provider stopped, a token of a key
-// burrow never saw is refused while the keys it holds still verify.
+// burrow never saw is refused while the keys it holds still verify. Also:
+// a claim maps principals to tenants, a session is bound to its principal
+// and scope, opaque tokens go to introspection (RFC 7662); and against an
+// issuer of the test's own, made-up kids cost no fetch, a huge token is
+// refused unread, introspections at once are capped, an unreachable
+// issuer fails closed.
 //
 //   cd test/e2e && npm ci && node --test oauth.test.mjs
 
