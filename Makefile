@@ -8,7 +8,7 @@
 # source rock, offline.
 
 CC      ?= cc
-PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet hiredis
+PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet hiredis libcurl
 OPT     ?= -O2 -g
 # Hidden by default: libburrow.so exports only burrow.h's burrow_*, core.so
 # luaopen_burrow_core and the core's BW_SHARED functions server.so and
@@ -18,11 +18,11 @@ CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread -f
 # Read when a recipe runs (=, not :=): on a fresh machine check-deps has
 # installed the packages by then, so one `make` builds (not a second one).
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
-# libmicrohttpd, uchardet and hiredis are not linked: mhd.c opens the
+# libmicrohttpd, uchardet, hiredis and libcurl are not linked: mhd.c opens the
 # first when a listener starts, charset.c the second when a file is not
 # UTF-8, redis.c the third (and libssl, for rediss://) when a Redis state
-# store opens (dynlib.c; their headers are still needed, so they stay in
-# PKGS).
+# store opens, fetch.c the fourth when an OAuth token is first checked
+# (dynlib.c; their headers are still needed, so they stay in PKGS).
 DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -pthread $(LDFLAGS)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
 # LPeg linked in (api.c preloads it: see luaopen_lpeg there). Its only
@@ -125,14 +125,16 @@ LUA_TEXT      = policy/% $(ROCK_ANY_LUA) burrow/any.lua
 # their own on a free port (the package's system service is never used).
 # prometheus: the metrics e2e, which starts its own on a free port
 # (test/e2e/metrics.test.mjs); installed without its recommended packages
-# (DEBS_BARE: exporters and the like it does not need).)
+# (DEBS_BARE: exporters and the like it does not need).
 DEBS_BARE := prometheus
+# libcurl4-openssl-dev: server/fetch.c, the OAuth issuer's keys and token
+# introspection.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-lpeg-dev \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
         clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl lua-luv luajit2 libluajit2-5.1-dev \
         lua5.1 liblua5.1-0-dev lua5.2 liblua5.2-dev lua5.3 liblua5.3-dev neovim libnginx-mod-http-lua \
         libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri libhiredis-dev redis-server \
-        $(DEBS_BARE)
+        libcurl4-openssl-dev $(DEBS_BARE)
 
 .PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install src-rock FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(LUA_SO) $(B)/burrow.pc $(TESTS) $(B)/faults.so

@@ -48,11 +48,14 @@ end
 -- stand-in (begin/finish/cancelled of this worker; next() for a
 -- server-to-client request waiting for the client's answer).
 -- The principal a request was admitted as (its tenant, its token's id:
--- the first 16 hex digits of the token's sha256, nil without tokens) and
+-- the first 16 hex digits of the token's sha256, or of an OAuth
+-- principal's sha256 of iss and sub, nil without tokens; read_only for an
+-- OAuth token of the read-only scope, state.read_only of this item) and
 -- its tenant's budgets: what a session's record takes from the listener,
 -- never from the record's own text.
 local function admitted(state, tenant, token)
   return { tenant = state.setup.tenants[tenant].name, token = token and token:sub(1, 16) or nil,
+    read_only = state.read_only or nil,
     undo_budget = state.setup.budgets[tenant], watch_budget = state.setup.watch_budgets[tenant] }
 end
 
@@ -158,7 +161,7 @@ end
 -- A Server from a snapshot (snapshot's inverse): the principal as the
 -- listener admitted this request.
 local function restore(server, text)
-  local fixed = { tenant = server.session.tenant, token = server.session.token,
+  local fixed = { tenant = server.session.tenant, token = server.session.token, read_only = server.session.read_only or false,
     undo_budget = server.session.undo_budget, watch_budget = server.session.watch_budget }
   local s, extra = session.decode(text, fixed)
   if not s then return end
@@ -387,10 +390,11 @@ function http.worker(W, setup)
   -- cache: sid -> {server, version, used}: the Servers of sessions served here
   local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0, W = W }
   while true do
-    local kind, sid, tenant, stream, body, version, stateless, params, token, shared_version = W:next(POLL)
+    local kind, sid, tenant, stream, body, version, stateless, params, token, shared_version, read_only = W:next(POLL)
     if kind == false then break end
     if kind then
       state.closing = false
+      state.read_only = read_only -- this item's principal: an OAuth token of the read-only scope (admitted)
       local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless, params, token, shared_version)
       if not ok then
         io.stderr:write("burrow: http worker ", W:index(), ": ", tostring(server), "\n")
@@ -498,6 +502,7 @@ function http.serve(o, hc, listen)
       list[#list + 1] = name
     end
   end
+  local tool_lists = {} -- each tenant's tools: a read-only OAuth scope's (burrow.oauth)
   for i = 1, #tenants do
     -- a tenant's file holds its workspace only: the listener is this file's
     local t = tenants[i]
@@ -522,6 +527,7 @@ function http.serve(o, hc, listen)
       for _, t in ipairs(ws:tools()) do label(tool_names, t.name) end
       for _, p in ipairs(ws.policies.list or {}) do label(policy_names, p.label) end
     end
+    tool_lists[i] = hc.oauth and ws:tools() or nil
     ws:close()
   end
   -- the used approval states: the operator's file, which every instance
@@ -579,7 +585,13 @@ function http.serve(o, hc, listen)
     metrics = { host = mhost, port = mport, allow_remote = hc.metrics.allow_remote,
       tools = tool_names, policies = policy_names }
   end
+  local oauth_setup, metadata_url
+  local nstatic = #tokens -- the config's own, before the OAuth slots
+  if hc.oauth then
+    oauth_setup, metadata_url = require("burrow.oauth").setup(hc.oauth, names, tokens, tool_lists, hc)
+  end
   local server, err = require("burrow.server").http_start {
+    oauth = oauth_setup,
     host = host, port = port, workers = hc.workers or 2, max_running = hc.max_running,
     shutdown_grace = hc.shutdown_grace or http.SHUTDOWN_GRACE, store = store,
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
@@ -614,7 +626,12 @@ function http.serve(o, hc, listen)
   local scrape = metrics and ("; Prometheus metrics at http://%s:%d/metrics"):format(shown(metrics.host), server:metrics_port()) or ""
   io.stderr:write(("burrow %s: MCP over HTTP at http://%s:%d/mcp (%d tenant%s, %s); /healthz, /readyz%s; SIGINT or SIGTERM to stop\n")
     :format(core.version, shown(host), server:port(), #tenants, #tenants == 1 and "" or "s",
-      #tokens > 0 and (#tokens .. " token" .. (#tokens == 1 and "" or "s")) or "no tokens: loopback only", scrape))
+      nstatic > 0 and (nstatic .. " token" .. (nstatic == 1 and "" or "s")) or hc.oauth and "OAuth"
+        or "no tokens: loopback only", scrape))
+  if metadata_url then
+    io.stderr:write(("burrow: OAuth resource server for %s (issuer %s); metadata at %s\n")
+      :format(hc.oauth.audience, hc.oauth.issuer, metadata_url))
+  end
   local why = server:wait()
   if why == "failed" then return nil, "an HTTP worker failed (see above)" end
   return true

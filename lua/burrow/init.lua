@@ -298,6 +298,15 @@ end
 -- "ask" goes to the approval hook (MCP: elicitation). Sets req.decision
 -- and req.reason for the audit.
 function Workspace:decide(req, hooks)
+  -- a read-only principal (an OAuth token of the read scope: burrow.session)
+  -- reads and lists only, whichever tool, pack or prompt asks; before the
+  -- policies, which cannot turn it into an allow
+  local session = hooks and hooks.session
+  if session and session.read_only and req.operation ~= "read" and req.operation ~= "list" then
+    req.decision, req.reason = "deny", "the token's OAuth scope allows reading only"
+    return errors.message("POLICY_DENIED", req.path, req.reason), "POLICY_DENIED",
+      { path = req.path, operation = req.operation, scope = "read" }
+  end
   local decision, reason, by, detail, own_words = self.policies:check(req)
   if detail then -- a policy's error: the operator reads it, the agent does not
     io.stderr:write("burrow: ", detail, "\n")

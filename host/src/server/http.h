@@ -12,6 +12,7 @@
 
 typedef struct bw_http bw_http;
 struct bw_state; /* core/state.h: the deployment's store, asked by /readyz */
+struct bw_oauth; /* oauth.h: the OAuth resource server, when http.oauth is set */
 
 /* A bearer token: the sha256 (64 hex) of its text, the tenant it opens,
  * and its limits (0: the listener's). */
@@ -72,6 +73,8 @@ typedef struct bw_http_opts {
   const char *const *tenant_names; /* by tenant index, for the access log; may be NULL */
   const char *access_log; /* NULL or "stderr", "off", or a file appended to */
   int n_tenants;
+  struct bw_oauth *oauth; /* NULL, or the OAuth resource server (the caller's):
+                             its principals' tokens are o.tokens' slots it names */
   struct bw_state *store; /* NULL, or the deployment's store (a reference the
                              listener takes): /readyz is 503 while it cannot
                              answer, asked once a second by a thread of its own */
@@ -108,6 +111,8 @@ int bw_http_item_stateless(const bw_http_item *it);
 /* The token its session was opened with, as the config names it (its
  * sha256, 64 hex digits), or NULL without authentication. */
 const char *bw_http_item_token(const bw_http *h, const bw_http_item *it);
+/* 1: its session's OAuth token has the read-only scope (http.oauth.scopes). */
+int bw_http_item_read_only(const bw_http_item *it);
 
 /* Start listening; NULL and a message in err on failure. */
 bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "http.h"
+#include "oauth.h"
 #include "rpcid.h"
 
 enum { KEEP_DONE = 16, CONN_LIMIT = 1024, IDLE_TIMEOUT = 120 /* s: a connection past the checks */ };
@@ -61,6 +62,7 @@ typedef struct session {
   char id[40];
   char addr[46]; /* the client address that made it (INET6_ADDRSTRLEN) */
   int token; /* -1: no authentication */
+  bw_oauth_who who; /* the OAuth principal that made it (who.set 0: a config token's) */
   int tenant;   /* its slot in the tenant arrays (bwh_tenant) */
   int refs;     /* connections, queued items and a worker holding it */
   int closed;   /* deleted or expired: unlinked, freed at refs 0 */
@@ -162,7 +164,10 @@ session *bwh_session_find(bw_http *h, const char *id);
 /* A new session of the token's tenant, in the list: a stateless one (one
  * request of MCP 2026-07-28) counts against no session limit. NULL: no
  * memory or no randomness. */
-session *bwh_session_new(bw_http *h, int token, const char *addr, int stateless);
+session *bwh_session_new(bw_http *h, int token, const bw_oauth_who *who, const char *addr,
+                         int stateless);
+/* Whether a request of token (and OAuth principal who) may use s. */
+int bwh_session_owned(const session *s, int token, const bw_oauth_who *who);
 /* Queue it on its session: the worker holding the session is woken, or
  * the session becomes runnable. */
 void bwh_queue_item(bw_http *h, session *s, bw_http_item *it);
@@ -198,8 +203,8 @@ int bwh_shared(const bw_http *h);
  * session here from now on, if it was not); 404 when the store does not
  * hold it (or not for this token: a session here ends too), 503 when the
  * store does not answer. 0 and version 0 when sessions are not shared. */
-int bwh_share_check(bw_http *h, int token, const char *addr, const char *sid,
-                    uint64_t *version);
+int bwh_share_check(bw_http *h, int token, const bw_oauth_who *who, const char *addr,
+                    const char *sid, uint64_t *version);
 /* A DELETE: the store's record goes (every instance then drops the session). */
 void bwh_share_forget(bw_http *h, int token, const char *sid);
 

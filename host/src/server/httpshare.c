@@ -37,14 +37,15 @@ static int id_ok(const char *sid) {
   return n == 32;
 }
 
-/* The token id a record names: the first 16 hex digits of its sha256, as
- * lua/burrow/http.lua's principal; "-" without authentication. */
-static void token_id(const bw_http *h, int token, char out[17]) {
+/* The token id a record names: the first 16 hex digits of its sha256 (an
+ * OAuth principal's: of iss and sub), as lua/burrow/http.lua's principal;
+ * "-" without authentication. */
+static void token_id(const bw_http *h, int token, const bw_oauth_who *who, char out[17]) {
   if (token < 0) {
     snprintf(out, 17, "-");
     return;
   }
-  snprintf(out, 17, "%.16s", h->o.tokens[token].sha256);
+  snprintf(out, 17, "%.16s", who->set ? who->id : h->o.tokens[token].sha256);
 }
 
 static int tenant_of(const bw_http *h, int token) {
@@ -53,11 +54,12 @@ static int tenant_of(const bw_http *h, int token) {
 
 /* Does the store hold session sid for this token? 1 yes (its record's
  * version in *version), 0 no, -1 the store did not answer. */
-static int held(bw_http *h, int token, const char *sid, uint64_t *version) {
+static int held(bw_http *h, int token, const bw_oauth_who *who, const char *sid,
+                uint64_t *version) {
   if (h->checker && atomic_load(&h->checker->ok) == 0) return -1; /* known down: no wait */
   char key[48], want[17];
   snprintf(key, sizeof key, "session/%s", sid);
-  token_id(h, token, want);
+  token_id(h, token, who, want);
   char *val = NULL;
   size_t len = 0;
   if (bw_state_get(h->o.store, bwh_tenant_name(h, tenant_of(h, token)), key, &val, &len,
@@ -72,8 +74,8 @@ static int held(bw_http *h, int token, const char *sid, uint64_t *version) {
   return ok;
 }
 
-int bwh_share_check(bw_http *h, int token, const char *addr, const char *sid,
-                    uint64_t *version) {
+int bwh_share_check(bw_http *h, int token, const bw_oauth_who *who, const char *addr,
+                    const char *sid, uint64_t *version) {
   *version = 0;
   if (!sid || !bwh_shared(h)) return 0;
   pthread_mutex_lock(&h->mu);
@@ -82,18 +84,18 @@ int bwh_share_check(bw_http *h, int token, const char *addr, const char *sid,
   pthread_mutex_unlock(&h->mu);
   if (listen) return 0;
   if (!id_ok(sid)) return 404;
-  int r = held(h, token, sid, version); /* outside the lock: a round trip to the store */
+  int r = held(h, token, who, sid, version); /* outside the lock: a round trip to the store */
   if (r < 0) return 503;
   pthread_mutex_lock(&h->mu);
   s = bwh_session_find(h, sid);
   if (!r) {
     /* ended on another instance (deleted, or expired there): here too */
-    if (s && s->token == token) bwh_session_close(h, s, "gone from the store");
+    if (s && bwh_session_owned(s, token, who)) bwh_session_close(h, s, "gone from the store");
     pthread_mutex_unlock(&h->mu);
     return 404;
   }
   if (!s) { /* another instance's session: served here from now on too */
-    s = bwh_session_new(h, token, addr, 0);
+    s = bwh_session_new(h, token, who, addr, 0);
     if (s) {
       snprintf(s->id, sizeof s->id, "%s", sid);
       bwh_log(h, "session %.8s adopted from the store addr=%s tenant=%s", s->id, addr,

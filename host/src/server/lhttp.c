@@ -32,6 +32,7 @@
 #include "state.h"
 #include "ljson.h"
 #include "lserver.h"
+#include "oauth.h"
 
 #define HTTP_MT "burrow.Http"
 #define WORKER_MT "burrow.HttpWorker"
@@ -105,11 +106,12 @@ static int push_item(lua_State *L, wstate *w) {
   if (token) lua_pushstring(L, token);
   else lua_pushnil(L);
   lua_pushinteger(L, (lua_Integer)it->shared_version);
-  return 10;
+  lua_pushboolean(L, bw_http_item_read_only(it));
+  return 11;
 }
 
-/* w:next([timeout]) -> "message", sid, tenant, stream, body, version, stateless (true, false or "listen"), param_headers, token (its sha256; nil: none),
- * shared_version (the session's record in the deployment's store when the request came; 0: none) |
+/* w:next([timeout]) -> "message", sid, tenant, stream, body, version, stateless (true, false or "listen"), param_headers, token (its sha256, or an OAuth principal's; nil: none),
+ * shared_version (the session's record in the deployment's store when the request came; 0: none), read_only (an OAuth token's scope) |
  * "close" or "watch", sid, tenant, nil, nil, version | nil (timeout) | false (the server stopped). The
  * worker holds the session until w:release (or its next w:next). */
 static int w_next(lua_State *L) {
@@ -401,6 +403,7 @@ static void server_free(server *srv) {
   free((char *)srv->o.access_log);
   free((void *)srv->o.tokens);
   free((void *)srv->o.tenants);
+  bw_oauth_free(srv->o.oauth);
   if (srv->o.store) bw_state_close(srv->o.store);
   if (srv->fail_fd >= 0) close(srv->fail_fd);
   free(srv);
@@ -454,8 +457,9 @@ static int server_end(server *srv, int stopped, double by) {
  * max_calls, max_body, max_sessions}...}, tenant_limits = {{max_calls,
  * max_sessions, max_running, max_kept_bytes, max_queued, max_streams, max_listens}...} (by tenant, 1: the
  * default), metrics = {host, port, allow_remote, tools, policies} (the
- * /metrics listener, httpmetrics.c; nil: none), setup, module} -> Http |
- * nil, message. SIGINT, SIGTERM and
+ * /metrics listener, httpmetrics.c; nil: none), oauth (JSON text for
+ * oauth.c: http.lua's oauth_setup), setup, module} -> Http | nil, message.
+ * SIGINT, SIGTERM and
  * SIGHUP stay blocked in the calling thread (and the threads it starts)
  * until http:wait, which takes them, returns; on failure its mask is as
  * it was. */
@@ -561,6 +565,11 @@ static int l_http_start(lua_State *L) {
     o->store = bw_state_ref(st);
   }
   lua_pop(L, 1);
+  char *oauth = opt_string(L, 1, "oauth", "");
+  if (oauth && *oauth) o->oauth = bw_oauth_new(oauth, msg, sizeof msg);
+  int oauth_bad = !oauth || (*oauth && !o->oauth);
+  free(oauth);
+  if (oauth_bad) goto fail;
   srv->setup = opt_string(L, 1, "setup", "{}");
   srv->module = opt_string(L, 1, "module", "burrow.http");
   lua_getglobal(L, "package");
