@@ -110,6 +110,7 @@ static void test_shared(const char *url, pid_t pid) {
   test_threads(s, 8, 2000);
   test_cas_race(s, 8, 200);
   test_expiry(s, 0.02);
+  test_pubsub(s);
   /* the largest record there may be, through partial reads and writes */
   char *big = malloc(BW_STATE_VALUE_MAX), *val = NULL;
   for (size_t i = 0; i < BW_STATE_VALUE_MAX; i++) big[i] = (char)(i * 7 + (i >> 9));
@@ -288,6 +289,12 @@ static void test_outage(const char *base, int port, pid_t *pid) {
   char *val = NULL;
   uint64_t ver = 7;
   CHECK(bw_state_add(s, "t", "before", 1, -1, 60, &added, &v) == BW_OK && added, "a call while it is up");
+  heard h = {0};
+  const char *ch[] = {"changes"};
+  CHECK(bw_state_subscribe(s, "t", ch, 1, &h.sub) == BW_OK, "subscribed while it is up");
+  CHECK(bw_state_publish(s, "t", "changes", "one", 3) == BW_OK, "publish while up");
+  want w1 = {&h, 1};
+  CHECK(wait_for(got_msgs, &w1) && h.gaps == 0, "heard, no gap (%d)", h.gaps);
   /* frozen: every call times out, then it answers again */
   kill(*pid, SIGSTOP);
   rc = bw_state_add(s, "t", "frozen", 1, -1, 60, &added, &v);
@@ -315,6 +322,23 @@ static void test_outage(const char *base, int port, pid_t *pid) {
   *pid = start_server(port, 0, NULL);
   CHECK(wait_for(came_back, s), "the same handle works again once the server is back (%s)", detail());
   CHECK(bw_state_once(s, "t", "m", 60, &first) == BW_OK && first, "and marks");
+  /* the subscriber connected again by itself and says it may have missed some */
+  int64_t until = bw_now_ms() + 30000;
+  while (bw_now_ms() < until && !h.gaps) {
+    take_all(&h);
+    usleep(1000);
+  }
+  CHECK(h.gaps >= 1, "a gap after the server came back (%d)", h.gaps);
+  int before = h.msgs;
+  /* published until heard: the subscription may be a moment behind the pool */
+  until = bw_now_ms() + 30000;
+  while (bw_now_ms() < until && h.msgs == before) {
+    bw_state_publish(s, "t", "changes", "two", 3);
+    usleep(20000);
+    take_all(&h);
+  }
+  CHECK(h.msgs > before && !strcmp(h.last, "two"), "and hears again without reopening");
+  bw_state_unsubscribe(h.sub);
   bw_state_close(s);
 }
 

@@ -5,6 +5,8 @@
  * machine on a shared volume, a root with inotify off).
  *
  * Feeds: one subscription per (store, tenant), shared by the watchers
+ * (a store as bw_state_id names it: every HTTP worker's handle on one
+ * Redis database is one store here)
  * that follow it and ended with the last (they hold it: bw_watch_scope).
  * One thread of the process, started with the first feed, polls every
  * feed's subscription fd and turns each message into marks on the
@@ -102,8 +104,8 @@ int bw_changes_publish(bw_state *s, const char *tenant, const char *mount, const
 
 typedef struct feed {
   struct feed *next;
-  bw_state *s; /* the key (the subscription holds the reference) */
-  bw_state_sub *sub;
+  char *id;    /* the key with the tenant: the store's (bw_state_id) */
+  bw_state_sub *sub; /* (it holds the store) */
   int refs;    /* watchers holding it; 0: the thread ends it */
   char tenant[];
 } feed;
@@ -129,9 +131,9 @@ static void drain(feed *f) {
     if (bw_state_sub_next(f->sub, &channel, &msg, &len, &gap)) return;
     const char *mount, *rel;
     int gone;
-    if (gap) bw_watch_heard_gap(f->s, f->tenant);
+    if (gap) bw_watch_heard_gap(f, f->tenant);
     else if (bw_changes_decode(msg, len, &mount, &rel, &gone))
-      bw_watch_heard(f->s, f->tenant, mount, rel, gone);
+      bw_watch_heard(f, f->tenant, mount, rel, gone);
     free(channel);
     free(msg);
   }
@@ -176,6 +178,7 @@ static void *thread(void *arg) {
     for (feed *f = dead, *nx; f; f = nx) {
       nx = f->next;
       bw_state_unsubscribe(f->sub);
+      free(f->id);
       free(f);
     }
     if (!p) { /* no memory for even the kick's slot: try again shortly */
@@ -225,13 +228,14 @@ static void feed_put(void *arg) {
 int bw_changes_follow(bw_watcher *w, bw_state *s, const char *tenant) {
   if (!s->ops->publish)
     return bw_state_publish(s, tenant, BW_CHANGES_CHANNEL, "", 0); /* its error, worded once */
+  const char *id = bw_state_id(s);
   pthread_mutex_lock(&feeds.mu);
   feed *f = feeds.list;
-  while (f && !(f->s == s && f->refs > 0 && !strcmp(f->tenant, tenant))) f = f->next;
+  while (f && !(f->refs > 0 && !strcmp(f->id, id) && !strcmp(f->tenant, tenant))) f = f->next;
   if (f) {
     f->refs++;
     pthread_mutex_unlock(&feeds.mu);
-    bw_watch_scope(w, s, tenant, f, feed_put);
+    bw_watch_scope(w, f, tenant, f, feed_put);
     return BW_OK;
   }
   int rc = start();
@@ -239,20 +243,23 @@ int bw_changes_follow(bw_watcher *w, bw_state *s, const char *tenant) {
   if (rc) return rc;
   /* subscribed outside the lock: Redis waits for the server's word */
   f = calloc(1, sizeof *f + strlen(tenant) + 1);
-  if (!f) return bw_fail(BW_ENOMEM, "changes: out of memory");
+  if (!f || !(f->id = strdup(id))) {
+    free(f);
+    return bw_fail(BW_ENOMEM, "changes: out of memory");
+  }
   strcpy(f->tenant, tenant);
   const char *ch[] = {BW_CHANGES_CHANNEL};
   if ((rc = bw_state_subscribe(s, tenant, ch, 1, &f->sub))) {
+    free(f->id);
     free(f);
     return rc;
   }
-  f->s = s;
   f->refs = 1;
   pthread_mutex_lock(&feeds.mu);
   f->next = feeds.list; /* (two first watchers at once make two feeds: both work) */
   feeds.list = f;
   kick();
   pthread_mutex_unlock(&feeds.mu);
-  bw_watch_scope(w, s, tenant, f, feed_put);
+  bw_watch_scope(w, f, tenant, f, feed_put);
   return BW_OK;
 }

@@ -82,6 +82,10 @@ BW_SHARED void bw_state_close(bw_state *s);
  * same one. A reference the caller closes. */
 int bw_state_default(bw_state **out);
 const char *bw_state_kind(const bw_state *s); /* "memory", "file", "redis" */
+/* What the store is, the same for two handles on one Redis database or
+ * one file ("redis:URL", "file:PATH", "memory:ADDRESS"): changes.c hears a
+ * store once per process however many handles each worker opened. */
+const char *bw_state_id(const bw_state *s);
 
 /* Each operation: tenant (0 to 255 bytes) and key (1 to 1024), NUL-free
  * C strings; ttl in seconds, more than 0 and at most BW_STATE_TTL_MAX, from
@@ -198,6 +202,7 @@ int bw_state_channel_ok(const char *channel);
 struct bw_state {
   const bw_state_ops *ops;
   _Atomic long refs;
+  char *id; /* malloc'd by the backend's open (bw_state_id); freed with it */
 };
 
 #endif

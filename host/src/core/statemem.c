@@ -10,6 +10,7 @@
  * never takes another's room. A tenant exists while it has entries.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -573,6 +574,7 @@ int bw_state_open_memory(const bw_state_caps *caps, bw_state **out) {
   }
   m->base.ops = &mem_ops;
   m->base.refs = 1;
+  if (asprintf(&m->base.id, "memory:%p", (void *)m) < 0) m->base.id = NULL; /* then its kind */
   *out = &m->base;
   return BW_OK;
 }

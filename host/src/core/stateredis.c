@@ -868,6 +868,7 @@ int bw_state_open_redis(const char *url, const bw_state_redis_opts *opts, bw_sta
     r_free(&r->base);
     return bw_err_restore(rc, &sv);
   }
+  if (asprintf(&r->base.id, "redis:%s", url) < 0) r->base.id = NULL;
   *out = &r->base;
   return BW_OK;
 }

@@ -76,7 +76,7 @@ int bw_watch_due(bw_watcher *w, double now_ms, bw_watch_event *out, int max,
                  double *next_ms);
 
 /* ---- changes heard through the state store (changes.c) ----
- * A watcher in a scope (a store, opaque here, and a tenant) hears the
+ * A watcher in a scope (a feed of changes.c, opaque here, and a tenant) hears the
  * changes published there: bw_watch_heard marks its watches a change of
  * (mount, rel) concerns, as inotify would have (the file, a folder's
  * entry, a folder above either), unless inotify reported the same
