@@ -98,7 +98,7 @@ describe(H.tag("security: changes heard through the store"), function()
     sub:close()
   end)
 
-  it("a flood costs a bounded queue and a gap, and changes are heard after it", function()
+  it("a flood costs a bounded queue, and changes are heard after it", function()
     -- fill the feed's queue faster than anyone polls, with messages as
     -- large as a message may be
     local big = msg("w", "/w", ("d/"):rep(4000) .. "x")
@@ -107,14 +107,18 @@ describe(H.tag("security: changes heard through the store"), function()
     local grown = rss_kb() - before
     -- 20,000 x 8 KB would be 160 MB kept; the queue holds at most 1 MiB
     assert.is_true(grown < 32 * 1024, ("RSS grew %d KB"):format(grown))
-    -- the gap marks every watch: told they may have missed changes
-    assert.is_true(poll_until(ws, got, 1, 5))
-    assert.is_true(poll_until(ws, dir_got, 1, 5))
-    settle(0.15)
-    ws:poll_watch()
+    -- (whether the feed's thread kept up or dropped some and marked every
+    -- watch with the gap is the machine's timing; the queue's bound and
+    -- its gap are test_state's and test_stateredis's)
+    -- a change after the flood is heard: the feed drained it all
     local n = #got
-    assert(st:change("alpha", "/w", "f.txt", false))
-    assert.is_true(poll_until(ws, got, n + 1, 5))
+    local t = core.now()
+    repeat
+      assert(st:change("alpha", "/w", "f.txt", false))
+      ws:poll_watch()
+      settle(0.05)
+    until #got > n or core.now() - t > 10
+    assert.is_true(#got > n)
   end)
 
   it("a publish larger than a message may be is refused", function()
