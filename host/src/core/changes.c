@@ -91,10 +91,11 @@ int bw_changes_decode(char *buf, size_t len, const char **mount, const char **re
 
 int bw_changes_publish(bw_state *s, const char *tenant, const char *mount, const char *rel,
                        int gone) {
-  char *buf = malloc(BW_STATE_MESSAGE_MAX);
+  size_t cap = sizeof MAGIC + 3 + strlen(mount) + strlen(rel);
+  char *buf = malloc(cap);
   if (!buf) return bw_fail(BW_ENOMEM, "changes: out of memory");
   size_t len = 0;
-  int rc = bw_changes_encode(mount, rel, gone, buf, BW_STATE_MESSAGE_MAX, &len);
+  int rc = bw_changes_encode(mount, rel, gone, buf, cap, &len);
   if (!rc) rc = bw_state_publish(s, tenant, BW_CHANGES_CHANNEL, buf, len);
   free(buf);
   return rc;

@@ -657,8 +657,9 @@ static int is(const redisReply *x, const char *word) {
 
 /* A push of the server: a message handed on; the subscription's
  * confirmation makes the reader ready. */
-static void on_push(rstore *r, const redisReply *x) {
-  if (x->type != REDIS_REPLY_ARRAY || x->elements < 3) return;
+static int on_push(rstore *r, const redisReply *x) {
+  if (x->type == REDIS_REPLY_ERROR) return -1; /* PSUBSCRIBE refused (an ACL without the channels): try again later */
+  if (x->type != REDIS_REPLY_ARRAY || x->elements < 3) return 0;
   if (is(x->element[0], "psubscribe")) {
     pthread_mutex_lock(&r->smu);
     r->ready = 1;
@@ -667,17 +668,18 @@ static void on_push(rstore *r, const redisReply *x) {
     r->gap_due = 0;
     pthread_cond_broadcast(&r->scv);
     pthread_mutex_unlock(&r->smu);
-    return;
+    return 0;
   }
-  if (!is(x->element[0], "pmessage") || x->elements != 4) return;
+  if (!is(x->element[0], "pmessage") || x->elements != 4) return 0;
   const redisReply *m = x->element[3];
   char tenant[BW_STATE_TENANT_MAX + 1], channel[BW_STATE_CHANNEL_MAX + 1];
-  if (m->type != REDIS_REPLY_STRING || m->len > BW_STATE_MESSAGE_MAX) return; /* not ours to pass on */
-  if (!split_channel(x->element[2], tenant, channel)) return;
+  if (m->type != REDIS_REPLY_STRING || m->len > BW_STATE_MESSAGE_MAX) return 0; /* not ours to pass on */
+  if (!split_channel(x->element[2], tenant, channel)) return 0;
   pthread_mutex_lock(&r->smu);
   for (bw_state_sub *sub = r->subs; sub; sub = sub->next)
     if (bw_state_sub_wants(sub, tenant, channel)) bw_state_sub_push(sub, channel, m->str, m->len);
   pthread_mutex_unlock(&r->smu);
+  return 0;
 }
 
 static int stopping(rstore *r, int wait_ms) {
@@ -703,8 +705,9 @@ static void subscribed(rstore *r, bw_redis_conn *c) {
     if (x) {
       heard = now;
       pinged = 0;
-      on_push(r, x);
+      int bad = on_push(r, x);
       bw_redis_reply_free(x);
+      if (bad) return;
       continue;
     }
     if (pinged && now - pinged > timeout) return; /* silent past the timeout: gone */

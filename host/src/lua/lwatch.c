@@ -2,7 +2,9 @@
  * lwatch.c - core.watcher: the file watch (watch.c) as a Lua object.
  *
  *   local w = core.watcher(max_watches, interval_ms)
- *   w:add(roots, handle) -> id | nil, detail, CODE
+ *   w:add(roots, handle[, mount[, inotify]]) -> id | nil, detail, CODE
+ *   w:follow(store, tenant) -> true: also hear the changes burrow's writes
+ *                   publish through the store (changes.c) | nil, detail, CODE
  *   w:remove(id)
  *   w:read() -> events read from the kernel (flags set, nothing queued)
  *   w:due(now_s) -> {{id =, changed =, list =, gone =}...}, seconds until
@@ -15,8 +17,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "lcore.h"
 #include "changes.h"
+#include "lcore.h"
 #include "watch.h"
 
 #define WATCHER_MT "burrow.Watcher"
