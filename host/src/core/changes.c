@@ -240,17 +240,33 @@ int bw_changes_follow(bw_watcher *w, bw_state *s, const char *tenant) {
     return BW_OK;
   }
   int rc = start();
+  /* another tenant's feed of the same store: subscribe through its handle,
+   * so the process has one subscriber (Redis: one connection, one reader
+   * thread) per store, not one per worker's handle */
+  bw_state *via = s;
+  for (feed *g = feeds.list; g; g = g->next)
+    if (g->refs > 0 && !strcmp(g->id, id)) {
+      via = g->sub->s;
+      break;
+    }
+  bw_state_ref(via); /* while subscribing outside the lock */
   pthread_mutex_unlock(&feeds.mu);
-  if (rc) return rc;
+  if (rc) {
+    bw_state_close(via);
+    return rc;
+  }
   /* subscribed outside the lock: Redis waits for the server's word */
   f = calloc(1, sizeof *f + strlen(tenant) + 1);
   if (!f || !(f->id = strdup(id))) {
     free(f);
+    bw_state_close(via);
     return bw_fail(BW_ENOMEM, "changes: out of memory");
   }
   strcpy(f->tenant, tenant);
   const char *ch[] = {BW_CHANGES_CHANNEL};
-  if ((rc = bw_state_subscribe(s, tenant, ch, 1, &f->sub))) {
+  rc = bw_state_subscribe(via, tenant, ch, 1, &f->sub);
+  bw_state_close(via); /* the subscription holds its own */
+  if (rc) {
     free(f->id);
     free(f);
     return rc;
