@@ -19,7 +19,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "changes.h"
 #include "state_cases.h"
+#include "watch.h"
 
 static char dir[] = "/tmp/burrow-redis-XXXXXX";
 
@@ -400,6 +402,73 @@ static int sh(const char *fmt, ...) {
   return system(cmd);
 }
 
+/* ---- changes (changes.c): an instance cut from the server tells the
+ * others, once back, that they may have missed its writes */
+
+static int watch_heard(bw_watcher *w, int ms) {
+  int64_t until = bw_now_ms() + ms;
+  while (bw_now_ms() < until) {
+    bw_watch_event ev[8];
+    double next;
+    bw_watch_read(w);
+    int n = bw_watch_due(w, (double)bw_now_ms() + 1e6, ev, 8, &next), what = 0;
+    for (int i = 0; i < n; i++) what |= ev[i].what;
+    if (what) return what;
+    usleep(10000);
+  }
+  return 0;
+}
+
+static void test_owed_gap(void) {
+  int port = free_port();
+  char url[64], pwx[300], pwy[300];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+  snprintf(pwx, sizeof pwx, "%s/pw-x", dir);
+  snprintf(pwy, sizeof pwy, "%s/pw-y", dir);
+  write_file(pwx, "gap-Pa55\n");
+  write_file(pwy, "gap-Pa55\n");
+  pid_t pid = start_server(port, 0, "--requirepass", "gap-Pa55", NULL);
+  bw_state_redis_opts ox = {.password_file = pwx, .timeout = 1}, oy = {.password_file = pwy, .timeout = 1};
+  bw_state *x, *y;
+  if (!open_when_up(pid, url, &ox, &x)) {
+    CHECK(0, "server up (%s)", detail());
+    stop_server(pid);
+    return;
+  }
+  CHECK(bw_state_open_redis(url, &oy, &y) == BW_OK, "a second instance's handle (%s)", detail());
+  /* x hears tenant t's changes on a watch of a root with inotify off */
+  bw_root r;
+  char wdir[300];
+  snprintf(wdir, sizeof wdir, "%s/ws", dir);
+  mkdir(wdir, 0755);
+  sh("touch %s/ws/f", dir);
+  CHECK(bw_root_open(&r, wdir, "/w", 0) == BW_OK, "root");
+  bw_watcher *w = bw_watch_new(4, 0);
+  bw_handle h;
+  int id;
+  CHECK(bw_changes_follow(w, x, "t") == BW_OK, "follow (%s)", detail());
+  CHECK(bw_resolve_handle(&r, 1, 0, "f", 0, &h) == BW_OK && bw_watch_add_at(w, &h, "/w", 0, &id) == BW_OK,
+        "watch");
+  CHECK(bw_changes_publish(y, "t", "/w", "f", 0) == BW_OK && watch_heard(w, 10000) == BW_WATCH_CHANGED,
+        "y's change heard by x");
+  /* y cut off: its password wrong from now on, its connections dropped
+   * (x's subscriber, a pubsub client, stays) */
+  write_file(pwy, "wrong\n");
+  sh("redis-cli -p %d -a gap-Pa55 --no-auth-warning CLIENT KILL TYPE normal > /dev/null", port);
+  int rc = bw_changes_publish(y, "t", "/w", "f", 0);
+  CHECK(rc == BW_STORE_UNAVAILABLE, "y cannot publish: %s (%s)", bw_code_name(rc), detail());
+  CHECK(watch_heard(w, 300) == 0, "x heard nothing of it");
+  /* y back: the gap it owed reaches x with no change of y's */
+  write_file(pwy, "gap-Pa55\n");
+  CHECK(watch_heard(w, 10000) == BW_WATCH_CHANGED, "x told it may have missed y's changes");
+  bw_handle_close(&h);
+  bw_watch_free(w);
+  bw_root_close(&r);
+  bw_state_close(y);
+  bw_state_close(x);
+  stop_server(pid);
+}
+
 static void test_tls(void) {
   if (!have("openssl")) {
     CHECK(0, "the openssl command is not installed: apt-get install openssl");
@@ -483,6 +552,7 @@ int main(void) {
   test_outage(base, port, &pid);
   if (pid) stop_server(pid);
   test_auth();
+  test_owed_gap();
   test_tls();
   test_urls();
   sh("rm -rf %s", dir);

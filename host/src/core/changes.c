@@ -89,18 +89,6 @@ int bw_changes_decode(char *buf, size_t len, const char **mount, const char **re
   return 1;
 }
 
-int bw_changes_publish(bw_state *s, const char *tenant, const char *mount, const char *rel,
-                       int gone) {
-  size_t cap = sizeof MAGIC + 3 + strlen(mount) + strlen(rel);
-  char *buf = malloc(cap);
-  if (!buf) return bw_fail(BW_ENOMEM, "changes: out of memory");
-  size_t len = 0;
-  int rc = bw_changes_encode(mount, rel, gone, buf, cap, &len);
-  if (!rc) rc = bw_state_publish(s, tenant, BW_CHANGES_CHANNEL, buf, len);
-  free(buf);
-  return rc;
-}
-
 /* ---- feeds */
 
 typedef struct feed {
@@ -123,6 +111,108 @@ static void kick(void) {
   if (write(feeds.kick, &one, sizeof one) < 0) { /* full: readable anyway */ }
 }
 
+/* A gap: "you may have missed changes", from an instance whose publishes
+ * failed meanwhile. */
+static const char GAP[] = MAGIC "\0g";
+
+int bw_changes_is_gap(const char *buf, size_t len) {
+  return len == sizeof GAP - 1 && !memcmp(buf, GAP, len);
+}
+
+/* ---- what this process could not tell (the store unreachable): a gap
+ * owed to each such (store, tenant), published once the store answers
+ * again, by the next change or by the feeds' thread, so the other
+ * instances learn they missed something. At most OWED_MAX kept. */
+
+enum { OWED_MAX = 256 };
+typedef struct owed {
+  struct owed *next;
+  bw_state *s; /* a reference */
+  char tenant[];
+} owed;
+
+static struct {
+  pthread_mutex_t mu;
+  owed *list;
+  int n;
+} debts = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+
+static int start(void);
+
+static void owe(bw_state *s, const char *tenant) {
+  pthread_mutex_lock(&debts.mu);
+  owed *o = debts.list;
+  while (o && !(!strcmp(bw_state_id(o->s), bw_state_id(s)) && !strcmp(o->tenant, tenant))) o = o->next;
+  if (!o && debts.n < OWED_MAX && (o = malloc(sizeof *o + strlen(tenant) + 1))) {
+    o->s = bw_state_ref(s);
+    strcpy(o->tenant, tenant);
+    o->next = debts.list;
+    debts.list = o;
+    debts.n++;
+  }
+  pthread_mutex_unlock(&debts.mu);
+}
+
+/* Publish the gaps owed (all, or those of s's store and tenant); those
+ * the store still cannot take stay owed. */
+static void pay(const bw_state *s, const char *tenant) {
+  pthread_mutex_lock(&debts.mu);
+  owed *todo = NULL, *keep = NULL;
+  for (owed *o = debts.list, *nx; o; o = nx) {
+    nx = o->next;
+    int mine = !s || (!strcmp(bw_state_id(o->s), bw_state_id(s)) && !strcmp(o->tenant, tenant));
+    if (mine) o->next = todo, todo = o;
+    else o->next = keep, keep = o;
+  }
+  debts.list = keep;
+  pthread_mutex_unlock(&debts.mu);
+  for (owed *o = todo, *nx; o; o = nx) {
+    nx = o->next;
+    if (bw_state_publish(o->s, o->tenant, BW_CHANGES_CHANNEL, GAP, sizeof GAP - 1) == BW_OK) {
+      pthread_mutex_lock(&debts.mu);
+      debts.n--;
+      pthread_mutex_unlock(&debts.mu);
+      bw_state_close(o->s);
+      free(o);
+      continue;
+    }
+    pthread_mutex_lock(&debts.mu);
+    o->next = debts.list;
+    debts.list = o;
+    pthread_mutex_unlock(&debts.mu);
+  }
+}
+
+static int owing(void) {
+  pthread_mutex_lock(&debts.mu);
+  int n = debts.n;
+  pthread_mutex_unlock(&debts.mu);
+  return n;
+}
+
+int bw_changes_publish(bw_state *s, const char *tenant, const char *mount, const char *rel,
+                       int gone) {
+  size_t cap = sizeof MAGIC + 3 + strlen(mount) + strlen(rel);
+  char *buf = malloc(cap);
+  if (!buf) return bw_fail(BW_ENOMEM, "changes: out of memory");
+  size_t len = 0;
+  int rc = bw_changes_encode(mount, rel, gone, buf, cap, &len);
+  if (!rc) rc = bw_state_publish(s, tenant, BW_CHANGES_CHANNEL, buf, len);
+  free(buf);
+  if (rc == BW_STORE_UNAVAILABLE) { /* the others will be told they missed it */
+    bw_err_saved sv;
+    bw_err_save(&sv);
+    owe(s, tenant);
+    pthread_mutex_lock(&feeds.mu);
+    start(); /* its thread pays the debt once the store answers */
+    kick();
+    pthread_mutex_unlock(&feeds.mu);
+    return bw_err_restore(rc, &sv);
+  }
+  if (!rc && owing()) pay(s, tenant);
+  return rc;
+}
+
 /* What waits on f's subscription, into marks. */
 static void drain(feed *f) {
   for (int i = 0; i < 4 * BW_STATE_SUB_QUEUE; i++) { /* then the others get their turn */
@@ -132,7 +222,7 @@ static void drain(feed *f) {
     if (bw_state_sub_next(f->sub, &channel, &msg, &len, &gap)) return;
     const char *mount, *rel;
     int gone;
-    if (gap) bw_watch_heard_gap(f, f->tenant);
+    if (gap || bw_changes_is_gap(msg, len)) bw_watch_heard_gap(f, f->tenant);
     else if (bw_changes_decode(msg, len, &mount, &rel, &gone))
       bw_watch_heard(f, f->tenant, mount, rel, gone);
     free(channel);
@@ -187,7 +277,10 @@ static void *thread(void *arg) {
       continue;
     }
     p[0] = (struct pollfd){feeds.kick, POLLIN, 0};
-    if (poll(p, n + 1, -1) < 0 && errno != EINTR) continue;
+    int due = owing(); /* then try the store again each second */
+    int got = poll(p, n + 1, due ? 1000 : -1);
+    if (got < 0 && errno != EINTR) continue;
+    if (got == 0 && due) pay(NULL, NULL);
     if (p[0].revents) {
       uint64_t v;
       if (read(feeds.kick, &v, sizeof v) < 0) { /* EAGAIN: another read took it */ }

@@ -20,7 +20,11 @@
 #define BW_CHANGES_CHANNEL "changes"
 
 /* Publish a change of rel (an in-root path, "." for the root) under mount
- * on tenant's channel; gone: removed or moved away (else written). */
+ * on tenant's channel; gone: removed or moved away (else written). One
+ * the store cannot take (STORE_UNAVAILABLE) is owed as a gap, published
+ * once it answers again (by the next change, or each second by the
+ * feeds' thread), so every instance hears that it may have missed
+ * changes. */
 int bw_changes_publish(bw_state *s, const char *tenant, const char *mount, const char *rel,
                        int gone);
 /* w hears tenant's changes published through s from now on (the
@@ -35,5 +39,7 @@ int bw_changes_follow(bw_watcher *w, bw_state *s, const char *tenant);
 int bw_changes_encode(const char *mount, const char *rel, int gone, char *buf, size_t cap,
                       size_t *len);
 int bw_changes_decode(char *buf, size_t len, const char **mount, const char **rel, int *gone);
+/* The message of a gap an instance owed ("bw1\0g")? */
+int bw_changes_is_gap(const char *buf, size_t len);
 
 #endif
