@@ -183,6 +183,15 @@ static void pay(const bw_state *s, const char *tenant) {
   }
 }
 
+/* Owed by s's store to tenant? */
+static int owes(const bw_state *s, const char *tenant) {
+  pthread_mutex_lock(&debts.mu);
+  owed *o = debts.list;
+  while (o && !(!strcmp(bw_state_id(o->s), bw_state_id(s)) && !strcmp(o->tenant, tenant))) o = o->next;
+  pthread_mutex_unlock(&debts.mu);
+  return o != NULL;
+}
+
 static int owing(void) {
   pthread_mutex_lock(&debts.mu);
   int n = debts.n;
@@ -192,6 +201,10 @@ static int owing(void) {
 
 int bw_changes_publish(bw_state *s, const char *tenant, const char *mount, const char *rel,
                        int gone) {
+  /* the gap owed covers this one too: no write waits on a store that did
+   * not answer the last time (the feeds' thread tries it each second) */
+  if (owing() && owes(s, tenant))
+    return bw_fail(BW_STORE_UNAVAILABLE, "changes: the state store did not answer; a gap is owed");
   size_t cap = sizeof MAGIC + 3 + strlen(mount) + strlen(rel);
   char *buf = malloc(cap);
   if (!buf) return bw_fail(BW_ENOMEM, "changes: out of memory");
