@@ -22,6 +22,7 @@ local core = require "burrow.core"
 local json = core.json
 local listen = require "burrow.listen"
 local session = require "burrow.session"
+local sessionstore = require "burrow.sessionstore"
 
 local http = {}
 
@@ -63,6 +64,9 @@ local function http_channel(W, state, sid)
   ch.send = function(_, msg)
     if ch.detached then return 0 end -- a task's call, its request answered: no one to tell
     local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
+    -- a shared session's record is in the store before its answer is out:
+    -- the client's next request may reach another instance
+    if final and ch.persist then ch.persist() end
     return W:send(sid, ch.stream or 0, msg, final)
   end
   -- MCP tasks (burrow.tasks): a stateless request answered now while its
@@ -90,10 +94,17 @@ local function http_channel(W, state, sid)
   -- against http.max_queued, until the call is over
   ch.next = function(_, timeout)
     local deadline = core.now() + (timeout or 300)
+    local inbox = {}
     while true do
       local left = deadline - core.now()
       if left <= 0 then return nil, "timeout" end
-      local kind, s, _, stream, body = W:next_of(sid, math.min(left, POLL))
+      -- a shared session's answers may reach another instance, which puts
+      -- them in the store (burrow.sessionstore): looked for as often
+      local kind, s, _, stream, body = W:next_of(sid, math.min(left, ch.shared and 0.05 or POLL))
+      if kind == nil and ch.shared and #inbox == 0 then
+        inbox = sessionstore.take_answers(ch.shared.st, ch.shared.tenant, sid)
+      end
+      if kind == nil and #inbox > 0 then return table.remove(inbox, 1) end
       if kind == false then return nil, "the server is stopping" end
       if kind == "message" and s == sid and stream < 0 then return body end
       if kind == "close" and s == sid then
@@ -235,6 +246,58 @@ local function dispose_snapshot(rec)
   end
 end
 
+-- A shared session (the deployment's store holds its record:
+-- burrow.sessionstore, httpshare.c): this call starts from the record as
+-- the store has it (another instance may have changed it), and writes it
+-- back before its answer goes out when it changed it. False when the call
+-- does not go on (answered here); and true with it when the session ended
+-- elsewhere (deleted on another instance, or expired): it ends here too.
+local function share_in(W, state, sid, server, msg, stream)
+  local c, st, tenant = state.cache[sid], server.ws.state, server.session.tenant
+  local f, ver, text, at = sessionstore.fetch(st, tenant, sid)
+  local function answer(code, message)
+    if type(msg) == "table" and msg.method ~= nil and msg.id ~= nil and stream >= 0 then
+      W:send(sid, stream, { jsonrpc = "2.0", id = msg.id, error = { code = code, message = message } }, true)
+    end
+    if stream >= 0 then W:done(sid, stream) end
+  end
+  if ver == nil then
+    answer(-32603, "STORE_UNAVAILABLE: the shared state store (Redis/Valkey), which holds this session, "
+      .. "does not answer (" .. tostring(text) .. "); retry")
+    return false
+  end
+  if not f then
+    if ver == 0 and not c.share and type(msg) == "table" and msg.method == "initialize" then
+      c.share = { version = 0 } -- a new session: its record is made with its answer
+    else
+      answer(-32001, "Session not found: it ended on another instance (deleted, or expired)")
+      W:gone()
+      dispose(state, sid, server)
+      return false, true
+    end
+  elseif not c.share or c.share.version ~= ver then
+    sessionstore.overlay(server.session, f)
+    c.share = { version = ver, text = text, at = at }
+  end
+  local ttl = state.setup.session_ttl or 1800
+  server.channel.shared = { st = st, tenant = tenant }
+  server.channel.persist = function()
+    local ok, why = sessionstore.persist(st, server.session, sid, server.session.token, c.share, ttl)
+    if not ok and why ~= state.said then -- once a cause: a store that is down says so on every call
+      state.said = why
+      io.stderr:write(("burrow: http session %s: its record is not in the store: %s\n"):format(sid:sub(1, 8), tostring(why)))
+    end
+  end
+  -- an answer to a request of ours that no call here asked: the asking
+  -- call runs on another instance and finds it in the store
+  if sessionstore.is_answer(msg) and getmetatable(msg) ~= json.array_mt and server.session.waiting[msg.id] == nil then
+    local ok, why = sessionstore.post_answer(st, tenant, sid, msg)
+    if not ok then io.stderr:write(("burrow: http session %s: an answer is lost: %s\n"):format(sid:sub(1, 8), tostring(why))) end
+    return false
+  end
+  return true
+end
+
 -- One request of MCP 2026-07-28: a Server of its own, which nothing
 -- outlives (what the request needs is in its _meta) but its undo store:
 -- the one of its tenant and token (the token's sha256 as configured; none
@@ -275,6 +338,15 @@ local function handle(W, state, kind, sid, tenant, stream, body, version, statel
   -- is the listen's; acknowledged, it stays open for what its watches send
   server.channel.can_listen, server.channel.listening = stateless == "listen", nil
   local msg, err = json.decode(body)
+  server.channel.persist, server.channel.shared = nil, nil
+  if state.setup.state_config and stateless == false then
+    local go, ended = share_in(W, state, sid, server, msg, stream)
+    if not go then
+      server.channel.stream = nil
+      if ended then return end
+      return server
+    end
+  end
   if msg == nil then
     server:error(nil, -32700, "parse error: " .. tostring(err))
   else
@@ -289,6 +361,7 @@ local function handle(W, state, kind, sid, tenant, stream, body, version, statel
     local m = type(line) == "string" and json.decode(line)
     if m then server:handle(m) end
   end
+  if server.channel.persist then server.channel.persist() end -- what notifications changed
   if server.big_garbage then
     server.big_garbage = false
     collectgarbage()
@@ -471,7 +544,7 @@ function http.serve(o, hc, listen)
     end)(),
     access_log = hc.access_log,
     setup = json.encode { cli = o, tenants = tenants, budgets = budgets, watch_budgets = watch_budgets,
-      state_config = main_state,
+      state_config = main_state, session_ttl = hc.session_ttl,
       approval_key = approval_key, approval_ttl = hc.approval_ttl, approval_store = approval_store },
   }
   if not server then return nil, err end

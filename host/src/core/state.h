@@ -109,7 +109,7 @@ int bw_state_once(bw_state *s, const char *tenant, const char *key, double ttl,
                   int *first);
 /* Record: *val (malloc'd, the caller frees it; NULL when absent), *len and
  * *version (> 0; 0 when absent). */
-int bw_state_get(bw_state *s, const char *tenant, const char *key, char **val,
+BW_SHARED int bw_state_get(bw_state *s, const char *tenant, const char *key, char **val,
                  size_t *len, uint64_t *version);
 /* Record: write val when the record's version is expected (0: only if
  * there is none); it then lives ttl from now, with a new version. *done: 1
@@ -118,7 +118,7 @@ int bw_state_cas(bw_state *s, const char *tenant, const char *key, uint64_t expe
                  const void *val, size_t len, double ttl, int *done, uint64_t *version);
 /* Any entry: drop it when expected is 0 or its version (a record's) is
  * expected. *deleted: 1 or 0. */
-int bw_state_del(bw_state *s, const char *tenant, const char *key, uint64_t expected,
+BW_SHARED int bw_state_del(bw_state *s, const char *tenant, const char *key, uint64_t expected,
                  int *deleted);
 /* The tenant's live entries. */
 BW_SHARED int bw_state_count(bw_state *s, const char *tenant, size_t *n);

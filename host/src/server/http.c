@@ -350,6 +350,14 @@ static void drop_new(bw_http *h, session *s) {
  * session whose stream 0 is the POST's answer: its worker acknowledges
  * it and returns the session, whose watches' changes (the poller's WATCH
  * items) then land on that stream until the client closes it. */
+/* The deployment's store did not answer a question about a session. */
+static enum MHD_Result store_down(bw_http *h, struct MHD_Connection *c) {
+  return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                "Service Unavailable: STORE_UNAVAILABLE: the shared state store (Redis/Valkey), which "
+                "holds this session, does not answer; retry",
+                "Retry-After", "1");
+}
+
 static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   json_error_t jerr;
   json_t *m = json_loadb(k->body ? k->body : "", k->len, 0, &jerr);
@@ -406,6 +414,15 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   }
   const char *sidh =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+  if (!init && !listen && !v.modern && sidh) { /* another instance's session (httpshare.c)? */
+    char addr[INET6_ADDRSTRLEN];
+    client_address(c, addr);
+    int why = bwh_share_adopt(h, k->token, addr, sidh);
+    if (why) {
+      json_decref(m);
+      return why == 503 ? store_down(h, c) : refuse(c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL, NULL);
+    }
+  }
   enum MHD_Result rc;
   pthread_mutex_lock(&h->mu);
   /* bounded: the bytes waiting for the workers in all (checked before an
@@ -816,6 +833,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
     return refuse(c, MHD_HTTP_BAD_REQUEST, -32000,
                   "Bad Request: Mcp-Session-Id header is required", NULL,
                   NULL);
+  char addr[INET6_ADDRSTRLEN];
+  client_address(c, addr);
+  int why = bwh_share_adopt(h, k->token, addr, sidh); /* another instance's session? */
+  if (why == 503) return store_down(h, c);
   pthread_mutex_lock(&h->mu);
   session *s = bwh_session_find(h, sidh);
   enum MHD_Result rc;
@@ -823,7 +844,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
     rc = refuse(c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL, NULL);
   } else if (!strcmp(method, "DELETE")) {
     bwh_session_close(h, s, "deleted");
-    rc = reply(c, MHD_HTTP_OK, NULL, "", NULL, NULL);
+    pthread_mutex_unlock(&h->mu);
+    bwh_share_forget(h, k->token, sidh); /* on every instance: the store's record goes */
+    return reply(c, MHD_HTTP_OK, NULL, "", NULL, NULL);
   } else if (atomic_load(&h->draining)) { /* no new stream while shutting down */
     rc = refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
                 "Service Unavailable: the server is shutting down", "Retry-After", "1");

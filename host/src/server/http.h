@@ -160,6 +160,9 @@ void bw_http_release(bw_http *h, int w, const char *record, size_t n, int home,
  * what a call waiting for the client's answer takes. The other items stay
  * queued, in order, and counted against the bounds. */
 bw_http_item *bw_http_next_of(bw_http *h, int w, const char *sid, double timeout);
+/* The session worker w holds is over elsewhere (the deployment's store no
+ * longer has it, httpshare.c): it ends here too, its close queued. */
+void bw_http_gone(bw_http *h, int w);
 int bw_http_stopped(bw_http *h);
 /* The item is handled: its session may expire again. */
 void bw_http_item_free(bw_http *h, bw_http_item *it);

@@ -186,6 +186,17 @@ void *bwh_reaper(void *arg);
 void *bwh_poller(void *arg);
 void bwh_poll_wake(bw_http *h);
 
+/* httpshare.c: sessions in the deployment's store (opts.store), so any
+ * instance serves any of them. Both are called without the lock. */
+int bwh_shared(const bw_http *h);
+/* sid is no session here: when the store holds it for this token, it
+ * becomes one here (0); 404 when the store does not hold it (or not for
+ * this token), 503 when the store does not answer. 0 too when sid is a
+ * session here or sessions are not shared. */
+int bwh_share_adopt(bw_http *h, int token, const char *addr, const char *sid);
+/* A DELETE: the store's record goes (every instance then drops the session). */
+void bwh_share_forget(bw_http *h, int token, const char *sid);
+
 /* httpsse.c: answer c with stream t of session s from event pos on, as SSE
  * (json: only the final message, as application/json); fresh > 0 names the
  * new session in Mcp-Session-Id, fresh < 0 keeps a resumed stream open

@@ -579,6 +579,13 @@ bw_http_item *bw_http_next_of(bw_http *h, int w, const char *sid, double timeout
   return it;
 }
 
+void bw_http_gone(bw_http *h, int w) {
+  pthread_mutex_lock(&h->mu);
+  session *s = h->w[w].cur;
+  if (s && !s->closed) bwh_session_close(h, s, "gone from the store");
+  pthread_mutex_unlock(&h->mu);
+}
+
 int bw_http_stopped(bw_http *h) {
   pthread_mutex_lock(&h->mu);
   int s = h->stopped;

@@ -168,6 +168,14 @@ static int w_release(lua_State *L) {
   return 0;
 }
 
+/* w:gone(): the session it holds ended on another instance (its record
+ * left the deployment's store): it ends here too */
+static int w_gone(lua_State *L) {
+  wstate *w = check_worker(L);
+  bw_http_gone(w->h, w->index);
+  return 0;
+}
+
 static int w_done(lua_State *L) {
   wstate *w = check_worker(L);
   bw_http_done(w->h, luaL_checkstring(L, 2), (long)luaL_checkinteger(L, 3));
@@ -215,7 +223,7 @@ static int w_index(lua_State *L) {
 
 static const luaL_Reg worker_methods[] = {
     {"next", w_next},         {"next_of", w_next_of}, {"send", w_send},     {"done", w_done},
-    {"record", w_record},     {"release", w_release},
+    {"record", w_record},     {"release", w_release},   {"gone", w_gone},
     {"begin", w_begin},       {"finish", w_finish}, {"cancelled", w_cancelled},
     {"task", w_task},         {"cancel_task", w_cancel_task},
     {"index", w_index},       {NULL, NULL}};
