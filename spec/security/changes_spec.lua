@@ -121,6 +121,18 @@ describe(H.tag("security: changes heard through the store"), function()
     assert.is_true(#got > n)
   end)
 
+  it("a policy's sandbox has no publish or subscribe (docs/policies.md)", function()
+    local pdir = H.tmpdir()
+    H.write(pdir, "probe.lua", [[return { name = "probe", check = function(req)
+  if state.publish ~= nil or state.subscribe ~= nil or state.change ~= nil then return "deny", "the sandbox can publish" end
+  return "allow" end }]])
+    local d2 = H.tmpdir()
+    H.write(d2, "x.txt", "x")
+    local pws = H.open { roots = { { path = d2 } }, state = st, policies = { "default", pdir .. "/probe.lua" } }
+    local res, msg = pws:call("stat", { path = "x.txt" })
+    assert.is_table(res, msg)
+  end)
+
   it("a publish larger than a message may be is refused", function()
     local ok, _, code = st:publish("alpha", "changes", ("x"):rep(16385))
     assert.is_nil(ok)
