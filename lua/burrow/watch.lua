@@ -77,7 +77,7 @@ function watch.new(opts)
   if opts.budget then assert(w:budget(opts.budget.name, opts.budget.cap)) end
   -- follow {state =, tenant =}: also hear the changes burrow's writes
   -- publish through that store (every instance sharing it; changes.c);
-  -- a store that cannot (the file) leaves inotify alone, said once
+  -- a store that cannot (the file) leaves inotify alone, and says so
   if opts.follow then
     local ok, msg = w:follow(opts.follow.state, opts.follow.tenant)
     if not ok then io.stderr:write("burrow: watches hear inotify only: ", tostring(msg), "\n") end
