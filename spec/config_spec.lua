@@ -340,7 +340,7 @@ policies:
       assert.equal('c.yaml:2:1: unknown key "rots" in the configuration: did you mean "roots"? '
         .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, protect, resources, roots, roots_from_client, state, tools)",
         parse_err("pack: native\nrots: [/a]\n"))
-      assert.equal('c.yaml:3:5: unknown key "mnt" in a root: did you mean "mount"? (known: mode, mount, path)',
+      assert.equal('c.yaml:3:5: unknown key "mnt" in a root: did you mean "mount"? (known: inotify, mode, mount, path)',
         parse_err("roots:\n  - path: /a\n    mnt: /w\n"))
       -- a key far from every known one: no guess
       assert.equal('c.yaml:1:1: unknown key "colour" in the configuration '

@@ -169,7 +169,7 @@ local function parse_roots(v, mark)
       out[i] = parsed
     else
       want_map(r, m, "a root (a mapping {path, mount, mode} or \"DIR[:MOUNT][:ro]\")")
-      check_keys(r, { path = true, mount = true, mode = true }, "a root")
+      check_keys(r, { path = true, mount = true, mode = true, inotify = true }, "a root")
       if r.path == nil then fail(m, "a root needs a path") end
       local root = { path = join(want_string(r.path, value_at(r, "path"), "path")), mode = "rw",
         where = at(value_at(r, "path")) }
@@ -184,6 +184,12 @@ local function parse_roots(v, mark)
           fail(value_at(r, "mode"), "mode must be rw or ro, not %s", kind(r.mode))
         end
         root.mode = r.mode
+      end
+      if r.inotify ~= nil and r.inotify ~= null then -- false: a network volume's (docs/deploy.md)
+        if type(r.inotify) ~= "boolean" then
+          fail(value_at(r, "inotify"), "inotify must be true or false, not %s", kind(r.inotify))
+        end
+        root.inotify = r.inotify
       end
       out[i] = root
     end

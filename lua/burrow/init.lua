@@ -165,7 +165,7 @@ function burrow.open(opts)
   if not caps then return fail("INVALID_ARGUMENT", cerr) end
   local charsets, cserr = burrow.charsets(opts.charsets)
   if cserr then return fail("INVALID_ARGUMENT", cserr) end
-  local specs, wheres = {}, {}
+  local specs, wheres, inotify_off = {}, {}, {}
   local roots_in = opts.roots or { { path = "." } }
   if type(roots_in) ~= "table" or #roots_in == 0 then
     return fail("INVALID_ARGUMENT", "at least one root is needed: roots = {{path = \"DIR\"}}")
@@ -182,6 +182,12 @@ function burrow.open(opts)
     if r.mode and r.mode ~= "rw" and r.mode ~= "ro" then
       return fail("INVALID_ARGUMENT", ("root %d: mode must be rw or ro"):format(i))
     end
+    if r.inotify ~= nil and type(r.inotify) ~= "boolean" then
+      return fail("INVALID_ARGUMENT", ("root %d: inotify must be true or false"):format(i))
+    end
+    -- inotify false: a network volume's (NFS: inotify sees this machine's
+    -- changes only); its watches hear burrow's writes through the store
+    inotify_off[i] = r.inotify == false or nil
     specs[i] = { path = r.path, mount = r.mount, readonly = r.mode == "ro", resolver = resolver }
     wheres[i] = type(r.where) == "string" and r.where or nil
   end
@@ -228,6 +234,17 @@ function burrow.open(opts)
     end
   end
   state = state or core.state_open { kind = "memory" }
+  -- burrow's own writes told through the store (changes.c): where it is
+  -- shared (Redis), or where a root's watches have nothing else to hear
+  local kind = state:kind()
+  if next(inotify_off) and kind == "file" then
+    roots:close()
+    return fail("INVALID_ARGUMENT", "a root with inotify: false hears changes through the state store, "
+      .. "and the file store has no publish/subscribe: use the embedded store (the default) or Redis/Valkey")
+  end
+  local changes = kind == "redis" or (next(inotify_off) ~= nil and kind ~= "file")
+  -- and told by every workspace whose store can: another in this process
+  -- (an HTTP worker's, a reload's) may watch a root with inotify off
   local policies, perr = policy.load(policy.with_protected(policy.with_audit(opts.policies, opts.audit), opts.protect),
     { base_dir = opts.base_dir, path = policy_path, state = state })
   if not policies then
@@ -258,6 +275,9 @@ function burrow.open(opts)
     natives = {}, -- native tools packs call, loaded on first use
     policies = policies,
     state = state,
+    changes = changes, -- watches follow the store (burrow.watch)
+    tells = kind ~= "file", -- writes published on it (tell_changes)
+    inotify_off = inotify_off, -- root index -> true: watches there hear only the store
     prompt_list = prompt_list, prompt_by_name = prompt_by_name, -- MCP prompts (burrow.prompts)
     operator_resources = operator_resources, -- MCP resources beside the roots (burrow.operator_resources)
     audit = sink,
@@ -373,6 +393,27 @@ end
 -- for the MCP server (_meta burrow/skipped_policy, its log).
 local SKIP_COUNTS = { "skipped_policy", "skipped_binary_count", "skipped_size_count", "unreadable" }
 
+-- burrow's own changes told to every instance sharing the state store
+-- (changes.c), from the one place every call's judged objects are known:
+-- each (mount, in-root path) the call wrote or removed, once. Watches hear
+-- them as they hear inotify (burrow.watch follows the store). A change
+-- that cannot be told is not the call's failure: it happened.
+local function tell_changes(self, ctx, args)
+  if args.dry_run == true then return end
+  local told = {}
+  for _, req in ipairs(ctx.reqs) do
+    local op = req.operation
+    if (op == "write" or op == "delete") and not req.member and not req.unmapped and req.decision ~= "deny"
+        and req.root and req.resolved then
+      local k = op .. "\0" .. req.root .. "\0" .. req.resolved
+      if not told[k] then
+        told[k] = true
+        self.state:change(ctx.session.tenant or "", req.root, req.resolved, op == "delete")
+      end
+    end
+  end
+end
+
 -- Codes with which the core or the sandbox refused a call: audited as deny.
 local REFUSALS = { OUTSIDE_ROOT = true, READ_ONLY_ROOT = true, POLICY_DENIED = true, EACCES = true }
 
@@ -442,6 +483,7 @@ local function invoke(self, tool, args, hooks, via)
   -- retry is the same call and writes its line
   local quiet = hooks ~= nil and hooks.unaudited == true
   for _, req in ipairs(ctx.reqs) do quiet = quiet or req.input_required == true end
+  if res and self.tells then tell_changes(self, ctx, args) end
   for _, req in ipairs(quiet and {} or ctx.reqs) do
     if not req.member or req.decision == "deny" then
       outcome.decision, outcome.reason = req.decision or "allow", req.reason
@@ -619,7 +661,8 @@ function Workspace:watch(path, fn)
   check_open(self)
   if not self.watches then
     self.watches = require("burrow.watch").new {
-      max = self.caps.max_watches, interval_ms = self.caps.watch_interval_ms }
+      max = self.caps.max_watches, interval_ms = self.caps.watch_interval_ms,
+      follow = self.changes and { state = self.state, tenant = self.session.tenant or "" } or nil }
   end
   local id, msg, code = self.watches:add(self, path, fn, self.session)
   if not id then return nil, msg, code end

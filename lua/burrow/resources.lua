@@ -272,7 +272,10 @@ function resources.watcher(self)
   if not self.watches then
     self.watches = require("burrow.watch").new {
       max = self.ws.caps.max_watches, interval_ms = self.ws.caps.watch_interval_ms,
-      budget = self.session and self.session.watch_budget }
+      budget = self.session and self.session.watch_budget,
+      -- burrow's writes through every instance sharing the store (changes.c)
+      follow = self.ws.changes and { state = self.ws.state, tenant = self.session and self.session.tenant or "" }
+        or nil }
     self.channel:watch(self.watches:fd())
   end
   return self.watches

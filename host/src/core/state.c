@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "state.h"
@@ -48,10 +49,16 @@ bw_state *bw_state_ref(bw_state *s) {
 }
 
 void bw_state_close(bw_state *s) {
-  if (s && --s->refs == 0) s->ops->free(s);
+  if (s && --s->refs == 0) {
+    char *id = s->id;
+    s->ops->free(s);
+    free(id);
+  }
 }
 
 const char *bw_state_kind(const bw_state *s) { return s->ops->kind; }
+
+const char *bw_state_id(const bw_state *s) { return s->id ? s->id : s->ops->kind; }
 
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static bw_state *default_store; /* the process's reference, never dropped */
