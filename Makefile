@@ -203,6 +203,7 @@ $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
 	$(CC) $(CFLAGS) $(CORE_INC) -o $@ $(filter %.c %.o,$^) $(DEP_LIBS)
 $(B)/test_arena: $(B)/obj/cli/arena.o
 $(B)/test_state $(B)/test_stateredis: host/test/state_cases.h
+$(B)/test_undo $(B)/test_stateredis: host/test/undo_cases.h
 
 # test_search watches grep's mapped files through a hook that only its own
 # build of grep.c has (-DBW_GREP_TEST_HOOK): the product never carries it
