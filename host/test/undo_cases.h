@@ -62,6 +62,13 @@ static void ucase_instances(bw_state *s1, bw_state *s2) {
             !memcmp(e.before, "cell", 4),
         "the splice whole");
   bw_undo_entry_free(&e);
+  /* a change recorded through another instance between an undo's peek
+   * and its pop stays: the pop takes the record that was peeked */
+  CHECK(bw_undo_record(a, "1:p", BW_UNDO_ABSENT, NULL, 0, 0, "p1") == BW_UNDO_ABSENT && top_is(a, "1:p", BW_UNDO_ABSENT, NULL, "p1"),
+        "peeked on one");
+  CHECK(bw_undo_record(b, "1:p", BW_UNDO_CONTENT, "x", 1, 0, "p2") == BW_UNDO_CONTENT, "another change on the other");
+  CHECK(bw_undo_pop(a, "1:p") == BW_OK && bw_undo_depth(b, "1:p") == 1 && top_is(b, "1:p", BW_UNDO_CONTENT, "x", "p2"),
+        "the pop took the peeked record, the newer one stays");
   /* an empty file's content is content, not a marker */
   CHECK(bw_undo_record(a, "1:empty", BW_UNDO_CONTENT, "", 0, 0, "h0") == BW_UNDO_CONTENT &&
             top_is(b, "1:empty", BW_UNDO_CONTENT, "", "h0"),

@@ -348,25 +348,51 @@ int bw_undostate_peek(bw_undostate *x, const char *key, bw_undo_entry *e) {
   return got;
 }
 
+/* The newest entry of list[0..n) that is the one taken first (its kind
+ * and after): another change recorded on top meanwhile stays. n when none. */
+static size_t find_taken(const ent *list, size_t n, int kind, const char *after, size_t alen) {
+  for (size_t i = n; i-- > 0;)
+    if (list[i].kind == kind && list[i].alen == alen && !memcmp(list[i].a, after, alen)) return i;
+  return n;
+}
+
 int bw_undostate_pop(bw_undostate *x, const char *key) {
-  char skey[128];
+  char skey[128], *taken = NULL;
+  size_t talen = 0;
+  int tkind = 0;
   store_key(x, key, skey);
   for (int attempt = 0; attempt < RETRIES; attempt++) {
     char *val;
-    size_t vlen, n;
+    size_t vlen, n, at;
     uint64_t ver;
     ent *list;
     int rc = fetch(x, key, skey, attempt == 0, &val, &vlen, &ver), done = 0, refused;
-    if (rc) return rc;
-    if (parse(val, vlen, key, &list, &n)) {
+    if (!rc && parse(val, vlen, key, &list, &n)) {
       free(val);
-      return bw_fail(BW_ENOMEM, "undo: out of memory");
+      rc = bw_fail(BW_ENOMEM, "undo: out of memory");
     }
-    if (n) rc = store_list(x, key, skey, list, n - 1, vlen, ver, &done, &refused);
+    if (rc) {
+      free(taken);
+      return rc;
+    }
+    if (attempt == 0 && n) { /* the record undo_edit peeked: the one to take */
+      tkind = list[n - 1].kind;
+      talen = list[n - 1].alen;
+      taken = strndup(list[n - 1].a, talen);
+    }
+    at = taken ? find_taken(list, n, tkind, taken, talen) : n;
+    if (at < n) {
+      memmove(list + at, list + at + 1, (n - at - 1) * sizeof *list);
+      rc = store_list(x, key, skey, list, n - 1, vlen, ver, &done, &refused);
+    }
     free(list);
     free(val);
-    if (rc || !n || done) return rc;
+    if (rc || at >= n || done) {
+      free(taken);
+      return rc;
+    }
   }
+  free(taken);
   return bw_fail(BW_EAGAIN, "undo: the shared record changed under every retry");
 }
 
