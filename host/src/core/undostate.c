@@ -270,7 +270,9 @@ int bw_undostate_record(bw_undostate *x, const char *key, int kind, const char *
   ent add = {kind, size, cut, after ? after : "", NULL, after ? strlen(after) : 0, 0};
   int bytes = kind == BW_UNDO_CONTENT || kind == BW_UNDO_SPLICE;
   /* what one record can hold of the bytes: the store's value and the cap */
-  size_t room = BW_STATE_VALUE_MAX - 12 - strlen(key) - ENTRY_FIXED - add.alen;
+  size_t head = 12 + strlen(key) + ENTRY_FIXED + add.alen;
+  if (head >= BW_STATE_VALUE_MAX) return -bw_fail(BW_INVALID_ARGUMENT, "undo: a key or hash too long for a record");
+  size_t room = BW_STATE_VALUE_MAX - head;
   if (room > x->cap) room = x->cap;
   if (bytes && len > room) add = (ent){BW_UNDO_TOO_LARGE, (long long)len, 0, add.a, NULL, add.alen, 0};
   else if (bytes) add.b = before, add.blen = len;
