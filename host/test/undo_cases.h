@@ -172,7 +172,9 @@ static void *urace_run(void *ud) {
   char after[32];
   for (int i = 0; i < 30; i++) {
     snprintf(after, sizeof after, "t%d-%d", r->id, i);
-    if (bw_undo_record(r->u, "1:race", BW_UNDO_ABSENT, NULL, 0, 0, after) == BW_UNDO_ABSENT) r->ok++;
+    int rc = bw_undo_record(r->u, "1:race", BW_UNDO_ABSENT, NULL, 0, 0, after);
+    if (rc == BW_UNDO_ABSENT) r->ok++;
+    else printf("# race: %d (%s)\n", rc, ucase_detail());
   }
   return NULL;
 }

@@ -25,11 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "undostate.h"
 
 #define MAGIC "BWU1"
-#define RETRIES 16
+#define RETRIES 32
 #define WINDOW 86400.0 /* the budget counter's window, seconds */
 #define ENTRY_FIXED 25 /* kind, size, cut, alen, blen */
 #define BUDGET_KEY "undo/bytes"
@@ -178,6 +179,15 @@ static char *serialize(const char *key, const ent *e, size_t n, size_t *len) {
 
 /* ---- the store */
 
+/* Before a retry of a compare-and-set another writer won: a short random
+ * wait that grows, so two instances racing on one file do not lose to
+ * each other in step (at most ~6 ms). */
+static void backoff(int attempt) {
+  if (attempt < 2) return;
+  unsigned cap = 100u << (attempt < 7 ? attempt - 2 : 5); /* microseconds */
+  usleep((useconds_t)(rand() % cap));
+}
+
 /* key's record: from the cache when cached says so and it holds key, else
  * from the store (and cached). *val malloc'd (NULL: none). */
 static int fetch(bw_undostate *x, const char *key, const char *skey, int cached, char **val,
@@ -282,6 +292,7 @@ int bw_undostate_record(bw_undostate *x, const char *key, int kind, const char *
     uint64_t ver;
     ent *list;
     size_t n;
+    backoff(attempt);
     int rc = fetch(x, key, skey, attempt == 0, &val, &vlen, &ver);
     if (rc) return -rc;
     if (parse(val, vlen, key, &list, &n)) {
@@ -368,6 +379,7 @@ int bw_undostate_pop(bw_undostate *x, const char *key) {
     size_t vlen, n, at;
     uint64_t ver;
     ent *list;
+    backoff(attempt);
     int rc = fetch(x, key, skey, attempt == 0, &val, &vlen, &ver), done = 0, refused;
     if (!rc && parse(val, vlen, key, &list, &n)) {
       free(val);
