@@ -22,6 +22,7 @@
 #include "changes.h"
 #include "state_cases.h"
 #include "watch.h"
+#include "undo_cases.h"
 
 static char dir[] = "/tmp/burrow-redis-XXXXXX";
 
@@ -130,6 +131,21 @@ static void test_shared(const char *url, pid_t pid) {
   CHECK(bw_state_stats(s, &t) == BW_OK && t.entries > 1000, "stats: %zu entries, %zu bytes (%s)", t.entries,
         t.bytes, detail());
   bw_state_close(s);
+}
+
+/* ---- undo stores whose records live here: two handles, two instances */
+
+static void test_undo(const char *base) {
+  char url[128];
+  snprintf(url, sizeof url, "%s/2", base); /* a database of its own */
+  bw_state *a, *b, *small;
+  bw_state_redis_opts o = {.max_bytes_per_tenant = 4096};
+  CHECK(bw_state_open_redis(url, NULL, &a) == BW_OK && bw_state_open_redis(url, NULL, &b) == BW_OK &&
+            bw_state_open_redis(url, &o, &small) == BW_OK,
+        "two handles (%s)", detail());
+  undo_cases(a, b);
+  ucase_tenant_cap(small);
+  bw_state_close(a), bw_state_close(b), bw_state_close(small);
 }
 
 /* ---- caps: exact under threads, another tenant unaffected */
@@ -323,6 +339,7 @@ static void test_outage(const char *base, int port, pid_t *pid) {
   CHECK(bw_state_count(s, "t", &n) == BW_STORE_UNAVAILABLE && n == 0, "count");
   bw_state_totals t;
   CHECK(bw_state_stats(s, &t) == BW_STORE_UNAVAILABLE, "stats");
+  ucase_down(s); /* the shared undo store says so too */
   /* back on the same port: the same handle goes on */
   *pid = start_server(port, 0, NULL);
   CHECK(wait_for(came_back, s), "the same handle works again once the server is back (%s)", detail());
@@ -550,6 +567,7 @@ int main(void) {
   snprintf(base, sizeof base, "redis://127.0.0.1:%d", port);
   pid_t pid = start_server(port, 0, NULL);
   test_shared(base, pid);
+  test_undo(base);
   test_caps(base);
   test_processes(base);
   test_outage(base, port, &pid);

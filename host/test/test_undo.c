@@ -3,7 +3,9 @@
  * oldest-first trim by bytes and by records, markers for what cannot fit,
  * splices (a cell's bytes, not the file's),
  * a budget two stores share, ids other threads find the store by, and
- * two threads recording at once.
+ * two threads recording at once; and stores whose records live in the
+ * embedded state store (undo_cases.h, which test_stateredis.c runs on
+ * Redis).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 
 #include "check.h"
 #include "undo.h"
+#include "undo_cases.h"
 
 static void test_stack(void) {
   bw_undo *u = bw_undo_new(100, 64, NULL, 0);
@@ -183,6 +186,14 @@ int main(void) {
   test_splice();
   test_budget();
   test_threads();
+  /* shared: the embedded state store (two handles of one store stand for
+   * two instances); and one whose tenant share is 4 KiB */
+  bw_state *s, *small;
+  bw_state_caps caps = {.max_bytes_per_tenant = 4096};
+  CHECK(bw_state_open_memory(NULL, &s) == BW_OK && bw_state_open_memory(&caps, &small) == BW_OK, "stores");
+  undo_cases(s, bw_state_ref(s));
+  ucase_tenant_cap(small);
+  bw_state_close(s), bw_state_close(s), bw_state_close(small);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

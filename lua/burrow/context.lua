@@ -260,6 +260,15 @@ function Ctx:resolve_write(path)
   if info.dangling then
     return self:fail("POLICY_DENIED", path, "a symlink on the way leads to nothing; creating through links is refused")
   end
+  if self.tool.records_undo then
+    -- a change undo_edit could not take back is not made: a shared undo
+    -- store (the deployment's state store) must answer first
+    local ok, umsg, ucode = require("burrow.undo").ready(self, h, rel)
+    if not ok then
+      return self:fail(ucode, path, ("the shared undo store (the deployment's state store) does not answer (%s); "
+        .. "nothing was changed, so undo_edit can still take back your earlier changes; retry"):format(umsg))
+    end
+  end
   return h, rel, info
 end
 

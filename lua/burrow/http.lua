@@ -127,6 +127,10 @@ local function new_session(W, state, sid, ws, tenant, token)
   -- it. Its undo store's bytes count against the tenant's budget.
   local fields = admitted(state, tenant, token)
   fields.id = "http:" .. sid:sub(1, 8)
+  if state.setup.state_config then -- the undo store in the deployment's store: every instance names it so
+    fields.undo_named = core.sha256("session\0" .. sid):sub(1, 32)
+    fields.undo_ttl = state.setup.session_ttl or 1800
+  end
   return require("burrow.mcp").new(ws, { channel = http_channel(W, state, sid), session = session.new(fields),
     approval_key = state.setup.approval_key, approval_ttl = state.setup.approval_ttl,
     approval_store = state.setup.approval_store })
@@ -318,6 +322,7 @@ end
 local function handle_stateless(W, state, sid, tenant, stream, body, params, token)
   local server = new_session(W, state, sid, workspace(state, tenant), tenant, token)
   server.session.undo_named = core.sha256(("stateless\0%s\0%s"):format(tostring(server.session.tenant), token or "")):sub(1, 32)
+  server.session.undo_ttl = nil -- a shared history: a day (burrow.undo)
   server.channel.stream = stream
   -- the Mcp-Param-* headers (mcp.lua checks them against the arguments)
   server.channel.param_headers = params and json.decode(params) or {}

@@ -15,7 +15,11 @@
 --                      name of their reply handler, mcp.replies)
 --   packs        the packs' state
 --   undo         its undo store (a userdata; encoded by its id), or
---   undo_named   the name of a store its principal's requests share
+--   undo_named   the name of a store its principal's requests share (a
+--                stateless principal's; with the deployment's state store,
+--                an HTTP session's too, derived from its id: burrow.undo
+--                keeps the records there, so every instance finds them)
+--   undo_ttl     seconds such a shared history lives after its last change
 --   undo_budget, watch_budget   its tenant's budgets
 --   stateless    true for the record of one 2026-07-28 request
 --
@@ -56,7 +60,9 @@ function session.encode(s, extra)
   for k, v in pairs(s) do
     if k == "undo" then
       if type(v) ~= "userdata" then return nil end
-      out.undo = v:id()
+      -- a named store is found again by its name (undo_named), never by
+      -- an id published in this process
+      if not s.undo_named then out.undo = v:id() end
     elseif not plain(v, 0) then
       return nil
     else

@@ -30,7 +30,8 @@ local M = {}
 
 local MAGIC = "burrow-session 1 "
 -- what stays on its instance, and the principal (fixed at admission)
-local KEPT_HERE = { undo = true, tenant = true, token = true, read_only = true, undo_budget = true, watch_budget = true }
+local KEPT_HERE = { undo = true, tenant = true, token = true, read_only = true, undo_budget = true, watch_budget = true,
+  undo_named = true, undo_ttl = true } -- the shared undo store's name: each instance derives it from the session id
 local RETRIES = 8
 M.MAX_ANSWERS = 64 -- answers waiting for their asker, per session
 M.ANSWER_TTL = 600

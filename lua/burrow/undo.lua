@@ -5,16 +5,37 @@
 -- with the hash the file then has. undo_edit restores the newest record
 -- of a path only while the file still has that hash. Memory is bounded by the max_undo_bytes cap (and, over HTTP, the
 -- tenant's http.tenants.NAME.max_undo_bytes): oldest records go first,
--- and a file larger than the cap leaves a marker that says so.
+-- and a file larger than the cap leaves a marker that says so. Over HTTP
+-- with the deployment's state store (state:), the records live there, so
+-- any instance undoes what another recorded (shared_store below).
 
 local core = require "burrow.core"
 
 local undo = {}
 
 undo.DEFAULT_BYTES = 64 * 1024 * 1024
+-- A shared store's history of one file is one record of the state store
+-- (at most 1 MiB): the bytes of one change it keeps, the path and the
+-- hash beside them
+undo.SHARED_MAX = 1024 * 1024 - 8192
+undo.SHARED_TTL = 86400 -- a stateless principal's history: a day after the file's last change
+-- The state store's per-tenant caps unless the config's state: says (state.h)
+local STATE_TENANT_BYTES, STATE_TENANT_ENTRIES = 8 * 1024 * 1024, 10000
+
+-- Are the session's records in the deployment's state store (the config's
+-- state:, so every instance behind the proxy sees them)? Only for a
+-- session that names its store (an HTTP session, a stateless principal:
+-- undo_named, the same on every instance).
+local function shared(ctx)
+  local o = ctx.ws.opts
+  return ctx.session.undo_named ~= nil and o ~= nil and o.state_config ~= nil
+end
+undo.shared = shared
 
 local function limit(ctx)
-  return ctx.caps.max_undo_bytes or undo.DEFAULT_BYTES
+  local cap = ctx.caps.max_undo_bytes or undo.DEFAULT_BYTES
+  if shared(ctx) then return math.min(cap, undo.SHARED_MAX) end
+  return cap
 end
 undo.limit = limit
 
@@ -27,12 +48,32 @@ local function max_records(cap)
   return math.max(64, cap // 256)
 end
 
+-- The shared store of the session (core.undo_shared): its records in the
+-- deployment's state store under the principal's tenant, "undo/<id>/...",
+-- so an edit made through one instance is undone through any. What the
+-- tenant's records hold is charged to its counter up to its undo budget
+-- (http.max_undo_bytes), but never more than half the tenant's share of
+-- the store (state.max_bytes_per_tenant), whose other half stays for its
+-- sessions, quotas and approvals; each record is charged at least a
+-- share of the entries cap, so undo takes at most half of those too.
+local function shared_store(ctx, caps)
+  local s, sc = ctx.session, ctx.ws.opts.state_config
+  local bytes = sc.max_bytes_per_tenant or STATE_TENANT_BYTES
+  local entries = sc.max_entries_per_tenant or STATE_TENANT_ENTRIES
+  local budget = bytes // 2
+  if s.undo_budget and s.undo_budget.cap then budget = math.min(budget, s.undo_budget.cap) end
+  return core.undo_shared(ctx.ws.state, tostring(s.tenant or ""), s.undo_named, { cap = caps.cap,
+    max_records = caps.max_records, budget = budget, entry_cost = bytes // entries,
+    ttl = s.undo_ttl or undo.SHARED_TTL })
+end
+
 -- The session's store (the call's session record: it lives as long as the
 -- MCP connection, or the workspace for the Lua API). It is a C object
 -- (host/src/core/undo.c), outside every Lua state: an HTTP session's calls
 -- run on any worker and find it by its id (undo.find). Its bytes count
 -- against the session record's undo_budget {name =, cap =} (a tenant's,
--- which all its sessions share) when it has one.
+-- which all its sessions share) when it has one. With the deployment's
+-- state store, a named one keeps its records there (shared_store).
 local function store(ctx)
   local s = ctx.session
   if not s.undo then
@@ -40,7 +81,8 @@ local function store(ctx)
     local caps = { cap = cap, max_records = max_records(cap), budget = b and b.name, budget_cap = b and b.cap }
     -- undo_named: a store several records share by name (an HTTP stateless
     -- client's, by tenant and token: its requests have no session)
-    s.undo = s.undo_named and core.undo_named(s.undo_named, caps) or core.undo_store(caps)
+    if shared(ctx) then s.undo = shared_store(ctx, caps)
+    else s.undo = s.undo_named and core.undo_named(s.undo_named, caps) or core.undo_store(caps) end
   end
   return s.undo
 end
@@ -85,24 +127,45 @@ end
 -- go first when the store or its budget is full; a record that cannot
 -- fit is kept as a marker ("too_large" over max_undo_bytes, "no_room"
 -- when the tenant's budget is spent).
+-- A shared store that failed after the change (undo.ready answered just
+-- before): the change stands and is not recorded, which an undo then
+-- finds out safely (the record below it names another content hash).
 function undo.record(ctx, idx, rel, snap, after)
   if not snap then return end
-  store(ctx):record(key(idx, rel), snap.kind, snap.before, snap.size, after, snap.cut)
+  local kept, msg, code = store(ctx):record(key(idx, rel), snap.kind, snap.before, snap.size, after, snap.cut)
+  if not kept then
+    io.stderr:write(("burrow: undo of a change is not kept: %s: %s\n"):format(tostring(code), tostring(msg)))
+  end
+  return kept, msg, code
 end
 
---- The newest record of a path ({kind, before, size, after, cut}), or nil.
+--- Before a change that will be recorded (ctx:resolve_write of a tool
+-- with records_undo): with a shared store, is it there? true, or nil,
+-- message, code: the change is refused (fail closed), since an agent that
+-- relies on undo_edit would lose its way back. Its read is the one the
+-- record then starts from. Nothing to ask of a store in this process.
+function undo.ready(ctx, idx, rel)
+  if not shared(ctx) then return true end
+  local d, msg, code = store(ctx):depth(key(idx, rel))
+  if d then return true end
+  return nil, msg, code
+end
+
+--- The newest record of a path ({kind, before, size, after, cut}), or nil;
+-- nil, message, code when a shared store does not answer.
 function undo.peek(ctx, idx, rel)
   return store(ctx):peek(key(idx, rel))
 end
 
---- How many records of a path are left.
+--- How many records of a path are left (nil when a shared store does not answer).
 function undo.depth(ctx, idx, rel)
   return store(ctx):depth(key(idx, rel))
 end
 
---- Forget the newest record of a path (it was undone).
+--- Forget the newest record of a path (it was undone): true, or nil,
+-- message, code.
 function undo.pop(ctx, idx, rel)
-  store(ctx):pop(key(idx, rel))
+  return store(ctx):pop(key(idx, rel))
 end
 
 return undo

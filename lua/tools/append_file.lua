@@ -35,6 +35,7 @@ Examples: {"path": "log/changes.md", "content": "- fixed the parser\n"}]],
   },
   annotations = { readOnlyHint = false, destructiveHint = false, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.write" },
+  records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   risk = "medium",
 
   handler = function(ctx, a)

@@ -164,6 +164,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
   },
   annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.write" },
+  records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   reads = true, -- its answer shows parts of the file: judged as a read too
   commit_size = true, -- policies see the bytes placed, per replacement (ctx:commit)
   risk = "medium",

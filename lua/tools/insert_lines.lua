@@ -39,6 +39,7 @@ Examples: {"path": "src/main.c", "line": 1, "content": "#include <stdio.h>"}  {"
   },
   annotations = { readOnlyHint = false, destructiveHint = false, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.write" },
+  records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   reads = true, -- its answer shows parts of the file: judged as a read too
   risk = "medium",
 

@@ -41,6 +41,7 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
   },
   annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
   permissions = { "fs.write" },
+  records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   commit_size = true, -- policies see the notebook's bytes the edit writes (ctx:commit)
   reads = true,
   risk = "medium",

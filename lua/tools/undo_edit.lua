@@ -8,7 +8,7 @@ local undo = require "burrow.undo"
 return {
   name = "undo_edit",
   title = "Undo last edit",
-  description = [[Undo the last change this session made to a file with write_file, edit_file, insert_lines or append_file: the previous content comes back (a file the change created is removed). Call it again to undo the change before that. It refuses, and gives the current content_hash, if the file was changed since by anything else. History is kept in memory for this session only, oldest dropped first.
+  description = [[Undo the last change this session made to a file with write_file, edit_file, insert_lines or append_file: the previous content comes back (a file the change created is removed). Call it again to undo the change before that. It refuses, and gives the current content_hash, if the file was changed since by anything else. History is kept for this session only (over HTTP with a shared state store, on every instance of the deployment), oldest dropped first.
 Example: {"path": "src/app.py"}]],
   input_schema = {
     type = "object",
@@ -37,13 +37,21 @@ Example: {"path": "src/app.py"}]],
   handler = function(ctx, a)
     local idx, rel, code0 = ctx:resolve_write(a.path)
     if not idx then return nil, rel, code0 end
-    local e = undo.peek(ctx, idx, rel)
+    local e, emsg, ecode = undo.peek(ctx, idx, rel)
+    if not e and ecode then -- a shared undo store (the deployment's state store) that does not answer
+      return ctx:fail(ecode, a.path, ("the shared undo store (the deployment's state store) does not answer (%s); nothing was undone; retry")
+        :format(emsg))
+    end
     if not e then
       return ctx:fail("INVALID_ARGUMENT", a.path, "no write or edit of this path to undo in this session",
         { nothing_to_undo = true })
     end
     if e.kind == "too_large" then
       undo.pop(ctx, idx, rel)
+      if undo.shared(ctx) then -- one file's history is one record of the state store
+        return ctx:fail("TOO_LARGE", a.path, ("its previous content (%d bytes) was not kept: the shared undo store keeps at most %d bytes of a file (a record of the deployment's state store is 1 MiB)")
+          :format(e.size or 0, undo.limit(ctx)), { limit = "shared_undo_record", max = undo.limit(ctx), size = e.size })
+      end
       return ctx:fail("TOO_LARGE", a.path, ("its previous content (%d bytes) was over max_undo_bytes (%d) and was not kept")
         :format(e.size or 0, undo.limit(ctx)), { limit = "max_undo_bytes", max = undo.limit(ctx), size = e.size })
     end
@@ -87,7 +95,10 @@ Example: {"path": "src/app.py"}]],
       if code == "HASH_MISMATCH" then detail = "it changed while being restored; nothing was undone" end
       return ctx:fail(code, a.path, detail)
     end
-    undo.pop(ctx, idx, rel)
+    local popped, pmsg = undo.pop(ctx, idx, rel)
+    if not popped then -- restored; its record stays, and names a hash the file no longer has
+      io.stderr:write(("burrow: undo_edit: the undone record is still in the shared store: %s\n"):format(tostring(pmsg)))
+    end
     return { path = a.path, restored = restored, size = size,
       content_hash = restored == "removed" and "absent" or res.content_hash,
       remaining = undo.depth(ctx, idx, rel) }

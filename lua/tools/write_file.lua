@@ -53,6 +53,7 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
   },
   annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = true, openWorldHint = false },
   permissions = { "fs.write" },
+  records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   risk = "medium",
 
   handler = function(ctx, a)

@@ -13,6 +13,7 @@
 #include <sys/random.h>
 
 #include "undo.h"
+#include "undostate.h"
 
 typedef struct rec {
   struct rec *prev, *next;   /* the store's list, oldest first */
@@ -45,6 +46,7 @@ struct bw_undo {
   slot **buckets;
   size_t nbuckets, nslots;
   budget *b;
+  bw_undostate *sh; /* its records in a state store (undostate.c), or NULL */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -198,6 +200,7 @@ void bw_undo_unref(bw_undo *u) {
   }
   pthread_mutex_unlock(&mu);
   if (last) {
+    bw_undostate_free(u->sh);
     free(u->buckets);
     free(u);
   }
@@ -256,6 +259,21 @@ bw_undo *bw_undo_named(const char *id, size_t cap, size_t max_records,
   return u;
 }
 
+bw_undo *bw_undo_shared(bw_state *st, const char *tenant, const char *id, size_t cap,
+                        size_t max_records, size_t budget, size_t entry_cost, double ttl) {
+  if (strlen(id) != 32) return NULL;
+  bw_undo *u = bw_undo_new(cap, max_records, NULL, 0);
+  if (!u) return NULL;
+  u->sh = bw_undostate_new(st, tenant, id, cap, u->max_records, budget, entry_cost, ttl);
+  if (!u->sh) {
+    bw_undo_unref(u);
+    return NULL;
+  }
+  return u;
+}
+
+int bw_undo_is_shared(const bw_undo *u) { return u->sh != NULL; }
+
 void bw_undo_drop(bw_undo *u) {
   pthread_mutex_lock(&mu);
   clear(u);
@@ -274,8 +292,9 @@ void bw_undo_drop(bw_undo *u) {
 
 static int record(bw_undo *u, const char *key, int kind, const char *before,
                   size_t len, long long size, long long cut, const char *after) {
+  if (u->sh) return bw_undostate_record(u->sh, key, kind, before, len, size, cut, after);
   rec *r = calloc(1, sizeof *r);
-  if (!r) return -1;
+  if (!r) return -BW_ENOMEM;
   r->e.kind = kind;
   r->e.size = size;
   r->e.cut = cut;
@@ -294,7 +313,7 @@ static int record(bw_undo *u, const char *key, int kind, const char *before,
   if (!r->e.after || (fits && !r->e.before)) {
     bw_undo_entry_free(&r->e);
     free(r);
-    return -1;
+    return -BW_ENOMEM;
   }
   pthread_mutex_lock(&mu);
   /* room: the oldest records go first, this store's own */
@@ -314,7 +333,7 @@ static int record(bw_undo *u, const char *key, int kind, const char *before,
     pthread_mutex_unlock(&mu);
     bw_undo_entry_free(&r->e);
     free(r);
-    return -1;
+    return -BW_ENOMEM;
   }
   r->slot = s;
   r->older = s->top;
@@ -345,6 +364,7 @@ int bw_undo_record_splice(bw_undo *u, const char *key, const char *before,
 }
 
 int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e) {
+  if (u->sh) return bw_undostate_peek(u->sh, key, e);
   memset(e, 0, sizeof *e);
   pthread_mutex_lock(&mu);
   slot *s = find_slot(u, key);
@@ -356,21 +376,33 @@ int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e) {
     e->after = strdup(t->after);
     if (t->before && (e->before = malloc(t->len ? t->len : 1)))
       memcpy(e->before, t->before, t->len);
-    rc = e->after && (!t->before || e->before) ? 1 : -1;
+    rc = e->after && (!t->before || e->before) ? 1 : -BW_ENOMEM;
     if (rc < 0) bw_undo_entry_free(e);
   }
   pthread_mutex_unlock(&mu);
   return rc;
 }
 
-void bw_undo_pop(bw_undo *u, const char *key) {
+int bw_undo_pop(bw_undo *u, const char *key) {
+  if (u->sh) return bw_undostate_pop(u->sh, key);
   pthread_mutex_lock(&mu);
   slot *s = find_slot(u, key);
   if (s && s->top) forget(u, s->top);
   pthread_mutex_unlock(&mu);
+  return BW_OK;
+}
+
+int bw_undo_check(bw_undo *u, const char *key, size_t *depth) {
+  if (u->sh) return bw_undostate_depth(u->sh, key, depth);
+  *depth = bw_undo_depth(u, key);
+  return BW_OK;
 }
 
 size_t bw_undo_depth(bw_undo *u, const char *key) {
+  if (u->sh) {
+    size_t d;
+    return bw_undostate_depth(u->sh, key, &d) ? 0 : d;
+  }
   pthread_mutex_lock(&mu);
   slot *s = find_slot(u, key);
   size_t d = s ? s->depth : 0;
@@ -380,6 +412,11 @@ size_t bw_undo_depth(bw_undo *u, const char *key) {
 
 void bw_undo_totals(bw_undo *u, size_t *bytes, size_t *count,
                     size_t *budget_bytes) {
+  if (u->sh) {
+    *bytes = *count = 0;
+    if (bw_undostate_budget(u->sh, budget_bytes)) *budget_bytes = 0;
+    return;
+  }
   pthread_mutex_lock(&mu);
   *bytes = u->bytes;
   *count = u->count;

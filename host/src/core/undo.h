@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "state.h"
+
 typedef struct bw_undo bw_undo;
 
 /* What a record keeps of the file before the change. */
@@ -52,14 +54,30 @@ bw_undo *bw_undo_find(const char *id);
  * out of memory or id is not 32 characters long. */
 bw_undo *bw_undo_named(const char *id, size_t cap, size_t max_records,
                        const char *budget, size_t budget_cap);
-/* Unpublish it and forget every record (the session ended). */
+/* A store whose records live in the deployment's state store st
+ * (undostate.c): every instance that names it (tenant, id: 32 characters,
+ * the same on all of them) sees one history. Each key's stack is one
+ * record of at most 1 MiB (and cap bytes of a change, max_records
+ * records), expiring ttl seconds (at most a day) after its last change;
+ * the tenant's records are charged to its "undo/bytes" counter up to
+ * budget bytes (0: no budget), each at least entry_cost. The operations
+ * below go to the store: one that does not answer is a negative
+ * -BW_STORE_UNAVAILABLE. NULL when out of memory or id is not 32
+ * characters long. */
+bw_undo *bw_undo_shared(bw_state *st, const char *tenant, const char *id, size_t cap,
+                        size_t max_records, size_t budget, size_t entry_cost, double ttl);
+/* 1 when its records live in a state store. */
+int bw_undo_is_shared(const bw_undo *u);
+/* Unpublish it and forget every record (the session ended; a shared
+ * store's records are left to expire). */
 void bw_undo_drop(bw_undo *u);
 
 /* Record a change of key (the before bytes are copied). The oldest records
  * go first until the store fits its cap, its record count and the budget;
  * a record that cannot fit is kept as a marker (TOO_LARGE over the cap,
  * NO_ROOM when the budget is spent by other stores). Returns the kind
- * kept, or -1 when out of memory. */
+ * kept, or a negative bw_code (its detail set): -BW_ENOMEM, and for a
+ * shared store -BW_STORE_UNAVAILABLE when the store does not answer. */
 int bw_undo_record(bw_undo *u, const char *key, int kind, const char *before,
                    size_t len, long long size, const char *after);
 /* Record a change that replaced len bytes at offset at with cut bytes
@@ -71,13 +89,19 @@ int bw_undo_record_splice(bw_undo *u, const char *key, const char *before,
                           size_t len, long long at, long long cut,
                           const char *after);
 /* The newest record of key, copied into *e (free with bw_undo_entry_free):
- * 1, or 0 when there is none; -1 when out of memory. */
+ * 1, or 0 when there is none; a negative bw_code as record's. */
 int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e);
-/* Forget the newest record of key (it was undone). */
-void bw_undo_pop(bw_undo *u, const char *key);
-/* Records of key left. */
+/* Forget the newest record of key (it was undone): BW_OK or a bw_code. */
+int bw_undo_pop(bw_undo *u, const char *key);
+/* Records of key left (0 too when a shared store does not answer). */
 size_t bw_undo_depth(bw_undo *u, const char *key);
-/* Bytes and records the store holds; the budget's bytes in all. */
+/* The same, with the store's answer: BW_OK or why it has none. Asked
+ * before a change that will be recorded, so a store that is down refuses
+ * the change rather than lose its undo (and the record read is kept for
+ * the record that follows: no second round trip). */
+int bw_undo_check(bw_undo *u, const char *key, size_t *depth);
+/* Bytes and records the store holds; the budget's bytes in all (a shared
+ * store: 0 and 0, and its tenant's counter). */
 void bw_undo_totals(bw_undo *u, size_t *bytes, size_t *count,
                     size_t *budget_bytes);
 void bw_undo_entry_free(bw_undo_entry *e);

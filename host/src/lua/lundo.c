@@ -2,7 +2,8 @@
  * lundo.c - undo stores (core/undo.c) as burrow.core.undo_store and
  * burrow.core.undo_find: the session's record of what files were before
  * its changes, outside the Lua state so an HTTP session's calls find it
- * from any worker (burrow.undo is its one user).
+ * from any worker (burrow.undo is its one user); core.undo_shared, one
+ * whose records live in the deployment's state store (any instance).
  */
 #include <lauxlib.h>
 #include <lua.h>
@@ -78,6 +79,34 @@ static int l_undo_named(lua_State *L) {
   return 1;
 }
 
+/* core.undo_shared(state, tenant, id, {cap=, max_records=, budget=,
+ * entry_cost=, ttl=}) -> store: its records in the state store (a
+ * core.state_open object) under tenant, "undo/<id>/...": every instance
+ * that names the same id sees them (bw_undo_shared) */
+static int l_undo_shared(lua_State *L) {
+  bw_state *st = bw_lstate_at(L, 1);
+  if (!st) return luaL_argerror(L, 1, "a state store (core.state_open)");
+  size_t tn, n;
+  const char *tenant = luaL_checklstring(L, 2, &tn), *id = luaL_checklstring(L, 3, &n);
+  if (n != 32 || strlen(id) != n) return luaL_error(L, "undo_shared: the id must be 32 characters");
+  if (strlen(tenant) != tn) return luaL_error(L, "undo_shared: a tenant holds no NUL byte");
+  luaL_checktype(L, 4, LUA_TTABLE);
+  lua_getfield(L, 4, "cap");
+  lua_getfield(L, 4, "max_records");
+  lua_getfield(L, 4, "budget");
+  lua_getfield(L, 4, "entry_cost");
+  lua_getfield(L, 4, "ttl");
+  lua_Integer cap = luaL_checkinteger(L, -5), most = luaL_checkinteger(L, -4);
+  lua_Integer budget = luaL_optinteger(L, -3, 0), cost = luaL_optinteger(L, -2, 0);
+  lua_Number ttl = luaL_checknumber(L, -1);
+  if (cap < 0 || most < 1 || budget < 0 || cost < 0 || !(ttl > 0))
+    return luaL_error(L, "undo_shared: cap, max_records, budget, entry_cost and ttl must be positive");
+  bw_undo *u = bw_undo_shared(st, tenant, id, (size_t)cap, (size_t)most, (size_t)budget, (size_t)cost, ttl);
+  if (!u) return luaL_error(L, "undo_shared: out of memory");
+  push_store(L, u);
+  return 1;
+}
+
 /* core.undo_find(id) -> store | nil: one published by store:id() */
 static int l_undo_find(lua_State *L) {
   bw_undo *u = bw_undo_find(luaL_checkstring(L, 1));
@@ -114,16 +143,19 @@ static int u_record(lua_State *L) {
   } else {
     got = bw_undo_record(u, key, kind, before ? before : "", len, size, after);
   }
-  if (got < 0) return luaL_error(L, "undo store: out of memory");
+  if (got == -BW_ENOMEM) return luaL_error(L, "undo store: out of memory");
+  if (got < 0) return bw_lua_fail(L, -got); /* a shared store: nil, why, CODE */
   lua_pushstring(L, KINDS[got]);
   return 1;
 }
 
-/* store:peek(key) -> {kind, before, size, after[, cut]} | nil */
+/* store:peek(key) -> {kind, before, size, after[, cut]} | nil (none) |
+ * nil, why, CODE (a shared store that does not answer) */
 static int u_peek(lua_State *L) {
   bw_undo_entry e;
   int rc = bw_undo_peek(check(L), luaL_checkstring(L, 2), &e);
-  if (rc < 0) return luaL_error(L, "undo store: out of memory");
+  if (rc == -BW_ENOMEM) return luaL_error(L, "undo store: out of memory");
+  if (rc < 0) return bw_lua_fail(L, -rc);
   if (rc == 0) return 0;
   lua_createtable(L, 0, 5);
   lua_pushstring(L, KINDS[e.kind]);
@@ -144,13 +176,27 @@ static int u_peek(lua_State *L) {
   return 1;
 }
 
+/* store:pop(key) -> true | nil, why, CODE */
 static int u_pop(lua_State *L) {
-  bw_undo_pop(check(L), luaL_checkstring(L, 2));
-  return 0;
+  int rc = bw_undo_pop(check(L), luaL_checkstring(L, 2));
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushboolean(L, 1);
+  return 1;
 }
 
+/* store:depth(key) -> records left | nil, why, CODE (a shared store that
+ * does not answer: asked before a change, it refuses the change) */
 static int u_depth(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)bw_undo_depth(check(L), luaL_checkstring(L, 2)));
+  size_t d;
+  int rc = bw_undo_check(check(L), luaL_checkstring(L, 2), &d);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushinteger(L, (lua_Integer)d);
+  return 1;
+}
+
+/* store:shared() -> true when its records are in a state store */
+static int u_shared(lua_State *L) {
+  lua_pushboolean(L, bw_undo_is_shared(check(L)));
   return 1;
 }
 
@@ -180,7 +226,7 @@ static int u_gc(lua_State *L) {
 static const luaL_Reg methods[] = {
     {"id", u_id},       {"record", u_record}, {"peek", u_peek},
     {"pop", u_pop},     {"depth", u_depth},   {"totals", u_totals},
-    {"drop", u_drop},   {NULL, NULL}};
+    {"drop", u_drop},   {"shared", u_shared}, {NULL, NULL}};
 
 void bw_undo_register(lua_State *L) {
   luaL_newmetatable(L, UNDO_MT);
@@ -195,4 +241,6 @@ void bw_undo_register(lua_State *L) {
   lua_setfield(L, -2, "undo_find");
   lua_pushcfunction(L, l_undo_named);
   lua_setfield(L, -2, "undo_named");
+  lua_pushcfunction(L, l_undo_shared);
+  lua_setfield(L, -2, "undo_shared");
 }

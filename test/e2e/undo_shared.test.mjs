@@ -1,0 +1,192 @@
+// End-to-end (issue 45, "undo_edit works from any instance"): three
+// `burrow mcp --http` instances on one Redis (a redis-server this test
+// starts on a free port), HAProxy with `balance roundrobin` and no stick
+// table. A session client (SDK 1.x) and a stateless one (v2 with
+// versionNegotiation auto) each change a file three times through the
+// proxy; then undo_edit through each instance directly, in turn, takes the
+// changes back newest first (asserted on the files). Nobody else undoes
+// them: another session of the same token, another token of the same
+// tenant, another tenant (whose root is the same folder). A file over the
+// 1 MiB a shared record keeps says so on undo; with Redis stopped an edit
+// is refused (fail closed, the file untouched) and undo_edit says
+// STORE_UNAVAILABLE, and both work again once it is back.
+//
+//   cd test/e2e && node --test undo_shared.test.mjs     (needs redis-server, haproxy)
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as Transport1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client as Client2, StreamableHTTPClientTransport as Transport2 } from "@modelcontextprotocol/client";
+import { HEADERS, freePort, haproxyConfig, sseEvents, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+
+const which = (name) => spawnSync("sh", ["-c", `command -v ${name} || ls /usr/sbin/${name} /usr/bin/${name} 2>/dev/null`],
+  { encoding: "utf8" }).stdout.trim().split("\n")[0];
+const REDIS = which("redis-server"), HAPROXY = which("haproxy");
+const TOKENS = { one: "token-undo-shared-one-0123456789", two: "token-undo-shared-two-0123456789",
+  other: "token-undo-shared-other-01234567" };
+const sha = (t) => crypto.createHash("sha256").update(t).digest("hex");
+const auth = (t) => ({ authorization: `Bearer ${t}` });
+
+const stopped = (p) => new Promise((r) => { if (p.exitCode !== null || p.signalCode) r(); else { p.on("exit", () => r()); p.kill("SIGTERM"); } });
+const text = (r) => r.content.map((b) => b.text).join("");
+const code = (r) => r._meta?.["burrow/code"];
+
+async function session1(url, token) {
+  const c = new Client1({ name: "undo-v1", version: "1" }, { capabilities: {} });
+  const t = new Transport1(new URL(url), { requestInit: { headers: auth(token) } });
+  await c.connect(t);
+  return { c, t };
+}
+
+async function stateless(url, token) {
+  const c = new Client2({ name: "undo-v2", version: "1" }, { capabilities: {}, versionNegotiation: { mode: "auto" } });
+  await c.connect(new Transport2(new URL(url), { requestInit: { headers: auth(token) } }));
+  assert.equal(c.getNegotiatedProtocolVersion(), "2026-07-28");
+  return c;
+}
+
+// One tools/call of session sid straight to one instance (the SDK's
+// transport keeps one URL): its result.
+let nextId = 100;
+async function callIn(url, sid, token, name, args) {
+  const id = nextId++;
+  const r = await fetch(url, { method: "POST", headers: { ...HEADERS, ...auth(token), "mcp-session-id": sid,
+    "mcp-protocol-version": "2025-11-25" }, body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call",
+    params: { name, arguments: args } }) });
+  assert.equal(r.status, 200, `${url}: ${r.status} ${r.status === 200 ? "" : await r.text()}`);
+  if (!(r.headers.get("content-type") || "").includes("event-stream")) return (await r.json()).result;
+  for await (const ev of sseEvents(r.body)) {
+    if (!ev.data) continue;
+    const m = JSON.parse(ev.data);
+    if (m.id === id) return m.result ?? assert.fail(JSON.stringify(m));
+  }
+  assert.fail(`${url}: no answer to ${name}`);
+}
+
+test("undo_edit from any of three instances: a session's and a stateless client's edits, taken back in order, by no one else",
+  { timeout: 300_000 }, async () => {
+    assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
+    assert.ok(HAPROXY, "haproxy is missing: apt-get install haproxy (make deps installs it)");
+    const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-undo-shared-")));
+    const procs = [], burrows = [], closers = [];
+    let redis;
+    const rport = await freePort();
+    const startRedis = async () => {
+      redis = spawn(REDIS, ["--port", String(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp],
+        { stdio: ["ignore", "ignore", "pipe"] });
+      await waitPort(rport);
+    };
+    try {
+      await startRedis();
+      const ws = path.join(tmp, "shared");
+      fs.mkdirSync(ws);
+      // another tenant, whose root is the same folder: the same paths
+      fs.writeFileSync(path.join(tmp, "other.yaml"), "roots: [shared]\n");
+      fs.writeFileSync(path.join(tmp, "burrow.yaml"), "roots: [shared]\n"
+        + `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 1s, connect_timeout: 1s}\n`
+        + "http:\n  tenants:\n    other: {config: other.yaml}\n  tokens:\n"
+        + `    - {sha256: ${sha(TOKENS.one)}}\n    - {sha256: ${sha(TOKENS.two)}}\n`
+        + `    - {sha256: ${sha(TOKENS.other)}, tenant: other}\n`);
+      for (let i = 0; i < 3; i++) burrows.push(await startHttp(["--config", path.join(tmp, "burrow.yaml")]));
+      const port = await freePort();
+      fs.writeFileSync(path.join(tmp, "haproxy.cfg"), haproxyConfig(port, burrows.map((b) => b.port), { sticky: false }));
+      procs.push(spawn(HAPROXY, ["-f", path.join(tmp, "haproxy.cfg"), "-db"], { stdio: ["ignore", "ignore", "pipe"] }));
+      await waitPort(port);
+      const url = `http://127.0.0.1:${port}/mcp`;
+      const file = (n) => path.join(ws, n);
+      const read = (n) => (fs.existsSync(file(n)) ? fs.readFileSync(file(n), "utf8") : null);
+
+      // three changes each through the proxy (each a call of its own,
+      // round robin: every instance records some)
+      const s = await session1(url, TOKENS.one);
+      closers.push(() => s.c.close());
+      const v2 = await stateless(url, TOKENS.one);
+      closers.push(() => v2.close());
+      for (const [c, n] of [[s.c, "s.txt"], [v2, "t.txt"]]) {
+        const steps = [["write_file", { path: n, content: "one\n" }],
+          ["edit_file", { path: n, old_text: "one", new_text: "two" }],
+          ["append_file", { path: n, content: "three\n" }]];
+        for (const [tool, args] of steps) {
+          const r = await c.callTool({ name: tool, arguments: args });
+          assert.ok(!r.isError, `${n} ${tool}: ${JSON.stringify(r)}`);
+        }
+        assert.equal(read(n), "two\nthree\n");
+      }
+
+      // nobody else undoes them: another session of the same token,
+      // another token of the tenant (a session and stateless), another tenant
+      const others = [await session1(url, TOKENS.one), await session1(url, TOKENS.two), await session1(url, TOKENS.other)];
+      for (const o of others) closers.push(() => o.c.close());
+      const strangers = [await stateless(url, TOKENS.two), await stateless(url, TOKENS.other)];
+      for (const o of strangers) closers.push(() => o.close());
+      for (const c of [...others.map((o) => o.c), ...strangers]) {
+        for (const n of ["s.txt", "t.txt"]) {
+          for (let i = 0; i < 3; i++) { // through each instance in turn
+            const r = await c.callTool({ name: "undo_edit", arguments: { path: n } });
+            assert.ok(r.isError && /no write or edit of this path to undo/.test(text(r)), `${n}: ${JSON.stringify(r)}`);
+          }
+        }
+      }
+      assert.equal(read("s.txt"), "two\nthree\n");
+      assert.equal(read("t.txt"), "two\nthree\n");
+
+      // undo_edit through each instance directly, in turn: newest first
+      const sid = s.t.sessionId;
+      const want = ["two\n", "one\n", null];
+      for (let i = 0; i < 3; i++) {
+        const r = await callIn(burrows[i].url, sid, TOKENS.one, "undo_edit", { path: "s.txt" });
+        assert.ok(!r.isError, `session, instance ${i}: ${JSON.stringify(r)}`);
+        assert.equal(read("s.txt"), want[i], `session, after the undo through instance ${i}`);
+        const c = await stateless(burrows[i].url, TOKENS.one);
+        closers.push(() => c.close());
+        const u = await c.callTool({ name: "undo_edit", arguments: { path: "t.txt" } });
+        assert.ok(!u.isError, `stateless, instance ${i}: ${JSON.stringify(u)}`);
+        assert.equal(read("t.txt"), want[i], `stateless, after the undo through instance ${i}`);
+        assert.equal(u.structuredContent.remaining, 2 - i);
+      }
+      const none = await callIn(burrows[0].url, sid, TOKENS.one, "undo_edit", { path: "s.txt" });
+      assert.ok(none.isError && /no write or edit of this path to undo/.test(text(none)), JSON.stringify(none));
+
+      // a file over what a shared record keeps: its undo says so
+      const big = "x".repeat(1_200_000);
+      for (const content of [big, "small\n"]) {
+        const w = await v2.callTool({ name: "write_file", arguments: { path: "big.txt", content } });
+        assert.ok(!w.isError, JSON.stringify(w).slice(0, 300));
+      }
+      const tl = await v2.callTool({ name: "undo_edit", arguments: { path: "big.txt" } });
+      assert.ok(tl.isError && code(tl) === "TOO_LARGE", JSON.stringify(tl));
+      assert.match(text(tl), /1200000 bytes\) was not kept: the shared undo store keeps at most \d+ bytes of a file/);
+      assert.equal(read("big.txt"), "small\n");
+
+      // the store stopped: an edit is refused (nothing changed), an undo
+      // says why; both work again once it is back, burrow not restarted
+      const e1 = await v2.callTool({ name: "write_file", arguments: { path: "down.txt", content: "first\n" } });
+      assert.ok(!e1.isError, JSON.stringify(e1));
+      await stopped(redis);
+      const e2 = await v2.callTool({ name: "edit_file", arguments: { path: "down.txt", old_text: "first", new_text: "second" } });
+      assert.ok(e2.isError && code(e2) === "STORE_UNAVAILABLE", JSON.stringify(e2));
+      assert.match(text(e2), /the shared undo store .* does not answer .*nothing was changed/);
+      assert.equal(read("down.txt"), "first\n");
+      const u2 = await v2.callTool({ name: "undo_edit", arguments: { path: "down.txt" } });
+      assert.ok(u2.isError && code(u2) === "STORE_UNAVAILABLE", JSON.stringify(u2));
+      assert.equal(read("down.txt"), "first\n");
+      await startRedis(); // empty: what it held is gone with it
+      await waitFor(async () => !(await v2.callTool({ name: "edit_file",
+        arguments: { path: "down.txt", old_text: "first", new_text: "second" } })).isError, "an edit once the store is back");
+      const u3 = await v2.callTool({ name: "undo_edit", arguments: { path: "down.txt" } });
+      assert.ok(!u3.isError, JSON.stringify(u3));
+      assert.equal(read("down.txt"), "first\n");
+    } finally {
+      for (const close of closers) await Promise.resolve().then(close).catch(() => {});
+      for (const b of burrows) await b.stop();
+      for (const p of procs) await stopped(p);
+      if (redis) await stopped(redis);
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  });
