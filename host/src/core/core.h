@@ -98,7 +98,7 @@ typedef struct bw_stop {
   int64_t until_ms;
 } bw_stop;
 
-int64_t bw_now_ms(void); /* the monotonic clock, ms */
+int64_t bw_now_ms(void); /* the monotonic clock, ms (clock.c) */
 
 /* The cancel flag of the call in flight on this thread, for long
  * operations (walks, grep, copies) to poll: the thread's own if one is

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "charset.h"
+#include "clock.h"
 #include "core.h"
 #include "lcore.h"
 
@@ -918,9 +919,7 @@ static int l_base64_encode(lua_State *L) {
 
 /* core.now() -> seconds on a monotonic clock, for durations */
 static int l_now(lua_State *L) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  lua_pushnumber(L, (lua_Number)bw_now_mono());
   return 1;
 }
 
