@@ -62,6 +62,9 @@ BW_SHARED void bw_lua_preload(lua_State *L);
  * layer above the binding offers its own module to a state (burrow.server,
  * burrow.host), the binding knowing nothing of it. */
 BW_SHARED void bw_lua_preload_module(lua_State *L, const char *name, lua_CFunction open);
+/* LPeg, where it is linked in, as package.preload.lpeg unless the state
+ * has one (loaded or preloaded). */
+void bw_lua_preload_lpeg(lua_State *L);
 void bw_load_register(lua_State *L);
 /* core.builtin, core.builtin_list, core.builtin_dir (lbuiltin.c) */
 void bw_lua_builtin_register(lua_State *L);

@@ -17,28 +17,8 @@
 #include "lstore.h"
 #include "lyaml.h"
 
-/* LPeg (Debian's liblua5.4-lpeg) where it is linked in (core.so, the rock,
- * libburrow): offered as package.preload.lpeg unless the state already has
- * an lpeg, so burrow.caps and burrow.patch_grammar need no lpeg.so (nor a
- * lpeg rock) on package.cpath. Weak: a build without it uses lpeg.so. */
-extern int luaopen_lpeg(lua_State *L) __attribute__((weak));
-
-static void preload_lpeg(lua_State *L) {
-  if (!luaopen_lpeg) return;
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  int loaded = lua_getfield(L, -1, "lpeg") != LUA_TNIL;
-  lua_pop(L, 2);
-  if (loaded) return;
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  if (lua_getfield(L, -1, "lpeg") == LUA_TNIL) {
-    lua_pushcfunction(L, luaopen_lpeg);
-    lua_setfield(L, -3, "lpeg");
-  }
-  lua_pop(L, 2);
-}
-
 int luaopen_burrow_core(lua_State *L) {
-  preload_lpeg(L);
+  bw_lua_preload_lpeg(L); /* a plain Lua's require "burrow.core" (lload.c) */
   bw_core_open(L); /* the classes first: the others add methods to them */
   bw_json_register(L);
   bw_yaml_register(L);
