@@ -33,9 +33,7 @@ Examples: {"path": "log/changes.md", "content": "- fixed the parser\n"}]],
     },
     required = { "path", "bytes", "size", "created", "content_hash" },
   },
-  annotations = { readOnlyHint = false, destructiveHint = false, idempotentHint = false, openWorldHint = false },
-  permissions = { "fs.write" },
-  risk = "medium",
+  kind = "append", -- annotations, permissions and risk (burrow.kinds)
 
   handler = function(ctx, a)
     local idx, rel, code0 = ctx:resolve_write(a.path)

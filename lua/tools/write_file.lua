@@ -51,9 +51,7 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
     },
     required = { "path", "bytes", "content_hash", "created" },
   },
-  annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = true, openWorldHint = false },
-  permissions = { "fs.write" },
-  risk = "medium",
+  kind = "write", -- annotations, permissions and risk (burrow.kinds)
 
   handler = function(ctx, a)
     local idx, rel, code = ctx:resolve_write(a.path)
