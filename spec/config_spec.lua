@@ -197,7 +197,7 @@ describe("burrow.config", function()
   end)
 
   describe("keys", function()
-    it("reads the example of DESIGN.md", function()
+    it("reads a whole config: roots, pack, a tools subset, policies with a file and options, caps, audit", function()
       local dir = H.tmpdir()
       H.write(dir, "policies/no-vendor.lua", "return {}\n")
       local opts = parse([[

@@ -7,7 +7,8 @@
 -- host/test/arrows.allow (today's, to be removed), and each line there must
 -- still be an edge, so the list only shrinks. And docs/architecture.md, the
 -- map, names every file of host/src (as `name.c`; a header with a .c of its
--- name goes with it), so a file cannot be added without its room. Ends
+-- name goes with it), so a file cannot be added without its room, and in
+-- the table of its own layer, the tables in layer order. Ends
 -- "arrows: N passed, N failed".
 
 local BUILD = arg[1] or "build"
@@ -126,6 +127,41 @@ for _, f in ipairs(files) do
 end
 fail = fail + unmapped
 if unmapped == 0 then pass = pass + 1 end
+-- the map in layer order: "## The rooms of host/src" has a table a layer
+-- ("### `core/`: ...", lowest first), and each row names files of its
+-- own layer only
+local misplaced, layer_at, seen, in_rooms = 0, nil, {}, false
+for line in map:gmatch("[^\n]*") do
+  if line:match("^## ") then in_rooms = line == "## The rooms of host/src" end
+  local h = in_rooms and line:match("^### `(%w+)/`")
+  if h then
+    if RANK[h] == nil or (layer_at and RANK[h] < RANK[layer_at]) or seen[h] then
+      print(("FAIL docs/architecture.md: the table of %s/ is out of layer order (core, lua, server, api, cli)"):format(h))
+      misplaced = misplaced + 1
+    end
+    layer_at, seen[h] = h, true
+  end
+  local cell = in_rooms and line:match("^| (`[^|]*)|")
+  if cell then
+    for name in cell:gmatch("`([^`]+)`") do
+      local f = where[name]
+      local l = f and f:match("^[^/]+")
+      if l and l ~= layer_at then
+        print(("FAIL %s is in docs/architecture.md's table of %s/: move its row to the table of %s/")
+          :format(f, tostring(layer_at), l))
+        misplaced = misplaced + 1
+      end
+    end
+  end
+end
+for l in pairs(RANK) do
+  if not seen[l] then
+    print(("FAIL docs/architecture.md has no table of %s/ under \"The rooms of host/src\""):format(l))
+    misplaced = misplaced + 1
+  end
+end
+fail = fail + misplaced
+if misplaced == 0 then pass = pass + 1 end
 print(("arrows: %d edges up or sideways, %d lines on the allowlist; %d symbols defined in host/src's objects")
   :format(#keys, #order, nobj))
 print(("arrows: %d passed, %d failed"):format(pass + (fail == 0 and 1 or 0), fail))
