@@ -30,7 +30,7 @@ end
 
 -- every file name in the repository, for bare names
 local names = {}
-local listing = sh("git ls-files 2>/dev/null") -- else (an unpacked archive) the tree itself
+local listing = sh("git ls-files --cached --others --exclude-standard 2>/dev/null") -- else (an unpacked archive) the tree itself
 if listing == "" then listing = sh("find . -type f -not -path './build/*' -not -path '*/node_modules/*'") end
 for f in listing:gmatch("[^\n]+") do names[f:match("[^/]*$")] = true end
 local BARE = { md = true, lua = true, c = true, h = true, sh = true, mjs = true }
