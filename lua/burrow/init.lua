@@ -495,9 +495,7 @@ function Workspace:call_native(name, args, hooks, via)
     if not t then error(("pack tool %s: native tool %s: %s"):format(tostring(via), name, err), 2) end
     natives[name] = t
   end
-  local res, msg, code, details = invoke_again(self, natives[name], args, hooks, via)
-  if res == nil and errors.reword then msg = errors.reword(msg, code) end
-  return res, msg, code, details
+  return invoke_again(self, natives[name], args, hooks, via)
 end
 
 --- Text and structured parts of a result, as MCP shows them, and the

@@ -703,8 +703,4 @@ void bw_sandbox_register(lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_sandbox);
   lua_setfield(L, -2, "sandbox");
-  lua_pushcfunction(L, bw_sb_pattern_bound);
-  lua_setfield(L, -2, "_pattern_bound");
-  lua_pushcfunction(L, bw_sb_pattern_states);
-  lua_setfield(L, -2, "_pattern_states");
 }
