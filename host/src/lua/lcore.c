@@ -941,14 +941,12 @@ static int l_trim(lua_State *L) {
   return 1;
 }
 
+/* core.backend() -> "openat2", or "walk" once the kernel is known to lack
+ * openat2 (probed now): what a root that names no resolver gets. */
 static int l_backend(lua_State *L) {
-  const char *want = luaL_optstring(L, 1, NULL);
+  if (!lua_isnoneornil(L, 1))
+    return luaL_argerror(L, 1, "the resolver is a workspace's own: burrow.open{resolver = \"walk\"}");
   bw_probe_backend();
-  if (want) {
-    if (!strcmp(want, "walk")) bw_set_backend(BW_WALK);
-    else if (!strcmp(want, "openat2")) bw_set_backend(BW_OPENAT2);
-    else luaL_argerror(L, 1, "expected \"openat2\" or \"walk\"");
-  }
   lua_pushstring(L, bw_backend_name());
   return 1;
 }
