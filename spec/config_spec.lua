@@ -197,7 +197,7 @@ describe("burrow.config", function()
   end)
 
   describe("keys", function()
-    it("reads the example of DESIGN.md", function()
+    it("reads a whole config: roots, pack, a tools subset, policies with a file and options, caps, audit", function()
       local dir = H.tmpdir()
       H.write(dir, "policies/no-vendor.lua", "return {}\n")
       local opts = parse([[
@@ -469,6 +469,10 @@ policies:
       assert.matches("http%.auth_timeout must be a duration", parse_err("http:\n  auth_timeout: -1\n"))
       assert.matches("http%.shutdown_grace: 10 needs a unit", parse_err("http:\n  shutdown_grace: 10\n"))
       assert.matches("http%.shutdown_grace must be a duration", parse_err("http:\n  shutdown_grace: later\n"))
+      -- the caps' grammar reads it: what is wrong, and where in the value
+      assert.matches('http%.session_ttl must be a duration %(500ms, 30s, 15m, 2h%), not "5d" %(unknown unit "d" at column 2%)',
+        parse_err("http:\n  session_ttl: 5d\n"))
+      assert.matches('http%.auth_timeout must be a duration .* not "0s" %(more than 0%)', parse_err("http:\n  auth_timeout: 0s\n"))
       assert.matches("http%.max_undo_bytes:", parse_err("http:\n  max_undo_bytes: lots\n"))
       assert.matches("http%.max_kept_bytes:", parse_err("http:\n  max_kept_bytes: 0\n"))
       assert.matches("http%.tenants%.x%.config: cannot read", parse_err("http:\n  tenants:\n    x: {config: nope.yaml}\n"))

@@ -18,15 +18,15 @@ local H = {}
 -- The packs-reworded stage (test/run-all.sh) sets BURROW_TEST_REWORD=TEXT:
 -- every native message a pack receives then starts with TEXT after its
 -- code, so a pack that read the wording instead of codes and details
--- fails. The hook is set here, in the suite; burrow itself reads no such
--- variable.
+-- fails. The rewording is the suite's (spec/support/reword.lua); burrow
+-- itself has no hook for it and reads no such variable.
 do
   local reword = os.getenv("BURROW_TEST_REWORD")
   if reword and reword ~= "" then
-    require("burrow.errors").reword = function(msg, code)
+    require("support.reword")(function(msg, code)
       local rest = tostring(msg or ""):gsub("^" .. tostring(code) .. ": ", "", 1)
       return ("%s: %s%s"):format(code, reword, rest)
-    end
+    end)
   end
 end
 

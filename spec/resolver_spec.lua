@@ -31,4 +31,28 @@ describe(H.tag("the resolver, fixed at open"), function()
     ws:close()
     ws2:close()
   end)
+
+  it("is each workspace's own: two in one process resolve each with its own, and the core has no process setting", function()
+    local dir = H.tmpdir()
+    H.write(dir, "a.txt", "a\n")
+    local walk = assert(burrow.open { roots = { { path = dir } }, resolver = "walk" })
+    local at2 = assert(burrow.open { roots = { { path = dir } }, resolver = "openat2" })
+    assert.are.equal("walk", walk.roots:info(1).resolver)
+    assert.are.equal(H.core.backend() == "walk" and "walk" or "openat2", at2.roots:info(1).resolver)
+    assert(walk:call("read_file", { path = "a.txt" }))
+    assert(at2:call("read_file", { path = "a.txt" }))
+    -- the core's backend() only reports the kernel's default: no setter
+    local ok, err = pcall(H.core.backend, "walk")
+    assert.is_false(ok)
+    assert.matches("the resolver is a workspace's own", err, 1, true)
+    -- a workspace opened again on another host state (ws:submit) keeps its own
+    assert.are.equal("walk", walk.resolver)
+    local done
+    walk:submit("stat", { path = "a.txt" }, function(res) done = res end)
+    local t0 = os.time()
+    while not done and os.time() - t0 < 20 do walk:poll() H.core.sleep(0.005) end
+    assert.truthy(done)
+    walk:close()
+    at2:close()
+  end)
 end)

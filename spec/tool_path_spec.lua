@@ -82,6 +82,28 @@ describe(H.tag("tool_path and policy_path"), function()
     assert.matches("policy_path[2]", msg, 1, true)
   end)
 
+  it("gives a tool its annotations, permissions and risk from its kind, and refuses an unknown kind", function()
+    H.write(tools, "peek.lua", (HELLO:gsub('name = "hello"', 'name = "peek", kind = "read"'):gsub("handler", 'risk = "high", handler', 1)))
+    local t = assert(registry.load("peek", { tools }))
+    assert.same({ readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false }, t.annotations)
+    assert.same({ "fs.read" }, t.permissions)
+    assert.equal("high", t.risk) -- its own wins
+    H.write(tools, "odd.lua", (HELLO:gsub('name = "hello"', 'name = "odd", kind = "rewrite"')))
+    local none, err = registry.load("odd", { tools })
+    assert.is_nil(none)
+    assert.matches('odd.lua: unknown kind "rewrite" (use append, copy, create, delete, edit, list, modify, move, read, write)', err, 1, true)
+    -- every native tool declares a kind and carries what it gives
+    local kinds = require "burrow.kinds"
+    for _, name in ipairs(registry.native) do
+      local n = assert(registry.native_tool(name))
+      assert.is_string(n.kind, name)
+      local a, p, r = kinds.get(n.kind)
+      assert.same(a, n.annotations, name)
+      assert.same(p, n.permissions, name)
+      assert.equal(r, n.risk, name)
+    end
+  end)
+
   it("locates the built-in directories from the modules' own files", function()
     -- the source tree here: lua/tools and lua/policy beside lua/burrow
     local function abs(p) return p:sub(1, 1) == "/" and p or H.REPO .. "/" .. p:gsub("^%./", "") end

@@ -12,8 +12,8 @@
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver;
 #               the install and README specs, which test no resolver, run once, in 2)
 #   4. packs-reworded  busted over spec/packs with BURROW_TEST_REWORD set: every
-#               native message a pack receives is reworded (the suite's hook on
-#               errors.reword, spec/helpers.lua; burrow reads no such variable),
+#               native message a pack receives is reworded (the suite's own,
+#               spec/support/reword.lua; burrow has no hook and reads no such variable),
 #               so a pack that read the wording instead of codes and details fails
 #   5. e2e      node --test test/e2e/*.test.mjs       (npm ci first if node_modules is missing)
 #   6. anylua   test/anylua/run.sh: the rock built by LuaRocks for Lua 5.1, 5.2,
@@ -185,7 +185,7 @@ stage_busted() {
   if [ ! -d spec ]; then missing "$name" "spec/ not found"; return; fi
   local args=(--lua=lua5.4 -o TAP) preload=${LD_PRELOAD:-}
   if [ "$BUILD" != build ]; then
-    args+=("--cpath=$BUILD/lua/?.so")
+    args+=("--cpath=$BUILD/lua/?.so;$BUILD/test-lua/?.so")
     # a sanitizer build of core.so loaded into a stock lua5.4 needs the runtimes preloaded
     if [ -f "$BUILD/lua/burrow/core.so" ] && command -v ldd >/dev/null 2>&1; then
       local san

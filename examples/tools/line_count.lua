@@ -11,9 +11,7 @@ Example: {"path": "README.md"}]],
     required = { "path" },
     additionalProperties = false,
   },
-  annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
-  permissions = { "fs.read" },
-  risk = "low",
+  kind = "read", -- its MCP annotations, permissions and risk (docs/embedding.md, "A tool's kind")
   handler = function(ctx, a)
     local idx, rel, code = ctx:resolve(a.path)
     if not idx then return nil, rel, code end

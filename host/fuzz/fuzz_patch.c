@@ -1,12 +1,11 @@
 /*
  * fuzz_patch.c - the codex pack's apply_patch (lua/tools/packs/codex.lua):
- * its parser of the "*** Begin Patch" grammar, then the whole tool on a
- * read-only workspace (every target read and every new content computed;
- * the writes are refused). The checks are in fuzz_patch.lua: the parser
- * answers hunks or a message, never raises, and the hunks written back as
- * a patch parse to the same hunks; the tool answers a result or
- * nil, message, code. (The parser alone is the pack's _parse; without it
- * only the tool is fuzzed.)
+ * its parser of the "*** Begin Patch" grammar (lua/burrow/patch_grammar.lua),
+ * then the whole tool on a read-only workspace (every target read and
+ * every new content computed; the writes are refused). The checks are in
+ * fuzz_patch.lua: the parser answers hunks or a message, never raises, and
+ * the hunks written back as a patch parse to the same hunks; the tool
+ * answers a result or nil, message, code.
  */
 #define FUZZ_WITH_LUA
 #include "fuzz.h"

@@ -46,6 +46,7 @@ function async.host(ws)
   if ws.host then return ws.host end
   local opts = plain(ws.opts or {}, {})
   opts.approve = nil
+  opts.resolver = ws.resolver -- the roots' own, whatever that state's default
   local h, err = require("burrow.host").host(json.encode(opts), package.path)
   if not h then return nil, err end
   ws.host, ws.pending = h, {}

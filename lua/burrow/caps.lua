@@ -1,6 +1,7 @@
 -- burrow.caps: the result and size limits every tool applies, and the
 -- parsers for sizes and durations written by people ("256KiB", "50MB",
--- "1000"; "30s", "500ms"): an LPeg grammar whose errors give the column.
+-- "1000"; "30s", "500ms", "2h"): one LPeg grammar whose errors give the
+-- column, for the caps and every duration of the config file alike.
 
 local caps = {}
 
@@ -27,7 +28,8 @@ local units = {
   KB = 1000, MB = 1000 ^ 2, GB = 1000 ^ 3,
   KiB = 1024, MiB = 1024 ^ 2, GiB = 1024 ^ 3,
 }
-local time_units = { [""] = 1, ms = 1, s = 1000, m = 60000 }
+local time_units = { ms = 1, s = 1000, m = 60000, h = 3600000 }
+local bare_ms = setmetatable({ [""] = 1 }, { __index = time_units }) -- a bare number: ms
 
 -- The grammar of a size or a duration: blanks, a number (digits, an
 -- optional fraction), blanks, a unit (letters, possibly none), blanks. Each
@@ -49,7 +51,7 @@ local function parse_quantity(text, known)
   if at_end <= #text then
     return nil, ("unexpected %q"):format(text:sub(at_end, at_end)), at_end
   end
-  if not known[u] then return nil, ("unknown unit %q"):format(u), at_unit end
+  if not known[u] then return nil, u == "" and "no unit" or ("unknown unit %q"):format(u), at_unit end
   return tonumber(num), u
 end
 
@@ -58,7 +60,8 @@ local function quantity_error(kind, v, what, col, hint)
 end
 
 local SIZE_HINT = "use a number with B, KB, MB, GB, KiB, MiB or GiB"
-local TIME_HINT = "use a number of ms, or with ms, s or m"
+local TIME_HINT = "use a number of ms, or with ms, s, m or h"
+local UNIT_HINT = "use a number with ms, s, m or h"
 
 -- "64MiB" -> 67108864; nil, message for anything else (the message says
 -- where: `invalid size "5XB": unknown unit "XB" at column 2 (...)`).
@@ -70,13 +73,23 @@ function caps.parse_size(v)
   return math.floor(num * units[unit])
 end
 
--- "30s" -> 30000 (milliseconds; a bare number is milliseconds too).
-function caps.parse_ms(v)
-  if math.type(v) == "integer" then return v >= 0 and v or nil, "negative duration" end
+-- "2h", "30s", "1.5s", "500ms" -> milliseconds (not rounded); with
+-- bare, a bare number is milliseconds too ("1000"), else it needs its
+-- unit. nil, message (saying where) for anything else.
+function caps.parse_duration(v, bare)
+  if math.type(v) == "integer" and bare then return v >= 0 and v or nil, "negative duration" end
   if type(v) ~= "string" then return nil, "expected a duration like 30s or 500ms" end
-  local num, unit, col = parse_quantity(v, time_units)
-  if not num then return nil, quantity_error("duration", v, unit, col, TIME_HINT) end
-  return math.floor(num * time_units[unit])
+  local known = bare and bare_ms or time_units
+  local num, unit, col = parse_quantity(v, known)
+  if not num then return nil, quantity_error("duration", v, unit, col, bare and TIME_HINT or UNIT_HINT) end
+  return num * known[unit]
+end
+
+-- "30s" -> 30000 (whole milliseconds; a bare number is milliseconds too).
+function caps.parse_ms(v)
+  local ms, err = caps.parse_duration(v, true)
+  if not ms then return nil, err end
+  return math.floor(ms)
 end
 
 -- Defaults overridden by t; unknown keys and bad values are errors.

@@ -284,7 +284,7 @@ function commands.mcp(o)
   end
   io.stderr:write(("burrow %s: MCP over stdio, serving %s with %d tools (resolver %s); Ctrl-D or close stdin to stop\n")
     :format(core.version, unavailable and "nothing (the configuration did not load)" or table.concat(mounts, ", "),
-      ws.tool_count and ws:tool_count() or #ws:tools(), core.backend()),
+      ws.tool_count and ws:tool_count() or #ws:tools(), ws.resolver or burrow.set_resolver()),
     -- stdout is the MCP stream: what a person who started this by hand
     -- does next, ending with the command line that starts this server
     -- again under the MCP Inspector (-- keeps its options from the
@@ -501,7 +501,7 @@ function commands.check(o)
   end
   say("charsets: ", (ws.charsets or "utf-8,windows-1252"):gsub(",", ", "),
     ws.charsets and "" or " (the default)", " (text that is not UTF-8 and whose guess is not trusted)")
-  say("resolver: ", core.backend())
+  say("resolver: ", ws.resolver or burrow.set_resolver())
   local problems = {}
   -- each policy's check() on sample requests (a read, a write, a delete, a
   -- listing in each root, and the --sample ones): one that raises or

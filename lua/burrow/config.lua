@@ -522,18 +522,19 @@ local function want_strings(v, mark, what)
 end
 
 -- "500ms", "30s", "15m", "2h": a duration carries its unit (a bare number
--- could be seconds or milliseconds: keys ending in _ms are the caps'); in
--- seconds
+-- could be seconds or milliseconds: keys ending in _ms are the caps'),
+-- read by the caps' grammar (caps.parse_duration); in seconds, more than 0
 local function want_seconds(v, mark, what)
-  local n, unit = tostring(v):match("^(%d+%.?%d*)%s*(m?[smh])$")
-  n = tonumber(n)
   if (type(v) == "number" and v > 0) or tostring(v):match("^%d*[1-9]%d*%.?%d*$") then
     fail(mark, "%s: %s needs a unit: %ss, %sm or %sms (durations carry their unit)", what, tostring(v), tostring(v), tostring(v), tostring(v))
   end
-  if not n or n <= 0 or unit == "mm" or unit == "mh" then
-    fail(mark, "%s must be a duration (500ms, 30s, 15m, 2h), not %s", what, kind(v))
+  local ms, err = caps_mod.parse_duration(type(v) == "string" and v or nil, false)
+  if not ms or ms <= 0 then
+    local why = ms and " (more than 0)"
+      or type(v) == "string" and err and (" (%s)"):format(err:match("^invalid duration %b\"\": (.-) %(") or err) or ""
+    fail(mark, "%s must be a duration (500ms, 30s, 15m, 2h), not %s%s", what, kind(v), why)
   end
-  return n * ({ ms = 0.001, s = 1, m = 60, h = 3600 })[unit]
+  return math.tointeger(ms / 1000) or ms / 1000
 end
 
 -- http.oauth: the listener as an OAuth resource server (docs/config.md#oauth)

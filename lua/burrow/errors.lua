@@ -53,9 +53,4 @@ function errors.message(code, path, detail)
   return code .. ": " .. msg
 end
 
---- errors.reword(msg, code) -> msg: when set, every native message a pack
--- receives (ctx:call) goes through it. burrow never sets it; the pack
--- suites do (spec/helpers.lua), to show that no pack reads the wording.
-errors.reword = nil
-
 return errors

@@ -33,8 +33,8 @@ function files.read(file)
   return s
 end
 
--- DESIGN's rule for tools and policies entries: a file if it has a "/" or
--- ends in .lua, else a name.
+-- The rule for tools and policies entries (docs/config.md): a file if it
+-- has a "/" or ends in .lua, else a name.
 function files.is_file(spec)
   return spec:find("/", 1, true) ~= nil or spec:match("%.lua$") ~= nil
 end

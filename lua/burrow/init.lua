@@ -72,16 +72,21 @@ function burrow.parse_root(spec)
   return root
 end
 
---- Choose the resolver backend for the process: name, else
--- $BURROW_RESOLVER, else the current one (openat2 unless the kernel lacks it).
+--- The resolver of the workspaces this Lua state opens without one of
+-- their own (a root's resolver is fixed when it opens; the core has no
+-- process setting a root defers to): name, else $BURROW_RESOLVER, else the
+-- last one chosen, else openat2. Returns the one in effect: "walk" when
+-- the kernel lacks openat2, whatever was asked.
+local chosen_resolver
 function burrow.set_resolver(name)
   name = name or os.getenv("BURROW_RESOLVER")
   if name and name ~= "" then
     if name ~= "openat2" and name ~= "walk" then
       return nil, ("resolver %q: use openat2 or walk"):format(name)
     end
-    core.backend(name)
+    chosen_resolver = name
   end
+  if chosen_resolver == "walk" then return "walk" end
   return core.backend()
 end
 
@@ -272,6 +277,7 @@ function burrow.open(opts)
     session = opts.session or { id = "lua" },
     scans = { n = 0 }, -- hash and line facts of big files, by identity
     charsets = charsets, -- the fallback list, "a,b" (nil: the core's default)
+    resolver = resolver, -- its roots' (async.lua opens it again with the same)
     natives = {}, -- native tools packs call, loaded on first use
     policies = policies,
     state = state,
@@ -563,9 +569,7 @@ function Workspace:call_native(name, args, hooks, via)
     if not t then error(("pack tool %s: native tool %s: %s"):format(tostring(via), name, err), 2) end
     natives[name] = t
   end
-  local res, msg, code, details = invoke_again(self, natives[name], args, hooks, via)
-  if res == nil and errors.reword then msg = errors.reword(msg, code) end
-  return res, msg, code, details
+  return invoke_again(self, natives[name], args, hooks, via)
 end
 
 --- Text and structured parts of a result, as MCP shows them, and the

@@ -9,14 +9,13 @@
 
 local core = require "burrow.core"
 local errors = require "burrow.errors"
+local kinds = require "burrow.kinds"
 local json = core.json
 
 local pack = {}
 
 -- MCP annotations: read-only, destructive, idempotent; never open-world.
-function pack.annotations(ro, destructive, idempotent)
-  return { readOnlyHint = ro, destructiveHint = destructive, idempotentHint = idempotent, openWorldHint = false }
-end
+pack.annotations = kinds.annotations
 
 -- nil, msg, "INVALID_ARGUMENT" for the first of keys missing from a
 -- (fmt: the dialect's words, "%s" the key), else true.
@@ -124,16 +123,10 @@ pack.TEXT_SCHEMA = { type = "object", properties = { content = { type = "string"
 function pack.text(t) return { content = t } end
 function pack.text_output(r) return r.content, r end
 
-local ANNOTATIONS = {
-  read = pack.annotations(true, false, true),
-  write = pack.annotations(false, true, true),
-  edit = pack.annotations(false, true, false),
-  create = pack.annotations(false, false, true),
-  delete = pack.annotations(false, true, false),
-}
-local PERMISSIONS = { read = { "fs.read" }, write = { "fs.write" }, edit = { "fs.read", "fs.write" },
-  create = { "fs.write" }, delete = { "fs.delete" } }
-local RISK = { read = "low", write = "medium", edit = "medium", create = "low", delete = "high" }
+-- A kind's annotations, permissions and risk (burrow.kinds, shared with
+-- the native tools), by field.
+local ANNOTATIONS, PERMISSIONS, RISK = {}, {}, {}
+for k, v in pairs(kinds.of) do ANNOTATIONS[k], PERMISSIONS[k], RISK[k] = v[1], v[2], v[3] end
 
 -- The fields of a declaration that pack.tool turns into others.
 local DECLARATION = { schema = true, required = true, kind = true, native = true, args = true, result = true,
@@ -142,8 +135,8 @@ local DECLARATION = { schema = true, required = true, kind = true, native = true
 -- One pack tool from a declaration (docs/packs.md):
 --   name, description, schema (the properties; or a whole object schema),
 --   required (checked by the pack, worded with need = "%s is required"),
---   kind = "read" | "write" | "edit" | "create" | "delete" (annotations,
---   permissions and risk; each may be given itself), output_schema;
+--   kind = "read" | "write" | "edit" | "create" | "delete" | ... (burrow.kinds:
+--   annotations, permissions and risk; each may be given itself), output_schema;
 --   native = "grep" and args = function(a, ctx) -> the native arguments
 --   (or nil, msg, code), result = function(r, a, ctx, native_args) -> the
 --   pack's result (a string: the text-only result {content = s}); or
@@ -159,6 +152,7 @@ function pack.tool(t, defaults)
   local d = defaults or {}
   local function get(k) if t[k] ~= nil then return t[k] end return d[k] end -- the tool's own, else the pack's
   local kind = get("kind") or "read"
+  if not kinds.of[kind] then error("pack tool " .. tostring(t.name) .. ": " .. select(2, kinds.get(kind)), 2) end
   local props = t.schema or {}
   -- a tool table written out in full (input_schema, annotations, render...)
   -- passes through unchanged

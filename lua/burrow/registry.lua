@@ -7,6 +7,7 @@ local json = core.json
 local schema = require "burrow.schema"
 
 local files = require "burrow.files"
+local kinds = require "burrow.kinds"
 
 local registry = {}
 local readable = files.readable
@@ -26,6 +27,8 @@ local function check_tool(t, file)
   end
   if type(t.input_schema) ~= "table" then return nil, file .. ": input_schema must be a table" end
   if type(t.handler) ~= "function" then return nil, file .. ": handler must be a function" end
+  local ok, err = kinds.apply(t) -- kind: annotations, permissions and risk it does not give itself
+  if not ok then return nil, ("%s: %s"):format(file, err) end
   return t
 end
 

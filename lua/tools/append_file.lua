@@ -33,10 +33,8 @@ Examples: {"path": "log/changes.md", "content": "- fixed the parser\n"}]],
     },
     required = { "path", "bytes", "size", "created", "content_hash" },
   },
-  annotations = { readOnlyHint = false, destructiveHint = false, idempotentHint = false, openWorldHint = false },
-  permissions = { "fs.write" },
+  kind = "append", -- annotations, permissions and risk (burrow.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
-  risk = "medium",
 
   handler = function(ctx, a)
     local idx, rel, code0 = ctx:resolve_write(a.path)

@@ -48,14 +48,12 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
     },
     required = { "source", "destination", "files", "dirs", "links", "skipped", "bytes" },
   },
-  annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-  permissions = { "fs.read", "fs.write" },
+  kind = "copy", -- annotations, permissions and risk (burrow.kinds)
   path_args = { { "source", "read" }, { "destination", "write" } },
   -- a tree is copied into a staged directory beside the destination, its
   -- entries judged (read where they are, write where they land), then put
   -- in place by one rename: ctx:settle
   subtree = { from = "source", to = "destination", ops = { "read" } },
-  risk = "medium",
   -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
   task = "optional",
 

@@ -65,9 +65,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     },
     required = { "path", "pattern", "entries", "truncated" },
   },
-  annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
-  permissions = { "fs.list" },
-  risk = "low",
+  kind = "list", -- annotations, permissions and risk (burrow.kinds)
   -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
   task = "optional",
 

@@ -136,9 +136,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     },
     required = { "path", "pattern", "output_mode", "matches", "files", "counts", "skipped_binary", "skipped_size", "truncated" },
   },
-  annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
-  permissions = { "fs.read" },
-  risk = "low",
+  kind = "read", -- annotations, permissions and risk (burrow.kinds)
   -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
   task = "optional",
 

@@ -37,11 +37,9 @@ Examples: {"path": "src/main.c", "line": 1, "content": "#include <stdio.h>"}  {"
     },
     required = { "path", "line", "content_hash", "diff" },
   },
-  annotations = { readOnlyHint = false, destructiveHint = false, idempotentHint = false, openWorldHint = false },
-  permissions = { "fs.write" },
+  kind = "append", -- annotations, permissions and risk (burrow.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   reads = true, -- its answer shows parts of the file: judged as a read too
-  risk = "medium",
 
   handler = function(ctx, a)
     if a.content == "" then return ctx:fail("INVALID_ARGUMENT", a.path, "content is empty; nothing to insert") end

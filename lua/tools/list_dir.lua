@@ -43,9 +43,7 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
     },
     required = { "path", "entries", "truncated", "omitted" },
   },
-  annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
-  permissions = { "fs.list" },
-  risk = "low",
+  kind = "list", -- annotations, permissions and risk (burrow.kinds)
   -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
   task = "optional",
 

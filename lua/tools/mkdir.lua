@@ -23,9 +23,7 @@ Examples: {"path": "src/utils"}  {"path": "build", "parents": false}]],
     },
     required = { "path", "created" },
   },
-  annotations = { readOnlyHint = false, destructiveHint = false, idempotentHint = true, openWorldHint = false },
-  permissions = { "fs.write" },
-  risk = "low",
+  kind = "create", -- annotations, permissions and risk (burrow.kinds)
 
   handler = function(ctx, a)
     local idx, rel, code0 = ctx:resolve_write(a.path)

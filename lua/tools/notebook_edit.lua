@@ -39,12 +39,10 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
     },
     required = { "path", "edit_mode", "content_hash" },
   },
-  annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-  permissions = { "fs.write" },
+  kind = "modify", -- annotations, permissions and risk (burrow.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   commit_size = true, -- policies see the notebook's bytes the edit writes (ctx:commit)
   reads = true,
-  risk = "medium",
 
   handler = function(ctx, a)
     local mode = a.edit_mode or "replace"

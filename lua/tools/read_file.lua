@@ -189,9 +189,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
     },
     required = { "path", "size" },
   },
-  annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
-  permissions = { "fs.read" },
-  risk = "low",
+  kind = "read", -- annotations, permissions and risk (burrow.kinds)
 
   handler = function(ctx, a)
     if a.tail and (a.offset or a.limit or a.encoding or a.if_none_match or a.cursor) then

@@ -28,12 +28,10 @@ Examples: {"path": "tmp/out.log"}  {"path": "build", "recursive": true}]],
     },
     required = { "path", "files", "dirs" },
   },
-  annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-  permissions = { "fs.delete" },
+  kind = "delete", -- annotations, permissions and risk (burrow.kinds)
   -- a tree is renamed to a staged name beside itself, its entries judged,
   -- then unlinked, or renamed back: ctx:settle
   subtree = { from = "path", ops = { "delete" }, whole_roots = false },
-  risk = "high",
   -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
   task = "optional",
 

@@ -63,10 +63,8 @@ Example: {"path": "src"}]],
     },
     required = { "path", "name", "type", "size", "mtime", "mode", "nlink", "is_symlink" },
   },
-  annotations = { readOnlyHint = true, destructiveHint = false, idempotentHint = true, openWorldHint = false },
-  permissions = { "fs.read" },
+  kind = "read", -- annotations, permissions and risk (burrow.kinds)
   nofollow = true, -- lstat semantics: a link is described, not followed
-  risk = "low",
 
   handler = function(ctx, a)
     local idx, rel, code = ctx:resolve(a.path)

@@ -29,10 +29,8 @@ Example: {"path": "src/app.py"}]],
     },
     required = { "path", "restored", "content_hash" },
   },
-  annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = false, openWorldHint = false },
-  permissions = { "fs.write" },
+  kind = "modify", -- annotations, permissions and risk (burrow.kinds)
   commit_size = true, -- policies see the size restored (ctx:commit)
-  risk = "medium",
 
   handler = function(ctx, a)
     local idx, rel, code0 = ctx:resolve_write(a.path)

@@ -51,10 +51,8 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
     },
     required = { "path", "bytes", "content_hash", "created" },
   },
-  annotations = { readOnlyHint = false, destructiveHint = true, idempotentHint = true, openWorldHint = false },
-  permissions = { "fs.write" },
+  kind = "write", -- annotations, permissions and risk (burrow.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
-  risk = "medium",
 
   handler = function(ctx, a)
     local idx, rel, code = ctx:resolve_write(a.path)

@@ -5,6 +5,7 @@
 
 local H = require "helpers"
 local core = require "burrow.core"
+local pattern = require "burrow.pattern_test" -- test-only (host/test/lpattern.c): the bound asked directly
 
 local GUARD = 20 -- seconds a child may take before it counts as hung
 
@@ -303,7 +304,7 @@ end
   end)
 
   it("the bound's analysis knows where a try matches as the stock matcher does", function()
-    -- core._pattern_states says, for each start, whether a try of the
+    -- pattern.states (host/test/lpattern.c) says, for each start, whether a try of the
     -- whole pattern there fails, matches up to a known end, matches, or
     -- may do either; the bound cuts its tries and follows gmatch's and
     -- gsub's walk by it, so it must never be wrong. Random patterns on
@@ -323,7 +324,7 @@ end
       end
       for _ = 1, random(15) - 1 do s[#s + 1] = bytes[random(#bytes)] end
       p, s = table.concat(p), table.concat(s)
-      local states = core._pattern_states(s, p)
+      local states = pattern.states(s, p)
       for i = 1, #s + 1 do
         local ok, st, en = pcall(string.find, s, "^" .. p, i) -- gmatch reads a leading ^ as a byte, so does "^^"
         if ok then
@@ -345,7 +346,7 @@ end
       "[%a-z]", "[z-a]", "[\0-\31]", "[^\0]", "[%z]", "[%Z]", "[%A]", "[^%A%D]", "[%x%X]", "[---]", "[]-a]", "[^]-a]",
       "[%^]", "[^^]", "[a^]", "[\200-\255]", "[%\200]", "%w", "%S", "%G", "%C", "%P", "%L", "%U", "%X", "%Z", ".",
       "%%", "%]", "%z", "%q" } do
-      local states = core._pattern_states(all, set)
+      local states = pattern.states(all, set)
       for b = 0, 255 do
         local yes = string.find(string.char(b), "^" .. set) ~= nil
         assert(yes == (states[b + 1] == "S" .. b + 1), ("%q on byte %d: %s"):format(set, b, states[b + 1]))
@@ -359,7 +360,7 @@ end
     -- in the run, linear where the run is cut short, and exponential in
     -- nested repetitions; find stops at the first start sure to match
     local function bound(fn, s, p)
-      local coarse, fine = core._pattern_bound(fn, s, p)
+      local coarse, fine = pattern.bound(fn, s, p)
       assert.is_true(fine <= coarse, p)
       return fine
     end
@@ -375,7 +376,7 @@ end
     assert.is_true(bound("find", a, "(a*)%1b") > 1000 * 1000 / 2)
     assert.is_true(bound("gsub", a, "(b?)") > 1000) -- every place matches
     assert.is_true(bound("gmatch", ("ab/"):rep(300), "[^/]+") < 30 * 900) -- the walk skips each match
-    local coarse = core._pattern_bound("find", a, "a*b")
+    local coarse = pattern.bound("find", a, "a*b")
     assert.is_true(coarse >= bound("find", a, "a*b"))
   end)
 

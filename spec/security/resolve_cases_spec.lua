@@ -1,7 +1,7 @@
--- The external resolver case lists the doc asks us to clone (§4):
+-- Two external resolvers' case lists, cloned:
 --   * Go's os.Root rootTestCases (golang/go src/os/root_test.go), as read_file
 --     (TestRootOpen_File) and write_file (TestRootCreate), one fresh root per
---     case; burrow differs from Go only where DESIGN.md says so: a write
+--     case; burrow differs from Go only where docs/security.md says so: a write
 --     through a final symlink is POLICY_DENIED, and write_file is called with
 --     create_dirs=false to match Go's Create.
 --   * libpathrs's create_basic_tree (cyphar/libpathrs src/tests/common/root.rs),

@@ -153,15 +153,15 @@ describe(H.tag("error details"), function()
     end)
   end)
 
-  it("errors.reword (the suite's hook) rewords what packs receive from native tools, not the native call", function()
+  it("the suite's rewording (spec/support/reword.lua) rewords what packs receive from native tools, not the native call", function()
     local dir = H.tmpdir()
     local prog = ([[
-      package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+      package.path = "lua/?.lua;lua/?/init.lua;spec/?.lua;" .. package.path
       package.cpath = "build/lua/?.so;" .. package.cpath
       if arg[1] == "hook" then
-        require("burrow.errors").reword = function(msg, code)
+        require("support.reword")(function(msg, code)
           return (code .. ": <<x>> " .. msg:gsub("^" .. code .. ": ", "", 1))
-        end
+        end)
       end
       local ws = assert(require("burrow").open { roots = { { path = %q } }, pack = "helix" })
       local _, native = ws:call_native("stat", { path = "nope" }, nil, "t")
@@ -171,7 +171,9 @@ describe(H.tag("error details"), function()
     H.write(dir, "prog.lua", prog)
     local out = H.run("lua5.4 " .. H.q(dir .. "/prog.lua") .. " hook")
     assert.equal("ENOENT: <<x>> nope does not exist\nENOENT: nope does not exist", out)
-    -- the variable alone does nothing: burrow reads no BURROW_TEST_ variable
+    -- the variable alone does nothing: burrow reads no BURROW_TEST_ variable,
+    -- and installed code has no hook for it
+    assert.is_nil(require("burrow.errors").reword)
     out = H.run("BURROW_TEST_REWORD='<<x>> ' lua5.4 " .. H.q(dir .. "/prog.lua"))
     assert.equal("ENOENT: nope does not exist\nENOENT: nope does not exist", out)
   end)

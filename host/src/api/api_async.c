@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "clock.h"
 #include "core.h"
 
 typedef struct progress_ev {
@@ -147,11 +148,7 @@ static bw_async *get(burrow_host *h) {
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->work_cv, NULL);
     pthread_cond_init(&a->sync_cv, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* a timeout the wall clock cannot move */
-    pthread_cond_init(&a->ask_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    bw_cond_init_mono(&a->ask_cv); /* a timeout the wall clock cannot move */
     if (a->efd < 0 || pthread_create(&a->thread, NULL, worker, a) != 0) {
       if (a->efd >= 0) close(a->efd);
       pthread_mutex_destroy(&a->mu);
@@ -332,11 +329,8 @@ int bw_async_ask(bw_async *a, bw_job *j, const char *tool, const char *op,
     ask_free_strings(&q);
     return -1;
   }
-  struct timespec end;
-  clock_gettime(CLOCK_MONOTONIC, &end);
-  end.tv_sec += ms / 1000;
-  end.tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (end.tv_nsec >= 1000000000L) end.tv_sec++, end.tv_nsec -= 1000000000L;
+  struct timespec end; /* ask_cv runs on the monotonic clock */
+  bw_deadline_mono(&end, (double)ms / 1000.0);
   q.qid = (1ULL << 32) + ++a->next_qid; /* a space of its own: no call has such an id */
   a->ask = &q;
   wake(a);

@@ -1,5 +1,6 @@
 /*
- * clock.c - timed waits on the monotonic clock (clock.h).
+ * clock.c - the monotonic clock (clock.h): timed waits, deadlines and
+ * "now", the one place the process reads it.
  */
 #include "clock.h"
 
@@ -29,4 +30,16 @@ double bw_now_mono(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int64_t bw_now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int64_t bw_now_ms_coarse(void) {
+  struct timespec t; /* the coarse clock: a memory read, no system call */
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }

@@ -98,7 +98,7 @@ typedef struct bw_stop {
   int64_t until_ms;
 } bw_stop;
 
-int64_t bw_now_ms(void); /* the monotonic clock, ms */
+int64_t bw_now_ms(void); /* the monotonic clock, ms (clock.c) */
 
 /* The cancel flag of the call in flight on this thread, for long
  * operations (walks, grep, copies) to poll: the thread's own if one is
@@ -122,7 +122,7 @@ typedef struct bw_root {
   dev_t dev;       /* st_dev of the root: walks never leave it */
   ino_t ino;       /* st_ino of the root: its identity, for nested roots */
   uint64_t mnt_id; /* mount id of the root (statx), 0 if unknown */
-  int backend;     /* BW_OPENAT2 or BW_WALK; -1 = the process default */
+  int backend;     /* BW_OPENAT2 or BW_WALK; -1 (bw_root_open's) = openat2 */
   char *mount;     /* absolute, normalised; the agent's name for the root */
   char *alias;     /* canonical host spelling accepted too (NULL if same or
                       if the mount is virtual) */
@@ -159,11 +159,11 @@ int bw_map_path(const bw_root *roots, int nroots, const char *path,
 
 typedef enum bw_backend { BW_OPENAT2 = 0, BW_WALK = 1 } bw_backend;
 
-/* Pick the process default backend, for roots whose backend is -1:
- * BW_OPENAT2 falls back to BW_WALK for good when the kernel lacks openat2
- * (ENOSYS, or EPERM from seccomp). A root may name its own (r->backend). */
-void bw_set_backend(bw_backend b);
-bw_backend bw_get_backend(void);
+/* A root's backend is its own (r->backend, given when it is opened; -1:
+ * openat2). BW_OPENAT2 falls back to BW_WALK for good, for every root,
+ * when the kernel lacks openat2 (ENOSYS, or EPERM from seccomp). The name
+ * of the backend a root that names none gets: "openat2", or "walk" once
+ * openat2 is known missing. */
 const char *bw_backend_name(void);
 /* The backend resolution beneath r uses. */
 bw_backend bw_root_backend(const bw_root *r);

@@ -265,8 +265,9 @@ int bw_make_diff(const view *v, const spans *sp, const bw_edit_opts *o,
 
 /* ---- other mutations (mutate.c) ---- */
 
-/* What the mutations and the staged subtree operations (stage.c) share:
- * a mutation's errno as a code (EINVAL, EBUSY, EXDEV, ENOTEMPTY worded);
+/* What the mutations (mutate.c), the staged subtree operations (stage.c)
+ * and the atomic write share, in tree.c below all three (a directory's
+ * names: dir.c; bw_write_all: write.c): a mutation's errno as a code (EINVAL, EBUSY, EXDEV, ENOTEMPTY worded);
  * whether st (of dirfd/name, "" for dirfd itself) is on r's own mount;
  * a directory's fsync; the parent and final name of a mutation's object
  * (why: the refusal for the root, "." and ".."); a directory's names
@@ -330,9 +331,14 @@ typedef struct bw_copy_res {
 } bw_copy_res;
 
 /* Copy a file, or with recursive a tree (links copied as links, FIFOs and
- * devices skipped, mounts not entered). Writes go through bw_write_file. */
+ * devices skipped, mounts not entered). Writes go through bw_write_file.
+ * copy.c: a tree through the stager, anything else bw_copy_file. */
 int bw_copy(const bw_root *rs, const char *src, const bw_root *rd,
             const char *dst, const bw_copy_opts *o, bw_copy_res *res);
+/* The same for one file (mutate.c): a directory is EISDIR without
+ * recursive, and with it (it became one after bw_copy looked) EAGAIN. */
+int bw_copy_file(const bw_root *rs, const char *src, const bw_root *rd,
+                 const char *dst, const bw_copy_opts *o, bw_copy_res *res);
 
 typedef struct bw_append_res {
   int created;

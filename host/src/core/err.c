@@ -24,7 +24,7 @@ static const char *const names[BW_CODE_COUNT] = {
     [BW_INVALID_ARGUMENT] = "INVALID_ARGUMENT",
     [BW_NOT_REGULAR] = "NOT_REGULAR",
     [BW_HASH_MISMATCH] = "HASH_MISMATCH",
-    [BW_ENOMEM] = "EIO", /* DESIGN's list has no ENOMEM: out of memory is EIO */
+    [BW_ENOMEM] = "EIO", /* docs/tools.md's codes have no ENOMEM: out of memory is EIO */
     [BW_NOT_FOUND_TEXT] = "NOT_FOUND_TEXT",
     [BW_AMBIGUOUS_TEXT] = "AMBIGUOUS_TEXT",
     [BW_OVERLAPPING_EDITS] = "OVERLAPPING_EDITS",
@@ -112,7 +112,7 @@ int bw_code_from_errno(int err) {
   case EFBIG: return BW_TOO_LARGE;
   case ENOMEM: return bw_fail(BW_ENOMEM, "out of memory");
   case ENXIO: case ENODEV: return BW_NOT_REGULAR;
-  /* EIO still (the codes are DESIGN's), but a full disk is worth saying */
+  /* EIO still (the codes are docs/tools.md's), but a full disk is worth saying */
   case ENOSPC: return bw_fail(BW_EIO, "no space left on the device");
   case EDQUOT: return bw_fail(BW_EIO, "disk quota exceeded");
   default: return BW_EIO;

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "charset.h"
+#include "clock.h"
 #include "grepint.h"
 
 
@@ -870,19 +871,9 @@ static void *watch(void *arg) {
 static void watch_start(grep *g) {
   watchdog *d = &g->dog;
   if (!g->o->max_ms) return;
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&d->cv, &ca);
-  pthread_condattr_destroy(&ca);
+  bw_cond_init_mono(&d->cv);
   pthread_mutex_init(&d->mu, NULL);
-  clock_gettime(CLOCK_MONOTONIC, &d->until);
-  d->until.tv_sec += (time_t)(g->o->max_ms / 1000);
-  d->until.tv_nsec += (long)(g->o->max_ms % 1000) * 1000000L;
-  if (d->until.tv_nsec >= 1000000000L) {
-    d->until.tv_sec++;
-    d->until.tv_nsec -= 1000000000L;
-  }
+  bw_deadline_mono(&d->until, (double)g->o->max_ms / 1000.0);
   d->running = pthread_create(&d->t, NULL, watch, g) == 0;
   if (!d->running) { /* no thread: no time budget, rather than no search */
     pthread_cond_destroy(&d->cv);

@@ -2,11 +2,10 @@
  * mutate.c - the mutations besides replacing a file: mkdir, remove (of
  * trees too), move, copy and append. Each resolves the parent of its
  * target to a directory fd and acts with *at() calls on a validated final
- * name. Trees are walked by fds opened with O_NOFOLLOW|O_DIRECTORY from
- * their parent's fd, so a directory swapped for a symlink mid-walk is
- * never followed (the Rust remove_dir_all race, CVE-2022-21658), and a
- * walk never enters another mount. Copies write through bw_write_file;
- * appends and removes with expected_hash hold the directory's write lock
+ * name. A tree is removed by tree.c (bw_remove_tree: by fds, never
+ * following a link or entering another mount) and copied by the stager
+ * (copy.c's bw_copy); a file copy writes through bw_write_file; appends
+ * and removes with expected_hash hold the directory's write lock
  * (write.c) like it.
  */
 #include <dirent.h>
@@ -19,59 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "stage.h"
+#include "edit.h"
 
-enum { MAX_DEPTH = 4096 };
-
-/* errno of a mutation to a code: the kernel's EINVAL, EBUSY and EXDEV
- * mean more here than bw_code_from_errno can say. */
-int bw_mut_errno(int e) {
-  switch (e) {
-  case EINVAL:
-    return bw_fail(BW_INVALID_ARGUMENT, "cannot move a directory into itself");
-  case EBUSY:
-    return bw_fail(BW_INVALID_ARGUMENT, "it is a mount point or in use");
-  case EXDEV:
-    return bw_fail(BW_INVALID_ARGUMENT,
-                   "cannot move across filesystems; copy, then remove");
-  case ENOTEMPTY:
-    return bw_fail(BW_EEXIST, "the directory is not empty");
-  default:
-    return bw_code_from_errno(e);
-  }
-}
-
-/* Is st on the root's own mount (not a mount point inside it)? */
-int bw_same_mount(const bw_root *r, int dirfd, const char *name,
-                  const struct stat *st) {
-  if (st->st_dev != r->dev) return 0;
-  struct statx sx;
-  int flags = AT_SYMLINK_NOFOLLOW | (name[0] ? 0 : AT_EMPTY_PATH);
-  if (!r->mnt_id || statx(dirfd, name, flags, STATX_MNT_ID, &sx)) return 1;
-  return !(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id == r->mnt_id;
-}
-
-int bw_sync_dir(int dirfd) {
-  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return bw_code_from_errno(errno);
-  int rc = fsync(fd) < 0 ? bw_fail(BW_EIO, "the directory fsync failed") : BW_OK;
-  close(fd);
-  return rc;
-}
-
-/* A path naming the root, "." or ".." cannot be the object of a
- * mutation; what resolving it says decides the answer. */
-int bw_parent_of(const bw_root *r, const char *rel, int *dirfd,
-                 char name[BW_NAME_MAX + 1], int *trailing, const char *why) {
-  int rc = bw_resolve_parent(r, rel, dirfd, name, trailing);
-  if (rc != BW_INVALID_ARGUMENT || !why) return rc;
-  int fd;
-  struct stat st;
-  int rrc = bw_resolve(r, rel, 0, &fd, &st);
-  if (rrc == BW_OK) close(fd);
-  if (rrc == BW_OK || rrc == BW_ENOENT) return bw_fail(BW_INVALID_ARGUMENT, why);
-  return rrc; /* "file/.." is ENOTDIR, "esc/.." OUTSIDE_ROOT */
-}
 
 /* ---- mkdir ---- */
 
@@ -119,82 +67,6 @@ int bw_mkdir(const bw_root *r, const char *rel, int parents, int *created) {
 
 /* ---- remove ---- */
 
-typedef struct remover {
-  const bw_root *r;
-  bw_remove_res *res;
-  size_t mounts;       /* mount points met and left in place */
-  const bw_stop *stop; /* cancel and deadline, asked at every entry */
-} remover;
-
-static int remove_tree(remover *rm, int parent, const char *name, int depth);
-
-/* Remove one entry of the directory open at fd, as it is now. */
-static int remove_entry(remover *rm, int fd, const char *name, int depth) {
-  int rc = bw_stopped(rm->stop);
-  if (rc) return rc;
-  for (int tries = 0; tries < 4; tries++) {
-    struct stat st;
-    if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-      return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
-    if (!bw_same_mount(rm->r, fd, name, &st)) {
-      rm->mounts++;
-      return BW_OK;
-    }
-    if (S_ISDIR(st.st_mode)) return remove_tree(rm, fd, name, depth + 1);
-    if (unlinkat(fd, name, 0) == 0) {
-      rm->res->files++;
-      return BW_OK;
-    }
-    if (errno == ENOENT) return BW_OK;
-    if (errno != EISDIR) return bw_code_from_errno(errno);
-    /* it became a directory since the fstatat: look again */
-  }
-  return bw_fail(BW_EAGAIN, "the tree kept changing during the removal");
-}
-
-/* Empty the directory (parent, name) through an fd of its own, then
- * remove it. A name that is no longer a directory is unlinked as it is. */
-static int remove_tree(remover *rm, int parent, const char *name, int depth) {
-  if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
-  int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) { /* swapped for a link */
-    if (unlinkat(parent, name, 0) == 0) rm->res->files++;
-    else if (errno != ENOENT)
-      return bw_fail(BW_EAGAIN, "the tree kept changing during the removal");
-    return BW_OK;
-  }
-  if (fd < 0) return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
-  struct stat st;
-  if (fstat(fd, &st) < 0 || !bw_same_mount(rm->r, fd, "", &st)) {
-    close(fd);
-    rm->mounts++;
-    return BW_OK;
-  }
-  char **names = NULL;
-  size_t n = 0;
-  int rc = bw_read_names(fd, BW_NAMES_HIDDEN, &names, &n);
-  for (size_t i = 0; !rc && i < n; i++) rc = remove_entry(rm, fd, names[i], depth);
-  bw_free_names(names, n);
-  close(fd);
-  if (rc) return rc;
-  if (unlinkat(parent, name, AT_REMOVEDIR) == 0) {
-    rm->res->dirs++;
-    return BW_OK;
-  }
-  if (errno == ENOENT) return BW_OK;
-  if (errno == ENOTEMPTY && rm->mounts)
-    return bw_fail(BW_INVALID_ARGUMENT,
-                   "the tree holds a mount point; it was left in place");
-  if (errno == ENOTEMPTY || errno == ENOTDIR) /* swapped since it was emptied */
-    return bw_fail(BW_EAGAIN, "the tree changed during the removal; retry");
-  return bw_code_from_errno(errno);
-}
-
-int bw_remove_tree(const bw_root *r, int parent, const char *name,
-                   const bw_stop *stop, bw_remove_res *res) {
-  remover rm = {.r = r, .res = res, .stop = stop};
-  return remove_tree(&rm, parent, name, 0);
-}
 
 typedef struct hash_job {
   const bw_buf *b;
@@ -281,7 +153,6 @@ int bw_remove(const bw_root *r, const char *rel, int recursive,
                      "the root itself, \".\" and \"..\" cannot be removed");
   if (rc) return rc;
   struct stat st;
-  remover rm = {.r = r, .res = res, .stop = stop};
   int dir = 0;
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     rc = bw_code_from_errno(errno);
@@ -294,7 +165,7 @@ int bw_remove(const bw_root *r, const char *rel, int recursive,
   else if (dir && !recursive && !(rc = remove_empty_dir(dirfd, name)))
     res->dirs = 1;
   else if (dir && recursive)
-    rc = remove_tree(&rm, dirfd, name, 0);
+    rc = bw_remove_tree(r, dirfd, name, stop, res);
   else if (!dir && !(rc = remove_file(dirfd, name, &st, expected_hash)))
     res->files = 1;
   if (!rc && bw_sync_dir(dirfd)) /* what is gone cannot be put back */
@@ -305,19 +176,6 @@ int bw_remove(const bw_root *r, const char *rel, int recursive,
 
 /* ---- move ---- */
 
-int bw_rename_noreplace(int sdir, const char *sname, int ddir,
-                        const char *dname, const struct stat *st) {
-  if (renameat2(sdir, sname, ddir, dname, RENAME_NOREPLACE) == 0) return BW_OK;
-  if (errno != EINVAL || S_ISDIR(st->st_mode)) return bw_mut_errno(errno);
-  /* a filesystem without RENAME_NOREPLACE: link, then unlink (files) */
-  if (linkat(sdir, sname, ddir, dname, 0) < 0) return bw_mut_errno(errno);
-  if (unlinkat(sdir, sname, 0) < 0) {
-    int e = errno;
-    unlinkat(ddir, dname, 0); /* not moved: not at both names either */
-    return bw_code_from_errno(e);
-  }
-  return BW_OK;
-}
 
 /* The directory fsyncs after the rename failed. Put the source back where
  * nothing was replaced; a replaced destination is gone, so that move stays
@@ -388,34 +246,20 @@ static int has_trailing_slash(const char *rel) {
   return n > 1 && rel[n - 1] == '/';
 }
 
-/* A tree goes through the stager (stage.c) with nothing to judge it; one
- * file through the durable write, create-only unless overwrite. */
-int bw_copy(const bw_root *rs, const char *src, const bw_root *rd,
-            const char *dst, const bw_copy_opts *o, bw_copy_res *res) {
+/* One file through the durable write, create-only unless overwrite. A
+ * tree is copy.c's (bw_copy: through the stager), which calls this for
+ * anything else. */
+int bw_copy_file(const bw_root *rs, const char *src, const bw_root *rd,
+                 const char *dst, const bw_copy_opts *o, bw_copy_res *res) {
   memset(res, 0, sizeof *res);
   if (rd->readonly) return bw_fail(BW_READ_ONLY_ROOT, NULL);
   struct stat st;
   int fd, rc = bw_resolve(rs, src, 0, &fd, &st); /* in-root links are followed */
   if (rc) return rc;
   close(fd);
-  if (S_ISDIR(st.st_mode) && !o->recursive)
-    return bw_fail(BW_EISDIR, "pass recursive=true to copy a directory");
-  if (S_ISDIR(st.st_mode)) {
-    bw_stage s;
-    bw_stage_init(&s, o->overwrite, o->max_bytes, SIZE_MAX, o->stop);
-    rc = bw_stage_copy(rs, src, rd, dst, 1, &s);
-    if (!rc) rc = bw_stage_commit(&s);
-    res->files = s.files;
-    res->dirs = s.dirs;
-    res->links = s.links;
-    res->skipped = s.skipped;
-    res->bytes = s.bytes;
-    bw_err_saved e;
-    bw_err_save(&e);
-    bw_stage_free(&s);
-    if (rc) bw_err_restore(rc, &e);
-    return rc;
-  }
+  if (S_ISDIR(st.st_mode) && o->recursive) /* bw_copy found a file there */
+    return bw_fail(BW_EAGAIN, "the source became a directory during the copy; retry");
+  if (S_ISDIR(st.st_mode)) return bw_fail(BW_EISDIR, "pass recursive=true to copy a directory");
   if (!S_ISREG(st.st_mode)) return bw_fail(BW_NOT_REGULAR, NULL);
   if (has_trailing_slash(dst)) return bw_fail(BW_ENOTDIR, "a trailing slash names a directory");
   char *data;

@@ -26,23 +26,19 @@
 
 enum { RETRIES = 128, MAX_HOPS = 40, SWAPPED = -3 };
 
-static _Atomic int backend = BW_OPENAT2;
-static _Atomic int openat2_missing = 0; /* cached one way: once gone, gone */
-
-void bw_set_backend(bw_backend b) { atomic_store(&backend, b); }
-
-bw_backend bw_get_backend(void) {
-  if (atomic_load(&openat2_missing)) return BW_WALK;
-  return (bw_backend)atomic_load(&backend);
-}
+/* Whether the kernel has openat2 is a fact of the process, learnt once:
+ * cached one way, once gone, gone. Which backend a root uses is the
+ * root's own choice (r->backend, set when it is opened), never a process
+ * setting it defers to. */
+static _Atomic int openat2_missing = 0;
 
 const char *bw_backend_name(void) {
-  return bw_get_backend() == BW_WALK ? "walk" : "openat2";
+  return atomic_load(&openat2_missing) ? "walk" : "openat2";
 }
 
 bw_backend bw_root_backend(const bw_root *r) {
   if (atomic_load(&openat2_missing)) return BW_WALK;
-  return r->backend >= 0 ? (bw_backend)r->backend : bw_get_backend();
+  return r->backend == BW_WALK ? BW_WALK : BW_OPENAT2;
 }
 
 /* A view lent by a handle: resolving exactly what was judged must give the

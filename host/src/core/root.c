@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "stage.h" /* the staged names: their prefix and these two functions' declarations */
 
 /* Lexically normalise an absolute path: collapse "//" and ".", pop "..". */
 static char *normalize_abs(const char *in) {
@@ -196,4 +197,22 @@ int bw_map_path(const bw_root *roots, int nroots, const char *path,
   if (!*best) best = ".";
   memcpy(rel, best, strlen(best) + 1);
   return BW_OK;
+}
+
+/* ---- names the stager reserves (stage.h) ----
+ * Lexical, like the mapping above: the resolver refuses a path through a
+ * staged name and every walk and listing leaves one out, below the stager
+ * that makes them. */
+
+int bw_stage_name(const char *name) {
+  return !strncmp(name, BW_STAGE_PREFIX, sizeof BW_STAGE_PREFIX - 1);
+}
+
+int bw_stage_in_path(const char *rel) {
+  for (const char *p = rel; *p;) {
+    while (*p == '/') p++;
+    if (bw_stage_name(p)) return 1;
+    while (*p && *p != '/') p++;
+  }
+  return 0;
 }

@@ -41,19 +41,6 @@ enum { MAX_DEPTH = 2048, PROGRESS_EVERY = 1024, COPY_CHUNK = 1 << 20 };
 
 static const char KIND_LETTER[] = {0, 'c', 'm', 'r'};
 
-int bw_stage_name(const char *name) {
-  return !strncmp(name, BW_STAGE_PREFIX, sizeof BW_STAGE_PREFIX - 1);
-}
-
-int bw_stage_in_path(const char *rel) {
-  for (const char *p = rel; *p;) {
-    while (*p == '/') p++;
-    if (bw_stage_name(p)) return 1;
-    while (*p && *p != '/') p++;
-  }
-  return 0;
-}
-
 static void stage_name(char out[BW_STAGE_NAME], int kind) {
   unsigned long long rnd = 0;
   if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd)
@@ -409,7 +396,7 @@ int bw_stage_copy(const bw_root *rs, const char *src, const bw_root *rd,
     bw_copy_opts o = {.overwrite = s->overwrite, .recursive = recursive,
                       .max_bytes = s->max_bytes, .stop = &s->stop};
     bw_copy_res res;
-    rc = bw_copy(rs, src, rd, dst, &o, &res);
+    rc = bw_copy_file(rs, src, rd, dst, &o, &res);
     if (rc) return rc;
     s->files = res.files;
     s->bytes = res.bytes;
@@ -803,18 +790,5 @@ int bw_stage_abort(bw_stage *s) {
 
 /* ---- stale stages ---- */
 
-void bw_stage_sweep(int dirfd, const char *name) {
-  /* only a copy's stage is safe to drop: it holds nothing but the copy */
-  size_t pl = sizeof BW_STAGE_PREFIX - 1;
-  if (!bw_stage_name(name) || name[pl] != 'c' || name[pl + 1] != '.') return;
-  char *end;
-  long pid = strtol(name + pl + 2, &end, 10);
-  if (*end != '.' || pid <= 0 || pid == (long)getpid()) return;
-  if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) return; /* alive */
-  struct stat st;
-  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) return;
-  bw_root r = {.dev = st.st_dev};
-  bw_remove_res res;
-  memset(&res, 0, sizeof res);
-  bw_remove_tree(&r, dirfd, name, NULL, &res);
-}
+/* bw_stage_sweep is tree.c's: write.c's temp sweep calls it, and the
+ * stager is above write.c. */

@@ -18,7 +18,8 @@
 #define BW_STAGE_PREFIX ".burrow-stage."
 enum { BW_STAGE_NAME = 64 };
 
-/* Is the directory entry name one of burrow's staged names? */
+/* Is the directory entry name one of burrow's staged names? (root.c:
+ * lexical, so the resolver and the walks below the stager ask it) */
 int bw_stage_name(const char *name);
 /* Does any component of the path rel name a staged tree? */
 int bw_stage_in_path(const char *rel);
@@ -121,7 +122,7 @@ int bw_stage_abort(bw_stage *s);
 void bw_stage_free(bw_stage *s);
 
 /* Remove the copy stages of processes that are gone, in the directory
- * open at dirfd (write.c's temp sweep calls it). */
+ * open at dirfd (write.c's temp sweep calls it; tree.c, below both). */
 void bw_stage_sweep(int dirfd, const char *name);
 
 #endif

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "redis.h"
 #include "state.h"
 
@@ -197,12 +198,8 @@ typedef struct rstore {
 /* ---- the pool */
 
 static int take(rstore *r, bw_redis_conn **out) {
-  struct timespec until;
-  clock_gettime(CLOCK_MONOTONIC, &until);
-  double t = bw_redis_timeout(r->t);
-  until.tv_sec += (time_t)t;
-  until.tv_nsec += (long)((t - (time_t)t) * 1e9);
-  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  struct timespec until; /* r->cv runs on the monotonic clock */
+  bw_deadline_mono(&until, bw_redis_timeout(r->t));
   pthread_mutex_lock(&r->mu);
   for (;;) {
     while (r->nidle) {
@@ -839,18 +836,14 @@ int bw_state_open_redis(const char *url, const bw_state_redis_opts *opts, bw_sta
   r->max_entries = o->max_entries_per_tenant ? o->max_entries_per_tenant : BW_STATE_DEFAULT_TENANT_ENTRIES;
   r->max_bytes = o->max_bytes_per_tenant ? o->max_bytes_per_tenant : BW_STATE_DEFAULT_TENANT_BYTES;
   for (int i = 0; i < NSCRIPTS; i++) sha1_hex(scripts[i], r->sha[i]);
-  pthread_condattr_t ca;
   int rc = BW_OK;
   if (!(r->idle = calloc(r->max, sizeof *r->idle)) || pthread_mutex_init(&r->mu, NULL) ||
-      pthread_condattr_init(&ca)) {
+      bw_cond_init_mono(&r->cv)) {
     free(r->idle);
     free(r);
     return bw_fail(BW_ENOMEM, "state store: out of memory");
   }
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&r->cv, &ca);
-  pthread_cond_init(&r->scv, &ca);
-  pthread_condattr_destroy(&ca);
+  bw_cond_init_mono(&r->scv); /* the subscriber's: the monotonic clock, as cv */
   pthread_mutex_init(&r->smu, NULL);
   r->base.ops = &redis_ops;
   r->base.refs = 1;

@@ -30,12 +30,6 @@ const _Atomic int *bw_cancel_flag(void) {
   return f ? f : &never_raised;
 }
 
-int64_t bw_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int bw_stopped(const bw_stop *s) {
   if (!s) return BW_OK;
   if (s->cancel && atomic_load(s->cancel))

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "charset.h"
+#include "clock.h"
 #include "core.h"
 #include "lcore.h"
 
@@ -918,9 +919,7 @@ static int l_base64_encode(lua_State *L) {
 
 /* core.now() -> seconds on a monotonic clock, for durations */
 static int l_now(lua_State *L) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  lua_pushnumber(L, (lua_Number)bw_now_mono());
   return 1;
 }
 
@@ -942,14 +941,12 @@ static int l_trim(lua_State *L) {
   return 1;
 }
 
+/* core.backend() -> "openat2", or "walk" once the kernel is known to lack
+ * openat2 (probed now): what a root that names no resolver gets. */
 static int l_backend(lua_State *L) {
-  const char *want = luaL_optstring(L, 1, NULL);
+  if (!lua_isnoneornil(L, 1))
+    return luaL_argerror(L, 1, "the resolver is a workspace's own: burrow.open{resolver = \"walk\"}");
   bw_probe_backend();
-  if (want) {
-    if (!strcmp(want, "walk")) bw_set_backend(BW_WALK);
-    else if (!strcmp(want, "openat2")) bw_set_backend(BW_OPENAT2);
-    else luaL_argerror(L, 1, "expected \"openat2\" or \"walk\"");
-  }
   lua_pushstring(L, bw_backend_name());
   return 1;
 }

@@ -54,14 +54,18 @@ void bw_lua_push_boxed(lua_State *L, char **box, size_t len);
  * core.loadfile's registration. */
 int bw_lua_loadfile(lua_State *L, const char *file, const char *mode);
 int bw_lua_search(lua_State *L);
-/* A new state's require set up as burrow's (after luaL_openlibs):
- * burrow.core and LPeg preloaded, Lua files found by bw_lua_search (one
- * open each; the binary's built-in files). package.path is the caller's. */
-BW_SHARED void bw_lua_preload(lua_State *L);
 /* package.preload[name] = open, unless something is there already: how a
  * layer above the binding offers its own module to a state (burrow.server,
  * burrow.host), the binding knowing nothing of it. */
 BW_SHARED void bw_lua_preload_module(lua_State *L, const char *name, lua_CFunction open);
+/* lmodule.c: a new state's require set up as burrow's (after
+ * luaL_openlibs): burrow.core and LPeg preloaded, Lua files found by
+ * bw_lua_search (one open each; the binary's built-in files). package.path
+ * is the caller's. */
+BW_SHARED void bw_lua_preload(lua_State *L);
+/* LPeg, where it is linked in, as package.preload.lpeg unless the state
+ * has one (loaded or preloaded). */
+void bw_lua_preload_lpeg(lua_State *L);
 void bw_load_register(lua_State *L);
 /* core.builtin, core.builtin_list, core.builtin_dir (lbuiltin.c) */
 void bw_lua_builtin_register(lua_State *L);

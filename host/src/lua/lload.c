@@ -93,32 +93,6 @@ static int load_file(lua_State *L, const char *file, const char *mode,
   return rc;
 }
 
-/* LPeg (Debian's liblua5.4-lpeg), linked into libburrow.so and the binary:
- * preloaded, so a host inside LuaJIT (burrow.ffi opens libburrow with
- * RTLD_DEEPBIND) runs the copy bound to libburrow's liblua5.4, not lpeg.so
- * from package.cpath, whose lua_* would bind to LuaJIT's 5.1 ones, and a
- * copied binary needs no lpeg.so. Weak: core.so (the rock) and static
- * links without it find lpeg.so as usual. */
-extern int luaopen_lpeg(lua_State *L) __attribute__((weak));
-
-void bw_lua_preload(lua_State *L) {
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_burrow_core);
-  lua_setfield(L, -2, "burrow.core");
-  if (luaopen_lpeg) {
-    lua_pushcfunction(L, luaopen_lpeg);
-    lua_setfield(L, -2, "lpeg");
-  }
-  lua_pop(L, 1);
-  lua_getglobal(L, "package");
-  if (lua_getfield(L, -1, "searchers") == LUA_TTABLE) {
-    lua_pushvalue(L, -2); /* package */
-    lua_pushcclosure(L, bw_lua_search, 1);
-    lua_rawseti(L, -2, 2); /* in place of the stock Lua-file searcher */
-  }
-  lua_pop(L, 2);
-}
-
 void bw_lua_preload_module(lua_State *L, const char *name, lua_CFunction open) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   if (lua_getfield(L, -1, name) == LUA_TNIL) {

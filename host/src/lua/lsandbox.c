@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "lcore.h"
 #include "lsandbox.h"
 #include "lstore.h"
@@ -54,19 +55,13 @@ static void *sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 /* ---- the budget and the time limit ---- */
 
-static int64_t now_ms(void) {
-  struct timespec t; /* the coarse clock: a memory read, no system call */
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
-  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* Whether the call must stop: the budget spent, or (when clock) the time.
  * Once it must, sb->stop says why until the next call starts. */
 int bw_sb_over(sandbox *sb, int clock) {
   if (sb->stop[0]) return 1;
   if (sb->left < 0)
     snprintf(sb->stop, sizeof sb->stop, "instruction budget exceeded (%ld)", sb->budget);
-  else if (clock && now_ms() >= sb->deadline)
+  else if (clock && bw_now_ms_coarse() >= sb->deadline)
     snprintf(sb->stop, sizeof sb->stop, "time limit exceeded (%g s)", (double)sb->ms / 1000);
   return sb->stop[0] != 0;
 }
@@ -436,7 +431,7 @@ static void arm(sandbox *sb) {
   sb->epoch++;
   sb->since_clock = 0;
   sb->stop[0] = '\0';
-  sb->deadline = now_ms() + sb->ms;
+  sb->deadline = bw_now_ms_coarse() + sb->ms; /* the coarse clock: checked very often */
   lua_sethook(sb->S, budget_hook, LUA_MASKCOUNT, HOOK_EVERY);
 }
 
@@ -708,8 +703,4 @@ void bw_sandbox_register(lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_sandbox);
   lua_setfield(L, -2, "sandbox");
-  lua_pushcfunction(L, bw_sb_pattern_bound);
-  lua_setfield(L, -2, "_pattern_bound");
-  lua_pushcfunction(L, bw_sb_pattern_states);
-  lua_setfield(L, -2, "_pattern_states");
 }

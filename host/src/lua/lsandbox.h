@@ -85,9 +85,5 @@ int bw_sb_charged_codes(lua_State *S);
 /* size("100MB") -> 100000000, the host's size syntax, for options. */
 int bw_sb_size(lua_State *S);
 
-/* core._pattern_bound and core._pattern_states: the pattern bound, for
- * tests and for measuring it (no sandbox). */
-int bw_sb_pattern_bound(lua_State *L);
-int bw_sb_pattern_states(lua_State *L);
 
 #endif

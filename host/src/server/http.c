@@ -60,14 +60,6 @@ void bw_http_token_hash(const char *token, char out[65]) {
   out[64] = '\0';
 }
 
-int bw_http_loopback(const char *host) {
-  if (!strcasecmp(host, "localhost") || !strcmp(host, "::1") ||
-      !strcmp(host, "[::1]"))
-    return 1;
-  struct in_addr a;
-  return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
-}
-
 /* ------------------------------------------------------------ answers */
 
 typedef struct conn {

@@ -195,7 +195,7 @@ int bw_http_task_cancel(bw_http *h, const char *task);
 
 /* sha256 hex of a token's text (the form the config stores). */
 void bw_http_token_hash(const char *token, char out[65]);
-/* 1 if host (a name or address literal) is a loopback one. */
+/* 1 if host (a name or address literal) is a loopback one (loopback.c). */
 int bw_http_loopback(const char *host);
 
 #endif

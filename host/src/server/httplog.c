@@ -114,9 +114,9 @@ void bwh_log_stop(bw_http *h) {
   if (!q || !q->running) return;
   struct timespec ts;
   double wait = LOG_STOP_S; /* less near a graceful stop's deadline (h->stop_by) */
-  if (h->stop_by > 0 && h->stop_by + 0.02 - bwh_now() < wait)
-    wait = h->stop_by + 0.02 - bwh_now() > 0.01 ? h->stop_by + 0.02 - bwh_now() : 0.01;
-  bwh_deadline(&ts, wait);
+  if (h->stop_by > 0 && h->stop_by + 0.02 - bw_now_mono() < wait)
+    wait = h->stop_by + 0.02 - bw_now_mono() > 0.01 ? h->stop_by + 0.02 - bw_now_mono() : 0.01;
+  bw_deadline_mono(&ts, wait);
   pthread_mutex_lock(&q->mu);
   q->stop = 1;
   pthread_cond_broadcast(&q->cv);

@@ -83,7 +83,7 @@ typedef struct stdio_state {
   int handback;       /* io:finish asks the reader thread for stdin back */
   int tfd;            /* the takeover timer (timerfd) */
   int armed;          /* it is set; the reader thread clears this when it fires */
-  struct timespec began; /* when the outermost call in flight began (monotonic) */
+  struct timespec long_at; /* when the outermost call in flight has run TAKEOVER_MS (monotonic) */
   int rfd, mfd;       /* eventfds that wake the reader thread, the Lua thread */
   char *buf;          /* the line splitter's, used by the owner only */
   size_t len, cap, scanned;
@@ -189,28 +189,22 @@ static void drain(int fd) {
   (void)r;
 }
 
-/* Set the takeover timer to fire at began + TAKEOVER_MS (S.mu held). It
- * is never disarmed: a call that ends first leaves it to fire once for
- * nothing, so back-to-back small calls cost one wake-up of the reader
- * thread per TAKEOVER_MS, not a timer call each. */
+/* A monotonic time (clock.c's) in seconds. */
+static double secs(const struct timespec *t) { return (double)t->tv_sec + (double)t->tv_nsec / 1e9; }
+
+/* Set the takeover timer to fire at long_at (S.mu held). It is never
+ * disarmed: a call that ends first leaves it to fire once for nothing, so
+ * back-to-back small calls cost one wake-up of the reader thread per
+ * TAKEOVER_MS, not a timer call each. */
 static void arm(void) {
-  struct itimerspec t = {.it_value = S.began};
-  t.it_value.tv_nsec += TAKEOVER_MS * 1000000L;
-  if (t.it_value.tv_nsec >= 1000000000L) {
-    t.it_value.tv_sec++;
-    t.it_value.tv_nsec -= 1000000000L;
-  }
+  struct itimerspec t = {.it_value = S.long_at};
   S.armed = timerfd_settime(S.tfd, TFD_TIMER_ABSTIME, &t, NULL) == 0;
 }
 
 /* Has the call in flight run TAKEOVER_MS? (S.mu held) Else the timer is
  * set for when it will have. */
 static int call_is_long(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  long long ns = (long long)(now.tv_sec - S.began.tv_sec) * 1000000000LL +
-                 (now.tv_nsec - S.began.tv_nsec);
-  if (ns >= TAKEOVER_MS * 1000000LL) return 1;
+  if (bw_now_mono() >= secs(&S.long_at)) return 1;
   arm();
   return 0;
 }
@@ -306,10 +300,9 @@ static void *reader(void *arg) {
 static int main_read(const struct timespec *until) {
   int ms = -1;
   if (until) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    long long left = (long long)(until->tv_sec - now.tv_sec) * 1000 +
-                     (until->tv_nsec - now.tv_nsec + 999999) / 1000000;
+    double left_ms = (secs(until) - bw_now_mono()) * 1000;
+    long long left = left_ms > (double)(1 << 30) ? 1 << 30 : (long long)left_ms;
+    if (left < left_ms) left++; /* rounded up: poll must not wake before until */
     if (left <= 0) return 0;
     ms = left > 1 << 30 ? 1 << 30 : (int)left;
   }
@@ -515,7 +508,7 @@ static int io_begin(lua_State *L) {
   bw_rpcid_move(&S.current[S.busy], &r);
   atomic_store(&S.cancelled[S.busy], gone);
   if (S.busy++ == 0 && S.owner == OWN_MAIN) {
-    clock_gettime(CLOCK_MONOTONIC, &S.began);
+    bw_deadline_mono(&S.long_at, TAKEOVER_MS / 1000.0);
     if (!S.armed) arm();
   }
   pthread_mutex_unlock(&S.mu);
