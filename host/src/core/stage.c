@@ -39,7 +39,7 @@
 
 enum { MAX_DEPTH = 2048, PROGRESS_EVERY = 1024, COPY_CHUNK = 1 << 20 };
 
-static const char KIND_LETTER[] = {0, 'c', 'm', 'r'};
+static const char KIND_LETTER[] = {0, 'c', 'm', 'r', 'e'};
 
 int bw_stage_name(const char *name) {
   return !strncmp(name, BW_STAGE_PREFIX, sizeof BW_STAGE_PREFIX - 1);
@@ -62,6 +62,8 @@ static void stage_name(char out[BW_STAGE_NAME], int kind) {
   snprintf(out, BW_STAGE_NAME, "%s%c.%ld.%016llx", BW_STAGE_PREFIX,
            KIND_LETTER[kind], (long)getpid(), rnd);
 }
+
+void bw_stage_newname(char out[BW_STAGE_NAME], int kind) { stage_name(out, kind); }
 
 void bw_stage_init(bw_stage *s, int overwrite, size_t max_bytes,
                    size_t max_entries, const bw_stop *stop) {
@@ -804,15 +806,22 @@ int bw_stage_abort(bw_stage *s) {
 /* ---- stale stages ---- */
 
 void bw_stage_sweep(int dirfd, const char *name) {
-  /* only a copy's stage is safe to drop: it holds nothing but the copy */
+  /* only a copy's stage is safe to drop: it holds nothing but the copy;
+   * and a change of files' (txn.c): a new content never put in place, or
+   * an old one already replaced (until an intent record says which) */
   size_t pl = sizeof BW_STAGE_PREFIX - 1;
-  if (!bw_stage_name(name) || name[pl] != 'c' || name[pl + 1] != '.') return;
+  if (!bw_stage_name(name) || (name[pl] != 'c' && name[pl] != 'e') || name[pl + 1] != '.') return;
   char *end;
   long pid = strtol(name + pl + 2, &end, 10);
   if (*end != '.' || pid <= 0 || pid == (long)getpid()) return;
   if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) return; /* alive */
   struct stat st;
-  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) return;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return;
+  if (name[pl] == 'e') {
+    if (S_ISREG(st.st_mode)) unlinkat(dirfd, name, 0);
+    return;
+  }
+  if (!S_ISDIR(st.st_mode)) return;
   bw_root r = {.dev = st.st_dev};
   bw_remove_res res;
   memset(&res, 0, sizeof res);
