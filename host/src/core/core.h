@@ -502,7 +502,8 @@ int bw_write_check(int dirfd, const char *name, const char *expected,
 int bw_write_meta(int fd, const struct stat *old, int exists);
 
 /* Several writes' locks at once (txn.c): for each of n targets (r[i] a
- * write view or a root, dirfd[i] the directory it writes into), that
+ * write view or a root, rel[i] beneath it, dirfd[i] the directory rel[i]'s
+ * final name is in), that
  * directory's write lock and, on a view, its chain from the root, every
  * directory held once however many targets share it (a flock of one
  * directory through two descriptions would wait for itself), taken in
@@ -513,8 +514,8 @@ typedef struct bw_lock_set {
   struct bw_held *v;
   size_t n;
 } bw_lock_set;
-int bw_lock_many(const bw_root *const *r, const int *dirfd, size_t n,
-                 unsigned wait_ms, bw_lock_set *s);
+int bw_lock_many(const bw_root *const *r, const char *const *rel,
+                 const int *dirfd, size_t n, unsigned wait_ms, bw_lock_set *s);
 /* The held descriptor (O_RDONLY) of the directory dirfd is, or -1. */
 int bw_lock_many_fd(const bw_lock_set *s, int dirfd);
 void bw_unlock_many(bw_lock_set *s); /* idempotent */

@@ -141,14 +141,21 @@ static int swap_in(bw_txn_file *f) {
   return rc;
 }
 
-/* One file as it was: 0, or -1 when it could not be put back. */
+/* One file as it was: 0, or -1 when it could not be put back. Plain
+ * renames where they serve (the lock is held: nothing else lands here
+ * meanwhile), so a filesystem refusing exchanges now does not keep the
+ * old file out. */
 static int put_back(bw_txn_file *f) {
   int ok;
   if (!f->done) return 0;
-  if (!f->data) ok = bw_rename_noreplace(f->dirfd, f->stage, f->dirfd, f->name, &A_FILE) == BW_OK;
-  else if (f->swapped) ok = renameat2(f->dirfd, f->stage, f->dirfd, f->name, RENAME_EXCHANGE) == 0;
-  else if (f->exists) ok = renameat(f->dirfd, f->keep, f->dirfd, f->name) == 0;
-  else ok = renameat(f->dirfd, f->name, f->dirfd, f->stage) == 0; /* the new file aside */
+  if (!f->data) { /* the removed file back under its name */
+    ok = bw_rename_noreplace(f->dirfd, f->stage, f->dirfd, f->name, &A_FILE) == BW_OK ||
+         (linkat(f->dirfd, f->stage, f->dirfd, f->name, 0) == 0 && unlinkat(f->dirfd, f->stage, 0) == 0);
+  } else if (f->exists) { /* the old file over the new one */
+    ok = renameat(f->dirfd, f->swapped ? f->stage : f->keep, f->dirfd, f->name) == 0;
+  } else { /* the new file taken away */
+    ok = renameat(f->dirfd, f->name, f->dirfd, f->stage) == 0 || unlinkat(f->dirfd, f->name, 0) == 0;
+  }
   f->done = f->swapped = 0;
   return ok ? 0 : -1;
 }
@@ -242,13 +249,15 @@ int bw_txn_commit(bw_txn_file *f, size_t n, const bw_txn_opts *o,
   }
   const bw_root **rs = rc ? NULL : malloc((n ? n : 1) * sizeof *rs);
   int *dirs = rc ? NULL : malloc((n ? n : 1) * sizeof *dirs);
-  if (!rc && (!rs || !dirs)) rc = BW_ENOMEM;
+  const char **rels = rc ? NULL : malloc((n ? n : 1) * sizeof *rels);
+  if (!rc && (!rs || !dirs || !rels)) rc = BW_ENOMEM;
   bw_lock_set ls = {0};
   for (size_t i = 0; !rc && i < n; i++) {
     rs[i] = f[i].r;
+    rels[i] = f[i].rel;
     dirs[i] = f[i].dirfd;
   }
-  if (!rc && (rc = bw_lock_many(rs, dirs, n, o->lock_wait_ms, &ls))) *failed = n;
+  if (!rc && (rc = bw_lock_many(rs, rels, dirs, n, o->lock_wait_ms, &ls))) *failed = n;
   if (!rc) rc = commit_held(f, n, o, &ls, failed);
   bw_err_saved e;
   bw_err_save(&e);
@@ -265,6 +274,7 @@ int bw_txn_commit(bw_txn_file *f, size_t n, const bw_txn_opts *o,
     if (!rc && !f[i].data) strcpy(f[i].hash, "absent");
   }
   free(rs);
+  free(rels);
   free(dirs);
   return bw_err_restore(rc, &e);
 }

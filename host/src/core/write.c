@@ -435,13 +435,12 @@ static int held_add(bw_lock_set *s, int fd, const struct stat *st,
 
 /* Hold target t's chain (its write view's path from its innermost root)
  * and its directory. */
-static int hold_one(bw_lock_set *s, const bw_root *r, int dirfd,
+static int hold_one(bw_lock_set *s, const bw_root *r, const char *path, int dirfd,
                     const struct stat *targets, size_t nt, long long deadline) {
-  char path[BW_PATH_MAX + 1];
-  int rc = bw_chain_path(r, "", path);
+  int rc = BW_OK;
   bw_root top = r->at ? top_of(r) : *r;
   int cur = r->at ? top.fd : dirfd;
-  for (const char *p = r->at ? path : ""; !rc && *p;) {
+  for (const char *p = r->at ? path : ""; *p;) {
     while (*p == '/') p++;
     const char *e = p;
     while (*e && *e != '/') e++;
@@ -474,7 +473,6 @@ static int hold_one(bw_lock_set *s, const bw_root *r, int dirfd,
       return bw_fail(BW_EAGAIN, MOVED);
     cur = s->v[at].fd;
   }
-  if (rc) return rc;
   struct stat a, b;
   if (fstat(cur, &a) < 0 || fstat(dirfd, &b) < 0) return bw_code_from_errno(errno);
   if (!same_file(&a, &b)) return bw_fail(BW_EAGAIN, MOVED);
@@ -487,33 +485,36 @@ static int hold_one(bw_lock_set *s, const bw_root *r, int dirfd,
 typedef struct lock_order {
   const bw_root *r;
   int dirfd;
-  char path[BW_PATH_MAX + 1];
+  char path[BW_PATH_MAX + 1]; /* the directory's chain path (r->at, then rel's parent) */
 } lock_order;
 
 static int by_path(const void *a, const void *b) {
   return strcmp(((const lock_order *)a)->path, ((const lock_order *)b)->path);
 }
 
-int bw_lock_many(const bw_root *const *r, const int *dirfd, size_t n,
-                 unsigned wait_ms, bw_lock_set *s) {
+int bw_lock_many(const bw_root *const *r, const char *const *rel,
+                 const int *dirfd, size_t n, unsigned wait_ms, bw_lock_set *s) {
   memset(s, 0, sizeof *s);
   long long deadline = deadline_of(wait_ms);
   struct stat *targets = calloc(n ? n : 1, sizeof *targets);
   lock_order *o = calloc(n ? n : 1, sizeof *o);
   /* at most one chain member per path component, and the targets */
   size_t most = n;
-  for (size_t i = 0; i < n && o; i++) {
+  int rc = targets && o ? BW_OK : BW_ENOMEM;
+  for (size_t i = 0; !rc && i < n; i++) {
+    char sub[BW_PATH_MAX + 1];
     o[i] = (lock_order){r[i], dirfd[i], ""};
-    if (bw_chain_path(r[i], "", o[i].path)) o[i].path[0] = '\0';
+    if (bw_parent_path(rel[i], sub) || bw_chain_path(r[i], sub, o[i].path))
+      rc = bw_fail(BW_INVALID_ARGUMENT, "name too long");
     for (const char *p = o[i].path; *p; p++) most += *p == '/';
     most += o[i].path[0] != '\0';
   }
-  s->v = calloc(most ? most : 1, sizeof *s->v);
-  int rc = targets && o && s->v ? BW_OK : BW_ENOMEM;
+  s->v = rc ? NULL : calloc(most ? most : 1, sizeof *s->v);
+  if (!rc && !s->v) rc = BW_ENOMEM;
   for (size_t i = 0; !rc && i < n; i++)
     if (fstat(dirfd[i], &targets[i]) < 0) rc = bw_code_from_errno(errno);
   if (!rc) qsort(o, n, sizeof *o, by_path);
-  for (size_t i = 0; !rc && i < n; i++) rc = hold_one(s, o[i].r, o[i].dirfd, targets, n, deadline);
+  for (size_t i = 0; !rc && i < n; i++) rc = hold_one(s, o[i].r, o[i].path, o[i].dirfd, targets, n, deadline);
   free(targets);
   free(o);
   if (rc) bw_unlock_many(s);
