@@ -5,6 +5,27 @@
 
 local edits = {}
 
+local core = require "burrow.core"
+
+local function utf8_name(cs) return cs:lower():gsub("_", "-") == "utf-8" or cs:lower() == "utf8" end
+
+--- Text content in a file's character encoding (write_file, edit_files'
+-- content): the one named (want), else the one the file's current bytes
+-- (old, nil for a new file) have, detected as read_file does, behind the
+-- BOM they have; a new file or a UTF-8 one gets the text as it is.
+function edits.encode(ctx, old, want, text)
+  local cs, bom, utf8
+  if old then cs, bom, utf8 = core.charset_detect(old, ctx.ws.charsets) end
+  if want then
+    if not cs or cs ~= want:lower() then bom = 0 end
+    cs, utf8 = want:lower(), utf8_name(want)
+  end
+  if not cs or utf8 then return text end
+  local bytes, err, code = core.charset_encode(cs, text)
+  if not bytes then return nil, err, code end
+  return (bom or 0) > 0 and core.charset_bom(cs) .. bytes or bytes
+end
+
 edits.HOW = {
   exact = "exactly",
   trailing_whitespace = "when trailing whitespace is ignored",

@@ -23,7 +23,7 @@ local file_schema = {
     encoding = { type = "string", enum = { "text", "base64" }, description = "content's encoding (default text)." },
     delete = { type = "boolean", description = "Instead of edits: remove the file." },
     expected_hash = { type = "string", description = "Change it only if its content_hash is still this (\"absent\": it must not exist)." },
-    charset = { type = "string", description = "The file's character encoding for edits, over the one detected." },
+    charset = { type = "string", description = "The file's character encoding, over the one detected (edits are made on its UTF-8 text; content is written in it)." },
   },
   required = { "path" },
   additionalProperties = false,
@@ -94,6 +94,10 @@ local function judge(ctx, a, i, f, seen)
     if f.encoding == "base64" then
       e.data = core.base64_decode(f.content)
       if not e.data then return fail("INVALID_ARGUMENT", "content is not valid base64", { argument = "content" }) end
+    else -- text in the file's own encoding, as write_file writes it
+      local enc, eerr, ecode = E.encode(ctx, old, f.charset, e.data)
+      if not enc then return fail(ecode, eerr) end
+      e.data = enc
     end
     if #e.data > ctx.caps.max_file_size then return fail("TOO_LARGE", ("over max_file_size (%d bytes)"):format(ctx.caps.max_file_size)) end
     e.placed = #e.data
