@@ -47,14 +47,24 @@ local function judge(ctx, a, i, f, seen)
     return ctx:fail(code, f.path, detail, d)
   end
   if not kind then return fail("INVALID_ARGUMENT", why, { argument = "files" }) end
-  local h, rel, info
+  local h, rel, info, why0
   if kind == "delete" then
-    h, rel, info = ctx:open(f.path, "delete", true)
+    h, rel, info, why0 = ctx:open(f.path, "delete", true)
     if h and info.readonly then return fail("READ_ONLY_ROOT") end
+    -- the diff shows the lines it removes: judged as a read too
+    if h then
+      local r
+      r, rel, info, why0 = ctx:open(f.path, "read", true)
+      if not r then h = nil end
+    end
   else
-    h, rel, info = ctx:resolve_write(f.path)
+    h, rel, info, why0 = ctx:resolve_write(f.path)
   end
-  if not h then return nil, rel, info, { file = i } end
+  if not h then -- the refusal's own details, and which file
+    why0 = type(why0) == "table" and why0 or (ctx.failed and ctx.failed.msg == rel and ctx.failed.details) or {}
+    why0.file = i
+    return nil, rel, info, why0
+  end
   -- one file once, however it is spelled or linked
   local at = info.exists and ctx:locate(f.path, false)
   local id = at and at.dev and (at.dev .. ":" .. at.ino) or (info.root .. ":" .. info.rel)

@@ -109,6 +109,26 @@ describe(F.tag("security: edit_files"), function()
     end)
   end)
 
+  it("its diff shows what it edits, replaces or removes: a path whose read is denied is not touched", function()
+    local pdir = F.mktemp()
+    F.write_host(pdir .. "/noread.lua", [[return { name = "noread", rules = {
+      { deny = "read", paths = { "private/**" }, reason = "private" } } }]])
+    F.sh("mkdir -p " .. F.q(fx.ws .. "/private"))
+    F.write_host(fx.ws .. "/private/plan.txt", "launch " .. F.SECRET .. "\n")
+    local pws = F.open({ { path = fx.ws, mode = "rw" } }, { policies = { pdir .. "/noread.lua" } })
+    for _, attack in ipairs { { path = "private/plan.txt", old_text = "launch zzz", new_text = "x" },
+                              { path = "private/plan.txt", content = "x\n" },
+                              { path = "private/plan.txt", delete = true } } do
+      F.guarded(fx, "read denied", function()
+        local res, msg, code = pws:call("edit_files", { files = { HONEST, attack } })
+        F.refused("read denied", { "POLICY_DENIED" }, res, msg, code)
+      end, { exclude = {} })
+    end
+    pws:close()
+    F.rmtree(pdir)
+    F.sh("rm -rf " .. F.q(fx.ws .. "/private"))
+  end)
+
   it("a file another writer changes between the judgement and the commit", function()
     local calls = 0
     local hooks = { cancelled = function()
