@@ -115,9 +115,11 @@ static void test_refusals(void) {
   bw_txn_opts o = {0};
 
   reset();
-  bw_txn_file stale[3] = {file("a.txt", "A2\n", ha), file("new/n.txt", "N\n", "absent"), file("d.txt", NULL, ha)};
-  refused("a stale hash", stale, 3, &o, BW_HASH_MISMATCH, 2);
-  CHECK(!strcmp(stale[2].current, hd), "the hash found is told: %s", stale[2].current);
+  bw_txn_file stale[4] = {file("a.txt", "A2\n", ha), file("new/n.txt", "N\n", "absent"),
+                          file("new/z/w/n.txt", "N\n", "absent"), file("d.txt", NULL, ha)};
+  refused("a stale hash", stale, 4, &o, BW_HASH_MISMATCH, 3);
+  CHECK(!strcmp(stale[1].made, "new") && !strcmp(stale[2].made, "new/z"), "the folders each made: %s, %s", stale[1].made, stale[2].made);
+  CHECK(!strcmp(stale[3].current, hd), "the hash found is told: %s", stale[3].current);
 
   reset();
   _Atomic int raised = 1;

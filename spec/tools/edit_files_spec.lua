@@ -146,15 +146,24 @@ describe(H.tag("edit_files"), function()
     assert.is_false(H.exists(dir, "sub/dir/new.txt"))
   end)
 
-  it("takes away the folders it made when the change does not happen", function()
+  it("takes away the folders it made when the change does not happen at the commit", function()
     H.write(dir, "a.txt", "one\n")
-    local _, _, code = ws:call("edit_files", { files = {
+    local calls = 0
+    local hooks = { cancelled = function() -- a.txt changes just before the commit
+      calls = calls + 1
+      if calls == 4 then H.write(dir, "a.txt", "changed\n") end
+      return false
+    end }
+    local _, _, code, details = ws:call("edit_files", { files = {
       { path = "x/y/new.txt", content = "fresh\n" },
-      { path = "a.txt", content = "two\n", expected_hash = "absent" },
-    } })
+      { path = "x/z/w/new.txt", content = "fresh\n" }, -- in a folder the first one made
+      { path = "a.txt", content = "two\n" },
+    } }, hooks)
+    assert.equal(4, calls)
     assert.equal("HASH_MISMATCH", code)
+    assert.equal(3, details.file)
     assert.is_false(H.exists(dir, "x"))
-    assert.equal("one\n", H.read(dir, "a.txt"))
+    assert.equal("changed\n", H.read(dir, "a.txt"))
   end)
 
   it("refuses a file named twice, however it is spelled or linked", function()

@@ -125,7 +125,14 @@ static int swap_in(bw_txn_file *f) {
   } else if (!f->exists) {
     rc = bw_rename_noreplace(f->dirfd, f->stage, f->dirfd, f->name, &A_FILE);
   } else if (renameat2(f->dirfd, f->stage, f->dirfd, f->name, RENAME_EXCHANGE) == 0) {
+    struct stat old;
     f->swapped = 1; /* the old file waits under the staged name */
+    if (fstatat(f->dirfd, f->stage, &old, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(old.st_mode)) {
+      /* not the file checked (a program outside burrow swapped it): back */
+      renameat2(f->dirfd, f->stage, f->dirfd, f->name, RENAME_EXCHANGE);
+      f->swapped = 0;
+      rc = bw_fail(BW_EAGAIN, "the file changed during the change; retry");
+    }
   } else if (errno != EINVAL) {
     rc = bw_mut_errno(errno);
   } else { /* no exchange here: keep the old file by a second name */
@@ -266,7 +273,7 @@ int bw_txn_commit(bw_txn_file *f, size_t n, const bw_txn_opts *o,
     if (f[i].dirfd >= 0 && f[i].keep[0]) unlinkat(f[i].dirfd, f[i].keep, 0);
   }
   bw_unlock_many(&ls);
-  for (size_t i = 0; rc && i < n; i++) unmake(&f[i]);
+  for (size_t i = n; rc && i-- > 0;) unmake(&f[i]); /* a later file's folders may sit in an earlier one's */
   for (size_t i = 0; i < n; i++) {
     if (f[i].dirfd >= 0) close(f[i].dirfd);
     f[i].dirfd = -1;
