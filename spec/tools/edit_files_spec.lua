@@ -257,6 +257,24 @@ describe(H.tag("edit_files"), function()
     assert.equal("someone\n", H.read(dir, "b.txt"))
   end)
 
+  it("changes files of two roots, one inside the other, as one; the same file by both mounts is named twice", function()
+    H.write(dir, "a.txt", "o\n")
+    H.write(dir, "inner/sub/b.txt", "i\n")
+    local nws = H.open { roots = { { path = dir, mount = "/w" }, { path = dir .. "/inner", mount = "/in" } } }
+    assert(nws:call("edit_files", { files = { { path = "/w/a.txt", content = "O\n" },
+      { path = "/in/sub/b.txt", content = "I\n" }, { path = "/w/inner/c.txt", content = "C\n" } } }))
+    assert.equal("I\n", H.read(dir, "inner/sub/b.txt"))
+    local _, msg, code = nws:call("edit_files", { files = { { path = "/w/inner/sub/b.txt", content = "x\n" },
+      { path = "/in/sub/b.txt", content = "y\n" } } })
+    assert.equal("INVALID_ARGUMENT", code)
+    assert.matches("same file as files[1]", msg, 1, true)
+    assert.equal("I\n", H.read(dir, "inner/sub/b.txt"))
+    assert(nws:call("undo_edit", { path = "/in/sub/b.txt" }))
+    assert.equal("o\n", H.read(dir, "a.txt"))
+    assert.equal("i\n", H.read(dir, "inner/sub/b.txt"))
+    assert.is_false(H.exists(dir, "inner/c.txt"))
+  end)
+
   it("keeps the files of different folders and of a folder and its subfolder under one lock set", function()
     H.write(dir, "s/a.txt", "1\n")
     H.write(dir, "s/t/b.txt", "2\n")
