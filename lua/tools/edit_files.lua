@@ -76,8 +76,12 @@ local function judge(ctx, a, i, f, seen)
   if info.type == "symlink" then return fail("POLICY_DENIED", "the path is a symlink; name the file it leads to") end
   if info.exists and info.type ~= "file" then return fail("NOT_REGULAR") end
   if info.exists and (info.nlink or 1) > 1 then return fail("POLICY_DENIED", "the file has other hard links; writing is refused") end
-  local e = { h = h, rel = rel, path = f.path, kind = kind, idx = h }
+  local e = { h = h, rel = rel, path = f.path, kind = kind }
   local want = f.expected_hash and f.expected_hash:lower()
+  if want and not (want:match("^sha256:%x+$") or (want == "absent" and kind == "write")) then
+    return fail("INVALID_ARGUMENT", ("expected_hash must be \"sha256:<hex>\" from read_file%s")
+      :format(kind == "write" and ", or \"absent\" for a file that must not exist" or ""), { argument = "expected_hash" })
+  end
   if kind == "edit" then
     local list, eerr, ei = E.collect(f)
     if not list then return fail("INVALID_ARGUMENT", eerr, { argument = "edits", edit = ei }) end

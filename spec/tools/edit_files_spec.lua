@@ -87,6 +87,18 @@ describe(H.tag("edit_files"), function()
     assert.same(before, snapshot())
   end)
 
+  it("refuses an expected_hash that is no hash (\"absent\" only for a new content)", function()
+    ten()
+    for _, f in ipairs { { path = "m01.py", old_text = "old_name", new_text = "x", expected_hash = "absent" },
+                         { path = "m01.py", delete = true, expected_hash = "1234" },
+                         { path = "m01.py", content = "x", expected_hash = "sha256:xyz" } } do
+      local _, _, code, details = ws:call("edit_files", { files = { f } })
+      assert.equal("INVALID_ARGUMENT", code)
+      assert.equal("expected_hash", details.argument)
+    end
+    assert.matches("old_name", H.read(dir, "m01.py"), 1, true)
+  end)
+
   it("changes nothing when a file changes between the judgement and the commit", function()
     ten()
     local calls = 0
