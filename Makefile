@@ -8,7 +8,7 @@
 # source rock, offline.
 
 CC      ?= cc
-PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet hiredis
+PKGS    := lua5.4 libpcre2-8 yaml-0.1 libcrypto jansson libmicrohttpd lua5.4-lpeg uchardet hiredis libcurl
 OPT     ?= -O2 -g
 # Hidden by default: libburrow.so exports only burrow.h's burrow_*, core.so
 # luaopen_burrow_core and the core's BW_SHARED functions server.so and
@@ -18,11 +18,11 @@ CFLAGS  += $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread -f
 # Read when a recipe runs (=, not :=): on a fresh machine check-deps has
 # installed the packages by then, so one `make` builds (not a second one).
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 2>/dev/null)
-# libmicrohttpd, uchardet and hiredis are not linked: mhd.c opens the
+# libmicrohttpd, uchardet, hiredis and libcurl are not linked: mhd.c opens the
 # first when a listener starts, charset.c the second when a file is not
 # UTF-8, redis.c the third (and libssl, for rediss://) when a Redis state
-# store opens (dynlib.c; their headers are still needed, so they stay in
-# PKGS).
+# store opens, fetch.c the fourth when an OAuth token is first checked
+# (dynlib.c; their headers are still needed, so they stay in PKGS).
 DEP_LIBS   = $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) -pthread $(LDFLAGS)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4 2>/dev/null) -lm -ldl
 # LPeg linked in (api.c preloads it: see luaopen_lpeg there). Its only
@@ -122,12 +122,19 @@ LUA_TEXT      = policy/% $(ROCK_ANY_LUA) burrow/any.lua
 # against nbformat. love, xvfb, xauth, libgl1-mesa-dri: the LÖVE example run
 # headless by LÖVE itself, test/luajit/love_run_spec.lua. libhiredis-dev:
 # redis.c, the Redis state store; redis-server: its tests, which start
-# their own on a free port (the package's system service is never used).)
+# their own on a free port (the package's system service is never used).
+# prometheus: the metrics e2e, which starts its own on a free port
+# (test/e2e/metrics.test.mjs); installed without its recommended packages
+# (DEBS_BARE: exporters and the like it does not need).
+DEBS_BARE := prometheus
+# libcurl4-openssl-dev: server/fetch.c, the OAuth issuer's keys and token
+# introspection.)
 DEBS := build-essential pkg-config lua5.4 liblua5.4-dev lua-busted lua-lpeg lua-lpeg-dev \
         libpcre2-dev libyaml-dev libssl-dev libjansson-dev ripgrep luarocks \
         clang libclang-rt-14-dev libmicrohttpd-dev haproxy curl lua-luv luajit2 libluajit2-5.1-dev \
         lua5.1 liblua5.1-0-dev lua5.2 liblua5.2-dev lua5.3 liblua5.3-dev neovim libnginx-mod-http-lua \
-        libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri libhiredis-dev redis-server
+        libuchardet-dev python3-nbformat love xvfb xauth libgl1-mesa-dri libhiredis-dev redis-server \
+        libcurl4-openssl-dev $(DEBS_BARE)
 
 .PHONY: all deps test run bench soak sanitize tsan fuzz fuzz-build fuzz-bins clean check-deps install uninstall rock rock-install src-rock FORCE
 all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(LUA_SO) $(B)/burrow.pc $(TESTS) $(B)/faults.so
@@ -135,9 +142,15 @@ all: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(LUA_SO) $(B)/burrow.pc $(T
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done; \
 	  command -v node >/dev/null 2>&1 || echo nodejs npm); \
+	plain=$$(for p in $$missing; do case " $(DEBS_BARE) " in *" $$p "*) ;; *) echo $$p;; esac; done); \
+	bare=$$(for p in $$missing; do case " $(DEBS_BARE) " in *" $$p "*) echo $$p;; esac; done); \
 	if [ -z "$$missing" ]; then echo "deps: all installed"; \
-	elif [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y $$missing; \
-	else echo "deps: run as root:  apt-get install -y $$missing"; exit 1; fi
+	elif [ "$$(id -u)" = 0 ]; then apt-get update && \
+	  { [ -z "$$plain" ] || apt-get install -y $$plain; } && \
+	  { [ -z "$$bare" ] || apt-get install -y --no-install-recommends $$bare; }; \
+	else echo "deps: run as root:"; \
+	  [ -z "$$plain" ] || echo "  apt-get install -y "$$plain; \
+	  [ -z "$$bare" ] || echo "  apt-get install -y --no-install-recommends "$$bare; exit 1; fi
 
 # A fresh machine: install what is missing (as root), else say what to run.
 check-deps:
@@ -202,6 +215,9 @@ $(B)/burrow: $(MAIN_O) $(LIB_O) $(B)/obj/gen/builtin_lua.o host/burrow.map
 $(B)/test_%: host/test/test_%.c $(CORE_O) host/test/check.h
 	$(CC) $(CFLAGS) $(CORE_INC) -o $@ $(filter %.c %.o,$^) $(DEP_LIBS)
 $(B)/test_arena: $(B)/obj/cli/arena.o
+# test_promtext: the server's Prometheus text writer, plain C (no Lua)
+$(B)/test_promtext: $(B)/obj/server/promtext.o
+$(B)/test_promtext: private CFLAGS += -I$(SRC)/server
 $(B)/test_state $(B)/test_stateredis: host/test/state_cases.h
 
 # test_search watches grep's mapped files through a hook that only its own
@@ -240,11 +256,13 @@ bench: all
 # Several MCP clients on one tree for SOAK_SECONDS (default 1800): crash,
 # RSS, fds and every file against a model; the result goes to docs/benchmarks.md, Soak.
 # First issue 40's races at 1,000 tries (make test runs 200): a write against
-# a subtree move, copy or remove, on both resolvers, then over HTTP and stdio.
+# a subtree move, copy or remove, on both resolvers, then over HTTP and stdio;
+# then a million stateless calls of one token under quotas: RSS flat.
 soak: all
 	@bash test/npm-current.sh test/e2e 2>/dev/null || (cd test/e2e && npm ci --no-audit --no-fund)
 	@for r in openat2 walk; do BURROW_SUBTREE_TRIES=1000 BURROW_RESOLVER=$$r busted --lua=lua5.4 spec/security/subtree_race_spec.lua || exit 1; done
 	@cd test/e2e && BURROW_SUBTREE_TRIES=1000 node --test subtree_race.test.mjs
+	@sh test/soak/rss_stateless.sh $(B)/burrow 1000000
 	@node test/soak/soak.mjs
 
 # ASan + UBSan build of everything, then the whole suite against it.

@@ -21,10 +21,10 @@ RPID=$!
 until redis-cli -p "$PORT" ping > /dev/null 2>&1; do sleep 0.05; done
 printf 'hello\n' > "$DIR/small.txt"
 
-# round trips so far (what burrow sends: a script run, a read, a ping; each
-# one request and its reply) and commands in all (a script's own calls
+# round trips so far (what burrow sends: a script run, a read, a ping, a
+# write's PUBLISH of its change; each one request and its reply) and commands in all (a script's own calls
 # inside the server count in commandstats too)
-trips() { redis-cli -p "$PORT" info commandstats | awk -F'[=,:]' '$1 ~ /^cmdstat_(evalsha|eval|hmget|ping)$/ { n += $3 } END { print n + 0 }'; }
+trips() { redis-cli -p "$PORT" info commandstats | awk -F'[=,:]' '$1 ~ /^cmdstat_(evalsha|eval|hmget|ping|publish)$/ { n += $3 } END { print n + 0 }'; }
 cmds() { redis-cli -p "$PORT" info commandstats | awk -F'[=,:]' '/^cmdstat_/ && $1 != "cmdstat_info" { n += $3 } END { print n + 0 }'; }
 
 call() { # tool, arguments JSON

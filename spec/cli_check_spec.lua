@@ -65,7 +65,7 @@ charsets: [utf-8, ISO-8859-2]
 
   it("exits 2 with file:line:column for bad YAML, unknown keys and wrong values", function()
     local cases = {
-      ["roots:\n  - path: data\n    mnt: /w\n"] = ':3:5: unknown key "mnt" in a root: did you mean "mount"? (known: mode, mount, path)',
+      ["roots:\n  - path: data\n    mnt: /w\n"] = ':3:5: unknown key "mnt" in a root: did you mean "mount"? (known: inotify, mode, mount, path)',
       ["tools: [read_file,\n"] = ":2:1: did not find expected node content",
       ["caps:\n  max_file_size: huge\n"] = ':2:18: cap max_file_size: invalid size "huge"',
       ["roots: &r [data]\n"] = ":1:8: anchors (&r) are not supported",

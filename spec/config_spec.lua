@@ -340,7 +340,7 @@ policies:
       assert.equal('c.yaml:2:1: unknown key "rots" in the configuration: did you mean "roots"? '
         .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, protect, resources, roots, roots_from_client, state, tools)",
         parse_err("pack: native\nrots: [/a]\n"))
-      assert.equal('c.yaml:3:5: unknown key "mnt" in a root: did you mean "mount"? (known: mode, mount, path)',
+      assert.equal('c.yaml:3:5: unknown key "mnt" in a root: did you mean "mount"? (known: inotify, mode, mount, path)',
         parse_err("roots:\n  - path: /a\n    mnt: /w\n"))
       -- a key far from every known one: no guess
       assert.equal('c.yaml:1:1: unknown key "colour" in the configuration '
@@ -474,6 +474,21 @@ policies:
       assert.matches("http%.tenants%.x%.config: cannot read", parse_err("http:\n  tenants:\n    x: {config: nope.yaml}\n"))
       assert.matches("default is the main configuration's own",
         parse_err("http:\n  tenants:\n    default: {config: nope.yaml}\n"))
+    end)
+
+    it("reads http.metrics: its address, allow_remote, and what is wrong with them, where", function()
+      assert.same({ listen = "127.0.0.1:9464", allow_remote = false },
+        parse("http:\n  metrics: {listen: 127.0.0.1:9464}\n").http.metrics)
+      assert.same({ listen = "[::]:9464", allow_remote = true },
+        parse("http:\n  metrics: {listen: \"[::]:9464\", allow_remote: true}\n").http.metrics)
+      assert.is_nil(parse("http:\n  listen: 127.0.0.1:8080\n").http.metrics) -- off by default
+      assert.matches('^c%.yaml:2:%d+: unknown key "path" in http%.metrics',
+        parse_err("http:\n  metrics: {listen: \"127.0.0.1:9464\", path: /m}\n"))
+      assert.matches("^c%.yaml:2:12: http%.metrics needs a listen address", parse_err("http:\n  metrics: {}\n"))
+      assert.matches("http%.metrics%.listen must be HOST:PORT", parse_err("http:\n  metrics: {listen: localhost}\n"))
+      assert.matches("http%.metrics%.allow_remote must be true or false",
+        parse_err("http:\n  metrics: {listen: \"0.0.0.0:9464\", allow_remote: yes please}\n"))
+      assert.matches("http%.metrics must be", parse_err("http:\n  metrics: 9464\n"))
     end)
 
     it("reads the caps on a tenant's long streams and listens, the listener's and a tenant's own", function()

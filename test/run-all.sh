@@ -23,7 +23,9 @@
 #               under luajit, and test/anylua/hosts_spec.lua (Neovim, nginx-lua)
 #   7. conformance  test/conformance/run.sh: the official MCP conformance
 #               suite (@modelcontextprotocol/conformance, pinned) against
-#               burrow mcp --http, one passed or failed per scenario
+#               burrow mcp --http, one passed or failed per scenario;
+#               conformance-proxy: the same through HAProxy round robin (no
+#               stick table) to three instances sharing one redis-server
 #   8. fuzz     make fuzz-build, then host/fuzz/run.sh: each libFuzzer target
 #               BURROW_FUZZ_SECONDS (default 3) from its seed corpus; one
 #               passed or failed per target (needs clang and libFuzzer)
@@ -46,7 +48,7 @@
 #   BURROW_ALLOW_MISSING   1 = absent stages do not count as failures
 #   BURROW_STAGE_TIMEOUT   seconds per stage before it is killed (default 1800)
 #   BURROW_FUZZ_SECONDS    seconds per fuzz target (default 3: 11 targets, under a minute)
-#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk packs-reworded e2e anylua conformance fuzz
+#   BURROW_STAGES          space-separated subset to run: core busted-openat2 busted-walk packs-reworded e2e anylua conformance conformance-proxy fuzz
 
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -57,7 +59,7 @@ BUILD=${BUILD%/}
 export BURROW_BIN=${BURROW_BIN:-$REPO/$BUILD/burrow}
 ALLOW_MISSING=${BURROW_ALLOW_MISSING:-0}
 STAGE_TIMEOUT=${BURROW_STAGE_TIMEOUT:-1800}
-STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk packs-reworded e2e anylua conformance fuzz"}
+STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk packs-reworded e2e anylua conformance conformance-proxy fuzz"}
 FUZZ_SECONDS=${BURROW_FUZZ_SECONDS:-3}
 
 LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/burrow-tests.XXXXXX")
@@ -178,7 +180,7 @@ stage_busted() {
   local resolver=$1 name=${2:-busted-$1} reword=${3:-}
   shift; [ $# -gt 0 ] && shift; [ $# -gt 0 ] && shift
   local log="$LOGDIR/$name.log"
-  banner "Lua specs: BURROW_RESOLVER=$resolver${reword:+ BURROW_TEST_REWORD='$reword'} busted --lua=lua5.4 -o TAP $*"
+  [ -n "${QUIET_LOG:-}" ] || banner "Lua specs: BURROW_RESOLVER=$resolver${reword:+ BURROW_TEST_REWORD='$reword'} busted --lua=lua5.4 -o TAP $*"
   if ! command -v busted >/dev/null 2>&1; then missing "$name" "busted not installed (apt-get install lua-busted)"; return; fi
   if [ ! -d spec ]; then missing "$name" "spec/ not found"; return; fi
   local args=(--lua=lua5.4 -o TAP) preload=${LD_PRELOAD:-}
@@ -191,7 +193,15 @@ stage_busted() {
       preload="$san$preload"
     fi
   fi
-  BURROW_RESOLVER=$resolver BURROW_TEST_REWORD=$reword LD_PRELOAD=$preload run_logged "$log" busted "${args[@]}" "$@"; local rc=$?
+  local rc
+  if [ -n "${QUIET_LOG:-}" ]; then # run beside another stage: its output shown when both are done
+    BURROW_RESOLVER=$resolver BURROW_TEST_REWORD=$reword LD_PRELOAD=$preload \
+      timeout --kill-after=15 "$STAGE_TIMEOUT" busted "${args[@]}" "$@" </dev/null >"$log" 2>&1; rc=$?
+    echo "$rc" >"$log.rc"
+    return
+  fi
+  if [ -f "$log.rc" ]; then rc=$(cat "$log.rc"); cat "$log" # ran beside another: report it
+  else BURROW_RESOLVER=$resolver BURROW_TEST_REWORD=$reword LD_PRELOAD=$preload run_logged "$log" busted "${args[@]}" "$@"; rc=$?; fi
   local pass fail skip found=0
   skip=$(grep -caE '^ok [0-9]+ - # SKIP' "$log")
   pass=$(( $(grep -caE '^ok [0-9]+' "$log") - skip ))
@@ -232,13 +242,16 @@ stage_e2e() {
   finish "$name" "$rc" "$pass" $((${fail:-0} + ${cancelled:-0})) $((${skip:-0} + ${todo:-0})) "$found"
 }
 
-# The MCP conformance suite against burrow mcp --http (test/conformance/run.sh).
+# The MCP conformance suite against burrow mcp --http (test/conformance/run.sh);
+# conformance-proxy: the same through HAProxy round robin (no stick table)
+# to three instances that share one Redis store.
 stage_conformance() {
-  local name=conformance log="$LOGDIR/conformance.log"
-  banner "MCP conformance: test/conformance/run.sh (burrow mcp --http)"
+  local name=${1:-conformance} log="$LOGDIR/${1:-conformance}.log" proxy=0
+  [ "$name" = conformance-proxy ] && proxy=1
+  banner "MCP conformance: test/conformance/run.sh (burrow mcp --http$([ $proxy = 1 ] && echo ', three instances behind HAProxy, one Redis'))"
   if [ ! -f test/conformance/run.sh ]; then missing "$name" "test/conformance/run.sh not found"; return; fi
   if ! command -v node >/dev/null 2>&1; then missing "$name" "node not installed"; return; fi
-  run_logged "$log" bash test/conformance/run.sh; local rc=$?
+  BURROW_CONFORMANCE_PROXY=$proxy run_logged "$log" bash test/conformance/run.sh; local rc=$?
   local line pass=0 fail=0 skip=0 found=0
   line=$(grep -aE '^conformance: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
   if [ -n "$line" ]; then
@@ -294,19 +307,38 @@ stage_fuzz() {
   finish "$name" "$rc" "$pass" "$fail" 0 "$found"
 }
 
+# the install and README specs test no resolver, nor the edit replay
+# (matching in text it read, 2+ minutes a pass): once, in busted-openat2
+busted_walk() { stage_busted walk busted-walk "" --exclude-pattern=install_spec --exclude-pattern=readme_spec \
+  --exclude-pattern=edit_replay_spec; }
+# With two CPUs or more, the two resolvers' busted stages run at once (each
+# spec makes its own folders; a spec waits for states, never for times):
+# their output is shown when both are done, each with the wall time of the
+# pair. BURROW_SERIAL_BUSTED=1 runs them one after the other.
+PAIR=0
+case " $STAGES " in *" busted-openat2 "*)
+  case " $STAGES " in *" busted-walk "*)
+    [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ] && [ "${BURROW_SERIAL_BUSTED:-0}" != 1 ] && PAIR=1 ;;
+  esac ;;
+esac
+
 SECONDS=0
 for s in $STAGES; do
   STAGE_T0=$SECONDS # each stage's wall time goes into its summary line
   case $s in
     core) stage_core ;;
-    busted-openat2) stage_busted openat2 ;;
-    # the install and README specs test no resolver, nor the edit replay
-    # (matching in text it read, 2+ minutes a pass): once, in the stage above
-    busted-walk) stage_busted walk busted-walk "" --exclude-pattern=install_spec --exclude-pattern=readme_spec \
-      --exclude-pattern=edit_replay_spec ;;
+    busted-openat2)
+      if [ "$PAIR" = 1 ]; then
+        banner "Lua specs: busted-openat2 and busted-walk at once (output below when both are done)"
+        QUIET_LOG=1 stage_busted openat2 & QUIET_LOG=1 busted_walk & wait
+        PAIR_T0=$STAGE_T0
+      fi
+      stage_busted openat2 ;;
+    busted-walk) [ "$PAIR" = 1 ] && STAGE_T0=$PAIR_T0; busted_walk ;;
     packs-reworded) stage_busted openat2 packs-reworded "[reworded] " spec/packs ;;
     e2e) stage_e2e ;;
     conformance) stage_conformance ;;
+    conformance-proxy) stage_conformance conformance-proxy ;;
     anylua) stage_anylua ;;
     fuzz) stage_fuzz ;;
     *) echo "unknown stage '$s' in BURROW_STAGES"; record "$s" 0 1 0 "unknown stage" ;;

@@ -128,6 +128,13 @@ static void test_file(void) {
   test_once(s);
   test_threads(s, 4, 200);
   test_expiry(s, 1);
+  /* no publish/subscribe, and the refusal names the stores that have it */
+  const char *ch[] = {"changes"};
+  bw_state_sub *sub = NULL;
+  CHECK(bw_state_publish(s, "t", "changes", "x", 1) == BW_INVALID_ARGUMENT &&
+            strstr(detail(), "embedded") && strstr(detail(), "Redis"),
+        "the file store has no publish: %s", detail());
+  CHECK(bw_state_subscribe(s, "t", ch, 1, &sub) == BW_INVALID_ARGUMENT && !sub, "nor subscribe");
   char *val;
   size_t len, n = 0;
   uint64_t ver;
@@ -169,6 +176,7 @@ int main(void) {
   test_threads(s, 8, 2000);
   test_cas_race(s, 8, 200);
   test_expiry(s, 0.02);
+  test_pubsub(s);
   bw_state_close(s);
   test_caps();
   test_flat();

@@ -19,7 +19,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "changes.h"
 #include "state_cases.h"
+#include "watch.h"
 
 static char dir[] = "/tmp/burrow-redis-XXXXXX";
 
@@ -110,6 +112,7 @@ static void test_shared(const char *url, pid_t pid) {
   test_threads(s, 8, 2000);
   test_cas_race(s, 8, 200);
   test_expiry(s, 0.02);
+  test_pubsub(s);
   /* the largest record there may be, through partial reads and writes */
   char *big = malloc(BW_STATE_VALUE_MAX), *val = NULL;
   for (size_t i = 0; i < BW_STATE_VALUE_MAX; i++) big[i] = (char)(i * 7 + (i >> 9));
@@ -288,6 +291,12 @@ static void test_outage(const char *base, int port, pid_t *pid) {
   char *val = NULL;
   uint64_t ver = 7;
   CHECK(bw_state_add(s, "t", "before", 1, -1, 60, &added, &v) == BW_OK && added, "a call while it is up");
+  heard h = {0};
+  const char *ch[] = {"changes"};
+  CHECK(bw_state_subscribe(s, "t", ch, 1, &h.sub) == BW_OK, "subscribed while it is up");
+  CHECK(bw_state_publish(s, "t", "changes", "one", 3) == BW_OK, "publish while up");
+  want w1 = {&h, 1};
+  CHECK(wait_for(got_msgs, &w1) && h.gaps == 0, "heard, no gap (%d)", h.gaps);
   /* frozen: every call times out, then it answers again */
   kill(*pid, SIGSTOP);
   rc = bw_state_add(s, "t", "frozen", 1, -1, 60, &added, &v);
@@ -315,6 +324,23 @@ static void test_outage(const char *base, int port, pid_t *pid) {
   *pid = start_server(port, 0, NULL);
   CHECK(wait_for(came_back, s), "the same handle works again once the server is back (%s)", detail());
   CHECK(bw_state_once(s, "t", "m", 60, &first) == BW_OK && first, "and marks");
+  /* the subscriber connected again by itself and says it may have missed some */
+  int64_t until = bw_now_ms() + 30000;
+  while (bw_now_ms() < until && !h.gaps) {
+    take_all(&h);
+    usleep(1000);
+  }
+  CHECK(h.gaps >= 1, "a gap after the server came back (%d)", h.gaps);
+  int before = h.msgs;
+  /* published until heard: the subscription may be a moment behind the pool */
+  until = bw_now_ms() + 30000;
+  while (bw_now_ms() < until && h.msgs == before) {
+    bw_state_publish(s, "t", "changes", "two", 3);
+    usleep(20000);
+    take_all(&h);
+  }
+  CHECK(h.msgs > before && !strcmp(h.last, "two"), "and hears again without reopening");
+  bw_state_unsubscribe(h.sub);
   bw_state_close(s);
 }
 
@@ -374,6 +400,73 @@ static int sh(const char *fmt, ...) {
   vsnprintf(cmd, sizeof cmd, fmt, ap);
   va_end(ap);
   return system(cmd);
+}
+
+/* ---- changes (changes.c): an instance cut from the server tells the
+ * others, once back, that they may have missed its writes */
+
+static int watch_heard(bw_watcher *w, int ms) {
+  int64_t until = bw_now_ms() + ms;
+  while (bw_now_ms() < until) {
+    bw_watch_event ev[8];
+    double next;
+    bw_watch_read(w);
+    int n = bw_watch_due(w, (double)bw_now_ms() + 1e6, ev, 8, &next), what = 0;
+    for (int i = 0; i < n; i++) what |= ev[i].what;
+    if (what) return what;
+    usleep(10000);
+  }
+  return 0;
+}
+
+static void test_owed_gap(void) {
+  int port = free_port();
+  char url[64], pwx[300], pwy[300];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+  snprintf(pwx, sizeof pwx, "%s/pw-x", dir);
+  snprintf(pwy, sizeof pwy, "%s/pw-y", dir);
+  write_file(pwx, "gap-Pa55\n");
+  write_file(pwy, "gap-Pa55\n");
+  pid_t pid = start_server(port, 0, "--requirepass", "gap-Pa55", NULL);
+  bw_state_redis_opts ox = {.password_file = pwx, .timeout = 1}, oy = {.password_file = pwy, .timeout = 1};
+  bw_state *x, *y;
+  if (!open_when_up(pid, url, &ox, &x)) {
+    CHECK(0, "server up (%s)", detail());
+    stop_server(pid);
+    return;
+  }
+  CHECK(bw_state_open_redis(url, &oy, &y) == BW_OK, "a second instance's handle (%s)", detail());
+  /* x hears tenant t's changes on a watch of a root with inotify off */
+  bw_root r;
+  char wdir[300];
+  snprintf(wdir, sizeof wdir, "%s/ws", dir);
+  mkdir(wdir, 0755);
+  sh("touch %s/ws/f", dir);
+  CHECK(bw_root_open(&r, wdir, "/w", 0) == BW_OK, "root");
+  bw_watcher *w = bw_watch_new(4, 0);
+  bw_handle h;
+  int id;
+  CHECK(bw_changes_follow(w, x, "t") == BW_OK, "follow (%s)", detail());
+  CHECK(bw_resolve_handle(&r, 1, 0, "f", 0, &h) == BW_OK && bw_watch_add_at(w, &h, "/w", 0, &id) == BW_OK,
+        "watch");
+  CHECK(bw_changes_publish(y, "t", "/w", "f", 0) == BW_OK && watch_heard(w, 10000) == BW_WATCH_CHANGED,
+        "y's change heard by x");
+  /* y cut off: its password wrong from now on, its connections dropped
+   * (x's subscriber, a pubsub client, stays) */
+  write_file(pwy, "wrong\n");
+  sh("redis-cli -p %d -a gap-Pa55 --no-auth-warning CLIENT KILL TYPE normal > /dev/null", port);
+  int rc = bw_changes_publish(y, "t", "/w", "f", 0);
+  CHECK(rc == BW_STORE_UNAVAILABLE, "y cannot publish: %s (%s)", bw_code_name(rc), detail());
+  CHECK(watch_heard(w, 300) == 0, "x heard nothing of it");
+  /* y back: the gap it owed reaches x with no change of y's */
+  write_file(pwy, "gap-Pa55\n");
+  CHECK(watch_heard(w, 10000) == BW_WATCH_CHANGED, "x told it may have missed y's changes");
+  bw_handle_close(&h);
+  bw_watch_free(w);
+  bw_root_close(&r);
+  bw_state_close(y);
+  bw_state_close(x);
+  stop_server(pid);
 }
 
 static void test_tls(void) {
@@ -459,6 +552,7 @@ int main(void) {
   test_outage(base, port, &pid);
   if (pid) stop_server(pid);
   test_auth();
+  test_owed_gap();
   test_tls();
   test_urls();
   sh("rm -rf %s", dir);

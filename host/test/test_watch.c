@@ -1,19 +1,24 @@
 /*
  * test_watch.c - the file watch (watch.c) and the shared counters
  * (counter.c) without Lua: coalescing, the cap, a queue overflow, the
- * identity check; counters two processes add to at once.
+ * identity check; counters two processes add to at once; changes heard
+ * through the state store (changes.c): marks by mount and in-root path,
+ * inotify's echo, the tenant, a gap, messages that do not decode.
  */
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "core.h"
+#include "changes.h"
 #include "counter.h"
+#include "state.h"
 #include "watch.h"
 
 static char base[64];
@@ -220,6 +225,95 @@ static void test_counters(void) {
   CHECK(bw_counters_open(link, &c) != BW_OK, "never through a link");
 }
 
+/* Poll the watcher until an event is due (the feed's thread marks it):
+ * its bits, or 0 after 10 s. */
+static int heard(bw_watcher *w, int ms) {
+  int64_t until = bw_now_ms() + ms;
+  while (bw_now_ms() < until) {
+    bw_watch_event ev[8];
+    double next;
+    bw_watch_read(w);
+    int n = bw_watch_due(w, (double)bw_now_ms() + 1e6, ev, 8, &next); /* past any interval */
+    int what = 0;
+    for (int i = 0; i < n; i++) what |= ev[i].what;
+    if (what) return what;
+    struct pollfd p = {bw_watch_fd(w), POLLIN, 0};
+    poll(&p, 1, 10);
+  }
+  return 0;
+}
+
+static void test_changes(void) {
+  bw_root r;
+  put("c.txt", "1");
+  char sub[300];
+  snprintf(sub, sizeof sub, "%s/cd", base);
+  mkdir(sub, 0755);
+  CHECK(bw_root_open(&r, base, NULL, 0) == BW_OK, "root");
+  bw_state *s;
+  CHECK(bw_state_open_memory(NULL, &s) == BW_OK, "store");
+  bw_watcher *w = bw_watch_new(4, 0), *other = bw_watch_new(4, 0);
+  CHECK(bw_changes_follow(w, s, "t") == BW_OK && bw_changes_follow(other, s, "u") == BW_OK, "follow");
+  bw_handle hf, hd, ho;
+  int idf, idd, ido, what = 0;
+  /* inotify off: only what the store says reaches these */
+  CHECK(handle(&r, "c.txt", &hf) == BW_OK && bw_watch_add_at(w, &hf, "/w", 0, &idf) == BW_OK, "file");
+  CHECK(handle(&r, "cd", &hd) == BW_OK && bw_watch_add_at(w, &hd, "/w", 0, &idd) == BW_OK, "folder");
+  CHECK(handle(&r, "c.txt", &ho) == BW_OK && bw_watch_add_at(other, &ho, "/w", 0, &ido) == BW_OK, "u's");
+  put("c.txt", "outside");
+  CHECK(heard(w, 300) == 0, "inotify off: an outside change is not heard");
+  CHECK(bw_changes_publish(s, "t", "/w", "c.txt", 0) == BW_OK, "publish");
+  CHECK(heard(w, 10000) == BW_WATCH_CHANGED, "the file's watch hears it");
+  CHECK(heard(other, 300) == 0, "another tenant's does not");
+  CHECK(bw_changes_publish(s, "t", "/w", "cd/new", 0) == BW_OK && (what = heard(w, 10000)) == BW_WATCH_LIST,
+        "a folder hears an entry (%d)", what);
+  CHECK(bw_changes_publish(s, "t", "/w", ".", 1) == BW_OK && heard(w, 10000) == (BW_WATCH_CHANGED | BW_WATCH_LIST | BW_WATCH_GONE),
+        "the root gone: both");
+  CHECK(bw_changes_publish(s, "t", "/v", "c.txt", 0) == BW_OK && heard(w, 300) == 0, "another mount: nothing");
+  /* forged messages: published raw, never decoded into a mark */
+  static const struct { const char *m; size_t n; } bad[] = {
+      {"bw1\0w\0/w\0d/../c.txt", 19}, {"bw1\0w\0/w\0/c.txt", 15}, {"bw1\0w\0/w/..\0c.txt", 17},
+      {"bw1\0w\0/w\0c.txt\0x", 17},   {"bw1\0q\0/w\0c.txt", 14},  {"bw0\0w\0/w\0c.txt", 14},
+      {"bw1\0w\0/w\0", 10},            {"bw1\0w\0w\0c.txt", 13},   {"bw1\0w\0/w\0./c.txt", 16},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    const char *mount, *rel;
+    int gone;
+    char buf[64];
+    memcpy(buf, bad[i].m, bad[i].n);
+    buf[bad[i].n] = 0;
+    CHECK(!bw_changes_decode(buf, bad[i].n, &mount, &rel, &gone), "forged %zu refused", i);
+    bw_state_publish(s, "t", "changes", bad[i].m, bad[i].n);
+  }
+  CHECK(heard(w, 300) == 0, "forged messages mark nothing");
+  char ok[64];
+  size_t len;
+  CHECK(bw_changes_encode("/w", "c.txt", 0, ok, sizeof ok, &len) == BW_OK, "encode");
+  const char *m, *rl;
+  int g;
+  ok[len] = 0;
+  CHECK(bw_changes_decode(ok, len, &m, &rl, &g) && !strcmp(m, "/w") && !strcmp(rl, "c.txt") && !g, "and back");
+  /* inotify's echo: a watch with inotify on that just reported a change
+   * takes the store's word about the same path as that report */
+  bw_watcher *e = bw_watch_new(4, 0);
+  CHECK(bw_changes_follow(e, s, "t") == BW_OK, "follow again (one feed)");
+  bw_handle he;
+  int ide;
+  CHECK(handle(&r, "c.txt", &he) == BW_OK && bw_watch_add_at(e, &he, "/w", 1, &ide) == BW_OK, "inotify on");
+  put("c.txt", "again");
+  CHECK(heard(e, 10000) == BW_WATCH_CHANGED, "inotify reports it");
+  CHECK(bw_changes_publish(s, "t", "/w", "c.txt", 0) == BW_OK && heard(e, 300) == 0, "its echo is not");
+    bw_watch_free(e);
+  bw_handle_close(&he);
+  bw_handle_close(&hf);
+  bw_handle_close(&hd);
+  bw_handle_close(&ho);
+  bw_watch_free(w);
+  bw_watch_free(other);
+  bw_state_close(s); /* the feeds keep it until their thread ends them */
+  bw_root_close(&r);
+}
+
 int main(void) {
   strcpy(base, "/tmp/burrow-watch.XXXXXX");
   if (!mkdtemp(base)) return 1;
@@ -228,6 +322,7 @@ int main(void) {
   test_budget();
   test_publish();
   test_counters();
+  test_changes();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
   if (system(cmd) != 0) printf("cleanup failed\n");

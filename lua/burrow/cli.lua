@@ -559,6 +559,9 @@ function commands.check(o)
     say("http: listen ", o.http or hc.listen or "(none: give --http HOST:PORT)", ", ", hc.workers or 2, " workers",
       hc.max_running and (", " .. hc.max_running .. " running per tenant") or "",
       ", access log ", hc.access_log or "stderr")
+    if hc.metrics then
+      say("  metrics: http://", hc.metrics.listen, "/metrics (Prometheus)", hc.metrics.allow_remote and ", allow_remote" or "")
+    end
     local per = { default = 0 }
     for _, t in ipairs(hc.tokens or {}) do per[t.tenant or "default"] = (per[t.tenant or "default"] or 0) + 1 end
     say("  tenant default: this file's workspace, ", per.default, " token(s)")
@@ -583,7 +586,16 @@ function commands.check(o)
         tws:close()
       end
     end
-    if #(hc.tokens or {}) == 0 then say("  no tokens: loopback only, no authentication") end
+    local oc = hc.oauth
+    if oc then -- the resource server: what clients are told, and what they need
+      local _, meta = require("burrow.oauth").metadata_location(oc.audience)
+      say("  oauth: access tokens of ", oc.issuer, " for ", oc.audience, " (metadata at ", meta, ")",
+        oc.read_scope and (", scopes read " .. oc.read_scope) or "", oc.write_scope and (", write " .. oc.write_scope) or "",
+        oc.tenant_claim and (", tenant from claim " .. oc.tenant_claim) or "",
+        oc.introspection and ", opaque tokens introspected" or "")
+    elseif #(hc.tokens or {}) == 0 then
+      say("  no tokens: loopback only, no authentication")
+    end
   end
   io.stdout:write(table.concat(out, "\n"), "\n")
   if #problems > 0 then

@@ -169,7 +169,7 @@ local function parse_roots(v, mark)
       out[i] = parsed
     else
       want_map(r, m, "a root (a mapping {path, mount, mode} or \"DIR[:MOUNT][:ro]\")")
-      check_keys(r, { path = true, mount = true, mode = true }, "a root")
+      check_keys(r, { path = true, mount = true, mode = true, inotify = true }, "a root")
       if r.path == nil then fail(m, "a root needs a path") end
       local root = { path = join(want_string(r.path, value_at(r, "path"), "path")), mode = "rw",
         where = at(value_at(r, "path")) }
@@ -184,6 +184,12 @@ local function parse_roots(v, mark)
           fail(value_at(r, "mode"), "mode must be rw or ro, not %s", kind(r.mode))
         end
         root.mode = r.mode
+      end
+      if r.inotify ~= nil and r.inotify ~= null then -- false: a network volume's (docs/deploy.md)
+        if type(r.inotify) ~= "boolean" then
+          fail(value_at(r, "inotify"), "inotify must be true or false, not %s", kind(r.inotify))
+        end
+        root.inotify = r.inotify
       end
       out[i] = root
     end
@@ -449,7 +455,7 @@ local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body 
   max_connections_per_address = true, max_running = true, max_undo_bytes = true,
   max_unauthenticated = true, auth_timeout = true, max_kept_bytes = true, max_sessions_per_address = true,
   max_watches = true, access_log = true, approval_key_file = true, approval_ttl = true,
-  approval_store = true, max_streams = true, max_listens = true, shutdown_grace = true }
+  approval_store = true, max_streams = true, max_listens = true, shutdown_grace = true, metrics = true, oauth = true }
 local TOKEN_KEYS = { sha256 = true, tenant = true, max_calls = true, max_body = true, max_sessions = true }
 
 local function want_count(v, mark, what, min)
@@ -530,6 +536,85 @@ local function want_seconds(v, mark, what)
   return n * ({ ms = 0.001, s = 1, m = 60, h = 3600 })[unit]
 end
 
+-- http.oauth: the listener as an OAuth resource server (docs/config.md#oauth)
+local OAUTH_KEYS = { issuer = true, audience = true, jwks_uri = true, scopes = true, tenant_claim = true,
+  tenants = true, default_tenant = true, jwks_ttl = true, refetch_interval = true, skew = true, timeout = true,
+  introspection = true, max_calls = true, max_sessions = true }
+
+local function want_url(v, mark, what)
+  local s = want_string(v, mark, what)
+  if not s:match("^https?://[^/?#]+") or s:find("[%s\"]") then
+    fail(mark, "%s must be an absolute http(s) URL, not %q", what, s)
+  end
+  return s
+end
+
+local function parse_oauth(v, mark, names)
+  want_map(v, mark, "http.oauth")
+  check_keys(v, OAUTH_KEYS, "http.oauth")
+  local function m(k) return value_at(v, k) end
+  if v.issuer == nil or v.audience == nil then
+    fail(mark, "http.oauth needs issuer (the authorization server's URL) and audience (this server's MCP URL)")
+  end
+  local out = { issuer = want_url(v.issuer, m("issuer"), "http.oauth.issuer"),
+    audience = want_url(v.audience, m("audience"), "http.oauth.audience") }
+  if v.jwks_uri ~= nil then out.jwks_uri = want_url(v.jwks_uri, m("jwks_uri"), "http.oauth.jwks_uri") end
+  if v.scopes ~= nil then
+    want_map(v.scopes, m("scopes"), "http.oauth.scopes")
+    check_keys(v.scopes, { read = true, write = true }, "http.oauth.scopes")
+    for _, k in ipairs { "read", "write" } do
+      if v.scopes[k] ~= nil then
+        local sc = want_string(v.scopes[k], value_at(v.scopes, k), "http.oauth.scopes." .. k)
+        if sc == "" or sc:find('[%c%s"\\\128-\255]') then fail(value_at(v.scopes, k), "http.oauth.scopes.%s: %q is not one scope token", k, sc) end
+        out[k .. "_scope"] = sc
+      end
+    end
+  end
+  if v.tenant_claim ~= nil then out.tenant_claim = want_string(v.tenant_claim, m("tenant_claim"), "http.oauth.tenant_claim") end
+  out.tenants = {}
+  if v.tenants ~= nil then
+    if not out.tenant_claim then fail(m("tenants"), "http.oauth.tenants maps the values of http.oauth.tenant_claim: set it too") end
+    want_map(v.tenants, m("tenants"), "http.oauth.tenants")
+    for value, name in pairs(v.tenants) do
+      name = want_string(name, value_at(v.tenants, value), "http.oauth.tenants." .. tostring(value))
+      if not names[name] then fail(value_at(v.tenants, value), "http.oauth.tenants.%s: no tenant %q in http.tenants", tostring(value), name) end
+      out.tenants[tostring(value)] = name
+    end
+  end
+  -- without a tenant claim every principal is the default tenant's; with
+  -- one, a value the map lacks is refused unless default_tenant says
+  out.default_tenant = not out.tenant_claim and "default" or nil
+  if v.default_tenant ~= nil then
+    out.default_tenant = want_string(v.default_tenant, m("default_tenant"), "http.oauth.default_tenant")
+    if not names[out.default_tenant] then fail(m("default_tenant"), "http.oauth.default_tenant: no tenant %q", out.default_tenant) end
+  end
+  for _, k in ipairs { "jwks_ttl", "refetch_interval", "skew", "timeout" } do
+    if v[k] ~= nil then out[k] = want_seconds(v[k], m(k), "http.oauth." .. k) end
+  end
+  for _, k in ipairs { "max_calls", "max_sessions" } do
+    if v[k] ~= nil then out[k] = want_count(v[k], m(k), "http.oauth." .. k) end
+  end
+  if v.introspection ~= nil then
+    local iv = v.introspection
+    want_map(iv, m("introspection"), "http.oauth.introspection")
+    check_keys(iv, { endpoint = true, client_id = true, client_secret_file = true, max_concurrent = true }, "http.oauth.introspection")
+    for _, k in ipairs { "endpoint", "client_id", "client_secret_file" } do
+      if iv[k] == nil then fail(m("introspection"), "http.oauth.introspection needs endpoint, client_id and client_secret_file") end
+    end
+    local file = join(want_string(iv.client_secret_file, value_at(iv, "client_secret_file"), "http.oauth.introspection.client_secret_file"))
+    local f = io.open(file, "rb")
+    local secret = f and f:read(4096)
+    if f then f:close() end
+    secret = secret and secret:match("^%s*(.-)%s*$")
+    if not secret or secret == "" then fail(value_at(iv, "client_secret_file"), "http.oauth.introspection.client_secret_file: cannot read a secret from %s", file) end
+    out.introspection = { endpoint = want_url(iv.endpoint, value_at(iv, "endpoint"), "http.oauth.introspection.endpoint"),
+      client_id = want_string(iv.client_id, value_at(iv, "client_id"), "http.oauth.introspection.client_id"),
+      client_secret = secret,
+      max_concurrent = iv.max_concurrent ~= nil and want_count(iv.max_concurrent, value_at(iv, "max_concurrent"), "http.oauth.introspection.max_concurrent") or nil }
+  end
+  return out
+end
+
 local function parse_http(v, mark)
   want_map(v, mark, "http")
   check_keys(v, HTTP_KEYS, "http")
@@ -565,6 +650,21 @@ local function parse_http(v, mark)
   end
   for _, k in ipairs { "allowed_hosts", "allowed_origins" } do
     if v[k] ~= nil then out[k] = want_strings(v[k], m(k), "http." .. k) end
+  end
+  if v.metrics ~= nil then -- Prometheus's /metrics on a listener of its own
+    local mm = m("metrics")
+    want_map(v.metrics, mm, "http.metrics")
+    check_keys(v.metrics, { listen = true, allow_remote = true }, "http.metrics")
+    if v.metrics.listen == nil then fail(mm, "http.metrics needs a listen address (listen: 127.0.0.1:9464)") end
+    local listen = want_string(v.metrics.listen, value_at(v.metrics, "listen"), "http.metrics.listen")
+    if not listen:match("^%[.-%]:%d+$") and not listen:match("^[^%[%]]*:%d+$") then
+      fail(value_at(v.metrics, "listen"), "http.metrics.listen must be HOST:PORT (127.0.0.1:9464), not %q", listen)
+    end
+    local remote = v.metrics.allow_remote
+    if remote ~= nil and type(remote) ~= "boolean" then
+      fail(value_at(v.metrics, "allow_remote"), "http.metrics.allow_remote must be true or false")
+    end
+    out.metrics = { listen = listen, allow_remote = remote == true }
   end
   local names = { default = true }
   out.tenants = {}
@@ -614,6 +714,7 @@ local function parse_http(v, mark)
       out.tokens[i] = tok
     end
   end
+  if v.oauth ~= nil then out.oauth = parse_oauth(v.oauth, m("oauth"), names) end
   return out
 end
 

@@ -22,6 +22,7 @@ local core = require "burrow.core"
 local json = core.json
 local listen = require "burrow.listen"
 local session = require "burrow.session"
+local sessionstore = require "burrow.sessionstore"
 
 local http = {}
 
@@ -47,11 +48,14 @@ end
 -- stand-in (begin/finish/cancelled of this worker; next() for a
 -- server-to-client request waiting for the client's answer).
 -- The principal a request was admitted as (its tenant, its token's id:
--- the first 16 hex digits of the token's sha256, nil without tokens) and
+-- the first 16 hex digits of the token's sha256, or of an OAuth
+-- principal's sha256 of iss and sub, nil without tokens; read_only for an
+-- OAuth token of the read-only scope, state.read_only of this item) and
 -- its tenant's budgets: what a session's record takes from the listener,
 -- never from the record's own text.
 local function admitted(state, tenant, token)
   return { tenant = state.setup.tenants[tenant].name, token = token and token:sub(1, 16) or nil,
+    read_only = state.read_only or nil,
     undo_budget = state.setup.budgets[tenant], watch_budget = state.setup.watch_budgets[tenant] }
 end
 
@@ -63,6 +67,9 @@ local function http_channel(W, state, sid)
   ch.send = function(_, msg)
     if ch.detached then return 0 end -- a task's call, its request answered: no one to tell
     local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
+    -- a shared session's record is in the store before its answer is out:
+    -- the client's next request may reach another instance
+    if final and ch.persist then ch.persist() end
     return W:send(sid, ch.stream or 0, msg, final)
   end
   -- MCP tasks (burrow.tasks): a stateless request answered now while its
@@ -90,10 +97,17 @@ local function http_channel(W, state, sid)
   -- against http.max_queued, until the call is over
   ch.next = function(_, timeout)
     local deadline = core.now() + (timeout or 300)
+    local inbox = {}
     while true do
       local left = deadline - core.now()
       if left <= 0 then return nil, "timeout" end
-      local kind, s, _, stream, body = W:next_of(sid, math.min(left, POLL))
+      -- a shared session's answers may reach another instance, which puts
+      -- them in the store (burrow.sessionstore): looked for as often
+      local kind, s, _, stream, body = W:next_of(sid, math.min(left, ch.shared and 0.05 or POLL))
+      if kind == nil and ch.shared and #inbox == 0 and ch.awaiting ~= nil then
+        inbox = sessionstore.take_answers(ch.shared.st, ch.shared.tenant, sid, ch.awaiting)
+      end
+      if kind == nil and #inbox > 0 then return table.remove(inbox, 1) end
       if kind == false then return nil, "the server is stopping" end
       if kind == "message" and s == sid and stream < 0 then return body end
       if kind == "close" and s == sid then
@@ -147,7 +161,7 @@ end
 -- A Server from a snapshot (snapshot's inverse): the principal as the
 -- listener admitted this request.
 local function restore(server, text)
-  local fixed = { tenant = server.session.tenant, token = server.session.token,
+  local fixed = { tenant = server.session.tenant, token = server.session.token, read_only = server.session.read_only or false,
     undo_budget = server.session.undo_budget, watch_budget = server.session.watch_budget }
   local s, extra = session.decode(text, fixed)
   if not s then return end
@@ -174,6 +188,9 @@ local function workspace(state, tenant)
     local err
     ws, err = require("burrow").open(opts)
     if not ws then error("tenant " .. tenant .. ": " .. tostring(err), 0) end
+    -- http.metrics: the tenant's sink in C (httpmetrics.c), which its
+    -- calls report to beside their audit line (init.lua); nil without
+    ws.metrics = state.W:metrics(tenant)
     state.ws[tenant] = ws
   end
   return ws
@@ -235,6 +252,63 @@ local function dispose_snapshot(rec)
   end
 end
 
+-- A shared session (the deployment's store holds its record:
+-- burrow.sessionstore, httpshare.c): this call starts from the record as
+-- the store has it (another instance may have changed it), and writes it
+-- back before its answer goes out when it changed it. False when the call
+-- does not go on (answered here); and true with it when the session ended
+-- elsewhere (deleted on another instance, or expired): it ends here too.
+local function share_in(W, state, sid, server, msg, stream, admitted_version)
+  local c, st, tenant = state.cache[sid], server.ws.state, server.session.tenant
+  local f, ver, text, at
+  if c.share and admitted_version > 0 and c.share.version == admitted_version then
+    f, ver = true, admitted_version -- the listener read the record as it came: the one held here
+  else
+    f, ver, text, at = sessionstore.fetch(st, tenant, sid)
+  end
+  local function answer(code, message)
+    if type(msg) == "table" and msg.method ~= nil and msg.id ~= nil and stream >= 0 then
+      W:send(sid, stream, { jsonrpc = "2.0", id = msg.id, error = { code = code, message = message } }, true)
+    end
+    if stream >= 0 then W:done(sid, stream) end
+  end
+  if ver == nil then
+    answer(-32603, "STORE_UNAVAILABLE: the shared state store (Redis/Valkey), which holds this session, "
+      .. "does not answer (" .. tostring(text) .. "); retry")
+    return false
+  end
+  if not f then
+    if ver == 0 and not c.share and type(msg) == "table" and msg.method == "initialize" then
+      c.share = { version = 0 } -- a new session: its record is made with its answer
+    else
+      answer(-32001, "Session not found: it ended on another instance (deleted, or expired)")
+      W:gone()
+      dispose(state, sid, server)
+      return false, true
+    end
+  elseif f ~= true and (not c.share or c.share.version ~= ver) then
+    sessionstore.overlay(server.session, f)
+    c.share = { version = ver, text = text, at = at }
+  end
+  local ttl = state.setup.session_ttl or 1800
+  server.channel.shared = { st = st, tenant = tenant }
+  server.channel.persist = function()
+    local ok, why = sessionstore.persist(st, server.session, sid, server.session.token, c.share, ttl)
+    if not ok and why ~= state.said then -- once a cause: a store that is down says so on every call
+      state.said = why
+      io.stderr:write(("burrow: http session %s: its record is not in the store: %s\n"):format(sid:sub(1, 8), tostring(why)))
+    end
+  end
+  -- an answer to a request of ours that no call here asked: the asking
+  -- call runs on another instance and finds it in the store
+  if sessionstore.is_answer(msg) and getmetatable(msg) ~= json.array_mt and server.session.waiting[msg.id] == nil then
+    local ok, why = sessionstore.post_answer(st, tenant, sid, msg)
+    if not ok then io.stderr:write(("burrow: http session %s: an answer is lost: %s\n"):format(sid:sub(1, 8), tostring(why))) end
+    return false
+  end
+  return true
+end
+
 -- One request of MCP 2026-07-28: a Server of its own, which nothing
 -- outlives (what the request needs is in its _meta) but its undo store:
 -- the one of its tenant and token (the token's sha256 as configured; none
@@ -256,7 +330,7 @@ local function handle_stateless(W, state, sid, tenant, stream, body, params, tok
   dispose(state, sid, server)
 end
 
-local function handle(W, state, kind, sid, tenant, stream, body, version, stateless, params, token)
+local function handle(W, state, kind, sid, tenant, stream, body, version, stateless, params, token, shared_version)
   if stateless == true then return handle_stateless(W, state, sid, tenant, stream, body, params, token) end
   if kind == "close" then
     local c = state.cache[sid]
@@ -275,6 +349,15 @@ local function handle(W, state, kind, sid, tenant, stream, body, version, statel
   -- is the listen's; acknowledged, it stays open for what its watches send
   server.channel.can_listen, server.channel.listening = stateless == "listen", nil
   local msg, err = json.decode(body)
+  server.channel.persist, server.channel.shared = nil, nil
+  if state.setup.state_config and stateless == false then
+    local go, ended = share_in(W, state, sid, server, msg, stream, shared_version or 0)
+    if not go then
+      server.channel.stream = nil
+      if ended then return end
+      return server
+    end
+  end
   if msg == nil then
     server:error(nil, -32700, "parse error: " .. tostring(err))
   else
@@ -289,6 +372,7 @@ local function handle(W, state, kind, sid, tenant, stream, body, version, statel
     local m = type(line) == "string" and json.decode(line)
     if m then server:handle(m) end
   end
+  if server.channel.persist then server.channel.persist() end -- what notifications changed
   if server.big_garbage then
     server.big_garbage = false
     collectgarbage()
@@ -304,13 +388,14 @@ end
 function http.worker(W, setup)
   collectgarbage("generational") -- as Server:run (mcp.lua): a call's garbage dies young
   -- cache: sid -> {server, version, used}: the Servers of sessions served here
-  local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0 }
+  local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0, W = W }
   while true do
-    local kind, sid, tenant, stream, body, version, stateless, params, token = W:next(POLL)
+    local kind, sid, tenant, stream, body, version, stateless, params, token, shared_version, read_only = W:next(POLL)
     if kind == false then break end
     if kind then
       state.closing = false
-      local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless, params, token)
+      state.read_only = read_only -- this item's principal: an OAuth token of the read-only scope (admitted)
+      local ok, server = pcall(handle, W, state, kind, sid, tenant, stream, body, version, stateless, params, token, shared_version)
       if not ok then
         io.stderr:write("burrow: http worker ", W:index(), ": ", tostring(server), "\n")
         W:finish()
@@ -354,6 +439,26 @@ function http.parse_listen(s)
   return host, port
 end
 
+-- The approval key every instance of a deployment's store signs with:
+-- the one in the store, or mine put there when there is none; it lives a
+-- year from each instance's start (an operator who wants it fixed, or
+-- rotated, gives http.approval_key_file).
+local KEY_TTL = 365 * 86400
+local function shared_key(st, mine)
+  for _ = 1, 3 do
+    local v, ver = st:get("", "http/approval-key")
+    if v == nil then return nil, ver end
+    if v then
+      st:cas("", "http/approval-key", ver, v, KEY_TTL)
+      return v
+    end
+    local done, err = st:cas("", "http/approval-key", 0, mine, KEY_TTL)
+    if done == nil then return nil, err end
+    if done then return mine end
+  end
+  return nil, "the store's record changed under every retry"
+end
+
 --- Serve until SIGINT or SIGTERM. o: the command line (cli.lua's parse),
 -- hc: the config's http section (config.lua), listen: "HOST:PORT".
 function http.serve(o, hc, listen)
@@ -387,6 +492,17 @@ function http.serve(o, hc, listen)
   -- not at a client's first call; the main file's state store is every
   -- tenant's
   local main_state
+  -- http.metrics: the label values a tool or a policy may have, every
+  -- tenant's (the configuration's names, never a client's)
+  local tool_names, policy_names, seen = {}, {}, {}
+  local function label(list, name)
+    local key = (list == tool_names and "t:" or "p:") .. tostring(name)
+    if type(name) == "string" and not seen[key] then
+      seen[key] = true
+      list[#list + 1] = name
+    end
+  end
+  local tool_lists = {} -- each tenant's tools: a read-only OAuth scope's (burrow.oauth)
   for i = 1, #tenants do
     -- a tenant's file holds its workspace only: the listener is this file's
     local t = tenants[i]
@@ -407,12 +523,49 @@ function http.serve(o, hc, listen)
     opts.state_config = main_state
     local ws, err = require("burrow").open(opts)
     if not ws then return nil, ("tenant %s: %s"):format(tenants[i].name, err) end
+    if hc.metrics then
+      for _, t in ipairs(ws:tools()) do label(tool_names, t.name) end
+      for _, p in ipairs(ws.policies.list or {}) do label(policy_names, p.label) end
+    end
+    tool_lists[i] = hc.oauth and ws:tools() or nil
     ws:close()
   end
+  -- the used approval states: the operator's file, which every instance
+  -- shares, or the process's state store (core.state(): its workers, each
+  -- a Lua state of its own, refuse a replay to any of them); the file is
+  -- opened now, so a bad path fails the start, not an approval
+  local approval_store = hc.approval_store
+  if approval_store then
+    local ok, serr = core.store_open(approval_store)
+    if not ok then return nil, "http.approval_store: " .. tostring(serr) end
+  end
+  -- the listener's own handle on the deployment's store (http.c): /readyz
+  -- asks it once a second, and every request of a session looks its
+  -- record up through it (httpshare.c), on the listener's threads; short
+  -- timeouts, so a store that does not answer turns the instance not
+  -- ready within about a second
+  local store
+  if main_state then
+    local spec = { kind = "redis" }
+    for k, v in pairs(main_state) do spec[k] = v end
+    spec.pool = math.max(2, main_state.pool or 4)
+    spec.timeout = math.min(main_state.timeout or 2, 1)
+    spec.connect_timeout = math.min(main_state.connect_timeout or spec.timeout, 1)
+    local ok, st, serr = pcall(core.state_open, spec)
+    if not (ok and st) then return nil, ("state (%s): %s"):format(main_state.url, tostring(ok and serr or st)) end
+    store = st
+  end
   -- the key approval states (MCP 2026-07-28) are signed with: the
-  -- operator's file, which every instance behind one proxy shares, or one
-  -- drawn now (a state then works on this instance only)
+  -- operator's file, which every instance behind one proxy shares; else,
+  -- with a deployment's store, the one the first instance drew and put
+  -- there (every instance of the store takes it); else one drawn now (a
+  -- state then works on this instance only)
   local approval_key = core.random_hex(32)
+  if store and not hc.approval_key_file then
+    local key, kerr = shared_key(store, approval_key)
+    if not key then return nil, ("state (%s): the approval key: %s"):format(main_state.url, tostring(kerr)) end
+    approval_key = key
+  end
   if hc.approval_key_file then
     local f, ferr = io.open(hc.approval_key_file, "rb")
     local key = f and f:read("a")
@@ -425,30 +578,20 @@ function http.serve(o, hc, listen)
     end
     approval_key = key
   end
-  -- the used approval states: the operator's file, which every instance
-  -- shares, or the process's state store (core.state(): its workers, each
-  -- a Lua state of its own, refuse a replay to any of them); the file is
-  -- opened now, so a bad path fails the start, not an approval
-  local approval_store = hc.approval_store
-  if approval_store then
-    local ok, serr = core.store_open(approval_store)
-    if not ok then return nil, "http.approval_store: " .. tostring(serr) end
+  local metrics
+  if hc.metrics then
+    local mhost, mport = http.parse_listen(hc.metrics.listen)
+    if not mhost then return nil, "http.metrics.listen: " .. mport end
+    metrics = { host = mhost, port = mport, allow_remote = hc.metrics.allow_remote,
+      tools = tool_names, policies = policy_names }
   end
-  -- /readyz asks the deployment's store once a second (http.c): a handle
-  -- of its own, one connection, short timeouts, so a store that does not
-  -- answer turns the instance not ready within about a second
-  local store
-  if main_state then
-    local spec = { kind = "redis", pool = 1 }
-    for k, v in pairs(main_state) do spec[k] = v end
-    spec.pool = 1
-    spec.timeout = math.min(main_state.timeout or 2, 1)
-    spec.connect_timeout = math.min(main_state.connect_timeout or spec.timeout, 1)
-    local ok, st, serr = pcall(core.state_open, spec)
-    if not (ok and st) then return nil, ("state (%s): %s"):format(main_state.url, tostring(ok and serr or st)) end
-    store = st
+  local oauth_setup, metadata_url
+  local nstatic = #tokens -- the config's own, before the OAuth slots
+  if hc.oauth then
+    oauth_setup, metadata_url = require("burrow.oauth").setup(hc.oauth, names, tokens, tool_lists, hc)
   end
   local server, err = require("burrow.server").http_start {
+    oauth = oauth_setup,
     host = host, port = port, workers = hc.workers or 2, max_running = hc.max_running,
     shutdown_grace = hc.shutdown_grace or http.SHUTDOWN_GRACE, store = store,
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
@@ -470,18 +613,25 @@ function http.serve(o, hc, listen)
       return n
     end)(),
     access_log = hc.access_log,
+    metrics = metrics,
     setup = json.encode { cli = o, tenants = tenants, budgets = budgets, watch_budgets = watch_budgets,
-      state_config = main_state,
+      state_config = main_state, session_ttl = hc.session_ttl,
       approval_key = approval_key, approval_ttl = hc.approval_ttl, approval_store = approval_store },
   }
   if not server then return nil, err end
   -- every tenant's workspace opened above (roots, policies, the store):
   -- /readyz is 200 once the workers are up too
   server:ready()
-  local shown = host:find(":", 1, true) and "[" .. host .. "]" or host
-  io.stderr:write(("burrow %s: MCP over HTTP at http://%s:%d/mcp (%d tenant%s, %s); /healthz, /readyz; SIGINT or SIGTERM to stop\n")
-    :format(core.version, shown, server:port(), #tenants, #tenants == 1 and "" or "s",
-      #tokens > 0 and (#tokens .. " token" .. (#tokens == 1 and "" or "s")) or "no tokens: loopback only"))
+  local function shown(h) return h:find(":", 1, true) and "[" .. h .. "]" or h end
+  local scrape = metrics and ("; Prometheus metrics at http://%s:%d/metrics"):format(shown(metrics.host), server:metrics_port()) or ""
+  io.stderr:write(("burrow %s: MCP over HTTP at http://%s:%d/mcp (%d tenant%s, %s); /healthz, /readyz%s; SIGINT or SIGTERM to stop\n")
+    :format(core.version, shown(host), server:port(), #tenants, #tenants == 1 and "" or "s",
+      nstatic > 0 and (nstatic .. " token" .. (nstatic == 1 and "" or "s")) or hc.oauth and "OAuth"
+        or "no tokens: loopback only", scrape))
+  if metadata_url then
+    io.stderr:write(("burrow: OAuth resource server for %s (issuer %s); metadata at %s\n")
+      :format(hc.oauth.audience, hc.oauth.issuer, metadata_url))
+  end
   local why = server:wait()
   if why == "failed" then return nil, "an HTTP worker failed (see above)" end
   return true

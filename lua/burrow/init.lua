@@ -165,7 +165,7 @@ function burrow.open(opts)
   if not caps then return fail("INVALID_ARGUMENT", cerr) end
   local charsets, cserr = burrow.charsets(opts.charsets)
   if cserr then return fail("INVALID_ARGUMENT", cserr) end
-  local specs, wheres = {}, {}
+  local specs, wheres, inotify_off = {}, {}, {}
   local roots_in = opts.roots or { { path = "." } }
   if type(roots_in) ~= "table" or #roots_in == 0 then
     return fail("INVALID_ARGUMENT", "at least one root is needed: roots = {{path = \"DIR\"}}")
@@ -182,6 +182,12 @@ function burrow.open(opts)
     if r.mode and r.mode ~= "rw" and r.mode ~= "ro" then
       return fail("INVALID_ARGUMENT", ("root %d: mode must be rw or ro"):format(i))
     end
+    if r.inotify ~= nil and type(r.inotify) ~= "boolean" then
+      return fail("INVALID_ARGUMENT", ("root %d: inotify must be true or false"):format(i))
+    end
+    -- inotify false: a network volume's (NFS: inotify sees this machine's
+    -- changes only); its watches hear burrow's writes through the store
+    inotify_off[i] = r.inotify == false or nil
     specs[i] = { path = r.path, mount = r.mount, readonly = r.mode == "ro", resolver = resolver }
     wheres[i] = type(r.where) == "string" and r.where or nil
   end
@@ -228,6 +234,17 @@ function burrow.open(opts)
     end
   end
   state = state or core.state_open { kind = "memory" }
+  -- burrow's own writes told through the store (changes.c): where it is
+  -- shared (Redis), or where a root's watches have nothing else to hear
+  local kind = state:kind()
+  if next(inotify_off) and kind == "file" then
+    roots:close()
+    return fail("INVALID_ARGUMENT", "a root with inotify: false hears changes through the state store, "
+      .. "and the file store has no publish/subscribe: use the embedded store (the default) or Redis/Valkey")
+  end
+  local changes = kind == "redis" or (next(inotify_off) ~= nil and kind ~= "file")
+  -- and told by every workspace whose store can: another in this process
+  -- (an HTTP worker's, a reload's) may watch a root with inotify off
   local policies, perr = policy.load(policy.with_protected(policy.with_audit(opts.policies, opts.audit), opts.protect),
     { base_dir = opts.base_dir, path = policy_path, state = state })
   if not policies then
@@ -258,6 +275,9 @@ function burrow.open(opts)
     natives = {}, -- native tools packs call, loaded on first use
     policies = policies,
     state = state,
+    changes = changes, -- watches follow the store (burrow.watch)
+    tells = kind ~= "file", -- writes published on it (tell_changes)
+    inotify_off = inotify_off, -- root index -> true: watches there hear only the store
     prompt_list = prompt_list, prompt_by_name = prompt_by_name, -- MCP prompts (burrow.prompts)
     operator_resources = operator_resources, -- MCP resources beside the roots (burrow.operator_resources)
     audit = sink,
@@ -298,6 +318,15 @@ end
 -- "ask" goes to the approval hook (MCP: elicitation). Sets req.decision
 -- and req.reason for the audit.
 function Workspace:decide(req, hooks)
+  -- a read-only principal (an OAuth token of the read scope: burrow.session)
+  -- reads and lists only, whichever tool, pack or prompt asks; before the
+  -- policies, which cannot turn it into an allow
+  local session = hooks and hooks.session
+  if session and session.read_only and req.operation ~= "read" and req.operation ~= "list" then
+    req.decision, req.reason = "deny", "the token's OAuth scope allows reading only"
+    return errors.message("POLICY_DENIED", req.path, req.reason), "POLICY_DENIED",
+      { path = req.path, operation = req.operation, scope = "read" }
+  end
   local decision, reason, by, detail, own_words = self.policies:check(req)
   if detail then -- a policy's error: the operator reads it, the agent does not
     io.stderr:write("burrow: ", detail, "\n")
@@ -335,6 +364,7 @@ function Workspace:decide(req, hooks)
     end
   end
   req.decision, req.reason = decision == "deny" and "deny" or "allow", reason
+  req.approval = approval -- how an ask ended (the metrics count it)
   if decision == "deny" then
     -- details: facts a program decides from (docs/tools.md "Errors"); the
     -- policy's own error text stays out of them, as out of the message
@@ -363,19 +393,55 @@ end
 -- for the MCP server (_meta burrow/skipped_policy, its log).
 local SKIP_COUNTS = { "skipped_policy", "skipped_binary_count", "skipped_size_count", "unreadable" }
 
+-- burrow's own changes told to every instance sharing the state store
+-- (changes.c), from the one place every call's judged objects are known:
+-- each (mount, in-root path) the call wrote or removed, once. Watches hear
+-- them as they hear inotify (burrow.watch follows the store). A change
+-- that cannot be told is not the call's failure: it happened.
+local function tell_changes(self, ctx, args)
+  if args.dry_run == true then return end
+  local told = {}
+  for _, req in ipairs(ctx.reqs) do
+    local op = req.operation
+    if (op == "write" or op == "delete") and not req.member and not req.unmapped and req.decision ~= "deny"
+        and req.root and req.resolved then
+      local k = op .. "\0" .. req.root .. "\0" .. req.resolved
+      if not told[k] then
+        told[k] = true
+        self.state:change(ctx.session.tenant or "", req.root, req.resolved, op == "delete")
+      end
+    end
+  end
+end
+
 -- Codes with which the core or the sandbox refused a call: audited as deny.
 local REFUSALS = { OUTSIDE_ROOT = true, READ_ONLY_ROOT = true, POLICY_DENIED = true, EACCES = true }
+
+-- The metrics (ws.metrics: a sink burrow.http's workers set, httpmetrics.c)
+-- of one call, from what its audit lines say: each policy's denial and
+-- each ask's end, and the agent's call itself (not the native calls a
+-- pack tool makes for it) by tool, outcome and code, and its seconds.
+local function observe(m, tool, via, reqs, code, started)
+  for _, req in ipairs(reqs) do
+    if req.decision == "deny" and req.policy then m:denial(req.policy) end
+    if req.approval then m:approval(req.approval) end
+  end
+  if via then return end
+  local outcome = code == "OK" and "ok" or (REFUSALS[code] and "denied" or "error")
+  m:call(tool.name, outcome, code, core.now() - started)
+end
 
 -- Validate, resolve and judge each path once, run, audit: one call of a
 -- tool table. via: the pack tool a native call runs for (ctx:call).
 local function invoke(self, tool, args, hooks, via)
   args = args or {}
+  local started = core.now()
   local err, field = registry.check_args(tool, args)
   if err then
     local _, msg, code = fail("INVALID_ARGUMENT", err)
+    if self.metrics and not (hooks and hooks.unaudited) then observe(self.metrics, tool, via, {}, code, started) end
     return nil, msg, code, { argument = field }
   end
-  local started = core.now()
   context = context or require "burrow.context"
   local ctx = context.new(self, tool, hooks, via, args)
   local sizes, serr = policy.sizes(args)
@@ -417,6 +483,7 @@ local function invoke(self, tool, args, hooks, via)
   -- retry is the same call and writes its line
   local quiet = hooks ~= nil and hooks.unaudited == true
   for _, req in ipairs(ctx.reqs) do quiet = quiet or req.input_required == true end
+  if res and self.tells then tell_changes(self, ctx, args) end
   for _, req in ipairs(quiet and {} or ctx.reqs) do
     if not req.member or req.decision == "deny" then
       outcome.decision, outcome.reason = req.decision or "allow", req.reason
@@ -426,6 +493,7 @@ local function invoke(self, tool, args, hooks, via)
       for _, rec in ipairs(self.policies:after(req, outcome)) do self.audit:write(rec) end
     end
   end
+  if self.metrics and not quiet then observe(self.metrics, tool, via, ctx.reqs, outcome.code, started) end
   if res == nil then
     -- a policy's own error text: for the embedder and the operator (a fifth
     -- value), never in the message or the details the agent sees
@@ -593,7 +661,8 @@ function Workspace:watch(path, fn)
   check_open(self)
   if not self.watches then
     self.watches = require("burrow.watch").new {
-      max = self.caps.max_watches, interval_ms = self.caps.watch_interval_ms }
+      max = self.caps.max_watches, interval_ms = self.caps.watch_interval_ms,
+      follow = self.changes and { state = self.state, tenant = self.session.tenant or "" } or nil }
   end
   local id, msg, code = self.watches:add(self, path, fn, self.session)
   if not id then return nil, msg, code end

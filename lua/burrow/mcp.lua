@@ -14,6 +14,7 @@ local approvals = require "burrow.approvals"
 local listen = require "burrow.listen"
 local session = require "burrow.session"
 local tasks = require "burrow.tasks"
+local resource_ops = require "burrow.resource_ops"
 
 local mcp = {}
 
@@ -179,7 +180,11 @@ function handlers.initialize(self, params)
   return {
     protocolVersion = self.session.protocol,
     capabilities = { tools = { listChanged = true }, logging = {}, prompts = {}, completions = {},
-      resources = { subscribe = true, listChanged = true } },
+      resources = { subscribe = true, listChanged = true },
+      -- the resource-operations strawman (provisional): where its text
+      -- puts it, and as experimental, the field every revision has
+      extensions = { [resource_ops.EXT] = resource_ops.capability() },
+      experimental = { [resource_ops.EXT] = resource_ops.capability() } },
     serverInfo = SERVER_INFO,
     instructions = INSTRUCTIONS,
   }
@@ -300,7 +305,11 @@ end
 -- arrive meanwhile are kept for the main loop.
 function Server:await(id, timeout)
   while true do
+    -- the channel may look for this answer elsewhere too (HTTP: another
+    -- instance that took it puts it in the store)
+    self.channel.awaiting = id
     local line, why = self.channel:next(timeout)
+    self.channel.awaiting = nil
     if line == nil then return nil, why or "the client closed the connection" end
     if line == false and why == "watch" then -- changes go out while we wait
       self:pump_watch()
@@ -444,48 +453,31 @@ function Server:serve_meanwhile()
   self.meanwhile = false
 end
 
--- A tools/call; box.tc: its task state (burrow.tasks), given for a task's
--- call that runs again, else found here (nil: a plain call).
-local function run_call(self, params, id, box)
-  local name = params.name
-  if type(name) ~= "string" or not self.ws:tool(name) then
-    return nil, -32602, ("Tool %s not found"):format(tostring(name))
-  end
-  local args = params.arguments
-  if args == nil or args == json.null then args = {} end
-  if type(args) ~= "table" or getmetatable(args) == json.array_mt then
-    return nil, -32602, "Invalid params: arguments must be an object"
-  end
-  -- MCP 2026-07-28 over HTTP: the arguments a tool marks x-mcp-header
-  -- come again as Mcp-Param-NAME headers, which must say the same
-  if self.channel.param_headers then
-    local ok, why = param_headers_match(self.ws:tool(name), args, self.channel.param_headers)
-    if not ok then return nil, -32020, "Header mismatch: " .. why end
-  end
-  -- MCP tasks: may this call become one (a tool that supports them, a
-  -- client that declared the extension)? A tool that runs only as a task
-  -- and a client that cannot take one: -32021
-  if box.tc == nil then
-    local tc, c, m, d = tasks.call(self, self.ws:tool(name))
-    if tc == false then return nil, c, m, d end
-    box.tc = tc
-  end
-  local tc = box.tc
+--- Run tool name with args as a tools/call runs it: the retry's approval
+-- state, the queue's cancel, and the call's hooks (approvals, its
+-- questions to the client, progress, log, the session's record). The one
+-- way tools/call and the resource operations (burrow.resource_ops) reach
+-- a tool. tc: the call's task state (burrow.tasks), nil for none. Returns
+-- true, res, msg, code, details when the tool answered; false, res, code,
+-- msg, data when the request gets another answer instead (an
+-- InputRequiredResult, -32021, an invalid retry; nil: cancelled before it
+-- ran, not answered).
+function Server:run_tool(name, args, params, id, tc)
   -- MCP 2026-07-28: the retry of a call that asked (its requestState and
   -- the client's inputResponses), checked before anything runs
   local grant
   local st, answers = self:retry_state(name, args, params)
-  if st == false then return nil, -32602, "Invalid params: " .. answers end
+  if st == false then return false, nil, -32602, "Invalid params: " .. answers end
   if st and st.k ~= "ask" then -- an approval's retry: its question gets the answer
     local why
     grant, why = approvals.redeem(self, st, params, { session = self.session })
-    if not grant then return nil, -32602, "Invalid params: " .. why end
+    if not grant then return false, nil, -32602, "Invalid params: " .. why end
   end
   -- cancelled while it waited in the queue: not run, and (as MCP asks)
   -- not answered
   if self.channel:begin(id) then
     self.channel:finish()
-    return nil
+    return false
   end
   local started = core.now()
   local token = type(params._meta) == "table" and params._meta.progressToken or nil
@@ -536,16 +528,48 @@ local function run_call(self, params, id, box)
   if tc and tc.rec then tc.told = self.channel:cancelled() or tc.cancelled end
   self.channel:finish()
   -- a task's tool that failed (raised): burrow's failure, not the tool's answer
-  if tc and tc.rec and hooks.internal_error then return nil, -32603, msg end
-  if asked then return approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers) end
-  if asking.pending then return approvals.ask_more(self, name, args, asking.pending, answers) end
-  if self.session.stateless and res == nil and asking.missing then return missing_capability(asking, name) end
+  if tc and tc.rec and hooks.internal_error then return false, nil, -32603, msg end
+  if asked then return false, approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers) end
+  if asking.pending then return false, approvals.ask_more(self, name, args, asking.pending, answers) end
+  if self.session.stateless and res == nil and asking.missing then return false, missing_capability(asking, name) end
   if needs then
-    return nil, -32021, ("Missing required client capability: elicitation. %s %s needs approval (%s); "
+    return false, nil, -32021, ("Missing required client capability: elicitation. %s %s needs approval (%s); "
       .. "declare elicitation in _meta io.modelcontextprotocol/clientCapabilities to be asked")
       :format(needs.req.operation, needs.req.path, needs.reason), { requiredCapabilities = { elicitation = {} } }
   end
   self:log_call(name, started, hooks, code, msg)
+  return true, res, msg, code, details, hooks
+end
+
+-- A tools/call; box.tc: its task state (burrow.tasks), given for a task's
+-- call that runs again, else found here (nil: a plain call).
+local function run_call(self, params, id, box)
+  local name = params.name
+  if type(name) ~= "string" or not self.ws:tool(name) then
+    if self.ws.metrics then self.ws.metrics:unknown() end -- counted, never named (httpmetrics.c)
+    return nil, -32602, ("Tool %s not found"):format(tostring(name))
+  end
+  local args = params.arguments
+  if args == nil or args == json.null then args = {} end
+  if type(args) ~= "table" or getmetatable(args) == json.array_mt then
+    return nil, -32602, "Invalid params: arguments must be an object"
+  end
+  -- MCP 2026-07-28 over HTTP: the arguments a tool marks x-mcp-header
+  -- come again as Mcp-Param-NAME headers, which must say the same
+  if self.channel.param_headers then
+    local ok, why = param_headers_match(self.ws:tool(name), args, self.channel.param_headers)
+    if not ok then return nil, -32020, "Header mismatch: " .. why end
+  end
+  -- MCP tasks: may this call become one (a tool that supports them, a
+  -- client that declared the extension)? A tool that runs only as a task
+  -- and a client that cannot take one: -32021
+  if box.tc == nil then
+    local tc, c, m, d = tasks.call(self, self.ws:tool(name))
+    if tc == false then return nil, c, m, d end
+    box.tc = tc
+  end
+  local ran, res, msg, code, details, hooks = self:run_tool(name, args, params, id, box.tc)
+  if not ran then return res, msg, code, details end
   local out = self:tool_result(name, res, msg, code, details)
   -- entries the policies hid from a walk: said in every dialect, never named
   if (hooks.skipped_policy or 0) > 0 then
@@ -638,7 +662,9 @@ local function stateless_caps(self)
     -- stdio serves listens on its channel; HTTP (a Server with a session
     -- id) on a stream of their own
     resources = { subscribe = (self.channel.can_listen or self.channel.sid ~= nil) or nil, listChanged = lists },
-    logging = {}, completions = {}, extensions = { [tasks.EXT] = {} } }
+    logging = {}, completions = {},
+    extensions = { [tasks.EXT] = {}, [resource_ops.EXT] = resource_ops.capability() },
+    experimental = { [resource_ops.EXT] = resource_ops.capability() } }
 end
 
 -- How long a client or a cache may keep a result, and for whom: file
@@ -651,6 +677,7 @@ local CACHE_HINTS = {
   ["resources/templates/list"] = { 60000, "private" },
   ["resources/list"] = { 0, "private" },
   ["resources/read"] = { 0, "private" },
+  ["resources/stat"] = { 0, "private" },
   ["server/discover"] = { 60000, "public" },
 }
 
@@ -681,6 +708,11 @@ local methods = {
   ["tasks/get"] = { tasks.get, L },
   ["tasks/update"] = { tasks.update, L },
   ["tasks/cancel"] = { tasks.cancel, L },
+  -- the resource-operations extension (burrow.resource_ops), both eras
+  ["resources/stat"] = { resource_ops.stat, BOTH },
+  ["resources/create"] = { resource_ops.create, BOTH },
+  ["resources/update"] = { resource_ops.update, BOTH },
+  ["resources/delete"] = { resource_ops.delete, BOTH },
 }
 
 -- What an era makes of a handler's answer: (res, code, msg, data) in, the

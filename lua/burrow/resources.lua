@@ -160,6 +160,27 @@ end
 
 -- The params._meta key a client presents the version it holds under.
 local IF_NONE_MATCH = "burrow/if_none_match"
+-- The key of a resource's version in the contents' _meta (the resource
+-- operations strawman's, provisional; burrow.resource_ops).
+resources.VERSION_KEY = "io.modelcontextprotocol/resource-version"
+
+local function tag(mime) return core.sha256(mime):sub(8, 23) end
+
+--- The version of the file at path whose bytes hash to hash (read_file's
+-- content_hash): the hash, a dot, and the first 16 hex digits of the
+-- SHA-256 of the mimeType the path's name gives (resources.mime(path)).
+function resources.version(path, hash)
+  return hash .. "." .. tag(resources.mime(path))
+end
+
+--- The content hash a version of ours names for a file at path, or nil
+-- (another type's, malformed, not a string).
+function resources.hash_of(path, version)
+  if type(version) ~= "string" then return nil end
+  local h, t = version:lower():match("^(sha256:%x+)%.(%x+)$")
+  if h and #h == 71 and t == tag(resources.mime(path)) then return h end
+  return nil
+end
 
 --- resources/read: read_file, raw bytes (base64); text when they are
 -- UTF-8 without NUL in the first 8 KiB (read_file's binary test), a blob
@@ -181,15 +202,20 @@ function resources.read(self, params, ask)
     return nil, -32602, "Invalid params: " .. why, { uri = type(params.uri) == "string" and params.uri or nil }
   end
   local held = type(params._meta) == "table" and params._meta[IF_NONE_MATCH] or nil
+  -- the content hash, or a resource version (which names one)
+  held = type(held) == "string" and (resources.hash_of(path, held) or held) or nil
   local res, msg, code = self.ws:call("read_file", { path = path, encoding = "base64",
-    if_none_match = type(held) == "string" and held or nil }, hooks_of(self))
+    if_none_match = held }, hooks_of(self))
   if not res then return refusal(msg, code, params.uri) end
+  local version = resources.version(path, res.content_hash)
   if res.not_modified then
-    return { contents = json.array {}, _meta = { ["burrow/not_modified"] = true, version = res.content_hash } }
+    return { contents = json.array {}, _meta = { ["burrow/not_modified"] = true, version = res.content_hash,
+      [resources.VERSION_KEY] = version } }
   end
   local bytes = core.base64_decode(res.content)
   local binary = bytes:sub(1, 8192):find("\0", 1, true) or not utf8.len(bytes)
-  local item = { uri = params.uri, mimeType = resources.mime(path, binary), _meta = { version = res.content_hash } }
+  local item = { uri = params.uri, mimeType = resources.mime(path, binary),
+    _meta = { version = res.content_hash, [resources.VERSION_KEY] = version } }
   if binary then item.blob = res.content
   elseif self.ws.caps.untrusted_boundary then -- file text reaching the model: tagged as data
     item.text = require("burrow.context").untrusted(self.ws.roots, bytes, path, "resources/read")
@@ -246,7 +272,10 @@ function resources.watcher(self)
   if not self.watches then
     self.watches = require("burrow.watch").new {
       max = self.ws.caps.max_watches, interval_ms = self.ws.caps.watch_interval_ms,
-      budget = self.session and self.session.watch_budget }
+      budget = self.session and self.session.watch_budget,
+      -- burrow's writes through every instance sharing the store (changes.c)
+      follow = self.ws.changes and { state = self.ws.state, tenant = self.session and self.session.tenant or "" }
+        or nil }
     self.channel:watch(self.watches:fd())
   end
   return self.watches

@@ -6,6 +6,8 @@
 --   id           the session's name in logs and policy requests
 --   tenant       the principal: its tenant's name ...
 --   token        ... and its token's id (nil: the process, or no tokens)
+--   read_only    true: an OAuth token of the read-only scope (http.oauth.scopes);
+--                every object its calls touch is judged for reading only (context.lua)
 --   protocol     the revision negotiated (nil before initialize)
 --   client, client_caps, log_level      what the client said of itself
 --   client_root_list, scope             its roots, and the scope they give
@@ -91,7 +93,7 @@ end
 
 -- What a 2026-07-28 request takes from the connection it came on: the
 -- principal and what belongs to it, not the session's own state.
-local INHERITED = { "id", "tenant", "token", "scope", "packs", "undo", "undo_named", "undo_budget", "watch_budget" }
+local INHERITED = { "id", "tenant", "token", "read_only", "scope", "packs", "undo", "undo_named", "undo_budget", "watch_budget" }
 
 --- The record of one 2026-07-28 request: built fresh from its _meta
 -- (revision, client capabilities and info, log level), with the principal

@@ -5,7 +5,8 @@
 -- (host/src/core/watch.c). Events are coalesced per watch: a callback runs at
 -- most once per interval whatever the number of changes.
 --
---   local set = watch.new{max = 256, interval_ms = 100[, budget = {name =, cap =}]}
+--   local set = watch.new{max = 256, interval_ms = 100[, budget = {name =, cap =}]
+--                         [, follow = {state =, tenant =}]}
 --   local id = set:add(ws, "src/main.c", function(ev) ... end)
 --   -- ev = {path =, changed =, list =, gone =}; a folder's entry changes
 --   -- (list) only when they show in a listing of it (hidden ones do not)
@@ -74,6 +75,13 @@ function watch.new(opts)
   -- budget {name =, cap =}: a cap this set's watches share with every set
   -- naming it (an HTTP tenant's, http.max_watches)
   if opts.budget then assert(w:budget(opts.budget.name, opts.budget.cap)) end
+  -- follow {state =, tenant =}: also hear the changes burrow's writes
+  -- publish through that store (every instance sharing it; changes.c);
+  -- a store that cannot (the file) leaves inotify alone, and says so
+  if opts.follow then
+    local ok, msg = w:follow(opts.follow.state, opts.follow.tenant)
+    if not ok then io.stderr:write("burrow: watches hear inotify only: ", tostring(msg), "\n") end
+  end
   return setmetatable({
     w = w,
     subs = {}, -- id -> {path =, fn =}
@@ -96,7 +104,10 @@ function Set:add(ws, path, fn, session)
   if not h then
     msg, code = rel, info
   else
-    local got, detail, c = self.w:add(ws.roots, h)
+    -- where it is (mount, in-root path), for the changes heard through
+    -- the store; a root with inotify off hears only those
+    local got, detail, c = self.w:add(ws.roots, h, ws.changes and info.mount or nil,
+      not (ws.inotify_off and ws.inotify_off[info.root]))
     if got then id = got
     else _, msg, code = ctx:fail(c, path, detail) end
   end

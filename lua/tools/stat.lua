@@ -16,6 +16,19 @@ local function known_lines(ctx, idx, rel)
   return scan
 end
 
+-- A file's content_hash: read_file's kept one (ws.scans) when the file is
+-- unchanged since, else its bytes hashed (at most max_file_size).
+local function file_hash(ctx, idx, rel)
+  local f, err, code = ctx.roots:read(idx, rel, ctx.caps.max_file_size)
+  if not f then return nil, err, code end
+  local key = cost.scan_key(f)
+  local scan = key and ctx.ws.scans[key]
+  local hash, herr, hcode
+  if scan and scan.hash then hash = scan.hash else hash, herr, hcode = f:hash() end
+  f:close()
+  return hash, herr, hcode
+end
+
 return {
   name = "stat",
   title = "File information",
@@ -25,6 +38,7 @@ Example: {"path": "src"}]],
     type = "object",
     properties = {
       path = { type = "string", description = "Path to describe: relative to the first root, or an absolute path under a root." },
+      content_hash = { type = "boolean", description = "Files: also their content_hash, as read_file gives it (reads the file once; over max_file_size: TOO_LARGE)." },
     },
     required = { "path" },
     additionalProperties = false,
@@ -45,6 +59,7 @@ Example: {"path": "src"}]],
       lines_exact = { type = "boolean", description = "Files: true when the lines were counted (or the file is binary); false for a big file not read whole yet: read_file it once to know." },
       binary = { type = "boolean", description = "true for a file with NUL bytes (an image, an archive...): no line count." },
       tokens_estimate = { type = "integer", description = "Files: the estimated tokens of reading it whole (text: bytes/4 rounded up; binary: bytes/3, as base64)." },
+      content_hash = { type = "string", description = "With content_hash: a file's, \"sha256:<hex>\" of its bytes (read_file's)." },
     },
     required = { "path", "name", "type", "size", "mtime", "mode", "nlink", "is_symlink" },
   },
@@ -60,13 +75,18 @@ Example: {"path": "src"}]],
     if not st then return ctx:fail(scode, a.path, detail) end
     local name = rel:gsub("/+$", ""):match("([^/]*)$")
     if name == "." or name == "" then name = context.join(a.path, ""):gsub("/+$", ""):match("([^/]*)$") end
-    local lines, exact, tokens
+    local lines, exact, tokens, hash_of
     if st.type == "file" then
       local scan = known_lines(ctx, idx, rel)
       exact = scan ~= nil
       local binary = scan and scan.binary and (not scan.charset or scan.utf8)
       if scan and not binary then lines = scan.lines end
       tokens = cost.tokens(st.size, binary)
+      if a.content_hash then
+        local hash, herr, hcode = file_hash(ctx, idx, rel)
+        if not hash then return ctx:fail(hcode, a.path, herr) end
+        hash_of = hash
+      end
     end
     return {
       path = a.path,
@@ -82,6 +102,7 @@ Example: {"path": "src"}]],
       nlink = st.nlink,
       is_symlink = st.type == "symlink",
       target = st.target,
+      content_hash = hash_of,
     }
   end,
 

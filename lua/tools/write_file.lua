@@ -71,6 +71,9 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
     if not res then
       if wcode == "HASH_MISMATCH" then
         detail = ("expected %s, current %s; read it again before writing"):format(a.expected_hash, current)
+        -- the hash asked for and the file's now ("absent": none), as
+        -- edit_file's details say them (resources/update's currentVersion)
+        return ctx:fail(wcode, a.path, detail, { expected = h, current = current })
       end
       return ctx:fail(wcode, a.path, detail)
     end

@@ -98,15 +98,58 @@ start() {
   fi
   echo "server: $URL ($*)"
 }
-start default --root "$WS"
-DEFAULT_URL=$URL
-# the scenarios that call the suite's reference fixtures that are operator
-# files (fixtures.yaml: tools, prompts, resources), against a second server that has them
-start fixtures --config "$HERE/fixtures.yaml" --root "$WS"
-FIXTURES_URL=$URL
+# PROXY: the same scenarios through HAProxy (balance roundrobin, no stick
+# table) to three instances of each server sharing one Redis store
+# (BURROW_CONFORMANCE_PROXY=1; redis-server and haproxy from Debian, started
+# here on free ports: never the system's)
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+wait_port() { for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+proxied() { # NAME ARGS...: three instances behind HAProxy; the proxy's URL in URL
+  local name=$1 ports=() i
+  shift
+  for i in 1 2 3; do start "$name$i" "$@"; ports+=("$(sed -E 's#.*:([0-9]+)/mcp#\1#' <<<"$URL")"); done
+  local port
+  port=$(free_port)
+  {
+    printf 'defaults\n  mode http\n  timeout connect 5s\n  timeout client 5m\n  timeout server 5m\n'
+    printf 'frontend f\n  bind 127.0.0.1:%s\n  default_backend b\nbackend b\n  balance roundrobin\n' "$port"
+    for i in 0 1 2; do printf '  server s%d 127.0.0.1:%s\n' "$i" "${ports[$i]}"; done
+  } >"$WS/$name.haproxy.cfg"
+  haproxy -f "$WS/$name.haproxy.cfg" -db >"$WS/$name.haproxy.log" 2>&1 &
+  PIDS+=("$!")
+  wait_port "$port" || { echo "conformance: haproxy did not start"; cat "$WS/$name.haproxy.log"; echo "conformance: 0 passed, 1 failed"; exit 1; }
+  URL="http://127.0.0.1:$port/mcp"
+  echo "proxy: $URL (roundrobin, no stick table) -> ${ports[*]}"
+}
+if [ "${BURROW_CONFORMANCE_PROXY:-0}" = 1 ]; then
+  for t in redis-server haproxy; do
+    command -v "$t" >/dev/null || { echo "conformance: $t is missing (make deps installs it)"; echo "conformance: 0 passed, 1 failed"; exit 1; }
+  done
+  RPORT=$(free_port)
+  redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WS" >"$WS/redis.log" 2>&1 &
+  PIDS+=("$!")
+  wait_port "$RPORT" || { echo "conformance: redis-server did not start"; echo "conformance: 0 passed, 1 failed"; exit 1; }
+  printf 'state: {url: "redis://127.0.0.1:%s/0"}\n' "$RPORT" >"$WS/store.yaml"
+  # the fixtures' file with the store, its tools' paths made absolute
+  { sed -E "s#^( *- )fixtures/#\1$HERE/fixtures/#" "$HERE/fixtures.yaml"; cat "$WS/store.yaml"; } >"$WS/fixtures-store.yaml"
+  proxied default --config "$WS/store.yaml" --root "$WS"
+  DEFAULT_URL=$URL
+  proxied fixtures --config "$WS/fixtures-store.yaml" --root "$WS"
+  FIXTURES_URL=$URL
+else
+  start default --root "$WS"
+  DEFAULT_URL=$URL
+  # the scenarios that call the suite's reference fixtures that are operator
+  # files (fixtures.yaml: tools, prompts, resources), against a second server that has them
+  start fixtures --config "$HERE/fixtures.yaml" --root "$WS"
+  FIXTURES_URL=$URL
+fi
 
-pass=0 fail=0
-for item in $SCENARIOS; do
+# one scenario (its index, its item): its verdict line (and what failed)
+# in $WS/out.N; JOBS of them at once (they wait on the server more than
+# they compute), reported in order
+run_one() {
+  local n=$1 item=$2 rev name URL sc ver out rc summary
   rev=${item%%:*} name=${item#*:}
   [ "$rev" = "$item" ] && rev=2025-11-25
   URL=$DEFAULT_URL sc=$name
@@ -119,11 +162,26 @@ for item in $SCENARIOS; do
   out=$(timeout 120 node "$SUITE" server --url "$URL" --scenario "$name" "${ver[@]}" 2>&1); rc=$?
   summary=$(grep -aE 'Passed: [0-9]+/[0-9]+' <<<"$out" | tail -n 1 | sed 's/\x1b\[[0-9;]*m//g')
   if [ "$rc" = 0 ] && [ -n "$summary" ] && grep -qE ', 0 failed' <<<"$summary"; then
-    echo "PASS $sc: $summary"; pass=$((pass + 1))
+    echo "PASS $sc: $summary" >"$WS/out.$n"
   else
-    sed 's/\x1b\[[0-9;]*m//g' <<<"$out" | grep -aE 'FAILURE|WARNING|Error' | head -n 20
-    echo "FAIL $sc (exit $rc): ${summary:-no result}"; fail=$((fail + 1))
+    { sed 's/\x1b\[[0-9;]*m//g' <<<"$out" | grep -aE 'FAILURE|WARNING|Error' | head -n 20
+      echo "FAIL $sc (exit $rc): ${summary:-no result}"; } >"$WS/out.$n"
   fi
+}
+JOBS=${BURROW_CONFORMANCE_JOBS:-3}
+n=0
+for item in $SCENARIOS; do
+  n=$((n + 1))
+  while [ "$(jobs -rp | wc -l)" -ge $((JOBS + ${#PIDS[@]})) ]; do wait -n; done
+  run_one "$n" "$item" &
+done
+for p in $(jobs -rp); do
+  case " ${PIDS[*]} " in *" $p "*) ;; *) wait "$p" ;; esac
+done
+pass=0 fail=0
+for i in $(seq "$n"); do
+  cat "$WS/out.$i"
+  if grep -q '^PASS ' "$WS/out.$i"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 for m in $missing; do
   echo "FAIL $m: the suite lists it, run.sh does not run it (add it to a list above)"; fail=$((fail + 1))

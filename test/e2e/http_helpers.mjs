@@ -40,7 +40,7 @@ export function startHttp(args, { listen = "127.0.0.1:0", env = {}, command = nu
           url, port: Number(new URL(url).port), proc,
           stderr: () => err,
           stop: () => new Promise((r) => {
-            if (proc.exitCode !== null) return r(proc.exitCode);
+            if (proc.exitCode !== null || proc.signalCode !== null) return r(proc.exitCode ?? proc.signalCode);
             proc.on("exit", (code) => r(code));
             proc.kill("SIGTERM");
           }),
@@ -129,7 +129,7 @@ export function rawRequest(url, { method = "POST", headers = {}, body, chunks } 
 }
 
 /** HAProxy in front of burrow instances, each session pinned to one (docs/deploy.md). */
-export function haproxyConfig(port, backends, { sticky = true } = {}) {
+export function haproxyConfig(port, backends, { sticky = true, checks = false } = {}) {
   return `global
   maxconn 2000
 defaults
@@ -148,7 +148,12 @@ ${sticky ? `  # one instance per session: learnt from the initialize answer's he
   stick on req.hdr(mcp-session-id)
   stick store-response res.hdr(mcp-session-id)
 ` : ""}  http-response set-header X-Served-By %[srv_name]
-${backends.map((b, i) => `  server b${i + 1} 127.0.0.1:${b}`).join("\n")}
+${checks ? `  # an instance that dies is out within a check or two; a request sent
+  # to it meanwhile is tried again on another (it never reached burrow)
+  option redispatch 1
+  retries 3
+  retry-on conn-failure empty-response
+` : ""}${backends.map((b, i) => `  server b${i + 1} 127.0.0.1:${b}${checks ? " check inter 100ms fall 1 rise 1" : ""}`).join("\n")}
 `;
 }
 

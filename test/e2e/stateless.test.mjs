@@ -96,8 +96,11 @@ test("server/discover and the lists answer without initialize or a session, with
   const r = d.msg.result;
   assert.ok(r.supportedVersions.includes(V) && r.supportedVersions.includes("2025-11-25"), JSON.stringify(r.supportedVersions));
   assert.equal(r.resultType, "complete");
-  assert.deepEqual(Object.keys(r.capabilities).sort(), ["completions", "extensions", "logging", "prompts", "resources", "tools"]);
-  assert.deepEqual(r.capabilities.extensions, { "io.modelcontextprotocol/tasks": {} }, "the tasks extension (tasks.test.mjs)");
+  assert.deepEqual(Object.keys(r.capabilities).sort(), ["completions", "experimental", "extensions", "logging", "prompts", "resources", "tools"]);
+  assert.deepEqual(r.capabilities.extensions, { "io.modelcontextprotocol/tasks": {},
+    "io.modelcontextprotocol/resource-operations": { directoryRead: false } },
+  "the tasks extension (tasks.test.mjs) and the resource operations (resource_ops.test.mjs)");
+  assert.deepEqual(r.capabilities.experimental, { "io.modelcontextprotocol/resource-operations": { directoryRead: false } });
   assert.equal(r.capabilities.resources.subscribe, true, "subscriptions/listen watches files");
   assert.equal(r.capabilities.tools.listChanged, undefined, "an HTTP server never reloads: its lists never change");
   assert.equal(r._meta["io.modelcontextprotocol/serverInfo"].name, "burrow");

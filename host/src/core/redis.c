@@ -80,6 +80,7 @@ static struct {
   __typeof__(&ERR_get_error) err_get;
   __typeof__(&ERR_error_string_n) err_string;
   __typeof__(&ERR_clear_error) err_clear;
+  __typeof__(&SSL_pending) pending;
 } ssl;
 
 static const bw_dynsym ssl_syms[] = {
@@ -107,6 +108,7 @@ static const bw_dynsym ssl_syms[] = {
     {(void **)&ssl.err_get, "ERR_get_error"},
     {(void **)&ssl.err_string, "ERR_error_string_n"},
     {(void **)&ssl.err_clear, "ERR_clear_error"},
+    {(void **)&ssl.pending, "SSL_pending"},
 };
 static bw_dynlib ssl_lib = BW_DYNLIB("libssl.so.3", "libssl3", ssl_syms);
 
@@ -393,6 +395,42 @@ static int call_until(bw_redis_conn *c, int argc, const char **argv, const size_
 int bw_redis_call(bw_redis_conn *c, int argc, const char **argv, const size_t *lens,
                   redisReply **out) {
   return call_until(c, argc, argv, lens, out, bw_now_ms() + c->t->command_ms);
+}
+
+int bw_redis_send(bw_redis_conn *c, int argc, const char **argv, const size_t *lens) {
+  char *cmd = NULL;
+  int len = hr.format(&cmd, argc, argv, lens);
+  if (len < 0) return bw_fail(BW_ENOMEM, "state store: out of memory");
+  int rc = send_all(c, cmd, (size_t)len, bw_now_ms() + c->t->command_ms);
+  hr.free_command(cmd);
+  return rc;
+}
+
+int bw_redis_next(bw_redis_conn *c, int wait_ms, int stop_fd, redisReply **out) {
+  *out = NULL;
+  int64_t until = bw_now_ms() + wait_ms;
+  for (;;) {
+    void *reply = NULL;
+    if (hr.reader_get(c->rd, &reply) != REDIS_OK)
+      return io_fail(c, c->rd->errstr[0] ? c->rd->errstr : "a protocol error", 0);
+    if (reply) {
+      *out = reply;
+      return BW_OK;
+    }
+    if (!(c->ssl && ssl.pending(c->ssl) > 0)) { /* TLS may hold decrypted bytes the socket no longer shows */
+      int64_t left = until - bw_now_ms();
+      if (left <= 0) return BW_OK;
+      struct pollfd p[2] = {{c->fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+      int n = poll(p, stop_fd >= 0 ? 2 : 1, left > INT_MAX ? INT_MAX : (int)left);
+      if (n < 0 && errno != EINTR) return io_fail(c, "cannot wait", errno);
+      if (n <= 0 || (stop_fd >= 0 && p[1].revents)) return BW_OK;
+    }
+    char buf[16384];
+    size_t got = 0;
+    int rc = recv_some(c, buf, sizeof buf, &got, bw_now_ms() + c->t->command_ms);
+    if (rc) return rc;
+    if (hr.reader_feed(c->rd, buf, got) != REDIS_OK) return bw_fail(BW_ENOMEM, "state store: out of memory");
+  }
 }
 
 void bw_redis_reply_free(redisReply *r) {

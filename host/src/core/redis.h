@@ -38,6 +38,12 @@ int bw_redis_alive(bw_redis_conn *c);
 int bw_redis_call(bw_redis_conn *c, int argc, const char **argv, const size_t *lens,
                   redisReply **out);
 void bw_redis_reply_free(redisReply *r);
+/* A subscriber's connection: a command sent without reading its reply
+ * (SUBSCRIBE's come as pushes), and the next thing the server sends,
+ * waiting at most wait_ms or until stop_fd (-1: none) turns readable:
+ * *out NULL when nothing came. STORE_UNAVAILABLE: the connection failed. */
+int bw_redis_send(bw_redis_conn *c, int argc, const char **argv, const size_t *lens);
+int bw_redis_next(bw_redis_conn *c, int wait_ms, int stop_fd, redisReply **out);
 void bw_redis_close(bw_redis_conn *c);
 
 /* A failure's detail in this thread's buffer (the detail of bw_fail

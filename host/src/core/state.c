@@ -4,9 +4,28 @@
  * process's own embedded store.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "state.h"
+
+/* Operations the store could not answer (STORE_UNAVAILABLE, EIO), by
+ * operation, for the process (the listener's /metrics): counted here, the
+ * one place every backend's calls pass. */
+static _Atomic uint64_t failures[BW_STATE_NOPS];
+static const char *const op_names[BW_STATE_NOPS] = {"add", "once", "get", "cas", "del", "count"};
+
+static int counted(int op, int rc) {
+  if (rc == BW_STORE_UNAVAILABLE || rc == BW_EIO) atomic_fetch_add(&failures[op], 1);
+  return rc;
+}
+
+uint64_t bw_state_failures(int op, const char **name) {
+  if (op < 0 || op >= BW_STATE_NOPS) return 0;
+  if (name) *name = op_names[op];
+  return atomic_load(&failures[op]);
+}
 
 static int check_names(const char *tenant, const char *key) {
   if (!tenant || strlen(tenant) > BW_STATE_TENANT_MAX)
@@ -30,10 +49,16 @@ bw_state *bw_state_ref(bw_state *s) {
 }
 
 void bw_state_close(bw_state *s) {
-  if (s && --s->refs == 0) s->ops->free(s);
+  if (s && --s->refs == 0) {
+    char *id = s->id;
+    s->ops->free(s);
+    free(id);
+  }
 }
 
 const char *bw_state_kind(const bw_state *s) { return s->ops->kind; }
+
+const char *bw_state_id(const bw_state *s) { return s->id ? s->id : s->ops->kind; }
 
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static bw_state *default_store; /* the process's reference, never dropped */
@@ -54,7 +79,7 @@ int bw_state_add(bw_state *s, const char *tenant, const char *key, int64_t delta
   int rc = check_names(tenant, key);
   if (!rc) rc = check_ttl(ttl);
   if (rc) return rc;
-  return s->ops->add(s, tenant, key, delta, limit < 0 ? -1 : limit, ttl, added, value);
+  return counted(0, s->ops->add(s, tenant, key, delta, limit < 0 ? -1 : limit, ttl, added, value));
 }
 
 int bw_state_once(bw_state *s, const char *tenant, const char *key, double ttl,
@@ -62,7 +87,7 @@ int bw_state_once(bw_state *s, const char *tenant, const char *key, double ttl,
   int rc = check_names(tenant, key);
   if (!rc) rc = check_ttl(ttl);
   if (rc) return rc;
-  return s->ops->once(s, tenant, key, ttl, first);
+  return counted(1, s->ops->once(s, tenant, key, ttl, first));
 }
 
 int bw_state_get(bw_state *s, const char *tenant, const char *key, char **val,
@@ -72,7 +97,7 @@ int bw_state_get(bw_state *s, const char *tenant, const char *key, char **val,
   *version = 0;
   int rc = check_names(tenant, key);
   if (rc) return rc;
-  return s->ops->get(s, tenant, key, val, len, version);
+  return counted(2, s->ops->get(s, tenant, key, val, len, version));
 }
 
 int bw_state_cas(bw_state *s, const char *tenant, const char *key, uint64_t expected,
@@ -85,7 +110,7 @@ int bw_state_cas(bw_state *s, const char *tenant, const char *key, uint64_t expe
   if (len > BW_STATE_VALUE_MAX)
     return bw_fail(BW_TOO_LARGE, "state store: a record's value is at most 1 MiB");
   if (len && !val) return bw_fail(BW_INVALID_ARGUMENT, "state store: no value");
-  return s->ops->cas(s, tenant, key, expected, val, len, ttl, done, version);
+  return counted(3, s->ops->cas(s, tenant, key, expected, val, len, ttl, done, version));
 }
 
 int bw_state_del(bw_state *s, const char *tenant, const char *key, uint64_t expected,
@@ -93,14 +118,14 @@ int bw_state_del(bw_state *s, const char *tenant, const char *key, uint64_t expe
   *deleted = 0;
   int rc = check_names(tenant, key);
   if (rc) return rc;
-  return s->ops->del(s, tenant, key, expected, deleted);
+  return counted(4, s->ops->del(s, tenant, key, expected, deleted));
 }
 
 int bw_state_count(bw_state *s, const char *tenant, size_t *n) {
   *n = 0;
   if (!tenant || strlen(tenant) > BW_STATE_TENANT_MAX)
     return bw_fail(BW_INVALID_ARGUMENT, "state store: a tenant is 0 to 255 bytes");
-  return s->ops->count(s, tenant, n);
+  return counted(5, s->ops->count(s, tenant, n));
 }
 
 int bw_state_stats(bw_state *s, bw_state_totals *st) {

@@ -82,6 +82,10 @@ BW_SHARED void bw_state_close(bw_state *s);
  * same one. A reference the caller closes. */
 int bw_state_default(bw_state **out);
 const char *bw_state_kind(const bw_state *s); /* "memory", "file", "redis" */
+/* What the store is, the same for two handles on one Redis database or
+ * one file ("redis:URL", "file:PATH", "memory:ADDRESS"): changes.c hears a
+ * store once per process however many handles each worker opened. */
+const char *bw_state_id(const bw_state *s);
 
 /* Each operation: tenant (0 to 255 bytes) and key (1 to 1024), NUL-free
  * C strings; ttl in seconds, more than 0 and at most BW_STATE_TTL_MAX, from
@@ -105,7 +109,7 @@ int bw_state_once(bw_state *s, const char *tenant, const char *key, double ttl,
                   int *first);
 /* Record: *val (malloc'd, the caller frees it; NULL when absent), *len and
  * *version (> 0; 0 when absent). */
-int bw_state_get(bw_state *s, const char *tenant, const char *key, char **val,
+BW_SHARED int bw_state_get(bw_state *s, const char *tenant, const char *key, char **val,
                  size_t *len, uint64_t *version);
 /* Record: write val when the record's version is expected (0: only if
  * there is none); it then lives ttl from now, with a new version. *done: 1
@@ -114,11 +118,48 @@ int bw_state_cas(bw_state *s, const char *tenant, const char *key, uint64_t expe
                  const void *val, size_t len, double ttl, int *done, uint64_t *version);
 /* Any entry: drop it when expected is 0 or its version (a record's) is
  * expected. *deleted: 1 or 0. */
-int bw_state_del(bw_state *s, const char *tenant, const char *key, uint64_t expected,
+BW_SHARED int bw_state_del(bw_state *s, const char *tenant, const char *key, uint64_t expected,
                  int *deleted);
 /* The tenant's live entries. */
 BW_SHARED int bw_state_count(bw_state *s, const char *tenant, size_t *n);
 int bw_state_stats(bw_state *s, bw_state_totals *st);
+/* The process's operations a store could not answer (STORE_UNAVAILABLE or
+ * EIO) since it started, every store together: op 0 to BW_STATE_NOPS - 1,
+ * its name ("add", "once", "get", "cas", "del", "count") in *name. */
+enum { BW_STATE_NOPS = 6 };
+BW_SHARED uint64_t bw_state_failures(int op, const char **name);
+
+/* ---- publish/subscribe ----
+ * A message to a channel of a tenant reaches the subscriptions to that
+ * channel of that tenant, in every process sharing the store (Redis), or
+ * in this process (embedded); the file store has none
+ * (BW_INVALID_ARGUMENT, naming the stores that have it). Delivery is at
+ * most once and may miss: a subscription says so (a gap) rather than
+ * block a publisher or grow. A channel is 1 to 64 bytes of [A-Za-z0-9._-];
+ * a message at most BW_STATE_MESSAGE_MAX bytes (BW_TOO_LARGE). */
+enum {
+  BW_STATE_CHANNEL_MAX = 64,
+  BW_STATE_MESSAGE_MAX = 16384,
+  BW_STATE_SUB_CHANNELS = 8, /* channels of one subscription */
+  BW_STATE_SUB_QUEUE = 256,  /* messages a subscription holds unread; more are dropped */
+  BW_STATE_SUB_BYTES = 1 << 20 /* and their bytes */
+};
+typedef struct bw_state_sub bw_state_sub;
+int bw_state_publish(bw_state *s, const char *tenant, const char *channel, const void *msg,
+                     size_t len);
+/* Subscribe to n channels of tenant. With Redis it returns once the server
+ * has confirmed (or after the timeout, the server unreachable: the
+ * subscription then starts with a gap once it is back). */
+int bw_state_subscribe(bw_state *s, const char *tenant, const char *const *channels, int n,
+                       bw_state_sub **out);
+/* Readable (an eventfd) while something waits: poll it, never read it. */
+int bw_state_sub_fd(const bw_state_sub *sub);
+/* The next item: BW_OK with *gap = 1 (messages were missed: the queue
+ * was full, or the connection to the server was lost and made again),
+ * or *gap = 0, *channel and *msg (malloc'd, NUL-terminated beyond *len:
+ * the caller frees both); BW_EAGAIN when nothing waits. */
+int bw_state_sub_next(bw_state_sub *sub, char **channel, char **msg, size_t *len, int *gap);
+void bw_state_unsubscribe(bw_state_sub *sub);
 
 /* ---- for backends ---- */
 
@@ -136,13 +177,37 @@ typedef struct bw_state_ops {
   int (*del)(bw_state *, const char *tenant, const char *key, uint64_t expected, int *deleted);
   int (*count)(bw_state *, const char *tenant, size_t *n);
   int (*stats)(bw_state *, bw_state_totals *);
+  /* NULL: the backend has no publish/subscribe */
+  int (*publish)(bw_state *, const char *tenant, const char *channel, const void *msg, size_t len);
+  int (*subscribe)(bw_state *, bw_state_sub *);  /* register it (statesub.c made it) */
+  void (*unsubscribe)(bw_state *, bw_state_sub *); /* and no push after this returns */
   void (*free)(bw_state *);
 } bw_state_ops;
+
+/* A subscription's queue (statesub.c), which backends push into: what
+ * it wants, the bounded queue, the gap. */
+struct bw_state_sub {
+  bw_state *s;              /* a reference while subscribed */
+  char tenant[BW_STATE_TENANT_MAX + 1];
+  char channel[BW_STATE_SUB_CHANNELS][BW_STATE_CHANNEL_MAX + 1];
+  int nchannels;
+  bw_state_sub *next;       /* the backend's list */
+  struct bw_state_sub_q *q; /* statesub.c's */
+};
+/* Whether sub wants channel of tenant. */
+int bw_state_sub_wants(const bw_state_sub *sub, const char *tenant, const char *channel);
+/* Queue a copy (never blocks on the reader; past the queue's caps it is
+ * dropped and a gap is queued instead); a gap alone. */
+void bw_state_sub_push(bw_state_sub *sub, const char *channel, const void *msg, size_t len);
+void bw_state_sub_gap(bw_state_sub *sub);
+/* A channel name as the interface takes it? */
+int bw_state_channel_ok(const char *channel);
 
 /* The head of every backend's store: refs starts at 1. */
 struct bw_state {
   const bw_state_ops *ops;
   _Atomic long refs;
+  char *id; /* malloc'd by the backend's open (bw_state_id); freed with it */
 };
 
 #endif

@@ -177,6 +177,7 @@ int bw_state_open_file(const char *path, bw_state **out) {
   }
   f->base.ops = &file_ops;
   f->base.refs = 1;
+  if (asprintf(&f->base.id, "file:%s", path) < 0) f->base.id = NULL;
   *out = &f->base;
   return BW_OK;
 }

@@ -10,6 +10,7 @@
  * never takes another's room. A tenant exists while it has entries.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -59,6 +60,8 @@ typedef struct mem {
   share **tbuckets;
   size_t ntbuckets, tenants, max_buckets;
   heap h;
+  pthread_mutex_t pmu; /* publish/subscribe: the subscriptions, apart from the entries */
+  bw_state_sub *subs;
 } mem;
 
 /* ---- hashing: FNV-1a from a random seed, then a 64-bit finaliser */
@@ -474,8 +477,43 @@ static int mem_stats(bw_state *s, bw_state_totals *st) {
   return leave(m, BW_OK);
 }
 
+/* ---- publish/subscribe: in this process, from the publisher's thread
+ * into each subscription's bounded queue (statesub.c: a full one drops
+ * and says so, never waits) */
+
+static int mem_publish(bw_state *s, const char *tenant, const char *channel, const void *msg,
+                       size_t len) {
+  mem *m = (mem *)s;
+  pthread_mutex_lock(&m->pmu);
+  for (bw_state_sub *sub = m->subs; sub; sub = sub->next)
+    if (bw_state_sub_wants(sub, tenant, channel)) bw_state_sub_push(sub, channel, msg, len);
+  pthread_mutex_unlock(&m->pmu);
+  return BW_OK;
+}
+
+static int mem_subscribe(bw_state *s, bw_state_sub *sub) {
+  mem *m = (mem *)s;
+  pthread_mutex_lock(&m->pmu);
+  sub->next = m->subs;
+  m->subs = sub;
+  pthread_mutex_unlock(&m->pmu);
+  return BW_OK;
+}
+
+static void mem_unsubscribe(bw_state *s, bw_state_sub *sub) {
+  mem *m = (mem *)s;
+  pthread_mutex_lock(&m->pmu);
+  for (bw_state_sub **p = &m->subs; *p; p = &(*p)->next)
+    if (*p == sub) {
+      *p = sub->next;
+      break;
+    }
+  pthread_mutex_unlock(&m->pmu);
+}
+
 static void mem_free(bw_state *s) {
   mem *m = (mem *)s;
+  pthread_mutex_destroy(&m->pmu);
   for (size_t i = 0; i < m->nbuckets; i++)
     for (entry *e = m->buckets[i], *next; e; e = next) {
       next = e->next;
@@ -504,6 +542,9 @@ static const bw_state_ops mem_ops = {
     .del = mem_del,
     .count = mem_count,
     .stats = mem_stats,
+    .publish = mem_publish,
+    .subscribe = mem_subscribe,
+    .unsubscribe = mem_unsubscribe,
     .free = mem_free,
 };
 
@@ -524,7 +565,8 @@ int bw_state_open_memory(const bw_state_caps *caps, bw_state **out) {
   if (getrandom(&m->seed, sizeof m->seed, GRND_NONBLOCK) != (ssize_t)sizeof m->seed)
     m->seed = (uint64_t)bw_now_ms() * 0x9e3779b97f4a7c15ULL; /* no entropy yet: still a seed */
   m->seed ^= 14695981039346656037ULL;
-  if (!m->buckets || !m->tbuckets || pthread_mutex_init(&m->mu, NULL)) {
+  if (!m->buckets || !m->tbuckets || pthread_mutex_init(&m->mu, NULL) ||
+      pthread_mutex_init(&m->pmu, NULL)) {
     free(m->buckets);
     free(m->tbuckets);
     free(m);
@@ -532,6 +574,7 @@ int bw_state_open_memory(const bw_state_caps *caps, bw_state **out) {
   }
   m->base.ops = &mem_ops;
   m->base.refs = 1;
+  if (asprintf(&m->base.id, "memory:%p", (void *)m) < 0) m->base.id = NULL; /* then its kind */
   *out = &m->base;
   return BW_OK;
 }

@@ -31,11 +31,16 @@
  * closed, never reused; the next call connects again, so the store
  * recovers by itself when the server is back.
  */
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "redis.h"
 #include "state.h"
@@ -178,6 +183,15 @@ typedef struct rstore {
   size_t nidle, open, max;
   size_t max_entries, max_bytes; /* per tenant */
   char sha[NSCRIPTS][41];
+  /* publish/subscribe: the subscriptions, and the reader thread with its
+   * own connection (started by the first subscription) */
+  pthread_mutex_t smu;
+  pthread_cond_t scv; /* the reader subscribed (ready), or gave up waiting */
+  bw_state_sub *subs;
+  pthread_t reader;
+  int running, stop; /* stop: an eventfd that ends the reader */
+  int ready;         /* subscribed on a live connection */
+  int gap_due;       /* messages may have been missed since: a gap at the next subscribe */
 } rstore;
 
 /* ---- the pool */
@@ -583,8 +597,205 @@ static int r_stats(bw_state *s, bw_state_totals *st) {
   return rc;
 }
 
+/* ---- publish/subscribe: burrow:{tHEX}:p:CHANNEL, a tenant's channels
+ * under its hex (no tenant spells another's). PUBLISH goes through the
+ * pool; the reader thread holds a connection of its own with one
+ * PSUBSCRIBE to every tenant's channels (any instance may serve any
+ * tenant's listens) and hands each message to the subscriptions that want
+ * its tenant and channel: exactly, here, so a tenant never hears
+ * another's. It pings when quiet, so a server gone silent is noticed
+ * within the timeout; then it connects again, subscribes again, and
+ * tells every subscription it may have missed messages (a gap). */
+
+#define PATTERN "burrow:{t*}:p:*"
+
+static int r_publish(bw_state *s, const char *tenant, const char *channel, const void *msg,
+                     size_t len) {
+  rstore *r = (rstore *)s;
+  keys k;
+  int rc = make_keys(tenant, NULL, &k);
+  if (rc) return rc;
+  char name[600];
+  size_t nl = (size_t)snprintf(name, sizeof name, "%.*s:p:%s", (int)(k.li - 2), k.idx, channel);
+  const char *argv[] = {"PUBLISH", name, msg};
+  size_t lens[] = {7, nl, len};
+  redisReply *x;
+  if ((rc = run(r, 3, argv, lens, &x))) return rc;
+  if (x->type == REDIS_REPLY_ERROR) rc = server_error(x);
+  bw_redis_reply_free(x);
+  return rc;
+}
+
+static int unhex(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* burrow:{tHEX}:p:CHANNEL into tenant and channel; 0 if it is not one. */
+static int split_channel(const redisReply *c, char *tenant, char *channel) {
+  if (c->type != REDIS_REPLY_STRING || c->len < 12 || memcmp(c->str, "burrow:{t", 9)) return 0;
+  const char *p = c->str + 9, *end = c->str + c->len;
+  const char *close = memchr(p, '}', (size_t)(end - p));
+  if (!close || (close - p) % 2 || (close - p) / 2 > BW_STATE_TENANT_MAX) return 0;
+  size_t tl = 0;
+  for (const char *h = p; h < close; h += 2) {
+    int a = unhex(h[0]), b = unhex(h[1]);
+    if (a < 0 || b < 0 || (a == 0 && b == 0)) return 0;
+    tenant[tl++] = (char)(a << 4 | b);
+  }
+  tenant[tl] = 0;
+  if (end - close < 5 || memcmp(close, "}:p:", 4)) return 0;
+  size_t cl = (size_t)(end - close - 4);
+  if (cl > BW_STATE_CHANNEL_MAX) return 0;
+  memcpy(channel, close + 4, cl);
+  channel[cl] = 0;
+  return bw_state_channel_ok(channel);
+}
+
+static int is(const redisReply *x, const char *word) {
+  return x->type == REDIS_REPLY_STRING && x->len == strlen(word) && !strncasecmp(x->str, word, x->len);
+}
+
+/* A push of the server: a message handed on; the subscription's
+ * confirmation makes the reader ready. */
+static int on_push(rstore *r, const redisReply *x) {
+  if (x->type == REDIS_REPLY_ERROR) return -1; /* PSUBSCRIBE refused (an ACL without the channels): try again later */
+  if (x->type != REDIS_REPLY_ARRAY || x->elements < 3) return 0;
+  if (is(x->element[0], "psubscribe")) {
+    pthread_mutex_lock(&r->smu);
+    r->ready = 1;
+    if (r->gap_due)
+      for (bw_state_sub *sub = r->subs; sub; sub = sub->next) bw_state_sub_gap(sub);
+    r->gap_due = 0;
+    pthread_cond_broadcast(&r->scv);
+    pthread_mutex_unlock(&r->smu);
+    return 0;
+  }
+  if (!is(x->element[0], "pmessage") || x->elements != 4) return 0;
+  const redisReply *m = x->element[3];
+  char tenant[BW_STATE_TENANT_MAX + 1], channel[BW_STATE_CHANNEL_MAX + 1];
+  if (m->type != REDIS_REPLY_STRING || m->len > BW_STATE_MESSAGE_MAX) return 0; /* not ours to pass on */
+  if (!split_channel(x->element[2], tenant, channel)) return 0;
+  pthread_mutex_lock(&r->smu);
+  for (bw_state_sub *sub = r->subs; sub; sub = sub->next)
+    if (bw_state_sub_wants(sub, tenant, channel)) bw_state_sub_push(sub, channel, m->str, m->len);
+  pthread_mutex_unlock(&r->smu);
+  return 0;
+}
+
+static int stopping(rstore *r, int wait_ms) {
+  struct pollfd p = {r->stop, POLLIN, 0};
+  return poll(&p, 1, wait_ms) > 0;
+}
+
+/* One connection's life: subscribe, hand on what comes, ping when quiet.
+ * Returns when it fails or the store closes. */
+static void subscribed(rstore *r, bw_redis_conn *c) {
+  const char *argv[] = {"PSUBSCRIBE", PATTERN};
+  size_t lens[] = {10, strlen(PATTERN)};
+  if (bw_redis_send(c, 2, argv, lens)) return;
+  int64_t timeout = (int64_t)(bw_redis_timeout(r->t) * 1000), heard = bw_now_ms(), pinged = 0;
+  for (;;) {
+    redisReply *x;
+    if (bw_redis_next(c, 250, r->stop, &x)) return;
+    if (stopping(r, 0)) {
+      bw_redis_reply_free(x);
+      return;
+    }
+    int64_t now = bw_now_ms();
+    if (x) {
+      heard = now;
+      pinged = 0;
+      int bad = on_push(r, x);
+      bw_redis_reply_free(x);
+      if (bad) return;
+      continue;
+    }
+    if (pinged && now - pinged > timeout) return; /* silent past the timeout: gone */
+    if (!pinged && now - heard > 1000) {
+      const char *ping[] = {"PING"};
+      size_t pl[] = {4};
+      if (bw_redis_send(c, 1, ping, pl)) return;
+      pinged = now;
+    }
+  }
+}
+
+static void *reader(void *arg) {
+  rstore *r = arg;
+  int wait = 100;
+  while (!stopping(r, 0)) {
+    bw_redis_conn *c;
+    if (bw_redis_connect(r->t, &c) == BW_OK) {
+      wait = 100;
+      subscribed(r, c);
+      bw_redis_close(c);
+    }
+    pthread_mutex_lock(&r->smu);
+    if (r->ready) r->gap_due = 1; /* it was subscribed: what came meanwhile is lost */
+    r->ready = 0;
+    pthread_mutex_unlock(&r->smu);
+    if (stopping(r, wait)) break;
+    wait = wait < 1000 ? wait * 2 : 1000; /* back off to a try a second */
+  }
+  return NULL;
+}
+
+static int r_subscribe(bw_state *s, bw_state_sub *sub) {
+  rstore *r = (rstore *)s;
+  pthread_mutex_lock(&r->smu);
+  if (!r->running) {
+    r->stop = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    sigset_t all, old; /* no signal of the process's on the reader */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = r->stop < 0 ? -1 : pthread_create(&r->reader, NULL, reader, r);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+      if (r->stop >= 0) close(r->stop);
+      pthread_mutex_unlock(&r->smu);
+      return bw_fail(BW_ENOMEM, "state store (redis): cannot start the subscriber");
+    }
+    r->running = 1;
+  }
+  sub->next = r->subs;
+  r->subs = sub;
+  /* wait for the subscription to be in place, at most the timeout */
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  double t = bw_redis_timeout(r->t);
+  until.tv_sec += (time_t)t;
+  until.tv_nsec += (long)((t - (time_t)t) * 1e9);
+  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  while (!r->ready)
+    if (pthread_cond_timedwait(&r->scv, &r->smu, &until)) {
+      r->gap_due = 1; /* the server is away: a gap once it is back */
+      break;
+    }
+  pthread_mutex_unlock(&r->smu);
+  return BW_OK;
+}
+
+static void r_unsubscribe(bw_state *s, bw_state_sub *sub) {
+  rstore *r = (rstore *)s;
+  pthread_mutex_lock(&r->smu);
+  for (bw_state_sub **p = &r->subs; *p; p = &(*p)->next)
+    if (*p == sub) {
+      *p = sub->next;
+      break;
+    }
+  pthread_mutex_unlock(&r->smu);
+}
+
 static void r_free(bw_state *s) {
   rstore *r = (rstore *)s;
+  if (r->running) {
+    uint64_t one = 1;
+    if (write(r->stop, &one, sizeof one) < 0) { /* cannot fail: a fresh counter */ }
+    pthread_join(r->reader, NULL);
+    close(r->stop);
+  }
+  pthread_cond_destroy(&r->scv);
+  pthread_mutex_destroy(&r->smu);
   for (size_t i = 0; i < r->nidle; i++) bw_redis_close(r->idle[i]);
   free(r->idle);
   bw_redis_target_free(r->t);
@@ -602,6 +813,9 @@ static const bw_state_ops redis_ops = {
     .del = r_del,
     .count = r_count,
     .stats = r_stats,
+    .publish = r_publish,
+    .subscribe = r_subscribe,
+    .unsubscribe = r_unsubscribe,
     .free = r_free,
 };
 
@@ -635,7 +849,9 @@ int bw_state_open_redis(const char *url, const bw_state_redis_opts *opts, bw_sta
   }
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&r->cv, &ca);
+  pthread_cond_init(&r->scv, &ca);
   pthread_condattr_destroy(&ca);
+  pthread_mutex_init(&r->smu, NULL);
   r->base.ops = &redis_ops;
   r->base.refs = 1;
   rc = bw_redis_target_new(url, o, &r->t);
@@ -655,6 +871,7 @@ int bw_state_open_redis(const char *url, const bw_state_redis_opts *opts, bw_sta
     r_free(&r->base);
     return bw_err_restore(rc, &sv);
   }
+  if (asprintf(&r->base.id, "redis:%s", url) < 0) r->base.id = NULL;
   *out = &r->base;
   return BW_OK;
 }

@@ -61,6 +61,14 @@ typedef struct entry {
   double last_ms; /* when it was last reported */
   char name[BW_NAME_MAX + 1];
   char view[BW_WATCH_VIEW]; /* a folder's: what its owner last saw of it (bw_watch_view) */
+  /* where it is, for changes heard from other instances (bw_watch_heard):
+   * the root's mount and the in-root path, "mount\0rel\0" malloc'd (NULL:
+   * added without); its inotify watch is wd (-1 for a root the operator
+   * turned inotify off for) */
+  char *at;
+  const char *rel;
+  int64_t ino_ms;    /* when inotify last marked it */
+  uint32_t ino_hash; /* and the in-root path that report was about */
 } entry;
 
 /* Watches several watchers share a cap on (a tenant's): under the hub's
@@ -83,6 +91,12 @@ struct bw_watcher {
   int max, interval_ms, next_id;
   entry *e; /* max slots */
   bw_watcher *next; /* the hub's list */
+  /* changes heard through the state store (changes.c): whose they are
+   * (the store, the tenant), and what lives as long as the watcher */
+  const void *scope;
+  char *tenant;
+  void *hold;
+  void (*release)(void *);
 };
 
 /* The process's one inotify instance, its thread, and the watchers on it. */
@@ -296,6 +310,8 @@ void bw_watch_free(bw_watcher *w) {
     }
   for (int i = 0; i < w->max; i++) { /* its watches, unless another holds them */
     int wd = w->e[i].wd;
+    free(w->e[i].at);
+    w->e[i].at = NULL;
     if (!w->e[i].id) continue;
     w->e[i].id = 0;
     if (w->b) w->b->used--;
@@ -322,6 +338,8 @@ void bw_watch_free(bw_watcher *w) {
   }
   close(w->efd);
   free(w->e);
+  free(w->tenant);
+  if (w->release) w->release(w->hold); /* outside the hub's lock: it may unsubscribe */
   free(w);
 }
 
@@ -369,16 +387,36 @@ static int add_by_fd(bw_watcher *w, int fd, int *wd) {
   return BW_OK;
 }
 
-static int watch_add(bw_watcher *w, const bw_handle *h, int *id);
+static int watch_add(bw_watcher *w, const bw_handle *h, int inotify, int *id);
 
 int bw_watch_add(bw_watcher *w, const bw_handle *h, int *id) {
+  return bw_watch_add_at(w, h, NULL, 1, id);
+}
+
+int bw_watch_add_at(bw_watcher *w, const bw_handle *h, const char *mount, int inotify, int *id) {
+  char *at = NULL;
+  if (mount) { /* "mount\0rel\0": made before the lock */
+    size_t ml = strlen(mount), rl = strlen(h->rel);
+    if (!(at = malloc(ml + rl + 2))) return BW_ENOMEM;
+    memcpy(at, mount, ml + 1);
+    memcpy(at + ml + 1, h->rel, rl + 1);
+  }
   pthread_mutex_lock(&hub.mu);
-  int rc = watch_add(w, h, id);
+  int rc = watch_add(w, h, inotify, id);
+  if (!rc) {
+    for (int i = 0; i < w->max; i++)
+      if (w->e[i].id == *id) {
+        w->e[i].at = at;
+        w->e[i].rel = at ? at + strlen(at) + 1 : NULL;
+        at = NULL;
+      }
+  }
   pthread_mutex_unlock(&hub.mu);
+  free(at);
   return rc;
 }
 
-static int watch_add(bw_watcher *w, const bw_handle *h, int *id) {
+static int watch_add(bw_watcher *w, const bw_handle *h, int inotify, int *id) {
   if (!h->exists || h->dirfd < 0) return BW_ENOENT;
   int slot = -1;
   for (int i = 0; i < w->max && slot < 0; i++)
@@ -405,11 +443,12 @@ static int watch_add(bw_watcher *w, const bw_handle *h, int *id) {
            (st.st_mode & S_IFMT) != (h->st.st_mode & S_IFMT)) /* a freed
                                            inode number is reused at once */
     rc = bw_fail(BW_EAGAIN, "the path changed since it was judged, retry");
-  int wd = -1;
-  if (rc == BW_OK) rc = add_by_fd(w, is_dir ? fd : h->dirfd, &wd);
+  int wd = -1; /* none where inotify is off: changes come only as heard */
+  if (rc == BW_OK && inotify) rc = add_by_fd(w, is_dir ? fd : h->dirfd, &wd);
   close(fd);
   if (rc) return rc;
   entry *e = &w->e[slot];
+  free(e->at);
   memset(e, 0, sizeof *e);
   e->id = w->next_id++;
   if (w->next_id == INT_MAX) w->next_id = 1;
@@ -429,6 +468,9 @@ int bw_watch_remove(bw_watcher *w, int id) {
     if (e->id != id || !id) continue;
     int wd = e->wd;
     e->id = 0;
+    free(e->at);
+    e->at = NULL;
+    e->rel = NULL;
     if (w->b) w->b->used--;
     if (wd >= 0 && !wd_users(wd)) inotify_rm_watch(w->fd, wd);
     pthread_mutex_unlock(&hub.mu);
@@ -452,15 +494,29 @@ int bw_watch_view(bw_watcher *w, int id, const char *set, char out[BW_WATCH_VIEW
   return bw_fail(BW_INVALID_ARGUMENT, "no such watch");
 }
 
-static void mark_one(bw_watcher *w, const struct inotify_event *ev);
+static void mark_one(bw_watcher *w, const struct inotify_event *ev, int64_t now);
 
 /* One event: the flags of the watches on its wd it concerns, in every
  * watcher. Under the hub's lock. */
-static void mark(const struct inotify_event *ev) {
-  for (bw_watcher *w = hub.list; w; w = w->next) mark_one(w, ev);
+static void mark(const struct inotify_event *ev, int64_t now) {
+  for (bw_watcher *w = hub.list; w; w = w->next) mark_one(w, ev, now);
 }
 
-static void mark_one(bw_watcher *w, const struct inotify_event *ev) {
+/* FNV-1a of an in-root path: a report's identity, to tell whether a
+ * change heard from the store is one inotify already reported. The
+ * child name of a folder's event is hashed on as "rel/name". */
+static uint32_t fnv(uint32_t h, const char *s) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+#define FNV0 2166136261u
+static uint32_t path_hash(const char *rel, const char *name) {
+  if (!name || !*name) return fnv(FNV0, rel);
+  if (!strcmp(rel, ".")) return fnv(FNV0, name);
+  return fnv(fnv(fnv(FNV0, rel), "/"), name);
+}
+
+static void mark_one(bw_watcher *w, const struct inotify_event *ev, int64_t now) {
   const uint32_t listed = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO;
   const uint32_t self = IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT;
   for (int i = 0; i < w->max; i++) {
@@ -475,13 +531,20 @@ static void mark_one(bw_watcher *w, const struct inotify_event *ev) {
     } else if (ev->len && !strcmp(ev->name, e->name)) {
       e->what |= BW_WATCH_CHANGED;
     }
-    if (e->what != before) w->kicked = 1;
+    if (e->what != before) {
+      w->kicked = 1;
+      if (e->rel) {
+        e->ino_ms = now;
+        e->ino_hash = path_hash(e->rel, e->dir && ev->len ? ev->name : NULL);
+      }
+    }
   }
 }
 
 static int drain(int fd) {
   static char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
   int count = 0;
+  int64_t now = bw_now_ms();
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
@@ -497,7 +560,7 @@ static int drain(int fd) {
               w->kicked = 1;
             }
       } else {
-        mark(ev);
+        mark(ev, now);
       }
       count++;
       p += sizeof *ev + ev->len;
@@ -542,4 +605,89 @@ int bw_watch_due(bw_watcher *w, double now_ms, bw_watch_event *out, int max,
   pthread_mutex_unlock(&hub.mu);
   *next_ms = next;
   return n;
+}
+
+/* ---- changes heard through the state store (changes.c) */
+
+void bw_watch_scope(bw_watcher *w, const void *scope, const char *tenant, void *hold,
+                    void (*release)(void *)) {
+  char *t = strdup(tenant);
+  pthread_mutex_lock(&hub.mu);
+  void *old = w->hold;
+  void (*old_release)(void *) = w->release;
+  free(w->tenant);
+  w->tenant = t;
+  w->scope = t ? scope : NULL;
+  w->hold = hold;
+  w->release = release;
+  pthread_mutex_unlock(&hub.mu);
+  if (old_release) old_release(old);
+}
+
+/* rel lies beneath (or is) dir, in-root paths: "." holds them all. */
+static int beneath(const char *rel, const char *dir) {
+  if (!strcmp(dir, ".")) return 1;
+  size_t n = strlen(dir);
+  return !strncmp(rel, dir, n) && (rel[n] == '/' || rel[n] == 0);
+}
+
+/* What a change of rel means to watch e (0: nothing), and the in-root
+ * path its report is about (*h). */
+static int heard_one(const entry *e, const char *rel, int gone, uint32_t *h) {
+  int self = e->dir ? BW_WATCH_LIST | (gone ? BW_WATCH_GONE : 0) : BW_WATCH_CHANGED;
+  if (!strcmp(e->rel, rel)) {
+    *h = path_hash(e->rel, NULL);
+    return self;
+  }
+  if (beneath(e->rel, rel)) { /* a folder above it moved, went, or was replaced */
+    *h = path_hash(e->rel, NULL);
+    return e->dir ? BW_WATCH_LIST | BW_WATCH_GONE : BW_WATCH_CHANGED;
+  }
+  const char *slash = strrchr(rel, '/');
+  int parent = slash ? (size_t)(slash - rel) == strlen(e->rel) && !strncmp(rel, e->rel, (size_t)(slash - rel))
+                     : !strcmp(e->rel, ".");
+  if (e->dir && parent) { /* an entry of the folder */
+    *h = path_hash(rel, NULL);
+    return BW_WATCH_LIST;
+  }
+  return 0;
+}
+
+int bw_watch_heard(const void *scope, const char *tenant, const char *mount, const char *rel,
+                   int gone) {
+  int64_t now = bw_now_ms();
+  int n = 0;
+  pthread_mutex_lock(&hub.mu);
+  for (bw_watcher *w = hub.list; w; w = w->next) {
+    if (!w->scope || w->scope != scope || strcmp(w->tenant, tenant)) continue;
+    for (int i = 0; i < w->max; i++) {
+      entry *e = &w->e[i];
+      uint32_t h = 0;
+      if (!e->id || !e->at || strcmp(e->at, mount)) continue;
+      int bits = heard_one(e, rel, gone, &h);
+      if (!bits) continue;
+      /* the echo of what inotify reported: the same path, a moment ago */
+      if (e->ino_ms && now - e->ino_ms < BW_WATCH_ECHO_MS && e->ino_hash == h) continue;
+      if ((e->what | bits) != e->what) w->kicked = 1;
+      e->what |= bits;
+      n++;
+    }
+  }
+  kick();
+  pthread_mutex_unlock(&hub.mu);
+  return n;
+}
+
+void bw_watch_heard_gap(const void *scope, const char *tenant) {
+  pthread_mutex_lock(&hub.mu);
+  for (bw_watcher *w = hub.list; w; w = w->next) {
+    if (!w->scope || w->scope != scope || strcmp(w->tenant, tenant)) continue;
+    for (int i = 0; i < w->max; i++)
+      if (w->e[i].id && w->e[i].at) {
+        w->e[i].what |= w->e[i].dir ? BW_WATCH_LIST : BW_WATCH_CHANGED;
+        w->kicked = 1;
+      }
+  }
+  kick();
+  pthread_mutex_unlock(&hub.mu);
 }

@@ -47,6 +47,11 @@ int bw_watch_count(const bw_watcher *w);
  * again beneath the handle's directory fd and must be the one judged
  * (dev, ino), else BW_EAGAIN. *id: the watch, for bw_watch_remove. */
 int bw_watch_add(bw_watcher *w, const bw_handle *h, int *id);
+/* The same, knowing where the object is (its root's mount; the in-root
+ * path is the handle's), so changes heard through the state store reach
+ * it (bw_watch_heard); inotify 0: no inotify watch (a root on a network
+ * volume the operator marked so): it hears only those. */
+int bw_watch_add_at(bw_watcher *w, const bw_handle *h, const char *mount, int inotify, int *id);
 /* Count w's watches against the budget name, cap watches at most across
  * every watcher naming it (a tenant's): an add past it is BW_TOO_LARGE.
  * Once per watcher, before its first add. */
@@ -69,5 +74,22 @@ int bw_watch_read(bw_watcher *w);
  * ms until the next marked watch is due, -1 if none waits. */
 int bw_watch_due(bw_watcher *w, double now_ms, bw_watch_event *out, int max,
                  double *next_ms);
+
+/* ---- changes heard through the state store (changes.c) ----
+ * A watcher in a scope (a feed of changes.c, opaque here, and a tenant) hears the
+ * changes published there: bw_watch_heard marks its watches a change of
+ * (mount, rel) concerns, as inotify would have (the file, a folder's
+ * entry, a folder above either), unless inotify reported the same
+ * in-root path of that watch within BW_WATCH_ECHO_MS (the echo of a change
+ * it saw itself); gone: the path was removed or moved away. A gap (the
+ * store says changes may have been missed) marks every watch in the
+ * scope, as an inotify overflow does. hold lives as long as the watcher:
+ * release(hold) runs when it is freed (or a new scope replaces it). */
+#define BW_WATCH_ECHO_MS 1000
+void bw_watch_scope(bw_watcher *w, const void *scope, const char *tenant, void *hold,
+                    void (*release)(void *));
+int bw_watch_heard(const void *scope, const char *tenant, const char *mount, const char *rel,
+                   int gone);
+void bw_watch_heard_gap(const void *scope, const char *tenant);
 
 #endif

@@ -17,6 +17,11 @@
  *   st:cas(tenant, key, expected, value, ttl) -> done, version (expected 0: create)
  *   st:del(tenant, key [, expected])       -> deleted
  *   st:count(tenant) -> n;  st:stats() -> {entries =, bytes =};  st:kind();  st:close()
+ *   st:publish(tenant, channel, message) -> true  (none on the file store: INVALID_ARGUMENT)
+ *   st:subscribe(tenant, {channel, ...}) -> sub:  sub:fd() (poll it), sub:next() ->
+ *       "message", channel, message | "gap" (some were missed) | nil (none waits), sub:close()
+ *   st:change(tenant, mount, rel, gone) -> true: burrow's own write told to every
+ *       instance's watches (changes.c)
  *
  * An expected failure (a full share, a wrong kind, the file's lock, Redis
  * unreachable: STORE_UNAVAILABLE) is
@@ -25,12 +30,15 @@
  */
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "changes.h"
 #include "lcore.h"
 #include "state.h"
 
 #define STATE_MT "burrow.State"
+#define SUB_MT "burrow.StateSub"
 #define DEFAULT_KEY "burrow.state.default"
 
 typedef struct box {
@@ -174,6 +182,94 @@ static int st_stats(lua_State *L) {
 
 static int st_kind(lua_State *L) {
   lua_pushstring(L, bw_state_kind(check(L)));
+  return 1;
+}
+
+static int st_publish(lua_State *L) {
+  bw_state *s = check(L);
+  const char *tenant = name_arg(L, 2), *channel = name_arg(L, 3);
+  size_t len;
+  const char *msg = luaL_checklstring(L, 4, &len);
+  if (!tenant || !channel) return bad_name(L);
+  int rc = bw_state_publish(s, tenant, channel, msg, len);
+  if (rc) return fail(L, rc);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int st_change(lua_State *L) {
+  bw_state *s = check(L);
+  const char *tenant = name_arg(L, 2), *mount = name_arg(L, 3), *rel = name_arg(L, 4);
+  int gone = lua_toboolean(L, 5);
+  if (!tenant || !mount || !rel) return bad_name(L);
+  int rc = bw_changes_publish(s, tenant, mount, rel, gone);
+  if (rc) return fail(L, rc);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+typedef struct subbox {
+  bw_state_sub *sub;
+} subbox;
+
+static bw_state_sub *check_sub(lua_State *L) {
+  subbox *b = luaL_checkudata(L, 1, SUB_MT);
+  if (!b->sub) luaL_error(L, "attempt to use a closed subscription");
+  return b->sub;
+}
+
+static int sub_close(lua_State *L) {
+  subbox *b = luaL_checkudata(L, 1, SUB_MT);
+  bw_state_unsubscribe(b->sub);
+  b->sub = NULL;
+  return 0;
+}
+
+static int sub_fd(lua_State *L) {
+  lua_pushinteger(L, bw_state_sub_fd(check_sub(L)));
+  return 1;
+}
+
+static int sub_next(lua_State *L) {
+  bw_state_sub *sub = check_sub(L);
+  char *channel, *msg;
+  size_t len;
+  int gap;
+  int rc = bw_state_sub_next(sub, &channel, &msg, &len, &gap);
+  if (rc == BW_EAGAIN) return 0;
+  if (rc) return fail(L, rc);
+  if (gap) {
+    lua_pushliteral(L, "gap");
+    return 1;
+  }
+  lua_pushliteral(L, "message");
+  lua_pushstring(L, channel);
+  lua_pushlstring(L, msg, len);
+  free(channel);
+  free(msg);
+  return 3;
+}
+
+static int st_subscribe(lua_State *L) {
+  bw_state *s = check(L);
+  const char *tenant = name_arg(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  if (!tenant) return bad_name(L);
+  const char *ch[BW_STATE_SUB_CHANNELS];
+  lua_Integer n = luaL_len(L, 3);
+  if (n < 1 || n > BW_STATE_SUB_CHANNELS)
+    return fail(L, bw_fail(BW_INVALID_ARGUMENT, "state store: a subscription has 1 to 8 channels"));
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, 3, i);
+    ch[i - 1] = lua_tostring(L, -1); /* held by the table */
+    lua_pop(L, 1);
+    if (!ch[i - 1]) return luaL_argerror(L, 3, "channels are strings");
+  }
+  subbox *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->sub = NULL;
+  luaL_setmetatable(L, SUB_MT);
+  int rc = bw_state_subscribe(s, tenant, ch, (int)n, &b->sub);
+  if (rc) return fail(L, rc);
   return 1;
 }
 
@@ -344,7 +440,12 @@ void bw_lstate_push_api(lua_State *S, bw_state *s, void (*wrap)(lua_State *S)) {
 static const luaL_Reg methods[] = {
     {"add", st_add},     {"once", st_once},   {"get", st_get},   {"cas", st_cas},
     {"del", st_del},     {"count", st_count}, {"stats", st_stats}, {"kind", st_kind},
-    {"close", st_close}, {NULL, NULL},
+    {"close", st_close}, {"publish", st_publish}, {"subscribe", st_subscribe},
+    {"change", st_change}, {NULL, NULL},
+};
+
+static const luaL_Reg sub_methods[] = {
+    {"fd", sub_fd}, {"next", sub_next}, {"close", sub_close}, {NULL, NULL},
 };
 
 void bw_state_register(lua_State *L) {
@@ -354,6 +455,14 @@ void bw_state_register(lua_State *L) {
   lua_pushcfunction(L, st_close);
   lua_setfield(L, -2, "__close");
   luaL_newlib(L, methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, SUB_MT);
+  lua_pushcfunction(L, sub_close);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, sub_close);
+  lua_setfield(L, -2, "__close");
+  luaL_newlib(L, sub_methods);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
   lua_pushcfunction(L, l_state_open);

@@ -2,7 +2,9 @@
  * lwatch.c - core.watcher: the file watch (watch.c) as a Lua object.
  *
  *   local w = core.watcher(max_watches, interval_ms)
- *   w:add(roots, handle) -> id | nil, detail, CODE
+ *   w:add(roots, handle[, mount[, inotify]]) -> id | nil, detail, CODE
+ *   w:follow(store, tenant) -> true: also hear the changes burrow's writes
+ *                   publish through the store (changes.c) | nil, detail, CODE
  *   w:remove(id)
  *   w:read() -> events read from the kernel (flags set, nothing queued)
  *   w:due(now_s) -> {{id =, changed =, list =, gone =}...}, seconds until
@@ -15,6 +17,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "changes.h"
 #include "lcore.h"
 #include "watch.h"
 
@@ -88,13 +91,30 @@ static int w_budget(lua_State *L) {
   return 1;
 }
 
+/* w:add(roots, handle[, mount[, inotify]]): with the root's mount the
+ * watch also hears changes published through the store it follows
+ * (w:follow); inotify false: only those (a root on a network volume) */
 static int w_add(lua_State *L) {
   lwatcher *lw = check(L);
   const bw_handle *h = bw_lua_handle(L, 2, 3);
+  const char *mount = luaL_optstring(L, 4, NULL);
+  int inotify = lua_isnoneornil(L, 5) || lua_toboolean(L, 5);
   int id = 0;
-  int rc = bw_watch_add(lw->w, h, &id);
+  int rc = bw_watch_add_at(lw->w, h, mount, inotify, &id);
   if (rc) return bw_lua_fail(L, rc);
   lua_pushinteger(L, id);
+  return 1;
+}
+
+/* w:follow(store, tenant): hear tenant's changes published through store
+ * (changes.c), for as long as the watcher lives */
+static int w_follow(lua_State *L) {
+  lwatcher *lw = check(L);
+  bw_state *s = bw_lstate_at(L, 2);
+  luaL_argcheck(L, s != NULL, 2, "an open state store");
+  int rc = bw_changes_follow(lw->w, s, luaL_checkstring(L, 3));
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushboolean(L, 1);
   return 1;
 }
 
@@ -162,7 +182,7 @@ static int w_count(lua_State *L) {
 static const luaL_Reg methods[] = {
     {"add", w_add},   {"remove", w_remove}, {"read", w_read},   {"due", w_due},
     {"fd", w_fd},     {"count", w_count},   {"close", w_gc},    {"budget", w_budget},
-    {"id", w_id},     {"drop", w_drop},     {"view", w_view},
+    {"id", w_id},     {"drop", w_drop},     {"view", w_view},   {"follow", w_follow},
     {NULL, NULL}};
 
 void bw_watch_register(lua_State *L) {

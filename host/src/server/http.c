@@ -49,6 +49,7 @@
 #include "core.h"
 #include "httpint.h"
 #include "mhd.h"
+#include "oauth.h"
 #include "state.h"
 
 
@@ -72,6 +73,7 @@ int bw_http_loopback(const char *host) {
 typedef struct conn {
   int checked;
   int token;
+  bw_oauth_who who; /* an OAuth token's principal (token: its tenant's slot) */
   size_t limit, len, cap;
   char *body;
   int rejected;
@@ -144,7 +146,7 @@ static enum MHD_Result refuse_(bw_http *h, struct MHD_Connection *c, unsigned st
 #define refuse(...) refuse_(h, __VA_ARGS__)
 
 /* Host without its port; a bracketed IPv6 literal keeps its brackets. */
-static void host_name(const char *v, char *out, size_t n) {
+void bwh_host_name(const char *v, char *out, size_t n) {
   size_t len = strlen(v);
   if (v[0] == '[') {
     const char *e = strchr(v, ']');
@@ -174,7 +176,7 @@ static int origin_ok(bw_http *h, struct MHD_Connection *c) {
   const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
   char name[256];
   if (!host) return 0;
-  host_name(host, name, sizeof name);
+  bwh_host_name(host, name, sizeof name);
   if (!host_allowed(h, name)) return 0;
   const char *origin =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
@@ -185,15 +187,12 @@ static int origin_ok(bw_http *h, struct MHD_Connection *c) {
                      : !strncasecmp(origin, "https://", 8) ? origin + 8
                                                            : NULL;
   if (!rest || strchr(rest, '/')) return 0;
-  host_name(rest, name, sizeof name);
+  bwh_host_name(rest, name, sizeof name);
   return host_allowed(h, name);
 }
 
-/* The token index, -1 when none are configured, -2 when refused. */
-static int authenticate(bw_http *h, struct MHD_Connection *c) {
-  if (h->o.n_tokens == 0) return -1;
-  const char *a =
-      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+/* The config's token a bearer token is: its index, or -2. */
+static int authenticate_static(bw_http *h, const char *a) {
   if (!a || strncasecmp(a, "Bearer ", 7)) return -2;
   char hex[65];
   bw_http_token_hash(a + 7, hex);
@@ -204,6 +203,18 @@ static int authenticate(bw_http *h, struct MHD_Connection *c) {
       diff |= (unsigned char)(hex[j] ^ h->o.tokens[i].sha256[j]);
     if (!diff) found = i;
   }
+  return found;
+}
+
+/* The token index, -1 when none are configured, -2 when refused (why in
+ * d). A token that is none of the config's may be an OAuth access token
+ * (oauth.c): its principal goes in who, its tenant's slot is the index. */
+static int authenticate(bw_http *h, struct MHD_Connection *c, bw_oauth_who *who, bw_oauth_deny *d) {
+  if (h->o.n_tokens == 0) return -1;
+  const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+  int found = authenticate_static(h, a);
+  if (found == -2 && h->o.oauth) return bw_oauth_admit(h->o.oauth, a, who, d) ? -2 : who->slot;
+  if (found == -2) bw_oauth_plain_deny(d);
   return found;
 }
 
@@ -350,6 +361,14 @@ static void drop_new(bw_http *h, session *s) {
  * session whose stream 0 is the POST's answer: its worker acknowledges
  * it and returns the session, whose watches' changes (the poller's WATCH
  * items) then land on that stream until the client closes it. */
+/* The deployment's store did not answer a question about a session. */
+static enum MHD_Result store_down(bw_http *h, struct MHD_Connection *c) {
+  return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                "Service Unavailable: STORE_UNAVAILABLE: the shared state store (Redis/Valkey), which "
+                "holds this session, does not answer; retry",
+                "Retry-After", "1");
+}
+
 static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   json_error_t jerr;
   json_t *m = json_loadb(k->body ? k->body : "", k->len, 0, &jerr);
@@ -393,6 +412,13 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     json_decref(m);
     return r;
   }
+  bw_oauth_deny deny; /* a read-only token's write call */
+  if (bw_oauth_scope_refused(h->o.oauth, &k->who, m, &deny)) {
+    enum MHD_Result r = refuse_rpc(h, c, deny.status, one ? json_object_get(one, "id") : NULL, -32000,
+                                   deny.msg, NULL, deny.hname, deny.hval);
+    json_decref(m);
+    return r;
+  }
   if (v.modern && !request) { /* 2026-07-28 has no notifications to act on */
     json_decref(m);
     return reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
@@ -406,6 +432,16 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   }
   const char *sidh =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+  uint64_t shared_version = 0; /* the session's record in the store (httpshare.c) */
+  if (!init && !listen && !v.modern && sidh) {
+    char addr[INET6_ADDRSTRLEN];
+    client_address(c, addr);
+    int why = bwh_share_check(h, k->token, &k->who, addr, sidh, &shared_version);
+    if (why) {
+      json_decref(m);
+      return why == 503 ? store_down(h, c) : refuse(c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL, NULL);
+    }
+  }
   enum MHD_Result rc;
   pthread_mutex_lock(&h->mu);
   /* bounded: the bytes waiting for the workers in all (checked before an
@@ -454,7 +490,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
                           "(http.tenants.NAME.max_sessions)",
                     "Retry-After", "5");
     }
-    s = bwh_session_new(h, k->token, addr, 0);
+    s = bwh_session_new(h, k->token, &k->who, addr, 0);
     if (s && listen) { /* its id: the response shutdown sends names it */
       s->listen = json_dumps(json_object_get(one, "id"), JSON_ENCODE_ANY | JSON_COMPACT);
       if (!s->listen) {
@@ -477,7 +513,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   } else if (v.modern) { /* one request: a session of its own that ends with it */
     char addr[INET6_ADDRSTRLEN];
     client_address(c, addr);
-    s = bwh_session_new(h, k->token, addr, 1);
+    s = bwh_session_new(h, k->token, &k->who, addr, 1);
     if (!s) {
       pthread_mutex_unlock(&h->mu);
       json_decref(m);
@@ -490,7 +526,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   } else {
     s = bwh_session_find(h, sidh);
     if (!sidh) rc = MHD_HTTP_BAD_REQUEST;
-    else if (!s || s->token != k->token) rc = MHD_HTTP_NOT_FOUND;
+    else if (!s || !bwh_session_owned(s, k->token, &k->who)) rc = MHD_HTTP_NOT_FOUND;
     else rc = 0;
     if (rc) {
       pthread_mutex_unlock(&h->mu);
@@ -573,6 +609,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     if (s->tenant < h->o.n_tenants) h->ten_calls[s->tenant]++;
   }
   it->kind = BW_HTTP_MSG;
+  it->shared_version = shared_version;
   if (s->stateless) {
     json_t *ph = json_object();
     if (ph) MHD_get_connection_values(c, MHD_HEADER_KIND, param_header, ph);
@@ -734,11 +771,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
       return refuse(c, MHD_HTTP_FORBIDDEN, -32000,
                     "Forbidden: Host or Origin not allowed", NULL, NULL);
     if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz")) return probe(h, c, url, method);
-    k->token = authenticate(h, c);
-    if (k->token == -2)
-      return refuse(c, MHD_HTTP_UNAUTHORIZED, -32000,
-                    "Unauthorized: a valid bearer token is required",
-                    "WWW-Authenticate", "Bearer realm=\"burrow\"");
+    const char *meta = bw_oauth_metadata(h->o.oauth, url); /* RFC 9728: no token */
+    if (meta) return reply(c, MHD_HTTP_OK, "application/json", meta, "Cache-Control", "max-age=300");
+    bw_oauth_deny deny;
+    k->token = authenticate(h, c, &k->who, &deny);
+    if (k->token == -2) return refuse(c, deny.status, -32000, deny.msg, deny.hname, deny.hval);
     k->checked = 1; /* its token (the access log's tenant) is known */
     passed_checks(h, c);
     if (strcmp(url, "/mcp"))
@@ -816,14 +853,21 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
     return refuse(c, MHD_HTTP_BAD_REQUEST, -32000,
                   "Bad Request: Mcp-Session-Id header is required", NULL,
                   NULL);
+  char addr[INET6_ADDRSTRLEN];
+  client_address(c, addr);
+  uint64_t shared_version;
+  int why = bwh_share_check(h, k->token, &k->who, addr, sidh, &shared_version); /* httpshare.c */
+  if (why == 503) return store_down(h, c);
   pthread_mutex_lock(&h->mu);
   session *s = bwh_session_find(h, sidh);
   enum MHD_Result rc;
-  if (!s || s->token != k->token) {
+  if (!s || !bwh_session_owned(s, k->token, &k->who)) {
     rc = refuse(c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL, NULL);
   } else if (!strcmp(method, "DELETE")) {
     bwh_session_close(h, s, "deleted");
-    rc = reply(c, MHD_HTTP_OK, NULL, "", NULL, NULL);
+    pthread_mutex_unlock(&h->mu);
+    bwh_share_forget(h, k->token, sidh); /* on every instance: the store's record goes */
+    return reply(c, MHD_HTTP_OK, NULL, "", NULL, NULL);
   } else if (atomic_load(&h->draining)) { /* no new stream while shutting down */
     rc = refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
                 "Service Unavailable: the server is shutting down", "Retry-After", "1");

@@ -12,6 +12,7 @@
 
 typedef struct bw_http bw_http;
 struct bw_state; /* core/state.h: the deployment's store, asked by /readyz */
+struct bw_oauth; /* oauth.h: the OAuth resource server, when http.oauth is set */
 
 /* A bearer token: the sha256 (64 hex) of its text, the tenant it opens,
  * and its limits (0: the listener's). */
@@ -72,6 +73,8 @@ typedef struct bw_http_opts {
   const char *const *tenant_names; /* by tenant index, for the access log; may be NULL */
   const char *access_log; /* NULL or "stderr", "off", or a file appended to */
   int n_tenants;
+  struct bw_oauth *oauth; /* NULL, or the OAuth resource server (the caller's):
+                             its principals' tokens are o.tokens' slots it names */
   struct bw_state *store; /* NULL, or the deployment's store (a reference the
                              listener takes): /readyz is 503 while it cannot
                              answer, asked once a second by a thread of its own */
@@ -96,6 +99,8 @@ typedef struct bw_http_item {
   long version;
   struct session *session; /* held until the item is freed */
   char *params; /* a stateless request's Mcp-Param-* headers, a JSON object (NULL: none) */
+  unsigned long long shared_version; /* its session's record in the deployment's store
+                                        when it was admitted (0: none, or not shared) */
 } bw_http_item;
 
 /* 1: the item is the one request of MCP 2026-07-28 that its session is
@@ -106,6 +111,8 @@ int bw_http_item_stateless(const bw_http_item *it);
 /* The token its session was opened with, as the config names it (its
  * sha256, 64 hex digits), or NULL without authentication. */
 const char *bw_http_item_token(const bw_http *h, const bw_http_item *it);
+/* 1: its session's OAuth token has the read-only scope (http.oauth.scopes). */
+int bw_http_item_read_only(const bw_http_item *it);
 
 /* Start listening; NULL and a message in err on failure. */
 bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen);
@@ -160,6 +167,9 @@ void bw_http_release(bw_http *h, int w, const char *record, size_t n, int home,
  * what a call waiting for the client's answer takes. The other items stay
  * queued, in order, and counted against the bounds. */
 bw_http_item *bw_http_next_of(bw_http *h, int w, const char *sid, double timeout);
+/* The session worker w holds is over elsewhere (the deployment's store no
+ * longer has it, httpshare.c): it ends here too, its close queued. */
+void bw_http_gone(bw_http *h, int w);
 int bw_http_stopped(bw_http *h);
 /* The item is handled: its session may expire again. */
 void bw_http_item_free(bw_http *h, bw_http_item *it);

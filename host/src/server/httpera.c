@@ -37,7 +37,9 @@ static const char *const METHODS[] = {
     "resources/list",   "resources/read", "resources/templates/list",
     "prompts/list",     "prompts/get",    "completion/complete",
     "subscriptions/listen", "tasks/get",    "tasks/update",
-    "tasks/cancel",     NULL};
+    "tasks/cancel",
+    /* the resource-operations extension (burrow.resource_ops) */
+    "resources/stat",   "resources/create", "resources/update", "resources/delete", NULL};
 
 static int listed(const char *const *list, const char *v) {
   for (int i = 0; v && list[i]; i++)
@@ -193,14 +195,18 @@ void bwh_era(const char *version_h, const char *method_h, const char *name_h,
              method, m);
     return verdict(v, 400, -32020, v->msg);
   }
+  /* the resource-operations extension's methods: SEP-2243 asks no
+   * Mcp-Name of them (SDKs send none), but one sent must name the uri */
+  int ext_op = !strcmp(m, "resources/stat") || !strcmp(m, "resources/create") ||
+               !strcmp(m, "resources/update") || !strcmp(m, "resources/delete");
   /* the tasks extension (SEP-2663) names its task in Mcp-Name too */
   const char *key = !strcmp(m, "tools/call") || !strcmp(m, "prompts/get") ? "name"
-                    : !strcmp(m, "resources/read") ? "uri"
+                    : !strcmp(m, "resources/read") || ext_op ? "uri"
                     : !strcmp(m, "tasks/get") || !strcmp(m, "tasks/update") || !strcmp(m, "tasks/cancel") ? "taskId"
                     : NULL;
   const char *bname = key && json_is_object(params) ? json_string_value(json_object_get(params, key)) : NULL;
   int has_name = name_h && trimmed(name_h, name, sizeof name);
-  if (bname && !has_name) {
+  if (bname && !has_name && !ext_op) {
     snprintf(v->msg, sizeof v->msg, "Header mismatch: %s needs the Mcp-Name header (params.%s)", m, key);
     return verdict(v, 400, -32020, v->msg);
   }

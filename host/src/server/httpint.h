@@ -9,10 +9,12 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "http.h"
+#include "oauth.h"
 #include "rpcid.h"
 
 enum { KEEP_DONE = 16, CONN_LIMIT = 1024, IDLE_TIMEOUT = 120 /* s: a connection past the checks */ };
@@ -60,6 +62,7 @@ typedef struct session {
   char id[40];
   char addr[46]; /* the client address that made it (INET6_ADDRSTRLEN) */
   int token; /* -1: no authentication */
+  bw_oauth_who who; /* the OAuth principal that made it (who.set 0: a config token's) */
   int tenant;   /* its slot in the tenant arrays (bwh_tenant) */
   int refs;     /* connections, queued items and a worker holding it */
   int closed;   /* deleted or expired: unlinked, freed at refs 0 */
@@ -161,7 +164,10 @@ session *bwh_session_find(bw_http *h, const char *id);
 /* A new session of the token's tenant, in the list: a stateless one (one
  * request of MCP 2026-07-28) counts against no session limit. NULL: no
  * memory or no randomness. */
-session *bwh_session_new(bw_http *h, int token, const char *addr, int stateless);
+session *bwh_session_new(bw_http *h, int token, const bw_oauth_who *who, const char *addr,
+                         int stateless);
+/* Whether a request of token (and OAuth principal who) may use s. */
+int bwh_session_owned(const session *s, int token, const bw_oauth_who *who);
 /* Queue it on its session: the worker holding the session is woken, or
  * the session becomes runnable. */
 void bwh_queue_item(bw_http *h, session *s, bw_http_item *it);
@@ -179,12 +185,28 @@ int bwh_log_start(bw_http *h); /* the writer thread; -1: cannot (lines are then 
 void bwh_log_stop(bw_http *h); /* what is queued is written; later lines are written in place */
 int bwh_log_free(bw_http *h); /* 1: its thread is stuck writing and keeps the log (leave it open) */
 const char *bwh_tenant_name(const bw_http *h, int t);
+/* A Host header's name without its port (a bracketed IPv6 literal keeps
+ * its brackets), cut to n - 1 bytes. */
+void bwh_host_name(const char *v, char *out, size_t n);
 void bwh_note_cancel(bw_http *h, session *s, const json_t *id);
 /* the reaper thread (arg: the bw_http) */
 void *bwh_reaper(void *arg);
 /* the watch poller thread (arg: the bw_http); wake it with bwh_poll_wake */
 void *bwh_poller(void *arg);
 void bwh_poll_wake(bw_http *h);
+
+/* httpshare.c: sessions in the deployment's store (opts.store), so any
+ * instance serves any of them. Both are called without the lock. */
+int bwh_shared(const bw_http *h);
+/* Every request naming session sid (not an initialize): when the store
+ * holds it for this token, 0 and its record's version in *version (a
+ * session here from now on, if it was not); 404 when the store does not
+ * hold it (or not for this token: a session here ends too), 503 when the
+ * store does not answer. 0 and version 0 when sessions are not shared. */
+int bwh_share_check(bw_http *h, int token, const bw_oauth_who *who, const char *addr,
+                    const char *sid, uint64_t *version);
+/* A DELETE: the store's record goes (every instance then drops the session). */
+void bwh_share_forget(bw_http *h, int token, const char *sid);
 
 /* httpsse.c: answer c with stream t of session s from event pos on, as SSE
  * (json: only the final message, as application/json); fresh > 0 names the

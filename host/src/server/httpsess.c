@@ -161,7 +161,8 @@ void bwh_session_unref(bw_http *h, session *s) {
  * stateless one (one request of MCP 2026-07-28) counts against no session
  * limit: it holds one call, which counts as calls do, and ends when the
  * worker lets go of it. */
-session *bwh_session_new(bw_http *h, int token, const char *addr, int stateless) {
+session *bwh_session_new(bw_http *h, int token, const bw_oauth_who *who, const char *addr,
+                         int stateless) {
   session *s = calloc(1, sizeof *s);
   unsigned char rnd[16];
   if (!s || getrandom(rnd, sizeof rnd, 0) != sizeof rnd) {
@@ -170,6 +171,7 @@ session *bwh_session_new(bw_http *h, int token, const char *addr, int stateless)
   }
   for (int i = 0; i < 16; i++) sprintf(s->id + 2 * i, "%02x", rnd[i]);
   s->token = token;
+  s->who = *who;
   s->tenant = token >= 0 ? h->o.tokens[token].tenant : 0;
   snprintf(s->addr, sizeof s->addr, "%s", addr);
   s->running = s->home = s->served_by = -1; /* any worker takes it */
@@ -184,6 +186,10 @@ session *bwh_session_new(bw_http *h, int token, const char *addr, int stateless)
   if (token >= 0) h->tok_sessions[token]++;
   if (s->tenant < h->o.n_tenants) h->ten_sessions[s->tenant]++;
   return s;
+}
+
+int bwh_session_owned(const session *s, int token, const bw_oauth_who *who) {
+  return s->token == token && bw_oauth_same(&s->who, who);
 }
 
 session *bwh_session_find(bw_http *h, const char *id) {
@@ -579,6 +585,13 @@ bw_http_item *bw_http_next_of(bw_http *h, int w, const char *sid, double timeout
   return it;
 }
 
+void bw_http_gone(bw_http *h, int w) {
+  pthread_mutex_lock(&h->mu);
+  session *s = h->w[w].cur;
+  if (s && !s->closed) bwh_session_close(h, s, "gone from the store");
+  pthread_mutex_unlock(&h->mu);
+}
+
 int bw_http_stopped(bw_http *h) {
   pthread_mutex_lock(&h->mu);
   int s = h->stopped;
@@ -694,7 +707,12 @@ int bw_http_item_stateless(const bw_http_item *it) {
 
 const char *bw_http_item_token(const bw_http *h, const bw_http_item *it) {
   const session *s = it->session; /* set when it was made, never changed */
+  if (s && s->who.set) return s->who.id; /* an OAuth principal's: sha256 of iss and sub */
   return s && s->token >= 0 ? h->o.tokens[s->token].sha256 : NULL;
+}
+
+int bw_http_item_read_only(const bw_http_item *it) {
+  return it->session && it->session->who.read_only;
 }
 
 void bw_http_item_free(bw_http *h, bw_http_item *it) {

@@ -27,16 +27,20 @@
 
 #include "clock.h"
 #include "http.h"
+#include "httpmetrics.h"
 #include "lcore.h"
 #include "state.h"
 #include "ljson.h"
 #include "lserver.h"
+#include "oauth.h"
 
 #define HTTP_MT "burrow.Http"
 #define WORKER_MT "burrow.HttpWorker"
+#define METRICS_MT "burrow.HttpMetrics"
 
 typedef struct wstate {
   bw_http *h;
+  bw_metrics *m; /* NULL: no http.metrics */
   int index;
   bw_http_item *cur; /* the item being handled, freed by the next next() */
 } wstate;
@@ -44,6 +48,8 @@ typedef struct wstate {
 typedef struct server {
   bw_http *h;
   bw_http_opts o; /* its strings and arrays are the server's, freed with it */
+  bw_metrics_opts mo; /* the same; mo.host NULL: no metrics listener */
+  bw_metrics *m;
   int nworkers, started;
   int n_names; /* o.tenant_names */
   pthread_t *threads;
@@ -99,10 +105,13 @@ static int push_item(lua_State *L, wstate *w) {
   const char *token = bw_http_item_token(w->h, it);
   if (token) lua_pushstring(L, token);
   else lua_pushnil(L);
-  return 9;
+  lua_pushinteger(L, (lua_Integer)it->shared_version);
+  lua_pushboolean(L, bw_http_item_read_only(it));
+  return 11;
 }
 
-/* w:next([timeout]) -> "message", sid, tenant, stream, body, version, stateless (true, false or "listen"), param_headers, token (its sha256; nil: none) |
+/* w:next([timeout]) -> "message", sid, tenant, stream, body, version, stateless (true, false or "listen"), param_headers, token (its sha256, or an OAuth principal's; nil: none),
+ * shared_version (the session's record in the deployment's store when the request came; 0: none), read_only (an OAuth token's scope) |
  * "close" or "watch", sid, tenant, nil, nil, version | nil (timeout) | false (the server stopped). The
  * worker holds the session until w:release (or its next w:next). */
 static int w_next(lua_State *L) {
@@ -168,6 +177,14 @@ static int w_release(lua_State *L) {
   return 0;
 }
 
+/* w:gone(): the session it holds ended on another instance (its record
+ * left the deployment's store): it ends here too */
+static int w_gone(lua_State *L) {
+  wstate *w = check_worker(L);
+  bw_http_gone(w->h, w->index);
+  return 0;
+}
+
 static int w_done(lua_State *L) {
   wstate *w = check_worker(L);
   bw_http_done(w->h, luaL_checkstring(L, 2), (long)luaL_checkinteger(L, 3));
@@ -208,6 +225,57 @@ static int w_cancel_task(lua_State *L) {
   return 1;
 }
 
+/* The sink of a tenant's reports (lua/burrow/init.lua, mcp.lua): the
+ * listener's metrics and the tenant's index in them. */
+typedef struct msink {
+  bw_metrics *m;
+  int tenant;
+} msink;
+
+/* w:metrics(tenant) -> the tenant's sink | nil (no http.metrics) */
+static int w_metrics(lua_State *L) {
+  wstate *w = check_worker(L);
+  lua_Integer t = luaL_checkinteger(L, 2);
+  if (!w->m) return 0;
+  msink *k = lua_newuserdatauv(L, sizeof *k, 0);
+  k->m = w->m;
+  k->tenant = (int)t - 1;
+  luaL_setmetatable(L, METRICS_MT);
+  return 1;
+}
+
+/* sink:call(tool, outcome, code, seconds) */
+static int m_call(lua_State *L) {
+  msink *k = luaL_checkudata(L, 1, METRICS_MT);
+  bw_metrics_call(k->m, k->tenant, luaL_checkstring(L, 2), luaL_checkstring(L, 3),
+                  luaL_optstring(L, 4, NULL), luaL_checknumber(L, 5));
+  return 0;
+}
+
+/* sink:unknown(): a tools/call of a tool the tenant does not serve */
+static int m_unknown(lua_State *L) {
+  msink *k = luaL_checkudata(L, 1, METRICS_MT);
+  bw_metrics_unknown_tool(k->m, k->tenant);
+  return 0;
+}
+
+/* sink:denial(policy) */
+static int m_denial(lua_State *L) {
+  msink *k = luaL_checkudata(L, 1, METRICS_MT);
+  bw_metrics_denial(k->m, k->tenant, luaL_checkstring(L, 2));
+  return 0;
+}
+
+/* sink:approval(result) */
+static int m_approval(lua_State *L) {
+  msink *k = luaL_checkudata(L, 1, METRICS_MT);
+  bw_metrics_approval(k->m, k->tenant, luaL_checkstring(L, 2));
+  return 0;
+}
+
+static const luaL_Reg metrics_methods[] = {
+    {"call", m_call}, {"unknown", m_unknown}, {"denial", m_denial}, {"approval", m_approval}, {NULL, NULL}};
+
 static int w_index(lua_State *L) {
   lua_pushinteger(L, check_worker(L)->index + 1);
   return 1;
@@ -215,10 +283,10 @@ static int w_index(lua_State *L) {
 
 static const luaL_Reg worker_methods[] = {
     {"next", w_next},         {"next_of", w_next_of}, {"send", w_send},     {"done", w_done},
-    {"record", w_record},     {"release", w_release},
+    {"record", w_record},     {"release", w_release},   {"gone", w_gone},
     {"begin", w_begin},       {"finish", w_finish}, {"cancelled", w_cancelled},
     {"task", w_task},         {"cancel_task", w_cancel_task},
-    {"index", w_index},       {NULL, NULL}};
+    {"index", w_index},       {"metrics", w_metrics},       {NULL, NULL}};
 
 typedef struct wstart {
   server *srv;
@@ -244,6 +312,10 @@ static void *worker_main(void *arg) {
   lua_pop(L, 1);
   luaL_newmetatable(L, WORKER_MT);
   luaL_newlib(L, worker_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, METRICS_MT);
+  luaL_newlib(L, metrics_methods);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
   lua_pushcfunction(L, traceback);
@@ -325,9 +397,13 @@ static void server_free(server *srv) {
   free_list(srv->o.allowed_hosts, srv->o.n_hosts);
   free_list(srv->o.allowed_origins, srv->o.n_origins);
   free_list(srv->o.tenant_names, srv->n_names);
+  free((char *)srv->mo.host);
+  free_list(srv->mo.tools, srv->mo.n_tools);
+  free_list(srv->mo.policies, srv->mo.n_policies);
   free((char *)srv->o.access_log);
   free((void *)srv->o.tokens);
   free((void *)srv->o.tenants);
+  bw_oauth_free(srv->o.oauth);
   if (srv->o.store) bw_state_close(srv->o.store);
   if (srv->fail_fd >= 0) close(srv->fail_fd);
   free(srv);
@@ -340,6 +416,7 @@ static void server_free(server *srv) {
  * the process is to end now. The number left. */
 static int server_end(server *srv, int stopped, double by) {
   int left = 0;
+  bw_metrics_stop(srv->m); /* it reads the listener: stopped first */
   if (srv->h) {
     if (!stopped) bw_http_stop(srv->h);
     for (int i = 0; i < srv->started; i++) {
@@ -364,6 +441,7 @@ static int server_end(server *srv, int stopped, double by) {
     }
     if (!left) bw_http_free(srv->h);
   }
+  if (!left) bw_metrics_free(srv->m); /* else a worker left running may still report */
   pthread_sigmask(SIG_SETMASK, &srv->old, NULL);
   if (!left) server_free(srv);
   return left;
@@ -378,7 +456,10 @@ static int server_end(server *srv, int stopped, double by) {
  * ("stderr", "off" or a file), tokens = {{sha256, tenant,
  * max_calls, max_body, max_sessions}...}, tenant_limits = {{max_calls,
  * max_sessions, max_running, max_kept_bytes, max_queued, max_streams, max_listens}...} (by tenant, 1: the
- * default), setup, module} -> Http | nil, message. SIGINT, SIGTERM and
+ * default), metrics = {host, port, allow_remote, tools, policies} (the
+ * /metrics listener, httpmetrics.c; nil: none), oauth (JSON text for
+ * oauth.c: http.lua's oauth_setup), setup, module} -> Http | nil, message.
+ * SIGINT, SIGTERM and
  * SIGHUP stay blocked in the calling thread (and the threads it starts)
  * until http:wait, which takes them, returns; on failure its mask is as
  * it was. */
@@ -460,6 +541,19 @@ static int l_http_start(lua_State *L) {
   lua_pop(L, 1);
   if (!ten) goto fail;
   srv->grace = opt_number(L, 1, "shutdown_grace", 10);
+  lua_getfield(L, 1, "metrics"); /* {host, port, allow_remote, tools, policies} | nil */
+  if (lua_istable(L, -1)) {
+    int t = lua_gettop(L);
+    srv->mo.host = opt_string(L, t, "host", "127.0.0.1");
+    srv->mo.port = (int)opt_number(L, t, "port", 9464);
+    lua_getfield(L, t, "allow_remote");
+    srv->mo.allow_remote = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    srv->mo.tools = opt_list(L, t, "tools", &srv->mo.n_tools);
+    srv->mo.policies = opt_list(L, t, "policies", &srv->mo.n_policies);
+    if (!srv->mo.host || !srv->mo.tools || !srv->mo.policies) goto fail;
+  }
+  lua_pop(L, 1);
   lua_getfield(L, 1, "store"); /* the deployment's store, for /readyz */
   if (!lua_isnil(L, -1)) {
     bw_state *st = bw_lstate_at(L, -1);
@@ -471,6 +565,11 @@ static int l_http_start(lua_State *L) {
     o->store = bw_state_ref(st);
   }
   lua_pop(L, 1);
+  char *oauth = opt_string(L, 1, "oauth", "");
+  if (oauth && *oauth) o->oauth = bw_oauth_new(oauth, msg, sizeof msg);
+  int oauth_bad = !oauth || (*oauth && !o->oauth);
+  free(oauth);
+  if (oauth_bad) goto fail;
   srv->setup = opt_string(L, 1, "setup", "{}");
   srv->module = opt_string(L, 1, "module", "burrow.http");
   lua_getglobal(L, "package");
@@ -498,11 +597,19 @@ static int l_http_start(lua_State *L) {
     lua_pushstring(L, msg);
     return 2;
   }
+  /* the metrics listener before the workers, which report to it */
+  if (srv->mo.host && !(srv->m = bw_metrics_start(srv->h, &srv->mo, msg, sizeof msg))) {
+    server_end(srv, 0, 0);
+    lua_pushnil(L);
+    lua_pushstring(L, msg);
+    return 2;
+  }
   box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->srv = NULL;
   luaL_setmetatable(L, HTTP_MT);
   for (int i = 0; i < srv->nworkers; i++) {
     srv->w[i].h = srv->h;
+    srv->w[i].m = srv->m;
     srv->w[i].index = i;
     wstart *ws = malloc(sizeof *ws);
     if (ws) {
@@ -596,8 +703,16 @@ static int l_token_hash(lua_State *L) {
   return 1;
 }
 
+/* http:metrics_port() -> the metrics listener's port | nil (none) */
+static int h_metrics_port(lua_State *L) {
+  server *srv = check_server(L);
+  if (!srv->m) return 0;
+  lua_pushinteger(L, bw_metrics_port(srv->m));
+  return 1;
+}
+
 static const luaL_Reg http_methods[] = {
-    {"port", h_port}, {"ready", h_ready}, {"wait", h_wait}, {NULL, NULL}};
+    {"port", h_port}, {"metrics_port", h_metrics_port}, {"ready", h_ready}, {"wait", h_wait}, {NULL, NULL}};
 
 void bw_http_register(lua_State *L) {
   luaL_newmetatable(L, HTTP_MT);
