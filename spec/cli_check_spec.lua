@@ -178,7 +178,7 @@ charsets: [utf-8, ISO-8859-2]
     assert.equal(0, code, err)
     assert.matches("http: listen 127.0.0.1:8080, 3 workers", out, 1, true)
     assert.matches("tenant default: this file's workspace, 0 token%(s%)", out)
-    assert.matches("tenant t: .*t%.yaml, roots .*/docs %(rw%), 15 tools, 1 token%(s%)", out)
+    assert.matches("tenant t: .*t%.yaml, roots .*/docs %(rw%), 16 tools, 1 token%(s%)", out)
     assert.matches("\nok\n$", out)
     -- a tenant whose file is broken, or has its own http: section
     for body, want in pairs {

@@ -1,7 +1,8 @@
 /*
  * test_undo.c - undo stores (undo.c) without Lua: stacks per key, the
  * oldest-first trim by bytes and by records, markers for what cannot fit,
- * splices (a cell's bytes, not the file's),
+ * splices (a cell's bytes, not the file's), a change of several files as
+ * one group (each record carries it, and the group's keys are found),
  * a budget two stores share, ids other threads find the store by, and
  * two threads recording at once; and stores whose records live in the
  * embedded state store (undo_cases.h, which test_stateredis.c runs on
@@ -179,11 +180,40 @@ static void test_named(void) {
   bw_undo_unref(c);
 }
 
+/* each record of an edit_files change carries its group */
+static void add_key(void *arg, const char *key) {
+  char *out = arg;
+  strcat(out, key);
+  strcat(out, ";");
+}
+
+static void test_group(void) {
+  bw_undo *u = bw_undo_new(1000, 64, NULL, 0);
+  bw_undo_record(u, "1:a", BW_UNDO_CONTENT, "a0", 2, 0, "ha0");
+  CHECK(bw_undo_record_group(u, "1:a", BW_UNDO_CONTENT, "a1", 2, 0, "ha1", "g1:2") == BW_UNDO_CONTENT, "a in g1");
+  CHECK(bw_undo_record_group(u, "1:b", BW_UNDO_ABSENT, NULL, 0, 0, "hb1", "g1:2") == BW_UNDO_ABSENT, "b in g1");
+  bw_undo_record(u, "1:c", BW_UNDO_CONTENT, "c0", 2, 0, "hc0");
+  bw_undo_entry e;
+  CHECK(bw_undo_peek(u, "1:b", &e) == 1 && e.group && !strcmp(e.group, "g1:2"), "the group comes with the record");
+  bw_undo_entry_free(&e);
+  CHECK(bw_undo_peek(u, "1:c", &e) == 1 && e.group == NULL, "a record of one file has none");
+  bw_undo_entry_free(&e);
+  char keys[64] = "";
+  CHECK(bw_undo_members(u, "g1:2", add_key, keys) == 2 && !strcmp(keys, "1:b;1:a;"), "the group's keys, newest first: %s", keys);
+  bw_undo_pop(u, "1:a");
+  CHECK(bw_undo_peek(u, "1:a", &e) == 1 && e.group == NULL && !strcmp(e.after, "ha0"), "under it, the record before the group");
+  bw_undo_entry_free(&e);
+  keys[0] = '\0';
+  CHECK(bw_undo_members(u, "g1:2", add_key, keys) == 1, "one left in the group");
+  bw_undo_unref(u);
+}
+
 int main(void) {
   test_named();
   test_stack();
   test_bounds();
   test_splice();
+  test_group();
   test_budget();
   test_threads();
   /* shared: the embedded state store (two handles of one store stand for

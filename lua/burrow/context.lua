@@ -630,8 +630,10 @@ end
 -- each replacement counted; the content undo_edit restores): the policies
 -- are asked again about the object of arg, op write, with commit = true and
 -- that size. true, or nil, message, code (nothing is written then).
-function Ctx:commit(arg, bytes, charged)
-  local path = self.args[arg or "path"]
+function Ctx:commit(arg, bytes, charged, at)
+  -- at: the path itself, for a tool whose paths are not top-level
+  -- arguments (edit_files' files[i].path)
+  local path = at or self.args[arg or "path"]
   local j = type(path) == "string" and self.judged[path .. "\0n"]
   if not (j and j.h) then
     return nil, errors.message("EIO", tostring(path), "commit of an object the call did not open"), "EIO"

@@ -17,7 +17,7 @@ local readable = files.readable
 registry.tools_dir = files.builtin_dir("tools", "read_file.lua")
 
 -- The native tool set, in the order tools/list shows it.
-registry.native = { "read_file", "write_file", "edit_file", "insert_lines", "append_file", "list_dir", "stat",
+registry.native = { "read_file", "write_file", "edit_file", "edit_files", "insert_lines", "append_file", "list_dir", "stat",
   "grep", "glob", "mkdir", "remove", "move", "copy", "undo_edit", "notebook_edit" }
 
 local function check_tool(t, file)

@@ -139,6 +139,33 @@ function undo.record(ctx, idx, rel, snap, after)
   return kept, msg, code
 end
 
+--- Record the files of one change of several (edit_files), each as
+-- undo.record does, under one group: undo_edit of any of them takes them
+-- all back. items: {{idx =, rel =, snap =, after =}...}. The group's id
+-- ends in its file count, so a group whose oldest records a trim dropped
+-- is known as such.
+function undo.record_group(ctx, items)
+  local s, group = store(ctx), ("%08x%08x:%d"):format(math.random(0, 0xffffffff),
+    math.random(0, 0xffffffff), #items)
+  for _, it in ipairs(items) do
+    if it.snap then
+      s:record(key(it.idx, it.rel), it.snap.kind, it.snap.before, it.snap.size, it.after, nil, group)
+    end
+  end
+  return group
+end
+
+--- The files of a group: {{root =, rel =}...}, newest first, and how
+-- many the group had.
+function undo.members(ctx, group)
+  local out = {}
+  for _, k in ipairs(store(ctx):members(group)) do
+    local root, rel = k:match("^(%d+):(.*)$")
+    out[#out + 1] = { root = tonumber(root), rel = rel ~= "" and rel or "." }
+  end
+  return out, tonumber(group:match(":(%d+)$"))
+end
+
 --- Before a change that will be recorded (ctx:resolve_write of a tool
 -- with records_undo): with a shared store, is it there? true, or nil,
 -- message, code: the change is refused (fail closed), since an agent that
@@ -151,8 +178,8 @@ function undo.ready(ctx, idx, rel)
   return nil, msg, code
 end
 
---- The newest record of a path ({kind, before, size, after, cut}), or nil;
--- nil, message, code when a shared store does not answer.
+--- The newest record of a path ({kind, before, size, after, cut, group}),
+-- or nil; nil, message, code when a shared store does not answer.
 function undo.peek(ctx, idx, rel)
   return store(ctx):peek(key(idx, rel))
 end

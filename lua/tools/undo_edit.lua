@@ -4,11 +4,59 @@
 -- hash).
 
 local undo = require "burrow.undo"
+local context = require "burrow.context"
+
+-- Undo a change of several files (edit_files) in one step: every file of
+-- the group back as it was, all or none (roots:commit_files), each only
+-- while it is still as the change left it.
+local function undo_group(ctx, a, group)
+  local members, count = undo.members(ctx, group)
+  if #members ~= count then
+    return ctx:fail("TOO_LARGE", a.path, ("it was changed with %d other files by one edit_files call, and the undo records of %d of them were dropped (max_undo_bytes); nothing was undone")
+      :format(count - 1, count - #members), { limit = "max_undo_bytes" })
+  end
+  local items, paths, mine = {}, {}, 1
+  local _, own, oinfo = ctx:resolve_write(a.path)
+  for i, m in ipairs(members) do
+    local is_own = m.rel == own and m.root == oinfo.root
+    local p = is_own and a.path or context.join(ctx.roots:info(m.root).mount, m.rel)
+    if is_own then mine = i end
+    local h, rel, code = ctx:resolve_write(p)
+    if not h then return nil, rel, code end
+    local e = undo.peek(ctx, h, rel)
+    if not e or e.group ~= group then
+      return ctx:fail("INVALID_ARGUMENT", p, "it was changed again by this session after the edit_files call that changed it with " .. a.path .. "; undo that change of it first",
+        { group = true })
+    end
+    if e.kind ~= "content" and e.kind ~= "absent" then
+      return ctx:fail("TOO_LARGE", p, ("its content before the edit_files call (%d bytes) was not kept (max_undo_bytes); nothing was undone")
+        :format(e.size or 0), { limit = "max_undo_bytes" })
+    end
+    if e.before then
+      local ok, cmsg, ccode = ctx:commit(nil, #e.before, nil, p)
+      if not ok then return nil, cmsg, ccode end
+    end
+    items[i] = { h, rel, data = e.before, expected = e.after, create_dirs = true }
+    paths[i] = { p = p, h = h, rel = rel }
+  end
+  local res, detail, code, extra = ctx.roots:commit_files(items, { max_compare = ctx.caps.max_file_size })
+  if not res then
+    local i = type(extra) == "table" and extra.index
+    if code == "HASH_MISMATCH" then detail = ("it changed since the edit_files call (now %s)"):format(extra.current) end
+    return ctx:fail(code, i and paths[i].p or a.path, (detail or "the undo failed") .. "; nothing was undone",
+      { file = i or nil, current = extra and extra.current })
+  end
+  for _, p in ipairs(paths) do undo.pop(ctx, p.h, p.rel) end
+  local me = items[mine]
+  return { path = a.path, restored = me.data and "content" or "removed", size = me.data and #me.data or 0,
+    content_hash = res[mine].content_hash, remaining = undo.depth(ctx, paths[mine].h, paths[mine].rel),
+    files = #items }
+end
 
 return {
   name = "undo_edit",
   title = "Undo last edit",
-  description = [[Undo the last change this session made to a file with write_file, edit_file, insert_lines or append_file: the previous content comes back (a file the change created is removed). Call it again to undo the change before that. It refuses, and gives the current content_hash, if the file was changed since by anything else. History is kept for this session only (over HTTP with a shared state store, on every instance of the deployment), oldest dropped first.
+  description = [[Undo the last change this session made to a file with write_file, edit_file, insert_lines, append_file or edit_files: the previous content comes back (a file the change created is removed; an edit_files change comes back whole, every file it changed, except over HTTP with a shared state store, where each of its files is undone on its own). Call it again to undo the change before that. It refuses, and gives the current content_hash, if the file was changed since by anything else. History is kept for this session only (over HTTP with a shared state store, on every instance of the deployment), oldest dropped first.
 Example: {"path": "src/app.py"}]],
   input_schema = {
     type = "object",
@@ -26,6 +74,7 @@ Example: {"path": "src/app.py"}]],
       content_hash = { type = "string" },
       size = { type = "integer" },
       remaining = { type = "integer" },
+      files = { type = "integer" },
     },
     required = { "path", "restored", "content_hash" },
   },
@@ -44,6 +93,7 @@ Example: {"path": "src/app.py"}]],
       return ctx:fail("INVALID_ARGUMENT", a.path, "no write or edit of this path to undo in this session",
         { nothing_to_undo = true })
     end
+    if e.group then return undo_group(ctx, a, e.group) end
     if e.kind == "too_large" then
       undo.pop(ctx, idx, rel)
       if undo.shared(ctx) then -- one file's history is one record of the state store
@@ -105,6 +155,7 @@ Example: {"path": "src/app.py"}]],
   render = function(r)
     local what = r.restored == "removed" and ("Removed %s, which the undone change had created"):format(r.path)
       or ("Restored %s to its content before the last change (%d bytes, %s)"):format(r.path, r.size, r.content_hash)
+    if (r.files or 1) > 1 then what = what .. ("; the %d other files of that edit_files call were restored with it"):format(r.files - 1) end
     return what, r
   end,
 }

@@ -3,25 +3,7 @@
 
 local core = require "burrow.core"
 local undo = require "burrow.undo"
-
-local function utf8_name(cs) return cs:lower():gsub("_", "-") == "utf-8" or cs:lower() == "utf8" end
-
--- Text content in the file's character encoding: the one named, else the
--- one the file already has (detected as read_file does), behind the BOM it
--- has; a new file or a UTF-8 one gets the text as it is.
-local function encode(ctx, idx, rel, want, text)
-  local old = ctx.roots:content(idx, rel, ctx.caps.max_file_size)
-  local cs, bom, utf8
-  if old then cs, bom, utf8 = core.charset_detect(old, ctx.ws.charsets) end
-  if want then
-    if not cs or cs ~= want:lower() then bom = 0 end
-    cs, utf8 = want:lower(), utf8_name(want)
-  end
-  if not cs or utf8 then return text end
-  local bytes, err, code = core.charset_encode(cs, text)
-  if not bytes then return nil, err, code end
-  return (bom or 0) > 0 and core.charset_bom(cs) .. bytes or bytes
-end
+local edits = require "burrow.edits"
 
 return {
   name = "write_file",
@@ -64,7 +46,7 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
       if not data then return ctx:fail(dcode, a.path, "field 'content': " .. derr) end
     end
     if a.encoding ~= "base64" then
-      local enc, eerr, ecode = encode(ctx, idx, rel, a.charset, data)
+      local enc, eerr, ecode = edits.encode(ctx, ctx.roots:content(idx, rel, ctx.caps.max_file_size), a.charset, data)
       if not enc then return ctx:fail(ecode, a.path, eerr) end
       data = enc
     end

@@ -10,6 +10,11 @@
 --                "W n" won from version n, "L n CODE" lost (HASH_MISMATCH).
 --   MODE append: each call puts "<tag>-<i>" before the line "#end" with no
 --                expected_hash. "OK i", or "FAIL i CODE".
+--   MODE files:  NAME is a list of files joined by ","; each call reads them
+--                all and moves every one from v=n to v=n+1 in one
+--                edit_files call with the hashes read (A lists the files
+--                in order, B reversed). "W n", or "L n CODE"; a read that
+--                finds the files at different versions logs "MIXED".
 -- EAGAIN (a lock held too long) is retried and counted ("EAGAIN k"); the
 -- log ends with "DONE".
 
@@ -67,6 +72,25 @@ if mode == "cas" then
     local res
     res, msg, code = call("edit_file", {path = name, old_text = line, new_text = ("v=%d %s"):format(v + 1, tag),
                                         expected_hash = r.content_hash})
+    if res then out[#out + 1] = "W " .. v
+    else out[#out + 1] = ("L %d %s"):format(v, tostring(code)) end
+  end
+elseif mode == "files" then
+  local names = {}
+  for f in name:gmatch("[^,]+") do table.insert(names, tag == "A" and #names + 1 or 1, f) end
+  for i = 1, n do
+    barrier(i)
+    local files, v, mixed = {}, nil, false
+    for k, f in ipairs(names) do
+      local r, msg = call("read_file", {path = f})
+      if not r then io.stderr:write("read_file: ", tostring(msg), "\n"); os.exit(3) end
+      local fv = tonumber(r.content:match("v=(%d+)"))
+      mixed = mixed or (v ~= nil and fv ~= v)
+      v = v or fv
+      files[k] = {path = f, content = ("v=%d %s\n"):format(fv + 1, tag), expected_hash = r.content_hash}
+    end
+    if mixed then out[#out + 1] = "MIXED" end
+    local res, _, code = call("edit_files", {files = files})
     if res then out[#out + 1] = "W " .. v
     else out[#out + 1] = ("L %d %s"):format(v, tostring(code)) end
   end

@@ -29,14 +29,14 @@ describe(F.tag("security: compare-and-set across processes"), function()
   end)
 
   -- Run both children in MODE on NAME; their log lines, by tag.
-  local function race(mode, name)
+  local function race(mode, name, rounds)
     local go = base .. "/go." .. mode
     local procs, logs = {}, {}
     for _, tag in ipairs({"A", "B"}) do
       logs[tag] = ("%s/log.%s.%s"):format(base, mode, tag)
       procs[tag] = F.spawn("cd " .. F.q(F.REPO) ..
         " && LUA_PATH=" .. F.q(F.LUA_PATH) .. " LUA_CPATH=" .. F.q(F.LUA_CPATH) ..
-        " exec lua5.4 spec/security/cas_child.lua " .. table.concat({mode, F.q(root), name, tag, EDITS,
+        " exec lua5.4 spec/security/cas_child.lua " .. table.concat({mode, F.q(root), F.q(name), tag, rounds or EDITS,
           F.q(go), F.q(logs[tag]), F.q(base .. "/at." .. mode .. "." .. tag),
           F.q(base .. "/at." .. mode .. "." .. (tag == "A" and "B" or "A"))}, " ") .. " 2>" .. F.q(logs[tag] .. ".err"))
     end
@@ -123,6 +123,36 @@ describe(F.tag("security: compare-and-set across processes"), function()
     assert.are.equal(0, dup, "edits in the file more than once")
     assert.are.equal(0, failed, "edits that failed: " .. table.concat(listed, " "))
     assert.are.equal(2 * EDITS, ok)
+  end)
+
+  it(("(d) %d edit_files calls per process over three files in nested folders, in opposite orders: all or none, no double wins"):format(EDITS // 4), function()
+    F.sh("mkdir -p " .. F.q(root .. "/t/s/u"))
+    local names = {"t/a.txt", "t/s/b.txt", "t/s/u/c.txt"}
+    for _, f in ipairs(names) do F.write_host(root .. "/" .. f, "v=0 start\n") end
+    local t0 = F.now()
+    local logs = race("files", table.concat(names, ","), EDITS // 4)
+    local won, wins, codes, mixed = {A = {}, B = {}}, 0, {}, 0
+    for _, tag in ipairs({"A", "B"}) do
+      for _, l in ipairs(logs[tag]) do
+        local w = l:match("^W (%d+)$")
+        local _, code = l:match("^L (%d+) (%S+)$")
+        if w then won[tag][w] = true; wins = wins + 1 end
+        if code then codes[code] = (codes[code] or 0) + 1 end
+        if l == "MIXED" then mixed = mixed + 1 end
+      end
+    end
+    local doubles = 0
+    for v in pairs(won.A) do if won.B[v] then doubles = doubles + 1 end end
+    local finals = {}
+    for i, f in ipairs(names) do finals[i] = tonumber((F.read_host(root .. "/" .. f) or ""):match("^v=(%d+)")) end
+    print(("\n    CAS (d) [%s]: %d calls per process, %d wins, %d double wins, finals %s, HASH_MISMATCH=%d, other failures=%d, " ..
+      "reads that met a commit half-way=%d, EAGAIN retried=%d, %.1f s")
+      :format(F.BACKEND, EDITS // 4, wins, doubles, table.concat(finals, "/"), codes.HASH_MISMATCH or 0,
+        (function() local k = 0 for c, m in pairs(codes) do if c ~= "HASH_MISMATCH" then k = k + m end end return k end)(),
+        mixed, logs.eagain or 0, F.now() - t0))
+    assert.are.equal(0, doubles, "versions won by both processes")
+    assert.are.same({wins, wins, wins}, finals, "every file at the version of the wins: all or none each time")
+    for c in pairs(codes) do assert.are.equal("HASH_MISMATCH", c, "a loser's code") end
   end)
 
   it("(c) a lock held by a stuck process: EAGAIN after a bounded wait, the file unchanged", function()

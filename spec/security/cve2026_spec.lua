@@ -49,6 +49,8 @@ local USES = {
   { "read_file", function(p) return { path = p } end },
   { "write_file", function(p) return { path = p, content = "PWNED", create_dirs = true } end },
   { "edit_file", function(p) return { path = p, old_text = MARK, new_text = "PWNED" } end },
+  -- a change of several files: the path with an honest file beside it
+  { "edit_files", function(p) return { files = { { path = "mine.txt", content = "MINE\n" }, { path = p, content = "PWNED" } } } end },
   { "append_file", function(p) return { path = p, content = "PWNED" } end },
   { "insert_lines", function(p) return { path = p, line = 1, content = "PWNED" } end },
   { "notebook_edit", function(p) return { path = p, index = 0, new_source = "PWNED", edit_mode = "insert", cell_type = "code" } end },
@@ -131,6 +133,17 @@ local CASES = {
       ["move.destination"] = "ok", ["copy.source"] = "ENOENT", ["copy.destination"] = "ok" }, target = "sub/newfile" },
   } },
 }
+
+-- edit_files writes a whole content as write_file does: the same answer
+-- for every path (and nothing at all written when it refuses)
+for _, cve in ipairs(CASES) do
+  for _, row in ipairs(cve[3]) do
+    local e = row[2]
+    if e.edit_files == nil and e.write_file ~= nil then
+      row[2] = with(e, { edit_files = e.write_file })
+    end
+  end
+end
 
 ---------------------------------------------------------------------------
 
@@ -216,7 +229,7 @@ local function contained(label, use, row, root, res, before)
   local t = root .. "/" .. row.target
   if use == "read_file" then
     assert.is_truthy(res.content:find((F.read_host(t):gsub("\n$", "")), 1, true), label .. ": did not read " .. row.target)
-  elseif use == "write_file" then
+  elseif use == "write_file" or use == "edit_files" then
     assert.are.equal("PWNED", F.read_host(t), label .. ": the write did not land on " .. row.target)
   elseif use == "append_file" or use == "insert_lines" then
     assert.is_truthy((F.read_host(t) or ""):find("PWNED", 1, true), label .. ": did not land on " .. row.target)

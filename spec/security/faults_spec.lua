@@ -52,6 +52,12 @@ local CASES = {
   {"move to a new name", {["s.txt"] = SRC}, "move", {source = "s.txt", destination = "n.txt"}, {["n.txt"] = SRC}},
   {"move over a file", {["s.txt"] = SRC, ["t.txt"] = OLD}, "move", {source = "s.txt", destination = "t.txt", overwrite = true},
     {["t.txt"] = SRC}, "moved, but the directory fsync failed"},
+  -- all the files or none: a rename failing part-way puts back the ones done
+  {"edit_files (edit, replace, create, delete)", {["a.txt"] = OLD, ["b.txt"] = OLD, ["d.txt"] = SRC, ["s/"] = "",
+    ["s/c.txt"] = OLD}, "edit_files",
+    {files = {{path = "a.txt", old_text = "old line 2", new_text = "edited"}, {path = "b.txt", content = NEW},
+      {path = "n.txt", content = NEW}, {path = "d.txt", delete = true}, {path = "s/c.txt", old_text = "line 3", new_text = "three"}}},
+    {["a.txt"] = "line 1\nedited\nline 3\n", ["b.txt"] = NEW, ["n.txt"] = NEW, ["s/"] = "", ["s/c.txt"] = "line 1\nold line 2\nthree\n"}},
   {"mkdir", {["t.txt"] = OLD}, "mkdir", {path = "d", parents = false}, {["t.txt"] = OLD, ["d/"] = ""}, calls = DIR_CALLS},
   {"mkdir with parents", {["t.txt"] = OLD, ["a/"] = ""}, "mkdir", {path = "a/b/c/d"},
     {["t.txt"] = OLD, ["a/"] = "", ["a/b/"] = "", ["a/b/c/"] = "", ["a/b/c/d/"] = ""}, calls = DIR_CALLS},
@@ -238,6 +244,48 @@ describe(F.tag("security: faults (ENOSPC, EDQUOT, EIO, EINTR, short writes)"), f
         args = {"call", tool, json.encode(args)}, check = from_call})
     end)
   end
+
+  -- the MCP session of faults_undo: the change (tool, args) the shim leaves
+  -- alone, then, with undo, undo_edit of path; what decides is undo's reply
+  local function undo_session(tool, args, path, undo)
+    local lines = {
+      json.encode {jsonrpc = "2.0", id = 1, method = "initialize", params = {protocolVersion = "2025-06-18",
+        capabilities = {}, clientInfo = {name = "faults", version = "1"}}},
+      json.encode {jsonrpc = "2.0", method = "notifications/initialized"},
+      json.encode {jsonrpc = "2.0", id = 2, method = "tools/call", params = {name = tool, arguments = args}},
+    }
+    if undo then
+      lines[#lines + 1] = json.encode {jsonrpc = "2.0", id = 3, method = "tools/call",
+        params = {name = "undo_edit", arguments = {path = path}}}
+    end
+    local file = tmp .. (undo and "/undo.in" or "/edit.in")
+    F.write_host(file, table.concat(lines, "\n") .. "\n")
+    return file
+  end
+
+  local function from_undo(out)
+    local by_id = {}
+    for l in out:gmatch("[^\n]+") do
+      local m = json.decode(l)
+      if type(m) == "table" and m.id then by_id[m.id] = m end
+    end
+    local edit, undo = by_id[2], by_id[3]
+    if not (edit and edit.result and not edit.result.isError) then return false, "EDIT_FAILED", out end
+    if not (undo and undo.result) then return false, "NO_REPLY", out end
+    if not undo.result.isError then return true end
+    return false, undo.result._meta and undo.result._meta["burrow/code"], undo.result.content[1].text
+  end
+
+  it("undo_edit of an edit_files change (over MCP): all the files back, or none", function()
+    local before = {["a.txt"] = OLD, ["d.txt"] = SRC, ["s/"] = "", ["s/c.txt"] = OLD}
+    local args = {files = {{path = "a.txt", old_text = "old line 2", new_text = "edited"}, {path = "n.txt", content = NEW},
+      {path = "d.txt", delete = true}, {path = "s/c.txt", content = NEW}}}
+    local changed = {["a.txt"] = "line 1\nedited\nline 3\n", ["n.txt"] = NEW, ["s/"] = "", ["s/c.txt"] = NEW}
+    reset(before)
+    local base = count({"mcp"}, undo_session("edit_files", args, "a.txt", false))
+    matrix("undo_edit of edit_files", {files = before, before = changed, after = before, args = {"mcp"},
+      stdin = undo_session("edit_files", args, "a.txt", true), check = from_undo, base = base})
+  end)
 
   it("undo_edit (over MCP, after an edit the shim leaves alone)", function()
     local function session(undo)

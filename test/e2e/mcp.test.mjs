@@ -27,7 +27,7 @@ const BIN = path.resolve(process.env.BURROW_BIN || path.join(REPO, "build", "bur
 
 const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 const NEWEST = PROTOCOL_VERSIONS[0];
-const NATIVE_TOOLS = ["read_file", "write_file", "edit_file", "insert_lines", "append_file", "list_dir", "stat",
+const NATIVE_TOOLS = ["read_file", "write_file", "edit_file", "edit_files", "insert_lines", "append_file", "list_dir", "stat",
   "grep", "glob", "mkdir", "remove", "move", "copy", "undo_edit", "notebook_edit"];
 const BIG_CAPS = ["--cap", "max_result_bytes=64MiB", "--cap", "max_file_size=64MiB"];
 const T = { timeout: 30_000 };

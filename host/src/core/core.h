@@ -490,6 +490,35 @@ typedef struct bw_write_res {
 
 int bw_write_file(const bw_root *r, const char *rel, const void *data,
                   size_t len, const bw_write_opts *o, bw_write_res *res);
+/* What a replace checks at (dirfd, name) before it writes: a regular
+ * file with one link, or nothing (*exists 0); never a link or a directory;
+ * its hash against expected (NULL, "absent" or "sha256:<hex>"; current
+ * holds the hash found on HASH_MISMATCH). */
+int bw_write_check(int dirfd, const char *name, const char *expected,
+                   size_t max, struct stat *st, int *exists,
+                   char current[BW_HASH_STR]);
+/* A new file's owner and mode: old's (set-id bits dropped), or, for a
+ * file that did not exist, 0666 less the umask. */
+int bw_write_meta(int fd, const struct stat *old, int exists);
+
+/* Several writes' locks at once (txn.c): for each of n targets (r[i] a
+ * write view or a root, rel[i] beneath it, dirfd[i] the directory rel[i]'s
+ * final name is in), that
+ * directory's write lock and, on a view, its chain from the root, every
+ * directory held once however many targets share it (a flock of one
+ * directory through two descriptions would wait for itself), taken in
+ * path order; EAGAIN when a holder kept one past wait_ms (0: 5 s) or a
+ * judged directory moved, nothing held then. */
+struct bw_held;
+typedef struct bw_lock_set {
+  struct bw_held *v;
+  size_t n;
+} bw_lock_set;
+int bw_lock_many(const bw_root *const *r, const char *const *rel,
+                 const int *dirfd, size_t n, unsigned wait_ms, bw_lock_set *s);
+/* The held descriptor (O_RDONLY) of the directory dirfd is, or -1. */
+int bw_lock_many_fd(const bw_lock_set *s, int dirfd);
+void bw_unlock_many(bw_lock_set *s); /* idempotent */
 /* Remove stale temp files left in the directory fd by killed writers. */
 void bw_sweep_temps(int dirfd);
 

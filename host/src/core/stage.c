@@ -39,7 +39,7 @@
 
 enum { MAX_DEPTH = 2048, PROGRESS_EVERY = 1024, COPY_CHUNK = 1 << 20 };
 
-static const char KIND_LETTER[] = {0, 'c', 'm', 'r'};
+static const char KIND_LETTER[] = {0, 'c', 'm', 'r', 'e'};
 
 static void stage_name(char out[BW_STAGE_NAME], int kind) {
   unsigned long long rnd = 0;
@@ -49,6 +49,8 @@ static void stage_name(char out[BW_STAGE_NAME], int kind) {
   snprintf(out, BW_STAGE_NAME, "%s%c.%ld.%016llx", BW_STAGE_PREFIX,
            KIND_LETTER[kind], (long)getpid(), rnd);
 }
+
+void bw_stage_newname(char out[BW_STAGE_NAME], int kind) { stage_name(out, kind); }
 
 void bw_stage_init(bw_stage *s, int overwrite, size_t max_bytes,
                    size_t max_entries, const bw_stop *stop) {

@@ -27,8 +27,12 @@ int bw_stage_in_path(const char *rel);
 typedef enum bw_stage_kind {
   BW_STAGE_COPY = 1,
   BW_STAGE_MOVE,
-  BW_STAGE_REMOVE
+  BW_STAGE_REMOVE,
+  BW_STAGE_FILES /* a change of several files (txn.c): one file each */
 } bw_stage_kind;
+
+/* A fresh staged name of that kind (out: BW_STAGE_NAME bytes). */
+void bw_stage_newname(char out[BW_STAGE_NAME], int kind);
 
 typedef enum bw_stage_state {
   BW_STAGE_PENDING = 1, /* staged: judge it, then commit or abort */

@@ -62,6 +62,7 @@ static size_t hash(const char *s) {
 void bw_undo_entry_free(bw_undo_entry *e) {
   free(e->before);
   free(e->after);
+  free(e->group);
   memset(e, 0, sizeof *e);
 }
 
@@ -291,10 +292,17 @@ void bw_undo_drop(bw_undo *u) {
 }
 
 static int record(bw_undo *u, const char *key, int kind, const char *before,
-                  size_t len, long long size, long long cut, const char *after) {
+                  size_t len, long long size, long long cut, const char *after,
+                  const char *group) {
+  /* a shared store keeps no group: each file of an edit_files change is
+   * undone on its own there (docs/tools.md) */
   if (u->sh) return bw_undostate_record(u->sh, key, kind, before, len, size, cut, after);
   rec *r = calloc(1, sizeof *r);
   if (!r) return -BW_ENOMEM;
+  if (group && !(r->e.group = strdup(group))) {
+    free(r);
+    return -BW_ENOMEM;
+  }
   r->e.kind = kind;
   r->e.size = size;
   r->e.cut = cut;
@@ -354,13 +362,32 @@ static int record(bw_undo *u, const char *key, int kind, const char *before,
 
 int bw_undo_record(bw_undo *u, const char *key, int kind, const char *before,
                    size_t len, long long size, const char *after) {
-  return record(u, key, kind, before, len, size, 0, after);
+  return record(u, key, kind, before, len, size, 0, after, NULL);
+}
+
+int bw_undo_record_group(bw_undo *u, const char *key, int kind,
+                         const char *before, size_t len, long long size,
+                         const char *after, const char *group) {
+  return record(u, key, kind, before, len, size, 0, after, group);
+}
+
+size_t bw_undo_members(bw_undo *u, const char *group,
+                       void (*each)(void *arg, const char *key), void *arg) {
+  size_t n = 0;
+  pthread_mutex_lock(&mu);
+  for (rec *r = u->newest; r; r = r->prev)
+    if (r->e.group && !strcmp(r->e.group, group)) {
+      n++;
+      each(arg, r->slot->key);
+    }
+  pthread_mutex_unlock(&mu);
+  return n;
 }
 
 int bw_undo_record_splice(bw_undo *u, const char *key, const char *before,
                           size_t len, long long at, long long cut,
                           const char *after) {
-  return record(u, key, BW_UNDO_SPLICE, before, len, at, cut, after);
+  return record(u, key, BW_UNDO_SPLICE, before, len, at, cut, after, NULL);
 }
 
 int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e) {
@@ -373,10 +400,11 @@ int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e) {
     const bw_undo_entry *t = &s->top->e;
     *e = *t;
     e->before = NULL;
+    e->group = t->group ? strdup(t->group) : NULL;
     e->after = strdup(t->after);
     if (t->before && (e->before = malloc(t->len ? t->len : 1)))
       memcpy(e->before, t->before, t->len);
-    rc = e->after && (!t->before || e->before) ? 1 : -BW_ENOMEM;
+    rc = e->after && (!t->before || e->before) && (!t->group || e->group) ? 1 : -BW_ENOMEM;
     if (rc < 0) bw_undo_entry_free(e);
   }
   pthread_mutex_unlock(&mu);

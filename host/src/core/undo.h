@@ -33,6 +33,8 @@ typedef struct bw_undo_entry {
   long long size;
   long long cut; /* BW_UNDO_SPLICE: the bytes at size the change wrote */
   char *after; /* the content hash the change left (malloc'd copy) */
+  char *group; /* a change of several files (edit_files): its id, which
+                  every file's record of it carries; NULL otherwise */
 } bw_undo_entry;
 
 /* A store of at most cap bytes and max_records records; budget (NULL:
@@ -88,6 +90,15 @@ int bw_undo_record(bw_undo *u, const char *key, int kind, const char *before,
 int bw_undo_record_splice(bw_undo *u, const char *key, const char *before,
                           size_t len, long long at, long long cut,
                           const char *after);
+/* bw_undo_record for one file of a change of several (edit_files): each
+ * file's record carries the change's group, so undo finds them all. */
+int bw_undo_record_group(bw_undo *u, const char *key, int kind,
+                         const char *before, size_t len, long long size,
+                         const char *after, const char *group);
+/* each(arg, key) for every record of the group, newest first (under the
+ * store's lock: each must not call the store); how many there were. */
+size_t bw_undo_members(bw_undo *u, const char *group,
+                       void (*each)(void *arg, const char *key), void *arg);
 /* The newest record of key, copied into *e (free with bw_undo_entry_free):
  * 1, or 0 when there is none; a negative bw_code as record's. */
 int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e);

@@ -391,6 +391,152 @@ int bw_mkdirs_held(const bw_root *r, const char *rel) {
   return rc;
 }
 
+/* ---- the lock set: several writes held at once (txn.c) ----
+ *
+ * A change of many files holds, for every directory it writes into, the
+ * write lock and the chain above it, all at once and each directory once:
+ * two flocks of one process on one directory through two descriptions
+ * conflict, so a chain through a directory the set already holds (a
+ * target's parent that is another target, two files of one folder) uses
+ * the lock it has. A directory some target writes into is locked
+ * exclusively the first time it is met, even as another's chain member.
+ * The targets are taken in path order, parents first, as single writes
+ * take their chains, so two sets wait for each other rather than deadlock
+ * (and a wait past the deadline is EAGAIN, nothing done). */
+
+struct bw_held {
+  dev_t dev;
+  ino_t ino;
+  int fd;
+};
+
+static int held_find(const bw_lock_set *s, const struct stat *st) {
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino) return (int)i;
+  return -1;
+}
+
+/* Lock fd (ours to keep or close) as a directory of the set: exclusive
+ * if it is one of the targets' own. *idx: its place in the set. */
+static int held_add(bw_lock_set *s, int fd, const struct stat *st,
+                    const struct stat *targets, size_t nt, long long deadline,
+                    int *idx) {
+  int ex = 0;
+  for (size_t i = 0; i < nt && !ex; i++) ex = same_file(st, &targets[i]);
+  int rc = flock_until(fd, ex ? LOCK_EX : LOCK_SH, deadline, ex ? LOCKED : BUSY);
+  if (rc) {
+    close(fd);
+    return rc;
+  }
+  s->v[s->n] = (struct bw_held){st->st_dev, st->st_ino, fd};
+  *idx = (int)s->n++;
+  return BW_OK;
+}
+
+/* Hold target t's chain (its write view's path from its innermost root)
+ * and its directory. */
+static int hold_one(bw_lock_set *s, const bw_root *r, const char *path, int dirfd,
+                    const struct stat *targets, size_t nt, long long deadline) {
+  int rc = BW_OK;
+  bw_root top = r->at ? top_of(r) : *r;
+  int cur = r->at ? top.fd : dirfd;
+  for (const char *p = r->at ? path : ""; *p;) {
+    while (*p == '/') p++;
+    const char *e = p;
+    while (*e && *e != '/') e++;
+    size_t len = (size_t)(e - p);
+    char name[BW_NAME_MAX + 1];
+    if (len == 0 || (len == 1 && p[0] == '.')) {
+      p = e;
+      continue;
+    }
+    if (len > BW_NAME_MAX || (len == 2 && p[0] == '.' && p[1] == '.'))
+      return bw_fail(BW_INVALID_ARGUMENT, "not a plain path");
+    memcpy(name, p, len);
+    name[len] = '\0';
+    p = e;
+    int fd = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      int e2 = errno;
+      return e2 == ENOENT || e2 == ENOTDIR || e2 == ELOOP ? bw_fail(BW_EAGAIN, MOVED)
+                                                           : bw_code_from_errno(e2);
+    }
+    struct stat st, now;
+    if (fstat(fd, &st) < 0 || !bw_same_mount(&top, fd, "", &st)) {
+      close(fd);
+      return bw_fail(BW_EAGAIN, MOVED);
+    }
+    int at = held_find(s, &st);
+    if (at >= 0) close(fd); /* held already: its lock serves */
+    else if ((rc = held_add(s, fd, &st, targets, nt, deadline, &at))) return rc;
+    if (fstatat(cur, name, &now, AT_SYMLINK_NOFOLLOW) < 0 || !same_file(&st, &now))
+      return bw_fail(BW_EAGAIN, MOVED);
+    cur = s->v[at].fd;
+  }
+  struct stat a, b;
+  if (fstat(cur, &a) < 0 || fstat(dirfd, &b) < 0) return bw_code_from_errno(errno);
+  if (!same_file(&a, &b)) return bw_fail(BW_EAGAIN, MOVED);
+  if (held_find(s, &b) >= 0) return BW_OK; /* its chain's last: held exclusively */
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), at;
+  if (fd < 0) return bw_code_from_errno(errno);
+  return held_add(s, fd, &b, targets, nt, deadline, &at); /* a root: no chain */
+}
+
+typedef struct lock_order {
+  const bw_root *r;
+  int dirfd;
+  char path[BW_PATH_MAX + 1]; /* the directory's chain path (r->at, then rel's parent) */
+} lock_order;
+
+static int by_path(const void *a, const void *b) {
+  return strcmp(((const lock_order *)a)->path, ((const lock_order *)b)->path);
+}
+
+int bw_lock_many(const bw_root *const *r, const char *const *rel,
+                 const int *dirfd, size_t n, unsigned wait_ms, bw_lock_set *s) {
+  memset(s, 0, sizeof *s);
+  long long deadline = deadline_of(wait_ms);
+  struct stat *targets = calloc(n ? n : 1, sizeof *targets);
+  lock_order *o = calloc(n ? n : 1, sizeof *o);
+  /* at most one chain member per path component, and the targets */
+  size_t most = n;
+  int rc = targets && o ? BW_OK : BW_ENOMEM;
+  for (size_t i = 0; !rc && i < n; i++) {
+    char sub[BW_PATH_MAX + 1];
+    o[i] = (lock_order){r[i], dirfd[i], ""};
+    if (bw_parent_path(rel[i], sub) || bw_chain_path(r[i], sub, o[i].path))
+      rc = bw_fail(BW_INVALID_ARGUMENT, "name too long");
+    for (const char *p = o[i].path; *p; p++) most += *p == '/';
+    most += o[i].path[0] != '\0';
+  }
+  s->v = rc ? NULL : calloc(most ? most : 1, sizeof *s->v);
+  if (!rc && !s->v) rc = BW_ENOMEM;
+  for (size_t i = 0; !rc && i < n; i++)
+    if (fstat(dirfd[i], &targets[i]) < 0) rc = bw_code_from_errno(errno);
+  if (!rc) qsort(o, n, sizeof *o, by_path);
+  for (size_t i = 0; !rc && i < n; i++) rc = hold_one(s, o[i].r, o[i].path, o[i].dirfd, targets, n, deadline);
+  free(targets);
+  free(o);
+  if (rc) bw_unlock_many(s);
+  return rc;
+}
+
+int bw_lock_many_fd(const bw_lock_set *s, int dirfd) {
+  struct stat st;
+  if (fstat(dirfd, &st) < 0) return -1;
+  int at = held_find(s, &st);
+  return at < 0 ? -1 : s->v[at].fd;
+}
+
+void bw_unlock_many(bw_lock_set *s) {
+  for (size_t i = s->n; i-- > 0;) {
+    flock(s->v[i].fd, LOCK_UN); /* a forked child may share it */
+    close(s->v[i].fd);
+  }
+  free(s->v);
+  memset(s, 0, sizeof *s);
+}
+
 /* The lock for a write into dirfd: the caller's, if it is this directory's
  * (the path may have moved since it was taken), else our own. */
 static int lock_for(const bw_root *r, const char *rel, int dirfd,
@@ -583,6 +729,23 @@ static int put_back(int dirfd, const char *name, const char *tmpname,
 static int fsync_failed(int e) {
   if (e == ENOSPC || e == EDQUOT) return bw_code_from_errno(e);
   return bw_fail(BW_EIO, "fsync failed; the target is unchanged");
+}
+
+int bw_write_check(int dirfd, const char *name, const char *expected,
+                   size_t max, struct stat *st, int *exists,
+                   char current[BW_HASH_STR]) {
+  bw_write_opts o = {.expected_hash = expected, .max_compare = max};
+  bw_write_res res;
+  memset(&res, 0, sizeof res);
+  int rc = check_target(dirfd, name, &o, st, exists);
+  if (!rc) rc = compare_hash(dirfd, name, st, *exists, &o, &res);
+  if (rc == BW_HASH_MISMATCH) memcpy(current, res.current_hash, BW_HASH_STR);
+  return rc;
+}
+
+int bw_write_meta(int fd, const struct stat *old, int exists) {
+  pthread_once(&umask_once, read_umask);
+  return set_meta(fd, old, exists);
 }
 
 /* Compare and replace, under the directory's lock (lk). */

@@ -13,6 +13,7 @@
 #include "edit.h"
 #include "lcore.h"
 #include "ledit.h"
+#include "txn.h"
 
 size_t bw_lua_opt_size(lua_State *L, int t, const char *k, size_t dflt) {
   if (!lua_istable(L, t)) return dflt;
@@ -173,7 +174,7 @@ static bw_edit_file_opts file_opts(lua_State *L, int t, bw_stop *stop) {
 }
 
 static int edit_result(lua_State *L, int rc, bw_edit_file_res *res,
-                       const bw_edit *e, size_t n) {
+                       const bw_edit *e, size_t n, int text) {
   if (rc == BW_HASH_MISMATCH) {
     lua_pushstring(L, res->current_hash);
     return fail_with(L, rc);
@@ -203,6 +204,11 @@ static int edit_result(lua_State *L, int rc, bw_edit_file_res *res,
   lua_setfield(L, -2, "diff");
   set_bool(L, "diff_truncated", res->out.diff_truncated);
   set_str(L, "charset", res->charset);
+  set_int(L, "placed", res->out.placed);
+  if (text) { /* the new content itself (a dry run's, for edit_files) */
+    lua_pushlstring(L, res->out.text ? res->out.text : "", res->out.len);
+    lua_setfield(L, -2, "text");
+  }
   if (res->original) {
     lua_pushlstring(L, res->original, res->original_len);
     lua_setfield(L, -2, "original");
@@ -261,7 +267,7 @@ static int roots_edit(lua_State *L) {
     bw_edit_file_res_free(&res);
     return commit_refused(L, &c);
   }
-  int ret = edit_result(L, rc, &res, e, n);
+  int ret = edit_result(L, rc, &res, e, n, bw_lua_opt_bool(L, 5, "text"));
   bw_edit_file_res_free(&res);
   return ret;
 }
@@ -277,7 +283,7 @@ static int roots_insert(lua_State *L) {
   bw_edit_file_opts o = file_opts(L, 6, &stop);
   bw_edit_file_res res;
   int rc = bw_insert_file(r, rel, line < 0 ? 0 : (size_t)line, text, tlen, &o, &res);
-  int ret = edit_result(L, rc, &res, NULL, 0);
+  int ret = edit_result(L, rc, &res, NULL, 0, 0);
   bw_edit_file_res_free(&res);
   return ret;
 }
@@ -399,7 +405,57 @@ static int roots_content(lua_State *L) {
   return 2;
 }
 
+/* roots:commit_files({{target, rel, data = bytes | nil (remove),
+ * expected = "sha256:..." | "absent", create_dirs =}...}, {max_compare =,
+ * max_ms =}) -> {{content_hash =, created =}...}, or nil, detail, CODE,
+ * {index = the file it is about (1-based; none: the change as a whole),
+ * current = its hash on HASH_MISMATCH}. All the files or none (txn.c).
+ * target: a handle (its write view) or a root index and the rel after it. */
+static int roots_commit_files(lua_State *L) {
+  luaL_checktype(L, 2, LUA_TTABLE);
+  size_t n = (size_t)luaL_len(L, 2);
+  if (n == 0) return luaL_argerror(L, 2, "no files");
+  bw_txn_file *f = lua_newuserdatauv(L, n * sizeof *f, 0); /* freed by the GC */
+  memset(f, 0, n * sizeof *f);
+  for (size_t i = 0; i < n; i++) {
+    lua_geti(L, 2, (lua_Integer)i + 1);
+    luaL_checktype(L, -1, LUA_TTABLE);
+    int t = lua_gettop(L);
+    lua_geti(L, t, 1);
+    lua_geti(L, t, 2);
+    /* the view lives in the handle, the strings in the item: all held by the list */
+    f[i].r = bw_lua_target(L, 1, t + 1, BW_VIEW_WRITE, &f[i].rel);
+    lua_pop(L, 2);
+    lua_getfield(L, t, "data");
+    f[i].data = lua_tolstring(L, -1, &f[i].len);
+    lua_pop(L, 1);
+    f[i].expected = opt_str(L, t, "expected");
+    f[i].create_dirs = bw_lua_opt_bool(L, t, "create_dirs");
+    lua_pop(L, 1);
+  }
+  bw_stop stop;
+  bw_txn_opts o = {stop_opt(L, 3, &stop), bw_lua_opt_size(L, 3, "max_compare", 0), 0};
+  size_t failed;
+  bw_clear_detail();
+  int rc = bw_txn_commit(f, n, &o, &failed);
+  if (rc) {
+    lua_createtable(L, 0, 2);
+    if (failed < n) set_int(L, "index", failed + 1);
+    if (rc == BW_HASH_MISMATCH && failed < n) set_str(L, "current", f[failed].current);
+    return fail_with(L, rc);
+  }
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_createtable(L, 0, 2);
+    set_str(L, "content_hash", f[i].hash);
+    set_bool(L, "created", f[i].created);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
 static const luaL_Reg methods[] = {
+    {"commit_files", roots_commit_files},
     {"edit", roots_edit},     {"insert", roots_insert}, {"append", roots_append},
     {"mkdir", roots_mkdir},   {"remove", roots_remove}, {"move", roots_move},
     {"copy", roots_copy},     {"content", roots_content}, {NULL, NULL}};

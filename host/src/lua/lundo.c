@@ -123,8 +123,9 @@ static int u_id(lua_State *L) {
   return 1;
 }
 
-/* store:record(key, kind, before, size, after[, cut]) -> the kind kept
- * (a splice: before was at offset size, where the change wrote cut bytes) */
+/* store:record(key, kind, before, size, after[, cut[, group]]) -> the kind
+ * kept (a splice: before was at offset size, where the change wrote cut
+ * bytes; group: the change of several files it is one of) */
 static int u_record(lua_State *L) {
   bw_undo *u = check(L);
   const char *key = luaL_checkstring(L, 2);
@@ -141,7 +142,8 @@ static int u_record(lua_State *L) {
     if (size < 0 || cut < 0) return luaL_error(L, "undo store: a splice's offset and cut must not be negative");
     got = bw_undo_record_splice(u, key, before, len, size, cut, after);
   } else {
-    got = bw_undo_record(u, key, kind, before ? before : "", len, size, after);
+    const char *group = luaL_optstring(L, 8, NULL);
+    got = bw_undo_record_group(u, key, kind, before ? before : "", len, size, after, group);
   }
   if (got == -BW_ENOMEM) return luaL_error(L, "undo store: out of memory");
   if (got < 0) return bw_lua_fail(L, -got); /* a shared store: nil, why, CODE */
@@ -172,7 +174,52 @@ static int u_peek(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)e.cut);
     lua_setfield(L, -2, "cut");
   }
+  if (e.group) {
+    lua_pushstring(L, e.group);
+    lua_setfield(L, -2, "group");
+  }
   bw_undo_entry_free(&e);
+  return 1;
+}
+
+typedef struct keys {
+  char **v;
+  size_t n, cap;
+  int oom;
+} keys;
+
+static void add_key(void *arg, const char *key) {
+  keys *k = arg;
+  if (k->oom) return;
+  if (k->n == k->cap) {
+    size_t cap = k->cap ? k->cap * 2 : 16;
+    char **v = realloc(k->v, cap * sizeof *v);
+    if (!v) {
+      k->oom = 1;
+      return;
+    }
+    k->v = v;
+    k->cap = cap;
+  }
+  if (!(k->v[k->n] = strdup(key))) k->oom = 1;
+  else k->n++;
+}
+
+/* store:members(group) -> {key...}: the keys whose records carry group,
+ * newest first (copied under the lock, pushed after it) */
+static int u_members(lua_State *L) {
+  keys k = {0};
+  bw_undo_members(check(L), luaL_checkstring(L, 2), add_key, &k);
+  if (!k.oom) {
+    lua_createtable(L, (int)k.n, 0);
+    for (size_t i = 0; i < k.n; i++) {
+      lua_pushstring(L, k.v[i]);
+      lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+  }
+  for (size_t i = 0; i < k.n; i++) free(k.v[i]);
+  free(k.v);
+  if (k.oom) return luaL_error(L, "undo store: out of memory");
   return 1;
 }
 
@@ -226,6 +273,7 @@ static int u_gc(lua_State *L) {
 static const luaL_Reg methods[] = {
     {"id", u_id},       {"record", u_record}, {"peek", u_peek},
     {"pop", u_pop},     {"depth", u_depth},   {"totals", u_totals},
+    {"members", u_members},
     {"drop", u_drop},   {"shared", u_shared}, {NULL, NULL}};
 
 void bw_undo_register(lua_State *L) {

@@ -4,8 +4,9 @@
 -- Every read, write and removal is a native call (ctx:call); the pack only
 -- parses the patch and splices lines. apply_patch is all-or-nothing across
 -- files (Codex is not): every target is read and every new content
--- computed before the first write; writes are compare-and-set on the hashes
--- read, and a failure mid-way restores the pre-images already replaced.
+-- computed before anything is written, then one edit_files call changes
+-- them all (adds, deletes and moves included) or none, each compared with
+-- the hash read (docs/tools.md, edit_files).
 -- Deviations are in docs/packs.md.
 
 local core = require "burrow.core"
@@ -278,16 +279,8 @@ local function apply_chunks(text, path, chunks, levels, work)
 end
 
 ---------------------------------------------------------------------------
--- Applying a patch: a virtual view of every touched path, then
--- compare-and-set writes, then a rollback from the pre-images on failure.
-
--- write_file args for content: text when it is UTF-8 (written in charset
--- when the file is in another encoding), else base64.
-local function content_args(path, content, expected, charset)
-  local a = { path = path, expected_hash = expected, create_dirs = true }
-  if utf8.len(content) then a.content, a.charset = content, charset else a.content, a.encoding = core.base64_encode(content), "base64" end
-  return a
-end
+-- Applying a patch: a virtual view of every touched path, then one
+-- edit_files change of all of them.
 
 local function key_of(path)
   return (path:gsub("/+", "/"):gsub("^%./", ""):gsub("/%./", "/"))
@@ -307,7 +300,7 @@ local function state(ctx, files, order, path)
   if not r and code ~= "ENOENT" then return nil, msg, code end
   f = { path = path }
   if r then
-    f.pre, f.pre_b64, f.pre_hash = core.base64_decode(r.content), r.content, r.content_hash
+    f.pre, f.pre_hash = core.base64_decode(r.content), r.content_hash
   end
   f.base = f.pre
   -- a file in another encoding (read_file's charset) is patched as its
@@ -369,43 +362,30 @@ local function apply_patch(ctx, a)
     end
   end
 
-  -- 2. apply: compare-and-set against the hashes read in step 1
-  local applied = {}
-  local function rollback()
-    local failed = {}
-    for i = #applied, 1, -1 do
-      local f = applied[i]
-      local ok, msg
-      if f.pre == nil then
-        ok, msg = ctx:call("remove", { path = f.path, expected_hash = f.new_hash })
-      else
-        local args = { path = f.path, content = f.pre_b64, encoding = "base64", create_dirs = true,
-          expected_hash = f.new_hash or "absent" }
-        ok, msg = ctx:call("write_file", args)
-      end
-      if not ok then failed[#failed + 1] = ("%s (%s)"):format(f.path, P.detail(msg)) end
-    end
-    return failed
-  end
+  -- 2. apply, all or none: one edit_files change, each file compared with
+  -- the hash read in step 1 (adds, deletes and moves in the same commit)
+  local changes = {}
   for _, k in ipairs(order) do
     local f = files[k]
     if f.cur ~= f.base then
-      local r, msg, code, verb
+      local c = { path = f.path, expected_hash = f.pre_hash or "absent" }
       if f.cur == nil then
-        verb = "delete"
-        r, msg, code = ctx:call("remove", { path = f.path, expected_hash = f.pre_hash })
+        c.delete = true
+      elseif utf8.len(f.cur) then
+        c.content, c.charset = f.cur, f.charset -- written back in the file's encoding
       else
-        verb = "write"
-        r, msg, code = ctx:call("write_file", content_args(f.path, f.cur, f.pre_hash or "absent", f.charset))
-        f.new_hash = r and r.content_hash
+        c.content, c.encoding = core.base64_encode(f.cur), "base64"
       end
-      if not r then
-        local failed = rollback()
-        local tail = #failed == 0 and "\nNo files were modified: the changes already made by this patch were rolled back."
-          or ("\nRolling back failed for: %s"):format(table.concat(failed, ", "))
-        return err(("Failed to %s file %s: %s%s"):format(verb, f.path, P.detail(msg), tail), code)
-      end
-      applied[#applied + 1] = f
+      changes[#changes + 1] = c
+    end
+  end
+  if #changes > 0 then
+    local r, msg, code, details = ctx:call("edit_files", { files = changes })
+    if not r then
+      local i = type(details) == "table" and details.file
+      local f = i and changes[i]
+      local what = f and ("Failed to %s file %s: "):format(f.delete and "delete" or "write", f.path) or "Failed to apply the patch: "
+      return err(what .. P.detail(msg) .. "\nNo files were modified.", code)
     end
   end
 
