@@ -1,0 +1,115 @@
+// Issue 42 with issue 45's store: MCP tasks (io.modelcontextprotocol/tasks
+// at 2026-07-28) on two `burrow mcp --http` instances that share one Redis
+// (a redis-server this test starts on a free port). A grep that runs long,
+// made through instance A, becomes a task; its request's stream is closed
+// with the CreateTaskResult, and the task is read through instance B until
+// it completes there with its result. Another long grep on A is cancelled
+// through B: A's call sees the record's cancel at its next look and its C
+// work stops. Raw fetch, as tasks.test.mjs.
+//
+//   cd test/e2e && node --test tasks_instances.test.mjs     (needs redis-server)
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { freePort, sseEvents, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+
+const REDIS = spawnSync("sh", ["-c", "command -v redis-server || ls /usr/bin/redis-server 2>/dev/null"],
+  { encoding: "utf8" }).stdout.trim().split("\n")[0];
+const T = { timeout: 300_000 };
+const V = "2026-07-28";
+const EXT = "io.modelcontextprotocol/tasks";
+const TOK = "tasks-instances-token-0123456789";
+// no digits in the data: every position is tried and fails, slowly (tasks.test.mjs's)
+const SLOW = "(?:[a-z]+\\s+){1,40}[0-9]";
+let TMP, redis, A, B;
+
+before(async () => {
+  assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
+  TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-tasks-inst-")));
+  const slow = path.join(TMP, "ws", "slow"), some = path.join(TMP, "ws", "some");
+  fs.mkdirSync(slow, { recursive: true });
+  fs.mkdirSync(some);
+  const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa"];
+  const line = Array.from({ length: 12 }, (_, i) => words[(i * 5) % words.length]).join(" ") + "\n";
+  for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(slow, `f${i}.txt`), line.repeat(4000));
+  // a tenth of it: a grep of some seconds, past the moment a call becomes a task
+  for (let i = 0; i < 30; i++) fs.writeFileSync(path.join(some, `f${i}.txt`), line.repeat(4000));
+  const rport = await freePort();
+  redis = spawn(REDIS, ["--port", String(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", TMP],
+    { stdio: ["ignore", "ignore", "pipe"] });
+  await waitPort(rport);
+  const sha = crypto.createHash("sha256").update(TOK).digest("hex");
+  fs.writeFileSync(path.join(TMP, "burrow.yaml"), "roots: [ws]\n"
+    + `state: {url: "redis://127.0.0.1:${rport}/0"}\n`
+    + `http:\n  workers: 2\n  tokens:\n    - {sha256: ${sha}}\n`);
+  A = await startHttp(["--config", path.join(TMP, "burrow.yaml")]);
+  B = await startHttp(["--config", path.join(TMP, "burrow.yaml")]);
+});
+after(async () => {
+  for (const s of [A, B]) if (s) await s.stop();
+  if (redis) await new Promise((r) => { if (redis.exitCode !== null) r(); else { redis.on("exit", r); redis.kill("SIGTERM"); } });
+  if (TMP) fs.rmSync(TMP, { recursive: true, force: true });
+});
+
+let nextId = 1;
+/** One stateless request to url, declaring the tasks extension: its
+ * result, or its error as {error}. */
+async function rq(url, method, params) {
+  const id = nextId++;
+  const name = method === "tools/call" ? params.name : params.taskId;
+  const r = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream",
+      "mcp-protocol-version": V, "mcp-method": method, "mcp-name": name, authorization: `Bearer ${TOK}` },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: {
+      "io.modelcontextprotocol/protocolVersion": V,
+      "io.modelcontextprotocol/clientCapabilities": { extensions: { [EXT]: {} } } } } }),
+  });
+  let msg;
+  if ((r.headers.get("content-type") || "").includes("text/event-stream")) {
+    for await (const e of sseEvents(r.body, 120_000)) {
+      const m = e.data && JSON.parse(e.data);
+      if (m && m.id === id) { msg = m; break; }
+    }
+  } else {
+    msg = JSON.parse(await r.text());
+  }
+  return msg.error ? { error: msg.error } : msg.result;
+}
+
+test("a grep that runs long on one instance becomes a task, read through the other until it completes with its result", T, async () => {
+  const created = await rq(A.url, "tools/call", { name: "grep", arguments: { pattern: SLOW, path: "some", output_mode: "count" } });
+  assert.equal(created.resultType, "task",
+    `the grep ended before it became a task (${JSON.stringify(created).slice(0, 200)}): the tree is too small for this machine`);
+  const id = created.taskId;
+  // the request's stream is closed: the task is read through B
+  let last;
+  await waitFor(async () => {
+    last = await rq(B.url, "tasks/get", { taskId: id });
+    return last.status !== "working";
+  }, "the grep's task to end, read through the other instance", 240_000, 200);
+  assert.equal(last.status, "completed", JSON.stringify(last).slice(0, 400));
+  assert.ok(last.result && !last.result.isError, JSON.stringify(last.result).slice(0, 400));
+  assert.match(JSON.stringify(last.result), /0 matches|no match|"count":0|0 lines/i, JSON.stringify(last.result).slice(0, 400));
+});
+
+test("a long grep on one instance is cancelled through the other: its C work stops", T, async () => {
+  const created = await rq(A.url, "tools/call", { name: "grep", arguments: { pattern: SLOW, path: "slow" } });
+  assert.equal(created.resultType, "task", JSON.stringify(created).slice(0, 200));
+  const id = created.taskId;
+  assert.equal((await rq(B.url, "tasks/get", { taskId: id })).status, "working");
+  const ack = await rq(B.url, "tasks/cancel", { taskId: id });
+  assert.equal(ack.resultType, "complete", JSON.stringify(ack));
+  let last;
+  await waitFor(async () => {
+    last = await rq(A.url, "tasks/get", { taskId: id });
+    return /the call (stopped|ran)/.test(last.statusMessage || "");
+  }, "the cancelled grep's instance to record how its call ended", 60_000, 100);
+  assert.equal(last.status, "cancelled");
+  assert.match(last.statusMessage, /stopped at its next check/);
+});
