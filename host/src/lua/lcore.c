@@ -20,6 +20,7 @@
 #include "charset.h"
 #include "core.h"
 #include "lcore.h"
+#include "stage.h"
 
 #define ROOTS_MT "burrow.Roots"
 #define FILE_MT "burrow.File"
@@ -280,8 +281,11 @@ static int l_roots(lua_State *L) {
         return 4;
       }
   }
-  for (int i = 0; i < rs->n; i++) /* leftovers of killed writers */
-    if (!rs->r[i].readonly) bw_sweep_temps(rs->r[i].fd);
+  for (int i = 0; i < rs->n; i++) { /* leftovers of killed writers and staged changes */
+    if (rs->r[i].readonly) continue;
+    bw_intent_recover_root(&rs->r[i]); /* first: the sweep drops copy stages */
+    bw_sweep_temps(rs->r[i].fd);
+  }
   return 1;
 }
 
