@@ -300,7 +300,39 @@ size_t bw_intent_recover_dir(int dirfd) {
   return left;
 }
 
-/* The directory a pointer names, if it is still where it was: its fd. */
+/* The directory a pointer names: its fd, by its path if it is still
+ * there, else (moved since) looked for by identity. -1: gone. */
+static int pointed_dir(const bw_root *r, int jdir, const char *name);
+
+enum { FIND_DEPTH = 256, FIND_DIRS = 1000000 };
+
+/* Depth-first beneath dirfd for the directory (dev, ino), no link
+ * followed, no mount entered; *budget directories at most. */
+static int find_dir(int dirfd, dev_t dev, ino_t ino, int depth, long *budget) {
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  if (!d) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  int found = -1;
+  struct dirent *e;
+  while (found < 0 && (e = readdir(d)) && --*budget > 0) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) continue;
+    int sub = openat(dirfd, e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (sub < 0) continue;
+    if (fstat(sub, &st) == 0 && st.st_dev == dev) {
+      if (st.st_ino == ino) found = sub;
+      else if (depth < FIND_DEPTH) found = find_dir(sub, dev, ino, depth + 1, budget);
+    }
+    if (found != sub) close(sub);
+  }
+  closedir(d);
+  return found;
+}
+
 static int pointed_dir(const bw_root *r, int jdir, const char *name) {
   int fd = openat(jdir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return -1;
@@ -322,6 +354,11 @@ static int pointed_dir(const bw_root *r, int jdir, const char *name) {
         else
           close(dfd);
       }
+      long budget = FIND_DIRS;
+      if (out < 0 && fstat(r->fd, &st) == 0) /* a folder above it moved since */
+        out = (unsigned long long)st.st_ino == ino && (unsigned long long)st.st_dev == dev
+                  ? fcntl(r->fd, F_DUPFD_CLOEXEC, 0)
+                  : find_dir(r->fd, (dev_t)dev, (ino_t)ino, 0, &budget);
     }
   }
   free(buf);
@@ -345,16 +382,19 @@ size_t bw_intent_recover_root(const bw_root *r) {
       continue;
     }
     if (!starts(e->d_name, RECORD)) continue;
-    int dir = pointed_dir(r, jdir, e->d_name);
-    if (dir < 0) { /* moved since, or gone: its own directory's next operation settles it */
+    if (held_by_owner(jdir, e->d_name)) { /* under way */
       left++;
+      continue;
+    }
+    int dir = pointed_dir(r, jdir, e->d_name);
+    if (dir < 0) { /* its directory is gone, and its record with it */
+      unlinkat(jdir, e->d_name, 0);
       continue;
     }
     bw_intent_recover_dir(dir); /* its record, and what else crashed there */
     struct stat st;
-    /* settled, or never written by an owner now gone: the pointer goes */
-    if (fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
-        !held_by_owner(jdir, e->d_name))
+    /* settled, or never written (its owner is gone): the pointer goes */
+    if (fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
       unlinkat(jdir, e->d_name, 0);
     else
       left++;
