@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -42,7 +43,8 @@ enum { MAX_DEPTH = 2048, PROGRESS_EVERY = 1024, COPY_CHUNK = 1 << 20 };
 static const char KIND_LETTER[] = {0, 'c', 'm', 'r'};
 
 int bw_stage_name(const char *name) {
-  return !strncmp(name, BW_STAGE_PREFIX, sizeof BW_STAGE_PREFIX - 1);
+  /* in any case: on a case-folding directory ".BURROW-STAGE.m.*" is the stage */
+  return !strncasecmp(name, BW_STAGE_PREFIX, sizeof BW_STAGE_PREFIX - 1);
 }
 
 int bw_stage_in_path(const char *rel) {
