@@ -45,9 +45,9 @@ static int starts(const char *s, const char *prefix) {
   return !strncmp(s, prefix, strlen(prefix));
 }
 
-/* Write all of buf to a new file dir/tmp (locked when lock), fsync it and
- * rename it to dir/name: the name never shows a partial file. *fd: the
- * open file (when keep), else closed. */
+/* Write all of buf to a new file dir/tmp (locked when lock) and rename
+ * it to dir/name: the name never shows a partial file. *keep: the open
+ * file (when keep), else closed. Not synced: durable() does that. */
 static int write_named(int dir, const char *name, const char *buf, size_t len, int lock,
                        int *keep) {
   char tmp[BW_STAGE_NAME + 8];
@@ -56,7 +56,6 @@ static int write_named(int dir, const char *name, const char *buf, size_t len, i
   if (fd < 0) return bw_code_from_errno(errno);
   int rc = lock && flock(fd, LOCK_EX | LOCK_NB) < 0 ? bw_code_from_errno(errno) : BW_OK;
   if (!rc) rc = bw_write_all(fd, buf, len);
-  if (!rc && fsync(fd) < 0) rc = bw_fail(BW_EIO, "the intent record's fsync failed; nothing was changed");
   if (!rc && renameat(dir, tmp, dir, name) < 0) rc = bw_code_from_errno(errno);
   if (rc) {
     unlinkat(dir, tmp, 0);
@@ -81,8 +80,7 @@ static int open_journal(int top, int *made) {
   return -1;
 }
 
-/* The pointer to the record in the root's journal: made durable (its
- * file, the journal, and the root when the journal is new). */
+/* The pointer to the record in the root's journal. */
 static int write_pointer(bw_intent *it, int top, const char *in_root, int dirfd) {
   struct stat st;
   if (fstat(dirfd, &st) < 0) return bw_code_from_errno(errno);
@@ -90,9 +88,9 @@ static int write_pointer(bw_intent *it, int top, const char *in_root, int dirfd)
   if (!buf) return BW_ENOMEM;
   int n = snprintf(buf, POINTER_MAX, "%llu %llu\n%s", (unsigned long long)st.st_dev,
                    (unsigned long long)st.st_ino, in_root[0] ? in_root : ".");
-  int rc = BW_OK, made;
+  int rc = BW_OK;
   for (int tries = 0; tries < 4; tries++) { /* the journal may be removed under us when empty */
-    it->jdir = open_journal(top, &made);
+    it->jdir = open_journal(top, &it->jmade);
     rc = it->jdir < 0 ? bw_code_from_errno(errno) : BW_OK;
     if (!rc) rc = write_named(it->jdir, it->name, buf, (size_t)n, 1, &it->jfd);
     if (rc != BW_ENOENT) break;
@@ -100,9 +98,23 @@ static int write_pointer(bw_intent *it, int top, const char *in_root, int dirfd)
     it->jdir = -1;
   }
   free(buf);
-  if (!rc && bw_sync_dir(it->jdir)) rc = bw_fail(BW_EIO, "the journal's fsync failed; nothing was changed");
-  if (!rc && made && bw_sync_dir(top)) rc = bw_fail(BW_EIO, "the root's fsync failed; nothing was changed");
   return rc;
+}
+
+/* The pointer (its data, the journal, the root when the journal is new)
+ * and the record (its data, its directory) synced. */
+static int durable(bw_intent *it) {
+  int rc = BW_OK;
+  if (it->jfd >= 0 && (fdatasync(it->jfd) < 0 || bw_sync_dir(it->jdir))) rc = BW_EIO;
+  if (!rc && it->jmade) {
+    int top = openat(it->jdir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    rc = top < 0 || bw_sync_dir(top) ? BW_EIO : BW_OK;
+    if (top >= 0) close(top);
+  }
+  if (!rc && (fdatasync(it->fd) < 0 || bw_sync_dir(it->dir))) rc = BW_EIO;
+  if (rc) return bw_fail(BW_EIO, "the intent record's fsync failed; nothing was changed");
+  it->synced = 1;
+  return BW_OK;
 }
 
 int bw_intent_begin(bw_intent *it, int top, const char *in_root, int dirfd, char op,
@@ -131,7 +143,9 @@ int bw_intent_begin(bw_intent *it, int top, const char *in_root, int dirfd, char
    * the record, locked */
   if (!rc && top >= 0) rc = write_pointer(it, top, in_root, dirfd);
   if (!rc) rc = write_named(it->dir, it->name, buf, len, 1, &it->fd);
-  if (!rc && bw_sync_dir(it->dir)) rc = bw_fail(BW_EIO, "the directory fsync failed; nothing was changed");
+  /* synced now when the next step cannot be undone by dropping what it
+   * made (a source renamed aside); else at the commit */
+  if (!rc && (op == 'm' || op == 'r' || op == 'x')) rc = durable(it);
   free(buf);
   if (rc) {
     bw_err_saved e;
@@ -145,9 +159,11 @@ int bw_intent_begin(bw_intent *it, int top, const char *in_root, int dirfd, char
 int bw_intent_commit(bw_intent *it) {
   if (it->fd < 0) return BW_OK;
   char c = BW_INTENT_COMMITTED;
-  if (pwrite(it->fd, &c, 1, STATE_AT) != 1 || fdatasync(it->fd) < 0)
+  if (pwrite(it->fd, &c, 1, STATE_AT) != 1)
     return bw_fail(BW_EIO, "the intent record could not be updated; nothing was changed");
-  return BW_OK;
+  if (!it->synced) return durable(it);
+  return fdatasync(it->fd) < 0 ? bw_fail(BW_EIO, "the intent record could not be updated; nothing was changed")
+                               : BW_OK;
 }
 
 void bw_intent_release(bw_intent *it) {
@@ -160,15 +176,9 @@ void bw_intent_release(bw_intent *it) {
 
 void bw_intent_end(bw_intent *it) {
   if (it->dir >= 0 && it->fd >= 0) unlinkat(it->dir, it->name, 0);
-  if (it->jdir >= 0) {
-    unlinkat(it->jdir, it->name, 0);
-    /* an empty journal goes (another operation's pointer keeps it) */
-    int top = openat(it->jdir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (top >= 0) {
-      unlinkat(top, JOURNAL, AT_REMOVEDIR);
-      close(top);
-    }
-  }
+  /* the journal stays while the process runs (made again, it would cost
+   * the root a sync per operation); an open removes it when empty */
+  if (it->jdir >= 0) unlinkat(it->jdir, it->name, 0);
   bw_intent_release(it);
 }
 

@@ -648,10 +648,10 @@ int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
     stage_name(s->name, BW_STAGE_COPY);
     s->home = fcntl(s->to, F_DUPFD_CLOEXEC, 0);
     tree t = {.s = s, .copy = 1};
-    if (!rc) rc = intent_begin(&s->intent_to, s->to_top.fd, s->to_at, s->to, 'c', s->name,
-                               s->to_name, NULL);
     t.src.dev = st.st_dev;
     if (s->home < 0) rc = bw_code_from_errno(errno);
+    if (!rc) rc = intent_begin(&s->intent_to, s->to_top.fd, s->to_at, s->to, 'c', s->name,
+                               s->to_name, NULL);
     if (!rc && S_ISREG(st.st_mode)) {
       /* visit() copies it under its own name: give the stage that name */
       int in = openat(s->from, aside, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -869,6 +869,10 @@ static int put_back_as(int dir, const char *aside, const char *from_name,
 }
 
 int bw_stage_abort(bw_stage *s) {
+  if (!s->state) { /* refused before anything was staged: its record goes */
+    bw_intent_end(&s->intent);
+    bw_intent_end(&s->intent_to);
+  }
   if (s->state != BW_STAGE_PENDING) return BW_OK;
   int rc = BW_OK;
   if (s->kind == BW_STAGE_COPY || (s->kind == BW_STAGE_MOVE && s->xdev)) {

@@ -30,10 +30,13 @@ int bw_stage_in_path(const char *rel);
  * writes a record beside its stage (".burrow-stage.i.PID.HEX" in the
  * same directory; a staged name, so no agent reaches it) saying what the
  * stage is for: an op letter and its names, all in that directory. The
- * record is complete and fsynced (file and directory) before it has its
- * name, and its owner holds an flock on it for as long as the operation
- * runs: a record whose lock can be taken belongs to a process that is
- * gone (pid reuse cannot fool it). A pointer to the record's directory
+ * record is complete before it has its name; it is synced (data and
+ * directory, with its pointer) at once for 'm', 'r' and 'x', whose next
+ * step renames the source aside, and at the commit for 'c' and 'n',
+ * which until then have only made what recovery drops. Its owner holds
+ * an flock on it for as long as the operation runs: a record whose lock
+ * can be taken belongs to a process that is gone (pid reuse cannot fool
+ * it). A pointer to the record's directory
  * (its in-root path and dev/ino) goes in the root's journal
  * (ROOT/.burrow-stage.j/), so a workspace's open finds every record of
  * its roots without a walk.
@@ -70,6 +73,7 @@ typedef struct bw_intent {
   int fd;   /* the record, flock'd while the operation runs */
   int jdir; /* the root's journal directory, -1: no pointer */
   int jfd;  /* the pointer, flock'd as the record is */
+  int jmade, synced; /* the journal was made for it; all of it is durable */
   char name[BW_STAGE_NAME + 8];
 } bw_intent;
 
