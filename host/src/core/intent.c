@@ -103,18 +103,24 @@ static int write_pointer(bw_intent *it, int top, const char *in_root, int dirfd)
 
 /* The pointer (its data, the journal, the root when the journal is new)
  * and the record (its data, its directory) synced. */
+static int sync_data(int fd) {
+  if (fdatasync(fd) == 0) return BW_OK;
+  int rc = bw_code_from_errno(errno); /* a full disk says so */
+  return rc == BW_EIO ? rc : bw_fail(BW_EIO, "the intent record's fsync failed");
+}
+
 static int durable(bw_intent *it) {
-  int rc = BW_OK;
-  if (it->jfd >= 0 && (fdatasync(it->jfd) < 0 || bw_sync_dir(it->jdir))) rc = BW_EIO;
+  int rc = it->jfd >= 0 ? sync_data(it->jfd) : BW_OK;
+  if (!rc && it->jfd >= 0) rc = bw_sync_dir(it->jdir);
   if (!rc && it->jmade) {
     int top = openat(it->jdir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    rc = top < 0 || bw_sync_dir(top) ? BW_EIO : BW_OK;
+    rc = top < 0 ? bw_code_from_errno(errno) : bw_sync_dir(top);
     if (top >= 0) close(top);
   }
-  if (!rc && (fdatasync(it->fd) < 0 || bw_sync_dir(it->dir))) rc = BW_EIO;
-  if (rc) return bw_fail(BW_EIO, "the intent record's fsync failed; nothing was changed");
-  it->synced = 1;
-  return BW_OK;
+  if (!rc) rc = sync_data(it->fd);
+  if (!rc) rc = bw_sync_dir(it->dir);
+  if (!rc) it->synced = 1;
+  return rc;
 }
 
 int bw_intent_begin(bw_intent *it, int top, const char *in_root, int dirfd, char op,
@@ -161,9 +167,7 @@ int bw_intent_commit(bw_intent *it) {
   char c = BW_INTENT_COMMITTED;
   if (pwrite(it->fd, &c, 1, STATE_AT) != 1)
     return bw_fail(BW_EIO, "the intent record could not be updated; nothing was changed");
-  if (!it->synced) return durable(it);
-  return fdatasync(it->fd) < 0 ? bw_fail(BW_EIO, "the intent record could not be updated; nothing was changed")
-                               : BW_OK;
+  return it->synced ? sync_data(it->fd) : durable(it);
 }
 
 void bw_intent_release(bw_intent *it) {

@@ -810,11 +810,20 @@ static int commit_remove(bw_stage *s) {
 
 /* ---- commit, abort ---- */
 
-/* The records: removed once the stage is settled (in place, or put
- * back); left to recovery when it is not (a removal or a put back that
- * failed part-way). */
-static void settle_intents(bw_stage *s, int rc) {
-  if (rc && s->state == BW_STAGE_DONE) {
+/* The records: removed once no stage is left (in place, or put back);
+ * left to recovery when one is (a removal or a put back that failed
+ * part-way). */
+static int there(int dir, const char *name) {
+  struct stat st;
+  return dir >= 0 && name[0] && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static void settle_intents(bw_stage *s) {
+  int left = s->direct ? 0
+             : s->kind == BW_STAGE_COPY ? there(s->home, s->name)
+             : s->xdev ? there(s->from, s->xname) || there(s->home, s->name)
+                       : there(s->from, s->name);
+  if (left) { /* a stage is still there: its record says what it is for */
     bw_intent_release(&s->intent);
     bw_intent_release(&s->intent_to);
   } else {
@@ -839,7 +848,7 @@ int bw_stage_commit(bw_stage *s) {
     bw_err_restore(rc, &e); /* the commit's reason, not the abort's */
   }
   close_fd(&s->lock); /* in place or back: changes inside may go on */
-  settle_intents(s, rc);
+  settle_intents(s);
   return rc;
 }
 
@@ -888,13 +897,7 @@ int bw_stage_abort(bw_stage *s) {
   }
   s->state = BW_STAGE_UNDONE;
   close_fd(&s->lock);
-  if (rc) { /* not all of it back: recovery tries again */
-    bw_intent_release(&s->intent);
-    bw_intent_release(&s->intent_to);
-  } else {
-    bw_intent_end(&s->intent);
-    bw_intent_end(&s->intent_to);
-  }
+  settle_intents(s); /* not all of it back: recovery tries again */
   return rc;
 }
 
