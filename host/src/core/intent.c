@@ -147,7 +147,9 @@ int bw_intent_begin(bw_intent *it, int top, const char *in_root, int dirfd, char
   /* the pointer first, so a start finds every record (a pointer whose
    * record is not there is dropped once its owner's pid is gone), then
    * the record, locked */
-  if (!rc && top >= 0) rc = write_pointer(it, top, in_root, dirfd);
+  /* (a record in the root's own folder needs none: a start reads it) */
+  if (!rc && top >= 0 && in_root[0] && strcmp(in_root, ".") && strcmp(in_root, "./"))
+    rc = write_pointer(it, top, in_root, dirfd);
   if (!rc) rc = write_named(it->dir, it->name, buf, len, 1, &it->fd);
   /* synced now when the next step cannot be undone by dropping what it
    * made (a source renamed aside); else at the commit */
@@ -180,9 +182,15 @@ void bw_intent_release(bw_intent *it) {
 
 void bw_intent_end(bw_intent *it) {
   if (it->dir >= 0 && it->fd >= 0) unlinkat(it->dir, it->name, 0);
-  /* the journal stays while the process runs (made again, it would cost
-   * the root a sync per operation); an open removes it when empty */
-  if (it->jdir >= 0) unlinkat(it->jdir, it->name, 0);
+  if (it->jdir >= 0) {
+    unlinkat(it->jdir, it->name, 0);
+    /* an empty journal goes (another operation's pointer keeps it) */
+    int top = openat(it->jdir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (top >= 0) {
+      unlinkat(top, JOURNAL, AT_REMOVEDIR);
+      close(top);
+    }
+  }
   bw_intent_release(it);
 }
 
@@ -381,14 +389,14 @@ static int pointed_dir(const bw_root *r, int jdir, const char *name) {
 }
 
 size_t bw_intent_recover_root(const bw_root *r) {
+  size_t left = bw_intent_recover_dir(r->fd); /* the root's own folder's records have no pointer */
   int jdir = openat(r->fd, JOURNAL, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (jdir < 0) return 0; /* no journal: nothing was ever cut short here */
+  if (jdir < 0) return left; /* no journal: nothing else was cut short here */
   DIR *d = fdopendir(jdir);
   if (!d) {
     close(jdir);
-    return 0;
+    return left;
   }
-  size_t left = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
     if (starts(e->d_name, TEMP)) {
@@ -417,4 +425,8 @@ size_t bw_intent_recover_root(const bw_root *r) {
   closedir(d);
   if (!left) unlinkat(r->fd, JOURNAL, AT_REMOVEDIR);
   return left;
+}
+
+void bw_intent_tidy(const bw_root *r) {
+  unlinkat(r->fd, JOURNAL, AT_REMOVEDIR); /* refused while a pointer is in it */
 }

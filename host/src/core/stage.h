@@ -99,6 +99,8 @@ void bw_intent_release(bw_intent *it);
 size_t bw_intent_recover_dir(int dirfd);
 /* The same for every record the journal of root r points to. */
 size_t bw_intent_recover_root(const bw_root *r);
+/* The root's journal removed if it is empty (a workspace's close). */
+void bw_intent_tidy(const bw_root *r);
 
 /* One record's names, parsed (intent.c hands it to stage.c). */
 typedef struct bw_intent_rec {

@@ -219,7 +219,10 @@ static const char *check_rel(lua_State *L, int arg) {
 
 static int roots_gc(lua_State *L) {
   roots *rs = luaL_checkudata(L, 1, ROOTS_MT);
-  for (int i = 0; rs->r && i < rs->n; i++) bw_root_close(&rs->r[i]);
+  for (int i = 0; rs->r && i < rs->n; i++) {
+    if (!rs->r[i].readonly) bw_intent_tidy(&rs->r[i]); /* the journal, when empty */
+    bw_root_close(&rs->r[i]);
+  }
   free(rs->r);
   rs->r = NULL;
   rs->n = 0;
