@@ -951,7 +951,9 @@ int bw_stage_recover(int dirfd, const bw_intent_rec *rec) {
 /* ---- stale stages ---- */
 
 void bw_stage_sweep(int dirfd, const char *name) {
-  /* only a copy's stage is safe to drop: it holds nothing but the copy */
+  /* only a copy's stage is safe to drop: it holds nothing but the copy
+   * (bw_sweep_temps settles the records there first: a merge a record
+   * says to finish is finished, not dropped) */
   size_t pl = sizeof BW_STAGE_PREFIX - 1;
   if (!bw_stage_name(name) || name[pl] != 'c' || name[pl + 1] != '.') return;
   char *end;
