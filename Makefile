@@ -265,10 +265,13 @@ bench: all
 # RSS, fds and every file against a model; the result goes to docs/benchmarks.md, Soak.
 # First issue 40's races at 1,000 tries (make test runs 200): a write against
 # a subtree move, copy or remove, on both resolvers, then over HTTP and stdio;
-# then a million stateless calls of one token under quotas: RSS flat.
+# and its kill -9 in staged operations, 100 runs on a 30,000-entry tree (make
+# test: 20 on 3,000); then a million stateless calls of one token under
+# quotas: RSS flat.
 soak: all
 	@bash test/npm-current.sh test/e2e 2>/dev/null || (cd test/e2e && npm ci --no-audit --no-fund)
 	@for r in openat2 walk; do BURROW_SUBTREE_TRIES=1000 BURROW_RESOLVER=$$r busted --lua=lua5.4 spec/security/subtree_race_spec.lua || exit 1; done
+	@for r in openat2 walk; do BURROW_CRASH_RUNS=100 BURROW_CRASH_ENTRIES=30000 BURROW_RESOLVER=$$r busted --lua=lua5.4 spec/security/staged_crash_spec.lua || exit 1; done
 	@cd test/e2e && BURROW_SUBTREE_TRIES=1000 node --test subtree_race.test.mjs
 	@sh test/soak/rss_stateless.sh $(B)/burrow 1000000
 	@node test/soak/soak.mjs

@@ -5,12 +5,17 @@
  *
  *   BURROW_FAULT=CALL:WHAT[:after=N][:times=M][,...]
  *     CALL  write pwrite fsync fdatasync renameat renameat2 linkat read
- *           mkdirat unlinkat, and (whatever the fd) pthread_create bind:
- *           a listener's start that fails part way (spec/http_lifecycle_spec.lua)
+ *           mkdirat unlinkat copy_file_range symlinkat syncfs, and
+ *           (whatever the fd) pthread_create bind: a listener's start that
+ *           fails part way (spec/http_lifecycle_spec.lua); any: each of the
+ *           calls that change the filesystem (all of the above but read,
+ *           pthread_create and bind), counted as one sequence of steps
  *     WHAT  ENOSPC EDQUOT EIO EINTR EPERM EAGAIN EADDRINUSE (fail with that errno, doing
  *           nothing; linkat:EPERM is a kernel that will not link an
  *           O_TMPFILE without CAP_DAC_READ_SEARCH, so named temps are used)
  *           short (write/pwrite/read: do half the bytes, at least one)
+ *           KILL (the process kills itself with SIGKILL before the call:
+ *           a crash at that step, spec/security/crash_spec.lua)
  *     after the first N matching calls pass (default 0); then M calls
  *     are hit (default: once for EINTR and short, which a caller must
  *     retry, every call after for the errors, as a full disk stays full)
@@ -42,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -50,15 +56,22 @@
 #include <unistd.h>
 
 enum { C_WRITE, C_PWRITE, C_FSYNC, C_FDATASYNC, C_RENAMEAT, C_RENAMEAT2, C_LINKAT, C_READ,
-       C_MKDIRAT, C_UNLINKAT, C_PTHREAD_CREATE, C_BIND, NCALLS };
+       C_MKDIRAT, C_UNLINKAT, C_PTHREAD_CREATE, C_BIND, C_COPY_FILE_RANGE, C_SYMLINKAT,
+       C_SYNCFS, C_ANY, NCALLS };
 static const char *const call_names[NCALLS] = {"write", "pwrite", "fsync", "fdatasync",
                                                "renameat", "renameat2", "linkat", "read",
-                                               "mkdirat", "unlinkat", "pthread_create", "bind"};
+                                               "mkdirat", "unlinkat", "pthread_create", "bind",
+                                               "copy_file_range", "symlinkat", "syncfs", "any"};
+
+/* the calls "any" counts: those that change the filesystem */
+static int a_step(int call) {
+  return call != C_READ && call != C_PTHREAD_CREATE && call != C_BIND;
+}
 
 /* the fd of a call that has none to filter on (pthread_create, bind) */
 enum { ANY_FD = -1000 };
 
-enum { MAX_RULES = 16, SHORT = -1 };
+enum { MAX_RULES = 16, SHORT = -1, KILL = -2 };
 
 typedef struct rule {
   int call;
@@ -83,6 +96,7 @@ static int parse_err(const char *s) {
   if (!strcmp(s, "EAGAIN")) return EAGAIN;
   if (!strcmp(s, "EADDRINUSE")) return EADDRINUSE;
   if (!strcmp(s, "short")) return SHORT;
+  if (!strcmp(s, "KILL")) return KILL;
   return 0;
 }
 
@@ -160,7 +174,7 @@ static void note(int call, int err) {
   if (fd < 0) return;
   char line[64];
   int n = snprintf(line, sizeof line, "%s:%s\n", call_names[call],
-                   err == SHORT ? "short" : err == ENOSPC ? "ENOSPC" : err == EDQUOT ? "EDQUOT"
+                   err == SHORT ? "short" : err == KILL ? "KILL" : err == ENOSPC ? "ENOSPC" : err == EDQUOT ? "EDQUOT"
                                 : err == EIO ? "EIO" : err == EPERM ? "EPERM" : err == EAGAIN ? "EAGAIN"
                                 : err == EADDRINUSE ? "EADDRINUSE" : "EINTR");
   syscall(SYS_write, fd, line, (size_t)n);
@@ -185,11 +199,12 @@ static int fault(int call, int fd) {
   int hit = 0;
   for (int i = 0; i < nrules && !hit; i++) {
     rule *r = &rules[i];
-    if (r->call != call || !watched(fd)) continue;
+    if ((r->call != call && !(r->call == C_ANY && a_step(call))) || !watched(fd)) continue;
     long k = atomic_fetch_add(&r->seen, 1);
     if (k >= r->after && (r->times < 0 || k < r->after + r->times)) hit = r->err;
   }
   if (hit) note(call, hit);
+  if (hit == KILL) raise(SIGKILL); /* a crash here: nothing after it runs */
   return hit;
 }
 
@@ -271,6 +286,27 @@ int linkat(int od, const char *o, int nd, const char *n, int flags) {
   int f = fault(C_LINKAT, nd);
   if (f > 0) return errno = f, -1;
   return real_linkat(od, o, nd, n, flags);
+}
+
+ssize_t copy_file_range(int in, off_t *ino, int out, off_t *outo, size_t n, unsigned flags) {
+  REAL(copy_file_range);
+  int f = fault(C_COPY_FILE_RANGE, out);
+  if (f > 0) return errno = f, -1;
+  return real_copy_file_range(in, ino, out, outo, n, flags);
+}
+
+int symlinkat(const char *target, int dirfd, const char *name) {
+  REAL(symlinkat);
+  int f = fault(C_SYMLINKAT, dirfd);
+  if (f > 0) return errno = f, -1;
+  return real_symlinkat(target, dirfd, name);
+}
+
+int syncfs(int fd) {
+  REAL(syncfs);
+  int f = fault(C_SYNCFS, fd);
+  if (f > 0) return errno = f, -1;
+  return real_syncfs(fd);
 }
 
 void *dlopen(const char *file, int mode) {

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -205,7 +206,8 @@ int bw_map_path(const bw_root *roots, int nroots, const char *path,
  * that makes them. */
 
 int bw_stage_name(const char *name) {
-  return !strncmp(name, BW_STAGE_PREFIX, sizeof BW_STAGE_PREFIX - 1);
+  /* in any case: on a case-folding directory ".BURROW-STAGE.m.*" is the stage */
+  return !strncasecmp(name, BW_STAGE_PREFIX, sizeof BW_STAGE_PREFIX - 1);
 }
 
 int bw_stage_in_path(const char *rel) {

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -56,6 +57,7 @@ void bw_stage_init(bw_stage *s, int overwrite, size_t max_bytes,
                    size_t max_entries, const bw_stop *stop) {
   memset(s, 0, sizeof *s);
   s->home = s->from = s->to = s->lock = s->to_top.fd = -1;
+  s->intent = s->intent_to = BW_INTENT_NONE;
   s->overwrite = overwrite;
   s->max_bytes = max_bytes;
   s->max_entries = max_entries ? max_entries : 100000;
@@ -73,6 +75,8 @@ static void close_fd(int *fd) {
 
 void bw_stage_free(bw_stage *s) {
   if (s->state == BW_STAGE_PENDING) bw_stage_abort(s);
+  bw_intent_release(&s->intent); /* not settled: left for recovery */
+  bw_intent_release(&s->intent_to);
   close_fd(&s->lock);
   close_fd(&s->to_top.fd);
   close_fd(&s->home);
@@ -329,6 +333,38 @@ static uint64_t mnt_of(int dirfd, const char *name) {
   return sx.stx_mnt_id;
 }
 
+/* ---- intent records (intent.c) ---- */
+
+/* The root fd the directory of rel is in (a write view's top; a plain
+ * root is its own) and that directory's in-root path in at, for the
+ * record's pointer; -1 when unknown (the record then waits for its
+ * directory's next staged operation). */
+static int where_of(const bw_root *r, const char *rel, char at[BW_PATH_MAX + 1]) {
+  char sub[BW_PATH_MAX + 1];
+  if (bw_parent_path(rel, sub)) return -1;
+  if (r->at) return bw_chain_path(r, sub, at) ? -1 : r->top_fd;
+  if (r->anchored) return -1;
+  memcpy(at, sub, strlen(sub) + 1);
+  return r->fd;
+}
+
+/* Before a staged operation: what crashed ones left in dir, and in the
+ * journal of the root top is. */
+static void recover_before(const bw_root *r, int top, int dir) {
+  bw_intent_recover_dir(dir);
+  if (top < 0) return;
+  bw_root root = {.fd = top, .dev = r->dev, .ino = r->ino, .mnt_id = r->mnt_id,
+                  .backend = r->backend};
+  bw_intent_recover_root(&root);
+}
+
+/* The record of s beside its stage in dir (names: as stage.h lists). */
+static int intent_begin(bw_intent *it, int top, const char *at, int dir, char op,
+                        const char *n0, const char *n1, const char *n2) {
+  const char *names[3] = {n0, n1, n2};
+  return bw_intent_begin(it, top, at, dir, op, names, n2 ? 3 : 2);
+}
+
 /* ---- the tree lock ---- */
 
 /* Where the destination's directory is, for the commit's chain: set when
@@ -374,10 +410,12 @@ static int hold_to(bw_stage *s, bw_chain *c) {
  * (an fd open for reading) into it. */
 static int copy_into_stage(bw_stage *s, int src, const struct stat *sst) {
   stage_name(s->name, BW_STAGE_COPY);
+  int rc = intent_begin(&s->intent_to, s->to_top.fd, s->to_at, s->to, 'c', s->name, s->to_name, NULL);
+  if (rc) return rc;
   if (mkdirat(s->to, s->name, (sst->st_mode & 0777) | 0700) < 0) return bw_code_from_errno(errno);
   s->home = fcntl(s->to, F_DUPFD_CLOEXEC, 0);
   int dst = s->home < 0 ? -1 : open_dir_at(s->to, s->name);
-  int rc = dst < 0 ? bw_code_from_errno(errno) : BW_OK;
+  rc = dst < 0 ? bw_code_from_errno(errno) : BW_OK;
   s->state = BW_STAGE_PENDING; /* from here an abort removes it */
   s->is_dir = 1;
   if (!s->merge) s->dirs++; /* the top, made (a merge takes the one there) */
@@ -420,6 +458,7 @@ int bw_stage_copy(const bw_root *rs, const char *src, const bw_root *rd,
   } else if (!rc && errno != ENOENT) {
     rc = bw_code_from_errno(errno);
   }
+  if (!rc) recover_before(rd, s->to_top.fd, s->to); /* what a crash left here */
   if (!rc) bw_sweep_temps(s->to); /* and the stages of copies cut short by a crash */
   if (!rc) rc = copy_into_stage(s, dir, &st);
   close(dir);
@@ -508,6 +547,8 @@ static int commit_copy_held(bw_stage *s) {
     rc = bw_chain_hold(&here, s->to_name, 1, dst, 0, &c);
   }
   if (!rc) rc = merge(from, dst, 0, 0, top);
+  if (!rc && bw_intent_commit(&s->intent_to)) /* a crash from here finishes the merge */
+    rc = bw_fail(BW_EIO, "the intent record could not be written; nothing was copied");
   if (!rc) {
     rc = merge(from, dst, 0, 1, top);
     /* entries may have moved: from here what is left is removed, not put back */
@@ -537,6 +578,10 @@ int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
                     "the destination cannot be a root, \".\" or \"..\"");
   if (!rc) rc = guard_to(s, rd, dst);
   if (rc) return rc;
+  char from_at[BW_PATH_MAX + 1];
+  int from_top = where_of(rs, src, from_at);
+  recover_before(rs, from_top, s->from); /* what a crash left in either directory */
+  recover_before(rd, s->to_top.fd, s->to);
   struct stat st, dt, fd_st, td_st;
   if (fstatat(s->from, s->from_name, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
   if (!bw_same_mount(rs, s->from, s->from_name, &st))
@@ -570,6 +615,10 @@ int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
    * inside it from before that until the commit */
   char *aside = s->xdev ? s->xname : s->name;
   stage_name(aside, BW_STAGE_MOVE);
+  /* what the stage is for, durably, before the source goes aside */
+  if ((rc = intent_begin(&s->intent, from_top, from_at, s->from, s->xdev ? 'x' : 'm', aside,
+                         s->from_name, s->xdev ? NULL : s->to_name)))
+    return rc;
   if (S_ISDIR(st.st_mode) && (rc = bw_lock_tree(s->from, s->from_name, 0, &s->lock))) return rc;
   if ((rc = bw_rename_noreplace(s->from, s->from_name, s->from, aside, &st))) return rc;
   s->state = BW_STAGE_PENDING;
@@ -589,6 +638,8 @@ int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
     tree t = {.s = s, .copy = 1};
     t.src.dev = st.st_dev;
     if (s->home < 0) rc = bw_code_from_errno(errno);
+    if (!rc) rc = intent_begin(&s->intent_to, s->to_top.fd, s->to_at, s->to, 'c', s->name,
+                               s->to_name, NULL);
     if (!rc && S_ISREG(st.st_mode)) {
       /* visit() copies it under its own name: give the stage that name */
       int in = openat(s->from, aside, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -666,6 +717,8 @@ static int commit_move_held(bw_stage *s) {
     return bw_fail_on(BW_EIO, BW_ON_SYNC, 0, "moved, but the directory fsync failed");
   }
   if (s->xdev) { /* in place and durable: now the source goes */
+    if (bw_intent_commit(&s->intent)) /* a crash from here finishes the removal */
+      return bw_fail_on(BW_EIO, BW_ON_SYNC, 0, "copied to the destination; the source is still there");
     if ((rc = unlink_stage(s->from, s->xname, dev_of(s->from), 0)) || bw_sync_dir(s->from))
       return bw_fail(BW_EIO, "copied to the destination, but removing the source failed");
   }
@@ -684,6 +737,10 @@ int bw_stage_remove(const bw_root *r, const char *rel, int recursive,
   int rc = bw_parent_of(r, rel, &s->from, s->from_name, &trailing,
                         "the root itself, \".\" and \"..\" cannot be removed");
   if (rc) return rc;
+  if (recursive) { /* what a crash left here (a file's removal stages nothing) */
+    char at[BW_PATH_MAX + 1];
+    recover_before(r, where_of(r, rel, at), s->from);
+  }
   struct stat st;
   if (fstatat(s->from, s->from_name, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
   if (!S_ISDIR(st.st_mode) || !recursive || expected_hash) {
@@ -701,6 +758,10 @@ int bw_stage_remove(const bw_root *r, const char *rel, int recursive,
   s->root_dev = r->dev;
   s->root_mnt = r->mnt_id;
   stage_name(s->name, BW_STAGE_REMOVE);
+  char from_at[BW_PATH_MAX + 1];
+  int from_top = where_of(r, rel, from_at);
+  if ((rc = intent_begin(&s->intent, from_top, from_at, s->from, 'r', s->name, s->from_name, NULL)))
+    return rc;
   if ((rc = bw_lock_tree(s->from, s->from_name, 0, &s->lock))) return rc;
   if ((rc = bw_rename_noreplace(s->from, s->from_name, s->from, s->name, &st))) return rc;
   s->state = BW_STAGE_PENDING;
@@ -717,7 +778,9 @@ static int commit_remove(bw_stage *s) {
   bw_root r = {.dev = (dev_t)s->root_dev, .mnt_id = s->root_mnt};
   bw_remove_res res;
   memset(&res, 0, sizeof res);
-  /* judged: it goes whole, whatever the budget says now */
+  /* judged: it goes whole, whatever the budget says now; and a crash
+   * from here on finishes the removal */
+  if (bw_intent_commit(&s->intent)) return bw_fail(BW_EIO, "the intent record could not be written; nothing was removed");
   int rc = bw_remove_tree(&r, s->home, s->name, NULL, &res);
   s->files = res.files;
   s->dirs = res.dirs;
@@ -735,6 +798,28 @@ static int commit_remove(bw_stage *s) {
 
 /* ---- commit, abort ---- */
 
+/* The records: removed once no stage is left (in place, or put back);
+ * left to recovery when one is (a removal or a put back that failed
+ * part-way). */
+static int there(int dir, const char *name) {
+  struct stat st;
+  return dir >= 0 && name[0] && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static void settle_intents(bw_stage *s) {
+  int left = s->direct ? 0
+             : s->kind == BW_STAGE_COPY ? there(s->home, s->name)
+             : s->xdev ? there(s->from, s->xname) || there(s->home, s->name)
+                       : there(s->from, s->name);
+  if (left) { /* a stage is still there: its record says what it is for */
+    bw_intent_release(&s->intent);
+    bw_intent_release(&s->intent_to);
+  } else {
+    bw_intent_end(&s->intent);
+    bw_intent_end(&s->intent_to);
+  }
+}
+
 int bw_stage_commit(bw_stage *s) {
   if (s->state == BW_STAGE_DONE) return BW_OK;
   if (s->state != BW_STAGE_PENDING) return bw_fail(BW_INVALID_ARGUMENT, "nothing is staged");
@@ -751,27 +836,40 @@ int bw_stage_commit(bw_stage *s) {
     bw_err_restore(rc, &e); /* the commit's reason, not the abort's */
   }
   close_fd(&s->lock); /* in place or back: changes inside may go on */
+  settle_intents(s);
   return rc;
 }
 
 /* Put the source (dir/aside) back under its own name, else under
  * "NAME.restored.HEX" (the name was taken meanwhile): s->restored. */
+static int put_back_as(int dir, const char *aside, const char *from_name,
+                       char restored[BW_NAME_MAX + 1]);
+
 static int put_back(bw_stage *s, int dir, const char *aside) {
+  return put_back_as(dir, aside, s->from_name, s->restored);
+}
+
+static int put_back_as(int dir, const char *aside, const char *from_name,
+                       char restored[BW_NAME_MAX + 1]) {
   struct stat st;
   if (fstatat(dir, aside, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
-  if (!bw_rename_noreplace(dir, aside, dir, s->from_name, &st)) return bw_sync_dir(dir);
+  if (!bw_rename_noreplace(dir, aside, dir, from_name, &st)) return bw_sync_dir(dir);
   unsigned long long rnd = 0;
   if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd) rnd = (unsigned long long)bw_now_ms();
   char other[BW_NAME_MAX + 1];
-  int n = snprintf(other, sizeof other, "%.200s.restored.%08llx", s->from_name, rnd & 0xffffffffULL);
+  int n = snprintf(other, sizeof other, "%.200s.restored.%08llx", from_name, rnd & 0xffffffffULL);
   if (n < 0 || (size_t)n >= sizeof other || bw_rename_noreplace(dir, aside, dir, other, &st))
     return bw_fail(BW_EIO, "its name was taken meanwhile, and it could not be put back");
-  memcpy(s->restored, other, (size_t)n + 1);
+  memcpy(restored, other, (size_t)n + 1);
   bw_sync_dir(dir);
   return BW_OK;
 }
 
 int bw_stage_abort(bw_stage *s) {
+  if (!s->state) { /* refused before anything was staged: its record goes */
+    bw_intent_end(&s->intent);
+    bw_intent_end(&s->intent_to);
+  }
   if (s->state != BW_STAGE_PENDING) return BW_OK;
   int rc = BW_OK;
   if (s->kind == BW_STAGE_COPY || (s->kind == BW_STAGE_MOVE && s->xdev)) {
@@ -787,7 +885,55 @@ int bw_stage_abort(bw_stage *s) {
   }
   s->state = BW_STAGE_UNDONE;
   close_fd(&s->lock);
+  settle_intents(s); /* not all of it back: recovery tries again */
   return rc;
+}
+
+/* ---- recovery (intent.c finds the records of dead owners) ---- */
+
+static int plain_name(const char *n) {
+  return n[0] && strcmp(n, ".") && strcmp(n, "..") && !strchr(n, '/') && strlen(n) <= BW_NAME_MAX;
+}
+
+/* A copy's stage merged forward into to (COMMITTED: the merge had
+ * begun): what is left of it renamed in. */
+static int merge_forward(int dirfd, const char *stage, const char *to) {
+  int from = open_dir_at(dirfd, stage), dst = open_dir_at(dirfd, to);
+  int rc = from < 0 || dst < 0 ? bw_code_from_errno(errno) : merge(from, dst, 0, 1, NULL);
+  if (!rc && syncfs(dst) < 0) rc = bw_fail(BW_EIO, "the sync failed");
+  if (from >= 0) close(from);
+  if (dst >= 0) close(dst);
+  return rc;
+}
+
+int bw_stage_recover(int dirfd, const bw_intent_rec *rec) {
+  const char *const *n = rec->names;
+  if (rec->n < 2 || !plain_name(n[0]) || !plain_name(n[1]) || !bw_stage_name(n[0]))
+    return BW_INVALID_ARGUMENT; /* never anything but a staged name is touched */
+  struct stat st;
+  if (fstatat(dirfd, n[0], &st, AT_SYMLINK_NOFOLLOW) < 0) /* in place, or never made */
+    return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
+  char restored[BW_NAME_MAX + 1];
+  int forward = rec->state == BW_INTENT_COMMITTED;
+  switch (rec->op) {
+  case 'c': /* a copy's stage: a half-made copy goes; a merge under way is finished */
+    if (forward && S_ISDIR(st.st_mode)) {
+      int rc = merge_forward(dirfd, n[0], n[1]);
+      if (rc) return rc;
+    }
+    return unlink_stage(dirfd, n[0], st.st_dev, 0);
+  case 'm': /* a move's source aside: its commit is one rename, so it goes back */
+    return put_back_as(dirfd, n[0], n[1], restored);
+  case 'r': /* a remove: back until its commit began, then finished */
+  case 'x': /* a move's source across filesystems: back until the copy was in place */
+    if (forward) {
+      int rc = unlink_stage(dirfd, n[0], st.st_dev, 0);
+      return rc ? rc : bw_sync_dir(dirfd);
+    }
+    return put_back_as(dirfd, n[0], n[1], restored);
+  default:
+    return BW_INVALID_ARGUMENT;
+  }
 }
 
 /* ---- stale stages ---- */

@@ -24,6 +24,94 @@ int bw_stage_name(const char *name);
 /* Does any component of the path rel name a staged tree? */
 int bw_stage_in_path(const char *rel);
 
+/*
+ * Intent records (intent.c): what makes a staged change survive a crash.
+ *
+ * Before the first step that a crash would leave half-done, the owner
+ * writes a record beside its stage (".burrow-stage.i.PID.HEX" in the
+ * same directory; a staged name, so no agent reaches it) saying what the
+ * stage is for: an op letter and its names, all in that directory. The
+ * record is complete before it has its name; it is synced (data and
+ * directory, with its pointer) at once for 'm', 'r' and 'x', whose next
+ * step renames the source aside, and at the commit for 'c' and 'n',
+ * which until then have only made what recovery drops. Its owner holds
+ * an flock on it for as long as the operation runs: a record whose lock
+ * can be taken belongs to a process that is gone (pid reuse cannot fool
+ * it). A pointer to the record's directory
+ * (its in-root path and dev/ino) goes in the root's journal
+ * (ROOT/.burrow-stage.j/), so a workspace's open finds every record of
+ * its roots without a walk.
+ *
+ * The record has a state: STAGING, then (bw_intent_commit, one durable
+ * byte) COMMITTED. Recovery of a dead owner's record goes back while it
+ * is STAGING and forward once it is COMMITTED:
+ *
+ *   op  names                   STAGING (back)            COMMITTED (forward)
+ *   'c' stage, to_name          the stage removed         the stage merged into
+ *                                                         to_name, then removed
+ *   'm' stage, from_name, ...   the stage renamed back    (never: the commit is
+ *                                to from_name              one rename)
+ *   'r' stage, from_name        the stage renamed back    the stage removed
+ *   'x' aside, from_name        the aside renamed back    the aside removed
+ *   'n' src1, dst1, src2, ...   each src still there      each src still there
+ *                                unlinked                  renamed over its dst
+ *
+ * 'n' is "a set of renames to finish or undo" (an atomic multi-file
+ * edit): prepare every src (each a staged name, bw_stage_name: recovery
+ * never deletes anything else), begin the record, bw_intent_commit, do
+ * the renames, bw_intent_end. srcs and dsts are paths beneath the
+ * record's directory (resolved there, no link followed); srcs' last
+ * components must be staged names. A stage op's names are single names.
+ *
+ * Recovery runs when a workspace opens (bw_intent_recover_root, each
+ * read-write root) and at each staged operation, in the directories it
+ * stages in (bw_intent_recover_dir) and through its root's journal.
+ */
+typedef enum bw_intent_state { BW_INTENT_STAGING = 's', BW_INTENT_COMMITTED = 'c' } bw_intent_state;
+
+typedef struct bw_intent {
+  int dir;  /* the directory the record is in (our own dup), -1: none */
+  int fd;   /* the record, flock'd while the operation runs */
+  int jdir; /* the root's journal directory, -1: no pointer */
+  int jfd;  /* the pointer, flock'd as the record is */
+  int jmade, synced; /* the journal was made for it; all of it is durable */
+  char name[BW_STAGE_NAME + 8];
+} bw_intent;
+
+#define BW_INTENT_NONE ((bw_intent){.dir = -1, .fd = -1, .jdir = -1, .jfd = -1})
+
+/* Write the record for op with its n names beside dirfd's entries,
+ * durably and locked; top (the root's fd, or -1) and in_root (dirfd's
+ * path in it, "" for the root) place its pointer in the root's journal. */
+int bw_intent_begin(bw_intent *it, int top, const char *in_root, int dirfd, char op,
+                    const char *const *names, size_t n);
+/* From here recovery goes forward: the state byte written and synced. */
+int bw_intent_commit(bw_intent *it);
+/* Done (or cleanly undone): the record and its pointer removed, the lock
+ * released. Idempotent. */
+void bw_intent_end(bw_intent *it);
+/* Let go without removing it (what it names is not settled): a later
+ * recovery finishes it. Idempotent. */
+void bw_intent_release(bw_intent *it);
+
+/* Recover the records of dead owners in the directory open at dirfd
+ * (an O_PATH fd will do); returns how many are left (their owners
+ * alive, or their recovery failed). */
+size_t bw_intent_recover_dir(int dirfd);
+/* The same for every record the journal of root r points to. */
+size_t bw_intent_recover_root(const bw_root *r);
+/* The root's journal removed if it is empty (a workspace's close). */
+void bw_intent_tidy(const bw_root *r);
+
+/* One record's names, parsed (intent.c hands it to stage.c). */
+typedef struct bw_intent_rec {
+  char op, state;
+  size_t n;
+  const char *names[64];
+} bw_intent_rec;
+/* Settle a stage op's record ('c', 'm', 'r', 'x') in dirfd: 0 when done. */
+int bw_stage_recover(int dirfd, const bw_intent_rec *rec);
+
 typedef enum bw_stage_kind {
   BW_STAGE_COPY = 1,
   BW_STAGE_MOVE,
@@ -91,6 +179,9 @@ typedef struct bw_stage {
   char hash[BW_HASH_STR]; /* a single file copy's content hash */
   char restored[BW_NAME_MAX + 1]; /* abort: the name the source went back under, if not its own */
   int clone_off, cfr_off; /* reflinks / copy_file_range refused here: not tried again */
+  /* the intent records (above): beside the stage (a copy's, a move's or
+   * a remove's), and across filesystems the copy's beside the destination */
+  bw_intent intent, intent_to;
 } bw_stage;
 
 /* Zero s and set its options; stop may be NULL. */

@@ -171,9 +171,11 @@ int bw_rename_noreplace(int sdir, const char *sname, int ddir,
 /* ---- stale stages ---- */
 
 void bw_stage_sweep(int dirfd, const char *name) {
-  /* only a copy's stage is safe to drop: it holds nothing but the copy;
-   * and a change of files' (txn.c): a new content never put in place, or
-   * an old one already replaced (until an intent record says which) */
+  /* only a copy's stage is safe to drop: it holds nothing but the copy
+   * (bw_sweep_temps settles the records there first: a merge a record
+   * says to finish is finished, not dropped); and a change of files'
+   * (txn.c): a new content never put in place, or an old one already
+   * replaced (until an intent record says which) */
   size_t pl = sizeof BW_STAGE_PREFIX - 1;
   if (!bw_stage_name(name) || (name[pl] != 'c' && name[pl] != 'e') || name[pl + 1] != '.') return;
   char *end;

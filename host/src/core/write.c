@@ -88,6 +88,7 @@ void bw_sweep_temps(int dirfd) {
     return;
   }
   struct dirent *e;
+  bw_intent_recover_dir(dirfd); /* first: a stage a record names is settled by it */
   while ((e = readdir(d))) {
     bw_stage_sweep(dirfd, e->d_name);
     long pid = temp_owner(e->d_name);

@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "core.h"
 #include "lcore.h"
+#include "stage.h"
 
 #define ROOTS_MT "burrow.Roots"
 #define FILE_MT "burrow.File"
@@ -219,7 +220,10 @@ static const char *check_rel(lua_State *L, int arg) {
 
 static int roots_gc(lua_State *L) {
   roots *rs = luaL_checkudata(L, 1, ROOTS_MT);
-  for (int i = 0; rs->r && i < rs->n; i++) bw_root_close(&rs->r[i]);
+  for (int i = 0; rs->r && i < rs->n; i++) {
+    if (!rs->r[i].readonly) bw_intent_tidy(&rs->r[i]); /* the journal, when empty */
+    bw_root_close(&rs->r[i]);
+  }
   free(rs->r);
   rs->r = NULL;
   rs->n = 0;
@@ -281,8 +285,11 @@ static int l_roots(lua_State *L) {
         return 4;
       }
   }
-  for (int i = 0; i < rs->n; i++) /* leftovers of killed writers */
-    if (!rs->r[i].readonly) bw_sweep_temps(rs->r[i].fd);
+  for (int i = 0; i < rs->n; i++) { /* leftovers of killed writers and staged changes */
+    if (rs->r[i].readonly) continue;
+    bw_intent_recover_root(&rs->r[i]); /* first: the sweep drops copy stages */
+    bw_sweep_temps(rs->r[i].fd);
+  }
   return 1;
 }
 

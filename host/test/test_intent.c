@@ -1,0 +1,198 @@
+/*
+ * test_intent.c - intent records (core/intent.c, stage.h) without Lua: a
+ * child process begins a change and dies (_exit, so its locks go as a
+ * kill's do) at a chosen point; the parent's recovery must leave each
+ * change whole on one side. Covers the "set of renames" op ('n') that a
+ * multi-file edit uses, and the stage ops through bw_stage_move and
+ * bw_stage_remove on a plain root.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core.h"
+#include "stage.h"
+
+static char base[] = "/tmp/burrow-intent-XXXXXX";
+
+static void put(int dir, const char *name, const char *text) {
+  int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) _exit(90);
+  close(fd);
+}
+
+static const char *get(int dir, const char *name) {
+  static char buf[256];
+  int fd = openat(dir, name, O_RDONLY);
+  if (fd < 0) return "(absent)";
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  buf[n < 0 ? 0 : n] = '\0';
+  return buf;
+}
+
+static int exists(int dir, const char *name) {
+  struct stat st;
+  return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Entries of dir whose names start with ".burrow-stage." */
+static int staged(int dir) {
+  int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  int k = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (!strncmp(e->d_name, ".burrow-stage.", 14)) k++;
+  if (d) closedir(d);
+  return k;
+}
+
+static void clear(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s/tree %s/moved", base, base);
+  if (system(cmd)) printf("rm failed\n");
+}
+
+/* Run fn in a child that ends without cleaning up; its exit code. */
+static int in_child(void (*fn)(int dir, int step), int dir, int step) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    fn(dir, step);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A two-file change as edit_files would make it: each new content in a
+ * staged name, the record, the commit, the renames; cut short at step. */
+static void two_files(int dir, int step) {
+  put(dir, ".burrow-stage.e.1.aaaa", "new a");
+  put(dir, ".burrow-stage.e.1.bbbb", "new b");
+  const char *names[] = {".burrow-stage.e.1.aaaa", "a.txt", ".burrow-stage.e.1.bbbb", "sub/b.txt"};
+  bw_intent it;
+  if (bw_intent_begin(&it, -1, "", dir, 'n', names, 4)) _exit(91);
+  if (step == 0) _exit(0); /* staged, not committed */
+  if (bw_intent_commit(&it)) _exit(92);
+  if (step == 1) _exit(0); /* committed, nothing renamed */
+  if (renameat(dir, names[0], dir, names[1])) _exit(93);
+  if (step == 2) _exit(0); /* one of two renamed */
+  if (renameat(dir, names[2], dir, names[3])) _exit(94);
+  bw_intent_end(&it);
+}
+
+static void renames(void) {
+  for (int step = 0; step <= 3; step++) {
+    int dir = open(base, O_RDONLY | O_DIRECTORY);
+    mkdirat(dir, "sub", 0755);
+    put(dir, "a.txt", "old a");
+    put(dir, "sub/b.txt", "old b");
+    CHECK(in_child(two_files, dir, step) == 0, "step %d: the child ran", step);
+    size_t left = bw_intent_recover_dir(dir);
+    CHECK(left == 0, "step %d: nothing left (%zu)", step, left);
+    const char *want_a = step == 0 ? "old a" : "new a";
+    const char *want_b = step == 0 ? "old b" : "new b";
+    CHECK(!strcmp(get(dir, "a.txt"), want_a), "step %d: a.txt is %s, not %s", step, get(dir, "a.txt"), want_a);
+    CHECK(!strcmp(get(dir, "sub/b.txt"), want_b), "step %d: b.txt is %s", step, get(dir, "sub/b.txt"));
+    CHECK(staged(dir) == 0, "step %d: no staged name left (%d)", step, staged(dir));
+    close(dir);
+  }
+}
+
+/* A live owner's record is never recovered. */
+static void live_owner(void) {
+  int dir = open(base, O_RDONLY | O_DIRECTORY);
+  put(dir, ".burrow-stage.e.2.cccc", "new");
+  put(dir, "c.txt", "old");
+  const char *names[] = {".burrow-stage.e.2.cccc", "c.txt"};
+  bw_intent it;
+  CHECK(bw_intent_begin(&it, -1, "", dir, 'n', names, 2) == BW_OK, "begin");
+  CHECK(bw_intent_recover_dir(dir) == 1, "a live record is left alone");
+  CHECK(exists(dir, ".burrow-stage.e.2.cccc"), "its prepared file stays");
+  bw_intent_end(&it);
+  CHECK(staged(dir) == 1, "end removes the record (the prepared file is the caller's)");
+  unlinkat(dir, ".burrow-stage.e.2.cccc", 0);
+  /* a forged record naming a file that is not a staged name: never touched */
+  const char *evil[] = {"c.txt", "d.txt"};
+  CHECK(bw_intent_begin(&it, -1, "", dir, 'n', evil, 2) == BW_OK, "begin");
+  bw_intent_release(&it); /* as if its owner died */
+  bw_intent_recover_dir(dir);
+  CHECK(!strcmp(get(dir, "c.txt"), "old"), "c.txt untouched");
+  close(dir);
+}
+
+static bw_root root;
+
+static void move_child(int dir, int step) {
+  (void)dir;
+  bw_stage s;
+  bw_stage_init(&s, 0, 0, 0, NULL);
+  if (bw_stage_move(&root, "tree", &root, "moved", &s)) _exit(95);
+  if (step == 0) _exit(0); /* staged, pending */
+  if (bw_stage_commit(&s)) _exit(96);
+  _exit(0);
+}
+
+static void remove_child(int dir, int step) {
+  (void)dir;
+  bw_stage s;
+  bw_stage_init(&s, 0, 0, 0, NULL);
+  if (bw_stage_remove(&root, "tree", 1, NULL, &s)) _exit(97);
+  if (step == 0) _exit(0); /* staged: back */
+  /* the commit point passed, then death after one unlink */
+  if (bw_intent_commit(&s.intent)) _exit(98);
+  int t = openat(s.home, s.name, O_RDONLY | O_DIRECTORY);
+  if (t < 0 || unlinkat(t, "f1", 0)) _exit(99);
+  _exit(0);
+}
+
+static void stage_ops(void) {
+  CHECK(bw_root_open(&root, base, NULL, 0) == BW_OK, "root");
+  int dir = open(base, O_RDONLY | O_DIRECTORY);
+  for (int step = 0; step <= 1; step++) {
+    clear();
+    mkdirat(dir, "tree", 0755);
+    put(dir, "tree/f1", "one");
+    put(dir, "tree/f2", "two");
+    CHECK(in_child(move_child, dir, step) == 0, "move child %d", step);
+    CHECK(bw_intent_recover_root(&root) == 0, "move %d: recovered", step);
+    bw_intent_recover_dir(dir);
+    if (step == 0) CHECK(!strcmp(get(dir, "tree/f1"), "one") && !exists(dir, "moved"), "move put back");
+    else CHECK(!strcmp(get(dir, "moved/f2"), "two") && !exists(dir, "tree"), "move in place");
+    CHECK(staged(dir) == 0, "move %d: no staged name left (%d)", step, staged(dir));
+  }
+  for (int step = 0; step <= 1; step++) {
+    clear();
+    mkdirat(dir, "tree", 0755);
+    put(dir, "tree/f1", "one");
+    put(dir, "tree/f2", "two");
+    CHECK(in_child(remove_child, dir, step) == 0, "remove child %d", step);
+    CHECK(bw_intent_recover_root(&root) == 0, "remove %d: recovered", step);
+    if (step == 0) CHECK(!strcmp(get(dir, "tree/f2"), "two"), "remove put back whole");
+    else CHECK(!exists(dir, "tree"), "remove finished");
+    CHECK(staged(dir) == 0, "remove %d: no staged name left (%d)", step, staged(dir));
+  }
+  close(dir);
+  bw_root_close(&root);
+}
+
+int main(void) {
+  if (!mkdtemp(base)) return 1;
+  renames();
+  live_owner();
+  stage_ops();
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+  if (system(cmd)) printf("cleanup failed\n");
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}
