@@ -83,7 +83,9 @@ function caps.parse_duration(v, bare)
   if type(v) ~= "string" then return nil, "expected a duration like 30s or 500ms" end
   local known = bare and bare_ms or time_units
   local num, unit, col = parse_quantity(v, known)
-  if not num then return nil, quantity_error("duration", v, unit, col, bare and TIME_HINT or UNIT_HINT) end
+  -- third: the fault alone (`unknown unit "d" at column 2`), for a caller
+  -- that words the message itself (config.lua)
+  if not num then return nil, quantity_error("duration", v, unit, col, bare and TIME_HINT or UNIT_HINT), ("%s at column %d"):format(unit, col) end
   return num * known[unit]
 end
 

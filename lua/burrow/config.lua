@@ -528,10 +528,10 @@ local function want_seconds(v, mark, what)
   if (type(v) == "number" and v > 0) or tostring(v):match("^%d*[1-9]%d*%.?%d*$") then
     fail(mark, "%s: %s needs a unit: %ss, %sm or %sms (durations carry their unit)", what, tostring(v), tostring(v), tostring(v), tostring(v))
   end
-  local ms, err = caps_mod.parse_duration(type(v) == "string" and v or nil, false)
+  local ms, err, fault = caps_mod.parse_duration(type(v) == "string" and v or nil, false)
   if not ms or ms <= 0 then
     local why = ms and " (more than 0)"
-      or type(v) == "string" and err and (" (%s)"):format(err:match("^invalid duration %b\"\": (.-) %(") or err) or ""
+      or type(v) == "string" and err and (" (%s)"):format(fault or err) or ""
     fail(mark, "%s must be a duration (500ms, 30s, 15m, 2h), not %s%s", what, kind(v), why)
   end
   return math.tointeger(ms / 1000) or ms / 1000
