@@ -55,13 +55,19 @@ int bw_stage_in_path(const char *rel);
  *   'x' aside, from_name        the aside renamed back    the aside removed
  *   'n' src1, dst1, src2, ...   each src still there      each src still there
  *                                unlinked                  renamed over its dst
+ *                                                          (a src that is a hard
+ *                                                          link of its dst: a
+ *                                                          removal: both unlinked)
  *
  * 'n' is "a set of renames to finish or undo" (an atomic multi-file
  * edit): prepare every src (each a staged name, bw_stage_name: recovery
- * never deletes anything else), begin the record, bw_intent_commit, do
- * the renames, bw_intent_end. srcs and dsts are paths beneath the
- * record's directory (resolved there, no link followed); srcs' last
- * components must be staged names. A stage op's names are single names.
+ * deletes nothing else, but a removal's dst), begin the record,
+ * bw_intent_commit, do the renames, bw_intent_end. A removal is a src
+ * made as a hard link of its dst (never otherwise true of a fresh stage):
+ * forward unlinks the dst, then the src. At most 128 names (64 pairs)
+ * and 64 KiB. srcs and dsts are paths beneath the record's directory
+ * (resolved there, no link followed); srcs' last components must be
+ * staged names. A stage op's names are single names.
  *
  * Recovery runs when a workspace opens (bw_intent_recover_root, each
  * read-write root) and at each staged operation, in the directories it
@@ -103,11 +109,16 @@ size_t bw_intent_recover_root(const bw_root *r);
 /* The root's journal removed if it is empty (a workspace's close). */
 void bw_intent_tidy(const bw_root *r);
 
+/* Where a record about rel (beneath r) points from: the fd of the root
+ * it is in (not owned; a write view's innermost root) and, in at, the
+ * in-root path of rel's directory. -1: r is anchored with no chain. */
+int bw_stage_where(const bw_root *r, const char *rel, char at[BW_PATH_MAX + 1]);
+
 /* One record's names, parsed (intent.c hands it to stage.c). */
 typedef struct bw_intent_rec {
   char op, state;
   size_t n;
-  const char *names[64];
+  const char *names[128];
 } bw_intent_rec;
 /* Settle a stage op's record ('c', 'm', 'r', 'x') in dirfd: 0 when done. */
 int bw_stage_recover(int dirfd, const bw_intent_rec *rec);

@@ -26,9 +26,8 @@ typedef struct bw_txn_file {
   /* the commit's own */
   int dirfd;
   char name[BW_NAME_MAX + 1];
-  char stage[BW_STAGE_NAME]; /* the new content staged, or the old kept */
-  char keep[BW_STAGE_NAME];  /* the old file kept by a link (no exchange) */
-  int exists, staged, done, swapped;
+  char stage[BW_STAGE_NAME]; /* the new content staged, or (a removal) a link of the old */
+  int exists, staged, done;
   struct stat st;
   char made[BW_PATH_MAX + 1]; /* the first parent it made ("" none) */
 } bw_txn_file;
