@@ -30,6 +30,7 @@
 #define RECORD BW_STAGE_PREFIX "i."
 #define TEMP BW_STAGE_PREFIX "t."
 #define JOURNAL BW_STAGE_PREFIX "j"
+#define GONE BW_STAGE_PREFIX "g." /* an 'n' removal's src */
 
 enum { NAMES_MAX = sizeof ((bw_intent_rec *)0)->names / sizeof (const char *) };
 enum { MAGIC_LEN = 4, STATE_AT = 4, HEAD_LEN = 7, RECORD_MAX = 65536, POINTER_MAX = BW_PATH_MAX + 64 };
@@ -246,10 +247,11 @@ static int settle_renames(int dirfd, const bw_intent_rec *rec) {
     } else if (fstatat(sd, sname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
       struct stat dt;
       r1 = bw_resolve_parent(&here, rec->names[i + 1], &dd, dname, &trailing);
-      if (!r1 && S_ISREG(st.st_mode) && fstatat(dd, dname, &dt, AT_SYMLINK_NOFOLLOW) == 0 &&
-          dt.st_dev == st.st_dev && dt.st_ino == st.st_ino) {
-        /* src a link of its dst: a removal (the dst goes, then the src) */
-        if (unlinkat(dd, dname, 0) < 0 && errno != ENOENT) r1 = bw_code_from_errno(errno);
+      if (!r1 && !strncmp(sname, GONE, sizeof GONE - 1)) {
+        /* a removal: the dst goes if it is still the file src links, then src */
+        if (fstatat(dd, dname, &dt, AT_SYMLINK_NOFOLLOW) == 0 && dt.st_dev == st.st_dev &&
+            dt.st_ino == st.st_ino && unlinkat(dd, dname, 0) < 0 && errno != ENOENT)
+          r1 = bw_code_from_errno(errno);
         if (!r1 && unlinkat(sd, sname, 0) < 0 && errno != ENOENT) r1 = bw_code_from_errno(errno);
       } else if (!r1 && renameat(sd, sname, dd, dname) < 0) {
         r1 = bw_code_from_errno(errno);

@@ -40,7 +40,7 @@
 
 enum { MAX_DEPTH = 2048, PROGRESS_EVERY = 1024, COPY_CHUNK = 1 << 20 };
 
-static const char KIND_LETTER[] = {0, 'c', 'm', 'r', 'e'};
+static const char KIND_LETTER[] = {0, 'c', 'm', 'r', 'e', 'g'};
 
 static void stage_name(char out[BW_STAGE_NAME], int kind) {
   unsigned long long rnd = 0;

@@ -55,16 +55,18 @@ int bw_stage_in_path(const char *rel);
  *   'x' aside, from_name        the aside renamed back    the aside removed
  *   'n' src1, dst1, src2, ...   each src still there      each src still there
  *                                unlinked                  renamed over its dst
- *                                                          (a src that is a hard
- *                                                          link of its dst: a
- *                                                          removal: both unlinked)
+ *                                                          (a removal's src, a
+ *                                                          "g." name: the dst
+ *                                                          unlinked if it is that
+ *                                                          file or gone, then it)
  *
  * 'n' is "a set of renames to finish or undo" (an atomic multi-file
  * edit): prepare every src (each a staged name, bw_stage_name: recovery
  * deletes nothing else, but a removal's dst), begin the record,
- * bw_intent_commit, do the renames, bw_intent_end. A removal is a src
- * made as a hard link of its dst (never otherwise true of a fresh stage):
- * forward unlinks the dst, then the src. At most 128 names (64 pairs)
+ * bw_intent_commit, do the renames, bw_intent_end. A removal's src is a
+ * BW_STAGE_GONE name (".burrow-stage.g."), made as a second link of its
+ * dst: forward unlinks the dst (when it is still that file), then the
+ * src; the dst first, so a crash between leaves a src that still says so. At most 128 names (64 pairs)
  * and 64 KiB. srcs and dsts are paths beneath the record's directory
  * (resolved there, no link followed); srcs' last components must be
  * staged names. A stage op's names are single names.
@@ -127,7 +129,8 @@ typedef enum bw_stage_kind {
   BW_STAGE_COPY = 1,
   BW_STAGE_MOVE,
   BW_STAGE_REMOVE,
-  BW_STAGE_FILES /* a change of several files (txn.c): one file each */
+  BW_STAGE_FILES, /* a change of several files (txn.c): one file each */
+  BW_STAGE_GONE   /* its removals: a second link of the file ('n' below) */
 } bw_stage_kind;
 
 /* A fresh staged name of that kind (out: BW_STAGE_NAME bytes). */

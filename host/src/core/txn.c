@@ -202,7 +202,7 @@ static int begin_records(bw_txn_file *f, size_t n, txn_plan *p) {
   int rc = BW_OK;
   for (size_t i = 0; !rc && i < n; i++) {
     txn_rec *r = &p->v[p->of[i]];
-    bw_stage_newname(f[i].stage, BW_STAGE_FILES);
+    bw_stage_newname(f[i].stage, f[i].data ? BW_STAGE_FILES : BW_STAGE_GONE);
     p->paths[2 * i] = join(p->at[i], f[i].stage);
     p->paths[2 * i + 1] = join(p->at[i], f[i].name);
     if (!p->paths[2 * i] || !p->paths[2 * i + 1]) rc = BW_ENOMEM;
