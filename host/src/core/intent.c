@@ -170,8 +170,12 @@ int bw_intent_begin(bw_intent *it, int top, const char *in_root, int dirfd, char
 int bw_intent_commit(bw_intent *it) {
   if (it->fd < 0) return BW_OK;
   char c = BW_INTENT_COMMITTED;
-  if (pwrite(it->fd, &c, 1, STATE_AT) != 1)
-    return bw_fail(BW_EIO, "the intent record could not be updated; nothing was changed");
+  ssize_t w;
+  while ((w = pwrite(it->fd, &c, 1, STATE_AT)) < 0 && errno == EINTR) {}
+  if (w != 1) { /* a full disk says so */
+    int rc = w < 0 ? bw_code_from_errno(errno) : BW_EIO;
+    return rc == BW_EIO && w >= 0 ? bw_fail(BW_EIO, "the intent record could not be updated") : rc;
+  }
   return it->synced ? sync_data(it->fd) : durable(it);
 }
 

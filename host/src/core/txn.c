@@ -277,7 +277,7 @@ static int sync_all(bw_txn_file *f, size_t n, const bw_lock_set *ls, txn_plan *p
     int fd = bw_lock_many_fd(ls, f[i].dirfd);
     if (!r->committed || (fd >= 0 && fsync(fd) == 0)) continue;
     r->left = 1;
-    rc = bw_fail(BW_EIO, "the directory fsync failed after the change was made");
+    if (!rc) rc = bw_code_from_errno(errno); /* its detail: a full disk says so */
   }
   return rc;
 }
@@ -326,9 +326,13 @@ static int commit_held(bw_txn_file *f, size_t n, const bw_txn_opts *o,
   if (rc && !p->v[0].committed) return rc; /* nothing changed */
   int e = put_in_place(f, n, p);
   if (!e) e = sync_all(f, n, ls, p);
-  if (close_records(p))
-    return bw_fail(BW_EIO, "the change was committed but some files could not be put in place; "
-                           "they will be at the next open of the workspace");
+  char what[160]; /* e's detail (a recovery clears it): what failed */
+  snprintf(what, sizeof what, "%s", e && bw_detail() && *bw_detail() ? bw_detail() : "a rename or a folder's fsync failed");
+  if (close_records(p)) {
+    char why[256];
+    snprintf(why, sizeof why, "%s; the change is committed and will be finished at the next open", what);
+    return bw_fail(e ? e : BW_EIO, why);
+  }
   if (rc) /* a later root's record failed: the roots before it went forward alone */
     return bw_fail(rc, "the change was made in the first roots only: a later root's record could not be committed");
   return BW_OK; /* e: the recovery finished what failed */
