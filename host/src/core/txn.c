@@ -5,17 +5,21 @@
  * each target's directory is resolved (missing parents of a new file made
  * first, when asked); every directory involved is held at once with its
  * chain (write.c's lock set), so no burrow writer and no subtree move gets
- * between the checks and the renames; the cancel flag is asked; every
- * target is checked again (a regular file with one link, or absent) and
- * its hash compared with the one judged; each new content is written to a
- * staged name beside its target (".burrow-stage.e.<pid>.<hex>": the
- * resolver refuses such names and walks skip them, so no agent reaches
- * one) and synced. Only then the commit: one rename each (an exchange
- * with the old file where there is one, so the old file waits under the
- * staged name; a removal renames the file aside). A rename that fails
- * puts the ones done back, newest first; a failed directory fsync puts
- * all back. Then the staged names, which now hold the old contents, are
- * unlinked.
+ * between the checks and the renames; the cancel flag is asked; what
+ * crashed changes of files left in each root is settled; every staged
+ * name is chosen and listed in an intent record per root (intent.c, op
+ * 'n', in the root's folder) before any is made; every target is checked
+ * again (a regular file with one link, or absent) and its hash compared
+ * with the one judged; each new content is written to its staged name
+ * beside its target (".burrow-stage.e.<pid>.<hex>": the resolver refuses
+ * such names and walks skip them, so no agent reaches one) and synced; a
+ * removal's staged name is a second link of the file (".burrow-stage.g.").
+ * Then the commit point: each record's state byte, synced. Before it a
+ * failure (or a crash, at the next open) drops the staged names; after
+ * it one rename each (a removal: the file unlinked, then its link), the
+ * folders synced, the records removed, and nothing undone: what fails
+ * there is finished by the record's recovery, at once or at the next
+ * open. So a crash anywhere leaves each root's files all old or all new.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -217,8 +221,8 @@ static int begin_records(bw_txn_file *f, size_t n, txn_plan *p) {
   return rc;
 }
 
-/* The recorded path of f's folder must lead where f->dirfd is (a link
- * on the way would make recovery land elsewhere). */
+/* The recorded path of f's folder must lead from the root to f->dirfd,
+ * or recovery would land elsewhere. */
 static int check_recorded(const bw_txn_file *f, const txn_rec *r, const char *src) {
   bw_root here = {.fd = r->dir, .dev = r->dev, .ino = r->ino, .backend = -1};
   int d, trailing;
@@ -228,7 +232,7 @@ static int check_recorded(const bw_txn_file *f, const txn_rec *r, const char *sr
   if (rc) return bw_fail(BW_EAGAIN, "a file's folder could not be found again by its path; retry");
   int same = fstat(d, &a) == 0 && fstat(f->dirfd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
   close(d);
-  return same ? BW_OK : bw_fail(BW_INVALID_ARGUMENT, "a file's path goes through a symlink; name it by its real path");
+  return same ? BW_OK : bw_fail(BW_EAGAIN, "a file's folder is not where its path leads from the root; retry");
 }
 
 /* A removal's staged name: a second link of the file (recovery forward
