@@ -338,7 +338,8 @@ static int commit_held(bw_txn_file *f, size_t n, const bw_txn_opts *o,
     return bw_fail(e ? e : BW_EIO, why);
   }
   if (rc) /* a later root's record failed: the roots before it went forward alone */
-    return bw_fail(rc, "the change was made in the first roots only: a later root's record could not be committed");
+    return bw_fail(rc, "the change is committed in the roots before the one whose intent record "
+                       "could not be committed, and made there only");
   return BW_OK; /* e: the recovery finished what failed */
 }
 
