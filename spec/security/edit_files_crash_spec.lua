@@ -10,7 +10,8 @@
 -- was or as the whole change leaves it, no `.burrow-stage.` name is left
 -- on disk, and the agent sees none. A last case kills between the renames
 -- while another workspace stays open: its next edit_files in that root
--- finishes the change first.
+-- finishes the change first. And across two roots (one record each):
+-- each root all old or all new after any kill.
 
 local F = require "security.fixture"
 local json = require("burrow.core").json
@@ -129,6 +130,56 @@ describe(F.tag("security: edit_files survives kill -9 (issue 44)"), function()
     assert.are.equal(steps, killed, "every run was killed")
     -- both ends are reached: early kills go back, late ones forward
     assert.is_true(old > 0 and new > 0, ("all old %d times, all new %d times"):format(old, new))
+  end)
+
+  -- Across two roots the change is one record per root: each root ends
+  -- all old or all new, not both together (docs/security.md says so).
+  it("across two roots: a kill at each step leaves each root all old or all new", function()
+    local two = tmp .. "/two"
+    local r1, r2 = two .. "/r1", two .. "/r2"
+    local function reset2()
+      F.sh("rm -rf " .. F.q(two) .. " && mkdir -p " .. F.q(r1 .. "/d") .. " " .. F.q(r2 .. "/e"))
+      F.write_host(r1 .. "/x.txt", "x\n")
+      F.write_host(r1 .. "/d/y.txt", "y\n")
+      F.write_host(r2 .. "/z.txt", "z\n")
+      F.write_host(r2 .. "/e/w.txt", "w\n")
+    end
+    local args = json.encode({files = {
+      {path = "/r1/x.txt", content = "X\n"}, {path = "/r2/z.txt", content = "Z\n"},
+      {path = "/r1/d/y.txt", delete = true}, {path = "/r2/e/w.txt", old_text = "w", new_text = "W"}}})
+    local roots = ("--root %s --root %s"):format(F.q(r1 .. ":/r1"), F.q(r2 .. ":/r2"))
+    local function run(kill, log)
+      local env = ("BURROW_FAULT=any:KILL:after=%d BURROW_FAULT_DIR=%s LD_PRELOAD=%s"):format(
+        kill or 1000000000, F.q(two), F.q(so))
+      if log then env = env .. " BURROW_FAULT_LOG=" .. F.q(log) end
+      return tonumber((F.sh(("%s %s call edit_files %s %s >/dev/null 2>&1; echo $?"):format(env, F.q(BIN),
+        F.q(args), roots)):match("(%d+)%s*$")))
+    end
+    reset2()
+    local O1, O2 = state(r1), state(r2)
+    local log = tmp .. "/count2.log"
+    assert.are.equal(0, run(nil, log), "the change runs whole")
+    local n = tonumber(F.read_host(log):match("seen any (%d+)"))
+    local N1, N2 = state(r1), state(r2)
+    assert.are_not.equal(O1, N1)
+    assert.are_not.equal(O2, N2)
+    local bad, split = {}, 0
+    for k = 0, n - 1 do
+      reset2()
+      local status = run(k)
+      F.sh(("%s call list_dir %s %s"):format(F.q(BIN), F.q(json.encode({path = "/r1"})), roots)) -- the restart
+      local s1, s2 = state(r1), state(r2)
+      local what = ("killed at step %d of %d (exit %s)"):format(k, n, tostring(status))
+      if status ~= 137 then bad[#bad + 1] = what .. ": not killed" end
+      if s1 ~= O1 and s1 ~= N1 then bad[#bad + 1] = what .. ": /r1 a mix:\n" .. s1 end
+      if s2 ~= O2 and s2 ~= N2 then bad[#bad + 1] = what .. ": /r2 a mix:\n" .. s2 end
+      if (s1 == N1) ~= (s2 == N2) then split = split + 1 end
+      local left = stage_names(two)
+      if left ~= "" then bad[#bad + 1] = what .. ": left on disk: " .. left:gsub("\n", " ") end
+    end
+    assert.are.same({}, bad)
+    -- the window between the two roots' commit points is there (the doc says so)
+    assert.is_true(split > 0 and split < n, ("one root new and the other old after %d of %d kills"):format(split, n))
   end)
 
   it("a workspace kept open finishes a committed change at its next edit_files", function()
