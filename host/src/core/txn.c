@@ -171,10 +171,11 @@ static void plan_free(txn_plan *p, size_t n) {
  * with no chain: its own folder's, found at that folder's next staged
  * operation, not at an open). */
 static int plan_of(bw_txn_file *f, size_t n, txn_plan *p) {
-  p->v = calloc(n, sizeof *p->v);
-  p->of = calloc(n, sizeof *p->of);
-  p->at = calloc(n, sizeof *p->at);
-  p->paths = calloc(2 * n, sizeof *p->paths);
+  size_t m = n ? n : 1;
+  p->v = calloc(m, sizeof *p->v);
+  p->of = calloc(m, sizeof *p->of);
+  p->at = calloc(m, sizeof *p->at);
+  p->paths = calloc(2 * m, sizeof *p->paths);
   if (!p->v || !p->of || !p->at || !p->paths) return BW_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     char at[BW_PATH_MAX + 1];
@@ -188,10 +189,12 @@ static int plan_of(bw_txn_file *f, size_t n, txn_plan *p) {
     if (!(p->at[i] = strdup(at))) return BW_ENOMEM;
     size_t k = 0;
     while (k < p->n && !(p->v[k].dev == st.st_dev && p->v[k].ino == st.st_ino)) k++;
-    if (k == p->n) p->v[p->n++] = (txn_rec){.dir = dir, .dev = st.st_dev, .ino = st.st_ino, .it = BW_INTENT_NONE};
+    if (k == p->n)
+      p->v[p->n++] = (txn_rec){.dir = dir, .dev = st.st_dev, .ino = st.st_ino, .it = BW_INTENT_NONE};
     p->of[i] = k;
     if ((p->v[k].n += 2) > 2 * ROOT_FILES)
-      return bw_fail(BW_TOO_LARGE, "more than 64 files in one root cannot change as one (the crash record's limit); split the change");
+      return bw_fail(BW_TOO_LARGE, "more than 64 files in one root cannot change as one "
+                                   "(the crash record's limit); split the change");
   }
   for (size_t k = 0; k < p->n; k++)
     if (!(p->v[k].names = calloc(p->v[k].n, sizeof *p->v[k].names))) return BW_ENOMEM;
@@ -257,9 +260,9 @@ static int swap_in(bw_txn_file *f) {
 }
 
 /* The commit: every file is staged and checked, every lock held, every
- * record committed up to the one that failed (*upto). From here on, one
- * rename each, nothing undone: a rename that fails leaves its record to
- * a recovery, tried at once and again at the next open. */
+ * record committed (up to one that failed: only the files of those go).
+ * One rename each, nothing undone: a rename that fails leaves its record
+ * to a recovery, tried at once and again at the next open. */
 static int put_in_place(bw_txn_file *f, size_t n, txn_plan *p) {
   int rc = BW_OK;
   for (size_t i = 0; i < n; i++) {
@@ -327,7 +330,7 @@ static int commit_held(bw_txn_file *f, size_t n, const bw_txn_opts *o,
   if ((rc = bw_stopped(o->stop))) return rc;
   for (size_t k = 0; k < p->n && !rc; k++)
     if (!(rc = bw_intent_commit(&p->v[k].it))) p->v[k].committed = 1;
-  if (rc && !p->v[0].committed) return rc; /* nothing changed */
+  if (rc && (p->n == 0 || !p->v[0].committed)) return rc; /* nothing changed */
   int e = put_in_place(f, n, p);
   if (!e) e = sync_all(f, n, ls, p);
   char what[160]; /* e's detail (a recovery clears it): what failed */
@@ -376,7 +379,7 @@ int bw_txn_commit(bw_txn_file *f, size_t n, const bw_txn_opts *o,
   bw_err_saved e;
   bw_err_save(&e);
   for (size_t i = 0; i < n; i++) { /* the unused new contents (not a record's to finish) */
-    if (f[i].dirfd >= 0 && f[i].stage[0] && !(p.of && p.v[p.of[i]].left)) unlinkat(f[i].dirfd, f[i].stage, 0);
+    if (f[i].dirfd >= 0 && f[i].stage[0] && !(p.of && p.v && p.v[p.of[i]].left)) unlinkat(f[i].dirfd, f[i].stage, 0);
   }
   plan_free(&p, n); /* then the records (STAGING ones: dropped, as a recovery would) */
   bw_unlock_many(&ls);
