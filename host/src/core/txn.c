@@ -235,7 +235,8 @@ static int check_recorded(const bw_txn_file *f, const txn_rec *r, const char *sr
   if (rc) return bw_fail(BW_EAGAIN, "a file's folder could not be found again by its path; retry");
   int same = fstat(d, &a) == 0 && fstat(f->dirfd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
   close(d);
-  return same ? BW_OK : bw_fail(BW_EAGAIN, "a file's folder is not where its path leads from the root; retry");
+  return same ? BW_OK
+              : bw_fail(BW_EAGAIN, "a file's folder is not where its path leads from the root; retry");
 }
 
 /* A removal's staged name: a second link of the file (recovery forward
@@ -334,7 +335,8 @@ static int commit_held(bw_txn_file *f, size_t n, const bw_txn_opts *o,
   int e = put_in_place(f, n, p);
   if (!e) e = sync_all(f, n, ls, p);
   char what[160]; /* e's detail (a recovery clears it): what failed */
-  snprintf(what, sizeof what, "%s", e && bw_detail() && *bw_detail() ? bw_detail() : "a rename or a folder's fsync failed");
+  const char *d = e ? bw_detail() : NULL;
+  snprintf(what, sizeof what, "%s", d && *d ? d : "a rename or a folder's fsync failed");
   if (close_records(p)) {
     char why[256];
     snprintf(why, sizeof why, "%s; the change is committed and will be finished at the next open", what);
