@@ -108,6 +108,37 @@ static void renames(void) {
   }
 }
 
+/* A removal in a set of renames: its src a "g." link of its dst. step 0
+ * staged; 1 committed; 2 the dst unlinked, not the src; 3 the dst
+ * replaced by another file since (not ours to remove). */
+static void one_removal(int dir, int step) {
+  if (linkat(dir, "gone.txt", dir, ".burrow-stage.g.1.cccc", 0)) _exit(95);
+  const char *names[] = {".burrow-stage.g.1.cccc", "gone.txt"};
+  bw_intent it;
+  if (bw_intent_begin(&it, -1, "", dir, 'n', names, 2)) _exit(91);
+  if (step == 0) _exit(0);
+  if (bw_intent_commit(&it)) _exit(92);
+  if (step == 1) _exit(0);
+  if (unlinkat(dir, "gone.txt", 0)) _exit(93);
+  if (step == 3) put(dir, "gone.txt", "someone else's");
+  _exit(0);
+}
+
+static void removals(void) {
+  for (int step = 0; step <= 3; step++) {
+    int dir = open(base, O_RDONLY | O_DIRECTORY);
+    put(dir, "gone.txt", "old");
+    CHECK(in_child(one_removal, dir, step) == 0, "removal step %d: the child ran", step);
+    CHECK(bw_intent_recover_dir(dir) == 0, "removal step %d: nothing left", step);
+    const char *want = step == 0 ? "old" : step == 3 ? "someone else's" : "(absent)";
+    CHECK(!strcmp(get(dir, "gone.txt"), want), "removal step %d: gone.txt is %s, not %s", step,
+          get(dir, "gone.txt"), want);
+    CHECK(staged(dir) == 0, "removal step %d: no staged name left (%d)", step, staged(dir));
+    unlinkat(dir, "gone.txt", 0);
+    close(dir);
+  }
+}
+
 /* A live owner's record is never recovered. */
 static void live_owner(void) {
   int dir = open(base, O_RDONLY | O_DIRECTORY);
@@ -188,6 +219,7 @@ static void stage_ops(void) {
 int main(void) {
   if (!mkdtemp(base)) return 1;
   renames();
+  removals();
   live_owner();
   stage_ops();
   char cmd[128];

@@ -154,12 +154,35 @@ static void test_refusals(void) {
   close(fd);
 }
 
+/* More files in one root than its intent record holds (64 pairs):
+ * refused before anything is written. */
+static void test_record_cap(void) {
+  reset();
+  enum { N = 65 };
+  static char rels[N][16];
+  bw_txn_file f[N];
+  for (int i = 0; i < N; i++) {
+    snprintf(rels[i], sizeof rels[i], "m%02d.txt", i);
+    f[i] = file(rels[i], "M\n", "absent");
+  }
+  bw_txn_opts o = {0};
+  size_t at;
+  int rc = bw_txn_commit(f, N, &o, &at);
+  CHECK(rc == BW_TOO_LARGE, "65 files in one root: %s", bw_code_name(rc));
+  CHECK(!exists("m00.txt") && !exists("m64.txt"), "none written");
+  CHECK(staged_left() == 0, "no staged name or record left");
+  rc = bw_txn_commit(f, N - 1, &o, &at);
+  CHECK(rc == BW_OK, "64 files in one root: %s", bw_code_name(rc));
+  CHECK(exists("m00.txt") && exists("m63.txt") && staged_left() == 0, "all 64 written, nothing left");
+}
+
 int main(void) {
   snprintf(base, sizeof base, "%s/burrow-txn.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(base)) return 2;
   if (bw_root_open(&root, base, NULL, 0)) return 2;
   test_all();
   test_refusals();
+  test_record_cap();
   bw_root_close(&root);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", base);

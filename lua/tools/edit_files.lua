@@ -217,7 +217,9 @@ Example: {"files": [{"path": "src/a.py", "edits": [{"old_text": "old_name(", "ne
         local i = type(extra) == "table" and extra.index
         local d = { file = i or nil, current = extra and extra.current }
         if code == "HASH_MISMATCH" then detail = ("it changed since it was read (now %s)"):format(extra.current) end
-        return ctx:fail(code, i and list[i].path or "files", (detail or "the change failed") .. "; nothing was changed", d)
+        -- past the commit point the change is not undone: the core says so
+        local said = detail and detail:find("the change is committed", 1, true)
+        return ctx:fail(code, i and list[i].path or "files", (detail or "the change failed") .. (said and "" or "; nothing was changed"), d)
       end
       done = res
       local rec = {}

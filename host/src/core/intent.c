@@ -30,7 +30,9 @@
 #define RECORD BW_STAGE_PREFIX "i."
 #define TEMP BW_STAGE_PREFIX "t."
 #define JOURNAL BW_STAGE_PREFIX "j"
+#define GONE BW_STAGE_PREFIX "g." /* an 'n' removal's src */
 
+enum { NAMES_MAX = sizeof ((bw_intent_rec *)0)->names / sizeof (const char *) };
 enum { MAGIC_LEN = 4, STATE_AT = 4, HEAD_LEN = 7, RECORD_MAX = 65536, POINTER_MAX = BW_PATH_MAX + 64 };
 
 static void random_name(char *out, size_t size, const char *prefix) {
@@ -128,7 +130,8 @@ int bw_intent_begin(bw_intent *it, int top, const char *in_root, int dirfd, char
   *it = BW_INTENT_NONE;
   size_t len = HEAD_LEN;
   for (size_t i = 0; i < n; i++) len += strlen(names[i]) + 1;
-  if (len > RECORD_MAX || n > 64) return bw_fail(BW_TOO_LARGE, "an intent record holds 64 names and 64 KiB at most");
+  if (len > RECORD_MAX || n > NAMES_MAX)
+    return bw_fail(BW_TOO_LARGE, "an intent record holds 128 names and 64 KiB at most; split the change");
   char *buf = malloc(len);
   if (!buf) return BW_ENOMEM;
   memcpy(buf, "BWI1", MAGIC_LEN);
@@ -167,8 +170,12 @@ int bw_intent_begin(bw_intent *it, int top, const char *in_root, int dirfd, char
 int bw_intent_commit(bw_intent *it) {
   if (it->fd < 0) return BW_OK;
   char c = BW_INTENT_COMMITTED;
-  if (pwrite(it->fd, &c, 1, STATE_AT) != 1)
-    return bw_fail(BW_EIO, "the intent record could not be updated; nothing was changed");
+  ssize_t w;
+  while ((w = pwrite(it->fd, &c, 1, STATE_AT)) < 0 && errno == EINTR) {}
+  if (w != 1) { /* a full disk says so */
+    int rc = w < 0 ? bw_code_from_errno(errno) : BW_EIO;
+    return rc == BW_EIO && w >= 0 ? bw_fail(BW_EIO, "the intent record could not be updated") : rc;
+  }
   return it->synced ? sync_data(it->fd) : durable(it);
 }
 
@@ -242,8 +249,17 @@ static int settle_renames(int dirfd, const bw_intent_rec *rec) {
     else if (rec->state == BW_INTENT_STAGING) {
       if (unlinkat(sd, sname, 0) < 0 && errno != ENOENT) r1 = bw_code_from_errno(errno);
     } else if (fstatat(sd, sname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      struct stat dt;
       r1 = bw_resolve_parent(&here, rec->names[i + 1], &dd, dname, &trailing);
-      if (!r1 && renameat(sd, sname, dd, dname) < 0) r1 = bw_code_from_errno(errno);
+      if (!r1 && !strncmp(sname, GONE, sizeof GONE - 1)) {
+        /* a removal: the dst goes if it is still the file src links, then src */
+        if (fstatat(dd, dname, &dt, AT_SYMLINK_NOFOLLOW) == 0 && dt.st_dev == st.st_dev &&
+            dt.st_ino == st.st_ino && unlinkat(dd, dname, 0) < 0 && errno != ENOENT)
+          r1 = bw_code_from_errno(errno);
+        if (!r1 && unlinkat(sd, sname, 0) < 0 && errno != ENOENT) r1 = bw_code_from_errno(errno);
+      } else if (!r1 && renameat(sd, sname, dd, dname) < 0) {
+        r1 = bw_code_from_errno(errno);
+      }
       if (!r1) r1 = bw_sync_dir(dd);
     }
     if (!r1) r1 = bw_sync_dir(sd);

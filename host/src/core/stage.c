@@ -40,7 +40,7 @@
 
 enum { MAX_DEPTH = 2048, PROGRESS_EVERY = 1024, COPY_CHUNK = 1 << 20 };
 
-static const char KIND_LETTER[] = {0, 'c', 'm', 'r', 'e'};
+static const char KIND_LETTER[] = {0, 'c', 'm', 'r', 'e', 'g'};
 
 static void stage_name(char out[BW_STAGE_NAME], int kind) {
   unsigned long long rnd = 0;
@@ -339,7 +339,7 @@ static uint64_t mnt_of(int dirfd, const char *name) {
  * root is its own) and that directory's in-root path in at, for the
  * record's pointer; -1 when unknown (the record then waits for its
  * directory's next staged operation). */
-static int where_of(const bw_root *r, const char *rel, char at[BW_PATH_MAX + 1]) {
+int bw_stage_where(const bw_root *r, const char *rel, char at[BW_PATH_MAX + 1]) {
   char sub[BW_PATH_MAX + 1];
   if (bw_parent_path(rel, sub)) return -1;
   if (r->at) return bw_chain_path(r, sub, at) ? -1 : r->top_fd;
@@ -579,7 +579,7 @@ int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
   if (!rc) rc = guard_to(s, rd, dst);
   if (rc) return rc;
   char from_at[BW_PATH_MAX + 1];
-  int from_top = where_of(rs, src, from_at);
+  int from_top = bw_stage_where(rs, src, from_at);
   recover_before(rs, from_top, s->from); /* what a crash left in either directory */
   recover_before(rd, s->to_top.fd, s->to);
   struct stat st, dt, fd_st, td_st;
@@ -739,7 +739,7 @@ int bw_stage_remove(const bw_root *r, const char *rel, int recursive,
   if (rc) return rc;
   if (recursive) { /* what a crash left here (a file's removal stages nothing) */
     char at[BW_PATH_MAX + 1];
-    recover_before(r, where_of(r, rel, at), s->from);
+    recover_before(r, bw_stage_where(r, rel, at), s->from);
   }
   struct stat st;
   if (fstatat(s->from, s->from_name, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
@@ -759,7 +759,7 @@ int bw_stage_remove(const bw_root *r, const char *rel, int recursive,
   s->root_mnt = r->mnt_id;
   stage_name(s->name, BW_STAGE_REMOVE);
   char from_at[BW_PATH_MAX + 1];
-  int from_top = where_of(r, rel, from_at);
+  int from_top = bw_stage_where(r, rel, from_at);
   if ((rc = intent_begin(&s->intent, from_top, from_at, s->from, 'r', s->name, s->from_name, NULL)))
     return rc;
   if ((rc = bw_lock_tree(s->from, s->from_name, 0, &s->lock))) return rc;

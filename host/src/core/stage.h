@@ -55,13 +55,21 @@ int bw_stage_in_path(const char *rel);
  *   'x' aside, from_name        the aside renamed back    the aside removed
  *   'n' src1, dst1, src2, ...   each src still there      each src still there
  *                                unlinked                  renamed over its dst
+ *                                                          (a removal's src, a
+ *                                                          "g." name: the dst
+ *                                                          unlinked if it is that
+ *                                                          file or gone, then it)
  *
  * 'n' is "a set of renames to finish or undo" (an atomic multi-file
  * edit): prepare every src (each a staged name, bw_stage_name: recovery
- * never deletes anything else), begin the record, bw_intent_commit, do
- * the renames, bw_intent_end. srcs and dsts are paths beneath the
- * record's directory (resolved there, no link followed); srcs' last
- * components must be staged names. A stage op's names are single names.
+ * deletes nothing else, but a removal's dst), begin the record,
+ * bw_intent_commit, do the renames, bw_intent_end. A removal's src is a
+ * BW_STAGE_GONE name (".burrow-stage.g."), made as a second link of its
+ * dst: forward unlinks the dst (when it is still that file), then the
+ * src; the dst first, so a crash between leaves a src that still says so. At most 128 names (64 pairs)
+ * and 64 KiB. srcs and dsts are paths beneath the record's directory
+ * (resolved there, no link followed); srcs' last components must be
+ * staged names. A stage op's names are single names.
  *
  * Recovery runs when a workspace opens (bw_intent_recover_root, each
  * read-write root) and at each staged operation, in the directories it
@@ -103,11 +111,16 @@ size_t bw_intent_recover_root(const bw_root *r);
 /* The root's journal removed if it is empty (a workspace's close). */
 void bw_intent_tidy(const bw_root *r);
 
+/* Where a record about rel (beneath r) points from: the fd of the root
+ * it is in (not owned; a write view's innermost root) and, in at, the
+ * in-root path of rel's directory. -1: r is anchored with no chain. */
+int bw_stage_where(const bw_root *r, const char *rel, char at[BW_PATH_MAX + 1]);
+
 /* One record's names, parsed (intent.c hands it to stage.c). */
 typedef struct bw_intent_rec {
   char op, state;
   size_t n;
-  const char *names[64];
+  const char *names[128];
 } bw_intent_rec;
 /* Settle a stage op's record ('c', 'm', 'r', 'x') in dirfd: 0 when done. */
 int bw_stage_recover(int dirfd, const bw_intent_rec *rec);
@@ -116,7 +129,8 @@ typedef enum bw_stage_kind {
   BW_STAGE_COPY = 1,
   BW_STAGE_MOVE,
   BW_STAGE_REMOVE,
-  BW_STAGE_FILES /* a change of several files (txn.c): one file each */
+  BW_STAGE_FILES, /* a change of several files (txn.c): one file each */
+  BW_STAGE_GONE   /* its removals: a second link of the file ('n' below) */
 } bw_stage_kind;
 
 /* A fresh staged name of that kind (out: BW_STAGE_NAME bytes). */

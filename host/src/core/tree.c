@@ -173,21 +173,19 @@ int bw_rename_noreplace(int sdir, const char *sname, int ddir,
 void bw_stage_sweep(int dirfd, const char *name) {
   /* only a copy's stage is safe to drop: it holds nothing but the copy
    * (bw_sweep_temps settles the records there first: a merge a record
-   * says to finish is finished, not dropped); and a change of files'
-   * (txn.c): a new content never put in place, or an old one already
-   * replaced (until an intent record says which) */
+   * says to finish is finished, not dropped). A change of files' staged
+   * names (txn.c, 'e') are never swept here: each is listed in an intent
+   * record in its root's folder from before it is made, and that record
+   * drops it or puts it in place (a sweep here could drop a new content
+   * a committed record still has to put in place) */
   size_t pl = sizeof BW_STAGE_PREFIX - 1;
-  if (!bw_stage_name(name) || (name[pl] != 'c' && name[pl] != 'e') || name[pl + 1] != '.') return;
+  if (!bw_stage_name(name) || name[pl] != 'c' || name[pl + 1] != '.') return;
   char *end;
   long pid = strtol(name + pl + 2, &end, 10);
   if (*end != '.' || pid <= 0 || pid == (long)getpid()) return;
   if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) return; /* alive */
   struct stat st;
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return;
-  if (name[pl] == 'e') {
-    if (S_ISREG(st.st_mode)) unlinkat(dirfd, name, 0);
-    return;
-  }
   if (!S_ISDIR(st.st_mode)) return;
   bw_root r = {.dev = st.st_dev};
   bw_remove_res res;

@@ -4,7 +4,9 @@
  * the caller first; here it is staged beside its target under a staged
  * name no agent path reaches, then, with every directory involved held
  * (write.c's lock set) and every target's hash compared again, put in
- * place by one rename each; a failure part-way puts the ones done back.
+ * place by one rename each under an intent record per root (stage.h, op
+ * 'n'): a failure or a crash before the record's commit changes nothing,
+ * one after it is finished (by the next open, if not at once).
  */
 #ifndef BURROW_TXN_H
 #define BURROW_TXN_H
@@ -26,9 +28,8 @@ typedef struct bw_txn_file {
   /* the commit's own */
   int dirfd;
   char name[BW_NAME_MAX + 1];
-  char stage[BW_STAGE_NAME]; /* the new content staged, or the old kept */
-  char keep[BW_STAGE_NAME];  /* the old file kept by a link (no exchange) */
-  int exists, staged, done, swapped;
+  char stage[BW_STAGE_NAME]; /* the new content staged, or (a removal) a link of the old */
+  int exists, staged, done;
   struct stat st;
   char made[BW_PATH_MAX + 1]; /* the first parent it made ("" none) */
 } bw_txn_file;
@@ -40,8 +41,11 @@ typedef struct bw_txn_opts {
   unsigned lock_wait_ms;
 } bw_txn_opts;
 
-/* Put all n files in place, or none. On failure *failed is the file the
- * failure is about (n when it is about none). */
+/* Put all n files in place, or none (across several roots: each root's
+ * files all or none; at most 64 files in one root). On failure *failed is
+ * the file the failure is about (n when it is about none); a failure
+ * whose detail says "will be finished at the next open" came after the
+ * commit point: the files are, or will be, all new. */
 int bw_txn_commit(bw_txn_file *f, size_t n, const bw_txn_opts *o,
                   size_t *failed);
 
