@@ -86,7 +86,7 @@ static void test_all(void) {
   bw_txn_file f[3] = {file("a.txt", "A2\n", ha), file("new/sub/n.txt", "N\n", "absent"), file("d.txt", NULL, hd)};
   size_t at;
   bw_txn_opts o = {0};
-  int rc = bw_txn_commit(f, 3, &o, &at);
+  int rc = bw_txn_commit(f, 3, &o, &at, NULL);
   CHECK(rc == BW_OK, "committed: %s", bw_code_name(rc));
   CHECK(!strcmp(get("a.txt"), "A2\n"), "a.txt edited: %s", get("a.txt"));
   CHECK(!strcmp(get("new/sub/n.txt"), "N\n"), "n.txt created in new folders");
@@ -100,7 +100,7 @@ static void test_all(void) {
 /* Each refusal leaves a.txt and d.txt as they were, nothing new. */
 static void refused(const char *what, bw_txn_file *f, size_t n, const bw_txn_opts *o, int want, size_t want_at) {
   size_t at;
-  int rc = bw_txn_commit(f, n, o, &at);
+  int rc = bw_txn_commit(f, n, o, &at, NULL);
   CHECK(rc == want, "%s: %s, not %s", what, bw_code_name(rc), bw_code_name(want));
   CHECK(at == want_at, "%s: about file %zu, not %zu", what, at, want_at);
   CHECK(!strcmp(get("a.txt"), "A\n") && !strcmp(get("d.txt"), "D\n"), "%s: the files as they were", what);
@@ -167,11 +167,11 @@ static void test_record_cap(void) {
   }
   bw_txn_opts o = {0};
   size_t at;
-  int rc = bw_txn_commit(f, N, &o, &at);
+  int rc = bw_txn_commit(f, N, &o, &at, NULL);
   CHECK(rc == BW_TOO_LARGE, "65 files in one root: %s", bw_code_name(rc));
   CHECK(!exists("m00.txt") && !exists("m64.txt"), "none written");
   CHECK(staged_left() == 0, "no staged name or record left");
-  rc = bw_txn_commit(f, N - 1, &o, &at);
+  rc = bw_txn_commit(f, N - 1, &o, &at, NULL);
   CHECK(rc == BW_OK, "64 files in one root: %s", bw_code_name(rc));
   CHECK(exists("m00.txt") && exists("m63.txt") && staged_left() == 0, "all 64 written, nothing left");
 }

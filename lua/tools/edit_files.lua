@@ -218,7 +218,7 @@ Example: {"files": [{"path": "src/a.py", "edits": [{"old_text": "old_name(", "ne
         local d = { file = i or nil, current = extra and extra.current }
         if code == "HASH_MISMATCH" then detail = ("it changed since it was read (now %s)"):format(extra.current) end
         -- past the commit point the change is not undone: the core says so
-        local said = detail and detail:find("the change is committed", 1, true)
+        local said = type(extra) == "table" and extra.committed
         return ctx:fail(code, i and list[i].path or "files", (detail or "the change failed") .. (said and "" or "; nothing was changed"), d)
       end
       done = res

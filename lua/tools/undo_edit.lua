@@ -43,7 +43,7 @@ local function undo_group(ctx, a, group)
   if not res then
     local i = type(extra) == "table" and extra.index
     if code == "HASH_MISMATCH" then detail = ("it changed since the edit_files call (now %s)"):format(extra.current) end
-    local said = detail and detail:find("the change is committed", 1, true) -- past the commit point
+    local said = type(extra) == "table" and extra.committed -- past the commit point
     return ctx:fail(code, i and paths[i].p or a.path, (detail or "the undo failed") .. (said and "" or "; nothing was undone"),
       { file = i or nil, current = extra and extra.current })
   end

@@ -168,16 +168,21 @@ run_one() {
       echo "FAIL $sc (exit $rc): ${summary:-no result}"; } >"$WS/out.$n"
   fi
 }
+# The tasks scenarios run alone, after the rest: a call becomes a task only
+# while another worker of its server is free, which scenarios run beside
+# them would take.
 JOBS=${BURROW_CONFORMANCE_JOBS:-3}
-n=0
+n=0 alone=()
 for item in $SCENARIOS; do
   n=$((n + 1))
+  case " $TASKS " in *" ${item#*:} "*) alone+=("$n:$item"); continue ;; esac
   while [ "$(jobs -rp | wc -l)" -ge $((JOBS + ${#PIDS[@]})) ]; do wait -n; done
   run_one "$n" "$item" &
 done
 for p in $(jobs -rp); do
   case " ${PIDS[*]} " in *" $p "*) ;; *) wait "$p" ;; esac
 done
+for a in "${alone[@]}"; do run_one "${a%%:*}" "${a#*:}"; done
 pass=0 fail=0
 for i in $(seq "$n"); do
   cat "$WS/out.$i"

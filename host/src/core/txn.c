@@ -349,8 +349,9 @@ static int commit_held(bw_txn_file *f, size_t n, const bw_txn_opts *o,
 }
 
 int bw_txn_commit(bw_txn_file *f, size_t n, const bw_txn_opts *o,
-                  size_t *failed) {
+                  size_t *failed, int *committed) {
   *failed = n;
+  if (committed) *committed = 0;
   for (size_t i = 0; i < n; i++) {
     f[i].dirfd = -1;
     f[i].stage[0] = f[i].made[0] = '\0';
@@ -378,6 +379,8 @@ int bw_txn_commit(bw_txn_file *f, size_t n, const bw_txn_opts *o,
   if (!rc && (rc = bw_lock_many(rs, rels, dirs, n, o->lock_wait_ms, &ls))) *failed = n;
   if (!rc && (rc = plan_of(f, n, &p))) *failed = n;
   if (!rc) rc = commit_held(f, n, o, &ls, &p, failed);
+  for (size_t k = 0; rc && committed && p.v && k < p.n; k++)
+    if (p.v[k].committed) *committed = 1; /* past a commit point: it stands */
   bw_err_saved e;
   bw_err_save(&e);
   for (size_t i = 0; i < n; i++) { /* the unused new contents (not a record's to finish) */

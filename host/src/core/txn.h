@@ -43,10 +43,10 @@ typedef struct bw_txn_opts {
 
 /* Put all n files in place, or none (across several roots: each root's
  * files all or none; at most 64 files in one root). On failure *failed is
- * the file the failure is about (n when it is about none); a failure
- * whose detail says "will be finished at the next open" came after the
- * commit point: the files are, or will be, all new. */
+ * the file the failure is about (n when it is about none), and *committed
+ * (NULL: not asked) is 1 when the failure came after a commit point: the
+ * files of that root are, or will be at the next open, all new. */
 int bw_txn_commit(bw_txn_file *f, size_t n, const bw_txn_opts *o,
-                  size_t *failed);
+                  size_t *failed, int *committed);
 
 #endif

@@ -409,7 +409,9 @@ static int roots_content(lua_State *L) {
  * expected = "sha256:..." | "absent", create_dirs =}...}, {max_compare =,
  * max_ms =}) -> {{content_hash =, created =}...}, or nil, detail, CODE,
  * {index = the file it is about (1-based; none: the change as a whole),
- * current = its hash on HASH_MISMATCH}. All the files or none (txn.c).
+ * current = its hash on HASH_MISMATCH, committed = true when it failed
+ * past the commit point (it stands, finished now or at the next open)}.
+ * All the files or none (txn.c).
  * target: a handle (its write view) or a root index and the rel after it. */
 static int roots_commit_files(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -436,11 +438,13 @@ static int roots_commit_files(lua_State *L) {
   bw_stop stop;
   bw_txn_opts o = {stop_opt(L, 3, &stop), bw_lua_opt_size(L, 3, "max_compare", 0), 0};
   size_t failed;
+  int committed;
   bw_clear_detail();
-  int rc = bw_txn_commit(f, n, &o, &failed);
+  int rc = bw_txn_commit(f, n, &o, &failed, &committed);
   if (rc) {
-    lua_createtable(L, 0, 2);
+    lua_createtable(L, 0, 3);
     if (failed < n) set_int(L, "index", failed + 1);
+    if (committed) set_bool(L, "committed", 1);
     if (rc == BW_HASH_MISMATCH && failed < n) set_str(L, "current", f[failed].current);
     return fail_with(L, rc);
   }
