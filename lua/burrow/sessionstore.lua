@@ -9,9 +9,11 @@
 -- only that: httpshare.c), then the session's record (burrow.session) as
 -- JSON, less what belongs to one process (its undo store, its file
 -- watches: those stay on the instance that made them) and less the
--- principal, which every request brings (fixed at admission). Every call
--- reads it first (one round trip) and writes it back only when the call
--- changed it, before its answer is out (so the client's next request,
+-- principal, which every request brings (fixed at admission). The
+-- listener reads it at each request's admission (httpshare.c: one round
+-- trip) and hands its version with the item; a call reads it again only
+-- when that is not the version its worker holds, and writes it back only
+-- when the call changed it, before its answer is out (so the client's next request,
 -- whichever instance it reaches, sees the change); two instances changing
 -- one session at once merge field by field, the later change of a field
 -- winning. A record nobody changes is written again once a quarter of the
