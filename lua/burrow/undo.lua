@@ -149,7 +149,10 @@ function undo.record_group(ctx, items)
     math.random(0, 0xffffffff), #items)
   for _, it in ipairs(items) do
     if it.snap then
-      s:record(key(it.idx, it.rel), it.snap.kind, it.snap.before, it.snap.size, it.after, nil, group)
+      local kept, msg, code = s:record(key(it.idx, it.rel), it.snap.kind, it.snap.before, it.snap.size, it.after, nil, group)
+      if not kept then -- as undo.record: the change stands, an undo finds the gap safely
+        io.stderr:write(("burrow: undo of a change is not kept: %s: %s\n"):format(tostring(code), tostring(msg)))
+      end
     end
   end
   return group

@@ -57,6 +57,13 @@ local function judge(ctx, a, i, f, seen)
       r, rel, info, why0 = ctx:open(f.path, "read", true)
       if not r then h = nil end
     end
+    -- as resolve_write does for the others: a shared undo store must answer first
+    if h then
+      local ok, umsg, ucode = undo.ready(ctx, h, rel)
+      if not ok then
+        return fail(ucode, ("the shared undo store (the deployment's state store) does not answer (%s); nothing was changed; retry"):format(umsg))
+      end
+    end
   else
     h, rel, info, why0 = ctx:resolve_write(f.path)
   end
@@ -170,6 +177,7 @@ Example: {"files": [{"path": "src/a.py", "edits": [{"old_text": "old_name(", "ne
     required = { "files", "diff" },
   },
   kind = "modify", -- annotations, permissions and risk (burrow.kinds)
+  records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   path_args = {}, -- the paths are files[i].path: each opened and judged by the handler
   reads = true, -- the diff shows parts of each file: judged as a read too
   commit_size = true, -- policies see the bytes placed in each file (ctx:commit)

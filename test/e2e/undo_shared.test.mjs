@@ -173,6 +173,12 @@ test("undo_edit from any of three instances: a session's and a stateless client'
       assert.ok(e2.isError && code(e2) === "STORE_UNAVAILABLE", JSON.stringify(e2));
       assert.match(text(e2), /the shared undo store .* does not answer .*nothing was changed/);
       assert.equal(read("down.txt"), "first\n");
+      // edit_files too, an edit or a removal among its files: refused, nothing changed
+      for (const f of [{ path: "down.txt", edits: [{ old_text: "first", new_text: "second" }] }, { path: "down.txt", delete: true }]) {
+        const ef = await v2.callTool({ name: "edit_files", arguments: { files: [f] } });
+        assert.ok(ef.isError && code(ef) === "STORE_UNAVAILABLE", JSON.stringify(ef));
+        assert.equal(read("down.txt"), "first\n");
+      }
       const u2 = await v2.callTool({ name: "undo_edit", arguments: { path: "down.txt" } });
       assert.ok(u2.isError && code(u2) === "STORE_UNAVAILABLE", JSON.stringify(u2));
       assert.equal(read("down.txt"), "first\n");
