@@ -250,7 +250,7 @@ static int accepts(struct MHD_Connection *c, const char *type) {
 /* ---------------------------------------------------------- handlers */
 
 static enum MHD_Result do_get(bw_http *h, struct MHD_Connection *c,
-                              session *s) {
+                              session *s, struct bwh_evrec *logged) {
   if (!accepts(c, "text/event-stream"))
     return refuse(c, MHD_HTTP_NOT_ACCEPTABLE, -32000,
                   "Not Acceptable: GET needs Accept: text/event-stream", NULL,
@@ -258,10 +258,11 @@ static enum MHD_Result do_get(bw_http *h, struct MHD_Connection *c,
   const char *last =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
   long sid = 0, pos = -1;
-  if (last && (sscanf(last, "%ld-%ld", &sid, &pos) != 2 || pos < 0))
+  if (last && bwh_event_id(last, &sid, &pos))
     return refuse(c, MHD_HTTP_BAD_REQUEST, -32000,
                   "Bad Request: Last-Event-ID is not one of this server's",
                   NULL, NULL);
+  bwh_evlog_fill(h, s, logged, sid, pos); /* a stream the store keeps: here too (httpevlog.c) */
   stream *t = bwh_stream_find(s, sid);
   if (!t && sid == 0) t = bwh_stream_new(h, s, 0);
   if (!t)
@@ -850,6 +851,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
   uint64_t shared_version;
   int why = bwh_share_check(h, k->token, &k->who, addr, sidh, &shared_version); /* httpshare.c */
   if (why == 503) return store_down(h, c);
+  struct bwh_evrec *logged = NULL; /* a GET's stream as the store keeps it (httpevlog.c) */
+  if (!strcmp(method, "GET") && !why &&
+      bwh_evlog_fetch(h, k->token, &k->who, sidh, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID"), &logged))
+    return store_down(h, c);
   pthread_mutex_lock(&h->mu);
   session *s = bwh_session_find(h, sidh);
   enum MHD_Result rc;
@@ -858,6 +863,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
   } else if (!strcmp(method, "DELETE")) {
     bwh_session_close(h, s, "deleted");
     pthread_mutex_unlock(&h->mu);
+    bwh_evlog_done(h, sidh, logged);
     bwh_share_forget(h, k->token, sidh); /* on every instance: the store's record goes */
     return reply(c, MHD_HTTP_OK, NULL, "", NULL, NULL);
   } else if (atomic_load(&h->draining)) { /* no new stream while shutting down */
@@ -865,9 +871,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
                 "Service Unavailable: the server is shutting down", "Retry-After", "1");
   } else {
     s->last = bwh_now();
-    rc = do_get(h, c, s);
+    rc = do_get(h, c, s, logged);
   }
   pthread_mutex_unlock(&h->mu);
+  bwh_evlog_done(h, sidh, logged);
   return rc;
 }
 
@@ -1078,6 +1085,8 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     free_parts(h);
     return NULL;
   }
+  if (bwh_evlog_start(h)) /* shared streams: without it, each instance's own (as without a store) */
+    bwh_log(h, "cannot follow the store's stream events: streams resume on this instance only");
   return h;
 }
 
@@ -1141,6 +1150,7 @@ void bw_http_stop(bw_http *h) {
   pthread_join(h->poller, NULL);
   if (h->checker) checker_stop(h->checker);
   h->checker = NULL;
+  bwh_evlog_stop(h); /* the follower (httpevlog.c) */
   bwh_log_stop(h); /* its queue written; the sessions' last lines go in place */
 }
 

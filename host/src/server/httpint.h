@@ -54,6 +54,8 @@ typedef struct stream {
   struct session *owner;
   event *head, *tail;
   bwh_park *parked; /* connections suspended until it moves */
+  int mirror;  /* kept by another instance: its events come from the store's log (httpevlog.c) */
+  long floor;  /* the log's events up to this one are not merged (a GET stream's reader came after them) */
 } stream;
 
 typedef struct session {
@@ -150,6 +152,7 @@ struct bw_http {
   _Atomic int draining; /* SIGTERM: /readyz 503, new requests 503 (bw_http_shutdown) */
   double stop_by;       /* monotonic s: bw_http_stop's waits end then (0: a second) */
   bwh_checker *checker; /* NULL: no store to ask */
+  struct bwh_evlog *evlog; /* NULL: no shared store, streams are this instance's alone */
 };
 
 double bwh_now(void);
@@ -158,6 +161,8 @@ void bwh_deadline(struct timespec *ts, double secs);
 stream *bwh_stream_find(session *s, long id);
 stream *bwh_stream_new(bw_http *h, session *s, long id);
 int bwh_stream_push(bw_http *h, stream *t, const char *text, size_t n);
+/* The event numbered seq (0: the next one) in its place, unless t has it. */
+int bwh_stream_put(bw_http *h, stream *t, long seq, const char *text, size_t n);
 void bwh_stream_release(bw_http *h, stream *t);
 void bwh_session_unref(bw_http *h, session *s);
 session *bwh_session_find(bw_http *h, const char *id);
@@ -207,6 +212,36 @@ int bwh_share_check(bw_http *h, int token, const bw_oauth_who *who, const char *
                     const char *sid, uint64_t *version);
 /* A DELETE: the store's record goes (every instance then drops the session). */
 void bwh_share_forget(bw_http *h, int token, const char *sid);
+
+/* httpevlog.c: the events of shared sessions' streams in the store, for
+ * Last-Event-ID on any instance and the GET stream wherever it is held.
+ * Nothing runs without a Redis/Valkey store (h->evlog NULL). */
+struct bwh_evrec;
+int bwh_evlog_start(bw_http *h); /* -1: cannot (no memory, no thread) */
+void bwh_evlog_stop(bw_http *h);
+/* Whether s's streams are logged; where its stream ids start. */
+int bwh_evlog_on(const bw_http *h, const session *s);
+long bwh_evlog_base(const bw_http *h);
+/* Without the lock: log an event (data NULL: none) of stream_id, numbered
+ * seq (0: the log numbers it), and/or its end; publish it. The number
+ * logged (0: none, too big to keep), -1: the store did not answer. */
+long bwh_evlog_append(bw_http *h, int tenant, const char *sid, long stream_id, long seq,
+                      const char *data, size_t n, int done);
+/* DELETE: the session's log goes. */
+void bwh_evlog_forget(bw_http *h, int tenant, const char *sid);
+/* A GET (last: its Last-Event-ID or NULL), without the lock: the log in
+ * *out when the stream it reads is kept in the store; 503 when that stream
+ * is nowhere here and the store does not answer. */
+int bwh_evlog_fetch(bw_http *h, int token, const bw_oauth_who *who, const char *sid, const char *last,
+                    struct bwh_evrec **out);
+/* Lock held: the fetched log merged into stream id of s (made here, a
+ * mirror, when only the log has it); pos: the client's last event (-1:
+ * none). */
+void bwh_evlog_fill(bw_http *h, session *s, struct bwh_evrec *r, long id, long pos);
+/* Without the lock: r freed, the session read again by the follower. */
+void bwh_evlog_done(bw_http *h, const char *sid, struct bwh_evrec *r);
+/* A Last-Event-ID "N-k": 0 and both numbers, -1 for anything else. */
+int bwh_event_id(const char *v, long *stream_id, long *seq);
 
 /* httpsse.c: answer c with stream t of session s from event pos on, as SSE
  * (json: only the final message, as application/json); fresh > 0 names the

@@ -113,4 +113,5 @@ void bwh_share_forget(bw_http *h, int token, const char *sid) {
   int deleted = 0;
   /* the caller checked the token (the session was found for it) */
   (void)bw_state_del(h->o.store, bwh_tenant_name(h, tenant_of(h, token)), key, 0, &deleted);
+  bwh_evlog_forget(h, tenant_of(h, token), sid); /* its streams' events (httpevlog.c) */
 }
