@@ -67,7 +67,7 @@ async function cluster({ checks = false } = {}) {
     fs.writeFileSync(path.join(tmp, "haproxy.cfg"), haproxyConfig(port, burrows.map((b) => b.port), { sticky: false, checks }));
     procs.push(spawn(HAPROXY, ["-f", path.join(tmp, "haproxy.cfg"), "-db"], { stdio: ["ignore", "ignore", "pipe"] }));
     await waitPort(port);
-    return { burrows, ws, rport, url: `http://127.0.0.1:${port}/mcp`, stop };
+    return { burrows, ws, rport, redis: procs[0], url: `http://127.0.0.1:${port}/mcp`, stop };
   } catch (e) {
     await stop();
     throw e;
@@ -276,6 +276,12 @@ test("the GET stream hears the server's messages from every instance; kill -9 of
       assert.ok(ids.every((id) => streamOf(id) === "0" && seqOf(id) > seqOf(lastId)), `all after ${lastId}: ${JSON.stringify(ids)}`);
       assert.equal(asks(h).length, 3, JSON.stringify(ids));
       h.ctl.abort();
+
+      // the store down: a resumption is refused with what to do, never a silent nothing
+      await stopped(cl.redis);
+      const down = await getStream(cl.url, sid, ids.at(-1));
+      assert.equal(down.status, 503, down.body);
+      assert.match(down.body, /STORE_UNAVAILABLE/);
     } finally {
       await cl.stop();
     }

@@ -645,7 +645,7 @@ int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
   session *s = bwh_session_find(h, sid);
   int rc = -1;
   long seq = s ? send_logged(h, s, stream_id, text, n) : -2, logged = 0, at = 0;
-  int tenant = 0;
+  int tenant = 0, end = 0;
   if (seq != -2) s = bwh_session_find(h, sid); /* the lock was let go of */
   if (s) {
     stream *t = bwh_stream_find(s, stream_id);
@@ -662,13 +662,14 @@ int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
       logged = t->id;
       at = t->seq;
       tenant = s->tenant;
+      end = t == req && final; /* its answer is its last: logged as its end too */
     }
     pthread_cond_broadcast(&h->ev);
     if (t) bwh_wake(h, t);
     if (req && req != t) bwh_wake(h, req);
   }
   pthread_mutex_unlock(&h->mu);
-  if (logged) (void)bwh_evlog_append(h, tenant, sid, logged, at, text, n, 0);
+  if (logged) (void)bwh_evlog_append(h, tenant, sid, logged, at, text, n, end);
   return rc;
 }
 
@@ -676,7 +677,9 @@ void bw_http_done(bw_http *h, const char *sid, long stream_id) {
   pthread_mutex_lock(&h->mu);
   session *s = bwh_session_find(h, sid);
   stream *t = s ? bwh_stream_find(s, stream_id) : NULL;
-  int logged = t && t->id != 0 && !t->done && bwh_evlog_on(h, s), tenant = s ? s->tenant : 0;
+  /* an answered stream's end went with its answer (bw_http_send) */
+  int logged = t && t->id != 0 && !t->done && !t->answered && bwh_evlog_on(h, s);
+  int tenant = s ? s->tenant : 0;
   if (t) {
     t->done = 1;
     bwh_stream_release(h, t);
