@@ -81,7 +81,7 @@ BW_SHARED void bw_state_close(bw_state *s);
  * first call and never freed: every thread and every Lua state gets the
  * same one. A reference the caller closes. */
 int bw_state_default(bw_state **out);
-const char *bw_state_kind(const bw_state *s); /* "memory", "file", "redis" */
+BW_SHARED const char *bw_state_kind(const bw_state *s); /* "memory", "file", "redis" */
 /* What the store is, the same for two handles on one Redis database or
  * one file ("redis:URL", "file:PATH", "memory:ADDRESS"): changes.c hears a
  * store once per process however many handles each worker opened. */
@@ -114,7 +114,7 @@ BW_SHARED int bw_state_get(bw_state *s, const char *tenant, const char *key, cha
 /* Record: write val when the record's version is expected (0: only if
  * there is none); it then lives ttl from now, with a new version. *done: 1
  * or 0; *version: the record's version after the call (0: none). */
-int bw_state_cas(bw_state *s, const char *tenant, const char *key, uint64_t expected,
+BW_SHARED int bw_state_cas(bw_state *s, const char *tenant, const char *key, uint64_t expected,
                  const void *val, size_t len, double ttl, int *done, uint64_t *version);
 /* Any entry: drop it when expected is 0 or its version (a record's) is
  * expected. *deleted: 1 or 0. */
@@ -145,21 +145,21 @@ enum {
   BW_STATE_SUB_BYTES = 1 << 20 /* and their bytes */
 };
 typedef struct bw_state_sub bw_state_sub;
-int bw_state_publish(bw_state *s, const char *tenant, const char *channel, const void *msg,
+BW_SHARED int bw_state_publish(bw_state *s, const char *tenant, const char *channel, const void *msg,
                      size_t len);
 /* Subscribe to n channels of tenant. With Redis it returns once the server
  * has confirmed (or after the timeout, the server unreachable: the
  * subscription then starts with a gap once it is back). */
-int bw_state_subscribe(bw_state *s, const char *tenant, const char *const *channels, int n,
+BW_SHARED int bw_state_subscribe(bw_state *s, const char *tenant, const char *const *channels, int n,
                        bw_state_sub **out);
 /* Readable (an eventfd) while something waits: poll it, never read it. */
-int bw_state_sub_fd(const bw_state_sub *sub);
+BW_SHARED int bw_state_sub_fd(const bw_state_sub *sub);
 /* The next item: BW_OK with *gap = 1 (messages were missed: the queue
  * was full, or the connection to the server was lost and made again),
  * or *gap = 0, *channel and *msg (malloc'd, NUL-terminated beyond *len:
  * the caller frees both); BW_EAGAIN when nothing waits. */
-int bw_state_sub_next(bw_state_sub *sub, char **channel, char **msg, size_t *len, int *gap);
-void bw_state_unsubscribe(bw_state_sub *sub);
+BW_SHARED int bw_state_sub_next(bw_state_sub *sub, char **channel, char **msg, size_t *len, int *gap);
+BW_SHARED void bw_state_unsubscribe(bw_state_sub *sub);
 
 /* ---- for backends ---- */
 
