@@ -944,6 +944,7 @@ static bwh_checker *checker_start(struct bw_state *store);
 /* What bw_http_start allocated besides the daemon, the threads and the
  * sessions: its arrays, the access log it opened, h itself. */
 static void free_parts(bw_http *h) {
+  bwh_evlog_stop(h); /* if bw_http_stop did not */
   free(h->w);
   free(h->tok_calls);
   free(h->tok_sessions);
@@ -1028,6 +1029,9 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
                    MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
                    (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+  /* before the first request: a session's stream ids start at its base */
+  if (bwh_evlog_start(h)) /* shared streams: without it, each instance's own (as without a store) */
+    bwh_log(h, "cannot follow the store's stream events: streams resume on this instance only");
   if (h->w && h->tok_calls && h->tok_sessions && h->ten_calls && h->ten_sessions &&
       h->run_head && h->run_tail && h->ten_running && h->ten_kept && h->ten_queued &&
       h->ten_listens && h->ten_streams)
@@ -1085,8 +1089,6 @@ bw_http *bw_http_start(const bw_http_opts *o, char *err, size_t errlen) {
     free_parts(h);
     return NULL;
   }
-  if (bwh_evlog_start(h)) /* shared streams: without it, each instance's own (as without a store) */
-    bwh_log(h, "cannot follow the store's stream events: streams resume on this instance only");
   return h;
 }
 
