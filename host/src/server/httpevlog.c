@@ -23,9 +23,9 @@
  * again and merges what is new, so the readers go on. A missed message (a
  * gap) makes it read every such session again. Not part of burrow's API.
  */
-#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +227,7 @@ static int rec_get(bw_http *h, int tenant, const char *sid, struct bwh_evrec **o
   size_t len = 0;
   key_of(key, sid);
   *out = NULL;
+  if (h->checker && atomic_load(&h->checker->ok) == 0) return -1; /* known down: no wait */
   if (bw_state_get(h->o.store, tenant_of(h, tenant), key, &val, &len, version) != BW_OK)
     return -1;
   *out = rec_parse(val, len);
