@@ -93,11 +93,12 @@ test("HTTP: started with the store down, reads served, the store's calls STORE_U
   { timeout: 180_000 }, async () => {
     assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
     const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-state-down-")));
-    let redis, b;
+    let redis, b, b2;
     const sessions = [];
     try {
       const rport = await freePort(); // nobody listens there yet
       b = await startHttp(["--config", config(tmp, rport)]);
+      b2 = await startHttp(["--config", path.join(tmp, "burrow.yaml")]); // a second instance of the deployment
       await waitFor(() => /warning: state \(redis:.*cannot connect/.test(b.stderr()), "the warning on stderr");
       assert.equal(b.stderr().match(/warning: state/g).length, 1, b.stderr());
       const ready = await fetch(`http://127.0.0.1:${b.port}/readyz`);
@@ -139,7 +140,8 @@ test("HTTP: started with the store down, reads served, the store's calls STORE_U
       assert.ok(!fs.existsSync(path.join(tmp, "shared", "w.txt")), "the write taken back");
       const q = (await call(b.url, "read_file", { path: "held/h.txt" })).result;
       assert.equal(q.resultType, "input_required", JSON.stringify(q));
-      const a2 = (await call(b.url, "read_file", { path: "held/h.txt" }, { inputResponses: YES, requestState: q.requestState })).result;
+      // answered through the other instance: both got the one key from the store
+      const a2 = (await call(b2.url, "read_file", { path: "held/h.txt" }, { inputResponses: YES, requestState: q.requestState })).result;
       assert.equal(a2.isError, undefined, JSON.stringify(a2));
       assert.match(text(a2), /held/);
       const s1 = await session(b.url);
@@ -150,6 +152,7 @@ test("HTTP: started with the store down, reads served, the store's calls STORE_U
     } finally {
       for (const c of sessions) await c.close().catch(() => {});
       if (b) await b.stop();
+      if (b2) await b2.stop();
       if (redis) await stopped(redis);
       fs.rmSync(tmp, { recursive: true, force: true });
     }
