@@ -2,7 +2,9 @@
 // deployment, not one per instance. Two `burrow mcp --http` instances on
 // one Redis (a redis-server this test starts on a free port), a token with
 // max_sessions: 2: one session opened on each instance, a third is refused
-// (429) on both; a DELETE gives its place back, through either instance.
+// (429) on both, however often it is asked, and the token's record in
+// the store holds its two sessions only; a DELETE gives its place back,
+// through either instance.
 // Another token of the tenant is not counted with it (nor locked out).
 // Redis stopped: an initialize is refused with STORE_UNAVAILABLE (fail
 // closed), and works again once it is back.
@@ -74,6 +76,14 @@ test("max_sessions of a token held across two instances on one Redis", { timeout
       assert.equal(third.status, 429, `${u}: ${third.status} ${third.body}`);
       assert.match(third.body, /most sessions open \(on all the deployment's instances together\)/);
     }
+    // refused initializes leave nothing behind: the token's record in the
+    // store holds its two live sessions, however often it is asked
+    for (let i = 0; i < 30; i++) assert.equal((await init(burrows[i % 2].url, TOKENS.one)).status, 429);
+    const hex = Buffer.from("default").toString("hex");
+    const rec = spawnSync("redis-cli", ["-p", String(rport), "HGET", `burrow:{t${hex}}:e:sessions-of/${sha(TOKENS.one).slice(0, 16)}`, "d"],
+      { encoding: "utf8" }).stdout;
+    assert.deepEqual(rec.trim().split("\n").slice(1).map((l) => l.split(" ")[0]).sort(),
+      [a.t.sessionId, b.t.sessionId].sort(), rec);
     // another token of the tenant: its own count
     for (const u of [A, B]) {
       const o = await session(u, TOKENS.two);
