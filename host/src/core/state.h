@@ -118,7 +118,7 @@ BW_SHARED int bw_state_get(bw_state *s, const char *tenant, const char *key, cha
 /* Record: write val when the record's version is expected (0: only if
  * there is none); it then lives ttl from now, with a new version. *done: 1
  * or 0; *version: the record's version after the call (0: none). */
-int bw_state_cas(bw_state *s, const char *tenant, const char *key, uint64_t expected,
+BW_SHARED int bw_state_cas(bw_state *s, const char *tenant, const char *key, uint64_t expected,
                  const void *val, size_t len, double ttl, int *done, uint64_t *version);
 /* Any entry: drop it when expected is 0 or its version (a record's) is
  * expected. *deleted: 1 or 0. */
