@@ -137,6 +137,17 @@ static void ucase_bounds(bw_state *s) {
   bw_undo_unref(u), bw_undo_unref(v);
 }
 
+/* keys a group's take hands over */
+typedef struct ugot {
+  int n;
+  char k[4][16];
+} ugot;
+static void ugot_add(void *arg, const char *key) {
+  ugot *g = arg;
+  if (g->n < 4) snprintf(g->k[g->n], sizeof g->k[0], "%s", key);
+  g->n++;
+}
+
 /* The tenant's budget: what its stores hold in all, whichever instance. */
 static void ucase_budget(bw_state *s) {
   bw_undo *a = ushared(s, "budget", UID_A, 64, 20000), *b = ushared(s, "budget", UID_B, 64, 20000);
@@ -159,6 +170,28 @@ static void ucase_budget(bw_state *s) {
   bw_undo_totals(a, &used, &n, &bb);
   CHECK(bb < 12000, "its bytes given back: %zu", bb);
   CHECK(bw_undo_record(b, "1:b", BW_UNDO_CONTENT, buf, 12000, 0, "hb2") == BW_UNDO_CONTENT, "then the other fits");
+  /* a change's group record is charged too: long paths cannot hold the
+   * tenant's share past its budget */
+  char *keys[4];
+  for (int i = 0; i < 4; i++) {
+    keys[i] = malloc(4001);
+    memset(keys[i], 'a' + i, 4000);
+    keys[i][4000] = 0;
+  }
+  CHECK(bw_undo_group_put(a, "big:4", (const char *const *)keys, 4) == BW_TOO_LARGE, "a group past the budget: refused (%s)",
+        ucase_detail());
+  bw_undo_totals(a, &used, &n, &bb);
+  CHECK(bb <= 20000, "nothing charged for it: %zu", bb);
+  CHECK(bw_undo_group_put(a, "small:1", (const char *const *)keys, 1) == BW_OK, "one within it is kept");
+  size_t before = bb;
+  bw_undo_totals(a, &used, &n, &bb);
+  CHECK(bb > before + 4000, "and charged: %zu", bb);
+  ugot g = {0};
+  CHECK(bw_undo_group_take(b, "small:1", ugot_add, &g) == 0, "not by another store of the tenant");
+  CHECK(bw_undo_group_take(a, "small:1", ugot_add, &g) == 1, "taken by an undo");
+  bw_undo_totals(a, &used, &n, &bb);
+  CHECK(bb == before, "its charge given back: %zu", bb);
+  for (int i = 0; i < 4; i++) free(keys[i]);
   free(buf);
   bw_undo_unref(a), bw_undo_unref(b);
 }
@@ -217,17 +250,6 @@ __attribute__((unused)) static void ucase_down(bw_state *down) {
   CHECK(bw_undo_pop(u, "1:f") == BW_STORE_UNAVAILABLE, "pop");
   CHECK(bw_undo_check(u, "1:f", &d) == BW_STORE_UNAVAILABLE && d == 0, "check (before a change)");
   bw_undo_unref(u);
-}
-
-/* keys a group's take hands over */
-typedef struct ugot {
-  int n;
-  char k[4][16];
-} ugot;
-static void ugot_add(void *arg, const char *key) {
-  ugot *g = arg;
-  if (g->n < 4) snprintf(g->k[g->n], sizeof g->k[0], "%s", key);
-  g->n++;
 }
 
 /* A change of several files (edit_files): each record carries its group,

@@ -498,7 +498,11 @@ int bw_undostate_group_put(bw_undostate *x, const char *group, const char *const
     memcpy(p, keys[i], kl);
     p += kl;
   }
-  int rc = BW_OK, done = 0;
+  /* charged to the tenant's undo budget as a record is: a change's paths
+   * are the agent's to make long, and the group would hold them past it */
+  long long cost = (long long)charge(x, gkey, len);
+  int ok, rc = budget_add(x, cost, &ok), done = 0;
+  if (!rc && !ok) rc = bw_fail(BW_TOO_LARGE, "undo: the tenant's undo budget is spent: the change's files are not kept as one");
   uint64_t ver = 0;
   /* a new group's id is random: none there before, but a put back after
    * a failed undo may find one another call put */
@@ -508,6 +512,10 @@ int bw_undostate_group_put(bw_undostate *x, const char *group, const char *const
   }
   free(buf);
   if (!rc && !done) rc = bw_fail(BW_EAGAIN, "undo: the group's record changed under every retry");
+  if (rc && ok) {
+    int ignored;
+    budget_add(x, -cost, &ignored); /* not kept: given back (a failure here over-counts: the safe side) */
+  }
   return rc;
 }
 
@@ -528,12 +536,13 @@ long bw_undostate_group_take(bw_undostate *x, const char *group, void (*each)(vo
     if (end - q < 4 || (size_t)(end - q - 4) < get32(q)) n = 0;
     else q += 4 + get32(q);
   }
-  int deleted = 0;
+  int deleted = 0, ignored;
   if (n) rc = bw_state_del(x->st, x->tenant, gkey, ver, &deleted);
   if (rc || !deleted) {
     free(val);
     return rc ? -rc : 0;
   }
+  budget_add(x, -(long long)charge(x, gkey, len), &ignored); /* its charge given back */
   q = p + 8;
   for (size_t i = 0; i < n; i++) {
     size_t kl = get32(q);
