@@ -441,7 +441,10 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     int why = bwh_tokens_reserve(h, k->token, &k->who, token_limit(h, k->token, 1), reserved);
     if (why) {
       json_decref(m);
-      return why == 503 ? store_down(h, c)
+      return why == 503 ? refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                                 "Service Unavailable: STORE_UNAVAILABLE: the shared state store (Redis/Valkey), "
+                                 "which counts this token's sessions, does not answer; retry",
+                                 "Retry-After", "1")
                         : refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
                                  "Too Many Requests: this token has its most sessions open "
                                  "(on all the deployment's instances together)",
