@@ -323,7 +323,7 @@ static double seconds_opt(lua_State *L, const char *name) {
   return v;
 }
 
-static int open_redis(lua_State *L, box **b) {
+static int open_redis(lua_State *L, box **b, int *down) {
   const char *url = string_opt(L, "url");
   if (!url) return luaL_error(L, "state_open: a redis store needs a url");
   bw_state_redis_opts o = {
@@ -340,11 +340,16 @@ static int open_redis(lua_State *L, box **b) {
   if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) return luaL_error(L, "state_open: verify must be a boolean");
   o.verify_off = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
   lua_pop(L, 1);
+  lua_getfield(L, 1, "outage_ok"); /* a server not reached now: open all the same */
+  if (lua_toboolean(L, -1)) o.down = down;
+  lua_pop(L, 1);
   *b = new_box(L);
   return bw_state_open_redis(url, &o, &(*b)->s);
 }
 
-/* core.state_open{kind = "memory" | "file" | "redis", ...} -> store | nil, message, code */
+/* core.state_open{kind = "memory" | "file" | "redis", ...} -> store | nil, message, code;
+ * a redis store with outage_ok = true whose server was not reached: the
+ * store and why (its calls STORE_UNAVAILABLE until the server answers) */
 static int l_state_open(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_getfield(L, 1, "kind");
@@ -375,7 +380,14 @@ static int l_state_open(lua_State *L) {
       return 3;
     }
   } else if (!strcmp(kind, "redis")) {
-    rc = open_redis(L, &b);
+    int down = 0;
+    rc = open_redis(L, &b, &down);
+    if (!rc && down) { /* opened with outage_ok, its server not reached: why, second */
+      const char *d = bw_detail();
+      lua_pushstring(L, d ? d : "the server was not reached");
+      bw_clear_detail();
+      return 2;
+    }
   } else {
     return luaL_error(L, "state_open: kind is \"memory\", \"file\" or \"redis\", not \"%s\"", kind);
   }
