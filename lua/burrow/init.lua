@@ -339,7 +339,7 @@ function Workspace:decide(req, hooks)
     return errors.message("POLICY_DENIED", req.path, req.reason), "POLICY_DENIED",
       { path = req.path, operation = req.operation, scope = "read" }
   end
-  local decision, reason, by, detail, own_words = self.policies:check(req)
+  local decision, reason, by, detail, own_words, outage = self.policies:check(req)
   if detail then -- a policy's error: the operator reads it, the agent does not
     io.stderr:write("burrow: ", detail, "\n")
     if self.audit.fh then
@@ -381,9 +381,12 @@ function Workspace:decide(req, hooks)
     -- details: facts a program decides from (docs/tools.md "Errors"); the
     -- policy's own error text stays out of them, as out of the message
     -- "x: denied by policy mine", not "x: denied by policy: denied by policy mine"
-    local msg = own_words and errors.said("POLICY_DENIED", req.path, reason)
-      or errors.message("POLICY_DENIED", req.path, reason)
-    return msg, "POLICY_DENIED",
+    -- a policy that met a state store not answering and refused: the
+    -- outage's code (retry later), the policy's reason still said
+    local code = outage or "POLICY_DENIED"
+    local msg = own_words and errors.said(code, req.path, reason)
+      or errors.message(code, req.path, reason)
+    return msg, code,
       { path = req.path, operation = req.operation, policy = by, approval = approval,
         policy_error = detail and true or nil }
   end

@@ -116,7 +116,7 @@ test("HTTP: started with the store down, reads served, the store's calls STORE_U
 
       // what needs it fails closed, each with the store's code
       const w = (await call(b.url, "write_file", { path: "w.txt", content: "w\n" })).result;
-      assert.equal(code(w), "POLICY_DENIED", JSON.stringify(w));
+      assert.equal(code(w), "STORE_UNAVAILABLE", JSON.stringify(w));
       assert.match(text(w), /quota: the state store did not answer \(STORE_UNAVAILABLE/);
       assert.ok(!fs.existsSync(path.join(tmp, "shared", "w.txt")));
       const a = (await call(b.url, "read_file", { path: "held/h.txt" })).result;
@@ -175,7 +175,7 @@ test("stdio: started with the store down, reads served, a quota'd write refused,
       assert.match(text(r), /read me/);
       await waitFor(() => /warning: state \(redis:.*cannot connect/.test(err), "the warning on stderr");
       const w = await c.callTool({ name: "write_file", arguments: { path: "w.txt", content: "w\n" } });
-      assert.equal(code(w), "POLICY_DENIED", JSON.stringify(w));
+      assert.equal(code(w), "STORE_UNAVAILABLE", JSON.stringify(w));
       assert.match(text(w), /STORE_UNAVAILABLE/);
       const g = await c.callTool({ name: "grep", arguments: { pattern: "needle" } });
       assert.ok(!g.isError, JSON.stringify(g));

@@ -40,6 +40,7 @@
 #define STATE_MT "burrow.State"
 #define SUB_MT "burrow.StateSub"
 #define DEFAULT_KEY "burrow.state.default"
+#define OUTAGES_KEY "burrow.state.outages" /* a policy sandbox's calls the store did not answer */
 
 typedef struct box {
   bw_state *s;
@@ -417,7 +418,23 @@ static int l_state(lua_State *L) {
 static int api_thunk(lua_State *S) {
   lua_pushvalue(S, lua_upvalueindex(1));
   lua_insert(S, 1);
-  return lua_tocfunction(S, lua_upvalueindex(2))(S);
+  int n = lua_tocfunction(S, lua_upvalueindex(2))(S);
+  /* the store did not answer: counted, so a refusal the policy then gives
+   * is told as the outage it is (bw_lstate_outages) */
+  if (n == 3 && lua_isnil(S, -3) && lua_type(S, -1) == LUA_TSTRING &&
+      strcmp(lua_tostring(S, -1), bw_code_name(BW_STORE_UNAVAILABLE)) == 0) {
+    lua_Integer k = lua_getfield(S, LUA_REGISTRYINDEX, OUTAGES_KEY) == LUA_TNUMBER ? lua_tointeger(S, -1) : 0;
+    lua_pop(S, 1);
+    lua_pushinteger(S, k + 1);
+    lua_setfield(S, LUA_REGISTRYINDEX, OUTAGES_KEY);
+  }
+  return n;
+}
+
+lua_Integer bw_lstate_outages(lua_State *S) {
+  lua_Integer k = lua_getfield(S, LUA_REGISTRYINDEX, OUTAGES_KEY) == LUA_TNUMBER ? lua_tointeger(S, -1) : 0;
+  lua_pop(S, 1);
+  return k;
 }
 
 bw_state *bw_lstate_at(lua_State *L, int idx) {
