@@ -9,8 +9,9 @@
 #               (every path docs and comments cite exists); each ends
 #               "N passed, N failed"
 #   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2
-#   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver;
-#               the install and README specs, which test no resolver, run once, in 2)
+#   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver),
+#               over the specs that exercise a resolver (WALK_SPECS below);
+#               the others run once, in 2
 #   4. packs-reworded  busted over spec/packs with BURROW_TEST_REWORD set: every
 #               native message a pack receives is reworded (the suite's own,
 #               spec/support/reword.lua; burrow has no hook and reads no such variable),
@@ -307,10 +308,20 @@ stage_fuzz() {
   finish "$name" "$rc" "$pass" "$fail" 0 "$found"
 }
 
-# the install and README specs test no resolver, nor the edit replay
-# (matching in text it read, 2+ minutes a pass): once, in busted-openat2
-busted_walk() { stage_busted walk busted-walk "" --exclude-pattern=install_spec --exclude-pattern=readme_spec \
-  --exclude-pattern=edit_replay_spec; }
+# The fallback resolver runs only the specs that exercise a resolver:
+# the attack cases (spec/security), the tools and the policies (every path
+# they take is resolved), and the specs of opening, watching and calling
+# through the C API, the rock and the binary. The rest (grammars, JSON,
+# config, the MCP and session layers, the packs' argument adapters, the
+# install and README) test no resolver and run once, in busted-openat2; so
+# does the edit replay (matching in text it read, 2+ minutes a pass). A new
+# spec that opens, resolves or walks paths goes under spec/security or
+# spec/tools, or in this list.
+WALK_SPECS="spec/security spec/tools spec/policy spec/resolver_spec.lua spec/tool_path_spec.lua \
+  spec/watch_spec.lua spec/changes_spec.lua spec/api_spec.lua spec/lua_api_spec.lua spec/async_spec.lua \
+  spec/cli_spec.lua"
+# shellcheck disable=SC2086 # WALK_SPECS: one word a path
+busted_walk() { stage_busted walk busted-walk "" --exclude-pattern=edit_replay_spec $WALK_SPECS; }
 # With two CPUs or more, the two resolvers' busted stages run at once (each
 # spec makes its own folders; a spec waits for states, never for times):
 # their output is shown when both are done, each with the wall time of the

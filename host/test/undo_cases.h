@@ -6,7 +6,8 @@
  * instances: what one records the other peeks and pops, in order; other
  * ids and tenants see nothing; the 1 MiB record, max_records, the
  * tenant's budget and the store's own tenant cap; a key with ".." and a
- * record that is not ours; two threads recording one key at once.
+ * record that is not ours; two threads recording one key at once; a
+ * change of several files (its group) read and taken across instances.
  */
 #ifndef BURROW_TEST_UNDO_CASES_H
 #define BURROW_TEST_UNDO_CASES_H
@@ -136,6 +137,17 @@ static void ucase_bounds(bw_state *s) {
   bw_undo_unref(u), bw_undo_unref(v);
 }
 
+/* keys a group's take hands over */
+typedef struct ugot {
+  int n;
+  char k[4][16];
+} ugot;
+static void ugot_add(void *arg, const char *key) {
+  ugot *g = arg;
+  if (g->n < 4) snprintf(g->k[g->n], sizeof g->k[0], "%s", key);
+  g->n++;
+}
+
 /* The tenant's budget: what its stores hold in all, whichever instance. */
 static void ucase_budget(bw_state *s) {
   bw_undo *a = ushared(s, "budget", UID_A, 64, 20000), *b = ushared(s, "budget", UID_B, 64, 20000);
@@ -158,6 +170,28 @@ static void ucase_budget(bw_state *s) {
   bw_undo_totals(a, &used, &n, &bb);
   CHECK(bb < 12000, "its bytes given back: %zu", bb);
   CHECK(bw_undo_record(b, "1:b", BW_UNDO_CONTENT, buf, 12000, 0, "hb2") == BW_UNDO_CONTENT, "then the other fits");
+  /* a change's group record is charged too: long paths cannot hold the
+   * tenant's share past its budget */
+  char *keys[4];
+  for (int i = 0; i < 4; i++) {
+    keys[i] = malloc(4001);
+    memset(keys[i], 'a' + i, 4000);
+    keys[i][4000] = 0;
+  }
+  CHECK(bw_undo_group_put(a, "big:4", (const char *const *)keys, 4) == BW_TOO_LARGE, "a group past the budget: refused (%s)",
+        ucase_detail());
+  bw_undo_totals(a, &used, &n, &bb);
+  CHECK(bb <= 20000, "nothing charged for it: %zu", bb);
+  CHECK(bw_undo_group_put(a, "small:1", (const char *const *)keys, 1) == BW_OK, "one within it is kept");
+  size_t before = bb;
+  bw_undo_totals(a, &used, &n, &bb);
+  CHECK(bb > before + 4000, "and charged: %zu", bb);
+  ugot g = {0};
+  CHECK(bw_undo_group_take(b, "small:1", ugot_add, &g) == 0, "not by another store of the tenant");
+  CHECK(bw_undo_group_take(a, "small:1", ugot_add, &g) == 1, "taken by an undo");
+  bw_undo_totals(a, &used, &n, &bb);
+  CHECK(bb == before, "its charge given back: %zu", bb);
+  for (int i = 0; i < 4; i++) free(keys[i]);
   free(buf);
   bw_undo_unref(a), bw_undo_unref(b);
 }
@@ -218,8 +252,39 @@ __attribute__((unused)) static void ucase_down(bw_state *down) {
   bw_undo_unref(u);
 }
 
+/* A change of several files (edit_files): each record carries its group,
+ * which another instance reads; the group's record is taken whole by one
+ * call only, and given back. */
+static void ucase_group(bw_state *s1, bw_state *s2) {
+  bw_undo *a = ushared(s1, "acme", UID_B, 64, 0), *b = ushared(s2, "acme", UID_B, 64, 0);
+  CHECK(bw_undo_record(a, "1:x", BW_UNDO_ABSENT, NULL, 0, 0, "x0") == BW_UNDO_ABSENT, "a plain change first");
+  CHECK(bw_undo_record_group(a, "1:x", BW_UNDO_CONTENT, "x1", 2, 0, "x2", "g1:2") == BW_UNDO_CONTENT &&
+            bw_undo_record_group(a, "2:y", BW_UNDO_ABSENT, NULL, 0, 0, "y1", "g1:2") == BW_UNDO_ABSENT,
+        "two files of one change (%s)", ucase_detail());
+  const char *keys[] = {"1:x", "2:y"};
+  CHECK(bw_undo_group_put(a, "g1:2", keys, 2) == BW_OK, "the group's record (%s)", ucase_detail());
+  bw_undo_entry e;
+  CHECK(bw_undo_peek(b, "2:y", &e) == 1 && e.group && !strcmp(e.group, "g1:2"), "the other instance sees the group");
+  bw_undo_entry_free(&e);
+  CHECK(top_is(b, "1:x", BW_UNDO_CONTENT, "x1", "x2"), "and the bytes beside it");
+  ugot g1 = {0}, g2 = {0};
+  CHECK(bw_undo_group_take(b, "g1:2", ugot_add, &g1) == 2 && g1.n == 2 && !strcmp(g1.k[0], "1:x") &&
+            !strcmp(g1.k[1], "2:y"),
+        "taken whole by one (%d)", g1.n);
+  CHECK(bw_undo_group_take(a, "g1:2", ugot_add, &g2) == 0 && g2.n == 0, "then by no other");
+  CHECK(bw_undo_group_put(b, "g1:2", keys, 2) == BW_OK && bw_undo_group_take(a, "g1:2", ugot_add, &g2) == 2,
+        "given back after a failed undo, taken again");
+  CHECK(bw_undo_pop(a, "1:x") == BW_OK && top_is(b, "1:x", BW_UNDO_ABSENT, NULL, "x0"), "the plain change below stays");
+  CHECK(bw_undo_peek(b, "1:x", &e) == 1 && !e.group, "with no group");
+  bw_undo_entry_free(&e);
+  CHECK(bw_undo_group_take(a, "never", ugot_add, &g2) == 0, "an unknown group: none");
+  bw_undo_unref(a);
+  bw_undo_unref(b);
+}
+
 static void undo_cases(bw_state *s1, bw_state *s2) {
   ucase_instances(s1, s2);
+  ucase_group(s1, s2);
   ucase_bounds(s1);
   ucase_budget(s2);
   ucase_race(s1, s2);

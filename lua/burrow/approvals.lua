@@ -25,6 +25,38 @@ approvals.TTL = 300        -- seconds a question may wait for its answer
 approvals.INPUT = "approve" -- the inputRequests key
 local stores = {} -- path -> the shared store of used states (http.approval_store)
 
+-- The approval key every instance of a deployment's store signs with:
+-- the one in the store, or one drawn here and put there when there is none
+-- (compare-and-set: two instances drawing at once agree on one); it lives
+-- a year from each instance's first use (an operator who wants it fixed,
+-- or rotated, gives http.approval_key_file). Got at first need, not at the
+-- start, so an instance started while the store is down serves all the
+-- rest and signs once the store answers; kept once got (per store object:
+-- each worker's Lua state asks once). nil and why when the store does not
+-- answer.
+local KEY_TTL = 365 * 86400
+local shared_keys = setmetatable({}, { __mode = "k" })
+function approvals.shared_key(st)
+  if shared_keys[st] then return shared_keys[st] end
+  local mine = core.random_hex(32)
+  for _ = 1, 3 do
+    local v, ver = st:get("", "http/approval-key")
+    if v == nil then return nil, "the state store did not answer (" .. tostring(ver) .. ")" end
+    if v then
+      st:cas("", "http/approval-key", ver, v, KEY_TTL)
+      shared_keys[st] = v
+      return v
+    end
+    local done, err = st:cas("", "http/approval-key", 0, mine, KEY_TTL)
+    if done == nil then return nil, "the state store did not answer (" .. tostring(err) .. ")" end
+    if done then
+      shared_keys[st] = mine
+      return mine
+    end
+  end
+  return nil, "the state store's approval key changed under every retry"
+end
+
 -- Mark nonce r used until x: in the shared file when the deployment names
 -- one (http.approval_store: every instance on the machine sees it), else
 -- in the deployment's state store (burrow mcp's: every worker of the
@@ -40,12 +72,14 @@ local function use_once(s, r, x, now)
       stores[s.approval_store] = st
     end
     local first, err = st:once("once:mrtr:" .. r, x)
-    if first == nil then return nil, "the approval store: " .. tostring(err) end
+    if first == nil then return nil, "the approval store: " .. tostring(err), "STORE_UNAVAILABLE" end
     return first
   end
   local tenant = s.session and s.session.tenant or "default"
   local first, err = s.ws.state:once(tenant, "approvals/used/" .. r, math.max(1, x - now + 1))
-  if first == nil then return nil, "the state store did not answer (" .. tostring(err) .. "): ask again later" end
+  if first == nil then
+    return nil, "the state store did not answer (" .. tostring(err) .. "): ask again later", "STORE_UNAVAILABLE"
+  end
   return first
 end
 
@@ -102,6 +136,8 @@ end
 -- what the tool's own questions (ctx:ask) got in the rounds before, kept
 -- in the signed state so the retry runs the tool with them again.
 function approvals.ask(s, name, args, req, reason, hooks, answers)
+  local key, kerr, kcode = s:mrtr_key()
+  if not key then return nil, kerr, kcode end
   local payload = core.base64_encode(json.encode {
     k = "approve", t = name, a = args_hash(args), o = req.operation, p = req.path,
     h = approvals.file_hash(s.ws, hooks, req.path),
@@ -115,7 +151,7 @@ function approvals.ask(s, name, args, req, reason, hooks, answers)
     inputRequests = {
       [approvals.INPUT] = { method = "elicitation/create", params = approvals.form(req.tool or name, req, reason) },
     },
-    requestState = sign(s:mrtr_key(), payload),
+    requestState = sign(key, payload),
   }
 end
 
@@ -129,7 +165,9 @@ function approvals.open(s, name, args, state)
     return nil, "requestState must be the string burrow sent"
   end
   local payload = state:match("^([A-Za-z0-9+/=]+)%.%x+$")
-  if not payload or not core.equal_ct(sign(s:mrtr_key(), payload), state) then
+  local key, kerr, kcode = s:mrtr_key()
+  if not key then return nil, kerr, kcode end
+  if not payload or not core.equal_ct(sign(key, payload), state) then
     return nil, "requestState failed its integrity check (not one burrow signed, or changed)"
   end
   local ok, st = pcall(function() return json.decode(core.base64_decode(payload)) end)
@@ -157,8 +195,8 @@ function approvals.redeem(s, st, params, hooks)
   if type(st.r) ~= "string" or not st.r:match("^%x+$") or #st.r > 64 then
     return nil, "requestState failed its integrity check"
   end
-  local first, err = use_once(s, st.r, st.x, os.time())
-  if first == nil then return nil, err end
+  local first, err, code = use_once(s, st.r, st.x, os.time())
+  if first == nil then return nil, err, code end
   if not first then return nil, "requestState was used already: ask again" end
   if approvals.file_hash(s.ws, hooks, st.p) ~= st.h then
     return nil, ("%s changed since the approval was asked: ask again"):format(st.p)
@@ -171,11 +209,13 @@ end
 -- InputRequiredResult of the pending ones, its state carrying the answers
 -- of the rounds before (signed: the client cannot change them).
 function approvals.ask_more(s, name, args, pending, answers)
+  local key, kerr, kcode = s:mrtr_key()
+  if not key then return nil, kerr, kcode end
   local payload = core.base64_encode(json.encode {
     k = "ask", t = name, a = args_hash(args), n = s.session and s.session.tenant or "default",
     u = s.session and s.session.token, x = math.floor(os.time() + (s.approval_ttl or approvals.TTL)), q = answers,
   })
-  return { resultType = "input_required", inputRequests = pending, requestState = sign(s:mrtr_key(), payload) }
+  return { resultType = "input_required", inputRequests = pending, requestState = sign(key, payload) }
 end
 
 --- The approve hook of a retried call: the question the state names gets

@@ -292,6 +292,10 @@ function commands.mcp(o)
     "burrow: stdout is the MCP stream, for a client that starts this command itself (README.md, \"Use it from an MCP client\");",
     " to try the tools by hand, in the MCP Inspector:\n",
     "  npx @modelcontextprotocol/inspector -- ", shell_words(o.command_line or { "burrow", "mcp" }), "\n")
+  if ws.state_down then
+    io.stderr:write("burrow: warning: ", ws.state_down, "; serving all the same: calls that need the store ",
+      "fail with STORE_UNAVAILABLE until it answers, the others are served\n")
+  end
   -- SIGHUP: the same command line's workspace, built again from the files
   local function reopen()
     local ok, opts = pcall(options, o)

@@ -132,7 +132,8 @@ local function new_session(W, state, sid, ws, tenant, token)
     fields.undo_ttl = state.setup.session_ttl or 1800
   end
   return require("burrow.mcp").new(ws, { channel = http_channel(W, state, sid), session = session.new(fields),
-    approval_key = state.setup.approval_key, approval_ttl = state.setup.approval_ttl,
+    approval_key = state.setup.approval_key, approval_shared = state.setup.approval_shared,
+    approval_ttl = state.setup.approval_ttl,
     approval_store = state.setup.approval_store })
 end
 
@@ -444,26 +445,6 @@ function http.parse_listen(s)
   return host, port
 end
 
--- The approval key every instance of a deployment's store signs with:
--- the one in the store, or mine put there when there is none; it lives a
--- year from each instance's start (an operator who wants it fixed, or
--- rotated, gives http.approval_key_file).
-local KEY_TTL = 365 * 86400
-local function shared_key(st, mine)
-  for _ = 1, 3 do
-    local v, ver = st:get("", "http/approval-key")
-    if v == nil then return nil, ver end
-    if v then
-      st:cas("", "http/approval-key", ver, v, KEY_TTL)
-      return v
-    end
-    local done, err = st:cas("", "http/approval-key", 0, mine, KEY_TTL)
-    if done == nil then return nil, err end
-    if done then return mine end
-  end
-  return nil, "the store's record changed under every retry"
-end
-
 --- Serve until SIGINT or SIGTERM. o: the command line (cli.lua's parse),
 -- hc: the config's http section (config.lua), listen: "HOST:PORT".
 function http.serve(o, hc, listen)
@@ -497,6 +478,7 @@ function http.serve(o, hc, listen)
   -- not at a client's first call; the main file's state store is every
   -- tenant's
   local main_state
+  local store_down -- why the deployment's store did not answer at the start
   -- http.metrics: the label values a tool or a policy may have, every
   -- tenant's (the configuration's names, never a client's)
   local tool_names, policy_names, seen = {}, {}, {}
@@ -528,6 +510,7 @@ function http.serve(o, hc, listen)
     opts.state_config = main_state
     local ws, err = require("burrow").open(opts)
     if not ws then return nil, ("tenant %s: %s"):format(tenants[i].name, err) end
+    store_down = store_down or ws.state_down
     if hc.metrics then
       for _, t in ipairs(ws:tools()) do label(tool_names, t.name) end
       for _, p in ipairs(ws.policies.list or {}) do label(policy_names, p.label) end
@@ -556,21 +539,22 @@ function http.serve(o, hc, listen)
     spec.pool = math.max(2, main_state.pool or 4)
     spec.timeout = math.min(main_state.timeout or 2, 1)
     spec.connect_timeout = math.min(main_state.connect_timeout or spec.timeout, 1)
+    spec.outage_ok = true -- down now: an outage the instance outlives (below)
     local ok, st, serr = pcall(core.state_open, spec)
     if not (ok and st) then return nil, ("state (%s): %s"):format(main_state.url, tostring(ok and serr or st)) end
     store = st
+    if serr then store_down = store_down or ("state (%s): %s"):format(main_state.url, tostring(serr)) end
   end
   -- the key approval states (MCP 2026-07-28) are signed with: the
   -- operator's file, which every instance behind one proxy shares; else,
   -- with a deployment's store, the one the first instance drew and put
-  -- there (every instance of the store takes it); else one drawn now (a
-  -- state then works on this instance only)
-  local approval_key = core.random_hex(32)
-  if store and not hc.approval_key_file then
-    local key, kerr = shared_key(store, approval_key)
-    if not key then return nil, ("state (%s): the approval key: %s"):format(main_state.url, tostring(kerr)) end
-    approval_key = key
-  end
+  -- there (every instance of the store takes it), which each worker gets
+  -- from the store when it first signs or checks a state
+  -- (approvals.shared_key: a store down then is that call's
+  -- STORE_UNAVAILABLE, not the start's); else one drawn now (a state then
+  -- works on this instance only)
+  local approval_key, approval_shared = nil, store ~= nil and not hc.approval_key_file
+  if not (store or hc.approval_key_file) then approval_key = core.random_hex(32) end
   if hc.approval_key_file then
     local f, ferr = io.open(hc.approval_key_file, "rb")
     local key = f and f:read("a")
@@ -621,7 +605,8 @@ function http.serve(o, hc, listen)
     metrics = metrics,
     setup = json.encode { cli = o, tenants = tenants, budgets = budgets, watch_budgets = watch_budgets,
       state_config = main_state, session_ttl = hc.session_ttl,
-      approval_key = approval_key, approval_ttl = hc.approval_ttl, approval_store = approval_store },
+      approval_key = approval_key, approval_shared = approval_shared, approval_ttl = hc.approval_ttl,
+      approval_store = approval_store },
   }
   if not server then return nil, err end
   -- every tenant's workspace opened above (roots, policies, the store):
@@ -633,6 +618,11 @@ function http.serve(o, hc, listen)
     :format(core.version, shown(host), server:port(), #tenants, #tenants == 1 and "" or "s",
       nstatic > 0 and (nstatic .. " token" .. (nstatic == 1 and "" or "s")) or hc.oauth and "OAuth"
         or "no tokens: loopback only", scrape))
+  if store_down then
+    io.stderr:write("burrow: warning: ", store_down, "; serving all the same: calls that need the store ",
+      "(shared sessions, quotas, approvals, undo) fail with STORE_UNAVAILABLE until it answers, the others ",
+      "are served; /readyz says 503 until then\n")
+  end
   if metadata_url then
     io.stderr:write(("burrow: OAuth resource server for %s (issuer %s); metadata at %s\n")
       :format(hc.oauth.audience, hc.oauth.issuer, metadata_url))

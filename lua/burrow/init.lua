@@ -226,13 +226,18 @@ function burrow.open(opts)
     return fail("INVALID_ARGUMENT", by_name)
   end
   -- the deployment's state store: the policies' state.*, used approvals
-  local state, serr = opts.state, nil
+  local state, serr, state_down = opts.state, nil, nil
   if not state and opts.state_config then
     local c = opts.state_config
-    local spec = { kind = "redis" }
+    -- a server that does not answer now is an outage, not a configuration
+    -- error: the workspace opens, what needs the store fails closed
+    -- (STORE_UNAVAILABLE) until it answers; a bad URL or password file
+    -- still fails here
+    local spec = { kind = "redis", outage_ok = true }
     for k, v in pairs(c) do spec[k] = v end
     local ok, st, why = pcall(core.state_open, spec)
     state, serr = ok and st or nil, ok and why or st
+    if state and why then state_down = ("state (%s): %s"):format(c.url, tostring(why)) end
     if not state then
       roots:close()
       return fail("INVALID_ARGUMENT", ("state (%s): %s"):format(c.url, tostring(serr)))
@@ -281,6 +286,7 @@ function burrow.open(opts)
     natives = {}, -- native tools packs call, loaded on first use
     policies = policies,
     state = state,
+    state_down = state_down, -- why the store did not answer at the open (nil: it did)
     changes = changes, -- watches follow the store (burrow.watch)
     tells = kind ~= "file", -- writes published on it (tell_changes)
     inotify_off = inotify_off, -- root index -> true: watches there hear only the store
@@ -333,7 +339,7 @@ function Workspace:decide(req, hooks)
     return errors.message("POLICY_DENIED", req.path, req.reason), "POLICY_DENIED",
       { path = req.path, operation = req.operation, scope = "read" }
   end
-  local decision, reason, by, detail, own_words = self.policies:check(req)
+  local decision, reason, by, detail, own_words, outage = self.policies:check(req)
   if detail then -- a policy's error: the operator reads it, the agent does not
     io.stderr:write("burrow: ", detail, "\n")
     if self.audit.fh then
@@ -375,9 +381,12 @@ function Workspace:decide(req, hooks)
     -- details: facts a program decides from (docs/tools.md "Errors"); the
     -- policy's own error text stays out of them, as out of the message
     -- "x: denied by policy mine", not "x: denied by policy: denied by policy mine"
-    local msg = own_words and errors.said("POLICY_DENIED", req.path, reason)
-      or errors.message("POLICY_DENIED", req.path, reason)
-    return msg, "POLICY_DENIED",
+    -- a policy that met a state store not answering and refused: the
+    -- outage's code (retry later), the policy's reason still said
+    local code = outage or "POLICY_DENIED"
+    local msg = own_words and errors.said(code, req.path, reason)
+      or errors.message(code, req.path, reason)
+    return msg, code,
       { path = req.path, operation = req.operation, policy = by, approval = approval,
         policy_error = detail and true or nil }
   end

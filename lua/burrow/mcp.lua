@@ -67,7 +67,8 @@ function mcp.new(ws, opts)
   -- call (hooks.session). Its log_level is nil until the client sets one
   -- (logging/setLevel): no notifications/message before it asked for them
   return setmetatable({ ws = ws, reopen = opts.reopen, channel = opts.channel or mcp.channel(),
-    approval_key = opts.approval_key, approval_ttl = opts.approval_ttl, approval_store = opts.approval_store,
+    approval_key = opts.approval_key, approval_shared = opts.approval_shared,
+    approval_ttl = opts.approval_ttl, approval_store = opts.approval_store,
     session = opts.session or session.new { id = ws.session and ws.session.id or "mcp" },
     pending = {},
     subs = {},    -- resources/subscribe: uri -> watch id
@@ -78,9 +79,17 @@ end
 local BIG_REPLY = 1024 * 1024
 
 --- The key that signs this process's approval states (MRTR): the
--- deployment's (HTTP: http.approval_key_file, set by burrow.http), else
--- one drawn at first use, which only this process knows.
+-- deployment's (HTTP: http.approval_key_file, set by burrow.http; with a
+-- deployment's store and no file, the store's, got at first need:
+-- approval_shared), else one drawn at first use, which only this process
+-- knows. nil, why and STORE_UNAVAILABLE when the store's is needed and the
+-- store does not answer.
 function Server:mrtr_key()
+  if not self.approval_key and self.approval_shared then
+    local key, why = approvals.shared_key(self.ws.state)
+    if not key then return nil, why, "STORE_UNAVAILABLE" end
+    self.approval_key = key
+  end
   self.approval_key = self.approval_key or core.random_hex(32)
   return self.approval_key
 end
@@ -165,6 +174,7 @@ end
 
 local handlers = {}
 local param_headers_match -- SEP-2243's check (below)
+local store_down -- a refusal for want of the state store (below)
 local missing_capability -- -32021 for a call that asked what the client cannot answer (below)
 
 local SERVER_INFO = { name = "burrow", title = "burrow filesystem tools", version = core.version }
@@ -195,18 +205,32 @@ local prompts = require "burrow.prompts"
 
 function handlers.prompts_list(self) return { prompts = prompts.describe(self.ws.prompt_list) } end
 
+-- A request refused because the deployment's state store, which its
+-- approval state needs (the key that signs it, the mark that uses it
+-- once), does not answer: fail closed, and say it is not the client's
+-- fault.
+store_down = function(who, why)
+  return ("STORE_UNAVAILABLE: %s: refused: the approval needs the shared state store (Redis/Valkey), which does not "
+    .. "answer (%s); nothing was changed: retry"):format(who, tostring(why))
+end
+
 -- The questions a prompt or an operator resource asks the client (ctx:ask)
 -- are a tool's: a request in a session; in 2026-07-28 input_required
 -- rounds whose signed state names who asked (who: "prompt:NAME",
 -- "resource:URI": no tool's or other's state opens it) and its arguments.
 -- run(ask) is the request's own work, given the hook.
 function Server:with_questions(who, args, params, run)
-  local st, answers = self:retry_state(who, args, params)
+  local st, answers, scode = self:retry_state(who, args, params)
+  if st == false and scode then return nil, -32603, store_down(who, answers) end
   if st == false then return nil, -32602, "Invalid params: " .. answers end
   if st and st.k ~= "ask" then return nil, -32602, "Invalid params: requestState is not one of this request's" end
   local asking = self:asker(answers)
   local res, code, msg, data = run(asking.hook)
-  if asking.pending then return approvals.ask_more(self, who, args, asking.pending, answers) end
+  if asking.pending then
+    local more, why = approvals.ask_more(self, who, args, asking.pending, answers)
+    if not more then return nil, -32603, store_down(who, why) end
+    return more
+  end
   if self.session.stateless and res == nil and asking.missing then return missing_capability(asking, who) end
   return res, code, msg, data
 end
@@ -359,12 +383,13 @@ end
 -- the answers to the caller's own questions so far (the state's, plus this
 -- retry's when the state is one of those questions; an approval's retry
 -- carries the approval's answer instead). No retry: nil and {}; refused:
--- false and why.
+-- false and why (and STORE_UNAVAILABLE when the store it needs does not
+-- answer: not the client's fault).
 function Server:retry_state(who, args, params)
   if not (self.session.stateless and (params.requestState ~= nil or params.inputResponses ~= nil)) then return nil, {} end
   if params.requestState == nil then return false, "inputResponses without the requestState burrow sent" end
-  local st, why = approvals.open(self, who, args, params.requestState)
-  if not st then return false, why end
+  local st, why, code = approvals.open(self, who, args, params.requestState)
+  if not st then return false, why, code end
   local answers = type(st.q) == "table" and st.q or {}
   if st.k == "ask" then
     for k, v in pairs(type(params.inputResponses) == "table" and params.inputResponses or {}) do answers[k] = v end
@@ -466,11 +491,13 @@ function Server:run_tool(name, args, params, id, tc)
   -- MCP 2026-07-28: the retry of a call that asked (its requestState and
   -- the client's inputResponses), checked before anything runs
   local grant
-  local st, answers = self:retry_state(name, args, params)
+  local st, answers, scode = self:retry_state(name, args, params)
+  if st == false and scode then return true, nil, store_down(name, answers), scode, nil, {} end
   if st == false then return false, nil, -32602, "Invalid params: " .. answers end
   if st and st.k ~= "ask" then -- an approval's retry: its question gets the answer
-    local why
-    grant, why = approvals.redeem(self, st, params, { session = self.session })
+    local why, code
+    grant, why, code = approvals.redeem(self, st, params, { session = self.session })
+    if not grant and code then return true, nil, store_down(name, why), code, nil, {} end
     if not grant then return false, nil, -32602, "Invalid params: " .. why end
   end
   -- cancelled while it waited in the queue: not run, and (as MCP asks)
@@ -529,8 +556,13 @@ function Server:run_tool(name, args, params, id, tc)
   self.channel:finish()
   -- a task's tool that failed (raised): burrow's failure, not the tool's answer
   if tc and tc.rec and hooks.internal_error then return false, nil, -32603, msg end
-  if asked then return false, approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers) end
-  if asking.pending then return false, approvals.ask_more(self, name, args, asking.pending, answers) end
+  if asked or asking.pending then -- nothing written: the client is asked (a signed state)
+    local out, why, kcode
+    if asked then out, why, kcode = approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers)
+    else out, why, kcode = approvals.ask_more(self, name, args, asking.pending, answers) end
+    if not out then return true, nil, store_down(name, why), kcode, nil, {} end
+    return false, out
+  end
   if self.session.stateless and res == nil and asking.missing then return false, missing_capability(asking, name) end
   if needs then
     return false, nil, -32021, ("Missing required client capability: elicitation. %s %s needs approval (%s); "

@@ -240,9 +240,9 @@ function Engine:judges_objects()
   return false
 end
 
---- "allow" | "deny", reason, policy[, detail] | "ask", reason, policy (the
--- first that asks). detail: a
--- policy's error, for the operator only. The declared rules first, on
+--- "allow" | "deny", reason, policy[, detail, own, code] | "ask", reason,
+-- policy (the first that asks). detail: a policy's error, for the
+-- operator only; code: the refusal's when not POLICY_DENIED (Engine:answer). The declared rules first, on
 -- the in-root path the resolver saw and on the path as mapped; then each
 -- policy's check() (for an entry of a walk or a subtree, req.member, only
 -- those that judge objects).
@@ -254,8 +254,8 @@ function Engine:check(req)
   local asks, asker = {}, nil
   for _, p in ipairs(self.list) do
     if self:asks(p, req) then
-      local answer, reason, detail, own = self:answer(p, req)
-      if answer == "deny" then return "deny", reason, p.label, detail, own end
+      local answer, reason, detail, own, code = self:answer(p, req)
+      if answer == "deny" then return "deny", reason, p.label, detail, own, code end
       if answer == "ask" then
         asks[#asks + 1] = reason
         asker = asker or p.label
@@ -276,19 +276,24 @@ function Engine:asks(p, req)
   return true
 end
 
---- Policy p's check() on req: "allow" | "deny", reason[, detail, own] |
--- "ask", reason. A policy's own error text is for the operator (detail:
--- stderr, audit), never the agent; own: the reason is burrow's own words,
--- "denied by policy NAME ...", which the message uses whole.
+--- Policy p's check() on req: "allow" | "deny", reason[, detail, own,
+-- code] | "ask", reason. A policy's own error text is for the operator
+-- (detail: stderr, audit), never the agent; own: the reason is burrow's
+-- own words, "denied by policy NAME ...", which the message uses whole;
+-- code: "STORE_UNAVAILABLE" when the check met a state store that did not
+-- answer and then refused or failed (it fails closed: the refusal is the
+-- outage's, to retry, not the policy's judgement).
 function Engine:answer(p, req)
+  local outages = self.sandbox:outages()
   local ok, answer, reason = self.sandbox:call(p.key, "check", req)
+  local code = self.sandbox:outages() > outages and "STORE_UNAVAILABLE" or nil
   if not ok then
     return "deny", ("denied by policy %s (policy error)"):format(p.label),
-      ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer)), true
+      ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer)), true, code
   end
   if answer == "deny" then
-    if reason then return "deny", tostring(reason) end
-    return "deny", "denied by policy " .. p.label, nil, true
+    if reason then return "deny", tostring(reason), nil, nil, code end
+    return "deny", "denied by policy " .. p.label, nil, true, code
   elseif answer == "ask" then
     return "ask", reason and tostring(reason) or ("policy " .. p.label .. " asks for approval")
   elseif answer ~= "allow" and answer ~= nil then

@@ -144,29 +144,58 @@ end
 -- all back. items: {{idx =, rel =, snap =, after =}...}. The group's id
 -- ends in its file count, so a group whose oldest records a trim dropped
 -- is known as such.
+-- With a shared store the group's files are also kept in a record of the
+-- group (put_group), which an undo takes whole (undo.claim).
 function undo.record_group(ctx, items)
   local s, group = store(ctx), ("%08x%08x:%d"):format(math.random(0, 0xffffffff),
     math.random(0, 0xffffffff), #items)
+  local keys = {}
   for _, it in ipairs(items) do
     if it.snap then
-      local kept, msg, code = s:record(key(it.idx, it.rel), it.snap.kind, it.snap.before, it.snap.size, it.after, nil, group)
+      local k = key(it.idx, it.rel)
+      local kept, msg, code = s:record(k, it.snap.kind, it.snap.before, it.snap.size, it.after, nil, group)
       if not kept then -- as undo.record: the change stands, an undo finds the gap safely
         io.stderr:write(("burrow: undo of a change is not kept: %s: %s\n"):format(tostring(code), tostring(msg)))
       end
+      keys[#keys + 1] = k
     end
   end
+  local put, msg, code = s:put_group(group, keys)
+  if not put then -- its files are then undone by none (undo_edit says so): never by halves
+    io.stderr:write(("burrow: undo of a change of %d files is not kept: %s: %s\n"):format(#keys, tostring(code), tostring(msg)))
+  end
   return group
+end
+
+local function members_of(keys)
+  local out = {}
+  for _, k in ipairs(keys) do
+    local root, rel = k:match("^(%d+):(.*)$")
+    out[#out + 1] = { root = tonumber(root), rel = rel ~= "" and rel or "." }
+  end
+  return out
 end
 
 --- The files of a group: {{root =, rel =}...}, newest first, and how
 -- many the group had.
 function undo.members(ctx, group)
-  local out = {}
-  for _, k in ipairs(store(ctx):members(group)) do
-    local root, rel = k:match("^(%d+):(.*)$")
-    out[#out + 1] = { root = tonumber(root), rel = rel ~= "" and rel or "." }
-  end
-  return out, tonumber(group:match(":(%d+)$"))
+  return members_of(store(ctx):members(group)), tonumber(group:match(":(%d+)$"))
+end
+
+--- The files of a group taken for one undo of it, as undo.members; with
+-- a shared store the group's record is taken whole, so no other call (on
+-- any instance) undoes it meanwhile: false when it is not there (taken by
+-- another call, or lost), nil, message, code when the store does not
+-- answer. A failed undo gives it back (undo.release).
+function undo.claim(ctx, group)
+  local keys, msg, code = store(ctx):take_group(group)
+  if not keys then return keys, msg, code end
+  return members_of(keys), tonumber(group:match(":(%d+)$")), keys
+end
+
+--- Give a claimed group back (its undo failed): true, or nil, message, code.
+function undo.release(ctx, group, keys)
+  return store(ctx):put_group(group, keys)
 end
 
 --- Before a change that will be recorded (ctx:resolve_write of a tool

@@ -6,11 +6,30 @@
 local undo = require "burrow.undo"
 local context = require "burrow.context"
 
+local undo_members -- the undo of a group's files, once claimed (below)
+
 -- Undo a change of several files (edit_files) in one step: every file of
 -- the group back as it was, all or none (roots:commit_files), each only
 -- while it is still as the change left it.
 local function undo_group(ctx, a, group)
-  local members, count = undo.members(ctx, group)
+  local members, count, keys = undo.claim(ctx, group)
+  if members == nil then return nil, count, keys end -- the store did not answer: (nil, message, code)
+  if members == false then
+    return ctx:fail("EAGAIN", a.path, "it was changed with other files by one edit_files call, which another call "
+      .. "is undoing or has undone (or whose undo record was lost); nothing was undone here", { group = true })
+  end
+  -- a shared store's group is this call's now: given back unless the undo
+  -- went through (or past its commit point), so no undo is by halves
+  local out = table.pack(pcall(undo_members, ctx, a, group, members, count))
+  local details = out[5]
+  if not (out[1] and out[2]) and not (type(details) == "table" and details.committed) then
+    undo.release(ctx, group, keys)
+  end
+  if not out[1] then error(out[2], 0) end
+  return table.unpack(out, 2, out.n)
+end
+
+undo_members = function(ctx, a, group, members, count)
   if #members ~= count then
     return ctx:fail("TOO_LARGE", a.path, ("it was changed with %d other files by one edit_files call, and the undo records of %d of them were dropped (max_undo_bytes); nothing was undone")
       :format(count - 1, count - #members), { limit = "max_undo_bytes" })
@@ -45,7 +64,7 @@ local function undo_group(ctx, a, group)
     if code == "HASH_MISMATCH" then detail = ("it changed since the edit_files call (now %s)"):format(extra.current) end
     local said = type(extra) == "table" and extra.committed -- past the commit point
     return ctx:fail(code, i and paths[i].p or a.path, (detail or "the undo failed") .. (said and "" or "; nothing was undone"),
-      { file = i or nil, current = extra and extra.current })
+      { file = i or nil, current = extra and extra.current, committed = said or nil })
   end
   for _, p in ipairs(paths) do undo.pop(ctx, p.h, p.rel) end
   local me = items[mine]
@@ -57,7 +76,7 @@ end
 return {
   name = "undo_edit",
   title = "Undo last edit",
-  description = [[Undo the last change this session made to a file with write_file, edit_file, insert_lines, append_file or edit_files: the previous content comes back (a file the change created is removed; an edit_files change comes back whole, every file it changed, except over HTTP with a shared state store, where each of its files is undone on its own). Call it again to undo the change before that. It refuses, and gives the current content_hash, if the file was changed since by anything else. History is kept for this session only (over HTTP with a shared state store, on every instance of the deployment), oldest dropped first.
+  description = [[Undo the last change this session made to a file with write_file, edit_file, insert_lines, append_file or edit_files: the previous content comes back (a file the change created is removed; an edit_files change comes back whole, every file it changed). Call it again to undo the change before that. It refuses, and gives the current content_hash, if the file was changed since by anything else. History is kept for this session only (over HTTP with a shared state store, on every instance of the deployment), oldest dropped first.
 Example: {"path": "src/app.py"}]],
   input_schema = {
     type = "object",

@@ -86,4 +86,51 @@ end }]])
     assert.equals(2, store:count("t"))
     w2:close()
   end)
+
+  -- issue 45: "when the store is unreachable, a call that needs it fails
+  -- closed with its own error code". A Redis store nobody answers (port 9
+  -- on loopback: nothing listens there), opened as an outage the
+  -- workspace outlives.
+  it("a store that does not answer: a policy's refusal is STORE_UNAVAILABLE, one that does without it is served", function()
+    local down = assert(core.state_open { kind = "redis", url = "redis://127.0.0.1:9/0", outage_ok = true })
+    H.write(root, "lenient.lua", [[
+return { name = "lenient", scope = "call", check = function(req)
+  state.add(req.tenant or "default", "seen", 1, -1, 60) -- a count it can do without
+  return "allow"
+end }]])
+    H.write(root, "strict.lua", [[
+return { name = "strict", scope = "call", check = function(req)
+  if req.operation ~= "write" then return "allow" end
+  assert(state.add(req.tenant or "default", "writes", 1, -1, 60)) -- raises on the outage
+  return "allow"
+end }]])
+    H.write(root, "mine.lua", [[
+return { name = "mine", scope = "call", check = function(req)
+  return req.path == "no.txt" and "deny" or "allow", "not this one"
+end }]])
+    local s = { session = { id = "a", tenant = "t", token = "k" } }
+    local function open(policies)
+      return assert(burrow.open { roots = { { path = root } }, resolver = H.RESOLVER, state = down, policies = policies })
+    end
+    local q = open { { name = "quotas", max_bytes_written = 1000 } }
+    local res, msg, code = q:call("write_file", { path = "q.txt", content = "q" }, s)
+    assert.is_nil(res)
+    assert.equals("STORE_UNAVAILABLE", code)
+    assert.truthy(msg:find("quota: the state store did not answer", 1, true), msg)
+    assert.is_false(H.exists(root, "q.txt"))
+    assert(q:call("stat", { path = "file.txt" }, s), "a read needs no count")
+    q:close()
+    local w = open { root .. "/lenient.lua", root .. "/strict.lua", root .. "/mine.lua" }
+    assert(w:call("read_file", { path = "file.txt" }, s), "lenient does without the count")
+    res, msg, code = w:call("write_file", { path = "s.txt", content = "s" }, s)
+    assert.is_nil(res)
+    assert.equals("STORE_UNAVAILABLE", code, msg) -- strict failed on the outage
+    assert.is_false(H.exists(root, "s.txt"))
+    w:close()
+    local m = open { root .. "/lenient.lua", root .. "/mine.lua" }
+    _, msg, code = m:call("write_file", { path = "no.txt", content = "n" }, s)
+    assert.equals("POLICY_DENIED", code, msg) -- its own judgement, though lenient met the outage first
+    m:close()
+    down:close()
+  end)
 end)

@@ -14,31 +14,10 @@
 -- each root all old or all new after any kill.
 
 local F = require "security.fixture"
+local K = require "security.crashkit"
 local json = require("burrow.core").json
 
-local BIN = os.getenv("BURROW_BIN")
-if not BIN or BIN == "" then BIN = F.REPO .. "/build/burrow"
-elseif BIN:sub(1, 1) ~= "/" then BIN = F.REPO .. "/" .. BIN end
-
-local function shim(tmp)
-  local built = BIN:match("^(.*)/[^/]*$") .. "/faults.so"
-  if F.exists(built) then return built end
-  local so = tmp .. "/faults.so"
-  F.sh("cc -O2 -Wall -shared -fPIC -o " .. F.q(so) .. " " .. F.q(F.REPO .. "/host/test/faults.c") .. " -ldl")
-  return so
-end
-
--- The root's state as one string: every entry's path, type and mode, and
--- every file's SHA-256.
-local function state(dir)
-  local out = F.sh("cd " .. F.q(dir) .. " && find . -mindepth 1 -printf '%P %y %m\\n' | LC_ALL=C sort")
-  local sums = F.sh("cd " .. F.q(dir) .. " && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum")
-  return out .. sums
-end
-
-local function stage_names(root)
-  return F.sh("find " .. F.q(root) .. " -name '.burrow-stage*' -printf '%P\\n'")
-end
+local state, stage_names = K.state, K.stage_names
 
 local CHANGE = {files = {
   {path = "a/one.txt", old_text = "one", new_text = "ONE"},
@@ -59,28 +38,15 @@ describe(F.tag("security: edit_files survives kill -9 (issue 44)"), function()
 
   -- burrow call under the shim; kill: the step to die at (nil: count them)
   local function call(kill, log)
-    local env = ("BURROW_FAULT=any:KILL:after=%d BURROW_FAULT_DIR=%s LD_PRELOAD=%s"):format(
-      kill or 1000000000, F.q(root), F.q(so))
-    if log then env = env .. " BURROW_FAULT_LOG=" .. F.q(log) end
-    local cmd = ("%s %s call edit_files %s --root %s >/dev/null 2>&1; echo $?"):format(env, F.q(BIN),
-      F.q(json.encode(CHANGE)), F.q(root))
-    return tonumber((F.sh(cmd):match("(%d+)%s*$")))
+    return K.call(so, root, kill, "edit_files", CHANGE, "--root " .. F.q(root), log)
   end
 
   -- the restart: a new workspace on the root, as the agent sees it
-  local function restart()
-    local seen = {}
-    for _, dir in ipairs {".", "a", "b", "b/c"} do
-      local out = F.sh(("%s call list_dir %s --root %s"):format(F.q(BIN),
-        F.q(json.encode({path = dir, include_hidden = true})), F.q(root)))
-      for name in out:gmatch('"name":"([^"]*)"') do seen[#seen + 1] = dir .. "/" .. name end
-    end
-    return seen
-  end
+  local function restart() return K.restart(root, {".", "a", "b", "b/c"}) end
 
   lazy_setup(function()
     tmp = F.mktemp()
-    so = shim(tmp)
+    so = K.shim(tmp)
     tpl = tmp .. "/tpl"
     root = tmp .. "/ws"
     F.sh("mkdir -p " .. F.q(tpl .. "/a") .. " " .. F.q(tpl .. "/b/c"))
@@ -94,7 +60,7 @@ describe(F.tag("security: edit_files survives kill -9 (issue 44)"), function()
     reset()
     local log = tmp .. "/count.log"
     assert.are.equal(0, call(nil, log), "the change runs whole")
-    steps = tonumber(F.read_host(log):match("seen any (%d+)"))
+    steps = K.steps(log)
     assert.is_true(steps and steps > 5, "its steps are counted")
     NEW = state(root)
     assert.are_not.equal(OLD, NEW)
@@ -144,22 +110,16 @@ describe(F.tag("security: edit_files survives kill -9 (issue 44)"), function()
       F.write_host(r2 .. "/z.txt", "z\n")
       F.write_host(r2 .. "/e/w.txt", "w\n")
     end
-    local args = json.encode({files = {
+    local args = {files = {
       {path = "/r1/x.txt", content = "X\n"}, {path = "/r2/z.txt", content = "Z\n"},
-      {path = "/r1/d/y.txt", delete = true}, {path = "/r2/e/w.txt", old_text = "w", new_text = "W"}}})
+      {path = "/r1/d/y.txt", delete = true}, {path = "/r2/e/w.txt", old_text = "w", new_text = "W"}}}
     local roots = ("--root %s --root %s"):format(F.q(r1 .. ":/r1"), F.q(r2 .. ":/r2"))
-    local function run(kill, log)
-      local env = ("BURROW_FAULT=any:KILL:after=%d BURROW_FAULT_DIR=%s LD_PRELOAD=%s"):format(
-        kill or 1000000000, F.q(two), F.q(so))
-      if log then env = env .. " BURROW_FAULT_LOG=" .. F.q(log) end
-      return tonumber((F.sh(("%s %s call edit_files %s %s >/dev/null 2>&1; echo $?"):format(env, F.q(BIN),
-        F.q(args), roots)):match("(%d+)%s*$")))
-    end
+    local function run(kill, log) return K.call(so, two, kill, "edit_files", args, roots, log) end
     reset2()
     local O1, O2 = state(r1), state(r2)
     local log = tmp .. "/count2.log"
     assert.are.equal(0, run(nil, log), "the change runs whole")
-    local n = tonumber(F.read_host(log):match("seen any (%d+)"))
+    local n = K.steps(log)
     local N1, N2 = state(r1), state(r2)
     assert.are_not.equal(O1, N1)
     assert.are_not.equal(O2, N2)
@@ -167,7 +127,7 @@ describe(F.tag("security: edit_files survives kill -9 (issue 44)"), function()
     for k = 0, n - 1 do
       reset2()
       local status = run(k)
-      F.sh(("%s call list_dir %s %s"):format(F.q(BIN), F.q(json.encode({path = "/r1"})), roots)) -- the restart
+      F.sh(("%s call list_dir %s %s"):format(F.q(K.BIN), F.q(json.encode({path = "/r1"})), roots)) -- the restart
       local s1, s2 = state(r1), state(r2)
       local what = ("killed at step %d of %d (exit %s)"):format(k, n, tostring(status))
       if status ~= 137 then bad[#bad + 1] = what .. ": not killed" end

@@ -19,24 +19,12 @@
 -- a run (the seed is printed on a failure).
 
 local F = require "security.fixture"
-local json = require("burrow.core").json
+local K = require "security.crashkit"
 
 local RUNS = tonumber(os.getenv("BURROW_CRASH_RUNS")) or 20
 local ENTRIES = tonumber(os.getenv("BURROW_CRASH_ENTRIES")) or 3000
 local SEED = tonumber(os.getenv("BURROW_CRASH_SEED")) or os.time()
 local EDGE = 24
-
-local BIN = os.getenv("BURROW_BIN")
-if not BIN or BIN == "" then BIN = F.REPO .. "/build/burrow"
-elseif BIN:sub(1, 1) ~= "/" then BIN = F.REPO .. "/" .. BIN end
-
-local function shim(tmp)
-  local built = BIN:match("^(.*)/[^/]*$") .. "/faults.so"
-  if F.exists(built) then return built end
-  local so = tmp .. "/faults.so"
-  F.sh("cc -O2 -Wall -shared -fPIC -o " .. F.q(so) .. " " .. F.q(F.REPO .. "/host/test/faults.c") .. " -ldl")
-  return so
-end
 
 -- ENTRIES entries under dir: folders of 100, each with a subfolder, files
 -- of a few sizes and modes, and links.
@@ -70,18 +58,7 @@ local function make_tree(dir)
   F.sh("chmod 0755 " .. F.q(dir .. "/d000/f01") .. " && chmod 0600 " .. F.q(dir .. "/d000/f02"))
 end
 
--- A folder's state as one string (nil when it does not exist): every
--- entry's path, type and mode, a file's SHA-256, a link's target.
-local function state(dir)
-  if not F.exists(dir) then return nil end
-  local out = F.sh("cd " .. F.q(dir) .. " && find . -mindepth 1 -printf '%P %y %m %l\\n' | LC_ALL=C sort")
-  local sums = F.sh("cd " .. F.q(dir) .. " && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum")
-  return out .. sums
-end
-
-local function stage_names(root)
-  return F.sh("find " .. F.q(root) .. " -name '.burrow-stage*' -printf '%P\\n'")
-end
+local state, stage_names = K.state, K.stage_names
 
 describe(F.tag("security: staged operations survive kill -9 (issue 40)"), function()
   local tmp, so, tpl, root
@@ -110,28 +87,15 @@ describe(F.tag("security: staged operations survive kill -9 (issue 40)"), functi
 
   -- burrow call under the shim; kill: the step to die at (nil: count them)
   local function call(op, kill, log)
-    local env = ("BURROW_FAULT=any:KILL:after=%d BURROW_FAULT_DIR=%s LD_PRELOAD=%s"):format(
-      kill or 1000000000, F.q(root), F.q(so))
-    if log then env = env .. " BURROW_FAULT_LOG=" .. F.q(log) end
-    local cmd = ("%s %s call %s %s --root %s >/dev/null 2>&1; echo $?"):format(env, F.q(BIN), op.tool,
-      F.q(json.encode(op.args)), F.q(root))
-    return tonumber((F.sh(cmd):match("(%d+)%s*$")))
+    return K.call(so, root, kill, op.tool, op.args, "--root " .. F.q(root), log)
   end
 
   -- the restart: a new workspace on the root, as the agent sees it
-  local function restart()
-    local seen = {}
-    for _, dir in ipairs {".", "proj"} do
-      local out = F.sh(("%s call list_dir %s --root %s"):format(F.q(BIN),
-        F.q(json.encode({path = dir, include_hidden = true})), F.q(root)))
-      for name in out:gmatch('"name":"([^"]*)"') do seen[#seen + 1] = dir .. "/" .. name end
-    end
-    return seen
-  end
+  local function restart() return K.restart(root, {".", "proj"}) end
 
   lazy_setup(function()
     tmp = F.mktemp()
-    so = shim(tmp)
+    so = K.shim(tmp)
     tpl = tmp .. "/tpl"
     root = tmp .. "/ws"
     make_tree(tpl .. "/proj/src")
@@ -145,7 +109,7 @@ describe(F.tag("security: staged operations survive kill -9 (issue 40)"), functi
       local log = tmp .. "/count.log"
       os.remove(log)
       assert.are.equal(0, call(op, nil, log), op.name .. " runs whole")
-      op.steps = tonumber(F.read_host(log):match("seen any (%d+)"))
+      op.steps = K.steps(log)
       assert.is_true(op.steps and op.steps > 0, op.name .. ": its steps are counted")
       if op.merge then
         local M = state(root .. "/proj/dst")

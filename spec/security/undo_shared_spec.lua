@@ -7,7 +7,10 @@
 -- principal of the same tenant or another tenant naming the same store,
 -- paths with .. (the same file is one history; outside the root, none),
 -- a file over the 1 MiB a shared record keeps, a tenant's budget spent by
--- another of its principals.
+-- another of its principals; an edit_files change (one undo step, its
+-- group's record taken by the undo): another principal cannot undo it, a
+-- file of it turned into a link out makes its undo refuse with nothing
+-- outside touched, and a refused undo gives the group back (no lock-out).
 
 local burrow = require "burrow"
 local core = require "burrow.core"
@@ -112,6 +115,34 @@ describe(F.tag("undo_edit shared by instances"), function()
     assert.is_nil(r2)
     assert.equal("HASH_MISMATCH", code2, msg2)
     assert.equal("small\n", read("big.txt"))
+  end)
+
+  it("an edit_files change: one undo step, the principal's only; a link out refuses it and gives it back", function()
+    os.execute("mkdir -p " .. B .. "/outside && printf SECRET > " .. B .. "/outside/secret.txt")
+    assert(call(one, "t", ID_A, "write_file", { path = "u1.txt", content = "U1\n" }))
+    assert(call(one, "t", ID_A, "write_file", { path = "u2.txt", content = "U2\n" }))
+    assert(call(one, "t", ID_A, "edit_files", { files = { { path = "u1.txt", content = "N1\n" }, { path = "u2.txt", content = "N2\n" } } }))
+    for _, who in ipairs { { "t", ID_B }, { "u", ID_A } } do
+      local r, msg, code = call(two, who[1], who[2], "undo_edit", { path = "u1.txt" })
+      assert.is_nil(r)
+      assert.equal("INVALID_ARGUMENT", code, msg)
+    end
+    os.execute("rm " .. B .. "/root/u2.txt && ln -s " .. B .. "/outside/secret.txt " .. B .. "/root/u2.txt")
+    local r, msg, code = call(two, "t", ID_A, "undo_edit", { path = "u1.txt" })
+    assert.is_nil(r)
+    assert.is_truthy(({ HASH_MISMATCH = 1, OUTSIDE_ROOT = 1, POLICY_DENIED = 1, ELOOP = 1 })[code], msg)
+    assert.is_nil(msg:find("SECRET", 1, true))
+    local f = assert(io.open(B .. "/outside/secret.txt", "rb"))
+    assert.equal("SECRET", f:read("a"))
+    f:close()
+    assert.equal("N1\n", read("u1.txt"))
+    -- the link gone and the file as the change left it: the undo, refused
+    -- before, is whole again, through either instance
+    os.execute("rm " .. B .. "/root/u2.txt && printf 'N2\\n' > " .. B .. "/root/u2.txt")
+    local u = assert(call(one, "t", ID_A, "undo_edit", { path = "u2.txt" }))
+    assert.equal(2, u.files)
+    assert.equal("U1\n", read("u1.txt"))
+    assert.equal("U2\n", read("u2.txt"))
   end)
 
   it("a tenant's budget spent by one of its principals: another's change keeps a marker, never another's bytes", function()

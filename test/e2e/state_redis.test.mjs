@@ -131,7 +131,7 @@ test("three instances, one Redis, round robin without a stick table: one exact q
       // Redis stopped: writes need the store and are refused; reads are served
       await stopped(redis);
       const w = (await call(A, "write_file", { path: "down.txt", content: "d" })).msg.result;
-      assert.equal(w._meta?.["burrow/code"], "POLICY_DENIED", JSON.stringify(w));
+      assert.equal(w._meta?.["burrow/code"], "STORE_UNAVAILABLE", JSON.stringify(w));
       assert.match(w.content[0].text, /state store did not answer \(STORE_UNAVAILABLE/);
       assert.ok(!fs.existsSync(path.join(tmp, "shared", "down.txt")));
       const r = (await call(B, "read_file", { path: "r.txt" })).msg.result;

@@ -6,7 +6,10 @@
 // proxy; then undo_edit through each instance directly, in turn, takes the
 // changes back newest first (asserted on the files). Nobody else undoes
 // them: another session of the same token, another token of the same
-// tenant, another tenant (whose root is the same folder). A file over the
+// tenant, another tenant (whose root is the same folder). An edit_files
+// change of three files made through one instance is undone whole, in one
+// call, through another; two instances undoing it at once undo it once.
+// A file over the
 // 1 MiB a shared record keeps says so on undo; with Redis stopped an edit
 // is refused (fail closed, the file untouched) and undo_edit says
 // STORE_UNAVAILABLE, and both work again once it is back.
@@ -152,6 +155,69 @@ test("undo_edit from any of three instances: a session's and a stateless client'
       }
       const none = await callIn(burrows[0].url, sid, TOKENS.one, "undo_edit", { path: "s.txt" });
       assert.ok(none.isError && /no write or edit of this path to undo/.test(text(none)), JSON.stringify(none));
+
+      // an edit_files change of three files is one undo step on every
+      // instance: made through one, undone whole through another
+      const direct = [];
+      for (const b of burrows) {
+        const c = await stateless(b.url, TOKENS.one);
+        closers.push(() => c.close());
+        direct.push(c);
+      }
+      const trio = ["g1.txt", "g2.txt", "g3.txt"];
+      const change = (from, to) => ({ files: trio.map((n) => ({ path: n, edits: [{ old_text: from, new_text: to }] })) });
+      for (const n of trio) {
+        const w = await direct[0].callTool({ name: "write_file", arguments: { path: n, content: `v1 ${n}\n` } });
+        assert.ok(!w.isError, JSON.stringify(w));
+      }
+      const ef = await direct[0].callTool({ name: "edit_files", arguments: change("v1", "v2") });
+      assert.ok(!ef.isError, JSON.stringify(ef));
+      for (const n of trio) assert.equal(read(n), `v2 ${n}\n`);
+      const ug = await direct[1].callTool({ name: "undo_edit", arguments: { path: "g2.txt" } });
+      assert.ok(!ug.isError, JSON.stringify(ug));
+      assert.equal(ug.structuredContent.files, 3, JSON.stringify(ug));
+      for (const n of trio) assert.equal(read(n), `v1 ${n}\n`, `${n} back in the one undo`);
+      // the write before it is the next undo of each file, still there
+      const u1 = await direct[2].callTool({ name: "undo_edit", arguments: { path: "g1.txt" } });
+      assert.ok(!u1.isError, JSON.stringify(u1));
+      assert.equal(read("g1.txt"), null);
+
+      // two instances undoing one change at once: it is undone once, whole,
+      // and no older record is taken in passing. (Had the calls not
+      // overlapped, the second undoes its own file's change before: a step
+      // of its own, which the counts below allow for.)
+      for (const n of ["g2.txt", "g3.txt"]) {
+        const w = await direct[0].callTool({ name: "edit_file", arguments: { path: n, old_text: "v1", new_text: "v1b" } });
+        assert.ok(!w.isError, JSON.stringify(w));
+      }
+      const w1 = await direct[0].callTool({ name: "write_file", arguments: { path: "g1.txt", content: "v1b g1.txt\n" } });
+      assert.ok(!w1.isError, JSON.stringify(w1));
+      const ef2 = await direct[0].callTool({ name: "edit_files", arguments: change("v1b", "v3") });
+      assert.ok(!ef2.isError, JSON.stringify(ef2));
+      const racers = [["g1.txt", direct[1]], ["g3.txt", direct[2]]];
+      const raced = await Promise.all(racers.map(([n, c]) => c.callTool({ name: "undo_edit", arguments: { path: n } })));
+      const whole = raced.filter((r) => !r.isError && r.structuredContent.files === 3);
+      assert.equal(whole.length, 1, `one undo of the change: ${JSON.stringify(raced)}`);
+      const other = raced.find((r) => r !== whole[0]);
+      const extra = !other.isError ? racers[raced.indexOf(other)][0] : null; // a later step of its own file
+      if (other.isError) assert.match(text(other), /another call is undoing or has undone/, JSON.stringify(other));
+      else assert.equal(other.structuredContent.files, undefined, JSON.stringify(other));
+      // what each file's history holds now: g1 its write; g2, g3 a write and an edit
+      const left = { "g1.txt": 1, "g2.txt": 2, "g3.txt": 2 };
+      if (extra) left[extra]--;
+      for (const n of trio) {
+        let steps = 0;
+        for (;;) {
+          const r = await direct[steps % 3].callTool({ name: "undo_edit", arguments: { path: n } });
+          if (r.isError) {
+            assert.match(text(r), /no write or edit of this path to undo/, `${n}: ${JSON.stringify(r)}`);
+            break;
+          }
+          steps++;
+        }
+        assert.equal(steps, left[n], `${n}: every older change still there to undo, once`);
+        assert.equal(read(n), null, `${n}: undone to before its first write`);
+      }
 
       // a file over what a shared record keeps: its undo says so
       const big = "x".repeat(1_200_000);

@@ -115,14 +115,27 @@ static bw_dynlib ssl_lib = BW_DYNLIB("libssl.so.3", "libssl3", ssl_syms);
 /* ---- failures: a detail that outlives the call, per thread */
 
 static __thread char why[512];
+static __thread int unreached; /* the last failure never reached the server */
+
+int bw_redis_unreached(void) { return unreached; }
 
 int bw_redis_fail(int code, const char *fmt, ...) {
+  unreached = 0;
   va_list ap;
   va_start(ap, fmt);
   int n = snprintf(why, sizeof why, "state store (redis): ");
   vsnprintf(why + n, sizeof why - n, fmt, ap);
   va_end(ap);
   return bw_fail(code, why);
+}
+
+/* A failure that never reached the server (no such host, nothing
+ * listening, no answer in time, the connection lost): an outage, which a
+ * store opened with opts->down outlives; a refusal by the server (AUTH,
+ * a certificate) is not one. */
+static int outage(int rc) {
+  unreached = 1;
+  return rc;
 }
 
 /* ---- the target */
@@ -281,8 +294,8 @@ static int wait_fd(int fd, short ev, int64_t until) {
 }
 
 static int io_fail(bw_redis_conn *c, const char *what, int err) {
-  if (err) return bw_redis_fail(BW_STORE_UNAVAILABLE, "%s: %s: %s", c->t->name, what, strerror(err));
-  return bw_redis_fail(BW_STORE_UNAVAILABLE, "%s: %s", c->t->name, what);
+  if (err) return outage(bw_redis_fail(BW_STORE_UNAVAILABLE, "%s: %s: %s", c->t->name, what, strerror(err)));
+  return outage(bw_redis_fail(BW_STORE_UNAVAILABLE, "%s: %s", c->t->name, what));
 }
 
 /* A TLS call that wants to wait: poll for what it wants; else fail. */
@@ -469,7 +482,9 @@ static int tcp_connect(bw_redis_conn *c, int64_t until) {
   const bw_redis_target *t = c->t;
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
   int g = getaddrinfo(t->host, t->port, &hints, &ai);
-  if (g) return bw_redis_fail(BW_STORE_UNAVAILABLE, "%s: cannot resolve the host: %s", t->name, gai_strerror(g));
+  if (g)
+    return outage(
+        bw_redis_fail(BW_STORE_UNAVAILABLE, "%s: cannot resolve the host: %s", t->name, gai_strerror(g)));
   int err = 0, timed_out = 0;
   for (struct addrinfo *a = ai; a; a = a->ai_next) {
     int fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -499,8 +514,9 @@ static int tcp_connect(bw_redis_conn *c, int64_t until) {
     if (timed_out) break;
   }
   freeaddrinfo(ai);
-  if (timed_out) return bw_redis_fail(BW_STORE_UNAVAILABLE, "%s: cannot connect: timed out", t->name);
-  return bw_redis_fail(BW_STORE_UNAVAILABLE, "%s: cannot connect: %s", t->name, strerror(err ? err : ECONNREFUSED));
+  if (timed_out) return outage(bw_redis_fail(BW_STORE_UNAVAILABLE, "%s: cannot connect: timed out", t->name));
+  return outage(
+      bw_redis_fail(BW_STORE_UNAVAILABLE, "%s: cannot connect: %s", t->name, strerror(err ? err : ECONNREFUSED)));
 }
 
 static int tls_handshake(bw_redis_conn *c, int64_t until) {
@@ -544,6 +560,15 @@ static int read_password(const bw_redis_target *t, char *buf, size_t cap, size_t
   *len = strcspn(buf, "\r\n");
   if (!*len) return bw_redis_fail(BW_STORE_UNAVAILABLE, "the password file's first line is empty");
   return BW_OK;
+}
+
+int bw_redis_password_check(const bw_redis_target *t) {
+  if (!t->password_file) return BW_OK;
+  char pw[1024];
+  size_t pl = 0;
+  int rc = read_password(t, pw, sizeof pw, &pl);
+  explicit_bzero(pw, sizeof pw);
+  return rc ? bw_fail(BW_INVALID_ARGUMENT, why) : BW_OK;
 }
 
 static int refused(const bw_redis_target *t, const char *what, const redisReply *r) {

@@ -27,6 +27,9 @@ int bw_redis_target_new(const char *url, const bw_state_redis_opts *o, bw_redis_
 void bw_redis_target_free(bw_redis_target *t);
 double bw_redis_timeout(const bw_redis_target *t); /* the command timeout, seconds */
 
+/* The password file (if any) read as a connection would: a missing or
+ * empty one is INVALID_ARGUMENT (a configuration error, not an outage). */
+int bw_redis_password_check(const bw_redis_target *t);
 /* Connect, TLS handshake and verification, AUTH, SELECT: STORE_UNAVAILABLE
  * with the reason (the host and port, never the password). */
 int bw_redis_connect(const bw_redis_target *t, bw_redis_conn **out);
@@ -49,5 +52,9 @@ void bw_redis_close(bw_redis_conn *c);
 /* A failure's detail in this thread's buffer (the detail of bw_fail
  * must outlive the call): "state store (redis): ..." */
 int bw_redis_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* This thread's last failure never reached the server (no such host,
+ * nothing listening, no answer in time, the connection lost): an outage,
+ * not a refusal (AUTH, a certificate, an unreadable password file). */
+int bw_redis_unreached(void);
 
 #endif

@@ -65,7 +65,10 @@ int bw_state_open_file(const char *path, bw_state **out);
  * are opened at the first open. Open connects once, so a wrong URL,
  * password or certificate fails here; after that, any call the server
  * cannot answer fails with BW_STORE_UNAVAILABLE and the next one connects
- * again. */
+ * again. With down given, a server not reached at open (nothing
+ * listening, no answer in time: an outage, not a refusal) opens the store
+ * all the same, *down = 1 and the detail (bw_detail) saying why: its
+ * calls fail with BW_STORE_UNAVAILABLE until the server answers. */
 typedef struct bw_state_redis_opts {
   const char *password_file; /* NULL: no AUTH */
   const char *ca_file;       /* rediss://: the CA bundle; NULL: the system's */
@@ -73,6 +76,7 @@ typedef struct bw_state_redis_opts {
   double connect_timeout, timeout;
   size_t pool;
   size_t max_entries_per_tenant, max_bytes_per_tenant;
+  int *down; /* non-NULL: open while the server is not reached (above) */
 } bw_state_redis_opts;
 int bw_state_open_redis(const char *url, const bw_state_redis_opts *opts, bw_state **out);
 BW_SHARED bw_state *bw_state_ref(bw_state *s);

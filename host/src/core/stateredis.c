@@ -848,15 +848,28 @@ int bw_state_open_redis(const char *url, const bw_state_redis_opts *opts, bw_sta
   r->base.ops = &redis_ops;
   r->base.refs = 1;
   rc = bw_redis_target_new(url, o, &r->t);
+  /* a store that may open while its server is away checks what it can
+   * alone: the password file is the operator's, not the server's */
+  if (!rc && o->down) rc = bw_redis_password_check(r->t);
   /* one connection and a PING now: a wrong URL, password or certificate
    * (or a server that wants a password) fails here */
+  int unreached = 0;
   if (!rc) {
     const char *argv[] = {"PING"};
     size_t lens[] = {4};
     redisReply *x = NULL;
     rc = run(r, 1, argv, lens, &x);
-    if (!rc && x->type == REDIS_REPLY_ERROR) rc = server_error(x);
+    unreached = rc && bw_redis_unreached();
+    if (!rc && x->type == REDIS_REPLY_ERROR) {
+      rc = server_error(x);
+      unreached = starts(x, "LOADING"); /* up, not serving yet */
+    }
     bw_redis_reply_free(x);
+  }
+  if (o->down) *o->down = 0;
+  if (rc == BW_STORE_UNAVAILABLE && unreached && o->down) {
+    *o->down = 1; /* the detail stays: why it was not reached */
+    rc = BW_OK;
   }
   if (rc) {
     bw_err_saved sv;

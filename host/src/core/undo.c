@@ -294,9 +294,7 @@ void bw_undo_drop(bw_undo *u) {
 static int record(bw_undo *u, const char *key, int kind, const char *before,
                   size_t len, long long size, long long cut, const char *after,
                   const char *group) {
-  /* a shared store keeps no group: each file of an edit_files change is
-   * undone on its own there (docs/tools.md) */
-  if (u->sh) return bw_undostate_record(u->sh, key, kind, before, len, size, cut, after);
+  if (u->sh) return bw_undostate_record(u->sh, key, kind, before, len, size, cut, after, group);
   rec *r = calloc(1, sizeof *r);
   if (!r) return -BW_ENOMEM;
   if (group && !(r->e.group = strdup(group))) {
@@ -382,6 +380,15 @@ size_t bw_undo_members(bw_undo *u, const char *group,
     }
   pthread_mutex_unlock(&mu);
   return n;
+}
+
+int bw_undo_group_put(bw_undo *u, const char *group, const char *const *keys, size_t n) {
+  return u->sh ? bw_undostate_group_put(u->sh, group, keys, n) : BW_OK;
+}
+
+long bw_undo_group_take(bw_undo *u, const char *group, void (*each)(void *arg, const char *key), void *arg) {
+  if (u->sh) return bw_undostate_group_take(u->sh, group, each, arg);
+  return (long)bw_undo_members(u, group, each, arg);
 }
 
 int bw_undo_record_splice(bw_undo *u, const char *key, const char *before,

@@ -99,6 +99,16 @@ int bw_undo_record_group(bw_undo *u, const char *key, int kind,
  * store's lock: each must not call the store); how many there were. */
 size_t bw_undo_members(bw_undo *u, const char *group,
                        void (*each)(void *arg, const char *key), void *arg);
+/* The group's files for one undo of the change. A shared store keeps them
+ * in a record of the group (bw_undo_group_put, after the change's files
+ * are recorded; a no-op in this process's store), which the undo takes
+ * whole: so of two instances undoing one change at once, one undoes every
+ * file and the other none. each(arg, key) for every file, and their
+ * count; 0 when the record is not there (taken, or expired); a negative
+ * bw_code when the store does not answer. This process's store:
+ * bw_undo_members. A failed undo puts the group back. */
+int bw_undo_group_put(bw_undo *u, const char *group, const char *const *keys, size_t n);
+long bw_undo_group_take(bw_undo *u, const char *group, void (*each)(void *arg, const char *key), void *arg);
 /* The newest record of key, copied into *e (free with bw_undo_entry_free):
  * 1, or 0 when there is none; a negative bw_code as record's. */
 int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e);

@@ -9,6 +9,16 @@
  *   "BWU1" u32 keylen, key, u32 n, n x (u8 kind, i64 size, i64 cut,
  *                                       u32 alen, after, u32 blen, before)
  *
+ * or "BWU2", the same with u32 glen, group after each entry's before,
+ * when an entry is one file of a change of several (edit_files): BWU1 is
+ * still written when none is, so an instance of the release before reads
+ * every record it could. Such a change also has a record of its own,
+ * "undo/<store id>/g/<sha256 of the group>": "BWG1" u32 n, n x (u32 len,
+ * key), its files' keys. An undo of the change takes that record first
+ * (a delete at its version): the one call that took it undoes every
+ * file, another finds it gone and undoes none (no half-undo between two
+ * instances); a failed undo puts it back.
+ *
  * A record fits the store's 1 MiB and the store's max_records; the oldest
  * go first, and a change whose bytes cannot fit at all is kept as a
  * TOO_LARGE marker. What a tenant's records hold is charged to its
@@ -30,6 +40,8 @@
 #include "undostate.h"
 
 #define MAGIC "BWU1"
+#define MAGIC2 "BWU2" /* entries with a group */
+#define GMAGIC "BWG1"
 #define RETRIES 32
 #define WINDOW 86400.0 /* the budget counter's window, seconds */
 #define ENTRY_FIXED 25 /* kind, size, cut, alen, blen */
@@ -52,6 +64,8 @@ typedef struct ent {
   long long size, cut;
   const char *a, *b;
   size_t alen, blen;
+  const char *g; /* the group (BWU2), glen bytes; NULL: none */
+  size_t glen;
 } ent;
 
 bw_undostate *bw_undostate_new(bw_state *st, const char *tenant, const char *id, size_t cap,
@@ -122,11 +136,12 @@ static unsigned char *put64(unsigned char *p, long long v) {
 static int parse(const char *val, size_t len, const char *key, ent **out, size_t *n) {
   const unsigned char *p = (const unsigned char *)val, *end = p + len;
   size_t kl = strlen(key), count = 0;
+  int v2 = val && len >= 4 && !memcmp(p, MAGIC2, 4);
   *n = 0;
-  if (val && len >= 12 && !memcmp(p, MAGIC, 4) && get32(p + 4) == kl && (size_t)(end - p - 12) >= kl &&
+  if (val && len >= 12 && (v2 || !memcmp(p, MAGIC, 4)) && get32(p + 4) == kl && (size_t)(end - p - 12) >= kl &&
       !memcmp(p + 8, key, kl))
     count = get32(p + 8 + kl);
-  if (count > len / ENTRY_FIXED) count = 0; /* not ours */
+  if (count > len / (ENTRY_FIXED + (v2 ? 4 : 0))) count = 0; /* not ours */
   *out = calloc(count + 1, sizeof **out);
   if (!*out) return -1;
   p += count ? 12 + kl : 0;
@@ -144,15 +159,30 @@ static int parse(const char *val, size_t len, const char *key, ent **out, size_t
     if ((size_t)(end - p - 4) < e->blen) return *n = 0, 0;
     e->b = (const char *)p + 4;
     p += 4 + e->blen;
+    if (v2) {
+      if (end - p < 4) return *n = 0, 0;
+      e->glen = get32(p);
+      if ((size_t)(end - p - 4) < e->glen) return *n = 0, 0;
+      e->g = e->glen ? (const char *)p + 4 : NULL;
+      p += 4 + e->glen;
+    }
     if (e->kind < BW_UNDO_CONTENT || e->kind > BW_UNDO_SPLICE) return *n = 0, 0;
   }
   *n = count;
   return 0;
 }
 
+/* Does an entry of e[0..n) carry a group (the record is then BWU2)? */
+static int grouped(const ent *e, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (e[i].glen) return 1;
+  return 0;
+}
+
 static size_t size_of(const char *key, const ent *e, size_t n) {
+  int v2 = grouped(e, n);
   size_t s = 12 + strlen(key);
-  for (size_t i = 0; i < n; i++) s += ENTRY_FIXED + e[i].alen + e[i].blen;
+  for (size_t i = 0; i < n; i++) s += ENTRY_FIXED + e[i].alen + e[i].blen + (v2 ? 4 + e[i].glen : 0);
   return s;
 }
 
@@ -161,7 +191,8 @@ static char *serialize(const char *key, const ent *e, size_t n, size_t *len) {
   unsigned char *buf = malloc(*len), *p = buf;
   if (!buf) return NULL;
   size_t kl = strlen(key);
-  memcpy(p, MAGIC, 4);
+  int v2 = grouped(e, n);
+  memcpy(p, v2 ? MAGIC2 : MAGIC, 4);
   p = put32(p + 4, (uint32_t)kl);
   memcpy(p, key, kl);
   p = put32(p + kl, (uint32_t)n);
@@ -173,6 +204,11 @@ static char *serialize(const char *key, const ent *e, size_t n, size_t *len) {
     p = put32(p + e[i].alen, (uint32_t)e[i].blen);
     if (e[i].blen) memcpy(p, e[i].b, e[i].blen);
     p += e[i].blen;
+    if (v2) {
+      p = put32(p, (uint32_t)e[i].glen);
+      if (e[i].glen) memcpy(p, e[i].g, e[i].glen);
+      p += e[i].glen;
+    }
   }
   return (char *)buf;
 }
@@ -274,17 +310,18 @@ static int store_list(bw_undostate *x, const char *key, const char *skey, const 
 }
 
 int bw_undostate_record(bw_undostate *x, const char *key, int kind, const char *before, size_t len,
-                        long long size, long long cut, const char *after) {
+                        long long size, long long cut, const char *after, const char *group) {
   char skey[128];
   store_key(x, key, skey);
-  ent add = {kind, size, cut, after ? after : "", NULL, after ? strlen(after) : 0, 0};
+  size_t glen = group ? strlen(group) : 0;
+  ent add = {kind, size, cut, after ? after : "", NULL, after ? strlen(after) : 0, 0, glen ? group : NULL, glen};
   int bytes = kind == BW_UNDO_CONTENT || kind == BW_UNDO_SPLICE;
   /* what one record can hold of the bytes: the store's value and the cap */
-  size_t head = 12 + strlen(key) + ENTRY_FIXED + add.alen;
+  size_t head = 12 + strlen(key) + ENTRY_FIXED + add.alen + 4 + glen;
   if (head >= BW_STATE_VALUE_MAX) return -bw_fail(BW_INVALID_ARGUMENT, "undo: a key or hash too long for a record");
   size_t room = BW_STATE_VALUE_MAX - head;
   if (room > x->cap) room = x->cap;
-  if (bytes && len > room) add = (ent){BW_UNDO_TOO_LARGE, (long long)len, 0, add.a, NULL, add.alen, 0};
+  if (bytes && len > room) add = (ent){BW_UNDO_TOO_LARGE, (long long)len, 0, add.a, NULL, add.alen, 0, add.g, glen};
   else if (bytes) add.b = before, add.blen = len;
   for (int attempt = 0; attempt < RETRIES; attempt++) {
     char *val;
@@ -314,7 +351,7 @@ int bw_undostate_record(bw_undostate *x, const char *key, int kind, const char *
         first++;
       } else if (list[n - 1].kind == BW_UNDO_CONTENT || list[n - 1].kind == BW_UNDO_SPLICE) {
         /* then the change is a marker */
-        list[n - 1] = (ent){BW_UNDO_NO_ROOM, (long long)len, 0, add.a, NULL, add.alen, 0};
+        list[n - 1] = (ent){BW_UNDO_NO_ROOM, (long long)len, 0, add.a, NULL, add.alen, 0, add.g, glen};
       } else { /* not even that: no history of this key */
         if (val) store_list(x, key, skey, NULL, 0, vlen, ver, &done, &refused);
         free(list);
@@ -353,7 +390,11 @@ int bw_undostate_peek(bw_undostate *x, const char *key, bw_undo_entry *e) {
       e->before = malloc(t->blen ? t->blen : 1);
       if (e->before) memcpy(e->before, t->b, t->blen), e->len = t->blen;
     }
-    got = e->after && (e->before || !(t->kind == BW_UNDO_CONTENT || t->kind == BW_UNDO_SPLICE)) ? 1 : -BW_ENOMEM;
+    if (t->glen) e->group = strndup(t->g, t->glen);
+    got = e->after && (e->before || !(t->kind == BW_UNDO_CONTENT || t->kind == BW_UNDO_SPLICE)) &&
+                  (!t->glen || e->group)
+              ? 1
+              : -BW_ENOMEM;
     if (got < 0) bw_undo_entry_free(e);
   }
   free(list);
@@ -431,4 +472,85 @@ int bw_undostate_budget(bw_undostate *x, size_t *bytes) {
   int rc = bw_state_add(x->st, x->tenant, BUDGET_KEY, 0, -1, WINDOW, &ok, &v);
   *bytes = rc ? 0 : (size_t)v;
   return rc;
+}
+
+/* ---- a change of several files: its group's record */
+
+static void group_key(const bw_undostate *x, const char *group, char out[160]) {
+  char h[BW_HASH_STR];
+  bw_sha256(group, strlen(group), h);
+  snprintf(out, 160, "undo/%s/g/%s", x->id, h + 7);
+}
+
+int bw_undostate_group_put(bw_undostate *x, const char *group, const char *const *keys, size_t n) {
+  char gkey[160];
+  group_key(x, group, gkey);
+  size_t len = 8;
+  for (size_t i = 0; i < n; i++) len += 4 + strlen(keys[i]);
+  if (len > BW_STATE_VALUE_MAX) return bw_fail(BW_TOO_LARGE, "undo: a change of too many files for one record");
+  unsigned char *buf = malloc(len), *p = buf;
+  if (!buf) return bw_fail(BW_ENOMEM, "undo: out of memory");
+  memcpy(p, GMAGIC, 4);
+  p = put32(p + 4, (uint32_t)n);
+  for (size_t i = 0; i < n; i++) {
+    size_t kl = strlen(keys[i]);
+    p = put32(p, (uint32_t)kl);
+    memcpy(p, keys[i], kl);
+    p += kl;
+  }
+  /* charged to the tenant's undo budget as a record is: a change's paths
+   * are the agent's to make long, and the group would hold them past it */
+  long long cost = (long long)charge(x, gkey, len);
+  int ok, rc = budget_add(x, cost, &ok), done = 0;
+  if (!rc && !ok) rc = bw_fail(BW_TOO_LARGE, "undo: the tenant's undo budget is spent: the change's files are not kept as one");
+  uint64_t ver = 0;
+  /* a new group's id is random: none there before, but a put back after
+   * a failed undo may find one another call put */
+  for (int attempt = 0; attempt < RETRIES && !rc && !done; attempt++) {
+    backoff(attempt);
+    rc = bw_state_cas(x->st, x->tenant, gkey, ver, buf, len, x->ttl, &done, &ver);
+  }
+  free(buf);
+  if (!rc && !done) rc = bw_fail(BW_EAGAIN, "undo: the group's record changed under every retry");
+  if (rc && ok) {
+    int ignored;
+    budget_add(x, -cost, &ignored); /* not kept: given back (a failure here over-counts: the safe side) */
+  }
+  return rc;
+}
+
+long bw_undostate_group_take(bw_undostate *x, const char *group, void (*each)(void *arg, const char *key),
+                             void *arg) {
+  char gkey[160], *val = NULL;
+  size_t len = 0;
+  uint64_t ver = 0;
+  group_key(x, group, gkey);
+  int rc = bw_state_get(x->st, x->tenant, gkey, &val, &len, &ver);
+  if (rc) return -rc;
+  if (!val) return 0;
+  const unsigned char *p = (const unsigned char *)val, *end = p + len;
+  size_t n = len >= 8 && !memcmp(p, GMAGIC, 4) ? get32(p + 4) : 0;
+  /* every key whole before the take: a record not ours takes nothing */
+  const unsigned char *q = p + 8;
+  for (size_t i = 0; i < n; i++) {
+    if (end - q < 4 || (size_t)(end - q - 4) < get32(q)) n = 0;
+    else q += 4 + get32(q);
+  }
+  int deleted = 0, ignored;
+  if (n) rc = bw_state_del(x->st, x->tenant, gkey, ver, &deleted);
+  if (rc || !deleted) {
+    free(val);
+    return rc ? -rc : 0;
+  }
+  budget_add(x, -(long long)charge(x, gkey, len), &ignored); /* its charge given back */
+  q = p + 8;
+  for (size_t i = 0; i < n; i++) {
+    size_t kl = get32(q);
+    char *k = strndup((const char *)q + 4, kl);
+    if (k) each(arg, k);
+    free(k);
+    q += 4 + kl;
+  }
+  free(val);
+  return (long)n;
 }

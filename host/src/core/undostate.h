@@ -25,10 +25,18 @@ void bw_undostate_free(bw_undostate *x);
 /* As undo.h's, with the store's failure as a negative bw_code (its detail
  * set): -BW_STORE_UNAVAILABLE when it does not answer. */
 int bw_undostate_record(bw_undostate *x, const char *key, int kind, const char *before, size_t len,
-                        long long size, long long cut, const char *after);
+                        long long size, long long cut, const char *after, const char *group);
 int bw_undostate_peek(bw_undostate *x, const char *key, bw_undo_entry *e);
 int bw_undostate_pop(bw_undostate *x, const char *key);
 int bw_undostate_depth(bw_undostate *x, const char *key, size_t *depth);
+/* A change of several files (group, as each file's entry carries it):
+ * its files' keys in a record of its own (put at its change, and back
+ * after an undo that failed), which an undo takes whole: each(arg, key)
+ * for every key and their count when this call took it, 0 when it is not
+ * there (another call took it, or it expired), -code on a failure. */
+int bw_undostate_group_put(bw_undostate *x, const char *group, const char *const *keys, size_t n);
+long bw_undostate_group_take(bw_undostate *x, const char *group, void (*each)(void *arg, const char *key),
+                             void *arg);
 /* The tenant's charged bytes (the counter). */
 int bw_undostate_budget(bw_undostate *x, size_t *bytes);
 

@@ -107,6 +107,9 @@ void bw_state_register(lua_State *L);
 typedef struct bw_state bw_state;
 BW_SHARED bw_state *bw_lstate_at(lua_State *L, int idx);
 void bw_lstate_push_api(lua_State *S, bw_state *s, void (*wrap)(lua_State *S));
+/* How many of the state calls made in S (a policy sandbox's, through the
+ * API above) the store did not answer (STORE_UNAVAILABLE), ever. */
+lua_Integer bw_lstate_outages(lua_State *S);
 
 /* core.watcher (lwatch.c) */
 void bw_watch_register(lua_State *L);

@@ -684,7 +684,16 @@ static int l_sandbox(lua_State *L) {
   return 1;
 }
 
+/* sb:outages(): how many of its policies' state calls the store did not
+ * answer, ever (the engine compares it around a check: policy.lua). */
+static int sb_outages(lua_State *L) {
+  sandbox *sb = check_sb(L);
+  lua_pushinteger(L, bw_lstate_outages(sb->S));
+  return 1;
+}
+
 static const luaL_Reg sb_methods[] = {{"load", sb_load},
+                                      {"outages", sb_outages},
                                       {"call", sb_call},
                                       {"memory", sb_memory},
                                       {"get", sb_get}, {"has", sb_has},

@@ -40,6 +40,7 @@
 #define STATE_MT "burrow.State"
 #define SUB_MT "burrow.StateSub"
 #define DEFAULT_KEY "burrow.state.default"
+#define OUTAGES_KEY "burrow.state.outages" /* a policy sandbox's calls the store did not answer */
 
 typedef struct box {
   bw_state *s;
@@ -323,7 +324,7 @@ static double seconds_opt(lua_State *L, const char *name) {
   return v;
 }
 
-static int open_redis(lua_State *L, box **b) {
+static int open_redis(lua_State *L, box **b, int *down) {
   const char *url = string_opt(L, "url");
   if (!url) return luaL_error(L, "state_open: a redis store needs a url");
   bw_state_redis_opts o = {
@@ -340,11 +341,16 @@ static int open_redis(lua_State *L, box **b) {
   if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) return luaL_error(L, "state_open: verify must be a boolean");
   o.verify_off = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
   lua_pop(L, 1);
+  lua_getfield(L, 1, "outage_ok"); /* a server not reached now: open all the same */
+  if (lua_toboolean(L, -1)) o.down = down;
+  lua_pop(L, 1);
   *b = new_box(L);
   return bw_state_open_redis(url, &o, &(*b)->s);
 }
 
-/* core.state_open{kind = "memory" | "file" | "redis", ...} -> store | nil, message, code */
+/* core.state_open{kind = "memory" | "file" | "redis", ...} -> store | nil, message, code;
+ * a redis store with outage_ok = true whose server was not reached: the
+ * store and why (its calls STORE_UNAVAILABLE until the server answers) */
 static int l_state_open(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_getfield(L, 1, "kind");
@@ -375,7 +381,14 @@ static int l_state_open(lua_State *L) {
       return 3;
     }
   } else if (!strcmp(kind, "redis")) {
-    rc = open_redis(L, &b);
+    int down = 0;
+    rc = open_redis(L, &b, &down);
+    if (!rc && down) { /* opened with outage_ok, its server not reached: why, second */
+      const char *d = bw_detail();
+      lua_pushstring(L, d ? d : "the server was not reached");
+      bw_clear_detail();
+      return 2;
+    }
   } else {
     return luaL_error(L, "state_open: kind is \"memory\", \"file\" or \"redis\", not \"%s\"", kind);
   }
@@ -405,7 +418,23 @@ static int l_state(lua_State *L) {
 static int api_thunk(lua_State *S) {
   lua_pushvalue(S, lua_upvalueindex(1));
   lua_insert(S, 1);
-  return lua_tocfunction(S, lua_upvalueindex(2))(S);
+  int n = lua_tocfunction(S, lua_upvalueindex(2))(S);
+  /* the store did not answer: counted, so a refusal the policy then gives
+   * is told as the outage it is (bw_lstate_outages) */
+  if (n == 3 && lua_isnil(S, -3) && lua_type(S, -1) == LUA_TSTRING &&
+      strcmp(lua_tostring(S, -1), bw_code_name(BW_STORE_UNAVAILABLE)) == 0) {
+    lua_Integer k = lua_getfield(S, LUA_REGISTRYINDEX, OUTAGES_KEY) == LUA_TNUMBER ? lua_tointeger(S, -1) : 0;
+    lua_pop(S, 1);
+    lua_pushinteger(S, k + 1);
+    lua_setfield(S, LUA_REGISTRYINDEX, OUTAGES_KEY);
+  }
+  return n;
+}
+
+lua_Integer bw_lstate_outages(lua_State *S) {
+  lua_Integer k = lua_getfield(S, LUA_REGISTRYINDEX, OUTAGES_KEY) == LUA_TNUMBER ? lua_tointeger(S, -1) : 0;
+  lua_pop(S, 1);
+  return k;
 }
 
 bw_state *bw_lstate_at(lua_State *L, int idx) {

@@ -223,6 +223,52 @@ static int u_members(lua_State *L) {
   return 1;
 }
 
+/* store:take_group(group) -> {key...} | false | nil, why, CODE: the files
+ * of a change of several, for one undo of it (bw_undo_group_take: a
+ * shared store's group record taken whole, false when it is not there) */
+static int u_take_group(lua_State *L) {
+  keys k = {0};
+  long n = bw_undo_group_take(check(L), luaL_checkstring(L, 2), add_key, &k);
+  if (n > 0 && !k.oom) {
+    lua_createtable(L, (int)k.n, 0);
+    for (size_t i = 0; i < k.n; i++) {
+      lua_pushstring(L, k.v[i]);
+      lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+  }
+  for (size_t i = 0; i < k.n; i++) free(k.v[i]);
+  free(k.v);
+  if (k.oom) return luaL_error(L, "undo store: out of memory");
+  if (n < 0) return bw_lua_fail(L, (int)-n);
+  if (n == 0) lua_pushboolean(L, 0);
+  return 1;
+}
+
+/* store:put_group(group, {key...}) -> true | nil, why, CODE */
+static int u_put_group(lua_State *L) {
+  bw_undo *u = check(L);
+  const char *group = luaL_checkstring(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  size_t n = lua_rawlen(L, 3);
+  if (n > 100000) return luaL_error(L, "put_group: too many keys");
+  const char **v = calloc(n ? n : 1, sizeof *v);
+  if (!v) return luaL_error(L, "undo store: out of memory");
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, 3, (lua_Integer)i + 1);
+    v[i] = lua_tostring(L, -1); /* kept alive by the table */
+    lua_pop(L, 1);
+    if (!v[i]) {
+      free(v);
+      return luaL_error(L, "put_group: keys are strings");
+    }
+  }
+  int rc = bw_undo_group_put(u, group, v, n);
+  free(v);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* store:pop(key) -> true | nil, why, CODE */
 static int u_pop(lua_State *L) {
   int rc = bw_undo_pop(check(L), luaL_checkstring(L, 2));
@@ -274,6 +320,8 @@ static const luaL_Reg methods[] = {
     {"id", u_id},       {"record", u_record}, {"peek", u_peek},
     {"pop", u_pop},     {"depth", u_depth},   {"totals", u_totals},
     {"members", u_members},
+    {"take_group", u_take_group},
+    {"put_group", u_put_group},
     {"drop", u_drop},   {"shared", u_shared}, {NULL, NULL}};
 
 void bw_undo_register(lua_State *L) {

@@ -435,6 +435,23 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
       return why == 503 ? store_down(h, c) : refuse(c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL, NULL);
     }
   }
+  /* a token's max_sessions on every instance together: its new session's
+   * id reserved in the store first (httptokens.c), outside the lock */
+  char reserved[33] = "";
+  if (init && !listen && bwh_shared(h) && k->token >= 0 && token_limit(h, k->token, 1) > 0) {
+    int why = bwh_tokens_reserve(h, k->token, &k->who, token_limit(h, k->token, 1), reserved);
+    if (why) {
+      json_decref(m);
+      return why == 503 ? refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                                 "Service Unavailable: STORE_UNAVAILABLE: the shared state store (Redis/Valkey), "
+                                 "which counts this token's sessions, does not answer; retry",
+                                 "Retry-After", "1")
+                        : refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                                 "Too Many Requests: this token has its most sessions open "
+                                 "(on all the deployment's instances together)",
+                                 "Retry-After", "5");
+    }
+  }
   enum MHD_Result rc;
   pthread_mutex_lock(&h->mu);
   /* bounded: the bytes waiting for the workers in all (checked before an
@@ -484,6 +501,7 @@ static enum MHD_Result do_post(bw_http *h, struct MHD_Connection *c, conn *k) {
                     "Retry-After", "5");
     }
     s = bwh_session_new(h, k->token, &k->who, addr, 0);
+    if (s && reserved[0]) snprintf(s->id, sizeof s->id, "%s", reserved); /* the id the store counts */
     if (s && listen) { /* its id: the response shutdown sends names it */
       s->listen = json_dumps(json_object_get(one, "id"), JSON_ENCODE_ANY | JSON_COMPACT);
       if (!s->listen) {
@@ -865,6 +883,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
     pthread_mutex_unlock(&h->mu);
     bwh_evlog_done(h, sidh, logged);
     bwh_share_forget(h, k->token, sidh); /* on every instance: the store's record goes */
+    if (bwh_shared(h)) bwh_tokens_release(h, k->token, &k->who, sidh); /* and its place in the token's count */
     return reply(c, MHD_HTTP_OK, NULL, "", NULL, NULL);
   } else if (atomic_load(&h->draining)) { /* no new stream while shutting down */
     rc = refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,

@@ -212,6 +212,17 @@ int bwh_share_check(bw_http *h, int token, const bw_oauth_who *who, const char *
                     const char *sid, uint64_t *version);
 /* A DELETE: the store's record goes (every instance then drops the session). */
 void bwh_share_forget(bw_http *h, int token, const char *sid);
+/* The token id a session record names (16 hex digits of the token's
+ * sha256, an OAuth principal's; "-" without a token). */
+void bwh_token_id(const bw_http *h, int token, const bw_oauth_who *who, char out[17]);
+
+/* httptokens.c: a token's max_sessions across the instances of a shared
+ * store (without the lock). An initialize reserves a new session id in
+ * sid: 0, 429 when the token has its limit of live sessions on all the
+ * instances together, 503 when the store does not answer. A DELETE
+ * releases it. */
+int bwh_tokens_reserve(bw_http *h, int token, const bw_oauth_who *who, int limit, char sid[33]);
+void bwh_tokens_release(bw_http *h, int token, const bw_oauth_who *who, const char *sid);
 
 /* httpevlog.c: the events of shared sessions' streams in the store, for
  * Last-Event-ID on any instance and the GET stream wherever it is held.

@@ -40,7 +40,7 @@ static int id_ok(const char *sid) {
 /* The token id a record names: the first 16 hex digits of its sha256 (an
  * OAuth principal's: of iss and sub), as lua/burrow/http.lua's principal;
  * "-" without authentication. */
-static void token_id(const bw_http *h, int token, const bw_oauth_who *who, char out[17]) {
+void bwh_token_id(const bw_http *h, int token, const bw_oauth_who *who, char out[17]) {
   if (token < 0) {
     snprintf(out, 17, "-");
     return;
@@ -59,7 +59,7 @@ static int held(bw_http *h, int token, const bw_oauth_who *who, const char *sid,
   if (h->checker && atomic_load(&h->checker->ok) == 0) return -1; /* known down: no wait */
   char key[48], want[17];
   snprintf(key, sizeof key, "session/%s", sid);
-  token_id(h, token, who, want);
+  bwh_token_id(h, token, who, want);
   char *val = NULL;
   size_t len = 0;
   if (bw_state_get(h->o.store, bwh_tenant_name(h, tenant_of(h, token)), key, &val, &len,
