@@ -5,6 +5,9 @@
 # Then, on one connection, the same call session-era (2025-11-25, in a
 # session curl opens: bench/wrk_session.lua) and stateless, taking turns
 # ROUNDS times: the stateless rate against the session's, both medians.
+# And a floor: 50 connections of a session's ping, which the listener
+# answers in C (bench/wrk_ping.lua): the tail this machine gives a call
+# before any Lua runs.
 #   bench/wrk_http.sh [BURROW_BIN] [SECONDS] [ROUNDS]   (needs wrk: apt-get install wrk)
 set -eu
 BIN=${1:-build/burrow}
@@ -42,6 +45,8 @@ SID=$(tr -d '\r' < "$DIR/h" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *//p')
 curl -sS -o /dev/null -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
   -H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25' \
   -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$URL"
+r=$(wrk -t2 -c50 -d${SECS}s --latency -s "$HERE/wrk_ping.lua" "$URL" -- "$SID" | grep '^RESULT')
+echo "floor: 50 connections of ping, answered by the listener (no Lua): $r"
 echo "one connection, taking turns: era round calls/s p50_ms p99_ms mean_ms errors non2xx no_result"
 : > "$DIR/one"
 n=1

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Start-up against its anchors in one run (docs/benchmarks.md, Start-up):
+#  - `BIN call stat` as a process against /bin/true (hyperfine, the
+#    commands taking turns: --runs RUNS each), medians and the ratio;
+#  - its page faults against /bin/true's (perf stat -r 100, if perf runs);
+#  - spawn -> initialize result of `BIN mcp` against the static C floor
+#    (bench/startup.mjs, which builds bench/init_floor.c).
+#   bench/startup.sh [RUNS] [BIN...]    (needs hyperfine and node)
+# No BIN: the checkout installed into a scratch prefix (bench/installed.sh);
+# several: all timed in the same runs (before and after, say).
+set -eu
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=${1:-300}
+[ $# -gt 0 ] && shift
+if [ $# -eq 0 ]; then
+  . "$REPO/bench/installed.sh"
+  set -- "$BIN"
+fi
+BINS="$*" # paths without spaces
+ROOT=$(mktemp -d)
+trap 'rm -rf "$ROOT"' EXIT
+echo "a small file" > "$ROOT/a.txt"
+echo "# load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+set -- /bin/true
+for b in $BINS; do set -- "$@" "$b call stat '{\"path\":\"a.txt\"}' --root $ROOT"; done
+(cd "$ROOT" && hyperfine -N --warmup 20 --runs "$RUNS" --export-json "$ROOT/h.json" "$@" > /dev/null)
+node -e '
+const r = require(process.argv[1]).results;
+const t = r[0].median;
+for (const x of r) console.log(`${x.command.split(" ")[0]}${x.command === "/bin/true" ? "" : " call stat"}: median ${(x.median * 1e3).toFixed(2)} ms, mean ${(x.mean * 1e3).toFixed(2)} ms, ${(x.median / t).toFixed(2)}x /bin/true`);
+' "$ROOT/h.json"
+if perf stat -e page-faults true > /dev/null 2>&1; then
+  for c in /bin/true $BINS; do
+    if [ "$c" = /bin/true ]; then set -- /bin/true; else set -- "$c" call stat '{"path":"a.txt"}' --root "$ROOT"; fi
+    n=$(cd "$ROOT" && perf stat -x, -e page-faults -r 100 "$@" 2>&1 >/dev/null | awk -F, '/page-faults/ {print $1}')
+    echo "$1: $n page faults"
+  done
+fi
+# shellcheck disable=SC2086
+set -- $BINS
+first=$1
+shift
+node "$REPO/bench/startup.mjs" "$first" 40 "$ROOT" "$@"
