@@ -47,19 +47,32 @@ curl -sS -o /dev/null -H 'Content-Type: application/json' -H 'Accept: applicatio
   -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$URL"
 r=$(wrk -t2 -c50 -d${SECS}s --latency -s "$HERE/wrk_ping.lua" "$URL" -- "$SID" | grep '^RESULT')
 echo "floor: 50 connections of ping, answered by the listener (no Lua): $r"
-echo "one connection, taking turns: era round calls/s p50_ms p99_ms mean_ms errors non2xx no_result"
+# the server's CPU a call (utime + stime of /proc/PID/stat over the run):
+# steadier than a rate on a shared machine, whose load moves the rate
+ticks() { awk '{ print $14 + $15 }' /proc/$PID/stat; }
+HZ=$(getconf CLK_TCK)
+one() { # one ERA SCRIPT [ARG]
+  era=$1; shift
+  t0=$(ticks)
+  r=$(wrk -t1 -c1 -d${SECS}s --latency -s "$@" | grep '^RESULT')
+  t1=$(ticks)
+  calls=$(echo "$r" | sed 's/.*calls_s=\([0-9]*\).*/\1/')
+  cpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" -v c="$calls" -v s="$SECS" 'BEGIN { printf "%.0f", d / hz * 1e6 / (c * s) }')
+  echo "$era $n $r cpu_us_call=$cpu" | tee -a "$DIR/one"
+}
+echo "one connection, taking turns: era round calls/s p50_ms p99_ms mean_ms errors non2xx no_result cpu_us_call"
 : > "$DIR/one"
 n=1
 while [ $n -le "$ROUNDS" ]; do
-  r=$(wrk -t1 -c1 -d${SECS}s --latency -s "$HERE/wrk_session.lua" "$URL" -- "$SID" | grep '^RESULT')
-  echo "session $n $r" | tee -a "$DIR/one"
-  r=$(wrk -t1 -c1 -d${SECS}s --latency -s "$HERE/wrk_stateless.lua" "$URL" | grep '^RESULT')
-  echo "stateless $n $r" | tee -a "$DIR/one"
+  one session "$HERE/wrk_session.lua" "$URL" -- "$SID"
+  one stateless "$HERE/wrk_stateless.lua" "$URL"
   n=$((n + 1))
 done
-awk '{ split($4, a, "="); v[$1] = v[$1] " " a[2] }
+awk '{ split($4, a, "="); v[$1] = v[$1] " " a[2]; split($NF, b, "="); u[$1] = u[$1] " " b[2] }
   function med(s,   x, n, i, j, t) { n = split(s, x, " ");
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] + 0 < x[i] + 0) { t = x[i]; x[i] = x[j]; x[j] = t }
     return x[int((n + 1) / 2)] }
   END { s = med(v["session"]); l = med(v["stateless"]);
-    printf "median calls/s: session %d, stateless %d: stateless %.2fx the session\n", s, l, l / s }' "$DIR/one"
+    printf "median calls/s: session %d, stateless %d: stateless %.2fx the session\n", s, l, l / s;
+    s = med(u["session"]); l = med(u["stateless"]);
+    printf "median server CPU a call: session %d us, stateless %d us: the session %.2fx the stateless\n", s, l, s / l }' "$DIR/one"
