@@ -1,6 +1,7 @@
 -- wrk script: one stateless (MCP 2026-07-28) tools/call of read_file per
 -- request, JSON answer; bench/wrk_http.sh runs it at several connection
--- counts. A reply that is not 200 with a result counts as an error.
+-- counts. A reply that is not 200 with a result (not isError) counts as
+-- an error (no_result).
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json"
@@ -11,14 +12,23 @@ wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read
   .. '"arguments":{"path":"small.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
   .. '"io.modelcontextprotocol/clientCapabilities":{}}}}'
 
-local bad = 0
+-- each wrk thread counts its bad replies (bad, a global of its own state);
+-- done() adds them up through the threads setup() kept
+local threads = {}
+function setup(thread) threads[#threads + 1] = thread end
+
+bad = 0
 function response(status, headers, body)
-  if status ~= 200 or not body:find('"result"', 1, true) then bad = bad + 1 end
+  if status ~= 200 or not body:find('"result"', 1, true) or body:find('"isError":true', 1, true) then
+    bad = bad + 1
+  end
 end
 
 function done(summary, latency, requests)
-  io.write(("RESULT calls_s=%.0f p50_ms=%.2f p99_ms=%.2f errors=%d non2xx=%d\n"):format(
+  local no_result = 0
+  for _, t in ipairs(threads) do no_result = no_result + t:get("bad") end
+  io.write(("RESULT calls_s=%.0f p50_ms=%.2f p99_ms=%.2f mean_ms=%.2f errors=%d non2xx=%d no_result=%d\n"):format(
     summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
-    latency:percentile(99) / 1000, summary.errors.connect + summary.errors.read + summary.errors.write
-      + summary.errors.timeout, summary.errors.status))
+    latency:percentile(99) / 1000, latency.mean / 1000, summary.errors.connect + summary.errors.read + summary.errors.write
+      + summary.errors.timeout, summary.errors.status, no_result))
 end

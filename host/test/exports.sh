@@ -4,7 +4,7 @@
 # file a layer: core.so luaopen_burrow_core and exactly the bw_* functions
 # (BW_SHARED, core.h) that server.so and host.so import from it,
 # server.so luaopen_burrow_server, host.so luaopen_burrow_host and
-# burrow.h's burrow_*; the burrow command no bw_*. And each module carries
+# burrow.h's burrow_*; the burrow command no bw_* and no OpenSSL EVP. And each module carries
 # its own layers only (nm of build/obj/LAYER/*.o against each file's
 # symbol table): core.so no server or API object, server.so and host.so no
 # copy of the core, which they take from the core.so beside them.
@@ -110,5 +110,11 @@ carries "$M/host.so" "core, binding or server object" core lua server cli
 # (host/burrow.map)
 leaked=$(nm -D --defined-only "$B/burrow" 2>/dev/null | awk '$NF ~ /^bw_/ {print $NF}' | head -n 20)
 if [ -n "$leaked" ]; then bad "$B/burrow exports bw_*:"; sed 's/^/  /' <<<"$leaked"; else ok "$B/burrow exports no bw_*"; fi
+# the command holds none of OpenSSL's EVP: it brings the provider
+# machinery, which a statically linked command maps and relocates at every
+# start (18,000 relocations); jwt.c opens libcrypto.so.3 when a JWKS is
+# first parsed (docs/benchmarks.md, Start-up)
+evp=$(nm "$B/burrow" 2>/dev/null | awk '$NF ~ /^(EVP_MD_fetch|OSSL_PROVIDER_load|EVP_DigestVerify|EVP_Digest)$/ {print $NF}' | head -n 20)
+if [ -n "$evp" ]; then bad "$B/burrow carries OpenSSL's EVP:"; sed 's/^/  /' <<<"$evp"; else ok "$B/burrow carries no EVP"; fi
 echo "exports: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -16,6 +16,105 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynlib.h"
+
+/* libcrypto's EVP opened with dlopen when the first JWKS is parsed
+ * (dynlib.c), not linked: EVP brings OpenSSL's provider machinery, which
+ * the statically linked command would map and relocate at every start
+ * (18,000 relocations, 3.4 MB; docs/benchmarks.md, Start-up) though only
+ * an OAuth listener checks a token. The calls below go through this table. */
+static struct {
+  __typeof__(&BN_bin2bn) BN_bin2bn;
+  __typeof__(&BN_free) BN_free;
+  __typeof__(&BN_num_bits) BN_num_bits;
+  __typeof__(&CRYPTO_free) CRYPTO_free;
+  __typeof__(&ECDSA_SIG_free) ECDSA_SIG_free;
+  __typeof__(&ECDSA_SIG_new) ECDSA_SIG_new;
+  __typeof__(&ECDSA_SIG_set0) ECDSA_SIG_set0;
+  __typeof__(&EVP_DigestVerify) EVP_DigestVerify;
+  __typeof__(&EVP_DigestVerifyInit) EVP_DigestVerifyInit;
+  __typeof__(&EVP_MD_CTX_free) EVP_MD_CTX_free;
+  __typeof__(&EVP_MD_CTX_new) EVP_MD_CTX_new;
+  __typeof__(&EVP_PKEY_CTX_free) EVP_PKEY_CTX_free;
+  __typeof__(&EVP_PKEY_CTX_new_from_name) EVP_PKEY_CTX_new_from_name;
+  __typeof__(&EVP_PKEY_CTX_new_from_pkey) EVP_PKEY_CTX_new_from_pkey;
+  __typeof__(&EVP_PKEY_free) EVP_PKEY_free;
+  __typeof__(&EVP_PKEY_fromdata) EVP_PKEY_fromdata;
+  __typeof__(&EVP_PKEY_fromdata_init) EVP_PKEY_fromdata_init;
+  __typeof__(&EVP_PKEY_new_raw_public_key) EVP_PKEY_new_raw_public_key;
+  __typeof__(&EVP_PKEY_public_check) EVP_PKEY_public_check;
+  __typeof__(&EVP_sha256) EVP_sha256;
+  __typeof__(&OSSL_PARAM_BLD_free) OSSL_PARAM_BLD_free;
+  __typeof__(&OSSL_PARAM_BLD_new) OSSL_PARAM_BLD_new;
+  __typeof__(&OSSL_PARAM_BLD_push_BN) OSSL_PARAM_BLD_push_BN;
+  __typeof__(&OSSL_PARAM_BLD_push_octet_string) OSSL_PARAM_BLD_push_octet_string;
+  __typeof__(&OSSL_PARAM_BLD_push_utf8_string) OSSL_PARAM_BLD_push_utf8_string;
+  __typeof__(&OSSL_PARAM_BLD_to_param) OSSL_PARAM_BLD_to_param;
+  __typeof__(&OSSL_PARAM_free) OSSL_PARAM_free;
+  __typeof__(&i2d_ECDSA_SIG) i2d_ECDSA_SIG;
+} crypto;
+
+static const bw_dynsym crypto_syms[] = {
+    {(void **)&crypto.BN_bin2bn, "BN_bin2bn"},
+    {(void **)&crypto.BN_free, "BN_free"},
+    {(void **)&crypto.BN_num_bits, "BN_num_bits"},
+    {(void **)&crypto.CRYPTO_free, "CRYPTO_free"},
+    {(void **)&crypto.ECDSA_SIG_free, "ECDSA_SIG_free"},
+    {(void **)&crypto.ECDSA_SIG_new, "ECDSA_SIG_new"},
+    {(void **)&crypto.ECDSA_SIG_set0, "ECDSA_SIG_set0"},
+    {(void **)&crypto.EVP_DigestVerify, "EVP_DigestVerify"},
+    {(void **)&crypto.EVP_DigestVerifyInit, "EVP_DigestVerifyInit"},
+    {(void **)&crypto.EVP_MD_CTX_free, "EVP_MD_CTX_free"},
+    {(void **)&crypto.EVP_MD_CTX_new, "EVP_MD_CTX_new"},
+    {(void **)&crypto.EVP_PKEY_CTX_free, "EVP_PKEY_CTX_free"},
+    {(void **)&crypto.EVP_PKEY_CTX_new_from_name, "EVP_PKEY_CTX_new_from_name"},
+    {(void **)&crypto.EVP_PKEY_CTX_new_from_pkey, "EVP_PKEY_CTX_new_from_pkey"},
+    {(void **)&crypto.EVP_PKEY_free, "EVP_PKEY_free"},
+    {(void **)&crypto.EVP_PKEY_fromdata, "EVP_PKEY_fromdata"},
+    {(void **)&crypto.EVP_PKEY_fromdata_init, "EVP_PKEY_fromdata_init"},
+    {(void **)&crypto.EVP_PKEY_new_raw_public_key, "EVP_PKEY_new_raw_public_key"},
+    {(void **)&crypto.EVP_PKEY_public_check, "EVP_PKEY_public_check"},
+    {(void **)&crypto.EVP_sha256, "EVP_sha256"},
+    {(void **)&crypto.OSSL_PARAM_BLD_free, "OSSL_PARAM_BLD_free"},
+    {(void **)&crypto.OSSL_PARAM_BLD_new, "OSSL_PARAM_BLD_new"},
+    {(void **)&crypto.OSSL_PARAM_BLD_push_BN, "OSSL_PARAM_BLD_push_BN"},
+    {(void **)&crypto.OSSL_PARAM_BLD_push_octet_string, "OSSL_PARAM_BLD_push_octet_string"},
+    {(void **)&crypto.OSSL_PARAM_BLD_push_utf8_string, "OSSL_PARAM_BLD_push_utf8_string"},
+    {(void **)&crypto.OSSL_PARAM_BLD_to_param, "OSSL_PARAM_BLD_to_param"},
+    {(void **)&crypto.OSSL_PARAM_free, "OSSL_PARAM_free"},
+    {(void **)&crypto.i2d_ECDSA_SIG, "i2d_ECDSA_SIG"},
+};
+static bw_dynlib crypto_lib = BW_DYNLIB("libcrypto.so.3", "libssl3", crypto_syms);
+
+#define BN_bin2bn crypto.BN_bin2bn
+#define BN_free crypto.BN_free
+#define BN_num_bits crypto.BN_num_bits
+#define CRYPTO_free crypto.CRYPTO_free
+#define ECDSA_SIG_free crypto.ECDSA_SIG_free
+#define ECDSA_SIG_new crypto.ECDSA_SIG_new
+#define ECDSA_SIG_set0 crypto.ECDSA_SIG_set0
+#define EVP_DigestVerify crypto.EVP_DigestVerify
+#define EVP_DigestVerifyInit crypto.EVP_DigestVerifyInit
+#define EVP_MD_CTX_free crypto.EVP_MD_CTX_free
+#define EVP_MD_CTX_new crypto.EVP_MD_CTX_new
+#define EVP_PKEY_CTX_free crypto.EVP_PKEY_CTX_free
+#define EVP_PKEY_CTX_new_from_name crypto.EVP_PKEY_CTX_new_from_name
+#define EVP_PKEY_CTX_new_from_pkey crypto.EVP_PKEY_CTX_new_from_pkey
+#define EVP_PKEY_free crypto.EVP_PKEY_free
+#define EVP_PKEY_fromdata crypto.EVP_PKEY_fromdata
+#define EVP_PKEY_fromdata_init crypto.EVP_PKEY_fromdata_init
+#define EVP_PKEY_new_raw_public_key crypto.EVP_PKEY_new_raw_public_key
+#define EVP_PKEY_public_check crypto.EVP_PKEY_public_check
+#define EVP_sha256 crypto.EVP_sha256
+#define OSSL_PARAM_BLD_free crypto.OSSL_PARAM_BLD_free
+#define OSSL_PARAM_BLD_new crypto.OSSL_PARAM_BLD_new
+#define OSSL_PARAM_BLD_push_BN crypto.OSSL_PARAM_BLD_push_BN
+#define OSSL_PARAM_BLD_push_octet_string crypto.OSSL_PARAM_BLD_push_octet_string
+#define OSSL_PARAM_BLD_push_utf8_string crypto.OSSL_PARAM_BLD_push_utf8_string
+#define OSSL_PARAM_BLD_to_param crypto.OSSL_PARAM_BLD_to_param
+#define OSSL_PARAM_free crypto.OSSL_PARAM_free
+#define i2d_ECDSA_SIG crypto.i2d_ECDSA_SIG
+
 enum { ALG_RS256 = 1, ALG_ES256, ALG_EDDSA };
 
 typedef struct jwk {
@@ -212,6 +311,8 @@ static int add_key(jwk *k, json_t *j) {
 }
 
 bw_jwks *bw_jwks_parse(const char *text, size_t len, char *err, size_t errlen) {
+  if (bw_dynlib_load(&crypto_lib, err, errlen))
+    return NULL;
   json_error_t je;
   json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
   json_t *keys = json_object_get(doc, "keys");

@@ -31,6 +31,8 @@
  * closed, never reused; the next call connects again, so the store
  * recovers by itself when the server is back.
  */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -816,13 +818,17 @@ static const bw_state_ops redis_ops = {
     .free = r_free,
 };
 
-/* EVALSHA's names: the scripts' SHA-1 in hex (libcrypto). */
-#include <openssl/evp.h>
+/* EVALSHA's names: the scripts' SHA-1 in hex (libcrypto). SHA1_Init/
+ * Update/Final, not EVP (nor SHA1(), built on it in OpenSSL 3): EVP pulls
+ * the provider machinery into the statically linked command, relocated at
+ * every start (hash.c says more). */
 static void sha1_hex(const char *s, char out[41]) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(s, strlen(s), md, &n, EVP_sha1(), NULL);
-  for (unsigned i = 0; i < 20; i++) sprintf(out + 2 * i, "%02x", md[i]);
+  unsigned char md[SHA_DIGEST_LENGTH];
+  SHA_CTX c;
+  SHA1_Init(&c);
+  SHA1_Update(&c, s, strlen(s));
+  SHA1_Final(md, &c);
+  for (unsigned i = 0; i < SHA_DIGEST_LENGTH; i++) sprintf(out + 2 * i, "%02x", md[i]);
   out[40] = 0;
 }
 

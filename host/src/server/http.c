@@ -313,6 +313,11 @@ static int early_ready(const bw_http *h, const session *s, const stream *t) {
 static int early_error(bw_http *h, struct MHD_Connection *c, stream *t, enum MHD_Result *rc) {
   (void)h;
   if (!t->done || !t->tail) return 0;
+  /* most answers are results: without the bytes "error" anywhere (a JSON
+   * string holds a quote escaped) the text has no error member, and is
+   * not parsed here on the listener's thread (a whole read_file answer
+   * was, at every stateless call) */
+  if (!memmem(t->tail->data, t->tail->len, "\"error\"", 7)) return 0;
   json_t *m = json_loadb(t->tail->data, t->tail->len, 0, NULL);
   json_int_t code = json_integer_value(json_object_get(json_object_get(m, "error"), "code"));
   json_decref(m);
