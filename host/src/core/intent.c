@@ -14,10 +14,8 @@
  * complete and synced. Recovery, which reads them, is recover.c's (above
  * the stager, which writes them through this file).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
