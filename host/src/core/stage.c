@@ -351,11 +351,9 @@ int bw_stage_where(const bw_root *r, const char *rel, char at[BW_PATH_MAX + 1]) 
 /* Before a staged operation: what crashed ones left in dir, and in the
  * journal of the root top is. */
 static void recover_before(const bw_root *r, int top, int dir) {
-  bw_intent_recover_dir(dir);
-  if (top < 0) return;
   bw_root root = {.fd = top, .dev = r->dev, .ino = r->ino, .mnt_id = r->mnt_id,
                   .backend = r->backend};
-  bw_intent_recover_root(&root);
+  bw_settle(dir, top < 0 ? NULL : &root); /* recover.c, above: through write.c's hook */
 }
 
 /* The record of s beside its stage in dir (names: as stage.h lists). */
@@ -889,7 +887,7 @@ int bw_stage_abort(bw_stage *s) {
   return rc;
 }
 
-/* ---- recovery (intent.c finds the records of dead owners) ---- */
+/* ---- recovery (recover.c finds the records of dead owners) ---- */
 
 static int plain_name(const char *n) {
   return n[0] && strcmp(n, ".") && strcmp(n, "..") && !strchr(n, '/') && strlen(n) <= BW_NAME_MAX;

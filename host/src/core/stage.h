@@ -102,7 +102,7 @@ void bw_intent_end(bw_intent *it);
  * recovery finishes it. Idempotent. */
 void bw_intent_release(bw_intent *it);
 
-/* Recover the records of dead owners in the directory open at dirfd
+/* (recover.c) Recover the records of dead owners in the directory open at dirfd
  * (an O_PATH fd will do); returns how many are left (their owners
  * alive, or their recovery failed). */
 size_t bw_intent_recover_dir(int dirfd);
@@ -111,12 +111,21 @@ size_t bw_intent_recover_root(const bw_root *r);
 /* The root's journal removed if it is empty (a workspace's close). */
 void bw_intent_tidy(const bw_root *r);
 
+/* The two above as the write path (write.c's temp sweep) and the stager
+ * reach them: recover.c is above the stager, so they ask it through one
+ * hook, which recover.c sets as the library loads. bw_settle: dirfd's
+ * records, then (journal not NULL) those its journal points to; nothing
+ * while no hook is set. */
+typedef void (*bw_settle_fn)(int dirfd, const bw_root *journal);
+void bw_settle_hook(bw_settle_fn fn);
+void bw_settle(int dirfd, const bw_root *journal);
+
 /* Where a record about rel (beneath r) points from: the fd of the root
  * it is in (not owned; a write view's innermost root) and, in at, the
  * in-root path of rel's directory. -1: r is anchored with no chain. */
 int bw_stage_where(const bw_root *r, const char *rel, char at[BW_PATH_MAX + 1]);
 
-/* One record's names, parsed (intent.c hands it to stage.c). */
+/* One record's names, parsed (recover.c hands it to stage.c). */
 typedef struct bw_intent_rec {
   char op, state;
   size_t n;

@@ -1,9 +1,10 @@
 /*
  * state.c - the state store's interface (state.h): the arguments checked
- * once for every backend, then the backend's function; references; the
- * process's own embedded store.
+ * once for every backend, then the backend's function; references. The
+ * lowest of the store's files: the backends (statemem.c, statefile.c,
+ * stateredis.c) and the subscriptions (statesub.c, which hold a reference
+ * to their store) call it, never it them.
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,20 +60,6 @@ void bw_state_close(bw_state *s) {
 const char *bw_state_kind(const bw_state *s) { return s->ops->kind; }
 
 const char *bw_state_id(const bw_state *s) { return s->id ? s->id : s->ops->kind; }
-
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
-static bw_state *default_store; /* the process's reference, never dropped */
-
-static void make_default(void) {
-  if (bw_state_open_memory(NULL, &default_store)) default_store = NULL;
-}
-
-int bw_state_default(bw_state **out) {
-  pthread_once(&default_once, make_default);
-  if (!default_store) return bw_fail(BW_ENOMEM, "state store: no memory for the process's store");
-  *out = bw_state_ref(default_store);
-  return BW_OK;
-}
 
 int bw_state_add(bw_state *s, const char *tenant, const char *key, int64_t delta,
                  int64_t limit, double ttl, int *added, int64_t *value) {

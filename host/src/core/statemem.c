@@ -8,6 +8,7 @@
  * tenant's heap (or the store's) as the new entry needs. A live entry is
  * never dropped to make room: a full share fails closed, and one tenant
  * never takes another's room. A tenant exists while it has entries.
+ * And the process's own embedded store (bw_state_default), one of these.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -576,5 +577,19 @@ int bw_state_open_memory(const bw_state_caps *caps, bw_state **out) {
   m->base.refs = 1;
   if (asprintf(&m->base.id, "memory:%p", (void *)m) < 0) m->base.id = NULL; /* then its kind */
   *out = &m->base;
+  return BW_OK;
+}
+
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static bw_state *default_store; /* the process's reference, never dropped */
+
+static void make_default(void) {
+  if (bw_state_open_memory(NULL, &default_store)) default_store = NULL;
+}
+
+int bw_state_default(bw_state **out) {
+  pthread_once(&default_once, make_default);
+  if (!default_store) return bw_fail(BW_ENOMEM, "state store: no memory for the process's store");
+  *out = bw_state_ref(default_store);
   return BW_OK;
 }

@@ -59,13 +59,6 @@ static size_t hash(const char *s) {
   return h;
 }
 
-void bw_undo_entry_free(bw_undo_entry *e) {
-  free(e->before);
-  free(e->after);
-  free(e->group);
-  memset(e, 0, sizeof *e);
-}
-
 static budget *budget_get(const char *name, size_t cap) {
   for (budget *b = budgets; b; b = b->next)
     if (!strcmp(b->name, name)) {

@@ -10,6 +10,8 @@
 #define BURROW_UNDO_H
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "state.h"
 
@@ -36,6 +38,16 @@ typedef struct bw_undo_entry {
   char *group; /* a change of several files (edit_files): its id, which
                   every file's record of it carries; NULL otherwise */
 } bw_undo_entry;
+
+/* An entry's copies freed, the entry zeroed. Here with its type, below
+ * undo.c and the state-store records (undostate.c) that both hand out
+ * entries, so neither calls the other for it. */
+static inline void bw_undo_entry_free(bw_undo_entry *e) {
+  free(e->before);
+  free(e->after);
+  free(e->group);
+  memset(e, 0, sizeof *e);
+}
 
 /* A store of at most cap bytes and max_records records; budget (NULL:
  * none) names a process-wide byte budget of budget_cap bytes that every
@@ -125,6 +137,5 @@ int bw_undo_check(bw_undo *u, const char *key, size_t *depth);
  * store: 0 and 0, and its tenant's counter). */
 void bw_undo_totals(bw_undo *u, size_t *bytes, size_t *count,
                     size_t *budget_bytes);
-void bw_undo_entry_free(bw_undo_entry *e);
 
 #endif

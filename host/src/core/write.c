@@ -79,6 +79,17 @@ static long temp_owner(const char *name) {
   return *end == '.' && pid > 0 ? pid : 0;
 }
 
+/* The crash-recovery sweep is recover.c's, above the stager, which
+ * writes through this file: asked through this one hook, so the arrows
+ * run one way. Set once as the library loads (recover.c), read after. */
+static bw_settle_fn settler;
+
+void bw_settle_hook(bw_settle_fn fn) { settler = fn; }
+
+void bw_settle(int dirfd, const bw_root *journal) {
+  if (settler) settler(dirfd, journal);
+}
+
 void bw_sweep_temps(int dirfd) {
   int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
@@ -88,7 +99,7 @@ void bw_sweep_temps(int dirfd) {
     return;
   }
   struct dirent *e;
-  bw_intent_recover_dir(dirfd); /* first: a stage a record names is settled by it */
+  bw_settle(dirfd, NULL); /* first: a stage a record names is settled by it */
   while ((e = readdir(d))) {
     bw_stage_sweep(dirfd, e->d_name);
     long pid = temp_owner(e->d_name);

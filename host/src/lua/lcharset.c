@@ -3,7 +3,7 @@
  * core.charset_detect, charset_decode, charset_encode, charset_bom), the
  * engine's re-indentation for line matchers outside it (core.reindent,
  * edit.c), and numbered lines of a string (core.number_lines, text.c).
- * The File methods f:charset() and f:decode() are lcore.c's.
+ * The File methods f:charset() and f:decode() are lfile.c's.
  */
 #include <lauxlib.h>
 #include <lua.h>

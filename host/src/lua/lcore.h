@@ -1,5 +1,7 @@
 /*
- * lcore.h - entry point of the burrow.core Lua module (lcore.c).
+ * lcore.h - entry point of the burrow.core Lua module (lmodule.c) and
+ * what the binding files share: lcore.c's helpers and module table, the
+ * classes (lhandle.c, lroots.c, lfile.c).
  */
 #ifndef BURROW_LCORE_H
 #define BURROW_LCORE_H
@@ -15,9 +17,30 @@
  * rest). */
 __attribute__((visibility("default"))) int luaopen_burrow_core(lua_State *L);
 
-/* Roots, Handle and File classes made, the module table with lcore.c's
- * functions pushed (lmodule.c adds the other binding files' to it). */
+/* The module table with lcore.c's functions pushed (lmodule.c then
+ * makes the classes, and adds the other binding files' parts to it). */
 void bw_core_open(lua_State *L);
+/* The classes, in this order (each adds methods to the one before it):
+ * burrow.Handle (lhandle.c); burrow.Roots and core.roots (lroots.c);
+ * burrow.File and roots:read (lfile.c). Each on the module table on top. */
+void bw_handle_register(lua_State *L);
+void bw_roots_register(lua_State *L);
+void bw_file_register(lua_State *L);
+/* A class's metatable name with methods m (its __index) and gc as
+ * __gc and __close; methods added to a class made before (lcore.c). */
+void bw_lua_new_class(lua_State *L, const char *name, const luaL_Reg *m, lua_CFunction gc);
+void bw_lua_add_methods(lua_State *L, const char *mt, const luaL_Reg *m);
+/* "file", "dir", "symlink" or "other" (lcore.c). */
+const char *bw_lua_type_name(mode_t m);
+/* What lroots.c asks of a Handle (lhandle.c), having checked the Roots
+ * at roots_arg (its roots r, n of them): roots:handle's new Handle from
+ * root at (pushes it and its info, or nil, detail, CODE); a Handle lent
+ * as view (bw_lua_target); a Handle's resolution (bw_lua_handle). */
+int bw_lua_handle_open(lua_State *L, int roots_arg, const bw_root *r, int n, int at,
+                       const char *rel, int how);
+const bw_root *bw_lua_handle_view(lua_State *L, int roots_arg, int arg, const bw_root *r, int n,
+                                  int view, const char **rel);
+const bw_handle *bw_lua_handle_check(lua_State *L, int roots_arg, int arg);
 
 /* For the other binding files (one per concern, each adding its functions
  * in luaopen_burrow_core): */
@@ -83,7 +106,7 @@ int bw_lua_page_args(lua_State *L, size_t *first, size_t *limit, size_t *max_lin
                      size_t *at);
 const bw_buf *bw_lua_file_buf(lua_State *L, int arg);
 int bw_lua_file_run(const bw_buf *b, int (*fn)(void *), void *ud);
-/* Before numbering lines from first: the head's pages at once (lcore.c). */
+/* Before numbering lines from first: the head's pages at once (lfile.c). */
 void bw_lua_file_prefault_head(const bw_buf *b, size_t first, size_t limit,
                                size_t max_bytes);
 void bw_lua_file_close(lua_State *L, int arg);

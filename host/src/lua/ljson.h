@@ -18,7 +18,7 @@
 /* Pushes a table {decode=, encode=, null=, array_mt=, array=} onto the stack. */
 void bw_json_push(lua_State *L);
 /* Sets core.json on the module table at the top (lmodule.c) and adds
-   f:lines_json to the File class (lcore.c's, made before). */
+   f:lines_json to the File class (lfile.c's, made before). */
 void bw_json_register(lua_State *L);
 
 /* C-side encode of the value at index idx into a malloc'd buffer (for the

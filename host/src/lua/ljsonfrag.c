@@ -4,7 +4,7 @@
 ** that the encoder (ljson.c) writes verbatim and the stdio server splices
 ** into a reply from its own buffer; core.json.fragment, and the File
 ** method f:lines_json (a file's numbered lines escaped in one C pass,
-** read_file over MCP), added to lcore.c's File class so lcore.c knows
+** read_file over MCP), added to lfile.c's File class so lfile.c knows
 ** nothing of JSON.
 */
 #include <stdint.h>
@@ -108,7 +108,7 @@ int bw_json_l_fragment (lua_State *L) {
 
 
 /* f:lines_json(first, limit, max_line, max_bytes [, last_use]) -> fragment,
-   info: f:lines (lcore.c) numbered and JSON-escaped in one C pass
+   info: f:lines (lfile.c) numbered and JSON-escaped in one C pass
    (bw_number_lines_json) into a fragment, for a reply: no Lua string, no
    second escape. */
 typedef struct lines_job {

@@ -1,6 +1,6 @@
 /*
  * llines.c - a page of a text's lines as a Lua table, for read_file when a
- * pack calls it: f:lines_table on a File (the methods lcore.c's class
+ * pack calls it: f:lines_table on a File (the methods lfile.c's class
  * takes from bw_lua_file_methods) and core.lines_table on a string (a
  * decoded text). The page is text.c's bw_page_lines: the lines f:lines
  * and core.number_lines would number, cut and capped the same, without

@@ -1,8 +1,8 @@
 /*
  * lmodule.c - luaopen_burrow_core: the burrow.core table, each binding file
  * registering its part in turn. The one place that knows them all, so the
- * binding files depend on lcore.c (its classes and helpers) and never the
- * other way round. The layers above have modules of their own, offered to
+ * binding files depend on lcore.c (its helpers) and the classes (lhandle.c,
+ * lroots.c, lfile.c) and never the other way round. The layers above have modules of their own, offered to
  * a state from above: burrow.server (server/lopen.c: the stdio and HTTP
  * transports) and burrow.host (api/lhost.c: the embedding API's host).
  * bw_lua_preload sets a state burrow makes up to require all this: here,
@@ -53,7 +53,10 @@ void bw_lua_preload(lua_State *L) {
 
 int luaopen_burrow_core(lua_State *L) {
   bw_lua_preload_lpeg(L); /* a plain Lua's require "burrow.core" (lload.c) */
-  bw_core_open(L); /* the classes first: the others add methods to them */
+  bw_core_open(L); /* the table and lcore.c's functions */
+  bw_handle_register(L); /* the classes first: the others add methods to them */
+  bw_roots_register(L);
+  bw_file_register(L);
   bw_json_register(L);
   bw_yaml_register(L);
   bw_sandbox_register(L);

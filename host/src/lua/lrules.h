@@ -1,6 +1,6 @@
 /*
  * lrules.h - core.rules, core.glob and their classes (lrules.c), and what
- * the walks' bindings (lsearch.c, lcore.c) need to take rules as an option.
+ * the walks' bindings (lsearch.c, lstage.c) need to take rules as an option.
  */
 #ifndef BURROW_LRULES_H
 #define BURROW_LRULES_H

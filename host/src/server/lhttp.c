@@ -55,6 +55,7 @@ typedef struct server {
   pthread_t *threads;
   wstate *w;
   char *setup, *path, *cpath, *module;
+  lua_CFunction open_module; /* burrow.server's opener, for the workers' states */
   double grace;       /* seconds a SIGTERM gives the calls in flight (http.shutdown_grace) */
   sigset_t sigs, old; /* the signals http:wait takes; the caller's mask */
   int fail_fd;        /* an eventfd a failing worker raises (http:wait polls it) */
@@ -303,7 +304,7 @@ static void *worker_main(void *arg) {
   if (!L) goto fail;
   luaL_openlibs(L);
   bw_lua_preload(L); /* as the main state: core, LPeg, the built-in files */
-  bw_lua_preload_module(L, "burrow.server", luaopen_burrow_server);
+  bw_lua_preload_module(L, "burrow.server", srv->open_module);
   lua_getglobal(L, "package");
   lua_pushstring(L, srv->path);
   lua_setfield(L, -2, "path");
@@ -468,6 +469,7 @@ static int l_http_start(lua_State *L) {
   server *srv = calloc(1, sizeof *srv);
   if (!srv) return luaL_error(L, "out of memory");
   srv->fail_fd = -1;
+  srv->open_module = lua_tocfunction(L, lua_upvalueindex(1)); /* bw_http_register's */
   pthread_sigmask(SIG_BLOCK, NULL, &srv->old);
   char msg[512] = "out of memory";
   bw_http_opts *o = &srv->o;
@@ -714,12 +716,13 @@ static int h_metrics_port(lua_State *L) {
 static const luaL_Reg http_methods[] = {
     {"port", h_port}, {"metrics_port", h_metrics_port}, {"ready", h_ready}, {"wait", h_wait}, {NULL, NULL}};
 
-void bw_http_register(lua_State *L) {
+void bw_http_register(lua_State *L, lua_CFunction open_module) {
   luaL_newmetatable(L, HTTP_MT);
   luaL_newlib(L, http_methods);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
-  lua_pushcfunction(L, l_http_start);
+  lua_pushcfunction(L, open_module);
+  lua_pushcclosure(L, l_http_start, 1);
   lua_setfield(L, -2, "http_start");
   lua_pushcfunction(L, l_token_hash);
   lua_setfield(L, -2, "token_hash");

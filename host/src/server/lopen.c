@@ -11,6 +11,6 @@
 int luaopen_burrow_server(lua_State *L) {
   lua_newtable(L);
   bw_stdio_register(L);
-  bw_http_register(L);
+  bw_http_register(L, luaopen_burrow_server); /* its workers get this module too */
   return 1;
 }

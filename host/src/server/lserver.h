@@ -14,8 +14,11 @@
 __attribute__((visibility("default"))) int luaopen_burrow_server(lua_State *L);
 /* Sets field "stdio" in the table on top of the stack. */
 void bw_stdio_register(lua_State *L);
-/* Sets fields "http_start" and "token_hash" in the table on top (lhttp.c). */
-void bw_http_register(lua_State *L);
+/* Sets fields "http_start" and "token_hash" in the table on top (lhttp.c).
+ * open_module: the module's opener (luaopen_burrow_server), which every
+ * HTTP worker's state is offered as burrow.server; handed down by
+ * lopen.c, so lhttp.c never names the file above it. */
+void bw_http_register(lua_State *L, lua_CFunction open_module);
 /* Write one line to stdout under the output lock. */
 int bw_stdout_line(const char *s, size_t n);
 /* (The cancel flag of the call in flight: bw_cancel_flag, core/stop.c;
