@@ -121,6 +121,36 @@ static int im(const char *rules, const char *path, int is_dir) {
   return m;
 }
 
+/* A pattern without a slash is matched on the basename alone (a compare
+ * for a name, "*.ext", "name*"): each must agree with the whole-path glob
+ * "**" "/" X it stands for, on paths at several depths. */
+static void test_ignore_names(void) {
+  static const char *pats[] = {
+      "x.o", "*.o", "*.tar.gz", "foo*", "*", "?.c", "*.[ch]", "a*b", "\\*lit",
+      "*~", "x#*#", ".*", "x", "*x*", "Makefile", "modules.order", "*.c.[012]*.*",
+      "core", "ncscope.*", "**", "foo**", "\\#x"};
+  /* walker paths: no trailing "/" */
+  static const char *paths[] = {
+      "x.o", "a/x.o", "a/b/x.o", "x.oo", "a/.o", "foo", "a/foo.c", "foobar/b",
+      "a.tar.gz", "d/a.tar.gz", "tar.gz", "q.c", "d/q.h", "d/qq.c", "ab", "d/axxb",
+      "*lit", "d/*lit", "f~", "#a#", ".hidden", "d/.x", "x", "y/x", "yx", "Makefile",
+      "d/Makefile.in", "modules.order", "a.c.0x.y", "core", "d/core", "ncscope.out",
+      "x#a#", "#x", "a/#x", "\\#x"};
+  for (size_t i = 0; i < sizeof pats / sizeof *pats; i++) {
+    char full[64];
+    snprintf(full, sizeof full, "**/%s", pats[i]);
+    const char *why;
+    bw_glob *g = bw_glob_compile(full, strlen(full), 0, &why);
+    char rule[64];
+    snprintf(rule, sizeof rule, "%s\n", pats[i]);
+    for (size_t j = 0; j < sizeof paths / sizeof *paths; j++) {
+      int want = g && bw_glob_match(g, paths[j]) ? 1 : 0;
+      CHECK(im(rule, paths[j], 0) == want, "rule %s on %s: the glob says %d", pats[i], paths[j], want);
+    }
+    bw_glob_free(g);
+  }
+}
+
 /* Cases from gitignore(5). */
 static void test_ignore(void) {
   CHECK(im("*.o\n", "a/b/x.o", 0) == 1, "no slash: any depth");
@@ -143,6 +173,7 @@ static void test_ignore(void) {
   CHECK(im("a/**/b\n", "a/b", 0) == 1, "a/**/b: zero dirs");
   CHECK(im("a/**/b\n", "a/x/y/b", 0) == 1, "a/**/b: several dirs");
   CHECK(im("crlf\r\n", "crlf", 0) == 1, "CRLF ignore file");
+  test_ignore_names();
 }
 
 /* ---- the tree ---- */

@@ -21,9 +21,19 @@
 
 enum { IGNORE_MAX = 1 << 20 };
 
+/* How a rule is matched. A pattern without a slash matches the last
+ * component at any depth ("**" + "/" + X), so it is matched against the
+ * basename alone, and most such patterns (a name, "*.ext", "name*") by a
+ * compare: the glob's segment walk over every component of every path,
+ * rule after rule, was most of a walk's time in a tree with a long root
+ * .gitignore (Linux: ~150 rules, 20k entries). */
+enum { R_GLOB, R_NAME, R_SUFFIX, R_PREFIX, R_NAMEGLOB };
+
 typedef struct rule {
-  bw_glob *g;
-  int neg, dir_only;
+  bw_glob *g;  /* R_GLOB: the whole path; R_NAMEGLOB: the basename */
+  char *lit;   /* R_NAME, R_SUFFIX, R_PREFIX */
+  size_t llen;
+  int kind, neg, dir_only;
 } rule;
 
 struct bw_ignore {
@@ -31,9 +41,14 @@ struct bw_ignore {
   size_t n, cap;
 };
 
+static void rule_free(rule *r) {
+  bw_glob_free(r->g);
+  free(r->lit);
+}
+
 void bw_ignore_free(bw_ignore *ig) {
   if (!ig) return;
-  for (size_t i = 0; i < ig->n; i++) bw_glob_free(ig->r[i].g);
+  for (size_t i = 0; i < ig->n; i++) rule_free(&ig->r[i]);
   free(ig->r);
   free(ig);
 }
@@ -50,6 +65,38 @@ static int push_rule(bw_ignore *ig, rule r) {
   return 0;
 }
 
+static int has_meta(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (s[i] == '*' || s[i] == '?' || s[i] == '[' || s[i] == '\\') return 1;
+  return 0;
+}
+
+/* An unanchored pattern s (one component): a compare where it is a name,
+ * "*" + name or name + "*", else a glob of the basename; 0 to leave it to
+ * the whole-path glob ("**", ".", "..": what the segment rules of
+ * globmatch.c treat apart). */
+static int name_rule(const char *s, size_t n, rule *r) {
+  if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.') ||
+      (n == 2 && s[0] == '*' && s[1] == '*'))
+    return 0;
+  const char *lit = s;
+  size_t ll = n;
+  if (!has_meta(s, n)) r->kind = R_NAME;
+  else if (n > 1 && s[0] == '*' && !has_meta(s + 1, n - 1))
+    r->kind = R_SUFFIX, lit = s + 1, ll = n - 1;
+  else if (n > 1 && s[n - 1] == '*' && !has_meta(s, n - 1))
+    r->kind = R_PREFIX, ll = n - 1;
+  else {
+    const char *why;
+    if (!(r->g = bw_glob_compile(s, n, 0, &why))) return 0;
+    r->kind = R_NAMEGLOB;
+    return 1;
+  }
+  if (!(r->lit = strndup(lit, ll))) return 0;
+  r->llen = ll;
+  return 1;
+}
+
 /* One line (without its newline) to a rule; 0 if it holds none. */
 static int parse_line(const char *s, size_t n, rule *out) {
   if (n && s[n - 1] == '\r') n--;
@@ -61,6 +108,11 @@ static int parse_line(const char *s, size_t n, rule *out) {
   if (n && s[n - 1] == '/') dir_only = 1, n--;
   if (!n) return 0;
   int anchored = memchr(s, '/', n) != NULL;
+  rule nr = {NULL, NULL, 0, R_GLOB, neg, dir_only};
+  if (!anchored && name_rule(s, n, &nr)) {
+    *out = nr;
+    return 1;
+  }
   char buf[4100];
   size_t bl = 0;
   if (n + 4 > sizeof buf) return 0;
@@ -71,7 +123,7 @@ static int parse_line(const char *s, size_t n, rule *out) {
   const char *why;
   bw_glob *g = bw_glob_compile(buf, bl, 0, &why);
   if (!g) return 0; /* a rule git could not use either */
-  *out = (rule){g, neg, dir_only};
+  *out = (rule){g, NULL, 0, R_GLOB, neg, dir_only};
   return 1;
 }
 
@@ -83,7 +135,7 @@ bw_ignore *bw_ignore_parse(const char *text, size_t len) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
     rule r;
-    if (parse_line(p, n, &r) && push_rule(ig, r)) bw_glob_free(r.g);
+    if (parse_line(p, n, &r) && push_rule(ig, r)) rule_free(&r);
     p += n + 1;
   }
   if (ig->n == 0) {
@@ -97,17 +149,30 @@ bw_ignore *bw_ignore_merge(bw_ignore *high, bw_ignore *more) {
   if (!more) return high;
   if (!high) return more;
   for (size_t i = 0; i < high->n; i++) /* high after more: last match wins */
-    if (push_rule(more, high->r[i])) bw_glob_free(high->r[i].g);
+    if (push_rule(more, high->r[i])) rule_free(&high->r[i]);
   high->n = 0;
   bw_ignore_free(high);
   return more;
 }
 
+static int rule_match(const rule *r, const char *path, const char *base,
+                      size_t bl) {
+  switch (r->kind) {
+  case R_NAME: return bl == r->llen && !memcmp(base, r->lit, bl);
+  case R_SUFFIX: return bl >= r->llen && !memcmp(base + bl - r->llen, r->lit, r->llen);
+  case R_PREFIX: return bl >= r->llen && !memcmp(base, r->lit, r->llen);
+  case R_NAMEGLOB: return bw_glob_matchn(r->g, base, bl);
+  default: return bw_glob_match(r->g, path);
+  }
+}
+
 int bw_ignore_match(const bw_ignore *ig, const char *path, int is_dir) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  size_t bl = strlen(base);
   for (size_t i = ig->n; i-- > 0;) {
     const rule *r = &ig->r[i];
     if (r->dir_only && !is_dir) continue;
-    if (bw_glob_match(r->g, path)) return r->neg ? -1 : 1;
+    if (rule_match(r, path, base, bl)) return r->neg ? -1 : 1;
   }
   return 0;
 }
