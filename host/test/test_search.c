@@ -149,6 +149,21 @@ static void test_ignore_names(void) {
     }
     bw_glob_free(g);
   }
+  /* anchored names (a compare when plain) against the glob of the same */
+  static const char *anch[] = {"/x", "/a/b", "a/b", "a//b", "/./a", "a/./b", "/a/b/c", "/a/b*"};
+  static const char *apaths[] = {"x", "a/x", "a/b", "a/b/c", "b", "a", "a/bb", "x/a/b"};
+  for (size_t i = 0; i < sizeof anch / sizeof *anch; i++) {
+    const char *p = anch[i] + (anch[i][0] == '/');
+    const char *why;
+    bw_glob *g = bw_glob_compile(p, strlen(p), 0, &why);
+    char rule[64];
+    snprintf(rule, sizeof rule, "%s\n", anch[i]);
+    for (size_t j = 0; j < sizeof apaths / sizeof *apaths; j++) {
+      int want = g && bw_glob_match(g, apaths[j]) ? 1 : 0;
+      CHECK(im(rule, apaths[j], 0) == want, "rule %s on %s: the glob says %d", anch[i], apaths[j], want);
+    }
+    bw_glob_free(g);
+  }
 }
 
 /* Cases from gitignore(5). */

@@ -350,8 +350,13 @@ static int run(const alt *a, const char *path, size_t len, int cf,
 
 int bw_glob_matchn(const bw_glob *g, const char *path, size_t len) {
   unsigned char st[MAX_SEGS + 1];
-  for (int i = 0; i < g->n; i++)
-    if (run(&g->a[i], path, len, g->fold, st) && st[g->a[i].n]) return 1;
+  int one = len && !memchr(path, '/', len); /* one component: no NFA */
+  for (int i = 0; i < g->n; i++) {
+    const alt *a = &g->a[i];
+    if (one && a->n == 1 && a->s[0].kind != SEG_STAR2) {
+      if (seg_match(&a->s[0], path, len, g->fold)) return 1;
+    } else if (run(a, path, len, g->fold, st) && st[a->n]) return 1;
+  }
   return 0;
 }
 

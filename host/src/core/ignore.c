@@ -27,11 +27,11 @@ enum { IGNORE_MAX = 1 << 20 };
  * compare: the glob's segment walk over every component of every path,
  * rule after rule, was most of a walk's time in a tree with a long root
  * .gitignore (Linux: ~150 rules, 20k entries). */
-enum { R_GLOB, R_NAME, R_SUFFIX, R_PREFIX, R_NAMEGLOB };
+enum { R_GLOB, R_NAME, R_SUFFIX, R_PREFIX, R_NAMEGLOB, R_PATH };
 
 typedef struct rule {
   bw_glob *g;  /* R_GLOB: the whole path; R_NAMEGLOB: the basename */
-  char *lit;   /* R_NAME, R_SUFFIX, R_PREFIX */
+  char *lit;   /* R_NAME, R_SUFFIX, R_PREFIX; R_PATH: the whole path */
   size_t llen;
   int kind, neg, dir_only;
 } rule;
@@ -97,6 +97,23 @@ static int name_rule(const char *s, size_t n, rule *r) {
   return 1;
 }
 
+/* An anchored pattern s (leading "/" dropped) with no glob in it, whose
+ * components are plain names, is the one path it names: a compare. */
+static int path_rule(const char *s, size_t n, rule *r) {
+  if (!n || has_meta(s, n)) return 0;
+  for (size_t i = 0, st = 0; i <= n; i++) {
+    if (i < n && s[i] != '/') continue;
+    size_t l = i - st;
+    if (!l || (l == 1 && s[st] == '.') || (l == 2 && s[st] == '.' && s[st + 1] == '.'))
+      return 0; /* "a//b", "./a", "..": the glob's rules */
+    st = i + 1;
+  }
+  if (!(r->lit = strndup(s, n))) return 0;
+  r->llen = n;
+  r->kind = R_PATH;
+  return 1;
+}
+
 /* One line (without its newline) to a rule; 0 if it holds none. */
 static int parse_line(const char *s, size_t n, rule *out) {
   if (n && s[n - 1] == '\r') n--;
@@ -118,6 +135,10 @@ static int parse_line(const char *s, size_t n, rule *out) {
   if (n + 4 > sizeof buf) return 0;
   if (!anchored) memcpy(buf, "**/", 3), bl = 3;
   else if (s[0] == '/') s++, n--;
+  if (anchored && path_rule(s, n, &nr)) {
+    *out = nr;
+    return 1;
+  }
   memcpy(buf + bl, s, n);
   bl += n;
   const char *why;
@@ -162,6 +183,7 @@ static int rule_match(const rule *r, const char *path, const char *base,
   case R_SUFFIX: return bl >= r->llen && !memcmp(base + bl - r->llen, r->lit, r->llen);
   case R_PREFIX: return bl >= r->llen && !memcmp(base, r->lit, r->llen);
   case R_NAMEGLOB: return bw_glob_matchn(r->g, base, bl);
+  case R_PATH: return !strcmp(path, r->lit);
   default: return bw_glob_match(r->g, path);
   }
 }
