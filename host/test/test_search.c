@@ -166,6 +166,35 @@ static void test_ignore_names(void) {
   }
 }
 
+/* Several rules: the last one that matches counts, whichever way each is
+ * looked up (indexed names, extensions, paths; the others in turn). The
+ * reference evaluates each line alone, last first. */
+static void test_ignore_order(void) {
+  static const char *sets[] = {
+      "*.o\n!keep.o\n", "!keep.o\n*.o\n", "build/\n!build\n", "!build\nbuild/\n",
+      "/a/b\n!*b\n", "!b\n/a/b\n", "*.o\n!*.o\nx.o/\n", "x*\n!*.c\n/x.c\n*.c/\n",
+      "*.gz\n*.tar.gz\n!a.tar.gz\n", "a/**\n!*.h\n", "*\n!*.c\n!*/\n", "core\n!/core\ncore/\n"};
+  static const char *paths[] = {
+      "keep.o", "x.o", "d/keep.o", "build", "d/build", "a/b", "b", "d/a/b", "x.c", "x.h",
+      "d/x.c", "a.tar.gz", "b.tar.gz", "a/x.h", "a/x.c", "core", "d/core", "o", ".o"};
+  for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+    char lines[8][32];
+    size_t nl = 0;
+    for (const char *p = sets[i]; *p && nl < 8;) {
+      const char *e = strchr(p, '\n');
+      snprintf(lines[nl++], sizeof lines[0], "%.*s\n", (int)(e - p), p);
+      p = e + 1;
+    }
+    for (size_t j = 0; j < sizeof paths / sizeof *paths; j++)
+      for (int dir = 0; dir < 2; dir++) {
+        int want = 0;
+        for (size_t k = nl; k-- > 0 && !want;) want = im(lines[k], paths[j], dir);
+        CHECK(im(sets[i], paths[j], dir) == want, "rules %zu on %s (dir %d): want %d", i,
+              paths[j], dir, want);
+      }
+  }
+}
+
 /* Cases from gitignore(5). */
 static void test_ignore(void) {
   CHECK(im("*.o\n", "a/b/x.o", 0) == 1, "no slash: any depth");
@@ -189,6 +218,7 @@ static void test_ignore(void) {
   CHECK(im("a/**/b\n", "a/x/y/b", 0) == 1, "a/**/b: several dirs");
   CHECK(im("crlf\r\n", "crlf", 0) == 1, "CRLF ignore file");
   test_ignore_names();
+  test_ignore_order();
 }
 
 /* ---- the tree ---- */

@@ -36,9 +36,27 @@ typedef struct rule {
   int kind, neg, dir_only;
 } rule;
 
+/* The compares, indexed: a slot per distinct name (R_NAME), extension
+ * (R_SUFFIX of one ".ext") or path (R_PATH) with the last rule of it,
+ * and the last that is not dir-only (+1; 0 none). A match looks up the
+ * entry's basename, extension and path, then runs only the other rules
+ * that come after the best of those, last first: the last matching rule
+ * is the one that counts. */
+typedef struct slot {
+  const char *key; /* a rule's lit */
+  size_t klen;
+  int kind;
+  size_t any, file;
+} slot;
+
 struct bw_ignore {
   rule *r;
   size_t n, cap;
+  slot *h;       /* open addressing, hcap a power of two; NULL: no index */
+  size_t hcap;
+  size_t *rest;  /* the other rules' indexes, ascending */
+  size_t nrest;
+  int has_path;
 };
 
 static void rule_free(rule *r) {
@@ -46,8 +64,18 @@ static void rule_free(rule *r) {
   free(r->lit);
 }
 
+static void index_free(bw_ignore *ig) {
+  free(ig->h);
+  free(ig->rest);
+  ig->h = NULL;
+  ig->rest = NULL;
+  ig->hcap = ig->nrest = 0;
+  ig->has_path = 0;
+}
+
 void bw_ignore_free(bw_ignore *ig) {
   if (!ig) return;
+  index_free(ig);
   for (size_t i = 0; i < ig->n; i++) rule_free(&ig->r[i]);
   free(ig->r);
   free(ig);
@@ -148,6 +176,63 @@ static int parse_line(const char *s, size_t n, rule *out) {
   return 1;
 }
 
+static size_t hash_key(int kind, const char *k, size_t n) {
+  size_t h = 1469598103934665603ULL ^ (size_t)kind;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* A one-dot suffix (".o") is an extension: looked up, not compared. */
+static int is_ext(const rule *r) {
+  return r->kind == R_SUFFIX && r->llen > 1 && r->lit[0] == '.' &&
+         !memchr(r->lit + 1, '.', r->llen - 1);
+}
+
+static slot *find_slot(const bw_ignore *ig, int kind, const char *k, size_t n) {
+  size_t m = ig->hcap - 1;
+  for (size_t i = hash_key(kind, k, n) & m;; i = (i + 1) & m) {
+    slot *s = &ig->h[i];
+    if (!s->key || (s->kind == kind && s->klen == n && !memcmp(s->key, k, n)))
+      return s;
+  }
+}
+
+/* Build the index of ig's rules; without memory, none (every rule is
+ * then run in turn, as the index would have chosen). */
+static void index_build(bw_ignore *ig) {
+  index_free(ig);
+  size_t hcap = 16;
+  while (hcap < ig->n * 2) hcap *= 2;
+  ig->h = calloc(hcap, sizeof *ig->h);
+  ig->rest = malloc((ig->n ? ig->n : 1) * sizeof *ig->rest);
+  if (!ig->h || !ig->rest) {
+    index_free(ig);
+    return;
+  }
+  ig->hcap = hcap;
+  for (size_t i = 0; i < ig->n; i++) {
+    const rule *r = &ig->r[i];
+    if (r->kind != R_NAME && r->kind != R_PATH && !is_ext(r)) {
+      ig->rest[ig->nrest++] = i;
+      continue;
+    }
+    int kind = r->kind == R_SUFFIX ? R_SUFFIX : r->kind;
+    ig->has_path |= kind == R_PATH;
+    slot *s = find_slot(ig, kind, r->lit, r->llen);
+    s->key = r->lit;
+    s->klen = r->llen;
+    s->kind = kind;
+    s->any = i + 1;
+    if (!r->dir_only) s->file = i + 1;
+  }
+}
+
+static size_t lookup(const bw_ignore *ig, int kind, const char *k, size_t n,
+                     int is_dir) {
+  const slot *s = find_slot(ig, kind, k, n);
+  return s->key ? (is_dir ? s->any : s->file) : 0;
+}
+
 bw_ignore *bw_ignore_parse(const char *text, size_t len) {
   bw_ignore *ig = calloc(1, sizeof *ig);
   if (!ig) return NULL;
@@ -163,6 +248,7 @@ bw_ignore *bw_ignore_parse(const char *text, size_t len) {
     bw_ignore_free(ig);
     return NULL;
   }
+  index_build(ig);
   return ig;
 }
 
@@ -173,6 +259,7 @@ bw_ignore *bw_ignore_merge(bw_ignore *high, bw_ignore *more) {
     if (push_rule(more, high->r[i])) rule_free(&high->r[i]);
   high->n = 0;
   bw_ignore_free(high);
+  index_build(more);
   return more;
 }
 
@@ -188,9 +275,33 @@ static int rule_match(const rule *r, const char *path, const char *base,
   }
 }
 
+static int indexed_match(const bw_ignore *ig, const char *path, int is_dir,
+                         const char *base, size_t bl) {
+  size_t best = lookup(ig, R_NAME, base, bl, is_dir); /* rule index + 1 */
+  const char *dot = memrchr(base, '.', bl);
+  if (dot) {
+    size_t e = lookup(ig, R_SUFFIX, dot, bl - (size_t)(dot - base), is_dir);
+    if (e > best) best = e;
+  }
+  if (ig->has_path) {
+    size_t e = lookup(ig, R_PATH, path, strlen(path), is_dir);
+    if (e > best) best = e;
+  }
+  for (size_t j = ig->nrest; j-- > 0 && ig->rest[j] + 1 > best;) {
+    const rule *r = &ig->r[ig->rest[j]];
+    if (r->dir_only && !is_dir) continue;
+    if (rule_match(r, path, base, bl)) {
+      best = ig->rest[j] + 1;
+      break;
+    }
+  }
+  return best ? (ig->r[best - 1].neg ? -1 : 1) : 0;
+}
+
 int bw_ignore_match(const bw_ignore *ig, const char *path, int is_dir) {
   const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
   size_t bl = strlen(base);
+  if (ig->h) return indexed_match(ig, path, is_dir, base, bl);
   for (size_t i = ig->n; i-- > 0;) {
     const rule *r = &ig->r[i];
     if (r->dir_only && !is_dir) continue;
