@@ -3,8 +3,10 @@
 # corpus, in the same run: a tree of many small files (a real node_modules
 # installed from the npm registry, >= 30k files), one generated ~200 MB text
 # file (the system's C headers repeated), the same 200 MB cut into 4 MiB
-# files in one directory ("mid"), and the Linux tree bench/grep.sh uses
-# when it is already extracted. Six query kinds on each, timed with
+# files in one directory ("mid"), the Linux tree bench/grep.sh uses
+# when it is already extracted, and "src": a 20,000-file part of that tree
+# made a git repository, so its ~300 .gitignore files (a long one at the
+# top) apply, as in a real checkout. Six query kinds on each, timed with
 # hyperfine (medians of BENCH_GREP_RUNS runs after a warm-up, output to a
 # file); burrow as a one-shot `burrow call grep`. Prints a markdown table
 # of medians, the ratio burrow / rg, and both result counts (rg lines or
@@ -15,7 +17,7 @@
 #   BURROW_BASE      a second burrow binary to time beside it ("before")
 #   BENCH_CACHE      where corpora are built once (default /var/tmp/burrow-shapes)
 #   BENCH_GREP_RUNS  hyperfine --runs per command (default 5)
-#   BENCH_SHAPES     which corpora (default "small big mid linux")
+#   BENCH_SHAPES     which corpora (default "small big mid linux src")
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,7 +25,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BASE=${BURROW_BASE:-}
 CACHE=${BENCH_CACHE:-/var/tmp/burrow-shapes}
 RUNS=${BENCH_GREP_RUNS:-5}
-SHAPES=${BENCH_SHAPES:-small big mid linux}
+SHAPES=${BENCH_SHAPES:-small big mid linux src}
 LINUX=${BENCH_LINUX:-/var/tmp/burrow-bench/linux-source-6.1}
 
 [ -x "$BIN" ] || { echo "bench/grep_shapes: $BIN not found: run make first" >&2; exit 2; }
@@ -70,6 +72,18 @@ if [[ " $SHAPES " == *" mid "* ]] && [ ! -f "$CACHE/mid/f000" ]; then
   (cd "$CACHE/mid" && split -C 4194304 -d -a 3 ../big/big.txt f)
 fi
 
+# a real source tree of 20k+ files in git: the top-level dirs of the Linux
+# tree below, its top .gitignore without Debian's packaging lines (which
+# ignore everything but debian/), `git init` so ignore files apply
+if [[ " $SHAPES " == *" src "* ]] && [ -d "$LINUX" ] && [ ! -d "$CACHE/src/.git" ]; then
+  echo "+ copying a 20k-file part of $LINUX into $CACHE/src (once)"
+  rm -rf "$CACHE/src" && mkdir -p "$CACHE/src"
+  (cd "$LINUX" && cp -r fs include kernel net sound tools security crypto lib mm block scripts \
+    init ipc virt Makefile "$CACHE/src/")
+  sed '/^# Debian packaging/,$d' "$LINUX/.gitignore" > "$CACHE/src/.gitignore"
+  git -C "$CACHE/src" init -q
+fi
+
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/burrow-shapes.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 CAPS="--cap max_matches=100000000 --cap max_entries=100000000 --cap max_result_bytes=4GiB --cap max_file_size=1GiB"
@@ -95,6 +109,7 @@ for shape in $SHAPES; do
     big) dir=$CACHE/big ;;
     mid) dir=$CACHE/mid ;;
     linux) dir=$LINUX; [ -d "$dir" ] || { echo "(linux tree not at $dir: skipped)" >&2; continue; } ;;
+    src) dir=$CACHE/src; [ -d "$dir/.git" ] || { echo "(no linux tree to copy src from: skipped)" >&2; continue; } ;;
   esac
   cd "$dir"
   for i in "${!NAMES[@]}"; do

@@ -48,6 +48,12 @@ static int gm(const char *pat, const char *path) {
 static void test_glob(void) {
   static const struct { const char *pat, *path; int want; } cases[] = {
       {"*.c", "a.c", 1},           {"*.c", "dir/a.c", 0},
+      /* the NFA's answers where "**" + "/" + X and one-segment patterns
+         take a short cut: the last component, and the edges left to it */
+      {"**/*.c", "x/a.c/", 1},     {"**/*", "", 0},
+      {"*", "", 0},                {"**/a", "/a", 1},
+      {"**/a", "x//a", 1},         {"**/*.c", "a.c/x", 0},
+      {"**/[ab]", "x/b", 1},       {"**/?", "x/yz", 0},
       {"**/*.c", "a.c", 1},        {"**/*.c", "x/y/a.c", 1},
       {"**/*.c", "x/y/a.h", 0},    {"src/**/*.h", "src/a.h", 1},
       {"src/**/*.h", "src/x/y/a.h", 1}, {"src/**/*.h", "lib/a.h", 0},
@@ -121,6 +127,80 @@ static int im(const char *rules, const char *path, int is_dir) {
   return m;
 }
 
+/* A pattern without a slash is matched on the basename alone (a compare
+ * for a name, "*.ext", "name*"): each must agree with the whole-path glob
+ * "**" "/" X it stands for, on paths at several depths. */
+static void test_ignore_names(void) {
+  static const char *pats[] = {
+      "x.o", "*.o", "*.tar.gz", "foo*", "*", "?.c", "*.[ch]", "a*b", "\\*lit",
+      "*~", "x#*#", ".*", "x", "*x*", "Makefile", "modules.order", "*.c.[012]*.*",
+      "core", "ncscope.*", "**", "foo**", "\\#x"};
+  /* walker paths: no trailing "/" */
+  static const char *paths[] = {
+      "x.o", "a/x.o", "a/b/x.o", "x.oo", "a/.o", "foo", "a/foo.c", "foobar/b",
+      "a.tar.gz", "d/a.tar.gz", "tar.gz", "q.c", "d/q.h", "d/qq.c", "ab", "d/axxb",
+      "*lit", "d/*lit", "f~", "#a#", ".hidden", "d/.x", "x", "y/x", "yx", "Makefile",
+      "d/Makefile.in", "modules.order", "a.c.0x.y", "core", "d/core", "ncscope.out",
+      "x#a#", "#x", "a/#x", "\\#x"};
+  for (size_t i = 0; i < sizeof pats / sizeof *pats; i++) {
+    char full[64];
+    snprintf(full, sizeof full, "**/%s", pats[i]);
+    const char *why;
+    bw_glob *g = bw_glob_compile(full, strlen(full), 0, &why);
+    char rule[64];
+    snprintf(rule, sizeof rule, "%s\n", pats[i]);
+    for (size_t j = 0; j < sizeof paths / sizeof *paths; j++) {
+      int want = g && bw_glob_match(g, paths[j]) ? 1 : 0;
+      CHECK(im(rule, paths[j], 0) == want, "rule %s on %s: the glob says %d", pats[i], paths[j], want);
+    }
+    bw_glob_free(g);
+  }
+  /* anchored names (a compare when plain) against the glob of the same */
+  static const char *anch[] = {"/x", "/a/b", "a/b", "a//b", "/./a", "a/./b", "/a/b/c", "/a/b*"};
+  static const char *apaths[] = {"x", "a/x", "a/b", "a/b/c", "b", "a", "a/bb", "x/a/b"};
+  for (size_t i = 0; i < sizeof anch / sizeof *anch; i++) {
+    const char *p = anch[i] + (anch[i][0] == '/');
+    const char *why;
+    bw_glob *g = bw_glob_compile(p, strlen(p), 0, &why);
+    char rule[64];
+    snprintf(rule, sizeof rule, "%s\n", anch[i]);
+    for (size_t j = 0; j < sizeof apaths / sizeof *apaths; j++) {
+      int want = g && bw_glob_match(g, apaths[j]) ? 1 : 0;
+      CHECK(im(rule, apaths[j], 0) == want, "rule %s on %s: the glob says %d", anch[i], apaths[j], want);
+    }
+    bw_glob_free(g);
+  }
+}
+
+/* Several rules: the last one that matches counts, whichever way each is
+ * looked up (indexed names, extensions, paths; the others in turn). The
+ * reference evaluates each line alone, last first. */
+static void test_ignore_order(void) {
+  static const char *sets[] = {
+      "*.o\n!keep.o\n", "!keep.o\n*.o\n", "build/\n!build\n", "!build\nbuild/\n",
+      "/a/b\n!*b\n", "!b\n/a/b\n", "*.o\n!*.o\nx.o/\n", "x*\n!*.c\n/x.c\n*.c/\n",
+      "*.gz\n*.tar.gz\n!a.tar.gz\n", "a/**\n!*.h\n", "*\n!*.c\n!*/\n", "core\n!/core\ncore/\n"};
+  static const char *paths[] = {
+      "keep.o", "x.o", "d/keep.o", "build", "d/build", "a/b", "b", "d/a/b", "x.c", "x.h",
+      "d/x.c", "a.tar.gz", "b.tar.gz", "a/x.h", "a/x.c", "core", "d/core", "o", ".o"};
+  for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+    char lines[8][32];
+    size_t nl = 0;
+    for (const char *p = sets[i]; *p && nl < 8;) {
+      const char *e = strchr(p, '\n');
+      snprintf(lines[nl++], sizeof lines[0], "%.*s\n", (int)(e - p), p);
+      p = e + 1;
+    }
+    for (size_t j = 0; j < sizeof paths / sizeof *paths; j++)
+      for (int dir = 0; dir < 2; dir++) {
+        int want = 0;
+        for (size_t k = nl; k-- > 0 && !want;) want = im(lines[k], paths[j], dir);
+        CHECK(im(sets[i], paths[j], dir) == want, "rules %zu on %s (dir %d): want %d", i,
+              paths[j], dir, want);
+      }
+  }
+}
+
 /* Cases from gitignore(5). */
 static void test_ignore(void) {
   CHECK(im("*.o\n", "a/b/x.o", 0) == 1, "no slash: any depth");
@@ -143,6 +223,8 @@ static void test_ignore(void) {
   CHECK(im("a/**/b\n", "a/b", 0) == 1, "a/**/b: zero dirs");
   CHECK(im("a/**/b\n", "a/x/y/b", 0) == 1, "a/**/b: several dirs");
   CHECK(im("crlf\r\n", "crlf", 0) == 1, "CRLF ignore file");
+  test_ignore_names();
+  test_ignore_order();
 }
 
 /* ---- the tree ---- */

@@ -350,8 +350,21 @@ static int run(const alt *a, const char *path, size_t len, int cf,
 
 int bw_glob_matchn(const bw_glob *g, const char *path, size_t len) {
   unsigned char st[MAX_SEGS + 1];
-  for (int i = 0; i < g->n; i++)
-    if (run(&g->a[i], path, len, g->fold, st) && st[g->a[i].n]) return 1;
+  /* Without the NFA: one segment against a one-component path, and
+   * "**" + "/" + X (X one segment) against the last component, which is
+   * all the NFA would test of it ("a/" and "" are left to the NFA). */
+  const char *slash = len ? memrchr(path, '/', len) : NULL;
+  int one = len && !slash, last = len && path[len - 1] != '/';
+  const char *base = slash ? slash + 1 : path;
+  size_t bl = len - (size_t)(base - path);
+  for (int i = 0; i < g->n; i++) {
+    const alt *a = &g->a[i];
+    if (one && a->n == 1 && a->s[0].kind != SEG_STAR2) {
+      if (seg_match(&a->s[0], path, len, g->fold)) return 1;
+    } else if (last && a->n == 2 && a->s[0].kind == SEG_STAR2 && a->s[1].kind != SEG_STAR2) {
+      if (seg_match(&a->s[1], base, bl, g->fold)) return 1;
+    } else if (run(a, path, len, g->fold, st) && st[a->n]) return 1;
+  }
   return 0;
 }
 
