@@ -376,6 +376,33 @@ describe(H.tag("core.state_open{kind = 'redis'}"), function()
     H.sh(("redis-cli -p %d -a Sp3c-secret --no-auth-warning config set requirepass ''"):format(srv.port))
   end)
 
+  -- issue 45: "after 50,000 stateless calls of one token the quota state
+  -- holds one record for that principal (asserted on the store, embedded
+  -- and Redis) and the tenant's other tokens are served" (the embedded
+  -- half: spec/policy/principal_spec.lua)
+  it("50,000 requests of one token, each a session of its own: one budget for it in Redis", function()
+    local st = open()
+    local root = H.tmpdir()
+    H.write(root, "file.txt", "hello\n")
+    local ws = assert(require("burrow").open { roots = { { path = root } }, state = st,
+      policies = { { name = "quotas", max_calls_per_minute = 1000000, max_bytes_written = 1000 } } })
+    local function call(tool, args, k, n)
+      return ws:call(tool, args, { session = { id = "http:" .. n, tenant = "team", token = k } })
+    end
+    for i = 1, 50000 do assert(call("stat", { path = "file.txt" }, "aaaa", i)) end
+    -- one calls-per-minute counter (two if the minute turned meanwhile)
+    local n = st:count("team")
+    assert.is_true(n >= 1 and n <= 2, tostring(n))
+    assert(call("write_file", { path = "w.txt", content = ("x"):rep(600) }, "aaaa", 0))
+    assert.is_true(st:count("team") <= 3, "and one byte budget")
+    assert(call("write_file", { path = "v.txt", content = ("y"):rep(900) }, "bbbb", 0), "another token: served")
+    local _, msg, code = call("write_file", { path = "u.txt", content = ("z"):rep(600) }, "aaaa", 99)
+    assert.equal("POLICY_DENIED", code)
+    assert.truthy(msg:find("(600 used)", 1, true), msg)
+    ws:close()
+    st:close()
+  end)
+
   it("raises on misuse and refuses a bad URL", function()
     assert.has_error(function() core.state_open { kind = "redis" } end, "state_open: a redis store needs a url")
     assert.has_error(function() core.state_open { kind = "redis", url = srv.url, verify = "no" } end)
