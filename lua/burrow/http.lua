@@ -585,6 +585,10 @@ function http.serve(o, hc, listen)
     shutdown_grace = hc.shutdown_grace or http.SHUTDOWN_GRACE, store = store,
     session_ttl = hc.session_ttl, max_body = hc.max_body, max_calls = hc.max_calls,
     max_sessions = hc.max_sessions, replay = hc.replay, retry_ms = hc.retry_ms, max_kept_bytes = hc.max_kept_bytes,
+    -- the streams' event logs in the store (httpevlog.c): a quarter of the
+    -- tenant's share, so one token's streams never fill what the tenant's
+    -- sessions, quotas and approvals need (undo takes at most a half)
+    events_budget = store and (main_state.max_bytes_per_tenant or 8 * 1024 * 1024) // 4 or nil,
     max_queued = hc.max_queued, max_session_queued = hc.max_session_queued,
     -- one tenant may fill half the shared queue when there are several
     max_tenant_queued = hc.max_tenant_queued

@@ -34,7 +34,7 @@ const stopped = (p) => new Promise((r) => { if (p.exitCode !== null || p.signalC
 
 // Redis, three instances on one folder (an "ask" policy on held/), HAProxy
 // round robin without a stick table (with checks: a dead instance is out).
-async function cluster({ checks = false } = {}) {
+async function cluster({ checks = false, share = null } = {}) {
   assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
   assert.ok(HAPROXY, "haproxy is missing: apt-get install haproxy (make deps installs it)");
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-shared-streams-")));
@@ -60,7 +60,7 @@ async function cluster({ checks = false } = {}) {
     const sha2 = crypto.createHash("sha256").update(OTHER).digest("hex");
     fs.writeFileSync(path.join(tmp, "burrow.yaml"), "roots: [shared]\n"
       + "policies: [./ask.lua]\n"
-      + `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 2s}\n`
+      + `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 2s${share ? `, max_bytes_per_tenant: ${share}` : ""}}\n`
       + `http:\n  approval_key_file: approval.key\n  tokens:\n    - {sha256: ${sha}}\n    - {sha256: ${sha2}}\n`);
     for (let i = 0; i < 3; i++) burrows.push(await startHttp(["--config", path.join(tmp, "burrow.yaml")]));
     const port = await freePort();
@@ -282,6 +282,53 @@ test("the GET stream hears the server's messages from every instance; kill -9 of
       const down = await getStream(cl.url, sid, ids.at(-1));
       assert.equal(down.status, 503, down.body);
       assert.match(down.body, /STORE_UNAVAILABLE/);
+    } finally {
+      await cl.stop();
+    }
+  });
+
+// One token's streams must not fill what its tenant's other tokens need
+// in the store (issue 45: "one client locks its tenant out" is what it
+// fixed): the logs of a tenant's streams hold at most a quarter of its
+// share (the events budget); past it a stream keeps none of its events
+// there, and the tenant's other token still opens sessions and calls.
+test("one token's stream logs stay within the tenant's events budget; another token of the tenant is served",
+  { timeout: 180_000 }, async () => {
+    const SHARE = 1024 * 1024, BUDGET = SHARE / 4;
+    const cl = await cluster({ share: "1MiB" });
+    try {
+      // five sessions, each answering 15 reads of 26 KB: about 2 MB of events wanted
+      const sids = [];
+      for (let k = 0; k < 5; k++) sids.push(await session(cl.url));
+      await Promise.all(sids.map(async (sid, k) => {
+        for (let i = 0; i < 15; i++) {
+          const rr = await post(cl.url, sid, { jsonrpc: "2.0", id: 1000 * k + i, method: "tools/call",
+            params: { name: "read_file", arguments: { path: "big.txt" } } });
+          assert.equal(rr.status, 200);
+          assert.equal(rr.messages.at(-1)?.result?.isError, undefined, JSON.stringify(rr.messages.at(-1)).slice(0, 300));
+        }
+      }));
+      if (REDIS_CLI) {
+        const cli = (...args) => spawnSync(REDIS_CLI, ["-p", String(cl.rport), ...args], { encoding: "utf8" }).stdout.trim();
+        const keys = cli("--scan", "--pattern", "*:e:events/*").split("\n").filter(Boolean);
+        const held = keys.reduce((n, k) => n + Number(cli("HSTRLEN", k, "d")), 0);
+        assert.ok(held <= BUDGET + 16 * 1024, `the tenant's logs hold ${held} bytes, budget ${BUDGET}`);
+        assert.ok(held > BUDGET / 4, `the logs were used: ${held} bytes`);
+      }
+      // the tenant's other token: a session of its own and a call, served
+      const r = await fetch(cl.url, { method: "POST", headers: headers(null, OTHER), body: JSON.stringify({
+        jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25",
+          clientInfo: { name: "other", version: "1" }, capabilities: {} } }) });
+      const body = await r.text();
+      assert.equal(r.status, 200, body);
+      const osid = r.headers.get("mcp-session-id");
+      const h = headers(osid, OTHER);
+      assert.equal((await fetch(cl.url, { method: "POST", headers: h,
+        body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) })).status, 202);
+      const c = await fetch(cl.url, { method: "POST", headers: h, body: JSON.stringify({ jsonrpc: "2.0", id: 2,
+        method: "tools/call", params: { name: "stat", arguments: { path: "big.txt" } } }) });
+      assert.equal(c.status, 200);
+      assert.match(await c.text(), /size: 26000/);
     } finally {
       await cl.stop();
     }

@@ -48,6 +48,8 @@ typedef struct bw_http_opts {
   int max_sessions_per_address; /* live sessions made from one address (0: no share) */
   int max_calls;       /* default requests in flight per token */
   int replay;          /* events kept per SSE stream for Last-Event-ID */
+  size_t events_budget; /* with a shared store: bytes of events a tenant's
+                           streams' logs there may hold (0: no budget) */
   size_t max_kept_bytes; /* their bytes, per tenant, all its sessions (0: 64 MiB) */
   size_t max_queued;   /* body bytes waiting for the workers, in all */
   int max_streams;     /* default per-tenant cap on long streams open: GET

@@ -45,6 +45,8 @@ enum {
   SUBS = 64                    /* tenants followed (one subscription each) */
 };
 #define CHANNEL "burrow.events"
+#define BUDGET_KEY "events/bytes" /* the tenant's logs' bytes (opts.events_budget) */
+#define EVENT_COST 32             /* an event's line in the record, charged with its data */
 #define MAGIC "burrow-events 1\n"
 
 /* ------------------------------------------------------------ the record */
@@ -156,6 +158,15 @@ static lstream *rec_find(struct bwh_evrec *r, long id) {
   return NULL;
 }
 
+/* What a record holds, as the budget charges it: its events' data and
+ * lines. */
+static long long rec_bytes(const struct bwh_evrec *r) {
+  long long n = 0;
+  for (int i = 0; r && i < r->n; i++)
+    for (int j = 0; j < r->s[i].n; j++) n += (long long)r->s[i].e[j].len + EVENT_COST;
+  return n;
+}
+
 static void drop_first(lstream *st) {
   memmove(st->e, st->e + 1, (size_t)(st->n - 1) * sizeof *st->e);
   st->n--;
@@ -234,6 +245,24 @@ static int rec_get(bw_http *h, int tenant, const char *sid, struct bwh_evrec **o
   return *out ? 0 : -1;
 }
 
+static double window_of(const bw_http *h) {
+  double t = 2 * ttl_of(h);
+  return t > BW_STATE_TTL_MAX ? BW_STATE_TTL_MAX : t;
+}
+
+/* Charge delta bytes to the tenant's logs' budget (a refund when below 0):
+ * 0 when the budget refuses or the store does not answer. The counter is
+ * a window of twice the session TTL (a log that expired is not refunded:
+ * the tenant's logs hold at most twice the budget). */
+static int charge(bw_http *h, int tenant, long long delta) {
+  if (!h->o.events_budget || !delta) return 1;
+  int added = 0;
+  int64_t value = 0;
+  int rc = bw_state_add(h->o.store, tenant_of(h, tenant), BUDGET_KEY, delta,
+                        delta > 0 ? (int64_t)h->o.events_budget : -1, window_of(h), &added, &value);
+  return rc == BW_OK && added;
+}
+
 long bwh_evlog_append(bw_http *h, int tenant, const char *sid, long stream_id, long seq,
                       const char *data, size_t n, int done) {
   if (!h->evlog) return -1;
@@ -244,6 +273,7 @@ long bwh_evlog_append(bw_http *h, int tenant, const char *sid, long stream_id, l
     struct bwh_evrec *r;
     uint64_t ver = 0;
     if (rec_get(h, tenant, sid, &r, &ver)) return -1;
+    long long before = rec_bytes(r);
     lstream *st = rec_find(r, stream_id);
     if (!st) {
       st = &r->s[r->n++]; /* room: LOG_STREAMS + 1, trimmed below */
@@ -263,16 +293,31 @@ long bwh_evlog_append(bw_http *h, int tenant, const char *sid, long stream_id, l
     }
     if (done) st->done = 1;
     rec_trim(r, stream_id);
+    long long delta = rec_bytes(r) - before;
+    int charged = delta > 0 && charge(h, tenant, delta);
+    if (delta > 0 && !charged) {
+      /* past the tenant's budget: this stream keeps none of its events
+       * (a resumption elsewhere finds them gone, as the oldest go, never
+       * a gap among those kept); the record only shrinks */
+      lstream *mine = rec_find(r, stream_id); /* (rec_trim may have moved it) */
+      if (mine) mine->n = 0;
+      delta = rec_bytes(r) - before;
+    }
     size_t len = 0;
     char *text = rec_text(r, &len);
     rec_free(r);
-    if (!text) return -1;
     int ok = 0;
     uint64_t nv = 0;
-    int rc = bw_state_cas(h->o.store, tenant_of(h, tenant), key, ver, text, len, ttl_of(h), &ok, &nv);
+    int rc = text ? bw_state_cas(h->o.store, tenant_of(h, tenant), key, ver, text, len, ttl_of(h), &ok, &nv)
+                  : BW_ENOMEM;
     free(text);
+    if (rc == BW_OK && ok) {
+      got = at;
+      if (delta < 0) (void)charge(h, tenant, delta); /* given back (a failure over-counts: the safe side) */
+    } else if (charged) {
+      (void)charge(h, tenant, -delta); /* not written: given back */
+    }
     if (rc != BW_OK) return -1;
-    if (ok) got = at;
   }
   if (got < 0) return -1; /* lost every round to other writers */
   char msg[64];
@@ -286,7 +331,12 @@ void bwh_evlog_forget(bw_http *h, int tenant, const char *sid) {
   char key[48];
   key_of(key, sid);
   int deleted = 0;
-  (void)bw_state_del(h->o.store, tenant_of(h, tenant), key, 0, &deleted);
+  struct bwh_evrec *r = NULL;
+  uint64_t ver = 0;
+  long long held = rec_get(h, tenant, sid, &r, &ver) ? 0 : rec_bytes(r);
+  rec_free(r);
+  if (bw_state_del(h->o.store, tenant_of(h, tenant), key, 0, &deleted) == BW_OK && deleted && held)
+    (void)charge(h, tenant, -held); /* its bytes given back */
 }
 
 long bwh_evlog_base(const bw_http *h) { return h->evlog ? h->evlog->base : 1; }

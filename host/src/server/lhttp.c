@@ -449,7 +449,7 @@ static int server_end(server *srv, int stopped, double by) {
 }
 
 /* burrow.server.http_start{host, port, workers, max_running, session_ttl, max_body,
- * max_calls, max_sessions, max_sessions_per_address, replay,
+ * max_calls, max_sessions, max_sessions_per_address, replay, events_budget,
  * max_kept_bytes, max_queued, max_session_queued, max_tenant_queued, max_streams,
  * max_listens, max_connections,
  * max_connections_per_address, max_unauthenticated, auth_timeout,
@@ -483,6 +483,7 @@ static int l_http_start(lua_State *L) {
   o->max_sessions = (int)opt_number(L, 1, "max_sessions", 1000);
   o->max_sessions_per_address = (int)opt_number(L, 1, "max_sessions_per_address", 0);
   o->replay = (int)opt_number(L, 1, "replay", 256);
+  o->events_budget = (size_t)opt_number(L, 1, "events_budget", 0);
   o->max_kept_bytes = (size_t)opt_number(L, 1, "max_kept_bytes", 64 << 20);
   o->max_queued = (size_t)opt_number(L, 1, "max_queued", 256 << 20);
   o->max_session_queued = (size_t)opt_number(L, 1, "max_session_queued", 32 << 20);
