@@ -22,6 +22,7 @@ caps.defaults = {
   max_edit_files_bytes = 64 * 1024 * 1024, -- new contents one such change stages, all files together
   max_watches = 256,             -- file watches at once (ws:watch, resources/subscribe)
   watch_interval_ms = 100,       -- a watch is reported at most once per interval
+  task_after_ms = 500,           -- a call of a tool that supports MCP tasks, still running this long, becomes one (burrow.tasks)
   untrusted_boundary = false,    -- wrap read_file text in helix's untrusted-content tags
 }
 

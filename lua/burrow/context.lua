@@ -413,6 +413,10 @@ end
 function Ctx:settle(st, size_arg)
   if st:pending() then
     local ok, msg, code, details = self:judge_stage(st)
+    -- the last look before the commit (a call that ran long becomes a task
+    -- here too, e.g. a removal whose commit unlinks the tree): a cancel
+    -- until now puts everything back
+    if ok and self:cancelled() then ok, msg, code = nil, "the call was cancelled; nothing was done", "EAGAIN" end
     if ok and size_arg then ok, msg, code, details = self:commit(size_arg, st:totals().bytes) end
     if not ok then
       local back, restored = st:abort()
@@ -726,11 +730,16 @@ function context.untrusted(roots, text, path, op, workspace)
     :format(TAG, attr(workspace or info.mount), attr(op), attr(path), body, TAG)
 end
 
--- A staged subtree's progress (roots:stage_*'s progress option): "VERB N
--- entries" to a client that asked for progress, else nil.
+-- A staged subtree's progress (roots:stage_*'s progress option, called
+-- every 1024 entries): "VERB N entries" to a client that asked for
+-- progress, and a look at the call's cancel (ctx:cancelled, as grep's walk
+-- looks: where a call long enough becomes a task, and where a task
+-- cancelled through the store, on any instance, stops the staging).
 function Ctx:tree_progress(verb)
-  if not self.hooks.progress then return nil end
-  return function(n) self:progress(n, nil, ("%s %d entries"):format(verb, n)) end
+  return function(n)
+    if self.hooks.progress then self:progress(n, nil, ("%s %d entries"):format(verb, n)) end
+    return self:cancelled()
+  end
 end
 
 -- Report progress to a client that asked for it (MCP progressToken).

@@ -40,7 +40,7 @@ tasks.EXT = "io.modelcontextprotocol/tasks"
 tasks.TTL = 3600      -- seconds a task is kept after its creation (ttlMs)
 tasks.MAX = 32        -- tasks one principal (tenant and token) holds at once
 tasks.POLL_MS = 1000  -- pollIntervalMs: how often a client may ask
-tasks.AFTER = 0.5     -- seconds a call of a tool that supports tasks runs before it becomes one
+tasks.AFTER = 0.5     -- seconds a call of a tool that supports tasks runs before it becomes one (the cap task_after_ms sets it)
 tasks.CHECK = 0.2     -- seconds between a running task's looks at its record (a cancel)
 tasks.MAX_RESULT = 1000 * 1000 -- bytes of a result a record keeps (the store's records are 1 MiB)
 
@@ -200,7 +200,8 @@ end
 function tasks.tick(server, tc, id, name, args)
   if not server.channel.detach then return end
   if not tc.rec then
-    if core.now() - tc.started >= tasks.AFTER then tasks.escalate(server, tc, id, name, args) end
+    local after = server.ws.caps and server.ws.caps.task_after_ms
+    if core.now() - tc.started >= (after and after / 1000 or tasks.AFTER) then tasks.escalate(server, tc, id, name, args) end
   elseif not tc.detached then
     tasks.detach(server, tc, id)
   end

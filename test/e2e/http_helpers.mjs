@@ -2,8 +2,10 @@
 // read its URL from stderr; parse an SSE body; the raw initialize request.
 
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -185,4 +187,16 @@ export async function waitPort(port, ms = 30_000) {
     const c = net.connect(port, "127.0.0.1", () => { c.end(); r(true); });
     c.on("error", () => r(false));
   }), `something listening on ${port}`, ms, 50);
+}
+
+/** A new temporary directory where many small files are quick to make:
+ * on /dev/shm (tmpfs) when it has a GiB free, else under os.tmpdir(). A
+ * busy disk takes a minute for the 30,000 files tmpfs makes in a second. */
+export function fastTmpdir(prefix) {
+  let base = os.tmpdir();
+  try {
+    const s = fs.statfsSync("/dev/shm");
+    if (s.bavail * s.bsize >= 2 ** 30) base = "/dev/shm";
+  } catch { /* no /dev/shm here */ }
+  return fs.realpathSync(fs.mkdtempSync(path.join(base, prefix)));
 }

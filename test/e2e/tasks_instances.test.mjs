@@ -5,7 +5,10 @@
 // with the CreateTaskResult, and the task is read through instance B until
 // it completes there with its result. Another long grep on A is cancelled
 // through B: A's call sees the record's cancel at its next look and its C
-// work stops. Raw fetch, as tasks.test.mjs.
+// work stops. A recursive copy of 60,000 files on A, a task, cancelled
+// through B: A's staging looks at the record every 1024 entries, stops,
+// and is rolled back (no destination, nothing staged left). Raw fetch, as
+// tasks.test.mjs.
 //
 //   cd test/e2e && node --test tasks_instances.test.mjs     (needs redis-server)
 
@@ -16,7 +19,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePort, sseEvents, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+import { fastTmpdir, freePort, sseEvents, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
 
 const REDIS = spawnSync("sh", ["-c", "command -v redis-server || ls /usr/bin/redis-server 2>/dev/null"],
   { encoding: "utf8" }).stdout.trim().split("\n")[0];
@@ -26,7 +29,8 @@ const EXT = "io.modelcontextprotocol/tasks";
 const TOK = "tasks-instances-token-0123456789";
 // no digits in the data: every position is tried and fails, slowly (tasks.test.mjs's)
 const SLOW = "(?:[a-z]+\\s+){1,40}[0-9]";
-let TMP, redis, A, B;
+const TREE_FILES = 60_000, TREE_DIRS = 6000;
+let TMP, TREE, redis, A, B;
 
 before(async () => {
   assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
@@ -39,12 +43,21 @@ before(async () => {
   for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(slow, `f${i}.txt`), line.repeat(4000));
   // a tenth of it: a grep of some seconds, past the moment a call becomes a task
   for (let i = 0; i < 30; i++) fs.writeFileSync(path.join(some, `f${i}.txt`), line.repeat(4000));
+  // a second root, where 60,000 small files are quick to make: a copy that
+  // runs long enough past its becoming a task (at once: task_after_ms 0)
+  // for the other instance's cancel to reach it through the store
+  TREE = fastTmpdir("burrow-tasks-tree-");
+  for (let d = 0; d < TREE_DIRS; d++) { // many directories: each costs the copy more than a file
+    fs.mkdirSync(path.join(TREE, "src", `d${d}`), { recursive: true });
+    for (let i = 0; i < TREE_FILES / TREE_DIRS; i++) fs.writeFileSync(path.join(TREE, "src", `d${d}`, `f${i}`), `${d}/${i}\n`);
+  }
   const rport = await freePort();
   redis = spawn(REDIS, ["--port", String(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", TMP],
     { stdio: ["ignore", "ignore", "pipe"] });
   await waitPort(rport);
   const sha = crypto.createHash("sha256").update(TOK).digest("hex");
-  fs.writeFileSync(path.join(TMP, "burrow.yaml"), "roots: [ws]\n"
+  fs.writeFileSync(path.join(TMP, "burrow.yaml"), `roots: [ws, ${JSON.stringify(TREE)}]\n`
+    + "caps: {task_after_ms: 0}\n"
     + `state: {url: "redis://127.0.0.1:${rport}/0"}\n`
     + `http:\n  workers: 2\n  tokens:\n    - {sha256: ${sha}}\n`);
   A = await startHttp(["--config", path.join(TMP, "burrow.yaml")]);
@@ -54,6 +67,7 @@ after(async () => {
   for (const s of [A, B]) if (s) await s.stop();
   if (redis) await new Promise((r) => { if (redis.exitCode !== null) r(); else { redis.on("exit", r); redis.kill("SIGTERM"); } });
   if (TMP) fs.rmSync(TMP, { recursive: true, force: true });
+  if (TREE) fs.rmSync(TREE, { recursive: true, force: true });
 });
 
 let nextId = 1;
@@ -112,4 +126,26 @@ test("a long grep on one instance is cancelled through the other: its C work sto
   }, "the cancelled grep's instance to record how its call ended", 60_000, 100);
   assert.equal(last.status, "cancelled");
   assert.match(last.statusMessage, /stopped at its next check/);
+});
+
+test("a 60,000-file copy on one instance, cancelled through the other: its staging stops and is rolled back", T, async () => {
+  const dst = path.join(TREE, "dst");
+  const created = await rq(A.url, "tools/call", { name: "copy",
+    arguments: { source: path.join(TREE, "src"), destination: dst, recursive: true } });
+  assert.equal(created.resultType, "task",
+    `the copy ended before it became a task (${JSON.stringify(created).slice(0, 200)}): the tree is too small for this machine`);
+  const id = created.taskId;
+  const ack = await rq(B.url, "tasks/cancel", { taskId: id });
+  assert.equal(ack.resultType, "complete", JSON.stringify(ack));
+  // B only wrote the record: A's staging sees it at its next look
+  let last;
+  await waitFor(async () => {
+    last = await rq(A.url, "tasks/get", { taskId: id });
+    return /the call (stopped|ran)/.test(last.statusMessage || "");
+  }, "the cancelled copy's instance to record how its call ended", 60_000, 100);
+  assert.equal(last.status, "cancelled");
+  assert.match(last.statusMessage, /stopped at its next check/);
+  assert.equal(fs.existsSync(dst), false, "nothing at the destination");
+  assert.deepEqual(fs.readdirSync(TREE).filter((n) => n.startsWith(".burrow-stage.")), [], "the staged copy was removed");
+  assert.equal(fs.readdirSync(path.join(TREE, "src"), { recursive: true }).length, TREE_FILES + TREE_DIRS, "the source untouched");
 });

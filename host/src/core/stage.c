@@ -117,7 +117,8 @@ static int add_entry(bw_stage *s, const char *path, size_t plen, char type,
                                   .dev = st->st_dev, .ino = st->st_ino,
                                   .nlink = st->st_nlink};
   s->plen += plen + 1;
-  if (s->progress && s->n % PROGRESS_EVERY == 0) s->progress(s->progress_arg, s->n);
+  if (s->progress && s->n % PROGRESS_EVERY == 0 && s->progress(s->progress_arg, s->n))
+    return bw_fail(BW_EAGAIN, "the call was cancelled");
   return BW_OK;
 }
 

@@ -167,7 +167,9 @@ typedef struct bw_stage {
   size_t max_bytes;   /* largest file a copy takes (0: no limit) */
   size_t max_entries; /* past this: TOO_LARGE, nothing done */
   bw_stop stop;       /* asked at each entry while staging */
-  void (*progress)(void *arg, size_t entries); /* every 1024 entries */
+  /* every 1024 entries: nonzero stops the staging as a cancel does (the
+   * caller looked at a cancel the flag does not carry: a task's record) */
+  int (*progress)(void *arg, size_t entries);
   void *progress_arg;
   /* where the staged tree is: home/name */
   int home;

@@ -29,18 +29,22 @@ static void set_int(lua_State *L, const char *k, uint64_t v) {
   lua_setfield(L, -2, k);
 }
 
-/* opts.progress(entries), called while staging; its errors are dropped
- * (a progress report never fails the call). */
+/* opts.progress(entries), called while staging: true stops it as a cancel
+ * does (ctx:cancelled: a task cancelled through the store, or escalated
+ * here, burrow.tasks); its errors are dropped (a progress report never
+ * fails the call). */
 typedef struct progress_fn {
   lua_State *L;
   int idx;
 } progress_fn;
 
-static void on_progress(void *arg, size_t entries) {
+static int on_progress(void *arg, size_t entries) {
   progress_fn *p = arg;
   lua_pushvalue(p->L, p->idx);
   lua_pushinteger(p->L, (lua_Integer)entries);
-  if (lua_pcall(p->L, 1, 0, 0) != LUA_OK) lua_pop(p->L, 1);
+  int stop = lua_pcall(p->L, 1, 1, 0) == LUA_OK && lua_toboolean(p->L, -1);
+  lua_pop(p->L, 1);
+  return stop;
 }
 
 /* A new Stage on the stack, set up from the options table at t:
