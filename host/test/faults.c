@@ -16,6 +16,12 @@
  *           short (write/pwrite/read: do half the bytes, at least one)
  *           KILL (the process kills itself with SIGKILL before the call:
  *           a crash at that step, spec/security/crash_spec.lua)
+ *           WAIT (the call waits while the file BURROW_FAULT_GATE exists,
+ *           then goes on unharmed; only calls made while it exists are
+ *           counted for after=: a test makes the file, starts a long
+ *           operation, which is held at its Nth step, does what must
+ *           happen meanwhile and lets it go by removing the file;
+ *           test/e2e/tasks_instances.test.mjs, tree_tasks.test.mjs)
  *     after the first N matching calls pass (default 0); then M calls
  *     are hit (default: once for EINTR and short, which a caller must
  *     retry, every call after for the errors, as a full disk stays full)
@@ -71,7 +77,7 @@ static int a_step(int call) {
 /* the fd of a call that has none to filter on (pthread_create, bind) */
 enum { ANY_FD = -1000 };
 
-enum { MAX_RULES = 16, SHORT = -1, KILL = -2 };
+enum { MAX_RULES = 16, SHORT = -1, KILL = -2, WAIT = -3 };
 
 typedef struct rule {
   int call;
@@ -97,6 +103,7 @@ static int parse_err(const char *s) {
   if (!strcmp(s, "EADDRINUSE")) return EADDRINUSE;
   if (!strcmp(s, "short")) return SHORT;
   if (!strcmp(s, "KILL")) return KILL;
+  if (!strcmp(s, "WAIT")) return WAIT;
   return 0;
 }
 
@@ -174,7 +181,7 @@ static void note(int call, int err) {
   if (fd < 0) return;
   char line[64];
   int n = snprintf(line, sizeof line, "%s:%s\n", call_names[call],
-                   err == SHORT ? "short" : err == KILL ? "KILL" : err == ENOSPC ? "ENOSPC" : err == EDQUOT ? "EDQUOT"
+                   err == SHORT ? "short" : err == KILL ? "KILL" : err == WAIT ? "WAIT" : err == ENOSPC ? "ENOSPC" : err == EDQUOT ? "EDQUOT"
                                 : err == EIO ? "EIO" : err == EPERM ? "EPERM" : err == EAGAIN ? "EAGAIN"
                                 : err == EADDRINUSE ? "EADDRINUSE" : "EINTR");
   syscall(SYS_write, fd, line, (size_t)n);
@@ -193,6 +200,12 @@ __attribute__((destructor)) static void report(void) {
   syscall(SYS_close, fd);
 }
 
+/* Whether BURROW_FAULT_GATE names a file that exists (WAIT's gate). */
+static int gated(void) {
+  const char *gate = getenv("BURROW_FAULT_GATE");
+  return gate && syscall(SYS_faccessat, AT_FDCWD, gate, F_OK, 0) == 0;
+}
+
 /* The fault for this call, 0 for none. */
 static int fault(int call, int fd) {
   setup();
@@ -200,11 +213,17 @@ static int fault(int call, int fd) {
   for (int i = 0; i < nrules && !hit; i++) {
     rule *r = &rules[i];
     if ((r->call != call && !(r->call == C_ANY && a_step(call))) || !watched(fd)) continue;
+    if (r->err == WAIT && !gated()) continue; /* counted only while the gate is up */
     long k = atomic_fetch_add(&r->seen, 1);
     if (k >= r->after && (r->times < 0 || k < r->after + r->times)) hit = r->err;
   }
   if (hit) note(call, hit);
   if (hit == KILL) raise(SIGKILL); /* a crash here: nothing after it runs */
+  if (hit == WAIT) { /* held until the test removes the gate; then the call as it is */
+    struct timespec ms = {0, 1000000};
+    while (gated()) nanosleep(&ms, NULL);
+    hit = 0;
+  }
   return hit;
 }
 

@@ -5,9 +5,10 @@
 // with the CreateTaskResult, and the task is read through instance B until
 // it completes there with its result. Another long grep on A is cancelled
 // through B: A's call sees the record's cancel at its next look and its C
-// work stops. A recursive copy of 60,000 files on A, a task, cancelled
-// through B: A's staging looks at the record every 1024 entries, stops,
-// and is rolled back (no destination, nothing staged left). Raw fetch, as
+// work stops. A recursive copy of 60,000 files on A, a task, held at a
+// step by the fault shim (host/test/faults.c WAIT) until cancelled through
+// B: A's staging looks at the record every 1024 entries, stops, and is
+// rolled back (no destination, nothing staged left). Raw fetch, as
 // tasks.test.mjs.
 //
 //   cd test/e2e && node --test tasks_instances.test.mjs     (needs redis-server)
@@ -19,7 +20,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fastTmpdir, freePort, sseEvents, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+import { BIN, fastTmpdir, freePort, sseEvents, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
 
 const REDIS = spawnSync("sh", ["-c", "command -v redis-server || ls /usr/bin/redis-server 2>/dev/null"],
   { encoding: "utf8" }).stdout.trim().split("\n")[0];
@@ -30,7 +31,7 @@ const TOK = "tasks-instances-token-0123456789";
 // no digits in the data: every position is tried and fails, slowly (tasks.test.mjs's)
 const SLOW = "(?:[a-z]+\\s+){1,40}[0-9]";
 const TREE_FILES = 60_000, TREE_DIRS = 6000;
-let TMP, TREE, redis, A, B;
+let TMP, TREE, GATE, redis, A, B;
 
 before(async () => {
   assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
@@ -60,7 +61,13 @@ before(async () => {
     + "caps: {task_after_ms: 0}\n"
     + `state: {url: "redis://127.0.0.1:${rport}/0"}\n`
     + `http:\n  workers: 2\n  tokens:\n    - {sha256: ${sha}}\n`);
-  A = await startHttp(["--config", path.join(TMP, "burrow.yaml")]);
+  // A under the fault shim: a change under TREE past the 20,000th waits
+  // while GATE exists, so the copy below is held, a task, until the
+  // cancel through B is recorded (a state, not a race with the copy's speed)
+  GATE = path.join(TMP, "gate");
+  A = await startHttp(["--config", path.join(TMP, "burrow.yaml")], { env: {
+    LD_PRELOAD: path.join(path.dirname(BIN), "faults.so"), BURROW_FAULT: "any:WAIT:after=20000:times=1",
+    BURROW_FAULT_DIR: TREE, BURROW_FAULT_GATE: GATE } });
   B = await startHttp(["--config", path.join(TMP, "burrow.yaml")]);
 });
 after(async () => {
@@ -130,6 +137,7 @@ test("a long grep on one instance is cancelled through the other: its C work sto
 
 test("a 60,000-file copy on one instance, cancelled through the other: its staging stops and is rolled back", T, async () => {
   const dst = path.join(TREE, "dst");
+  fs.writeFileSync(GATE, "held\n"); // the copy waits at its 20,000th change
   const created = await rq(A.url, "tools/call", { name: "copy",
     arguments: { source: path.join(TREE, "src"), destination: dst, recursive: true } });
   assert.equal(created.resultType, "task",
@@ -137,6 +145,7 @@ test("a 60,000-file copy on one instance, cancelled through the other: its stagi
   const id = created.taskId;
   const ack = await rq(B.url, "tasks/cancel", { taskId: id });
   assert.equal(ack.resultType, "complete", JSON.stringify(ack));
+  fs.rmSync(GATE); // the cancel is in the store: the copy goes on to its next look
   // B only wrote the record: A's staging sees it at its next look
   let last;
   await waitFor(async () => {
