@@ -11,7 +11,9 @@
 #
 # usage: bench/grep_pair.sh TREE [ROUNDS]   (default 9 rounds, 1 warm-up)
 # Environment: BURROW_BIN (default: the checkout installed, bench/installed.sh),
-#   BURROW_BASE (a second burrow, "before"), BENCH_QUERIES (names, comma separated).
+#   BURROW_BASE (a second burrow, "before"), BENCH_QUERIES (names, comma separated),
+#   BENCH_GLOB_ANCHOR (the glob row's anchor instead of rg --files, e.g. "fdfind -g *.h":
+#   the rg column of that row is then that command's, named in the row).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,7 +30,7 @@ CAPS=(--cap max_matches=100000000 --cap max_entries=100000000 --cap max_result_b
 NAMES=(literal ci_literal alternation rare files count glob)
 RGS=("rg -n rcu_read_lock" "rg -n -i irq_handler" "rg -n \\w+_SUSPEND|\\w+_RESUME"
   "rg -n [a-z]+_timeout_ms\\s*=\\s*[0-9]{4,}" "rg -l EXPORT_SYMBOL_GPL" "rg -c EXPORT_SYMBOL_GPL"
-  "rg --files -g *.h")
+  "${BENCH_GLOB_ANCHOR:-rg --files -g *.h}")
 ARGS=('grep {"pattern":"rcu_read_lock"}' 'grep {"pattern":"irq_handler","ignore_case":true}'
   'grep {"pattern":"\\w+_SUSPEND|\\w+_RESUME"}' 'grep {"pattern":"[a-z]+_timeout_ms\\s*=\\s*[0-9]{4,}"}'
   'grep {"pattern":"EXPORT_SYMBOL_GPL","output_mode":"files"}'
@@ -66,11 +68,12 @@ for i in "${!NAMES[@]}"; do
     const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(l => l.split(" "));
     const by = {}; for (const [w, us, cpu] of lines) (by[w] ??= []).push([us / 1000, +cpu]);
     const med = a => { const s = [...a].sort((x, y) => x - y), n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
-    const out = [process.argv[2].padEnd(12)];
+    const out = [process.argv[2].padEnd(12) + (process.argv[3] ? ` (rg = ${process.argv[3]})` : "")];
     for (const w of Object.keys(by)) out.push(`${w} ${med(by[w].map(x => x[0])).toFixed(0)} ms (cpu ${med(by[w].map(x => x[1])).toFixed(0)})`);
     for (const w of Object.keys(by)) if (w !== "rg")
       out.push(`${w}/rg ${med(by[w].map((x, k) => x[0] / by.rg[k][0])).toFixed(2)}`);
-    console.log(out.join("  "));' "$TMP/data" "${NAMES[$i]}" | tee -a "$TMP/report"
+    console.log(out.join("  "));' "$TMP/data" "${NAMES[$i]}" \
+    "$([ "${NAMES[$i]}" = glob ] && [ -n "${BENCH_GLOB_ANCHOR:-}" ] && echo "$BENCH_GLOB_ANCHOR")" | tee -a "$TMP/report"
 done
 node -e '
   const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").filter(l => !l.startsWith("glob"));

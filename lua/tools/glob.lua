@@ -4,6 +4,10 @@
 -- as grep does, and stops at max_results.
 local context = require "burrow.context"
 
+-- Results whose entries the core wrote as JSON (opts.wire): their count
+-- and listing (a fragment, escaped for the reply), for render
+local wired = setmetatable({}, { __mode = "k" })
+
 local function prefix_of(path)
   if path == "." or path == "./" then return "" end
   return (path:gsub("/+$", "")) .. "/"
@@ -91,6 +95,15 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       interval_ms = ctx.caps.max_search_ms > 0 and math.min(100, ctx:ms_left("max_search_ms")) or nil,
     }, idx, info, true) -- the walker holds back what check() is about until it is asked
     if not opts then return nil, werr, wcode end
+    -- nothing in Lua needs the entry tables (the agent's own call, MCP
+    -- over stdio or `burrow call`, no policy asked about each path shown):
+    -- the core writes them as JSON, cut at max_result_bytes as below, and
+    -- for MCP the listing render shows (globwire.c)
+    local hooks = ctx.hooks
+    local wire = not ctx.ws.policies:judges_objects() and not ctx.via and not ctx.caps.untrusted_boundary
+      and (hooks.wire or hooks.wire_json) and true or nil
+    opts.wire, opts.wire_text = wire, wire and hooks.wire and true or nil
+    opts.max_result_bytes = wire and ctx.caps.max_result_bytes or nil
     local timed = false -- max_search_ms, asked at each progress report (every 100 ms)
     local res, detail, gcode, why = ctx.roots:glob(idx, rel, pattern, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("looked at %d entries in %d directories"):format(entries, dirs))
@@ -104,12 +117,12 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     local pre = prefix_of(path)
     local nested = res.nested
     res.nested = nil -- the walk's, not the agent's
-    local hidden = ctx:reveal(res.entries, function(e)
+    local hidden = wire and 0 or ctx:reveal(res.entries, function(e)
       return e.path:sub(1, #pre) == pre and e.path:sub(#pre + 1) or nil
     end, info, nested)
     if hidden > 0 then res.skipped_policy = (res.skipped_policy or 0) + hidden end
-    local used, cut = 0, false
-    for i, e in ipairs(res.entries) do
+    local used, cut = 0, res.cut == true
+    for i, e in ipairs(wire and {} or res.entries) do
       used = used + #e.path + 1
       if used > ctx.caps.max_result_bytes and i > 1 then
         for j = #res.entries, i, -1 do res.entries[j] = nil end
@@ -117,7 +130,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
         break
       end
     end
-    return {
+    local out = {
       path = path,
       pattern = a.pattern,
       entries = res.entries,
@@ -128,11 +141,17 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       max_results = max,
       skipped_policy = (opts.rules or opts.defer or hidden > 0) and res.skipped_policy or nil,
     }
+    if wire then wired[out] = { lines = res.lines, n = res.count } end
+    return out
   end,
 
   render = function(r)
-    local out = {}
-    for i, e in ipairs(r.entries) do out[i] = e.type == "dir" and e.path .. "/" or e.path end
+    local out, w = {}, wired[r]
+    if w then -- written by the core with the walk, escaped for the reply
+      if w.n > 0 then out[1] = w.lines end
+    else
+      for i, e in ipairs(r.entries) do out[i] = e.type == "dir" and e.path .. "/" or e.path end
+    end
     if #out == 0 then out[1] = ("No paths match %q in %s."):format(r.pattern, r.path) end
     out[#out + 1] = context.hidden_note(r.skipped_policy)
     if r.limit then
@@ -142,6 +161,10 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       out[#out + 1] = "[search cancelled: the list above is partial]"
     elseif r.truncated then
       out[#out + 1] = ("[more paths match: stopped at max_results=%d; narrow the pattern or path]"):format(r.max_results)
+    end
+    if w and w.n > 0 then -- out[1] is the fragment: one concatenation
+      if #out == 1 then return out[1], r end
+      return out[1] .. ("\n" .. table.concat(out, "\n", 2)), r
     end
     return table.concat(out, "\n"), r
   end,

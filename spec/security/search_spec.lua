@@ -227,6 +227,40 @@ describe(F.tag("security: grep and glob walks"), function()
     end)
   end)
 
+  it("glob over the wire (entries written as JSON by the core) lists what the tables list: no link out, no denied file", function()
+    -- the agent's own call over MCP or `burrow call` takes globwire.c's
+    -- path: the same walk, its entries written in C; decoded, they must
+    -- be the table path's, for whole-root walks and patterns aimed at links
+    local json = require("burrow.core").json
+    local wsp = F.open({{path = fx.ws, mode = "rw"}}, {policies = {"default", "secrets"}})
+    F.guarded(fx, "glob wire", function()
+      local calls = {{pattern = "**", type = "any", include_hidden = true, respect_ignore = false},
+        {pattern = "**/*", include_hidden = true}, {pattern = "**/.env*", include_hidden = true}}
+      for _, pat in ipairs({"esc_updir/*", "esc_dir/etc/*", "proc_link/**", "root_link1/etc/passwd",
+                            "link_sub/*", "esc_updir/secret.txt"}) do
+        calls[#calls + 1] = {pattern = pat, type = "any"}
+      end
+      for _, w in ipairs({ws, wsp}) do
+        for _, a in ipairs(calls) do
+          local label = "glob wire " .. json.encode(a)
+          local res = F.ok(label, w:call("glob", a, {wire = true}))
+          assert.equal("userdata", type(res.entries), label .. " took the table path")
+          local got = json.decode(json.encode(res))
+          local want = json.decode(json.encode(F.ok(label, w:call("glob", a))))
+          assert.same(want, got, label)
+          local paths = {}
+          for i, e in ipairs(got.entries) do
+            paths[i] = e.path
+            assert.is_nil(e.path:find("secret.txt", 1, true), label .. " listed an outside file: " .. e.path)
+            if w == wsp then assert.is_nil(e.path:find(".env", 1, true), label .. " listed a denied file: " .. e.path) end
+          end
+          no_link_paths(label, paths)
+        end
+      end
+    end)
+    wsp:close()
+  end)
+
   it("a NUL byte in a pattern or glob is INVALID_ARGUMENT (P1-6)", function()
     F.guarded(fx, "NUL", function()
       F.refused("grep NUL", "INVALID_ARGUMENT", ws:call("grep", {pattern = "FILE\0../../outside"}))

@@ -107,7 +107,7 @@ int bw_grep_resume(const bw_grep_res *r, size_t shown, size_t *file, size_t *lin
 
 typedef bw_obuf obuf;
 
-static int ob_reserve(obuf *o, size_t extra) {
+int bw_obuf_reserve(bw_obuf *o, size_t extra) {
   if (o->cap - o->n > extra) return 0;
   size_t cap = o->cap ? o->cap : 4096;
   while (cap - o->n <= extra) {
@@ -122,32 +122,30 @@ static int ob_reserve(obuf *o, size_t extra) {
   return 0;
 }
 
-/* unchecked appends: room reserved before */
-static void ob_put(obuf *o, const void *s, size_t n) {
-  memcpy(o->p + o->n, s, n);
-  o->n += n;
-}
-
-#define OB_LIT(o, s) ob_put(o, s, sizeof(s) - 1)
-
-static void ob_int(obuf *o, long long v) {
+void bw_obuf_int(bw_obuf *o, long long v) {
   char buf[24], *e = buf + sizeof buf, *p = e;
   unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
   do *--p = (char)('0' + (int)(u % 10)); while (u /= 10);
   if (v < 0) *--p = '-';
-  ob_put(o, p, (size_t)(e - p));
+  bw_obuf_put(o, p, (size_t)(e - p));
 }
 
 /* s escaped (no quotes), in blocks as the encoder does */
-static int ob_escape(obuf *o, const char *s, size_t n) {
+int bw_obuf_escape(bw_obuf *o, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s, *end = p + n;
   while (p < end) {
     size_t chunk = (size_t)(end - p) < 65536 ? (size_t)(end - p) : 65536;
-    if (ob_reserve(o, BW_JSON_WORST(chunk))) return BW_ENOMEM;
+    if (bw_obuf_reserve(o, BW_JSON_WORST(chunk))) return BW_ENOMEM;
     o->n = (size_t)(bw_json_escape(o->p + o->n, &p, p + chunk, end) - o->p);
   }
   return 0;
 }
+
+#define ob_reserve bw_obuf_reserve
+#define ob_put bw_obuf_put
+#define ob_int bw_obuf_int
+#define ob_escape bw_obuf_escape
+#define OB_LIT BW_OB_LIT
 
 static int ob_string(obuf *o, const char *s, size_t n) {
   if (ob_reserve(o, 1)) return BW_ENOMEM;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
 #include <time.h>
 
 #include "core.h"
@@ -439,6 +440,18 @@ typedef struct bw_obuf {
   size_t n, cap;
 } bw_obuf;
 
+/* The writers' buffer (grepwire.c): room for extra more bytes (0 or
+ * BW_ENOMEM); appends unchecked, room reserved before; a number; s
+ * escaped as the inside of a JSON string (jsonesc.c), reserving itself. */
+int bw_obuf_reserve(bw_obuf *o, size_t extra);
+static inline void bw_obuf_put(bw_obuf *o, const void *s, size_t n) {
+  memcpy(o->p + o->n, s, n);
+  o->n += n;
+}
+#define BW_OB_LIT(o, s) bw_obuf_put(o, s, sizeof(s) - 1)
+void bw_obuf_int(bw_obuf *o, long long v);
+int bw_obuf_escape(bw_obuf *o, const char *s, size_t n);
+
 typedef struct bw_gstr {
   const char *s;
   size_t len;
@@ -498,5 +511,24 @@ typedef struct bw_glob_res {
 int bw_glob_search(const bw_root *r, const char *rel, const char *pattern,
                    size_t len, const bw_glob_opts *o, bw_glob_res *res);
 void bw_glob_res_free(bw_glob_res *res);
+
+/* ---- glob's entries written as a reply (globwire.c) ---- */
+
+typedef struct bw_glob_wire_out {
+  char *json;        /* the entries array, a JSON value */
+  size_t json_len;
+  char *text;        /* the listing, escaped (with want_text) */
+  size_t text_len, text_raw;
+  size_t n;          /* entries written */
+  int cut;           /* max_bytes cut the list */
+} bw_glob_wire_out;
+
+/* r's entries, their paths prefix + path, as the `entries` array JSON
+ * the encoder writes and (want_text) the listing glob renders; past
+ * max_bytes (a path costs its length + 1) the rest is cut, never the
+ * first. 0 or BW_ENOMEM. */
+int bw_glob_wire(const bw_glob_res *r, const char *prefix, size_t max_bytes,
+                 int want_text, bw_glob_wire_out *w);
+void bw_glob_wire_free(bw_glob_wire_out *w);
 
 #endif

@@ -460,6 +460,35 @@ static int parse_types(lua_State *L, int t) {
   return luaL_error(L, "glob: type must be file, dir, symlink or any");
 }
 
+/* The entries written as a reply (globwire.c), on the result at the
+ * top: entries as a JSON value fragment (ljson.h), with text the listing
+ * as a string fragment in lines; count (entries kept), cut (max_bytes
+ * cut the list) and the walk's flags. 0 or BW_ENOMEM. */
+static int push_glob_wire(lua_State *L, const bw_glob_res *res, const char *prefix,
+                          size_t max_bytes, int text) {
+  bw_json_frag *e = bw_json_new_fragment(L);
+  bw_glob_wire_out w;
+  if (bw_glob_wire(res, prefix, max_bytes, text, &w)) return BW_ENOMEM;
+  e->buf = w.json, e->len = w.json_len, e->raw_len = w.json_len, e->value = 1;
+  lua_setfield(L, -2, "entries");
+  if (text) {
+    bw_json_frag *t = bw_json_new_fragment(L);
+    t->buf = w.text, t->len = w.text_len, t->raw_len = w.text_raw;
+    lua_setfield(L, -2, "lines");
+  } else free(w.text);
+  lua_pushinteger(L, (lua_Integer)w.n);
+  lua_setfield(L, -2, "count");
+  lua_pushboolean(L, w.cut);
+  lua_setfield(L, -2, "cut");
+  lua_pushboolean(L, res->truncated);
+  lua_setfield(L, -2, "truncated");
+  lua_pushboolean(L, res->cancelled);
+  lua_setfield(L, -2, "cancelled");
+  lua_pushinteger(L, (lua_Integer)res->skipped_policy);
+  lua_setfield(L, -2, "skipped_policy");
+  return 0;
+}
+
 /* roots:glob(i, rel, pattern, opts [, progress]) */
 static int roots_glob(lua_State *L) {
   const char *rel;
@@ -479,6 +508,8 @@ static int roots_glob(lua_State *L) {
   lua_getfield(L, 5, "prefix");
   const char *prefix = luaL_optstring(L, -1, "");
   lua_pop(L, 1);
+  int wire = opt_bool(L, 5, "wire", 0) ? 1 + opt_bool(L, 5, "wire_text", 0) : 0;
+  size_t max_bytes = opt_size(L, 5, "max_result_bytes", (size_t)-1);
   prog p;
   bw_lrules *defer, *rules = walk_opts(L, 5, fn, &p, &o.walk, &defer);
   o.walk.progress_arg = &p;
@@ -492,9 +523,15 @@ static int roots_glob(lua_State *L) {
   luaL_checkstack(L, 8, "glob result");
   bw_lua_push_nested(L, &nest);
   if (rc) return bw_lua_fail(L, rc);
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 8);
   lua_rotate(L, -2, 1);
   lua_setfield(L, -2, "nested"); /* where the walk met other roots */
+  if (wire) {
+    rc = push_glob_wire(L, &res, prefix, max_bytes, wire == 2);
+    bw_glob_res_free(&res);
+    if (rc) return bw_lua_fail(L, rc);
+    return 1;
+  }
   new_array(L, (int)res.n);
   for (size_t i = 0; i < res.n; i++) {
     const bw_gitem *it = res.items[i];
