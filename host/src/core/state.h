@@ -105,7 +105,7 @@ const char *bw_state_id(const bw_state *s);
  * counter starts at 0 and is created by its first addition; it lives ttl
  * from then (a window: later additions do not extend it). A value below 0
  * is kept at 0. *added: 1 or 0; *value: the counter after the call. */
-int bw_state_add(bw_state *s, const char *tenant, const char *key, int64_t delta,
+BW_SHARED int bw_state_add(bw_state *s, const char *tenant, const char *key, int64_t delta,
                  int64_t limit, double ttl, int *added, int64_t *value);
 /* Mark: *first = 1 the first time (the key is marked for ttl), 0 while the
  * mark lives. */
