@@ -115,222 +115,283 @@ static void drop_new(bw_http *h, session *s) {
   else if (s->listen && !s->inflight) bwh_session_close(h, s, "refused");
 }
 
-/* A POST's body, complete: checked, then answered here (ping, a cancel)
- * or queued for the session's worker. A subscriptions/listen makes a
- * session whose stream 0 is the POST's answer: its worker acknowledges
- * it and returns the session, whose watches' changes (the poller's WATCH
- * items) then land on that stream until the client closes it. */
-enum MHD_Result bwh_post(bw_http *h, struct MHD_Connection *c, conn *k) {
+/* A POST on its way through its steps: what each finds out for the next. */
+typedef struct post {
+  json_t *m;         /* the parsed body */
+  const json_t *one; /* m when it is one message (not a batch) */
+  bwh_verdict v;     /* the era it speaks; 2026-07-28's header checks */
+  int request, init, ping, listen;
+  const char *sidh;  /* its Mcp-Session-Id (NULL: none) */
+  uint64_t shared_version; /* the session's record in the store (httpshare.c) */
+  char reserved[33]; /* an initialize's id reserved in the store (httptokens.c) */
+  session *s;
+} post;
+
+/* Each step below answers the POST when it refuses (or answers it here):
+ * 1 and *rc then, 0 to go on. The steps under the listener's lock give it
+ * back when they answer. */
+
+/* Step 1, parse and validate: the body as JSON, its era's checks
+ * (httpera.c), what kind of message it is; refused while draining (a
+ * request), for a read-only scope, a listen that cannot take a stream; a
+ * 2026-07-28 notification accepted and dropped. */
+static int post_parse(bw_http *h, struct MHD_Connection *c, conn *k, post *p, enum MHD_Result *rc) {
   json_error_t jerr;
-  json_t *m = json_loadb(k->body ? k->body : "", k->len, 0, &jerr);
-  if (!m)
-    return refuse(c, MHD_HTTP_BAD_REQUEST, -32700, "Parse error: the body is not JSON",
-                  NULL, NULL);
-  int request = 0, init = 0, ping = 0, listen = 0;
-  const json_t *one = json_is_array(m) ? NULL : m;
-  bwh_verdict v; /* the era it speaks; 2026-07-28's header checks */
-  if (!bwh_headers_once(c, &v)) /* a routed header repeated: refused first */
+  json_t *m = p->m = json_loadb(k->body ? k->body : "", k->len, 0, &jerr);
+  if (!m) {
+    *rc = refuse(c, MHD_HTTP_BAD_REQUEST, -32700, "Parse error: the body is not JSON", NULL, NULL);
+    return 1;
+  }
+  const json_t *one = p->one = json_is_array(m) ? NULL : m;
+  bwh_verdict *v = &p->v;
+  if (!bwh_headers_once(c, v)) /* a routed header repeated: refused first */
     bwh_era(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version"),
           MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method"),
-          MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name"), m, &v);
-  if (v.status) {
-    json_t *data = v.code == -32022 ? json_pack("{s:o,s:s}", "supported", bwh_versions(),
-                                                "requested", v.requested)
-                                    : NULL;
-    enum MHD_Result r = bwh_refuse_rpc(h, c, v.status, one ? json_object_get(one, "id") : NULL,
-                                   v.code, v.msg, data, NULL, NULL);
-    json_decref(m);
-    return r;
+          MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name"), m, v);
+  if (v->status) {
+    json_t *data = v->code == -32022 ? json_pack("{s:o,s:s}", "supported", bwh_versions(),
+                                                 "requested", v->requested)
+                                     : NULL;
+    *rc = bwh_refuse_rpc(h, c, v->status, one ? json_object_get(one, "id") : NULL,
+                         v->code, v->msg, data, NULL, NULL);
+    goto answered;
   }
   if (json_is_array(m)) {
     size_t i;
     json_t *x;
     json_array_foreach(m, i, x) if (json_object_get(x, "method") &&
-                                    json_object_get(x, "id")) request = 1;
+                                    json_object_get(x, "id")) p->request = 1;
   } else if (json_is_object(m)) {
     const char *method = json_string_value(json_object_get(m, "method"));
-    request = method && json_object_get(m, "id");
-    init = request && !v.modern && !strcmp(method, "initialize");
-    listen = request && v.modern && !strcmp(method, "subscriptions/listen");
-    ping = request && !v.modern && !strcmp(method, "ping") &&
-           (json_is_string(json_object_get(m, "id")) ||
-            json_is_integer(json_object_get(m, "id")));
+    p->request = method && json_object_get(m, "id");
+    p->init = p->request && !v->modern && !strcmp(method, "initialize");
+    p->listen = p->request && v->modern && !strcmp(method, "subscriptions/listen");
+    p->ping = p->request && !v->modern && !strcmp(method, "ping") &&
+              (json_is_string(json_object_get(m, "id")) ||
+               json_is_integer(json_object_get(m, "id")));
   }
-  if (request && atomic_load(&h->draining)) { /* shutting down: answers and notifications still come in */
-    enum MHD_Result r = bwh_refuse_rpc(h, c, MHD_HTTP_SERVICE_UNAVAILABLE, one ? json_object_get(one, "id") : NULL,
-                                   -32000, "Service Unavailable: the server is shutting down", NULL,
-                                   "Retry-After", "1");
-    json_decref(m);
-    return r;
+  if (p->request && atomic_load(&h->draining)) { /* shutting down: answers and notifications still come in */
+    *rc = bwh_refuse_rpc(h, c, MHD_HTTP_SERVICE_UNAVAILABLE, one ? json_object_get(one, "id") : NULL,
+                         -32000, "Service Unavailable: the server is shutting down", NULL,
+                         "Retry-After", "1");
+    goto answered;
   }
   bw_oauth_deny deny; /* a read-only token's write call */
   if (bw_oauth_scope_refused(h->o.oauth, &k->who, m, &deny)) {
-    enum MHD_Result r = bwh_refuse_rpc(h, c, deny.status, one ? json_object_get(one, "id") : NULL, -32000,
-                                   deny.msg, NULL, deny.hname, deny.hval);
-    json_decref(m);
-    return r;
+    *rc = bwh_refuse_rpc(h, c, deny.status, one ? json_object_get(one, "id") : NULL, -32000,
+                         deny.msg, NULL, deny.hname, deny.hval);
+    goto answered;
   }
-  if (v.modern && !request) { /* 2026-07-28 has no notifications to act on */
+  if (v->modern && !p->request) { /* 2026-07-28 has no notifications to act on */
     json_decref(m);
-    return bwh_reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
+    p->m = NULL;
+    *rc = bwh_reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
+    return 1;
   }
-  if (listen && !bwh_accepts(c, "text/event-stream")) {
-    enum MHD_Result r = bwh_refuse_rpc(h, c, MHD_HTTP_NOT_ACCEPTABLE, json_object_get(one, "id"), -32600,
-                                   "Not Acceptable: subscriptions/listen answers with a stream; "
-                                   "send Accept: text/event-stream", NULL, NULL, NULL);
-    json_decref(m);
-    return r;
+  if (p->listen && !bwh_accepts(c, "text/event-stream")) {
+    *rc = bwh_refuse_rpc(h, c, MHD_HTTP_NOT_ACCEPTABLE, json_object_get(one, "id"), -32600,
+                         "Not Acceptable: subscriptions/listen answers with a stream; "
+                         "send Accept: text/event-stream", NULL, NULL, NULL);
+    goto answered;
   }
-  const char *sidh =
-      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
-  uint64_t shared_version = 0; /* the session's record in the store (httpshare.c) */
-  if (!init && !listen && !v.modern && sidh) {
+  p->sidh = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+  return 0;
+answered:
+  json_decref(m);
+  p->m = NULL;
+  return 1;
+}
+
+/* Step 2, the deployment's store, outside the lock: a session this
+ * instance has not seen (httpshare.c), and an initialize's place in its
+ * token's max_sessions on every instance together (httptokens.c). */
+static int post_store(bw_http *h, struct MHD_Connection *c, conn *k, post *p, enum MHD_Result *rc) {
+  if (!p->init && !p->listen && !p->v.modern && p->sidh) {
     char addr[INET6_ADDRSTRLEN];
     bwh_client_address(c, addr);
-    int why = bwh_share_check(h, k->token, &k->who, addr, sidh, &shared_version);
+    int why = bwh_share_check(h, k->token, &k->who, addr, p->sidh, &p->shared_version);
     if (why) {
-      json_decref(m);
-      return why == 503 ? bwh_store_down(h, c) : refuse(c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL, NULL);
+      json_decref(p->m);
+      p->m = NULL;
+      *rc = why == 503 ? bwh_store_down(h, c)
+                       : refuse(c, MHD_HTTP_NOT_FOUND, -32001, "Session not found", NULL, NULL);
+      return 1;
     }
   }
-  /* a token's max_sessions on every instance together: its new session's
-   * id reserved in the store first (httptokens.c), outside the lock */
-  char reserved[33] = "";
-  if (init && !listen && bwh_shared(h) && k->token >= 0 && token_limit(h, k->token, 1) > 0) {
-    int why = bwh_tokens_reserve(h, k->token, &k->who, token_limit(h, k->token, 1), reserved);
+  if (p->init && !p->listen && bwh_shared(h) && k->token >= 0 && token_limit(h, k->token, 1) > 0) {
+    int why = bwh_tokens_reserve(h, k->token, &k->who, token_limit(h, k->token, 1), p->reserved);
     if (why) {
-      json_decref(m);
-      return why == 503 ? refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
-                                 "Service Unavailable: STORE_UNAVAILABLE: the shared state store (Redis/Valkey), "
-                                 "which counts this token's sessions, does not answer; retry",
-                                 "Retry-After", "1")
-                        : refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
-                                 "Too Many Requests: this token has its most sessions open "
-                                 "(on all the deployment's instances together)",
-                                 "Retry-After", "5");
+      json_decref(p->m);
+      p->m = NULL;
+      *rc = why == 503 ? refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                                "Service Unavailable: STORE_UNAVAILABLE: the shared state store (Redis/Valkey), "
+                                "which counts this token's sessions, does not answer; retry",
+                                "Retry-After", "1")
+                       : refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                                "Too Many Requests: this token has its most sessions open "
+                                "(on all the deployment's instances together)",
+                                "Retry-After", "5");
+      return 1;
     }
   }
-  enum MHD_Result rc;
-  pthread_mutex_lock(&h->mu);
-  /* bounded: the bytes waiting for the workers in all (checked before an
-   * initialize makes a session), then the session's own (below) */
+  return 0;
+}
+
+/* A step under the lock that answers: the lock given back, the body freed. */
+static int give_back(bw_http *h, post *p) {
+  pthread_mutex_unlock(&h->mu);
+  json_decref(p->m);
+  p->m = NULL;
+  return 1;
+}
+
+/* Step 3a, admission of a new session (an initialize, or a listen, which
+ * is one held by its stream): the tenant's caps on listens and long
+ * streams, the token's, tenant's and address's sessions; made (lock
+ * held). */
+static int post_new_session(bw_http *h, struct MHD_Connection *c, conn *k, post *p,
+                            enum MHD_Result *rc) {
+  int lim = token_limit(h, k->token, 1);
+  int have = k->token >= 0 ? h->tok_sessions[k->token] : h->nsessions;
+  int tenant = k->token >= 0 ? h->o.tokens[k->token].tenant : 0;
+  char addr[INET6_ADDRSTRLEN];
+  bwh_client_address(c, addr);
+  int from = 0; /* live sessions made from this address */
+  if (h->o.max_sessions_per_address > 0)
+    for (session *x = h->sessions; x; x = x->next) from += !strcmp(x->addr, addr);
+  int by_addr = h->o.max_sessions_per_address > 0 && from >= h->o.max_sessions_per_address;
+  int slot = bwh_tenant(h, tenant);
+  const char *capped = !p->listen ? NULL
+      : h->ten_listens[slot] >= bwh_stream_cap(h, slot, 1)
+          ? "Too Many Requests: this tenant has its most listens open "
+            "(http.max_listens, http.tenants.NAME.max_listens)"
+      : h->ten_streams[slot] >= bwh_stream_cap(h, slot, 0)
+          ? "Too Many Requests: this tenant has its most streams open "
+            "(http.max_streams, http.tenants.NAME.max_streams)"
+          : NULL;
+  if (capped) { /* a listen's own caps first: they are what it hits */
+    give_back(h, p);
+    *rc = refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000, capped, "Retry-After", "5");
+    return 1;
+  }
+  if ((lim > 0 && have >= lim) || tenant_full(h, tenant, 1) || by_addr) {
+    int tok = lim > 0 && have >= lim;
+    give_back(h, p);
+    *rc = refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                 tok ? "Too Many Requests: this token has its most sessions open"
+                 : by_addr ? "Too Many Requests: this client address has its share of the sessions open "
+                             "(http.max_sessions_per_address)"
+                     : "Too Many Requests: this tenant has its most sessions open "
+                       "(http.tenants.NAME.max_sessions)",
+                 "Retry-After", "5");
+    return 1;
+  }
+  session *s = bwh_session_new(h, k->token, &k->who, addr, 0);
+  if (s && p->reserved[0]) snprintf(s->id, sizeof s->id, "%s", p->reserved); /* the id the store counts */
+  if (s && p->listen) { /* its id: the response shutdown sends names it */
+    s->listen = json_dumps(json_object_get(p->one, "id"), JSON_ENCODE_ANY | JSON_COMPACT);
+    if (!s->listen) {
+      bwh_session_close(h, s, "no memory");
+      s = NULL;
+    } else { /* given back when it closes (bwh_session_close) */
+      s->counted = 1;
+      h->ten_listens[slot]++;
+      h->ten_streams[slot]++;
+    }
+  }
+  if (!s) {
+    give_back(h, p);
+    *rc = refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory", NULL, NULL);
+    return 1;
+  }
+  bwh_log(h, "%s %.8s opened addr=%s tenant=%s", p->listen ? "listen" : "session", s->id, addr,
+          bwh_tenant_name(h, s->tenant));
+  p->s = s;
+  return 0;
+}
+
+/* Step 3, the session (lock held): the bytes waiting for the workers in
+ * all (checked before an initialize makes a session); then a new session,
+ * a stateless request's own (which ends with it), or the one its
+ * Mcp-Session-Id names, owned by its token. */
+static int post_session(bw_http *h, struct MHD_Connection *c, conn *k, post *p, enum MHD_Result *rc) {
   if (h->queued + k->len > h->o.max_queued) {
-    pthread_mutex_unlock(&h->mu);
-    json_decref(m);
-    return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
-                  "Too Many Requests: the messages waiting for the workers reach http.max_queued",
-                  "Retry-After", "1");
+    give_back(h, p);
+    *rc = refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                 "Too Many Requests: the messages waiting for the workers reach http.max_queued",
+                 "Retry-After", "1");
+    return 1;
   }
-  session *s = NULL;
-  if (init || listen) { /* a session: a listen is one, held by its stream */
-    int lim = token_limit(h, k->token, 1);
-    int have = k->token >= 0 ? h->tok_sessions[k->token] : h->nsessions;
-    int tenant = k->token >= 0 ? h->o.tokens[k->token].tenant : 0;
+  if (p->init || p->listen) {
+    if (post_new_session(h, c, k, p, rc)) return 1;
+  } else if (p->v.modern) { /* one request: a session of its own that ends with it */
     char addr[INET6_ADDRSTRLEN];
     bwh_client_address(c, addr);
-    int from = 0; /* live sessions made from this address */
-    if (h->o.max_sessions_per_address > 0)
-      for (session *x = h->sessions; x; x = x->next) from += !strcmp(x->addr, addr);
-    int by_addr = h->o.max_sessions_per_address > 0 && from >= h->o.max_sessions_per_address;
-    int slot = bwh_tenant(h, tenant);
-    const char *capped = !listen ? NULL
-        : h->ten_listens[slot] >= bwh_stream_cap(h, slot, 1)
-            ? "Too Many Requests: this tenant has its most listens open "
-              "(http.max_listens, http.tenants.NAME.max_listens)"
-        : h->ten_streams[slot] >= bwh_stream_cap(h, slot, 0)
-            ? "Too Many Requests: this tenant has its most streams open "
-              "(http.max_streams, http.tenants.NAME.max_streams)"
-            : NULL;
-    if (capped) { /* a listen's own caps first: they are what it hits */
-      pthread_mutex_unlock(&h->mu);
-      json_decref(m);
-      return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000, capped, "Retry-After", "5");
-    }
-    if ((lim > 0 && have >= lim) || tenant_full(h, tenant, 1) || by_addr) {
-      int tok = lim > 0 && have >= lim;
-      pthread_mutex_unlock(&h->mu);
-      json_decref(m);
-      return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
-                    tok ? "Too Many Requests: this token has its most sessions open"
-                    : by_addr ? "Too Many Requests: this client address has its share of the sessions open "
-                                "(http.max_sessions_per_address)"
-                        : "Too Many Requests: this tenant has its most sessions open "
-                          "(http.tenants.NAME.max_sessions)",
-                    "Retry-After", "5");
-    }
-    s = bwh_session_new(h, k->token, &k->who, addr, 0);
-    if (s && reserved[0]) snprintf(s->id, sizeof s->id, "%s", reserved); /* the id the store counts */
-    if (s && listen) { /* its id: the response shutdown sends names it */
-      s->listen = json_dumps(json_object_get(one, "id"), JSON_ENCODE_ANY | JSON_COMPACT);
-      if (!s->listen) {
-        bwh_session_close(h, s, "no memory");
-        s = NULL;
-      } else { /* given back when it closes (bwh_session_close) */
-        s->counted = 1;
-        h->ten_listens[slot]++;
-        h->ten_streams[slot]++;
-      }
-    }
-    if (!s) {
-      pthread_mutex_unlock(&h->mu);
-      json_decref(m);
-      return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory",
-                    NULL, NULL);
-    }
-    bwh_log(h, "%s %.8s opened addr=%s tenant=%s", listen ? "listen" : "session", s->id, addr,
-            bwh_tenant_name(h, s->tenant));
-  } else if (v.modern) { /* one request: a session of its own that ends with it */
-    char addr[INET6_ADDRSTRLEN];
-    bwh_client_address(c, addr);
-    s = bwh_session_new(h, k->token, &k->who, addr, 1);
-    if (!s) {
-      pthread_mutex_unlock(&h->mu);
-      json_decref(m);
-      return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory",
-                    NULL, NULL);
+    p->s = bwh_session_new(h, k->token, &k->who, addr, 1);
+    if (!p->s) {
+      give_back(h, p);
+      *rc = refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory", NULL, NULL);
+      return 1;
     }
     /* the method is one of httpera.c's list by now: nothing else reaches the line */
-    bwh_log(h, "stateless %s addr=%s tenant=%s", json_string_value(json_object_get(one, "method")),
-            addr, bwh_tenant_name(h, s->tenant));
+    bwh_log(h, "stateless %s addr=%s tenant=%s", json_string_value(json_object_get(p->one, "method")),
+            addr, bwh_tenant_name(h, p->s->tenant));
   } else {
-    s = bwh_session_find(h, sidh);
-    if (!sidh) rc = MHD_HTTP_BAD_REQUEST;
-    else if (!s || !bwh_session_owned(s, k->token, &k->who)) rc = MHD_HTTP_NOT_FOUND;
-    else rc = 0;
-    if (rc) {
-      pthread_mutex_unlock(&h->mu);
-      json_decref(m);
-      return rc == MHD_HTTP_BAD_REQUEST
-                 ? refuse(c, rc, -32000,
-                          "Bad Request: Mcp-Session-Id header is required",
-                          NULL, NULL)
-                 : refuse(c, rc, -32001, "Session not found", NULL, NULL);
+    session *s = p->s = bwh_session_find(h, p->sidh);
+    unsigned status = !p->sidh ? MHD_HTTP_BAD_REQUEST
+                      : !s || !bwh_session_owned(s, k->token, &k->who) ? MHD_HTTP_NOT_FOUND
+                                                                       : 0;
+    if (status) {
+      give_back(h, p);
+      *rc = status == MHD_HTTP_BAD_REQUEST
+                ? refuse(c, status, -32000, "Bad Request: Mcp-Session-Id header is required",
+                         NULL, NULL)
+                : refuse(c, status, -32001, "Session not found", NULL, NULL);
+      return 1;
     }
   }
-  s->last = bwh_now();
-  if (ping) { /* answered here, whatever the worker is doing */
+  p->s->last = bwh_now();
+  return 0;
+}
+
+/* Step 4, what is answered here whatever the worker is doing (lock held):
+ * a ping, a notifications/cancelled. The body is done with after it. */
+static int post_here(bw_http *h, struct MHD_Connection *c, post *p, enum MHD_Result *rc) {
+  if (p->ping) {
     pthread_mutex_unlock(&h->mu);
     size_t n;
-    char *b = bw_rpc_pong(json_object_get(m, "id"), &n); /* any length of id */
-    json_decref(m);
-    if (!b) return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory", NULL, NULL);
-    enum MHD_Result r = bwh_reply(c, MHD_HTTP_OK, "application/json", b, NULL, NULL);
+    char *b = bw_rpc_pong(json_object_get(p->m, "id"), &n); /* any length of id */
+    json_decref(p->m);
+    p->m = NULL;
+    if (!b) {
+      *rc = refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory", NULL, NULL);
+      return 1;
+    }
+    *rc = bwh_reply(c, MHD_HTTP_OK, "application/json", b, NULL, NULL);
     free(b);
-    return r;
+    return 1;
   }
-  if (one && !request) {
-    const char *method = json_string_value(json_object_get(one, "method"));
+  if (p->one && !p->request) {
+    const char *method = json_string_value(json_object_get(p->one, "method"));
     if (method && !strcmp(method, "notifications/cancelled")) {
-      bwh_note_cancel(h, s, json_object_get(json_object_get(one, "params"),
-                                        "requestId"));
-      pthread_mutex_unlock(&h->mu);
-      json_decref(m);
-      return bwh_reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
+      bwh_note_cancel(h, p->s, json_object_get(json_object_get(p->one, "params"), "requestId"));
+      give_back(h, p);
+      *rc = bwh_reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
+      return 1;
     }
   }
-  json_decref(m);
-  /* the session's waiting bodies, then its tenant's, all its sessions
-     together: one tenant cannot fill the queue every tenant shares */
+  json_decref(p->m);
+  p->m = NULL;
+  p->one = NULL;
+  return 0;
+}
+
+/* Step 5, admission of the message (lock held): the session's waiting
+ * bodies, then its tenant's, all its sessions together (one tenant cannot
+ * fill the queue every tenant shares); a request's call under its token's
+ * and tenant's limits (a listen counts as a session, not a call). */
+static int post_admit(bw_http *h, struct MHD_Connection *c, conn *k, post *p, enum MHD_Result *rc) {
+  session *s = p->s;
   int slot = bwh_tenant(h, s->tenant);
   const char *full = s->queued + k->len > h->o.max_session_queued
                          ? "Too Many Requests: this session's messages waiting for its worker reach "
@@ -342,32 +403,42 @@ enum MHD_Result bwh_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   if (full) {
     drop_new(h, s);
     pthread_mutex_unlock(&h->mu);
-    return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000, full, "Retry-After", "1");
+    *rc = refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000, full, "Retry-After", "1");
+    return 1;
   }
-  if (request && !listen) { /* a listen counts as a session, not a call */
+  if (p->request && !p->listen) {
     int lim = token_limit(h, k->token, 0);
     int calls = k->token >= 0 ? h->tok_calls[k->token] : h->open_calls;
     if ((lim > 0 && calls >= lim) || tenant_full(h, s->tenant, 0)) {
       int tok = lim > 0 && calls >= lim;
       drop_new(h, s);
       pthread_mutex_unlock(&h->mu);
-      return refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
-                    tok ? "Too Many Requests: this token has its most calls running"
-                        : "Too Many Requests: this tenant has its most calls running "
-                          "(http.tenants.NAME.max_calls)",
-                    "Retry-After", "1");
+      *rc = refuse(c, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                   tok ? "Too Many Requests: this token has its most calls running"
+                       : "Too Many Requests: this tenant has its most calls running "
+                         "(http.tenants.NAME.max_calls)",
+                   "Retry-After", "1");
+      return 1;
     }
   }
+  return 0;
+}
+
+/* Step 6, enqueue and answer (lock held, given back): the message queued
+ * for its session's worker, a request with a stream of its own (a listen's
+ * is its session's stream 0, where the session's watches send) holding one
+ * call; a notification answered 202, a request's answer streamed, or a
+ * stateless one's parked until its first word. */
+static enum MHD_Result post_enqueue(bw_http *h, struct MHD_Connection *c, conn *k, post *p) {
+  session *s = p->s;
+  int request = p->request, listen = p->listen;
   bw_http_item *it = calloc(1, sizeof *it);
-  /* a listen's stream is its session's stream 0: what the session's
-   * watches send outside a request lands there */
   stream *t = request ? bwh_stream_new(h, s, listen ? 0 : s->next_stream++) : NULL;
   if (!it || (request && !t)) {
     free(it);
     drop_new(h, s);
     pthread_mutex_unlock(&h->mu);
-    return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory", NULL,
-                  NULL);
+    return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, -32603, "no memory", NULL, NULL);
   }
   if (t && !listen) { /* one call in flight until the worker has answered it */
     t->calls = 1;
@@ -378,7 +449,7 @@ enum MHD_Result bwh_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     if (s->tenant < h->o.n_tenants) h->ten_calls[s->tenant]++;
   }
   it->kind = BW_HTTP_MSG;
-  it->shared_version = shared_version;
+  it->shared_version = p->shared_version;
   if (s->stateless) {
     json_t *ph = json_object();
     if (ph) MHD_get_connection_values(c, MHD_HEADER_KIND, param_header, ph);
@@ -410,7 +481,7 @@ enum MHD_Result bwh_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   k->ws = s;
   k->wt = t;
   k->listen = listen;
-  k->init = init;
+  k->init = p->init;
   if (s->stateless && !early_ready(h, s, t)) { /* parked: the handler is called again */
     k->until = bwh_now() + 1.0;
     k->waiting = 1;
@@ -418,9 +489,24 @@ enum MHD_Result bwh_post(bw_http *h, struct MHD_Connection *c, conn *k) {
     pthread_mutex_unlock(&h->mu);
     return MHD_YES;
   }
-  rc = answer_post(h, c, k);
+  enum MHD_Result rc = answer_post(h, c, k);
   pthread_mutex_unlock(&h->mu);
   return rc;
+}
+
+/* A POST's body, complete: checked, then answered here (ping, a cancel)
+ * or queued for the session's worker. A subscriptions/listen makes a
+ * session whose stream 0 is the POST's answer: its worker acknowledges
+ * it and returns the session, whose watches' changes (the poller's WATCH
+ * items) then land on that stream until the client closes it. */
+enum MHD_Result bwh_post(bw_http *h, struct MHD_Connection *c, conn *k) {
+  post p = {0};
+  enum MHD_Result rc;
+  if (post_parse(h, c, k, &p, &rc) || post_store(h, c, k, &p, &rc)) return rc;
+  pthread_mutex_lock(&h->mu);
+  if (post_session(h, c, k, &p, &rc) || post_here(h, c, &p, &rc) || post_admit(h, c, k, &p, &rc))
+    return rc;
+  return post_enqueue(h, c, k, &p);
 }
 
 /* The answer of the POST k holds: a stateless request's early error (its
