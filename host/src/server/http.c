@@ -275,7 +275,7 @@ enum MHD_Result bwh_handler(void *cls, struct MHD_Connection *c,
     if (!post && strcmp(method, "GET") && strcmp(method, "DELETE"))
       return refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, -32000,
                     "Method Not Allowed", "Allow", "GET, POST, DELETE");
-    /* a POST's version is checked with its body (do_post: the answer
+    /* a POST's version is checked with its body (httppost.c: the answer
      * names the request's id) */
     const char *pv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
     if (!post && pv && !bwh_version_known(pv))

@@ -195,12 +195,19 @@ session *bwh_session_new(bw_http *h, int token, const bw_oauth_who *who, const c
                          int stateless);
 /* Whether a request of token (and OAuth principal who) may use s. */
 int bwh_session_owned(const session *s, int token, const bw_oauth_who *who);
-/* Queue it on its session: the worker holding the session is woken, or
- * the session becomes runnable. */
+/* httpsched.c, the scheduler (lock held). Queue it on its session: the
+ * worker holding the session is woken, or the session becomes runnable. */
 void bwh_queue_item(bw_http *h, session *s, bw_http_item *it);
 /* The tenant slot of tenant index t; its cap on calls running at once. */
 int bwh_tenant(const bw_http *h, int t);
 int bwh_running_cap(const bw_http *h, int slot);
+/* A session with items and no worker joins its tenant's run queue. */
+void bwh_sched_runnable(bw_http *h, session *s);
+/* Worker w lets go of the session it holds (the scheduler's half). */
+void bwh_sched_let_go(bw_http *h, int w, int home);
+/* Worker w waits (until ts; NULL: no deadline) for a session it may run
+ * and takes its first item (NULL: none, or stopped). */
+bw_http_item *bwh_sched_next(bw_http *h, int w, const struct timespec *ts);
 void bwh_session_close(bw_http *h, session *s, const char *why);
 /* A stateless session's end: unlinked, freed once nothing holds it. */
 void bwh_session_end(bw_http *h, session *s);

@@ -61,7 +61,7 @@ int bwh_stream_cap(const bw_http *h, int slot, int listens) {
  * request that needs a client capability the client did not declare
  * (-32021), or whose Mcp-Param-* headers differ from its arguments (-32020,
  * found by the worker, which knows the tool), is 400. Such an answer comes at once (before the call does
- * anything), so a stateless request's response waits (parked, do_post) up
+ * anything), so a stateless request's response waits (parked, post_enqueue) up
  * to a second for its call to end before its head is sent: ended with
  * such an error, the answer is that status and body; anything else (a
  * notification first, a result, a call still running) goes out as before.
