@@ -175,6 +175,8 @@ struct bw_http {
   double stop_by;       /* monotonic s: bw_http_stop's waits end then (0: a second) */
   bwh_checker *checker; /* NULL: no store to ask */
   struct bwh_evlog *evlog; /* NULL: no shared store, streams are this instance's alone */
+  long stream_base; /* a session's first POST stream id (0: 1); with the log, a random base
+                     * per process so no two instances make the same ids (httpevlog.c) */
 };
 
 double bwh_now(void);
@@ -259,9 +261,9 @@ void bwh_tokens_release(bw_http *h, int token, const bw_oauth_who *who, const ch
 struct bwh_evrec;
 int bwh_evlog_start(bw_http *h); /* -1: cannot (no memory, no thread) */
 void bwh_evlog_stop(bw_http *h);
-/* Whether s's streams are logged; where its stream ids start. */
+/* Whether s's streams are logged (where its stream ids start:
+ * h->stream_base, set by bwh_evlog_start). */
 int bwh_evlog_on(const bw_http *h, const session *s);
-long bwh_evlog_base(const bw_http *h);
 /* Without the lock: log an event (data NULL: none) of stream_id, numbered
  * seq (0: the log numbers it), and/or its end; publish it. The number
  * logged (0: none, too big to keep), -1: the store did not answer. */
@@ -291,8 +293,8 @@ int bwh_event_id(const char *v, long *stream_id, long *seq);
 struct MHD_Connection;
 enum MHD_Result bwh_stream_answer(bw_http *h, struct MHD_Connection *c, session *s,
                                   stream *t, long pos, int json, int fresh, int counted);
-/* Suspend c (from its handler or content reader callback) until t moves or
- * due (monotonic s) comes; lock held. */
+/* httppark.c: suspend c (from its handler or content reader callback)
+ * until t moves or due (monotonic s) comes; lock held. */
 void bwh_park_on(bw_http *h, bwh_park *p, stream *t, struct MHD_Connection *c, double due);
 /* Off its stream's list without a resume (its connection is gone). */
 void bwh_unpark(bwh_park *p);

@@ -4,7 +4,7 @@
  * streams with bounded replay buffers, each session's queue of items (run
  * by the scheduler, httpsched.c, on any free worker, tenant by tenant),
  * the reaper and the watch poller, and what the Lua workers call
- * (lhttp.c): next, record, release, send, done, begin, finish. Everything
+ * (lhttp.c): next, record, release, begin, finish (send and done: httpsend.c). Everything
  * here runs under the listener's one lock.
  */
 #include <errno.h>
@@ -193,7 +193,7 @@ session *bwh_session_new(bw_http *h, int token, const bw_oauth_who *who, const c
   s->running = s->home = s->served_by = -1; /* any worker takes it */
   s->watch_fd = -1;
   s->refs = 1; /* the list's */
-  s->next_stream = stateless ? 1 : bwh_evlog_base(h); /* shared: ids no other instance makes */
+  s->next_stream = stateless || !h->stream_base ? 1 : h->stream_base; /* shared: ids no other instance makes */
   s->stateless = stateless;
   s->next = h->sessions;
   h->sessions = s;
@@ -490,82 +490,6 @@ int bw_http_stopped(bw_http *h) {
   int s = h->stopped;
   pthread_mutex_unlock(&h->mu);
   return s;
-}
-
-/* The stream a message for stream_id lands on: its POST's, or outside a
- * request (or after its answer) the GET stream; NULL: none (lock held). */
-static stream *send_target(session *s, long stream_id) {
-  stream *t = bwh_stream_find(s, stream_id);
-  return !t || t->done ? bwh_stream_find(s, 0) : t;
-}
-
-/* A shared session's message for its GET stream: numbered by the store's
- * log, where every instance's go (-1: the store did not answer, numbered
- * here then). Lock held, let go of meanwhile; -2: not such a message, the
- * lock kept. */
-static long send_logged(bw_http *h, session *s, long stream_id, const char *text, size_t n) {
-  stream *t = send_target(s, stream_id);
-  if (!bwh_evlog_on(h, s) || (t && t->id != 0)) return -2;
-  char sid[sizeof s->id];
-  memcpy(sid, s->id, sizeof sid);
-  int tenant = s->tenant;
-  s->refs++;
-  pthread_mutex_unlock(&h->mu);
-  long seq = bwh_evlog_append(h, tenant, sid, 0, 0, text, n, 0);
-  pthread_mutex_lock(&h->mu);
-  bwh_session_unref(h, s);
-  return seq;
-}
-
-int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
-                 size_t n, int final) {
-  pthread_mutex_lock(&h->mu);
-  session *s = bwh_session_find(h, sid);
-  int rc = -1;
-  long seq = s ? send_logged(h, s, stream_id, text, n) : -2, logged = 0, at = 0;
-  int tenant = 0, end = 0;
-  if (seq != -2) s = bwh_session_find(h, sid); /* the lock was let go of */
-  if (s) {
-    stream *t = bwh_stream_find(s, stream_id);
-    /* the answer: the call is over before the client can see it end */
-    if (t && final) {
-      bwh_stream_release(h, t);
-      t->answered = 1;
-    }
-    stream *req = t; /* its readers may wait for the answered mark */
-    if (!t || t->done) t = bwh_stream_find(s, 0); /* outside a request: GET */
-    if (!t) t = bwh_stream_new(h, s, 0);
-    if (t) rc = bwh_stream_put(h, t, seq > 0 ? seq : 0, text, n);
-    if (t && t->id != 0 && bwh_evlog_on(h, s)) { /* written through below, numbered here */
-      logged = t->id;
-      at = t->seq;
-      tenant = s->tenant;
-      end = t == req && final; /* its answer is its last: logged as its end too */
-    }
-    pthread_cond_broadcast(&h->ev);
-    if (t) bwh_wake(h, t);
-    if (req && req != t) bwh_wake(h, req);
-  }
-  pthread_mutex_unlock(&h->mu);
-  if (logged) (void)bwh_evlog_append(h, tenant, sid, logged, at, text, n, end);
-  return rc;
-}
-
-void bw_http_done(bw_http *h, const char *sid, long stream_id) {
-  pthread_mutex_lock(&h->mu);
-  session *s = bwh_session_find(h, sid);
-  stream *t = s ? bwh_stream_find(s, stream_id) : NULL;
-  /* an answered stream's end went with its answer (bw_http_send) */
-  int logged = t && t->id != 0 && !t->done && !t->answered && bwh_evlog_on(h, s);
-  int tenant = s ? s->tenant : 0;
-  if (t) {
-    t->done = 1;
-    bwh_stream_release(h, t);
-    bwh_wake(h, t);
-  }
-  pthread_cond_broadcast(&h->ev);
-  pthread_mutex_unlock(&h->mu);
-  if (logged) (void)bwh_evlog_append(h, tenant, sid, stream_id, 0, NULL, 0, 1); /* its end */
 }
 
 int bw_http_begin(bw_http *h, int w, const char *sid, const char *id) {
