@@ -8,33 +8,30 @@
  * (DNS rebinding), the bearer token (its sha256 against the config's), the
  * method, the body size. A session is made by initialize, bound to the
  * token that made it (another token gets 404, as if it did not exist) and
- * queued for the scheduler (httpsess.c); a Lua worker (lhttp.c) answers its
+ * queued for the scheduler (httpsched.c); a Lua worker (lhttp.c) answers its
  * messages and sends back whole messages, which land on the POST's SSE
  * stream (or, outside a request, the GET stream). Each stream keeps its
  * last events for Last-Event-ID; ping and notifications/cancelled are
- * answered here, so they work while the session's worker is busy.
+ * answered on the pool's thread, so they work while the session's worker
+ * is busy.
+ *
+ * This file is the handler: the checks before a body is read, the body
+ * gathered, GET and DELETE, the probes, the connection callbacks. A
+ * complete POST is httppost.c's, the answers httpanswer.c's, start and
+ * stop httpstart.c's.
  *
  * Threads: libmicrohttpd runs a fixed pool of epoll threads (one a CPU,
  * 2 to 8) for every connection, so nothing here may wait: a connection
  * with nothing to answer yet (an SSE reader between events, a stateless
  * POST waiting for the first word of its answer) is suspended, parked on
- * its stream, and resumed when the stream moves (httpsse.c); a reaper
+ * its stream, and resumed when the stream moves (httppark.c); a reaper
  * thread ends idle sessions and resumes the parked connections that come
  * due, so closed clients are found. One lock guards sessions, streams and
  * queues (httpsess.c). Long streams are capped per tenant at admission
  * (http.max_streams, http.max_listens), open connections in all and per
  * address (http.max_connections, max_connections_per_address).
  */
-#include "http.h"
-#include "clock.h"
-
-#include <arpa/inet.h>
-#include <ctype.h>
-#include <errno.h>
-#include <sys/eventfd.h>
 #include <jansson.h>
-#include <limits.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -42,18 +39,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
-#include <unistd.h>
+#include <sys/socket.h>
 
-#include "burrow.h" /* BURROW_VERSION_STRING: a listen's last answer names the server */
 #include "core.h"
 #include "httpint.h"
 #include "mhd.h"
+#include "oauth.h"
 
 #define refuse(...) bwh_refuse(h, __VA_ARGS__)
-#include "oauth.h"
-#include "state.h"
-
 
 void bw_http_token_hash(const char *token, char out[65]) {
   char h[BW_HASH_STR];
