@@ -3,7 +3,7 @@
 -- limits); this file starts it (http.serve, on the main Lua state) and is
 -- the loop of each worker thread (http.worker, on a Lua state of its own).
 --
--- Any worker serves any session: the scheduler (httpsess.c) hands a free
+-- Any worker serves any session: the scheduler (httpsched.c) hands a free
 -- worker the next session in tenant order, and the worker builds the
 -- session's burrow.mcp Server on its tenant's workspace (opened once per
 -- worker) from the state the session's last call left (its snapshot:

@@ -339,8 +339,6 @@ void bwh_evlog_forget(bw_http *h, int tenant, const char *sid) {
     (void)charge(h, tenant, -held); /* its bytes given back */
 }
 
-long bwh_evlog_base(const bw_http *h) { return h->evlog ? h->evlog->base : 1; }
-
 int bwh_evlog_on(const bw_http *h, const session *s) {
   return h->evlog && !s->stateless && !s->listen;
 }
@@ -540,6 +538,7 @@ int bwh_evlog_start(bw_http *h) {
     return -1;
   }
   h->evlog = L;
+  h->stream_base = L->base; /* the sessions' stream ids start there (httpsess.c) */
   return 0;
 }
 
@@ -557,6 +556,7 @@ void bwh_evlog_stop(bw_http *h) {
   pthread_mutex_destroy(&f->mu);
   close(f->wake);
   h->evlog = NULL;
+  h->stream_base = 0;
   free(L);
 }
 

@@ -1,8 +1,10 @@
 /*
- * httpint.h - what http.c (the listener, its checks and answers) and
- * httpsess.c (sessions, streams, the worker queues) share: the types of
- * a session and its streams, and the functions both sides call under the
- * listener's one lock. Not part of burrow's API.
+ * httpint.h - what the HTTP transport's files share (http.c the handler,
+ * httppost.c a POST, httpanswer.c the answers, httpstart.c start and stop,
+ * httpsess.c sessions, streams and the worker queues, and the others):
+ * the types of a session, its streams and a request's connection state,
+ * and the functions they call under the listener's one lock. Not part of
+ * burrow's API.
  */
 #ifndef BURROW_HTTPINT_H
 #define BURROW_HTTPINT_H
@@ -14,6 +16,7 @@
 #include <time.h>
 
 #include "http.h"
+#include "mhd.h" /* the types of libmicrohttpd's callbacks */
 #include "oauth.h"
 #include "rpcid.h"
 
@@ -93,6 +96,25 @@ typedef struct session {
   long version;    /* bumped by every release */
 } session;
 
+/* A request's state on its connection (MHD's con_cls), from its checks to
+ * its answer (http.c's handler, httppost.c's POST). */
+typedef struct conn {
+  int checked;
+  int token;
+  bw_oauth_who who; /* an OAuth token's principal (token: its tenant's slot) */
+  size_t limit, len, cap;
+  char *body;
+  int rejected;
+  int too_big; /* bytes dropped past the limit */
+  /* a POST's request queued, its answer not begun (held: a reference on
+   * ws, a reader on wt); waiting: parked until its first word or until */
+  session *ws;
+  stream *wt;
+  int listen, init, waiting;
+  double until;
+  bwh_park park;
+} conn;
+
 typedef struct worker {
   pthread_cond_t cv; /* an item came for the session it holds; idle: a session to pick */
   session *cur;      /* the session it holds (one item of it runs), or NULL */
@@ -153,6 +175,8 @@ struct bw_http {
   double stop_by;       /* monotonic s: bw_http_stop's waits end then (0: a second) */
   bwh_checker *checker; /* NULL: no store to ask */
   struct bwh_evlog *evlog; /* NULL: no shared store, streams are this instance's alone */
+  long stream_base; /* a session's first POST stream id (0: 1); with the log, a random base
+                     * per process so no two instances make the same ids (httpevlog.c) */
 };
 
 double bwh_now(void);
@@ -173,12 +197,19 @@ session *bwh_session_new(bw_http *h, int token, const bw_oauth_who *who, const c
                          int stateless);
 /* Whether a request of token (and OAuth principal who) may use s. */
 int bwh_session_owned(const session *s, int token, const bw_oauth_who *who);
-/* Queue it on its session: the worker holding the session is woken, or
- * the session becomes runnable. */
+/* httpsched.c, the scheduler (lock held). Queue it on its session: the
+ * worker holding the session is woken, or the session becomes runnable. */
 void bwh_queue_item(bw_http *h, session *s, bw_http_item *it);
 /* The tenant slot of tenant index t; its cap on calls running at once. */
 int bwh_tenant(const bw_http *h, int t);
 int bwh_running_cap(const bw_http *h, int slot);
+/* A session with items and no worker joins its tenant's run queue. */
+void bwh_sched_runnable(bw_http *h, session *s);
+/* Worker w lets go of the session it holds (the scheduler's half). */
+void bwh_sched_let_go(bw_http *h, int w, int home);
+/* Worker w waits (until ts; NULL: no deadline) for a session it may run
+ * and takes its first item (NULL: none, or stopped). */
+bw_http_item *bwh_sched_next(bw_http *h, int w, const struct timespec *ts);
 void bwh_session_close(bw_http *h, session *s, const char *why);
 /* A stateless session's end: unlinked, freed once nothing holds it. */
 void bwh_session_end(bw_http *h, session *s);
@@ -230,9 +261,9 @@ void bwh_tokens_release(bw_http *h, int token, const bw_oauth_who *who, const ch
 struct bwh_evrec;
 int bwh_evlog_start(bw_http *h); /* -1: cannot (no memory, no thread) */
 void bwh_evlog_stop(bw_http *h);
-/* Whether s's streams are logged; where its stream ids start. */
+/* Whether s's streams are logged (where its stream ids start:
+ * h->stream_base, set by bwh_evlog_start). */
 int bwh_evlog_on(const bw_http *h, const session *s);
-long bwh_evlog_base(const bw_http *h);
 /* Without the lock: log an event (data NULL: none) of stream_id, numbered
  * seq (0: the log numbers it), and/or its end; publish it. The number
  * logged (0: none, too big to keep), -1: the store did not answer. */
@@ -262,8 +293,8 @@ int bwh_event_id(const char *v, long *stream_id, long *seq);
 struct MHD_Connection;
 enum MHD_Result bwh_stream_answer(bw_http *h, struct MHD_Connection *c, session *s,
                                   stream *t, long pos, int json, int fresh, int counted);
-/* Suspend c (from its handler or content reader callback) until t moves or
- * due (monotonic s) comes; lock held. */
+/* httppark.c: suspend c (from its handler or content reader callback)
+ * until t moves or due (monotonic s) comes; lock held. */
 void bwh_park_on(bw_http *h, bwh_park *p, stream *t, struct MHD_Connection *c, double due);
 /* Off its stream's list without a resume (its connection is gone). */
 void bwh_unpark(bwh_park *p);
@@ -294,5 +325,43 @@ void bwh_era(const char *version_h, const char *method_h, const char *name_h,
 int bwh_version_known(const char *v);
 int bwh_version_stateless(const char *v);
 json_t *bwh_versions(void); /* every revision served, newest first (new reference) */
+
+/* httpanswer.c: the listener's answers (below http.c and httppost.c) */
+struct MHD_Connection;
+/* The request this thread answers (set by the handler): the access log's
+ * tenant of a refusal. */
+extern _Thread_local const conn *bwh_current;
+/* A whole response: body copied, one header besides Content-Type. */
+enum MHD_Result bwh_reply(struct MHD_Connection *c, unsigned status, const char *ctype,
+                          const char *body, const char *hname, const char *hval);
+/* A JSON-RPC error answered by the transport: the request's id when it
+ * has a usable one (else null), data when given (stolen); logged. */
+enum MHD_Result bwh_refuse_rpc(bw_http *h, struct MHD_Connection *c, unsigned status,
+                               const json_t *id, int code, const char *msg, json_t *data,
+                               const char *hname, const char *hval);
+enum MHD_Result bwh_refuse(bw_http *h, struct MHD_Connection *c, unsigned status, int code,
+                           const char *msg, const char *hname, const char *hval);
+void bwh_client_address(struct MHD_Connection *c, char out[46]); /* INET6_ADDRSTRLEN */
+int bwh_accepts(struct MHD_Connection *c, const char *type);
+/* 503: the deployment's store did not answer a question about a session. */
+enum MHD_Result bwh_store_down(bw_http *h, struct MHD_Connection *c);
+
+/* httppost.c: a POST's body, complete: checked, admitted, answered here
+ * (ping, a cancel) or queued for its session's worker; a parked one
+ * resumed. And the tenant's cap on long streams (listens: on those alone),
+ * which a GET's admission checks too. */
+enum MHD_Result bwh_post(bw_http *h, struct MHD_Connection *c, conn *k);
+enum MHD_Result bwh_post_resume(bw_http *h, struct MHD_Connection *c, conn *k);
+int bwh_stream_cap(const bw_http *h, int slot, int listens);
+
+/* http.c: libmicrohttpd's callbacks, which httpstart.c hands the daemon */
+enum MHD_Result bwh_handler(void *cls, struct MHD_Connection *c, const char *url,
+                            const char *method, const char *version, const char *upload,
+                            size_t *upload_size, void **con_cls);
+void bwh_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                   enum MHD_RequestTerminationCode toe);
+void bwh_on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                       enum MHD_ConnectionNotificationCode code);
+enum MHD_Result bwh_accept_new(void *cls, const struct sockaddr *addr, socklen_t addrlen);
 
 #endif

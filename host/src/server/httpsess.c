@@ -1,9 +1,10 @@
 /*
  * httpsess.c - the state behind `burrow mcp --http` (http.c is the
  * listener): sessions (bound to a token, reaped when idle), their SSE
- * streams with bounded replay buffers, the scheduler that hands their
- * items to any free worker, tenant by tenant, and what the Lua workers call
- * (lhttp.c): next, record, release, send, done, begin, finish. Everything
+ * streams with bounded replay buffers, each session's queue of items (run
+ * by the scheduler, httpsched.c, on any free worker, tenant by tenant),
+ * the reaper and the watch poller, and what the Lua workers call
+ * (lhttp.c): next, record, release, begin, finish (send and done: httpsend.c). Everything
  * here runs under the listener's one lock.
  */
 #include <errno.h>
@@ -192,7 +193,7 @@ session *bwh_session_new(bw_http *h, int token, const bw_oauth_who *who, const c
   s->running = s->home = s->served_by = -1; /* any worker takes it */
   s->watch_fd = -1;
   s->refs = 1; /* the list's */
-  s->next_stream = stateless ? 1 : bwh_evlog_base(h); /* shared: ids no other instance makes */
+  s->next_stream = stateless || !h->stream_base ? 1 : h->stream_base; /* shared: ids no other instance makes */
   s->stateless = stateless;
   s->next = h->sessions;
   h->sessions = s;
@@ -214,111 +215,16 @@ session *bwh_session_find(bw_http *h, const char *id) {
   return NULL;
 }
 
-/* ---------------------------------------------------------- scheduler */
-
-int bwh_tenant(const bw_http *h, int t) {
-  return t >= 0 && t < h->o.n_tenants ? t : h->o.n_tenants;
-}
-
-int bwh_running_cap(const bw_http *h, int slot) {
-  if (slot < h->o.n_tenants && h->o.tenants[slot].max_running > 0)
-    return h->o.tenants[slot].max_running;
-  return h->o.max_running;
-}
-
-/* An idle worker waits on its own condition variable, so a session
- * that becomes runnable wakes one worker, not all: its home (the worker
- * its state lives on), else the idle worker that served it last (its
- * Server is current there), else any idle one. s NULL: every idle worker
- * (queued sessions another worker may take now). A busy worker looks at
- * the queues when it is done. */
-static void wake_for(bw_http *h, const session *s) {
-  if (s && s->home >= 0) {
-    if (h->w[s->home].idle) pthread_cond_signal(&h->w[s->home].cv);
-    return;
-  }
-  if (s && s->served_by >= 0 && h->w[s->served_by].idle) {
-    pthread_cond_signal(&h->w[s->served_by].cv);
-    return;
-  }
-  for (int i = 0; i < h->o.workers; i++)
-    if (h->w[i].idle) {
-      pthread_cond_signal(&h->w[i].cv);
-      if (s) return;
-    }
-}
-
-static int any_queued(const bw_http *h) {
-  for (int t = 0; t <= h->o.n_tenants; t++)
-    if (h->run_head[t]) return 1;
-  return 0;
-}
-
-/* A session with items that no worker holds joins its tenant's queue. */
-static void make_runnable(bw_http *h, session *s) {
-  if (s->in_run || s->running >= 0 || !s->head) return;
-  int t = bwh_tenant(h, s->tenant);
-  s->run_next = NULL;
-  if (h->run_tail[t]) h->run_tail[t]->run_next = s;
-  else h->run_head[t] = s;
-  h->run_tail[t] = s;
-  s->in_run = 1;
-  wake_for(h, s);
-}
-
-void bwh_queue_item(bw_http *h, session *s, bw_http_item *it) {
-  it->next = NULL;
-  if (s->tail) s->tail->next = it;
-  else s->head = it;
-  s->tail = it;
-  if (s->running >= 0) pthread_cond_broadcast(&h->w[s->running].cv);
-  else make_runnable(h, s);
-}
-
-/* The session worker w serves next, out of its tenant's queue: tenants in
- * turn from h->rr, one at its cap skipped, the first session in the
- * tenant's order that may run on w. */
-static session *pick(bw_http *h, int w) {
-  int n = h->o.n_tenants + 1;
-  for (int i = 0; i < n; i++) {
-    int t = (h->rr + i) % n;
-    if (!h->run_head[t] || h->ten_running[t] >= bwh_running_cap(h, t)) continue;
-    session *prev = NULL;
-    for (session *s = h->run_head[t]; s; prev = s, s = s->run_next) {
-      if (s->home >= 0 && s->home != w) continue;
-      /* the worker that served it last, idle, takes it: its Server is
-       * current there, another would build one from the snapshot */
-      if (s->served_by >= 0 && s->served_by != w && h->w[s->served_by].idle) continue;
-      if (prev) prev->run_next = s->run_next;
-      else h->run_head[t] = s->run_next;
-      if (h->run_tail[t] == s) h->run_tail[t] = prev;
-      s->run_next = NULL;
-      s->in_run = 0;
-      h->rr = (t + 1) % n;
-      return s;
-    }
-  }
-  return NULL;
-}
-
-/* w lets go of its session (caller holds the lock). */
+/* w lets go of its session (caller holds the lock): the scheduler's
+ * half (httpsched.c), then a stateless session ends, another is runnable
+ * again. */
 static void release(bw_http *h, int w, int home) {
-  worker *k = &h->w[w];
-  session *s = k->cur;
+  session *s = h->w[w].cur;
   if (!s) return;
   if (s->watch_fd >= 0) bwh_poll_wake(h); /* it may fire again: poll it */
-  k->cur = NULL;
-  k->idle = 1; /* it looks at the queues next (bw_http_next), its own sessions first */
-  s->running = -1;
-  s->home = home ? w : -1;
-  s->served_by = w;
-  s->version++;
-  int t = bwh_tenant(h, s->tenant);
-  /* others of its tenant queued: one may have waited for the tenant's cap */
-  if (h->run_head[t]) wake_for(h, NULL);
-  h->ten_running[t]--;
+  bwh_sched_let_go(h, w, home);
   if (s->stateless) bwh_session_end(h, s); /* its one request is answered */
-  else make_runnable(h, s);
+  else bwh_sched_runnable(h, s);
   bwh_session_unref(h, s);
 }
 
@@ -493,39 +399,11 @@ void *bwh_poller(void *arg) {
 /* -------------------------------------------------------- worker side */
 
 bw_http_item *bw_http_next(bw_http *h, int w, double timeout) {
-  worker *k = &h->w[w];
   struct timespec ts;
   if (timeout >= 0) bwh_deadline(&ts, timeout);
   pthread_mutex_lock(&h->mu);
   release(h, w, 1); /* not released by the Lua side: its state stays here */
-  session *s = NULL;
-  if (!k->up) { /* its Lua state is loaded and asks for work: /readyz counts it */
-    k->up = 1;
-    h->workers_up++;
-  }
-  k->idle = 1;
-  while (!h->stopped && !(s = pick(h, w))) {
-    if (timeout < 0) pthread_cond_wait(&k->cv, &h->mu);
-    else if (pthread_cond_timedwait(&k->cv, &h->mu, &ts) == ETIMEDOUT) break;
-  }
-  k->idle = 0;
-  /* busy now: a session left to this worker, or a wake this worker took
-   * for another session (signals merge), is another idle worker's */
-  if (any_queued(h)) wake_for(h, NULL);
-  bw_http_item *it = NULL;
-  if (s && h->stopped) make_runnable(h, s); /* stays queued: freed at the end */
-  else if (s) {
-    s->running = w;
-    s->refs++;
-    k->cur = s;
-    h->ten_running[bwh_tenant(h, s->tenant)]++;
-    it = s->head;
-    s->head = it->next;
-    if (!s->head) s->tail = NULL;
-    it->next = NULL;
-    it->version = s->version;
-    if (it->kind == BW_HTTP_WATCH) s->watch_queued = 0;
-  }
+  bw_http_item *it = bwh_sched_next(h, w, timeout >= 0 ? &ts : NULL);
   pthread_mutex_unlock(&h->mu);
   return it;
 }
@@ -612,82 +490,6 @@ int bw_http_stopped(bw_http *h) {
   int s = h->stopped;
   pthread_mutex_unlock(&h->mu);
   return s;
-}
-
-/* The stream a message for stream_id lands on: its POST's, or outside a
- * request (or after its answer) the GET stream; NULL: none (lock held). */
-static stream *send_target(session *s, long stream_id) {
-  stream *t = bwh_stream_find(s, stream_id);
-  return !t || t->done ? bwh_stream_find(s, 0) : t;
-}
-
-/* A shared session's message for its GET stream: numbered by the store's
- * log, where every instance's go (-1: the store did not answer, numbered
- * here then). Lock held, let go of meanwhile; -2: not such a message, the
- * lock kept. */
-static long send_logged(bw_http *h, session *s, long stream_id, const char *text, size_t n) {
-  stream *t = send_target(s, stream_id);
-  if (!bwh_evlog_on(h, s) || (t && t->id != 0)) return -2;
-  char sid[sizeof s->id];
-  memcpy(sid, s->id, sizeof sid);
-  int tenant = s->tenant;
-  s->refs++;
-  pthread_mutex_unlock(&h->mu);
-  long seq = bwh_evlog_append(h, tenant, sid, 0, 0, text, n, 0);
-  pthread_mutex_lock(&h->mu);
-  bwh_session_unref(h, s);
-  return seq;
-}
-
-int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
-                 size_t n, int final) {
-  pthread_mutex_lock(&h->mu);
-  session *s = bwh_session_find(h, sid);
-  int rc = -1;
-  long seq = s ? send_logged(h, s, stream_id, text, n) : -2, logged = 0, at = 0;
-  int tenant = 0, end = 0;
-  if (seq != -2) s = bwh_session_find(h, sid); /* the lock was let go of */
-  if (s) {
-    stream *t = bwh_stream_find(s, stream_id);
-    /* the answer: the call is over before the client can see it end */
-    if (t && final) {
-      bwh_stream_release(h, t);
-      t->answered = 1;
-    }
-    stream *req = t; /* its readers may wait for the answered mark */
-    if (!t || t->done) t = bwh_stream_find(s, 0); /* outside a request: GET */
-    if (!t) t = bwh_stream_new(h, s, 0);
-    if (t) rc = bwh_stream_put(h, t, seq > 0 ? seq : 0, text, n);
-    if (t && t->id != 0 && bwh_evlog_on(h, s)) { /* written through below, numbered here */
-      logged = t->id;
-      at = t->seq;
-      tenant = s->tenant;
-      end = t == req && final; /* its answer is its last: logged as its end too */
-    }
-    pthread_cond_broadcast(&h->ev);
-    if (t) bwh_wake(h, t);
-    if (req && req != t) bwh_wake(h, req);
-  }
-  pthread_mutex_unlock(&h->mu);
-  if (logged) (void)bwh_evlog_append(h, tenant, sid, logged, at, text, n, end);
-  return rc;
-}
-
-void bw_http_done(bw_http *h, const char *sid, long stream_id) {
-  pthread_mutex_lock(&h->mu);
-  session *s = bwh_session_find(h, sid);
-  stream *t = s ? bwh_stream_find(s, stream_id) : NULL;
-  /* an answered stream's end went with its answer (bw_http_send) */
-  int logged = t && t->id != 0 && !t->done && !t->answered && bwh_evlog_on(h, s);
-  int tenant = s ? s->tenant : 0;
-  if (t) {
-    t->done = 1;
-    bwh_stream_release(h, t);
-    bwh_wake(h, t);
-  }
-  pthread_cond_broadcast(&h->ev);
-  pthread_mutex_unlock(&h->mu);
-  if (logged) (void)bwh_evlog_append(h, tenant, sid, stream_id, 0, NULL, 0, 1); /* its end */
 }
 
 int bw_http_begin(bw_http *h, int w, const char *sid, const char *id) {

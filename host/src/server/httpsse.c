@@ -4,8 +4,8 @@
  * a small pool of epoll threads for every connection, so the reader never
  * waits: with nothing to send it suspends its connection (parked on its
  * stream) and returns 0; an event, the stream's end, the session's close
- * or the stop resumes it (bwh_wake), and so does its due time (bwh_probe,
- * every second), when the socket's hang-up is checked (a suspended
+ * or the stop resumes it (bwh_wake, httppark.c), and so does its due time
+ * (bwh_probe, every second), when the socket's hang-up is checked (a suspended
  * connection is not told its client went; a JSON answer writes nothing
  * until its end) and a comment written now and then, so the fds of closed
  * streams go within a second or two. Not part of burrow's API.
@@ -40,58 +40,6 @@ typedef struct reader {
   char *pend;
   size_t plen, poff;
 } reader;
-
-/* ------------------------------------------------------------ parking */
-
-void bwh_park_on(bw_http *h, bwh_park *p, stream *t, struct MHD_Connection *c, double due) {
-  (void)h;
-  p->c = c;
-  p->due = due;
-  p->ticked = 0;
-  p->next = t->parked;
-  if (t->parked) t->parked->pprev = &p->next;
-  p->pprev = &t->parked;
-  t->parked = p;
-  MHD_suspend_connection(c); /* under our lock: no wake can come before it */
-}
-
-void bwh_unpark(bwh_park *p) {
-  if (!p->pprev) return;
-  *p->pprev = p->next;
-  if (p->next) p->next->pprev = p->pprev;
-  p->next = NULL;
-  p->pprev = NULL;
-}
-
-static void resume(bwh_park *p) {
-  bwh_unpark(p);
-  MHD_resume_connection(p->c);
-}
-
-void bwh_wake(bw_http *h, stream *t) {
-  (void)h;
-  while (t->parked) resume(t->parked);
-}
-
-void bwh_wake_session(bw_http *h, session *s) {
-  for (stream *t = s->streams; t; t = t->next) bwh_wake(h, t);
-}
-
-void bwh_wake_all(bw_http *h) {
-  for (session *s = h->sessions; s; s = s->next) bwh_wake_session(h, s);
-}
-
-void bwh_probe(bw_http *h) {
-  double now = bwh_now();
-  for (session *s = h->sessions; s; s = s->next)
-    for (stream *t = s->streams; t; t = t->next)
-      for (bwh_park *p = t->parked, *n; p; p = n) {
-        n = p->next;
-        if (p->due > now) continue;
-        p->ticked = 1;
-        resume(p);
-      }
-}
 
 /* ------------------------------------------------------------ reading */
 
