@@ -12,7 +12,6 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -20,27 +19,17 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as Transport1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { freePort, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+import { freePort, startHttp, waitFor } from "./http_helpers.mjs";
+import { needRedis, redisOn } from "./redis_helpers.mjs";
 
-const which = (name) => spawnSync("sh", ["-c", `command -v ${name} || ls /usr/sbin/${name} /usr/bin/${name} 2>/dev/null`],
-  { encoding: "utf8" }).stdout.trim().split("\n")[0];
-const REDIS = which("redis-server");
-
-function startRedis(dir, port) {
-  return spawn(REDIS, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
-    { stdio: ["ignore", "ignore", "pipe"] });
-}
-const stopped = (p) => new Promise((r) => { if (p.exitCode !== null || p.signalCode) r(); else { p.on("exit", () => r()); p.kill("SIGTERM"); } });
 
 test("a listen and a subscription on one instance hear writes made through another over one Redis", { timeout: 180_000 }, async () => {
-  assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
+  needRedis();
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-changes-e2e-")));
   const servers = [], clients = [];
-  let redis;
+  const redis = redisOn(tmp, await freePort()), rport = redis.port;
   try {
-    const rport = await freePort();
-    redis = startRedis(tmp, rport);
-    await waitPort(rport);
+    await redis.start();
     for (const side of ["a", "b"]) {
       fs.mkdirSync(path.join(tmp, side, "ws", "sub"), { recursive: true });
       fs.writeFileSync(path.join(tmp, side, "ws", "notes.txt"), `${side}0\n`);
@@ -88,9 +77,8 @@ test("a listen and a subscription on one instance hear writes made through anoth
     await waitFor(() => count("listen", NOTES) > before, () => `an outside change heard: ${JSON.stringify(seen)}`);
 
     // Redis restarted: A is told it may have missed changes (each URI), then hears B again
-    await stopped(redis);
-    redis = startRedis(tmp, rport);
-    await waitPort(rport);
+    await redis.stop();
+    await redis.start();
     const n0 = count("listen", NOTES), s0 = count("listen", SUB);
     await waitFor(() => count("listen", NOTES) > n0 && count("listen", SUB) > s0,
       () => `the may-have-missed signal after Redis came back: ${JSON.stringify(seen)}`);
@@ -104,7 +92,7 @@ test("a listen and a subscription on one instance hear writes made through anoth
   } finally {
     for (const c of clients) await c.close().catch(() => {});
     for (const s of servers) await s.stop();
-    if (redis) await stopped(redis);
+    await redis.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 });

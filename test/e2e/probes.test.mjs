@@ -12,13 +12,14 @@
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { freePort, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+import { freePort, startHttp, waitFor } from "./http_helpers.mjs";
+import { needHaproxy, needRedis, redisOn, startHaproxy } from "./redis_helpers.mjs";
 
 // What a busy machine may add to the shutdown's own 100 ms bound before a
 // test calls it a failure (see the first SIGTERM test): these assertions
@@ -356,17 +357,13 @@ test("a write cut by the deadline leaves the old file or the new one whole, neve
   assert.ok(midWrite > 0, "no round had its signal while the write ran: the case was not tried");
 });
 
-const which = (name) => spawnSync("sh", ["-c", `command -v ${name} || ls /usr/sbin/${name} /usr/bin/${name} 2>/dev/null`],
-  { encoding: "utf8" }).stdout.trim().split("\n")[0];
-
 test("HAProxy with the deploy.md check on /readyz: an instance draining is taken out, its call still finishes", T, async () => {
-  const HAPROXY = which("haproxy");
-  assert.ok(HAPROXY, "haproxy is missing: apt-get install haproxy (make deps installs it)");
+  needHaproxy();
   const dir = setup("  shutdown_grace: 60s\n");
   const a = await serve(dir), b = await serve(dir);
   const port = await freePort();
   // docs/deploy.md's check lines, probed every 100 ms here
-  fs.writeFileSync(path.join(dir, "haproxy.cfg"), `defaults
+  const hap = await startHaproxy(dir, port, `defaults
   mode http
   timeout connect 5s
   timeout client 1m
@@ -382,10 +379,8 @@ backend burrow
   server a 127.0.0.1:${a.port} check inter 100ms fall 1 rise 1
   server b 127.0.0.1:${b.port} check inter 100ms fall 1 rise 1
 `);
-  const hap = spawn(HAPROXY, ["-f", path.join(dir, "haproxy.cfg"), "-db"], { stdio: ["ignore", "ignore", "pipe"] });
   procs.push(hap);
   try {
-    await waitPort(port);
     // a stateless read through the proxy: who served it
     const read = async () => {
       const r = await request(port, { method: "POST", headers: { ...MCP, "mcp-protocol-version": "2026-07-28",
@@ -421,31 +416,23 @@ backend burrow
 });
 
 test("with a Redis state store: /readyz 503 while Redis is down, 200 again once it is back", T, async () => {
-  const REDIS = which("redis-server");
-  assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
-  const rport = await freePort();
+  needRedis();
   const rdir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-probes-redis-")));
   dirs.push(rdir);
-  const startRedis = () => {
-    const p = spawn(REDIS, ["--port", String(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", rdir],
-      { stdio: ["ignore", "ignore", "pipe"] });
-    procs.push(p);
-    return p;
-  };
-  const stop = (p) => new Promise((r) => { if (p.exitCode !== null || p.signalCode) r(); else { p.on("exit", () => r()); p.kill("SIGTERM"); } });
-  let redis = startRedis();
-  await waitPort(rport);
+  const redis = redisOn(rdir, await freePort()), rport = redis.port;
+  await redis.start();
+  procs.push(redis.proc);
   const dir = setup("  shutdown_grace: 5s\n", `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 2s}\n`);
   const s = await serve(dir);
   await waitFor(async () => (await probe(s.port, "readyz")).status === 200, "/readyz 200 with Redis up");
-  await stop(redis);
+  await redis.stop();
   const down = await waitFor(async () => { const r = await probe(s.port, "readyz"); return r.status === 503 && r; },
     "/readyz 503 with Redis down");
   assert.equal(down.body, "not ready: state store unreachable\n");
   assert.equal((await probe(s.port, "healthz")).status, 200, "live all the same");
-  redis = startRedis();
-  await waitPort(rport);
+  await redis.start();
+  procs.push(redis.proc);
   await waitFor(async () => (await probe(s.port, "readyz")).status === 200, "/readyz 200 once Redis is back");
   await s.stop();
-  await stop(redis);
+  await redis.stop();
 });

@@ -13,14 +13,14 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { startHttp, haproxyConfig, freePort, waitPort } from "./http_helpers.mjs";
+import { HAPROXY } from "./redis_helpers.mjs";
 
-const HAPROXY = spawnSync("sh", ["-c", "command -v haproxy || ls /usr/sbin/haproxy"], { encoding: "utf8" }).stdout.trim().split("\n")[0];
 const CLIENTS = 4, CALLS = 500;
 
 test("two instances, round robin, no stick table: 2026-07-28 clients on both, approvals across instances, no lost compare-and-set", { timeout: 300_000, skip: !HAPROXY && "haproxy not installed" }, async () => {

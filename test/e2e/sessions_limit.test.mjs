@@ -13,21 +13,18 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { HEADERS, initBody, freePort, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+import { HEADERS, initBody, freePort, startHttp, waitFor } from "./http_helpers.mjs";
+import { needRedis, redisOn } from "./redis_helpers.mjs";
 
-const which = (name) => spawnSync("sh", ["-c", `command -v ${name} || ls /usr/sbin/${name} /usr/bin/${name} 2>/dev/null`],
-  { encoding: "utf8" }).stdout.trim().split("\n")[0];
-const REDIS = which("redis-server");
 const TOKENS = { one: "token-sessions-limit-one-0123456", two: "token-sessions-limit-two-0123456" };
 const sha = (t) => crypto.createHash("sha256").update(t).digest("hex");
-const stopped = (p) => new Promise((r) => { if (p.exitCode !== null || p.signalCode) r(); else { p.on("exit", () => r()); p.kill("SIGTERM"); } });
 
 // An initialize by raw fetch: {status, sid, body}.
 async function init(url, token) {
@@ -48,18 +45,12 @@ async function session(url, token) {
 }
 
 test("max_sessions of a token held across two instances on one Redis", { timeout: 180_000 }, async () => {
-  assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
+  needRedis();
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-sessions-limit-")));
   const burrows = [], clients = [];
-  let redis;
-  const rport = await freePort();
-  const startRedis = async () => {
-    redis = spawn(REDIS, ["--port", String(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp],
-      { stdio: ["ignore", "ignore", "pipe"] });
-    await waitPort(rport);
-  };
+  const redis = redisOn(tmp, await freePort()), rport = redis.port;
   try {
-    await startRedis();
+    await redis.start();
     fs.mkdirSync(path.join(tmp, "shared"));
     fs.writeFileSync(path.join(tmp, "burrow.yaml"), "roots: [shared]\n"
       + `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 1s, connect_timeout: 1s}\n`
@@ -103,16 +94,16 @@ test("max_sessions of a token held across two instances on one Redis", { timeout
     assert.equal(full.status, 429, full.body);
 
     // the store down: an initialize is refused, never let through
-    await stopped(redis);
+    await redis.stop();
     const down = await init(A, TOKENS.two);
     assert.equal(down.status, 503, down.body);
     assert.match(down.body, /STORE_UNAVAILABLE/);
-    await startRedis(); // empty: every count starts again
+    await redis.start(); // empty: every count starts again
     await waitFor(async () => (await init(A, TOKENS.two)).status === 200, "an initialize once the store is back");
   } finally {
     for (const { c } of clients) await c.close().catch(() => {});
     for (const b of burrows) await b.stop();
-    if (redis) await stopped(redis);
+    await redis.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 });

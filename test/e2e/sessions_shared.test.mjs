@@ -16,25 +16,19 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as Transport1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client as Client2, StreamableHTTPClientTransport as Transport2 } from "@modelcontextprotocol/client";
-import { freePort, haproxyConfig, startHttp, waitPort } from "./http_helpers.mjs";
+import { cluster as threeOnRedis } from "./redis_helpers.mjs";
 
-const which = (name) => spawnSync("sh", ["-c", `command -v ${name} || ls /usr/sbin/${name} /usr/bin/${name} 2>/dev/null`],
-  { encoding: "utf8" }).stdout.trim().split("\n")[0];
-const REDIS = which("redis-server"), HAPROXY = which("haproxy");
 const TOKEN = "token-shared-sessions-0123456789";
 const MB = 1_000_000, PIECE = 40_000;
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const OTHER = "another-token-of-the-same-tenant-42";
 
-const stopped = (p) => new Promise((r) => { if (p.exitCode !== null || p.signalCode) r(); else { p.on("exit", () => r()); p.kill("SIGTERM"); } });
 const text = (r) => r.content.map((b) => b.text).join("");
 
 // Every request the clients make, with the session it names (or is given)
@@ -74,44 +68,17 @@ async function connect(url, era, tag, onAsk) {
 // tenant), HAProxy round robin without a stick table in front (checks:
 // it notices a dead instance and sends the requests it could not deliver
 // to another).
-async function cluster({ checks = false } = {}) {
-  assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
-  assert.ok(HAPROXY, "haproxy is missing: apt-get install haproxy (make deps installs it)");
-  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-shared-sess-")));
-  const procs = [], burrows = [];
-  const stop = async () => {
-    for (const b of burrows) await b.stop();
-    for (const p of procs) await stopped(p);
-    fs.rmSync(tmp, { recursive: true, force: true });
-  };
-  try {
-    const rport = await freePort();
-    procs.push(spawn(REDIS, ["--port", String(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp],
-      { stdio: ["ignore", "ignore", "pipe"] }));
-    await waitPort(rport);
-    const ws = path.join(tmp, "shared");
-    fs.mkdirSync(path.join(ws, "held"), { recursive: true });
+function cluster({ checks = false } = {}) {
+  return threeOnRedis({ prefix: "burrow-shared-sess-", checks, setup: ({ tmp, ws, rport }) => {
     fs.writeFileSync(path.join(ws, "r.txt"), "read me\nneedle here\n");
-    fs.writeFileSync(path.join(tmp, "ask.lua"), `return { name = "hold", check = function(r)
-  if r.operation == "write" and r.path:match("^held/") then return "ask", "held by the test" end
-  return "allow" end }\n`);
     fs.writeFileSync(path.join(tmp, "approval.key"), "shared sessions e2e key, 32 bytes or more\n");
     const sha = crypto.createHash("sha256").update(TOKEN).digest("hex");
     const sha2 = crypto.createHash("sha256").update(OTHER).digest("hex");
-    fs.writeFileSync(path.join(tmp, "burrow.yaml"), "roots: [shared]\n"
+    return "roots: [shared]\n"
       + "policies: [./ask.lua, {name: quotas, max_bytes_written: 1MB}]\n"
       + `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 2s}\n`
-      + `http:\n  approval_key_file: approval.key\n  tokens:\n    - {sha256: ${sha}}\n    - {sha256: ${sha2}}\n`);
-    for (let i = 0; i < 3; i++) burrows.push(await startHttp(["--config", path.join(tmp, "burrow.yaml")]));
-    const port = await freePort();
-    fs.writeFileSync(path.join(tmp, "haproxy.cfg"), haproxyConfig(port, burrows.map((b) => b.port), { sticky: false, checks }));
-    procs.push(spawn(HAPROXY, ["-f", path.join(tmp, "haproxy.cfg"), "-db"], { stdio: ["ignore", "ignore", "pipe"] }));
-    await waitPort(port);
-    return { burrows, ws, url: `http://127.0.0.1:${port}/mcp`, stop };
-  } catch (e) {
-    await stop();
-    throw e;
-  }
+      + `http:\n  approval_key_file: approval.key\n  tokens:\n    - {sha256: ${sha}}\n    - {sha256: ${sha2}}\n`;
+  } });
 }
 
 test("sessions of both eras through any of three instances: no stick table, one quota, approvals answered anywhere, a delete seen everywhere",

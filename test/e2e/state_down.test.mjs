@@ -14,18 +14,15 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { BIN, runToEnd, freePort, sseEvents, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+import { BIN, runToEnd, freePort, sseEvents, startHttp, waitFor } from "./http_helpers.mjs";
+import { needRedis, redisOn } from "./redis_helpers.mjs";
 
-const which = (name) => spawnSync("sh", ["-c", `command -v ${name} || ls /usr/sbin/${name} /usr/bin/${name} 2>/dev/null`],
-  { encoding: "utf8" }).stdout.trim().split("\n")[0];
-const REDIS = which("redis-server");
 const V = "2026-07-28";
 const META = {
   "io.modelcontextprotocol/protocolVersion": V,
@@ -35,7 +32,6 @@ const META = {
 const YES = { approve: { action: "accept", content: { approve: true } } };
 const text = (r) => (r.content || []).map((b) => b.text).join("");
 const code = (r) => r?._meta?.["burrow/code"];
-const stopped = (p) => new Promise((r) => { if (p.exitCode !== null || p.signalCode) r(); else { p.on("exit", () => r()); p.kill("SIGTERM"); } });
 
 let nextId = 1;
 // One stateless (2026-07-28) tools/call by raw fetch: the JSON-RPC message.
@@ -84,14 +80,10 @@ function config(tmp, rport, extra = "") {
   return file;
 }
 
-function startRedis(dir, port) {
-  return spawn(REDIS, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
-    { stdio: ["ignore", "ignore", "pipe"] });
-}
 
 test("HTTP: started with the store down, reads served, the store's calls STORE_UNAVAILABLE, all working once it is up",
   { timeout: 180_000 }, async () => {
-    assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
+    needRedis();
     const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-state-down-")));
     let redis, b, b2;
     const sessions = [];
@@ -129,8 +121,7 @@ test("HTTP: started with the store down, reads served, the store's calls STORE_U
       assert.match(String(s0.err), /STORE_UNAVAILABLE|503/);
 
       // the store comes up: no restart of burrow
-      redis = startRedis(tmp, rport);
-      await waitPort(rport);
+      redis = await redisOn(tmp, rport).start();
       await waitFor(async () => (await fetch(`http://127.0.0.1:${b.port}/readyz`)).status === 200, "ready once the store answers");
       const w2 = (await call(b.url, "write_file", { path: "w.txt", content: "w\n" })).result;
       assert.equal(w2.isError, undefined, JSON.stringify(w2));
@@ -153,14 +144,14 @@ test("HTTP: started with the store down, reads served, the store's calls STORE_U
       for (const c of sessions) await c.close().catch(() => {});
       if (b) await b.stop();
       if (b2) await b2.stop();
-      if (redis) await stopped(redis);
+      if (redis) await redis.stop();
       fs.rmSync(tmp, { recursive: true, force: true });
     }
   });
 
 test("stdio: started with the store down, reads served, a quota'd write refused, all working once it is up",
   { timeout: 120_000 }, async () => {
-    assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
+    needRedis();
     const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-state-down-stdio-")));
     let redis, c;
     try {
@@ -180,8 +171,7 @@ test("stdio: started with the store down, reads served, a quota'd write refused,
       const g = await c.callTool({ name: "grep", arguments: { pattern: "needle" } });
       assert.ok(!g.isError, JSON.stringify(g));
 
-      redis = startRedis(tmp, rport);
-      await waitPort(rport);
+      redis = await redisOn(tmp, rport).start();
       let w2;
       await waitFor(async () => {
         w2 = await c.callTool({ name: "write_file", arguments: { path: "w.txt", content: "w\n" } });
@@ -192,7 +182,7 @@ test("stdio: started with the store down, reads served, a quota'd write refused,
       assert.ok(!fs.existsSync(path.join(tmp, "shared", "w.txt")));
     } finally {
       if (c) await c.close().catch(() => {});
-      if (redis) await stopped(redis);
+      if (redis) await redis.stop();
       fs.rmSync(tmp, { recursive: true, force: true });
     }
   });

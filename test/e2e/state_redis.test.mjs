@@ -12,16 +12,12 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { freePort, haproxyConfig, sseEvents, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+import { sseEvents, waitFor } from "./http_helpers.mjs";
+import { cluster } from "./redis_helpers.mjs";
 
-const which = (name) => spawnSync("sh", ["-c", `command -v ${name} || ls /usr/sbin/${name} /usr/bin/${name} 2>/dev/null`],
-  { encoding: "utf8" }).stdout.trim().split("\n")[0];
-const REDIS = which("redis-server"), HAPROXY = which("haproxy");
 const V = "2026-07-28";
 const META = {
   "io.modelcontextprotocol/protocolVersion": V,
@@ -53,43 +49,21 @@ async function call(url, name, args, extra = {}) {
   return { who, msg, status: r.status };
 }
 
-function startRedis(dir, port) {
-  const p = spawn(REDIS, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
-    { stdio: ["ignore", "ignore", "pipe"] });
-  return p;
-}
-const stopped = (p) => new Promise((r) => { if (p.exitCode !== null || p.signalCode) r(); else { p.on("exit", () => r()); p.kill("SIGTERM"); } });
 
 test("three instances, one Redis, round robin without a stick table: one exact quota, approvals across instances, fail closed and recover",
   { timeout: 300_000 }, async () => {
-    assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
-    assert.ok(HAPROXY, "haproxy is missing: apt-get install haproxy (make deps installs it)");
-    const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-redis-e2e-")));
-    const procs = [], burrows = [];
-    let redis;
-    try {
-      const rport = await freePort();
-      redis = startRedis(tmp, rport);
-      await waitPort(rport);
-      fs.mkdirSync(path.join(tmp, "shared", "held"), { recursive: true });
-      fs.writeFileSync(path.join(tmp, "shared", "held", "a.txt"), "a0\n");
-      fs.writeFileSync(path.join(tmp, "shared", "r.txt"), "read me\n");
-      fs.writeFileSync(path.join(tmp, "ask.lua"), `return { name = "hold", check = function(r)
-  if r.operation == "write" and r.path:match("^held/") then return "ask", "held by the test" end
-  return "allow" end }\n`);
+    const cl = await cluster({ prefix: "burrow-redis-e2e-", setup: ({ tmp, ws, rport }) => {
+      fs.writeFileSync(path.join(ws, "held", "a.txt"), "a0\n");
+      fs.writeFileSync(path.join(ws, "r.txt"), "read me\n");
       fs.writeFileSync(path.join(tmp, "approval.key"), "state store e2e key, 32 bytes or more\n");
       const sha = crypto.createHash("sha256").update(TOKEN).digest("hex");
-      fs.writeFileSync(path.join(tmp, "burrow.yaml"), "roots: [shared]\n"
+      return "roots: [shared]\n"
         + "policies: [./ask.lua, {name: quotas, max_bytes_written: 1MB}]\n"
         + `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 2s}\n`
-        + `http:\n  approval_key_file: approval.key\n  tokens:\n    - {sha256: ${sha}}\n`);
-      for (let i = 0; i < 3; i++) burrows.push(await startHttp(["--config", path.join(tmp, "burrow.yaml")]));
-      const port = await freePort();
-      fs.writeFileSync(path.join(tmp, "haproxy.cfg"), haproxyConfig(port, burrows.map((b) => b.port), { sticky: false }));
-      const hap = spawn(HAPROXY, ["-f", path.join(tmp, "haproxy.cfg"), "-db"], { stdio: ["ignore", "ignore", "pipe"] });
-      procs.push(hap);
-      await waitPort(port);
-      const url = `http://127.0.0.1:${port}/mcp`;
+        + `http:\n  approval_key_file: approval.key\n  tokens:\n    - {sha256: ${sha}}\n`;
+    } });
+    const { tmp, burrows, url, redis } = cl;
+    try {
 
       const [A, B, C] = burrows.map((b) => b.url);
       // an approval asked on one instance, answered on another, refused on all after
@@ -129,7 +103,7 @@ test("three instances, one Redis, round robin without a stick table: one exact q
       assert.equal(onDisk, total);
 
       // Redis stopped: writes need the store and are refused; reads are served
-      await stopped(redis);
+      await redis.stop();
       const w = (await call(A, "write_file", { path: "down.txt", content: "d" })).msg.result;
       assert.equal(w._meta?.["burrow/code"], "STORE_UNAVAILABLE", JSON.stringify(w));
       assert.match(w.content[0].text, /state store did not answer \(STORE_UNAVAILABLE/);
@@ -137,17 +111,13 @@ test("three instances, one Redis, round robin without a stick table: one exact q
       const r = (await call(B, "read_file", { path: "r.txt" })).msg.result;
       assert.equal(r.isError, undefined, JSON.stringify(r));
       // back (empty: no persistence), with no restart of burrow
-      redis = startRedis(tmp, rport);
-      await waitPort(rport);
+      await redis.start();
       await waitFor(async () => {
         const again = (await call(C, "write_file", { path: "up.txt", content: "u" })).msg.result;
         return again && !again.isError;
       }, "a write through an instance once Redis is back", 30_000, 200);
       assert.ok(fs.existsSync(path.join(tmp, "shared", "up.txt")));
     } finally {
-      for (const b of burrows) await b.stop();
-      for (const p of procs) await stopped(p);
-      if (redis) await stopped(redis);
-      fs.rmSync(tmp, { recursive: true, force: true });
+      await cl.stop();
     }
   });

@@ -16,62 +16,31 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { freePort, haproxyConfig, sseEvents, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+import { sseEvents, waitFor } from "./http_helpers.mjs";
+import { REDIS_CLI, cluster as threeOnRedis } from "./redis_helpers.mjs";
 
-const which = (name) => spawnSync("sh", ["-c", `command -v ${name} || ls /usr/sbin/${name} /usr/bin/${name} 2>/dev/null`],
-  { encoding: "utf8" }).stdout.trim().split("\n")[0];
-const REDIS = which("redis-server"), HAPROXY = which("haproxy"), REDIS_CLI = which("redis-cli");
 const TOKEN = "token-shared-streams-0123456789ab";
 const OTHER = "another-token-of-the-same-tenant-42";
 const LOG_BYTES = 256 * 1024; // httpevlog.c's cap on a session's logged event data
 
-const stopped = (p) => new Promise((r) => { if (p.exitCode !== null || p.signalCode) r(); else { p.on("exit", () => r()); p.kill("SIGTERM"); } });
 
 // Redis, three instances on one folder (an "ask" policy on held/), HAProxy
 // round robin without a stick table (with checks: a dead instance is out).
-async function cluster({ checks = false, share = null } = {}) {
-  assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
-  assert.ok(HAPROXY, "haproxy is missing: apt-get install haproxy (make deps installs it)");
-  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-shared-streams-")));
-  const procs = [], burrows = [];
-  const stop = async () => {
-    for (const b of burrows) await b.stop();
-    for (const p of procs) await stopped(p);
-    fs.rmSync(tmp, { recursive: true, force: true });
-  };
-  try {
-    const rport = await freePort();
-    procs.push(spawn(REDIS, ["--port", String(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp],
-      { stdio: ["ignore", "ignore", "pipe"] }));
-    await waitPort(rport);
-    const ws = path.join(tmp, "shared");
-    fs.mkdirSync(path.join(ws, "held"), { recursive: true });
+function cluster({ checks = false, share = null } = {}) {
+  return threeOnRedis({ prefix: "burrow-shared-streams-", checks, setup: ({ tmp, ws, rport }) => {
     fs.writeFileSync(path.join(ws, "big.txt"), ("0123456789abcdef".repeat(4) + "\n").repeat(400)); // 26 KB
-    fs.writeFileSync(path.join(tmp, "ask.lua"), `return { name = "hold", check = function(r)
-  if r.operation == "write" and r.path:match("^held/") then return "ask", "held by the test" end
-  return "allow" end }\n`);
     fs.writeFileSync(path.join(tmp, "approval.key"), "shared streams e2e key, 32 bytes or more\n");
     const sha = crypto.createHash("sha256").update(TOKEN).digest("hex");
     const sha2 = crypto.createHash("sha256").update(OTHER).digest("hex");
-    fs.writeFileSync(path.join(tmp, "burrow.yaml"), "roots: [shared]\n"
+    return "roots: [shared]\n"
       + "policies: [./ask.lua]\n"
       + `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 2s${share ? `, max_bytes_per_tenant: ${share}` : ""}}\n`
-      + `http:\n  approval_key_file: approval.key\n  tokens:\n    - {sha256: ${sha}}\n    - {sha256: ${sha2}}\n`);
-    for (let i = 0; i < 3; i++) burrows.push(await startHttp(["--config", path.join(tmp, "burrow.yaml")]));
-    const port = await freePort();
-    fs.writeFileSync(path.join(tmp, "haproxy.cfg"), haproxyConfig(port, burrows.map((b) => b.port), { sticky: false, checks }));
-    procs.push(spawn(HAPROXY, ["-f", path.join(tmp, "haproxy.cfg"), "-db"], { stdio: ["ignore", "ignore", "pipe"] }));
-    await waitPort(port);
-    return { burrows, ws, rport, redis: procs[0], url: `http://127.0.0.1:${port}/mcp`, stop };
-  } catch (e) {
-    await stop();
-    throw e;
-  }
+      + `http:\n  approval_key_file: approval.key\n  tokens:\n    - {sha256: ${sha}}\n    - {sha256: ${sha2}}\n`;
+  } });
 }
 
 const headers = (sid, token = TOKEN, extra = {}) => ({
@@ -278,7 +247,7 @@ test("the GET stream hears the server's messages from every instance; kill -9 of
       h.ctl.abort();
 
       // the store down: a resumption is refused with what to do, never a silent nothing
-      await stopped(cl.redis);
+      await cl.redis.stop();
       const down = await getStream(cl.url, sid, ids.at(-1));
       assert.equal(down.status, 503, down.body);
       assert.match(down.body, /STORE_UNAVAILABLE/);

@@ -15,15 +15,13 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { BIN, fastTmpdir, freePort, sseEvents, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+import { BIN, fastTmpdir, freePort, sseEvents, startHttp, waitFor } from "./http_helpers.mjs";
+import { needRedis, redisOn } from "./redis_helpers.mjs";
 
-const REDIS = spawnSync("sh", ["-c", "command -v redis-server || ls /usr/bin/redis-server 2>/dev/null"],
-  { encoding: "utf8" }).stdout.trim().split("\n")[0];
 const T = { timeout: 300_000 };
 const V = "2026-07-28";
 const EXT = "io.modelcontextprotocol/tasks";
@@ -34,7 +32,7 @@ const TREE_FILES = 60_000, TREE_DIRS = 6000;
 let TMP, TREE, GATE, redis, A, B;
 
 before(async () => {
-  assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
+  needRedis();
   TMP = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-tasks-inst-")));
   const slow = path.join(TMP, "ws", "slow"), some = path.join(TMP, "ws", "some");
   fs.mkdirSync(slow, { recursive: true });
@@ -52,10 +50,9 @@ before(async () => {
     fs.mkdirSync(path.join(TREE, "src", `d${d}`), { recursive: true });
     for (let i = 0; i < TREE_FILES / TREE_DIRS; i++) fs.writeFileSync(path.join(TREE, "src", `d${d}`, `f${i}`), `${d}/${i}\n`);
   }
-  const rport = await freePort();
-  redis = spawn(REDIS, ["--port", String(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", TMP],
-    { stdio: ["ignore", "ignore", "pipe"] });
-  await waitPort(rport);
+  redis = redisOn(TMP, await freePort());
+  await redis.start();
+  const rport = redis.port;
   const sha = crypto.createHash("sha256").update(TOK).digest("hex");
   fs.writeFileSync(path.join(TMP, "burrow.yaml"), `roots: [ws, ${JSON.stringify(TREE)}]\n`
     + "caps: {task_after_ms: 0}\n"
@@ -72,7 +69,7 @@ before(async () => {
 });
 after(async () => {
   for (const s of [A, B]) if (s) await s.stop();
-  if (redis) await new Promise((r) => { if (redis.exitCode !== null) r(); else { redis.on("exit", r); redis.kill("SIGTERM"); } });
+  if (redis) await redis.stop();
   if (TMP) fs.rmSync(TMP, { recursive: true, force: true });
   if (TREE) fs.rmSync(TREE, { recursive: true, force: true });
 });

@@ -18,7 +18,6 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -26,17 +25,14 @@ import path from "node:path";
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as Transport1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client as Client2, StreamableHTTPClientTransport as Transport2 } from "@modelcontextprotocol/client";
-import { HEADERS, freePort, haproxyConfig, sseEvents, startHttp, waitFor, waitPort } from "./http_helpers.mjs";
+import { HEADERS, freePort, haproxyConfig, sseEvents, startHttp, waitFor } from "./http_helpers.mjs";
+import { needHaproxy, needRedis, redisOn, startHaproxy, stopped } from "./redis_helpers.mjs";
 
-const which = (name) => spawnSync("sh", ["-c", `command -v ${name} || ls /usr/sbin/${name} /usr/bin/${name} 2>/dev/null`],
-  { encoding: "utf8" }).stdout.trim().split("\n")[0];
-const REDIS = which("redis-server"), HAPROXY = which("haproxy");
 const TOKENS = { one: "token-undo-shared-one-0123456789", two: "token-undo-shared-two-0123456789",
   other: "token-undo-shared-other-01234567" };
 const sha = (t) => crypto.createHash("sha256").update(t).digest("hex");
 const auth = (t) => ({ authorization: `Bearer ${t}` });
 
-const stopped = (p) => new Promise((r) => { if (p.exitCode !== null || p.signalCode) r(); else { p.on("exit", () => r()); p.kill("SIGTERM"); } });
 const text = (r) => r.content.map((b) => b.text).join("");
 const code = (r) => r._meta?.["burrow/code"];
 
@@ -74,19 +70,13 @@ async function callIn(url, sid, token, name, args) {
 
 test("undo_edit from any of three instances: a session's and a stateless client's edits, taken back in order, by no one else",
   { timeout: 300_000 }, async () => {
-    assert.ok(REDIS, "redis-server is missing: apt-get install redis-server (make deps installs it)");
-    assert.ok(HAPROXY, "haproxy is missing: apt-get install haproxy (make deps installs it)");
+    needRedis();
+    needHaproxy();
     const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "burrow-undo-shared-")));
     const procs = [], burrows = [], closers = [];
-    let redis;
-    const rport = await freePort();
-    const startRedis = async () => {
-      redis = spawn(REDIS, ["--port", String(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp],
-        { stdio: ["ignore", "ignore", "pipe"] });
-      await waitPort(rport);
-    };
+    const redis = redisOn(tmp, await freePort()), rport = redis.port;
     try {
-      await startRedis();
+      await redis.start();
       const ws = path.join(tmp, "shared");
       fs.mkdirSync(ws);
       // another tenant, whose root is the same folder: the same paths
@@ -98,9 +88,7 @@ test("undo_edit from any of three instances: a session's and a stateless client'
         + `    - {sha256: ${sha(TOKENS.other)}, tenant: other}\n`);
       for (let i = 0; i < 3; i++) burrows.push(await startHttp(["--config", path.join(tmp, "burrow.yaml")]));
       const port = await freePort();
-      fs.writeFileSync(path.join(tmp, "haproxy.cfg"), haproxyConfig(port, burrows.map((b) => b.port), { sticky: false }));
-      procs.push(spawn(HAPROXY, ["-f", path.join(tmp, "haproxy.cfg"), "-db"], { stdio: ["ignore", "ignore", "pipe"] }));
-      await waitPort(port);
+      procs.push(await startHaproxy(tmp, port, haproxyConfig(port, burrows.map((b) => b.port), { sticky: false })));
       const url = `http://127.0.0.1:${port}/mcp`;
       const file = (n) => path.join(ws, n);
       const read = (n) => (fs.existsSync(file(n)) ? fs.readFileSync(file(n), "utf8") : null);
@@ -234,7 +222,7 @@ test("undo_edit from any of three instances: a session's and a stateless client'
       // says why; both work again once it is back, burrow not restarted
       const e1 = await v2.callTool({ name: "write_file", arguments: { path: "down.txt", content: "first\n" } });
       assert.ok(!e1.isError, JSON.stringify(e1));
-      await stopped(redis);
+      await redis.stop();
       const e2 = await v2.callTool({ name: "edit_file", arguments: { path: "down.txt", old_text: "first", new_text: "second" } });
       assert.ok(e2.isError && code(e2) === "STORE_UNAVAILABLE", JSON.stringify(e2));
       assert.match(text(e2), /the shared undo store .* does not answer .*nothing was changed/);
@@ -248,7 +236,7 @@ test("undo_edit from any of three instances: a session's and a stateless client'
       const u2 = await v2.callTool({ name: "undo_edit", arguments: { path: "down.txt" } });
       assert.ok(u2.isError && code(u2) === "STORE_UNAVAILABLE", JSON.stringify(u2));
       assert.equal(read("down.txt"), "first\n");
-      await startRedis(); // empty: what it held is gone with it
+      await redis.start(); // empty: what it held is gone with it
       await waitFor(async () => !(await v2.callTool({ name: "edit_file",
         arguments: { path: "down.txt", old_text: "first", new_text: "second" } })).isError, "an edit once the store is back");
       const u3 = await v2.callTool({ name: "undo_edit", arguments: { path: "down.txt" } });
@@ -258,7 +246,7 @@ test("undo_edit from any of three instances: a session's and a stateless client'
       for (const close of closers) await Promise.resolve().then(close).catch(() => {});
       for (const b of burrows) await b.stop();
       for (const p of procs) await stopped(p);
-      if (redis) await stopped(redis);
+      await redis.stop();
       fs.rmSync(tmp, { recursive: true, force: true });
     }
   });
