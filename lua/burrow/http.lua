@@ -325,7 +325,7 @@ local function handle_stateless(W, state, sid, tenant, stream, body, params, tok
   server.session.undo_named = core.sha256(("stateless\0%s\0%s"):format(tostring(server.session.tenant), token or "")):sub(1, 32)
   server.session.undo_ttl = nil -- a shared history: a day (burrow.undo)
   server.channel.stream = stream
-  -- the Mcp-Param-* headers (mcp.lua checks them against the arguments)
+  -- the Mcp-Param-* headers (mcp_call.lua checks them against the arguments)
   server.channel.param_headers = params and json.decode(params) or {}
   local msg, err = json.decode(body)
   if msg == nil then server:error(nil, -32700, "parse error: " .. tostring(err))

@@ -5,7 +5,7 @@
 -- result: the call goes on, and the client asks for it with tasks/get
 -- (the result inlined once it is there), answers its questions with
 -- tasks/update, and stops it with tasks/cancel. tasks/result and
--- tasks/list do not exist in this revision (-32601: not in mcp.lua's
+-- tasks/list do not exist in this revision (-32601: not in mcp_dispatch.lua's
 -- table of methods).
 --
 -- Where a task lives: its record (status, times, the inlined result or
