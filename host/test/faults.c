@@ -21,7 +21,8 @@
  *           counted for after=: a test makes the file, starts a long
  *           operation, which is held at its Nth step, does what must
  *           happen meanwhile and lets it go by removing the file;
- *           test/e2e/tasks_instances.test.mjs, tree_tasks.test.mjs)
+ *           test/e2e/tasks_instances.test.mjs, tree_tasks.test.mjs,
+ *           grep_task.test.mjs, where a grep is held at a read)
  *     after the first N matching calls pass (default 0); then M calls
  *     are hit (default: once for EINTR and short, which a caller must
  *     retry, every call after for the errors, as a full disk stays full)
