@@ -309,17 +309,18 @@ stage_fuzz() {
 }
 
 # The fallback resolver runs only the specs that exercise a resolver:
-# the attack cases (spec/security), the tools and the policies (every path
-# they take is resolved), and the specs of opening, watching and calling
-# through the C API, the rock and the binary. The rest (grammars, JSON,
-# config, the MCP and session layers, the packs' argument adapters, the
-# install and README) test no resolver and run once, in busted-openat2; so
-# does the edit replay (matching in text it read, 2+ minutes a pass). A new
-# spec that opens, resolves or walks paths goes under spec/security or
-# spec/tools, or in this list.
-WALK_SPECS="spec/security spec/tools spec/policy spec/resolver_spec.lua spec/tool_path_spec.lua \
+# the attack cases (spec/security), the tools, the packs (their attack
+# cases through their own tool names) and the policies (every path they
+# take is resolved), the resources read and written, and the specs of
+# opening, watching and calling through the C API, the rock and the
+# binary. The rest (grammars, JSON, config, the MCP and session layers,
+# the install and README) test no resolver and run once, in
+# busted-openat2; so does the edit replay (matching in text it read, 2+
+# minutes a pass). A new spec that opens, resolves or walks paths goes
+# under spec/security or spec/tools, or in this list.
+WALK_SPECS="spec/security spec/tools spec/packs spec/policy spec/resolver_spec.lua spec/tool_path_spec.lua \
   spec/watch_spec.lua spec/changes_spec.lua spec/api_spec.lua spec/lua_api_spec.lua spec/async_spec.lua \
-  spec/cli_spec.lua"
+  spec/cli_spec.lua spec/resource_ops_spec.lua spec/resources_mime_spec.lua spec/resources_validator_spec.lua"
 # shellcheck disable=SC2086 # WALK_SPECS: one word a path
 busted_walk() { stage_busted walk busted-walk "" --exclude-pattern=edit_replay_spec $WALK_SPECS; }
 # With two CPUs or more, the two resolvers' busted stages run at once (each
