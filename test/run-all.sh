@@ -360,6 +360,16 @@ done
 banner "summary"
 for line in "${SUMMARY[@]}"; do printf '%s\n' "$line"; done
 [ "$TOTAL_SKIP" -gt 0 ] && echo "($TOTAL_SKIP skipped/pending, not counted)"
+# The failed tests by name, here at the end, where a CI log's tail shows
+# them (each stage's own output has them with their messages, above).
+if [ "$TOTAL_FAIL" -gt 0 ]; then
+  echo "failed:"
+  for log in "$LOGDIR"/*.log; do
+    grep -aE '^[[:space:]]*not ok [0-9]+|^(FAIL|ERROR)[[:space:]]' "$log" 2>/dev/null \
+      | grep -avE '^[[:space:]]*not ok [0-9]+ - # (SKIP|TODO)' | head -n 20 \
+      | sed "s|^[[:space:]]*|  $(basename "$log" .log): |"
+  done
+fi
 echo "wall time: $((SECONDS / 60)) min $((SECONDS % 60)) s in all"
 if [ "$TOTAL_FAIL" -gt 0 ]; then status=1; else status=0; fi
 echo "$TOTAL_PASS passed, $TOTAL_FAIL failed"
