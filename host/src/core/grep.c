@@ -50,7 +50,7 @@ enum {
 
 static __thread char errbuf[256]; /* detail of a bad include/exclude glob */
 
-#ifdef BW_GREP_TEST_HOOK /* host/test/test_search.c's build of this file only */
+#ifdef BW_GREP_TEST_HOOK /* host/test/test_grep.c's build of this file only */
 void (*bw_grep_mapped_hook)(const char *path);
 #define MAPPED(path) do { if (bw_grep_mapped_hook) bw_grep_mapped_hook(path); } while (0)
 #else
