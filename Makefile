@@ -221,6 +221,7 @@ $(B)/test_promtext: $(B)/obj/server/promtext.o
 $(B)/test_promtext: private CFLAGS += -I$(SRC)/server
 $(B)/test_state $(B)/test_stateredis: host/test/state_cases.h
 $(B)/test_undo $(B)/test_stateredis: host/test/undo_cases.h
+$(B)/test_edit $(B)/test_mutate: host/test/edits.h
 
 # test_grep watches grep's mapped files through a hook that only its own
 # build of grep.c has (-DBW_GREP_TEST_HOOK): the product never carries it
