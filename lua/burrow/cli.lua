@@ -160,6 +160,11 @@ local function open(o)
   return ws
 end
 
+-- main.c starts the collector stopped: what loads and opens before a
+-- call or a server leaves little garbage. call and mcp restart it once
+-- the workspace is open; every other command at once.
+local function collect() collectgarbage("restart") end
+
 local commands = {}
 
 function commands.version()
@@ -254,6 +259,7 @@ function commands.mcp(o)
   local hc = http_config(o)
   if o.http or (hc and hc.listen) then
     if o.landlock then error({ usage = "--landlock is for stdio; confine the HTTP server with its service unit (docs/deploy.md)" }) end
+    collect()
     local ok, err = require("burrow.http").serve(o, hc, o.http)
     if not ok then error({ fail = err }) end
     return 0
@@ -304,6 +310,7 @@ function commands.mcp(o)
     return burrow.open(opts)
   end
   local server = require("burrow.mcp").new(ws, { reopen = reopen })
+  collect()
   server:run(ws.caps.max_request_bytes)
   server.ws:close()
   return 0
@@ -320,6 +327,7 @@ function commands.call(o)
     if type(args) ~= "table" then error({ usage = "arguments must be a JSON object: " .. tostring(err or raw) }) end
   end
   local ws = open(o)
+  collect()
   if not ws:tool(tool) then error({ usage = ("unknown tool %q (see burrow tools)"):format(tool) }) end
   -- the result is only encoded, never rendered: a tool may put parts of
   -- it as json.fragment (grep's matches, written by the core)
@@ -630,6 +638,7 @@ end
 
 local function main(args)
   local cmd = table.remove(args, 1)
+  if cmd ~= "call" and cmd ~= "mcp" then collect() end
   if cmd == nil or cmd == "help" or cmd == "-h" or cmd == "--help" then
     return usage(cmd == nil and "a command is required: mcp, call, tools, check, token or version" or nil)
   end
