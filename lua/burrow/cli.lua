@@ -161,8 +161,9 @@ local function open(o)
 end
 
 -- main.c starts the collector stopped: what loads and opens before a
--- call or a server leaves little garbage. call and mcp restart it once
--- the workspace is open; every other command at once.
+-- call or a server leaves little garbage. call restarts it once the
+-- workspace is open, mcp over HTTP before it listens, over stdio once the
+-- first message is handled (Server:run); every other command at once.
 local function collect() collectgarbage("restart") end
 
 local commands = {}
@@ -310,8 +311,7 @@ function commands.mcp(o)
     return burrow.open(opts)
   end
   local server = require("burrow.mcp").new(ws, { reopen = reopen })
-  collect()
-  server:run(ws.caps.max_request_bytes)
+  server:run(ws.caps.max_request_bytes, true) -- it restarts the collector (collect)
   server.ws:close()
   return 0
 end
