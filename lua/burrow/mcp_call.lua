@@ -7,7 +7,9 @@
 
 local core = require "burrow.core"
 local json = core.json
-local approvals = require "burrow.approvals"
+-- burrow.approvals: required with the first approval (a start that
+-- answers initialize needs none)
+local function approvals() return require "burrow.approvals" end
 -- burrow.tasks: required with the first call (a start that answers
 -- initialize needs none)
 local function tasks() return require "burrow.tasks" end
@@ -113,7 +115,7 @@ function Server:run_tool(name, args, params, id, tc)
   if st == false then return false, nil, -32602, "Invalid params: " .. answers end
   if st and st.k ~= "ask" then -- an approval's retry: its question gets the answer
     local why, code
-    grant, why, code = approvals.redeem(self, st, params, { session = self.session })
+    grant, why, code = approvals().redeem(self, st, params, { session = self.session })
     if not grant and code then return true, nil, store_down(name, why), code, nil, {} end
     if not grant then return false, nil, -32602, "Invalid params: " .. why end
   end
@@ -135,7 +137,7 @@ function Server:run_tool(name, args, params, id, tc)
       return self.channel:cancelled() or (tc ~= nil and tc.rec ~= nil and tasks().stopping(self, tc))
     end,
     task = tc and function() return tasks().escalate(self, tc, id, name, args) end or nil,
-    approve = grant and approvals.approver(grant) or self:approver(),
+    approve = grant and approvals().approver(grant) or self:approver(),
     approved_by = "the client (MCP elicitation)", -- the audit's word for who approved
     session = self.session,
     -- replies encoded by our own stdio (Server:run): read_file may answer
@@ -175,8 +177,8 @@ function Server:run_tool(name, args, params, id, tc)
   if tc and tc.rec and hooks.internal_error then return false, nil, -32603, msg end
   if asked or asking.pending then -- nothing written: the client is asked (a signed state)
     local out, why, kcode
-    if asked then out, why, kcode = approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers)
-    else out, why, kcode = approvals.ask_more(self, name, args, asking.pending, answers) end
+    if asked then out, why, kcode = approvals().ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers)
+    else out, why, kcode = approvals().ask_more(self, name, args, asking.pending, answers) end
     if not out then return true, nil, store_down(name, why), kcode, nil, {} end
     return false, out
   end
