@@ -8,6 +8,11 @@
 # And a floor: 50 connections of a session's ping, which the listener
 # answers in C (bench/wrk_ping.lua): the tail this machine gives a call
 # before any Lua runs.
+# PIN=1: for the one-connection turns, the server's threads on CPU 0 and
+# wrk on CPU 1 (taskset). Unpinned, each run's connection lands on one of
+# the listener's threads and the scheduler places that thread and the
+# worker on one core or on two: the CPU a call of either era then moves
+# by 2x from run to run with that draw alone (docs/benchmarks.md).
 #   bench/wrk_http.sh [BURROW_BIN] [SECONDS] [ROUNDS]   (needs wrk: apt-get install wrk)
 set -eu
 BIN=${1:-build/burrow}
@@ -54,13 +59,18 @@ HZ=$(getconf CLK_TCK)
 one() { # one ERA SCRIPT [ARG]
   era=$1; shift
   t0=$(ticks)
-  r=$(wrk -t1 -c1 -d${SECS}s --latency -s "$@" | grep '^RESULT')
+  r=$($CLI wrk -t1 -c1 -d${SECS}s --latency -s "$@" | grep '^RESULT')
   t1=$(ticks)
   calls=$(echo "$r" | sed 's/.*calls_s=\([0-9]*\).*/\1/')
   cpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" -v c="$calls" -v s="$SECS" 'BEGIN { printf "%.0f", d / hz * 1e6 / (c * s) }')
   echo "$era $n $r cpu_us_call=$cpu" | tee -a "$DIR/one"
 }
-echo "one connection, taking turns: era round calls/s p50_ms p99_ms mean_ms errors non2xx no_result cpu_us_call"
+CLI=
+if [ "${PIN:-0}" = 1 ]; then
+  taskset -a -p -c 0 $PID > /dev/null
+  CLI="taskset -c 1"
+fi
+echo "one connection, taking turns${CLI:+ (the server on CPU 0, wrk on CPU 1)}: era round calls/s p50_ms p99_ms mean_ms errors non2xx no_result cpu_us_call"
 : > "$DIR/one"
 n=1
 while [ $n -le "$ROUNDS" ]; do

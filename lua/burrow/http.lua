@@ -63,6 +63,8 @@ end
 -- (or a batch of them) is the POST's answer, which ends its call; the rest
 -- goes to the POST's stream, or the session's GET stream (stream 0).
 local function http_channel(W, state, sid)
+  -- ch.sid, not an upvalue: a stateless principal's Server is kept and
+  -- serves each of its requests under the request's own session id
   local ch = { sid = sid }
   ch.send = function(_, msg)
     if ch.detached then return 0 end -- a task's call, its request answered: no one to tell
@@ -70,7 +72,7 @@ local function http_channel(W, state, sid)
     -- a shared session's record is in the store before its answer is out:
     -- the client's next request may reach another instance
     if final and ch.persist then ch.persist() end
-    return W:send(sid, ch.stream or 0, msg, final)
+    return W:send(ch.sid, ch.stream or 0, msg, final)
   end
   -- MCP tasks (burrow.tasks): a stateless request answered now while its
   -- call goes on here as task task_id, unless every other worker runs a
@@ -78,13 +80,13 @@ local function http_channel(W, state, sid)
   -- any worker stops it (W:cancel_task raises this worker's flag)
   ch.detach = function(_, task_id, msg)
     if not ch.stream or not W:task(task_id) then return false end
-    W:send(sid, ch.stream, msg, true)
-    W:done(sid, ch.stream)
+    W:send(ch.sid, ch.stream, msg, true)
+    W:done(ch.sid, ch.stream)
     ch.detached = true
     return true
   end
   ch.cancel_task = function(_, task_id) return W:cancel_task(task_id) end
-  ch.begin = function(_, id) return W:begin(sid, json.encode(id)) end
+  ch.begin = function(_, id) return W:begin(ch.sid, json.encode(id)) end
   ch.finish = function() W:finish() end
   ch.cancelled = function() return W:cancelled() end
   -- the listener polls the watch fd a snapshot names (W:release)
@@ -98,6 +100,7 @@ local function http_channel(W, state, sid)
   ch.next = function(_, timeout)
     local deadline = core.now() + (timeout or 300)
     local inbox = {}
+    local sid = ch.sid
     while true do
       local left = deadline - core.now()
       if left <= 0 then return nil, "timeout" end
@@ -314,16 +317,45 @@ local function share_in(W, state, sid, server, msg, stream, admitted_version)
   return true
 end
 
--- One request of MCP 2026-07-28: a Server of its own, which nothing
--- outlives (what the request needs is in its _meta) but its undo store:
--- the one of its tenant and token (the token's sha256 as configured; none
--- without authentication), which every stateless request of that client
--- finds by name, so undo_edit takes back what an earlier request changed
--- (docs/protocol.md).
+-- One request of MCP 2026-07-28: what it needs is in its _meta, and
+-- nothing of it outlives it but its undo store: the one of its tenant and
+-- token (the token's sha256 as configured; none without authentication),
+-- which every stateless request of that client finds by name, so
+-- undo_edit takes back what an earlier request changed (docs/protocol.md).
+-- The Server that answers it is the worker's for its principal (tenant,
+-- token, read-only scope), built at the principal's first request here
+-- and kept, as a session's is: a request builds no Server, channel and
+-- closures again. Each request starts it as new_session left it (a fresh
+-- record, nothing pending, no batch) and takes nothing from the one
+-- before; a request that failed midway leaves it to be built again.
+local STATELESS_KEPT = 64 -- principals whose Server a worker keeps; past it, the table starts over
+
+local function stateless_server(W, state, sid, tenant, token)
+  local key = ("%d\0%s\0%s"):format(tenant, token or "", state.read_only and "r" or "")
+  local kept = state.stateless[key]
+  if not kept or kept.busy then
+    if not kept and state.nstateless >= STATELESS_KEPT then state.stateless, state.nstateless = {}, 0 end
+    if not kept then state.nstateless = state.nstateless + 1 end
+    local fields = admitted(state, tenant, token)
+    fields.undo_named = core.sha256(("stateless\0%s\0%s"):format(tostring(fields.tenant), token or "")):sub(1, 32)
+    kept = { fields = fields, server = new_session(W, state, sid, workspace(state, tenant), tenant, token) }
+    state.stateless[key] = kept
+  end
+  local server, ch = kept.server, kept.server.channel
+  kept.fields.id = "http:" .. sid:sub(1, 8)
+  server.session = session.new(kept.fields) -- undo_ttl unset: a shared history, a day (burrow.undo)
+  if next(server.pending) then server.pending = {} end
+  if next(server.subs) then server.subs = {} end
+  if next(server.listens) then server.listens = {} end
+  server.batch, server.meanwhile, server.big_garbage, server.due_at, server.quiet_subs = nil, nil, nil, nil, nil
+  ch.sid, ch.detached, ch.awaiting = sid, nil, nil
+  return kept
+end
+
 local function handle_stateless(W, state, sid, tenant, stream, body, params, token)
-  local server = new_session(W, state, sid, workspace(state, tenant), tenant, token)
-  server.session.undo_named = core.sha256(("stateless\0%s\0%s"):format(tostring(server.session.tenant), token or "")):sub(1, 32)
-  server.session.undo_ttl = nil -- a shared history: a day (burrow.undo)
+  local kept = stateless_server(W, state, sid, tenant, token)
+  local server = kept.server
+  kept.busy = true
   server.channel.stream = stream
   -- the Mcp-Param-* headers (mcp_call.lua checks them against the arguments)
   server.channel.param_headers = params and json.decode(params) or {}
@@ -334,6 +366,8 @@ local function handle_stateless(W, state, sid, tenant, stream, body, params, tok
   W:finish() -- nothing of its call stays on this worker (a task it ran as, its cancel flag)
   W:done(sid, stream)
   dispose(state, sid, server)
+  server.watches, server.session = nil, nil -- dispose's: its undo store stays named, not dropped
+  kept.busy = false
 end
 
 local function handle(W, state, kind, sid, tenant, stream, body, version, stateless, params, token, shared_version)
@@ -394,7 +428,8 @@ end
 function http.worker(W, setup)
   collectgarbage("generational") -- as Server:run (mcp.lua): a call's garbage dies young
   -- cache: sid -> {server, version, used}: the Servers of sessions served here
-  local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0, W = W }
+  -- stateless: principal -> {server, fields}, the Servers of stateless requests (handle_stateless)
+  local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0, W = W, stateless = {}, nstateless = 0 }
   while true do
     local kind, sid, tenant, stream, body, version, stateless, params, token, shared_version, read_only = W:next(POLL)
     if kind == false then break end

@@ -165,6 +165,37 @@ test("a policy's ask fails closed for a stateless client that cannot answer a fo
   assert.equal(ok.msg.result.isError, undefined);
 });
 
+test("one worker's stateless requests in turn: each takes nothing from the one before; a JSON answer comes whole, with its length", T, async () => {
+  // one worker: every request below meets the Server it keeps for this
+  // principal (http.lua handle_stateless), right after the one before
+  const dir = setup({ "ws/held/a.txt": "a0\n", "ws/b.txt": "bee\n", "ask.lua": ASK });
+  fs.writeFileSync(path.join(dir, "burrow.yaml"), "roots: [ws]\npolicies: [./ask.lua]\nhttp: {workers: 1}\n");
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const write = { name: "write_file", arguments: { path: "held/a.txt", content: "a1\n" } };
+  for (let round = 0; round < 3; round++) {
+    const asked = await post(s.url, "tools/call", { ...write, _meta: ELICIT });
+    assert.equal(asked.msg.result?.resultType, "input_required", JSON.stringify(asked.msg));
+    // the same call from a client that declared no elicitation: the one
+    // before's capabilities are not this request's
+    const bare = await post(s.url, "tools/call", write);
+    assert.equal(bare.status, 400, JSON.stringify(bare.msg));
+    assert.equal(bare.msg.error.code, -32021);
+  }
+  assert.equal(fs.readFileSync(path.join(dir, "ws", "held", "a.txt"), "utf8"), "a0\n");
+  // a plain JSON answer: one body with its Content-Length, not chunks
+  const r = await fetch(s.url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json",
+    "mcp-protocol-version": V, "mcp-method": "tools/call", "mcp-name": "read_file" },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "read_file", arguments: { path: "b.txt" }, _meta: META() } }) });
+  const body = await r.text();
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get("content-type"), "application/json");
+  assert.equal(r.headers.get("transfer-encoding"), null, "not chunked");
+  assert.equal(Number(r.headers.get("content-length")), Buffer.byteLength(body));
+  const m = JSON.parse(body);
+  assert.equal(m.id, 7);
+  assert.match(text(m.result), /bee/);
+});
+
 // Two instances with one deployment key and one store of used states, as
 // behind a proxy without stickiness (docs/protocol.md "Approvals").
 async function pair(dir, extra = "") {

@@ -509,8 +509,33 @@ enum MHD_Result bwh_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   return post_enqueue(h, c, k, &p);
 }
 
+/* A stateless request's JSON answer, complete by the end of its wait: its
+ * final message as one response with its length (lock held; let go of
+ * around libmicrohttpd's calls, as bwh_stream_answer does). What the
+ * stream reader would send (a JSON answer is only the last message), in
+ * one write of head and body instead of a head and two chunks, and with
+ * no reader to make, park and free. -1: no memory (the reader answers). */
+static int whole_answer(bw_http *h, struct MHD_Connection *c, const stream *t, enum MHD_Result *rc) {
+  size_t n = t->tail->len;
+  char *body = malloc(n ? n : 1);
+  if (!body) return -1;
+  memcpy(body, t->tail->data, n);
+  pthread_mutex_unlock(&h->mu);
+  struct MHD_Response *r = MHD_create_response_from_buffer(n, body, MHD_RESPMEM_MUST_FREE);
+  if (!r) free(body);
+  else {
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    *rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+  }
+  pthread_mutex_lock(&h->mu);
+  if (!r) *rc = MHD_NO;
+  return 0;
+}
+
 /* The answer of the POST k holds: a stateless request's early error (its
- * status is the answer's), else its stream (lock held). */
+ * status is the answer's) or its whole JSON answer, else its stream (lock
+ * held). */
 static enum MHD_Result answer_post(bw_http *h, struct MHD_Connection *c, conn *k) {
   session *s = k->ws;
   stream *t = k->wt;
@@ -519,8 +544,10 @@ static enum MHD_Result answer_post(bw_http *h, struct MHD_Connection *c, conn *k
   k->wt = NULL;
   k->waiting = 0;
   t->readers--;
-  if (!(s->stateless && early_error(h, c, t, &rc)))
-    rc = bwh_stream_answer(h, c, s, t, 0, !k->listen && !bwh_accepts(c, "text/event-stream"), k->init, 0);
+  int json = !k->listen && !bwh_accepts(c, "text/event-stream");
+  if (!(s->stateless && early_error(h, c, t, &rc)) &&
+      !(s->stateless && json && t->done && t->tail && whole_answer(h, c, t, &rc) == 0))
+    rc = bwh_stream_answer(h, c, s, t, 0, json, k->init, 0);
   bwh_session_unref(h, s);
   return rc;
 }

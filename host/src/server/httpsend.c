@@ -62,6 +62,12 @@ int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
       tenant = s->tenant;
       end = t == req && final; /* its answer is its last: logged as its end too */
     }
+    /* a stateless request's stream ends with its answer (MCP 2026-07-28:
+     * the response is the request's last message): its POST, parked until
+     * the stream is done (httppost.c), is answered at this wake instead of
+     * parking again until the worker's w:done, a second wake (four in ten
+     * calls on two cores took it) */
+    if (req && req == t && final && s->stateless) req->done = 1;
     pthread_cond_broadcast(&h->ev);
     if (t) bwh_wake(h, t);
     if (req && req != t) bwh_wake(h, req);
