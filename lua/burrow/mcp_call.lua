@@ -9,6 +9,7 @@ local core = require "burrow.core"
 local json = core.json
 local approvals = require "burrow.approvals"
 local tasks = require "burrow.tasks"
+local printer = require "burrow.printer"
 local base = require "burrow.mcp_base"
 local ask = require "burrow.mcp_ask"
 
@@ -57,7 +58,8 @@ function Server:tool_result(name, res, msg, code, details)
     content[i] = type(t) == "table" and t or { type = "text", text = t }
   end
   local out = { content = content, _meta = meta }
-  if self.ws:tool(name).output_schema then out.structuredContent = structured end
+  -- the edge's form: a held set as the JSON the core writes (burrow.printer)
+  if self.ws:tool(name).output_schema then out.structuredContent = printer.wire(structured) end
   return out
 end
 
@@ -164,7 +166,8 @@ function Server:run_tool(name, args, params, id, tc)
   -- a tool's own questions to the client (ctx:ask)
   local asking = self:asker(answers)
   hooks.ask = asking.hook
-  local res, msg, code, details = self.ws:call(name, args, hooks)
+  -- the result as the tool gave it: this server prints it (tool_result)
+  local res, msg, code, details = self.ws:run(name, args, hooks)
   -- a task's call told to stop (its worker's flag, or its record): so it
   -- stopped at a check, rather than ran to its end (the flag is reset next)
   if tc and tc.rec then tc.told = self.channel:cancelled() or tc.cancelled end
