@@ -60,6 +60,7 @@ function Server:tool_result(name, res, msg, code, details)
   local out = { content = content, _meta = meta }
   -- the edge's form: a held set as the JSON the core writes (burrow.printer)
   if self.ws:tool(name).output_schema then out.structuredContent = printer.wire(structured) end
+  printer.done(res) -- printed: the core's results freed now
   return out
 end
 

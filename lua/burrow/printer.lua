@@ -26,9 +26,21 @@ end
 function printer.tables(res)
   if type(res) ~= "table" then return res end
   for k, v in pairs(res) do
-    if printer.held(v) then res[k] = v:tables() end
+    if printer.held(v) then
+      res[k] = v:tables()
+      v:close() -- the core's result freed now, not when Lua collects the set
+    end
   end
   return res
+end
+
+--- The held sets of a result printed by now closed: the core's results
+-- freed (Lua does not see their size), the fragments written kept.
+function printer.done(res)
+  if type(res) ~= "table" then return end
+  for _, v in pairs(res) do
+    if printer.held(v) then v:close() end
+  end
 end
 
 --- A result to encode: res, or a shallow copy with each held field as its

@@ -210,6 +210,13 @@ describe(H.tag("json value fragments"), function()
     assert.equal(#t.matches, #f.matches)
     assert.equal(f.matches:json(), f.matches:json()) -- written once, kept with the set
     assert.has_error(function() return f.matches:json() .. "x" end)
+    -- closed once printed (the MCP edge, ws:call): the core's result freed,
+    -- what was written kept, nothing more written from it
+    local j = f.matches:json()
+    f.matches:close()
+    assert.equal(j, f.matches:json())
+    assert.has_error(function() return f.matches:tables() end)
+    assert.has_error(function() return f.matches:text() end)
     assert.truthy(dir)
   end)
 

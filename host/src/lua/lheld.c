@@ -12,6 +12,8 @@
  *   set:tables() -> the array of tables, a new one each call (the Lua
  *                   API, a pack's ctx:call)
  *   #set         -> how many the result gives
+ *   set:close()  -> the core's result freed now (Lua does not see its
+ *                   size); what json and text wrote stays
  *
  * Which and how many are chosen once, when the set is made (grep: bw_gsel,
  * max_results and max_result_bytes by bw_gline_cost; glob: a path's length
@@ -163,11 +165,21 @@ static int eset_gc(lua_State *L) {
   return 0;
 }
 
-static held *check_held(lua_State *L) {
+static held *any_held(lua_State *L) {
   held *h = luaL_testudata(L, 1, GSET_MT);
-  if (!h) h = luaL_checkudata(L, 1, ESET_MT);
-  if (!h->live) luaL_error(L, "a search's result used after it was freed");
+  return h ? h : luaL_checkudata(L, 1, ESET_MT);
+}
+
+static held *check_held(lua_State *L) {
+  held *h = any_held(L);
+  if (!h->live) luaL_error(L, "a search's result used after set:close()");
   return h;
+}
+
+/* set:close(): the core's result freed now, not when the set is collected
+ * (Lua does not see its size); what was written (json, text) stays */
+static int held_close(lua_State *L) {
+  return luaL_testudata(L, 1, GSET_MT) ? gset_gc(L) : eset_gc(L);
 }
 
 static int held_len(lua_State *L) {
@@ -209,18 +221,18 @@ static void write_wire(lua_State *L, held *h, int want_text) {
 
 /* set:json() -> the array, a JSON value fragment */
 static int held_json(lua_State *L) {
-  held *h = check_held(L);
+  any_held(L);
   if (lua_getiuservalue(L, 1, 1) != LUA_TNIL) return 1;
-  write_wire(L, h, 0);
+  write_wire(L, check_held(L), 0);
   lua_getiuservalue(L, 1, 1);
   return 1;
 }
 
 /* set:text() -> the lines, a string fragment */
 static int held_text(lua_State *L) {
-  held *h = check_held(L);
+  any_held(L);
   if (lua_getiuservalue(L, 1, 2) != LUA_TNIL) return 1;
-  write_wire(L, h, 1);
+  write_wire(L, check_held(L), 1);
   lua_getiuservalue(L, 1, 2);
   return 1;
 }
@@ -237,7 +249,8 @@ static int held_tables(lua_State *L) {
 }
 
 static const luaL_Reg held_methods[] = {
-    {"json", held_json}, {"text", held_text}, {"tables", held_tables}, {NULL, NULL}};
+    {"json", held_json}, {"text", held_text}, {"tables", held_tables}, {"close", held_close},
+    {NULL, NULL}};
 
 static void new_set_class(lua_State *L, const char *name, lua_CFunction gc) {
   if (!luaL_newmetatable(L, name)) return;
