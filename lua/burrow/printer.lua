@@ -10,9 +10,18 @@
 --   ws:call (the Lua API), a pack's ctx:call, the C API: printer.tables,
 --     the tables roots:grep and roots:glob give, byte for byte the same
 --     when encoded (spec/tools/grep_wire_spec.lua, glob_wire_spec.lua).
--- Only a result's own fields are looked at: a set is never deeper.
+-- Only a result's own fields are looked at: a set is never deeper. A
+-- result that holds one says so (printer.holding): every other result
+-- passes each edge with one getmetatable, not a walk over its fields.
 
 local printer = {}
+
+local HOLDING = { __name = "burrow.printer.holding" }
+
+--- Marks a tool's result table that holds a set in its fields; returns it.
+function printer.holding(res)
+  return setmetatable(res, HOLDING)
+end
 
 --- Whether v is a held set (set:json(), set:text(), set:tables()).
 function printer.held(v)
@@ -24,7 +33,8 @@ end
 --- res with each held field made tables, in place (the result is the
 -- caller's); res itself, or anything that is not a table, returned.
 function printer.tables(res)
-  if type(res) ~= "table" then return res end
+  if getmetatable(res) ~= HOLDING then return res end
+  setmetatable(res, nil) -- plain data from here
   for k, v in pairs(res) do
     if printer.held(v) then
       res[k] = v:tables()
@@ -37,7 +47,7 @@ end
 --- The held sets of a result printed by now closed: the core's results
 -- freed (Lua does not see their size), the fragments written kept.
 function printer.done(res)
-  if type(res) ~= "table" then return end
+  if getmetatable(res) ~= HOLDING then return end
   for _, v in pairs(res) do
     if printer.held(v) then v:close() end
   end
@@ -46,7 +56,7 @@ end
 --- A result to encode: res, or a shallow copy with each held field as its
 -- JSON fragment (the set keeps the fragment alive for a spliced write).
 function printer.wire(res)
-  if type(res) ~= "table" then return res end
+  if getmetatable(res) ~= HOLDING then return res end
   local out
   for k, v in pairs(res) do
     if printer.held(v) then

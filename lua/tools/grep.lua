@@ -275,7 +275,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     -- the matched lines are file text: with untrusted_boundary the render
     -- tags them as data (nothing is held then)
     if ctx.caps.untrusted_boundary and mode == "content" then tagged[out] = { roots = ctx.roots, path = path } end
-    return out
+    return held and printer.holding(out) or out
   end,
 
   -- MCP's text: the lines from the match set when the result holds one

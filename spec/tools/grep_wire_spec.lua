@@ -127,6 +127,7 @@ local function check(dir, caps, calls, opts)
     end
     local t = ws:call("grep", a)
     assert.equal(t and "table" or "nil", t and type(t.matches) or "nil", label)
+    assert.is_nil(t and getmetatable(t), label) -- plain data, as before
     -- `burrow call`: the encoded result
     local res, msg, code, details = ws:call("grep", a)
     local want = json.encode(res or { error = { code = code, message = msg, details = details } }) .. "\n"
