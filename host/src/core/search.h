@@ -364,7 +364,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
             bw_grep_res *res);
 void bw_grep_res_free(bw_grep_res *res);
 #ifdef BW_GREP_TEST_HOOK
-/* In the test build of grep.c only (host/test/test_search.c, compiled with
+/* In the test build of grep.c only (host/test/test_grep.c, compiled with
  * -DBW_GREP_TEST_HOOK; no installed file has it): called with a file's
  * path right after grep maps it (NULL: nothing), so a test can shrink it
  * under the search. */
