@@ -106,7 +106,7 @@ async function run(name) {
   return { seq, par, median: median(lat), p99: q(lat, 0.99), cpu };
 }
 
-const names = o.only ? [o.only] : ["official", ...(o.base ? ["base"] : []), "burrow"];
+const names = o.only ? [...(o.only === "burrow" && o.base ? ["base"] : []), o.only] : ["official", ...(o.base ? ["base"] : []), "burrow"]; // --only burrow --base: the two builds, no harness needed
 const got = Object.fromEntries(names.map((n) => [n, []]));
 for (let r = 0; r < o.rounds; r++)
   for (const n of names) {

@@ -305,9 +305,10 @@ function commands.call(o)
   local ws = open(o)
   collect()
   if not ws:tool(tool) then error({ usage = ("unknown tool %q (see burrow tools)"):format(tool) }) end
-  -- the result is only encoded, never rendered: a tool may put parts of
-  -- it as json.fragment (grep's matches, written by the core)
-  local res, msg, code, details = ws:call(tool, args, { wire_json = true })
+  -- the result is only encoded, never rendered: this edge prints it as
+  -- JSON, a held set (grep's matches, glob's entries) as the core writes
+  -- it (burrow.printer)
+  local res, msg, code, details = ws:run(tool, args)
   ws:close()
   if not res then
     io.stdout:write(json.encode { error = { code = code, message = msg, details = details } }, "\n")
@@ -315,7 +316,7 @@ function commands.call(o)
     return 1
   end
   io.stdout:flush()
-  json.write(res) -- big fragments from their own buffers
+  json.write(require("burrow.printer").wire(res)) -- big fragments from their own buffers
   return 0
 end
 

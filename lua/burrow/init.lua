@@ -41,6 +41,7 @@ local context -- burrow.context, required with the first call (a start that answ
 local policy = require "burrow.policy"
 local files = require "burrow.files"
 local audit = require "burrow.audit"
+local printer = require "burrow.printer"
 
 local burrow = { core = core, version = core.version, errors = errors }
 
@@ -547,6 +548,10 @@ local function invoke_again(self, tool, args, hooks, via)
   return attempt(self, tool, args, hooks, via, 1)
 end
 
+-- A result leaving for Lua code: held sets made tables (burrow.printer),
+-- the other values passed on as they came.
+local function tables_of(res, ...) return printer.tables(res), ... end
+
 --- Call a tool: the result table, or nil, "CODE: message", CODE, details
 -- (a table of machine-readable facts, or nil: docs/tools.md "Errors")[,
 -- policy_error] (a policy's own error, when one failed: the agent is told
@@ -566,6 +571,15 @@ function Workspace:call(name, args, hooks)
   if hooks ~= nil and type(hooks) ~= "table" then
     error("ws:call: the third argument is hooks (a table) or a callback function", 2)
   end
+  return tables_of(self:run(name, args, hooks))
+end
+
+--- ws:call's call, its result as the tool gave it: a held set where the
+-- tool kept the core's (grep's matches, glob's entries; burrow.printer),
+-- for an edge that prints it itself (the MCP server: printer.wire and the
+-- tool's render; `burrow call`). Lua code gets ws:call's tables.
+function Workspace:run(name, args, hooks)
+  check_open(self)
   local tool = self.tool_by_name[name]
   if not tool then return fail("INVALID_ARGUMENT", ("unknown tool %q"):format(name)) end
   return invoke_again(self, tool, args, hooks)
@@ -582,7 +596,7 @@ function Workspace:call_native(name, args, hooks, via)
     if not t then error(("pack tool %s: native tool %s: %s"):format(tostring(via), name, err), 2) end
     natives[name] = t
   end
-  return invoke_again(self, natives[name], args, hooks, via)
+  return tables_of(invoke_again(self, natives[name], args, hooks, via)) -- the pack's Lua reads them
 end
 
 --- Text and structured parts of a result, as MCP shows them, and the
@@ -590,7 +604,7 @@ end
 function Workspace:render(name, res)
   local tool = self.tool_by_name[name]
   if tool and tool.render then return tool.render(res) end
-  return core.json.encode(res), res
+  return core.json.encode(printer.wire(res)), res
 end
 
 function Workspace:tool(name)

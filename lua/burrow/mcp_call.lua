@@ -13,6 +13,7 @@ local function approvals() return require "burrow.approvals" end
 -- burrow.tasks: required with the first call (a start that answers
 -- initialize needs none)
 local function tasks() return require "burrow.tasks" end
+local printer = require "burrow.printer"
 local base = require "burrow.mcp_base"
 local ask = require "burrow.mcp_ask"
 
@@ -61,7 +62,9 @@ function Server:tool_result(name, res, msg, code, details)
     content[i] = type(t) == "table" and t or { type = "text", text = t }
   end
   local out = { content = content, _meta = meta }
-  if self.ws:tool(name).output_schema then out.structuredContent = structured end
+  -- the edge's form: a held set as the JSON the core writes (burrow.printer)
+  if self.ws:tool(name).output_schema then out.structuredContent = printer.wire(structured) end
+  printer.done(res) -- printed: the core's results freed now
   return out
 end
 
@@ -168,7 +171,8 @@ function Server:run_tool(name, args, params, id, tc)
   -- a tool's own questions to the client (ctx:ask)
   local asking = self:asker(answers)
   hooks.ask = asking.hook
-  local res, msg, code, details = self.ws:call(name, args, hooks)
+  -- the result as the tool gave it: this server prints it (tool_result)
+  local res, msg, code, details = self.ws:run(name, args, hooks)
   -- a task's call told to stop (its worker's flag, or its record): so it
   -- stopped at a check, rather than ran to its end (the flag is reset next)
   if tc and tc.rec then tc.told = self.channel:cancelled() or tc.cancelled end

@@ -25,6 +25,7 @@ local resources = require "burrow.resources"
 -- the operator's resources (burrow.operator_resources), required with the
 -- first use (a start that answers initialize needs none)
 local function operator() return require "burrow.operator_resources" end
+local printer = require "burrow.printer"
 
 local ops = {}
 
@@ -76,6 +77,9 @@ local function target(self, uri)
   return invalid(uri, why)
 end
 
+-- run_tool's answer with its result as Lua tables (burrow.printer): read here, not sent
+local function tables_of(ran, res, ...) return ran, ran and printer.tables(res) or res, ... end
+
 -- Run tool with args as a tools/call would: true, res, msg, code,
 -- details; or false and the request's own answer (res, code, msg, data).
 -- A tool the operator does not serve is an operation not supported.
@@ -83,7 +87,7 @@ local function run(self, tool, args, params, id, uri)
   if not self.ws:tool(tool) then
     return false, not_supported(uri, ("%s is not among this server's tools"):format(tool))
   end
-  return self:run_tool(tool, args, params, id)
+  return tables_of(self:run_tool(tool, args, params, id))
 end
 
 -- The bytes of params.contents (TextResourceContents or

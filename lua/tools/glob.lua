@@ -3,10 +3,7 @@
 -- directories no match can lie below, honours .gitignore and hidden rules
 -- as grep does, and stops at max_results.
 local context = require "burrow.context"
-
--- Results whose entries the core wrote as JSON (opts.wire): their count
--- and listing (a fragment, escaped for the reply), for render
-local wired = setmetatable({}, { __mode = "k" })
+local printer = require "burrow.printer"
 
 local function prefix_of(path)
   if path == "." or path == "./" then return "" end
@@ -95,15 +92,14 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       interval_ms = ctx.caps.max_search_ms > 0 and math.min(100, ctx:ms_left("max_search_ms")) or nil,
     }, idx, info, true) -- the walker holds back what check() is about until it is asked
     if not opts then return nil, werr, wcode end
-    -- nothing in Lua needs the entry tables (the agent's own call, MCP
-    -- over stdio or `burrow call`, no policy asked about each path shown):
-    -- the core writes them as JSON, cut at max_result_bytes as below, and
-    -- for MCP the listing render shows (globwire.c)
-    local hooks = ctx.hooks
-    local wire = not ctx.ws.policies:judges_objects() and not ctx.via and not ctx.caps.untrusted_boundary
-      and (hooks.wire or hooks.wire_json) and true or nil
-    opts.wire, opts.wire_text = wire, wire and hooks.wire and true or nil
-    opts.max_result_bytes = wire and ctx.caps.max_result_bytes or nil
+    -- nothing here needs the entry tables (no policy asks about each path
+    -- shown): the entries stay the core's entry set, cut at
+    -- max_result_bytes as below, which the edge the result leaves by
+    -- prints (burrow.printer: JSON and the listing for MCP and `burrow
+    -- call`, tables for Lua)
+    local held = not ctx.ws.policies:judges_objects() and not ctx.caps.untrusted_boundary or nil
+    opts.held = held
+    opts.max_result_bytes = held and ctx.caps.max_result_bytes or nil
     local timed = false -- max_search_ms, asked at each progress report (every 100 ms)
     local res, detail, gcode, why = ctx.roots:glob(idx, rel, pattern, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("looked at %d entries in %d directories"):format(entries, dirs))
@@ -117,12 +113,12 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     local pre = prefix_of(path)
     local nested = res.nested
     res.nested = nil -- the walk's, not the agent's
-    local hidden = wire and 0 or ctx:reveal(res.entries, function(e)
+    local hidden = held and 0 or ctx:reveal(res.entries, function(e)
       return e.path:sub(1, #pre) == pre and e.path:sub(#pre + 1) or nil
     end, info, nested)
     if hidden > 0 then res.skipped_policy = (res.skipped_policy or 0) + hidden end
     local used, cut = 0, res.cut == true
-    for i, e in ipairs(wire and {} or res.entries) do
+    for i, e in ipairs(held and {} or res.entries) do
       used = used + #e.path + 1
       if used > ctx.caps.max_result_bytes and i > 1 then
         for j = #res.entries, i, -1 do res.entries[j] = nil end
@@ -141,14 +137,14 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       max_results = max,
       skipped_policy = (opts.rules or opts.defer or hidden > 0) and res.skipped_policy or nil,
     }
-    if wire then wired[out] = { lines = res.lines, n = res.count } end
-    return out
+    return held and printer.holding(out) or out
   end,
 
+  -- MCP's text: the listing from the entry set when the result holds one
   render = function(r)
-    local out, w = {}, wired[r]
-    if w then -- written by the core with the walk, escaped for the reply
-      if w.n > 0 then out[1] = w.lines end
+    local out, held = {}, printer.held(r.entries)
+    if held then -- the core's entry set writes it, escaped for the reply
+      if #r.entries > 0 then out[1] = r.entries:text() end
     else
       for i, e in ipairs(r.entries) do out[i] = e.type == "dir" and e.path .. "/" or e.path end
     end
@@ -162,7 +158,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     elseif r.truncated then
       out[#out + 1] = ("[more paths match: stopped at max_results=%d; narrow the pattern or path]"):format(r.max_results)
     end
-    if w and w.n > 0 then -- out[1] is the fragment: one concatenation
+    if held and #r.entries > 0 then -- out[1] is the fragment: one concatenation
       if #out == 1 then return out[1], r end
       return out[1] .. ("\n" .. table.concat(out, "\n", 2)), r
     end

@@ -6,14 +6,10 @@
 
 local core = require "burrow.core"
 local context = require "burrow.context"
+local printer = require "burrow.printer"
 
 local MODES = { content = true, files = true, count = true }
 
--- Results whose matches the core wrote as JSON (opts.wire): their lines,
--- a json.fragment, for render to find. Either way the lines come from one
--- renderer, the core's (grepwire.c): written with the search here, or from
--- the match tables by core.grep_lines.
-local wired = setmetatable({}, { __mode = "k" })
 -- results whose matched lines the render tags as untrusted data: result -> {roots, path}
 local tagged = setmetatable({}, { __mode = "k" })
 
@@ -190,13 +186,12 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     -- cut); else core.grep_cut does after the policy, by the same rule
     local judged = ctx.ws.policies:judges_objects()
     if mode == "content" and not judged then opts.max_result_bytes = ctx.caps.max_result_bytes end
-    -- nothing in Lua needs the match tables (the agent's own call, MCP over
-    -- stdio or `burrow call`, no policy asked about each file shown): the
-    -- core writes them as JSON, and for MCP the lines render shows
-    local hooks = ctx.hooks
-    local wire = mode == "content" and not judged and not ctx.via and not ctx.caps.untrusted_boundary
-      and (hooks.wire or hooks.wire_json) and true or nil
-    opts.wire, opts.wire_text = wire, wire and hooks.wire and true or nil
+    -- nothing here needs the match tables (no policy asks about each file
+    -- shown, no boundary to tag the lines in): the matches stay the core's
+    -- match set, which the edge the result leaves by prints (burrow.printer:
+    -- JSON and text for MCP and `burrow call`, tables for Lua)
+    local held = mode == "content" and not judged and not ctx.caps.untrusted_boundary or nil
+    opts.held = held
     local res, detail, gcode, why = ctx.roots:grep(idx, rel, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("searched %d entries in %d directories"):format(entries, dirs))
       return ctx:cancelled()
@@ -210,7 +205,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     local function sub(p) return p:sub(1, #pre) == pre and p:sub(#pre + 1) or nil end
     local nested = res.nested
     res.nested = nil -- the walk's, not the agent's
-    local hidden = wire and 0 or ctx:reveal(res.matches, function(m) return sub(m.path) end, info, nested)
+    local hidden = held and 0 or ctx:reveal(res.matches, function(m) return sub(m.path) end, info, nested)
     hidden = hidden + ctx:reveal(res.files, sub, info, nested) + ctx:reveal(res.skipped_binary, sub, info, nested)
       + ctx:reveal(res.skipped_size, sub, info, nested) + ctx:reveal(res.counts, function(c) return sub(c.path) end, info, nested)
     if hidden > 0 then
@@ -277,23 +272,23 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_search_ms = ctx.caps.max_search_ms,
       max_search_bytes = ctx.caps.max_search_bytes,
     }
-    if res.lines then wired[out] = res.lines end
     -- the matched lines are file text: with untrusted_boundary the render
-    -- tags them as data (the wire path is off then)
+    -- tags them as data (nothing is held then)
     if ctx.caps.untrusted_boundary and mode == "content" then tagged[out] = { roots = ctx.roots, path = path } end
-    return out
+    return held and printer.holding(out) or out
   end,
 
+  -- MCP's text: the lines from the match set when the result holds one
   render = function(r)
-    local out = {}
+    local out, held = {}, printer.held(r.matches)
     local function add(s) out[#out + 1] = s end
     if r.output_mode == "files" then
       for _, p in ipairs(r.files) do add(p) end
     elseif r.output_mode == "count" then
       for _, c in ipairs(r.counts) do add(("%s:%d"):format(c.path, c.count)) end
-    elseif wired[r] then -- written by the core with the search, escaped for the reply
-      if #wired[r] > 0 then add(wired[r]) end
-    elseif #r.matches > 0 then -- the same renderer, from the tables
+    elseif held then -- the core's match set writes its lines, escaped for the reply
+      if #r.matches > 0 then add(r.matches:text()) end
+    elseif #r.matches > 0 then -- the same renderer (grepwire.c), from the tables
       add(core.grep_lines(r.matches))
     end
     if #out == 0 then
@@ -332,7 +327,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
         :format(r.max_results, counted, r.cursor and ('call grep again with cursor="%s" for the next matches, or '):format(r.cursor) or "",
           r.output_mode == "files" and "" or ", or use output_mode " .. table.concat(others, " or ")))
     end
-    if wired[r] and #wired[r] > 0 then -- out[1] is the fragment: one concatenation
+    if held and #r.matches > 0 then -- out[1] is the fragment: one concatenation
       if #out == 1 then return out[1], r end
       return out[1] .. ("\n" .. table.concat(out, "\n", 2)), r
     end

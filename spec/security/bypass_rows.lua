@@ -292,11 +292,10 @@ end
 -- control = steps on innocent files that must succeed, expect = text the
 -- control must show}
 
--- wire: with the MCP server's hooks, so content matches take the core's
--- JSON path (grepwire.c) instead of tables
+-- wire: run as the MCP server runs it (ws:run), so content matches stay
+-- the core's match set, printed as JSON (grepwire.c), instead of tables
 local function grep_row(mode, wire)
-  local hooks = wire and { wire = true } or nil
-  local function hooked(step) step.hooks = hooks return step end
+  local function hooked(step) step.held = wire return step end
   return { label = "grep " .. mode .. (wire and " (wire)" or ""), ws = "native", wire = wire,
     cells = searcher(function(p, o) return { hooked(S("grep", { pattern = o.pat, path = A(p), include_hidden = true,
       respect_ignore = false, output_mode = mode }, true)) } end),

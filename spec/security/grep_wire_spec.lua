@@ -12,6 +12,7 @@
 -- Each case runs the real binary, on the resolver under test.
 
 local H = require "helpers"
+local printer = require "burrow.printer"
 local json = H.json
 
 local MARK = "gw-secret-7d41c3"
@@ -71,18 +72,19 @@ describe(H.tag("security: grep's wire path"), function()
     end)
   end
 
-  it("a judging policy forces the tables even with the wire hooks; rules alone do not", function()
+  it("a judging policy forces the tables even where the result is printed; rules alone do not", function()
     local _, judge = config(JUDGE)
     local ws = H.open { roots = { { path = dir } }, policies = { judge } }
-    local r = assert(ws:call("grep", { pattern = "needle" }, { wire = true }))
+    local r = assert(ws:run("grep", { pattern = "needle" })) -- as the MCP server runs it
     assert.equal("table", type(r.matches))
     for _, m in ipairs(r.matches) do assert.is_nil(m.path:find("secret", 1, true)) end
     assert.is_true(r.skipped_policy >= 1)
     local _, rules = config(RULES)
     local ws2 = H.open { roots = { { path = dir } }, policies = { rules } }
-    local r2 = assert(ws2:call("grep", { pattern = "needle" }, { wire = true }))
-    assert.equal("userdata", type(r2.matches))
-    assert.is_nil(json.encode(r2.matches):find(MARK, 1, true))
+    local r2 = assert(ws2:run("grep", { pattern = "needle" }))
+    assert.is_true(printer.held(r2.matches))
+    assert.is_nil(json.encode(r2.matches:json()):find(MARK, 1, true))
+    assert.is_nil(tostring(json.encode { r2.matches:text() }):find(MARK, 1, true))
   end)
 
   it("a pack's grep (ctx:call) keeps the tables and the policy's word", function()
@@ -96,7 +98,7 @@ describe(H.tag("security: grep's wire path"), function()
     local ws = H.open { roots = { { path = dir } }, policies = { judge }, pack = "claude_code" }
     local a = { pattern = "needle", output_mode = "content" }
     local plain = json.encode { ws:call("Grep", a) }
-    assert.equal(plain, json.encode { ws:call("Grep", a, { wire = true }) })
+    assert.equal(plain, json.encode { ws:run("Grep", a) })
   end)
 
   it("max_matches and max_result_bytes cut the wire result where they cut the tables", function()

@@ -2,9 +2,10 @@
 -- glob's entries are written as JSON by the core (globwire.c) and, for
 -- MCP, its listing too, instead of Lua tables encoded afterwards. The
 -- bytes must be the table path's: each raw reply line of a `burrow mcp`
--- process is compared with the same call made in process without the wire
--- hooks and rendered by mcp.new without a stdio loop, and each `burrow
--- call` output with json.encode of the in-process result.
+-- process is compared with the same call made in process through ws:call
+-- (the Lua API's edge: tables) and rendered by mcp.new without a stdio
+-- loop, and each `burrow call` output with json.encode of the in-process
+-- result.
 
 local H = require "helpers"
 local json = H.json
@@ -80,10 +81,18 @@ local function check(dir, caps, calls, opts)
   for i, a in ipairs(calls) do
     local label = "glob " .. json.encode(a) .. " caps " .. json.encode(caps or {})
     same_bytes(want_reply(ws, server, 100 + i, a), got[100 + i], "MCP: " .. label)
-    -- the same call with the wire hooks takes the fast path
-    local r = ws:call("glob", a, { wire = true })
+    -- the same call as the MCP server runs it (ws:run) holds the core's
+    -- entry set, and its reply printed here is the tables' byte for byte
+    local hooks = {}
+    local r = ws:run("glob", a, hooks)
     assert.equal(opts.tables and "table" or "userdata", type(r.entries), label)
     if not opts.tables then wired = wired + 1 end
+    local printed = server:tool_result("glob", r)
+    if (hooks.skipped_policy or 0) > 0 then printed._meta = { ["burrow/skipped_policy"] = hooks.skipped_policy } end
+    same_bytes(want_reply(ws, server, 100 + i, a), json.encode { jsonrpc = "2.0", id = 100 + i, result = printed },
+      "printed: " .. label)
+    -- the Lua API's edge: tables, always
+    assert.equal("table", type(ws:call("glob", a).entries), label)
     -- `burrow call`: the encoded result
     local res, msg, code, details = ws:call("glob", a)
     local want = json.encode(res or { error = { code = code, message = msg, details = details } }) .. "\n"

@@ -3,8 +3,9 @@
 -- and, for MCP, its rendered lines too, instead of Lua tables encoded
 -- afterwards. The bytes must be the table path's: each raw reply line of a
 -- `burrow mcp` process is compared with the same call made in process
--- without the wire hooks and rendered by mcp.new without a stdio loop, and
--- each `burrow call` output with json.encode of the in-process result.
+-- through ws:call (the Lua API's edge: tables) and rendered by mcp.new
+-- without a stdio loop, and each `burrow call` output with json.encode of
+-- the in-process result.
 
 local H = require "helpers"
 local json = H.json
@@ -117,12 +118,16 @@ local function check(dir, caps, calls, opts)
     local label = "grep " .. json.encode(a) .. " caps " .. json.encode(caps or {})
     same_bytes(coverage_free(want_reply(ws, server, 100 + i, a), a, caps), coverage_free(got[100 + i], a, caps),
       "MCP: " .. label)
-    -- the same call with the wire hooks takes the fast path (content mode)
-    local r = ws:call("grep", a, { wire = true })
+    -- the same call as the MCP server runs it (ws:run) holds the core's
+    -- match set (content mode); the Lua API's edge gets tables, always
+    local r = ws:run("grep", a)
     if r and (a.output_mode or "content") == "content" then
       assert.equal(opts.tables and "table" or "userdata", type(r.matches), label)
       wired = wired + 1
     end
+    local t = ws:call("grep", a)
+    assert.equal(t and "table" or "nil", t and type(t.matches) or "nil", label)
+    assert.is_nil(t and getmetatable(t), label) -- plain data, as before
     -- `burrow call`: the encoded result
     local res, msg, code, details = ws:call("grep", a)
     local want = json.encode(res or { error = { code = code, message = msg, details = details } }) .. "\n"
@@ -199,10 +204,20 @@ describe(H.tag("json value fragments"), function()
     local ws, dir = H.workspace(FILES)
     local a = { pattern = "match", context = 1 }
     local t = assert(ws:call("grep", a))
-    local f = assert(ws:call("grep", a, { wire = true }))
+    local f = assert(ws:run("grep", a)) -- as an edge that prints it gets it
     assert.equal("userdata", type(f.matches))
-    assert.equal(json.encode(t.matches), json.encode(f.matches))
-    assert.has_error(function() return f.matches .. "x" end)
+    assert.equal(json.encode(t.matches), json.encode(f.matches:json()))
+    assert.equal(json.encode(t.matches), json.encode(f.matches:tables())) -- the Lua API's form
+    assert.equal(#t.matches, #f.matches)
+    assert.equal(f.matches:json(), f.matches:json()) -- written once, kept with the set
+    assert.has_error(function() return f.matches:json() .. "x" end)
+    -- closed once printed (the MCP edge, ws:call): the core's result freed,
+    -- what was written kept, nothing more written from it
+    local j = f.matches:json()
+    f.matches:close()
+    assert.equal(j, f.matches:json())
+    assert.has_error(function() return f.matches:tables() end)
+    assert.has_error(function() return f.matches:text() end)
     assert.truthy(dir)
   end)
 
@@ -255,7 +270,7 @@ describe(H.tag("one renderer for grep's lines"), function()
     for _, a in ipairs(CALLS) do
       if (a.output_mode or "content") == "content" then
         local t = assert(ws:call("grep", a))
-        local w = assert(ws:call("grep", a, { wire = true }))
+        local w = assert(ws:run("grep", a))
         local text = ws:render("grep", w) -- with matches, a fragment: escaped for the reply
         assert.equal(w.total > 0 and "userdata" or "string", type(text))
         -- as the reply carries them (invalid UTF-8 is escaped as the encoder does)

@@ -19,10 +19,10 @@
  * skipped_policy) and `base` (the in-root path of rel, "." the root;
  * default: rel made canonical).
  *
- * grep's content matches come as tables, or with opts.wire as a JSON value
- * fragment (ljson.h) written by grepwire.c, for a result that goes
- * straight to a reply; opts.wire_text adds result.lines, the rendered
- * lines as a string fragment. Both cut where the tables would.
+ * With opts.held, grep's content matches and glob's entries stay as the
+ * core made them, a set (lheld.c) that the edge prints as JSON, text or
+ * tables (lua/burrow/printer.lua); else they come as tables. Both give
+ * the same choice (max_results, max_result_bytes).
  */
 #include <lauxlib.h>
 #include <limits.h>
@@ -33,7 +33,7 @@
 #include <time.h>
 
 #include "lcore.h"
-#include "ljson.h"
+#include "lheld.h"
 #include "lrules.h"
 #include "lsearch.h"
 #include "search.h"
@@ -209,100 +209,28 @@ static bw_lrules *walk_opts(lua_State *L, int t, int fn, prog *p,
 }
 
 /* prefix + path (bw_grep_path) */
-static void push_path(lua_State *L, const char *prefix, const char *path) {
-  luaL_Buffer b;
-  size_t n = bw_grep_path(prefix, path, NULL);
-  bw_grep_path(prefix, path, luaL_buffinitsize(L, &b, n));
-  luaL_pushresultsize(&b, n);
-}
-
 static void push_strings(lua_State *L, const char *prefix, char **v, size_t n) {
   new_array(L, (int)n);
   for (size_t i = 0; i < n; i++) {
-    push_path(L, prefix, v[i]);
+    bw_held_path(L, prefix, v[i]);
     lua_seti(L, -2, (lua_Integer)i + 1);
   }
 }
 
-static void push_lines(lua_State *L, const bw_gfile *f, size_t from, size_t to) {
-  new_array(L, (int)(to - from));
-  for (size_t i = from; i < to; i++) {
-    lua_pushlstring(L, bw_gline_text(f, &f->lines[i]), f->lines[i].len);
-    lua_seti(L, -2, (lua_Integer)(i - from) + 1);
-  }
-}
-
-/* The matches bw_gsel chooses into the array on top, each a table; the
- * path string made once per file. Returns how many, *cut when
- * max_bytes ended them. */
-static size_t push_matches(lua_State *L, const bw_grep_res *r, const char *prefix,
-                           size_t limit, int context, size_t max_bytes, int *cut) {
-  bw_gsel s;
-  bw_gpick p;
-  bw_gsel_init(&s, r, prefix, limit, max_bytes);
-  int have_path = 0;
-  while (bw_gsel_next(&s, &p)) {
-    const bw_gfile *f = p.f;
-    if (p.first_of_file) {
-      if (have_path) lua_pop(L, 1);
-      push_path(L, prefix, f->item.path);
-      have_path = 1;
-    }
-    lua_createtable(L, 0, context ? 5 : 3);
-    lua_pushvalue(L, -2);
-    lua_setfield(L, -2, "path");
-    lua_pushinteger(L, (lua_Integer)f->lines[p.m].line);
-    lua_setfield(L, -2, "line");
-    lua_pushlstring(L, bw_gline_text(f, &f->lines[p.m]), f->lines[p.m].len);
-    lua_setfield(L, -2, "text");
-    if (context) {
-      push_lines(L, f, p.b, p.m);
-      lua_setfield(L, -2, "before");
-      push_lines(L, f, p.m + 1, p.a);
-      lua_setfield(L, -2, "after");
-    }
-    lua_seti(L, -3, (lua_Integer)s.n);
-  }
-  if (have_path) lua_pop(L, 1);
-  *cut = s.cut;
-  return s.n;
-}
-
-/* The same matches written as a reply (grepwire.c): a JSON value
- * fragment for matches and, with text, the rendered lines as a string
- * fragment (ljson.h), left in result.lines. (size_t)-1 when out of
- * memory (the caller frees the search's result, then raises). */
-static size_t push_wire(lua_State *L, const bw_grep_res *r, const char *prefix, size_t limit,
-                        int context, size_t max_bytes, int text, int *cut) {
-  bw_json_frag *m = bw_json_new_fragment(L);
-  bw_json_frag *t = text ? bw_json_new_fragment(L) : NULL;
-  bw_grep_wire_out w;
-  if (bw_grep_wire(r, prefix, limit, max_bytes, context, text, &w)) return (size_t)-1;
-  m->buf = w.json, m->len = w.json_len, m->raw_len = w.json_len, m->value = 1;
-  if (t) t->buf = w.text, t->len = w.text_len, t->raw_len = w.text_raw;
-  else free(w.text);
-  if (t) lua_setfield(L, -3, "lines");
-  *cut = w.cut;
-  return w.n;
-}
-
 /* max_bytes: the result's byte cap on matches (0: none, the caller caps);
- * wire: 1 matches as a JSON fragment, 2 the rendered text too. 0, or
- * BW_ENOMEM (the wire form's buffers) */
-static int push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
-                     int mode, size_t limit, int context, size_t max_bytes, int wire) {
+ * held: the matches as a set (lheld.c), which then owns *r0. */
+static void push_grep(lua_State *L, bw_grep_res *r0, const char *prefix,
+                      int mode, size_t limit, int context, size_t max_bytes, int held) {
   lua_createtable(L, 0, 12);
-  size_t total = 0, want = 0;
+  const bw_grep_res *r = r0;
+  size_t total = 0;
   int cut = 0;
-  if (mode == BW_GREP_CONTENT && wire) {
-    total = push_wire(L, r, prefix, limit, context, max_bytes, wire == 2, &cut);
-    if (total == (size_t)-1) return BW_ENOMEM;
-  } else {
-    for (size_t i = 0; mode == BW_GREP_CONTENT && i < r->nfiles; i++) want += r->files[i]->count;
-    if (limit && want > limit) want = limit;
-    new_array(L, want < INT_MAX ? (int)want : INT_MAX);
-    if (mode == BW_GREP_CONTENT) total = push_matches(L, r, prefix, limit, context, max_bytes, &cut);
-  }
+  if (mode == BW_GREP_CONTENT && held)
+    r = bw_held_grep(L, r0, prefix, limit, context, max_bytes, &total, &cut);
+  else if (mode == BW_GREP_CONTENT)
+    total = bw_held_matches(L, r, prefix, limit, context, max_bytes, &cut);
+  else
+    new_array(L, 0);
   if (cut) {
     lua_pushboolean(L, 1);
     lua_setfield(L, -3, "cut");
@@ -318,14 +246,14 @@ static int push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
   }
   new_array(L, (int)r->nfiles);
   for (size_t i = 0; i < r->nfiles; i++) {
-    push_path(L, prefix, r->files[i]->item.path);
+    bw_held_path(L, prefix, r->files[i]->item.path);
     lua_seti(L, -2, (lua_Integer)i + 1);
   }
   lua_setfield(L, -2, "files");
   new_array(L, mode == BW_GREP_COUNT ? (int)r->nfiles : 0);
   for (size_t i = 0; mode == BW_GREP_COUNT && i < r->nfiles; i++) {
     lua_createtable(L, 0, 2);
-    push_path(L, prefix, r->files[i]->item.path);
+    bw_held_path(L, prefix, r->files[i]->item.path);
     lua_setfield(L, -2, "path");
     lua_pushinteger(L, (lua_Integer)r->files[i]->count);
     lua_setfield(L, -2, "count");
@@ -366,7 +294,6 @@ static int push_grep(lua_State *L, const bw_grep_res *r, const char *prefix,
     lua_pushstring(L, r->limit == BW_GREP_LIMIT_TIME ? "time" : "bytes");
     lua_setfield(L, -2, "limit");
   }
-  return 0;
 }
 
 static int parse_mode(lua_State *L, int t) {
@@ -404,7 +331,7 @@ static int roots_grep(lua_State *L) {
   o.max_ms = opt_size(L, 4, "max_ms", 0);
   o.max_bytes = opt_size(L, 4, "max_bytes", 0);
   size_t out_bytes = opt_size(L, 4, "max_result_bytes", 0);
-  int wire = opt_bool(L, 4, "wire", 0) ? 1 + opt_bool(L, 4, "wire_text", 0) : 0;
+  int held = opt_bool(L, 4, "held", 0);
   o.include = opt_list(L, 4, "include", &o.n_include);
   o.exclude = opt_list(L, 4, "exclude", &o.n_exclude);
   lua_getfield(L, 4, "charsets");
@@ -428,21 +355,11 @@ static int roots_grep(lua_State *L) {
   luaL_checkstack(L, 16, "grep result");
   bw_lua_push_nested(L, &nest);
   if (rc) return bw_lua_fail(L, rc);
-  rc = push_grep(L, &res, prefix, o.mode, o.max_results, o.before || o.after, out_bytes, wire);
-  bw_grep_res_free(&res);
-  if (rc) return luaL_error(L, "grep result: out of memory");
+  push_grep(L, &res, prefix, o.mode, o.max_results, o.before || o.after, out_bytes, held);
+  bw_grep_res_free(&res); /* held: moved to the set, nothing left here */
   lua_rotate(L, -2, 1); /* nested on top */
   lua_setfield(L, -2, "nested");
   return 1;
-}
-
-static void push_time(lua_State *L, const struct timespec *t) {
-  struct tm tm;
-  char buf[40];
-  time_t s = t->tv_sec;
-  gmtime_r(&s, &tm);
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  lua_pushstring(L, buf);
 }
 
 static const char *type_name(char t) {
@@ -458,35 +375,6 @@ static int parse_types(lua_State *L, int t) {
   if (!strcmp(s, "symlink")) return 4;
   if (!strcmp(s, "any")) return 15;
   return luaL_error(L, "glob: type must be file, dir, symlink or any");
-}
-
-/* The entries written as a reply (globwire.c), on the result at the
- * top: entries as a JSON value fragment (ljson.h), with text the listing
- * as a string fragment in lines; count (entries kept), cut (max_bytes
- * cut the list) and the walk's flags. 0 or BW_ENOMEM. */
-static int push_glob_wire(lua_State *L, const bw_glob_res *res, const char *prefix,
-                          size_t max_bytes, int text) {
-  bw_json_frag *e = bw_json_new_fragment(L);
-  bw_glob_wire_out w;
-  if (bw_glob_wire(res, prefix, max_bytes, text, &w)) return BW_ENOMEM;
-  e->buf = w.json, e->len = w.json_len, e->raw_len = w.json_len, e->value = 1;
-  lua_setfield(L, -2, "entries");
-  if (text) {
-    bw_json_frag *t = bw_json_new_fragment(L);
-    t->buf = w.text, t->len = w.text_len, t->raw_len = w.text_raw;
-    lua_setfield(L, -2, "lines");
-  } else free(w.text);
-  lua_pushinteger(L, (lua_Integer)w.n);
-  lua_setfield(L, -2, "count");
-  lua_pushboolean(L, w.cut);
-  lua_setfield(L, -2, "cut");
-  lua_pushboolean(L, res->truncated);
-  lua_setfield(L, -2, "truncated");
-  lua_pushboolean(L, res->cancelled);
-  lua_setfield(L, -2, "cancelled");
-  lua_pushinteger(L, (lua_Integer)res->skipped_policy);
-  lua_setfield(L, -2, "skipped_policy");
-  return 0;
 }
 
 /* roots:glob(i, rel, pattern, opts [, progress]) */
@@ -508,7 +396,7 @@ static int roots_glob(lua_State *L) {
   lua_getfield(L, 5, "prefix");
   const char *prefix = luaL_optstring(L, -1, "");
   lua_pop(L, 1);
-  int wire = opt_bool(L, 5, "wire", 0) ? 1 + opt_bool(L, 5, "wire_text", 0) : 0;
+  int held = opt_bool(L, 5, "held", 0);
   size_t max_bytes = opt_size(L, 5, "max_result_bytes", (size_t)-1);
   prog p;
   bw_lrules *defer, *rules = walk_opts(L, 5, fn, &p, &o.walk, &defer);
@@ -526,34 +414,23 @@ static int roots_glob(lua_State *L) {
   lua_createtable(L, 0, 8);
   lua_rotate(L, -2, 1);
   lua_setfield(L, -2, "nested"); /* where the walk met other roots */
-  if (wire) {
-    rc = push_glob_wire(L, &res, prefix, max_bytes, wire == 2);
-    bw_glob_res_free(&res);
-    if (rc) return bw_lua_fail(L, rc);
-    return 1;
-  }
-  new_array(L, (int)res.n);
-  for (size_t i = 0; i < res.n; i++) {
-    const bw_gitem *it = res.items[i];
-    lua_createtable(L, 0, 4);
-    lua_pushfstring(L, "%s%s", prefix, it->item.path);
-    lua_setfield(L, -2, "path");
-    lua_pushstring(L, type_name(it->type));
-    lua_setfield(L, -2, "type");
-    lua_pushinteger(L, (lua_Integer)it->size);
-    lua_setfield(L, -2, "size");
-    push_time(L, &it->mtime);
-    lua_setfield(L, -2, "mtime");
-    lua_seti(L, -2, (lua_Integer)i + 1);
-  }
+  const bw_glob_res *g = &res;
+  if (held) { /* the set owns the result from here */
+    size_t n;
+    int cut;
+    g = bw_held_glob(L, &res, prefix, max_bytes, &n, &cut);
+    lua_pushboolean(L, cut);
+    lua_setfield(L, -3, "cut");
+  } else
+    bw_held_entries(L, g, prefix, g->n);
   lua_setfield(L, -2, "entries");
-  lua_pushboolean(L, res.truncated);
+  lua_pushboolean(L, g->truncated);
   lua_setfield(L, -2, "truncated");
-  lua_pushboolean(L, res.cancelled);
+  lua_pushboolean(L, g->cancelled);
   lua_setfield(L, -2, "cancelled");
-  lua_pushinteger(L, (lua_Integer)res.skipped_policy);
+  lua_pushinteger(L, (lua_Integer)g->skipped_policy);
   lua_setfield(L, -2, "skipped_policy");
-  bw_glob_res_free(&res);
+  bw_glob_res_free(&res); /* held: moved to the set, nothing left here */
   return 1;
 }
 
