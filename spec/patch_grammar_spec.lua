@@ -3,7 +3,7 @@
 -- fault; random patches parse exactly as the hand-written parser it
 -- replaced (kept as the reference, test-only: spec/support/patch_reference.lua).
 
-local G = require "burrow.patch_grammar"
+local G = require "burrow.toolkit.patch_grammar"
 
 local function fault(text)
   local hunks, msg, code, at = G.parse(text)

@@ -7,7 +7,7 @@
 
 local H = require "helpers"
 local mcp = require "burrow.mcp"
-local resources = require "burrow.resources"
+local resources = require "burrow.mcp.resources"
 local core = require "burrow.core"
 local json = H.json
 

@@ -7,8 +7,8 @@
 -- fields, array-like tables) are given to both.
 
 local H = require "helpers"
-local schema = require "burrow.schema"
-local registry = require "burrow.registry"
+local schema = require "burrow.toolkit.schema"
+local registry = require "burrow.workspace.registry"
 local json = H.json
 local null = json.null
 

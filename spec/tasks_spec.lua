@@ -9,8 +9,8 @@
 
 local H = require "helpers"
 local mcp = require "burrow.mcp"
-local session = require "burrow.session"
-local tasks = require "burrow.tasks"
+local session = require "burrow.mcp.session"
+local tasks = require "burrow.mcp.tasks"
 
 local EXT = "io.modelcontextprotocol/tasks"
 local core = require "burrow.core"

@@ -11,9 +11,9 @@
 -- tools and caps (config.seed_actions).
 
 local core = require "burrow.core"
-local caps_mod = require "burrow.caps"
-local registry = require "burrow.registry"
-local files = require "burrow.files"
+local caps_mod = require "burrow.base.caps"
+local registry = require "burrow.workspace.registry"
+local files = require "burrow.base.files"
 
 local null, array_mt = core.json.null, core.json.array_mt
 

@@ -34,13 +34,13 @@ if package.preload["burrow.core"] == nil then
   end
 end
 
-local caps_mod = require "burrow.caps"
-local registry = require "burrow.registry"
-local errors = require "burrow.errors"
+local caps_mod = require "burrow.base.caps"
+local registry = require "burrow.workspace.registry"
+local errors = require "burrow.base.errors"
 local context -- burrow.context, required with the first call (a start that answers initialize needs none)
 local policy = require "burrow.policy"
-local files = require "burrow.files"
-local audit = require "burrow.audit"
+local files = require "burrow.base.files"
+local audit = require "burrow.workspace.audit"
 
 local burrow = { core = core, version = core.version, errors = errors }
 
@@ -200,7 +200,7 @@ function burrow.open(opts)
   if not roots then -- why: {on = "root", index = i}, the root the core refused
     local spec = why and specs[why.index]
     local msg = ("cannot open root %s: %s"):format(spec and spec.path or "?",
-      detail ~= "" and detail or require("burrow.errors").message(code, spec and spec.path):gsub("^%u+: ", ""))
+      detail ~= "" and detail or require("burrow.base.errors").message(code, spec and spec.path):gsub("^%u+: ", ""))
     local where = why and wheres[why.index]
     if where then return nil, ("%s: %s: %s"):format(where, code, msg), code end
     return fail(code, msg)
@@ -261,8 +261,8 @@ function burrow.open(opts)
     roots:close()
     return fail("INVALID_ARGUMENT", perr)
   end
-  local prompt_list, prompt_by_name = require("burrow.prompts").load(opts.prompts)
-  local operator_resources, rerr = require("burrow.operator_resources").load(opts.resources)
+  local prompt_list, prompt_by_name = require("burrow.workspace.prompts").load(opts.prompts)
+  local operator_resources, rerr = require("burrow.workspace.operator_resources").load(opts.resources)
   if not (prompt_list and operator_resources) then
     roots:close()
     policies:close()
@@ -457,7 +457,7 @@ local function invoke(self, tool, args, hooks, via)
     if self.metrics and not (hooks and hooks.unaudited) then observe(self.metrics, tool, via, {}, code, started) end
     return nil, msg, code, { argument = field }
   end
-  context = context or require "burrow.context"
+  context = context or require "burrow.toolkit.context"
   local ctx = context.new(self, tool, hooks, via, args)
   local sizes, serr = policy.sizes(args)
   if not sizes then return fail("INVALID_ARGUMENT", serr) end
@@ -619,22 +619,22 @@ end
 -- eventfd for the caller's loop; poll() runs the callbacks; cancel(id).
 function Workspace:submit(tool, args, cb)
   check_open(self)
-  return require("burrow.async").submit(self, tool, args, cb)
+  return require("burrow.workspace.async").submit(self, tool, args, cb)
 end
 
 function Workspace:fd()
   check_open(self)
-  return require("burrow.async").fd(self)
+  return require("burrow.workspace.async").fd(self)
 end
 
 function Workspace:poll()
   check_open(self)
-  return require("burrow.async").poll(self)
+  return require("burrow.workspace.async").poll(self)
 end
 
 function Workspace:cancel(id)
   check_open(self)
-  return require("burrow.async").cancel(self, id)
+  return require("burrow.workspace.async").cancel(self, id)
 end
 
 --- The approval hook of a policy's "ask", for ws:call and ws:submit alike
@@ -648,14 +648,14 @@ function Workspace:on_ask(fn, timeout_ms)
   if fn ~= nil and type(fn) ~= "function" then error("ws:on_ask: expected a function or nil", 2) end
   if timeout_ms ~= nil and math.type(timeout_ms) ~= "integer" then error("ws:on_ask: timeout_ms must be an integer", 2) end
   self.approve, self.approve_timeout_ms = fn, timeout_ms
-  require("burrow.async").set_approver(self)
+  require("burrow.workspace.async").set_approver(self)
 end
 
 --- Answer a submitted call's question later (its hook returned "later"):
 -- true if the call was waiting for it.
 function Workspace:answer(id, allowed, why)
   check_open(self)
-  return require("burrow.async").answer(self, id, allowed, why)
+  return require("burrow.workspace.async").answer(self, id, allowed, why)
 end
 
 --- Watch a file or a directory (judged as a read by the policies):
@@ -673,7 +673,7 @@ WatchHandle.__close = WatchHandle.close
 function Workspace:watch(path, fn)
   check_open(self)
   if not self.watches then
-    self.watches = require("burrow.watch").new {
+    self.watches = require("burrow.workspace.watch").new {
       max = self.caps.max_watches, interval_ms = self.caps.watch_interval_ms,
       follow = self.changes and { state = self.state, tenant = self.session.tenant or "" } or nil }
   end
@@ -698,7 +698,7 @@ function Workspace:watch_fd()
 end
 
 function Workspace:close()
-  if self.host then require("burrow.async").close(self) end
+  if self.host then require("burrow.workspace.async").close(self) end
   if self.watches then
     self.watches:close()
     self.watches = nil

@@ -8,8 +8,8 @@
 -- emit indented JSON.
 
 local core = require "burrow.core"
-local errors = require "burrow.errors"
-local kinds = require "burrow.kinds"
+local errors = require "burrow.base.errors"
+local kinds = require "burrow.toolkit.kinds"
 local json = core.json
 
 local pack = {}

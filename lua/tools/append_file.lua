@@ -3,7 +3,7 @@
 -- hard-linked files are refused as write_file refuses them.
 
 local core = require "burrow.core"
-local undo = require "burrow.undo"
+local undo = require "burrow.toolkit.undo"
 
 return {
   name = "append_file",

@@ -4,9 +4,9 @@
 -- and the diff run in the C core (roots:edit); this file shapes the
 -- arguments and words the results.
 
-local undo = require "burrow.undo"
+local undo = require "burrow.toolkit.undo"
 
-local E = require "burrow.edits"
+local E = require "burrow.toolkit.edits"
 local HOW, RUNG, explain, collect, edit_schema = E.HOW, E.RUNG, E.explain, E.collect, E.schema
 
 local MAX_DIFF = 64 * 1024

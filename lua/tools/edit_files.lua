@@ -6,8 +6,8 @@
 -- files change, or none. One undo record for the whole change, one diff.
 
 local core = require "burrow.core"
-local E = require "burrow.edits"
-local undo = require "burrow.undo"
+local E = require "burrow.toolkit.edits"
+local undo = require "burrow.toolkit.undo"
 
 local MAX_DIFF = 64 * 1024
 

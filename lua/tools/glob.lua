@@ -2,7 +2,7 @@
 -- directory. The walk starts at the pattern's literal prefix, prunes
 -- directories no match can lie below, honours .gitignore and hidden rules
 -- as grep does, and stops at max_results.
-local context = require "burrow.context"
+local context = require "burrow.toolkit.context"
 
 -- Results whose entries the core wrote as JSON (opts.wire): their count
 -- and listing (a fragment, escaped for the reply), for render

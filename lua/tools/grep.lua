@@ -5,7 +5,7 @@
 -- is never ambiguous. Results come sorted by path, then line.
 
 local core = require "burrow.core"
-local context = require "burrow.context"
+local context = require "burrow.toolkit.context"
 
 local MODES = { content = true, files = true, count = true }
 

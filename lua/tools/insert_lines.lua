@@ -2,7 +2,7 @@
 -- the file's line endings and the edit engine's atomic compare-and-set
 -- write (roots:insert), and returns the diff like edit_file.
 
-local undo = require "burrow.undo"
+local undo = require "burrow.toolkit.undo"
 
 local MAX_DIFF = 64 * 1024
 

@@ -2,7 +2,7 @@
 -- capped at max_entries with the number left out. Symlinks are listed,
 -- never followed; hidden entries only on request.
 
-local context = require "burrow.context"
+local context = require "burrow.toolkit.context"
 
 
 return {

@@ -5,8 +5,8 @@
 -- undo record is the splice (the cell's old bytes), not the whole file.
 
 local core = require "burrow.core"
-local notebook = require "burrow.notebook"
-local undo = require "burrow.undo"
+local notebook = require "burrow.toolkit.notebook"
+local undo = require "burrow.toolkit.undo"
 
 return {
   name = "notebook_edit",

@@ -4,8 +4,8 @@
 -- lines, an array of the lines' texts from start_line, no numbers, no
 -- newlines, which the pack writes in its own dialect (docs/packs.md).
 
-local notebook = require "burrow.notebook"
-local cost = require "burrow.cost"
+local notebook = require "burrow.toolkit.notebook"
+local cost = require "burrow.toolkit.cost"
 
 local CACHE_MAX = 64
 

@@ -1,7 +1,7 @@
 -- stat: what a path is, without following a final symlink (lstat).
 
-local context = require "burrow.context"
-local cost = require "burrow.cost"
+local context = require "burrow.toolkit.context"
+local cost = require "burrow.toolkit.cost"
 
 -- A file's lines and whether it is binary, where they cost little: from
 -- the facts read_file keeps for big files (ws.scans), or counted on a file

@@ -2,8 +2,8 @@
 -- owner and mode kept, fsynced), optionally only if it is unchanged.
 
 local core = require "burrow.core"
-local undo = require "burrow.undo"
-local edits = require "burrow.edits"
+local undo = require "burrow.toolkit.undo"
+local edits = require "burrow.toolkit.edits"
 
 return {
   name = "write_file",

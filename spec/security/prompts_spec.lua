@@ -198,7 +198,7 @@ describe(H.tag("a prompt's questions to the client (MRTR)"), function()
       inputResponses = answer }, "a tampered state")
     refused(5, { name = "asks", arguments = { topic = "t" }, inputResponses = answer }, "answers without a state")
     -- a tool's state (same key, same tenant) opens no prompt
-    local tool = require("burrow.approvals").ask_more(server, "read_file", { topic = "t" }, { ctx = { method = "elicitation/create", params = {} } }, {})
+    local tool = require("burrow.mcp.approvals").ask_more(server, "read_file", { topic = "t" }, { ctx = { method = "elicitation/create", params = {} } }, {})
     refused(6, { name = "asks", arguments = { topic = "t" }, requestState = tool.requestState, inputResponses = answer }, "a tool's state")
   end)
 

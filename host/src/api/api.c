@@ -275,7 +275,7 @@ static int l_open(lua_State *L) {
   const char *config = lua_touserdata(L, 2);
   const char *fn = lua_touserdata(L, 3);
   lua_getglobal(L, "require");
-  lua_pushliteral(L, "burrow.capi");
+  lua_pushliteral(L, "burrow.embed.capi");
   lua_call(L, 1, 1);
   lua_getfield(L, -1, fn);
   lua_pushstring(L, config);

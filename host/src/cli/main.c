@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
   bw_lua_preload_module(L, "burrow.host", luaopen_burrow_host);
   lua_pushcfunction(L, traceback);
   lua_getglobal(L, "require");
-  lua_pushliteral(L, "burrow.cli");
+  lua_pushliteral(L, "burrow.transport.cli");
   int rc = lua_pcall(L, 1, 1, 1);
   if (rc == LUA_OK) {
     lua_createtable(L, argc, 0);

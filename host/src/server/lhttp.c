@@ -574,7 +574,7 @@ static int l_http_start(lua_State *L) {
   free(oauth);
   if (oauth_bad) goto fail;
   srv->setup = opt_string(L, 1, "setup", "{}");
-  srv->module = opt_string(L, 1, "module", "burrow.http");
+  srv->module = opt_string(L, 1, "module", "burrow.transport.http");
   lua_getglobal(L, "package");
   srv->path = opt_string(L, lua_gettop(L), "path", "");
   srv->cpath = opt_string(L, lua_gettop(L), "cpath", "");

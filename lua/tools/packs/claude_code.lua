@@ -8,8 +8,8 @@
 local core = require "burrow.core"
 local json = core.json
 local P = require "burrow.pack"
-local cost = require "burrow.cost" -- the token estimate read_file and stat give
-local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
+local cost = require "burrow.toolkit.cost" -- the token estimate read_file and stat give
+local MAX_INTEGER = require("burrow.toolkit.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 
 -- Read state, per session (one MCP connection, never shared by the
 -- sessions of a tenant): key -> {hash, newline, partial}.

@@ -7,13 +7,13 @@
 
 local core = require "burrow.core"
 local json = core.json
-local listen = require "burrow.listen"
-local session = require "burrow.session"
-local tasks = require "burrow.tasks"
-local resource_ops = require "burrow.resource_ops"
-local base = require "burrow.mcp_base"
-local handlers = require "burrow.mcp_handlers"
-local call = require "burrow.mcp_call"
+local listen = require "burrow.mcp.listen"
+local session = require "burrow.mcp.session"
+local tasks = require "burrow.mcp.tasks"
+local resource_ops = require "burrow.mcp.resource_ops"
+local base = require "burrow.mcp.base"
+local handlers = require "burrow.mcp.handlers"
+local call = require "burrow.mcp.call"
 
 local Server = base.Server
 local META, LEVELS, BIG_REPLY = base.META, base.LEVELS, base.BIG_REPLY

@@ -26,7 +26,7 @@
 
 local core = require "burrow.core"
 local json = core.json
-local session = require "burrow.session"
+local session = require "burrow.mcp.session"
 
 local M = {}
 

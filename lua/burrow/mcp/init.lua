@@ -14,15 +14,15 @@
 
 local core = require "burrow.core"
 local json = core.json
-local resources = require "burrow.resources"
-local client_roots = require "burrow.client_roots"
-local listen = require "burrow.listen"
-local session = require "burrow.session"
-local base = require "burrow.mcp_base"
-local handlers = require "burrow.mcp_handlers"
-require "burrow.mcp_ask"      -- Server:await, approver, ask_client, asker...
-require "burrow.mcp_call"     -- Server:run_tool, tool_result, resume_task...
-require "burrow.mcp_dispatch" -- Server:handle, handle_one, dispatch...
+local resources = require "burrow.mcp.resources"
+local client_roots = require "burrow.mcp.client_roots"
+local listen = require "burrow.mcp.listen"
+local session = require "burrow.mcp.session"
+local base = require "burrow.mcp.base"
+local handlers = require "burrow.mcp.handlers"
+require "burrow.mcp.ask"      -- Server:await, approver, ask_client, asker...
+require "burrow.mcp.call"     -- Server:run_tool, tool_result, resume_task...
+require "burrow.mcp.dispatch" -- Server:handle, handle_one, dispatch...
 
 local mcp = {}
 

@@ -21,8 +21,8 @@
 
 local core = require "burrow.core"
 local json = core.json
-local resources = require "burrow.resources"
-local operator = require "burrow.operator_resources"
+local resources = require "burrow.mcp.resources"
+local operator = require "burrow.workspace.operator_resources"
 
 local ops = {}
 

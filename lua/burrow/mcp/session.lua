@@ -82,7 +82,7 @@ function session.decode(text, fixed)
   local ok, r = pcall(json.decode, text)
   if not ok or type(r) ~= "table" or type(r.session) ~= "table" then return nil end
   local s = r.session
-  if type(s.undo) == "string" then s.undo = require("burrow.undo").find(s.undo) else s.undo = nil end
+  if type(s.undo) == "string" then s.undo = require("burrow.toolkit.undo").find(s.undo) else s.undo = nil end
   s.waiting = type(s.waiting) == "table" and s.waiting or {}
   s.next_id = tonumber(s.next_id) or 0
   for k, v in pairs(fixed or {}) do s[k] = v end

@@ -42,7 +42,7 @@ end
 -- A built-in directory (tools, policy): beside lua/burrow in the source
 -- tree and `make install`, or inside the module in the rock (a Lua module
 -- tree has no room for top-level dirs). probe names a file it must hold.
-local here = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]+$")) or "lua/burrow"
+local here = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]+/[^/]+$")) or "lua/burrow" -- this file is burrow/base/files.lua
 
 function files.builtin_dir(sub, probe)
   if files.readable(("%s/%s/%s"):format(here, sub, probe)) then return here .. "/" .. sub end

@@ -17,7 +17,7 @@
 
 local core = require "burrow.core"
 local json = core.json
-local scripted = require "burrow.scripted"
+local scripted = require "burrow.workspace.scripted"
 
 local prompts = {}
 

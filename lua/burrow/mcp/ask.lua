@@ -6,8 +6,8 @@
 
 local core = require "burrow.core"
 local json = core.json
-local approvals = require "burrow.approvals"
-local base = require "burrow.mcp_base"
+local approvals = require "burrow.mcp.approvals"
+local base = require "burrow.mcp.base"
 
 local Server = base.Server
 local store_down = base.store_down

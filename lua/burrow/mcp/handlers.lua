@@ -6,11 +6,11 @@
 
 local core = require "burrow.core"
 local json = core.json
-local resources = require "burrow.resources"
-local client_roots = require "burrow.client_roots"
-local listen = require "burrow.listen"
-local resource_ops = require "burrow.resource_ops"
-local base = require "burrow.mcp_base"
+local resources = require "burrow.mcp.resources"
+local client_roots = require "burrow.mcp.client_roots"
+local listen = require "burrow.mcp.listen"
+local resource_ops = require "burrow.mcp.resource_ops"
+local base = require "burrow.mcp.base"
 
 local LEVELS = base.LEVELS
 
@@ -44,7 +44,7 @@ function handlers.initialize(self, params)
 end
 
 -- The operator's prompts (burrow.prompts; none by default: an empty list).
-local prompts = require "burrow.prompts"
+local prompts = require "burrow.workspace.prompts"
 
 function handlers.prompts_list(self) return { prompts = prompts.describe(self.ws.prompt_list) } end
 

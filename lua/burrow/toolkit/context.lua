@@ -6,7 +6,7 @@
 -- helpers every tool shares.
 
 local core = require "burrow.core"
-local errors = require "burrow.errors"
+local errors = require "burrow.base.errors"
 
 local context = {}
 local Ctx = {}
@@ -263,7 +263,7 @@ function Ctx:resolve_write(path)
   if self.tool.records_undo then
     -- a change undo_edit could not take back is not made: a shared undo
     -- store (the deployment's state store) must answer first
-    local ok, umsg, ucode = require("burrow.undo").ready(self, h, rel)
+    local ok, umsg, ucode = require("burrow.toolkit.undo").ready(self, h, rel)
     if not ok then
       return self:fail(ucode, path, ("the shared undo store (the deployment's state store) does not answer (%s); "
         .. "nothing was changed, so undo_edit can still take back your earlier changes; retry"):format(umsg))

@@ -20,9 +20,9 @@
 
 local core = require "burrow.core"
 local json = core.json
-local listen = require "burrow.listen"
-local session = require "burrow.session"
-local sessionstore = require "burrow.sessionstore"
+local listen = require "burrow.mcp.listen"
+local session = require "burrow.mcp.session"
+local sessionstore = require "burrow.mcp.sessionstore"
 
 local http = {}
 
@@ -38,7 +38,7 @@ http.SHUTDOWN_GRACE = 10 -- seconds a SIGTERM gives the calls in flight unless h
 -- made: tenant 1 is the command line's (its config and flags), the others
 -- the config files http.tenants names.
 local function tenant_options(setup, i)
-  local options = require "burrow.options"
+  local options = require "burrow.transport.options"
   if i == 1 then return options(setup.cli) end
   local t = setup.tenants[i]
   return options { config = t.config, caps = {}, roots = nil }
@@ -173,7 +173,7 @@ local function restore(server, text)
   server.session = s
   extra = type(extra) == "table" and extra or {}
   if type(extra.watcher) == "string" then
-    require("burrow.resources").adopt(server, extra.watcher, extra.subs)
+    require("burrow.mcp.resources").adopt(server, extra.watcher, extra.subs)
   end
   listen.adopt(server, extra.listens)
 end
@@ -245,7 +245,7 @@ end
 local function dispose_snapshot(rec)
   if not rec then return end
   local id, r = session.undo_id(rec)
-  local st = id and require("burrow.undo").find(id)
+  local st = id and require("burrow.toolkit.undo").find(id)
   if st then st:drop() end
   r = type(r) == "table" and r or {}
   local w = type(r.watcher) == "string" and core.watcher_find(r.watcher)
@@ -577,7 +577,7 @@ function http.serve(o, hc, listen)
   local oauth_setup, metadata_url
   local nstatic = #tokens -- the config's own, before the OAuth slots
   if hc.oauth then
-    oauth_setup, metadata_url = require("burrow.oauth").setup(hc.oauth, names, tokens, tool_lists, hc)
+    oauth_setup, metadata_url = require("burrow.transport.oauth").setup(hc.oauth, names, tokens, tool_lists, hc)
   end
   local server, err = require("burrow.server").http_start {
     oauth = oauth_setup,

@@ -10,7 +10,7 @@
 
 local core = require "burrow.core"
 local json = core.json
-local operator = require "burrow.operator_resources"
+local operator = require "burrow.workspace.operator_resources"
 
 local resources = {}
 
@@ -134,7 +134,7 @@ end
 -- far whose names start with its last part, folders ending in "/", as
 -- list_dir gives them (its caps, the policies, the session's scope).
 function resources.complete(self, ref, argument)
-  local values = require("burrow.scripted").values
+  local values = require("burrow.workspace.scripted").values
   local res, code, msg = operator.complete(self.ws, ref.uri, argument, hooks_of(self))
   if res ~= false then return res, code, msg end
   local mount
@@ -218,7 +218,7 @@ function resources.read(self, params, ask)
     _meta = { version = res.content_hash, [resources.VERSION_KEY] = version } }
   if binary then item.blob = res.content
   elseif self.ws.caps.untrusted_boundary then -- file text reaching the model: tagged as data
-    item.text = require("burrow.context").untrusted(self.ws.roots, bytes, path, "resources/read")
+    item.text = require("burrow.toolkit.context").untrusted(self.ws.roots, bytes, path, "resources/read")
   else item.text = bytes end
   return { contents = json.array { item } }
 end
@@ -256,7 +256,7 @@ resources.watch_path = watch_path
 function resources.adopt(self, wid, subs)
   local w = core.watcher_find(wid)
   if not w then return end -- ended meanwhile: no subscription is left
-  self.watches = require("burrow.watch").adopt(w)
+  self.watches = require("burrow.workspace.watch").adopt(w)
   for uri, id in pairs(type(subs) == "table" and subs or {}) do
     local path = watch_path(self, uri)
     if path then
@@ -270,7 +270,7 @@ end
 -- its transport polls their fd (channel:watch) and calls resources.pump.
 function resources.watcher(self)
   if not self.watches then
-    self.watches = require("burrow.watch").new {
+    self.watches = require("burrow.workspace.watch").new {
       max = self.ws.caps.max_watches, interval_ms = self.ws.caps.watch_interval_ms,
       budget = self.session and self.session.watch_budget,
       -- burrow's writes through every instance sharing the store (changes.c)

@@ -11,7 +11,7 @@
 -- as they are written for them, so a client cannot re-anchor a rule such
 -- as "private/**" by naming private/ as its root.
 
-local resources = require "burrow.resources"
+local resources = require "burrow.mcp.resources"
 
 local client_roots = {}
 

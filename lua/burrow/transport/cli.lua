@@ -2,7 +2,7 @@
 -- 0 ok, 1 tool error, 2 usage.
 
 local burrow = require "burrow"
-local files = require "burrow.files"
+local files = require "burrow.base.files"
 local core = require "burrow.core"
 local json = core.json
 
@@ -109,7 +109,7 @@ local function parse(args)
       o.format = value()
     elseif a == "--pack" then
       o.pack = value()
-      local registry = require "burrow.registry"
+      local registry = require "burrow.workspace.registry"
       if o.pack ~= "native" and not registry.pack_file(o.pack) then
         error({ usage = ("unknown pack %q (available: %s)"):format(o.pack, table.concat(registry.packs(), ", ")) })
       end
@@ -143,7 +143,7 @@ local function parse(args)
 end
 
 -- The options for burrow.open: the config file's, then the command line's.
-local options = require "burrow.options"
+local options = require "burrow.transport.options"
 
 -- An error of the config file's workspace, named after the file unless
 -- it already names a place in it (a root: file:line:col).
@@ -181,7 +181,7 @@ end
 -- renames files in the audit log's directory (rotation makes file.1).
 -- Nothing else: no listing, no sibling of the config.
 local function landlock(ws, o, opts)
-  local registry, policy = require "burrow.registry", require "burrow.policy"
+  local registry, policy = require "burrow.workspace.registry", require "burrow.policy"
   -- the binary's built-in Lua files are in its memory: no path to allow
   local builtin = core.builtin_dir ~= "" and core.builtin_dir .. "/"
   local function on_disk(file) return not (builtin and file:sub(1, #builtin) == builtin) end
@@ -254,7 +254,7 @@ function commands.mcp(o)
   local hc = http_config(o)
   if o.http or (hc and hc.listen) then
     if o.landlock then error({ usage = "--landlock is for stdio; confine the HTTP server with its service unit (docs/deploy.md)" }) end
-    local ok, err = require("burrow.http").serve(o, hc, o.http)
+    local ok, err = require("burrow.transport.http").serve(o, hc, o.http)
     if not ok then error({ fail = err }) end
     return 0
   end
@@ -273,7 +273,7 @@ function commands.mcp(o)
       or "fix the command line and restart (a SIGHUP reloads files, not flags)"
     io.stderr:write("burrow: ", msg, "\nburrow: the configuration did not load: serving no root; every tool call fails with this error (", how,
       ", or use --strict-start to exit instead)\n")
-    ws = require("burrow.unavailable").new(msg)
+    ws = require("burrow.transport.unavailable").new(msg)
     unavailable = true
   elseif o.landlock then
     landlock(ws, o, options(o))
@@ -592,7 +592,7 @@ function commands.check(o)
     end
     local oc = hc.oauth
     if oc then -- the resource server: what clients are told, and what they need
-      local _, meta = require("burrow.oauth").metadata_location(oc.audience)
+      local _, meta = require("burrow.transport.oauth").metadata_location(oc.audience)
       say("  oauth: access tokens of ", oc.issuer, " for ", oc.audience, " (metadata at ", meta, ")",
         oc.read_scope and (", scopes read " .. oc.read_scope) or "", oc.write_scope and (", write " .. oc.write_scope) or "",
         oc.tenant_claim and (", tenant from claim " .. oc.tenant_claim) or "",

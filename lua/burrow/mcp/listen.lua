@@ -17,7 +17,7 @@
 
 local core = require "burrow.core"
 local json = core.json
-local resources = require "burrow.resources"
+local resources = require "burrow.mcp.resources"
 
 local listen = {}
 

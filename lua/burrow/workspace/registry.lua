@@ -4,10 +4,10 @@
 
 local core = require "burrow.core"
 local json = core.json
-local schema = require "burrow.schema"
+local schema = require "burrow.toolkit.schema"
 
-local files = require "burrow.files"
-local kinds = require "burrow.kinds"
+local files = require "burrow.base.files"
+local kinds = require "burrow.toolkit.kinds"
 
 local registry = {}
 local readable = files.readable

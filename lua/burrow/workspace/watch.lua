@@ -15,7 +15,7 @@
 --   set:remove(id); set:close()
 
 local core = require "burrow.core"
-local context = require "burrow.context"
+local context = require "burrow.toolkit.context"
 
 local watch = {}
 local Set = {}

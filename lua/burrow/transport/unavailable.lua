@@ -5,8 +5,8 @@
 -- than a dead server. It opens no root: nothing can be read or written.
 -- SIGHUP reloads the configuration as usual and replaces it.
 
-local caps = require "burrow.caps"
-local registry = require "burrow.registry"
+local caps = require "burrow.base.caps"
+local registry = require "burrow.workspace.registry"
 local json = require("burrow.core").json
 
 local Unavailable = {}

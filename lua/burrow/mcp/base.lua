@@ -5,8 +5,8 @@
 
 local core = require "burrow.core"
 local json = core.json
-local client_roots = require "burrow.client_roots"
-local approvals = require "burrow.approvals"
+local client_roots = require "burrow.mcp.client_roots"
+local approvals = require "burrow.mcp.approvals"
 
 local base = {}
 

@@ -7,10 +7,10 @@
 
 local core = require "burrow.core"
 local json = core.json
-local approvals = require "burrow.approvals"
-local tasks = require "burrow.tasks"
-local base = require "burrow.mcp_base"
-local ask = require "burrow.mcp_ask"
+local approvals = require "burrow.mcp.approvals"
+local tasks = require "burrow.mcp.tasks"
+local base = require "burrow.mcp.base"
+local ask = require "burrow.mcp.ask"
 
 local Server = base.Server
 local LEVELS = base.LEVELS
