@@ -1,4 +1,4 @@
--- The LPeg grammar of sizes and durations (lua/burrow/caps.lua): values
+-- The LPeg grammar of sizes and durations (lua/burrow/base/caps.lua): values
 -- people write, and errors that name what is wrong and the column.
 
 local caps = require "burrow.base.caps"

@@ -651,7 +651,7 @@ modules:
   end)
 end)
 
-describe(H.tag("burrow_open's config text (burrow.capi)"), function()
+describe(H.tag("burrow_open's config text (burrow.embed.capi)"), function()
   local capi = require "burrow.embed.capi"
 
   after_each(H.cleanup)

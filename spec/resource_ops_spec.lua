@@ -1,4 +1,4 @@
--- The resource operations strawman (burrow.resource_ops, issue 42) on an
+-- The resource operations strawman (burrow.mcp.resource_ops, issue 42) on an
 -- in-process Server (the stdio path's Server:handle): resources/stat,
 -- create, update with ifMatch and delete in both eras, each judged as the
 -- tool that does the same thing (write_file, remove, stat): its policies,

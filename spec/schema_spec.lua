@@ -1,4 +1,4 @@
--- burrow.schema's fast path (schema.fits): a tool's schema compiled once
+-- burrow.toolkit.schema's fast path (schema.fits): a tool's schema compiled once
 -- answers "valid and already normalized" for the usual arguments, so a
 -- call skips the checker and normalize. It must never say yes where the
 -- checker says no, or where normalize would change the arguments: for

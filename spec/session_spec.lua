@@ -1,4 +1,4 @@
--- burrow.session: a session's record as plain data, encoded and decoded
+-- burrow.mcp.session: a session's record as plain data, encoded and decoded
 -- whole (what an HTTP session carries from one worker to the next).
 local session = require "burrow.mcp.session"
 local core = require "burrow.core"

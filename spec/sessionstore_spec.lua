@@ -1,4 +1,4 @@
--- burrow.sessionstore: a session's record in the deployment's store, as
+-- burrow.mcp.sessionstore: a session's record in the deployment's store, as
 -- two instances see it (two Server records over one embedded store here;
 -- over Redis and three real instances: test/e2e/sessions_shared.test.mjs).
 

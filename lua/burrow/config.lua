@@ -446,7 +446,7 @@ local function parse_modules(v, mark, opts, top)
 end
 
 ---------------------------------------------------------------------------
--- http: the listener of `burrow mcp --http` (burrow.http), not the workspace
+-- http: the listener of `burrow mcp --http` (burrow.transport.http), not the workspace
 
 local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body = true, max_calls = true,
   max_sessions = true, replay = true, retry_ms = true, allowed_hosts = true, allowed_origins = true,

@@ -37,7 +37,7 @@ end
 local caps_mod = require "burrow.base.caps"
 local registry = require "burrow.workspace.registry"
 local errors = require "burrow.base.errors"
-local context -- burrow.context, required with the first call (a start that answers initialize needs none)
+local context -- burrow.toolkit.context, required with the first call (a start that answers initialize needs none)
 local policy = require "burrow.policy"
 local files = require "burrow.base.files"
 local audit = require "burrow.workspace.audit"
@@ -127,7 +127,7 @@ end
 -- opts.roots: {{path=, mount=, mode="rw"|"ro"}...} (default: the current dir);
 --   a root's where (optional: "burrow.yaml:3:11", "--root DIR") starts the
 --   error when it cannot be opened
--- opts.caps: overrides of burrow.caps.defaults ("64MiB" or numbers)
+-- opts.caps: overrides of burrow.base.caps.defaults ("64MiB" or numbers)
 -- opts.resolver: "openat2" | "walk" (default $BURROW_RESOLVER, else openat2)
 -- opts.tools: tool names or files (default: the native set, or the pack's)
 -- opts.pack: a compatibility pack's name (docs/packs.md; default "native")
@@ -287,17 +287,17 @@ function burrow.open(opts)
     policies = policies,
     state = state,
     state_down = state_down, -- why the store did not answer at the open (nil: it did)
-    changes = changes, -- watches follow the store (burrow.watch)
+    changes = changes, -- watches follow the store (burrow.workspace.watch)
     tells = kind ~= "file", -- writes published on it (tell_changes)
     inotify_off = inotify_off, -- root index -> true: watches there hear only the store
-    prompt_list = prompt_list, prompt_by_name = prompt_by_name, -- MCP prompts (burrow.prompts)
-    operator_resources = operator_resources, -- MCP resources beside the roots (burrow.operator_resources)
+    prompt_list = prompt_list, prompt_by_name = prompt_by_name, -- MCP prompts (burrow.workspace.prompts)
+    operator_resources = operator_resources, -- MCP resources beside the roots (burrow.workspace.operator_resources)
     audit = sink,
     approve = opts.approve, -- function(req, reason) -> true | false, why
     -- MCP: serve the folders the client names as its roots, within these
     roots_from_client = opts.roots_from_client == true,
     -- (the client's folders are the session's: session.scope, context.lua)
-    opts = opts, -- for ws:submit's host (burrow.async)
+    opts = opts, -- for ws:submit's host (burrow.workspace.async)
   }, Workspace)
   return ws
 end
@@ -330,7 +330,7 @@ end
 -- "ask" goes to the approval hook (MCP: elicitation). Sets req.decision
 -- and req.reason for the audit.
 function Workspace:decide(req, hooks)
-  -- a read-only principal (an OAuth token of the read scope: burrow.session)
+  -- a read-only principal (an OAuth token of the read scope: burrow.mcp.session)
   -- reads and lists only, whichever tool, pack or prompt asks; before the
   -- policies, which cannot turn it into an allow
   local session = hooks and hooks.session
@@ -411,7 +411,7 @@ local SKIP_COUNTS = { "skipped_policy", "skipped_binary_count", "skipped_size_co
 -- burrow's own changes told to every instance sharing the state store
 -- (changes.c), from the one place every call's judged objects are known:
 -- each (mount, in-root path) the call wrote or removed, once. Watches hear
--- them as they hear inotify (burrow.watch follows the store). A change
+-- them as they hear inotify (burrow.workspace.watch follows the store). A change
 -- that cannot be told is not the call's failure: it happened.
 local function tell_changes(self, ctx, args)
   if args.dry_run == true then return end
@@ -432,7 +432,7 @@ end
 -- Codes with which the core or the sandbox refused a call: audited as deny.
 local REFUSALS = { OUTSIDE_ROOT = true, READ_ONLY_ROOT = true, POLICY_DENIED = true, EACCES = true }
 
--- The metrics (ws.metrics: a sink burrow.http's workers set, httpmetrics.c)
+-- The metrics (ws.metrics: a sink burrow.transport.http's workers set, httpmetrics.c)
 -- of one call, from what its audit lines say: each policy's denial and
 -- each ask's end, and the agent's call itself (not the native calls a
 -- pack tool makes for it) by tool, outcome and code, and its seconds.
@@ -614,7 +614,7 @@ function Workspace:mounts()
   return out
 end
 
---- Calls that do not block (lua/burrow/async.lua, docs/embedding.md):
+--- Calls that do not block (lua/burrow/workspace/async.lua, docs/embedding.md):
 -- submit(tool, args, function(res, msg, code) end) -> id; fd() -> an
 -- eventfd for the caller's loop; poll() runs the callbacks; cancel(id).
 function Workspace:submit(tool, args, cb)

@@ -62,7 +62,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
     },
     required = { "path", "replacements", "content_hash", "diff" },
   },
-  kind = "modify", -- annotations, permissions and risk (burrow.kinds)
+  kind = "modify", -- annotations, permissions and risk (burrow.toolkit.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   reads = true, -- its answer shows parts of the file: judged as a read too
   commit_size = true, -- policies see the bytes placed, per replacement (ctx:commit)

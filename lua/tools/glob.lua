@@ -69,8 +69,8 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     },
     required = { "path", "pattern", "entries", "truncated" },
   },
-  kind = "list", -- annotations, permissions and risk (burrow.kinds)
-  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  kind = "list", -- annotations, permissions and risk (burrow.toolkit.kinds)
+  -- MCP tasks (burrow.mcp.tasks): a call still running after a moment becomes one
   task = "optional",
 
   handler = function(ctx, a)

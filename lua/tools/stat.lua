@@ -63,7 +63,7 @@ Example: {"path": "src"}]],
     },
     required = { "path", "name", "type", "size", "mtime", "mode", "nlink", "is_symlink" },
   },
-  kind = "read", -- annotations, permissions and risk (burrow.kinds)
+  kind = "read", -- annotations, permissions and risk (burrow.toolkit.kinds)
   nofollow = true, -- lstat semantics: a link is described, not followed
 
   handler = function(ctx, a)

@@ -98,7 +98,7 @@ Example: {"path": "src/app.py"}]],
     },
     required = { "path", "restored", "content_hash" },
   },
-  kind = "modify", -- annotations, permissions and risk (burrow.kinds)
+  kind = "modify", -- annotations, permissions and risk (burrow.toolkit.kinds)
   commit_size = true, -- policies see the size restored (ctx:commit)
 
   handler = function(ctx, a)

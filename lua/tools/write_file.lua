@@ -33,7 +33,7 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
     },
     required = { "path", "bytes", "content_hash", "created" },
   },
-  kind = "write", -- annotations, permissions and risk (burrow.kinds)
+  kind = "write", -- annotations, permissions and risk (burrow.toolkit.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
 
   handler = function(ctx, a)

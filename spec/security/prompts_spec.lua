@@ -1,4 +1,4 @@
--- Operator prompts (burrow.prompts, the config's `prompts:` list) over MCP
+-- Operator prompts (burrow.workspace.prompts, the config's `prompts:` list) over MCP
 -- stdio, in both eras: prompts/list, prompts/get (arguments checked, the
 -- prompt's tool calls under the workspace's roots and policies),
 -- completion/complete for a prompt's arguments and for paths under the

@@ -2,7 +2,7 @@
  * api.c - the embedding API of burrow.h, and the Lua state set-up shared
  * with the CLI: standard libraries, burrow.core preloaded, the Lua side
  * found beside the binary or library (build tree) or under the install
- * prefix. The work itself is done by lua/burrow/capi.lua; this file moves
+ * prefix. The work itself is done by lua/burrow/embed/capi.lua; this file moves
  * strings across and, for a host on an engine's lua_State, keeps burrow's
  * globals and package tables apart from the engine's.
  */
@@ -29,7 +29,7 @@ struct burrow_host {
   int thread_ref; /* engine's state: the thread L, anchored in the registry */
   int mine_ref;   /* engine's state: burrow's registry entries while swapped out */
   int theirs_ref; /* engine's state: the engine's while burrow's are in */
-  int capi_ref;   /* the burrow.capi module */
+  int capi_ref;   /* the burrow.embed.capi module */
   int ws_ref;     /* the workspace */
   pthread_mutex_t mu; /* busy, owner, async */
   pthread_cond_t cv;  /* busy went to 0 */

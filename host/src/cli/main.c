@@ -1,6 +1,6 @@
 /*
  * main.c - the burrow command. Everything past argument passing is Lua
- * (lua/burrow/cli.lua); this file sets up the state and the process:
+ * (lua/burrow/transport/cli.lua); this file sets up the state and the process:
  * a higher fd limit for deep walks, SIGPIPE ignored so a vanished client is
  * an error, not a kill.
  */

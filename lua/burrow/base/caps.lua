@@ -1,4 +1,4 @@
--- burrow.caps: the result and size limits every tool applies, and the
+-- burrow.base.caps: the result and size limits every tool applies, and the
 -- parsers for sizes and durations written by people ("256KiB", "50MB",
 -- "1000"; "30s", "500ms", "2h"): one LPeg grammar whose errors give the
 -- column, for the caps and every duration of the config file alike.
@@ -22,7 +22,7 @@ caps.defaults = {
   max_edit_files_bytes = 64 * 1024 * 1024, -- new contents one such change stages, all files together
   max_watches = 256,             -- file watches at once (ws:watch, resources/subscribe)
   watch_interval_ms = 100,       -- a watch is reported at most once per interval
-  task_after_ms = 500,           -- a call of a tool that supports MCP tasks, still running this long, becomes one (burrow.tasks)
+  task_after_ms = 500,           -- a call of a tool that supports MCP tasks, still running this long, becomes one (burrow.mcp.tasks)
   untrusted_boundary = false,    -- wrap read_file text in helix's untrusted-content tags
 }
 

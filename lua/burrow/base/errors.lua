@@ -1,4 +1,4 @@
--- burrow.errors: the stable error codes and the words that go with them.
+-- burrow.base.errors: the stable error codes and the words that go with them.
 -- Messages name the path as the agent wrote it, never a host path.
 
 local errors = {}

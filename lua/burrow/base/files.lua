@@ -1,4 +1,4 @@
--- burrow.files: the operator-side file helpers the loaders share (tools,
+-- burrow.base.files: the operator-side file helpers the loaders share (tools,
 -- policies, config): these read trusted files named by the operator or
 -- shipped with burrow, never an agent's path (those go through the
 -- resolver in burrow.core).

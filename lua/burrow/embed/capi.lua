@@ -1,4 +1,4 @@
--- burrow.capi: the Lua half of the C embedding API (host/src/api/api.c).
+-- burrow.embed.capi: the Lua half of the C embedding API (host/src/api/api.c).
 -- Strings in, strings out: JSON arguments and results.
 
 local burrow = require "burrow"

@@ -1,4 +1,4 @@
--- burrow.approvals: a policy's "ask" as a Multi Round-Trip Request (MCP
+-- burrow.mcp.approvals: a policy's "ask" as a Multi Round-Trip Request (MCP
 -- 2026-07-28, where the server cannot send the client a request).
 --
 -- Round 1: the call stops at the ask (nothing written) and its answer is

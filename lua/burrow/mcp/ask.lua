@@ -1,8 +1,8 @@
--- burrow.mcp_ask: what a call asks the client. In the session revisions a
+-- burrow.mcp.ask: what a call asks the client. In the session revisions a
 -- request to the client, waited for (an approval as an elicitation, a
 -- tool's or a prompt's ctx:ask); in 2026-07-28 the call ends with its
 -- questions (input_required) and comes again with the answers, under a
--- state burrow signed (retry_state). Methods of the Server (burrow.mcp_base).
+-- state burrow signed (retry_state). Methods of the Server (burrow.mcp.base).
 
 local core = require "burrow.core"
 local json = core.json

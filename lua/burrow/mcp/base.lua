@@ -1,4 +1,4 @@
--- burrow.mcp_base: the MCP Server's table (burrow.mcp builds one, the
+-- burrow.mcp.base: the MCP Server's table (burrow.mcp builds one, the
 -- other mcp_* files add its methods) and how it speaks: the revisions, the
 -- wire's names, messages out (send, reply, error, notify, a request to the
 -- client, a log line) and the key that signs its approval states.
@@ -25,7 +25,7 @@ local BIG_REPLY = 1024 * 1024
 base.BIG_REPLY = BIG_REPLY
 
 --- The key that signs this process's approval states (MRTR): the
--- deployment's (HTTP: http.approval_key_file, set by burrow.http; with a
+-- deployment's (HTTP: http.approval_key_file, set by burrow.transport.http; with a
 -- deployment's store and no file, the store's, got at first need:
 -- approval_shared), else one drawn at first use, which only this process
 -- knows. nil, why and STORE_UNAVAILABLE when the store's is needed and the

@@ -1,9 +1,9 @@
--- burrow.mcp_call: the tools/call path. tools/list's pages; a call's
+-- burrow.mcp.call: the tools/call path. tools/list's pages; a call's
 -- arguments checked (and 2026-07-28's Mcp-Param-* headers against them);
 -- Server:run_tool, the one way a request reaches a tool, with the call's
 -- hooks; the MCP result of its answer; a task's call run again with its
 -- last answers; what the client hears of a call in its log. Methods of the
--- Server (burrow.mcp_base).
+-- Server (burrow.mcp.base).
 
 local core = require "burrow.core"
 local json = core.json
@@ -96,8 +96,8 @@ end
 --- Run tool name with args as a tools/call runs it: the retry's approval
 -- state, the queue's cancel, and the call's hooks (approvals, its
 -- questions to the client, progress, log, the session's record). The one
--- way tools/call and the resource operations (burrow.resource_ops) reach
--- a tool. tc: the call's task state (burrow.tasks), nil for none. Returns
+-- way tools/call and the resource operations (burrow.mcp.resource_ops) reach
+-- a tool. tc: the call's task state (burrow.mcp.tasks), nil for none. Returns
 -- true, res, msg, code, details when the tool answered; false, res, code,
 -- msg, data when the request gets another answer instead (an
 -- InputRequiredResult, -32021, an invalid retry; nil: cancelled before it
@@ -188,7 +188,7 @@ function Server:run_tool(name, args, params, id, tc)
   return true, res, msg, code, details, hooks
 end
 
--- A tools/call; box.tc: its task state (burrow.tasks), given for a task's
+-- A tools/call; box.tc: its task state (burrow.mcp.tasks), given for a task's
 -- call that runs again, else found here (nil: a plain call).
 local function run_call(self, params, id, box)
   local name = params.name

@@ -1,4 +1,4 @@
--- burrow.client_roots: MCP roots from the client. When the client offers
+-- burrow.mcp.client_roots: MCP roots from the client. When the client offers
 -- the roots capability the server asks roots/list after initialization and
 -- on notifications/roots/list_changed. With roots_from_client: true in the
 -- config (off by default) the session then serves exactly the client's

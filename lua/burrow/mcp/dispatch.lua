@@ -1,9 +1,9 @@
--- burrow.mcp_dispatch: from a message to its handler. One message or a
+-- burrow.mcp.dispatch: from a message to its handler. One message or a
 -- batch checked as JSON-RPC 2.0 asks; a client's answer to our request
 -- handed to its handler (base.replies); one table of the methods with the
 -- eras that have them (session: the revisions with initialize; stateless:
 -- 2026-07-28, whose request carries everything in its _meta) and an era
--- adapter in front of every answer. Methods of the Server (burrow.mcp_base).
+-- adapter in front of every answer. Methods of the Server (burrow.mcp.base).
 
 local core = require "burrow.core"
 local json = core.json
@@ -87,12 +87,12 @@ local methods = {
   ["prompts/list"] = { handlers.prompts_list, BOTH },
   ["prompts/get"] = { handlers.prompts_get, BOTH },
   ["completion/complete"] = { handlers.completion_complete, BOTH },
-  -- the tasks extension (burrow.tasks); tasks/result and tasks/list are
+  -- the tasks extension (burrow.mcp.tasks); tasks/result and tasks/list are
   -- not in 2026-07-28
   ["tasks/get"] = { tasks.get, L },
   ["tasks/update"] = { tasks.update, L },
   ["tasks/cancel"] = { tasks.cancel, L },
-  -- the resource-operations extension (burrow.resource_ops), both eras
+  -- the resource-operations extension (burrow.mcp.resource_ops), both eras
   ["resources/stat"] = { resource_ops.stat, BOTH },
   ["resources/create"] = { resource_ops.create, BOTH },
   ["resources/update"] = { resource_ops.update, BOTH },

@@ -1,8 +1,8 @@
--- burrow.mcp_handlers: the MCP requests other than tools/call and the
+-- burrow.mcp.handlers: the MCP requests other than tools/call and the
 -- tasks and resource-operation extensions: initialize, ping, logging,
 -- prompts, completions, resources; and the client's notifications the
 -- server acts on. handlers.NAME(self, params, id) -> res | nil, code, msg,
--- data, as burrow.mcp_dispatch calls them.
+-- data, as burrow.mcp.dispatch calls them.
 
 local core = require "burrow.core"
 local json = core.json
@@ -43,7 +43,7 @@ function handlers.initialize(self, params)
   }
 end
 
--- The operator's prompts (burrow.prompts; none by default: an empty list).
+-- The operator's prompts (burrow.workspace.prompts; none by default: an empty list).
 local prompts = require "burrow.workspace.prompts"
 
 function handlers.prompts_list(self) return { prompts = prompts.describe(self.ws.prompt_list) } end

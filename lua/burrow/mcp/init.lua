@@ -8,9 +8,9 @@
 --
 -- This file is the Server's public face (mcp.new, mcp.channel, the stdio
 -- loop); its parts: the Server's table and its messages out
--- (burrow.mcp_base), the questions a call asks the client (mcp_ask), the
--- tools/call path (mcp_call), the other requests (mcp_handlers), the
--- methods by era and the JSON-RPC checks (mcp_dispatch).
+-- (burrow.mcp.base), the questions a call asks the client (mcp/ask.lua), the
+-- tools/call path (mcp/call.lua), the other requests (mcp/handlers.lua), the
+-- methods by era and the JSON-RPC checks (mcp/dispatch.lua).
 
 local core = require "burrow.core"
 local json = core.json
@@ -69,7 +69,7 @@ end
 -- approval_ttl, approval_store: how MRTR states are signed and used once
 function mcp.new(ws, opts)
   opts = opts or {}
-  -- session: this connection's record (burrow.session), handed to every
+  -- session: this connection's record (burrow.mcp.session), handed to every
   -- call (hooks.session). Its log_level is nil until the client sets one
   -- (logging/setLevel): no notifications/message before it asked for them
   return setmetatable({ ws = ws, reopen = opts.reopen, channel = opts.channel or mcp.channel(),

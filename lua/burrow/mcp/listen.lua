@@ -1,4 +1,4 @@
--- burrow.listen: subscriptions/listen, MCP 2026-07-28's one channel for
+-- burrow.mcp.listen: subscriptions/listen, MCP 2026-07-28's one channel for
 -- what the server tells a client unasked. A listen names what it wants
 -- (the SubscriptionFilter): notifications/resources/updated for the file
 -- URIs in resourceSubscriptions (each a watch judged as a read, as
@@ -13,7 +13,7 @@
 -- listen is the answer stream of its POST, held by the listener (http.c),
 -- not a worker; it ends when the client closes that stream. Its state
 -- (filter, watch ids) travels with the listen's session record like a
--- session's subscriptions do (burrow.http: snapshot, restore).
+-- session's subscriptions do (burrow.transport.http: snapshot, restore).
 
 local core = require "burrow.core"
 local json = core.json
@@ -205,7 +205,7 @@ function listen.watching(self)
   return false
 end
 
---- The listens as plain data, for a session record (burrow.http).
+--- The listens as plain data, for a session record (burrow.transport.http).
 function listen.snapshot(self)
   if next(self.listens) == nil then return nil end
   local out = {}

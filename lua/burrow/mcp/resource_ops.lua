@@ -1,4 +1,4 @@
--- burrow.resource_ops: the Files Working Group's resource operations
+-- burrow.mcp.resource_ops: the Files Working Group's resource operations
 -- strawman (io.modelcontextprotocol/resource-operations, provisional):
 -- resources/stat, resources/create (only if absent), resources/update
 -- (only if ifMatch is the current version) and resources/delete (with or

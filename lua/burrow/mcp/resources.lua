@@ -1,8 +1,8 @@
--- burrow.resources: MCP's resources over the workspace's files, and
+-- burrow.mcp.resources: MCP's resources over the workspace's files, and
 -- subscriptions to them. Nothing here reaches a file by itself: listing is
 -- the glob tool (the policies' rules in the walker, check() per entry:
 -- what a read would be denied is not listed), reading is the read_file
--- tool, and a subscription is a watch judged as a read (burrow.watch). A
+-- tool, and a subscription is a watch judged as a read (burrow.workspace.watch). A
 -- URI only becomes the absolute path those tools take.
 --
 --   file:///abs/path   an absolute path under a root's mount, each byte
@@ -161,7 +161,7 @@ end
 -- The params._meta key a client presents the version it holds under.
 local IF_NONE_MATCH = "burrow/if_none_match"
 -- The key of a resource's version in the contents' _meta (the resource
--- operations strawman's, provisional; burrow.resource_ops).
+-- operations strawman's, provisional; burrow.mcp.resource_ops).
 resources.VERSION_KEY = "io.modelcontextprotocol/resource-version"
 
 local function tag(mime) return core.sha256(mime):sub(8, 23) end

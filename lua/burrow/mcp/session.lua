@@ -1,4 +1,4 @@
--- burrow.session: what one MCP session is, as plain data. A transport
+-- burrow.mcp.session: what one MCP session is, as plain data. A transport
 -- keeps it between requests (stdio in its one Server, HTTP in the
 -- listener's record of the session, whichever worker serves it next), and
 -- every call of the session gets it (hooks.session):
@@ -17,7 +17,7 @@
 --   undo         its undo store (a userdata; encoded by its id), or
 --   undo_named   the name of a store its principal's requests share (a
 --                stateless principal's; with the deployment's state store,
---                an HTTP session's too, derived from its id: burrow.undo
+--                an HTTP session's too, derived from its id: burrow.toolkit.undo
 --                keeps the records there, so every instance finds them)
 --   undo_ttl     seconds such a shared history lives after its last change
 --   undo_budget, watch_budget   its tenant's budgets

@@ -1,4 +1,4 @@
--- burrow.sessionstore: a session of MCP's session revisions (2025-*) kept
+-- burrow.mcp.sessionstore: a session of MCP's session revisions (2025-*) kept
 -- in the deployment's state store (the config's state: Redis or Valkey),
 -- so any instance behind a plain round-robin proxy serves any request of
 -- it. No sticky proxy, and an instance's death loses only its calls in
@@ -6,7 +6,7 @@
 --
 -- The record is the store's "session/<id>" under the session's tenant:
 -- a first line naming the token that opened it (httpsess.c's adoption reads
--- only that: httpshare.c), then the session's record (burrow.session) as
+-- only that: httpshare.c), then the session's record (burrow.mcp.session) as
 -- JSON, less what belongs to one process (its undo store, its file
 -- watches: those stay on the instance that made them) and less the
 -- principal, which every request brings (fixed at admission). The

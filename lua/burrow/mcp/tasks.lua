@@ -1,11 +1,11 @@
--- burrow.tasks: MCP tasks at 2026-07-28, the io.modelcontextprotocol/tasks
+-- burrow.mcp.tasks: MCP tasks at 2026-07-28, the io.modelcontextprotocol/tasks
 -- extension (SEP-2663). A client that declares the extension in its
 -- request's clientCapabilities.extensions may get, for a tool that supports
 -- tasks, a CreateTaskResult (resultType "task") instead of the tool's
 -- result: the call goes on, and the client asks for it with tasks/get
 -- (the result inlined once it is there), answers its questions with
 -- tasks/update, and stops it with tasks/cancel. tasks/result and
--- tasks/list do not exist in this revision (-32601: not in mcp_dispatch.lua's
+-- tasks/list do not exist in this revision (-32601: not in mcp/dispatch.lua's
 -- table of methods).
 --
 -- Where a task lives: its record (status, times, the inlined result or

@@ -1,4 +1,4 @@
--- burrow.context: what a tool handler gets as ctx. Each path is resolved
+-- burrow.toolkit.context: what a tool handler gets as ctx. Each path is resolved
 -- once into a handle and judged by the policies (ctx:open); the tool gets
 -- that same handle (ctx:resolve, ctx:resolve_write) and the core acts on
 -- it, so what was judged is what is used. Also: the entries of walks and
@@ -123,7 +123,7 @@ function Ctx:request(path, op, info, arg)
     nlink = info.nlink,
     size = op == "write" and self.sizes and self.sizes[arg or "path"] or nil,
     session = self.session.id,
-    -- the principal: budgets key on it (burrow.session)
+    -- the principal: budgets key on it (burrow.mcp.session)
     tenant = self.session.tenant,
     token = self.session.token,
   }
@@ -750,7 +750,7 @@ end
 -- MCP tasks (2026-07-28, a client that declared the extension, a tool
 -- whose table says task = "optional" or "required"): the call goes on as a
 -- task, its client answered now with the task and given the result when
--- it asks (burrow.tasks). True once it is a task; false when it cannot be
+-- it asks (burrow.mcp.tasks). True once it is a task; false when it cannot be
 -- one (the call runs on as a plain call).
 function Ctx:task()
   return self.hooks.task and self.hooks.task() or false

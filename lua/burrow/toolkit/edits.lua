@@ -1,4 +1,4 @@
--- burrow.edits: what edit_file and edit_files share: the edits of a call
+-- burrow.toolkit.edits: what edit_file and edit_files share: the edits of a call
 -- (edits[] and the old_text/new_text shorthand) checked, their schema, the
 -- ladder's rungs, and a failed edit worded for a model from the core's
 -- diagnosis (roots:edit's fourth value).

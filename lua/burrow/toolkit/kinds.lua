@@ -1,4 +1,4 @@
--- burrow.kinds: what a tool's `kind` says about it, for native tools,
+-- burrow.toolkit.kinds: what a tool's `kind` says about it, for native tools,
 -- packs' tools and an operator's tools alike: its MCP annotations, its
 -- permissions (the first is the operation its path arguments are judged
 -- as, context.operation) and its risk. A tool declares `kind = "read"`

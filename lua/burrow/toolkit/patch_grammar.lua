@@ -1,4 +1,4 @@
--- burrow.patch_grammar: the apply_patch envelope of OpenAI Codex as an LPeg
+-- burrow.toolkit.patch_grammar: the apply_patch envelope of OpenAI Codex as an LPeg
 -- grammar (the codex pack's parser; Codex's own is codex-rs/apply-patch's
 -- parser.rs). parse(text) gives the hunks, or Codex's error string plus
 -- where the fault is: line and column in the text as sent.

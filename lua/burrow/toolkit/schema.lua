@@ -1,4 +1,4 @@
--- burrow.schema: checks tool arguments against the JSON Schema subset tool
+-- burrow.toolkit.schema: checks tool arguments against the JSON Schema subset tool
 -- files use (type, properties, required, additionalProperties, enum,
 -- minimum, maximum, items, minLength). Errors name the field. JSON null
 -- for an optional field counts as absent, as many clients send it.

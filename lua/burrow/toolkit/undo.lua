@@ -1,4 +1,4 @@
--- burrow.undo: the session's undo store. Before write_file, edit_file,
+-- burrow.toolkit.undo: the session's undo store. Before write_file, edit_file,
 -- insert_lines or append_file change a file, the tool captures what was
 -- there (its bytes, "absent", or the size before an append; notebook_edit:
 -- the bytes its splice replaced, where); after the change it records that

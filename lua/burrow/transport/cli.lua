@@ -1,4 +1,4 @@
--- burrow.cli: the burrow command line. main(args) returns the exit status:
+-- burrow.transport.cli: the burrow command line. main(args) returns the exit status:
 -- 0 ok, 1 tool error, 2 usage.
 
 local burrow = require "burrow"

@@ -1,4 +1,4 @@
--- burrow.http: `burrow mcp --http`, MCP over Streamable HTTP. The
+-- burrow.transport.http: `burrow mcp --http`, MCP over Streamable HTTP. The
 -- listener is C (http.c: sessions, SSE streams, Host/Origin, tokens,
 -- limits); this file starts it (http.serve, on the main Lua state) and is
 -- the loop of each worker thread (http.worker, on a Lua state of its own).
@@ -44,7 +44,7 @@ local function tenant_options(setup, i)
   return options { config = t.config, caps = {}, roots = nil }
 end
 
--- A session's Server: mcp.lua's, with the transport's out, and a stdio
+-- A session's Server: mcp/init.lua's, with the transport's out, and a stdio
 -- stand-in (begin/finish/cancelled of this worker; next() for a
 -- server-to-client request waiting for the client's answer).
 -- The principal a request was admitted as (its tenant, its token's id:
@@ -72,7 +72,7 @@ local function http_channel(W, state, sid)
     if final and ch.persist then ch.persist() end
     return W:send(sid, ch.stream or 0, msg, final)
   end
-  -- MCP tasks (burrow.tasks): a stateless request answered now while its
+  -- MCP tasks (burrow.mcp.tasks): a stateless request answered now while its
   -- call goes on here as task task_id, unless every other worker runs a
   -- task already (one stays free for requests); a tasks/cancel through
   -- any worker stops it (W:cancel_task raises this worker's flag)
@@ -102,7 +102,7 @@ local function http_channel(W, state, sid)
       local left = deadline - core.now()
       if left <= 0 then return nil, "timeout" end
       -- a shared session's answers may reach another instance, which puts
-      -- them in the store (burrow.sessionstore): looked for as often
+      -- them in the store (burrow.mcp.sessionstore): looked for as often
       local kind, s, _, stream, body = W:next_of(sid, math.min(left, ch.shared and 0.05 or POLL))
       if kind == nil and ch.shared and #inbox == 0 and ch.awaiting ~= nil then
         inbox = sessionstore.take_answers(ch.shared.st, ch.shared.tenant, sid, ch.awaiting)
@@ -121,7 +121,7 @@ local function http_channel(W, state, sid)
 end
 
 local function new_session(W, state, sid, ws, tenant, token)
-  -- the session's record (burrow.session: undo store, client scope, packs'
+  -- the session's record (burrow.mcp.session: undo store, client scope, packs'
   -- state, ...): every call of the session carries it (hooks.session); the
   -- tenant's workspace, which the worker's sessions share, holds none of
   -- it. Its undo store's bytes count against the tenant's budget.
@@ -138,7 +138,7 @@ local function new_session(W, state, sid, ws, tenant, token)
 end
 
 -- What travels with a session to the worker that serves it next: its
--- record (burrow.session) with its file watches beside it, as one JSON
+-- record (burrow.mcp.session) with its file watches beside it, as one JSON
 -- text; or nil and true when it holds state that cannot travel (a reply
 -- handler that is a function, a pack's state that is not plain data, over
 -- SNAPSHOT_MAX): then it stays on this worker (its home). Its file watches
@@ -258,7 +258,7 @@ local function dispose_snapshot(rec)
 end
 
 -- A shared session (the deployment's store holds its record:
--- burrow.sessionstore, httpshare.c): this call starts from the record as
+-- burrow.mcp.sessionstore, httpshare.c): this call starts from the record as
 -- the store has it (another instance may have changed it), and writes it
 -- back before its answer goes out when it changed it. False when the call
 -- does not go on (answered here); and true with it when the session ended
@@ -323,9 +323,9 @@ end
 local function handle_stateless(W, state, sid, tenant, stream, body, params, token)
   local server = new_session(W, state, sid, workspace(state, tenant), tenant, token)
   server.session.undo_named = core.sha256(("stateless\0%s\0%s"):format(tostring(server.session.tenant), token or "")):sub(1, 32)
-  server.session.undo_ttl = nil -- a shared history: a day (burrow.undo)
+  server.session.undo_ttl = nil -- a shared history: a day (burrow.toolkit.undo)
   server.channel.stream = stream
-  -- the Mcp-Param-* headers (mcp_call.lua checks them against the arguments)
+  -- the Mcp-Param-* headers (mcp/call.lua checks them against the arguments)
   server.channel.param_headers = params and json.decode(params) or {}
   local msg, err = json.decode(body)
   if msg == nil then server:error(nil, -32700, "parse error: " .. tostring(err))
@@ -392,7 +392,7 @@ end
 
 --- The loop of worker W (a thread of its own; lhttp.c starts it).
 function http.worker(W, setup)
-  collectgarbage("generational") -- as Server:run (mcp.lua): a call's garbage dies young
+  collectgarbage("generational") -- as Server:run (mcp/init.lua): a call's garbage dies young
   -- cache: sid -> {server, version, used}: the Servers of sessions served here
   local state = { setup = json.decode(setup), cache = {}, ws = {}, tick = 0, W = W }
   while true do
@@ -489,7 +489,7 @@ function http.serve(o, hc, listen)
       list[#list + 1] = name
     end
   end
-  local tool_lists = {} -- each tenant's tools: a read-only OAuth scope's (burrow.oauth)
+  local tool_lists = {} -- each tenant's tools: a read-only OAuth scope's (burrow.transport.oauth)
   for i = 1, #tenants do
     -- a tenant's file holds its workspace only: the listener is this file's
     local t = tenants[i]

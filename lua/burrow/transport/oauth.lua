@@ -1,4 +1,4 @@
--- burrow.oauth: http.oauth (config.lua) to what the listener's resource
+-- burrow.transport.oauth: http.oauth (config.lua) to what the listener's resource
 -- server takes (server/oauth.c, as JSON text): the protected resource
 -- metadata (RFC 9728) and where it is served, the tenants by claim value,
 -- each tenant's slot among the listener's tokens (its OAuth principals'

@@ -1,4 +1,4 @@
--- burrow.unavailable: what `burrow mcp` serves when its configuration does
+-- burrow.transport.unavailable: what `burrow mcp` serves when its configuration does
 -- not load (without --strict-start): the server still answers initialize
 -- and lists the native tools, and every tool call fails with the
 -- configuration's error, so the operator sees it in the MCP client rather

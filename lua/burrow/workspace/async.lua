@@ -1,4 +1,4 @@
--- burrow.async: calls that do not block the caller's loop, for the rock.
+-- burrow.workspace.async: calls that do not block the caller's loop, for the rock.
 --
 --   local id = ws:submit("grep", {pattern = "TODO"}, function(res, msg, code) ... end)
 --   ws:fd()       -- an eventfd: readable when a completion waits (luv: uv.new_poll)

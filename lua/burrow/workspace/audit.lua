@@ -1,4 +1,4 @@
--- burrow.audit: where the audit policy's records go: one JSON line each,
+-- burrow.workspace.audit: where the audit policy's records go: one JSON line each,
 -- appended to a file that is rotated once (file.1) when it passes its cap,
 -- or to stderr when no file is configured.
 

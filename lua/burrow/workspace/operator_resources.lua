@@ -1,4 +1,4 @@
--- burrow.operator_resources: the operator's MCP resources beside the file
+-- burrow.workspace.operator_resources: the operator's MCP resources beside the file
 -- roots, one Lua file each (the config's `resources:` list), served by
 -- resources/list, resources/templates/list, resources/read and
 -- completion/complete in both eras of MCP (docs/resources.md "Operator

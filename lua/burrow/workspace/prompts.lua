@@ -1,4 +1,4 @@
--- burrow.prompts: the operator's MCP prompts, one Lua file each (the
+-- burrow.workspace.prompts: the operator's MCP prompts, one Lua file each (the
 -- config's `prompts:` list), served by prompts/list, prompts/get and
 -- completion/complete in both eras of MCP (docs/prompts.md).
 --

@@ -1,4 +1,4 @@
--- burrow.registry: loads tool files, checks their shape, validates a
+-- burrow.workspace.registry: loads tool files, checks their shape, validates a
 -- call's arguments against the tool's schema before the handler runs, and
 -- renders the tool list for MCP and the big model APIs.
 

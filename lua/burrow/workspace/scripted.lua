@@ -1,5 +1,5 @@
--- burrow.scripted: what the operator's MCP prompts and resources
--- (burrow.prompts, burrow.operator_resources) share: their files loaded and
+-- burrow.workspace.scripted: what the operator's MCP prompts and resources
+-- (burrow.workspace.prompts, burrow.workspace.operator_resources) share: their files loaded and
 -- checked, the ctx their code gets, and the answer of a completion.
 
 local core = require "burrow.core"

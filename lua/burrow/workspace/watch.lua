@@ -1,4 +1,4 @@
--- burrow.watch: file watches on a workspace's objects, for embedders
+-- burrow.workspace.watch: file watches on a workspace's objects, for embedders
 -- (ws:watch) and MCP's resources/subscribe. A path is resolved once into a
 -- handle and judged by the policies as a read (what a read would be
 -- denied is not watched); the kernel then watches that very object

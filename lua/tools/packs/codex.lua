@@ -26,7 +26,7 @@ local MAX_MATCH_STEPS = 1 << 23
 local err = P.invalid
 
 ---------------------------------------------------------------------------
--- String helpers (the patch itself is parsed by lua/burrow/patch_grammar.lua)
+-- String helpers (the patch itself is parsed by lua/burrow/toolkit/patch_grammar.lua)
 
 -- Linear: "%s+$" alone would retry from every byte of a whitespace run.
 local function rstrip(s)
