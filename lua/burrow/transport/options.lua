@@ -1,6 +1,6 @@
--- burrow.options: the options burrow.open gets from a command line (cli's
+-- burrow.transport.options: the options burrow.open gets from a command line (cli's
 -- parse: config, roots, caps, pack): the config file's, then the command
--- line's over them. Shared by burrow.cli and burrow.http (each tenant's
+-- line's over them. Shared by burrow.transport.cli and burrow.transport.http (each tenant's
 -- workspace), so neither needs the other.
 
 -- o: {config =, roots =, caps = {}, pack =}. Raises {fail = message} when
