@@ -361,7 +361,7 @@ uninstall:
 #   5.4: burrow.core, burrow.server and burrow.host (core.so, server.so,
 #        host.so, as `make` builds them) from the same sources, then the
 #        module, tools and policies copied into the rock (tools and
-#        policies inside burrow/: see lua/burrow/registry.lua);
+#        policies inside burrow/: see lua/burrow/workspace/registry.lua);
 #   5.1, 5.2, 5.3 (and LuaJIT, which LuaRocks sees as 5.1): libburrow.so
 #        with its Lua 5.4 side built in (tools and policies run in its own
 #        sandboxed 5.4 state) and burrow.native (host/rock/native.c, against

@@ -2,7 +2,7 @@
 -- not installed). Usage: lua5.4 host/luac.lua SRC NAME OUT
 -- The bytecode keeps its debug info under the chunk name @NAME, the path
 -- the file has once installed (without DESTDIR), so error messages and
--- burrow.files' debug.getinfo-based directory lookup see the real place.
+-- burrow.base.files' debug.getinfo-based directory lookup see the real place.
 -- Loading bytecode skips parsing: about 2 ms of a `burrow call` start-up.
 -- Line numbers stay (messages and tracebacks say file:line); the names of
 -- local variables and upvalues go: loading interns every one of them, a

@@ -75,7 +75,7 @@ external_dependencies = {
    MHD = { header = "microhttpd.h" },
    UCHARDET = { header = "uchardet/uchardet.h" },
    HIREDIS = { header = "hiredis/hiredis.h" },
-   -- LPeg, linked in: burrow.caps (sizes, durations), burrow.patch_grammar
+   -- LPeg, linked in: burrow.base.caps (sizes, durations), burrow.toolkit.patch_grammar
    LPEG = { header = "lua5.4/lua-lpeg.h", library = "lua5.4-lpeg" },
    -- Lua 5.4 itself: burrow's own state (tools, policies) is 5.4 whatever
    -- Lua the rock is for
@@ -87,7 +87,9 @@ external_dependencies = {
 -- list here to go stale; `rock-install` puts the three in the rock's lib
 -- dir and lua/burrow, lua/tools (packs included) and lua/policy in its lua
 -- dir, tools and policies under
--- burrow/ where lua/burrow/registry.lua and policy.lua look for them.
+-- burrow/, where lua/burrow/base/files.lua finds them for the registry and
+-- the policy loader (and the folders of lua/burrow keep clear of the names
+-- tools/ and policy/).
 build = {
    type = "make",
    build_target = "rock",

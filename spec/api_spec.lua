@@ -265,7 +265,7 @@ describe(H.tag("ws:tools"), function()
   before_each(function() ws = H.workspace {} end)
   after_each(H.cleanup)
 
-  local native = require("burrow.registry").native
+  local native = require("burrow.workspace.registry").native
 
   local function by_name(list, key)
     local t = {}

@@ -1,4 +1,4 @@
--- ws:submit / ws:fd / ws:poll / ws:cancel (lua/burrow/async.lua over the C
+-- ws:submit / ws:fd / ws:poll / ws:cancel (lua/burrow/workspace/async.lua over the C
 -- API's worker, core.host), and examples/luv_grep.lua run as printed: a
 -- grep of a second or more while a 10 ms luv timer fires 80 times or more.
 

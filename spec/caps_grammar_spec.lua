@@ -1,7 +1,7 @@
--- The LPeg grammar of sizes and durations (lua/burrow/caps.lua): values
+-- The LPeg grammar of sizes and durations (lua/burrow/base/caps.lua): values
 -- people write, and errors that name what is wrong and the column.
 
-local caps = require "burrow.caps"
+local caps = require "burrow.base.caps"
 
 describe("caps: sizes and durations", function()
   it("reads sizes in decimal and binary units, with blanks and fractions", function()

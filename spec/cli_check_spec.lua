@@ -53,7 +53,7 @@ charsets: [utf-8, ISO-8859-2]
     assert.equal(0, code, err)
     assert.matches("config: none (defaults)\n", out, 1, true)
     assert.matches("  " .. H.REPO .. " (rw)", out, 1, true)
-    local native = require("burrow.registry").native
+    local native = require("burrow.workspace.registry").native
     assert.matches(("tools (%d): %s\n"):format(#native, table.concat(native, ", ")), out, 1, true)
     assert.matches("policies: protected, default\n", out, 1, true)
     -- what is protected, rule by rule, and how to let one go

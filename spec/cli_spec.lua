@@ -271,7 +271,7 @@ return {
       return t
     end
 
-    local native = { table.unpack(require("burrow.registry").native) }
+    local native = { table.unpack(require("burrow.workspace.registry").native) }
     table.sort(native)
 
     it("prints a table by default: each tool, read or write, what it does", function()

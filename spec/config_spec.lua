@@ -4,7 +4,7 @@
 
 local H = require "helpers"
 local config = require "burrow.config"
-local registry = require "burrow.registry"
+local registry = require "burrow.workspace.registry"
 local core = H.core
 local json = H.json
 local null = json.null
@@ -347,7 +347,7 @@ policies:
         .. "(known: audit, caps, charsets, http, modules, pack, packs, policies, prompts, protect, resources, roots, roots_from_client, state, tools)",
         parse_err("colour: blue\n"))
       local known = {}
-      for k in pairs(require("burrow.caps").defaults) do known[#known + 1] = k end
+      for k in pairs(require("burrow.base.caps").defaults) do known[#known + 1] = k end
       table.sort(known)
       assert.equal(('c.yaml:1:24: unknown cap "max_bytes" (known: %s)'):format(table.concat(known, ", ")),
         parse_err("caps: {max_entries: 1, max_bytes: 2}\n"))
@@ -651,8 +651,8 @@ modules:
   end)
 end)
 
-describe(H.tag("burrow_open's config text (burrow.capi)"), function()
-  local capi = require "burrow.capi"
+describe(H.tag("burrow_open's config text (burrow.embed.capi)"), function()
+  local capi = require "burrow.embed.capi"
 
   after_each(H.cleanup)
 

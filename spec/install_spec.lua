@@ -63,7 +63,7 @@ local function lua_files()
 end
 
 local function native_tools()
-  return require("burrow.registry").native
+  return require("burrow.workspace.registry").native
 end
 
 describe(H.tag("installed burrow"), function()
@@ -346,12 +346,12 @@ int main(int argc, char **argv) {
         local ws = assert(burrow.open { roots = { { path = ]] .. ("%q"):format(ws) .. [[ } }, policies = { "default", "secrets" } })
         print(package.searchpath("burrow", package.path))
         print(package.searchpath("burrow.core", package.cpath))
-        print(require("burrow.registry").tools_dir)
+        print(require("burrow.workspace.registry").tools_dir)
         print(require("burrow.policy").dir)
         print(#ws:tools(), #ws:tools { format = "anthropic" })
         print(ws:call("read_file", { path = "a.txt" }).content)
         print((select(3, ws:call("write_file", { path = ".env", content = "x" }))))
-        local registry = require "burrow.registry"
+        local registry = require "burrow.workspace.registry"
         print(registry.packs and table.concat(registry.packs(), ",") or "")
         print(type(require("burrow.server").stdio), type(require("burrow.host").host))
         ws:close()
@@ -367,7 +367,7 @@ int main(int argc, char **argv) {
       assert.equal("1\talpha", lines[6])
       assert.equal("POLICY_DENIED", lines[8])
       -- the compatibility packs travel with the tools (burrow/tools/packs)
-      local registry = require "burrow.registry"
+      local registry = require "burrow.workspace.registry"
       assert.equal(registry.packs and table.concat(registry.packs(), ",") or "", lines[9])
       -- burrow.server and burrow.host from beside the tree's core.so
       assert.equal("function\tfunction", lines[10])

@@ -6,7 +6,7 @@
 -- when the workspace opens.
 
 local H = require "helpers"
-local registry = require "burrow.registry"
+local registry = require "burrow.workspace.registry"
 
 describe("native tools loaded when first named", function()
   after_each(H.cleanup)

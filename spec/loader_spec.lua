@@ -2,7 +2,7 @@
 -- module file opened once) answers as the stock one: found files with
 -- their path, a BOM and a '#' first line skipped (line numbers kept),
 -- bytecode, load errors and the "no file" list. Run through build/burrow
--- with BURROW_LUA_DIR on a tree whose burrow/cli.lua does the requires.
+-- with BURROW_LUA_DIR on a tree whose burrow/transport/cli.lua does the requires.
 
 local H = require "helpers"
 
@@ -12,7 +12,7 @@ describe(H.tag("require in the burrow binary"), function()
   it("finds, loads and refuses modules as the stock searcher", function()
     local dir = H.tmpdir()
     H.write_all(dir, {
-      ["burrow/cli.lua"] = [[
+      ["burrow/transport/cli.lua"] = [[
 local out = {}
 for _, n in ipairs { "nosuch.mod", "m.bang", "m.bom", "m.bad", "m", "m.bc", "m.empty", "m.err" } do
   local ok, r, f = pcall(require, n)

@@ -305,7 +305,7 @@ describe(H.tag("burrow mcp"), function()
         assert.is_table(t.annotations)
       end
       table.sort(names)
-      local native = { table.unpack(require("burrow.registry").native) }
+      local native = { table.unpack(require("burrow.workspace.registry").native) }
       table.sort(native)
       assert.same(native, names)
     end)

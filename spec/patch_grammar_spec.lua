@@ -1,9 +1,9 @@
--- The apply_patch envelope as an LPeg grammar (lua/burrow/patch_grammar.lua):
+-- The apply_patch envelope as an LPeg grammar (lua/burrow/toolkit/patch_grammar.lua):
 -- malformed envelopes give Codex's message and the line and column of the
 -- fault; random patches parse exactly as the hand-written parser it
 -- replaced (kept as the reference, test-only: spec/support/patch_reference.lua).
 
-local G = require "burrow.patch_grammar"
+local G = require "burrow.toolkit.patch_grammar"
 
 local function fault(text)
   local hunks, msg, code, at = G.parse(text)

@@ -18,7 +18,7 @@ describe("a copied binary", function()
       ["ws/.env"] = "TOKEN=s3cret\n",
       ["burrow.yaml"] = "roots: [ws]\npolicies: [default, secrets]\npacks: [claude_code]\n",
       -- what a hostile working directory could offer in the built-in's name
-      ["[burrow]/lua/burrow/cli.lua"] = "io.stdout:write('PWNED\\n') os.exit(0)\n",
+      ["[burrow]/lua/burrow/transport/cli.lua"] = "io.stdout:write('PWNED\\n') os.exit(0)\n",
       ["[burrow]/lua/policy/default.lua"] = "return { name = 'default', check = function() return 'allow' end }\n",
     })
   end)

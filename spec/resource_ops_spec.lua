@@ -1,4 +1,4 @@
--- The resource operations strawman (burrow.resource_ops, issue 42) on an
+-- The resource operations strawman (burrow.mcp.resource_ops, issue 42) on an
 -- in-process Server (the stdio path's Server:handle): resources/stat,
 -- create, update with ifMatch and delete in both eras, each judged as the
 -- tool that does the same thing (write_file, remove, stat): its policies,
@@ -7,7 +7,7 @@
 
 local H = require "helpers"
 local mcp = require "burrow.mcp"
-local resources = require "burrow.resources"
+local resources = require "burrow.mcp.resources"
 local core = require "burrow.core"
 local json = H.json
 

@@ -1,6 +1,6 @@
--- resources/read's mimeType (burrow.resources): by extension, so a notebook
+-- resources/read's mimeType (burrow.mcp.resources): by extension, so a notebook
 -- or a .bin file is not text/plain whatever its bytes are (issue 30).
-local resources = require "burrow.resources"
+local resources = require "burrow.mcp.resources"
 
 describe("resources mime types", function()
   it("names notebooks and .bin files by what they are", function()

@@ -1,4 +1,4 @@
--- burrow.schema's fast path (schema.fits): a tool's schema compiled once
+-- burrow.toolkit.schema's fast path (schema.fits): a tool's schema compiled once
 -- answers "valid and already normalized" for the usual arguments, so a
 -- call skips the checker and normalize. It must never say yes where the
 -- checker says no, or where normalize would change the arguments: for
@@ -7,8 +7,8 @@
 -- fields, array-like tables) are given to both.
 
 local H = require "helpers"
-local schema = require "burrow.schema"
-local registry = require "burrow.registry"
+local schema = require "burrow.toolkit.schema"
+local registry = require "burrow.workspace.registry"
 local json = H.json
 local null = json.null
 

@@ -1,9 +1,9 @@
--- burrow.session: a session's record as plain data, encoded and decoded
+-- burrow.mcp.session: a session's record as plain data, encoded and decoded
 -- whole (what an HTTP session carries from one worker to the next).
-local session = require "burrow.session"
+local session = require "burrow.mcp.session"
 local core = require "burrow.core"
 
-describe("burrow.session", function()
+describe("burrow.mcp.session", function()
   it("a new record has its id, principal and empty request table", function()
     local s = session.new { id = "http:abc", tenant = "t1", token = "0123456789abcdef" }
     assert.same({ id = "http:abc", tenant = "t1", token = "0123456789abcdef", next_id = 0, waiting = {} }, s)

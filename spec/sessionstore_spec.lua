@@ -1,11 +1,11 @@
--- burrow.sessionstore: a session's record in the deployment's store, as
+-- burrow.mcp.sessionstore: a session's record in the deployment's store, as
 -- two instances see it (two Server records over one embedded store here;
 -- over Redis and three real instances: test/e2e/sessions_shared.test.mjs).
 
 local H = require "helpers"
 local core = H.core
-local ss = require "burrow.sessionstore"
-local session = require "burrow.session"
+local ss = require "burrow.mcp.sessionstore"
+local session = require "burrow.mcp.session"
 
 local SID = ("ab"):rep(16)
 
@@ -13,7 +13,7 @@ local function new_record(fields)
   return session.new(fields or { id = "http:abababab", tenant = "t1", token = "0123456789abcdef" })
 end
 
-describe("burrow.sessionstore", function()
+describe("burrow.mcp.sessionstore", function()
   local st
   before_each(function() st = core.state_open { kind = "memory" } end)
   after_each(function() st:close() end)

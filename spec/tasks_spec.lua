@@ -1,5 +1,5 @@
 -- MCP tasks (the io.modelcontextprotocol/tasks extension at 2026-07-28,
--- burrow.tasks) on an in-process server, whose channel cannot answer a
+-- burrow.mcp.tasks) on an in-process server, whose channel cannot answer a
 -- request before its call ends: a call that becomes a task runs to its end
 -- inside its request, and the answer is the finished task. The records live
 -- in the workspace's state store, per principal (tenant and token), bounded
@@ -9,8 +9,8 @@
 
 local H = require "helpers"
 local mcp = require "burrow.mcp"
-local session = require "burrow.session"
-local tasks = require "burrow.tasks"
+local session = require "burrow.mcp.session"
+local tasks = require "burrow.mcp.tasks"
 
 local EXT = "io.modelcontextprotocol/tasks"
 local core = require "burrow.core"
@@ -82,7 +82,7 @@ end
 local WITH = meta { elicitation = {}, extensions = { [EXT] = {} } }
 local WITHOUT = meta { elicitation = {} }
 
-describe(H.tag("MCP tasks (burrow.tasks)"), function()
+describe(H.tag("MCP tasks (burrow.mcp.tasks)"), function()
   local dir, ws, saved
 
   -- a client of principal (tenant, token) on ws: request(method, params[, meta])

@@ -3,7 +3,7 @@
 
 local H = require "helpers"
 local burrow = require "burrow"
-local registry = require "burrow.registry"
+local registry = require "burrow.workspace.registry"
 local policy = require "burrow.policy"
 
 local HELLO = [[
@@ -93,7 +93,7 @@ describe(H.tag("tool_path and policy_path"), function()
     assert.is_nil(none)
     assert.matches('odd.lua: unknown kind "rewrite" (use append, copy, create, delete, edit, list, modify, move, read, write)', err, 1, true)
     -- every native tool declares a kind and carries what it gives
-    local kinds = require "burrow.kinds"
+    local kinds = require "burrow.toolkit.kinds"
     for _, name in ipairs(registry.native) do
       local n = assert(registry.native_tool(name))
       assert.is_string(n.kind, name)

@@ -1,4 +1,4 @@
--- The file watch: ws:watch / ws:poll_watch (lua/burrow/watch.lua) on the
+-- The file watch: ws:watch / ws:poll_watch (lua/burrow/workspace/watch.lua) on the
 -- inotify core (host/src/core/watch.c): files, folders, coalescing, the cap,
 -- a queue overflow, closing.
 

@@ -42,7 +42,7 @@ return function(s)
   assert(v2 ~= nil, "the encoder wrote what the decoder refuses: " .. tostring(err2))
   assert(same(v, v2), "the round trip changed the value")
   assert(json.encode(v2) == s1, "the encoding is not stable")
-  -- as a request's id comes back in a reply (mcp.lua's Server:error)
+  -- as a request's id comes back in a reply (mcp/init.lua's Server:error)
   assert(pcall(json.encode, { jsonrpc = "2.0", id = v, error = { code = -32600, message = "m" } }),
     "a decoded value cannot be echoed in a reply")
   return v, s1

@@ -1,7 +1,7 @@
 /*
  * fuzz_mcp.c - JSON-RPC over stdio: the input is what a client writes to
  * `burrow mcp`'s stdin, split into lines as lserver.c's reader splits them
- * and served by lua/burrow/mcp.lua's own loop (Server:run, with a stand-in
+ * and served by lua/burrow/mcp/init.lua's own loop (Server:run, with a stand-in
  * for burrow.server.stdio) on a read-only workspace. The checks are in
  * fuzz_mcp.lua: the loop never ends with an error, no handler fails
  * internally, every message out is one line of JSON-RPC 2.0, and every

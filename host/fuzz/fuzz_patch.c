@@ -1,6 +1,6 @@
 /*
  * fuzz_patch.c - the codex pack's apply_patch (lua/tools/packs/codex.lua):
- * its parser of the "*** Begin Patch" grammar (lua/burrow/patch_grammar.lua),
+ * its parser of the "*** Begin Patch" grammar (lua/burrow/toolkit/patch_grammar.lua),
  * then the whole tool on a read-only workspace (every target read and
  * every new content computed; the writes are refused). The checks are in
  * fuzz_patch.lua: the parser answers hunks or a message, never raises, and

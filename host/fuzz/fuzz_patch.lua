@@ -2,7 +2,7 @@
 -- one fails). Called with the directory of a small tree.
 local dir = ...
 local burrow = require "burrow"
-local parse = require("burrow.patch_grammar").parse -- what apply_patch parses with
+local parse = require("burrow.toolkit.patch_grammar").parse -- what apply_patch parses with
 local ws = assert(burrow.open { roots = { { path = dir, mode = "ro" } }, pack = "codex" })
 
 local function same(a, b)

@@ -11,9 +11,9 @@
 -- tools and caps (config.seed_actions).
 
 local core = require "burrow.core"
-local caps_mod = require "burrow.caps"
-local registry = require "burrow.registry"
-local files = require "burrow.files"
+local caps_mod = require "burrow.base.caps"
+local registry = require "burrow.workspace.registry"
+local files = require "burrow.base.files"
 
 local null, array_mt = core.json.null, core.json.array_mt
 
@@ -446,7 +446,7 @@ local function parse_modules(v, mark, opts, top)
 end
 
 ---------------------------------------------------------------------------
--- http: the listener of `burrow mcp --http` (burrow.http), not the workspace
+-- http: the listener of `burrow mcp --http` (burrow.transport.http), not the workspace
 
 local HTTP_KEYS = { listen = true, workers = true, session_ttl = true, max_body = true, max_calls = true,
   max_sessions = true, replay = true, retry_ms = true, allowed_hosts = true, allowed_origins = true,

@@ -34,14 +34,14 @@ if package.preload["burrow.core"] == nil then
   end
 end
 
-local caps_mod = require "burrow.caps"
-local registry = require "burrow.registry"
-local errors = require "burrow.errors"
-local context -- burrow.context, required with the first call (a start that answers initialize needs none)
+local caps_mod = require "burrow.base.caps"
+local registry = require "burrow.workspace.registry"
+local errors = require "burrow.base.errors"
+local context -- burrow.toolkit.context, required with the first call (a start that answers initialize needs none)
 local policy = require "burrow.policy"
-local files = require "burrow.files"
-local audit = require "burrow.audit"
-local printer = require "burrow.printer"
+local files = require "burrow.base.files"
+local audit = require "burrow.workspace.audit"
+local printer = require "burrow.toolkit.printer"
 
 local burrow = { core = core, version = core.version, errors = errors }
 
@@ -128,7 +128,7 @@ end
 -- opts.roots: {{path=, mount=, mode="rw"|"ro"}...} (default: the current dir);
 --   a root's where (optional: "burrow.yaml:3:11", "--root DIR") starts the
 --   error when it cannot be opened
--- opts.caps: overrides of burrow.caps.defaults ("64MiB" or numbers)
+-- opts.caps: overrides of burrow.base.caps.defaults ("64MiB" or numbers)
 -- opts.resolver: "openat2" | "walk" (default $BURROW_RESOLVER, else openat2)
 -- opts.tools: tool names or files (default: the native set, or the pack's)
 -- opts.pack: a compatibility pack's name (docs/packs.md; default "native")
@@ -201,7 +201,7 @@ function burrow.open(opts)
   if not roots then -- why: {on = "root", index = i}, the root the core refused
     local spec = why and specs[why.index]
     local msg = ("cannot open root %s: %s"):format(spec and spec.path or "?",
-      detail ~= "" and detail or require("burrow.errors").message(code, spec and spec.path):gsub("^%u+: ", ""))
+      detail ~= "" and detail or require("burrow.base.errors").message(code, spec and spec.path):gsub("^%u+: ", ""))
     local where = why and wheres[why.index]
     if where then return nil, ("%s: %s: %s"):format(where, code, msg), code end
     return fail(code, msg)
@@ -266,8 +266,8 @@ function burrow.open(opts)
   -- docs/benchmarks.md): the same empty sets they would give
   local function none(files) return files == nil or (type(files) == "table" and files[1] == nil) end
   local prompt_list, prompt_by_name, operator_resources, rerr = {}, {}, { fixed = {}, templates = {}, by_uri = {} }, nil
-  if not none(opts.prompts) then prompt_list, prompt_by_name = require("burrow.prompts").load(opts.prompts) end
-  if not none(opts.resources) then operator_resources, rerr = require("burrow.operator_resources").load(opts.resources) end
+  if not none(opts.prompts) then prompt_list, prompt_by_name = require("burrow.workspace.prompts").load(opts.prompts) end
+  if not none(opts.resources) then operator_resources, rerr = require("burrow.workspace.operator_resources").load(opts.resources) end
   if not (prompt_list and operator_resources) then
     roots:close()
     policies:close()
@@ -292,17 +292,17 @@ function burrow.open(opts)
     policies = policies,
     state = state,
     state_down = state_down, -- why the store did not answer at the open (nil: it did)
-    changes = changes, -- watches follow the store (burrow.watch)
+    changes = changes, -- watches follow the store (burrow.workspace.watch)
     tells = kind ~= "file", -- writes published on it (tell_changes)
     inotify_off = inotify_off, -- root index -> true: watches there hear only the store
-    prompt_list = prompt_list, prompt_by_name = prompt_by_name, -- MCP prompts (burrow.prompts)
-    operator_resources = operator_resources, -- MCP resources beside the roots (burrow.operator_resources)
+    prompt_list = prompt_list, prompt_by_name = prompt_by_name, -- MCP prompts (burrow.workspace.prompts)
+    operator_resources = operator_resources, -- MCP resources beside the roots (burrow.workspace.operator_resources)
     audit = sink,
     approve = opts.approve, -- function(req, reason) -> true | false, why
     -- MCP: serve the folders the client names as its roots, within these
     roots_from_client = opts.roots_from_client == true,
     -- (the client's folders are the session's: session.scope, context.lua)
-    opts = opts, -- for ws:submit's host (burrow.async)
+    opts = opts, -- for ws:submit's host (burrow.workspace.async)
   }, Workspace)
   return ws
 end
@@ -335,7 +335,7 @@ end
 -- "ask" goes to the approval hook (MCP: elicitation). Sets req.decision
 -- and req.reason for the audit.
 function Workspace:decide(req, hooks)
-  -- a read-only principal (an OAuth token of the read scope: burrow.session)
+  -- a read-only principal (an OAuth token of the read scope: burrow.mcp.session)
   -- reads and lists only, whichever tool, pack or prompt asks; before the
   -- policies, which cannot turn it into an allow
   local session = hooks and hooks.session
@@ -416,7 +416,7 @@ local SKIP_COUNTS = { "skipped_policy", "skipped_binary_count", "skipped_size_co
 -- burrow's own changes told to every instance sharing the state store
 -- (changes.c), from the one place every call's judged objects are known:
 -- each (mount, in-root path) the call wrote or removed, once. Watches hear
--- them as they hear inotify (burrow.watch follows the store). A change
+-- them as they hear inotify (burrow.workspace.watch follows the store). A change
 -- that cannot be told is not the call's failure: it happened.
 local function tell_changes(self, ctx, args)
   if args.dry_run == true then return end
@@ -437,7 +437,7 @@ end
 -- Codes with which the core or the sandbox refused a call: audited as deny.
 local REFUSALS = { OUTSIDE_ROOT = true, READ_ONLY_ROOT = true, POLICY_DENIED = true, EACCES = true }
 
--- The metrics (ws.metrics: a sink burrow.http's workers set, httpmetrics.c)
+-- The metrics (ws.metrics: a sink burrow.transport.http's workers set, httpmetrics.c)
 -- of one call, from what its audit lines say: each policy's denial and
 -- each ask's end, and the agent's call itself (not the native calls a
 -- pack tool makes for it) by tool, outcome and code, and its seconds.
@@ -462,7 +462,7 @@ local function invoke(self, tool, args, hooks, via)
     if self.metrics and not (hooks and hooks.unaudited) then observe(self.metrics, tool, via, {}, code, started) end
     return nil, msg, code, { argument = field }
   end
-  context = context or require "burrow.context"
+  context = context or require "burrow.toolkit.context"
   local ctx = context.new(self, tool, hooks, via, args)
   local sizes, serr = policy.sizes(args)
   if not sizes then return fail("INVALID_ARGUMENT", serr) end
@@ -548,7 +548,7 @@ local function invoke_again(self, tool, args, hooks, via)
   return attempt(self, tool, args, hooks, via, 1)
 end
 
--- A result leaving for Lua code: held sets made tables (burrow.printer),
+-- A result leaving for Lua code: held sets made tables (burrow.toolkit.printer),
 -- the other values passed on as they came.
 local function tables_of(res, ...) return printer.tables(res), ... end
 
@@ -575,7 +575,7 @@ function Workspace:call(name, args, hooks)
 end
 
 --- ws:call's call, its result as the tool gave it: a held set where the
--- tool kept the core's (grep's matches, glob's entries; burrow.printer),
+-- tool kept the core's (grep's matches, glob's entries; burrow.toolkit.printer),
 -- for an edge that prints it itself (the MCP server: printer.wire and the
 -- tool's render; `burrow call`). Lua code gets ws:call's tables.
 function Workspace:run(name, args, hooks)
@@ -632,27 +632,27 @@ function Workspace:mounts()
   return out
 end
 
---- Calls that do not block (lua/burrow/async.lua, docs/embedding.md):
+--- Calls that do not block (lua/burrow/workspace/async.lua, docs/embedding.md):
 -- submit(tool, args, function(res, msg, code) end) -> id; fd() -> an
 -- eventfd for the caller's loop; poll() runs the callbacks; cancel(id).
 function Workspace:submit(tool, args, cb)
   check_open(self)
-  return require("burrow.async").submit(self, tool, args, cb)
+  return require("burrow.workspace.async").submit(self, tool, args, cb)
 end
 
 function Workspace:fd()
   check_open(self)
-  return require("burrow.async").fd(self)
+  return require("burrow.workspace.async").fd(self)
 end
 
 function Workspace:poll()
   check_open(self)
-  return require("burrow.async").poll(self)
+  return require("burrow.workspace.async").poll(self)
 end
 
 function Workspace:cancel(id)
   check_open(self)
-  return require("burrow.async").cancel(self, id)
+  return require("burrow.workspace.async").cancel(self, id)
 end
 
 --- The approval hook of a policy's "ask", for ws:call and ws:submit alike
@@ -666,14 +666,14 @@ function Workspace:on_ask(fn, timeout_ms)
   if fn ~= nil and type(fn) ~= "function" then error("ws:on_ask: expected a function or nil", 2) end
   if timeout_ms ~= nil and math.type(timeout_ms) ~= "integer" then error("ws:on_ask: timeout_ms must be an integer", 2) end
   self.approve, self.approve_timeout_ms = fn, timeout_ms
-  require("burrow.async").set_approver(self)
+  require("burrow.workspace.async").set_approver(self)
 end
 
 --- Answer a submitted call's question later (its hook returned "later"):
 -- true if the call was waiting for it.
 function Workspace:answer(id, allowed, why)
   check_open(self)
-  return require("burrow.async").answer(self, id, allowed, why)
+  return require("burrow.workspace.async").answer(self, id, allowed, why)
 end
 
 --- Watch a file or a directory (judged as a read by the policies):
@@ -691,7 +691,7 @@ WatchHandle.__close = WatchHandle.close
 function Workspace:watch(path, fn)
   check_open(self)
   if not self.watches then
-    self.watches = require("burrow.watch").new {
+    self.watches = require("burrow.workspace.watch").new {
       max = self.caps.max_watches, interval_ms = self.caps.watch_interval_ms,
       follow = self.changes and { state = self.state, tenant = self.session.tenant or "" } or nil }
   end
@@ -716,7 +716,7 @@ function Workspace:watch_fd()
 end
 
 function Workspace:close()
-  if self.host then require("burrow.async").close(self) end
+  if self.host then require("burrow.workspace.async").close(self) end
   if self.watches then
     self.watches:close()
     self.watches = nil

@@ -8,8 +8,8 @@
 -- emit indented JSON.
 
 local core = require "burrow.core"
-local errors = require "burrow.errors"
-local kinds = require "burrow.kinds"
+local errors = require "burrow.base.errors"
+local kinds = require "burrow.toolkit.kinds"
 local json = core.json
 
 local pack = {}
@@ -123,7 +123,7 @@ pack.TEXT_SCHEMA = { type = "object", properties = { content = { type = "string"
 function pack.text(t) return { content = t } end
 function pack.text_output(r) return r.content, r end
 
--- A kind's annotations, permissions and risk (burrow.kinds, shared with
+-- A kind's annotations, permissions and risk (burrow.toolkit.kinds, shared with
 -- the native tools), by field.
 local ANNOTATIONS, PERMISSIONS, RISK = {}, {}, {}
 for k, v in pairs(kinds.of) do ANNOTATIONS[k], PERMISSIONS[k], RISK[k] = v[1], v[2], v[3] end
@@ -135,7 +135,7 @@ local DECLARATION = { schema = true, required = true, kind = true, native = true
 -- One pack tool from a declaration (docs/packs.md):
 --   name, description, schema (the properties; or a whole object schema),
 --   required (checked by the pack, worded with need = "%s is required"),
---   kind = "read" | "write" | "edit" | "create" | "delete" | ... (burrow.kinds:
+--   kind = "read" | "write" | "edit" | "create" | "delete" | ... (burrow.toolkit.kinds:
 --   annotations, permissions and risk; each may be given itself), output_schema;
 --   native = "grep" and args = function(a, ctx) -> the native arguments
 --   (or nil, msg, code), result = function(r, a, ctx, native_args) -> the

@@ -7,7 +7,7 @@
 
 local core = require "burrow.core"
 
-local files = require "burrow.files"
+local files = require "burrow.base.files"
 
 local policy = {}
 

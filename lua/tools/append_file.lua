@@ -3,7 +3,7 @@
 -- hard-linked files are refused as write_file refuses them.
 
 local core = require "burrow.core"
-local undo = require "burrow.undo"
+local undo = require "burrow.toolkit.undo"
 
 return {
   name = "append_file",
@@ -33,7 +33,7 @@ Examples: {"path": "log/changes.md", "content": "- fixed the parser\n"}]],
     },
     required = { "path", "bytes", "size", "created", "content_hash" },
   },
-  kind = "append", -- annotations, permissions and risk (burrow.kinds)
+  kind = "append", -- annotations, permissions and risk (burrow.toolkit.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
 
   handler = function(ctx, a)

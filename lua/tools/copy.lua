@@ -48,13 +48,13 @@ Examples: {"source": "config.example.yml", "destination": "config.yml"}  {"sourc
     },
     required = { "source", "destination", "files", "dirs", "links", "skipped", "bytes" },
   },
-  kind = "copy", -- annotations, permissions and risk (burrow.kinds)
+  kind = "copy", -- annotations, permissions and risk (burrow.toolkit.kinds)
   path_args = { { "source", "read" }, { "destination", "write" } },
   -- a tree is copied into a staged directory beside the destination, its
   -- entries judged (read where they are, write where they land), then put
   -- in place by one rename: ctx:settle
   subtree = { from = "source", to = "destination", ops = { "read" } },
-  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  -- MCP tasks (burrow.mcp.tasks): a call still running after a moment becomes one
   task = "optional",
 
   handler = function(ctx, a)

@@ -4,9 +4,9 @@
 -- and the diff run in the C core (roots:edit); this file shapes the
 -- arguments and words the results.
 
-local undo = require "burrow.undo"
+local undo = require "burrow.toolkit.undo"
 
-local E = require "burrow.edits"
+local E = require "burrow.toolkit.edits"
 local HOW, RUNG, explain, collect, edit_schema = E.HOW, E.RUNG, E.explain, E.collect, E.schema
 
 local MAX_DIFF = 64 * 1024
@@ -62,7 +62,7 @@ Examples: {"path": "src/app.py", "old_text": "    return x\n", "new_text": "    
     },
     required = { "path", "replacements", "content_hash", "diff" },
   },
-  kind = "modify", -- annotations, permissions and risk (burrow.kinds)
+  kind = "modify", -- annotations, permissions and risk (burrow.toolkit.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   reads = true, -- its answer shows parts of the file: judged as a read too
   commit_size = true, -- policies see the bytes placed, per replacement (ctx:commit)

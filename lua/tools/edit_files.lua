@@ -6,8 +6,8 @@
 -- files change, or none. One undo record for the whole change, one diff.
 
 local core = require "burrow.core"
-local E = require "burrow.edits"
-local undo = require "burrow.undo"
+local E = require "burrow.toolkit.edits"
+local undo = require "burrow.toolkit.undo"
 
 local MAX_DIFF = 64 * 1024
 
@@ -176,7 +176,7 @@ Example: {"files": [{"path": "src/a.py", "edits": [{"old_text": "old_name(", "ne
     },
     required = { "files", "diff" },
   },
-  kind = "modify", -- annotations, permissions and risk (burrow.kinds)
+  kind = "modify", -- annotations, permissions and risk (burrow.toolkit.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   path_args = {}, -- the paths are files[i].path: each opened and judged by the handler
   reads = true, -- the diff shows parts of each file: judged as a read too

@@ -2,8 +2,8 @@
 -- directory. The walk starts at the pattern's literal prefix, prunes
 -- directories no match can lie below, honours .gitignore and hidden rules
 -- as grep does, and stops at max_results.
-local context = require "burrow.context"
-local printer = require "burrow.printer"
+local context = require "burrow.toolkit.context"
+local printer = require "burrow.toolkit.printer"
 
 local function prefix_of(path)
   if path == "." or path == "./" then return "" end
@@ -66,8 +66,8 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     },
     required = { "path", "pattern", "entries", "truncated" },
   },
-  kind = "list", -- annotations, permissions and risk (burrow.kinds)
-  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  kind = "list", -- annotations, permissions and risk (burrow.toolkit.kinds)
+  -- MCP tasks (burrow.mcp.tasks): a call still running after a moment becomes one
   task = "optional",
 
   handler = function(ctx, a)
@@ -95,7 +95,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
     -- nothing here needs the entry tables (no policy asks about each path
     -- shown): the entries stay the core's entry set, cut at
     -- max_result_bytes as below, which the edge the result leaves by
-    -- prints (burrow.printer: JSON and the listing for MCP and `burrow
+    -- prints (burrow.toolkit.printer: JSON and the listing for MCP and `burrow
     -- call`, tables for Lua)
     local held = not ctx.ws.policies:judges_objects() and not ctx.caps.untrusted_boundary or nil
     opts.held = held

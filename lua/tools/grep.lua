@@ -5,8 +5,8 @@
 -- is never ambiguous. Results come sorted by path, then line.
 
 local core = require "burrow.core"
-local context = require "burrow.context"
-local printer = require "burrow.printer"
+local context = require "burrow.toolkit.context"
+local printer = require "burrow.toolkit.printer"
 
 local MODES = { content = true, files = true, count = true }
 
@@ -126,8 +126,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     },
     required = { "path", "pattern", "output_mode", "matches", "files", "counts", "skipped_binary", "skipped_size", "truncated" },
   },
-  kind = "read", -- annotations, permissions and risk (burrow.kinds)
-  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  kind = "read", -- annotations, permissions and risk (burrow.toolkit.kinds)
+  -- MCP tasks (burrow.mcp.tasks): a call still running after a moment becomes one
   task = "optional",
 
   handler = function(ctx, a)
@@ -188,7 +188,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     if mode == "content" and not judged then opts.max_result_bytes = ctx.caps.max_result_bytes end
     -- nothing here needs the match tables (no policy asks about each file
     -- shown, no boundary to tag the lines in): the matches stay the core's
-    -- match set, which the edge the result leaves by prints (burrow.printer:
+    -- match set, which the edge the result leaves by prints (burrow.toolkit.printer:
     -- JSON and text for MCP and `burrow call`, tables for Lua)
     local held = mode == "content" and not judged and not ctx.caps.untrusted_boundary or nil
     opts.held = held

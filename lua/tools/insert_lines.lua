@@ -2,7 +2,7 @@
 -- the file's line endings and the edit engine's atomic compare-and-set
 -- write (roots:insert), and returns the diff like edit_file.
 
-local undo = require "burrow.undo"
+local undo = require "burrow.toolkit.undo"
 
 local MAX_DIFF = 64 * 1024
 
@@ -37,7 +37,7 @@ Examples: {"path": "src/main.c", "line": 1, "content": "#include <stdio.h>"}  {"
     },
     required = { "path", "line", "content_hash", "diff" },
   },
-  kind = "append", -- annotations, permissions and risk (burrow.kinds)
+  kind = "append", -- annotations, permissions and risk (burrow.toolkit.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   reads = true, -- its answer shows parts of the file: judged as a read too
 

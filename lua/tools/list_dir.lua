@@ -2,7 +2,7 @@
 -- capped at max_entries with the number left out. Symlinks are listed,
 -- never followed; hidden entries only on request.
 
-local context = require "burrow.context"
+local context = require "burrow.toolkit.context"
 
 
 return {
@@ -43,8 +43,8 @@ Examples: {}  {"path": "src", "recursive": true, "max_depth": 2}]],
     },
     required = { "path", "entries", "truncated", "omitted" },
   },
-  kind = "list", -- annotations, permissions and risk (burrow.kinds)
-  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  kind = "list", -- annotations, permissions and risk (burrow.toolkit.kinds)
+  -- MCP tasks (burrow.mcp.tasks): a call still running after a moment becomes one
   task = "optional",
 
   handler = function(ctx, a)

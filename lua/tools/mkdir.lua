@@ -23,7 +23,7 @@ Examples: {"path": "src/utils"}  {"path": "build", "parents": false}]],
     },
     required = { "path", "created" },
   },
-  kind = "create", -- annotations, permissions and risk (burrow.kinds)
+  kind = "create", -- annotations, permissions and risk (burrow.toolkit.kinds)
 
   handler = function(ctx, a)
     local idx, rel, code0 = ctx:resolve_write(a.path)

@@ -37,14 +37,14 @@ Examples: {"source": "draft.md", "destination": "docs/final.md"}  {"source": "a.
     },
     required = { "source", "destination" },
   },
-  kind = "move", -- annotations, permissions and risk (burrow.kinds)
+  kind = "move", -- annotations, permissions and risk (burrow.toolkit.kinds)
   path_args = { { "source", "delete" }, { "destination", "write" } },
   -- the source is renamed to a staged name beside itself (across
   -- filesystems also copied into a stage beside the destination), its
   -- entries judged (read and delete where they are, write where they
   -- land), then renamed into place, or back: ctx:settle
   subtree = { from = "source", to = "destination", ops = { "delete", "read" }, whole_roots = false },
-  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  -- MCP tasks (burrow.mcp.tasks): a call still running after a moment becomes one
   task = "optional",
 
   handler = function(ctx, a)

@@ -1,12 +1,12 @@
 -- notebook_edit: replace, insert or delete one cell of a Jupyter notebook
--- (.ipynb). The cell logic is burrow.notebook's: the notebook's JSON text
+-- (.ipynb). The cell logic is burrow.toolkit.notebook's: the notebook's JSON text
 -- is spliced at the cell, so every byte outside it stays as it was; the
 -- write is compare-and-set against the bytes read, as edit_file's. Its
 -- undo record is the splice (the cell's old bytes), not the whole file.
 
 local core = require "burrow.core"
-local notebook = require "burrow.notebook"
-local undo = require "burrow.undo"
+local notebook = require "burrow.toolkit.notebook"
+local undo = require "burrow.toolkit.undo"
 
 return {
   name = "notebook_edit",
@@ -39,7 +39,7 @@ Examples: {"path": "a.ipynb", "cell_id": "cell-2", "new_source": "print(1)"}  {"
     },
     required = { "path", "edit_mode", "content_hash" },
   },
-  kind = "modify", -- annotations, permissions and risk (burrow.kinds)
+  kind = "modify", -- annotations, permissions and risk (burrow.toolkit.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
   commit_size = true, -- policies see the notebook's bytes the edit writes (ctx:commit)
   reads = true,

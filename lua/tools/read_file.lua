@@ -4,8 +4,8 @@
 -- lines, an array of the lines' texts from start_line, no numbers, no
 -- newlines, which the pack writes in its own dialect (docs/packs.md).
 
-local notebook = require "burrow.notebook"
-local cost = require "burrow.cost"
+local notebook = require "burrow.toolkit.notebook"
+local cost = require "burrow.toolkit.cost"
 
 local CACHE_MAX = 64
 
@@ -53,7 +53,7 @@ local function image_of(ctx, f)
   end
 end
 
--- A notebook as cells (burrow.notebook), within max_result_bytes (whole
+-- A notebook as cells (burrow.toolkit.notebook), within max_result_bytes (whole
 -- cells; the rest named), its output images as MCP image content; nil
 -- when the file is not a notebook (then it reads as text).
 local function notebook_view(ctx, idx, rel, f)
@@ -189,7 +189,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
     },
     required = { "path", "size" },
   },
-  kind = "read", -- annotations, permissions and risk (burrow.kinds)
+  kind = "read", -- annotations, permissions and risk (burrow.toolkit.kinds)
 
   handler = function(ctx, a)
     if a.tail and (a.offset or a.limit or a.encoding or a.if_none_match or a.cursor) then

@@ -28,11 +28,11 @@ Examples: {"path": "tmp/out.log"}  {"path": "build", "recursive": true}]],
     },
     required = { "path", "files", "dirs" },
   },
-  kind = "delete", -- annotations, permissions and risk (burrow.kinds)
+  kind = "delete", -- annotations, permissions and risk (burrow.toolkit.kinds)
   -- a tree is renamed to a staged name beside itself, its entries judged,
   -- then unlinked, or renamed back: ctx:settle
   subtree = { from = "path", ops = { "delete" }, whole_roots = false },
-  -- MCP tasks (burrow.tasks): a call still running after a moment becomes one
+  -- MCP tasks (burrow.mcp.tasks): a call still running after a moment becomes one
   task = "optional",
 
   handler = function(ctx, a)

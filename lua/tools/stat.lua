@@ -1,7 +1,7 @@
 -- stat: what a path is, without following a final symlink (lstat).
 
-local context = require "burrow.context"
-local cost = require "burrow.cost"
+local context = require "burrow.toolkit.context"
+local cost = require "burrow.toolkit.cost"
 
 -- A file's lines and whether it is binary, where they cost little: from
 -- the facts read_file keeps for big files (ws.scans), or counted on a file
@@ -63,7 +63,7 @@ Example: {"path": "src"}]],
     },
     required = { "path", "name", "type", "size", "mtime", "mode", "nlink", "is_symlink" },
   },
-  kind = "read", -- annotations, permissions and risk (burrow.kinds)
+  kind = "read", -- annotations, permissions and risk (burrow.toolkit.kinds)
   nofollow = true, -- lstat semantics: a link is described, not followed
 
   handler = function(ctx, a)

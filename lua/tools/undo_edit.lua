@@ -3,8 +3,8 @@
 -- only while the file is as that change left it (compare-and-set on its
 -- hash).
 
-local undo = require "burrow.undo"
-local context = require "burrow.context"
+local undo = require "burrow.toolkit.undo"
+local context = require "burrow.toolkit.context"
 
 local undo_members -- the undo of a group's files, once claimed (below)
 
@@ -98,7 +98,7 @@ Example: {"path": "src/app.py"}]],
     },
     required = { "path", "restored", "content_hash" },
   },
-  kind = "modify", -- annotations, permissions and risk (burrow.kinds)
+  kind = "modify", -- annotations, permissions and risk (burrow.toolkit.kinds)
   commit_size = true, -- policies see the size restored (ctx:commit)
 
   handler = function(ctx, a)

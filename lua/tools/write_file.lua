@@ -2,8 +2,8 @@
 -- owner and mode kept, fsynced), optionally only if it is unchanged.
 
 local core = require "burrow.core"
-local undo = require "burrow.undo"
-local edits = require "burrow.edits"
+local undo = require "burrow.toolkit.undo"
+local edits = require "burrow.toolkit.edits"
 
 return {
   name = "write_file",
@@ -33,7 +33,7 @@ Examples: {"path": "notes/todo.md", "content": "- ship it\n"}  {"path": "a.txt",
     },
     required = { "path", "bytes", "content_hash", "created" },
   },
-  kind = "write", -- annotations, permissions and risk (burrow.kinds)
+  kind = "write", -- annotations, permissions and risk (burrow.toolkit.kinds)
   records_undo = true, -- undo_edit takes it back (ctx:resolve_write asks a shared undo store first)
 
   handler = function(ctx, a)

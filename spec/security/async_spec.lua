@@ -99,7 +99,7 @@ describe(F.tag("security: submitted calls, patch grammar, policy errors"), funct
   end)
 
   it("hostile patch envelopes parse in linear time", function()
-    local G = require "burrow.patch_grammar"
+    local G = require "burrow.toolkit.patch_grammar"
     local big = 4 * 1024 * 1024
     local cases = {
       ("*"):rep(big),

@@ -134,7 +134,7 @@ describe(F.tag("security: call budgets (issue 11)"), function()
   it("a walk that would ask a check() about more than ASK_MAX entries ends TOO_LARGE, nothing searched past it", function()
     tree("big", 2, 30)
     F.write_host(pdir .. "/all_paths.lua", 'return { name = "all", check_paths = { "**" }, check = function() return "allow" end }')
-    local context = require "burrow.context"
+    local context = require "burrow.toolkit.context"
     local keep = context.ASK_MAX
     context.ASK_MAX = 20
     local ws = F.open({ { path = w, mode = "rw" } }, { policies = { pdir .. "/all_paths.lua" } })

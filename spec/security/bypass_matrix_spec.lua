@@ -28,7 +28,7 @@
 -- The rows themselves (objects, tools, cells) are spec/security/bypass_rows.lua.
 
 local R = require "security.bypass_rows"
-local printer = require "burrow.printer"
+local printer = require "burrow.toolkit.printer"
 local F = R.F
 local json = R.json
 local ENV_MARK = R.ENV_MARK
@@ -217,7 +217,7 @@ describe(F.tag("security: bypass matrix (issue 10)"), function()
   -- every string of a value, and its JSON encoding
   local function text_of(v)
     if v == nil then return "" end
-    if printer.held(v) then v = v:json() end -- a held set (burrow.printer): as the wire has it
+    if printer.held(v) then v = v:json() end -- a held set (burrow.toolkit.printer): as the wire has it
     if type(v) == "userdata" then -- a json.fragment (grep's wire form): its JSON text
       local ok, e = pcall(json.encode, v)
       return ok and e or tostring(v)

@@ -6,7 +6,7 @@
 -- Runs on both resolvers (BURROW_RESOLVER=walk).
 
 local H = require "helpers"
-local client_roots = require "burrow.client_roots"
+local client_roots = require "burrow.mcp.client_roots"
 
 local function server(ws)
   return setmetatable({ ws = ws, subs = {}, logged = {}, session = { id = "client-roots" } }, { __index = {
@@ -65,7 +65,7 @@ describe(H.tag("security: client roots"), function()
     assert.is_false(H.exists(root, "moved.txt"))
     assert.is_false(H.exists(root, "a/c.txt"))
     -- a watch is judged the same way
-    assert.is_nil((require("burrow.watch").new {}:add(ws, root .. "/b/other.txt", function() end, srv.session)))
+    assert.is_nil((require("burrow.workspace.watch").new {}:add(ws, root .. "/b/other.txt", function() end, srv.session)))
   end)
 
   it("a client folder outside every root, or through a link out, is ignored", function()

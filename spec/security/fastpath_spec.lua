@@ -6,7 +6,7 @@
 -- stays closed after its resolution went back to the spare pool.
 
 local F = require "security.fixture"
-local schema = require "burrow.schema"
+local schema = require "burrow.toolkit.schema"
 local json = require("burrow.core").json
 
 -- Arguments an agent could send, as JSON: each is refused by the checker.

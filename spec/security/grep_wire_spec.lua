@@ -12,7 +12,7 @@
 -- Each case runs the real binary, on the resolver under test.
 
 local H = require "helpers"
-local printer = require "burrow.printer"
+local printer = require "burrow.toolkit.printer"
 local json = H.json
 
 local MARK = "gw-secret-7d41c3"

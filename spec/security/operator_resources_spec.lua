@@ -1,4 +1,4 @@
--- Operator resources (burrow.operator_resources, the config's `resources:`
+-- Operator resources (burrow.workspace.operator_resources, the config's `resources:`
 -- list) over MCP stdio, in both eras: listed beside the files, read (text,
 -- blob, a template's variables), completed; a resource's tool calls get the
 -- client's limits whatever the URI's variables say; a resource file that

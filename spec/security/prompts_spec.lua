@@ -1,4 +1,4 @@
--- Operator prompts (burrow.prompts, the config's `prompts:` list) over MCP
+-- Operator prompts (burrow.workspace.prompts, the config's `prompts:` list) over MCP
 -- stdio, in both eras: prompts/list, prompts/get (arguments checked, the
 -- prompt's tool calls under the workspace's roots and policies),
 -- completion/complete for a prompt's arguments and for paths under the
@@ -198,7 +198,7 @@ describe(H.tag("a prompt's questions to the client (MRTR)"), function()
       inputResponses = answer }, "a tampered state")
     refused(5, { name = "asks", arguments = { topic = "t" }, inputResponses = answer }, "answers without a state")
     -- a tool's state (same key, same tenant) opens no prompt
-    local tool = require("burrow.approvals").ask_more(server, "read_file", { topic = "t" }, { ctx = { method = "elicitation/create", params = {} } }, {})
+    local tool = require("burrow.mcp.approvals").ask_more(server, "read_file", { topic = "t" }, { ctx = { method = "elicitation/create", params = {} } }, {})
     refused(6, { name = "asks", arguments = { topic = "t" }, requestState = tool.requestState, inputResponses = answer }, "a tool's state")
   end)
 

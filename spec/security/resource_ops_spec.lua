@@ -12,7 +12,7 @@ local F = require "security.fixture"
 local core = require "burrow.core"
 local json = core.json
 local mcp = require "burrow.mcp"
-local resources = require "burrow.resources"
+local resources = require "burrow.mcp.resources"
 
 local SECRET = "API_KEY=s3cr3t\n"
 

@@ -5,7 +5,7 @@
 -- Every case runs between two snapshots of everything outside the root.
 
 local F = require "security.fixture"
-local printer = require "burrow.printer"
+local printer = require "burrow.toolkit.printer"
 
 local LINKS = {"esc_dir", "esc_updir", "proc_link", "root_link1", "root_link2", "root_link3",
                "d_link", "link_sub", "to_rootb_dir", "dangling_dir", "self", "loop1", "loop/d",

@@ -13,8 +13,8 @@
 
 local F = require "security.fixture"
 local mcp = require "burrow.mcp"
-local session = require "burrow.session"
-local tasks = require "burrow.tasks"
+local session = require "burrow.mcp.session"
+local tasks = require "burrow.mcp.tasks"
 
 local EXT = "io.modelcontextprotocol/tasks"
 local function meta(ext)

@@ -11,8 +11,8 @@
 -- Runs on both resolvers (BURROW_RESOLVER=walk).
 
 local H = require "helpers"
-local resources = require "burrow.resources"
-local listen = require "burrow.listen"
+local resources = require "burrow.mcp.resources"
+local listen = require "burrow.mcp.listen"
 local core = H.core
 
 local function settle(s)

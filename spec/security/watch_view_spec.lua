@@ -13,7 +13,7 @@
 
 local F = require "security.fixture"
 local core = require "burrow.core"
-local watch = require "burrow.watch"
+local watch = require "burrow.workspace.watch"
 
 -- The policies under test: a declared rule (secrets) and a check() that
 -- hides names starting with "private" (judged per object).

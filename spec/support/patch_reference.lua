@@ -1,5 +1,5 @@
 -- The apply_patch parser the codex pack shipped before the LPeg grammar
--- (lua/burrow/patch_grammar.lua) replaced it: a port of
+-- (lua/burrow/toolkit/patch_grammar.lua) replaced it: a port of
 -- codex-rs/apply-patch/src/parser.rs, line by line. Test-only: the
 -- reference spec/patch_grammar_spec.lua checks the grammar against on
 -- random patches (the same hunks, or the same message and code). Not

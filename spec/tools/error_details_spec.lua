@@ -173,7 +173,7 @@ describe(H.tag("error details"), function()
     assert.equal("ENOENT: <<x>> nope does not exist\nENOENT: nope does not exist", out)
     -- the variable alone does nothing: burrow reads no BURROW_TEST_ variable,
     -- and installed code has no hook for it
-    assert.is_nil(require("burrow.errors").reword)
+    assert.is_nil(require("burrow.base.errors").reword)
     out = H.run("BURROW_TEST_REWORD='<<x>> ' lua5.4 " .. H.q(dir .. "/prog.lua"))
     assert.equal("ENOENT: nope does not exist\nENOENT: nope does not exist", out)
   end)

@@ -7,7 +7,7 @@
 -- never an internal error.
 
 local H = require "helpers"
-local schema = require "burrow.schema"
+local schema = require "burrow.toolkit.schema"
 
 local FILE = "f.txt"
 
@@ -101,7 +101,7 @@ describe(H.tag("numbers out of range"), function()
   after_each(H.cleanup)
 
   it("every tool with a numeric argument has a case here", function()
-    for _, pack in ipairs(require("burrow.registry").packs()) do
+    for _, pack in ipairs(require("burrow.workspace.registry").packs()) do
       local ws = open(dir, pack ~= "native" and pack or nil)
       for _, t in ipairs(ws:tools()) do
         if #numeric_fields(t.inputSchema) > 0 then

@@ -41,7 +41,7 @@ describe(H.tag("untrusted_boundary"), function()
     local e = assert(ws:call("edit_file", { path = "b.txt", old_text = "two", new_text = "2" }))
     assert.truthy(tagged(e.diff, "edit_file", "b.txt"), e.diff)
     local server = { ws = ws, session = { id = "t" } }
-    local r = assert(require("burrow.resources").read(server, { uri = "file://" .. dir .. "/a.txt" }))
+    local r = assert(require("burrow.mcp.resources").read(server, { uri = "file://" .. dir .. "/a.txt" }))
     assert.truthy(tagged(r.contents[1].text, "resources/read", dir .. "/a.txt"), r.contents[1].text)
     -- off: untouched
     local plain = H.workspace { ["a.txt"] = "hello\n" }

@@ -1,6 +1,6 @@
 // Issue 42: the tree tools as MCP tasks (io.modelcontextprotocol/tasks at
 // 2026-07-28) over HTTP with two workers. A recursive copy of 30,000 files
-// runs past the moment a call becomes a task (burrow.tasks' rule, looked
+// runs past the moment a call becomes a task (burrow.mcp.tasks' rule, looked
 // at from the core's staging every 1024 entries; the cap task_after_ms): its request is answered
 // with the CreateTaskResult and its stream ends, the copy goes on, and
 // tasks/get gives its result later, with every file at the destination.

@@ -2,7 +2,7 @@
  * api.c - the embedding API of burrow.h, and the Lua state set-up shared
  * with the CLI: standard libraries, burrow.core preloaded, the Lua side
  * found beside the binary or library (build tree) or under the install
- * prefix. The work itself is done by lua/burrow/capi.lua; this file moves
+ * prefix. The work itself is done by lua/burrow/embed/capi.lua; this file moves
  * strings across and, for a host on an engine's lua_State, keeps burrow's
  * globals and package tables apart from the engine's. The openers are
  * api_open.c's and lhost.c's (above: they hand it burrow.host); the
@@ -31,7 +31,7 @@ struct burrow_host {
   int thread_ref; /* engine's state: the thread L, anchored in the registry */
   int mine_ref;   /* engine's state: burrow's registry entries while swapped out */
   int theirs_ref; /* engine's state: the engine's while burrow's are in */
-  int capi_ref;   /* the burrow.capi module */
+  int capi_ref;   /* the burrow.embed.capi module */
   int ws_ref;     /* the workspace */
   pthread_mutex_t mu; /* busy, owner, async */
   pthread_cond_t cv;  /* busy went to 0 */
@@ -287,7 +287,7 @@ static int l_open(lua_State *L) {
   const char *config = lua_touserdata(L, 2);
   const char *fn = lua_touserdata(L, 3);
   lua_getglobal(L, "require");
-  lua_pushliteral(L, "burrow.capi");
+  lua_pushliteral(L, "burrow.embed.capi");
   lua_call(L, 1, 1);
   lua_getfield(L, -1, fn);
   lua_pushstring(L, config);

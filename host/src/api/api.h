@@ -16,7 +16,7 @@
 void bw_lua_prepare(lua_State *L);
 
 /* A host: on its own state (E NULL) or on a thread of the engine's state
- * E, opened by burrow.capi's function fn (open, open_file, open_json) from
+ * E, opened by burrow.embed.capi's function fn (open, open_file, open_json) from
  * config; package.path set to lua_path (NULL: where the Lua side is);
  * host_module, if not NULL, offered to its state as burrow.host (the
  * openers above: api_open.c, lhost.c). NULL and *errmsg on failure. */

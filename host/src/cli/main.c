@@ -1,6 +1,6 @@
 /*
  * main.c - the burrow command. Everything past argument passing is Lua
- * (lua/burrow/cli.lua); this file sets up the state and the process:
+ * (lua/burrow/transport/cli.lua); this file sets up the state and the process:
  * a higher fd limit for deep walks, SIGPIPE ignored so a vanished client is
  * an error, not a kill.
  */
@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
   bw_lua_preload_module(L, "burrow.host", luaopen_burrow_host);
   lua_pushcfunction(L, traceback);
   lua_getglobal(L, "require");
-  lua_pushliteral(L, "burrow.cli");
+  lua_pushliteral(L, "burrow.transport.cli");
   int rc = lua_pcall(L, 1, 1, 1);
   if (rc == LUA_OK) {
     lua_createtable(L, argc, 0);

@@ -1,7 +1,7 @@
 /*
  * lbuiltin.c - the Lua files built into the burrow binary (lbuiltin.h),
  * and core.builtin(path) / core.builtin_list(dir) for the Lua side's own
- * reads of its files (burrow.files): a built-in path is answered from the
+ * reads of its files (burrow.base.files): a built-in path is answered from the
  * binary, never from the disk.
  */
 #include <lauxlib.h>

@@ -1,6 +1,6 @@
 /*
  * lheld.c - a search's results held as the core made them, printed where
- * they leave (lua/burrow/printer.lua), as ripgrep's printer is chosen by
+ * they leave (lua/burrow/toolkit/printer.lua), as ripgrep's printer is chosen by
  * its caller: grep's content matches (a match set) and glob's entries (an
  * entry set), each a userdata owning the core's result.
  *

@@ -21,7 +21,7 @@
 
 /* LPeg (Debian's liblua5.4-lpeg) where it is linked in (the binary,
  * libburrow.so, core.so): offered as package.preload.lpeg unless the state
- * already has an lpeg, so burrow.caps and burrow.patch_grammar need no
+ * already has an lpeg, so burrow.base.caps and burrow.toolkit.patch_grammar need no
  * lpeg.so (nor an lpeg rock) on package.cpath, a copied binary needs none,
  * and a host inside LuaJIT (burrow.ffi opens libburrow with RTLD_DEEPBIND)
  * runs the copy bound to libburrow's liblua5.4, not an lpeg.so whose lua_*

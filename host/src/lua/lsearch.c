@@ -21,7 +21,7 @@
  *
  * With opts.held, grep's content matches and glob's entries stay as the
  * core made them, a set (lheld.c) that the edge prints as JSON, text or
- * tables (lua/burrow/printer.lua); else they come as tables. Both give
+ * tables (lua/burrow/toolkit/printer.lua); else they come as tables. Both give
  * the same choice (max_results, max_result_bytes).
  */
 #include <lauxlib.h>

@@ -31,7 +31,7 @@ static void set_int(lua_State *L, const char *k, uint64_t v) {
 
 /* opts.progress(entries), called while staging: true stops it as a cancel
  * does (ctx:cancelled: a task cancelled through the store, or escalated
- * here, burrow.tasks); its errors are dropped (a progress report never
+ * here, burrow.mcp.tasks); its errors are dropped (a progress report never
  * fails the call). */
 typedef struct progress_fn {
   lua_State *L;

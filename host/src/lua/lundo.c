@@ -2,7 +2,7 @@
  * lundo.c - undo stores (core/undo.c) as burrow.core.undo_store and
  * burrow.core.undo_find: the session's record of what files were before
  * its changes, outside the Lua state so an HTTP session's calls find it
- * from any worker (burrow.undo is its one user); core.undo_shared, one
+ * from any worker (burrow.toolkit.undo is its one user); core.undo_shared, one
  * whose records live in the deployment's state store (any instance).
  */
 #include <lauxlib.h>

@@ -38,7 +38,7 @@ static const char *const METHODS[] = {
     "prompts/list",     "prompts/get",    "completion/complete",
     "subscriptions/listen", "tasks/get",    "tasks/update",
     "tasks/cancel",
-    /* the resource-operations extension (burrow.resource_ops) */
+    /* the resource-operations extension (burrow.mcp.resource_ops) */
     "resources/stat",   "resources/create", "resources/update", "resources/delete", NULL};
 
 static int listed(const char *const *list, const char *v) {

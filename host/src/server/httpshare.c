@@ -1,7 +1,7 @@
 /*
  * httpshare.c - sessions every instance serves: with a deployment's store
  * (opts.store: Redis or Valkey behind several instances), a session's
- * record lives there (the Lua worker writes it: lua/burrow/sessionstore.lua)
+ * record lives there (the Lua worker writes it: lua/burrow/mcp/sessionstore.lua)
  * and every request of a session asks the store first (one round trip):
  * one this instance has never seen is served like any other once the
  * store has it for the request's token, one the store no longer has
@@ -38,7 +38,7 @@ static int id_ok(const char *sid) {
 }
 
 /* The token id a record names: the first 16 hex digits of its sha256 (an
- * OAuth principal's: of iss and sub), as lua/burrow/http.lua's principal;
+ * OAuth principal's: of iss and sub), as lua/burrow/transport/http.lua's principal;
  * "-" without authentication. */
 void bwh_token_id(const bw_http *h, int token, const bw_oauth_who *who, char out[17]) {
   if (token < 0) {

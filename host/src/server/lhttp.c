@@ -1,7 +1,7 @@
 /*
  * lhttp.c - `burrow mcp --http` as burrow.server.http_start: the listener
  * (http.c) and its Lua workers. Each worker is a thread with a Lua state
- * of its own running burrow.http's loop; the scheduler (httpsess.c) hands
+ * of its own running burrow.transport.http's loop; the scheduler (httpsess.c) hands
  * any free worker the next session in tenant order, with the state its
  * last worker left (w:record, w:release), so a long call holds one worker
  * and no other session waits behind it while another is free. Each worker
@@ -226,7 +226,7 @@ static int w_cancel_task(lua_State *L) {
   return 1;
 }
 
-/* The sink of a tenant's reports (lua/burrow/init.lua, mcp.lua): the
+/* The sink of a tenant's reports (lua/burrow/init.lua, mcp/init.lua): the
  * listener's metrics and the tenant's index in them. */
 typedef struct msink {
   bw_metrics *m;
@@ -574,7 +574,7 @@ static int l_http_start(lua_State *L) {
   free(oauth);
   if (oauth_bad) goto fail;
   srv->setup = opt_string(L, 1, "setup", "{}");
-  srv->module = opt_string(L, 1, "module", "burrow.http");
+  srv->module = opt_string(L, 1, "module", "burrow.transport.http");
   lua_getglobal(L, "package");
   srv->path = opt_string(L, lua_gettop(L), "path", "");
   srv->cpath = opt_string(L, lua_gettop(L), "cpath", "");

@@ -6,7 +6,7 @@
 -- Decisions and deviations are in docs/packs.md.
 
 local P = require "burrow.pack"
-local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
+local MAX_INTEGER = require("burrow.toolkit.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 local json = require("burrow.core").json
 
 

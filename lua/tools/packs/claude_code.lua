@@ -8,8 +8,8 @@
 local core = require "burrow.core"
 local json = core.json
 local P = require "burrow.pack"
-local cost = require "burrow.cost" -- the token estimate read_file and stat give
-local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
+local cost = require "burrow.toolkit.cost" -- the token estimate read_file and stat give
+local MAX_INTEGER = require("burrow.toolkit.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 
 -- Read state, per session (one MCP connection, never shared by the
 -- sessions of a tenant): key -> {hash, newline, partial}.
@@ -119,7 +119,7 @@ Usage:
         remember(ctx, a.file_path, r.content_hash, nil, false)
         return { content = "", image = r.content, mime_type = r.mime_type, path = a.file_path }
       end
-      if r.notebook then -- cells and their outputs (burrow.notebook), images as image blocks
+      if r.notebook then -- cells and their outputs (burrow.toolkit.notebook), images as image blocks
         remember(ctx, a.file_path, r.content_hash, nil, r.truncated)
         return { content = r.content, images = r.images, path = a.file_path }
       end
@@ -588,7 +588,7 @@ end
 
 ---------------------------------------------------------------------------
 -- NotebookEdit: Claude Code's schema over the native notebook_edit (the
--- cell logic is burrow.notebook's); the notebook must have been Read.
+-- cell logic is burrow.toolkit.notebook's); the notebook must have been Read.
 
 local function notebook_edit_tool()
   return {

@@ -11,7 +11,7 @@
 
 local core = require "burrow.core"
 local P = require "burrow.pack"
-local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
+local MAX_INTEGER = require("burrow.toolkit.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 
 local LINE_CAP = 500 -- bytes per line in read_file and per name in list_dir
 local BOM = "\239\187\191"
@@ -26,7 +26,7 @@ local MAX_MATCH_STEPS = 1 << 23
 local err = P.invalid
 
 ---------------------------------------------------------------------------
--- String helpers (the patch itself is parsed by lua/burrow/patch_grammar.lua)
+-- String helpers (the patch itself is parsed by lua/burrow/toolkit/patch_grammar.lua)
 
 -- Linear: "%s+$" alone would retry from every byte of a whitespace run.
 local function rstrip(s)
@@ -322,7 +322,7 @@ local function apply_patch(ctx, a)
     return err(("the patch is %d bytes, over the limit of %d (max patch bytes); split it into smaller patches")
       :format(#a.input, MAX_PATCH_BYTES), "INVALID_ARGUMENT")
   end
-  local hunks, perr, pcode = require("burrow.patch_grammar").parse(a.input or "")
+  local hunks, perr, pcode = require("burrow.toolkit.patch_grammar").parse(a.input or "")
   if not hunks then return err(perr, pcode or "INVALID_PATCH") end
   if #hunks == 0 then return err("No files were modified.", "INVALID_PATCH") end
 

@@ -8,9 +8,9 @@
 -- truncated flag, omittedMatches as a lower bound) are in docs/packs.md.
 
 local core = require "burrow.core"
-local context = require "burrow.context"
+local context = require "burrow.toolkit.context"
 local P = require "burrow.pack"
-local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
+local MAX_INTEGER = require("burrow.toolkit.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 local json = core.json
 
 local MB = 1024 * 1024

@@ -8,7 +8,7 @@
 local core = require "burrow.core"
 local json = core.json
 local P = require "burrow.pack"
-local MAX_INTEGER = require("burrow.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
+local MAX_INTEGER = require("burrow.toolkit.schema").MAX_INTEGER -- numbers past it: INVALID_ARGUMENT
 
 -- The peer's words for burrow's failures (op: the syscall it names); the
 -- path is the one the details name, else the agent's. The code stays in _meta.

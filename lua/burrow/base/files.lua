@@ -1,0 +1,74 @@
+-- burrow.base.files: the operator-side file helpers the loaders share (tools,
+-- policies, config): these read trusted files named by the operator or
+-- shipped with burrow, never an agent's path (those go through the
+-- resolver in burrow.core).
+
+local core = require "burrow.core"
+
+local files = {}
+
+-- A path under core.builtin_dir ("[burrow]/lua") names a Lua file built
+-- into the burrow binary (a copied binary runs from them): answered from
+-- the binary, never looked for on disk.
+local function builtin(file)
+  local dir = core.builtin_dir
+  return dir ~= "" and file:sub(1, #dir + 1) == dir .. "/"
+end
+
+function files.readable(file)
+  if builtin(file) then return core.builtin(file) ~= nil end
+  local f = io.open(file, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- The whole file, or nil, message.
+function files.read(file)
+  if builtin(file) then return core.builtin(file) end
+  local f, err = io.open(file, "rb")
+  if not f then return nil, err end
+  local s, rerr = f:read("a")
+  f:close()
+  if not s then return nil, rerr end
+  return s
+end
+
+-- The rule for tools and policies entries (docs/config.md): a file if it
+-- has a "/" or ends in .lua, else a name.
+function files.is_file(spec)
+  return spec:find("/", 1, true) ~= nil or spec:match("%.lua$") ~= nil
+end
+
+-- A built-in directory (tools, policy): beside lua/burrow in the source
+-- tree and `make install`, or inside the module in the rock (a Lua module
+-- tree has no room for top-level dirs). probe names a file it must hold.
+local here = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]+/[^/]+$")) or "lua/burrow" -- this file is burrow/base/files.lua
+
+function files.builtin_dir(sub, probe)
+  if files.readable(("%s/%s/%s"):format(here, sub, probe)) then return here .. "/" .. sub end
+  return (here:match("^(.*)/[^/]+$") or ".") .. "/" .. sub
+end
+
+-- The names in a directory of burrow's own (built-in, or on disk), sorted
+-- or not; none when it cannot be listed.
+function files.list(dir)
+  if builtin(dir .. "/") then return core.builtin_list(dir) end
+  local out, p = {}, io.popen(("ls -1 %q 2>/dev/null"):format(dir))
+  if p then
+    for line in p:lines() do out[#out + 1] = line end
+    p:close()
+  end
+  return out
+end
+
+-- NAME.lua in the first of dirs (the operator's own) that has it, else in
+-- the built-in directory.
+function files.find(name, dirs, builtin)
+  for _, dir in ipairs(dirs or {}) do
+    local file = ("%s/%s.lua"):format(dir, name)
+    if files.readable(file) then return file end
+  end
+  return ("%s/%s.lua"):format(builtin, name)
+end
+
+return files

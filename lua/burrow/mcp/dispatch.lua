@@ -1,0 +1,261 @@
+-- burrow.mcp.dispatch: from a message to its handler. One message or a
+-- batch checked as JSON-RPC 2.0 asks; a client's answer to our request
+-- handed to its handler (base.replies); one table of the methods with the
+-- eras that have them (session: the revisions with initialize; stateless:
+-- 2026-07-28, whose request carries everything in its _meta) and an era
+-- adapter in front of every answer. Methods of the Server (burrow.mcp.base).
+
+local core = require "burrow.core"
+local json = core.json
+local listen = require "burrow.mcp.listen"
+local session = require "burrow.mcp.session"
+local resource_ops = require "burrow.mcp.resource_ops"
+local base = require "burrow.mcp.base"
+local handlers = require "burrow.mcp.handlers"
+local call = require "burrow.mcp.call"
+
+local Server = base.Server
+local META, LEVELS, BIG_REPLY = base.META, base.LEVELS, base.BIG_REPLY
+local SERVER_INFO, INSTRUCTIONS = base.SERVER_INFO, base.INSTRUCTIONS
+local on_note = handlers.on_note
+
+-- ------------------------------------------------- MCP 2026-07-28
+
+local function all_versions()
+  local out = json.array {}
+  for _, v in ipairs(base.stateless_versions) do out[#out + 1] = v end
+  for _, v in ipairs(base.versions) do out[#out + 1] = v end
+  return out
+end
+
+local function stateless_version(v)
+  for _, s in ipairs(base.stateless_versions) do
+    if s == v then return true end
+  end
+  return false
+end
+
+-- What the stateless revision honours: resource updates on a
+-- subscriptions/listen stream; list changes only where the lists can
+-- change (a stdio server that reloads on SIGHUP); no server-to-client
+-- requests outside a call (a call asks through MRTR).
+local function stateless_caps(self)
+  local lists = listen.lists_change(self) or nil
+  return { tools = { listChanged = lists }, prompts = { listChanged = lists },
+    -- stdio serves listens on its channel; HTTP (a Server with a session
+    -- id) on a stream of their own
+    resources = { subscribe = (self.channel.can_listen or self.channel.sid ~= nil) or nil, listChanged = lists },
+    logging = {}, completions = {},
+    extensions = { [require("burrow.mcp.tasks").EXT] = {}, [resource_ops.EXT] = resource_ops.capability() },
+    experimental = { [resource_ops.EXT] = resource_ops.capability() } }
+end
+
+-- How long a client or a cache may keep a result, and for whom: file
+-- contents and the file list change at any time (0: ask again); the lists
+-- of tools, templates and prompts change with the configuration. Private:
+-- what a tenant sees is its own.
+local CACHE_HINTS = {
+  ["tools/list"] = { 60000, "private" },
+  ["prompts/list"] = { 60000, "private" },
+  ["resources/templates/list"] = { 60000, "private" },
+  ["resources/list"] = { 0, "private" },
+  ["resources/read"] = { 0, "private" },
+  ["resources/stat"] = { 0, "private" },
+  ["server/discover"] = { 60000, "public" },
+}
+
+-- The methods by their name on the wire ("tools/list" is a method,
+-- "tools_list" the Lua name is not), each with the eras that have it:
+-- session (the revisions with initialize) and stateless (2026-07-28).
+local S, L, BOTH = { session = true }, { stateless = true }, { session = true, stateless = true }
+local methods = {
+  ["initialize"] = { handlers.initialize, S },
+  ["ping"] = { handlers.ping, S },
+  ["logging/setLevel"] = { handlers.logging_setLevel, S },
+  ["resources/subscribe"] = { handlers.resources_subscribe, S },
+  ["resources/unsubscribe"] = { handlers.resources_unsubscribe, S },
+  ["server/discover"] = { function(self)
+    return { supportedVersions = all_versions(), capabilities = stateless_caps(self), instructions = INSTRUCTIONS }
+  end, L },
+  ["subscriptions/listen"] = { listen.open, L },
+  ["tools/list"] = { call.tools_list, BOTH },
+  ["tools/call"] = { call.tools_call, BOTH },
+  ["resources/list"] = { handlers.resources_list, BOTH },
+  ["resources/templates/list"] = { handlers.resources_templates_list, BOTH },
+  ["resources/read"] = { handlers.resources_read, BOTH },
+  ["prompts/list"] = { handlers.prompts_list, BOTH },
+  ["prompts/get"] = { handlers.prompts_get, BOTH },
+  ["completion/complete"] = { handlers.completion_complete, BOTH },
+  -- the tasks extension (burrow.mcp.tasks); tasks/result and tasks/list are
+  -- not in 2026-07-28
+  -- (required with the first: a start that answers initialize needs none)
+  ["tasks/get"] = { function(...) return require("burrow.mcp.tasks").get(...) end, L },
+  ["tasks/update"] = { function(...) return require("burrow.mcp.tasks").update(...) end, L },
+  ["tasks/cancel"] = { function(...) return require("burrow.mcp.tasks").cancel(...) end, L },
+  -- the resource-operations extension (burrow.mcp.resource_ops), both eras
+  ["resources/stat"] = { resource_ops.stat, BOTH },
+  ["resources/create"] = { resource_ops.create, BOTH },
+  ["resources/update"] = { resource_ops.update, BOTH },
+  ["resources/delete"] = { resource_ops.delete, BOTH },
+}
+
+-- What an era makes of a handler's answer: (res, code, msg, data) in, the
+-- same out. 2026-07-28 answers a URI that names no file with -32602 and
+-- the uri (SEP-2164), not -32002, and marks each result complete with the
+-- server's info and, for lists and reads, how long it may be kept.
+local adapt = {
+  session = function(_, res, code, msg, data) return res, code, msg, data end,
+  stateless = function(method, res, code, msg, data)
+    if res == nil and code == -32002 and method == "resources/read" then
+      return nil, -32602, "Resource not found: " .. msg, data
+    end
+    if res == nil then return nil, code, msg, data end
+    res.resultType = res.resultType or "complete"
+    res._meta = res._meta or {}
+    res._meta[META .. "serverInfo"] = SERVER_INFO
+    local hint = CACHE_HINTS[method]
+    if hint then res.ttlMs, res.cacheScope = hint[1], hint[2] end
+    return res
+  end,
+}
+
+--- The request id is answered now with res (a tools/call's
+-- CreateTaskResult, a tasks/update's empty answer) while its call goes on
+-- as task task_id: where the channel can (an HTTP worker, unless every
+-- other one runs a task); false when it cannot (not now, or never: stdio).
+function Server:detach(id, res, task_id)
+  if not (self.channel.detach and self.session.stateless) then return false end
+  res = adapt.stateless("tools/call", res)
+  return self.channel:detach(task_id, { jsonrpc = "2.0", id = id, result = res }) == true
+end
+
+-- Run method in era and answer it: the one place a handler is called.
+function Server:dispatch(era, id, method, params)
+  local m = methods[method]
+  if not (m and m[2][era]) then return self:error(id, -32601, "Method not found: " .. method) end
+  local ok, res, ecode, emsg, edata = pcall(m[1], self, params, id)
+  if not ok then
+    io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
+    return self:error(id, -32603, "internal error")
+  end
+  if res == nil and ecode == nil then return end -- answered already, or not at all (cancelled)
+  res, ecode, emsg, edata = adapt[era](method, res, ecode, emsg, edata)
+  if res == nil then return self:error(id, ecode, emsg, edata) end
+  self:reply(id, res)
+end
+
+--- A request of the stateless revision: everything it needs is in its
+-- _meta (revision, client capabilities, log level), so it is served the
+-- same on any worker, over stdio or HTTP, beside any session. The
+-- Server's own fields are set for the call and put back after it.
+function Server:handle_stateless(id, method, params, meta)
+  local v = meta[META .. "protocolVersion"]
+  if not stateless_version(v) then
+    return self:error(id, -32022, ("Unsupported protocol version: %s"):format(tostring(v)),
+      { supported = all_versions(), requested = type(v) == "string" and v or tostring(v) })
+  end
+  local caps = meta[META .. "clientCapabilities"]
+  if type(caps) ~= "table" or getmetatable(caps) == json.array_mt then
+    return self:error(id, -32602, 'Invalid params: params._meta must carry "' .. META
+      .. 'clientCapabilities" (an object; {} for none)')
+  end
+  local level = meta[META .. "logLevel"]
+  if level ~= nil and not LEVELS[level] then
+    return self:error(id, -32602, "Invalid params: _meta logLevel must be one of debug, info, notice, warning, error, critical, alert, emergency")
+  end
+  -- the request's own record, from its _meta; the connection's is back after it
+  local base = self.session
+  self.session = session.stateless(base, v, caps, meta[META .. "clientInfo"], level)
+  local ok, err = pcall(self.dispatch, self, "stateless", id, method, params)
+  session.settle(base, self.session)
+  self.session = base
+  if not ok then error(err, 0) end
+end
+
+-- What the client may use as a request id: a string or a number (MCP:
+-- never null).
+local function valid_id(id)
+  return type(id) == "string" or (type(id) == "number" and id == id and math.abs(id) ~= math.huge)
+end
+
+-- One message (not a batch). JSON-RPC 2.0: anything that is not a valid
+-- Request gets -32600, with its id if it has a usable one, else null;
+-- notifications (no id) are never answered; a handler that returns nil
+-- without a code sends nothing (a request cancelled before it ran).
+function Server:handle_one(msg)
+  if type(msg) ~= "table" or getmetatable(msg) == json.array_mt then
+    return self:error(nil, -32600, "Invalid Request: a message must be a JSON object")
+  end
+  local id, method = msg.id, msg.method
+  local reply_id = valid_id(id) and id or nil
+  if method == nil then
+    if msg.result ~= nil or msg.error ~= nil then -- a response to a request of ours
+      local on_reply = valid_id(id) and self.session.waiting[id]
+      if on_reply then
+        self.session.waiting[id] = nil
+        if type(on_reply) == "string" then on_reply = base.replies[on_reply] or function() end end
+        local ok, err = pcall(on_reply, self, msg)
+        if not ok then io.stderr:write("burrow: handling the client's answer: ", tostring(err), "\n") end
+      end
+      return
+    end
+    return self:error(reply_id, -32600, "Invalid Request: no method")
+  end
+  if msg.jsonrpc ~= "2.0" then return self:error(reply_id, -32600, 'Invalid Request: jsonrpc must be "2.0"') end
+  if type(method) ~= "string" then return self:error(reply_id, -32600, "Invalid Request: method must be a string") end
+  if id ~= nil and not valid_id(id) then
+    return self:error(nil, -32600, "Invalid Request: id must be a string or a number")
+  end
+  local params = msg.params
+  if params == nil or params == json.null then params = {} end
+  if type(params) ~= "table" then
+    return self:error(reply_id, -32600, "Invalid Request: params must be an object")
+  end
+  if id == nil then -- notifications need no answer
+    local note = on_note[method]
+    if note then
+      local ok, err = pcall(note, self, params)
+      if not ok then io.stderr:write("burrow: internal error in ", method, ": ", tostring(err), "\n") end
+    end
+    return
+  end
+  if getmetatable(params) == json.array_mt then
+    return self:error(id, -32602, "Invalid params: params must be an object, not an array")
+  end
+  -- a request that names its revision in _meta: served statelessly (an
+  -- initialized session's own revision in _meta changes nothing)
+  local meta = params._meta
+  local mv = type(meta) == "table" and meta[META .. "protocolVersion"]
+  if mv and (stateless_version(mv) or not self.session.protocol) then
+    return self:handle_stateless(id, method, params, meta)
+  end
+  return self:dispatch("session", id, method, params)
+end
+
+-- Revisions whose clients may send JSON-RPC batches (2025-06-18 removed them)
+local function batches_allowed(protocol)
+  return protocol ~= nil and protocol < "2025-06-18"
+end
+
+function Server:handle(msg)
+  if getmetatable(msg) ~= json.array_mt then return self:handle_one(msg) end
+  if not batches_allowed(self.session.protocol) then
+    return self:error(nil, -32600, "Invalid Request: batches are not supported in this protocol revision; send one object per line")
+  end
+  if #msg == 0 then return self:error(nil, -32600, "Invalid Request: empty batch") end
+  -- one array of the responses, none if all were notifications
+  self.batch = json.array {}
+  for _, m in ipairs(msg) do
+    local ok, err = pcall(self.handle_one, self, m)
+    if not ok then
+      self.batch = nil
+      error(err, 0)
+    end
+  end
+  local out = self.batch
+  self.batch = nil
+  if #out > 0 then
+    local n = self.channel:send(out)
+    if n and n > BIG_REPLY then self.big_garbage = true end
+  end
+end

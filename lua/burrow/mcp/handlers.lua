@@ -1,0 +1,104 @@
+-- burrow.mcp.handlers: the MCP requests other than tools/call and the
+-- tasks and resource-operation extensions: initialize, ping, logging,
+-- prompts, completions, resources; and the client's notifications the
+-- server acts on. handlers.NAME(self, params, id) -> res | nil, code, msg,
+-- data, as burrow.mcp.dispatch calls them.
+
+local core = require "burrow.core"
+local json = core.json
+local resources = require "burrow.mcp.resources"
+local client_roots = require "burrow.mcp.client_roots"
+local listen = require "burrow.mcp.listen"
+local resource_ops = require "burrow.mcp.resource_ops"
+local base = require "burrow.mcp.base"
+
+local LEVELS = base.LEVELS
+
+local handlers = {}
+
+local function negotiate(requested)
+  for _, v in ipairs(base.versions) do
+    if v == requested then return v end
+  end
+  return base.versions[1]
+end
+
+function handlers.initialize(self, params)
+  if type(params.protocolVersion) ~= "string" then
+    return nil, -32602, "Invalid params: initialize needs protocolVersion (a string)"
+  end
+  self.session.protocol = negotiate(params.protocolVersion)
+  self.session.client = params.clientInfo
+  self.session.client_caps = type(params.capabilities) == "table" and params.capabilities or {}
+  return {
+    protocolVersion = self.session.protocol,
+    capabilities = { tools = { listChanged = true }, logging = {}, prompts = {}, completions = {},
+      resources = { subscribe = true, listChanged = true },
+      -- the resource-operations strawman (provisional): where its text
+      -- puts it, and as experimental, the field every revision has
+      extensions = { [resource_ops.EXT] = resource_ops.capability() },
+      experimental = { [resource_ops.EXT] = resource_ops.capability() } },
+    serverInfo = base.SERVER_INFO,
+    instructions = base.INSTRUCTIONS,
+  }
+end
+
+-- The operator's prompts (burrow.workspace.prompts; none by default: an empty list),
+-- required with the first prompt request (a start that answers initialize
+-- needs none).
+local function prompts() return require "burrow.workspace.prompts" end
+
+function handlers.prompts_list(self) return { prompts = prompts().describe(self.ws.prompt_list) } end
+
+function handlers.prompts_get(self, params)
+  local args = params.arguments
+  if args == nil or args == json.null then args = {} end
+  return self:with_questions("prompt:" .. tostring(params.name), args, params, function(ask)
+    return prompts().get(self.ws, params, { session = self.session, ask = ask })
+  end)
+end
+
+-- completion/complete: a prompt's argument (its complete function), or the
+-- path under a file template (resources.complete)
+function handlers.completion_complete(self, params)
+  local ref, arg = params.ref, params.argument
+  if type(ref) ~= "table" or type(arg) ~= "table" or type(arg.name) ~= "string" or type(arg.value) ~= "string" then
+    return nil, -32602, "Invalid params: completion/complete needs ref {type, name|uri} and argument {name, value} (strings)"
+  end
+  if ref.type == "ref/prompt" then return prompts().complete(self.ws, ref, arg, { session = self.session }) end
+  if ref.type == "ref/resource" then return resources.complete(self, ref, arg) end
+  return nil, -32602, ('Invalid params: ref.type must be "ref/prompt" or "ref/resource", not %s'):format(tostring(ref.type))
+end
+
+function handlers.ping() return {} end
+
+handlers.resources_list = resources.list
+handlers.resources_templates_list = resources.templates
+-- an operator resource's read may ask the client (ctx:ask), as a prompt may
+function handlers.resources_read(self, params)
+  return self:with_questions("resource:" .. tostring(params.uri), {}, params, function(ask)
+    return resources.read(self, params, ask)
+  end)
+end
+handlers.resources_subscribe = resources.subscribe
+handlers.resources_unsubscribe = resources.unsubscribe
+
+-- Notifications the server acts on (others are ignored, as JSON-RPC says).
+handlers.on_note = {}
+local on_note = handlers.on_note
+on_note["notifications/initialized"] = client_roots.ask
+on_note["notifications/roots/list_changed"] = client_roots.ask
+-- a cancel of a tool call is the stdio thread's (lserver.c); one naming a
+-- listen ends it
+on_note["notifications/cancelled"] = listen.cancel
+
+function handlers.logging_setLevel(self, params)
+  if not LEVELS[params.level] then
+    return nil, -32602, ("Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency (got %s)")
+      :format(type(params.level) == "string" and ("%q"):format(params.level) or tostring(params.level))
+  end
+  self.session.log_level = params.level
+  return {}
+end
+
+return handlers

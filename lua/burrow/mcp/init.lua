@@ -1,0 +1,246 @@
+-- burrow.mcp: the Model Context Protocol over stdio. One JSON-RPC message
+-- per line in, one per line out, nothing else on stdout. Tool failures are
+-- results with isError; protocol failures are JSON-RPC errors. Stdin is
+-- read by a C thread (burrow.server.stdio) so a cancel notification reaches
+-- the call in flight while it runs, and a ping during a tool call is
+-- answered by that thread at once; other requests that arrive meanwhile
+-- are queued and answered in order after the call.
+--
+-- This file is the Server's public face (mcp.new, mcp.channel, the stdio
+-- loop); its parts: the Server's table and its messages out
+-- (burrow.mcp.base), the questions a call asks the client (mcp/ask.lua), the
+-- tools/call path (mcp/call.lua), the other requests (mcp/handlers.lua), the
+-- methods by era and the JSON-RPC checks (mcp/dispatch.lua).
+
+local core = require "burrow.core"
+local json = core.json
+local resources = require "burrow.mcp.resources"
+local client_roots = require "burrow.mcp.client_roots"
+local listen = require "burrow.mcp.listen"
+local session = require "burrow.mcp.session"
+local base = require "burrow.mcp.base"
+local handlers = require "burrow.mcp.handlers"
+require "burrow.mcp.ask"      -- Server:await, approver, ask_client, asker...
+require "burrow.mcp.call"     -- Server:run_tool, tool_result, resume_task...
+require "burrow.mcp.dispatch" -- Server:handle, handle_one, dispatch...
+
+local mcp = {}
+
+-- the session revisions, the stateless ones (2026-07-28) and the names of
+-- the handlers of the client's answers: base's own tables
+mcp.versions = base.versions
+mcp.stateless_versions = base.stateless_versions
+mcp.replies = base.replies
+
+local Server = base.Server
+
+--- A Channel: how a Server meets its transport, one per connection
+-- (stdio) or HTTP session, and all the Server knows of it:
+--   ch:send(msg) -> bytes      a message (or a batch) to the client
+--   ch:begin(id) -> cancelled  a tool call starts (true: it was cancelled
+--                              while it waited in the queue)
+--   ch:cancelled(), ch:finish()   during and at the end of that call
+--   ch:next(timeout) -> text | false, event | nil, why   the next message
+--                              while a call waits for the client's answer
+--   ch:watch(fd), ch:watch_done()   the session's watch fd to wake on
+--   ch.wire          replies go out encoded by the channel (read_file may
+--                    answer with a json.fragment; stdio), and requests
+--                    that come during a read-only call are served
+--   ch.can_listen, ch.listening   a subscriptions/listen may be held open
+--                    on this request's stream (and is)
+--   ch.sid, ch.stream, ch.param_headers   HTTP: the session, the POST's
+--                    stream, its Mcp-Param-* headers
+-- mcp.channel(send) is the in-process one: no client to ask, nothing
+-- cancelled, each message to send (dropped without one).
+function mcp.channel(send)
+  return {
+    send = function(_, msg) if send then send(msg) end end,
+    begin = function() return false end,
+    finish = function() end,
+    cancelled = function() return false end,
+    next = function() return nil, "no client to answer (an in-process server)" end,
+    watch = function() end,
+    watch_done = function() end,
+  }
+end
+
+--- opts.reopen: function() -> a new workspace | nil, message (SIGHUP);
+-- opts.channel (mcp.channel()'s by default); opts.approval_key,
+-- approval_ttl, approval_store: how MRTR states are signed and used once
+function mcp.new(ws, opts)
+  opts = opts or {}
+  -- session: this connection's record (burrow.mcp.session), handed to every
+  -- call (hooks.session). Its log_level is nil until the client sets one
+  -- (logging/setLevel): no notifications/message before it asked for them
+  return setmetatable({ ws = ws, reopen = opts.reopen, channel = opts.channel or mcp.channel(),
+    approval_key = opts.approval_key, approval_shared = opts.approval_shared,
+    approval_ttl = opts.approval_ttl, approval_store = opts.approval_store,
+    session = opts.session or session.new { id = ws.session and ws.session.id or "mcp" },
+    pending = {},
+    subs = {},    -- resources/subscribe: uri -> watch id
+    listens = {}, -- subscriptions/listen: listen.key(id) -> {id, filter, subs}
+  }, Server)
+end
+
+-- Messages that may be handled while a read-only call waits on its walk:
+-- requests other than initialize (a tool call only of a read-only tool),
+-- and the notifications that change nothing (a cancel, progress).
+local MEANWHILE_NOTES = { ["notifications/cancelled"] = true, ["notifications/progress"] = true }
+function Server:meanwhile_ok(msg)
+  if type(msg) ~= "table" or getmetatable(msg) == json.array_mt or type(msg.method) ~= "string" then return false end
+  if msg.id == nil then return MEANWHILE_NOTES[msg.method] == true end
+  if msg.method == "initialize" then return false end
+  if msg.method ~= "tools/call" then return true end
+  local tool = type(msg.params) == "table" and type(msg.params.name) == "string" and self.ws:tool(msg.params.name)
+  return tool ~= nil and tool.annotations ~= nil and tool.annotations.readOnlyHint == true
+end
+
+-- While a read-only tool call waits on its walk (its progress check, every
+-- 100 ms), the requests that arrived meanwhile are answered now, one call
+-- deep: reads, lists, pings. The first message that has to wait (a tool
+-- that writes, a reply to us, an event) stops this, and every message after
+-- it waits too, so the client's order holds from there on.
+function Server:serve_meanwhile()
+  if not self.channel.wire or self.meanwhile or self.batch or #self.pending > 0 then return end
+  self.meanwhile = true
+  while true do
+    local line, why = self.channel:next(0)
+    if line == nil then break end -- nothing waiting (the end of input: the main loop sees it)
+    if line == false and why == "watch" then -- changes go out meanwhile too
+      self:pump_watch()
+      self.channel:watch_done()
+    elseif line == false then
+      self.pending[#self.pending + 1] = { event = why }
+      break
+    else
+      local msg = line:find("%S") and json.decode(line)
+      if not self:meanwhile_ok(msg) then
+        self.pending[#self.pending + 1] = line
+        break
+      end
+      local ok, err = pcall(self.handle, self, msg)
+      if not ok then io.stderr:write("burrow: internal error meanwhile: ", tostring(err), "\n") end
+    end
+  end
+  self.meanwhile = false
+end
+
+-- SIGHUP: build the workspace again from the files; keep the old one if
+-- that fails; tell the client when the tool list changed.
+function Server:reload()
+  if not self.reopen then return end
+  local ws, err = self.reopen()
+  if not ws then
+    io.stderr:write("burrow: reload failed, keeping the previous configuration: ", tostring(err), "\n")
+    self:log("error", "reload failed, keeping the previous configuration: " .. tostring(err))
+    return
+  end
+  local before = json.encode(self.ws:tools { format = "mcp" })
+  local prompts_before = json.encode(handlers.prompts_list(self))
+  self.ws:close()
+  self.ws = ws
+  io.stderr:write("burrow: reloaded configuration, tools and policies\n")
+  self:log("notice", "reloaded configuration, tools and policies")
+  if json.encode(ws:tools { format = "mcp" }) ~= before then
+    if self.session.protocol then self:notify("notifications/tools/list_changed") end
+    listen.changed(self, "toolsListChanged")
+  end
+  if json.encode(handlers.prompts_list(self)) ~= prompts_before then listen.changed(self, "promptsListChanged") end
+  client_roots.apply(self) -- the client's roots within the new configuration
+  listen.rewatch(self)
+  listen.changed(self, "resourcesListChanged")
+  if not self.session.scope then
+    resources.resubscribe(self)
+    if self.session.protocol then self:notify("notifications/resources/list_changed") end
+  end
+end
+
+-- Send the watch's changes that are due; remember when the held ones are.
+function Server:pump_watch()
+  local wait = resources.pump(self)
+  self.due_at = wait and core.now() + wait
+end
+
+-- Seconds without a message after which the loop collects its garbage
+-- and returns the freed memory (once per quiet spell).
+local IDLE_TIDY_S = 0.5
+
+-- Serve until stdin closes. restart_gc: the caller stopped the collector
+-- for its start (cli.lua); it runs again once the first message (or event)
+-- is handled: restarted before it, its first steps were ~5% of the
+-- instructions before the initialize answer (a first call's garbage waits
+-- for its end, where a big reply's is collected anyway).
+function Server:run(max_request, restart_gc)
+  -- a call's garbage (arguments, a result's tables) dies young: the
+  -- generational collector takes it in small steps, not in the long
+  -- incremental sweeps that land in some calls' latency. Switched to after
+  -- the first message: the switch is a full collection (4% of a start-up's
+  -- instructions), and the first message (initialize) waited for it.
+  local generational = false
+  -- a start the system refuses (threads, file descriptors) is the
+  -- operator's to fix: one line and exit 2 (cli.lua), no traceback
+  local made, stdio = pcall(require("burrow.server").stdio, max_request)
+  if not made then error({ fail = tostring(stdio) .. " (the process's thread or file limits?)" }, 0) end
+  -- the first subscription's watch fd wakes the loop (false, "watch");
+  -- another transport watches it itself and calls resources.pump(self)
+  -- when the fd is readable and when the time it returns has passed
+  self.channel = {
+    wire = true,       -- stdio encodes; the loop serve_meanwhile reads from
+    can_listen = true, -- subscriptions/listen: on this one channel, by id
+    send = function(_, msg) return stdio:send(msg) end,
+    begin = function(_, id) return stdio:begin(id) end,
+    finish = function() return stdio:finish() end,
+    cancelled = function() return stdio:cancelled() end,
+    next = function(_, timeout) return stdio:next(timeout) end,
+    watch = function(_, fd) return stdio:watch(fd) end,
+    watch_done = function() return stdio:watch_done() end,
+  }
+  while true do
+    -- a line (string), or false and the event stdio reported apart from
+    -- the text: "reload" (SIGHUP; no stdin byte can ask for one),
+    -- "oversize" (a dropped line) or "watch" (the watch fd is readable)
+    local line, event = table.remove(self.pending, 1), nil
+    if line == nil then
+      local wait = self.due_at and math.max(0, self.due_at - core.now()) -- a coalesced change
+      if wait == 0 then line, event = false, "due" -- a busy client does not starve it
+      else
+        if not self.tidy then wait = math.min(wait or IDLE_TIDY_S, IDLE_TIDY_S) end
+        line, event = stdio:next(wait) -- nil: until a message comes
+      end
+      if line == nil and event == "timeout" and not (self.due_at and core.now() >= self.due_at) then
+        line, event = false, "idle"
+      end
+    end
+    if type(line) == "table" then line, event = false, line.event end
+    if line == nil and event == "timeout" then line, event = false, "due" end
+    if line == nil then break end
+    self.tidy = event == "idle" -- anything else may leave garbage
+    if event == "idle" then -- the client is quiet: give the garbage's memory back
+      collectgarbage()
+      core.trim()
+    elseif event == "watch" or event == "due" then
+      self:pump_watch()
+      if event == "watch" then stdio:watch_done() end
+    elseif event == "reload" then
+      self:reload()
+    elseif event == "oversize" then
+      self:error(nil, -32600, ("request too large (over max_request_bytes, %d)"):format(max_request))
+    elseif line:find("%S") then
+      local msg, err = json.decode(line)
+      if msg == nil then self:error(nil, -32700, "parse error: " .. tostring(err))
+      else self:handle(msg) end
+    end
+    line = nil
+    if not generational then
+      collectgarbage("generational")
+      if restart_gc then collectgarbage("restart") end
+      generational = true
+    end
+    if self.big_garbage then -- free a big reply's strings now, before the heap doubles
+      self.big_garbage = false
+      collectgarbage()
+    end
+  end
+end
+
+return mcp

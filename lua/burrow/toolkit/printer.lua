@@ -1,0 +1,73 @@
+-- burrow.toolkit.printer: a result takes its form where it leaves burrow, as
+-- ripgrep's printer is chosen by its caller, never from below. A tool
+-- returns data; where nothing in Lua needs tables (no policy judging each
+-- object, no boundary to tag), its heavy part stays the C object the core
+-- made (lheld.c: grep's match set, glob's entry set), and the edge asks
+-- it for the form it sends:
+--   the MCP channel (stdio, HTTP): printer.wire, JSON fragments, and the
+--     tool's render asks the set for its text (set:text());
+--   `burrow call`: printer.wire;
+--   ws:call (the Lua API), a pack's ctx:call, the C API: printer.tables,
+--     the tables roots:grep and roots:glob give, byte for byte the same
+--     when encoded (spec/tools/grep_wire_spec.lua, glob_wire_spec.lua).
+-- Only a result's own fields are looked at: a set is never deeper. A
+-- result that holds one says so (printer.holding): every other result
+-- passes each edge with one getmetatable, not a walk over its fields.
+
+local printer = {}
+
+local HOLDING = { __name = "burrow.printer.holding" }
+
+--- Marks a tool's result table that holds a set in its fields; returns it.
+function printer.holding(res)
+  return setmetatable(res, HOLDING)
+end
+
+--- Whether v is a held set (set:json(), set:text(), set:tables()).
+function printer.held(v)
+  if type(v) ~= "userdata" then return false end
+  local mt = getmetatable(v)
+  return type(mt) == "table" and mt.__held == true
+end
+
+--- res with each held field made tables, in place (the result is the
+-- caller's); res itself, or anything that is not a table, returned.
+function printer.tables(res)
+  if getmetatable(res) ~= HOLDING then return res end
+  setmetatable(res, nil) -- plain data from here
+  for k, v in pairs(res) do
+    if printer.held(v) then
+      res[k] = v:tables()
+      v:close() -- the core's result freed now, not when Lua collects the set
+    end
+  end
+  return res
+end
+
+--- The held sets of a result printed by now closed: the core's results
+-- freed (Lua does not see their size), the fragments written kept.
+function printer.done(res)
+  if getmetatable(res) ~= HOLDING then return end
+  for _, v in pairs(res) do
+    if printer.held(v) then v:close() end
+  end
+end
+
+--- A result to encode: res, or a shallow copy with each held field as its
+-- JSON fragment (the set keeps the fragment alive for a spliced write).
+function printer.wire(res)
+  if getmetatable(res) ~= HOLDING then return res end
+  local out
+  for k, v in pairs(res) do
+    if printer.held(v) then
+      if not out then
+        out = {}
+        for k2, v2 in pairs(res) do out[k2] = v2 end
+      end
+      out[k] = v:json()
+    end
+  end
+  return out or res
+end
+
+return printer

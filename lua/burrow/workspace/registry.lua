@@ -1,0 +1,241 @@
+-- burrow.workspace.registry: loads tool files, checks their shape, validates a
+-- call's arguments against the tool's schema before the handler runs, and
+-- renders the tool list for MCP and the big model APIs.
+
+local core = require "burrow.core"
+local json = core.json
+local schema = require "burrow.toolkit.schema"
+
+local files = require "burrow.base.files"
+local kinds = require "burrow.toolkit.kinds"
+
+local registry = {}
+local readable = files.readable
+
+-- The built-in tools: lua/tools (source tree, make install) or burrow/tools
+-- (the rock).
+registry.tools_dir = files.builtin_dir("tools", "read_file.lua")
+
+-- The native tool set, in the order tools/list shows it.
+registry.native = { "read_file", "write_file", "edit_file", "edit_files", "insert_lines", "append_file", "list_dir", "stat",
+  "grep", "glob", "mkdir", "remove", "move", "copy", "undo_edit", "notebook_edit" }
+
+local function check_tool(t, file)
+  if type(t) ~= "table" then return nil, file .. ": a tool file must return a table" end
+  for _, k in ipairs { "name", "description" } do
+    if type(t[k]) ~= "string" then return nil, ("%s: field '%s' must be a string"):format(file, k) end
+  end
+  if type(t.input_schema) ~= "table" then return nil, file .. ": input_schema must be a table" end
+  if type(t.handler) ~= "function" then return nil, file .. ": handler must be a function" end
+  local ok, err = kinds.apply(t) -- kind: annotations, permissions and risk it does not give itself
+  if not ok then return nil, ("%s: %s"):format(file, err) end
+  return t
+end
+
+-- The file of the tool named `name`: the first dirs entry (the operator's
+-- tool_path) that has NAME.lua, else the built-in directory.
+function registry.find(name, dirs)
+  return files.find(name, dirs, registry.tools_dir)
+end
+
+-- Load one tool by name (tool_path dirs, then the built-in directory) or by
+-- file path.
+function registry.load(spec, dirs)
+  local file = files.is_file(spec) and spec or registry.find(spec, dirs)
+  local chunk, err = core.loadfile(file) -- loadfile, opening the file once
+  if not chunk then return nil, err end
+  local ok, t = pcall(chunk)
+  if not ok then return nil, ("%s: %s"):format(file, t) end
+  return check_tool(t, file)
+end
+
+-- Load a list of tool specs; returns the ordered list and a name index.
+function registry.load_all(specs, dirs)
+  local list, by_name = {}, {}
+  for _, spec in ipairs(specs or registry.native) do
+    local t, err = registry.load(spec, dirs)
+    if not t then return nil, err end
+    if by_name[t.name] then return nil, ("tool %q is defined twice"):format(t.name) end
+    list[#list + 1] = t
+    by_name[t.name] = t
+  end
+  return list, by_name
+end
+
+-- The native tools, each loaded when it is first named (a start that
+-- answers initialize, or one `burrow call`, loads one tool or none): a name
+-- index that loads from the built-in directory, and list(by_name) for the
+-- whole set in registry.native's order. Only for the built-in set (no
+-- tool_path, no tools list): an operator's files are still checked when
+-- the workspace opens. A built-in file that does not load is a broken
+-- install: the error is raised where the tool is named.
+function registry.lazy_natives()
+  local known = {}
+  for _, n in ipairs(registry.native) do known[n] = true end
+  return setmetatable({}, { __index = function(by_name, name)
+    if not known[name] then return nil end
+    local t, err = registry.load(name)
+    if t and t.name ~= name then t, err = nil, ("%s: declares the name %q"):format(registry.find(name), t.name) end
+    if not t then error(err, 2) end
+    rawset(by_name, name, t)
+    return t
+  end })
+end
+
+function registry.list(by_name)
+  local list = {}
+  for i, n in ipairs(registry.native) do list[i] = by_name[n] end
+  return list
+end
+
+-- Compatibility packs: lua/tools/packs/NAME.lua or NAME/init.lua. A pack
+-- file returns {name, description, tools = {...}} or a function(options)
+-- returning one; its tools adapt the native tools (ctx:call) and are
+-- checked like any tool.
+registry.packs_dir = registry.tools_dir .. "/packs"
+
+function registry.pack_file(name)
+  if type(name) ~= "string" or not name:match("^[%w_]+$") then return nil end
+  for _, f in ipairs { "%s/%s.lua", "%s/%s/init.lua" } do
+    local file = f:format(registry.packs_dir, name)
+    if readable(file) then return file end
+  end
+end
+
+-- The names of the packs this install has, sorted, native first.
+function registry.packs()
+  local out, names = { "native" }, {}
+  for _, line in ipairs(files.list(registry.packs_dir)) do
+    local n = line:match("^([%w_]+)%.lua$") or line:match("^([%w_]+)$")
+    if n and registry.pack_file(n) then names[#names + 1] = n end
+  end
+  table.sort(names)
+  for _, n in ipairs(names) do out[#out + 1] = n end
+  return out
+end
+
+-- Load a pack's tools: spec is a name or {name =, prefix =, ...options}.
+-- Tools get path_args = {} unless they name their own: the native tools
+-- they call ask the policies about each path, once.
+function registry.load_pack(spec)
+  local name = type(spec) == "table" and spec.name or spec
+  if name == "native" then return registry.load_all(nil) end
+  local file = registry.pack_file(name)
+  if not file then
+    return nil, ("unknown pack %q (available: %s)"):format(tostring(name), table.concat(registry.packs(), ", "))
+  end
+  local chunk, err = core.loadfile(file) -- loadfile, opening the file once
+  if not chunk then return nil, err end
+  local ok, pack = pcall(chunk)
+  if not ok then return nil, ("%s: %s"):format(file, pack) end
+  local options = {}
+  if type(spec) == "table" then
+    for k, v in pairs(spec) do
+      if k ~= "name" and k ~= "prefix" then options[k] = v end
+    end
+  end
+  if type(pack) == "table" and type(pack.options) == "table" then
+    local known = {}
+    for _, k in ipairs(pack.options) do known[k] = true end
+    for k in pairs(options) do
+      if not known[k] then
+        return nil, ("pack %s: unknown option %q (it takes: %s)"):format(name, tostring(k),
+          #pack.options > 0 and table.concat(pack.options, ", ") or "no options")
+      end
+    end
+  end
+  if type(pack) == "table" and type(pack.build) == "function" then
+    local bok, built = pcall(pack.build, options)
+    if not bok then return nil, tostring(built) end
+    pack = built
+  end
+  if type(pack) ~= "table" or type(pack.tools) ~= "table" then
+    return nil, file .. ": a pack file must return {tools = {...}}"
+  end
+  local prefix = type(spec) == "table" and spec.prefix or ""
+  local list, by_name = {}, {}
+  for _, t in ipairs(pack.tools) do
+    local tool, terr = check_tool(t, file)
+    if not tool then return nil, terr end
+    local copy = setmetatable({}, { __index = tool })
+    copy.name = prefix .. tool.name
+    copy.pack = name
+    copy.path_args = tool.path_args or {}
+    list[#list + 1] = copy
+    by_name[copy.name] = copy
+  end
+  return list, by_name
+end
+
+-- The tools of several packs, in order; a name two packs share is an
+-- error unless one of them has a prefix.
+function registry.load_packs(specs)
+  local list, by_name = {}, {}
+  for _, spec in ipairs(specs) do
+    local l, err = registry.load_pack(spec)
+    if not l then return nil, err end
+    local pname = type(spec) == "table" and spec.name or spec
+    for _, t in ipairs(l) do
+      if by_name[t.name] then
+        return nil, ("tool %q is in two packs (%s and %s): give one of them a prefix, e.g. {name: %s, prefix: %s_}")
+          :format(t.name, by_name[t.name].pack or "native", pname, pname, pname)
+      end
+      t.pack = t.pack or "native"
+      list[#list + 1] = t
+      by_name[t.name] = t
+    end
+  end
+  return list, by_name
+end
+
+-- A native tool for packs to call (ctx:call), from the built-in directory.
+function registry.native_tool(name)
+  return registry.load(("%s/%s.lua"):format(registry.tools_dir, name))
+end
+
+-- nil if args fit the tool's schema, else "field 'x': ..." text and x.
+function registry.check_args(tool, args)
+  if type(args) ~= "table" or getmetatable(args) == json.array_mt and next(args) ~= nil then
+    return "arguments must be a JSON object"
+  end
+  if schema.fits(tool.input_schema, args) then return end -- the usual case: nothing to word or convert
+  local err, field = schema.validate(tool.input_schema, args)
+  if err then return err, field end
+  schema.normalize(tool.input_schema, args)
+end
+
+local formats = {}
+
+function formats.mcp(t)
+  return {
+    name = t.name,
+    title = t.title,
+    description = t.description,
+    inputSchema = t.input_schema,
+    outputSchema = t.output_schema,
+    annotations = t.annotations,
+  }
+end
+
+function formats.openai(t)
+  return {
+    type = "function",
+    ["function"] = { name = t.name, description = t.description, parameters = t.input_schema },
+  }
+end
+
+function formats.anthropic(t)
+  return { name = t.name, description = t.description, input_schema = t.input_schema }
+end
+
+function registry.format(list, format)
+  local f = formats[format or "mcp"]
+  if not f then
+    return nil, ("unknown format %q (use mcp, openai or anthropic)"):format(tostring(format))
+  end
+  local out = json.array {}
+  for i, t in ipairs(list) do out[i] = f(t) end
+  return out
+end
+
+return registry
