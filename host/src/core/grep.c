@@ -688,10 +688,7 @@ static int files_head(grep *g, wstate *w, int fd, size_t size, const char *path)
  * each searched while it is in the cache, with the result the whole file
  * gives: matches found line by line (the prefilter's search, each line
  * its own subject; no literal holds a newline), no context, no cursor. */
-#ifndef STREAM_KIB
-#define STREAM_KIB 256
-#endif
-enum { STREAM_BLOCK = STREAM_KIB << 10, STREAM_WHOLE = 1 };
+enum { STREAM_BLOCK = 256 << 10, STREAM_WHOLE = 1 };
 
 static int streamable(const grep *g, const char *path) {
   const bw_grep_opts *o = g->o;
