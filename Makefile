@@ -221,13 +221,15 @@ $(B)/test_promtext: $(B)/obj/server/promtext.o
 $(B)/test_promtext: private CFLAGS += -I$(SRC)/server
 $(B)/test_state $(B)/test_stateredis: host/test/state_cases.h
 $(B)/test_undo $(B)/test_stateredis: host/test/undo_cases.h
+$(B)/test_edit $(B)/test_mutate: host/test/edits.h
 
-# test_search watches grep's mapped files through a hook that only its own
+# test_grep watches grep's mapped files through a hook that only its own
 # build of grep.c has (-DBW_GREP_TEST_HOOK): the product never carries it
 $(B)/obj-test/grep.o: $(SRC)/core/grep.c $(HEADERS) | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_INC) -DBW_GREP_TEST_HOOK -c $< -o $@
-$(B)/test_search: host/test/test_search.c $(filter-out $(B)/obj/core/grep.o,$(CORE_O)) $(B)/obj-test/grep.o host/test/check.h
+$(B)/test_search $(B)/test_grep: host/test/search_tree.h
+$(B)/test_grep: host/test/test_grep.c $(filter-out $(B)/obj/core/grep.o,$(CORE_O)) $(B)/obj-test/grep.o host/test/check.h
 	$(CC) $(CFLAGS) $(CORE_INC) -DBW_GREP_TEST_HOOK -o $@ $(filter %.c %.o,$^) $(DEP_LIBS)
 
 # The specs' own Lua module (never installed): the sandbox's pattern bound

@@ -2,10 +2,12 @@
 # Start-up against its anchors in one run (docs/benchmarks.md, Start-up):
 #  - `BIN call stat` as a process against /bin/true (hyperfine, in 5
 #    rounds of RUNS/5 runs each), medians and the ratio;
+#  - its CPU time against /bin/true's (bench/startup_cpu.py, RUNS each,
+#    taking turns);
 #  - its page faults against /bin/true's (perf stat -r 100, if perf runs);
 #  - spawn -> initialize result of `BIN mcp` against the static C floor
 #    (bench/startup.mjs, which builds bench/init_floor.c).
-#   bench/startup.sh [RUNS] [BIN...]    (needs hyperfine and node)
+#   bench/startup.sh [RUNS] [BIN...]    (needs hyperfine, node and python3)
 # No BIN: the checkout installed into a scratch prefix (bench/installed.sh);
 # several: all timed in the same runs (before and after, say).
 set -eu
@@ -35,6 +37,8 @@ const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >
 const m = rounds[0].map((_, i) => med(rounds.map((r) => r[i].median)));
 rounds[0].forEach((x, i) => console.log(`${x.command.split(" ")[0]}${i ? " call stat" : ""}: median ${(m[i] * 1e3).toFixed(2)} ms (rounds: ${rounds.map((r) => (r[i].median * 1e3).toFixed(2)).join(" ")}), ${(m[i] / m[0]).toFixed(2)}x /bin/true`));
 ' "$ROOT"/h1.json "$ROOT"/h2.json "$ROOT"/h3.json "$ROOT"/h4.json "$ROOT"/h5.json
+# CPU time (user + sys) taking turns: moves less with the load than wall time
+python3 "$REPO/bench/startup_cpu.py" "$RUNS" "$ROOT" $BINS
 if perf stat -e page-faults true > /dev/null 2>&1; then
   for c in /bin/true $BINS; do
     if [ "$c" = /bin/true ]; then set -- /bin/true; else set -- "$c" call stat '{"path":"a.txt"}' --root "$ROOT"; fi

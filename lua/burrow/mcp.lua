@@ -165,12 +165,18 @@ end
 -- and returns the freed memory (once per quiet spell).
 local IDLE_TIDY_S = 0.5
 
--- Serve until stdin closes.
-function Server:run(max_request)
+-- Serve until stdin closes. restart_gc: the caller stopped the collector
+-- for its start (cli.lua); it runs again once the first message (or event)
+-- is handled: restarted before it, its first steps were ~5% of the
+-- instructions before the initialize answer (a first call's garbage waits
+-- for its end, where a big reply's is collected anyway).
+function Server:run(max_request, restart_gc)
   -- a call's garbage (arguments, a result's tables) dies young: the
   -- generational collector takes it in small steps, not in the long
-  -- incremental sweeps that land in some calls' latency
-  collectgarbage("generational")
+  -- incremental sweeps that land in some calls' latency. Switched to after
+  -- the first message: the switch is a full collection (4% of a start-up's
+  -- instructions), and the first message (initialize) waited for it.
+  local generational = false
   -- a start the system refuses (threads, file descriptors) is the
   -- operator's to fix: one line and exit 2 (cli.lua), no traceback
   local made, stdio = pcall(require("burrow.server").stdio, max_request)
@@ -225,6 +231,11 @@ function Server:run(max_request)
       else self:handle(msg) end
     end
     line = nil
+    if not generational then
+      collectgarbage("generational")
+      if restart_gc then collectgarbage("restart") end
+      generational = true
+    end
     if self.big_garbage then -- free a big reply's strings now, before the heap doubles
       self.big_garbage = false
       collectgarbage()

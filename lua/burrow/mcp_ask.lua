@@ -6,7 +6,9 @@
 
 local core = require "burrow.core"
 local json = core.json
-local approvals = require "burrow.approvals"
+-- burrow.approvals: required with the first approval (a start that
+-- answers initialize needs none)
+local function approvals() return require "burrow.approvals" end
 local base = require "burrow.mcp_base"
 
 local Server = base.Server
@@ -45,9 +47,9 @@ function Server:approver()
   if not (self.session.client_caps and self.session.client_caps.elicitation) then return nil end
   if (self.session.protocol or "") < "2025-06-18" then return nil end
   return function(req, reason)
-    local r, why = self:ask_client("elicitation/create", approvals.form(req.tool, req, reason), "burrow-approval-")
+    local r, why = self:ask_client("elicitation/create", approvals().form(req.tool, req, reason), "burrow-approval-")
     if why then return false, why end
-    return approvals.verdict(r)
+    return approvals().verdict(r)
   end
 end
 
@@ -77,7 +79,7 @@ end
 function Server:retry_state(who, args, params)
   if not (self.session.stateless and (params.requestState ~= nil or params.inputResponses ~= nil)) then return nil, {} end
   if params.requestState == nil then return false, "inputResponses without the requestState burrow sent" end
-  local st, why, code = approvals.open(self, who, args, params.requestState)
+  local st, why, code = approvals().open(self, who, args, params.requestState)
   if not st then return false, why, code end
   local answers = type(st.q) == "table" and st.q or {}
   if st.k == "ask" then
@@ -138,7 +140,7 @@ function Server:with_questions(who, args, params, run)
   local asking = self:asker(answers)
   local res, code, msg, data = run(asking.hook)
   if asking.pending then
-    local more, why = approvals.ask_more(self, who, args, asking.pending, answers)
+    local more, why = approvals().ask_more(self, who, args, asking.pending, answers)
     if not more then return nil, -32603, store_down(who, why) end
     return more
   end

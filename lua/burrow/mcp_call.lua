@@ -7,8 +7,12 @@
 
 local core = require "burrow.core"
 local json = core.json
-local approvals = require "burrow.approvals"
-local tasks = require "burrow.tasks"
+-- burrow.approvals: required with the first approval (a start that
+-- answers initialize needs none)
+local function approvals() return require "burrow.approvals" end
+-- burrow.tasks: required with the first call (a start that answers
+-- initialize needs none)
+local function tasks() return require "burrow.tasks" end
 local base = require "burrow.mcp_base"
 local ask = require "burrow.mcp_ask"
 
@@ -111,7 +115,7 @@ function Server:run_tool(name, args, params, id, tc)
   if st == false then return false, nil, -32602, "Invalid params: " .. answers end
   if st and st.k ~= "ask" then -- an approval's retry: its question gets the answer
     local why, code
-    grant, why, code = approvals.redeem(self, st, params, { session = self.session })
+    grant, why, code = approvals().redeem(self, st, params, { session = self.session })
     if not grant and code then return true, nil, store_down(name, why), code, nil, {} end
     if not grant then return false, nil, -32602, "Invalid params: " .. why end
   end
@@ -129,11 +133,11 @@ function Server:run_tool(name, args, params, id, tc)
   hooks = {
     cancelled = function()
       if readonly then self:serve_meanwhile() end
-      if tc then tasks.tick(self, tc, id, name, args) end
-      return self.channel:cancelled() or (tc ~= nil and tc.rec ~= nil and tasks.stopping(self, tc))
+      if tc then tasks().tick(self, tc, id, name, args) end
+      return self.channel:cancelled() or (tc ~= nil and tc.rec ~= nil and tasks().stopping(self, tc))
     end,
-    task = tc and function() return tasks.escalate(self, tc, id, name, args) end or nil,
-    approve = grant and approvals.approver(grant) or self:approver(),
+    task = tc and function() return tasks().escalate(self, tc, id, name, args) end or nil,
+    approve = grant and approvals().approver(grant) or self:approver(),
     approved_by = "the client (MCP elicitation)", -- the audit's word for who approved
     session = self.session,
     -- replies encoded by our own stdio (Server:run): read_file may answer
@@ -173,8 +177,8 @@ function Server:run_tool(name, args, params, id, tc)
   if tc and tc.rec and hooks.internal_error then return false, nil, -32603, msg end
   if asked or asking.pending then -- nothing written: the client is asked (a signed state)
     local out, why, kcode
-    if asked then out, why, kcode = approvals.ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers)
-    else out, why, kcode = approvals.ask_more(self, name, args, asking.pending, answers) end
+    if asked then out, why, kcode = approvals().ask(self, name, args, asked.req, asked.reason, { session = self.session }, answers)
+    else out, why, kcode = approvals().ask_more(self, name, args, asking.pending, answers) end
     if not out then return true, nil, store_down(name, why), kcode, nil, {} end
     return false, out
   end
@@ -211,7 +215,7 @@ local function run_call(self, params, id, box)
   -- client that declared the extension)? A tool that runs only as a task
   -- and a client that cannot take one: -32021
   if box.tc == nil then
-    local tc, c, m, d = tasks.call(self, self.ws:tool(name))
+    local tc, c, m, d = tasks().call(self, self.ws:tool(name))
     if tc == false then return nil, c, m, d end
     box.tc = tc
   end
@@ -231,7 +235,7 @@ end
 function call.tools_call(self, params, id)
   local box = {}
   local res, code, msg, data = run_call(self, params, id, box)
-  if box.tc and box.tc.rec then return tasks.settle(self, box.tc, res, code, msg, data) end
+  if box.tc and box.tc.rec then return tasks().settle(self, box.tc, res, code, msg, data) end
   return res, code, msg, data
 end
 
@@ -239,13 +243,13 @@ end
 -- with them (resume: the requestState it parked with, the answers), after
 -- the request's empty answer where the channel can answer first.
 function Server:resume_task(id, rec, resume)
-  local tc = tasks.resumed(self, rec, id)
+  local tc = tasks().resumed(self, rec, id)
   local params = { name = rec.tool, arguments = rec.args, requestState = resume.state, inputResponses = resume.answers }
   local res, code, msg, data = run_call(self, params, id, { tc = tc })
   -- its worker runs the task no more, even when the call stopped before it
   -- began (HTTP's finish may come twice; stdio's counts, and never detaches)
   if tc.detached then self.channel:finish() end
-  tasks.settle(self, tc, res, code, msg, data)
+  tasks().settle(self, tc, res, code, msg, data)
   if tc.detached then return nil end
   return {}
 end

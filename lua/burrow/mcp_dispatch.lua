@@ -9,7 +9,6 @@ local core = require "burrow.core"
 local json = core.json
 local listen = require "burrow.listen"
 local session = require "burrow.session"
-local tasks = require "burrow.tasks"
 local resource_ops = require "burrow.resource_ops"
 local base = require "burrow.mcp_base"
 local handlers = require "burrow.mcp_handlers"
@@ -47,7 +46,7 @@ local function stateless_caps(self)
     -- id) on a stream of their own
     resources = { subscribe = (self.channel.can_listen or self.channel.sid ~= nil) or nil, listChanged = lists },
     logging = {}, completions = {},
-    extensions = { [tasks.EXT] = {}, [resource_ops.EXT] = resource_ops.capability() },
+    extensions = { [require("burrow.tasks").EXT] = {}, [resource_ops.EXT] = resource_ops.capability() },
     experimental = { [resource_ops.EXT] = resource_ops.capability() } }
 end
 
@@ -89,9 +88,10 @@ local methods = {
   ["completion/complete"] = { handlers.completion_complete, BOTH },
   -- the tasks extension (burrow.tasks); tasks/result and tasks/list are
   -- not in 2026-07-28
-  ["tasks/get"] = { tasks.get, L },
-  ["tasks/update"] = { tasks.update, L },
-  ["tasks/cancel"] = { tasks.cancel, L },
+  -- (required with the first: a start that answers initialize needs none)
+  ["tasks/get"] = { function(...) return require("burrow.tasks").get(...) end, L },
+  ["tasks/update"] = { function(...) return require("burrow.tasks").update(...) end, L },
+  ["tasks/cancel"] = { function(...) return require("burrow.tasks").cancel(...) end, L },
   -- the resource-operations extension (burrow.resource_ops), both eras
   ["resources/stat"] = { resource_ops.stat, BOTH },
   ["resources/create"] = { resource_ops.create, BOTH },

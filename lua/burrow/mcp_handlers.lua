@@ -43,16 +43,18 @@ function handlers.initialize(self, params)
   }
 end
 
--- The operator's prompts (burrow.prompts; none by default: an empty list).
-local prompts = require "burrow.prompts"
+-- The operator's prompts (burrow.prompts; none by default: an empty list),
+-- required with the first prompt request (a start that answers initialize
+-- needs none).
+local function prompts() return require "burrow.prompts" end
 
-function handlers.prompts_list(self) return { prompts = prompts.describe(self.ws.prompt_list) } end
+function handlers.prompts_list(self) return { prompts = prompts().describe(self.ws.prompt_list) } end
 
 function handlers.prompts_get(self, params)
   local args = params.arguments
   if args == nil or args == json.null then args = {} end
   return self:with_questions("prompt:" .. tostring(params.name), args, params, function(ask)
-    return prompts.get(self.ws, params, { session = self.session, ask = ask })
+    return prompts().get(self.ws, params, { session = self.session, ask = ask })
   end)
 end
 
@@ -63,7 +65,7 @@ function handlers.completion_complete(self, params)
   if type(ref) ~= "table" or type(arg) ~= "table" or type(arg.name) ~= "string" or type(arg.value) ~= "string" then
     return nil, -32602, "Invalid params: completion/complete needs ref {type, name|uri} and argument {name, value} (strings)"
   end
-  if ref.type == "ref/prompt" then return prompts.complete(self.ws, ref, arg, { session = self.session }) end
+  if ref.type == "ref/prompt" then return prompts().complete(self.ws, ref, arg, { session = self.session }) end
   if ref.type == "ref/resource" then return resources.complete(self, ref, arg) end
   return nil, -32602, ('Invalid params: ref.type must be "ref/prompt" or "ref/resource", not %s'):format(tostring(ref.type))
 end

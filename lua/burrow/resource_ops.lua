@@ -22,7 +22,9 @@
 local core = require "burrow.core"
 local json = core.json
 local resources = require "burrow.resources"
-local operator = require "burrow.operator_resources"
+-- the operator's resources (burrow.operator_resources), required with the
+-- first use (a start that answers initialize needs none)
+local function operator() return require "burrow.operator_resources" end
 
 local ops = {}
 
@@ -68,7 +70,7 @@ local function target(self, uri)
   if type(uri) ~= "string" then return invalid(uri, "uri must be a string") end
   local path, why = resources.path(uri)
   if path then return path end
-  if operator.watch(self.ws, uri) ~= false then
+  if operator().watch(self.ws, uri) ~= false then
     return not_supported(uri, "the operator's resources are read-only: " .. uri)
   end
   return invalid(uri, why)

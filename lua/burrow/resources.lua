@@ -10,7 +10,9 @@
 
 local core = require "burrow.core"
 local json = core.json
-local operator = require "burrow.operator_resources"
+-- the operator's resources (burrow.operator_resources), required with the
+-- first use (a start that answers initialize needs none)
+local function operator() return require "burrow.operator_resources" end
 
 local resources = {}
 
@@ -96,7 +98,7 @@ function resources.list(self, params)
   local page = json.array {}
   -- the operator's resources first, on the first page (at most operator.MAX)
   if params.cursor == nil then
-    for _, r in ipairs(operator.list(ws.operator_resources)) do page[#page + 1] = r end
+    for _, r in ipairs(operator().list(ws.operator_resources)) do page[#page + 1] = r end
   end
   while ri <= #roots and #page < resources.PAGE do
     local want = math.min(skip + resources.PAGE - #page + 1, ws.caps.max_entries)
@@ -121,7 +123,7 @@ end
 
 function resources.templates(self)
   local list = json.array {}
-  for _, t in ipairs(operator.templates(self.ws.operator_resources)) do list[#list + 1] = t end
+  for _, t in ipairs(operator().templates(self.ws.operator_resources)) do list[#list + 1] = t end
   for _, m in ipairs(mounts(self)) do
     list[#list + 1] = { uriTemplate = resources.uri(m == "/" and "" or m) .. "/{+path}",
       name = m, title = "Files under " .. m, description = "A file under the workspace root " .. m }
@@ -135,7 +137,7 @@ end
 -- list_dir gives them (its caps, the policies, the session's scope).
 function resources.complete(self, ref, argument)
   local values = require("burrow.scripted").values
-  local res, code, msg = operator.complete(self.ws, ref.uri, argument, hooks_of(self))
+  local res, code, msg = operator().complete(self.ws, ref.uri, argument, hooks_of(self))
   if res ~= false then return res, code, msg end
   local mount
   for _, m in ipairs(mounts(self)) do
@@ -194,7 +196,7 @@ function resources.read(self, params, ask)
   if type(params.uri) == "string" then -- the operator's (which may ask the client), else a file
     local hooks = hooks_of(self)
     hooks.ask = ask
-    local res, code, msg, data = operator.read(self.ws, params.uri, hooks)
+    local res, code, msg, data = operator().read(self.ws, params.uri, hooks)
     if res ~= false then return res, code, msg, data end
   end
   local path, why = resources.path(params.uri)
@@ -244,7 +246,7 @@ end
 local function watch_path(self, uri)
   local path, why = resources.path(uri)
   if path then return path end
-  local op = type(uri) == "string" and operator.watch(self.ws, uri)
+  local op = type(uri) == "string" and operator().watch(self.ws, uri)
   if op then return op end
   if op == nil then return nil, "the operator resource watches nothing", true end
   return nil, why
@@ -284,7 +286,7 @@ end
 function resources.subscribe(self, params)
   local path, why = resources.path(params.uri)
   if not path then -- an operator resource: what it is made from, if it says
-    local op = type(params.uri) == "string" and operator.watch(self.ws, params.uri)
+    local op = type(params.uri) == "string" and operator().watch(self.ws, params.uri)
     if op == false then return nil, -32602, "Invalid params: " .. why .. " nor an operator resource" end
     if op == nil then -- taken; nothing to watch, so never reported changed
       self.quiet_subs = self.quiet_subs or {}

@@ -54,12 +54,6 @@ local function cap_bytes(list, size_of, max_bytes)
   return false
 end
 
-local function match_size(m)
-  local n = #m.path + #m.text + 16
-  for _, l in ipairs(m.before or {}) do n = n + #m.path + #l + 16 end
-  for _, l in ipairs(m.after or {}) do n = n + #m.path + #l + 16 end
-  return n
-end
 
 
 local function shown_list(list, total, what)
@@ -192,8 +186,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     }, idx, info, true) -- the walker holds back what check() is about until it is asked
     if not opts then return nil, werr, wcode end
     -- no policy hides matches after the search: the core applies
-    -- max_result_bytes as it builds them (as cap_bytes would, without
-    -- building what would be cut)
+    -- max_result_bytes as it builds them (without building what would be
+    -- cut); else core.grep_cut does after the policy, by the same rule
     local judged = ctx.ws.policies:judges_objects()
     if mode == "content" and not judged then opts.max_result_bytes = ctx.caps.max_result_bytes end
     -- nothing in Lua needs the match tables (the agent's own call, MCP over
@@ -228,15 +222,18 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     if mode == "content" and opts.max_result_bytes then
       cut = res.cut == true
     elseif mode == "content" then
-      local first_cut
-      cut, first_cut = cap_bytes(res.matches, match_size, ctx.caps.max_result_bytes)
+      -- the matches a policy judged: cut by the core's one cost rule
+      local at = core.grep_cut(res.matches, ctx.caps.max_result_bytes)
+      local first_cut = at and res.matches[at]
+      if at then for j = #res.matches, at, -1 do res.matches[j] = nil end end
+      cut = at ~= nil
       if cut and not (res.cancelled or res.limit) then -- cut here: the next page starts with it
-        cursor = ("%d:%s"):format(first_cut.line, sub(first_cut.path))
+        cursor = ("%d:%s"):format(first_cut.line, sub(first_cut.path) or "") -- "": the searched file
       elseif cursor and ctx:reveal({ res.resume_path }, function(p) return p end, info, nested) > 0 then
         -- the core's next match is in a file the policy hides: never name
         -- it; resume after the last match shown (the next page hides it again)
         local last = res.matches[#res.matches]
-        cursor = last and ("%d:%s"):format(last.line + 1, sub(last.path)) or nil
+        cursor = last and ("%d:%s"):format(last.line + 1, sub(last.path) or "") or nil
       end
     elseif mode == "files" then
       cut = cap_bytes(res.files, function(p) return #p + 1 end, ctx.caps.max_result_bytes)

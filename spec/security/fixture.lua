@@ -71,6 +71,34 @@ function F.spawn(cmd)
   return {pid = pid, h = h}
 end
 
+-- The release of FIFOs a broken call would block on: after `secs` (120)
+-- a process leaves a mark, then opens each FIFO O_RDWR (that never
+-- blocks, and wakes whoever waits on the FIFO). A call that returns while
+-- the mark is absent returned before the release, so it did not block:
+-- the witness is the order of two events, not a time, and a loaded
+-- machine cannot fail it (F.unblocked). A call that did block returns
+-- at the release, after the mark, and fails. F.stop ends it.
+function F.fifo_release(paths, secs)
+  if type(paths) == "string" then paths = {paths} end
+  local dir = F.mktemp()
+  local opens = {}
+  for i, p in ipairs(paths) do opens[i] = "sleep 3600 <>" .. F.q(p) .. " &" end -- each held open
+  local p = F.spawn(("sleep %d; : > %s; %s wait"):format(secs or 120, F.q(dir .. "/released"),
+    table.concat(opens, " ")))
+  p.dir = dir
+  function p.released() return F.exists(dir .. "/released") end
+  return p
+end
+
+-- label returned before the FIFOs' release (F.fifo_release): it did not block.
+function F.unblocked(release, label)
+  la.is_false(release.released(), label .. ": it blocked on a FIFO until the release")
+end
+
+-- Seconds that tell bounded work from unbounded (a followed link loop, a
+-- quadratic blow-up): far above any bounded case on a loaded machine.
+F.HANG = 30
+
 -- Is the process still running (zombies count as gone)?
 function F.alive(pid)
   local stat = F.read_host("/proc/" .. pid .. "/stat")
@@ -90,6 +118,7 @@ function F.stop(p, sig, wait)
     p.h:close()
     p.h = nil
   end
+  if p.dir then F.rmtree(p.dir); p.dir = nil end
 end
 
 function F.mktemp()

@@ -14,7 +14,7 @@ describe(F.tag("security: inputs P1-4..P1-12"), function()
     ws = F.open({{path = fx.ws, mode = "rw"}})
     wsv = F.open({{path = fx.ws, mount = "/workspace", mode = "rw"}})
     -- a broken build that opens the FIFO would block: unblock it after a while
-    fifo_pid = F.spawn("sleep 20; exec 3<>" .. F.q(fx.ws .. "/fifo") .. "; sleep 1")
+    fifo_pid = F.fifo_release(fx.ws .. "/fifo")
   end)
 
   lazy_teardown(function()

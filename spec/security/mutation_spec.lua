@@ -279,19 +279,21 @@ describe(F.tag("security: mutations"), function()
 
   describe("P1-1, P1-2 FIFOs, sockets, devices", function()
     it("edit, insert, append and copy of fifo and sock -> NOT_REGULAR, without blocking", function()
+      local release = F.fifo_release(fx.ws .. "/fifo")
       F.guarded(fx, "fifo", function()
         for _, p in ipairs { "fifo", "sock" } do
-          local t = F.timed(function()
+          F.timed(function()
             refused("edit " .. p, "NOT_REGULAR", "edit_file", { path = p, old_text = "a", new_text = "b" })
             refused("insert " .. p, "NOT_REGULAR", "insert_lines", { path = p, line = 1, content = "x" })
             refused("append " .. p, "NOT_REGULAR", "append_file", { path = p, content = "x" })
             refused("copy " .. p, "NOT_REGULAR", "copy", { source = p, destination = "c" })
           end)
-          assert.is_true(t < 5, p .. " took " .. t .. " s")
+          F.unblocked(release, p)
         end
         refused("append devzero", OUT, "append_file", { path = "devzero", content = "x" })
         refused("edit devzero", OUT, "edit_file", { path = "devzero", old_text = "a", new_text = "b" })
       end)
+      F.stop(release)
     end)
   end)
 

@@ -122,7 +122,7 @@ describe(F.tag("security: roots P0-17, P0-18, P0-20"), function()
     end
 
     it("errors name paths as addressed, never a host path", function()
-      fifo_pid = F.spawn("sleep 3; exec 3<>" .. F.q(fx.ws .. "/fifo") .. "; sleep 1")
+      fifo_pid = F.fifo_release(fx.ws .. "/fifo")
       local calls = {
         {"read_file", {path = "missing.txt"}, "ENOENT"},
         {"read_file", {path = "/workspace/missing.txt"}, "ENOENT"},
@@ -154,6 +154,7 @@ describe(F.tag("security: roots P0-17, P0-18, P0-20"), function()
           F.refused(label, c[3], res, msg, code)
           clean(label, res, msg)
         end
+        F.unblocked(fifo_pid, "P0-20 errors")
         local _, msg = h:call("read_file", {path = "missing.txt"})
         assert.is_truthy(msg:find("missing.txt", 1, true), "ENOENT message should name missing.txt: " .. msg)
         assert.are.equal(F.ROOTFILE, F.read_host(fx.ws .. "/file.txt"))

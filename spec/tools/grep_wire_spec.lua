@@ -266,3 +266,49 @@ describe(H.tag("one renderer for grep's lines"), function()
     end
   end)
 end)
+
+describe(H.tag("one byte-cost rule for max_result_bytes"), function()
+  local core = require "burrow.core"
+
+  it("a policy judging each object (hiding nothing) cuts where the core's own cut falls, cursor included", function()
+    local allow = policy("allow", 'return { name = "allow", check = function() return "allow" end }\n')
+    local calls = { { pattern = "match" }, { pattern = "match", context = 1 }, { pattern = "match", context = 3 },
+      { pattern = "match", path = "ctx.txt", before = 2 }, { pattern = "match", path = "large.txt", after = 1 } }
+    local cuts, dir = 0, H.tmpdir()
+    H.write_all(dir, FILES)
+    for _, max in ipairs { 40, 300, 1000, 2500, 7000 } do
+      local caps = { max_result_bytes = max }
+      local plain = H.open({ roots = { { path = dir } } }, caps)
+      local judged = H.open({ roots = { { path = dir } }, policies = { allow } }, caps)
+      for _, a in ipairs(calls) do
+        local p, j = assert(plain:call("grep", a)), assert(judged:call("grep", a))
+        local label = json.encode(a) .. " max " .. max
+        assert.equal(json.encode(p.matches), json.encode(j.matches), label)
+        assert.equal(p.cursor, j.cursor, label)
+        assert.equal(p.truncated, j.truncated, label)
+        if p.cursor then cuts = cuts + 1 end
+      end
+    end
+    assert.is_true(cuts >= 10, "the budgets cut most of these results")
+  end)
+
+  it("core.grep_cut: the first match past the budget, never the very first, nil when all fit", function()
+    local m = { { path = "ab", text = "xyz" }, { path = "ab", text = "q", before = { "p" }, after = { "r", "s" } },
+      { path = "c", text = "" } }
+    -- costs: 2+3+16 = 21; (2+1+16) + (2+1+16) + 2 * (2+1+16) = 76; 1+0+16 = 17
+    assert.is_nil(core.grep_cut(m, 114))
+    assert.equal(3, core.grep_cut(m, 113))
+    assert.equal(3, core.grep_cut(m, 97))
+    assert.equal(2, core.grep_cut(m, 96))
+    assert.equal(2, core.grep_cut(m, 21))
+    assert.equal(2, core.grep_cut(m, 0)) -- the first always stays
+    assert.equal(2, core.grep_cut(m, -5))
+    assert.is_nil(core.grep_cut({}, 0))
+    for _, bad in ipairs { { 1 }, { { path = "a" } }, { { path = "a", text = "t", before = { 1 } } },
+      { { path = "a", text = "t", after = "s" } } } do
+      local ok, err = pcall(core.grep_cut, bad, 100)
+      assert.is_false(ok)
+      assert.matches("grep_cut: match 1 ", err)
+    end
+  end)
+end)

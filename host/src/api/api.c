@@ -4,7 +4,10 @@
  * found beside the binary or library (build tree) or under the install
  * prefix. The work itself is done by lua/burrow/capi.lua; this file moves
  * strings across and, for a host on an engine's lua_State, keeps burrow's
- * globals and package tables apart from the engine's.
+ * globals and package tables apart from the engine's. The openers are
+ * api_open.c's and lhost.c's (above: they hand it burrow.host); the
+ * worker of submitted calls is api_async.c's (below: it runs what this
+ * file gives it).
  */
 #include <dlfcn.h>
 #include <lauxlib.h>
@@ -21,7 +24,6 @@
 #include "async.h"
 #include "lcore.h"
 #include "lbuiltin.h"
-#include "lhost.h"
 
 struct burrow_host {
   lua_State *L;   /* where burrow runs: its own state, or a thread of the engine's */
@@ -38,6 +40,7 @@ struct burrow_host {
   bw_async *async;  /* the worker of submitted calls, once started */
   burrow_approve_fn approve;
   void *approve_ud;
+  lua_CFunction host_module; /* burrow.host, offered to its state (api_open.c), or NULL */
 };
 
 /* ---------------------------------------------------------------- Lua dir */
@@ -102,7 +105,6 @@ static void lua_dir(char *out, size_t size) {
 
 static void preload_core(lua_State *L) {
   bw_lua_preload(L);
-  bw_lua_preload_module(L, "burrow.host", luaopen_burrow_host); /* ws:submit's */
   char dir[4096];
   lua_dir(dir, sizeof dir);
   lua_getglobal(L, "package");
@@ -116,8 +118,17 @@ void bw_lua_prepare(lua_State *L) {
   preload_core(L);
 }
 
+/* burrow.host for ws:submit, when the opener offers it: the module is
+ * above this file (lhost.c), so it comes as an argument (api_open.c). */
+static void offer_host(lua_State *L, const burrow_host *h) {
+  if (h->host_module) bw_lua_preload_module(L, "burrow.host", h->host_module);
+}
+
+/* (h) */
 static int l_prepare(lua_State *L) {
+  const burrow_host *h = lua_touserdata(L, 1);
   bw_lua_prepare(L);
+  offer_host(L, h);
   return 0;
 }
 
@@ -206,8 +217,8 @@ static int new_tables(lua_State *L) {
   return 0;
 }
 
-/* (the engine's "FILE*" metatable, or nil) With burrow's entries in: the
- * standard libraries and burrow.core. io opens on a stand-in "FILE*"
+/* (the engine's "FILE*" metatable, or nil; h) With burrow's entries in: the
+ * standard libraries and burrow.core (and burrow.host, offered). io opens on a stand-in "FILE*"
  * metatable, since luaopen_io would reset the methods of the engine's; then
  * burrow's std files get the engine's, so one metatable serves every file
  * handle in the state whoever collects it. The caller puts the engine's
@@ -219,6 +230,7 @@ static int open_libs(lua_State *L) {
     lua_setfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE);
   }
   bw_lua_prepare(L);
+  offer_host(L, lua_touserdata(L, 2));
   if (engine_io) {
     lua_getglobal(L, "io");
     const char *std[] = {"stdin", "stdout", "stderr"};
@@ -303,9 +315,9 @@ static void fail_open(burrow_host *h, lua_State *from, char **errmsg) {
   burrow_close(h);
 }
 
-static burrow_host *open_host(lua_State *E, const char *config,
-                              const char *fn, const char *lua_path,
-                              char **errmsg) {
+burrow_host *bw_open_host(lua_State *E, const char *config, const char *fn,
+                          const char *lua_path, lua_CFunction host_module,
+                          char **errmsg) {
   if (errmsg) *errmsg = NULL;
   burrow_host *h = calloc(1, sizeof *h);
   if (!h) {
@@ -314,6 +326,7 @@ static burrow_host *open_host(lua_State *E, const char *config,
   }
   pthread_mutex_init(&h->mu, NULL);
   pthread_cond_init(&h->cv, NULL);
+  h->host_module = host_module;
   h->thread_ref = h->mine_ref = h->theirs_ref = LUA_NOREF;
   h->capi_ref = h->ws_ref = LUA_NOREF;
   if (!E) {
@@ -341,7 +354,8 @@ static burrow_host *open_host(lua_State *E, const char *config,
   int rc;
   if (!E) {
     lua_pushcfunction(L, l_prepare);
-    rc = lua_pcall(L, 0, 0, 0);
+    lua_pushlightuserdata(L, h);
+    rc = lua_pcall(L, 1, 0, 0);
     if (rc == LUA_OK && lua_path) {
       lua_pushcfunction(L, l_set_path);
       lua_pushlightuserdata(L, (void *)lua_path);
@@ -352,7 +366,8 @@ static burrow_host *open_host(lua_State *E, const char *config,
     lua_getfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE); /* the engine's, or nil */
     lua_pushcfunction(L, open_libs);
     lua_pushvalue(L, 1);
-    rc = lua_pcall(L, 1, 0, 0);
+    lua_pushlightuserdata(L, h);
+    rc = lua_pcall(L, 2, 0, 0);
     if (lua_istable(L, 1)) {
       lua_pushvalue(L, 1);
       lua_setfield(L, LUA_REGISTRYINDEX, LUA_FILEHANDLE);
@@ -369,42 +384,6 @@ static burrow_host *open_host(lua_State *E, const char *config,
     return NULL;
   }
   return h;
-}
-
-burrow_host *burrow_open(const char *config, char **errmsg) {
-  return open_host(NULL, config, "open", NULL, errmsg);
-}
-
-burrow_host *burrow_open_file(const char *path, char **errmsg) {
-  if (!path) {
-    if (errmsg) *errmsg = strdup("INVALID_ARGUMENT: burrow_open_file: path is NULL");
-    return NULL;
-  }
-  return open_host(NULL, path, "open_file", NULL, errmsg);
-}
-
-burrow_host *burrow_open_state(struct lua_State *L, const char *config,
-                               char **errmsg) {
-  if (!L) {
-    if (errmsg) *errmsg = strdup("INVALID_ARGUMENT: burrow_open_state: L is NULL");
-    return NULL;
-  }
-  return open_host(L, config, "open", NULL, errmsg);
-}
-
-burrow_host *burrow_open_state_file(struct lua_State *L, const char *path,
-                                    char **errmsg) {
-  if (!L || !path) {
-    if (errmsg)
-      *errmsg = strdup("INVALID_ARGUMENT: burrow_open_state_file: L or path is NULL");
-    return NULL;
-  }
-  return open_host(L, path, "open_file", NULL, errmsg);
-}
-
-burrow_host *bw_open_json(const char *opts_json, const char *lua_path,
-                          char **errmsg) {
-  return open_host(NULL, opts_json, "open_json", lua_path, errmsg);
 }
 
 /* (h, fn, {a, b}) -> capi.<fn>(ws, a, b): code, text */
@@ -481,10 +460,6 @@ int burrow_call(burrow_host *h, const char *tool, const char *args_json,
 }
 
 /* ------------------------------------------------ submitted calls (worker) */
-
-bw_async **bw_host_async_slot(burrow_host *h) { return h->own ? &h->async : NULL; }
-void bw_host_lock(burrow_host *h) { pthread_mutex_lock(&h->mu); }
-void bw_host_unlock(burrow_host *h) { pthread_mutex_unlock(&h->mu); }
 
 static int job_cancelled(lua_State *L) {
   bw_job *j = lua_touserdata(L, lua_upvalueindex(1));
@@ -563,7 +538,10 @@ static int l_job(lua_State *L) {
   return 2;
 }
 
-void bw_host_run(burrow_host *h, bw_job *j) {
+/* The worker's run function (bw_async_new): job j's Lua side, on the
+ * worker's thread. */
+static void run_job(void *ud, bw_job *j) {
+  burrow_host *h = ud;
   j->rc = BURROW_TOOL_ERROR;
   if (!acquire(h)) { /* cannot happen: only the worker enters now */
     j->result = strdup("{\"error\":{\"code\":\"EAGAIN\",\"message\":\"EAGAIN: host busy\"}}");
@@ -576,6 +554,75 @@ void bw_host_run(burrow_host *h, bw_job *j) {
   lua_settop(L, 0);
   bw_set_cancel_flag(NULL);
   release(h);
+}
+
+/* The host's worker (api_async.c), started on first use (start); NULL for
+ * a host that cannot have one (on an engine's state, which has no thread
+ * of its own to give a worker), when a thread or fd is refused, or (not
+ * start) before it has one. */
+static bw_async *async_of(burrow_host *h, int start) {
+  if (!h || !h->own) return NULL;
+  pthread_mutex_lock(&h->mu);
+  bw_async *a = h->async;
+  if (!a && start && (a = bw_async_new(run_job, h))) h->async = a;
+  pthread_mutex_unlock(&h->mu);
+  return a;
+}
+
+unsigned long long burrow_submit(burrow_host *h, const char *tool,
+                                 const char *args_json, burrow_done_fn cb,
+                                 void *ud) {
+  if (!tool) return 0;
+  bw_async *a = async_of(h, 1);
+  return a ? bw_async_submit(a, tool, args_json, cb, ud) : 0;
+}
+
+int burrow_fd(burrow_host *h) {
+  bw_async *a = async_of(h, 1);
+  return a ? bw_async_fd(a) : -1;
+}
+
+void burrow_set_progress(burrow_host *h, burrow_progress_fn fn) {
+  bw_async *a = async_of(h, 1);
+  if (a) bw_async_set_progress(a, fn);
+}
+
+void burrow_set_approver(burrow_host *h, burrow_ask_fn fn, void *ud,
+                         int timeout_ms) {
+  bw_async *a = async_of(h, 1);
+  if (a) bw_async_set_approver(a, fn, ud, timeout_ms);
+}
+
+int burrow_cancel(burrow_host *h, unsigned long long id) {
+  bw_async *a = async_of(h, 0);
+  return a ? bw_async_cancel(a, id) : 0;
+}
+
+int burrow_poll(burrow_host *h) {
+  bw_async *a = async_of(h, 0);
+  return a ? bw_async_poll(a) : 0;
+}
+
+int burrow_take(burrow_host *h, unsigned long long *id, int *rc,
+                char **result_json) {
+  bw_async *a = async_of(h, 0);
+  return a ? bw_async_take(a, id, rc, result_json) : 0;
+}
+
+unsigned long long burrow_ask_call(burrow_host *h, unsigned long long qid) {
+  bw_async *a = async_of(h, 0);
+  return a ? bw_async_ask_call(a, qid) : 0;
+}
+
+int burrow_answer(burrow_host *h, unsigned long long id, int allow,
+                  const char *why) {
+  bw_async *a = async_of(h, 0);
+  return a ? bw_async_answer(a, id, allow, why) : 0;
+}
+
+int burrow_take_ask(burrow_host *h, unsigned long long *id, char **ask_json) {
+  bw_async *a = async_of(h, 0);
+  return a ? bw_async_take_ask(a, id, ask_json) : 0;
 }
 
 char *burrow_tools(burrow_host *h, const char *format) {

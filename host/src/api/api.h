@@ -15,9 +15,13 @@
 /* Open the standard libraries, preload burrow.core, set package.path. */
 void bw_lua_prepare(lua_State *L);
 
-/* A host (own state) opened from burrow.open's options as JSON, its
- * package.path set to lua_path (the opener's: burrow.host, lhost.c). */
-burrow_host *bw_open_json(const char *opts_json, const char *lua_path,
+/* A host: on its own state (E NULL) or on a thread of the engine's state
+ * E, opened by burrow.capi's function fn (open, open_file, open_json) from
+ * config; package.path set to lua_path (NULL: where the Lua side is);
+ * host_module, if not NULL, offered to its state as burrow.host (the
+ * openers above: api_open.c, lhost.c). NULL and *errmsg on failure. */
+burrow_host *bw_open_host(lua_State *E, const char *config, const char *fn,
+                          const char *lua_path, lua_CFunction host_module,
                           char **errmsg);
 
 #endif

@@ -1,11 +1,14 @@
 /*
- * api_async.c - burrow_submit, burrow_poll, burrow_take, burrow_cancel,
- * burrow_fd, burrow_set_progress (burrow.h "NON-BLOCKING CALLS").
+ * api_async.c - the worker behind burrow_submit, burrow_poll, burrow_take,
+ * burrow_cancel, burrow_fd, burrow_set_progress (burrow.h "NON-BLOCKING
+ * CALLS"; api.c holds the host and those functions, and calls these).
  *
  * A host's Lua state runs one call at a time, so a host gets one worker
  * thread, started by its first burrow_submit or burrow_fd: it takes jobs
- * from a FIFO, runs each with bw_host_run (api.c) and moves it to the
- * completion list; progress reports are kept per call (the latest only).
+ * from a FIFO, runs each with the function the host gave (bw_async_new:
+ * api.c's, which runs the job's Lua side) and moves it to the completion
+ * list; progress reports are kept per call (the latest only). It knows no
+ * host: the arrows run from api.c down to here only.
  * Both raise an eventfd the engine watches; burrow_poll, on the engine's
  * thread, reads it down and runs the callbacks there. Once a host has a
  * worker, burrow_call is a submitted call waited for, so only the worker
@@ -52,7 +55,8 @@ typedef struct bw_ask {
 } bw_ask;
 
 struct bw_async {
-  burrow_host *h;
+  bw_async_run_fn run; /* runs a job on the worker (api.c) */
+  void *run_ud;
   pthread_t thread;
   pthread_mutex_t mu;
   pthread_cond_t work_cv; /* the worker waits for jobs */
@@ -124,7 +128,7 @@ static void *worker(void *arg) {
     }
     a->current = j;
     pthread_mutex_unlock(&a->mu);
-    bw_host_run(a->h, j);
+    a->run(a->run_ud, j);
     pthread_mutex_lock(&a->mu);
     a->current = NULL;
     finish(a, j);
@@ -133,16 +137,11 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-/* The host's worker, started on first use; NULL for a host that cannot
- * have one (on an engine's state) or when a thread or fd is refused. */
-static bw_async *get(burrow_host *h) {
-  if (!h) return NULL;
-  bw_async **slot = bw_host_async_slot(h);
-  if (!slot) return NULL;
-  bw_host_lock(h);
-  bw_async *a = *slot;
-  if (!a && (a = calloc(1, sizeof *a))) {
-    a->h = h;
+bw_async *bw_async_new(bw_async_run_fn run, void *ud) {
+  bw_async *a = calloc(1, sizeof *a);
+  if (a) {
+    a->run = run;
+    a->run_ud = ud;
     a->next_id = 1;
     a->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     pthread_mutex_init(&a->mu, NULL);
@@ -157,11 +156,8 @@ static bw_async *get(burrow_host *h) {
       pthread_cond_destroy(&a->ask_cv);
       free(a);
       a = NULL;
-    } else {
-      *slot = a;
     }
   }
-  bw_host_unlock(h);
   return a;
 }
 
@@ -188,12 +184,9 @@ static void enqueue(bw_async *a, bw_job *j) {
   pthread_cond_signal(&a->work_cv);
 }
 
-unsigned long long burrow_submit(burrow_host *h, const char *tool,
-                                 const char *args_json, burrow_done_fn cb,
-                                 void *ud) {
-  if (!tool) return 0;
-  bw_async *a = get(h);
-  if (!a) return 0;
+unsigned long long bw_async_submit(bw_async *a, const char *tool,
+                                   const char *args_json, burrow_done_fn cb,
+                                   void *ud) {
   bw_job *j = new_job(tool, args_json);
   if (!j) return 0;
   j->cb = cb;
@@ -221,14 +214,9 @@ int bw_async_call(bw_async *a, const char *tool, const char *args_json,
   return rc;
 }
 
-int burrow_fd(burrow_host *h) {
-  bw_async *a = get(h);
-  return a ? a->efd : -1;
-}
+int bw_async_fd(bw_async *a) { return a->efd; }
 
-void burrow_set_progress(burrow_host *h, burrow_progress_fn fn) {
-  bw_async *a = get(h);
-  if (!a) return;
+void bw_async_set_progress(bw_async *a, burrow_progress_fn fn) {
   pthread_mutex_lock(&a->mu);
   a->on_progress = fn;
   pthread_mutex_unlock(&a->mu);
@@ -263,19 +251,8 @@ void bw_async_progress(bw_async *a, bw_job *j, double done, double total,
   pthread_mutex_unlock(&a->mu);
 }
 
-/* The host's worker if it has one (never starts it). */
-static bw_async *existing(burrow_host *h) {
-  bw_async **slot = h ? bw_host_async_slot(h) : NULL;
-  if (!slot) return NULL;
-  bw_host_lock(h);
-  bw_async *a = *slot;
-  bw_host_unlock(h);
-  return a;
-}
-
-int burrow_cancel(burrow_host *h, unsigned long long id) {
-  bw_async *a = existing(h);
-  if (!a || !id) return 0;
+int bw_async_cancel(bw_async *a, unsigned long long id) {
+  if (!id) return 0;
   int found = 0;
   pthread_mutex_lock(&a->mu);
   if (a->current && a->current->id == id) {
@@ -367,10 +344,8 @@ int bw_async_has_approver(bw_async *a) {
   return on;
 }
 
-void burrow_set_approver(burrow_host *h, burrow_ask_fn fn, void *ud,
-                         int timeout_ms) {
-  bw_async *a = get(h);
-  if (!a) return;
+void bw_async_set_approver(bw_async *a, burrow_ask_fn fn, void *ud,
+                           int timeout_ms) {
   pthread_mutex_lock(&a->mu);
   a->ask_fn = timeout_ms > 0 ? fn : NULL;
   a->ask_ud = timeout_ms > 0 ? ud : NULL;
@@ -384,19 +359,17 @@ void burrow_set_approver(burrow_host *h, burrow_ask_fn fn, void *ud,
   pthread_mutex_unlock(&a->mu);
 }
 
-unsigned long long burrow_ask_call(burrow_host *h, unsigned long long qid) {
-  bw_async *a = existing(h);
-  if (!a || !qid) return 0;
+unsigned long long bw_async_ask_call(bw_async *a, unsigned long long qid) {
+  if (!qid) return 0;
   pthread_mutex_lock(&a->mu);
   unsigned long long call = a->ask && a->ask->qid == qid && a->ask->answer < 0 ? a->ask->id : 0;
   pthread_mutex_unlock(&a->mu);
   return call;
 }
 
-int burrow_answer(burrow_host *h, unsigned long long id, int allow,
-                  const char *why) {
-  bw_async *a = existing(h);
-  if (!a || !id) return 0;
+int bw_async_answer(bw_async *a, unsigned long long id, int allow,
+                    const char *why) {
+  if (!id) return 0;
   char *w = why ? strdup(why) : NULL;
   pthread_mutex_lock(&a->mu);
   /* the question's own id, handed out, not yet answered: an answer to an
@@ -422,9 +395,8 @@ static char *json_str(char *o, const char *s) {
   return o;
 }
 
-int burrow_take_ask(burrow_host *h, unsigned long long *id, char **ask_json) {
-  bw_async *a = existing(h);
-  if (!a || !id || !ask_json) return 0;
+int bw_async_take_ask(bw_async *a, unsigned long long *id, char **ask_json) {
+  if (!id || !ask_json) return 0;
   drain_fd(a);
   pthread_mutex_lock(&a->mu);
   char *out = NULL;
@@ -456,9 +428,7 @@ static void drain_fd(bw_async *a) {
   }
 }
 
-int burrow_poll(burrow_host *h) {
-  bw_async *a = existing(h);
-  if (!a) return 0;
+int bw_async_poll(bw_async *a) {
   drain_fd(a); /* before taking the lists: a later wake is never lost */
   pthread_mutex_lock(&a->mu);
   progress_ev *prog = a->prog;
@@ -509,7 +479,7 @@ int burrow_poll(burrow_host *h) {
   if (q.id) {
     int r = ask_fn(ask_ud, q.id, q.tool, q.op, q.path, q.reason);
     ask_free_strings(&q);
-    if (r != BURROW_ASK_LATER) burrow_answer(h, q.id, r != 0, NULL);
+    if (r != BURROW_ASK_LATER) bw_async_answer(a, q.id, r != 0, NULL);
   }
   for (bw_job *j = mine, *next; j; j = next) {
     next = j->next;
@@ -520,10 +490,9 @@ int burrow_poll(burrow_host *h) {
   return n;
 }
 
-int burrow_take(burrow_host *h, unsigned long long *id, int *rc,
-                char **result_json) {
-  bw_async *a = existing(h);
-  if (!a || !id || !rc || !result_json) return 0;
+int bw_async_take(bw_async *a, unsigned long long *id, int *rc,
+                  char **result_json) {
+  if (!id || !rc || !result_json) return 0;
   drain_fd(a); /* first: a wake after it is never lost */
   pthread_mutex_lock(&a->mu);
   bw_job **pp = &a->done, *prev = NULL;

@@ -1,8 +1,10 @@
 /*
- * async.h - the non-blocking half of the embedding API (api_async.c): calls
- * queued to one worker thread that owns the host's Lua state, completions
- * queued back and signalled on an eventfd. No lua.h here: api.c runs a
- * job's Lua side (bw_host_run) and hands progress back (bw_async_progress).
+ * async.h - the worker of the embedding API's non-blocking calls
+ * (api_async.c): calls queued to one worker thread that owns the host's Lua
+ * state, completions queued back and signalled on an eventfd. No lua.h and
+ * no host here: api.c, above, starts a host's worker with the function
+ * that runs a job's Lua side, hands progress back (bw_async_progress) and
+ * answers burrow.h's non-blocking functions with these.
  */
 #ifndef BURROW_ASYNC_H
 #define BURROW_ASYNC_H
@@ -26,20 +28,41 @@ typedef struct bw_job {
 
 typedef struct bw_async bw_async;
 
-/* api.c: the host's async slot (NULL for a host on an engine's state, which
- * has no thread of its own to give a worker); run job j on the calling
- * thread (the worker), filling j->rc and j->result. */
-bw_async **bw_host_async_slot(burrow_host *h);
-void bw_host_run(burrow_host *h, bw_job *j);
-/* The host's lock, for the slot: api.c's mutex. */
-void bw_host_lock(burrow_host *h);
-void bw_host_unlock(burrow_host *h);
+/* Runs job j on the calling thread (the worker), filling j->rc and
+ * j->result (api.c's, with its host as ud). */
+typedef void (*bw_async_run_fn)(void *ud, bw_job *j);
 
-/* api_async.c */
-/* From the worker (inside bw_host_run): the latest progress of job j. */
+/* A worker running its jobs with run(ud, job); NULL when a thread or fd is
+ * refused. */
+bw_async *bw_async_new(bw_async_run_fn run, void *ud);
+/* Cancel everything, stop and join the worker, free. */
+void bw_async_free(bw_async *a);
+
+/* burrow.h's non-blocking calls, on a host's worker (api.c finds it). */
+unsigned long long bw_async_submit(bw_async *a, const char *tool,
+                                   const char *args_json, burrow_done_fn cb,
+                                   void *ud);
+int bw_async_fd(bw_async *a);
+void bw_async_set_progress(bw_async *a, burrow_progress_fn fn);
+int bw_async_cancel(bw_async *a, unsigned long long id);
+int bw_async_poll(bw_async *a);
+int bw_async_take(bw_async *a, unsigned long long *id, int *rc,
+                  char **result_json);
+void bw_async_set_approver(bw_async *a, burrow_ask_fn fn, void *ud,
+                           int timeout_ms);
+unsigned long long bw_async_ask_call(bw_async *a, unsigned long long qid);
+int bw_async_answer(bw_async *a, unsigned long long id, int allow,
+                    const char *why);
+int bw_async_take_ask(bw_async *a, unsigned long long *id, char **ask_json);
+/* burrow_call on a host with a worker: queued behind the submitted calls,
+ * waited for. */
+int bw_async_call(bw_async *a, const char *tool, const char *args_json,
+                  char **result_json);
+
+/* From the worker (inside the run function): the latest progress of job j. */
 void bw_async_progress(bw_async *a, bw_job *j, double done, double total,
                        const char *message);
-/* From the worker (inside bw_host_run): a policy's "ask" in job j, put to
+/* From the worker (inside the run function): a policy's "ask" in job j, put to
  * the engine (burrow_set_approver) and waited for. 1 allowed, 0 denied,
  * -1 no approver (or j is a burrow_call's): the caller falls back to
  * burrow_set_approval's callback. *why: NULL, or a malloc'd reason (the
@@ -48,11 +71,5 @@ int bw_async_ask(bw_async *a, bw_job *j, const char *tool, const char *op,
                  const char *path, const char *reason, char **why);
 /* Whether burrow_set_approver has turned approval of submitted calls on. */
 int bw_async_has_approver(bw_async *a);
-/* burrow_call on a host with a worker: queued behind the submitted calls,
- * waited for. */
-int bw_async_call(bw_async *a, const char *tool, const char *args_json,
-                  char **result_json);
-/* Cancel everything, stop and join the worker, free. */
-void bw_async_free(bw_async *a);
 
 #endif

@@ -2,7 +2,8 @@
  * lhost.c - burrow.host: a host of the embedding API (its own Lua state and
  * worker thread, api_async.c) opened from a Lua program, so a workspace can
  * run calls without blocking its caller's loop (ws:submit, ws:fd, ws:poll in
- * lua/burrow/init.lua).
+ * lua/burrow/init.lua). Above api.c: the host it opens is offered this
+ * module in turn, handed down (bw_open_host).
  *
  *   burrow.host.host(opts_json, package_path) -> Host | nil, message
  *   host:submit(tool, args_json) -> id | nil
@@ -41,7 +42,7 @@ static int l_host(lua_State *L) {
   x->h = NULL;
   luaL_setmetatable(L, HOST_MT);
   char *err = NULL;
-  x->h = bw_open_json(opts, path, &err);
+  x->h = bw_open_host(NULL, opts, "open_json", path, luaopen_burrow_host, &err);
   if (!x->h) {
     lua_pushnil(L);
     lua_pushstring(L, err ? err : "cannot open a host");

@@ -55,6 +55,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   lua_setallocf(L, bw_arena_alloc, heap);
+  /* no collection while the modules load and the workspace opens: their
+   * garbage is small and a start-up spent ~7% of its instructions marking
+   * (callgrind; docs/benchmarks.md, Start-up). cli.lua restarts the
+   * collector before a call runs or a server serves. */
+  lua_gc(L, LUA_GCSTOP);
   bw_lua_prepare(L);
   /* the layers above the binding offer their modules (the binding knows none) */
   bw_lua_preload_module(L, "burrow.server", luaopen_burrow_server);

@@ -164,7 +164,12 @@ static int add_seg(alt *a, const char *p, size_t n, const char **why) {
 
 static int compile_alt(alt *a, const char *p, size_t n, int flags,
                        const char **why) {
-  if (!(a->s = calloc(MAX_SEGS, sizeof *a->s))) {
+  /* room for as many segments as it can have, not MAX_SEGS: a policy's
+   * rules compile dozens of globs at every start (docs/benchmarks.md,
+   * Start-up); add_seg stops at MAX_SEGS either way */
+  size_t segs = 1;
+  for (size_t i = 0; i < n && segs < MAX_SEGS; i++) segs += p[i] == '/';
+  if (!(a->s = calloc(segs, sizeof *a->s))) {
     *why = "out of memory";
     return -1;
   }
@@ -189,14 +194,14 @@ static int compile_alt(alt *a, const char *p, size_t n, int flags,
 typedef struct expand {
   char **v;
   size_t *len;
-  size_t *stack; /* find_brace's, MAX_PAT entries */
+  size_t *stack; /* find_brace's, one entry a byte of the pattern */
   size_t total;  /* bytes of the alternatives so far */
   int n;
   const char *why;
 } expand;
 
 /* Find the leftmost '{' whose matching '}' exists with a comma directly
- * inside. One pass with a stack of the open braces (st: MAX_PAT entries,
+ * inside. One pass with a stack of the open braces (st: an entry a byte,
  * position << 1 | comma seen), so an unclosed "{{{{..." costs O(n), not
  * O(n^2) as scanning from each '{' in turn would. */
 static int find_brace(const char *p, size_t n, size_t *st, size_t *open,
@@ -281,8 +286,10 @@ bw_glob *bw_glob_compile(const char *pat, size_t len, int flags,
     *why = "pattern contains a NUL byte";
     return NULL;
   }
-  expand e = {calloc(MAX_ALTS, sizeof(char *)), calloc(MAX_ALTS, sizeof(size_t)),
-              malloc(MAX_PAT * sizeof(size_t)), 0, 0, NULL};
+  /* only the first e.n of v and len are used; the brace stack holds at
+   * most one entry a byte */
+  expand e = {malloc(MAX_ALTS * sizeof(char *)), malloc(MAX_ALTS * sizeof(size_t)),
+              malloc((len + 1) * sizeof(size_t)), 0, 0, NULL};
   bw_glob *g = calloc(1, sizeof *g);
   int rc = -1;
   if (e.v && e.len && e.stack && g) {

@@ -1,7 +1,7 @@
 /*
- * grepint.h - what grep.c and grepmap.c share: the compiled search, a
- * worker's state, the call's state and one file's scan. Internal to the
- * search core; not installed.
+ * grepint.h - what grep.c, grepscan.c and grepmap.c share: the compiled
+ * search, a worker's state, the call's state and its stop, and one file's
+ * scan. Internal to the search core; not installed.
  */
 #ifndef BURROW_GREPINT_H
 #define BURROW_GREPINT_H
@@ -62,6 +62,27 @@ typedef struct grep {
   watchdog dog;
 } grep;
 
+/* A stop, set once (the first reason wins): the scan (grepscan.c) and
+ * the walk's visitor (grep.c) both stop on it. */
+static inline void halt(grep *g, int why) {
+  int none = STOP_NONE;
+  atomic_compare_exchange_strong(&g->stop, &none, why);
+}
+
+/* Stop now? The cancel flag is raised from outside (the MCP reader), or
+ * by the walk when its progress callback asks; the budget and failures
+ * from inside. */
+static inline int halted(grep *g) {
+  if (atomic_load_explicit(&g->stop, memory_order_relaxed)) return 1;
+  const _Atomic int *c = g->o->walk.cancel;
+  if ((c && atomic_load_explicit(c, memory_order_relaxed)) ||
+      atomic_load_explicit(&g->stats->cancelled, memory_order_relaxed)) {
+    halt(g, STOP_CANCEL);
+    return 1;
+  }
+  return atomic_load_explicit(&g->err, memory_order_relaxed) != 0;
+}
+
 typedef struct scan {
   grep *g;
   wstate *w;
@@ -88,7 +109,7 @@ typedef struct scan {
 /* grepre.c: the pattern compiled into m (INVALID_ARGUMENT says why not) */
 int bwg_matcher_init(matcher *m, const bw_grep_opts *o);
 
-/* grep.c */
+/* grepscan.c: one file's (or chunk's) scan, a worker's PCRE2 state */
 void bwg_scan_init(scan *s, grep *g, wstate *w, const char *buf, size_t len,
                const char *path, size_t start, size_t end, size_t line);
 /* Search s->buf[start, end); s->line is the number of the line at start. */

@@ -1,5 +1,5 @@
 /*
- * grepre.c - grep's pattern, compiled once per call (grep.c runs it): the
+ * grepre.c - grep's pattern, compiled once per call (grepscan.c runs it): the
  * literals every match must contain (prefilter.c), and PCRE2 (JIT when the
  * host allows it) unless those literals are the whole pattern. The regex
  * source starts with a callout (after any option verbs) so a stop is seen

@@ -42,11 +42,10 @@ void bw_gsel_init(bw_gsel *s, const bw_grep_res *r, const char *prefix,
   s->plen = r->nfiles ? bw_grep_path(prefix, r->files[0]->item.path, NULL) : 0;
 }
 
-/* What a match costs in the result, as grep.lua counts it against
- * max_result_bytes: its path and text (and each context line's) + 16. */
+/* What a match costs in the result: its lines' (context included) */
 static size_t cost_of(const bw_gsel *s, const bw_gfile *f, size_t b, size_t a) {
   size_t cost = 0;
-  for (size_t k = b; k < a; k++) cost += s->plen + f->lines[k].len + 16;
+  for (size_t k = b; k < a; k++) cost += bw_gline_cost(s->plen, f->lines[k].len);
   return cost;
 }
 

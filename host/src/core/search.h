@@ -367,7 +367,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
             bw_grep_res *res);
 void bw_grep_res_free(bw_grep_res *res);
 #ifdef BW_GREP_TEST_HOOK
-/* In the test build of grep.c only (host/test/test_search.c, compiled with
+/* In the test build of grep.c only (host/test/test_grep.c, compiled with
  * -DBW_GREP_TEST_HOOK; no installed file has it): called with a file's
  * path right after grep maps it (NULL: nothing), so a test can shrink it
  * under the search. */
@@ -381,10 +381,18 @@ extern void (*bw_grep_mapped_hook)(const char *path);
  * (room for it) unless NULL. */
 size_t bw_grep_path(const char *prefix, const char *path, char *out);
 
+/* What one line of a content result (a match or a context line) costs
+ * against max_result_bytes: its path, its text and 16 for the rest. The
+ * one rule: bw_gsel cuts a search's matches by it, and core.grep_cut
+ * (lsearch.c) cuts match tables by it when a policy has hidden some. */
+static inline size_t bw_gline_cost(size_t path_len, size_t text_len) {
+  return path_len + text_len + 16;
+}
+
 /* The matches a content result gives, in order: at most max (0: all);
- * with max_bytes (0: no cap) each match costs its path and text and each
- * context line's (+ 16 each, as grep.lua counts), and the first that
- * would pass the budget ends the result (cut), never the very first. */
+ * with max_bytes (0: no cap) each match costs its lines' bw_gline_cost,
+ * and the first that would pass the budget ends the result (cut), never
+ * the very first. */
 typedef struct bw_gsel {
   const bw_grep_res *r;
   const char *prefix;

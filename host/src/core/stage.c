@@ -21,7 +21,7 @@
  * end, so no change under way lands in it after the list is made, and a
  * commit holds its destination's chain, so it lands where it was judged.
  * Trees are walked by fds opened with O_NOFOLLOW from their parent's fd;
- * mounts are never entered.
+ * mounts are never entered (the walk, listing and copying: stagetree.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,9 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "stage.h"
-
-enum { MAX_DEPTH = 2048, PROGRESS_EVERY = 1024, COPY_CHUNK = 1 << 20 };
+#include "stagetree.h"
 
 static const char KIND_LETTER[] = {0, 'c', 'm', 'r', 'e', 'g'};
 
@@ -87,216 +85,6 @@ void bw_stage_free(bw_stage *s) {
   s->v = NULL;
   s->paths = NULL;
   s->n = s->cap = s->plen = s->pcap = 0;
-}
-
-/* ---- the entry list ---- */
-
-static int add_entry(bw_stage *s, const char *path, size_t plen, char type,
-                     const struct stat *st) {
-  if (s->n >= s->max_entries)
-    return bw_fail(BW_TOO_LARGE, "the tree holds more entries than a subtree operation takes");
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 256;
-    bw_stage_entry *v = realloc(s->v, cap * sizeof *v);
-    if (!v) return BW_ENOMEM;
-    s->v = v;
-    s->cap = cap;
-  }
-  if (s->plen + plen + 1 > s->pcap) {
-    size_t cap = s->pcap ? s->pcap * 2 : 16384;
-    while (cap < s->plen + plen + 1) cap *= 2;
-    char *p = realloc(s->paths, cap);
-    if (!p) return BW_ENOMEM;
-    s->paths = p;
-    s->pcap = cap;
-  }
-  memcpy(s->paths + s->plen, path, plen);
-  s->paths[s->plen + plen] = '\0';
-  s->v[s->n++] = (bw_stage_entry){.off = s->plen, .type = type,
-                                  .size = type == 'f' ? (uint64_t)st->st_size : 0,
-                                  .dev = st->st_dev, .ino = st->st_ino,
-                                  .nlink = st->st_nlink};
-  s->plen += plen + 1;
-  if (s->progress && s->n % PROGRESS_EVERY == 0 && s->progress(s->progress_arg, s->n))
-    return bw_fail(BW_EAGAIN, "the call was cancelled");
-  return BW_OK;
-}
-
-/* path + "/" + name (or name at the top) into buf; its length in *len. */
-static int join(char buf[BW_PATH_MAX + 1], size_t at, const char *name,
-                size_t *len) {
-  size_t nl = strlen(name);
-  if (at + (at ? 1 : 0) + nl > BW_PATH_MAX)
-    return bw_fail(BW_INVALID_ARGUMENT, "a path in the tree is too long");
-  if (at) buf[at++] = '/';
-  memcpy(buf + at, name, nl + 1);
-  *len = at + nl;
-  return BW_OK;
-}
-
-/* ---- a tree walked (and copied) by fds ---- */
-
-typedef struct tree {
-  bw_stage *s;
-  bw_root src;  /* the source's device and mount, for bw_same_mount */
-  int copy;     /* make each entry under dst as well */
-  char path[BW_PATH_MAX + 1];
-  char *buf;    /* read/write fallback buffer */
-} tree;
-
-static int open_dir_at(int dirfd, const char *name) {
-  return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
-/* Copy the bytes of the open regular file in to out: a reflink, else
- * copy_file_range, else read/write. At most max bytes (0: any). */
-static int copy_bytes(tree *t, int in, int out, const struct stat *st,
-                      uint64_t *copied) {
-  bw_stage *s = t->s;
-  *copied = 0;
-  if (s->max_bytes && (uint64_t)st->st_size > s->max_bytes)
-    return bw_fail_on(BW_TOO_LARGE, BW_ON_SIZE, 0, "a file is over max_file_size");
-  if (!s->clone_off && st->st_size > 0) {
-    if (ioctl(out, FICLONE, in) == 0) {
-      *copied = (uint64_t)st->st_size;
-      return BW_OK;
-    }
-    if (errno == EOPNOTSUPP || errno == ENOTTY || errno == EXDEV || errno == EINVAL ||
-        errno == ENOSYS || errno == EPERM)
-      s->clone_off = 1;
-  }
-  uint64_t limit = s->max_bytes ? s->max_bytes : UINT64_MAX;
-  while (!s->cfr_off) {
-    ssize_t n = copy_file_range(in, NULL, out, NULL, COPY_CHUNK * 16, 0);
-    if (n > 0) {
-      *copied += (uint64_t)n;
-      if (*copied > limit) return bw_fail_on(BW_TOO_LARGE, BW_ON_SIZE, 0, "a file is over max_file_size");
-      continue;
-    }
-    if (n == 0) return BW_OK;
-    if (errno == EINTR) continue;
-    if ((errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP ||
-         errno == EBADF) && *copied == 0) {
-      s->cfr_off = 1;
-      break;
-    }
-    return bw_code_from_errno(errno);
-  }
-  if (!t->buf && !(t->buf = malloc(COPY_CHUNK))) return BW_ENOMEM;
-  for (;;) {
-    ssize_t n = read(in, t->buf, COPY_CHUNK);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return bw_code_from_errno(errno);
-    if (n == 0) return BW_OK;
-    *copied += (uint64_t)n;
-    if (*copied > limit) return bw_fail_on(BW_TOO_LARGE, BW_ON_SIZE, 0, "a file is over max_file_size");
-    for (ssize_t off = 0; off < n;) {
-      ssize_t w = write(out, t->buf + off, (size_t)(n - off));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return bw_code_from_errno(errno);
-      off += w;
-    }
-  }
-}
-
-static int visit_dir(tree *t, int src, int dst, size_t at, int depth);
-
-/* One entry of the directory src (and, copying, its copy in dst). */
-static int visit(tree *t, int src, int dst, const char *name, size_t at,
-                 int depth) {
-  bw_stage *s = t->s;
-  int rc = bw_stopped(&s->stop);
-  if (rc) return rc;
-  size_t len = 0;
-  if ((rc = join(t->path, at, name, &len))) return rc;
-  struct stat st;
-  if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    rc = errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
-  else if (S_ISREG(st.st_mode) && !t->copy)
-    rc = add_entry(s, t->path, len, 'f', &st);
-  else if (S_ISREG(st.st_mode)) {
-    int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (in < 0) return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
-    if (fstat(in, &st) < 0) rc = bw_code_from_errno(errno);
-    else if (!S_ISREG(st.st_mode)) s->skipped++; /* swapped since the fstatat */
-    else {
-      int out = openat(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                       0666 | (st.st_mode & 0111));
-      uint64_t copied = 0;
-      if (out < 0) rc = bw_code_from_errno(errno);
-      else {
-        rc = copy_bytes(t, in, out, &st, &copied);
-        if (close(out) < 0 && !rc) rc = bw_fail(BW_EIO, "writing the copy failed");
-      }
-      if (!rc) {
-        st.st_size = (off_t)copied; /* what landed */
-        rc = add_entry(s, t->path, len, 'f', &st);
-        s->files++;
-        s->bytes += copied;
-      }
-    }
-    close(in);
-  } else if (S_ISLNK(st.st_mode)) {
-    if (t->copy) {
-      char target[BW_PATH_MAX + 1];
-      ssize_t n = readlinkat(src, name, target, sizeof target - 1);
-      if (n < 0) return errno == ENOENT ? BW_OK : bw_code_from_errno(errno);
-      target[n] = '\0';
-      if (symlinkat(target, dst, name) < 0) return bw_code_from_errno(errno);
-      s->links++;
-    }
-    rc = add_entry(s, t->path, len, 'l', &st);
-  } else if (S_ISDIR(st.st_mode) && bw_same_mount(&t->src, src, name, &st)) {
-    int sub = open_dir_at(src, name);
-    if (sub < 0) { /* swapped for a link or gone: never followed */
-      if (t->copy) s->skipped++;
-      return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? BW_OK : bw_code_from_errno(errno);
-    }
-    int dsub = -1;
-    if (t->copy) {
-      if (mkdirat(dst, name, (st.st_mode & 0777) | 0700) < 0 ||
-          (dsub = open_dir_at(dst, name)) < 0)
-        rc = bw_code_from_errno(errno);
-      else
-        s->dirs++;
-    }
-    if (!rc) rc = add_entry(s, t->path, len, 'd', &st);
-    if (!rc) rc = visit_dir(t, sub, dsub, len, depth + 1);
-    close(sub);
-    if (dsub >= 0) close(dsub);
-  } else if (t->copy) {
-    s->skipped++; /* FIFOs, sockets, devices, mount points: not copied */
-  } else {
-    /* a move or a remove takes them along: listed, so they are judged */
-    rc = add_entry(s, t->path, len, 'o', &st);
-  }
-  return rc;
-}
-
-static int visit_dir(tree *t, int src, int dst, size_t at, int depth) {
-  if (depth > MAX_DEPTH) return bw_fail(BW_INVALID_ARGUMENT, "the tree is too deep");
-  char **names = NULL;
-  size_t n = 0;
-  int rc = bw_read_names(src, BW_NAMES_HIDDEN, &names, &n);
-  for (size_t i = 0; !rc && i < n; i++) {
-    rc = visit(t, src, dst, names[i], at, depth);
-    t->path[at] = '\0';
-  }
-  bw_free_names(names, n);
-  return rc;
-}
-
-/* Walk the directory dirfd/name: list (copy: into the directory dst) its
- * tree. src_dev/src_mnt: the mount it must not leave. */
-static int walk_tree(bw_stage *s, int dir, int dst, dev_t dev, uint64_t mnt,
-                     int copy) {
-  tree t = {.s = s, .copy = copy};
-  t.src.dev = dev;
-  t.src.mnt_id = mnt;
-  t.path[0] = '\0';
-  int rc = visit_dir(&t, dir, dst, 0, 0);
-  free(t.buf);
-  return rc;
 }
 
 /* Remove the staged tree home/name, whatever is in it (a staged name of
@@ -413,12 +201,12 @@ static int copy_into_stage(bw_stage *s, int src, const struct stat *sst) {
   if (rc) return rc;
   if (mkdirat(s->to, s->name, (sst->st_mode & 0777) | 0700) < 0) return bw_code_from_errno(errno);
   s->home = fcntl(s->to, F_DUPFD_CLOEXEC, 0);
-  int dst = s->home < 0 ? -1 : open_dir_at(s->to, s->name);
+  int dst = s->home < 0 ? -1 : bws_open_dir_at(s->to, s->name);
   rc = dst < 0 ? bw_code_from_errno(errno) : BW_OK;
   s->state = BW_STAGE_PENDING; /* from here an abort removes it */
   s->is_dir = 1;
   if (!s->merge) s->dirs++; /* the top, made (a merge takes the one there) */
-  if (!rc) rc = walk_tree(s, src, dst, sst->st_dev, mnt_of(src, ""), 1);
+  if (!rc) rc = bws_walk_tree(s, src, dst, sst->st_dev, mnt_of(src, ""), 1);
   if (dst >= 0) close(dst);
   return rc;
 }
@@ -485,7 +273,7 @@ static int merge(int from, int dst, int depth, int apply, const bw_root *top) {
     } else if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
       rc = bw_code_from_errno(errno);
     } else if (S_ISDIR(st.st_mode) && S_ISDIR(dt.st_mode)) {
-      int a = open_dir_at(from, name), b = open_dir_at(dst, name);
+      int a = bws_open_dir_at(from, name), b = bws_open_dir_at(dst, name);
       bw_chain c = {0};
       rc = a < 0 || b < 0 ? bw_code_from_errno(errno) : BW_OK;
       if (!rc && apply && top) { /* entries land in b: held as a change's chain is */
@@ -537,7 +325,7 @@ static int commit_copy_held(bw_stage *s) {
     if (fstatat(s->to, s->to_name, &dt, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(dt.st_mode))
       return bw_fail(BW_EEXIST, "the destination exists and is not a directory");
   }
-  int from = open_dir_at(s->home, s->name), dst = open_dir_at(s->to, s->to_name);
+  int from = bws_open_dir_at(s->home, s->name), dst = bws_open_dir_at(s->to, s->to_name);
   bw_chain c = {0};
   const bw_root *top = s->to_top.fd >= 0 ? &s->to_top : NULL;
   if (from < 0 || dst < 0) rc = bw_code_from_errno(errno);
@@ -623,12 +411,12 @@ int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
   s->state = BW_STAGE_PENDING;
   if (fstatat(s->from, aside, &st, AT_SYMLINK_NOFOLLOW) < 0) return bw_code_from_errno(errno);
   s->is_dir = S_ISDIR(st.st_mode);
-  int dir = s->is_dir ? open_dir_at(s->from, aside) : -1;
+  int dir = s->is_dir ? bws_open_dir_at(s->from, aside) : -1;
   if (s->is_dir && dir < 0) return bw_code_from_errno(errno);
   if (!s->xdev) {
     s->home = fcntl(s->from, F_DUPFD_CLOEXEC, 0);
     if (s->home < 0) rc = bw_code_from_errno(errno);
-    if (!rc && dir >= 0) rc = walk_tree(s, dir, -1, st.st_dev, mnt_of(dir, ""), 0);
+    if (!rc && dir >= 0) rc = bws_walk_tree(s, dir, -1, st.st_dev, mnt_of(dir, ""), 0);
   } else if (dir >= 0) {
     rc = copy_into_stage(s, dir, &st); /* what lands is the copy */
   } else { /* one file across filesystems: copied into the stage as it is */
@@ -646,7 +434,7 @@ int bw_stage_move(const bw_root *rs, const char *src, const bw_root *rd,
                                      0666 | (st.st_mode & 0111));
       uint64_t copied;
       if (in < 0 || out < 0) rc = bw_code_from_errno(errno);
-      else rc = copy_bytes(&t, in, out, &st, &copied);
+      else rc = bws_copy_bytes(&t, in, out, &st, &copied);
       if (out >= 0 && close(out) < 0 && !rc) rc = bw_fail(BW_EIO, "writing the copy failed");
       if (in >= 0) close(in);
       free(t.buf);
@@ -766,9 +554,9 @@ int bw_stage_remove(const bw_root *r, const char *rel, int recursive,
   s->state = BW_STAGE_PENDING;
   s->is_dir = 1;
   s->home = fcntl(s->from, F_DUPFD_CLOEXEC, 0);
-  int dir = open_dir_at(s->from, s->name);
+  int dir = bws_open_dir_at(s->from, s->name);
   if (s->home < 0 || dir < 0) rc = bw_code_from_errno(errno);
-  else rc = walk_tree(s, dir, -1, st.st_dev, r->mnt_id, 0);
+  else rc = bws_walk_tree(s, dir, -1, st.st_dev, r->mnt_id, 0);
   if (dir >= 0) close(dir);
   return rc;
 }
@@ -897,7 +685,7 @@ static int plain_name(const char *n) {
 /* A copy's stage merged forward into to (COMMITTED: the merge had
  * begun): what is left of it renamed in. */
 static int merge_forward(int dirfd, const char *stage, const char *to) {
-  int from = open_dir_at(dirfd, stage), dst = open_dir_at(dirfd, to);
+  int from = bws_open_dir_at(dirfd, stage), dst = bws_open_dir_at(dirfd, to);
   int rc = from < 0 || dst < 0 ? bw_code_from_errno(errno) : merge(from, dst, 0, 1, NULL);
   if (!rc && syncfs(dst) < 0) rc = bw_fail(BW_EIO, "the sync failed");
   if (from >= 0) close(from);

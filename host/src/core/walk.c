@@ -23,6 +23,7 @@
  * ignore rules or the visitor see it. Below another root's directory
  * (bw_nest: met by identity, nested in this one), the rules see that
  * root's in-root paths instead: its rules apply to everything under it.
+ * The directory nodes and their ignore rules are walknode.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -41,6 +42,7 @@
 #include "clock.h"
 #include "search.h"
 #include "stage.h"
+#include "walknode.h"
 
 /* SHARE_MIN: entries left for a directory's worker to offer half of them */
 enum { MAX_THREADS = 12, DENTS_BUF = 64 * 1024, SHARE_MIN = 4 };
@@ -48,23 +50,6 @@ enum { MAX_THREADS = 12, DENTS_BUF = 64 * 1024, SHARE_MIN = 4 };
 /* A walk reads what it meets and shows its names: a rule denying either
  * (read, or only list) keeps an entry out, a directory unentered. */
 #define WALK_OPS (BW_OP_READ | BW_OP_LIST)
-
-typedef struct node {
-  struct node *parent;
-  char *name;       /* to open from the parent; NULL for the start */
-  char *path;       /* relative to the start, "" for the start */
-  size_t plen;
-  char *pre;        /* ancestors above the start: the start's path from here */
-  bw_ignore *ig;
-  int in_git;
-  int ancestor;     /* above the start: holds rules only */
-  size_t nest_at;   /* below a nested root: where its in-root paths start
-                       in an entry's path (0: not below one) */
-  int nest_root;    /* and that root (bw_nest's index of it) */
-  int fd;           /* open for reading, -1 until then */
-  _Atomic int fd_refs; /* children that still have to open themselves, +1 */
-  _Atomic int refs;    /* children alive, +1 */
-} node;
 
 typedef struct dent {
   const char *name;
@@ -188,147 +173,6 @@ int bw_open_regular(const bw_root *r, int dirfd, const char *name,
   return BW_OK;
 }
 
-/* ---- nodes ---- */
-
-static void node_release(node *n) {
-  while (n && atomic_fetch_sub(&n->refs, 1) == 1) {
-    node *p = n->parent;
-    if (n->fd >= 0) close(n->fd);
-    bw_ignore_free(n->ig);
-    free(n->name);
-    free(n->path);
-    free(n->pre);
-    free(n);
-    n = p;
-  }
-}
-
-/* One child less needs the directory's fd. */
-static void fd_release(node *n) {
-  if (atomic_fetch_sub(&n->fd_refs, 1) == 1 && n->fd >= 0) {
-    close(n->fd);
-    n->fd = -1;
-  }
-}
-
-static node *node_new(node *parent, const char *name, const char *path,
-                      size_t plen) {
-  node *n = calloc(1, sizeof *n);
-  if (!n) return NULL;
-  n->fd = -1;
-  atomic_init(&n->refs, 1);
-  atomic_init(&n->fd_refs, 1);
-  n->path = malloc(plen + 1);
-  n->name = name ? strdup(name) : NULL;
-  if (!n->path || (name && !n->name)) {
-    free(n->path);
-    free(n->name);
-    free(n);
-    return NULL;
-  }
-  memcpy(n->path, path, plen);
-  n->path[plen] = '\0';
-  n->plen = plen;
-  n->parent = parent;
-  if (parent) {
-    atomic_fetch_add(&parent->refs, 1);
-    n->in_git = parent->in_git;
-    n->nest_at = parent->nest_at;
-    n->nest_root = parent->nest_root;
-  }
-  return n;
-}
-
-/* A node that will never be processed: give back what it holds. */
-static void node_drop(node *n) {
-  if (n->fd < 0 && n->parent && !n->parent->ancestor) fd_release(n->parent);
-  node_release(n);
-}
-
-/* ---- ignore files ---- */
-
-static bw_ignore *load_exclude(int dirfd) {
-  int g = openat(dirfd, ".git", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (g < 0) return NULL;
-  int i = openat(g, "info", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  close(g);
-  if (i < 0) return NULL;
-  bw_ignore *ig = bw_ignore_load(i, "exclude");
-  close(i);
-  return ig;
-}
-
-/* Rules of one directory: .ignore over .gitignore over info/exclude. */
-static bw_ignore *dir_rules(int fd, int in_git, int has_git, int has_ignore,
-                            int has_gitignore) {
-  bw_ignore *ig = has_ignore ? bw_ignore_load(fd, ".ignore") : NULL;
-  if (in_git && has_gitignore) ig = bw_ignore_merge(ig, bw_ignore_load(fd, ".gitignore"));
-  if (has_git) ig = bw_ignore_merge(ig, load_exclude(fd));
-  return ig;
-}
-
-/* Pseudo nodes for the directories between the root and the start, so
- * their ignore files apply below (as git does from a subdirectory). */
-static node *ancestors(const bw_root *r, const char *rel) {
-  char canon[BW_PATH_MAX + 1], pre[BW_PATH_MAX + 1];
-  if (bw_canonical(r, rel, canon, sizeof canon) || !strcmp(canon, "."))
-    return NULL;
-  node *last = NULL;
-  int in_git = 0;
-  size_t cl = strlen(canon);
-  for (size_t al = 0; al < cl;) {
-    memcpy(pre, canon, al);
-    pre[al] = '\0';
-    int fd;
-    struct stat st;
-    if (bw_resolve(r, al ? pre : ".", 0, &fd, &st)) break;
-    struct stat gs;
-    int has_git = fstatat(fd, ".git", &gs, AT_SYMLINK_NOFOLLOW) == 0;
-    in_git |= has_git;
-    bw_ignore *ig = dir_rules(fd, in_git, has_git && S_ISDIR(gs.st_mode), 1, 1);
-    close(fd);
-    node *n = node_new(last, NULL, "", 0);
-    if (last) node_release(last); /* n holds it now */
-    if (!n) {
-      bw_ignore_free(ig);
-      return NULL;
-    }
-    n->ancestor = 1;
-    n->in_git = in_git;
-    n->ig = ig;
-    n->pre = strdup(canon + al + (al ? 1 : 0));
-    if (!n->pre) {
-      node_release(n);
-      return NULL;
-    }
-    last = n;
-    const char *slash = strchr(canon + al + (al ? 1 : 0), '/');
-    if (!slash) break;
-    al = (size_t)(slash - canon);
-  }
-  return last;
-}
-
-/* 1 if the entry at path (relative to the start) is ignored. */
-static int ignored(const node *n, const char *path, int is_dir) {
-  char buf[2 * BW_PATH_MAX + 2];
-  for (const node *a = n; a; a = a->parent) {
-    if (!a->ig) continue;
-    const char *sub = path + (a->plen ? a->plen + 1 : 0);
-    if (a->ancestor) {
-      size_t pl = strlen(a->pre), l = strlen(path);
-      if (pl + l + 2 > sizeof buf) continue;
-      memcpy(buf, a->pre, pl);
-      buf[pl] = '/';
-      memcpy(buf + pl + 1, path, l + 1);
-      sub = buf;
-    }
-    int m = bw_ignore_match(a->ig, sub, is_dir);
-    if (m) return m > 0;
-  }
-  return 0;
-}
-
 /* ---- reading one directory ---- */
 
 static int add_dent(worker *k, const char *name, unsigned char type) {
@@ -419,12 +263,12 @@ static int open_node(walker *w, node *n) {
   int c = -1, at2 = bw_root_backend(w->r) == BW_OPENAT2 ? open_dir_at2(n->parent->fd, n->name, &c) : -2;
   if (at2 == -1) {
     int e = errno;
-    fd_release(n->parent);
+    bww_fd_release(n->parent);
     return e == EXDEV ? BW_OUTSIDE_ROOT : bw_code_from_errno(e); /* a mount point: listed, never entered */
   }
   if (at2 == -2)
     c = openat(n->parent->fd, n->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  fd_release(n->parent);
+  bww_fd_release(n->parent);
   if (c < 0) return bw_code_from_errno(errno);
   if (!same_mount(w->r, c)) { /* a mount point: listed, never entered */
     close(c);                /* (with openat2: another device on this mount) */
@@ -467,7 +311,7 @@ static void push_children(walker *w, node **kids, size_t nk) {
     task *ns = realloc(w->stack, c * sizeof *ns);
     if (!ns) {
       pthread_mutex_unlock(&w->mu);
-      for (size_t i = 0; i < nk; i++) node_drop(kids[i]);
+      for (size_t i = 0; i < nk; i++) bww_node_drop(kids[i]);
       atomic_store(&w->err, BW_ENOMEM);
       atomic_store(&w->stop, 1);
       return;
@@ -545,7 +389,7 @@ static int visit_entry(walker *w, worker *k, node *n, const dent *d,
     atomic_fetch_add(&w->st->skipped_policy, 1); /* a dir: not entered */
     return 0;
   }
-  if (o->respect_ignore && ignored(n, path, type == 'd')) return 0;
+  if (o->respect_ignore && bww_ignored(n, path, type == 'd')) return 0;
   if (o->defer &&
       (n->nest_at ? bw_rules_match_in(o->defer, n->nest_root, path + n->nest_at, pl + nl - n->nest_at, WALK_OPS)
                   : bw_rules_match_in(o->defer, w->root, k->path, w->prelen + pl + nl, WALK_OPS)) >= 0) {
@@ -556,7 +400,7 @@ static int visit_entry(walker *w, worker *k, node *n, const dent *d,
   bw_wentry e = {n->fd, name, path, type, k->id};
   int rc = o->visit(o->arg, &e);
   if (rc > 0 && type == 'd') {
-    if (!(*kid = node_new(n, name, path, pl + nl))) return -1;
+    if (!(*kid = bww_node_new(n, name, path, pl + nl))) return -1;
     atomic_fetch_add(&n->fd_refs, 1);
   }
   return rc < 0 ? -1 : 0;
@@ -564,14 +408,14 @@ static int visit_entry(walker *w, worker *k, node *n, const dent *d,
 
 /* A share that will never be visited: give back what it holds. */
 static void share_drop(share *s) {
-  fd_release(s->n);
-  node_release(s->n);
+  bww_fd_release(s->n);
+  bww_node_release(s->n);
   free(s);
 }
 
 static void task_drop(task t) {
   if (t.s) share_drop(t.s);
-  else node_drop(t.n);
+  else bww_node_drop(t.n);
 }
 
 /* Offer the give entries at v (of n's directory) to a waiting worker: 1
@@ -626,7 +470,7 @@ static void visit_range(walker *w, worker *k, node *n, const dent *v, size_t nv)
       kcap = kcap ? kcap * 2 : 16;
       node **nkids = realloc(kids, kcap * sizeof *nkids);
       if (!nkids) {
-        node_drop(kid);
+        bww_node_drop(kid);
         atomic_store(&w->err, BW_ENOMEM);
         atomic_store(&w->stop, 1);
         break;
@@ -643,14 +487,14 @@ static void process(walker *w, worker *k, node *n) {
   int rc = open_node(w, n);
   if (rc) {
     if (rc != BW_OUTSIDE_ROOT) atomic_fetch_add(&w->st->unreadable, 1);
-    node_release(n);
+    bww_node_release(n);
     return;
   }
   atomic_fetch_add(&w->st->dirs, 1);
   if (read_dents(k, n->fd)) {
     atomic_fetch_add(&w->st->unreadable, 1);
-    fd_release(n);
-    node_release(n);
+    bww_fd_release(n);
+    bww_node_release(n);
     return;
   }
   if (w->o->respect_ignore) {
@@ -664,11 +508,11 @@ static void process(walker *w, worker *k, node *n) {
     }
     n->in_git |= has_git;
     if (has_git || has_ign || has_gi)
-      n->ig = dir_rules(n->fd, n->in_git, has_git, has_ign, has_gi);
+      n->ig = bww_dir_rules(n->fd, n->in_git, has_git, has_ign, has_gi);
   }
   visit_range(w, k, n, k->v, k->n);
-  fd_release(n);
-  node_release(n);
+  bww_fd_release(n);
+  bww_node_release(n);
 }
 
 static void *work(void *arg) {
@@ -857,10 +701,10 @@ static int start_node(walker *w, const char *rel, node **out) {
     char full[BW_PATH_MAX + 1];
     int n = snprintf(full, sizeof full, "%s%s%s", rel, w->o->below ? "/" : "",
                      w->o->below ? w->o->below : "");
-    if (n > 0 && (size_t)n < sizeof full) up = ancestors(w->r, full);
+    if (n > 0 && (size_t)n < sizeof full) up = bww_ancestors(w->r, full);
   }
-  node *n = node_new(up, NULL, "", 0);
-  if (up) node_release(up);
+  node *n = bww_node_new(up, NULL, "", 0);
+  if (up) bww_node_release(up);
   if (!n) {
     close(d);
     return BW_ENOMEM;
@@ -904,7 +748,7 @@ int bw_walk_run(const bw_root *r, const char *rel, const bw_walk_opts *o) {
     free(ks);
     free(ts);
     free(w.stack);
-    node_release(start);
+    bww_node_release(start);
     return BW_ENOMEM;
   }
   w.cap = 256;

@@ -222,6 +222,23 @@ static void copy_fields(lua_State *S, const char *lib, const fn *fns) {
   lua_remove(S, -2);
 }
 
+/* The libraries build_base copies from, and no others: io, package,
+ * coroutine and debug would only be opened to be left out (their opening
+ * was a tenth of a `burrow call`'s start-up, docs/benchmarks.md). */
+static void open_libs(lua_State *S) {
+  static const luaL_Reg libs[] = {{LUA_GNAME, luaopen_base},
+                                  {LUA_STRLIBNAME, luaopen_string},
+                                  {LUA_TABLIBNAME, luaopen_table},
+                                  {LUA_OSLIBNAME, luaopen_os},
+                                  {LUA_MATHLIBNAME, luaopen_math},
+                                  {LUA_UTF8LIBNAME, luaopen_utf8},
+                                  {NULL, NULL}};
+  for (const luaL_Reg *l = libs; l->name; l++) {
+    luaL_requiref(S, l->name, l->func, 1);
+    lua_pop(S, 1);
+  }
+}
+
 /* The table every policy's _ENV reads through, a read-only view (each
  * policy writes globals of its own). */
 static void build_base(lua_State *S) {
@@ -675,7 +692,7 @@ static int l_sandbox(lua_State *L) {
   sb->S = lua_newstate(sb_alloc, sb);
   if (!sb->S) return luaL_error(L, "cannot create the policy sandbox");
   *(sandbox **)lua_getextraspace(sb->S) = sb;
-  luaL_openlibs(sb->S);
+  open_libs(sb->S);
   build_base(sb->S);
   lua_newtable(sb->S);
   lua_setfield(sb->S, LUA_REGISTRYINDEX, "burrow.sandbox.policies");

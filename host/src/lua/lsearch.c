@@ -697,6 +697,60 @@ static int l_grep_lines(lua_State *L) {
   return 1;
 }
 
+/* The summed costs of the strings of the array at t (absent: none), each
+ * a line of path length plen, added to *cost; how many, or -1 when t is
+ * not an array of strings. */
+static lua_Integer lines_cost(lua_State *L, int t, size_t plen, size_t *cost) {
+  if (lua_isnil(L, t)) return 0;
+  if (!lua_istable(L, t)) return -1;
+  lua_Integer n = luaL_len(L, t);
+  for (lua_Integer k = 1; k <= n; k++) {
+    size_t len = 0;
+    int ok = lua_geti(L, t, k) == LUA_TSTRING;
+    if (ok) lua_tolstring(L, -1, &len);
+    lua_pop(L, 1);
+    if (!ok) return -1;
+    *cost += bw_gline_cost(plen, len);
+  }
+  return n;
+}
+
+/* core.grep_cut(matches, max_bytes) -> i or nil: the first of the match
+ * tables that does not fit in max_bytes, each costed as a search's own
+ * picks are (bw_gline_cost: one rule), never the very first; nil when
+ * all fit. grep.lua cuts by it the matches a policy has judged. */
+static int l_grep_cut(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer max = luaL_checkinteger(L, 2);
+  size_t cap = max < 0 ? 0 : (size_t)max, used = 0;
+  lua_Integer n = luaL_len(L, 1);
+  for (lua_Integer i = 1; i <= n; i++) {
+    if (lua_geti(L, 1, i) != LUA_TTABLE) return luaL_error(L, "grep_cut: match %d is not a table", (int)i);
+    int m = lua_gettop(L);
+    lua_getfield(L, m, "path");   /* m + 1 */
+    lua_getfield(L, m, "text");   /* m + 2 */
+    lua_getfield(L, m, "before"); /* m + 3 */
+    lua_getfield(L, m, "after");  /* m + 4 */
+    size_t plen = 0, tlen = 0, cost = 0;
+    int ok = lua_type(L, m + 1) == LUA_TSTRING && lua_type(L, m + 2) == LUA_TSTRING;
+    if (ok) {
+      lua_tolstring(L, m + 1, &plen);
+      lua_tolstring(L, m + 2, &tlen);
+      cost = bw_gline_cost(plen, tlen);
+      ok = lines_cost(L, m + 3, plen, &cost) >= 0 && lines_cost(L, m + 4, plen, &cost) >= 0;
+    }
+    if (!ok) return luaL_error(L, "grep_cut: match %d needs path and text (and string arrays before, after)", (int)i);
+    lua_settop(L, m - 1);
+    used += cost;
+    if (used > cap && i > 1) {
+      lua_pushinteger(L, i);
+      return 1;
+    }
+  }
+  lua_pushnil(L);
+  return 1;
+}
+
 static const luaL_Reg methods[] = {
     {"grep", roots_grep}, {"glob", roots_glob}, {"list", roots_list}, {NULL, NULL}};
 
@@ -708,5 +762,7 @@ void bw_search_register(lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_grep_lines);
   lua_setfield(L, -2, "grep_lines");
+  lua_pushcfunction(L, l_grep_cut);
+  lua_setfield(L, -2, "grep_cut");
   bw_rules_register(L); /* core.rules: what the walks above take */
 }
