@@ -198,7 +198,8 @@ typedef struct bw_topn {
   pthread_mutex_t mu;
   bw_item **v;
   size_t n, cap, units, limit;
-  int full, dropped;
+  _Atomic int full; /* set once, never cleared: read without the lock while 0 */
+  int dropped;
   void (*free_item)(bw_item *);
 } bw_topn;
 
