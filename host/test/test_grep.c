@@ -449,6 +449,80 @@ static void test_stash(void) {
   CHECK(st.head == NULL, "freed");
 }
 
+/* Large read files are searched in blocks of whole lines (grep.c,
+ * stream_file) with the result the whole file gives: against the same
+ * files scanned whole on a mapping, for blocks that cut lines anywhere, a
+ * line longer than the buffer, a last line with no newline, per-file caps
+ * met mid-file, a binary head and a head that is not UTF-8 (read whole). */
+static void test_stream(const bw_root *r) {
+  sh("mkdir -p ws/streamed && cd ws/streamed && "
+     "awk 'BEGIN { for (i = 1; i <= 30000; i++) {"
+     " if (i == 15000) { printf \"long \"; for (k = 0; k < 30000; k++) printf \"xxxxxxxxx \"; printf \"needle mid\"; for (k = 0; k < 3000; k++) printf \" yyyy\"; printf \"\\n\" }"
+     " else if (i % 97 == 0) printf \"needle %d\\n\", i;"
+     " else if (i % 13 == 0) printf \"xneedle needle zz%d\\n\", i;"
+     " else if (i % 11 == 0) printf \"NEEDLE crlf\\r\\n\";"
+     " else if (i % 17 == 0) printf \"\\n\";"
+     " else printf \"line %d filler text of some length, no match on it\\n\", i }"
+     " printf \"needle at the end, no newline\" }' > s1.txt && "
+     "head -c 100 /dev/zero > s2.bin && head -c 1300000 s1.txt >> s2.bin && "
+     "printf 'caf\\351 needle\\n' > s3.txt && head -c 1300000 s1.txt >> s3.txt && "
+     "head -c 1200000 s1.txt > s4.txt");
+  static const char *pats[] = {"needle", "ne+dle", "NEEDLE", "\\w+dle|zz[0-9]", "dle$", "^x"};
+  static const size_t blocks[] = {0, 1000, 4096, 65537};
+  static const size_t caps[] = {0, 3, 40};
+  int bad = 0, streamed = 0;
+  char why[300] = "";
+  for (size_t pi = 0; pi < sizeof pats / sizeof *pats && !bad; pi++)
+    for (int mode = 0; mode < 3 && !bad; mode++)
+      for (size_t bi = 0; bi < 4 && !bad; bi++)
+        for (size_t ci = 0; ci < 3 && !bad; ci++) {
+          bw_grep_opts o = gopts(pats[pi]);
+          o.mode = mode;
+          o.ignore_case = pi == 2;
+          o.max_results = caps[ci];
+          o.max_file_size = 8 << 20;
+          o.max_line = 100;
+          o.stream_block = blocks[bi];
+          o.map_min = (size_t)1 << 40; /* read: streamed */
+          bw_grep_res a, b;
+          if (bw_grep(r, "streamed", &o, &a)) {
+            bad = 1;
+            snprintf(why, sizeof why, "streamed search failed");
+            break;
+          }
+          o.map_min = 1; /* mapped, one scan of the whole file */
+          o.chunk_size = (size_t)1 << 40;
+          if (bw_grep(r, "streamed", &o, &b)) {
+            bw_grep_res_free(&a);
+            bad = 1;
+            snprintf(why, sizeof why, "mapped search failed");
+            break;
+          }
+          streamed += a.streamed > 0;
+          if (!same_res(&a, &b, why, sizeof why) || a.n_binary != b.n_binary ||
+              /* a capped content search prunes by what the other worker found */
+              ((mode || !caps[ci]) && a.searched != b.searched) ||
+              a.found_matches != b.found_matches ||
+              b.streamed || a.streamed > 2 || (pi < 5 && !a.streamed)) { /* s1, s4 (s3: read whole) */
+            bad = 1;
+            size_t n = strlen(why);
+            snprintf(why + n, sizeof why - n,
+                     " (binary %zu/%zu searched %zu/%zu found %zu/%zu streamed %zu/%zu)",
+                     a.n_binary, b.n_binary, a.searched, b.searched, a.found_matches,
+                     b.found_matches, a.streamed, b.streamed);
+          }
+          if (bad) {
+            size_t n = strlen(why);
+            snprintf(why + n, sizeof why - n, " [%s mode %d block %zu cap %zu]", pats[pi], mode,
+                     blocks[bi], caps[ci]);
+          }
+          bw_grep_res_free(&a);
+          bw_grep_res_free(&b);
+        }
+  CHECK(!bad && streamed > 0, "streamed = whole: %s", why);
+  sh("rm -rf ws/streamed");
+}
+
 /* Kept lines past a stash chunk (32 MiB): 12 files of 3 MiB, every line
  * a match, read (not mapped) by two workers; every line comes back whole
  * and in order, whichever chunk it landed in. */
@@ -506,6 +580,7 @@ int main(void) {
     test_chunks(&r);
     test_files_head(&r);
     test_stash_grep(&r);
+    test_stream(&r);
     bw_root_close(&r);
   }
   char cmd[300];

@@ -87,6 +87,45 @@ describe(F.tag("security: [root] mounts inside a root P0-9, P0-10, P1-9"), funct
     end)
   end)
 
+  -- grep's and glob's walker opens each directory in one openat2 with
+  -- RESOLVE_NO_XDEV (the O_PATH steps where openat2 is not used): a mount
+  -- point inside the root, of another filesystem or a bind mount of this
+  -- one, is listed and never entered, never searched
+  it("P0-10 grep and glob walks stop at mount points: tmpfs, /etc bound, the root's own filesystem bound", function()
+    if not need_ns() then return end
+    F.guarded(fx, "walk mounts", function()
+      local setup = "mount -t tmpfs tmpfs " .. F.q(fx.ws .. "/tmpmnt") .. " && echo TMPFSFILE > " ..
+        F.q(fx.ws .. "/tmpmnt/t.txt") .. " && mount --bind /etc " .. F.q(fx.ws .. "/etcbind") ..
+        " && mount --bind " .. F.q(fx.B .. "/outside") .. " " .. F.q(fx.ws .. "/procmnt")
+      local r = ns_probe(setup, {
+        {"glob", {pattern = "**", type = "any", include_hidden = true, respect_ignore = false}},
+        {"grep", {pattern = "TMPFS[F]ILE|TOP[S]ECRET|root:[x]:0", include_hidden = true, respect_ignore = false}},
+        {"grep", {pattern = "TOP[S]ECRET", path = "procmnt"}},
+        {"glob", {pattern = "procmnt/**"}},
+        {"grep", {pattern = "ROOT[F]ILE"}},                               -- control
+      })
+      assert.is_true(r[1].ok, "glob ** failed: " .. tostring(r[1].msg))
+      local seen = {}
+      for _, p in ipairs(r[1].entries) do
+        seen[p] = true
+        for _, m in ipairs({"tmpmnt/", "etcbind/", "procmnt/"}) do
+          assert.is_nil(("/" .. p):find("/" .. m, 1, true), "glob entered the mount " .. m .. ": " .. p)
+        end
+      end
+      assert.is_true(seen.tmpmnt and seen.etcbind and seen.procmnt, "the mount points are listed themselves")
+      assert.is_true(r[2].ok, "grep failed: " .. tostring(r[2].msg))
+      for _, p in ipairs(r[2].files) do
+        for _, m in ipairs({"tmpmnt/", "etcbind/", "procmnt/"}) do
+          assert.is_nil(("/" .. p):find("/" .. m, 1, true), "grep searched inside the mount " .. m .. ": " .. p)
+        end
+      end
+      assert.is_true(r[3].code == OUT or (r[3].ok and #r[3].files == 0),
+        "grep below the bound directory: " .. tostring(r[3].code) .. " " .. F.dump(r[3].files))
+      assert.is_true(r[4].ok and #r[4].entries == 0, "glob below the bound directory: " .. F.dump(r[4].entries))
+      assert.is_true(r[5].ok and #r[5].files > 0, "control grep found nothing: " .. tostring(r[5].msg))
+    end)
+  end)
+
   it("P0-9 procfs mounted at procmnt/: self/root, self/fd/N, self/cwd, 1/root, self/status -> OUTSIDE_ROOT or ELOOP", function()
     if not need_ns() then return end
     local codes = {OUT, "ELOOP"}

@@ -64,6 +64,11 @@ else
         names[#names + 1] = tostring(e.path or e.name)
       end
       r.entries = names
+      local files = {} -- grep's: the paths of the files that matched
+      for _, f in ipairs(type(res.files) == "table" and res.files or {}) do
+        files[#files + 1] = tostring(type(f) == "table" and f.path or f)
+      end
+      r.files = files
     end
     out[i] = r
   end

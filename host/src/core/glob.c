@@ -19,53 +19,58 @@ typedef struct gsearch {
   _Atomic int failed;
 } gsearch;
 
-static void free_gitem(bw_item *it) {
-  free(it->path);
-  free(it);
-}
+/* An item and its path are one block: one malloc a match. */
+static void free_gitem(bw_item *it) { free(it); }
 
 static int type_bit(char t) {
   return t == 'f' ? 1 : t == 'd' ? 2 : t == 'l' ? 4 : 8;
 }
 
+/* The entry's path below the glob's literal start in buf (of cap bytes),
+ * or in memory of its own (to free) if longer; NULL without memory. */
+static char *full_path(const gsearch *s, const bw_wentry *e, char *buf, size_t cap) {
+  size_t pl = strlen(s->prefix), el = strlen(e->path);
+  char *full = pl + el + 2 <= cap ? buf : malloc(pl + el + 2);
+  if (!full) return NULL;
+  memcpy(full, s->prefix, pl);
+  full[pl] = pl ? '/' : '\0';
+  memcpy(full + pl + (pl ? 1 : 0), e->path, el + 1);
+  return full;
+}
+
 static int glob_visit(void *arg, const bw_wentry *e) {
   gsearch *s = arg;
-  size_t pl = strlen(s->prefix), el = strlen(e->path);
-  char *full = malloc(pl + el + 2);
+  char buf[1024];
+  char *full = full_path(s, e, buf, sizeof buf);
   if (!full) {
     atomic_store(&s->failed, BW_ENOMEM);
     return -1;
   }
-  memcpy(full, s->prefix, pl);
-  full[pl] = pl ? '/' : '\0';
-  memcpy(full + pl + (pl ? 1 : 0), e->path, el + 1);
-  int descend = 0;
+  int descend = 0, rc = 0;
   if (e->type == 'd')
     descend = bw_glob_viable(s->g, full) && !bw_topn_beyond(&s->top, full);
-  if (!(s->o->types & type_bit(e->type)) || !bw_glob_match(s->g, full) ||
-      (!s->o->by_mtime && bw_topn_beyond(&s->top, full))) {
-    free(full);
-    return descend;
+  if ((s->o->types & type_bit(e->type)) && bw_glob_match(s->g, full) &&
+      (s->o->by_mtime || !bw_topn_beyond(&s->top, full))) {
+    size_t l = strlen(full);
+    bw_gitem *it = malloc(sizeof *it + l + 1);
+    struct stat st;
+    if (it) {
+      memset(it, 0, sizeof *it);
+      it->item.path = memcpy((char *)(it + 1), full, l + 1);
+      it->item.units = 1;
+      it->type = e->type;
+      if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        it->size = (long long)st.st_size;
+        it->mtime = st.st_mtim;
+      }
+    }
+    if (!it || bw_topn_add(&s->top, &it->item)) { /* (topn frees it on failure) */
+      atomic_store(&s->failed, BW_ENOMEM);
+      rc = -1;
+    }
   }
-  bw_gitem *it = calloc(1, sizeof *it);
-  struct stat st;
-  if (!it) {
-    free(full);
-    atomic_store(&s->failed, BW_ENOMEM);
-    return -1;
-  }
-  it->item.path = full;
-  it->item.units = 1;
-  it->type = e->type;
-  if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    it->size = (long long)st.st_size;
-    it->mtime = st.st_mtim;
-  }
-  if (bw_topn_add(&s->top, &it->item)) {
-    atomic_store(&s->failed, BW_ENOMEM);
-    return -1;
-  }
-  return descend;
+  if (full != buf) free(full);
+  return rc ? rc : descend;
 }
 
 static int newer_first(const void *a, const void *b) {

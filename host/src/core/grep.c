@@ -324,6 +324,142 @@ static int files_head(grep *g, wstate *w, int fd, size_t size, const char *path)
   return keep_file(g, s.f);
 }
 
+/* ---- a large file read in blocks ---- */
+
+/* A file read whole goes into a buffer as large as itself (fresh pages
+ * faulted in and zeroed whenever a larger file grows it) and is then read
+ * again from memory, past the caches from a few MiB: on the Linux tree's
+ * 1-16 MiB headers the count query took twice rg's CPU. Where the search
+ * looks at lines alone, a file judged by its head (HEAD_JUDGED bytes or
+ * more) is read in blocks of whole lines into a buffer the worker keeps,
+ * each searched while it is in the cache, with the result the whole file
+ * gives: matches found line by line (the prefilter's search, each line
+ * its own subject; no literal holds a newline), no context, no cursor. */
+enum { STREAM_BLOCK = 256 << 10, STREAM_WHOLE = 1 };
+
+static int streamable(const grep *g, const char *path) {
+  const bw_grep_opts *o = g->o;
+  if (o->multiline || o->before || o->after || !g->m.lits.n) return 0;
+  if (o->from_path && !strcmp(path, o->from_path)) return 0;
+  for (int i = 0; i < g->m.lits.n; i++)
+    if (memchr(g->m.lits.lit[i].s, '\n', g->m.lits.lit[i].len)) return 0;
+  return 1;
+}
+
+/* The block buffer with room for need bytes, its n bytes kept. */
+static int sbuf_room(wstate *w, size_t need, size_t n) {
+  if (need <= w->scap) return 0;
+  size_t c = w->scap ? w->scap : need;
+  while (c < need) c *= 2;
+  char *b = n ? realloc(w->sbuf, c) : (free(w->sbuf), malloc(c));
+  if (!b) {
+    if (!n) w->sbuf = NULL, w->scap = 0;
+    return -1;
+  }
+  w->sbuf = b;
+  w->scap = c;
+  return 0;
+}
+
+/* Read into w->sbuf from *n until upto bytes are there or the file ends:
+ * a read of 0, or a short one past the size fstat gave (as read_all). */
+static int fill(wstate *w, int fd, size_t upto, size_t hint, size_t *n, size_t *total,
+                int *eof) {
+  while (*n < upto) {
+    ssize_t got = read(fd, w->sbuf + *n, upto - *n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return bw_code_from_errno(errno);
+    *n += (size_t)got;
+    *total += (size_t)got;
+    if (got == 0 || (*n < upto && *total >= hint)) {
+      *eof = 1;
+      break;
+    }
+  }
+  return BW_OK;
+}
+
+/* fd back at its start, for the whole file's read: STREAM_WHOLE, or 0
+ * (unreadable) if it cannot be. */
+static int rewind_fd(grep *g, int fd) {
+  if (lseek(fd, 0, SEEK_SET) == 0) return STREAM_WHOLE;
+  atomic_fetch_add(&g->unreadable, 1);
+  return 0;
+}
+
+/* Search the open file fd of size bytes (a hint) block by block: what
+ * grep_fd returns (0, or -1 to stop the walk), or STREAM_WHOLE with fd
+ * back at its start where the file must be read whole (its head is not
+ * UTF-8 text: the charset's judge wants all of it). */
+static int stream_file(grep *g, wstate *w, int fd, size_t size, const char *path) {
+  const bw_grep_opts *o = g->o;
+  size_t block = o->stream_block ? o->stream_block : STREAM_BLOCK;
+  size_t first = block > UTF8_HEAD ? block : UTF8_HEAD;
+  size_t n = 0, total = 0, line = 1;
+  int eof = 0;
+  if (sbuf_room(w, first + block, 0)) return STREAM_WHOLE;
+  int rc = fill(w, fd, first, size, &n, &total, &eof);
+  if (rc) {
+    atomic_fetch_add(&g->unreadable, 1);
+    return 0;
+  }
+  if (eof && n < HEAD_JUDGED) { /* it shrank: this is all of it, as read_all has it */
+    if (n > o->max_file_size) return note_skip(g, 1, path) ? -1 : 0;
+    return search_file(g, w, w->sbuf, n, path, -1);
+  }
+  /* text_of's judge of a file this large: its head (checked at the end:
+     a file that shrank under us to less is read again and judged whole) */
+  if (memchr(w->sbuf, '\0', BINARY_PROBE) || !utf8_head(w->sbuf, HEAD_JUDGED, UTF8_HEAD))
+    return rewind_fd(g, fd);
+  bw_stash *stash = o->mode == BW_GREP_CONTENT && !bw_topn_is_full(&g->top) ? w->stash : NULL;
+  bw_gfile *f = NULL;
+  for (;;) {
+    const char *nl = eof ? NULL : memrchr(w->sbuf, '\n', n);
+    size_t upto = eof ? n : nl ? (size_t)(nl - w->sbuf) + 1 : 0;
+    if (upto) { /* whole lines: up to the last newline, or the rest at the end */
+      scan s;
+      bwg_scan_init(&s, g, w, w->sbuf, upto, path, 0, upto, line);
+      s.stash = stash;
+      s.f = f;
+      rc = bwg_search_buf(&s);
+      f = s.f;
+      if (rc || s.done || eof || halted(g)) break;
+      if (o->mode == BW_GREP_CONTENT) line = bwg_line_no(&s, upto);
+      memmove(w->sbuf, w->sbuf + upto, n - upto);
+      n -= upto;
+    } else if (eof) {
+      break; /* it ended after a newline */
+    } /* else one line longer than the buffer: it grows */
+    if (sbuf_room(w, n + block, n)) {
+      rc = BW_ENOMEM;
+      break;
+    }
+    if ((rc = fill(w, fd, n + block, size, &n, &total, &eof))) break;
+    if (total > o->max_file_size) {
+      rc = BW_TOO_LARGE;
+      break;
+    }
+  }
+  if (!rc && eof && total < HEAD_JUDGED) { /* shrank: not to be judged by its head */
+    if (f) bwg_free_gfile(&f->item);
+    return rewind_fd(g, fd);
+  }
+  if (rc && f) bwg_free_gfile(&f->item), f = NULL;
+  if (rc == BW_TOO_LARGE) return note_skip(g, 1, path) ? -1 : 0;
+  if (rc == BW_ENOMEM) {
+    atomic_store(&g->err, rc);
+    return -1;
+  }
+  if (rc) { /* a read failed: as read_all's failure */
+    atomic_fetch_add(&g->unreadable, 1);
+    return 0;
+  }
+  atomic_fetch_add(&g->searched, 1);
+  atomic_fetch_add(&g->bytes, total);
+  atomic_fetch_add(&g->streamed, 1);
+  return keep_file(g, f);
+}
+
 /* Read (or map, when large) and search one open regular file; path is
  * what results show. */
 static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
@@ -347,6 +483,13 @@ static int grep_fd(grep *g, wstate *w, int fd, const struct stat *st,
   if (o->mode == BW_GREP_FILES && !o->multiline && size > UTF8_HEAD && size >= map_min) {
     int r = files_head(g, w, fd, size, path);
     if (r != 1) {
+      close(fd);
+      return r;
+    }
+  }
+  if (size >= HEAD_JUDGED && size < map_min && streamable(g, path)) {
+    int r = stream_file(g, w, fd, size, path);
+    if (r != STREAM_WHOLE) {
       close(fd);
       return r;
     }
@@ -602,6 +745,7 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
   int stop = atomic_load(&g.stop);
   res->bytes = atomic_load(&g.bytes);
   res->chunked = atomic_load(&g.chunked);
+  res->streamed = atomic_load(&g.streamed);
   res->found_files = atomic_load(&g.found_files);
   res->found_matches = atomic_load(&g.found_matches);
   res->cancelled = atomic_load(&stats.cancelled) || stop == STOP_CANCEL;

@@ -23,6 +23,8 @@ typedef struct wstate {
   pcre2_jit_stack *js;
   char *buf;
   size_t cap;
+  char *sbuf; /* a large file's blocks (stream_file): made once, reused */
+  size_t scap;
   bw_lit lits[BW_MAX_LITS]; /* the scanner's cached hits are per worker */
   bw_stash stash[2];        /* kept lines and text (stash.c): one file grows at a time */
 } wstate;
@@ -50,7 +52,7 @@ typedef struct grep {
   pthread_mutex_t mu; /* the skipped lists */
   char **bin, **big;
   size_t nbin, nbig, cbin, cbig, tbin, tbig;
-  _Atomic size_t searched, unreadable, trimmed, chunked;
+  _Atomic size_t searched, unreadable, trimmed, chunked, streamed;
   _Atomic size_t found_files, found_matches; /* files, count: all, listed or not */
   _Atomic size_t bytes;    /* read from searched files */
   _Atomic size_t reserved; /* counted against max_bytes before reading */

@@ -52,6 +52,7 @@ void bwg_ws_free(wstate *w) {
   pcre2_match_context_free(w->mc);
   pcre2_jit_stack_free(w->js);
   free(w->buf);
+  free(w->sbuf);
   bw_stash_free(&w->stash[0]);
   bw_stash_free(&w->stash[1]);
 }

@@ -198,7 +198,8 @@ typedef struct bw_topn {
   pthread_mutex_t mu;
   bw_item **v;
   size_t n, cap, units, limit;
-  int full, dropped;
+  _Atomic int full; /* set once, never cleared: read without the lock while 0 */
+  int dropped;
   void (*free_item)(bw_item *);
 } bw_topn;
 
@@ -290,6 +291,8 @@ typedef struct bw_grep_opts {
    * BW_GREP_CHUNK). Tests set them small to cross chunk edges. */
   size_t map_min, chunk_size;
   size_t chunk_margin; /* bytes read either side of a chunk (0: 64 KiB); tests set it small */
+  size_t stream_block; /* bytes a large read file takes per read() after its first MiB
+                          (0: 256 KiB); tests set it small to cut lines */
   const char *charsets; /* the fallback list of text that is not UTF-8 (charset.c; NULL: the default) */
   /* A cursor (content mode): only matches at or after line from_line of
    * from_path (a path as results have it, before the prefix), in path
@@ -346,6 +349,7 @@ typedef struct bw_grep_res {
   size_t skipped_policy; /* entries the walk's rules hid (a directory once) */
   size_t bytes;      /* read from the files searched */
   size_t chunked;    /* files searched in chunks by several threads */
+  size_t streamed;   /* files read and searched in blocks (grep.c, stream_file) */
   /* files and count modes: the matching files and their matching lines
    * over the whole walk, listed or not (the walk is not pruned at the
    * list's cap); all of them unless cancelled or limit */

@@ -74,7 +74,11 @@ int bw_topn_add(bw_topn *t, bw_item *it) {
   return BW_OK;
 }
 
+/* The queries below answer 0 at once while the set is not full (most
+ * searches: no cap reached), without the lock the workers' adds hold: a
+ * set that fills just after is as if it filled just after the call. */
 int bw_topn_beyond(bw_topn *t, const char *path) {
+  if (!atomic_load(&t->full)) return 0;
   pthread_mutex_lock(&t->mu);
   int b = t->full && bw_path_cmp(path, t->v[t->n - 1]->path) > 0;
   if (b) t->dropped = 1;
@@ -83,18 +87,14 @@ int bw_topn_beyond(bw_topn *t, const char *path) {
 }
 
 int bw_topn_past(bw_topn *t, const char *path) {
+  if (!atomic_load(&t->full)) return 0;
   pthread_mutex_lock(&t->mu);
   int past = t->full && bw_path_cmp(path, t->v[t->n - 1]->path) > 0;
   pthread_mutex_unlock(&t->mu);
   return past;
 }
 
-int bw_topn_is_full(bw_topn *t) {
-  pthread_mutex_lock(&t->mu);
-  int full = t->full;
-  pthread_mutex_unlock(&t->mu);
-  return full;
-}
+int bw_topn_is_full(bw_topn *t) { return atomic_load(&t->full); }
 
 void bw_topn_free(bw_topn *t) {
   for (size_t i = 0; i < t->n; i++) t->free_item(t->v[i]);

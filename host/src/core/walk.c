@@ -28,11 +28,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -236,15 +238,40 @@ static char type_of(unsigned char dt, int dirfd, const char *name) {
   return dt == DT_REG ? 'f' : dt == DT_DIR ? 'd' : dt == DT_LNK ? 'l' : 'o';
 }
 
+/* The child directory name of dirfd opened for reading in one call, where
+ * the kernel has openat2: RESOLVE_NO_XDEV refuses a mount point before
+ * anything of the other filesystem is asked (no open() reaches it), as
+ * the O_PATH step of open_node does in three calls more. *fd, or -1 with
+ * the errno to answer (EXDEV: a mount point); -2 where openat2 cannot be
+ * used (the caller takes the O_PATH steps). */
+static int open_dir_at2(int dirfd, const char *name, int *fd) {
+  struct open_how how = {
+      .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+      .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+  };
+  for (int i = 0; i < 8; i++) {
+    *fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+    if (*fd >= 0 || errno != EAGAIN) break;
+  }
+  if (*fd < 0 && (errno == ENOSYS || errno == EPERM)) return -2; /* not here */
+  return *fd < 0 ? -1 : 0;
+}
+
 /* Open the node's directory for reading from its parent's fd. */
 static int open_node(walker *w, node *n) {
   if (!n->name) return n->fd >= 0 ? BW_OK : BW_EIO; /* the start: opened */
-  int c = openat(n->parent->fd, n->name,
-                 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int c = -1, at2 = bw_root_backend(w->r) == BW_OPENAT2 ? open_dir_at2(n->parent->fd, n->name, &c) : -2;
+  if (at2 == -1) {
+    int e = errno;
+    bww_fd_release(n->parent);
+    return e == EXDEV ? BW_OUTSIDE_ROOT : bw_code_from_errno(e); /* a mount point: listed, never entered */
+  }
+  if (at2 == -2)
+    c = openat(n->parent->fd, n->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   bww_fd_release(n->parent);
   if (c < 0) return bw_code_from_errno(errno);
   if (!same_mount(w->r, c)) { /* a mount point: listed, never entered */
-    close(c);
+    close(c);                /* (with openat2: another device on this mount) */
     return BW_OUTSIDE_ROOT;
   }
   struct stat st; /* another root's directory: its in-root paths below */
@@ -254,6 +281,10 @@ static int open_node(walker *w, node *n) {
   if (in >= 0) {
     n->nest_at = n->plen + 1;
     n->nest_root = in;
+  }
+  if (at2 == 0) { /* opened for reading already */
+    n->fd = c;
+    return BW_OK;
   }
   n->fd = openat(c, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   int e = errno;
