@@ -109,7 +109,9 @@ test("grep and glob answer over MCP with text and structuredContent", T, async (
 
 test("notifications/cancelled stops a long grep well before it would end", T, async () => {
   const dir = slowTree();
-  const s = server(dir);
+  // the search's time budget far above its run on any load: the full run
+  // must search all 150 files (at the default 30 s a loaded machine cut it)
+  const s = server(dir, ["--cap", "max_search_ms=600000"]);
   await init(s);
   // the same search run to the end: what "well before" is measured against
   let t0 = performance.now();
