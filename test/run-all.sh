@@ -366,7 +366,8 @@ for s in $STAGES; do
         # the two halves of busted-openat2 as one log and one status
         rest=$LOGDIR/busted-openat2-rest.log
         cat "$rest" >>"$LOGDIR/busted-openat2.log"
-        [ "$(cat "$rest.rc" 2>/dev/null || echo 1)" = 0 ] || echo "$(cat "$rest.rc" 2>/dev/null || echo 1)" >"$LOGDIR/busted-openat2.log.rc"
+        rest_rc=$(cat "$rest.rc" 2>/dev/null || echo 1)
+        [ "$rest_rc" = 0 ] || echo "$rest_rc" >"$LOGDIR/busted-openat2.log.rc"
         mv "$rest" "$LOGDIR/busted-openat2-rest.part"
         PAIR_T0=$STAGE_T0
       fi
