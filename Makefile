@@ -265,15 +265,20 @@ bench: all
 
 # Several MCP clients on one tree for SOAK_SECONDS (default 1800): crash,
 # RSS, fds and every file against a model; the result goes to docs/benchmarks.md, Soak.
-# First issue 40's races at 1,000 tries (make test runs 200): a write against
-# a subtree move, copy or remove, on both resolvers, then over HTTP and stdio;
-# and its kill -9 in staged operations, 100 runs on a 30,000-entry tree (make
-# test: 20 on 3,000); then a million stateless calls of one token under
-# quotas: RSS flat.
+# First the long runs of races and crashes that make test runs short, on both
+# resolvers: issue 40's write against a subtree move, copy or remove at 1,000
+# tries (make test: 50), then over HTTP and stdio; its kill -9 in staged
+# operations, 100 runs on a 30,000-entry tree (make test: 8 on 1,000); the
+# bypass matrix's race column at 3,000 calls and 1 s a cell (make test: 300
+# and 0.05 s); P0-15's racing remove 2,000 times (make test: 200); the
+# compare-and-set race at 2,000 edits a process (make test: 300). Then a
+# million stateless calls of one token under quotas: RSS flat.
 soak: all
 	@bash test/npm-current.sh test/e2e 2>/dev/null || (cd test/e2e && npm ci --no-audit --no-fund)
 	@for r in openat2 walk; do BURROW_SUBTREE_TRIES=1000 BURROW_RESOLVER=$$r busted --lua=lua5.4 spec/security/subtree_race_spec.lua || exit 1; done
 	@for r in openat2 walk; do BURROW_CRASH_RUNS=100 BURROW_CRASH_ENTRIES=30000 BURROW_RESOLVER=$$r busted --lua=lua5.4 spec/security/staged_crash_spec.lua || exit 1; done
+	@for r in openat2 walk; do BURROW_RACE_CALLS=3000 BURROW_RACE_WALKS=1000 BURROW_RACE_SECONDS=1 BURROW_RESOLVER=$$r busted --lua=lua5.4 spec/security/bypass_matrix_spec.lua || exit 1; done
+	@for r in openat2 walk; do BURROW_MUTATION_REMOVES=2000 BURROW_MUTATION_SECONDS=600 BURROW_CAS_EDITS=2000 BURROW_RESOLVER=$$r busted --lua=lua5.4 spec/security/mutation_race_spec.lua spec/security/cas_race_spec.lua || exit 1; done
 	@cd test/e2e && BURROW_SUBTREE_TRIES=1000 node --test subtree_race.test.mjs
 	@sh test/soak/rss_stateless.sh $(B)/burrow 1000000
 	@node test/soak/soak.mjs

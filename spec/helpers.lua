@@ -140,9 +140,12 @@ end
 -- Write bytes to dir/rel (binary-safe), creating parent directories.
 function H.write(dir, rel, content)
   local p = H.path(dir, rel)
-  local par = parent(p)
-  if par and par ~= "" then os.execute("mkdir -p " .. H.q(par)) end
-  local f = assert(io.open(p, "wb"))
+  local f = io.open(p, "wb") -- mkdir -p only when the folder is missing: a shell per write adds up
+  if not f then
+    local par = parent(p)
+    if par and par ~= "" then os.execute("mkdir -p " .. H.q(par)) end
+    f = assert(io.open(p, "wb"))
+  end
   assert(f:write(content or ""))
   assert(f:close())
   return p

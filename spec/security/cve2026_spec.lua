@@ -160,10 +160,10 @@ local function build_outside()
     :format(MTIME, F.q(B), F.q(B), F.q(B), F.q(B), F.q(B)))
 end
 
--- A fresh root B/r/N: files, directories and LINKS.
-local function fresh_root()
-  n_roots = n_roots + 1
-  local root = ("%s/r/%d"):format(B, n_roots)
+-- The template of every root, B/r/tpl: files, directories and LINKS (a
+-- relative link's target is the same from B/r/N).
+local function build_template()
+  local root = B .. "/r/tpl"
   local cmds = { ("mkdir -p %s/sub/deeper && cd %s"):format(F.q(root), F.q(root)) }
   for _, f in ipairs { { "secret.txt", "INROOT\n" }, { "file.txt", "ROOTFILE\n" }, { "sub/file.txt", "SUBFILE\n" },
       { "mine.txt", "MINE\n" } } do
@@ -173,6 +173,13 @@ local function fresh_root()
     cmds[#cmds + 1] = ("ln -s %s %s"):format(F.q((l[2]:gsub("%$B", B))), F.q(l[1]))
   end
   F.sh(table.concat(cmds, " && "))
+end
+
+-- A fresh root B/r/N: a copy of the template (one process, not one a link).
+local function fresh_root()
+  n_roots = n_roots + 1
+  local root = ("%s/r/%d"):format(B, n_roots)
+  F.sh(("cp -a %s %s"):format(F.q(B .. "/r/tpl"), F.q(root)))
   return root
 end
 
@@ -278,6 +285,7 @@ describe(F.tag("security: the 2026 resolver CVE classes"), function()
   local fx
   lazy_setup(function()
     build_outside()
+    build_template()
     fx = { B = B, extra = {} }
   end)
   lazy_teardown(function() if B then F.rmtree(B) end end)

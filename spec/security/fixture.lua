@@ -335,6 +335,8 @@ local FIELDS = {"type", "size", "mode", "mtime_ns", "ctime_ns", "ino", "nlink", 
 local FMT = "'%P\\0%y\\0%s\\0%m\\0%T@\\0%C@\\0%i\\0%n\\0%U\\0%G\\0%l\\0'"
 local FMT_ABS = FMT:gsub("%%P", "%%p")
 
+local SMALL = 64 * 1024 -- a file up to this size is kept whole in a snapshot
+
 local function ns(t) -- "1700000000.123456789x" -> "1700000000123456789"
   local s, frac = t:match("^(%d+)%.?(%d*)")
   return (s or t) .. (frac .. "000000000"):sub(1, 9)
@@ -367,12 +369,28 @@ function F.snapshot(B, opts)
   local out, ok = F.run("find " .. F.q(B) .. " " .. sel .. "-printf " .. FMT)
   assert(ok, "snapshot: find failed on " .. B)
   parse_find(out, snap, "")
-  local hashes = F.run("find " .. F.q(B) .. " " .. sel ..
-    "-type f -print0 | xargs -0 -r sha256sum -z")
-  for h, p in hashes:gmatch("(%x+) [ *]([^%z]*)%z") do
-    local rel = p:sub(#B + 2)
-    if p == B then rel = "" end
-    if snap[rel] then snap[rel].hash = h end
+  -- a regular file's content: read here when small (most are: no process
+  -- to start, and a snapshot is taken around every cell), hashed by
+  -- sha256sum when large or unreadable here
+  local big = {}
+  for rel, e in pairs(snap) do
+    if e.type == "f" then
+      local path = rel == "" and B or B .. "/" .. rel
+      local size = tonumber(e.size) or math.huge
+      local f = size <= SMALL and io.open(path, "rb")
+      local content = f and (f:read(SMALL + 1) or "")
+      if f then f:close() end
+      if content and #content == size then e.hash = "bytes:" .. content
+      else big[#big + 1] = F.q(path) end
+    end
+  end
+  for i = 1, #big, 100 do
+    local hashes = F.run("sha256sum -z " .. table.concat(big, " ", i, math.min(i + 99, #big)) .. " 2>/dev/null")
+    for h, p in hashes:gmatch("(%x+) [ *]([^%z]*)%z") do
+      local rel = p:sub(#B + 2)
+      if p == B then rel = "" end
+      if snap[rel] then snap[rel].hash = h end
+    end
   end
   for _, p in ipairs(opts.extra or {}) do
     local o = F.run("find " .. F.q(p) .. " -maxdepth 0 -printf " .. FMT_ABS .. " 2>/dev/null")
@@ -383,6 +401,13 @@ function F.snapshot(B, opts)
     end
   end
   return snap
+end
+
+-- a snapshot's value for a message: a small file's bytes cut short
+local function brief(v)
+  v = tostring(v)
+  if #v > 80 then return ("%q... (%d bytes)"):format(v:sub(1, 60), #v - 6) end
+  return v
 end
 
 -- compare(before, after) -> list of human-readable differences (empty: none)
@@ -396,7 +421,7 @@ function F.compare(before, after)
     else
       for _, k in ipairs(FIELDS) do
         if a[k] ~= b[k] then
-          diffs[#diffs + 1] = ("changed: %s %s %s -> %s"):format(show(p), k, tostring(a[k]), tostring(b[k]))
+          diffs[#diffs + 1] = ("changed: %s %s %s -> %s"):format(show(p), k, brief(a[k]), brief(b[k]))
         end
       end
     end

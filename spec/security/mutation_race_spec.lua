@@ -7,8 +7,11 @@
 local F = require "security.fixture"
 
 local CALLS = 3000      -- P0-13: rotated over edit, insert, append, mkdir, move-destination, copy-destination
-local TIME_LIMIT = 25   -- seconds for the whole rotation
-local REMOVES = 1000     -- P0-15: recursive removes under one attacker, bounded by TIME_LIMIT
+-- seconds for the whole rotation, and for P0-15's removes; make soak: 600
+local TIME_LIMIT = tonumber(os.getenv("BURROW_MUTATION_SECONDS")) or 25
+-- P0-15: recursive removes under one attacker, bounded by TIME_LIMIT;
+-- BURROW_MUTATION_REMOVES sets them (make soak runs 2,000)
+local REMOVES = tonumber(os.getenv("BURROW_MUTATION_REMOVES")) or 200
 
 describe(F.tag("security: mutation races P0-13, P0-15"), function()
   local fx, ws, bin, tmp

@@ -64,12 +64,23 @@ describe(F.tag("security: copy, move and remove as MCP tasks (issue 42)"), funct
     return tonumber((F.sh("ls -A " .. F.q(w) .. " | grep -c '^.burrow-stage' || true"):gsub("%s+$", "")))
   end
 
+  -- the tree, made once (a shell loop of 4,000 files); each case copies it
+  local tpl
+  lazy_setup(function()
+    tpl = F.mktemp()
+    F.sh(("cd %s && for d in $(seq 1 %d); do mkdir -p src/d$d; for i in $(seq 1 %d); do echo $d/$i > src/d$d/f$i; done; done")
+      :format(F.q(tpl), DIRS, PER))
+  end)
+
+  lazy_teardown(function()
+    if tpl then F.rmtree(tpl) end
+  end)
+
   before_each(function()
     saved = { MAX = tasks.MAX, TTL = tasks.TTL, CHECK = tasks.CHECK }
     tasks.CHECK = 0 -- each look reads the record (200 ms apart otherwise)
     w = F.mktemp()
-    F.sh(("cd %s && for d in $(seq 1 %d); do mkdir -p src/d$d; for i in $(seq 1 %d); do echo $d/$i > src/d$d/f$i; done; done")
-      :format(F.q(w), DIRS, PER))
+    F.sh(("cp -a %s/src %s/src"):format(F.q(tpl), F.q(w)))
     local caps = { task_after_ms = 0 }
     for k, v in pairs(F.CAPS) do caps[k] = v end
     ws = F.open({ { path = w, mode = "rw" } }, { caps = caps })
