@@ -82,6 +82,24 @@ function mcp.new(ws, opts)
   }, Server)
 end
 
+-- What mcp.new sets from its arguments: all a Server keeps when it is
+-- renewed (Server:renew); approval_key too once drawn (Server:mrtr_key)
+local KEPT = { ws = true, reopen = true, channel = true, approval_key = true, approval_shared = true,
+  approval_ttl = true, approval_store = true }
+
+--- The Server as mcp.new would make it again on the same workspace and
+-- channel, for another request of the same principal (an HTTP worker's
+-- stateless requests): every other field a request set on it is dropped,
+-- whatever its name (no list of them to keep up), and session is its
+-- record. Returns the Server.
+function Server:renew(session)
+  for k in pairs(self) do
+    if not KEPT[k] then self[k] = nil end
+  end
+  self.session, self.pending, self.subs, self.listens = session, {}, {}, {}
+  return self
+end
+
 -- Messages that may be handled while a read-only call waits on its walk:
 -- requests other than initialize (a tool call only of a read-only tool),
 -- and the notifications that change nothing (a cancel, progress).

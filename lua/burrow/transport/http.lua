@@ -325,9 +325,10 @@ end
 -- The Server that answers it is the worker's for its principal (tenant,
 -- token, read-only scope), built at the principal's first request here
 -- and kept, as a session's is: a request builds no Server, channel and
--- closures again. Each request starts it as new_session left it (a fresh
--- record, nothing pending, no batch) and takes nothing from the one
--- before; a request that failed midway leaves it to be built again.
+-- closures again. Each request starts it as new_session left it
+-- (Server:renew: a fresh record, every field a request set dropped) and
+-- takes nothing from the one before; a request that failed midway leaves
+-- it to be built again.
 local STATELESS_KEPT = 64 -- principals whose Server a worker keeps; past it, the table starts over
 
 local function stateless_server(W, state, sid, tenant, token)
@@ -343,11 +344,7 @@ local function stateless_server(W, state, sid, tenant, token)
   end
   local server, ch = kept.server, kept.server.channel
   kept.fields.id = "http:" .. sid:sub(1, 8)
-  server.session = session.new(kept.fields) -- undo_ttl unset: a shared history, a day (burrow.undo)
-  if next(server.pending) then server.pending = {} end
-  if next(server.subs) then server.subs = {} end
-  if next(server.listens) then server.listens = {} end
-  server.batch, server.meanwhile, server.big_garbage, server.due_at, server.quiet_subs = nil, nil, nil, nil, nil
+  server:renew(session.new(kept.fields)) -- undo_ttl unset: a shared history, a day (burrow.toolkit.undo)
   ch.sid, ch.detached, ch.awaiting = sid, nil, nil
   return kept
 end
