@@ -119,7 +119,7 @@ const char *bw_lua_type_name(mode_t m) {
   return "other";
 }
 
-static void push_time(lua_State *L, const struct timespec *t) {
+void bw_lua_push_time(lua_State *L, const struct timespec *t) {
   struct tm tm;
   char buf[40];
   time_t s = t->tv_sec;
@@ -138,7 +138,7 @@ void bw_lua_push_stat(lua_State *L, const struct stat *st) {
   lua_setfield(L, -2, "type");
   lua_pushinteger(L, (lua_Integer)st->st_size);
   lua_setfield(L, -2, "size");
-  push_time(L, &st->st_mtim);
+  bw_lua_push_time(L, &st->st_mtim);
   lua_setfield(L, -2, "mtime");
   lua_pushinteger(L, (lua_Integer)(st->st_mode & 07777));
   lua_setfield(L, -2, "mode");

@@ -68,6 +68,8 @@ const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg);
 int bw_lua_fail(lua_State *L, int code);
 /* Push a stat as burrow's tables give it (type, size, mtime, mode, ...). */
 void bw_lua_push_stat(lua_State *L, const struct stat *st);
+/* A time as results give it: UTC, "2026-12-04T23:59:00Z". */
+void bw_lua_push_time(lua_State *L, const struct timespec *t);
 /* A box for a malloc'd buffer a core call fills (freed by __gc if Lua
  * raises first); then its content as a string in its place. */
 char **bw_lua_new_box(lua_State *L);

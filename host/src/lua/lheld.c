@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lcore.h"
 #include "lheld.h"
 #include "ljson.h"
 
@@ -93,15 +94,6 @@ size_t bw_held_matches(lua_State *L, const bw_grep_res *r, const char *prefix, s
   return s.n;
 }
 
-static void push_time(lua_State *L, const struct timespec *t) {
-  struct tm tm;
-  char buf[40];
-  time_t s = t->tv_sec;
-  gmtime_r(&s, &tm);
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  lua_pushstring(L, buf);
-}
-
 static const char *type_name(char t) {
   return t == 'f' ? "file" : t == 'd' ? "dir" : t == 'l' ? "symlink" : "other";
 }
@@ -117,7 +109,7 @@ void bw_held_entries(lua_State *L, const bw_glob_res *res, const char *prefix, s
     lua_setfield(L, -2, "type");
     lua_pushinteger(L, (lua_Integer)it->size);
     lua_setfield(L, -2, "size");
-    push_time(L, &it->mtime);
+    bw_lua_push_time(L, &it->mtime);
     lua_setfield(L, -2, "mtime");
     lua_seti(L, -2, (lua_Integer)i + 1);
   }
