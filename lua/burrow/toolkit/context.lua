@@ -129,9 +129,9 @@ function Ctx:request(path, op, info, arg)
   }
 end
 
--- Ask the policies about an object for op: true, or nil, message, code.
-function Ctx:judge(path, op, info, arg)
-  local req = self:request(path, op, info, arg)
+-- The policies asked about req (kept for the audit): true, or nil,
+-- message, code, details.
+local function decide(self, req)
   self.reqs[#self.reqs + 1] = req
   local msg, code, details = self.ws:decide(req, self.hooks)
   if msg then
@@ -139,6 +139,11 @@ function Ctx:judge(path, op, info, arg)
     return nil, msg, code, details
   end
   return true
+end
+
+-- Ask the policies about an object for op: true, or nil, message, code.
+function Ctx:judge(path, op, info, arg)
+  return decide(self, self:request(path, op, info, arg))
 end
 
 --- Whether a resolved object (its innermost root and in-root path, as
@@ -644,13 +649,7 @@ function Ctx:commit(arg, bytes, charged, at)
   end
   local req = self:request(path, "write", j.info, arg or "path")
   req.size, req.commit, req.charged = bytes, true, charged
-  self.reqs[#self.reqs + 1] = req
-  local msg, code, details = self.ws:decide(req, self.hooks)
-  if msg then
-    self.failed = { msg = msg, details = details }
-    return nil, msg, code, details
-  end
-  return true
+  return decide(self, req)
 end
 
 --- The bytes a write makes when they are not the size the call was judged
