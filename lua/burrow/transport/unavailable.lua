@@ -31,5 +31,7 @@ function Unavailable:call()
   return nil, "CONFIG_ERROR: burrow's configuration did not load, so no tool runs until the operator fixes it: "
     .. self.message, "CONFIG_ERROR"
 end
+-- ws:run, the call as the MCP edge makes it (burrow.toolkit.printer): the same refusal
+Unavailable.run = Unavailable.call
 
 return unavailable
