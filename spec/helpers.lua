@@ -250,6 +250,26 @@ function H.open(root_opts, caps)
   return ws
 end
 
+-- want == got, or a failure naming the first differing byte and what is
+-- around it (replies too long to print whole)
+function H.same_bytes(want, got, label)
+  if want == got then return end
+  got = got or "(nothing)"
+  local i = 1
+  while i <= #want and want:byte(i) == got:byte(i) do i = i + 1 end
+  error(("%s: differs at byte %d of %d/%d\n want ...%s\n got  ...%s"):format(label, i, #want, #got,
+    want:sub(math.max(1, i - 80), i + 80), got:sub(math.max(1, i - 80), i + 80)), 2)
+end
+
+-- A policy file and a config naming it (NAME.lua, NAME.lua.yaml), in a
+-- temp dir; the policy file's path.
+function H.policy_file(name, src)
+  local cfg = H.tmpdir()
+  local file = H.write(cfg, name .. ".lua", src)
+  H.write(cfg, name .. ".lua.yaml", "policies: [" .. file .. "]\n")
+  return file
+end
+
 -- A temp dir with files, and a workspace on it (both go at H.cleanup()).
 function H.workspace(files, caps)
   local dir = H.tmpdir()

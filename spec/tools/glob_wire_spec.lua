@@ -42,16 +42,7 @@ local CALLS = {
   { pattern = "src/**/{x,util}.h" },
 }
 
--- want == got, or a failure naming the first differing byte and what is
--- around it (the replies are too long to print whole)
-local function same_bytes(want, got, label)
-  if want == got then return end
-  got = got or "(nothing)"
-  local i = 1
-  while i <= #want and want:byte(i) == got:byte(i) do i = i + 1 end
-  error(("%s: differs at byte %d of %d/%d\n want ...%s\n got  ...%s"):format(label, i, #want, #got,
-    want:sub(math.max(1, i - 80), i + 80), got:sub(math.max(1, i - 80), i + 80)), 2)
-end
+local same_bytes = H.same_bytes
 
 -- What the MCP server sends for a call made on the table path (its
 -- tools_call: the tool result and the skipped_policy _meta).
@@ -105,13 +96,7 @@ local function check(dir, caps, calls, opts)
   return wired
 end
 
--- A policy file and a config naming it (NAME.lua, NAME.lua.yaml); its path.
-local function policy(name, src)
-  local cfg = H.tmpdir()
-  local file = H.write(cfg, name .. ".lua", src)
-  H.write(cfg, name .. ".lua.yaml", "policies: [" .. file .. "]\n")
-  return file
-end
+local policy = H.policy_file
 
 describe(H.tag("glob straight to the wire: the table path's bytes"), function()
   local dir
