@@ -16,10 +16,8 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { BIN, fastTmpdir, startHttp, waitFor } from "./http_helpers.mjs";
+import { BIN, fastTmpdir, startHttp, taskRequest, waitFor } from "./http_helpers.mjs";
 
-const V = "2026-07-28";
-const EXT = "io.modelcontextprotocol/tasks";
 const TOK = "grep-task-token-0123456789abcdef";
 const FILES = 20_000, DIRS = 200, HELD_AT = 5000;
 let TMP, WS, GATE, LOG, server;
@@ -50,23 +48,7 @@ let nextId = 1;
 /** One stateless request declaring the tasks extension, read to its end:
  * its result, or its error as {error}. */
 async function rq(method, params) {
-  const id = nextId++;
-  const r = await fetch(server.url, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream",
-      "mcp-protocol-version": V, "mcp-method": method, "mcp-name": method === "tools/call" ? params.name : params.taskId,
-      authorization: `Bearer ${TOK}` },
-    body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: {
-      "io.modelcontextprotocol/protocolVersion": V,
-      "io.modelcontextprotocol/clientCapabilities": { extensions: { [EXT]: {} } } } } }),
-  });
-  const text = await r.text();
-  const msgs = (r.headers.get("content-type") || "").includes("text/event-stream")
-    ? text.split("\n").filter((l) => l.startsWith("data:") && l.slice(5).trim()).map((l) => JSON.parse(l.slice(5)))
-    : [JSON.parse(text)];
-  const msg = msgs.find((m) => m.id === id);
-  assert.ok(msg, `no answer to ${method} in ${text.slice(0, 300)}`);
-  return msg.error ? { error: msg.error } : msg.result;
+  return taskRequest(server.url, TOK, nextId++, method, params);
 }
 
 test("a grep over 20,000 files is a task, polled, then cancelled: its C work stops, no further reads", { timeout: 300_000 }, async () => {

@@ -200,3 +200,38 @@ export function fastTmpdir(prefix) {
   } catch { /* no /dev/shm here */ }
   return fs.realpathSync(fs.mkdtempSync(path.join(base, prefix)));
 }
+
+/** One stateless 2026-07-28 request of token `token` declaring the tasks
+ * extension (SEP-2663), its answer to id: the result, or the error as
+ * {error}. `whole`: the body read to its end (the server ended the
+ * stream) before the answer is picked; else the SSE events only up to it,
+ * for at most timeoutMs. */
+export async function taskRequest(url, token, id, method, params, { whole = true, timeoutMs = 60_000 } = {}) {
+  const V = "2026-07-28", EXT = "io.modelcontextprotocol/tasks";
+  const r = await fetch(url, {
+    method: "POST",
+    headers: { ...HEADERS, "mcp-protocol-version": V, "mcp-method": method,
+      "mcp-name": method === "tools/call" ? params.name : params.taskId, authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: {
+      "io.modelcontextprotocol/protocolVersion": V,
+      "io.modelcontextprotocol/clientCapabilities": { extensions: { [EXT]: {} } } } } }),
+  });
+  const sse = (r.headers.get("content-type") || "").includes("text/event-stream");
+  let msg, text = "";
+  if (whole) {
+    text = await r.text();
+    const msgs = sse
+      ? text.split("\n").filter((l) => l.startsWith("data:") && l.slice(5).trim()).map((l) => JSON.parse(l.slice(5)))
+      : [JSON.parse(text)];
+    msg = msgs.find((m) => m.id === id);
+  } else if (sse) {
+    for await (const e of sseEvents(r.body, timeoutMs)) {
+      const m = e.data && JSON.parse(e.data);
+      if (m && m.id === id) { msg = m; break; }
+    }
+  } else {
+    msg = JSON.parse(await r.text());
+  }
+  if (!msg) throw new Error(`no answer to ${method} in ${text.slice(0, 300)}`);
+  return msg.error ? { error: msg.error } : msg.result;
+}

@@ -15,7 +15,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { sseEvents, startHttp, waitFor } from "./http_helpers.mjs";
+import { startHttp, taskRequest, waitFor } from "./http_helpers.mjs";
 
 const T = { timeout: 120_000 };
 const V = "2026-07-28";
@@ -48,26 +48,7 @@ let nextId = 1;
 /** One stateless request of token tok, declaring the tasks extension:
  * its result, or its error as {error}. */
 async function rq(method, params, tok = TOKA) {
-  const id = nextId++;
-  const name = method === "tools/call" ? params.name : params.taskId;
-  const r = await fetch(server.url, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream",
-      "mcp-protocol-version": V, "mcp-method": method, "mcp-name": name, authorization: `Bearer ${tok}` },
-    body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: {
-      "io.modelcontextprotocol/protocolVersion": V,
-      "io.modelcontextprotocol/clientCapabilities": { extensions: { [EXT]: {} } } } } }),
-  });
-  let msg;
-  if ((r.headers.get("content-type") || "").includes("text/event-stream")) {
-    for await (const e of sseEvents(r.body, 60_000)) {
-      const m = e.data && JSON.parse(e.data);
-      if (m && m.id === id) { msg = m; break; }
-    }
-  } else {
-    msg = JSON.parse(await r.text());
-  }
-  return msg.error ? { error: msg.error } : msg.result;
+  return taskRequest(server.url, tok, nextId++, method, params, { whole: false });
 }
 
 test("a long grep becomes a task, read and cancelled through the other worker; another token finds nothing", T, async () => {

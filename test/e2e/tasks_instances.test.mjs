@@ -19,12 +19,11 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { BIN, fastTmpdir, freePort, sseEvents, startHttp, waitFor } from "./http_helpers.mjs";
+import { BIN, fastTmpdir, freePort, startHttp, taskRequest, waitFor } from "./http_helpers.mjs";
 import { needRedis, redisOn } from "./redis_helpers.mjs";
 
 const T = { timeout: 300_000 };
 const V = "2026-07-28";
-const EXT = "io.modelcontextprotocol/tasks";
 const TOK = "tasks-instances-token-0123456789";
 // no digits in the data: every position is tried and fails, slowly (tasks.test.mjs's)
 const SLOW = "(?:[a-z]+\\s+){1,40}[0-9]";
@@ -78,26 +77,7 @@ let nextId = 1;
 /** One stateless request to url, declaring the tasks extension: its
  * result, or its error as {error}. */
 async function rq(url, method, params) {
-  const id = nextId++;
-  const name = method === "tools/call" ? params.name : params.taskId;
-  const r = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream",
-      "mcp-protocol-version": V, "mcp-method": method, "mcp-name": name, authorization: `Bearer ${TOK}` },
-    body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: {
-      "io.modelcontextprotocol/protocolVersion": V,
-      "io.modelcontextprotocol/clientCapabilities": { extensions: { [EXT]: {} } } } } }),
-  });
-  let msg;
-  if ((r.headers.get("content-type") || "").includes("text/event-stream")) {
-    for await (const e of sseEvents(r.body, 120_000)) {
-      const m = e.data && JSON.parse(e.data);
-      if (m && m.id === id) { msg = m; break; }
-    }
-  } else {
-    msg = JSON.parse(await r.text());
-  }
-  return msg.error ? { error: msg.error } : msg.result;
+  return taskRequest(url, TOK, nextId++, method, params, { whole: false, timeoutMs: 120_000 });
 }
 
 test("a grep that runs long on one instance becomes a task, read through the other until it completes with its result", T, async () => {

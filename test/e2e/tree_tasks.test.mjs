@@ -16,11 +16,10 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { BIN, fastTmpdir, startHttp, waitFor } from "./http_helpers.mjs";
+import { BIN, fastTmpdir, startHttp, taskRequest, waitFor } from "./http_helpers.mjs";
 
 const T = { timeout: 300_000 };
 const V = "2026-07-28";
-const EXT = "io.modelcontextprotocol/tasks";
 const TOKA = "tree-tasks-token-a-0123456789ab";
 const TOKB = "tree-tasks-token-b-0123456789ab";
 const sha = (t) => crypto.createHash("sha256").update(t).digest("hex");
@@ -58,20 +57,7 @@ let nextId = 1;
  * response body read to its end (the stream closed): its result, or its
  * error as {error}. */
 async function rq(method, params, tok = TOKA) {
-  const id = nextId++;
-  const name = method === "tools/call" ? params.name : params.taskId;
-  const r = await fetch(server.url, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream",
-      "mcp-protocol-version": V, "mcp-method": method, "mcp-name": name, authorization: `Bearer ${tok}` },
-    body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: {
-      "io.modelcontextprotocol/protocolVersion": V,
-      "io.modelcontextprotocol/clientCapabilities": { extensions: { [EXT]: {} } } } } }),
-  });
-  const text = await r.text(); // resolves only once the server ended the stream
-  const msg = messages(r, text).find((m) => m.id === id);
-  assert.ok(msg, `no answer to ${method} in ${text.slice(0, 300)}`);
-  return msg.error ? { error: msg.error } : msg.result;
+  return taskRequest(server.url, tok, nextId++, method, params); // read to the stream's end
 }
 
 // The JSON-RPC messages of a response body (SSE events or one JSON).
