@@ -26,6 +26,7 @@ end
 local function subject(path, why)
   local on = why and why.on
   if on == "pattern" or on == "include" or on == "exclude" then return "pattern" end
+  if on == "cursor" then return "cursor" end
   return path
 end
 
@@ -198,7 +199,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     end)
     if not res then
       local about = subject(path, why)
-      return ctx:fail(gcode, about, detail, about == "pattern" and refused(why) or nil)
+      return ctx:fail(gcode, about, detail, about == "pattern" and refused(why)
+        or about == "cursor" and { argument = "cursor" } or nil)
     end
     -- policies that judge each object are asked about each file shown
     local pre = prefix_of(path)

@@ -71,6 +71,7 @@ enum {
   BW_ON_ROOT,    /* a root (index: 1-based) */
   BW_ON_SIZE,    /* a file over the size cap (max_file_size) */
   BW_ON_SYNC,    /* done, but its directory fsync failed: it may not survive a crash */
+  BW_ON_CURSOR,  /* a cursor that names no place in this search */
 };
 int bw_fail_on(int code, int on, int index, const char *detail);
 int bw_fail_subject(int *index); /* BW_ON_*, and its index */
