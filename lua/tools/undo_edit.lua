@@ -8,22 +8,39 @@ local context = require "burrow.toolkit.context"
 
 local undo_members -- the undo of a group's files, once claimed (below)
 
+-- A shared undo store (the deployment's state store) that does not answer:
+-- STORE_UNAVAILABLE, nothing undone (fail closed).
+local function unanswered(ctx, path, msg, code)
+  return ctx:fail(code, path, ("the shared undo store (the deployment's state store) does not answer (%s); nothing was undone; retry")
+    :format(msg))
+end
+
 -- Undo a change of several files (edit_files) in one step: every file of
 -- the group back as it was, all or none (roots:commit_files), each only
--- while it is still as the change left it.
+-- while it is still as the change left it. With a shared store the group
+-- is held for this call meanwhile (undo.claim), on every instance.
 local function undo_group(ctx, a, group)
-  local members, count, keys = undo.claim(ctx, group)
-  if members == nil then return nil, count, keys end -- the store did not answer: (nil, message, code)
+  local members, count, code = undo.claim(ctx, group)
+  if members == nil and code == "EAGAIN" then
+    return ctx:fail("EAGAIN", a.path, "it was changed with other files by one edit_files call, which another call "
+      .. "is undoing now; nothing was undone here; retry in a few seconds", { group = true })
+  end
+  if members == nil then return unanswered(ctx, a.path, count, code) end
   if members == false then
     return ctx:fail("EAGAIN", a.path, "it was changed with other files by one edit_files call, which another call "
-      .. "is undoing or has undone (or whose undo record was lost); nothing was undone here", { group = true })
+      .. "has undone (or whose undo record was lost); nothing was undone here", { group = true })
   end
-  -- a shared store's group is this call's now: given back unless the undo
-  -- went through (or past its commit point), so no undo is by halves
+  -- held by this call now: dropped once undone (or past the undo's commit
+  -- point), else let go, so no undo is by halves and none is lost
   local out = table.pack(pcall(undo_members, ctx, a, group, members, count))
   local details = out[5]
-  if not (out[1] and out[2]) and not (type(details) == "table" and details.committed) then
-    undo.release(ctx, group, keys)
+  if (out[1] and out[2]) or (type(details) == "table" and details.committed) then
+    local done, dmsg = undo.finish(ctx, group)
+    if not done then -- undone; the group's record stays until it expires
+      io.stderr:write(("burrow: undo_edit: the undone change's group record is still in the shared store: %s\n"):format(tostring(dmsg)))
+    end
+  else
+    undo.release(ctx, group) -- a failure here: the hold lapses by itself
   end
   if not out[1] then error(out[2], 0) end
   return table.unpack(out, 2, out.n)
@@ -38,11 +55,17 @@ undo_members = function(ctx, a, group, members, count)
   local _, own, oinfo = ctx:resolve_write(a.path)
   for i, m in ipairs(members) do
     local is_own = m.rel == own and m.root == oinfo.root
-    local p = is_own and a.path or context.join(ctx.roots:info(m.root).mount, m.rel)
+    local info = not is_own and m.root and m.root >= 1 and m.root <= ctx.roots:count() and ctx.roots:info(m.root)
+    if not is_own and not info then
+      return ctx:fail("INVALID_ARGUMENT", a.path, ("it was changed with other files by one edit_files call, one of them in a root this server does not have (root %s); nothing was undone")
+        :format(tostring(m.root)), { group = true })
+    end
+    local p = is_own and a.path or context.join(info.mount, m.rel)
     if is_own then mine = i end
     local h, rel, code = ctx:resolve_write(p)
     if not h then return nil, rel, code end
-    local e = undo.peek(ctx, h, rel)
+    local e, emsg, ecode = undo.peek(ctx, h, rel)
+    if not e and ecode then return unanswered(ctx, p, emsg, ecode) end
     if not e or e.group ~= group then
       return ctx:fail("INVALID_ARGUMENT", p, "it was changed again by this session after the edit_files call that changed it with " .. a.path .. "; undo that change of it first",
         { group = true })
@@ -105,10 +128,7 @@ Example: {"path": "src/app.py"}]],
     local idx, rel, code0 = ctx:resolve_write(a.path)
     if not idx then return nil, rel, code0 end
     local e, emsg, ecode = undo.peek(ctx, idx, rel)
-    if not e and ecode then -- a shared undo store (the deployment's state store) that does not answer
-      return ctx:fail(ecode, a.path, ("the shared undo store (the deployment's state store) does not answer (%s); nothing was undone; retry")
-        :format(emsg))
-    end
+    if not e and ecode then return unanswered(ctx, a.path, emsg, ecode) end
     if not e then
       return ctx:fail("INVALID_ARGUMENT", a.path, "no write or edit of this path to undo in this session",
         { nothing_to_undo = true })
