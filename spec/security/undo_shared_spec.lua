@@ -264,6 +264,24 @@ for _, store in ipairs(STORES) do
       all_are(names, "v1", "after the undo")
     end)
 
+    it("a policy refusing the write of one of its files refuses the whole undo; the change stays whole for a later one", function()
+      local names = ten("heldp")
+      assert(call(one, "t", ID_A, "edit_files", rename_all(names)))
+      local asked = {}
+      local function no(req)
+        asked[#asked + 1] = req.path
+        return false, "not this one"
+      end
+      local r, msg, code = call(two, "t", ID_A, "undo_edit", { path = names[8] }, nil, no)
+      assert.is_nil(r)
+      assert.equal("POLICY_DENIED", code, msg)
+      assert.equal(1, #asked, "refused at the first file asked: " .. table.concat(asked, ", "))
+      all_are(names, "v2", "nothing undone")
+      local u = assert(call(one, "t", ID_A, "undo_edit", { path = names[8] }, nil, function() return true end))
+      assert.equal(10, u.files)
+      all_are(names, "v1", "undone whole once approved")
+    end)
+
     if store.redis then
       it("the store not answering: the undo of the change is STORE_UNAVAILABLE, nothing undone; then it is whole", function()
         local names = ten("d")
