@@ -19,7 +19,7 @@ end
 -- the group back as it was, all or none (roots:commit_files), each only
 -- while it is still as the change left it. With a shared store the group
 -- is held for this call meanwhile (undo.claim), on every instance.
-local function undo_group(ctx, a, group)
+local function undo_group(ctx, a, idx, rel, group)
   local members, count, code = undo.claim(ctx, group)
   if members == nil and code == "EAGAIN" then
     return ctx:fail("EAGAIN", a.path, "it was changed with other files by one edit_files call, which another call "
@@ -27,8 +27,21 @@ local function undo_group(ctx, a, group)
   end
   if members == nil then return unanswered(ctx, a.path, count, code) end
   if members == false then
+    -- the group's record is gone: another call undid the change (and took
+    -- this file's record with it), or the record is gone for good (it
+    -- expired, or was never kept: it is put before its files' records)
+    local e, emsg, ecode = undo.peek(ctx, idx, rel)
+    if not e and ecode then return unanswered(ctx, a.path, emsg, ecode) end
+    if e and e.group == group then -- for good: taken off, as a marker is
+      local popped, pmsg, pcode = undo.pop(ctx, idx, rel)
+      if not popped then return ctx:fail(pcode, a.path, ("%s; nothing was undone; retry"):format(pmsg)) end
+      return ctx:fail("TOO_LARGE", a.path, "it was changed with other files by one edit_files call whose undo record "
+        .. "is gone (it expired, or the tenant's undo budget could not keep it), so that change cannot be undone as one: "
+        .. "it is taken off this file's history; nothing was undone; undo_edit again takes back the change before it",
+        { group = true, limit = "max_undo_bytes" })
+    end
     return ctx:fail("EAGAIN", a.path, "it was changed with other files by one edit_files call, which another call "
-      .. "has undone (or whose undo record was lost); nothing was undone here", { group = true })
+      .. "has undone; nothing was undone here", { group = true })
   end
   -- held by this call now: dropped once undone (or past the undo's commit
   -- point), else let go, so no undo is by halves and none is lost
@@ -133,7 +146,7 @@ Example: {"path": "src/app.py"}]],
       return ctx:fail("INVALID_ARGUMENT", a.path, "no write or edit of this path to undo in this session",
         { nothing_to_undo = true })
     end
-    if e.group then return undo_group(ctx, a, e.group) end
+    if e.group then return undo_group(ctx, a, idx, rel, e.group) end
     if e.kind == "too_large" then
       undo.pop(ctx, idx, rel)
       if undo.shared(ctx) then -- one file's history is one record of the state store

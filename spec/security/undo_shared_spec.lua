@@ -14,7 +14,9 @@
 -- undo it, a file of it turned into a link out makes its undo refuse with
 -- nothing outside touched, and a refused undo gives the group back (no
 -- lock-out); ten files undone through the other instance in one call, a
--- stale one refusing the whole undo as the embedded store does; with
+-- stale one refusing the whole undo as the embedded store does; a
+-- change whose group record expired refused (never undone by halves) and
+-- taken off each file's history, so the change before it is reachable; with
 -- Redis, the store not answering before or in the middle of such an undo
 -- (STORE_UNAVAILABLE, nothing undone, the change whole for a later undo).
 
@@ -280,6 +282,38 @@ for _, store in ipairs(STORES) do
       local u = assert(call(one, "t", ID_A, "undo_edit", { path = names[8] }, nil, function() return true end))
       assert.equal(10, u.files)
       all_are(names, "v1", "undone whole once approved")
+    end)
+
+    it("a change whose group record is gone for good (expired): each file's undo says so and takes it off, never undoes by halves", function()
+      local names = ten("x")
+      -- the change's records live 2 s after it (a session's history
+      -- lives http.session_ttl after a file's last change)
+      local function c(ws, tool, args, ttl)
+        return ws:call(tool, args, { session = { id = "spec", tenant = "t", token = "aaaa", undo_named = ID_A,
+          undo_ttl = ttl or 60 } })
+      end
+      assert(c(one, "edit_files", rename_all(names), 2))
+      -- a change of the first file on top of it: its history lives on (60 s)
+      assert(c(two, "edit_file", { path = names[1], old_text = "v2", new_text = "v3" }))
+      -- until the change's group record and the other files' histories are gone
+      assert(H.eventually(function()
+        local _, _, _, details = c(two, "undo_edit", { path = names[2] })
+        return details and details.nothing_to_undo
+      end))
+      assert.equal(names[2] .. " v2\n", read(names[2]), "nothing undone")
+      local back = assert(c(one, "undo_edit", { path = names[1] }))
+      assert.is_nil(back.files)
+      assert.equal(names[1] .. " v2\n", read(names[1]))
+      -- the edit_files change of it: refused (alone it would be half the change), and taken off
+      local r, msg, code, details = c(two, "undo_edit", { path = names[1] })
+      assert.is_nil(r)
+      assert.equal("TOO_LARGE", code, msg)
+      assert.matches("cannot be undone as one", msg, 1, true)
+      assert.is_true(details.group)
+      all_are(names, "v2", "nothing undone")
+      local _, msg2, code2, details2 = c(one, "undo_edit", { path = names[1] })
+      assert.equal("INVALID_ARGUMENT", code2, msg2)
+      assert.is_true(details2.nothing_to_undo, msg2)
     end)
 
     if store.redis then

@@ -146,23 +146,27 @@ end
 -- is known as such.
 -- With a shared store the group's files are also kept in a record of the
 -- group (put_group), which an undo holds while it undoes them (undo.claim).
+-- That record is put first: a file's record that names its group comes
+-- after it, so an undo that finds the group's record gone knows it is
+-- gone for good (undo_edit then takes that file's change off its history).
 function undo.record_group(ctx, items)
   local s, group = store(ctx), ("%08x%08x:%d"):format(math.random(0, 0xffffffff),
     math.random(0, 0xffffffff), #items)
   local keys = {}
   for _, it in ipairs(items) do
-    if it.snap then
-      local k = key(it.idx, it.rel)
-      local kept, msg, code = s:record(k, it.snap.kind, it.snap.before, it.snap.size, it.after, nil, group)
-      if not kept then -- as undo.record: the change stands, an undo finds the gap safely
-        io.stderr:write(("burrow: undo of a change is not kept: %s: %s\n"):format(tostring(code), tostring(msg)))
-      end
-      keys[#keys + 1] = k
-    end
+    if it.snap then keys[#keys + 1] = key(it.idx, it.rel) end
   end
   local put, msg, code = s:put_group(group, keys)
   if not put then -- its files are then undone by none (undo_edit says so): never by halves
     io.stderr:write(("burrow: undo of a change of %d files is not kept: %s: %s\n"):format(#keys, tostring(code), tostring(msg)))
+  end
+  for _, it in ipairs(items) do
+    if it.snap then
+      local kept, kmsg, kcode = s:record(key(it.idx, it.rel), it.snap.kind, it.snap.before, it.snap.size, it.after, nil, group)
+      if not kept then -- as undo.record: the change stands, an undo finds the gap safely
+        io.stderr:write(("burrow: undo of a change is not kept: %s: %s\n"):format(tostring(kcode), tostring(kmsg)))
+      end
+    end
   end
   return group
 end
