@@ -45,7 +45,7 @@ local function undo_group(ctx, a, idx, rel, group)
   end
   -- held by this call now: dropped once undone (or past the undo's commit
   -- point), else let go, so no undo is by halves and none is lost
-  local out = table.pack(pcall(undo_members, ctx, a, group, members, count))
+  local out = table.pack(pcall(undo_members, ctx, a, idx, rel, group, members, count))
   local details = out[5]
   if (out[1] and out[2]) or (type(details) == "table" and details.committed) then
     local done, dmsg = undo.finish(ctx, group)
@@ -59,10 +59,12 @@ local function undo_group(ctx, a, idx, rel, group)
   return table.unpack(out, 2, out.n)
 end
 
-undo_members = function(ctx, a, group, members, count)
-  if #members ~= count then
-    return ctx:fail("TOO_LARGE", a.path, ("it was changed with %d other files by one edit_files call, and the undo records of %d of them were dropped (max_undo_bytes); nothing was undone")
-      :format(count - 1, count - #members), { limit = "max_undo_bytes" })
+undo_members = function(ctx, a, idx, rel, group, members, count)
+  if #members ~= count then -- never by halves: taken off, as a marker is
+    local popped, pmsg, pcode = undo.pop(ctx, idx, rel)
+    if not popped then return ctx:fail(pcode, a.path, ("%s; nothing was undone; retry"):format(pmsg)) end
+    return ctx:fail("TOO_LARGE", a.path, ("it was changed with %d other files by one edit_files call, and the undo records of %d of them were dropped (max_undo_bytes), so that change cannot be undone as one: it is taken off this file's history; nothing was undone; undo_edit again takes back the change before it")
+      :format(count - 1, count - #members), { limit = "max_undo_bytes", group = true })
   end
   local items, paths, mine = {}, {}, 1
   local _, own, oinfo = ctx:resolve_write(a.path)
