@@ -9,8 +9,10 @@ local context = require "burrow.toolkit.context"
 local undo_members -- the undo of a group's files, once claimed (below)
 
 -- A shared undo store (the deployment's state store) that does not answer:
--- STORE_UNAVAILABLE, nothing undone (fail closed).
+-- STORE_UNAVAILABLE, nothing undone (fail closed); its other refusals
+-- (a tenant's share of it full: TOO_LARGE) as it words them.
 local function unanswered(ctx, path, msg, code)
+  if code ~= "STORE_UNAVAILABLE" then return ctx:fail(code, path, ("%s; nothing was undone"):format(msg)) end
   return ctx:fail(code, path, ("the shared undo store (the deployment's state store) does not answer (%s); nothing was undone; retry")
     :format(msg))
 end
