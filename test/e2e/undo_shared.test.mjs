@@ -15,7 +15,8 @@
 // STORE_UNAVAILABLE, and both work again once it is back. Issue 44's ten
 // files: an edit_files change of ten made through one instance is undone
 // whole by one undo_edit through another, for a session and a stateless
-// client; a file of it changed since refuses the whole undo, naming it,
+// client, and by no other token or tenant; a file of it changed since
+// refuses the whole undo, naming it,
 // and once it is back as the change left it a third instance undoes all ten.
 //
 //   cd test/e2e && node --test undo_shared.test.mjs     (needs redis-server, haproxy)
@@ -257,9 +258,13 @@ test("undo_edit from any of three instances: a session's and a stateless client'
 
 test("issue 44 over a shared store: ten files changed through one instance, all ten back by one undo_edit through another; a stale one refuses the whole undo",
   { timeout: 300_000 }, async () => {
-    const c = await cluster({ prefix: "burrow-undo-ten-", setup: ({ rport }) => "roots: [shared]\n"
-      + `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 1s, connect_timeout: 1s}\n`
-      + `http:\n  tokens:\n    - {sha256: ${sha(TOKENS.one)}}\n` });
+    const c = await cluster({ prefix: "burrow-undo-ten-", setup: ({ tmp, rport }) => {
+      fs.writeFileSync(path.join(tmp, "other.yaml"), "roots: [shared]\n"); // another tenant, the same folder
+      return "roots: [shared]\n"
+        + `state: {url: "redis://127.0.0.1:${rport}/0", timeout: 1s, connect_timeout: 1s}\n`
+        + `http:\n  tenants:\n    other: {config: other.yaml}\n  tokens:\n    - {sha256: ${sha(TOKENS.one)}}\n`
+        + `    - {sha256: ${sha(TOKENS.two)}}\n    - {sha256: ${sha(TOKENS.other)}, tenant: other}\n`;
+    } });
     const closers = [];
     try {
       const names = Array.from({ length: 10 }, (_, i) => `m${String(i + 1).padStart(2, "0")}.py`);
@@ -298,6 +303,14 @@ test("issue 44 over a shared store: ten files changed through one instance, all 
       const ef2 = await direct[0].callTool({ name: "edit_files", arguments: rename });
       assert.ok(!ef2.isError, JSON.stringify(ef2));
       allAre("new", "stateless: changed");
+      // nobody else undoes it: another token of the tenant, another tenant
+      for (const t of [TOKENS.two, TOKENS.other]) {
+        const o = await stateless(c.burrows[1].url, t);
+        closers.push(() => o.close());
+        const r = await o.callTool({ name: "undo_edit", arguments: { path: names[0] } });
+        assert.ok(r.isError && /no write or edit of this path to undo/.test(text(r)), JSON.stringify(r));
+      }
+      allAre("new", "stateless: undone by no one else");
       const stale = names[6];
       fs.writeFileSync(file(stale), "someone else's\n");
       const r = await direct[1].callTool({ name: "undo_edit", arguments: { path: names[1] } });
