@@ -415,4 +415,57 @@ function H.lua_child(src, guard)
   return out, code
 end
 
+---------------------------------------------------------------------------
+-- a redis-server of the spec's own
+
+-- Wait (at most 30 s) for cond() to hold: a state is waited for, never slept.
+function H.eventually(cond)
+  local t0 = core.now()
+  while not cond() do
+    if core.now() - t0 > 30 then return false end
+    H.run("sleep 0.01")
+  end
+  return true
+end
+
+-- A redis-server of the spec's own (never the system service): a free
+-- port, a temporary directory, no persistence. srv.missing when none is
+-- installed (the spec then fails saying what to install: srv.need());
+-- start(...) (extra server arguments) and stop() on the same port, each
+-- waiting until the port answers or refuses; freeze() and thaw() (SIGSTOP,
+-- SIGCONT: a server that holds its data and does not answer); flush().
+function H.redis_server()
+  local srv = { dir = H.tmpdir() }
+  local out, ok = H.run("command -v redis-server")
+  srv.missing = not ok or out == ""
+  function srv.need()
+    assert(not srv.missing, "redis-server is not installed: apt-get install redis-server (or make deps)")
+  end
+  if srv.missing then return srv end
+  srv.port = tonumber(H.sh([[python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])']]))
+  srv.url = ("redis://127.0.0.1:%d"):format(srv.port)
+  local function pid() return H.sh("cat " .. H.q(srv.dir .. "/redis.pid")):match("%d+") end
+  function srv.start(...)
+    H.sh(("redis-server --port %d --bind 127.0.0.1 --save '' --appendonly no --dir %s --daemonize yes "
+      .. "--pidfile %s/redis.pid --logfile redis.log %s"):format(srv.port, H.q(srv.dir), H.q(srv.dir),
+      table.concat({ ... }, " ")))
+    assert(H.eventually(function() -- it answers (NOAUTH is an answer)
+      local st, msg = core.state_open { kind = "redis", url = srv.url }
+      if st then st:close() end
+      return st or msg:find("NOAUTH", 1, true)
+    end), "redis-server did not come up: " .. srv.dir .. "/redis.log")
+  end
+  function srv.stop() -- and wait until its port refuses
+    H.sh("kill " .. pid())
+    assert(H.eventually(function()
+      local _, msg = core.state_open { kind = "redis", url = srv.url }
+      return msg and msg:find("Connection refused", 1, true)
+    end))
+  end
+  function srv.freeze() H.sh("kill -STOP " .. pid()) end
+  function srv.thaw() H.sh("kill -CONT " .. pid()) end
+  function srv.flush() H.sh(("redis-cli -p %d flushall"):format(srv.port)) end
+  return srv
+end
+
 return H
