@@ -4,9 +4,13 @@
  * stateless POST waiting for the first word of its answer (httppost.c).
  * Each is linked on its stream and resumed exactly once: by bwh_wake (an
  * event, the stream's end, the session's close, the stop) or by bwh_probe
- * at its due time, which the sessions' reaper runs (httpsess.c). Below the
- * sessions, the reader and the events log, which all wake streams; it
- * calls none of them. Lock held throughout.
+ * at its due time, which the sessions' reaper runs (httpsess.c). And the
+ * wakes a lock holder defers (bwh_defer_begin): these resumes and a
+ * worker's condition variable (the scheduler's bwh_signal_worker), done
+ * by bwh_defer_run once it has let go of the lock. Below the sessions, the
+ * scheduler, the reader and the events log, which all wake streams or
+ * workers; it calls none of them. Lock held throughout, bwh_defer_run
+ * excepted.
  */
 #include <pthread.h>
 #include <stdatomic.h>
