@@ -89,12 +89,19 @@ elseif H.BURROW:sub(1, 1) ~= "/" then H.BURROW = H.REPO .. "/" .. H.BURROW end
 local made = {}     -- directories H.tmpdir made
 local opened = {}   -- workspaces H.open opened
 
+-- Where H.tmpdir makes its directories: $TMPDIR as mktemp(1) reads it,
+-- else /tmp. test/run-all.sh points it at a folder of its own and fails
+-- a stage that leaves anything there.
+H.TMPROOT = (os.getenv("TMPDIR") or ""):gsub("/+$", "")
+if H.TMPROOT == "" then H.TMPROOT = "/tmp" end
+local TMPNAME = "^" .. H.TMPROOT:gsub("%p", "%%%0") .. "/burrow%-spec%.[%w]+$"
+
 -- A fresh empty directory (mktemp -d), removed by H.cleanup().
 function H.tmpdir()
-  local p = assert(io.popen("mktemp -d /tmp/burrow-spec.XXXXXXXX"))
+  local p = assert(io.popen("mktemp -d " .. H.q(H.TMPROOT .. "/burrow-spec.XXXXXXXX")))
   local d = p:read("l")
   p:close()
-  assert(d and d:match("^/tmp/burrow%-spec%."), "mktemp -d failed")
+  assert(d and d:match(TMPNAME), "mktemp -d failed in " .. H.TMPROOT)
   made[#made + 1] = d
   return d
 end
@@ -113,7 +120,7 @@ function H.cleanup()
   end
   for i = #made, 1, -1 do
     local d = made[i]
-    if d:match("^/tmp/burrow%-spec%.[%w]+$") then
+    if d:match(TMPNAME) then
       os.execute("chmod -R u+rwx " .. H.q(d) .. " 2>/dev/null; rm -rf " .. H.q(d))
     end
     made[i] = nil
