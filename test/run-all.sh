@@ -9,9 +9,10 @@
 #               (every path docs and comments cite exists); each ends
 #               "N passed, N failed"
 #   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2, with a
-#               TMPDIR of its own: a file or folder the specs leave there
-#               (a spec that makes one removes it: H.cleanup, F.rmtree,
-#               F.cleanup_temps) is named and the stage counts 1 failed
+#               TMPDIR of its own: a folder of the spec helpers left
+#               there (burrow-spec.*, burrow-sec.*: a spec that makes one
+#               removes it: H.cleanup, F.rmtree, F.cleanup_temps) is
+#               named and the stage counts 1 failed
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver),
 #               over the specs that exercise a resolver (WALK_SPECS below);
 #               the others run once, in 2. With two CPUs or more 2 and 3
@@ -207,7 +208,10 @@ leaks() {
   local tmp log=$2 d
   tmp=$(cat "$LOGDIR/$1.tmpdir" 2>/dev/null) || return 0
   case $tmp in */bt.??????) ;; *) return 0 ;; esac # only ever the folder stage_tmp made
-  for d in "$tmp"/* "$tmp"/.[!.]*; do
+  # only the folders the spec helpers make (H.tmpdir, F.mktemp): what a
+  # tool a spec runs leaves there (npm, a compiler) on a first run is not
+  # a spec's to remove, and goes with the folder all the same
+  for d in "$tmp"/burrow-spec.* "$tmp"/burrow-sec.*; do
     [ -e "$d" ] || [ -L "$d" ] || continue
     printf 'ERROR leaked: %s/%s (%s)\n' "\$TMPDIR" "${d#"$tmp"/}" \
       "$(find "$d" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | LC_ALL=C sort | head -n 8 | tr '\n' ' ')"
