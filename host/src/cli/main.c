@@ -22,7 +22,7 @@ static int traceback(lua_State *L) {
   return 1;
 }
 
-/* The command's Lua heap is one huge page (arena.c): a command spends
+/* The command's Lua heap is one prefaulted region (arena.c): a command spends
  * less of its life in page faults (docs/benchmarks.md, Start-up). Not
  * under AddressSanitizer, which must see Lua's blocks to check them. */
 #if defined(__has_feature)
