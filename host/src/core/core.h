@@ -280,14 +280,15 @@ void bw_buf_prefault(const bw_buf *b, size_t off, size_t n);
 enum { BW_HUGE_MIN = 2 << 20 };
 void bw_huge_advise(void *p, size_t n);
 
-/* A heap for one thread's many small blocks, in one huge page (arena.c):
- * the burrow command's Lua state. bw_arena_alloc has lua_Alloc's shape
+/* A heap for one thread's many small blocks, in one 2 MiB region whose
+ * first BW_ARENA_PREFAULT bytes are populated at once (arena.c): the burrow
+ * command's Lua state. bw_arena_alloc has lua_Alloc's shape
  * (ud = the arena, or NULL for plain realloc/free): a block is freed or
  * resized with the size it has, osize, and ptr == NULL asks for a new one
  * (osize is then not a size). Blocks above BW_ARENA_MAX bytes, and all once
  * the region is used up, are malloc's. bw_arena_open: NULL where the
  * region cannot be had (then pass NULL). */
-enum { BW_ARENA_SIZE = 2 << 20, BW_ARENA_MAX = 4096 };
+enum { BW_ARENA_SIZE = 2 << 20, BW_ARENA_MAX = 4096, BW_ARENA_PREFAULT = 512 << 10 };
 typedef struct bw_arena bw_arena;
 bw_arena *bw_arena_open(void);
 void bw_arena_close(bw_arena *a);
