@@ -143,9 +143,6 @@ function Server:run_tool(name, args, params, id, tc)
     approve = grant and approvals().approver(grant) or self:approver(),
     approved_by = "the client (MCP elicitation)", -- the audit's word for who approved
     session = self.session,
-    -- replies encoded by our own stdio (Server:run): read_file may answer
-    -- with a json.fragment; another transport's out gets plain strings
-    wire = self.channel.wire,
     -- a tool's own log lines (ctx:log), at the client's level
     log = function(level, message, fields)
       if LEVELS[level] and type(message) == "string" then self:log(level, message, fields) end

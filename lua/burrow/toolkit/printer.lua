@@ -2,14 +2,16 @@
 -- ripgrep's printer is chosen by its caller, never from below. A tool
 -- returns data; where nothing in Lua needs tables (no policy judging each
 -- object, no boundary to tag), its heavy part stays the C object the core
--- made (lheld.c: grep's match set, glob's entry set), and the edge asks
+-- made (lheld.c: grep's match set, glob's entry set; lpage.c: read_file's
+-- page of numbered lines, counted and not yet written), and the edge asks
 -- it for the form it sends:
 --   the MCP channel (stdio, HTTP): printer.wire, JSON fragments, and the
 --     tool's render asks the set for its text (set:text());
 --   `burrow call`: printer.wire;
 --   ws:call (the Lua API), a pack's ctx:call, the C API: printer.tables,
 --     the tables roots:grep and roots:glob give, byte for byte the same
---     when encoded (spec/tools/grep_wire_spec.lua, glob_wire_spec.lua).
+--     when encoded (spec/tools/grep_wire_spec.lua, glob_wire_spec.lua);
+--     a page's numbered text as a string (read_file_wire_spec.lua).
 -- Only a result's own fields are looked at: a set is never deeper. A
 -- result that holds one says so (printer.holding): every other result
 -- passes each edge with one getmetatable, not a walk over its fields.
