@@ -25,6 +25,24 @@ function printer.holding(res)
   return setmetatable(res, HOLDING)
 end
 
+--- Marks a tool's result whose text is file text, to be tagged as data
+-- where it is printed (the untrusted-content boundary): record (what the
+-- tag needs: {roots =, path =}) rides on the result itself, in its
+-- metatable, so it crosses every edge with it and is never encoded (a
+-- policy that makes a new result drops it, as it would the text). A
+-- tagged result holds nothing: what needs tagging is made text in Lua.
+-- Returns res.
+function printer.tag(res, record)
+  assert(getmetatable(res) == nil, "printer.tag: a result that holds a set or has a metatable")
+  return setmetatable(res, { __name = "burrow.printer.tagged", tag = record })
+end
+
+--- The record printer.tag gave res, or nil.
+function printer.tag_of(res)
+  local mt = getmetatable(res)
+  return type(mt) == "table" and mt.__name == "burrow.printer.tagged" and mt.tag or nil
+end
+
 --- Whether v is a held set (set:json(), set:text(), set:tables()).
 function printer.held(v)
   if type(v) ~= "userdata" then return false end
