@@ -327,7 +327,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       res.remaining_lines = res.total_lines - info.next + 1
       res.remaining_bytes, res.remaining_tokens = rest, cost.tokens(rest)
     end
-    return printer.held(res.content) and printer.holding(res) or res
+    return type(res.content) == "userdata" and printer.holding(res, "content") or res -- a held page (lpage.c)
   end,
 
   -- MCP: the text once, in content; the rest as structuredContent; the
@@ -335,7 +335,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
   render = function(r)
     local s = {}
     -- a held page: its lines as the reply's escaped text (lpage.c)
-    local content = printer.held(r.content) and r.content:text() or r.content
+    local content = type(r.content) == "userdata" and r.content:text() or r.content
     for k, v in pairs(r) do
       if k ~= "content" and k ~= "offset" then s[k] = v end
     end

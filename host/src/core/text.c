@@ -193,6 +193,16 @@ static int fmt_lineno(char *buf, size_t n) {
   return len + 1;
 }
 
+/* The length of "N\t" for a line number (a page counted: nothing written). */
+static int lineno_len(size_t n) {
+  int len = 2;
+  while (n >= 10) {
+    n /= 10;
+    len++;
+  }
+  return len;
+}
+
 /* Byte length of the first max_chars UTF-8 characters of s[0..n). */
 static size_t utf8_prefix(const char *s, size_t n, size_t max_chars) {
   size_t chars = 0;
@@ -289,7 +299,7 @@ static int number_lines(const char *data, size_t len, size_t first,
     if (n > 0 && p[n - 1] == '\r') n--; /* the newline style is reported */
     size_t keep = n > max_line ? utf8_prefix(p, n, max_line) : n;
     char num[48], marker[96] = "";
-    int numlen = fmt_lineno(num, lineno);
+    int numlen = mode == ROWS_COUNT ? lineno_len(lineno) : fmt_lineno(num, lineno);
     if (keep < n) {
       snprintf(marker, sizeof marker,
                " [... line truncated: %zu of %zu bytes shown]", keep, n);

@@ -12,17 +12,33 @@
 --     the tables roots:grep and roots:glob give, byte for byte the same
 --     when encoded (spec/tools/grep_wire_spec.lua, glob_wire_spec.lua);
 --     a page's numbered text as a string (read_file_wire_spec.lua).
--- Only a result's own fields are looked at: a set is never deeper. A
--- result that holds one says so (printer.holding): every other result
--- passes each edge with one getmetatable, not a walk over its fields.
+-- A result holds at most one set, in a field its tool names
+-- (printer.holding(res, "matches")): the edges look at that field alone,
+-- and every other result passes each edge with one getmetatable, not a
+-- walk over its fields.
 
 local printer = {}
 
-local HOLDING = { __name = "burrow.printer.holding" }
+-- field name -> the metatable that marks a result holding a set there,
+-- and back (a few names: grep's matches, glob's entries, read_file's content)
+local MARK, FIELD = {}, {}
 
---- Marks a tool's result table that holds a set in its fields; returns it.
-function printer.holding(res)
-  return setmetatable(res, HOLDING)
+--- Marks res, a tool's result table, as holding a set in res[field];
+-- returns it.
+function printer.holding(res, field)
+  local mt = MARK[field]
+  if not mt then
+    mt = { __name = "burrow.printer.holding" }
+    MARK[field], FIELD[mt] = mt, field
+  end
+  return setmetatable(res, mt)
+end
+
+-- The field of res that holds a set, and the set; or nil.
+local function held_field(res)
+  local mt = getmetatable(res)
+  local k = mt ~= nil and FIELD[mt] or nil
+  if k and printer.held(res[k]) then return k, res[k] end
 end
 
 --- Marks a tool's result whose text is file text, to be tagged as data
@@ -50,44 +66,36 @@ function printer.held(v)
   return type(mt) == "table" and mt.__held == true
 end
 
---- res with each held field made tables, in place (the result is the
+--- res with its held field made tables, in place (the result is the
 -- caller's); res itself, or anything that is not a table, returned.
 function printer.tables(res)
-  if getmetatable(res) ~= HOLDING then return res end
+  local mt = getmetatable(res)
+  if mt == nil or not FIELD[mt] then return res end
   setmetatable(res, nil) -- plain data from here
-  for k, v in pairs(res) do
-    if printer.held(v) then
-      res[k] = v:tables()
-      v:close() -- the core's result freed now, not when Lua collects the set
-    end
+  local k, v = FIELD[mt], res[FIELD[mt]]
+  if printer.held(v) then
+    res[k] = v:tables()
+    v:close() -- the core's result freed now, not when Lua collects the set
   end
   return res
 end
 
---- The held sets of a result printed by now closed: the core's results
--- freed (Lua does not see their size), the fragments written kept.
+--- The held set of a result printed by now closed: the core's result
+-- freed (Lua does not see its size), the fragments written kept.
 function printer.done(res)
-  if getmetatable(res) ~= HOLDING then return end
-  for _, v in pairs(res) do
-    if printer.held(v) then v:close() end
-  end
+  local k, v = held_field(res)
+  if k then v:close() end
 end
 
---- A result to encode: res, or a shallow copy with each held field as its
+--- A result to encode: res, or a shallow copy with its held field as its
 -- JSON fragment (the set keeps the fragment alive for a spliced write).
 function printer.wire(res)
-  if getmetatable(res) ~= HOLDING then return res end
-  local out
-  for k, v in pairs(res) do
-    if printer.held(v) then
-      if not out then
-        out = {}
-        for k2, v2 in pairs(res) do out[k2] = v2 end
-      end
-      out[k] = v:json()
-    end
-  end
-  return out or res
+  local k, v = held_field(res)
+  if not k then return res end
+  local out = {}
+  for k2, v2 in pairs(res) do out[k2] = v2 end
+  out[k] = v:json()
+  return out
 end
 
 return printer
