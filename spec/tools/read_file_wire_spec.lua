@@ -176,6 +176,53 @@ describe(H.tag("read_file's page, printed at the edge"), function()
   end)
 end)
 
+describe(H.tag("read_file's page, changed before it is printed"), function()
+  local printer = require "burrow.toolkit.printer"
+  after_each(function() H.cleanup() end)
+
+  -- a file large enough to be mapped (fileio.c), changed in place between
+  -- the count (ws:run) and the write (the edge): the text would not be
+  -- the page the result describes, so each edge answers EAGAIN instead
+  it("each edge fails the call with EAGAIN rather than print text the result does not describe", function()
+    local dir = H.tmpdir()
+    local rows = {}
+    for i = 1, 150000 do rows[i] = ("row %06d\n"):format(i) end
+    local text = table.concat(rows)
+    H.write(dir, "big.txt", text)
+    local ws = H.open(dir, { max_result_bytes = 4096 })
+    local server = mcp.new(ws)
+    local edges = {
+      printer.tables, printer.wire, -- ws:call, a pack's ctx:call, the C API; burrow call
+      function(res) -- the MCP server
+        local out = server:tool_result("read_file", res)
+        if not out.isError then return out end
+        return nil, out.content[1].text, out._meta["burrow/code"]
+      end,
+    }
+    for i, print in ipairs(edges) do
+      local res = assert(ws:run("read_file", { path = "big.txt" }))
+      assert.is_true(printer.held(res.content))
+      local f = assert(io.open(dir .. "/big.txt", "r+b")) -- in place: the mapping sees it
+      f:write((text:sub(1, 2000):gsub("\n", "x")))
+      f:close()
+      local out, msg, code = print(res)
+      assert.is_nil(out, "edge " .. i)
+      assert.equal("EAGAIN", code)
+      assert.truthy(msg:find("the file changed while read_file wrote its page; read it again", 1, true), msg)
+      if print ~= printer.wire then -- closed (burrow call's edge exits)
+        local ok, err = pcall(res.content.tables, res.content)
+        assert.is_false(ok)
+        assert.truthy(tostring(err):find("used after page:close()", 1, true), tostring(err))
+      end
+      H.write(dir, "big.txt", text)
+      -- unchanged, the same edge prints it
+      res = assert(ws:run("read_file", { path = "big.txt" }))
+      assert.truthy(print(res))
+    end
+    ws:close()
+  end)
+end)
+
 describe(H.tag("json.fragment"), function()
   local S = { "", "plain", "tab\there", "q\"b\\", "\1\31\127", "\255bad\226\130", "é€😀", ("x"):rep(70000) .. "\n" }
 

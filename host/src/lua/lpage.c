@@ -33,7 +33,7 @@
 
 typedef struct page {
   size_t first, limit, max_line, max_bytes, at; /* at: BW_LINES_BY_LINE or a cursor's byte */
-  size_t raw_len;                               /* the numbered text's bytes */
+  bw_lines told;                                /* the page as counted (no buffers) */
   int live;                                     /* the File is still the page's */
 } page;
 
@@ -66,12 +66,31 @@ static const bw_buf *page_buf(lua_State *L) {
   return bw_lua_file_buf(L, lua_gettop(L));
 }
 
-/* A write that failed (the file cut under its mapping: SIGBUS) raises:
- * the result was told already, nothing can be answered in its place. */
+/* A write that failed (the file cut under its mapping: SIGBUS, EIO)
+ * raises {code =, message =}: the result was told already, so the edge
+ * that prints it answers the call with that error instead
+ * (printer.guard). */
 static int page_raise(lua_State *L, int rc) {
-  bw_lua_fail(L, rc); /* nil, message, code */
-  lua_pop(L, 1);
+  const char *d = bw_detail();
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, bw_code_name(rc));
+  lua_setfield(L, -2, "code");
+  lua_pushstring(L, d ? d : "");
+  lua_setfield(L, -2, "message");
+  bw_clear_detail();
   return lua_error(L);
+}
+
+/* The page written is the page told: a mapped file changed in place
+ * between the count and the write could give text that the result's
+ * lines, cursor and cut do not describe (a gap or a repeat for an agent
+ * paging it); that raises rather than goes out. */
+static void page_check(lua_State *L, const page *p, const bw_lines *w) {
+  const bw_lines *t = &p->told;
+  if (t->first != w->first || t->last != w->last || t->next != w->next ||
+      t->next_byte != w->next_byte || t->mid_line != w->mid_line ||
+      t->truncated != w->truncated || t->cut_lines != w->cut_lines || t->raw_len != w->raw_len)
+    page_raise(L, bw_fail(BW_EAGAIN, "the file changed while read_file wrote its page; read it again"));
 }
 
 /* page:text() -> the lines, a string fragment, written once */
@@ -84,6 +103,7 @@ static int page_text(lua_State *L) {
   int rc = bw_lua_file_run(j.b, page_run, &j);
   f->buf = j.lines.out, f->len = j.lines.out_len, f->raw_len = j.lines.raw_len;
   if (rc) return page_raise(L, rc);
+  page_check(L, p, &j.lines); /* the fragment frees the text if it raises */
   lua_pushvalue(L, -1);
   lua_setiuservalue(L, 1, 2);
   return 1;
@@ -97,6 +117,7 @@ static int page_tables(lua_State *L) {
   int rc = bw_lua_file_run(j.b, page_run, &j);
   *box = j.lines.out;
   if (rc) return page_raise(L, rc);
+  page_check(L, p, &j.lines); /* the box frees the text if it raises */
   bw_lua_push_boxed(L, box, j.lines.out_len);
   return 1;
 }
@@ -113,7 +134,7 @@ static int page_close(lua_State *L) {
 }
 
 static int page_len(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)((page *)luaL_checkudata(L, 1, PAGE_MT))->raw_len);
+  lua_pushinteger(L, (lua_Integer)((page *)luaL_checkudata(L, 1, PAGE_MT))->told.raw_len);
   return 1;
 }
 
@@ -141,7 +162,7 @@ static int file_page(lua_State *L) {
   page_job j = {.b = b, .p = &pg, .mode = 2};
   int rc = bw_lua_file_run(b, page_run, &j); /* writes nothing: no buffer to free */
   if (rc) return bw_lua_fail(L, rc);
-  pg.raw_len = j.lines.raw_len, pg.live = 1;
+  pg.told = j.lines, pg.live = 1;
   page *p = lua_newuserdatauv(L, sizeof *p, 2);
   *p = pg;
   page_class(L);

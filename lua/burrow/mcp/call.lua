@@ -54,7 +54,18 @@ function Server:tool_result(name, res, msg, code, details)
       _meta = { ["burrow/code"] = code, ["burrow/details"] = details },
     }
   end
-  local text, structured, meta = self.ws:render(name, res)
+  local text, structured, meta
+  if printer.holds(res) then -- a held page may find its file changed as it is written (lpage.c)
+    local ok, t, s, m = pcall(self.ws.render, self.ws, name, res)
+    if not ok then
+      printer.done(res)
+      local _, why, code = printer.failed(t)
+      return self:tool_result(name, nil, why, code)
+    end
+    text, structured, meta = t, s, m
+  else
+    text, structured, meta = self.ws:render(name, res)
+  end
   local content = json.array {}
   -- a tool may answer in several blocks: texts (a big text and its hint),
   -- or content blocks of its own (an image)
@@ -63,7 +74,14 @@ function Server:tool_result(name, res, msg, code, details)
   end
   local out = { content = content, _meta = meta }
   -- the edge's form: a held set as the JSON the core writes (burrow.toolkit.printer)
-  if self.ws:tool(name).output_schema then out.structuredContent = printer.wire(structured) end
+  if self.ws:tool(name).output_schema then
+    local why, code
+    out.structuredContent, why, code = printer.wire(structured)
+    if out.structuredContent == nil then
+      printer.done(res)
+      return self:tool_result(name, nil, why, code)
+    end
+  end
   printer.done(res) -- printed: the core's results freed now
   return out
 end

@@ -41,6 +41,20 @@ local function held_field(res)
   if k and printer.held(res[k]) then return k, res[k] end
 end
 
+--- Whether res holds a set (printer.holding).
+function printer.holds(res)
+  return held_field(res) ~= nil
+end
+
+--- What a held page raises when it cannot be written as it was counted
+-- (lpage.c: {code =, message =}: its file changed or was cut meanwhile)
+-- as a tool's failure: nil, "CODE: message", CODE. Any other error is
+-- raised again.
+function printer.failed(err)
+  if type(err) ~= "table" or type(err.code) ~= "string" then error(err, 0) end
+  return nil, ("%s: %s"):format(err.code, tostring(err.message)), err.code
+end
+
 --- Marks a tool's result whose text is file text, to be tagged as data
 -- where it is printed (the untrusted-content boundary): record (what the
 -- tag needs: {roots =, path =}) rides on the result itself, in its
@@ -67,15 +81,18 @@ function printer.held(v)
 end
 
 --- res with its held field made tables, in place (the result is the
--- caller's); res itself, or anything that is not a table, returned.
+-- caller's); res itself, or anything that is not a table, returned; or
+-- nil, message, code (printer.failed).
 function printer.tables(res)
   local mt = getmetatable(res)
   if mt == nil or not FIELD[mt] then return res end
   setmetatable(res, nil) -- plain data from here
   local k, v = FIELD[mt], res[FIELD[mt]]
   if printer.held(v) then
-    res[k] = v:tables()
+    local ok, t = pcall(v.tables, v)
     v:close() -- the core's result freed now, not when Lua collects the set
+    if not ok then return printer.failed(t) end
+    res[k] = t
   end
   return res
 end
@@ -88,13 +105,16 @@ function printer.done(res)
 end
 
 --- A result to encode: res, or a shallow copy with its held field as its
--- JSON fragment (the set keeps the fragment alive for a spliced write).
+-- JSON fragment (the set keeps the fragment alive for a spliced write);
+-- or nil, message, code (printer.failed).
 function printer.wire(res)
   local k, v = held_field(res)
   if not k then return res end
+  local ok, frag = pcall(v.json, v)
+  if not ok then return printer.failed(frag) end
   local out = {}
   for k2, v2 in pairs(res) do out[k2] = v2 end
-  out[k] = v:json()
+  out[k] = frag
   return out
 end
 
