@@ -59,8 +59,8 @@ function Server:tool_result(name, res, msg, code, details)
     local ok, t, s, m = pcall(self.ws.render, self.ws, name, res)
     if not ok then
       printer.done(res)
-      local _, why, code = printer.failed(t)
-      return self:tool_result(name, nil, why, code)
+      local _, why, failed = printer.failed(t)
+      return self:tool_result(name, nil, why, failed)
     end
     text, structured, meta = t, s, m
   else
@@ -75,11 +75,11 @@ function Server:tool_result(name, res, msg, code, details)
   local out = { content = content, _meta = meta }
   -- the edge's form: a held set as the JSON the core writes (burrow.toolkit.printer)
   if self.ws:tool(name).output_schema then
-    local why, code
-    out.structuredContent, why, code = printer.wire(structured)
-    if out.structuredContent == nil then
+    local why, failed
+    out.structuredContent, why, failed = printer.wire(structured)
+    if failed ~= nil then -- a held set that could not be written
       printer.done(res)
-      return self:tool_result(name, nil, why, code)
+      return self:tool_result(name, nil, why, failed)
     end
   end
   printer.done(res) -- printed: the core's results freed now
