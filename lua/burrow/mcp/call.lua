@@ -55,7 +55,8 @@ function Server:tool_result(name, res, msg, code, details)
     }
   end
   local text, structured, meta
-  if printer.holds(res) then -- a held page may find its file changed as it is written (lpage.c)
+  local held = printer.holds(res)
+  if held then -- a held page may find its file changed as it is written (lpage.c)
     local ok, t, s, m = pcall(self.ws.render, self.ws, name, res)
     if not ok then
       printer.done(res)
@@ -82,7 +83,7 @@ function Server:tool_result(name, res, msg, code, details)
       return self:tool_result(name, nil, why, failed)
     end
   end
-  printer.done(res) -- printed: the core's results freed now
+  if held then printer.done(res) end -- printed: the core's results freed now
   return out
 end
 

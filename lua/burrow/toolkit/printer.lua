@@ -34,11 +34,15 @@ function printer.holding(res, field)
   return setmetatable(res, mt)
 end
 
--- The field of res that holds a set, and the set; or nil.
+-- The field of res that holds a set, and the set; or nil. (Only a tool
+-- marks a result, and only when the field holds a set: a userdata.)
 local function held_field(res)
   local mt = getmetatable(res)
-  local k = mt ~= nil and FIELD[mt] or nil
-  if k and printer.held(res[k]) then return k, res[k] end
+  local k = mt ~= nil and FIELD[mt]
+  if k then
+    local v = res[k]
+    if type(v) == "userdata" then return k, v end
+  end
 end
 
 --- Whether res holds a set (printer.holding).
@@ -88,7 +92,7 @@ function printer.tables(res)
   if mt == nil or not FIELD[mt] then return res end
   setmetatable(res, nil) -- plain data from here
   local k, v = FIELD[mt], res[FIELD[mt]]
-  if printer.held(v) then
+  if type(v) == "userdata" then
     local ok, t = pcall(v.tables, v)
     v:close() -- the core's result freed now, not when Lua collects the set
     if not ok then return printer.failed(t) end
