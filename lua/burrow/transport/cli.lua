@@ -181,8 +181,15 @@ function commands.call(o)
     io.stderr:write("burrow: ", msg, "\n")
     return 1
   end
+  local out
+  out, msg, code = require("burrow.toolkit.printer").wire(res)
+  if not out then -- a held page that could not be written (its file changed meanwhile)
+    io.stdout:write(json.encode { error = { code = code, message = msg } }, "\n")
+    io.stderr:write("burrow: ", msg, "\n")
+    return 1
+  end
   io.stdout:flush()
-  json.write(require("burrow.toolkit.printer").wire(res)) -- big fragments from their own buffers
+  json.write(out) -- big fragments from their own buffers
   return 0
 end
 
