@@ -135,9 +135,9 @@ function policy.load(specs, opts)
     if store and opts.base_dir and store:sub(1, 1) ~= "/" then store = opts.base_dir .. "/" .. store end
     -- errors and tracebacks name the file as the operator wrote it
     local chunk, binary = chunk_of(p, src)
-    local ok, lerr = sb:load(p.key, chunk, p.options, store, "@" .. p.file:gsub("/%./", "/"):gsub("^%./", ""), state,
-      binary)
-    if not ok then return nil, ("policy %s: %s"):format(p.label, lerr) end
+    p.source = p.file:gsub("/%./", "/"):gsub("^%./", "")
+    local ok, lerr = sb:load(p.key, chunk, p.options, store, "@" .. p.source, state, binary)
+    if not ok then return nil, ("policy %s: %s"):format(p.label, files.whole_name(lerr, p.source)) end
     local uerr = unknown_options(sb:get(p.key, "options"), p)
     if uerr then return nil, uerr end
     p.has_check, p.has_after = sb:has(p.key, "check"), sb:has(p.key, "after")
@@ -306,7 +306,8 @@ function Engine:answer(p, req)
   local code = self.sandbox:outages() > outages and "STORE_UNAVAILABLE" or nil
   if not ok then
     return "deny", ("denied by policy %s (policy error)"):format(p.label),
-      ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer)), true, code
+      ("policy %s failed, so the call is denied: %s"):format(p.label,
+        files.whole_name(tostring(answer), p.source or p.file)), true, code
   end
   if answer == "deny" then
     if reason then return "deny", tostring(reason), nil, nil, code end

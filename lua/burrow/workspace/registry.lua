@@ -45,9 +45,9 @@ end
 function registry.load(spec, dirs)
   local file = files.is_file(spec) and spec or registry.find(spec, dirs)
   local chunk, err = core.loadfile(file) -- loadfile, opening the file once
-  if not chunk then return nil, err end
+  if not chunk then return nil, files.whole_name(err, file) end
   local ok, t = pcall(chunk)
-  if not ok then return nil, ("%s: %s"):format(file, t) end
+  if not ok then return nil, ("%s: %s"):format(file, files.whole_name(t, file)) end
   return check_tool(t, file)
 end
 
@@ -127,9 +127,9 @@ function registry.load_pack(spec)
     return nil, ("unknown pack %q (available: %s)"):format(tostring(name), table.concat(registry.packs(), ", "))
   end
   local chunk, err = core.loadfile(file) -- loadfile, opening the file once
-  if not chunk then return nil, err end
+  if not chunk then return nil, files.whole_name(err, file) end
   local ok, pack = pcall(chunk)
-  if not ok then return nil, ("%s: %s"):format(file, pack) end
+  if not ok then return nil, ("%s: %s"):format(file, files.whole_name(pack, file)) end
   local options = {}
   if type(spec) == "table" then
     for k, v in pairs(spec) do
