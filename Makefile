@@ -343,10 +343,14 @@ install: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(LUA_SO) $(B)/burrow.pc
 	install -m 755 $(LUA_SO) $(DESTDIR)$(LUACDIR)/burrow/
 	@for f in $(LUA_FILES); do install -D -m 644 lua/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
 	@# precompiled (host/luac.lua): start-up loads bytecode instead of parsing ~25
-	@# files; not policies, which the sandbox loads as text only (lsandbox.c),
-	@# nor what other Luas load (burrow.ffi, burrow.bridge...): 5.4 bytecode
+	@# files; not policies, which operators read and copy (their bytecode goes
+	@# beside them, below), nor what other Luas load (burrow.ffi, burrow.bridge...): 5.4 bytecode
 	@# is not theirs
 	@for f in $(filter-out $(LUA_TEXT),$(LUA_FILES)); do lua5.4 host/luac.lua lua/$$f $(LUADIR)/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
+	@# the standard policies stay text (operators copy them), each with
+	@# NAME.luac beside it: its text, then its bytecode, which burrow.policy
+	@# loads when the text is the .lua file's byte for byte (no parse at start)
+	@for f in $(filter policy/%,$(LUA_FILES)); do lua5.4 host/luac.lua lua/$$f $(LUADIR)/$$f $(DESTDIR)$(LUADIR)/$${f}c --text || exit 1; done
 	@echo "installed burrow $(VERSION) under $(DESTDIR)$(PREFIX) ($(words $(LUA_FILES)) Lua files, all but policy/ and those other Luas load precompiled, in $(DESTDIR)$(LUADIR))"
 
 uninstall:
@@ -356,6 +360,7 @@ uninstall:
 	  $(DESTDIR)$(PKGCONFIGDIR)/burrow.pc $(DESTDIR)$(MANDIR)/man1/burrow.1 \
 	  $(LUA_SO:$(B)/lua/%=$(DESTDIR)$(LUACDIR)/%) $(DESTDIR)$(DATADIR)/doc/burrow/LICENSE
 	@for f in $(LUA_FILES); do rm -f $(DESTDIR)$(LUADIR)/$$f; done
+	@for f in $(filter policy/%,$(LUA_FILES)); do rm -f $(DESTDIR)$(LUADIR)/$${f}c; done
 	-@find $(DESTDIR)$(LUADIR) $(DESTDIR)$(LUACDIR) -depth -type d -empty -delete 2>/dev/null
 	-@rmdir $(DESTDIR)$(DATADIR)/burrow $(DESTDIR)$(LIBDIR)/burrow $(DESTDIR)$(DATADIR)/doc/burrow 2>/dev/null
 

@@ -8,13 +8,26 @@
 -- local variables and upvalues go: loading interns every one of them, a
 -- third of the strings a start-up interns (docs/benchmarks.md, Start-up).
 -- A message that named a local ("(local 'x')") names none.
-local src, name, out = ...
-assert(src and name and out, "usage: lua5.4 host/luac.lua SRC NAME OUT")
+-- With --text (a standard policy): OUT is the source text, then its
+-- bytecode with every name kept. burrow.policy uses the bytecode only when
+-- the text before it is, byte for byte, the NAME file it loads (so an
+-- edited policy file is parsed as before), and the sandbox then loads that
+-- binary chunk: it is burrow's own, installed beside its own modules
+-- (docs/policies.md, "Limits"; docs/benchmarks.md, Start-up).
+local src, name, out, mode = ...
+assert(src and name and out and (mode == nil or mode == "--text"),
+  "usage: lua5.4 host/luac.lua SRC NAME OUT [--text]")
 local f = assert(io.open(src, "rb"))
 local text = f:read("a")
 f:close()
 local fn = assert(load(text, "@" .. name, "t"))
 local dump = string.dump(fn)
+if mode == "--text" then
+  local o = assert(io.open(out, "wb"))
+  assert(o:write(text, dump))
+  assert(o:close())
+  return
+end
 
 -- Lua 5.4's dump (lundump.c): sizes as 7-bit groups, the last marked 0x80
 local pos, parts = 1, {}

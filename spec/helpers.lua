@@ -89,12 +89,19 @@ elseif H.BURROW:sub(1, 1) ~= "/" then H.BURROW = H.REPO .. "/" .. H.BURROW end
 local made = {}     -- directories H.tmpdir made
 local opened = {}   -- workspaces H.open opened
 
+-- Where H.tmpdir makes its directories: $TMPDIR as mktemp(1) reads it,
+-- else /tmp. test/run-all.sh points it at a folder of its own and fails
+-- a stage that leaves anything there.
+H.TMPROOT = (os.getenv("TMPDIR") or ""):gsub("/+$", "")
+if H.TMPROOT == "" then H.TMPROOT = "/tmp" end
+local TMPNAME = "^" .. H.TMPROOT:gsub("%p", "%%%0") .. "/burrow%-spec%.[%w]+$"
+
 -- A fresh empty directory (mktemp -d), removed by H.cleanup().
 function H.tmpdir()
-  local p = assert(io.popen("mktemp -d /tmp/burrow-spec.XXXXXXXX"))
+  local p = assert(io.popen("mktemp -d " .. H.q(H.TMPROOT .. "/burrow-spec.XXXXXXXX")))
   local d = p:read("l")
   p:close()
-  assert(d and d:match("^/tmp/burrow%-spec%."), "mktemp -d failed")
+  assert(d and d:match(TMPNAME), "mktemp -d failed in " .. H.TMPROOT)
   made[#made + 1] = d
   return d
 end
@@ -113,7 +120,7 @@ function H.cleanup()
   end
   for i = #made, 1, -1 do
     local d = made[i]
-    if d:match("^/tmp/burrow%-spec%.[%w]+$") then
+    if d:match(TMPNAME) then
       os.execute("chmod -R u+rwx " .. H.q(d) .. " 2>/dev/null; rm -rf " .. H.q(d))
     end
     made[i] = nil
@@ -413,6 +420,59 @@ function H.lua_child(src, guard)
     H.q(H.REPO), asan and "" or "ulimit -v 2000000;", H.q(package.path), H.q(package.cpath), guard, H.q(script))
   local out, _, code = H.run(cmd)
   return out, code
+end
+
+---------------------------------------------------------------------------
+-- a redis-server of the spec's own
+
+-- Wait (at most 30 s) for cond() to hold: a state is waited for, never slept.
+function H.eventually(cond)
+  local t0 = core.now()
+  while not cond() do
+    if core.now() - t0 > 30 then return false end
+    H.run("sleep 0.01")
+  end
+  return true
+end
+
+-- A redis-server of the spec's own (never the system service): a free
+-- port, a temporary directory, no persistence. srv.missing when none is
+-- installed (the spec then fails saying what to install: srv.need());
+-- start(...) (extra server arguments) and stop() on the same port, each
+-- waiting until the port answers or refuses; freeze() and thaw() (SIGSTOP,
+-- SIGCONT: a server that holds its data and does not answer); flush().
+function H.redis_server()
+  local srv = { dir = H.tmpdir() }
+  local out, ok = H.run("command -v redis-server")
+  srv.missing = not ok or out == ""
+  function srv.need()
+    assert(not srv.missing, "redis-server is not installed: apt-get install redis-server (or make deps)")
+  end
+  if srv.missing then return srv end
+  srv.port = tonumber(H.sh([[python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])']]))
+  srv.url = ("redis://127.0.0.1:%d"):format(srv.port)
+  local function pid() return H.sh("cat " .. H.q(srv.dir .. "/redis.pid")):match("%d+") end
+  function srv.start(...)
+    H.sh(("redis-server --port %d --bind 127.0.0.1 --save '' --appendonly no --dir %s --daemonize yes "
+      .. "--pidfile %s/redis.pid --logfile redis.log %s"):format(srv.port, H.q(srv.dir), H.q(srv.dir),
+      table.concat({ ... }, " ")))
+    assert(H.eventually(function() -- it answers (NOAUTH is an answer)
+      local st, msg = core.state_open { kind = "redis", url = srv.url }
+      if st then st:close() end
+      return st or msg:find("NOAUTH", 1, true)
+    end), "redis-server did not come up: " .. srv.dir .. "/redis.log")
+  end
+  function srv.stop() -- and wait until its port refuses
+    H.sh("kill " .. pid())
+    assert(H.eventually(function()
+      local _, msg = core.state_open { kind = "redis", url = srv.url }
+      return msg and msg:find("Connection refused", 1, true)
+    end))
+  end
+  function srv.freeze() H.sh("kill -STOP " .. pid()) end
+  function srv.thaw() H.sh("kill -CONT " .. pid()) end
+  function srv.flush() H.sh(("redis-cli -p %d flushall"):format(srv.port)) end
+  return srv
 end
 
 return H

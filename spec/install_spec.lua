@@ -99,7 +99,11 @@ describe(H.tag("installed burrow"), function()
       "opt/burrow-test/share/man/man1/burrow.1",
       "opt/burrow-test/share/doc/burrow/LICENSE",
     }
-    for _, f in ipairs(lua_files()) do want[#want + 1] = "opt/burrow-test/share/burrow/lua/" .. f end
+    for _, f in ipairs(lua_files()) do
+      want[#want + 1] = "opt/burrow-test/share/burrow/lua/" .. f
+      -- a standard policy's text and bytecode (host/luac.lua --text)
+      if f:match("^policy/") then want[#want + 1] = "opt/burrow-test/share/burrow/lua/" .. f .. "c" end
+    end
     table.sort(want)
     assert.same(want, got)
     -- the pkg-config file names the final prefix, not the staging directory
@@ -138,6 +142,31 @@ describe(H.tag("installed burrow"), function()
     assert.is_true(vok, v)
     assert.is_false(ok, msg)
     assert.matches("marker", msg, 1, true)
+  end)
+
+  it("the standard policies load from their bytecode; an edited one from its text", function()
+    local ws = tmp .. "/ws2"
+    H.write(ws, "a.txt", "a\n")
+    local pol = prefix .. "/share/burrow/lua/policy/"
+    for _, name in ipairs { "default", "protected", "secrets", "readonly", "quotas", "audit" } do
+      local text, both = H.read(pol, name .. ".lua"), H.read(pol, name .. ".luac")
+      assert.equal(text, both:sub(1, #text), name)
+      assert.equal("\27Lua", both:sub(#text + 1, #text + 4), name)
+    end
+    local call = "cd " .. H.q(ws) .. " && " .. H.q(prefix .. "/bin/burrow")
+      .. [[ call write_file '{"path":".vscode/tasks.json","content":"{}"}' --root . 2>&1]]
+    local out, ok = run(call)
+    assert.is_false(ok, out)
+    assert.matches("vscode: editor tasks", out, 1, true)
+    -- protected.lua edited in place (its vscode rule gone): the text runs
+    local text = H.read(pol, "protected.lua")
+    local edited = text:gsub('\n  { "vscode",[^\n]*\n', "\n")
+    assert.is_true(#edited < #text)
+    H.write(pol, "protected.lua", edited)
+    out, ok = run(call)
+    H.write(pol, "protected.lua", text)
+    assert.is_true(ok, out)
+    assert.equal("{}", H.read(ws, ".vscode/tasks.json"))
   end)
 
   -- The Lua modules of a plain Lua 5.4 from the prefix: burrow/init.lua

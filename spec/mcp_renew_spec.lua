@@ -37,3 +37,53 @@ describe(H.tag("Server:renew"), function()
     assert.equal(1, #out)
   end)
 end)
+
+-- mcp.renew_channel (lua/burrow/mcp/init.lua): an HTTP worker's channel
+-- serves one request after another (lua/burrow/transport/http.lua renews
+-- it at the start of each); nothing a request set on it may reach the
+-- next, whatever the field's name.
+describe(H.tag("mcp.renew_channel"), function()
+  it("drops every field a request set, keeps what the channel was made of, and takes the next request's", function()
+    local sent = {}
+    local ch = mcp.renewable { send = function(_, m) sent[#sent + 1] = m end, begin = function() return false end,
+      limit = 3 }
+    -- a request: the transport's fields, the Server's during its call, and one added later
+    mcp.renew_channel(ch, { sid = "a", stream = 4, param_headers = { x = "1" }, can_listen = true })
+    ch.awaiting, ch.listening, ch.detached, ch.persist = 7, true, true, function() end
+    ch.some_field_added_later = "left by a request"
+    assert.equal(ch, mcp.renew_channel(ch, { sid = "b" }))
+    for _, k in ipairs { "stream", "param_headers", "can_listen", "awaiting", "listening", "detached",
+      "persist", "some_field_added_later" } do
+      assert.is_nil(ch[k], k)
+    end
+    assert.equal("b", ch.sid)
+    assert.equal(3, ch.limit)
+    assert.is_false(ch:begin())
+    ch:send("m")
+    assert.same({ "m" }, sent)
+    -- a field the channel was made with is as it was made, whatever a request set it to
+    ch.limit, ch.send = 9, function() end
+    mcp.renew_channel(ch, { sid = "c" })
+    assert.equal(3, ch.limit)
+    ch:send("n")
+    assert.same({ "m", "n" }, sent)
+  end)
+
+  it("a request that became a task leaves nothing: the next request's answer goes out", function()
+    local ws = H.workspace { ["a.txt"] = "x\n" }
+    local out = {}
+    -- as http.lua's: once a task's request is answered, the call's sends go nowhere
+    local ch = mcp.renewable { send = function(self, m)
+      if self.detached then return 0 end
+      out[#out + 1] = m
+    end, begin = function() return false end, finish = function() end, cancelled = function() return false end }
+    local s = mcp.new(ws, { channel = ch })
+    for i = 1, 3 do
+      mcp.renew_channel(ch, { sid = "r" .. i })
+      s:renew(session.new { id = "http:r" .. i })
+      s:handle { jsonrpc = "2.0", id = i, method = "ping" }
+      ch.detached = true -- what a request that became a task leaves
+    end
+    assert.equal(3, #out)
+  end)
+end)

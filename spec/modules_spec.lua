@@ -7,13 +7,6 @@
 
 local H = require "helpers"
 
-local tmps = {}
-local function tmpdir()
-  local d = H.tmpdir()
-  tmps[#tmps + 1] = d
-  return d
-end
-
 -- The directory of the core.so this run loads (build/lua/burrow).
 local core_file = assert(package.searchpath("burrow.core", package.cpath))
 local so_dir = core_file:match("^(.*)/")
@@ -46,9 +39,7 @@ end
 end
 
 describe("burrow's Lua modules, one file a layer", function()
-  teardown(function()
-    for _, d in ipairs(tmps) do H.sh("rm -rf " .. H.q(d)) end
-  end)
+  after_each(H.cleanup) -- the cases' folders and the children's scripts (H.lua_child)
 
   it("server.so and host.so sit beside core.so", function()
     assert.truthy(H.exists(so_dir, "server.so"), so_dir)
@@ -80,9 +71,9 @@ describe("burrow's Lua modules, one file a layer", function()
   -- stops the walks of burrow.core's grep. With a copy of the core of its
   -- own, server.so would register it in that copy and grep would not stop.
   it("burrow.server and burrow.core share the core: the stdio call's cancel stops burrow.core's grep", function()
-    local dir = tmpdir()
+    local dir = H.tmpdir()
     for i = 1, 50 do H.write(dir, ("f%d.txt"):format(i), "needle\n") end
-    local stdin = H.write(tmpdir(), "stdin",
+    local stdin = H.write(H.tmpdir(), "stdin",
       '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}\n')
     local src = ([[
 local server = require "burrow.server"
@@ -101,7 +92,7 @@ grep("during")
 io_:finish()
 grep("after")
 ]]):format(dir)
-    local script = H.write(tmpdir(), "child.lua", src)
+    local script = H.write(H.tmpdir(), "child.lua", src)
     local out, ok = H.run(("cd %s && LUA_PATH=%s LUA_CPATH=%s timeout -s KILL 60 lua5.4 %s < %s 2>&1"):format(
       H.q(H.REPO), H.q(package.path), H.q(package.cpath), H.q(script), H.q(stdin)))
     assert.truthy(ok, out)
@@ -114,7 +105,7 @@ grep("after")
   -- (core/undo.c): it finds the one this state published only if both
   -- states run the same core.so.
   it("burrow.host and burrow.core share the core: a submitted call finds an undo store this state published", function()
-    local tools = tmpdir()
+    local tools = H.tmpdir()
     local probe = H.write(tools, "undo_probe.lua", [[
 local core = require "burrow.core"
 return {
@@ -141,7 +132,7 @@ print("call", ws:call("undo_probe", { id = id }).found)
 print("submit", submitted({ id = id }).found)
 print("other", submitted({ id = ("0"):rep(32) }).found)
 ws:close()
-]]):format(tmpdir(), probe)
+]]):format(H.tmpdir(), probe)
     local _, lines, out = child("burrow.core", src)
     assert.same({ "call\ttrue", "submit\ttrue", "other\tfalse" }, lines, out)
   end)

@@ -24,6 +24,25 @@ describe(H.tag("operator errors"), function()
     assert.not_matches('[string', err, 1, true)
   end)
 
+  it("a file under a long path is named whole, not cut to Lua's 59 bytes", function()
+    local deep = ("operator-config-that-is-deep/"):rep(3)
+    H.write(dir, deep .. "mine.lua", "return {\n  name = 'mine',\n  check = function() return 'allow' end\n  rules = {}\n}\n")
+    H.write(dir, deep .. "boom.lua", "return { name = 'boom', check = function(req)\n  error('boom at ' .. req.path)\nend }\n")
+    H.write(dir, deep .. "tool.lua", "return {\n  name = 'mytool'\n  run = 1 }\n")
+    local function check(yaml, want)
+      H.write(dir, "burrow.yaml", "roots: [data]\n" .. yaml)
+      local _, err = H.burrow_cmd { "check", "--config", dir .. "/burrow.yaml" }
+      assert.matches(want, err, 1, true)
+      assert.not_matches("...", err:match("[^\n]*" .. want:gsub("%p", "%%%0")) or "", 1, true)
+    end
+    assert.is_true(#(dir .. "/" .. deep .. "mine.lua") > 60)
+    check("policies: [default, " .. deep .. "mine.lua]\n", dir .. "/" .. deep .. "mine.lua:4: '}' expected")
+    check("tools: [read_file, " .. deep .. "tool.lua]\n", dir .. "/" .. deep .. "tool.lua:3: '}' expected")
+    H.write(dir, "burrow.yaml", "roots: [data]\npolicies: [default, " .. deep .. "boom.lua]\n")
+    local _, err = H.burrow_cmd { "call", "read_file", '{"path":"a.txt"}', "--config", dir .. "/burrow.yaml" }
+    assert.matches(dir .. "/" .. deep .. "boom.lua:2: boom at a.txt", err, 1, true)
+  end)
+
   it("a relative policy file in the Lua API is named as written", function()
     H.write(dir, "bad.lua", "return {\n  check = function( return 'allow' end }\n")
     local ws, err = H.burrow.open { roots = { dir .. "/data" }, policies = { "./bad.lua" }, base_dir = dir }

@@ -9,15 +9,7 @@
 local H = require "helpers"
 local core = H.core
 
--- Wait (at most 30 s) for cond() to hold: expiry is waited for, never slept.
-local function eventually(cond)
-  local t0 = core.now()
-  while not cond() do
-    if core.now() - t0 > 30 then return false end
-    H.run("sleep 0.01")
-  end
-  return true
-end
+local eventually = H.eventually
 
 -- The behaviour both backends share.
 local function shared_cases(open)
@@ -227,40 +219,10 @@ return {
   end)
 end)
 
--- A redis-server of this spec's own: a free port, a temporary directory,
--- no persistence; stop() and start() again on the same port.
-local function redis_server()
-  local srv = { dir = H.tmpdir() }
-  local out, ok = H.run("command -v redis-server")
-  srv.missing = not ok or out == ""
-  if srv.missing then return srv end
-  srv.port = tonumber(H.sh([[python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])']]))
-  srv.url = ("redis://127.0.0.1:%d"):format(srv.port)
-  function srv.start(...)
-    H.sh(("redis-server --port %d --bind 127.0.0.1 --save '' --appendonly no --dir %s --daemonize yes "
-      .. "--pidfile %s/redis.pid --logfile redis.log %s"):format(srv.port, H.q(srv.dir), H.q(srv.dir),
-      table.concat({ ... }, " ")))
-    assert(eventually(function() -- it answers (NOAUTH is an answer)
-      local st, msg = core.state_open { kind = "redis", url = srv.url }
-      if st then st:close() end
-      return st or msg:find("NOAUTH", 1, true)
-    end), "redis-server did not come up: " .. srv.dir .. "/redis.log")
-  end
-  function srv.stop() -- and wait until its port refuses
-    H.sh("kill " .. H.sh("cat " .. H.q(srv.dir .. "/redis.pid")):match("%d+"))
-    assert(eventually(function()
-      local _, msg = core.state_open { kind = "redis", url = srv.url }
-      return msg and msg:find("Connection refused", 1, true)
-    end))
-  end
-  function srv.flush() H.sh(("redis-cli -p %d flushall"):format(srv.port)) end
-  return srv
-end
-
 describe(H.tag("core.state_open{kind = 'redis'}"), function()
   local srv
   setup(function()
-    srv = redis_server()
+    srv = H.redis_server()
     if not srv.missing then srv.start() end
   end)
   teardown(function()
@@ -269,7 +231,7 @@ describe(H.tag("core.state_open{kind = 'redis'}"), function()
   end)
 
   local function open(opts)
-    assert(not srv.missing, "redis-server is not installed: apt-get install redis-server (or make deps)")
+    srv.need()
     srv.flush()
     local o = { kind = "redis", url = srv.url }
     for k, v in pairs(opts or {}) do o[k] = v end

@@ -22,6 +22,7 @@ return {
 
 describe(H.tag("ctx:log from a tool"), function()
   local dir
+  after_each(H.cleanup)
   before_each(function()
     dir = H.tmpdir()
     H.write(dir, "ws/a.txt", "a\n")

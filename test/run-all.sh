@@ -8,7 +8,11 @@
 #               cycle in lua/, lazy requires too) and host/test/docpaths.lua
 #               (every path docs and comments cite exists); each ends
 #               "N passed, N failed"
-#   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2
+#   2. busted   busted --lua=lua5.4 -o TAP, BURROW_RESOLVER=openat2, with a
+#               TMPDIR of its own: a folder of the spec helpers left
+#               there (burrow-spec.*, burrow-sec.*: a spec that makes one
+#               removes it: H.cleanup, F.rmtree, F.cleanup_temps) is
+#               named and the stage counts 1 failed
 #   3. busted   the same with BURROW_RESOLVER=walk    (the fallback resolver),
 #               over the specs that exercise a resolver (WALK_SPECS below);
 #               the others run once, in 2. With two CPUs or more 2 and 3
@@ -66,7 +70,17 @@ STAGES=${BURROW_STAGES:-"core busted-openat2 busted-walk packs-reworded e2e anyl
 FUZZ_SECONDS=${BURROW_FUZZ_SECONDS:-3}
 
 LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/burrow-tests.XXXXXX")
-trap 'rm -rf "$LOGDIR"' EXIT
+# at exit: the logs, and the busted stages' TMPDIRs (stage_tmp) if a stage was cut short
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup_logdir() {
+  local t
+  cat "$LOGDIR"/*.tmpdir 2>/dev/null | grep -E '/bt\.[A-Za-z0-9]{6}$' | while IFS= read -r t; do
+    chmod -R u+rwx "$t" 2>/dev/null
+    rm -rf "$t"
+  done
+  rm -rf "$LOGDIR"
+}
+trap cleanup_logdir EXIT
 
 TOTAL_PASS=0
 STAGE_T0=0
@@ -177,8 +191,40 @@ stage_core() {
   finish "$name" "$rc" "$pass" "$fail" 0 "$found"
 }
 
+# stage_tmp NAME: a fresh TMPDIR for busted stage NAME, its path in
+# $LOGDIR/NAME.tmpdir. Short and beside LOGDIR, not in it: a spec names
+# paths in messages that Lua cuts at 59 characters (operator_errors_spec's
+# policy file under a TMPDIR of more than 20).
+stage_tmp() {
+  local tmp
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/bt.XXXXXX") || return 1
+  printf '%s\n' "$tmp" >"$LOGDIR/$1.tmpdir"
+}
+
+# leaks NAME LOG: what the specs of stage NAME left in their TMPDIR
+# (stage_tmp), appended to LOG as "ERROR leaked:" lines (each entry and
+# the first names in it), then removed with the folder.
+leaks() {
+  local tmp log=$2 d
+  tmp=$(cat "$LOGDIR/$1.tmpdir" 2>/dev/null) || return 0
+  case $tmp in */bt.??????) ;; *) return 0 ;; esac # only ever the folder stage_tmp made
+  # only the folders the spec helpers make (H.tmpdir, F.mktemp): what a
+  # tool a spec runs leaves there (npm, a compiler) on a first run is not
+  # a spec's to remove, and goes with the folder all the same
+  for d in "$tmp"/burrow-spec.* "$tmp"/burrow-sec.*; do
+    [ -e "$d" ] || [ -L "$d" ] || continue
+    printf 'ERROR leaked: %s/%s (%s)\n' "\$TMPDIR" "${d#"$tmp"/}" \
+      "$(find "$d" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | LC_ALL=C sort | head -n 8 | tr '\n' ' ')"
+  done >>"$log"
+  chmod -R u+rwx "$tmp" 2>/dev/null
+  rm -rf "$tmp"
+}
+
 # stage_busted RESOLVER [NAME REWORD SPEC...]: busted on one resolver; with
 # REWORD, BURROW_TEST_REWORD=REWORD (native messages reworded for packs).
+# TMPDIR is the stage's own folder (spec/helpers.lua's H.tmpdir and the
+# security fixture's F.mktemp make theirs there); what is left in it when
+# busted is done counts 1 failed (leaks).
 stage_busted() {
   local resolver=$1 name=${2:-busted-$1} reword=${3:-}
   shift; [ $# -gt 0 ] && shift; [ $# -gt 0 ] && shift
@@ -196,21 +242,37 @@ stage_busted() {
       preload="$san$preload"
     fi
   fi
-  local rc
+  local rc tmp
+  if [ ! -f "$log.rc" ]; then # busted runs here (not a report of a run beside another)
+    if ! stage_tmp "$name"; then missing "$name" "cannot make a TMPDIR in ${TMPDIR:-/tmp}"; return; fi
+    tmp=$(cat "$LOGDIR/$name.tmpdir")
+  fi
   if [ -n "${QUIET_LOG:-}" ]; then # run beside another stage: its output shown when both are done
-    BURROW_RESOLVER=$resolver BURROW_TEST_REWORD=$reword LD_PRELOAD=$preload \
+    TMPDIR=$tmp BURROW_RESOLVER=$resolver BURROW_TEST_REWORD=$reword LD_PRELOAD=$preload \
       timeout --kill-after=15 "$STAGE_TIMEOUT" busted "${args[@]}" "$@" </dev/null >"$log" 2>&1; rc=$?
+    leaks "$name" "$log"
     echo "$rc" >"$log.rc"
     return
   fi
   if [ -f "$log.rc" ]; then rc=$(cat "$log.rc"); cat "$log" # ran beside another: report it
-  else BURROW_RESOLVER=$resolver BURROW_TEST_REWORD=$reword LD_PRELOAD=$preload run_logged "$log" busted "${args[@]}" "$@"; rc=$?; fi
-  local pass fail skip found=0
+  else
+    TMPDIR=$tmp BURROW_RESOLVER=$resolver BURROW_TEST_REWORD=$reword LD_PRELOAD=$preload \
+      run_logged "$log" busted "${args[@]}" "$@"; rc=$?
+    leaks "$name" "$log"
+    grep -aE '^ERROR leaked: ' "$log"
+  fi
+  local pass fail skip leaked found=0
   skip=$(grep -caE '^ok [0-9]+ - # SKIP' "$log")
   pass=$(( $(grep -caE '^ok [0-9]+' "$log") - skip ))
   fail=$(grep -caE '^not ok [0-9]+' "$log")
   grep -qaE '^1\.\.[0-9]+' "$log" && found=1
   [ $((pass + fail + skip)) -gt 0 ] && found=1
+  leaked=$(grep -caE '^ERROR leaked: ' "$log")
+  if [ "$leaked" -gt 0 ]; then
+    printf '%sERROR%s %s: the specs left %s entries in their TMPDIR (named above; a spec removes what it makes) -- counted as 1 failed\n' \
+      "$RED" "$RESET" "$name" "$leaked"
+    fail=$((fail + 1))
+  fi
   finish "$name" "$rc" "$pass" "$fail" "$skip" "$found"
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -162,12 +163,38 @@ static void test_no_arena(void) {
   CHECK(bw_arena_alloc(NULL, p, 10000, 0) == NULL, "and free");
 }
 
+/* Where the kernel populates on request (5.14+), the region's first
+ * BW_ARENA_PREFAULT bytes are resident as soon as it opens, before any
+ * block is taken: a start takes them without a fault each, and the rest of
+ * the 2 MiB is not touched (a huge page zeroed all of it at every start). */
+static void test_prefault(void) {
+  long pg = sysconf(_SC_PAGESIZE);
+  char *probe = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  int can = probe != MAP_FAILED && madvise(probe, (size_t)pg, MADV_POPULATE_WRITE) == 0;
+  if (probe != MAP_FAILED) munmap(probe, (size_t)pg);
+  if (!can) {
+    printf("# no MADV_POPULATE_WRITE here: the arena is a huge page\n");
+    return;
+  }
+  size_t n = BW_ARENA_SIZE / (size_t)pg, in = 0, rest = 0;
+  unsigned char *v = malloc(n);
+  CHECK(v && mincore((void *)A, BW_ARENA_SIZE, v) == 0, "mincore of the region");
+  for (size_t i = 0; v && i < n; i++) {
+    if (i * (size_t)pg < BW_ARENA_PREFAULT) in += v[i] & 1;
+    else rest += v[i] & 1;
+  }
+  free(v);
+  CHECK(in == BW_ARENA_PREFAULT / (size_t)pg, "the first %d KiB resident at the open (%zu pages)",
+        BW_ARENA_PREFAULT >> 10, in);
+  CHECK(rest == 0, "the rest untouched (%zu pages resident)", rest);
+}
+
 int main(void) {
   A = bw_arena_open();
   int thp = access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
   CHECK(A || !thp, "the arena opens where the kernel has transparent huge pages");
   if (A) {
-    CHECK((uintptr_t)A % BW_ARENA_SIZE == 0, "the region is 2 MiB-aligned");
+    test_prefault();
     test_classes();
     test_resize();
     test_used_up();

@@ -222,6 +222,28 @@ static int page_agrees(const char *t, size_t n, size_t first, size_t limit,
   return ok;
 }
 
+/* bw_lines_count against the page written (text, and JSON): every field
+ * read_file tells before it prints (lines, cursor, cut, bytes) the same,
+ * nothing written. at: BW_LINES_BY_LINE or a cursor's byte on line first. */
+static int count_agrees(const char *t, size_t n, size_t at, size_t first, size_t limit,
+                        size_t max_line, size_t max_bytes) {
+  bw_lines cnt, txt, js;
+  int ok = bw_lines_count(t, n, at, first, limit, max_line, max_bytes, &cnt) == BW_OK &&
+           bw_lines_at(t, n, at, first, limit, max_line, max_bytes, 0, &txt) == BW_OK &&
+           bw_lines_at(t, n, at, first, limit, max_line, max_bytes, 1, &js) == BW_OK;
+  for (int k = 0; ok && k < 2; k++) {
+    const bw_lines *w = k ? &js : &txt;
+    ok = cnt.first == w->first && cnt.last == w->last && cnt.next == w->next &&
+         cnt.next_byte == w->next_byte && cnt.mid_line == w->mid_line &&
+         cnt.truncated == w->truncated && cnt.cut_lines == w->cut_lines &&
+         cnt.raw_len == w->raw_len;
+  }
+  ok = ok && cnt.out == NULL && cnt.out_len == 0 && cnt.raw_len == txt.out_len;
+  free(txt.out);
+  free(js.out);
+  return ok;
+}
+
 static void test_page_lines(void) {
   static const char *texts[] = {
       "", "a", "a\n", "a\r\nb\r\nc", "\xEF\xBB\xBF" "bom\nx\n", "tab\there\n\n\nend",
@@ -239,6 +261,23 @@ static void test_page_lines(void) {
             fprintf(stderr, "# text %zu caps %zu first %zu limit %zu\n", i, c, first, limit);
           }
   CHECK(bad == 0, "bw_page_lines pages as bw_number_lines numbers (%u differ)", bad);
+  bad = 0;
+  for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++)
+      for (size_t first = 0; first <= 12; first++)
+        for (size_t limit = 1; limit <= 13; limit += 3) {
+          size_t n = strlen(texts[i]);
+          int ok = count_agrees(texts[i], n, BW_LINES_BY_LINE, first, limit, caps[c][0], caps[c][1]);
+          /* a cursor at each byte of the text, on line 1 (the count
+           * only has to agree with the write, whatever line it names) */
+          for (size_t at = 0; ok && first == 1 && at <= n; at++)
+            ok = count_agrees(texts[i], n, at, 1, limit, caps[c][0], caps[c][1]);
+          if (!ok) {
+            bad++;
+            fprintf(stderr, "# count: text %zu caps %zu first %zu limit %zu\n", i, c, first, limit);
+          }
+        }
+  CHECK(bad == 0, "bw_lines_count tells the page bw_lines_at writes (%u differ)", bad);
   bw_lines page;
   const char *t = "x\ty\r\n\xEF\xBB\xBFnot a bom here\nlast";
   CHECK(bw_page_lines(t, strlen(t), 1, 10, 6, 1 << 20, &page) == BW_OK && page.rows == 3 &&

@@ -204,6 +204,80 @@ static void test_same_as_glob(void) {
   CHECK(bad == 0, "rules agree with the glob matcher (%d differ)", bad);
 }
 
+/* bw_glob_check says what bw_glob_compile says of every pattern (rules.c
+ * checks its literal patterns with it instead of compiling them): the
+ * same success or failure and the same reason, on the edges of the limits
+ * and on every pattern of up to 5 bytes over the characters that matter. */
+static int check_agrees(const char *p, size_t n, int flags) {
+  const char *why_c = NULL, *why_k = NULL;
+  bw_glob *g = bw_glob_compile(p, n, flags, &why_c);
+  int rc = bw_glob_check(p, n, flags, &why_k);
+  bw_glob_free(g);
+  if ((g != NULL) == (rc == 0) && (g || !strcmp(why_c, why_k))) return 1;
+  printf("# %.*s (%zu bytes, flags %d): compile %s, check %s\n", (int)(n > 60 ? 60 : n), p, n, flags,
+         g ? "ok" : why_c, rc ? why_k : "ok");
+  return 0;
+}
+
+static void test_check_as_compile(void) {
+  static char big[5000];
+  int bad = 0;
+  /* 4096 and 4097 bytes; 128 and 129 segments; "**" runs that collapse */
+  for (size_t n = 4095; n <= 4097; n++) {
+    memset(big, 'a', n);
+    bad += !check_agrees(big, n, BW_GLOB_BRACES);
+  }
+  for (int segs = 126; segs <= 131; segs++) {
+    size_t n = 0;
+    n += (size_t)sprintf(big + n, "**");
+    for (int i = 1; i < segs; i++) n += (size_t)sprintf(big + n, "/a");
+    bad += !check_agrees(big, n, BW_GLOB_BRACES);
+    n = 0;
+    for (int i = 0; i < segs; i++) n += (size_t)sprintf(big + n, "%s**/**/./", i ? "a/" : "");
+    n += (size_t)sprintf(big + n, ".env");
+    bad += !check_agrees(big, n, BW_GLOB_BRACES);
+  }
+  bad += !check_agrees("a\0b", 3, BW_GLOB_BRACES);
+  static const char *edge[] = {"", "/", "./", "**/..", "**/../x", "a/..", "..", "**/.env/**", "**/a\\/b",
+                               "\\..", "a/\\", "{a,..}/x", "{a,b", "**/{,}", "/./.", "**/**", "a//**/**/"};
+  for (size_t i = 0; i < sizeof edge / sizeof *edge; i++)
+    for (int f = 0; f < 8; f++) bad += !check_agrees(edge[i], strlen(edge[i]), f);
+  /* every pattern of up to 5 bytes over these */
+  static const char al[] = "a./*\\{,}";
+  const size_t k = sizeof al - 1;
+  char p[6];
+  for (size_t len = 0; len <= 5; len++) {
+    size_t total = 1;
+    for (size_t i = 0; i < len; i++) total *= k;
+    for (size_t x = 0; x < total; x++) {
+      size_t y = x;
+      for (size_t i = 0; i < len; i++, y /= k) p[i] = al[y % k];
+      bad += !check_agrees(p, len, BW_GLOB_BRACES);
+      bad += !check_agrees(p, len, BW_GLOB_DIR_ITSELF);
+    }
+  }
+  CHECK(bad == 0, "bw_glob_check agrees with bw_glob_compile (%d differ)", bad);
+  /* and a rule refuses a bad literal pattern as it did when it compiled it */
+  for (int segs = 128; segs <= 129; segs++) {
+    size_t n = (size_t)sprintf(big, "**");
+    for (int i = 1; i < segs; i++) n += (size_t)sprintf(big + n, "/a");
+    bw_rules *rs = bw_rules_new();
+    const char *pv[] = {big}, *why = NULL;
+    int rc = bw_rules_add(rs, pv, 1, NULL, 0, BW_OP_WRITE, 1, 1, &why);
+    CHECK(segs == 128 ? rc == 0 : rc != 0 && why && strstr(why, "too many segments") != NULL,
+          "a literal rule of %d segments: %s", segs, rc ? why : "added");
+    bw_rules_free(rs);
+  }
+  memset(big, 'a', 4097);
+  big[4097] = '\0';
+  memcpy(big, "**/", 3);
+  bw_rules *rs = bw_rules_new();
+  const char *pv[] = {big}, *why = NULL;
+  CHECK(bw_rules_add(rs, pv, 1, NULL, 0, BW_OP_WRITE, 1, 1, &why) != 0 && why && !strcmp(why, "pattern too long"),
+        "a literal rule of 4097 bytes is refused: %s", why ? why : "added");
+  bw_rules_free(rs);
+}
+
 /* ---- walks ---- */
 
 static bw_rules *tree_rules(void) {
@@ -423,6 +497,7 @@ static void test_listing(const bw_root *r, const bw_rules *rs) {
 int main(void) {
   test_match();
   test_same_as_glob();
+  test_check_as_compile();
   setup();
   bw_rules *rs = tree_rules();
   for (int backend = 0; backend < 2; backend++) {

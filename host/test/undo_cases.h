@@ -7,7 +7,7 @@
  * ids and tenants see nothing; the 1 MiB record, max_records, the
  * tenant's budget and the store's own tenant cap; a key with ".." and a
  * record that is not ours; two threads recording one key at once; a
- * change of several files (its group) read and taken across instances.
+ * change of several files (its group) read and held across instances.
  */
 #ifndef BURROW_TEST_UNDO_CASES_H
 #define BURROW_TEST_UNDO_CASES_H
@@ -188,7 +188,8 @@ static void ucase_budget(bw_state *s) {
   CHECK(bb > before + 4000, "and charged: %zu", bb);
   ugot g = {0};
   CHECK(bw_undo_group_take(b, "small:1", ugot_add, &g) == 0, "not by another store of the tenant");
-  CHECK(bw_undo_group_take(a, "small:1", ugot_add, &g) == 1, "taken by an undo");
+  CHECK(bw_undo_group_take(a, "small:1", ugot_add, &g) == 1, "held by an undo");
+  CHECK(bw_undo_group_done(a, "small:1") == BW_OK, "undone");
   bw_undo_totals(a, &used, &n, &bb);
   CHECK(bb == before, "its charge given back: %zu", bb);
   for (int i = 0; i < 4; i++) free(keys[i]);
@@ -249,12 +250,19 @@ __attribute__((unused)) static void ucase_down(bw_state *down) {
   CHECK(bw_undo_peek(u, "1:f", &e) == -BW_STORE_UNAVAILABLE, "peek");
   CHECK(bw_undo_pop(u, "1:f") == BW_STORE_UNAVAILABLE, "pop");
   CHECK(bw_undo_check(u, "1:f", &d) == BW_STORE_UNAVAILABLE && d == 0, "check (before a change)");
+  ugot g = {0};
+  const char *keys[] = {"1:f"};
+  CHECK(bw_undo_group_put(u, "g:1", keys, 1) == BW_STORE_UNAVAILABLE, "a group's record");
+  CHECK(bw_undo_group_take(u, "g:1", ugot_add, &g) == -BW_STORE_UNAVAILABLE && g.n == 0, "its hold: no yes");
+  CHECK(bw_undo_group_release(u, "g:1") == BW_STORE_UNAVAILABLE, "its release");
+  CHECK(bw_undo_group_done(u, "g:1") == BW_STORE_UNAVAILABLE, "its drop");
   bw_undo_unref(u);
 }
 
 /* A change of several files (edit_files): each record carries its group,
- * which another instance reads; the group's record is taken whole by one
- * call only, and given back. */
+ * which another instance reads; the group's record is held whole by one
+ * call only, let go after a failed undo, dropped after one that went
+ * through. */
 static void ucase_group(bw_state *s1, bw_state *s2) {
   bw_undo *a = ushared(s1, "acme", UID_B, 64, 0), *b = ushared(s2, "acme", UID_B, 64, 0);
   CHECK(bw_undo_record(a, "1:x", BW_UNDO_ABSENT, NULL, 0, 0, "x0") == BW_UNDO_ABSENT, "a plain change first");
@@ -267,14 +275,17 @@ static void ucase_group(bw_state *s1, bw_state *s2) {
   CHECK(bw_undo_peek(b, "2:y", &e) == 1 && e.group && !strcmp(e.group, "g1:2"), "the other instance sees the group");
   bw_undo_entry_free(&e);
   CHECK(top_is(b, "1:x", BW_UNDO_CONTENT, "x1", "x2"), "and the bytes beside it");
-  ugot g1 = {0}, g2 = {0};
+  ugot g1 = {0}, g2 = {0}, g3 = {0};
   CHECK(bw_undo_group_take(b, "g1:2", ugot_add, &g1) == 2 && g1.n == 2 && !strcmp(g1.k[0], "1:x") &&
             !strcmp(g1.k[1], "2:y"),
-        "taken whole by one (%d)", g1.n);
-  CHECK(bw_undo_group_take(a, "g1:2", ugot_add, &g2) == 0 && g2.n == 0, "then by no other");
-  CHECK(bw_undo_group_put(b, "g1:2", keys, 2) == BW_OK && bw_undo_group_take(a, "g1:2", ugot_add, &g2) == 2,
-        "given back after a failed undo, taken again");
+        "held whole by one (%d)", g1.n);
+  CHECK(bw_undo_group_take(a, "g1:2", ugot_add, &g2) == -BW_EAGAIN && g2.n == 0, "then by no other (%s)",
+        ucase_detail());
+  CHECK(bw_undo_group_release(b, "g1:2") == BW_OK && bw_undo_group_take(a, "g1:2", ugot_add, &g2) == 2,
+        "let go after a failed undo, held again");
   CHECK(bw_undo_pop(a, "1:x") == BW_OK && top_is(b, "1:x", BW_UNDO_ABSENT, NULL, "x0"), "the plain change below stays");
+  CHECK(bw_undo_group_done(a, "g1:2") == BW_OK && bw_undo_group_take(b, "g1:2", ugot_add, &g3) == 0 && g3.n == 0,
+        "undone: gone for every instance");
   CHECK(bw_undo_peek(b, "1:x", &e) == 1 && !e.group, "with no group");
   bw_undo_entry_free(&e);
   CHECK(bw_undo_group_take(a, "never", ugot_add, &g2) == 0, "an unknown group: none");

@@ -550,7 +550,12 @@ end
 
 -- A result leaving for Lua code: held sets made tables (burrow.toolkit.printer),
 -- the other values passed on as they came.
-local function tables_of(res, ...) return printer.tables(res), ... end
+local function tables_of(res, ...)
+  if res == nil then return res, ... end
+  local t, msg, code = printer.tables(res)
+  if t == nil then return nil, msg, code end -- a held page that could not be written
+  return t, ...
+end
 
 --- Call a tool: the result table, or nil, "CODE: message", CODE, details
 -- (a table of machine-readable facts, or nil: docs/tools.md "Errors")[,

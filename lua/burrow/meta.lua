@@ -2,7 +2,8 @@
 -- Type stubs (LuaCATS, for lua-language-server) of the API every Lua shares:
 -- require "burrow" from the rock for Lua 5.1-5.3 and LuaJIT (burrow.bridge
 -- over burrow.native or burrow.ffi), and the subset of the Lua 5.4 binding
--- with the same names. Declarations only: nothing here runs.
+-- with the same names, and what only the 5.4 binding has (marked
+-- ---@version 5.4). Declarations only: nothing here runs.
 -- test/anylua/meta_spec.lua checks that these methods are the real ones.
 
 ---@class burrow
@@ -53,6 +54,22 @@ function burrow.version(opts) end
 ---@return string? msg
 ---@return string? code
 function Workspace:call(tool, args, cb) end
+
+--- ws:call's call as an edge that prints the result itself makes it (the
+--- MCP server, `burrow call`): the result as the tool gave it, with a held
+--- set or page (grep's matches, glob's entries, read_file's page) where
+--- the tool kept the core's, for burrow.toolkit.printer to print
+--- (printer.wire, printer.tables; printer.done frees it). Lua code that
+--- reads the result wants ws:call. The Lua 5.4 binding only.
+---@version 5.4
+---@param tool string
+---@param args? table
+---@param hooks? table
+---@return table|nil
+---@return string? msg
+---@return string? code
+---@return table? details
+function Workspace:run(tool, args, hooks) end
 
 --- The tool list: MCP-shaped, or {format = "openai"|"anthropic"}.
 ---@param opts? { format?: "mcp"|"openai"|"anthropic" }

@@ -35,16 +35,31 @@ local function normalize(spec, base_dir, dirs)
   for k, v in pairs(t.options or t) do
     if k ~= "name" and k ~= "path" and k ~= "options" then options[k] = v end
   end
-  local file, label = t.path, t.name
+  local file, label, standard = t.path, t.name, false
   if file then
     if base_dir and file:sub(1, 1) ~= "/" then file = base_dir .. "/" .. file end
     label = label or file:match("([^/]+)%.lua$") or file
   elseif type(label) == "string" and label:match("^[%w_%-]+$") then
     file = policy.find(label, dirs)
+    standard = file == ("%s/%s.lua"):format(policy.dir, label)
   else
     return nil, ("invalid policy %s: give a standard name or a .lua file"):format(tostring(label))
   end
-  return { label = label, file = file, options = options }
+  return { label = label, file = file, options = options, standard = standard }
+end
+
+-- The chunk the sandbox loads for a policy's text src: for one of burrow's
+-- own standard policies (by name, from the standard directory) the
+-- bytecode `make install` compiled from it (NAME.luac: the text, then its
+-- bytecode; host/luac.lua), when the text there is src byte for byte, so
+-- a start does not parse it; else src. Returns chunk, binary.
+local function chunk_of(p, src)
+  if not p.standard then return src, false end
+  local both = files.read(p.file .. "c")
+  if type(both) == "string" and #both > #src and both:byte(#src + 1) == 27 and both:sub(1, #src) == src then
+    return both:sub(#src + 1), true
+  end
+  return src, false
 end
 
 -- A policy may list the options it takes (`options = {"a", "b"}`); then
@@ -119,8 +134,10 @@ function policy.load(specs, opts)
     end
     if store and opts.base_dir and store:sub(1, 1) ~= "/" then store = opts.base_dir .. "/" .. store end
     -- errors and tracebacks name the file as the operator wrote it
-    local ok, lerr = sb:load(p.key, src, p.options, store, "@" .. p.file:gsub("/%./", "/"):gsub("^%./", ""), state)
-    if not ok then return nil, ("policy %s: %s"):format(p.label, lerr) end
+    local chunk, binary = chunk_of(p, src)
+    p.source = p.file:gsub("/%./", "/"):gsub("^%./", "")
+    local ok, lerr = sb:load(p.key, chunk, p.options, store, "@" .. p.source, state, binary)
+    if not ok then return nil, ("policy %s: %s"):format(p.label, files.whole_name(lerr, p.source)) end
     local uerr = unknown_options(sb:get(p.key, "options"), p)
     if uerr then return nil, uerr end
     p.has_check, p.has_after = sb:has(p.key, "check"), sb:has(p.key, "after")
@@ -289,7 +306,8 @@ function Engine:answer(p, req)
   local code = self.sandbox:outages() > outages and "STORE_UNAVAILABLE" or nil
   if not ok then
     return "deny", ("denied by policy %s (policy error)"):format(p.label),
-      ("policy %s failed, so the call is denied: %s"):format(p.label, tostring(answer)), true, code
+      ("policy %s failed, so the call is denied: %s"):format(p.label,
+        files.whole_name(tostring(answer), p.source or p.file)), true, code
   end
   if answer == "deny" then
     if reason then return "deny", tostring(reason), nil, nil, code end

@@ -137,7 +137,7 @@ Examples: {"pattern": "**/*.py"}  {"pattern": "src/**/test_*.{c,h}"}  {"pattern"
       max_results = max,
       skipped_policy = (opts.rules or opts.defer or hidden > 0) and res.skipped_policy or nil,
     }
-    return held and printer.holding(out) or out
+    return held and printer.holding(out, "entries") or out
   end,
 
   -- MCP's text: the listing from the entry set when the result holds one

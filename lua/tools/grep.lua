@@ -10,9 +10,6 @@ local printer = require "burrow.toolkit.printer"
 
 local MODES = { content = true, files = true, count = true }
 
--- results whose matched lines the render tags as untrusted data: result -> {roots, path}
-local tagged = setmetatable({}, { __mode = "k" })
-
 -- What the agent's path becomes in front of a result path ("." -> "").
 local function prefix_of(path)
   if path == "." or path == "./" then return "" end
@@ -26,6 +23,7 @@ end
 local function subject(path, why)
   local on = why and why.on
   if on == "pattern" or on == "include" or on == "exclude" then return "pattern" end
+  if on == "cursor" then return "cursor" end
   return path
 end
 
@@ -199,7 +197,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     end)
     if not res then
       local about = subject(path, why)
-      return ctx:fail(gcode, about, detail, about == "pattern" and refused(why) or nil)
+      return ctx:fail(gcode, about, detail, about == "pattern" and refused(why)
+        or about == "cursor" and { argument = "cursor" } or nil)
     end
     -- policies that judge each object are asked about each file shown
     local pre = prefix_of(path)
@@ -274,9 +273,10 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
       max_search_bytes = ctx.caps.max_search_bytes,
     }
     -- the matched lines are file text: with untrusted_boundary the render
-    -- tags them as data (nothing is held then)
-    if ctx.caps.untrusted_boundary and mode == "content" then tagged[out] = { roots = ctx.roots, path = path } end
-    return held and printer.holding(out) or out
+    -- tags them as data (nothing is held then); what it needs rides on the
+    -- result (printer.tag)
+    if ctx.caps.untrusted_boundary and mode == "content" then return printer.tag(out, { roots = ctx.roots, path = path }) end
+    return held and printer.holding(out, "matches") or out
   end,
 
   -- MCP's text: the lines from the match set when the result holds one
@@ -297,8 +297,8 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     end
     if #out == 0 then
       add(("No matches for %q in %s (%d files searched)."):format(r.pattern, r.path, r.files_searched or 0))
-    elseif tagged[r] then
-      local t = tagged[r]
+    elseif printer.tag_of(r) then
+      local t = printer.tag_of(r)
       out = { (context.untrusted(t.roots, table.concat(out, "\n") .. "\n", t.path, "grep"):gsub("\n$", "")) }
     end
     if (r.skipped_binary_count or 0) > 0 then

@@ -6,6 +6,7 @@
 
 local notebook = require "burrow.toolkit.notebook"
 local cost = require "burrow.toolkit.cost"
+local printer = require "burrow.toolkit.printer"
 
 local CACHE_MAX = 64
 
@@ -86,10 +87,13 @@ local function notebook_view(ctx, idx, rel, f)
 end
 
 -- A page of src (an open File, read for the last time, or a decoded
--- string) from line offset: numbered text, or, for a pack's call
--- (ctx.via), the same page's lines as a table of strings for the pack to
--- write in its dialect (text.c: one paging, cut and cap for both). Then
--- info, or nil, detail, code.
+-- string) from line offset, or, for a pack's call (ctx.via), the same
+-- page's lines as a table of strings for the pack to write in its dialect
+-- (text.c: one paging, cut and cap for every form). Then info, or nil,
+-- detail, code. A File's page is held (lpage.c: counted, not written)
+-- and takes its form where the result leaves (burrow.toolkit.printer):
+-- the MCP reply's text numbered and escaped in one C pass, a Lua string
+-- for ws:call; with untrusted_boundary it is text now, to be tagged.
 -- With at (a cursor's byte, on line offset) the page is text.c's
 -- bw_lines_at: it ends with the first line it cuts, its rest next.
 local function page(ctx, src, offset, limit, at)
@@ -99,11 +103,8 @@ local function page(ctx, src, offset, limit, at)
     local fn = ctx.via and core.lines_table or core.number_lines
     return fn(src, offset, limit or 2000, max_line, max_bytes, at)
   end
-  -- for an MCP reply (not a pack's call, no boundary to wrap in), the text
-  -- is numbered and JSON-escaped in one C pass: a json.fragment
-  local wire = ctx.hooks.wire and not ctx.via and not ctx.caps.untrusted_boundary
-  local fn = ctx.via and src.lines_table or wire and src.lines_json or src.lines
-  return fn(src, offset, limit or 2000, max_line, max_bytes, true, at) -- last use: closes src
+  local fn = ctx.via and src.lines_table or ctx.caps.untrusted_boundary and src.lines or src.page
+  return fn(src, offset, limit or 2000, max_line, max_bytes, true, at) -- last use: closes src, or the page holds it
 end
 
 -- A cursor, "line:byte": where the next page starts, exactly (a line's
@@ -286,7 +287,7 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       return ctx:fail("INVALID_ARGUMENT", "cursor", ("byte %d is past the end (%d bytes); the file changed?")
         :format(at, len), { argument = "cursor" })
     end
-    local body, info, lcode -- the numbered text, or a pack's lines
+    local body, info, lcode -- the page (held, or text to tag), or a pack's lines
     if utf8 then
       if at and at > size then
         f:close()
@@ -326,13 +327,15 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
       res.remaining_lines = res.total_lines - info.next + 1
       res.remaining_bytes, res.remaining_tokens = rest, cost.tokens(rest)
     end
-    return res
+    return type(res.content) == "userdata" and printer.holding(res, "content") or res -- a held page (lpage.c)
   end,
 
   -- MCP: the text once, in content; the rest as structuredContent; the
   -- validator (the whole file's hash) in _meta.
   render = function(r)
     local s = {}
+    -- a held page: its lines as the reply's escaped text (lpage.c)
+    local content = type(r.content) == "userdata" and r.content:text() or r.content
     for k, v in pairs(r) do
       if k ~= "content" and k ~= "offset" then s[k] = v end
     end
@@ -353,9 +356,9 @@ Examples: {"path": "src/main.c"}  {"path": "log.txt", "offset": 2001, "limit": 5
         { type = "image", data = r.content, mimeType = r.mime_type } }, s, meta
     end
     local hint = fmt_hint(r)
-    if hint == "" then return r.content, s, meta end
+    if hint == "" then return content, s, meta end
     -- a big text gets its hint as a second block rather than a copy of itself
-    if #r.content > 1024 * 1024 then return { r.content, hint }, s, meta end
-    return r.content .. hint, s, meta
+    if #content > 1024 * 1024 then return { content, hint }, s, meta end
+    return content .. hint, s, meta
   end,
 }

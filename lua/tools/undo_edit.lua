@@ -8,41 +8,81 @@ local context = require "burrow.toolkit.context"
 
 local undo_members -- the undo of a group's files, once claimed (below)
 
+-- A shared undo store (the deployment's state store) that does not answer:
+-- STORE_UNAVAILABLE, nothing undone (fail closed); its other refusals
+-- (a tenant's share of it full: TOO_LARGE) as it words them.
+local function unanswered(ctx, path, msg, code)
+  if code ~= "STORE_UNAVAILABLE" then return ctx:fail(code, path, ("%s; nothing was undone"):format(msg)) end
+  return ctx:fail(code, path, ("the shared undo store (the deployment's state store) does not answer (%s); nothing was undone; retry")
+    :format(msg))
+end
+
 -- Undo a change of several files (edit_files) in one step: every file of
 -- the group back as it was, all or none (roots:commit_files), each only
--- while it is still as the change left it.
-local function undo_group(ctx, a, group)
-  local members, count, keys = undo.claim(ctx, group)
-  if members == nil then return nil, count, keys end -- the store did not answer: (nil, message, code)
-  if members == false then
+-- while it is still as the change left it. With a shared store the group
+-- is held for this call meanwhile (undo.claim), on every instance.
+local function undo_group(ctx, a, idx, rel, group)
+  local members, count, code = undo.claim(ctx, group)
+  if members == nil and code == "EAGAIN" then
     return ctx:fail("EAGAIN", a.path, "it was changed with other files by one edit_files call, which another call "
-      .. "is undoing or has undone (or whose undo record was lost); nothing was undone here", { group = true })
+      .. "is undoing now; nothing was undone here; retry in a few seconds", { group = true })
   end
-  -- a shared store's group is this call's now: given back unless the undo
-  -- went through (or past its commit point), so no undo is by halves
-  local out = table.pack(pcall(undo_members, ctx, a, group, members, count))
+  if members == nil then return unanswered(ctx, a.path, count, code) end
+  if members == false then
+    -- the group's record is gone: another call undid the change (and took
+    -- this file's record with it), or the record is gone for good (it
+    -- expired, or was never kept: it is put before its files' records)
+    local e, emsg, ecode = undo.peek(ctx, idx, rel)
+    if not e and ecode then return unanswered(ctx, a.path, emsg, ecode) end
+    if e and e.group == group then -- for good: taken off, as a marker is
+      local popped, pmsg, pcode = undo.pop(ctx, idx, rel)
+      if not popped then return ctx:fail(pcode, a.path, ("%s; nothing was undone; retry"):format(pmsg)) end
+      return ctx:fail("TOO_LARGE", a.path, "it was changed with other files by one edit_files call whose undo record "
+        .. "is gone (it expired, or the tenant's undo budget could not keep it), so that change cannot be undone as one: "
+        .. "it is taken off this file's history; nothing was undone; undo_edit again takes back the change before it",
+        { group = true, limit = "max_undo_bytes" })
+    end
+    return ctx:fail("EAGAIN", a.path, "it was changed with other files by one edit_files call, which another call "
+      .. "has undone; nothing was undone here", { group = true })
+  end
+  -- held by this call now: dropped once undone (or past the undo's commit
+  -- point), else let go, so no undo is by halves and none is lost
+  local out = table.pack(pcall(undo_members, ctx, a, idx, rel, group, members, count))
   local details = out[5]
-  if not (out[1] and out[2]) and not (type(details) == "table" and details.committed) then
-    undo.release(ctx, group, keys)
+  if (out[1] and out[2]) or (type(details) == "table" and details.committed) then
+    local done, dmsg = undo.finish(ctx, group)
+    if not done then -- undone; the group's record stays until it expires
+      io.stderr:write(("burrow: undo_edit: the undone change's group record is still in the shared store: %s\n"):format(tostring(dmsg)))
+    end
+  else
+    undo.release(ctx, group) -- a failure here: the hold lapses by itself
   end
   if not out[1] then error(out[2], 0) end
   return table.unpack(out, 2, out.n)
 end
 
-undo_members = function(ctx, a, group, members, count)
-  if #members ~= count then
-    return ctx:fail("TOO_LARGE", a.path, ("it was changed with %d other files by one edit_files call, and the undo records of %d of them were dropped (max_undo_bytes); nothing was undone")
-      :format(count - 1, count - #members), { limit = "max_undo_bytes" })
+undo_members = function(ctx, a, idx, rel, group, members, count)
+  if #members ~= count then -- never by halves: taken off, as a marker is
+    local popped, pmsg, pcode = undo.pop(ctx, idx, rel)
+    if not popped then return ctx:fail(pcode, a.path, ("%s; nothing was undone; retry"):format(pmsg)) end
+    return ctx:fail("TOO_LARGE", a.path, ("it was changed with %d other files by one edit_files call, and the undo records of %d of them were dropped (max_undo_bytes), so that change cannot be undone as one: it is taken off this file's history; nothing was undone; undo_edit again takes back the change before it")
+      :format(count - 1, count - #members), { limit = "max_undo_bytes", group = true })
   end
   local items, paths, mine = {}, {}, 1
   local _, own, oinfo = ctx:resolve_write(a.path)
   for i, m in ipairs(members) do
     local is_own = m.rel == own and m.root == oinfo.root
-    local p = is_own and a.path or context.join(ctx.roots:info(m.root).mount, m.rel)
+    local info = not is_own and m.root and m.root >= 1 and m.root <= ctx.roots:count() and ctx.roots:info(m.root)
+    if not is_own and not info then
+      return ctx:fail("INVALID_ARGUMENT", a.path, ("it was changed with other files by one edit_files call, one of them in a root this server does not have (root %s); nothing was undone")
+        :format(tostring(m.root)), { group = true })
+    end
+    local p = is_own and a.path or context.join(info.mount, m.rel)
     if is_own then mine = i end
     local h, rel, code = ctx:resolve_write(p)
     if not h then return nil, rel, code end
-    local e = undo.peek(ctx, h, rel)
+    local e, emsg, ecode = undo.peek(ctx, h, rel)
+    if not e and ecode then return unanswered(ctx, p, emsg, ecode) end
     if not e or e.group ~= group then
       return ctx:fail("INVALID_ARGUMENT", p, "it was changed again by this session after the edit_files call that changed it with " .. a.path .. "; undo that change of it first",
         { group = true })
@@ -105,15 +145,12 @@ Example: {"path": "src/app.py"}]],
     local idx, rel, code0 = ctx:resolve_write(a.path)
     if not idx then return nil, rel, code0 end
     local e, emsg, ecode = undo.peek(ctx, idx, rel)
-    if not e and ecode then -- a shared undo store (the deployment's state store) that does not answer
-      return ctx:fail(ecode, a.path, ("the shared undo store (the deployment's state store) does not answer (%s); nothing was undone; retry")
-        :format(emsg))
-    end
+    if not e and ecode then return unanswered(ctx, a.path, emsg, ecode) end
     if not e then
       return ctx:fail("INVALID_ARGUMENT", a.path, "no write or edit of this path to undo in this session",
         { nothing_to_undo = true })
     end
-    if e.group then return undo_group(ctx, a, e.group) end
+    if e.group then return undo_group(ctx, a, idx, rel, e.group) end
     if e.kind == "too_large" then
       undo.pop(ctx, idx, rel)
       if undo.shared(ctx) then -- one file's history is one record of the state store

@@ -17,6 +17,7 @@ describe("core.sandbox", function()
   after_each(function()
     if sb then sb:close() end
     sb = nil
+    H.cleanup() -- the children's scripts (H.lua_child)
   end)
 
   it("loads a policy and calls its check on a copy of the request", function()

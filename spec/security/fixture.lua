@@ -4,7 +4,9 @@
 --
 -- Every spec module builds its own fixture under a fresh base B
 -- (`mktemp -d`), runs against both resolver backends (the runner sets
--- BURROW_RESOLVER) and removes B at the end.
+-- BURROW_RESOLVER) and removes B at the end. Every folder F.mktemp makes
+-- ($TMPDIR/burrow-sec.*) is removed by F.rmtree or, for those a case left,
+-- by F.cleanup_temps() in the spec's (lazy_)teardown.
 
 local la = require "luassert"
 local system = require "system"   -- luasystem, a busted dependency: wall clock and sleep
@@ -121,10 +123,14 @@ function F.stop(p, sig, wait)
   if p.dir then F.rmtree(p.dir); p.dir = nil end
 end
 
+local temps = {} -- F.mktemp's folders not yet removed: F.cleanup_temps()
+
 function F.mktemp()
   local d = F.sh("mktemp -d -t burrow-sec.XXXXXXXX"):gsub("%s+$", "")
   -- canonical spelling, so the "configured vs realpath" cases are explicit
-  return (F.sh("realpath " .. F.q(d)):gsub("\n$", ""))
+  d = F.sh("realpath " .. F.q(d)):gsub("\n$", "")
+  temps[d] = true
+  return d
 end
 
 function F.rmtree(dir)
@@ -132,9 +138,18 @@ function F.rmtree(dir)
   assert(dir:match("/burrow%-sec%.[%w]+$"), "refusing to remove " .. dir)
   for _ = 1, 3 do               -- a straggling writer may race the first attempt
     local _, ok = F.run("rm -rf " .. F.q(dir) .. " 2>/dev/null")
-    if ok then return end
+    if ok then temps[dir] = nil; return end
     F.sleep(0.2)
   end
+end
+
+-- Remove every folder F.mktemp made that is still there, and the compiled
+-- helpers' (F.helper): a spec's lazy_teardown, so a folder a case made
+-- and did not remove does not outlive the spec file. (Not an after_each:
+-- the fixture a lazy_setup built lives across the cases.)
+function F.cleanup_temps()
+  for d in pairs(temps) do F.rmtree(d) end
+  F.cleanup_helpers()
 end
 
 function F.read_host(path)

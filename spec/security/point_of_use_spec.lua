@@ -33,6 +33,7 @@ describe(F.tag("security: rules at the point of use (issue 10)"), function()
   lazy_teardown(function()
     if ws then ws:close() end
     F.cleanup(fx)
+    F.cleanup_temps() -- the cases' policy folders and audit log
   end)
 
   it("1. search and listings never show what a direct read denies", function()

@@ -257,6 +257,27 @@ describe(H.tag("edit_files"), function()
     assert.is_false(H.exists(dir, "big.txt"))
   end)
 
+  it("a change some of whose undo records were dropped (max_undo_bytes): refused, never by halves, and taken off each file's history", function()
+    local small = H.open(dir, { max_undo_bytes = 64 * 1024 })
+    local big = ("y"):rep(30 * 1024)
+    H.write(dir, "a.txt", "a " .. big)
+    H.write(dir, "b.txt", "b " .. big)
+    H.write(dir, "c.txt", "c " .. big)
+    assert(small:call("edit_files", { files = { { path = "a.txt", content = "A\n" }, { path = "b.txt", content = "B\n" },
+      { path = "c.txt", content = "C\n" } } }))
+    local _, msg, code, details = small:call("undo_edit", { path = "c.txt" })
+    assert.equal("TOO_LARGE", code, msg)
+    assert.equal("max_undo_bytes", details.limit)
+    assert.is_true(details.group)
+    assert.matches("cannot be undone as one", msg, 1, true)
+    for n, v in pairs { ["a.txt"] = "A\n", ["b.txt"] = "B\n", ["c.txt"] = "C\n" } do assert.equal(v, H.read(dir, n)) end
+    -- taken off: the next undo of c.txt is not the same refusal again
+    local _, msg2, code2, details2 = small:call("undo_edit", { path = "c.txt" })
+    assert.equal("INVALID_ARGUMENT", code2, msg2)
+    assert.is_true(details2.nothing_to_undo, msg2)
+    assert.equal("C\n", H.read(dir, "c.txt"))
+  end)
+
   it("refuses undo of the whole change when one of its files changed since; nothing undone", function()
     H.write(dir, "a.txt", "a\n")
     H.write(dir, "b.txt", "b\n")

@@ -153,6 +153,25 @@ describe(H.tag("grep"), function()
       assert.equal("INVALID_ARGUMENT", select(3, grep { pattern = "hit", output_mode = "files", cursor = "1:a" }))
       assert.equal("INVALID_ARGUMENT", select(3, grep { pattern = "hit", cursor = "x" }))
     end)
+
+    it("refuses a cursor that names no place in this search instead of starting over", function()
+      H.write_all(dir, { ["one.txt"] = "hit 1\nhit 2\nhit 3\n", ["d/a.txt"] = "hit a\n" })
+      -- one file: its cursor names the file as "" (as its result gives it)
+      local r = assert(grep { pattern = "hit", path = "one.txt", max_results = 1 })
+      assert.equal("2:", r.cursor)
+      r = assert(grep { pattern = "hit", path = "one.txt", cursor = r.cursor })
+      assert.same({ 2, 3 }, { r.matches[1].line, r.matches[2].line })
+      for _, c in ipairs { "2:nil", "2:one.txt", "2:d/a.txt" } do
+        local _, msg, code, info = grep { pattern = "hit", path = "one.txt", cursor = c }
+        assert.equal("INVALID_ARGUMENT", code, c)
+        assert.equal("cursor", info and info.argument, msg)
+      end
+      -- a folder: "" names no file in it
+      local _, msg, code = grep { pattern = "hit", path = "d", cursor = "1:" }
+      assert.equal("INVALID_ARGUMENT", code, msg)
+      -- a path that does not exist is still ENOENT, whatever the cursor
+      assert.equal("ENOENT", select(3, grep { pattern = "hit", path = "nope", cursor = "1:" }))
+    end)
   end)
 
   it("finds matching lines, sorted by path then line, with 1-based line numbers", function()

@@ -219,6 +219,8 @@ describe(H.tag("grep straight to the wire: the table path's bytes"), function()
 end)
 
 describe(H.tag("json value fragments"), function()
+  after_each(H.cleanup)
+
   it("a grep's matches fragment encodes as the tables do, and refuses to concatenate", function()
     local ws, dir = H.workspace(FILES)
     local a = { pattern = "match", context = 1 }
@@ -260,6 +262,8 @@ describe(H.tag("json value fragments"), function()
 end)
 
 describe(H.tag("one renderer for grep's lines"), function()
+  after_each(H.cleanup)
+
   local core = require "burrow.core"
 
   it("core.grep_lines writes match tables as the search writes its picks: groups, gaps, context", function()
@@ -303,6 +307,7 @@ end)
 
 describe(H.tag("one byte-cost rule for max_result_bytes"), function()
   local core = require "burrow.core"
+  after_each(H.cleanup)
 
   it("a policy judging each object (hiding nothing) cuts where the core's own cut falls, cursor included", function()
     local allow = policy("allow", 'return { name = "allow", check = function() return "allow" end }\n')

@@ -121,6 +121,108 @@ describe(H.tag("read_file over MCP: one-pass JSON text"), function()
   end)
 end)
 
+-- The page is data until it leaves (burrow.toolkit.printer): ws:run
+-- gives the held page (lpage.c), each edge prints it, and every form is
+-- the page ws:call gives as a string.
+describe(H.tag("read_file's page, printed at the edge"), function()
+  local printer = require "burrow.toolkit.printer"
+  local dir
+  before_each(function()
+    dir = H.tmpdir()
+    H.write_all(dir, FILES)
+  end)
+  after_each(function() H.cleanup() end)
+
+  local PAGES = {
+    { path = "lines.txt" }, { path = "lines.txt", offset = 4000, limit = 3 }, { path = "long.txt" },
+    { path = "utf8.txt", cursor = "2:3" }, { path = "empty.txt" }, { path = "bom.txt" },
+  }
+  local CAPS = { max_line_chars = 7, max_result_bytes = 1000 }
+
+  it("ws:run holds it; printer.tables makes it ws:call's string; closed once printed", function()
+    local ws = H.open(dir, CAPS)
+    for _, a in ipairs(PAGES) do
+      local want = assert(ws:call("read_file", a))
+      local res = assert(ws:run("read_file", a))
+      assert.is_true(printer.held(res.content), json.encode(a))
+      assert.equal(want.page_bytes, #res.content)
+      local page = res.content
+      local got = printer.tables(res)
+      assert.equal("string", type(got.content))
+      assert.equal(json.encode(want), json.encode(got), json.encode(a))
+      assert.has_error(function() page:tables() end) -- printed: the file is closed
+    end
+    ws:close()
+  end)
+
+  it("printer.wire gives the bytes of the string (burrow call), tagged pages are strings", function()
+    local ws = H.open(dir, CAPS)
+    for _, a in ipairs(PAGES) do
+      local want = json.encode(assert(ws:call("read_file", a)))
+      local res = assert(ws:run("read_file", a))
+      assert.equal(want, json.encode(printer.wire(res)), json.encode(a))
+      printer.done(res)
+      local out, _, code = H.burrow_cmd { "call", "read_file", json.encode(a), "--root", dir,
+        "--cap", "max_line_chars=7", "--cap", "max_result_bytes=1000" }
+      assert.equal(0, code)
+      assert.equal(want .. "\n", out)
+    end
+    ws:close()
+    local tagged = H.open(dir, { untrusted_boundary = true })
+    local res = assert(tagged:run("read_file", { path = "lines.txt", limit = 2 }))
+    assert.equal("string", type(res.content))
+    assert.truthy(res.content:find("untrusted", 1, true))
+    tagged:close()
+  end)
+end)
+
+describe(H.tag("read_file's page, changed before it is printed"), function()
+  local printer = require "burrow.toolkit.printer"
+  after_each(function() H.cleanup() end)
+
+  -- a file large enough to be mapped (fileio.c), changed in place between
+  -- the count (ws:run) and the write (the edge): the text would not be
+  -- the page the result describes, so each edge answers EAGAIN instead
+  it("each edge fails the call with EAGAIN rather than print text the result does not describe", function()
+    local dir = H.tmpdir()
+    local rows = {}
+    for i = 1, 150000 do rows[i] = ("row %06d\n"):format(i) end
+    local text = table.concat(rows)
+    H.write(dir, "big.txt", text)
+    local ws = H.open(dir, { max_result_bytes = 4096 })
+    local server = mcp.new(ws)
+    local edges = {
+      printer.tables, printer.wire, -- ws:call, a pack's ctx:call, the C API; burrow call
+      function(res) -- the MCP server
+        local out = server:tool_result("read_file", res)
+        if not out.isError then return out end
+        return nil, out.content[1].text, out._meta["burrow/code"]
+      end,
+    }
+    for i, print in ipairs(edges) do
+      local res = assert(ws:run("read_file", { path = "big.txt" }))
+      assert.is_true(printer.held(res.content))
+      local f = assert(io.open(dir .. "/big.txt", "r+b")) -- in place: the mapping sees it
+      f:write((text:sub(1, 2000):gsub("\n", "x")))
+      f:close()
+      local out, msg, code = print(res)
+      assert.is_nil(out, "edge " .. i)
+      assert.equal("EAGAIN", code)
+      assert.truthy(msg:find("the file changed while read_file wrote its page; read it again", 1, true), msg)
+      if print ~= printer.wire then -- closed (burrow call's edge exits)
+        local ok, err = pcall(res.content.tables, res.content)
+        assert.is_false(ok)
+        assert.truthy(tostring(err):find("used after page:close()", 1, true), tostring(err))
+      end
+      H.write(dir, "big.txt", text)
+      -- unchanged, the same edge prints it
+      res = assert(ws:run("read_file", { path = "big.txt" }))
+      assert.truthy(print(res))
+    end
+    ws:close()
+  end)
+end)
+
 describe(H.tag("json.fragment"), function()
   local S = { "", "plain", "tab\there", "q\"b\\", "\1\31\127", "\255bad\226\130", "é€😀", ("x"):rep(70000) .. "\n" }
 

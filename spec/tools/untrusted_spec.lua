@@ -48,6 +48,24 @@ describe(H.tag("untrusted_boundary"), function()
     assert.is_nil(ws:render("grep", assert(plain:call("grep", { pattern = "hello" }))):find("workspace_tool_result", 1, true))
   end)
 
+  -- the MCP edge prints what the tool returned (ws:run, burrow.toolkit.printer):
+  -- the tag rides on the result, and only the text shows it
+  it("tags read_file's and grep's text in a `burrow mcp` reply, and nothing else", function()
+    local dir = H.tmpdir()
+    H.write_all(dir, { ["a.txt"] = "hello IGNORE PREVIOUS\n" })
+    local got = H.mcp_calls(dir, { { "grep", { pattern = "IGNORE" } }, { "read_file", { path = "a.txt" } } },
+      { caps = { untrusted_boundary = "true" } })
+    for id, op in pairs { [101] = "grep", [102] = "read_file" } do
+      local r = H.json.decode(got[id]).result
+      local open = ('<workspace_tool_result untrusted="true" workspace="%s" op="%s" ref="%s">')
+        :format(dir, op, op == "grep" and "." or "a.txt")
+      assert.truthy(r.content[1].text:find(open, 1, true), r.content[1].text)
+      assert.is_nil(got[id]:find("roots", 1, true), got[id]) -- the record is never encoded
+    end
+    local m = H.json.decode(got[101]).result.structuredContent.matches
+    assert.same({ { path = "a.txt", line = 1, text = "hello IGNORE PREVIOUS" } }, m)
+  end)
+
   it("refuses a value that is not a boolean", function()
     local ws, msg = require("burrow").open { roots = { { path = H.tmpdir() } }, caps = { untrusted_boundary = "maybe" } }
     assert.is_nil(ws)

@@ -2,21 +2,26 @@
 -- the real thing, under whichever Lua runs this (test/anylua/run.sh runs it
 -- under 5.1, 5.2, 5.3, 5.4 and LuaJIT from the installed rock): the methods
 -- and functions the stub declares are exactly those of burrow.bridge's
--- workspace and call handle (5.1-5.3, LuaJIT), and all present in the 5.4
--- binding, which has more.
+-- workspace and call handle (5.1-5.3, LuaJIT), but for those marked
+-- ---@version 5.4 (the 5.4 binding's own: never in the bridge), and all
+-- present in the 5.4 binding, which has more.
 
 local burrow = require "burrow"
 
--- "function Workspace:call(" -> decl.Workspace.call = true
+-- "function Workspace:call(" -> decl.Workspace.call = true; after a
+-- "---@version 5.4" line: decl.Workspace.run = "5.4"
 local function declared()
   local path = assert(package.searchpath and package.searchpath("burrow.meta", package.path)
     or package.path:gsub("%?", "burrow/meta"):match("^([^;]+)"), "burrow.meta not found")
-  local decl = {}
+  local decl, only = {}, nil
   for line in io.lines(path) do
     local class, name = line:match("^function ([%w_]+)[:.]([%w_]+)%(")
+    local version = line:match("^%-%-%-@version%s+(.-)%s*$")
+    if version then only = version end
     if class then
       decl[class] = decl[class] or {}
-      decl[class][name] = true
+      decl[class][name] = only or true
+      only = nil
     end
   end
   return decl, path
@@ -31,9 +36,12 @@ local function methods(mt)
   return out
 end
 
-local function keys(t)
+-- names of t, but for those a version marks (the 5.4 binding's own) unless all
+local function keys(t, all)
   local out = {}
-  for k in pairs(t) do out[#out + 1] = k end
+  for k, v in pairs(t) do
+    if all or v == true then out[#out + 1] = k end
+  end
   table.sort(out)
   return out
 end
@@ -44,6 +52,7 @@ describe("the type stub (burrow/meta.lua) under " .. _VERSION .. (jit and " LuaJ
   it("is installed with the rock and declares the module, the workspace and the call", function()
     assert.truthy(path:find("/share/lua/", 1, true), "from a rock tree, not the checkout: " .. path)
     assert.truthy(decl.burrow and decl.Workspace and decl.Call)
+    assert.equal("5.4", decl.Workspace.run) -- the edge's call (burrow.toolkit.printer): the 5.4 binding's
   end)
 
   it("declares exactly the module's functions", function()

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -500,6 +501,72 @@ test("a call answered as plain JSON is cancelled too when its client hangs up (t
   // the grep stopped, or never began: the one worker serves the next request
   const next = await post(s.url, "tools/list", {});
   assert.equal(next.status, 200);
+});
+
+/** The listener's own gauges (http.metrics), by name (the default tenant's
+ * where a gauge is per tenant). */
+async function gauges(metricsUrl) {
+  const text = await (await fetch(metricsUrl)).text();
+  const out = {};
+  for (const m of text.matchAll(/^(burrow_http_[a-z_]+)(?:\{[^}]*\})? (\S+)$/gm)) out[m[1]] = (out[m[1]] || 0) + Number(m[2]);
+  return out;
+}
+
+// The worker answers a stateless POST's connection itself being resumed
+// once it has let go of the listener's lock (httppark.c, deferred wakes):
+// here every such connection's client is gone by then. Each must still be
+// resumed (else it stays suspended for ever: its socket, its session and
+// its place in the connection count), every call given back, the next
+// request served, and the stop at SIGTERM clean.
+test("answers a worker writes to clients that left while they waited: every connection resumed and closed, the calls given back, the stop clean", T, async () => {
+  const N = 30;
+  const dir = setup({ "slow.txt": SLOW, "small.txt": "line\n".repeat(400) });
+  fs.writeFileSync(path.join(dir, "burrow.yaml"),
+    "roots: [.]\nhttp: {workers: 1, max_calls: 64, metrics: {listen: \"127.0.0.1:0\"}}\n");
+  const s = await serve(["--config", path.join(dir, "burrow.yaml")]);
+  const metrics = s.stderr().match(/metrics at (http:\/\/\S+\/metrics)/)?.[1];
+  assert.ok(metrics, s.stderr());
+  const stopGrep = await longGrep(s.url); // the one worker is busy: what comes next waits, parked
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call",
+    params: { name: "read_file", arguments: { path: "small.txt" }, _meta: META() } });
+  const head = [`POST /mcp HTTP/1.1`, `Host: 127.0.0.1:${s.port}`, "Content-Type: application/json",
+    "Accept: application/json", `MCP-Protocol-Version: ${V}`, "Mcp-Method: tools/call", "Mcp-Name: read_file",
+    `Content-Length: ${Buffer.byteLength(body)}`, "", ""].join("\r\n");
+  const socks = [];
+  for (let i = 0; i < N; i++) {
+    const c = net.connect(s.port, "127.0.0.1");
+    c.on("error", () => {});
+    c.on("data", () => assert.fail("no answer can come before the worker is free"));
+    await new Promise((r) => c.once("connect", r));
+    c.write(head + body);
+    socks.push(c);
+  }
+  // a state: all N queued behind the grep (each POST parked on its stream)
+  await waitFor(async () => (await gauges(metrics)).burrow_http_queued_requests === N, `${N} requests queued`);
+  for (const c of socks) c.destroy(); // the clients go while their POSTs wait
+  stopGrep(); // the worker is free: it answers the N, whose clients are gone
+  await waitFor(async () => {
+    const g = await gauges(metrics);
+    return g.burrow_http_requests_in_flight === 0 && g.burrow_http_queued_requests === 0 && g.burrow_http_connections <= 2;
+  }, "every call answered and every connection of a gone client closed");
+  const next = await post(s.url, "tools/call", { name: "read_file", arguments: { path: "small.txt" } });
+  assert.equal(next.status, 200);
+  assert.match(text(next.msg.result), /line/);
+  // many calls answered while SIGTERM comes: each resume the stop must not outrun
+  const load = Array.from({ length: 20 }, async () => {
+    for (;;) {
+      try {
+        await post(s.url, "tools/call", { name: "read_file", arguments: { path: "small.txt" } });
+      } catch {
+        return;
+      }
+    }
+  });
+  await waitFor(async () => (await gauges(metrics)).burrow_http_requests_in_flight > 0, "calls in flight");
+  const code = await s.stop();
+  assert.equal(code, 0, s.stderr());
+  assert.match(s.stderr(), /SIGTERM: stopped \d+ ms after it/);
+  await Promise.all(load);
 });
 
 test("stateless calls count against max_calls (they are not a way around it) and against no session limit", T, async () => {

@@ -1,13 +1,21 @@
 /*
- * arena.c - a heap of one 2 MiB transparent huge page for one thread's many
- * small blocks: the burrow command's Lua state (main.c).
+ * arena.c - a heap of one 2 MiB region for one thread's many small blocks:
+ * the burrow command's Lua state (main.c).
  *
  * A short command spends much of its time past exec on page faults: the
  * ~400 KB a Lua state and its modules allocate from malloc's heap is ~100
  * first touches, and in a virtual machine a fault on fresh memory can cost
  * 10 µs or more (one guest: 100 touches 1.15-1.34 ms, the same 400 KB in a
- * huge page 0.13-0.24 ms). The arena is one 2 MiB-aligned region advised
- * MADV_HUGEPAGE, which the kernel fills on the first touch.
+ * huge page 0.13-0.24 ms). The region's first BW_ARENA_PREFAULT bytes are
+ * populated in one madvise(MADV_POPULATE_WRITE): no fault each, and only
+ * what a start uses is zeroed (a `burrow call stat` takes ~350 KB, a `burrow
+ * mcp` to its initialize answer ~470 KB). The rest faults page by page as
+ * it is reached. Where the kernel lacks MADV_POPULATE_WRITE (before 5.14)
+ * the region is one transparent huge page instead, advised MADV_HUGEPAGE,
+ * which the kernel fills on the first touch; that was the arena's first
+ * form, and it zeroed all 2 MiB at every start (15% of a `call stat`'s CPU
+ * on a 2-core VM, perf) and could wait for the kernel to compact memory
+ * for the huge page on a busy machine (docs/benchmarks.md, Start-up).
  *
  * Blocks of up to BW_ARENA_MAX bytes are cut from it in 16-byte size
  * classes, from a free list per class or else from the untouched end.
@@ -20,8 +28,7 @@
  * block on a list is at least its class's size.
  *
  * No lock: the arena belongs to one thread at a time (a Lua state runs on
- * one). Where transparent huge pages are off the region faults 4 KiB at a
- * time, as malloc's heap would; where madvise refuses, there is no arena.
+ * one). Where neither madvise is taken, there is no arena.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,7 +37,7 @@
 
 #include "core.h"
 
-enum { GRAIN = 16, CLASSES = BW_ARENA_MAX / GRAIN + 1 };
+enum { GRAIN = 16, CLASSES = BW_ARENA_MAX / GRAIN + 1, PREFAULT = BW_ARENA_PREFAULT };
 
 struct bw_arena {
   char *next, *end;     /* the untouched rest of the region */
@@ -38,7 +45,16 @@ struct bw_arena {
 };
 
 /* The region holds its own header, so opening it touches nothing else. */
-bw_arena *bw_arena_open(void) {
+static bw_arena *start(char *r) {
+  bw_arena *a = (bw_arena *)r;
+  size_t head = (sizeof *a + GRAIN - 1) / GRAIN * GRAIN;
+  a->next = r + head;
+  a->end = r + BW_ARENA_SIZE;
+  return a;
+}
+
+/* Before Linux 5.14: one huge page, 2 MiB-aligned. */
+static bw_arena *open_huge(void) {
   const size_t size = BW_ARENA_SIZE, span = 2 * BW_ARENA_SIZE;
   char *m = mmap(NULL, span, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -50,11 +66,18 @@ bw_arena *bw_arena_open(void) {
     munmap(r, size);
     return NULL;
   }
-  bw_arena *a = (bw_arena *)r;
-  size_t head = (sizeof *a + GRAIN - 1) / GRAIN * GRAIN;
-  a->next = r + head;
-  a->end = r + size;
-  return a;
+  return start(r);
+}
+
+bw_arena *bw_arena_open(void) {
+  char *r = mmap(NULL, BW_ARENA_SIZE, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (r == MAP_FAILED) return NULL;
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(r, PREFAULT, MADV_POPULATE_WRITE) == 0) return start(r);
+#endif
+  munmap(r, BW_ARENA_SIZE);
+  return open_huge();
 }
 
 void bw_arena_close(bw_arena *a) {

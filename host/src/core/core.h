@@ -71,6 +71,7 @@ enum {
   BW_ON_ROOT,    /* a root (index: 1-based) */
   BW_ON_SIZE,    /* a file over the size cap (max_file_size) */
   BW_ON_SYNC,    /* done, but its directory fsync failed: it may not survive a crash */
+  BW_ON_CURSOR,  /* a cursor that names no place in this search */
 };
 int bw_fail_on(int code, int on, int index, const char *detail);
 int bw_fail_subject(int *index); /* BW_ON_*, and its index */
@@ -279,14 +280,15 @@ void bw_buf_prefault(const bw_buf *b, size_t off, size_t n);
 enum { BW_HUGE_MIN = 2 << 20 };
 void bw_huge_advise(void *p, size_t n);
 
-/* A heap for one thread's many small blocks, in one huge page (arena.c):
- * the burrow command's Lua state. bw_arena_alloc has lua_Alloc's shape
+/* A heap for one thread's many small blocks, in one 2 MiB region whose
+ * first BW_ARENA_PREFAULT bytes are populated at once (arena.c): the burrow
+ * command's Lua state. bw_arena_alloc has lua_Alloc's shape
  * (ud = the arena, or NULL for plain realloc/free): a block is freed or
  * resized with the size it has, osize, and ptr == NULL asks for a new one
  * (osize is then not a size). Blocks above BW_ARENA_MAX bytes, and all once
  * the region is used up, are malloc's. bw_arena_open: NULL where the
  * region cannot be had (then pass NULL). */
-enum { BW_ARENA_SIZE = 2 << 20, BW_ARENA_MAX = 4096 };
+enum { BW_ARENA_SIZE = 2 << 20, BW_ARENA_MAX = 4096, BW_ARENA_PREFAULT = 512 << 10 };
 typedef struct bw_arena bw_arena;
 bw_arena *bw_arena_open(void);
 void bw_arena_close(bw_arena *a);
@@ -343,20 +345,13 @@ typedef struct bw_lines {
   int truncated;      /* stopped by max_bytes rather than limit or the end */
   size_t cut_lines;   /* lines cut at max_line */
   size_t out_cap;
-  size_t raw_len;     /* bw_number_lines_json: length of the unescaped text */
+  size_t raw_len;     /* length of the numbered raw text (JSON: unescaped) */
   size_t *ends;       /* bw_page_lines: malloc'd, where each line ends in out */
   size_t rows, ends_cap;
 } bw_lines;
 
 int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
                     size_t max_line, size_t max_bytes, bw_lines *res);
-
-/* The same lines written as the inside of a JSON string (no quotes): one
- * pass numbers and escapes (bw_json_escape) into res->out. Caps, cuts and
- * res fields are those of the raw text, whose length is res->raw_len. */
-int bw_number_lines_json(const char *data, size_t len, size_t first,
-                         size_t limit, size_t max_line, size_t max_bytes,
-                         bw_lines *res);
 
 /* The same page as data, for a caller that writes its own rows (a pack):
  * each line's text as the numbered view shows it (the CR of CRLF dropped,
@@ -369,7 +364,9 @@ int bw_page_lines(const char *data, size_t len, size_t first, size_t limit,
 
 /* A page that resumes a cursor: from byte `at` of the text, which is on
  * line `first` (at a line's start, or inside it after a cut), as
- * bw_number_lines (json: bw_number_lines_json) numbers it, except that the
+ * bw_number_lines numbers it (json: the inside of a JSON string, no quotes,
+ * numbered and escaped in one pass by bw_json_escape; caps, cuts and res
+ * fields those of the raw text, raw_len its length), except that the
  * page ends with the first line it cuts (at max_line or max_bytes), and
  * next_byte, with next and mid_line, says where the cut left off: pages
  * read this way join into the text with no gap and no repeat. */
@@ -377,6 +374,15 @@ int bw_page_lines(const char *data, size_t len, size_t first, size_t limit,
 int bw_lines_at(const char *data, size_t len, size_t at, size_t first,
                 size_t limit, size_t max_line, size_t max_bytes, int json,
                 bw_lines *res);
+
+/* The page bw_number_lines (at == BW_LINES_BY_LINE) or bw_lines_at would
+ * give, counted, not written: every res field but out (NULL), its length
+ * and rows, raw_len the numbered text's bytes. For a page told (lines,
+ * bytes, cursor, truncated) before its form is chosen (read_file's held
+ * page: lpage.c). */
+int bw_lines_count(const char *data, size_t len, size_t at, size_t first,
+                   size_t limit, size_t max_line, size_t max_bytes,
+                   bw_lines *res);
 
 /* ---- JSON string escaping (jsonesc.c) ---- */
 

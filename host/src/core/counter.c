@@ -228,12 +228,12 @@ int bw_counter_add_until(bw_counters *c, const char *key, int64_t now, int64_t e
     memcpy(r.key, key, kl);
     r.window = expires;
   }
-  int64_t sum;
   *added = !(limit >= 0 && r.value + delta > limit);
-  if (*added && __builtin_add_overflow(r.value, delta, &sum))
-    return unlock(c->fd, bw_fail(BW_TOO_LARGE, "the counter would overflow"));
   *value = r.value;
   if (!*added) return unlock(c->fd, BW_OK);
+  int64_t sum;
+  if (__builtin_add_overflow(r.value, delta, &sum))
+    return unlock(c->fd, bw_fail(BW_TOO_LARGE, "the counter would overflow"));
   r.value = sum < 0 ? 0 : sum;
   *value = r.value;
   if (at < 0) at = slot;

@@ -90,7 +90,7 @@ int bw_fail_subject(int *index) {
 }
 
 const char *bw_on_name(int on) {
-  static const char *const n[] = {NULL, "pattern", "include", "exclude", "time", "root", "size", "sync"};
+  static const char *const n[] = {NULL, "pattern", "include", "exclude", "time", "root", "size", "sync", "cursor"};
   return on > 0 && on < (int)(sizeof n / sizeof *n) ? n[on] : NULL;
 }
 

@@ -134,7 +134,10 @@ static int is_meta(const char *p, size_t n) {
   return 0;
 }
 
-static int add_seg(alt *a, const char *p, size_t n, const char **why) {
+/* Add one segment to a; with a->s NULL only count it (bw_glob_check),
+ * so the check and the compile say the same of every pattern. last: the
+ * kind of the segment added before, -1 for none. */
+static int add_seg(alt *a, int *last, const char *p, size_t n, const char **why) {
   if (n == 0 || (n == 1 && p[0] == '.')) return 0; /* "a//b", "./a" */
   if (n == 2 && p[0] == '.' && p[1] == '.') {
     *why = "'..' is not allowed in a pattern";
@@ -143,51 +146,56 @@ static int add_seg(alt *a, const char *p, size_t n, const char **why) {
   int kind = (n == 2 && p[0] == '*' && p[1] == '*') ? SEG_STAR2
              : is_meta(p, n)                        ? SEG_GLOB
                                                     : SEG_LIT;
-  if (kind == SEG_STAR2 && a->n && a->s[a->n - 1].kind == SEG_STAR2)
+  if (kind == SEG_STAR2 && *last == SEG_STAR2)
     return 0; /* "**" twice is "**" */
   if (a->n == MAX_SEGS) {
     *why = "pattern has too many segments";
     return -1;
   }
-  seg *g = &a->s[a->n];
-  if (!(g->p = malloc(n + 1))) {
-    *why = "out of memory";
-    return -1;
+  if (a->s) {
+    seg *g = &a->s[a->n];
+    if (!(g->p = malloc(n + 1))) {
+      *why = "out of memory";
+      return -1;
+    }
+    memcpy(g->p, p, n);
+    g->p[n] = '\0';
+    g->len = n;
+    g->kind = kind;
   }
-  memcpy(g->p, p, n);
-  g->p[n] = '\0';
-  g->len = n;
-  g->kind = kind;
+  *last = kind;
   a->n++;
   return 0;
 }
 
-static int compile_alt(alt *a, const char *p, size_t n, int flags,
+/* count: only check the segments (a->s stays NULL). */
+static int compile_alt(alt *a, const char *p, size_t n, int flags, int count,
                        const char **why) {
   /* room for as many segments as it can have, not MAX_SEGS: a policy's
    * rules compile dozens of globs at every start (docs/benchmarks.md,
    * Start-up); add_seg stops at MAX_SEGS either way */
   size_t segs = 1;
-  for (size_t i = 0; i < n && segs < MAX_SEGS; i++) segs += p[i] == '/';
-  if (!(a->s = calloc(segs, sizeof *a->s))) {
+  for (size_t i = 0; !count && i < n && segs < MAX_SEGS; i++) segs += p[i] == '/';
+  if (!count && !(a->s = calloc(segs, sizeof *a->s))) {
     *why = "out of memory";
     return -1;
   }
   size_t start = 0;
+  int last = -1;
   for (size_t i = 0; i <= n; i++) {
     if (i < n && p[i] == '\\' && i + 1 < n && p[i + 1] != '/') {
       i++;
       continue;
     }
     if (i < n && p[i] != '/') continue;
-    if (add_seg(a, p + start, i - start, why)) return -1;
+    if (add_seg(a, &last, p + start, i - start, why)) return -1;
     start = i + 1;
   }
   if (a->n == 0) {
     *why = "empty pattern";
     return -1;
   }
-  a->plus = !(flags & BW_GLOB_DIR_ITSELF) && a->s[a->n - 1].kind == SEG_STAR2;
+  a->plus = !(flags & BW_GLOB_DIR_ITSELF) && last == SEG_STAR2;
   return 0;
 }
 
@@ -299,7 +307,7 @@ bw_glob *bw_glob_compile(const char *pat, size_t len, int flags,
   }
   if (!rc && !(g->a = calloc((size_t)e.n, sizeof *g->a))) rc = -1;
   for (int i = 0; !rc && i < e.n; i++) {
-    rc = compile_alt(&g->a[i], e.v[i], e.len[i], flags, why);
+    rc = compile_alt(&g->a[i], e.v[i], e.len[i], flags, 0, why);
     g->n = i + 1;
   }
   for (int i = 0; e.v && i < e.n; i++) free(e.v[i]);
@@ -312,6 +320,29 @@ bw_glob *bw_glob_compile(const char *pat, size_t len, int flags,
   }
   g->fold = !!(flags & BW_GLOB_CASEFOLD);
   return g;
+}
+
+/* What bw_glob_compile says of the pattern, without building it: a
+ * pattern without {a,b} alternatives is checked in place (no allocation);
+ * one with them is compiled and freed. rules.c checks its literal
+ * patterns so, which it compares as strings and never runs (a policy's
+ * rules are checked at every start; docs/benchmarks.md, Start-up). */
+int bw_glob_check(const char *pat, size_t len, int flags, const char **why) {
+  if ((flags & BW_GLOB_BRACES) && memchr(pat, '{', len)) {
+    bw_glob *g = bw_glob_compile(pat, len, flags, why);
+    bw_glob_free(g);
+    return g ? 0 : -1;
+  }
+  if (len > MAX_PAT) {
+    *why = "pattern too long";
+    return -1;
+  }
+  if (memchr(pat, '\0', len)) {
+    *why = "pattern contains a NUL byte";
+    return -1;
+  }
+  alt a = {NULL, 0, 0};
+  return compile_alt(&a, pat, len, flags, 1, why);
 }
 
 /* ---- matching ---- */

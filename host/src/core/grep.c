@@ -559,10 +559,12 @@ static int grep_single(grep *g, const char *rel) {
 }
 
 /* Is rel a regular file (after in-root links)? */
+/* 1: rel is a regular file, 0: something else, -1: nothing reachable
+ * (the walk says why). */
 static int is_file(const bw_root *r, const char *rel) {
   struct stat st;
   int fd;
-  if (bw_resolve(r, rel, 0, &fd, &st)) return 0;
+  if (bw_resolve(r, rel, 0, &fd, &st)) return -1;
   close(fd);
   return S_ISREG(st.st_mode);
 }
@@ -700,7 +702,18 @@ int bw_grep(const bw_root *r, const char *rel, const bw_grep_opts *o,
     w.visit = grep_visit;
     w.arg = &g;
     w.stats = &stats;
-    rc = is_file(r, rel) ? grep_single(&g, rel) : bw_walk_run(r, rel, &w);
+    int single = is_file(r, rel);
+    /* a cursor names where this search stopped: "" for a one-file search
+       (its path in results), a path in the tree for a walk; any other
+       would silently start over (an agent paging it would loop) */
+    if (o->from_path && single >= 0 && (*o->from_path == 0) != single)
+      rc = bw_fail_on(BW_INVALID_ARGUMENT, BW_ON_CURSOR, 0,
+                      single ? "the cursor names a file, but this search is of one file: "
+                               "pass the cursor its result gave"
+                             : "the cursor names no file, but this search is of a folder: "
+                               "pass the cursor its result gave");
+    else
+      rc = single > 0 ? grep_single(&g, rel) : bw_walk_run(r, rel, &w);
   }
   watch_stop(&g);
   int err = atomic_load(&g.err);

@@ -212,17 +212,24 @@ static int compile_pat(pat *t, const char *p, int fold, const char **why) {
   size_t n = strlen(p), ll;
   const char *lit;
   int flags = BW_GLOB_BRACES | (fold ? BW_GLOB_CASEFOLD : 0);
-  bw_glob *whole = bw_glob_compile(p, n, flags, why); /* checks it once */
-  if (!whole) return BW_INVALID_ARGUMENT;
   t->kind = kind_of(p, n, &lit, &ll);
-  if (t->kind == K_BASE && !(t->g = bw_glob_compile(lit, ll, flags, why)))
-    t->kind = K_PATH;
-  if (t->kind == K_PATH) {
-    t->g = whole;
+  if (t->kind != K_BASE && t->kind != K_PATH) {
+    /* a literal kind is compared as a string, never run: the pattern is
+     * checked as globmatch.c would compile it, not compiled (most policy
+     * globs are such; a policy's are checked at every start) */
+    if (bw_glob_check(p, n, flags, why)) return BW_INVALID_ARGUMENT;
+  } else {
+    bw_glob *whole = bw_glob_compile(p, n, flags, why); /* checks it once */
+    if (!whole) return BW_INVALID_ARGUMENT;
+    if (t->kind == K_BASE && !(t->g = bw_glob_compile(lit, ll, flags, why)))
+      t->kind = K_PATH;
+    if (t->kind == K_PATH) {
+      t->g = whole;
+      return BW_OK;
+    }
+    bw_glob_free(whole);
     return BW_OK;
   }
-  bw_glob_free(whole);
-  if (t->kind == K_BASE) return BW_OK;
   if (!(t->name = malloc(ll + 1))) {
     *why = "out of memory";
     return BW_ENOMEM;

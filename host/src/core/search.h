@@ -36,6 +36,10 @@ enum {
 bw_glob *bw_glob_compile(const char *pat, size_t len, int flags,
                          const char **why);
 void bw_glob_free(bw_glob *g);
+/* 0 when bw_glob_compile would compile the pattern, else -1 with its
+ * reason in *why: the same answer, without building it when it has no
+ * {a,b} (rules.c's literal patterns, checked at every start). */
+int bw_glob_check(const char *pat, size_t len, int flags, const char **why);
 /* Does the whole path (no leading "/") match? */
 int bw_glob_match(const bw_glob *g, const char *path);
 /* The same for path[0, len), which need not end in a NUL. */

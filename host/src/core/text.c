@@ -193,6 +193,16 @@ static int fmt_lineno(char *buf, size_t n) {
   return len + 1;
 }
 
+/* The length of "N\t" for a line number (a page counted: nothing written). */
+static int lineno_len(size_t n) {
+  int len = 2;
+  while (n >= 10) {
+    n /= 10;
+    len++;
+  }
+  return len;
+}
+
 /* Byte length of the first max_chars UTF-8 characters of s[0..n). */
 static size_t utf8_prefix(const char *s, size_t n, size_t max_chars) {
   size_t chars = 0;
@@ -217,8 +227,9 @@ static int out_escape(bw_lines *o, const char *p, size_t n) {
 }
 
 /* What number_lines writes: numbered rows, the same as JSON string
- * content, or each line's text alone with its end recorded (bw_page_lines). */
-enum { ROWS_TEXT, ROWS_JSON, ROWS_DATA };
+ * content, each line's text alone with its end recorded (bw_page_lines),
+ * or nothing: the page counted (bw_lines_count). */
+enum { ROWS_TEXT, ROWS_JSON, ROWS_DATA, ROWS_COUNT };
 
 /* Record where the row just written ends (ROWS_DATA). */
 static int end_row(bw_lines *o) {
@@ -237,6 +248,7 @@ static int end_row(bw_lines *o) {
  * the cut marker m[0, ml), then a newline; as mode says. */
 static int put_row(bw_lines *o, int mode, const char *num, size_t numlen,
                    const char *p, size_t keep, const char *m, size_t ml) {
+  if (mode == ROWS_COUNT) return BW_OK;
   if (mode == ROWS_JSON) { /* digits, "\t", the escaped text, the marker (plain ASCII), "\n" */
     if (out_reserve(o, numlen + 1)) return BW_ENOMEM;
     memcpy(o->out + o->out_len, num, numlen - 1);
@@ -277,7 +289,8 @@ static int number_lines(const char *data, size_t len, size_t first,
     p += 3;
   bw_lines *o = res;
   size_t want = len < max_bytes ? len + 64 : max_bytes + 64;
-  if (out_reserve(o, want < (1u << 26) ? want : (1u << 26))) return BW_ENOMEM;
+  if (mode != ROWS_COUNT && out_reserve(o, want < (1u << 26) ? want : (1u << 26)))
+    return BW_ENOMEM;
   size_t lineno = first, shown = 0, raw = 0;
   while (p && p < end && shown < limit) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -286,7 +299,7 @@ static int number_lines(const char *data, size_t len, size_t first,
     if (n > 0 && p[n - 1] == '\r') n--; /* the newline style is reported */
     size_t keep = n > max_line ? utf8_prefix(p, n, max_line) : n;
     char num[48], marker[96] = "";
-    int numlen = fmt_lineno(num, lineno);
+    int numlen = mode == ROWS_COUNT ? lineno_len(lineno) : fmt_lineno(num, lineno);
     if (keep < n) {
       snprintf(marker, sizeof marker,
                " [... line truncated: %zu of %zu bytes shown]", keep, n);
@@ -344,13 +357,6 @@ int bw_number_lines(const char *data, size_t len, size_t first, size_t limit,
                       ROWS_TEXT, BW_LINES_BY_LINE);
 }
 
-int bw_number_lines_json(const char *data, size_t len, size_t first,
-                         size_t limit, size_t max_line, size_t max_bytes,
-                         bw_lines *res) {
-  return number_lines(data, len, first, limit, max_line, max_bytes, res,
-                      ROWS_JSON, BW_LINES_BY_LINE);
-}
-
 int bw_page_lines(const char *data, size_t len, size_t first, size_t limit,
                   size_t max_line, size_t max_bytes, bw_lines *res) {
   return number_lines(data, len, first, limit, max_line, max_bytes, res,
@@ -362,6 +368,13 @@ int bw_lines_at(const char *data, size_t len, size_t at, size_t first,
                 bw_lines *res) {
   return number_lines(data, len, first, limit, max_line, max_bytes, res,
                       json ? ROWS_JSON : ROWS_TEXT, at);
+}
+
+int bw_lines_count(const char *data, size_t len, size_t at, size_t first,
+                   size_t limit, size_t max_line, size_t max_bytes,
+                   bw_lines *res) {
+  return number_lines(data, len, first, limit, max_line, max_bytes, res,
+                      ROWS_COUNT, at);
 }
 
 /* One line of a tail: its text cut at max_line characters with a marker,

@@ -379,9 +379,48 @@ int bw_undo_group_put(bw_undo *u, const char *group, const char *const *keys, si
   return u->sh ? bw_undostate_group_put(u->sh, group, keys, n) : BW_OK;
 }
 
+/* The keys of a group, newest first as bw_undo_members hands them */
+typedef struct gkeys {
+  char **v;
+  size_t n, cap;
+  int oom;
+} gkeys;
+static void gkeys_add(void *arg, const char *key) {
+  gkeys *k = arg;
+  if (k->oom) return;
+  if (k->n == k->cap) {
+    size_t cap = k->cap ? 2 * k->cap : 16;
+    char **v = realloc(k->v, cap * sizeof *v);
+    if (!v) {
+      k->oom = 1;
+      return;
+    }
+    k->v = v, k->cap = cap;
+  }
+  if (!(k->v[k->n] = strdup(key))) k->oom = 1;
+  else k->n++;
+}
+
 long bw_undo_group_take(bw_undo *u, const char *group, void (*each)(void *arg, const char *key), void *arg) {
   if (u->sh) return bw_undostate_group_take(u->sh, group, each, arg);
-  return (long)bw_undo_members(u, group, each, arg);
+  /* in the order of the change, as a shared store's record keeps them
+   * (each is called outside the store's lock) */
+  gkeys k = {0};
+  bw_undo_members(u, group, gkeys_add, &k);
+  for (size_t i = k.n; i-- > 0;) {
+    if (!k.oom) each(arg, k.v[i]);
+    free(k.v[i]);
+  }
+  free(k.v);
+  return k.oom ? -bw_fail(BW_ENOMEM, "undo: out of memory") : (long)k.n;
+}
+
+int bw_undo_group_done(bw_undo *u, const char *group) {
+  return u->sh ? bw_undostate_group_done(u->sh, group) : BW_OK;
+}
+
+int bw_undo_group_release(bw_undo *u, const char *group) {
+  return u->sh ? bw_undostate_group_release(u->sh, group) : BW_OK;
 }
 
 int bw_undo_record_splice(bw_undo *u, const char *key, const char *before,

@@ -113,14 +113,23 @@ size_t bw_undo_members(bw_undo *u, const char *group,
                        void (*each)(void *arg, const char *key), void *arg);
 /* The group's files for one undo of the change. A shared store keeps them
  * in a record of the group (bw_undo_group_put, after the change's files
- * are recorded; a no-op in this process's store), which the undo takes
- * whole: so of two instances undoing one change at once, one undoes every
- * file and the other none. each(arg, key) for every file, and their
- * count; 0 when the record is not there (taken, or expired); a negative
- * bw_code when the store does not answer. This process's store:
- * bw_undo_members. A failed undo puts the group back. */
+ * are recorded; a no-op in this process's store), which the undo holds
+ * (a mark in the store that lapses by itself after BW_UNDO_GROUP_HOLD
+ * seconds): so of two instances undoing one change at once, one undoes
+ * every file and the other none. each(arg, key) for every file, in the
+ * order of the change, and their count; 0 when the record is not there
+ * (undone, or expired); -BW_EAGAIN while another call holds it; another
+ * negative bw_code when the store does not answer. This process's store:
+ * bw_undo_members, oldest first. Then bw_undo_group_done when the undo
+ * went through (the record dropped), bw_undo_group_release when it failed
+ * (the hold let go, the record kept for a later undo); either a no-op in
+ * this process's store. An undo that cannot let go (the store stopped
+ * answering) loses nothing: its hold lapses. */
+#define BW_UNDO_GROUP_HOLD 10.0
 int bw_undo_group_put(bw_undo *u, const char *group, const char *const *keys, size_t n);
 long bw_undo_group_take(bw_undo *u, const char *group, void (*each)(void *arg, const char *key), void *arg);
+int bw_undo_group_done(bw_undo *u, const char *group);
+int bw_undo_group_release(bw_undo *u, const char *group);
 /* The newest record of key, copied into *e (free with bw_undo_entry_free):
  * 1, or 0 when there is none; a negative bw_code as record's. */
 int bw_undo_peek(bw_undo *u, const char *key, bw_undo_entry *e);

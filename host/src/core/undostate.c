@@ -14,10 +14,14 @@
  * still written when none is, so an instance of the release before reads
  * every record it could. Such a change also has a record of its own,
  * "undo/<store id>/g/<sha256 of the group>": "BWG1" u32 n, n x (u32 len,
- * key), its files' keys. An undo of the change takes that record first
- * (a delete at its version): the one call that took it undoes every
- * file, another finds it gone and undoes none (no half-undo between two
- * instances); a failed undo puts it back.
+ * key), its files' keys. An undo of the change holds it first (a mark
+ * beside it, "<that key>/held", which lapses by itself after
+ * BW_UNDO_GROUP_HOLD seconds): the one call that holds it undoes every
+ * file, another finds it held (or gone, once undone) and undoes none (no
+ * half-undo between two instances); the undo drops the record when it
+ * went through and lets go of the hold when it failed. An undo that
+ * cannot let go (the store stopped answering) loses nothing: the hold
+ * lapses and the change is undone whole later.
  *
  * A record fits the store's 1 MiB and the store's max_records; the oldest
  * go first, and a change whose bytes cannot fit at all is kept as a
@@ -519,30 +523,42 @@ int bw_undostate_group_put(bw_undostate *x, const char *group, const char *const
   return rc;
 }
 
+/* The mark that holds a group for one undo: a store-side expiry, so an
+ * undo that cannot let go (the store stopped answering) holds it HOLD
+ * seconds at most, whichever instance's clock. */
+static void hold_key(const bw_undostate *x, const char *group, char out[168]) {
+  char gkey[160];
+  group_key(x, group, gkey);
+  snprintf(out, 168, "%s/held", gkey);
+}
+
 long bw_undostate_group_take(bw_undostate *x, const char *group, void (*each)(void *arg, const char *key),
                              void *arg) {
-  char gkey[160], *val = NULL;
+  char gkey[160], hkey[168], *val = NULL;
   size_t len = 0;
   uint64_t ver = 0;
+  int first = 0, ignored;
   group_key(x, group, gkey);
-  int rc = bw_state_get(x->st, x->tenant, gkey, &val, &len, &ver);
+  hold_key(x, group, hkey);
+  /* the hold first, then the record: a record read after another call let
+   * go of it is the record that call left (gone when it undid the change) */
+  int rc = bw_state_once(x->st, x->tenant, hkey, BW_UNDO_GROUP_HOLD, &first);
   if (rc) return -rc;
-  if (!val) return 0;
+  if (!first) return -bw_fail(BW_EAGAIN, "undo: another call is undoing this change");
+  rc = bw_state_get(x->st, x->tenant, gkey, &val, &len, &ver);
   const unsigned char *p = (const unsigned char *)val, *end = p + len;
-  size_t n = len >= 8 && !memcmp(p, GMAGIC, 4) ? get32(p + 4) : 0;
-  /* every key whole before the take: a record not ours takes nothing */
+  size_t n = !rc && val && len >= 8 && !memcmp(p, GMAGIC, 4) ? get32(p + 4) : 0;
+  /* every key whole before any is handed over: a record not ours, none */
   const unsigned char *q = p + 8;
   for (size_t i = 0; i < n; i++) {
     if (end - q < 4 || (size_t)(end - q - 4) < get32(q)) n = 0;
     else q += 4 + get32(q);
   }
-  int deleted = 0, ignored;
-  if (n) rc = bw_state_del(x->st, x->tenant, gkey, ver, &deleted);
-  if (rc || !deleted) {
+  if (rc || !n) {
+    bw_state_del(x->st, x->tenant, hkey, 0, &ignored); /* a failure here: the hold lapses */
     free(val);
     return rc ? -rc : 0;
   }
-  budget_add(x, -(long long)charge(x, gkey, len), &ignored); /* its charge given back */
   q = p + 8;
   for (size_t i = 0; i < n; i++) {
     size_t kl = get32(q);
@@ -553,4 +569,26 @@ long bw_undostate_group_take(bw_undostate *x, const char *group, void (*each)(vo
   }
   free(val);
   return (long)n;
+}
+
+int bw_undostate_group_done(bw_undostate *x, const char *group) {
+  char gkey[160], hkey[168], *val = NULL;
+  size_t len = 0;
+  uint64_t ver = 0;
+  int deleted = 0, ignored;
+  group_key(x, group, gkey);
+  hold_key(x, group, hkey);
+  int rc = bw_state_get(x->st, x->tenant, gkey, &val, &len, &ver);
+  free(val);
+  if (!rc && ver) rc = bw_state_del(x->st, x->tenant, gkey, ver, &deleted);
+  if (!rc && deleted) budget_add(x, -(long long)charge(x, gkey, len), &ignored); /* its charge given back */
+  if (!rc) rc = bw_state_del(x->st, x->tenant, hkey, 0, &ignored);
+  return rc;
+}
+
+int bw_undostate_group_release(bw_undostate *x, const char *group) {
+  char hkey[168];
+  int ignored;
+  hold_key(x, group, hkey);
+  return bw_state_del(x->st, x->tenant, hkey, 0, &ignored);
 }

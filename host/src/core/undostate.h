@@ -30,13 +30,18 @@ int bw_undostate_peek(bw_undostate *x, const char *key, bw_undo_entry *e);
 int bw_undostate_pop(bw_undostate *x, const char *key);
 int bw_undostate_depth(bw_undostate *x, const char *key, size_t *depth);
 /* A change of several files (group, as each file's entry carries it):
- * its files' keys in a record of its own (put at its change, and back
- * after an undo that failed), which an undo takes whole: each(arg, key)
- * for every key and their count when this call took it, 0 when it is not
- * there (another call took it, or it expired), -code on a failure. */
+ * its files' keys in a record of its own (put at its change), which an
+ * undo holds (a mark of BW_UNDO_GROUP_HOLD seconds): each(arg, key) for
+ * every key and their count when this call holds it, 0 when it is not
+ * there (undone, or expired), -BW_EAGAIN while another call holds it,
+ * -code on a failure. Then done (the undo went through: the record
+ * dropped, its charge given back, the hold let go) or release (it
+ * failed: the hold let go, the record kept). */
 int bw_undostate_group_put(bw_undostate *x, const char *group, const char *const *keys, size_t n);
 long bw_undostate_group_take(bw_undostate *x, const char *group, void (*each)(void *arg, const char *key),
                              void *arg);
+int bw_undostate_group_done(bw_undostate *x, const char *group);
+int bw_undostate_group_release(bw_undostate *x, const char *group);
 /* The tenant's charged bytes (the counter). */
 int bw_undostate_budget(bw_undostate *x, size_t *bytes);
 

@@ -101,7 +101,7 @@ void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
  * SIGBUS guard when mapped), the file closed at its last use, f:lines's
  * info table {first, last, next, truncated, cut_lines} pushed. */
 void bw_lua_file_methods(lua_State *L, const luaL_Reg *m);
-/* The arguments of a File's page readers (f:lines, f:lines_json,
+/* The arguments of a File's page readers (f:lines, f:page,
  * f:lines_table): first, limit, max_line, max_bytes [, last_use] at 2..6
  * of the File at 1, whose head is prefaulted for that page; last_use. */
 int bw_lua_page_args(lua_State *L, size_t *first, size_t *limit, size_t *max_line, size_t *max_bytes,
@@ -116,6 +116,8 @@ void bw_lua_push_lines_info(lua_State *L, const bw_lines *lines);
 
 /* core.lines_table and the File method f:lines_table (llines.c) */
 void bw_lines_register(lua_State *L);
+/* the File method f:page: read_file's page held until it leaves (lpage.c) */
+void bw_page_register(lua_State *L);
 
 /* core.sandbox (lsandbox.c) */
 void bw_sandbox_register(lua_State *L);

@@ -82,7 +82,7 @@ static int run_job(job *j) {
   return j->b->mapped ? bw_guard(job_run, j) : j->run(j);
 }
 
-/* For the binding files that add File methods (ljson.c: f:lines_json). */
+/* For the binding files that add File methods (lpage.c: f:page; llines.c: f:lines_table). */
 int bw_lua_page_args(lua_State *L, size_t *first, size_t *limit, size_t *max_line, size_t *max_bytes,
                      size_t *at) {
   const bw_buf *b = &check_file(L)->b;
@@ -213,7 +213,7 @@ static int file_scan(lua_State *L) {
  * (at: a cursor's byte, on line first: bw_lines_at)
  * With last_use the file is closed before the text becomes a Lua string,
  * so a big file's pages and its numbered copy are not all held at once.
- * (f:lines_json, the same as a prepared JSON fragment: ljson.c.) */
+ * (f:page, the same page held until its form is chosen: lpage.c.) */
 static int file_lines(lua_State *L) {
   file *f = check_file(L);
   job j = {.b = &f->b, .run = do_lines};

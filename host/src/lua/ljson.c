@@ -871,10 +871,8 @@ void bw_json_push (lua_State *L) {
 }
 
 
-/* core.json, and the File method that writes a file's lines as JSON
-   (ljsonfrag.c) */
+/* core.json */
 void bw_json_register (lua_State *L) {
   bw_json_push(L);
   lua_setfield(L, -2, "json");
-  bw_json_frag_register(L);
 }

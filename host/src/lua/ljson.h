@@ -1,8 +1,8 @@
 /*
 ** ljson.h
 ** JSON for burrow.core: decode (jansson) and a fast encoder written
-** straight from Lua values. core.json (lmodule.c registers it), the
-** File method lines_json, and the server's C-side encode of replies
+** straight from Lua values. core.json (lmodule.c registers it),
+** prepared fragments (ljsonfrag.c), and the server's C-side encode of replies
 ** (lserver.c, lhttp.c).
 */
 
@@ -17,8 +17,7 @@
 
 /* Pushes a table {decode=, encode=, null=, array_mt=, array=} onto the stack. */
 void bw_json_push(lua_State *L);
-/* Sets core.json on the module table at the top (lmodule.c) and adds
-   f:lines_json to the File class (lfile.c's, made before). */
+/* Sets core.json on the module table at the top (lmodule.c). */
 void bw_json_register(lua_State *L);
 
 /* C-side encode of the value at index idx into a malloc'd buffer (for the
@@ -62,7 +61,5 @@ typedef struct bw_json_frag {
 bw_json_frag *bw_json_new_fragment(lua_State *L);
 /* core.json.fragment(s): s escaped once, to be written verbatim. */
 int bw_json_l_fragment(lua_State *L);
-/* Adds f:lines_json to the File class (bw_json_register calls it). */
-void bw_json_frag_register(lua_State *L);
 
 #endif

@@ -2,10 +2,8 @@
 ** ljsonfrag.c
 ** Prepared JSON fragments (ljson.h): escaped text, or a whole JSON value,
 ** that the encoder (ljson.c) writes verbatim and the stdio server splices
-** into a reply from its own buffer; core.json.fragment, and the File
-** method f:lines_json (a file's numbered lines escaped in one C pass,
-** read_file over MCP), added to lfile.c's File class so lfile.c knows
-** nothing of JSON.
+** into a reply from its own buffer; core.json.fragment (read_file's page
+** writes its numbered lines as one: lpage.c).
 */
 #include <stdint.h>
 #include <stdlib.h>
@@ -104,50 +102,4 @@ int bw_json_l_fragment (lua_State *L) {
   luaL_checkstring(L, 1);
   frag_append(L, 1, bw_json_new_fragment(L));
   return 1;
-}
-
-
-/* f:lines_json(first, limit, max_line, max_bytes [, last_use]) -> fragment,
-   info: f:lines (lfile.c) numbered and JSON-escaped in one C pass
-   (bw_number_lines_json) into a fragment, for a reply: no Lua string, no
-   second escape. */
-typedef struct lines_job {
-  const bw_buf *b;
-  size_t first, limit, max_line, max_bytes, at;
-  bw_lines lines;
-} lines_job;
-
-static int lines_run (void *arg) {
-  lines_job *j = (lines_job *)arg;
-  if (j->at != BW_LINES_BY_LINE)
-    return bw_lines_at(j->b->data, j->b->len, j->at, j->first, j->limit,
-                       j->max_line, j->max_bytes, 1, &j->lines);
-  return bw_number_lines_json(j->b->data, j->b->len, j->first, j->limit,
-                              j->max_line, j->max_bytes, &j->lines);
-}
-
-static int file_lines_json (lua_State *L) {
-  lines_job j;
-  memset(&j, 0, sizeof j);
-  j.b = bw_lua_file_buf(L, 1);
-  int last_use = bw_lua_page_args(L, &j.first, &j.limit, &j.max_line, &j.max_bytes, &j.at);
-  bw_json_frag *frag = bw_json_new_fragment(L); /* frees the text if we fail */
-  int rc = bw_lua_file_run(j.b, lines_run, &j);
-  frag->buf = j.lines.out;
-  frag->len = j.lines.out_len;
-  frag->raw_len = j.lines.raw_len;
-  if (last_use) bw_lua_file_close(L, 1);
-  if (rc) return bw_lua_fail(L, rc);
-  bw_lua_push_lines_info(L, &j.lines);
-  return 2;
-}
-
-static const luaL_Reg file_methods[] = {
-  {"lines_json", file_lines_json},
-  {NULL, NULL}
-};
-
-
-void bw_json_frag_register (lua_State *L) {
-  bw_lua_file_methods(L, file_methods);
 }

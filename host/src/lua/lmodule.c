@@ -65,6 +65,7 @@ int luaopen_burrow_core(lua_State *L) {
   bw_stage_register(L);
   bw_charset_register(L);
   bw_lines_register(L);
+  bw_page_register(L);
   bw_watch_register(L);
   bw_undo_register(L);
   bw_store_register(L);

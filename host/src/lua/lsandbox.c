@@ -1,7 +1,8 @@
 /*
  * lsandbox.c - a Lua state of its own for operators' policy code
  * (core.sandbox): a restricted global table, an allocator with a memory
- * cap, a budget per call and a time limit behind it, text-only chunks.
+ * cap, a budget per call and a time limit behind it, text-only chunks
+ * (but burrow's own standard policies, compiled at install: sb_load).
  * The budget counts VM instructions (a count hook) and the work library
  * functions do inside one instruction: bytes allocated, elements a table
  * function moves or compares, bytes scanned, and for the pattern
@@ -37,17 +38,21 @@ static const size_t COPY_BYTES = 1 << 20; /* strings crossing in one copy */
 
 /* Growth is charged to the budget too: concatenation, string.rep and the
  * like do their work in the bytes they allocate. The allocator cannot
- * raise; the next hook or library call does. */
+ * raise; the next hook or library call does. The blocks come from the
+ * host state's allocator (the command's is its huge-page arena, arena.c:
+ * no page faults and no malloc for the policies loaded at every start;
+ * docs/benchmarks.md, Start-up): the sandbox runs only inside the host
+ * state's calls (sb:load, sb:call, its close), so on its thread. */
 static void *sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   sandbox *sb = ud;
   size_t old = ptr ? osize : 0;
   if (nsize == 0) {
-    free(ptr);
+    sb->alloc(sb->alloc_ud, ptr, osize, 0);
     sb->used -= old;
     return NULL;
   }
   if (nsize > old && sb->used + (nsize - old) > sb->limit) return NULL;
-  void *p = realloc(ptr, nsize);
+  void *p = sb->alloc(sb->alloc_ud, ptr, osize, nsize);
   if (p) sb->used = sb->used - old + nsize;
   if (p && nsize > old) take(sb, (double)((nsize - old) / ALLOC_BYTES));
   return p;
@@ -489,14 +494,17 @@ static sandbox *check_sb(lua_State *L) {
   return sb;
 }
 
-/* sb:load(name, source, options [, store [, chunkname [, state]]]) -> true | nil, message
+/* sb:load(name, source, options [, store [, chunkname [, state [, binary]]]]) -> true | nil, message
  * Runs the chunk with options as its argument in an _ENV of its own; it
  * must return a table with a check function, or declared rules. store: a
  * counter file the host opens (the operator's path), shared_add in that
  * _ENV, and state.* on that file. state: the deployment's state store
  * (core.state_open's or core.state()'s object), state.* in that _ENV when
  * no store is named. chunkname (Lua's: "@FILE" names a file) is what
- * errors and tracebacks show; default: name. */
+ * errors and tracebacks show; default: name. binary (true): source is a
+ * binary chunk, which burrow.policy passes only for burrow's own standard
+ * policy, compiled at install from the very text it checked (its NAME.luac,
+ * host/luac.lua); every other chunk is text, and a binary one is refused. */
 static int sb_load(lua_State *L) {
   sandbox *sb = check_sb(L);
   const char *name = luaL_checkstring(L, 2);
@@ -522,7 +530,8 @@ static int sb_load(lua_State *L) {
     if (!x.state) return luaL_argerror(L, 7, "a state store (core.state_open, core.state)");
     bw_state_ref(x.state);
   }
-  int rc = luaL_loadbufferx(S, src, len, chunk, "t"); /* text only */
+  const char *mode = lua_toboolean(L, 8) ? "b" : "t"; /* text, but burrow's own */
+  int rc = luaL_loadbufferx(S, src, len, chunk, mode);
   if (rc == LUA_OK) rc = run(sb, &x);
   bw_counters_close(x.store); /* not taken (the chunk did not load) */
   bw_state_close(x.state);    /* the sandbox's functions hold their own reference */
@@ -689,6 +698,7 @@ static int l_sandbox(lua_State *L) {
   sb->limit = SIZE_MAX; /* the libraries load uncapped, then the cap holds */
   sb->budget = ins > 0 ? (long)ins : 1;
   sb->ms = (int64_t)(secs * 1000 + 0.5);
+  sb->alloc = lua_getallocf(L, &sb->alloc_ud);
   sb->S = lua_newstate(sb_alloc, sb);
   if (!sb->S) return luaL_error(L, "cannot create the policy sandbox");
   *(sandbox **)lua_getextraspace(sb->S) = sb;

@@ -224,8 +224,9 @@ static int u_members(lua_State *L) {
 }
 
 /* store:take_group(group) -> {key...} | false | nil, why, CODE: the files
- * of a change of several, for one undo of it (bw_undo_group_take: a
- * shared store's group record taken whole, false when it is not there) */
+ * of a change of several, in the change's order, for one undo of it
+ * (bw_undo_group_take: a shared store's group record held for this call;
+ * false when it is not there; EAGAIN while another call holds it) */
 static int u_take_group(lua_State *L) {
   keys k = {0};
   long n = bw_undo_group_take(check(L), luaL_checkstring(L, 2), add_key, &k);
@@ -264,6 +265,24 @@ static int u_put_group(lua_State *L) {
   }
   int rc = bw_undo_group_put(u, group, v, n);
   free(v);
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* store:group_done(group) -> true | nil, why, CODE: its undo went through
+ * (a shared store's group record dropped) */
+static int u_group_done(lua_State *L) {
+  int rc = bw_undo_group_done(check(L), luaL_checkstring(L, 2));
+  if (rc) return bw_lua_fail(L, rc);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* store:group_release(group) -> true | nil, why, CODE: its undo failed
+ * (the hold let go; the record kept) */
+static int u_group_release(lua_State *L) {
+  int rc = bw_undo_group_release(check(L), luaL_checkstring(L, 2));
   if (rc) return bw_lua_fail(L, rc);
   lua_pushboolean(L, 1);
   return 1;
@@ -322,6 +341,8 @@ static const luaL_Reg methods[] = {
     {"members", u_members},
     {"take_group", u_take_group},
     {"put_group", u_put_group},
+    {"group_done", u_group_done},
+    {"group_release", u_group_release},
     {"drop", u_drop},   {"shared", u_shared}, {NULL, NULL}};
 
 void bw_undo_register(lua_State *L) {

@@ -150,8 +150,9 @@ void bw_http_shutdown(bw_http *h, double grace, bw_http_cut *cut);
  * a time and in order, on any worker (on its home worker only while it has
  * one). The next item for worker w (NULL after timeout seconds, or once
  * stopped: bw_http_stopped tells which); a session w still holds is
- * released first, kept on w. */
-bw_http_item *bw_http_next(bw_http *h, int w, double timeout);
+ * released first, kept on w; done (NULL: none), the item w handled last,
+ * is freed (bw_http_item_free). */
+bw_http_item *bw_http_next(bw_http *h, int w, bw_http_item *done, double timeout);
 /* The state of the session w holds, as the last release left it (NULL:
  * none yet), malloc'd; its length in *len. */
 char *bw_http_record(bw_http *h, int w, size_t *len);

@@ -138,6 +138,18 @@ typedef struct bwh_checker {
   pthread_t th;
 } bwh_checker;
 
+/* Wakes a lock holder owes (httppark.c, bwh_defer_begin): workers' condition
+ * variables to signal and parked connections to resume once it has given
+ * the lock back, so the thread woken does not run into the lock its waker
+ * still holds (on two cores it then sleeps again at once, and the waker
+ * must wake it a second time: two wakes a hop instead of one). */
+enum { BWH_DEFERRED = 8 };
+typedef struct bwh_wakes {
+  int nw, nc;
+  int w[BWH_DEFERRED];
+  struct MHD_Connection *c[BWH_DEFERRED];
+} bwh_wakes;
+
 struct bw_http {
   bw_http_opts o;
   struct MHD_Daemon *d;
@@ -175,6 +187,8 @@ struct bw_http {
   double stop_by;       /* monotonic s: bw_http_stop's waits end then (0: a second) */
   bwh_checker *checker; /* NULL: no store to ask */
   struct bwh_evlog *evlog; /* NULL: no shared store, streams are this instance's alone */
+  bwh_wakes *defer; /* the lock holder's wakes held for after its unlock (NULL: wake now) */
+  _Atomic int resuming; /* connections unparked under the lock, not yet resumed (bw_http_stop waits) */
   long stream_base; /* a session's first POST stream id (0: 1); with the log, a random base
                      * per process so no two instances make the same ids (httpevlog.c) */
 };
@@ -306,6 +320,17 @@ void bwh_wake_all(bw_http *h);
 /* Resume the parked connections whose due time has come (lock held): a
  * reader then probes its client, a stateless POST answers as it stands. */
 void bwh_probe(bw_http *h);
+/* Wakes held until the lock is given back (lock held): from begin to end
+ * the lock must be kept throughout (a wait that lets go of it calls
+ * bwh_defer_flush_locked first); after the unlock, bwh_defer_run does
+ * them. A wake past BWH_DEFERRED is done at once, as without. */
+void bwh_defer_begin(bw_http *h, bwh_wakes *wk);
+void bwh_defer_end(bw_http *h);
+void bwh_defer_run(bw_http *h, bwh_wakes *wk); /* without the lock */
+/* Lock held, about to be let go of (a wait): what is held, done now. */
+void bwh_defer_flush_locked(bw_http *h);
+/* Signal worker i's condition variable, or hold it (lock held). */
+void bwh_signal_worker(bw_http *h, int i);
 
 /* httpera.c: the era of a POST and the checks of MCP 2026-07-28 */
 typedef struct bwh_verdict {

@@ -468,9 +468,13 @@ static enum MHD_Result post_enqueue(bw_http *h, struct MHD_Connection *c, conn *
   s->inflight++;
   s->refs++;
   it->session = s;
+  bwh_wakes wk; /* the worker woken once the lock is given back */
+  bwh_defer_begin(h, &wk);
   bwh_queue_item(h, s, it);
+  bwh_defer_end(h);
   if (!request) {
     pthread_mutex_unlock(&h->mu);
+    bwh_defer_run(h, &wk);
     return bwh_reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL, NULL);
   }
   /* held meanwhile: a stateless session may end (and go), and its
@@ -487,10 +491,12 @@ static enum MHD_Result post_enqueue(bw_http *h, struct MHD_Connection *c, conn *
     k->waiting = 1;
     bwh_park_on(h, &k->park, t, c, k->until);
     pthread_mutex_unlock(&h->mu);
+    bwh_defer_run(h, &wk);
     return MHD_YES;
   }
   enum MHD_Result rc = answer_post(h, c, k);
   pthread_mutex_unlock(&h->mu);
+  bwh_defer_run(h, &wk);
   return rc;
 }
 

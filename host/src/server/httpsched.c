@@ -33,16 +33,16 @@ int bwh_running_cap(const bw_http *h, int slot) {
  * the queues when it is done. */
 static void wake_for(bw_http *h, const session *s) {
   if (s && s->home >= 0) {
-    if (h->w[s->home].idle) pthread_cond_signal(&h->w[s->home].cv);
+    if (h->w[s->home].idle) bwh_signal_worker(h, s->home);
     return;
   }
   if (s && s->served_by >= 0 && h->w[s->served_by].idle) {
-    pthread_cond_signal(&h->w[s->served_by].cv);
+    bwh_signal_worker(h, s->served_by);
     return;
   }
   for (int i = 0; i < h->o.workers; i++)
     if (h->w[i].idle) {
-      pthread_cond_signal(&h->w[i].cv);
+      bwh_signal_worker(h, i);
       if (s) return;
     }
 }
@@ -131,6 +131,7 @@ bw_http_item *bwh_sched_next(bw_http *h, int w, const struct timespec *ts) {
   }
   k->idle = 1;
   while (!h->stopped && !(s = pick(h, w))) {
+    bwh_defer_flush_locked(h); /* the wait lets go of the lock */
     if (!ts) pthread_cond_wait(&k->cv, &h->mu);
     else if (pthread_cond_timedwait(&k->cv, &h->mu, ts) == ETIMEDOUT) break;
   }

@@ -45,6 +45,8 @@ int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
   long seq = s ? send_logged(h, s, stream_id, text, n) : -2, logged = 0, at = 0;
   int tenant = 0, end = 0;
   if (seq != -2) s = bwh_session_find(h, sid); /* the lock was let go of */
+  bwh_wakes wk; /* its readers resumed once the lock is given back */
+  bwh_defer_begin(h, &wk);
   if (s) {
     stream *t = bwh_stream_find(s, stream_id);
     /* the answer: the call is over before the client can see it end */
@@ -72,7 +74,9 @@ int bw_http_send(bw_http *h, const char *sid, long stream_id, const char *text,
     if (t) bwh_wake(h, t);
     if (req && req != t) bwh_wake(h, req);
   }
+  bwh_defer_end(h);
   pthread_mutex_unlock(&h->mu);
+  bwh_defer_run(h, &wk);
   if (logged) (void)bwh_evlog_append(h, tenant, sid, logged, at, text, n, end);
   return rc;
 }
@@ -84,12 +88,16 @@ void bw_http_done(bw_http *h, const char *sid, long stream_id) {
   /* an answered stream's end went with its answer (bw_http_send) */
   int logged = t && t->id != 0 && !t->done && !t->answered && bwh_evlog_on(h, s);
   int tenant = s ? s->tenant : 0;
+  bwh_wakes wk;
+  bwh_defer_begin(h, &wk);
   if (t) {
     t->done = 1;
     bwh_stream_release(h, t);
     bwh_wake(h, t);
   }
   pthread_cond_broadcast(&h->ev);
+  bwh_defer_end(h);
   pthread_mutex_unlock(&h->mu);
+  bwh_defer_run(h, &wk);
   if (logged) (void)bwh_evlog_append(h, tenant, sid, stream_id, 0, NULL, 0, 1); /* its end */
 }

@@ -398,13 +398,25 @@ void *bwh_poller(void *arg) {
 
 /* -------------------------------------------------------- worker side */
 
-bw_http_item *bw_http_next(bw_http *h, int w, double timeout) {
+static void item_done(bw_http *h, bw_http_item *it);
+
+/* One lock for the item done, the session let go of and the next item
+ * taken (they were three: each a chance for the listener's thread, woken
+ * by the answer just sent, to find the lock held and sleep again); the
+ * wakes they make are done after it (bwh_defer_begin). */
+bw_http_item *bw_http_next(bw_http *h, int w, bw_http_item *done, double timeout) {
   struct timespec ts;
+  bwh_wakes wk;
   if (timeout >= 0) bwh_deadline(&ts, timeout);
   pthread_mutex_lock(&h->mu);
+  bwh_defer_begin(h, &wk);
+  if (done) item_done(h, done);
   release(h, w, 1); /* not released by the Lua side: its state stays here */
   bw_http_item *it = bwh_sched_next(h, w, timeout >= 0 ? &ts : NULL);
+  bwh_defer_end(h);
   pthread_mutex_unlock(&h->mu);
+  bwh_defer_run(h, &wk);
+  if (done) bw_http_item_free(h, done); /* its session's part done above: only its memory */
   return it;
 }
 
@@ -445,8 +457,12 @@ void bw_http_release(bw_http *h, int w, const char *record, size_t n, int home,
     fd = old; /* closed below, outside the lock */
     s->watch_due = watch_fd >= 0 && watch_in >= 0 ? bwh_now() + watch_in : 0;
   }
+  bwh_wakes wk;
+  bwh_defer_begin(h, &wk);
   release(h, w, home);
+  bwh_defer_end(h);
   pthread_mutex_unlock(&h->mu);
+  bwh_defer_run(h, &wk);
   if (fd >= 0) close(fd);
   free(copy);
 }
@@ -571,17 +587,25 @@ int bw_http_item_read_only(const bw_http_item *it) {
   return it->session && it->session->who.read_only;
 }
 
+/* The item's part of its session given back (lock held): the session is
+ * free to expire again. */
+static void item_done(bw_http *h, bw_http_item *it) {
+  session *s = it->session;
+  if (!s) return;
+  it->session = NULL;
+  s->queued -= it->len;
+  h->queued -= it->len;
+  h->ten_queued[bwh_tenant(h, s->tenant)] -= it->len;
+  s->inflight--;
+  if (it->kind != BW_HTTP_WATCH) s->last = bwh_now(); /* file changes keep no session alive */
+  bwh_session_unref(h, s);
+}
+
 void bw_http_item_free(bw_http *h, bw_http_item *it) {
   if (!it) return;
-  session *s = it->session;
-  if (s) { /* the session is free to expire again */
+  if (it->session) {
     pthread_mutex_lock(&h->mu);
-    s->queued -= it->len;
-    h->queued -= it->len;
-    h->ten_queued[bwh_tenant(h, s->tenant)] -= it->len;
-    s->inflight--;
-    if (it->kind != BW_HTTP_WATCH) s->last = bwh_now(); /* file changes keep no session alive */
-    bwh_session_unref(h, s);
+    item_done(h, it);
     pthread_mutex_unlock(&h->mu);
   }
   free(it->body);

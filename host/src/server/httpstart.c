@@ -232,6 +232,13 @@ void bw_http_stop(bw_http *h) {
   bwh_deadline(&ts, by - bwh_now() > 0 ? by - bwh_now() : 0);
   while (readers(h) && pthread_cond_timedwait(&h->ev, &h->mu, &ts) != ETIMEDOUT) {}
   pthread_mutex_unlock(&h->mu);
+  /* a connection a worker took off its stream before the stop, to resume
+   * once it had let go of the lock (httppark.c): resumed before the daemon
+   * goes (none is held from the stop on) */
+  while (atomic_load(&h->resuming) > 0) {
+    struct timespec nap = {0, 100 * 1000};
+    nanosleep(&nap, NULL);
+  }
   bwh_poll_wake(h);
   MHD_stop_daemon(h->d); /* waits for the connection threads */
   pthread_join(h->reaper, NULL);

@@ -118,8 +118,7 @@ static int push_item(lua_State *L, wstate *w) {
 static int w_next(lua_State *L) {
   wstate *w = check_worker(L);
   double timeout = luaL_optnumber(L, 2, -1);
-  bw_http_item_free(w->h, w->cur);
-  w->cur = bw_http_next(w->h, w->index, timeout);
+  w->cur = bw_http_next(w->h, w->index, w->cur, timeout); /* the last one freed */
   return push_item(L, w);
 }
 

@@ -71,4 +71,16 @@ function files.find(name, dirs, builtin)
   return ("%s/%s.lua"):format(builtin, name)
 end
 
+-- Lua names a chunk in its messages by at most 59 bytes of its file
+-- name ("@file"): a longer one is cut to "..." and its end, which leaves
+-- an operator with a deep config path guessing which file it was. msg
+-- with the whole name put back wherever it was cut (load errors, a
+-- runtime error's position, a traceback's lines).
+function files.whole_name(msg, file)
+  if type(msg) ~= "string" or not msg:find("...", 1, true) then return msg end
+  return (msg:gsub("%.%.%.([^:\n]+):(%d+):", function(tail, line)
+    if #tail < #file and file:sub(-#tail) == tail then return ("%s:%s:"):format(file, line) end
+  end))
+end
+
 return files

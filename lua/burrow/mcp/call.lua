@@ -54,7 +54,19 @@ function Server:tool_result(name, res, msg, code, details)
       _meta = { ["burrow/code"] = code, ["burrow/details"] = details },
     }
   end
-  local text, structured, meta = self.ws:render(name, res)
+  local text, structured, meta
+  local held = printer.holds(res)
+  if held then -- a held page may find its file changed as it is written (lpage.c)
+    local ok, t, s, m = pcall(self.ws.render, self.ws, name, res)
+    if not ok then
+      printer.done(res)
+      local _, why, failed = printer.failed(t)
+      return self:tool_result(name, nil, why, failed)
+    end
+    text, structured, meta = t, s, m
+  else
+    text, structured, meta = self.ws:render(name, res)
+  end
   local content = json.array {}
   -- a tool may answer in several blocks: texts (a big text and its hint),
   -- or content blocks of its own (an image)
@@ -63,8 +75,15 @@ function Server:tool_result(name, res, msg, code, details)
   end
   local out = { content = content, _meta = meta }
   -- the edge's form: a held set as the JSON the core writes (burrow.toolkit.printer)
-  if self.ws:tool(name).output_schema then out.structuredContent = printer.wire(structured) end
-  printer.done(res) -- printed: the core's results freed now
+  if self.ws:tool(name).output_schema then
+    local why, failed
+    out.structuredContent, why, failed = printer.wire(structured)
+    if failed ~= nil then -- a held set that could not be written
+      printer.done(res)
+      return self:tool_result(name, nil, why, failed)
+    end
+  end
+  if held then printer.done(res) end -- printed: the core's results freed now
   return out
 end
 
@@ -143,9 +162,6 @@ function Server:run_tool(name, args, params, id, tc)
     approve = grant and approvals().approver(grant) or self:approver(),
     approved_by = "the client (MCP elicitation)", -- the audit's word for who approved
     session = self.session,
-    -- replies encoded by our own stdio (Server:run): read_file may answer
-    -- with a json.fragment; another transport's out gets plain strings
-    wire = self.channel.wire,
     -- a tool's own log lines (ctx:log), at the client's level
     log = function(level, message, fields)
       if LEVELS[level] and type(message) == "string" then self:log(level, message, fields) end

@@ -64,6 +64,31 @@ function mcp.channel(send)
   }
 end
 
+--- A channel that serves one request after another (an HTTP worker's: a
+-- session's, or a stateless principal's kept Server): what it is made of
+-- now (its functions, its constants) is what mcp.renew_channel keeps, as
+-- it is now; its metatable holds them. Returns ch.
+function mcp.renewable(ch)
+  local made = {}
+  for k, v in pairs(ch) do made[k] = v end
+  return setmetatable(ch, { __name = "burrow.mcp.channel", made = made })
+end
+
+--- ch as mcp.renewable left it, then fields (the next request's: sid,
+-- stream, ...) set on it: every field a request set, the transport's or
+-- the Server's during its call (awaiting, listening, ...), is dropped,
+-- whatever its name (no list of them to keep up: as Server:renew does for
+-- the Server), and what it was made of is as it was made. Returns ch.
+function mcp.renew_channel(ch, fields)
+  local made = getmetatable(ch).made
+  for k in pairs(ch) do
+    if made[k] == nil then ch[k] = nil end
+  end
+  for k, v in pairs(made) do ch[k] = v end
+  for k, v in pairs(fields) do ch[k] = v end
+  return ch
+end
+
 --- opts.reopen: function() -> a new workspace | nil, message (SIGHUP);
 -- opts.channel (mcp.channel()'s by default); opts.approval_key,
 -- approval_ttl, approval_store: how MRTR states are signed and used once

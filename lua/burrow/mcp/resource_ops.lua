@@ -78,7 +78,12 @@ local function target(self, uri)
 end
 
 -- run_tool's answer with its result as Lua tables (burrow.toolkit.printer): read here, not sent
-local function tables_of(ran, res, ...) return ran, ran and printer.tables(res) or res, ... end
+local function tables_of(ran, res, ...)
+  if not ran or res == nil then return ran, res, ... end
+  local t, msg, code = printer.tables(res)
+  if t == nil then return ran, nil, msg, code end -- a held page that could not be written
+  return ran, t, ...
+end
 
 -- Run tool with args as a tools/call would: true, res, msg, code,
 -- details; or false and the request's own answer (res, code, msg, data).

@@ -2,25 +2,79 @@
 -- ripgrep's printer is chosen by its caller, never from below. A tool
 -- returns data; where nothing in Lua needs tables (no policy judging each
 -- object, no boundary to tag), its heavy part stays the C object the core
--- made (lheld.c: grep's match set, glob's entry set), and the edge asks
+-- made (lheld.c: grep's match set, glob's entry set; lpage.c: read_file's
+-- page of numbered lines, counted and not yet written), and the edge asks
 -- it for the form it sends:
 --   the MCP channel (stdio, HTTP): printer.wire, JSON fragments, and the
 --     tool's render asks the set for its text (set:text());
 --   `burrow call`: printer.wire;
 --   ws:call (the Lua API), a pack's ctx:call, the C API: printer.tables,
 --     the tables roots:grep and roots:glob give, byte for byte the same
---     when encoded (spec/tools/grep_wire_spec.lua, glob_wire_spec.lua).
--- Only a result's own fields are looked at: a set is never deeper. A
--- result that holds one says so (printer.holding): every other result
--- passes each edge with one getmetatable, not a walk over its fields.
+--     when encoded (spec/tools/grep_wire_spec.lua, glob_wire_spec.lua);
+--     a page's numbered text as a string (read_file_wire_spec.lua).
+-- A result holds at most one set, in a field its tool names
+-- (printer.holding(res, "matches")): the edges look at that field alone,
+-- and every other result passes each edge with one getmetatable, not a
+-- walk over its fields.
 
 local printer = {}
 
-local HOLDING = { __name = "burrow.printer.holding" }
+-- field name -> the metatable that marks a result holding a set there,
+-- and back (a few names: grep's matches, glob's entries, read_file's content)
+local MARK, FIELD = {}, {}
 
---- Marks a tool's result table that holds a set in its fields; returns it.
-function printer.holding(res)
-  return setmetatable(res, HOLDING)
+--- Marks res, a tool's result table, as holding a set in res[field];
+-- returns it.
+function printer.holding(res, field)
+  local mt = MARK[field]
+  if not mt then
+    mt = { __name = "burrow.printer.holding" }
+    MARK[field], FIELD[mt] = mt, field
+  end
+  return setmetatable(res, mt)
+end
+
+-- The field of res that holds a set, and the set; or nil. (Only a tool
+-- marks a result, and only when the field holds a set: a userdata.)
+local function held_field(res)
+  local mt = getmetatable(res)
+  local k = mt ~= nil and FIELD[mt]
+  if k then
+    local v = res[k]
+    if type(v) == "userdata" then return k, v end
+  end
+end
+
+--- Whether res holds a set (printer.holding).
+function printer.holds(res)
+  return held_field(res) ~= nil
+end
+
+--- What a held page raises when it cannot be written as it was counted
+-- (lpage.c: {code =, message =}: its file changed or was cut meanwhile)
+-- as a tool's failure: nil, "CODE: message", CODE. Any other error is
+-- raised again.
+function printer.failed(err)
+  if type(err) ~= "table" or type(err.code) ~= "string" then error(err, 0) end
+  return nil, ("%s: %s"):format(err.code, tostring(err.message)), err.code
+end
+
+--- Marks a tool's result whose text is file text, to be tagged as data
+-- where it is printed (the untrusted-content boundary): record (what the
+-- tag needs: {roots =, path =}) rides on the result itself, in its
+-- metatable, so it crosses every edge with it and is never encoded (a
+-- policy that makes a new result drops it, as it would the text). A
+-- tagged result holds nothing: what needs tagging is made text in Lua.
+-- Returns res.
+function printer.tag(res, record)
+  assert(getmetatable(res) == nil, "printer.tag: a result that holds a set or has a metatable")
+  return setmetatable(res, { __name = "burrow.printer.tagged", tag = record })
+end
+
+--- The record printer.tag gave res, or nil.
+function printer.tag_of(res)
+  local mt = getmetatable(res)
+  return type(mt) == "table" and mt.__name == "burrow.printer.tagged" and mt.tag or nil
 end
 
 --- Whether v is a held set (set:json(), set:text(), set:tables()).
@@ -30,44 +84,42 @@ function printer.held(v)
   return type(mt) == "table" and mt.__held == true
 end
 
---- res with each held field made tables, in place (the result is the
--- caller's); res itself, or anything that is not a table, returned.
+--- res with its held field made tables, in place (the result is the
+-- caller's); res itself, or anything that is not a table, returned; or
+-- nil, message, code (printer.failed).
 function printer.tables(res)
-  if getmetatable(res) ~= HOLDING then return res end
+  local mt = getmetatable(res)
+  if mt == nil or not FIELD[mt] then return res end
   setmetatable(res, nil) -- plain data from here
-  for k, v in pairs(res) do
-    if printer.held(v) then
-      res[k] = v:tables()
-      v:close() -- the core's result freed now, not when Lua collects the set
-    end
+  local k, v = FIELD[mt], res[FIELD[mt]]
+  if type(v) == "userdata" then
+    local ok, t = pcall(v.tables, v)
+    v:close() -- the core's result freed now, not when Lua collects the set
+    if not ok then return printer.failed(t) end
+    res[k] = t
   end
   return res
 end
 
---- The held sets of a result printed by now closed: the core's results
--- freed (Lua does not see their size), the fragments written kept.
+--- The held set of a result printed by now closed: the core's result
+-- freed (Lua does not see its size), the fragments written kept.
 function printer.done(res)
-  if getmetatable(res) ~= HOLDING then return end
-  for _, v in pairs(res) do
-    if printer.held(v) then v:close() end
-  end
+  local k, v = held_field(res)
+  if k then v:close() end
 end
 
---- A result to encode: res, or a shallow copy with each held field as its
--- JSON fragment (the set keeps the fragment alive for a spliced write).
+--- A result to encode: res, or a shallow copy with its held field as its
+-- JSON fragment (the set keeps the fragment alive for a spliced write);
+-- or nil, message, code (printer.failed).
 function printer.wire(res)
-  if getmetatable(res) ~= HOLDING then return res end
-  local out
-  for k, v in pairs(res) do
-    if printer.held(v) then
-      if not out then
-        out = {}
-        for k2, v2 in pairs(res) do out[k2] = v2 end
-      end
-      out[k] = v:json()
-    end
-  end
-  return out or res
+  local k, v = held_field(res)
+  if not k then return res end
+  local ok, frag = pcall(v.json, v)
+  if not ok then return printer.failed(frag) end
+  local out = {}
+  for k2, v2 in pairs(res) do out[k2] = v2 end
+  out[k] = frag
+  return out
 end
 
 return printer

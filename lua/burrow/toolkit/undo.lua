@@ -145,24 +145,28 @@ end
 -- ends in its file count, so a group whose oldest records a trim dropped
 -- is known as such.
 -- With a shared store the group's files are also kept in a record of the
--- group (put_group), which an undo takes whole (undo.claim).
+-- group (put_group), which an undo holds while it undoes them (undo.claim).
+-- That record is put first: a file's record that names its group comes
+-- after it, so an undo that finds the group's record gone knows it is
+-- gone for good (undo_edit then takes that file's change off its history).
 function undo.record_group(ctx, items)
   local s, group = store(ctx), ("%08x%08x:%d"):format(math.random(0, 0xffffffff),
     math.random(0, 0xffffffff), #items)
   local keys = {}
   for _, it in ipairs(items) do
-    if it.snap then
-      local k = key(it.idx, it.rel)
-      local kept, msg, code = s:record(k, it.snap.kind, it.snap.before, it.snap.size, it.after, nil, group)
-      if not kept then -- as undo.record: the change stands, an undo finds the gap safely
-        io.stderr:write(("burrow: undo of a change is not kept: %s: %s\n"):format(tostring(code), tostring(msg)))
-      end
-      keys[#keys + 1] = k
-    end
+    if it.snap then keys[#keys + 1] = key(it.idx, it.rel) end
   end
   local put, msg, code = s:put_group(group, keys)
   if not put then -- its files are then undone by none (undo_edit says so): never by halves
     io.stderr:write(("burrow: undo of a change of %d files is not kept: %s: %s\n"):format(#keys, tostring(code), tostring(msg)))
+  end
+  for _, it in ipairs(items) do
+    if it.snap then
+      local kept, kmsg, kcode = s:record(key(it.idx, it.rel), it.snap.kind, it.snap.before, it.snap.size, it.after, nil, group)
+      if not kept then -- as undo.record: the change stands, an undo finds the gap safely
+        io.stderr:write(("burrow: undo of a change is not kept: %s: %s\n"):format(tostring(kcode), tostring(kmsg)))
+      end
+    end
   end
   return group
 end
@@ -182,20 +186,31 @@ function undo.members(ctx, group)
   return members_of(store(ctx):members(group)), tonumber(group:match(":(%d+)$"))
 end
 
---- The files of a group taken for one undo of it, as undo.members; with
--- a shared store the group's record is taken whole, so no other call (on
--- any instance) undoes it meanwhile: false when it is not there (taken by
--- another call, or lost), nil, message, code when the store does not
--- answer. A failed undo gives it back (undo.release).
+--- The files of a group held for one undo of it, as undo.members but in
+-- the order of the change (a stale file's index is the same with either
+-- store); with a shared store the group's record is held for this call
+-- (a mark that lapses by itself: BW_UNDO_GROUP_HOLD, 10 s, in
+-- host/src/core/undo.h), so no other call, on
+-- any instance, undoes it meanwhile: false when it is not there (undone,
+-- or lost); nil, message, code when another call holds it (EAGAIN) or the
+-- store does not answer. Then undo.finish (the undo went through) or
+-- undo.release (it failed).
 function undo.claim(ctx, group)
   local keys, msg, code = store(ctx):take_group(group)
   if not keys then return keys, msg, code end
-  return members_of(keys), tonumber(group:match(":(%d+)$")), keys
+  return members_of(keys), tonumber(group:match(":(%d+)$"))
 end
 
---- Give a claimed group back (its undo failed): true, or nil, message, code.
-function undo.release(ctx, group, keys)
-  return store(ctx):put_group(group, keys)
+--- A claimed group's undo failed: let go of it, its record kept for a
+-- later undo (true, or nil, message, code: then the hold lapses by itself).
+function undo.release(ctx, group)
+  return store(ctx):group_release(group)
+end
+
+--- A claimed group was undone: its record dropped (true, or nil, message,
+-- code: then the record stays, its files' records popped, until it expires).
+function undo.finish(ctx, group)
+  return store(ctx):group_done(group)
 end
 
 --- Before a change that will be recorded (ctx:resolve_write of a tool

@@ -2,7 +2,6 @@
 -- 0 ok, 1 tool error, 2 usage.
 
 local burrow = require "burrow"
-local files = require "burrow.base.files"
 local core = require "burrow.core"
 local json = core.json
 
@@ -144,6 +143,10 @@ local function collect() collectgarbage("restart") end
 
 local commands = {}
 
+-- what the commands loaded apart (burrow.transport.cli_serve, cli_report) use of this file
+local shared = { open = open, options = options, in_file = in_file, collect = collect, SAMPLES = SAMPLES,
+  SAMPLE_ORDER = SAMPLE_ORDER }
+
 function commands.version()
   local resolver, err = burrow.set_resolver()
   if not resolver then error({ usage = err }) end
@@ -151,146 +154,9 @@ function commands.version()
   return 0
 end
 
--- Directory part of a path ("." for a bare name).
-local function dirname(path)
-  return path:match("^(.*)/[^/]*$") or "."
-end
-
--- --landlock: the process keeps its roots (by mode); reads the files of
--- burrow's own Lua directories, the config file and the tool and policy
--- files it names (each file itself: SIGHUP reloads read them again), and the
--- operator's tool_path and policy_path directories; creates, writes and
--- renames files in the audit log's directory (rotation makes file.1).
--- Nothing else: no listing, no sibling of the config.
-local function landlock(ws, o, opts)
-  local registry, policy = require "burrow.workspace.registry", require "burrow.policy"
-  -- the binary's built-in Lua files are in its memory: no path to allow
-  local builtin = core.builtin_dir ~= "" and core.builtin_dir .. "/"
-  local function on_disk(file) return not (builtin and file:sub(1, #builtin) == builtin) end
-  local reads = {}
-  local function add(file) if type(file) == "string" and on_disk(file) then reads[#reads + 1] = file end end
-  add(package.searchpath("burrow", package.path) and dirname(package.searchpath("burrow", package.path)))
-  add(registry.tools_dir)
-  add(policy.dir)
-  add(o.config)
-  for _, t in ipairs(opts.tools or {}) do
-    if type(t) == "string" and files.is_file(t) then add(t) end
-  end
-  for _, p in ipairs(opts.policies or {}) do
-    add(type(p) == "table" and p.path or (type(p) == "string" and files.is_file(p) and p))
-  end
-  for _, dirs in ipairs { opts.tool_path, opts.policy_path } do
-    for _, d in ipairs(type(dirs) == "table" and dirs or { dirs }) do add(d) end
-  end
-  local logs = {}
-  if opts.audit then logs[1] = dirname(type(opts.audit) == "table" and opts.audit.file or opts.audit) end
-  -- a policy's counter store (quotas store:): opened again on a reload
-  for _, p in ipairs(opts.policies or {}) do
-    local store = type(p) == "table" and (p.options or p).store
-    if type(store) == "string" then logs[#logs + 1] = dirname(store) end
-  end
-  local abi, err = ws.roots:landlock(reads, logs)
-  if not abi then error({ fail = "--landlock failed: " .. tostring(err) }) end
-  if abi == 0 then
-    io.stderr:write("burrow: --landlock: this kernel has no Landlock; running without it\n")
-  else
-    io.stderr:write(("burrow: Landlock ABI %d: the process is restricted to its roots\n"):format(abi))
-  end
-end
-
--- The config's http section, when there is a config.
--- The config's http section, or nil. A file with an http: section is a
--- network configuration: any error in it stops the start (exit 2), with or
--- without --http, and it needs http.listen unless --http gives the
--- address; a stdio server is never started from it by mistake.
-local function http_config(o)
-  if not o.config then return nil end
-  local config = require "burrow.config"
-  local opts, err = config.load(o.config)
-  if not opts then
-    if config.is_network(o.config) then
-      error({ fail = err .. "\n(a configuration with an http: section must load: nothing was started)" })
-    end
-    return nil -- over stdio the client sees why on each call (or --strict-start exits)
-  end
-  local hc = opts.http
-  if hc and not (hc.listen or o.http) then
-    error({ fail = ("%s: http.listen is required to serve it (or pass --http HOST:PORT): a file with an http: section is a network configuration"):format(o.config) })
-  end
-  return hc
-end
-
--- Words as a POSIX shell reads them back: any with a character outside
--- [%w@%%+=:,./_-] single-quoted.
-local function shell_words(words)
-  local out = {}
-  for i, w in ipairs(words) do
-    w = tostring(w)
-    out[i] = (w ~= "" and not w:find("[^%w@%%+=:,./_-]")) and w or "'" .. w:gsub("'", "'\\''") .. "'"
-  end
-  return table.concat(out, " ")
-end
-
-function commands.mcp(o)
-  if #o.args > 0 then error({ usage = "mcp takes no arguments" }) end
-  local hc = http_config(o)
-  if o.http or (hc and hc.listen) then
-    if o.landlock then error({ usage = "--landlock is for stdio; confine the HTTP server with its service unit (docs/deploy.md)" }) end
-    collect()
-    local ok, err = require("burrow.transport.http").serve(o, hc, o.http)
-    if not ok then error({ fail = err }) end
-    return 0
-  end
-  -- the process's state store: budgets outlive a reload (SIGHUP)
-  o.state = core.state()
-  local ok, ws = pcall(open, o)
-  local unavailable = false
-  if not ok then
-    -- fail closed but visible: the client connects and each call says why
-    -- (not with --landlock: a reload must not serve roots unconfined)
-    local e = ws
-    if o.strict_start or o.landlock or type(e) ~= "table" or not (e.fail or e.usage) then error(e, 0) end
-    local msg = e.fail or e.usage
-    -- what fixes it: a flag needs a restart; the file, a SIGHUP
-    local how = e.fail and "fix the file and send SIGHUP"
-      or "fix the command line and restart (a SIGHUP reloads files, not flags)"
-    io.stderr:write("burrow: ", msg, "\nburrow: the configuration did not load: serving no root; every tool call fails with this error (", how,
-      ", or use --strict-start to exit instead)\n")
-    ws = require("burrow.transport.unavailable").new(msg)
-    unavailable = true
-  elseif o.landlock then
-    landlock(ws, o, options(o))
-  end
-  local mounts = {}
-  for _, r in ipairs(ws:mounts()) do
-    mounts[#mounts + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)")
-  end
-  io.stderr:write(("burrow %s: MCP over stdio, serving %s with %d tools (resolver %s); Ctrl-D or close stdin to stop\n")
-    :format(core.version, unavailable and "nothing (the configuration did not load)" or table.concat(mounts, ", "),
-      ws.tool_count and ws:tool_count() or #ws:tools(), ws.resolver or burrow.set_resolver()),
-    -- stdout is the MCP stream: what a person who started this by hand
-    -- does next, ending with the command line that starts this server
-    -- again under the MCP Inspector (-- keeps its options from the
-    -- Inspector's own)
-    "burrow: stdout is the MCP stream, for a client that starts this command itself (README.md, \"Use it from an MCP client\");",
-    " to try the tools by hand, in the MCP Inspector:\n",
-    "  npx @modelcontextprotocol/inspector -- ", shell_words(o.command_line or { "burrow", "mcp" }), "\n")
-  if ws.state_down then
-    io.stderr:write("burrow: warning: ", ws.state_down, "; serving all the same: calls that need the store ",
-      "fail with STORE_UNAVAILABLE until it answers, the others are served\n")
-  end
-  -- SIGHUP: the same command line's workspace, built again from the files
-  local function reopen()
-    local ok, opts = pcall(options, o)
-    if not ok then return nil, type(opts) == "table" and (opts.fail or opts.usage) or tostring(opts) end
-    if not opts.state_config then opts.state = o.state end
-    return burrow.open(opts)
-  end
-  local server = require("burrow.mcp").new(ws, { reopen = reopen })
-  server:run(ws.caps.max_request_bytes, true) -- it restarts the collector (collect)
-  server.ws:close()
-  return 0
-end
+-- mcp: burrow.transport.cli_serve, loaded only for it (a `burrow call`
+-- does not load the server's start: docs/benchmarks.md, Start-up)
+function commands.mcp(o) return require("burrow.transport.cli_serve").mcp(o, shared) end
 
 function commands.call(o)
   local tool, raw = o.args[1], o.args[2]
@@ -315,13 +181,19 @@ function commands.call(o)
     io.stderr:write("burrow: ", msg, "\n")
     return 1
   end
+  local out
+  out, msg, code = require("burrow.toolkit.printer").wire(res)
+  if not out then -- a held page that could not be written (its file changed meanwhile)
+    io.stdout:write(json.encode { error = { code = code, message = msg } }, "\n")
+    io.stderr:write("burrow: ", msg, "\n")
+    return 1
+  end
   io.stdout:flush()
-  json.write(require("burrow.toolkit.printer").wire(res)) -- big fragments from their own buffers
+  json.write(out) -- big fragments from their own buffers
   return 0
 end
 
 -- tools, check and token: burrow.transport.cli_report, loaded only for them
-local shared = { open = open, options = options, in_file = in_file, SAMPLES = SAMPLES, SAMPLE_ORDER = SAMPLE_ORDER }
 function commands.tools(o) return require("burrow.transport.cli_report").tools(o, shared) end
 function commands.check(o) return require("burrow.transport.cli_report").check(o, shared) end
 function commands.token(o) return require("burrow.transport.cli_report").token(o) end

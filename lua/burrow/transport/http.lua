@@ -64,8 +64,11 @@ end
 -- goes to the POST's stream, or the session's GET stream (stream 0).
 local function http_channel(W, state, sid)
   -- ch.sid, not an upvalue: a stateless principal's Server is kept and
-  -- serves each of its requests under the request's own session id
-  local ch = { sid = sid }
+  -- serves each of its requests under the request's own session id; it
+  -- and every field a request sets (stream, param_headers, can_listen,
+  -- persist, shared; awaiting, listening, detached by the Server) are the
+  -- request's: mcp.renew_channel drops them all before the next
+  local ch = {}
   ch.send = function(_, msg)
     if ch.detached then return 0 end -- a task's call, its request answered: no one to tell
     local final = getmetatable(msg) == json.array_mt or (msg.id ~= nil and msg.method == nil)
@@ -120,7 +123,7 @@ local function http_channel(W, state, sid)
       end
     end
   end
-  return ch
+  return require("burrow.mcp").renew_channel(require("burrow.mcp").renewable(ch), { sid = sid })
 end
 
 local function new_session(W, state, sid, ws, tenant, token)
@@ -342,10 +345,9 @@ local function stateless_server(W, state, sid, tenant, token)
     kept = { fields = fields, server = new_session(W, state, sid, workspace(state, tenant), tenant, token) }
     state.stateless[key] = kept
   end
-  local server, ch = kept.server, kept.server.channel
+  local server = kept.server
   kept.fields.id = "http:" .. sid:sub(1, 8)
   server:renew(session.new(kept.fields)) -- undo_ttl unset: a shared history, a day (burrow.toolkit.undo)
-  ch.sid, ch.detached, ch.awaiting = sid, nil, nil
   return kept
 end
 
@@ -353,9 +355,10 @@ local function handle_stateless(W, state, sid, tenant, stream, body, params, tok
   local kept = stateless_server(W, state, sid, tenant, token)
   local server = kept.server
   kept.busy = true
-  server.channel.stream = stream
-  -- the Mcp-Param-* headers (mcp/call.lua checks them against the arguments)
-  server.channel.param_headers = params and json.decode(params) or {}
+  -- the request's channel: nothing of the one before (mcp.renew_channel); the
+  -- Mcp-Param-* headers (mcp/call.lua checks them against the arguments)
+  require("burrow.mcp").renew_channel(server.channel,
+    { sid = sid, stream = stream, param_headers = params and json.decode(params) or {} })
   local msg, err = json.decode(body)
   if msg == nil then server:error(nil, -32700, "parse error: " .. tostring(err))
   else server:handle(msg) end
@@ -381,12 +384,12 @@ local function handle(W, state, kind, sid, tenant, stream, body, version, statel
     server:pump_watch()
     return server
   end
-  server.channel.stream = stream >= 0 and stream or nil
-  -- a subscriptions/listen: a session of its own (http.c), whose stream 0
+  -- the request's channel: nothing of the one before (mcp.renew_channel). A
+  -- subscriptions/listen: a session of its own (http.c), whose stream 0
   -- is the listen's; acknowledged, it stays open for what its watches send
-  server.channel.can_listen, server.channel.listening = stateless == "listen", nil
+  require("burrow.mcp").renew_channel(server.channel,
+    { sid = sid, stream = stream >= 0 and stream or nil, can_listen = stateless == "listen" })
   local msg, err = json.decode(body)
-  server.channel.persist, server.channel.shared = nil, nil
   if state.setup.state_config and stateless == false then
     local go, ended = share_in(W, state, sid, server, msg, stream, shared_version or 0)
     if not go then

@@ -4,7 +4,9 @@
 
 local core = require "burrow.core"
 local json = core.json
-local schema = require "burrow.toolkit.schema"
+-- burrow.toolkit.schema: required with the first call's arguments (a start
+-- that answers initialize needs none; docs/benchmarks.md, Start-up)
+local function schema() return require "burrow.toolkit.schema" end
 
 local files = require "burrow.base.files"
 local kinds = require "burrow.toolkit.kinds"
@@ -43,9 +45,9 @@ end
 function registry.load(spec, dirs)
   local file = files.is_file(spec) and spec or registry.find(spec, dirs)
   local chunk, err = core.loadfile(file) -- loadfile, opening the file once
-  if not chunk then return nil, err end
+  if not chunk then return nil, files.whole_name(err, file) end
   local ok, t = pcall(chunk)
-  if not ok then return nil, ("%s: %s"):format(file, t) end
+  if not ok then return nil, ("%s: %s"):format(file, files.whole_name(t, file)) end
   return check_tool(t, file)
 end
 
@@ -125,9 +127,9 @@ function registry.load_pack(spec)
     return nil, ("unknown pack %q (available: %s)"):format(tostring(name), table.concat(registry.packs(), ", "))
   end
   local chunk, err = core.loadfile(file) -- loadfile, opening the file once
-  if not chunk then return nil, err end
+  if not chunk then return nil, files.whole_name(err, file) end
   local ok, pack = pcall(chunk)
-  if not ok then return nil, ("%s: %s"):format(file, pack) end
+  if not ok then return nil, ("%s: %s"):format(file, files.whole_name(pack, file)) end
   local options = {}
   if type(spec) == "table" then
     for k, v in pairs(spec) do
@@ -198,10 +200,11 @@ function registry.check_args(tool, args)
   if type(args) ~= "table" or getmetatable(args) == json.array_mt and next(args) ~= nil then
     return "arguments must be a JSON object"
   end
-  if schema.fits(tool.input_schema, args) then return end -- the usual case: nothing to word or convert
-  local err, field = schema.validate(tool.input_schema, args)
+  local sch = schema()
+  if sch.fits(tool.input_schema, args) then return end -- the usual case: nothing to word or convert
+  local err, field = sch.validate(tool.input_schema, args)
   if err then return err, field end
-  schema.normalize(tool.input_schema, args)
+  sch.normalize(tool.input_schema, args)
 end
 
 local formats = {}

@@ -3,6 +3,7 @@
 -- checked, the ctx their code gets, and the answer of a completion.
 
 local core = require "burrow.core"
+local whole_name = require("burrow.base.files").whole_name
 local json = core.json
 
 local scripted = {}
@@ -17,9 +18,9 @@ function scripted.load(files, check, key, dup)
   local list, by_key = {}, {}
   for _, file in ipairs(files or {}) do
     local chunk, err = core.loadfile(file)
-    if not chunk then return nil, err end
+    if not chunk then return nil, whole_name(err, file) end
     local ok, v = pcall(chunk)
-    if not ok then return nil, ("%s: %s"):format(file, v) end
+    if not ok then return nil, ("%s: %s"):format(file, whole_name(v, file)) end
     local checked, why = check(v, file)
     if not checked then return nil, why end
     local k = key(v)
