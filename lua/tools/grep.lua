@@ -276,7 +276,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     -- tags them as data (nothing is held then); what it needs rides on the
     -- result (printer.tag)
     if ctx.caps.untrusted_boundary and mode == "content" then return printer.tag(out, { roots = ctx.roots, path = path }) end
-    return held and printer.holding(out, "matches") or out
+    return held and printer.holding(out, "matches", "files", "counts") or out
   end,
 
   -- MCP's text: the lines from the match set when the result holds one
