@@ -3,7 +3,8 @@
 // latency an agent sees per call, and the server's CPU time for it (from
 // /proc/PID/stat). Each MCP call alternates with one run of the query's
 // baseline command (rg, or fd for the glob), so both see the same machine
-// load. Prints JSON {name: {median_ms, cpu_ms, base_ms, runs, total}}.
+// load; which of the two runs first turns each run. Prints JSON
+// {name: {median_ms, cpu_ms, base_ms, runs, total}}.
 //
 //   node bench/grep_mcp.mjs --bin build/burrow --root TREE --runs 5 --queries Q.jsonl
 import { spawn, execSync } from "node:child_process";
@@ -53,7 +54,14 @@ const out = {};
 for (const q of queries) {
   const times = [], cpus = [], base = [];
   let total = null;
+  const runBase = (r) => {
+    const b0 = performance.now();
+    execSync(`${q.base} < /dev/null > ${SCRATCH} || true`, { cwd: o.root, shell: "/bin/sh" });
+    if (r > 0) base.push(performance.now() - b0);
+  };
   for (let r = 0; r <= Number(o.runs); r++) { // run 0 is the warm-up
+    // the pair's order turns each run: neither always runs right after the other
+    if (q.base && r % 2 === 1) runBase(r);
     const c0 = cpu(), t0 = performance.now();
     const msg = await request("tools/call", { name: q.tool, arguments: { ...q.args, max_results: 100000000 } });
     const ms = performance.now() - t0, cms = cpu() - c0;
@@ -61,11 +69,7 @@ for (const q of queries) {
     const s = msg.result.structuredContent;
     total = q.tool === "glob" ? s.entries.length : s.output_mode === "files" ? s.files.length : s.total;
     if (r > 0) times.push(ms), cpus.push(cms);
-    if (q.base) {
-      const b0 = performance.now();
-      execSync(`${q.base} < /dev/null > ${SCRATCH} || true`, { cwd: o.root, shell: "/bin/sh" });
-      if (r > 0) base.push(performance.now() - b0);
-    }
+    if (q.base && r % 2 === 0) runBase(r);
   }
   try { fs.unlinkSync(SCRATCH); } catch {}
   const med = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];

@@ -13,19 +13,6 @@ function init(args)
   wrk.headers["Mcp-Session-Id"] = args[1]
 end
 
-local threads = {}
-function setup(thread) threads[#threads + 1] = thread end
-
-bad = 0
-function response(status, headers, body)
-  if status ~= 200 or not body:find('"result"', 1, true) then bad = bad + 1 end
-end
-
-function done(summary, latency, requests)
-  local no_result = 0
-  for _, t in ipairs(threads) do no_result = no_result + t:get("bad") end
-  io.write(("RESULT calls_s=%.0f p50_ms=%.2f p99_ms=%.2f mean_ms=%.2f errors=%d non2xx=%d no_result=%d\n"):format(
-    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
-    latency:percentile(99) / 1000, latency.mean / 1000, summary.errors.connect + summary.errors.read + summary.errors.write
-      + summary.errors.timeout, summary.errors.status, no_result))
-end
+-- beside this file: bench/wrk_report.lua (counts bad replies, writes RESULT)
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+dofile(here .. "wrk_report.lua")(function(body) return body:find('"result"', 1, true) end)

@@ -43,6 +43,7 @@ end)
 -- it at the start of each); nothing a request set on it may reach the
 -- next, whatever the field's name.
 describe(H.tag("mcp.renew_channel"), function()
+  after_each(H.cleanup)
   it("drops every field a request set, keeps what the channel was made of, and takes the next request's", function()
     local sent = {}
     local ch = mcp.renewable { send = function(_, m) sent[#sent + 1] = m end, begin = function() return false end,

@@ -35,7 +35,7 @@ describe(H.tag("operator errors"), function()
       assert.matches(want, err, 1, true)
       assert.not_matches("...", err:match("[^\n]*" .. want:gsub("%p", "%%%0")) or "", 1, true)
     end
-    assert.is_true(#(dir .. "/" .. deep .. "mine.lua") > 60)
+    assert.is_true((dir .. "/" .. deep .. "mine.lua"):len() > 60)
     check("policies: [default, " .. deep .. "mine.lua]\n", dir .. "/" .. deep .. "mine.lua:4: '}' expected")
     check("tools: [read_file, " .. deep .. "tool.lua]\n", dir .. "/" .. deep .. "tool.lua:3: '}' expected")
     H.write(dir, "burrow.yaml", "roots: [data]\npolicies: [default, " .. deep .. "boom.lua]\n")

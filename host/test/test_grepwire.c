@@ -200,7 +200,41 @@ static void test_resume(void) {
   free_res(&r);
 }
 
+/* files and count modes' lists: the encoder's bytes for strings and for
+ * {"count","path"} tables, the render's lines, escaped */
+static void test_lists(void) {
+  char *paths[] = {"a.c", "d/q\"x\\.c", "c\001\n.c"};
+  size_t lens[] = {3, 8, 5};
+  long long counts[] = {1, 22, 333};
+  bw_grep_wire_out w;
+  CHECK(bw_grep_list_wire(paths, lens, NULL, 3, 1, &w) == BW_OK && w.n == 3, "files");
+  CHECK(same(w.json, w.json_len, "[\"a.c\",\"d/q\\\"x\\\\.c\",\"c\\u0001\\n.c\"]"), "files json %.*s",
+        (int)w.json_len, w.json);
+  CHECK(same(w.text, w.text_len, "a.c\\nd/q\\\"x\\\\.c\\nc\\u0001\\n.c"), "files text %.*s", (int)w.text_len,
+        w.text);
+  CHECK(w.text_raw == 3 + 1 + 8 + 1 + 5, "files raw %zu", w.text_raw);
+  bw_grep_wire_free(&w);
+  CHECK(bw_grep_list_wire(paths, lens, counts, 3, 1, &w) == BW_OK, "counts");
+  CHECK(same(w.json, w.json_len,
+             "[{\"count\":1,\"path\":\"a.c\"},{\"count\":22,\"path\":\"d/q\\\"x\\\\.c\"},"
+             "{\"count\":333,\"path\":\"c\\u0001\\n.c\"}]"),
+        "counts json %.*s", (int)w.json_len, w.json);
+  CHECK(same(w.text, w.text_len, "a.c:1\\nd/q\\\"x\\\\.c:22\\nc\\u0001\\n.c:333"), "counts text %.*s",
+        (int)w.text_len, w.text);
+  CHECK(w.text_raw == 5 + 1 + 11 + 1 + 9, "counts raw %zu", w.text_raw);
+  bw_grep_wire_free(&w);
+  CHECK(bw_grep_list_wire(paths, lens, counts, 2, 0, &w) == BW_OK && w.text == NULL && w.n == 2,
+        "json only, the first two");
+  bw_grep_wire_free(&w);
+  CHECK(bw_grep_list_wire(NULL, NULL, NULL, 0, 1, &w) == BW_OK && same(w.json, w.json_len, "[]") &&
+            w.text_len == 0 && w.text_raw == 0,
+        "empty");
+  bw_grep_wire_free(&w);
+  CHECK(bw_glist_cost(7, 0) == 8 && bw_glist_cost(7, 1) == 19, "the cost rule grep.lua had");
+}
+
 int main(void) {
+  test_lists();
   test_resume();
   test_plain();
   test_context();

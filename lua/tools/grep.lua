@@ -183,12 +183,13 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     -- max_result_bytes as it builds them (without building what would be
     -- cut); else core.grep_cut does after the policy, by the same rule
     local judged = ctx.ws.policies:judges_objects()
-    if mode == "content" and not judged then opts.max_result_bytes = ctx.caps.max_result_bytes end
+    if not judged then opts.max_result_bytes = ctx.caps.max_result_bytes end
     -- nothing here needs the match tables (no policy asks about each file
-    -- shown, no boundary to tag the lines in): the matches stay the core's
-    -- match set, which the edge the result leaves by prints (burrow.toolkit.printer:
-    -- JSON and text for MCP and `burrow call`, tables for Lua)
-    local held = mode == "content" and not judged and not ctx.caps.untrusted_boundary or nil
+    -- shown, no boundary to tag the lines in): the matches, and the files
+    -- and counts lists, stay the core's sets, which the edge the result
+    -- leaves by prints (burrow.toolkit.printer: JSON and text for MCP and
+    -- `burrow call`, tables for Lua); the core cuts them by max_result_bytes
+    local held = not judged and (mode ~= "content" or not ctx.caps.untrusted_boundary) or nil
     opts.held = held
     local res, detail, gcode, why = ctx.roots:grep(idx, rel, opts, function(dirs, entries)
       ctx:progress(entries, nil, ("searched %d entries in %d directories"):format(entries, dirs))
@@ -213,7 +214,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     end
     local cut = false
     local cursor = res.resume_line and ("%d:%s"):format(res.resume_line, res.resume_path)
-    if mode == "content" and opts.max_result_bytes then
+    if held or mode == "content" and opts.max_result_bytes then
       cut = res.cut == true
     elseif mode == "content" then
       -- the matches a policy judged: cut by the core's one cost rule
@@ -275,14 +276,17 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
     -- tags them as data (nothing is held then); what it needs rides on the
     -- result (printer.tag)
     if ctx.caps.untrusted_boundary and mode == "content" then return printer.tag(out, { roots = ctx.roots, path = path }) end
-    return held and printer.holding(out, "matches") or out
+    return held and printer.holding(out, "matches", "files", "counts") or out
   end,
 
   -- MCP's text: the lines from the match set when the result holds one
   render = function(r)
-    local out, held = {}, printer.held(r.matches)
+    local list = r.output_mode == "files" and r.files or r.output_mode == "count" and r.counts or nil
+    local out, held = {}, printer.held(list or r.matches)
     local function add(s) out[#out + 1] = s end
-    if r.output_mode == "files" then
+    if held and list then -- the core's list writes its lines, escaped for the reply
+      if #list > 0 then add(list:text()) end
+    elseif r.output_mode == "files" then
       for _, p in ipairs(r.files) do add(p) end
     elseif r.output_mode == "count" then
       for _, c in ipairs(r.counts) do add(("%s:%d"):format(c.path, c.count)) end
@@ -327,7 +331,7 @@ Examples: {"pattern": "TODO"}  {"pattern": "fn \\w+_init", "path": "src", "inclu
         :format(r.max_results, counted, r.cursor and ('call grep again with cursor="%s" for the next matches, or '):format(r.cursor) or "",
           r.output_mode == "files" and "" or ", or use output_mode " .. table.concat(others, " or ")))
     end
-    if held and #r.matches > 0 then -- out[1] is the fragment: one concatenation
+    if held and #(list or r.matches) > 0 then -- out[1] is the fragment: one concatenation
       if #out == 1 then return out[1], r end
       return out[1] .. ("\n" .. table.concat(out, "\n", 2)), r
     end

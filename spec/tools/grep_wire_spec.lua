@@ -115,6 +115,10 @@ local function check(dir, caps, calls, opts)
     if r and (a.output_mode or "content") == "content" then
       assert.equal(opts.tables and "table" or "userdata", type(r.matches), label)
       wired = wired + 1
+    elseif r then -- files and count: the lists are the core's too
+      assert.equal(opts.tables and "table" or "userdata", type(r.files), label)
+      assert.equal(opts.tables and "table" or "userdata", type(a.output_mode == "count" and r.counts or r.files), label)
+      wired = wired + 1
     end
     local t = ws:call("grep", a)
     assert.equal(t and "table" or "nil", t and type(t.matches) or "nil", label)
@@ -151,6 +155,36 @@ describe(H.tag("grep straight to the wire: the table path's bytes"), function()
     check(dir, { max_matches = 5 }, CALLS)
     for _, bytes in ipairs { 1, 200, 700, 2000 } do
       check(dir, { max_result_bytes = bytes }, CALLS)
+    end
+  end)
+
+  it("files and count lists: cut by max_result_bytes where the tables were (length + 1, + 12)", function()
+    for i = 1, 40 do H.write(dir, ("list/n%02d%s.txt"):format(i, ("x"):rep(i % 7)), ("match\n"):rep(i % 3 + 1)) end
+    local calls = { { pattern = "match", path = "list", output_mode = "files" },
+      { pattern = "match", path = "list", output_mode = "count" } }
+    local ws = H.open { roots = { { path = dir } } }
+    local all = { files = assert(ws:call("grep", calls[1])).files, count = assert(ws:call("grep", calls[2])).counts }
+    ws:close()
+    assert.equal(40, #all.files)
+    for _, bytes in ipairs { 1, 15, 16, 17, 100, 333, 334, 335, 700, 100000 } do
+      check(dir, { max_result_bytes = bytes }, calls)
+      local wsc = H.open { roots = { { path = dir } }, caps = { max_result_bytes = bytes } }
+      for _, a in ipairs(calls) do
+        local list = a.output_mode == "files" and all.files or all.count
+        local used, want = 0, 0
+        for i, v in ipairs(list) do -- the rule grep.lua's cap_bytes applied to the tables
+          used = used + (a.output_mode == "files" and #v + 1 or #v.path + 12)
+          if used > bytes and i > 1 then break end
+          want = i
+        end
+        local got = assert(wsc:call("grep", a))
+        local shown = a.output_mode == "files" and got.files or got.counts
+        assert.equal(want, #shown, a.output_mode .. " at " .. bytes)
+        for i = 1, want do assert.same(list[i], shown[i]) end
+        assert.equal(want < #list, got.truncated, a.output_mode .. " at " .. bytes)
+        assert.equal(a.output_mode == "files" and 40 or nil, a.output_mode == "files" and got.total or nil)
+      end
+      wsc:close()
     end
   end)
 

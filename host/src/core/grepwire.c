@@ -352,6 +352,67 @@ int bw_grep_wire(const bw_grep_res *r, const char *prefix, size_t max, size_t ma
   return BW_OK;
 }
 
+/* One name of a list: the array's element and the render's line */
+static int list_item(obuf *js, obuf *tx, const char *ep, size_t elen, int counted,
+                     long long count) {
+  if (ob_reserve(js, elen + 48)) return BW_ENOMEM;
+  if (counted) {
+    OB_LIT(js, "{\"count\":");
+    ob_int(js, count);
+    OB_LIT(js, ",\"path\":\"");
+  } else OB_LIT(js, "\"");
+  ob_put(js, ep, elen);
+  if (counted) OB_LIT(js, "\"}");
+  else OB_LIT(js, "\"");
+  if (!tx) return 0;
+  if (ob_reserve(tx, elen + 32)) return BW_ENOMEM;
+  ob_put(tx, ep, elen);
+  if (counted) {
+    OB_LIT(tx, ":");
+    ob_int(tx, count);
+  }
+  return 0;
+}
+
+int bw_grep_list_wire(char *const *paths, const size_t *lens, const long long *counts,
+                      size_t n, int want_text, bw_grep_wire_out *w) {
+  memset(w, 0, sizeof *w);
+  obuf js = {0}, tx = {0}, ep = {0};
+  size_t want = 0, raw = 0;
+  for (size_t i = 0; i < n; i++) want += lens[i] + (counts ? 32 : 4);
+  int rc = ob_reserve(&js, want + 2);
+  if (!rc && want_text) rc = ob_reserve(&tx, want);
+  if (!rc) OB_LIT(&js, "[");
+  for (size_t i = 0; !rc && i < n; i++) {
+    ep.n = 0;
+    if ((rc = ob_escape(&ep, paths[i], lens[i]))) break;
+    if (i > 0) {
+      if ((rc = ob_reserve(&js, 1)) || (want_text && (rc = ob_reserve(&tx, 2)))) break;
+      OB_LIT(&js, ",");
+      if (want_text) OB_LIT(&tx, "\\n");
+    }
+    size_t at = tx.n;
+    rc = list_item(&js, want_text ? &tx : NULL, ep.p, ep.n, counts != NULL, counts ? counts[i] : 0);
+    /* the line unescaped: the path's raw length, the rest as written */
+    if (!rc && want_text) raw += (i > 0) + lens[i] + (tx.n - at - ep.n);
+  }
+  if (!rc) rc = ob_reserve(&js, 1);
+  free(ep.p);
+  if (rc) {
+    free(js.p);
+    free(tx.p);
+    return rc;
+  }
+  OB_LIT(&js, "]");
+  w->json = js.p;
+  w->json_len = js.n;
+  w->text = tx.p;
+  w->text_len = tx.n;
+  w->text_raw = raw;
+  w->n = n;
+  return BW_OK;
+}
+
 void bw_grep_wire_free(bw_grep_wire_out *w) {
   free(w->json);
   free(w->text);

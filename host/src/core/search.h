@@ -445,6 +445,21 @@ int bw_grep_wire(const bw_grep_res *r, const char *prefix, size_t max, size_t ma
                  int context, int want_text, bw_grep_wire_out *w);
 void bw_grep_wire_free(bw_grep_wire_out *w);
 
+/* grep's files or counts list as a reply (files and count modes): json,
+ * the array as the encoder writes the table form (strings, or objects
+ * {"count":N,"path":P}: keys sorted); text (want_text), the render's lines
+ * (P, or P:N), "\n" between, escaped as the inside of a JSON string,
+ * text_raw its unescaped length. paths are the names as shown (prefixed);
+ * counts NULL for the files list. */
+int bw_grep_list_wire(char *const *paths, const size_t *lens, const long long *counts,
+                      size_t n, int want_text, bw_grep_wire_out *w);
+
+/* What a name costs in a files or counts list against max_result_bytes
+ * (grep.lua cut the tables by these): its length + 1, or + 12 with a count. */
+static inline size_t bw_glist_cost(size_t path_len, int counts) {
+  return path_len + (counts ? 12 : 1);
+}
+
 /* grep's lines as a result shows them, written by one renderer whatever
  * holds the matches (a search's picks above, a result's match tables:
  * lsearch.c): path:N:text for a match, path-N-text for a context line,

@@ -1,8 +1,9 @@
 /*
  * lheld.c - a search's results held as the core made them, printed where
  * they leave (lua/burrow/toolkit/printer.lua), as ripgrep's printer is chosen by
- * its caller: grep's content matches (a match set) and glob's entries (an
- * entry set), each a userdata owning the core's result.
+ * its caller: grep's content matches (a match set), grep's files or counts
+ * list (a list set: its own copy of the names and counts, cut when made)
+ * and glob's entries (an entry set), each a userdata owning what it prints.
  *
  *   set:json()   -> the array as one JSON value fragment (ljson.h): the
  *                   bytes the encoder gives set:tables() (an MCP reply's
@@ -16,8 +17,9 @@
  *                   size); what json and text wrote stays
  *
  * Which and how many are chosen once, when the set is made (grep: bw_gsel,
- * max_results and max_result_bytes by bw_gline_cost; glob: a path's length
- * + 1 against max_result_bytes, as globwire.c cuts), and every form writes
+ * max_results and max_result_bytes by bw_gline_cost; a list: bw_glist_cost,
+ * as grep.lua cut the tables; glob: a path's length + 1 against
+ * max_result_bytes, as globwire.c cuts), and every form writes
  * that choice. json and text are written at most once each and kept with
  * the set, so a fragment spliced into a reply lives as long as the set.
  * The table forms lsearch.c gives when nothing is held are these too.
@@ -36,6 +38,7 @@
 #define ARRAY_MT "burrow.json.array"
 #define GSET_MT "burrow.grep.matches"
 #define ESET_MT "burrow.glob.entries"
+#define LSET_MT "burrow.grep.list"
 
 static void new_array(lua_State *L, int n) {
   lua_createtable(L, n, 0);
@@ -139,6 +142,15 @@ typedef struct eset {
   bw_glob_res res;
 } eset;
 
+/* grep's files or counts list (files and count modes): the names as shown
+ * (prefixed) and their counts, copied into one block, the cut made */
+typedef struct lset {
+  held h;
+  char **paths; /* the block: paths, lens, counts, the names */
+  size_t *lens;
+  long long *counts; /* NULL: the files list */
+} lset;
+
 static int gset_gc(lua_State *L) {
   gset *s = luaL_checkudata(L, 1, GSET_MT);
   if (s->h.live) bw_grep_res_free(&s->res);
@@ -157,8 +169,19 @@ static int eset_gc(lua_State *L) {
   return 0;
 }
 
+static int lset_gc(lua_State *L) {
+  lset *s = luaL_checkudata(L, 1, LSET_MT);
+  free(s->paths);
+  s->paths = NULL;
+  s->h.live = 0;
+  free(s->h.prefix);
+  s->h.prefix = NULL;
+  return 0;
+}
+
 static held *any_held(lua_State *L) {
   held *h = luaL_testudata(L, 1, GSET_MT);
+  if (!h) h = luaL_testudata(L, 1, LSET_MT);
   return h ? h : luaL_checkudata(L, 1, ESET_MT);
 }
 
@@ -171,6 +194,7 @@ static held *check_held(lua_State *L) {
 /* set:close(): the core's result freed now, not when the set is collected
  * (Lua does not see its size); what was written (json, text) stays */
 static int held_close(lua_State *L) {
+  if (luaL_testudata(L, 1, LSET_MT)) return lset_gc(L);
   return luaL_testudata(L, 1, GSET_MT) ? gset_gc(L) : eset_gc(L);
 }
 
@@ -191,6 +215,12 @@ static void write_wire(lua_State *L, held *h, int want_text) {
   if (luaL_testudata(L, 1, GSET_MT)) {
     bw_grep_wire_out w;
     rc = bw_grep_wire(&((gset *)h)->res, h->prefix, h->limit, h->max_bytes, h->context, want_text, &w);
+    f->buf = w.json, f->len = f->raw_len = w.json_len;
+    text = w.text, text_len = w.text_len, text_raw = w.text_raw;
+  } else if (luaL_testudata(L, 1, LSET_MT)) {
+    lset *s = (lset *)h;
+    bw_grep_wire_out w;
+    rc = bw_grep_list_wire(s->paths, s->lens, s->counts, h->n, want_text, &w);
     f->buf = w.json, f->len = f->raw_len = w.json_len;
     text = w.text, text_len = w.text_len, text_raw = w.text_raw;
   } else {
@@ -233,7 +263,20 @@ static int held_text(lua_State *L) {
 static int held_tables(lua_State *L) {
   held *h = check_held(L);
   int cut;
-  if (luaL_testudata(L, 1, GSET_MT))
+  lset *ls = luaL_testudata(L, 1, LSET_MT);
+  if (ls) { /* lsearch.c's table forms of files and counts */
+    new_array(L, (int)h->n);
+    for (size_t i = 0; i < h->n; i++) {
+      if (ls->counts) lua_createtable(L, 0, 2);
+      lua_pushlstring(L, ls->paths[i], ls->lens[i]);
+      if (ls->counts) {
+        lua_setfield(L, -2, "path");
+        lua_pushinteger(L, (lua_Integer)ls->counts[i]);
+        lua_setfield(L, -2, "count");
+      }
+      lua_seti(L, -2, (lua_Integer)i + 1);
+    }
+  } else if (luaL_testudata(L, 1, GSET_MT))
     bw_held_matches(L, &((gset *)h)->res, h->prefix, h->limit, h->context, h->max_bytes, &cut);
   else
     bw_held_entries(L, &((eset *)h)->res, h->prefix, h->n);
@@ -302,4 +345,37 @@ const bw_glob_res *bw_held_glob(lua_State *L, bw_glob_res *res, const char *pref
   s->h.n = *n = i;
   *cut = s->h.cut;
   return &s->res;
+}
+
+void bw_held_list(lua_State *L, const bw_grep_res *r, const char *prefix, int counted,
+                  size_t max_bytes, int *cut) {
+  lset *s = new_set(L, sizeof *s, LSET_MT, lset_gc, prefix);
+  size_t n = r->nfiles, used = 0, names = 0, i;
+  *cut = 0;
+  for (i = 0; i < n; i++) { /* grep.lua's cut of the tables (cap_bytes) */
+    size_t l = bw_grep_path(prefix, r->files[i]->item.path, NULL);
+    used += bw_glist_cost(l, counted);
+    if (max_bytes && used > max_bytes && i > 0) {
+      *cut = 1;
+      break;
+    }
+    names += l;
+  }
+  n = i;
+  size_t per = sizeof(char *) + sizeof(size_t) + (counted ? sizeof(long long) : 0);
+  s->h.live = 1;
+  if (!n) return;
+  char *block = malloc(n * per + names);
+  if (!block) luaL_error(L, "a search's result: out of memory");
+  s->paths = (char **)block;
+  s->lens = (size_t *)(block + n * sizeof(char *));
+  s->counts = counted ? (long long *)(block + n * (sizeof(char *) + sizeof(size_t))) : NULL;
+  char *at = block + n * per;
+  for (i = 0; i < n; i++) {
+    s->paths[i] = at;
+    s->lens[i] = bw_grep_path(prefix, r->files[i]->item.path, at);
+    at += s->lens[i];
+    if (counted) s->counts[i] = (long long)r->files[i]->count;
+  }
+  s->h.n = n, s->h.cut = *cut, s->h.max_bytes = max_bytes;
 }

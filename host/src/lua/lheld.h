@@ -33,4 +33,10 @@ const bw_grep_res *bw_held_grep(lua_State *L, bw_grep_res *res, const char *pref
 const bw_glob_res *bw_held_glob(lua_State *L, bw_glob_res *res, const char *prefix,
                                 size_t max_bytes, size_t *n, int *cut);
 
+/* grep's files list (counted 0) or counts list (1) pushed as a set: its
+ * own copy of the names (prefixed) and counts within max_bytes (0: all;
+ * each costs bw_glist_cost, the first always kept; *cut: it cut some). */
+void bw_held_list(lua_State *L, const bw_grep_res *r, const char *prefix, int counted,
+                  size_t max_bytes, int *cut);
+
 #endif

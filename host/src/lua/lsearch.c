@@ -217,8 +217,10 @@ static void push_strings(lua_State *L, const char *prefix, char **v, size_t n) {
   }
 }
 
-/* max_bytes: the result's byte cap on matches (0: none, the caller caps);
- * held: the matches as a set (lheld.c), which then owns *r0. */
+/* max_bytes: the result's byte cap on matches, or with held on the files
+ * (files mode) or counts (count mode) list (0: none, the caller caps);
+ * held: the matches as a set (lheld.c), which then owns *r0, and the
+ * files and counts lists as sets of their own. */
 static void push_grep(lua_State *L, bw_grep_res *r0, const char *prefix,
                       int mode, size_t limit, int context, size_t max_bytes, int held) {
   lua_createtable(L, 0, 12);
@@ -244,14 +246,24 @@ static void push_grep(lua_State *L, bw_grep_res *r0, const char *prefix,
     lua_pushinteger(L, (lua_Integer)rl);
     lua_setfield(L, -2, "resume_line");
   }
-  new_array(L, (int)r->nfiles);
-  for (size_t i = 0; i < r->nfiles; i++) {
-    bw_held_path(L, prefix, r->files[i]->item.path);
-    lua_seti(L, -2, (lua_Integer)i + 1);
+  int lcut = 0; /* held: the files or counts list cut by max_bytes */
+  if (held)
+    bw_held_list(L, r, prefix, 0, mode == BW_GREP_FILES ? max_bytes : 0, &lcut);
+  else {
+    new_array(L, (int)r->nfiles);
+    for (size_t i = 0; i < r->nfiles; i++) {
+      bw_held_path(L, prefix, r->files[i]->item.path);
+      lua_seti(L, -2, (lua_Integer)i + 1);
+    }
   }
   lua_setfield(L, -2, "files");
-  new_array(L, mode == BW_GREP_COUNT ? (int)r->nfiles : 0);
-  for (size_t i = 0; mode == BW_GREP_COUNT && i < r->nfiles; i++) {
+  if (held && mode == BW_GREP_COUNT) {
+    int ccut = 0;
+    bw_held_list(L, r, prefix, 1, max_bytes, &ccut);
+    lcut = ccut;
+    for (size_t i = 0; i < r->nfiles; i++) total += r->files[i]->count;
+  } else new_array(L, mode == BW_GREP_COUNT ? (int)r->nfiles : 0);
+  for (size_t i = 0; !held && mode == BW_GREP_COUNT && i < r->nfiles; i++) {
     lua_createtable(L, 0, 2);
     bw_held_path(L, prefix, r->files[i]->item.path);
     lua_setfield(L, -2, "path");
@@ -261,6 +273,10 @@ static void push_grep(lua_State *L, bw_grep_res *r0, const char *prefix,
     total += r->files[i]->count;
   }
   lua_setfield(L, -2, "counts");
+  if (lcut) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "cut");
+  }
   if (mode == BW_GREP_FILES) total = r->nfiles;
   lua_pushinteger(L, (lua_Integer)total);
   lua_setfield(L, -2, "total");

@@ -12,42 +12,43 @@
 --     the tables roots:grep and roots:glob give, byte for byte the same
 --     when encoded (spec/tools/grep_wire_spec.lua, glob_wire_spec.lua);
 --     a page's numbered text as a string (read_file_wire_spec.lua).
--- A result holds at most one set, in a field its tool names
--- (printer.holding(res, "matches")): the edges look at that field alone,
--- and every other result passes each edge with one getmetatable, not a
--- walk over its fields.
+-- A result holds its sets in fields its tool names (printer.holding(res,
+-- "matches"); grep's files and counts lists beside: "matches", "files",
+-- "counts"): the edges look at those fields alone, and every other result
+-- passes each edge with one getmetatable, not a walk over its fields.
 
 local printer = {}
 
--- field name -> the metatable that marks a result holding a set there,
--- and back (a few names: grep's matches, glob's entries, read_file's content)
-local MARK, FIELD = {}, {}
+-- field names -> the metatable that marks a result holding sets there,
+-- and back (a few lists: grep's matches, files and counts, glob's entries,
+-- read_file's content)
+local MARK, FIELDS = {}, {}
 
---- Marks res, a tool's result table, as holding a set in res[field];
--- returns it.
-function printer.holding(res, field)
-  local mt = MARK[field]
+--- Marks res, a tool's result table, as holding a set in res[field] (and
+-- in each further field named); returns it.
+function printer.holding(res, field, ...)
+  local key = select("#", ...) == 0 and field or table.concat({ field, ... }, ",")
+  local mt = MARK[key]
   if not mt then
     mt = { __name = "burrow.printer.holding" }
-    MARK[field], FIELD[mt] = mt, field
+    MARK[key], FIELDS[mt] = mt, { field, ... }
   end
   return setmetatable(res, mt)
 end
 
--- The field of res that holds a set, and the set; or nil. (Only a tool
--- marks a result, and only when the field holds a set: a userdata.)
-local function held_field(res)
+-- The fields res names as holding sets, or nil. (Only a tool marks a
+-- result; a named field holds a set when it is a userdata.)
+local function held_fields(res)
   local mt = getmetatable(res)
-  local k = mt ~= nil and FIELD[mt]
-  if k then
-    local v = res[k]
-    if type(v) == "userdata" then return k, v end
-  end
+  return mt ~= nil and FIELDS[mt] or nil
 end
 
 --- Whether res holds a set (printer.holding).
 function printer.holds(res)
-  return held_field(res) ~= nil
+  for _, k in ipairs(held_fields(res) or {}) do
+    if type(res[k]) == "userdata" then return true end
+  end
+  return false
 end
 
 --- What a held page raises when it cannot be written as it was counted
@@ -84,42 +85,55 @@ function printer.held(v)
   return type(mt) == "table" and mt.__held == true
 end
 
---- res with its held field made tables, in place (the result is the
+--- res with its held fields made tables, in place (the result is the
 -- caller's); res itself, or anything that is not a table, returned; or
 -- nil, message, code (printer.failed).
 function printer.tables(res)
-  local mt = getmetatable(res)
-  if mt == nil or not FIELD[mt] then return res end
+  local fields = held_fields(res)
+  if not fields then return res end
   setmetatable(res, nil) -- plain data from here
-  local k, v = FIELD[mt], res[FIELD[mt]]
-  if type(v) == "userdata" then
-    local ok, t = pcall(v.tables, v)
-    v:close() -- the core's result freed now, not when Lua collects the set
-    if not ok then return printer.failed(t) end
-    res[k] = t
+  local failed
+  for _, k in ipairs(fields) do
+    local v = res[k]
+    if type(v) == "userdata" then
+      local ok, t = pcall(v.tables, v)
+      v:close() -- the core's result freed now, not when Lua collects the set
+      if ok then res[k] = t else failed = failed or t end
+    end
   end
+  if failed then return printer.failed(failed) end
   return res
 end
 
---- The held set of a result printed by now closed: the core's result
--- freed (Lua does not see its size), the fragments written kept.
+--- The held sets of a result printed by now closed: the core's results
+-- freed (Lua does not see their size), the fragments written kept.
 function printer.done(res)
-  local k, v = held_field(res)
-  if k then v:close() end
+  for _, k in ipairs(held_fields(res) or {}) do
+    local v = res[k]
+    if type(v) == "userdata" then v:close() end
+  end
 end
 
---- A result to encode: res, or a shallow copy with its held field as its
+--- A result to encode: res, or a shallow copy with each held field as its
 -- JSON fragment (the set keeps the fragment alive for a spliced write);
 -- or nil, message, code (printer.failed).
 function printer.wire(res)
-  local k, v = held_field(res)
-  if not k then return res end
-  local ok, frag = pcall(v.json, v)
-  if not ok then return printer.failed(frag) end
-  local out = {}
-  for k2, v2 in pairs(res) do out[k2] = v2 end
-  out[k] = frag
-  return out
+  local fields = held_fields(res)
+  if not fields then return res end
+  local out
+  for _, k in ipairs(fields) do
+    local v = res[k]
+    if type(v) == "userdata" then
+      local ok, frag = pcall(v.json, v)
+      if not ok then return printer.failed(frag) end
+      if not out then
+        out = {}
+        for k2, v2 in pairs(res) do out[k2] = v2 end
+      end
+      out[k] = frag
+    end
+  end
+  return out or res
 end
 
 return printer
