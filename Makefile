@@ -351,6 +351,11 @@ install: $(B)/burrow $(B)/libburrow.a $(B)/libburrow.so $(LUA_SO) $(B)/burrow.pc
 	@# NAME.luac beside it: its text, then its bytecode, which burrow.policy
 	@# loads when the text is the .lua file's byte for byte (no parse at start)
 	@for f in $(filter policy/%,$(LUA_FILES)); do lua5.4 host/luac.lua lua/$$f $(LUADIR)/$$f $(DESTDIR)$(LUADIR)/$${f}c --text || exit 1; done
+	@# and NAME.luad for one without check() or after(): its text, then the
+	@# fields it gave run once here (host/policydata.lua); burrow.policy takes
+	@# them for the policy named with no options, so a start runs no sandbox
+	@for f in $(filter policy/%,$(LUA_FILES)); do LUA_PATH='lua/?.lua;lua/?/init.lua' LUA_CPATH='$(B)/lua/?.so' \
+	  lua5.4 host/policydata.lua lua/$$f $(LUADIR)/$$f $(DESTDIR)$(LUADIR)/$${f%.lua}.luad || exit 1; done
 	@echo "installed burrow $(VERSION) under $(DESTDIR)$(PREFIX) ($(words $(LUA_FILES)) Lua files, all but policy/ and those other Luas load precompiled, in $(DESTDIR)$(LUADIR))"
 
 uninstall:
@@ -360,7 +365,7 @@ uninstall:
 	  $(DESTDIR)$(PKGCONFIGDIR)/burrow.pc $(DESTDIR)$(MANDIR)/man1/burrow.1 \
 	  $(LUA_SO:$(B)/lua/%=$(DESTDIR)$(LUACDIR)/%) $(DESTDIR)$(DATADIR)/doc/burrow/LICENSE
 	@for f in $(LUA_FILES); do rm -f $(DESTDIR)$(LUADIR)/$$f; done
-	@for f in $(filter policy/%,$(LUA_FILES)); do rm -f $(DESTDIR)$(LUADIR)/$${f}c; done
+	@for f in $(filter policy/%,$(LUA_FILES)); do rm -f $(DESTDIR)$(LUADIR)/$${f}c $(DESTDIR)$(LUADIR)/$${f%.lua}.luad; done
 	-@find $(DESTDIR)$(LUADIR) $(DESTDIR)$(LUACDIR) -depth -type d -empty -delete 2>/dev/null
 	-@rmdir $(DESTDIR)$(DATADIR)/burrow $(DESTDIR)$(LIBDIR)/burrow $(DESTDIR)$(DATADIR)/doc/burrow 2>/dev/null
 

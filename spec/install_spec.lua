@@ -103,6 +103,9 @@ describe(H.tag("installed burrow"), function()
       want[#want + 1] = "opt/burrow-test/share/burrow/lua/" .. f
       -- a standard policy's text and bytecode (host/luac.lua --text)
       if f:match("^policy/") then want[#want + 1] = "opt/burrow-test/share/burrow/lua/" .. f .. "c" end
+      -- and, for one without check() or after(), its data (host/policydata.lua)
+      local data = { ["policy/default.lua"] = true, ["policy/protected.lua"] = true, ["policy/secrets.lua"] = true }
+      if data[f] then want[#want + 1] = "opt/burrow-test/share/burrow/lua/" .. f:gsub("%.lua$", ".luad") end
     end
     table.sort(want)
     assert.same(want, got)
@@ -150,6 +153,11 @@ describe(H.tag("installed burrow"), function()
     local pol = prefix .. "/share/burrow/lua/policy/"
     for _, name in ipairs { "default", "protected", "secrets", "readonly", "quotas", "audit" } do
       local text, both = H.read(pol, name .. ".lua"), H.read(pol, name .. ".luac")
+      assert.equal(text, both:sub(1, #text), name)
+      assert.equal("\27Lua", both:sub(#text + 1, #text + 4), name)
+    end
+    for _, name in ipairs { "default", "protected", "secrets" } do
+      local text, both = H.read(pol, name .. ".lua"), H.read(pol, name .. ".luad")
       assert.equal(text, both:sub(1, #text), name)
       assert.equal("\27Lua", both:sub(#text + 1, #text + 4), name)
     end

@@ -62,6 +62,33 @@ local function chunk_of(p, src)
   return src, false
 end
 
+-- What policy.load uses of a loaded policy's table (sandbox sb, key):
+-- plain data, and whether it has a check() and an after().
+function policy.fields(sb, key)
+  return { options = sb:get(key, "options"), scope = sb:get(key, "scope"), rules = sb:get(key, "rules"),
+    check_paths = sb:get(key, "check_paths"), check_casefold = sb:get(key, "check_casefold"),
+    check = sb:has(key, "check"), after = sb:has(key, "after") }
+end
+
+-- The fields of one of burrow's own standard policies named with no
+-- options, as `make install` found them running its text once (NAME.luad:
+-- the text, then the bytecode of a chunk returning policy.fields' table;
+-- host/policydata.lua), when the text there is src byte for byte and the
+-- policy has neither check() nor after(): then its top level is all it
+-- does, a function of its options, and a start neither makes a sandbox
+-- nor runs it (docs/policies.md, "Limits"). Else nil.
+local function data_of(p, src)
+  if not p.standard or next(p.options) ~= nil then return nil end
+  local both = files.read(p.file:gsub("%.lua$", ".luad"))
+  if type(both) ~= "string" or #both <= #src or both:byte(#src + 1) ~= 27 or both:sub(1, #src) ~= src then
+    return nil
+  end
+  local chunk = load(both:sub(#src + 1), "=" .. p.label, "b", {})
+  local ok, f = pcall(chunk or error)
+  if not ok or type(f) ~= "table" or f.check ~= false or f.after ~= false then return nil end
+  return f
+end
+
 -- A policy may list the options it takes (`options = {"a", "b"}`); then
 -- any other key is a mistake worth saying, not a silent default.
 local function unknown_options(known, p)
@@ -114,8 +141,9 @@ Engine.__index = Engine
 -- own when none is given), unless the policy names a store file.
 function policy.load(specs, opts)
   opts = opts or {}
-  local sb = core.sandbox(opts.limits or policy.limits)
-  local state = opts.state or core.state_open { kind = "memory" }
+  -- made with the first policy that runs at start: none does when every
+  -- one is a standard policy's data (data_of)
+  local sb, state
   local list, rules, ids, asks = {}, {}, {}, {}
   for i, spec in ipairs(specs or policy.defaults) do
     local p, err = normalize(spec, opts.base_dir, opts.path)
@@ -125,28 +153,36 @@ function policy.load(specs, opts)
       return nil, ("policy %s: cannot read %s (%s)"):format(p.label, p.file, rerr)
     end
     p.key = ("%d:%s"):format(i, p.label)
-    -- store: a counter file the host opens for the policy (shared_add and
-    -- state.* in its _ENV); the operator names it, the policy code cannot
-    -- open files
-    local store = p.options.store
-    if store ~= nil and type(store) ~= "string" then
-      return nil, ("policy %s: store must be a file name"):format(p.label)
-    end
-    if store and opts.base_dir and store:sub(1, 1) ~= "/" then store = opts.base_dir .. "/" .. store end
     -- errors and tracebacks name the file as the operator wrote it
-    local chunk, binary = chunk_of(p, src)
     p.source = p.file:gsub("/%./", "/"):gsub("^%./", "")
-    local ok, lerr = sb:load(p.key, chunk, p.options, store, "@" .. p.source, state, binary)
-    if not ok then return nil, ("policy %s: %s"):format(p.label, files.whole_name(lerr, p.source)) end
-    local uerr = unknown_options(sb:get(p.key, "options"), p)
+    local f = data_of(p, src)
+    if not f then
+      -- store: a counter file the host opens for the policy (shared_add and
+      -- state.* in its _ENV); the operator names it, the policy code cannot
+      -- open files
+      local store = p.options.store
+      if store ~= nil and type(store) ~= "string" then
+        return nil, ("policy %s: store must be a file name"):format(p.label)
+      end
+      if store and opts.base_dir and store:sub(1, 1) ~= "/" then store = opts.base_dir .. "/" .. store end
+      if not sb then
+        sb = core.sandbox(opts.limits or policy.limits)
+        state = opts.state or core.state_open { kind = "memory" }
+      end
+      local chunk, binary = chunk_of(p, src)
+      local ok, lerr = sb:load(p.key, chunk, p.options, store, "@" .. p.source, state, binary)
+      if not ok then return nil, ("policy %s: %s"):format(p.label, files.whole_name(lerr, p.source)) end
+      f = policy.fields(sb, p.key)
+    end
+    local uerr = unknown_options(f.options, p)
     if uerr then return nil, uerr end
-    p.has_check, p.has_after = sb:has(p.key, "check"), sb:has(p.key, "after")
+    p.has_check, p.has_after = f.check, f.after
     -- scope "call": check() judges the call (sizes, counts, operations),
     -- not each object, so entries of walks and subtrees are not asked
-    p.scope = sb:get(p.key, "scope") == "call" and "call" or "object"
-    local rerr = policy.add_rules(rules, ids, p, sb:get(p.key, "rules"))
+    p.scope = f.scope == "call" and "call" or "object"
+    local rerr = policy.add_rules(rules, ids, p, f.rules)
     if rerr then return nil, rerr end
-    local cerr = policy.check_paths(p, sb:get(p.key, "check_paths"), asks, sb:get(p.key, "check_casefold"))
+    local cerr = policy.check_paths(p, f.check_paths, asks, f.check_casefold)
     if cerr then return nil, cerr end
     list[#list + 1] = p
   end

@@ -5,12 +5,19 @@
 
 local core = require "burrow.core"
 local json = core.json
-local client_roots = require "burrow.mcp.client_roots"
+-- burrow.mcp.client_roots: required with the first roots/list answer
+local function client_roots() return require "burrow.mcp.client_roots" end
 -- burrow.mcp.approvals: required with the first approval (a start that
 -- answers initialize needs none)
 local function approvals() return require "burrow.mcp.approvals" end
 
 local base = {}
+
+-- The resource-operations extension's name and capability entry (no
+-- resources/directory/read here): initialize says them, and
+-- burrow.mcp.resource_ops, which serves it, is required with its first call.
+base.RESOURCE_OPS_EXT = "io.modelcontextprotocol/resource-operations"
+function base.resource_ops_capability() return { directoryRead = false } end
 
 base.versions = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" } -- the session revisions
 -- The stateless revisions: no initialize; each request names its revision
@@ -79,7 +86,7 @@ end
 -- answer is remembered by the name, which travels with an HTTP session's
 -- state to whichever worker the answer reaches (a function would keep the
 -- session on its worker).
-base.replies = { roots = client_roots.on_list }
+base.replies = { roots = function(...) return client_roots().on_list(...) end }
 
 --- A request to the client; on_reply(self, msg) gets its response
 -- (msg.result or msg.error) when it comes, from the main loop: a name in

@@ -7,9 +7,11 @@
 
 local core = require "burrow.core"
 local json = core.json
-local listen = require "burrow.mcp.listen"
 local session = require "burrow.mcp.session"
-local resource_ops = require "burrow.mcp.resource_ops"
+-- listens and the resource-operations extension: required with their
+-- first use (a start that answers initialize needs neither)
+local function listen() return require "burrow.mcp.listen" end
+local function resource_ops() return require "burrow.mcp.resource_ops" end
 local base = require "burrow.mcp.base"
 local handlers = require "burrow.mcp.handlers"
 local call = require "burrow.mcp.call"
@@ -40,14 +42,14 @@ end
 -- change (a stdio server that reloads on SIGHUP); no server-to-client
 -- requests outside a call (a call asks through MRTR).
 local function stateless_caps(self)
-  local lists = listen.lists_change(self) or nil
+  local lists = listen().lists_change(self) or nil
   return { tools = { listChanged = lists }, prompts = { listChanged = lists },
     -- stdio serves listens on its channel; HTTP (a Server with a session
     -- id) on a stream of their own
     resources = { subscribe = (self.channel.can_listen or self.channel.sid ~= nil) or nil, listChanged = lists },
     logging = {}, completions = {},
-    extensions = { [require("burrow.mcp.tasks").EXT] = {}, [resource_ops.EXT] = resource_ops.capability() },
-    experimental = { [resource_ops.EXT] = resource_ops.capability() } }
+    extensions = { [require("burrow.mcp.tasks").EXT] = {}, [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() },
+    experimental = { [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() } }
 end
 
 -- How long a client or a cache may keep a result, and for whom: file
@@ -77,7 +79,7 @@ local methods = {
   ["server/discover"] = { function(self)
     return { supportedVersions = all_versions(), capabilities = stateless_caps(self), instructions = INSTRUCTIONS }
   end, L },
-  ["subscriptions/listen"] = { listen.open, L },
+  ["subscriptions/listen"] = { function(...) return listen().open(...) end, L },
   ["tools/list"] = { call.tools_list, BOTH },
   ["tools/call"] = { call.tools_call, BOTH },
   ["resources/list"] = { handlers.resources_list, BOTH },
@@ -93,10 +95,10 @@ local methods = {
   ["tasks/update"] = { function(...) return require("burrow.mcp.tasks").update(...) end, L },
   ["tasks/cancel"] = { function(...) return require("burrow.mcp.tasks").cancel(...) end, L },
   -- the resource-operations extension (burrow.mcp.resource_ops), both eras
-  ["resources/stat"] = { resource_ops.stat, BOTH },
-  ["resources/create"] = { resource_ops.create, BOTH },
-  ["resources/update"] = { resource_ops.update, BOTH },
-  ["resources/delete"] = { resource_ops.delete, BOTH },
+  ["resources/stat"] = { function(...) return resource_ops().stat(...) end, BOTH },
+  ["resources/create"] = { function(...) return resource_ops().create(...) end, BOTH },
+  ["resources/update"] = { function(...) return resource_ops().update(...) end, BOTH },
+  ["resources/delete"] = { function(...) return resource_ops().delete(...) end, BOTH },
 }
 
 -- What an era makes of a handler's answer: (res, code, msg, data) in, the

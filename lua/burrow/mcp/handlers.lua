@@ -6,11 +6,12 @@
 
 local core = require "burrow.core"
 local json = core.json
-local resources = require "burrow.mcp.resources"
-local client_roots = require "burrow.mcp.client_roots"
-local listen = require "burrow.mcp.listen"
-local resource_ops = require "burrow.mcp.resource_ops"
 local base = require "burrow.mcp.base"
+-- resources, the client's roots and listens: required with their first
+-- use (a start that answers initialize needs none; docs/benchmarks.md, Start-up)
+local function resources() return require "burrow.mcp.resources" end
+local function client_roots() return require "burrow.mcp.client_roots" end
+local function listen() return require "burrow.mcp.listen" end
 
 local LEVELS = base.LEVELS
 
@@ -36,8 +37,8 @@ function handlers.initialize(self, params)
       resources = { subscribe = true, listChanged = true },
       -- the resource-operations strawman (provisional): where its text
       -- puts it, and as experimental, the field every revision has
-      extensions = { [resource_ops.EXT] = resource_ops.capability() },
-      experimental = { [resource_ops.EXT] = resource_ops.capability() } },
+      extensions = { [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() },
+      experimental = { [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() } },
     serverInfo = base.SERVER_INFO,
     instructions = base.INSTRUCTIONS,
   }
@@ -66,31 +67,31 @@ function handlers.completion_complete(self, params)
     return nil, -32602, "Invalid params: completion/complete needs ref {type, name|uri} and argument {name, value} (strings)"
   end
   if ref.type == "ref/prompt" then return prompts().complete(self.ws, ref, arg, { session = self.session }) end
-  if ref.type == "ref/resource" then return resources.complete(self, ref, arg) end
+  if ref.type == "ref/resource" then return resources().complete(self, ref, arg) end
   return nil, -32602, ('Invalid params: ref.type must be "ref/prompt" or "ref/resource", not %s'):format(tostring(ref.type))
 end
 
 function handlers.ping() return {} end
 
-handlers.resources_list = resources.list
-handlers.resources_templates_list = resources.templates
+function handlers.resources_list(...) return resources().list(...) end
+function handlers.resources_templates_list(...) return resources().templates(...) end
 -- an operator resource's read may ask the client (ctx:ask), as a prompt may
 function handlers.resources_read(self, params)
   return self:with_questions("resource:" .. tostring(params.uri), {}, params, function(ask)
-    return resources.read(self, params, ask)
+    return resources().read(self, params, ask)
   end)
 end
-handlers.resources_subscribe = resources.subscribe
-handlers.resources_unsubscribe = resources.unsubscribe
+function handlers.resources_subscribe(...) return resources().subscribe(...) end
+function handlers.resources_unsubscribe(...) return resources().unsubscribe(...) end
 
 -- Notifications the server acts on (others are ignored, as JSON-RPC says).
 handlers.on_note = {}
 local on_note = handlers.on_note
-on_note["notifications/initialized"] = client_roots.ask
-on_note["notifications/roots/list_changed"] = client_roots.ask
+on_note["notifications/initialized"] = function(...) return client_roots().ask(...) end
+on_note["notifications/roots/list_changed"] = on_note["notifications/initialized"]
 -- a cancel of a tool call is the stdio thread's (lserver.c); one naming a
 -- listen ends it
-on_note["notifications/cancelled"] = listen.cancel
+on_note["notifications/cancelled"] = function(...) return listen().cancel(...) end
 
 function handlers.logging_setLevel(self, params)
   if not LEVELS[params.level] then

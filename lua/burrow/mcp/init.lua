@@ -14,9 +14,11 @@
 
 local core = require "burrow.core"
 local json = core.json
-local resources = require "burrow.mcp.resources"
-local client_roots = require "burrow.mcp.client_roots"
-local listen = require "burrow.mcp.listen"
+-- resources, the client's roots and listens: required with their first
+-- use (a start that answers initialize needs none; docs/benchmarks.md, Start-up)
+local function resources() return require "burrow.mcp.resources" end
+local function client_roots() return require "burrow.mcp.client_roots" end
+local function listen() return require "burrow.mcp.listen" end
 local session = require "burrow.mcp.session"
 local base = require "burrow.mcp.base"
 local handlers = require "burrow.mcp.handlers"
@@ -186,21 +188,21 @@ function Server:reload()
   self:log("notice", "reloaded configuration, tools and policies")
   if json.encode(ws:tools { format = "mcp" }) ~= before then
     if self.session.protocol then self:notify("notifications/tools/list_changed") end
-    listen.changed(self, "toolsListChanged")
+    listen().changed(self, "toolsListChanged")
   end
-  if json.encode(handlers.prompts_list(self)) ~= prompts_before then listen.changed(self, "promptsListChanged") end
-  client_roots.apply(self) -- the client's roots within the new configuration
-  listen.rewatch(self)
-  listen.changed(self, "resourcesListChanged")
+  if json.encode(handlers.prompts_list(self)) ~= prompts_before then listen().changed(self, "promptsListChanged") end
+  client_roots().apply(self) -- the client's roots within the new configuration
+  listen().rewatch(self)
+  listen().changed(self, "resourcesListChanged")
   if not self.session.scope then
-    resources.resubscribe(self)
+    resources().resubscribe(self)
     if self.session.protocol then self:notify("notifications/resources/list_changed") end
   end
 end
 
 -- Send the watch's changes that are due; remember when the held ones are.
 function Server:pump_watch()
-  local wait = resources.pump(self)
+  local wait = self.watches and resources().pump(self) -- none before the first subscription or listen
   self.due_at = wait and core.now() + wait
 end
 

@@ -22,6 +22,7 @@
 local core = require "burrow.core"
 local json = core.json
 local resources = require "burrow.mcp.resources"
+local base = require "burrow.mcp.base"
 -- the operator's resources (burrow.workspace.operator_resources), required with the
 -- first use (a start that answers initialize needs none)
 local function operator() return require "burrow.workspace.operator_resources" end
@@ -29,14 +30,14 @@ local printer = require "burrow.toolkit.printer"
 
 local ops = {}
 
-ops.EXT = "io.modelcontextprotocol/resource-operations"
+ops.EXT = base.RESOURCE_OPS_EXT
 
 -- The strawman's error codes (provisional, implementation-defined band).
 ops.PRECONDITION = -32010
 ops.NOT_SUPPORTED = -32011
 
 --- The extension's capability entry: no resources/directory/read here.
-function ops.capability() return { directoryRead = false } end
+ops.capability = base.resource_ops_capability
 
 ops.version, ops.hash_of = resources.version, resources.hash_of
 
