@@ -71,16 +71,25 @@ function files.find(name, dirs, builtin)
   return ("%s/%s.lua"):format(builtin, name)
 end
 
--- Lua names a chunk in its messages by at most 59 bytes of its file
--- name ("@file"): a longer one is cut to "..." and its end, which leaves
--- an operator with a deep config path guessing which file it was. msg
--- with the whole name put back wherever it was cut (load errors, a
--- runtime error's position, a traceback's lines).
-function files.whole_name(msg, file)
-  if type(msg) ~= "string" or not msg:find("...", 1, true) then return msg end
-  return (msg:gsub("%.%.%.([^:\n]+):(%d+):", function(tail, line)
-    if #tail < #file and file:sub(-#tail) == tail then return ("%s:%s:"):format(file, line) end
-  end))
+-- Lua names a chunk in its positions ("FILE:LINE:") by at most 59 bytes
+-- of its file name: a longer one is cut to "..." and its end, which
+-- leaves an operator with a deep config path guessing which file it was.
+-- text (a load or runtime error of the chunk "@" .. file, a traceback)
+-- with that cut form, as Lua itself gives it, put back to the whole name
+-- before each ":" it stands at. Nothing in text is read but that name.
+function files.whole_name(text, file)
+  if type(text) ~= "string" then return text end
+  local _, probe = pcall(load("error('')", "@" .. file))
+  local cut = type(probe) == "string" and probe:sub(1, -5) -- Lua's id, without ":1: "
+  if not cut or cut == file or cut == "" then return text end
+  local out, at = {}, 1
+  while true do
+    local i, j = text:find(cut .. ":", at, true)
+    if not i then break end
+    out[#out + 1], out[#out + 2], at = text:sub(at, i - 1), file .. ":", j + 1
+  end
+  out[#out + 1] = text:sub(at)
+  return table.concat(out)
 end
 
 return files
