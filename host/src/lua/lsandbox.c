@@ -38,21 +38,17 @@ static const size_t COPY_BYTES = 1 << 20; /* strings crossing in one copy */
 
 /* Growth is charged to the budget too: concatenation, string.rep and the
  * like do their work in the bytes they allocate. The allocator cannot
- * raise; the next hook or library call does. The blocks come from the
- * host state's allocator (the command's is its huge-page arena, arena.c:
- * no page faults and no malloc for the policies loaded at every start;
- * docs/benchmarks.md, Start-up): the sandbox runs only inside the host
- * state's calls (sb:load, sb:call, its close), so on its thread. */
+ * raise; the next hook or library call does. */
 static void *sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   sandbox *sb = ud;
   size_t old = ptr ? osize : 0;
   if (nsize == 0) {
-    sb->alloc(sb->alloc_ud, ptr, osize, 0);
+    free(ptr);
     sb->used -= old;
     return NULL;
   }
   if (nsize > old && sb->used + (nsize - old) > sb->limit) return NULL;
-  void *p = sb->alloc(sb->alloc_ud, ptr, osize, nsize);
+  void *p = realloc(ptr, nsize);
   if (p) sb->used = sb->used - old + nsize;
   if (p && nsize > old) take(sb, (double)((nsize - old) / ALLOC_BYTES));
   return p;
@@ -698,7 +694,6 @@ static int l_sandbox(lua_State *L) {
   sb->limit = SIZE_MAX; /* the libraries load uncapped, then the cap holds */
   sb->budget = ins > 0 ? (long)ins : 1;
   sb->ms = (int64_t)(secs * 1000 + 0.5);
-  sb->alloc = lua_getallocf(L, &sb->alloc_ud);
   sb->S = lua_newstate(sb_alloc, sb);
   if (!sb->S) return luaL_error(L, "cannot create the policy sandbox");
   *(sandbox **)lua_getextraspace(sb->S) = sb;

@@ -36,8 +36,6 @@ typedef struct sandbox {
   int64_t ms, deadline; /* the time limit per call (ms), and when this call's ends */
   char stop[STOP_BYTES]; /* why the call stops, once it must ("" until then) */
   lua_Integer epoch;   /* counts the calls: what a gmatch iterator paid for */
-  lua_Alloc alloc;     /* the host state's allocator, under the cap (sb_alloc) */
-  void *alloc_ud;
 } sandbox;
 
 /* Every thread of the sandbox finds its sandbox in its extra space (a
