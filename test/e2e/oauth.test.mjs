@@ -460,5 +460,7 @@ test("an issuer that cannot be reached: every JWT 503 (fail closed), with a log 
   const r = await callAt(at, sign(key, key.kid, { iss, sub: "agent", aud: at, exp: now + 300 }));
   assert.equal(r.status, 503);
   assert.equal(r.retryAfter, "5");
-  assert.match(b.stderr(), /burrow: oauth: cannot fetch the keys of http:\/\/127\.0\.0\.1:\d+: .*refusing every JWT \(503\) until they can be fetched/);
+  // the log line is written beside the answer, not before it: wait for it
+  const line = /burrow: oauth: cannot fetch the keys of http:\/\/127\.0\.0\.1:\d+: .*refusing every JWT \(503\) until they can be fetched/;
+  await waitFor(() => line.test(b.stderr()), () => `the log line in ${JSON.stringify(b.stderr())}`);
 });

@@ -287,6 +287,8 @@ test("--landlock grants the config and the files it names, not their siblings; S
   try {
     s.send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
     await s.reply(1);
+    // stderr is another pipe than the reply's: wait for the Landlock line itself
+    await waitFor(() => /has no Landlock|Landlock ABI \d+/.test(s.stderr()), () => `the Landlock line in ${JSON.stringify(s.stderr())}`);
     if (/has no Landlock/.test(s.stderr())) {
       t.skip("SKIP: this kernel has no Landlock (the server said so and ran without it)");
       return;
