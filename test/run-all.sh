@@ -165,7 +165,11 @@ stage_core() {
     [ -f "$src" ] || continue
     b="$BUILD/$(basename "$src" .c)"
     if [ -x "$b" ] && [ -f "$b" ]; then bins+=("$b")
-    else printf '%sERROR%s %s: no binary %s -- counted as 1 failed\n' "$RED" "$RESET" "$src" "$b"; fail=$((fail + 1)); fi
+    else
+      printf '%sERROR%s %s: no binary %s -- counted as 1 failed\n' "$RED" "$RESET" "$src" "$b"
+      echo "ERROR $src: no binary $b" >>"$LOGDIR/core-missing.log"
+      fail=$((fail + 1))
+    fi
   done
   [ -f host/test/exports.sh ] && bins+=("host/test/exports.sh")
   [ -f host/test/arrows.sh ] && bins+=("host/test/arrows.sh")
@@ -184,7 +188,8 @@ stage_core() {
       pass=$((pass + $(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')))
       fail=$((fail + $(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')))
     else
-      echo "ERROR $b printed no 'N passed, N failed' line"
+      # in its log too, so the summary's failed list names it
+      echo "ERROR $b printed no 'N passed, N failed' line (exit $brc)" | tee -a "$log"
       fail=$((fail + 1))
     fi
   done
