@@ -42,4 +42,34 @@ describe("native tools loaded when first named", function()
     assert.equal("INVALID_ARGUMENT", code)
     assert.matches("broken.lua: a tool file must return a table", msg, 1, true)
   end)
+  -- In a fresh process (this one's package.loaded has whatever other specs
+  -- loaded): a call loads its own tool file and not the rest of the
+  -- registry (registry_packs: the packs and the list formats), which the
+  -- tool list and a pack load when they need it.
+  it("a call loads one tool file and not the packs or the list formats; the list and a pack load them", function()
+    local dir = H.tmpdir()
+    H.write(dir, "a.txt", "x\n")
+    local out, code = H.lua_child(([[
+      local burrow = require "burrow"
+      local registry = require "burrow.workspace.registry"
+      local PACKS = "burrow.workspace.registry_packs"
+      local ws = assert(burrow.open { roots = { %q } })
+      assert(ws:call("stat", { path = "a.txt" }))
+      local loaded = {}
+      for _, n in ipairs(registry.native) do
+        if rawget(ws.tool_by_name, n) then loaded[#loaded + 1] = n end
+      end
+      print("call", table.concat(loaded, ","), package.loaded[PACKS] and "packs" or "no packs")
+      assert(#ws:tools() == #registry.native)
+      print("list", package.loaded[PACKS] and "packs" or "no packs")
+      ws:close()
+      package.loaded[PACKS] = nil
+      for k in pairs { pack_file = 1, packs = 1, load_pack = 1, load_packs = 1, format = 1 } do rawset(registry, k, nil) end
+      local pws = assert(burrow.open { roots = { %q }, pack = "mcp_filesystem" })
+      print("pack", package.loaded[PACKS] and "packs" or "no packs", #pws:tools() > 0)
+      pws:close()
+    ]]):format(dir, dir), 60)
+    assert.equal(0, code, out)
+    assert.equal("call\tstat\tno packs\nlist\tpacks\npack\tpacks\ttrue\n", out)
+  end)
 end)
