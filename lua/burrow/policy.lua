@@ -53,12 +53,20 @@ end
 -- bytecode `make install` compiled from it (NAME.luac: the text, then its
 -- bytecode; host/luac.lua), when the text there is src byte for byte, so
 -- a start does not parse it; else src. Returns chunk, binary.
-local function chunk_of(p, src)
-  if not p.standard then return src, false end
-  local both = files.read(p.file .. "c")
+-- What `make install` wrote beside a standard policy (file: its text src,
+-- then bytecode): that bytecode when the text there is src byte for byte,
+-- else nil (an edited policy runs as edited). Never for any other policy.
+local function compiled_beside(p, src, file)
+  if not p.standard then return nil end
+  local both = files.read(file)
   if type(both) == "string" and #both > #src and both:byte(#src + 1) == 27 and both:sub(1, #src) == src then
-    return both:sub(#src + 1), true
+    return both:sub(#src + 1)
   end
+end
+
+local function chunk_of(p, src)
+  local code = compiled_beside(p, src, p.file .. "c")
+  if code then return code, true end
   return src, false
 end
 
@@ -78,12 +86,10 @@ end
 -- does, a function of its options, and a start neither makes a sandbox
 -- nor runs it (docs/policies.md, "Limits"). Else nil.
 local function data_of(p, src)
-  if not p.standard or next(p.options) ~= nil then return nil end
-  local both = files.read(p.file:gsub("%.lua$", ".luad"))
-  if type(both) ~= "string" or #both <= #src or both:byte(#src + 1) ~= 27 or both:sub(1, #src) ~= src then
-    return nil
-  end
-  local chunk = load(both:sub(#src + 1), "=" .. p.label, "b", {})
+  if next(p.options) ~= nil then return nil end
+  local code = compiled_beside(p, src, (p.file:gsub("%.lua$", ".luad")))
+  if not code then return nil end
+  local chunk = load(code, "=" .. p.label, "b", {})
   local ok, f = pcall(chunk or error)
   if not ok or type(f) ~= "table" or f.check ~= false or f.after ~= false then return nil end
   return f
