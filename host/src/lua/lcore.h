@@ -92,6 +92,8 @@ BW_SHARED void bw_lua_preload(lua_State *L);
  * has one (loaded or preloaded). */
 void bw_lua_preload_lpeg(lua_State *L);
 void bw_load_register(lua_State *L);
+/* Stages made and not yet freed or collected (lstage.c) */
+size_t bw_lua_stages_live(void);
 /* core.builtin, core.builtin_list, core.builtin_dir (lbuiltin.c) */
 void bw_lua_builtin_register(lua_State *L);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */
