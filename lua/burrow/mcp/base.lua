@@ -21,8 +21,14 @@ function base.resource_ops_capability() return { directoryRead = false } end
 
 base.versions = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" } -- the session revisions
 -- The stateless revisions: no initialize; each request names its revision
--- and the client's capabilities in params._meta (Server:handle_stateless).
+-- and the client's capabilities in params._meta (burrow.mcp.stateless).
 base.stateless_versions = { "2026-07-28" }
+function base.stateless_version(v)
+  for _, s in ipairs(base.stateless_versions) do
+    if s == v then return true end
+  end
+  return false
+end
 local META = "io.modelcontextprotocol/"
 base.META = META
 

@@ -2,69 +2,26 @@
 -- batch checked as JSON-RPC 2.0 asks; a client's answer to our request
 -- handed to its handler (base.replies); one table of the methods with the
 -- eras that have them (session: the revisions with initialize; stateless:
--- 2026-07-28, whose request carries everything in its _meta) and an era
--- adapter in front of every answer. Methods of the Server (burrow.mcp.base).
+-- 2026-07-28, whose request carries everything in its _meta and is served
+-- by burrow.mcp.stateless) and an era adapter in front of every answer.
+-- Methods of the Server (burrow.mcp.base).
 
 local core = require "burrow.core"
 local json = core.json
-local session = require "burrow.mcp.session"
--- listens and the resource-operations extension: required with their
--- first use (a start that answers initialize needs neither)
+-- listens, the resource-operations extension and the stateless revision
+-- (2026-07-28: burrow.mcp.stateless): required with their first use (a
+-- start that answers initialize needs none)
 local function listen() return require "burrow.mcp.listen" end
 local function resource_ops() return require "burrow.mcp.resource_ops" end
+local function stateless() return require "burrow.mcp.stateless" end
 local base = require "burrow.mcp.base"
 local handlers = require "burrow.mcp.handlers"
-local call = require "burrow.mcp.call"
+-- tools/list and tools/call (burrow.mcp.call): required with the first
+local function call() return require "burrow.mcp.call" end
 
 local Server = base.Server
-local META, LEVELS, BIG_REPLY = base.META, base.LEVELS, base.BIG_REPLY
-local SERVER_INFO, INSTRUCTIONS = base.SERVER_INFO, base.INSTRUCTIONS
+local META, BIG_REPLY = base.META, base.BIG_REPLY
 local on_note = handlers.on_note
-
--- ------------------------------------------------- MCP 2026-07-28
-
-local function all_versions()
-  local out = json.array {}
-  for _, v in ipairs(base.stateless_versions) do out[#out + 1] = v end
-  for _, v in ipairs(base.versions) do out[#out + 1] = v end
-  return out
-end
-
-local function stateless_version(v)
-  for _, s in ipairs(base.stateless_versions) do
-    if s == v then return true end
-  end
-  return false
-end
-
--- What the stateless revision honours: resource updates on a
--- subscriptions/listen stream; list changes only where the lists can
--- change (a stdio server that reloads on SIGHUP); no server-to-client
--- requests outside a call (a call asks through MRTR).
-local function stateless_caps(self)
-  local lists = listen().lists_change(self) or nil
-  return { tools = { listChanged = lists }, prompts = { listChanged = lists },
-    -- stdio serves listens on its channel; HTTP (a Server with a session
-    -- id) on a stream of their own
-    resources = { subscribe = (self.channel.can_listen or self.channel.sid ~= nil) or nil, listChanged = lists },
-    logging = {}, completions = {},
-    extensions = { [require("burrow.mcp.tasks").EXT] = {}, [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() },
-    experimental = { [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() } }
-end
-
--- How long a client or a cache may keep a result, and for whom: file
--- contents and the file list change at any time (0: ask again); the lists
--- of tools, templates and prompts change with the configuration. Private:
--- what a tenant sees is its own.
-local CACHE_HINTS = {
-  ["tools/list"] = { 60000, "private" },
-  ["prompts/list"] = { 60000, "private" },
-  ["resources/templates/list"] = { 60000, "private" },
-  ["resources/list"] = { 0, "private" },
-  ["resources/read"] = { 0, "private" },
-  ["resources/stat"] = { 0, "private" },
-  ["server/discover"] = { 60000, "public" },
-}
 
 -- The methods by their name on the wire ("tools/list" is a method,
 -- "tools_list" the Lua name is not), each with the eras that have it:
@@ -76,12 +33,10 @@ local methods = {
   ["logging/setLevel"] = { handlers.logging_setLevel, S },
   ["resources/subscribe"] = { handlers.resources_subscribe, S },
   ["resources/unsubscribe"] = { handlers.resources_unsubscribe, S },
-  ["server/discover"] = { function(self)
-    return { supportedVersions = all_versions(), capabilities = stateless_caps(self), instructions = INSTRUCTIONS }
-  end, L },
+  ["server/discover"] = { function(...) return stateless().discover(...) end, L },
   ["subscriptions/listen"] = { function(...) return listen().open(...) end, L },
-  ["tools/list"] = { call.tools_list, BOTH },
-  ["tools/call"] = { call.tools_call, BOTH },
+  ["tools/list"] = { function(...) return call().tools_list(...) end, BOTH },
+  ["tools/call"] = { function(...) return call().tools_call(...) end, BOTH },
   ["resources/list"] = { handlers.resources_list, BOTH },
   ["resources/templates/list"] = { handlers.resources_templates_list, BOTH },
   ["resources/read"] = { handlers.resources_read, BOTH },
@@ -102,23 +57,10 @@ local methods = {
 }
 
 -- What an era makes of a handler's answer: (res, code, msg, data) in, the
--- same out. 2026-07-28 answers a URI that names no file with -32602 and
--- the uri (SEP-2164), not -32002, and marks each result complete with the
--- server's info and, for lists and reads, how long it may be kept.
+-- same out (2026-07-28's: burrow.mcp.stateless.adapt).
 local adapt = {
   session = function(_, res, code, msg, data) return res, code, msg, data end,
-  stateless = function(method, res, code, msg, data)
-    if res == nil and code == -32002 and method == "resources/read" then
-      return nil, -32602, "Resource not found: " .. msg, data
-    end
-    if res == nil then return nil, code, msg, data end
-    res.resultType = res.resultType or "complete"
-    res._meta = res._meta or {}
-    res._meta[META .. "serverInfo"] = SERVER_INFO
-    local hint = CACHE_HINTS[method]
-    if hint then res.ttlMs, res.cacheScope = hint[1], hint[2] end
-    return res
-  end,
+  stateless = function(...) return stateless().adapt(...) end,
 }
 
 --- The request id is answered now with res (a tools/call's
@@ -144,34 +86,6 @@ function Server:dispatch(era, id, method, params)
   res, ecode, emsg, edata = adapt[era](method, res, ecode, emsg, edata)
   if res == nil then return self:error(id, ecode, emsg, edata) end
   self:reply(id, res)
-end
-
---- A request of the stateless revision: everything it needs is in its
--- _meta (revision, client capabilities, log level), so it is served the
--- same on any worker, over stdio or HTTP, beside any session. The
--- Server's own fields are set for the call and put back after it.
-function Server:handle_stateless(id, method, params, meta)
-  local v = meta[META .. "protocolVersion"]
-  if not stateless_version(v) then
-    return self:error(id, -32022, ("Unsupported protocol version: %s"):format(tostring(v)),
-      { supported = all_versions(), requested = type(v) == "string" and v or tostring(v) })
-  end
-  local caps = meta[META .. "clientCapabilities"]
-  if type(caps) ~= "table" or getmetatable(caps) == json.array_mt then
-    return self:error(id, -32602, 'Invalid params: params._meta must carry "' .. META
-      .. 'clientCapabilities" (an object; {} for none)')
-  end
-  local level = meta[META .. "logLevel"]
-  if level ~= nil and not LEVELS[level] then
-    return self:error(id, -32602, "Invalid params: _meta logLevel must be one of debug, info, notice, warning, error, critical, alert, emergency")
-  end
-  -- the request's own record, from its _meta; the connection's is back after it
-  local base = self.session
-  self.session = session.stateless(base, v, caps, meta[META .. "clientInfo"], level)
-  local ok, err = pcall(self.dispatch, self, "stateless", id, method, params)
-  session.settle(base, self.session)
-  self.session = base
-  if not ok then error(err, 0) end
 end
 
 -- What the client may use as a request id: a string or a number (MCP:
@@ -228,8 +142,8 @@ function Server:handle_one(msg)
   -- initialized session's own revision in _meta changes nothing)
   local meta = params._meta
   local mv = type(meta) == "table" and meta[META .. "protocolVersion"]
-  if mv and (stateless_version(mv) or not self.session.protocol) then
-    return self:handle_stateless(id, method, params, meta)
+  if mv and (base.stateless_version(mv) or not self.session.protocol) then
+    return stateless().handle(self, id, method, params, meta)
   end
   return self:dispatch("session", id, method, params)
 end

@@ -22,8 +22,6 @@ local function listen() return require "burrow.mcp.listen" end
 local session = require "burrow.mcp.session"
 local base = require "burrow.mcp.base"
 local handlers = require "burrow.mcp.handlers"
-require "burrow.mcp.ask"      -- Server:await, approver, ask_client, asker...
-require "burrow.mcp.call"     -- Server:run_tool, tool_result, resume_task...
 require "burrow.mcp.dispatch" -- Server:handle, handle_one, dispatch...
 
 local mcp = {}
@@ -35,6 +33,22 @@ mcp.stateless_versions = base.stateless_versions
 mcp.replies = base.replies
 
 local Server = base.Server
+
+-- The Server's methods of mcp/ask.lua (what a call asks the client) and
+-- mcp/call.lua (the tools/call path), by name: both files are required
+-- with the first of them asked for (a start that answers initialize runs
+-- none: docs/benchmarks.md, Start-up). Another name a lookup misses (a
+-- field of a Server that is nil) stays nil. spec/mcp_lazy_spec.lua checks
+-- that these are the methods the two files add.
+mcp.LATER = { await = true, approver = true, ask_client = true, retry_state = true, asker = true,
+  with_questions = true, tool_result = true, run_tool = true, resume_task = true, log_call = true }
+setmetatable(Server, { __index = function(_, k)
+  if not mcp.LATER[k] then return nil end
+  setmetatable(Server, nil)
+  require "burrow.mcp.ask"
+  require "burrow.mcp.call"
+  return rawget(Server, k)
+end })
 
 --- A Channel: how a Server meets its transport, one per connection
 -- (stdio) or HTTP session, and all the Server knows of it:
