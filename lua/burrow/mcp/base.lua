@@ -1,7 +1,8 @@
 -- burrow.mcp.base: the MCP Server's table (burrow.mcp builds one, the
--- other mcp_* files add its methods) and how it speaks: the revisions, the
--- wire's names, messages out (send, reply, error, notify, a request to the
--- client, a log line) and the key that signs its approval states.
+-- other files of mcp/ add its methods) and how it speaks: the revisions and
+-- initialize, which negotiates one, the wire's names, messages out (send,
+-- reply, error, notify, a request to the client, a log line) and the key
+-- that signs its approval states.
 
 local core = require "burrow.core"
 local json = core.json
@@ -129,6 +130,36 @@ end
 
 base.SERVER_INFO = { name = "burrow", title = "burrow filesystem tools", version = core.version }
 base.INSTRUCTIONS = "Filesystem tools sandboxed to the workspace roots. Paths are relative to the first root or absolute under a root's mount."
+
+local function negotiate(requested)
+  for _, v in ipairs(base.versions) do
+    if v == requested then return v end
+  end
+  return base.versions[1]
+end
+
+--- initialize (the session revisions): the revision negotiated, what the
+-- client said of itself kept in the session's record, the server's
+-- capabilities and info. As burrow.mcp.dispatch calls a handler.
+function base.initialize(self, params)
+  if type(params.protocolVersion) ~= "string" then
+    return nil, -32602, "Invalid params: initialize needs protocolVersion (a string)"
+  end
+  self.session.protocol = negotiate(params.protocolVersion)
+  self.session.client = params.clientInfo
+  self.session.client_caps = type(params.capabilities) == "table" and params.capabilities or {}
+  return {
+    protocolVersion = self.session.protocol,
+    capabilities = { tools = { listChanged = true }, logging = {}, prompts = {}, completions = {},
+      resources = { subscribe = true, listChanged = true },
+      -- the resource-operations strawman (provisional): where its text
+      -- puts it, and as experimental, the field every revision has
+      extensions = { [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() },
+      experimental = { [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() } },
+    serverInfo = base.SERVER_INFO,
+    instructions = base.INSTRUCTIONS,
+  }
+end
 
 -- A request refused because the deployment's state store, which its
 -- approval state needs (the key that signs it, the mark that uses it

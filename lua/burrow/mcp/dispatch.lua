@@ -8,59 +8,68 @@
 
 local core = require "burrow.core"
 local json = core.json
--- listens, the resource-operations extension and the stateless revision
--- (2026-07-28: burrow.mcp.stateless): required with their first use (a
--- start that answers initialize needs none)
-local function listen() return require "burrow.mcp.listen" end
-local function resource_ops() return require "burrow.mcp.resource_ops" end
-local function stateless() return require "burrow.mcp.stateless" end
 local base = require "burrow.mcp.base"
-local handlers = require "burrow.mcp.handlers"
--- tools/list and tools/call (burrow.mcp.call): required with the first
-local function call() return require "burrow.mcp.call" end
 
 local Server = base.Server
 local META, BIG_REPLY = base.META, base.BIG_REPLY
-local on_note = handlers.on_note
+
+-- The files that serve the methods, each required with the first of its
+-- methods (a start that answers initialize needs only base's): the other
+-- requests, tools/list and tools/call, 2026-07-28 (server/discover and its
+-- adapter), listens, the tasks and resource-operations extensions.
+local files = {
+  base = function() return base end,
+  handlers = function() return require "burrow.mcp.handlers" end,
+  call = function() return require "burrow.mcp.call" end,
+  stateless = function() return require "burrow.mcp.stateless" end,
+  listen = function() return require "burrow.mcp.listen" end,
+  tasks = function() return require "burrow.mcp.tasks" end,
+  resource_ops = function() return require "burrow.mcp.resource_ops" end,
+}
 
 -- The methods by their name on the wire ("tools/list" is a method,
--- "tools_list" the Lua name is not), each with the eras that have it:
--- session (the revisions with initialize) and stateless (2026-07-28).
+-- "tools_list" the Lua name is not), each with the file and the function
+-- that serve it and the eras that have it: session (the revisions with
+-- initialize) and stateless (2026-07-28).
 local S, L, BOTH = { session = true }, { stateless = true }, { session = true, stateless = true }
 local methods = {
-  ["initialize"] = { handlers.initialize, S },
-  ["ping"] = { handlers.ping, S },
-  ["logging/setLevel"] = { handlers.logging_setLevel, S },
-  ["resources/subscribe"] = { handlers.resources_subscribe, S },
-  ["resources/unsubscribe"] = { handlers.resources_unsubscribe, S },
-  ["server/discover"] = { function(...) return stateless().discover(...) end, L },
-  ["subscriptions/listen"] = { function(...) return listen().open(...) end, L },
-  ["tools/list"] = { function(...) return call().tools_list(...) end, BOTH },
-  ["tools/call"] = { function(...) return call().tools_call(...) end, BOTH },
-  ["resources/list"] = { handlers.resources_list, BOTH },
-  ["resources/templates/list"] = { handlers.resources_templates_list, BOTH },
-  ["resources/read"] = { handlers.resources_read, BOTH },
-  ["prompts/list"] = { handlers.prompts_list, BOTH },
-  ["prompts/get"] = { handlers.prompts_get, BOTH },
-  ["completion/complete"] = { handlers.completion_complete, BOTH },
+  ["initialize"] = { "base", "initialize", S },
+  ["ping"] = { "handlers", "ping", S },
+  ["logging/setLevel"] = { "handlers", "logging_setLevel", S },
+  ["resources/subscribe"] = { "handlers", "resources_subscribe", S },
+  ["resources/unsubscribe"] = { "handlers", "resources_unsubscribe", S },
+  ["server/discover"] = { "stateless", "discover", L },
+  ["subscriptions/listen"] = { "listen", "open", L },
+  ["tools/list"] = { "call", "tools_list", BOTH },
+  ["tools/call"] = { "call", "tools_call", BOTH },
+  ["resources/list"] = { "handlers", "resources_list", BOTH },
+  ["resources/templates/list"] = { "handlers", "resources_templates_list", BOTH },
+  ["resources/read"] = { "handlers", "resources_read", BOTH },
+  ["prompts/list"] = { "handlers", "prompts_list", BOTH },
+  ["prompts/get"] = { "handlers", "prompts_get", BOTH },
+  ["completion/complete"] = { "handlers", "completion_complete", BOTH },
   -- the tasks extension (burrow.mcp.tasks); tasks/result and tasks/list are
   -- not in 2026-07-28
-  -- (required with the first: a start that answers initialize needs none)
-  ["tasks/get"] = { function(...) return require("burrow.mcp.tasks").get(...) end, L },
-  ["tasks/update"] = { function(...) return require("burrow.mcp.tasks").update(...) end, L },
-  ["tasks/cancel"] = { function(...) return require("burrow.mcp.tasks").cancel(...) end, L },
+  ["tasks/get"] = { "tasks", "get", L },
+  ["tasks/update"] = { "tasks", "update", L },
+  ["tasks/cancel"] = { "tasks", "cancel", L },
   -- the resource-operations extension (burrow.mcp.resource_ops), both eras
-  ["resources/stat"] = { function(...) return resource_ops().stat(...) end, BOTH },
-  ["resources/create"] = { function(...) return resource_ops().create(...) end, BOTH },
-  ["resources/update"] = { function(...) return resource_ops().update(...) end, BOTH },
-  ["resources/delete"] = { function(...) return resource_ops().delete(...) end, BOTH },
+  ["resources/stat"] = { "resource_ops", "stat", BOTH },
+  ["resources/create"] = { "resource_ops", "create", BOTH },
+  ["resources/update"] = { "resource_ops", "update", BOTH },
+  ["resources/delete"] = { "resource_ops", "delete", BOTH },
 }
+
+-- A method's handler run (its file required first, inside the caller's pcall)
+local function serve(m, self, params, id)
+  return files[m[1]]()[m[2]](self, params, id)
+end
 
 -- What an era makes of a handler's answer: (res, code, msg, data) in, the
 -- same out (2026-07-28's: burrow.mcp.stateless.adapt).
 local adapt = {
   session = function(_, res, code, msg, data) return res, code, msg, data end,
-  stateless = function(...) return stateless().adapt(...) end,
+  stateless = function(...) return files.stateless().adapt(...) end,
 }
 
 --- The request id is answered now with res (a tools/call's
@@ -76,8 +85,8 @@ end
 -- Run method in era and answer it: the one place a handler is called.
 function Server:dispatch(era, id, method, params)
   local m = methods[method]
-  if not (m and m[2][era]) then return self:error(id, -32601, "Method not found: " .. method) end
-  local ok, res, ecode, emsg, edata = pcall(m[1], self, params, id)
+  if not (m and m[3][era]) then return self:error(id, -32601, "Method not found: " .. method) end
+  local ok, res, ecode, emsg, edata = pcall(serve, m, self, params, id)
   if not ok then
     io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
     return self:error(id, -32603, "internal error")
@@ -128,7 +137,7 @@ function Server:handle_one(msg)
     return self:error(reply_id, -32600, "Invalid Request: params must be an object")
   end
   if id == nil then -- notifications need no answer
-    local note = on_note[method]
+    local note = files.handlers().on_note[method]
     if note then
       local ok, err = pcall(note, self, params)
       if not ok then io.stderr:write("burrow: internal error in ", method, ": ", tostring(err), "\n") end
@@ -143,7 +152,7 @@ function Server:handle_one(msg)
   local meta = params._meta
   local mv = type(meta) == "table" and meta[META .. "protocolVersion"]
   if mv and (base.stateless_version(mv) or not self.session.protocol) then
-    return stateless().handle(self, id, method, params, meta)
+    return files.stateless().handle(self, id, method, params, meta)
   end
   return self:dispatch("session", id, method, params)
 end

@@ -1,0 +1,111 @@
+-- A start that answers initialize loads only what initialize runs
+-- (docs/benchmarks.md, Start-up): burrow.mcp, its session record, base
+-- (where initialize is) and dispatch. The Server's methods of ask.lua,
+-- call.lua and reload.lua come with the first of them asked for
+-- (burrow.mcp's LATER); the other requests' files with their first
+-- request (dispatch.lua's table of methods); --landlock's with the flag.
+-- In a fresh process each time: this one's package.loaded has whatever
+-- other specs loaded.
+
+local H = require "helpers"
+
+describe(H.tag("mcp: files loaded with their first use"), function()
+  after_each(H.cleanup)
+
+  it("mcp.LATER names exactly the Server's methods that ask.lua, call.lua and reload.lua add", function()
+    local out, code = H.lua_child([[
+      local mcp = require "burrow.mcp"
+      local Server = require("burrow.mcp.base").Server
+      local before = {}
+      for k in pairs(Server) do before[k] = true end
+      for name in pairs(mcp.LATER) do assert(rawget(Server, name) == nil, name .. " is there before its file") end
+      assert(Server.no_such_method == nil)
+      assert(not package.loaded["burrow.mcp.ask"], "a name LATER does not list loaded ask.lua")
+      require "burrow.mcp.ask"
+      require "burrow.mcp.call"
+      require "burrow.mcp.reload"
+      local added, listed = {}, {}
+      for k in pairs(Server) do if not before[k] then added[#added + 1] = k end end
+      for k in pairs(mcp.LATER) do listed[#listed + 1] = k end
+      table.sort(added)
+      table.sort(listed)
+      print(table.concat(added, " "))
+      print(table.concat(listed, " "))
+    ]], 60)
+    assert.equal(0, code, out)
+    local added, listed = out:match("^([^\n]*)\n([^\n]*)\n$")
+    assert.is_truthy(added, out)
+    assert.equal(listed, added)
+    assert.matches("run_tool", added, 1, true)
+    assert.matches("reload", added, 1, true)
+  end)
+
+  it("initialize loads none of them; tools/list, a notification, 2026-07-28 and a method of ask.lua load theirs", function()
+    local dir = H.tmpdir()
+    H.write(dir, "a.txt", "x\n")
+    local out, code = H.lua_child(([[
+      local json = require("burrow.core").json
+      local burrow = require "burrow"
+      local mcp = require "burrow.mcp"
+      local ws = assert(burrow.open { roots = { %q } })
+      local sent = {}
+      local server = mcp.new(ws, { channel = mcp.channel(function(m) sent[#sent + 1] = json.encode(m) end) })
+      local FILES = { "ask", "call", "reload", "handlers", "stateless", "listen", "tasks", "resource_ops", "resources" }
+      local function loaded(step)
+        local names = {}
+        for _, f in ipairs(FILES) do
+          if package.loaded["burrow.mcp." .. f] then names[#names + 1] = f end
+        end
+        print(step, #names > 0 and table.concat(names, ",") or "none")
+      end
+      loaded("start")
+      server:handle { jsonrpc = "2.0", id = 1, method = "initialize",
+        params = { protocolVersion = "2025-06-18", capabilities = {}, clientInfo = { name = "x", version = "1" } } }
+      assert(server.no_such_field == nil and server.batch == nil)
+      loaded("initialize")
+      print("answer", sent[1])
+      server:handle { jsonrpc = "2.0", id = 2, method = "tools/list" }
+      assert(#json.decode(sent[2]).result.tools > 0)
+      loaded("tools/list")
+      server:handle { jsonrpc = "2.0", method = "notifications/progress", params = { progressToken = 1, progress = 1 } }
+      loaded("notification")
+      server:handle { jsonrpc = "2.0", id = 3, method = "server/discover",
+        params = { _meta = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
+          ["io.modelcontextprotocol/clientCapabilities"] = {} } } }
+      assert(json.decode(sent[3]).result.supportedVersions)
+      loaded("discover")
+      assert(type(server.reload) == "function")
+      loaded("reload")
+      assert(getmetatable(require("burrow.mcp.base").Server) == nil, "the lookup function stays after all are loaded")
+      ws:close()
+    ]]):format(dir), 60)
+    assert.equal(0, code, out)
+    local lines = {}
+    for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.equal("start\tnone", lines[1], out)
+    assert.equal("initialize\tnone", lines[2], out)
+    -- the answer as it was when every file loaded at start
+    assert.equal('answer\t{"id":1,"jsonrpc":"2.0","result":{"capabilities":{"completions":{},"experimental":'
+      .. '{"io.modelcontextprotocol/resource-operations":{"directoryRead":false}},"extensions":'
+      .. '{"io.modelcontextprotocol/resource-operations":{"directoryRead":false}},"logging":{},"prompts":{},'
+      .. '"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}},"instructions":'
+      .. '"Filesystem tools sandboxed to the workspace roots. Paths are relative to the first root or absolute '
+      .. 'under a root\'s mount.","protocolVersion":"2025-06-18","serverInfo":{"name":"burrow","title":'
+      .. '"burrow filesystem tools","version":"' .. require("burrow.core").version .. '"}}}', lines[3])
+    assert.equal("tools/list\task,call", lines[4], out)
+    assert.equal("notification\task,call,handlers", lines[5], out)
+    -- discover's capabilities name the tasks extension and ask listens (which use resources) whether lists change
+    assert.equal("discover\task,call,handlers,stateless,listen,tasks,resources", lines[6], out)
+    assert.equal("reload\task,call,reload,handlers,stateless,listen,tasks,resources", lines[7], out)
+  end)
+
+  it("burrow mcp's start loads --landlock's file only with the flag", function()
+    local out, code = H.lua_child([[
+      require "burrow.transport.cli_serve"
+      print(package.loaded["burrow.transport.cli_landlock"] and "loaded" or "not loaded")
+      assert(type(require "burrow.transport.cli_landlock") == "function")
+    ]], 60)
+    assert.equal(0, code, out)
+    assert.equal("not loaded\n", out)
+  end)
+end)
