@@ -1,6 +1,6 @@
 -- burrow.mcp.stateless: MCP 2026-07-28, the revision without initialize,
 -- whose requests carry everything in their _meta: a request checked and
--- served with a record of its own (Server:handle_stateless, from
+-- served with a record of its own (stateless.handle, from
 -- burrow.mcp.dispatch), server/discover, and the era's adapter of every
 -- answer (resultType, serverInfo, cache hints). Required with the first
 -- such request (a start that answers initialize needs none:
