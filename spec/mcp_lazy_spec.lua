@@ -3,7 +3,8 @@
 -- (where initialize is) and dispatch. The Server's methods of ask.lua,
 -- call.lua and reload.lua come with the first of them asked for
 -- (burrow.mcp's LATER); the other requests' files with their first
--- request (dispatch.lua's table of methods); --landlock's with the flag.
+-- request (dispatch.lua's table of methods); a session's record as text
+-- with session.encode, decode or undo_id; --landlock's file with the flag.
 -- In a fresh process each time: this one's package.loaded has whatever
 -- other specs loaded.
 
@@ -21,9 +22,7 @@ describe(H.tag("mcp: files loaded with their first use"), function()
       for name in pairs(mcp.LATER) do assert(rawget(Server, name) == nil, name .. " is there before its file") end
       assert(Server.no_such_method == nil)
       assert(not package.loaded["burrow.mcp.ask"], "a name LATER does not list loaded ask.lua")
-      require "burrow.mcp.ask"
-      require "burrow.mcp.call"
-      require "burrow.mcp.reload"
+      for _, load in pairs(mcp.LATER) do load() end
       local added, listed = {}, {}
       for k in pairs(Server) do if not before[k] then added[#added + 1] = k end end
       for k in pairs(mcp.LATER) do listed[#listed + 1] = k end
@@ -50,7 +49,8 @@ describe(H.tag("mcp: files loaded with their first use"), function()
       local ws = assert(burrow.open { roots = { %q } })
       local sent = {}
       local server = mcp.new(ws, { channel = mcp.channel(function(m) sent[#sent + 1] = json.encode(m) end) })
-      local FILES = { "ask", "call", "reload", "handlers", "stateless", "listen", "tasks", "resource_ops", "resources" }
+      local FILES = { "ask", "call", "reload", "session_text", "handlers", "stateless", "listen", "tasks",
+        "resource_ops", "resources", "approvals" }
       local function loaded(step)
         local names = {}
         for _, f in ipairs(FILES) do
@@ -76,6 +76,10 @@ describe(H.tag("mcp: files loaded with their first use"), function()
       loaded("discover")
       assert(type(server.reload) == "function")
       loaded("reload")
+      local session = require "burrow.mcp.session"
+      assert(session.no_such_function == nil)
+      assert(session.decode(session.encode(server.session)).protocol == "2025-06-18")
+      loaded("text")
       assert(getmetatable(require("burrow.mcp.base").Server) == nil, "the lookup function stays after all are loaded")
       ws:close()
     ]]):format(dir), 60)
@@ -97,6 +101,7 @@ describe(H.tag("mcp: files loaded with their first use"), function()
     -- discover's capabilities name the tasks extension and ask listens (which use resources) whether lists change
     assert.equal("discover\task,call,handlers,stateless,listen,tasks,resources", lines[6], out)
     assert.equal("reload\task,call,reload,handlers,stateless,listen,tasks,resources", lines[7], out)
+    assert.equal("text\task,call,reload,session_text,handlers,stateless,listen,tasks,resources", lines[8], out)
   end)
 
   it("burrow mcp's start loads --landlock's file only with the flag", function()

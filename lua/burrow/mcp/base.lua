@@ -1,16 +1,13 @@
 -- burrow.mcp.base: the MCP Server's table (burrow.mcp builds one, the
 -- other files of mcp/ add its methods) and how it speaks: the revisions and
 -- initialize, which negotiates one, the wire's names, messages out (send,
--- reply, error, notify, a request to the client, a log line) and the key
--- that signs its approval states.
+-- reply, error, notify, a log line; a request to the client is ask.lua's,
+-- the key that signs approval states approvals.lua's).
 
 local core = require "burrow.core"
 local json = core.json
 -- burrow.mcp.client_roots: required with the first roots/list answer
 local function client_roots() return require "burrow.mcp.client_roots" end
--- burrow.mcp.approvals: required with the first approval (a start that
--- answers initialize needs none)
-local function approvals() return require "burrow.mcp.approvals" end
 
 local base = {}
 
@@ -39,22 +36,6 @@ base.Server = Server
 
 local BIG_REPLY = 1024 * 1024
 base.BIG_REPLY = BIG_REPLY
-
---- The key that signs this process's approval states (MRTR): the
--- deployment's (HTTP: http.approval_key_file, set by burrow.transport.http; with a
--- deployment's store and no file, the store's, got at first need:
--- approval_shared), else one drawn at first use, which only this process
--- knows. nil, why and STORE_UNAVAILABLE when the store's is needed and the
--- store does not answer.
-function Server:mrtr_key()
-  if not self.approval_key and self.approval_shared then
-    local key, why = approvals().shared_key(self.ws.state)
-    if not key then return nil, why, "STORE_UNAVAILABLE" end
-    self.approval_key = key
-  end
-  self.approval_key = self.approval_key or core.random_hex(32)
-  return self.approval_key
-end
 
 function Server:send(msg)
   msg.jsonrpc = "2.0"
@@ -94,25 +75,6 @@ end
 -- state to whichever worker the answer reaches (a function would keep the
 -- session on its worker).
 base.replies = { roots = function(...) return client_roots().on_list(...) end }
-
---- A request to the client; on_reply(self, msg) gets its response
--- (msg.result or msg.error) when it comes, from the main loop: a name in
--- mcp.replies, or a function.
-local MAX_WAITING = 64 -- our requests the client has not answered, at most
-
-function Server:request(method, params, on_reply)
-  local n = 0
-  for _ in pairs(self.session.waiting) do n = n + 1 end
-  if n >= MAX_WAITING then -- a client that never answers cannot grow the table
-    io.stderr:write("burrow: ", method, " not sent: the client has not answered ", n, " requests of ours\n")
-    return nil
-  end
-  self.session.next_id = self.session.next_id + 1
-  local id = "burrow-" .. self.session.next_id
-  self.session.waiting[id] = on_reply
-  self:send { id = id, method = method, params = params }
-  return id
-end
 
 -- RFC 5424 severities, as MCP's logging levels
 local LEVELS = { debug = 1, info = 2, notice = 3, warning = 4, error = 5, critical = 6, alert = 7, emergency = 8 }
@@ -159,15 +121,6 @@ function base.initialize(self, params)
     serverInfo = base.SERVER_INFO,
     instructions = base.INSTRUCTIONS,
   }
-end
-
--- A request refused because the deployment's state store, which its
--- approval state needs (the key that signs it, the mark that uses it
--- once), does not answer: fail closed, and say it is not the client's
--- fault.
-function base.store_down(who, why)
-  return ("STORE_UNAVAILABLE: %s: refused: the approval needs the shared state store (Redis/Valkey), which does not "
-    .. "answer (%s); nothing was changed: retry"):format(who, tostring(why))
 end
 
 return base

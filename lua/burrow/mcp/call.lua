@@ -20,7 +20,7 @@ local ask = require "burrow.mcp.ask"
 
 local Server = base.Server
 local LEVELS = base.LEVELS
-local store_down = base.store_down
+local store_down = ask.store_down
 local missing_capability = ask.missing_capability
 
 local call = {}

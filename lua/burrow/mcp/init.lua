@@ -35,15 +35,16 @@ local Server = base.Server
 -- The Server's methods of the files that add them later, by name: each
 -- file is required with the first of its names asked for (a start that
 -- answers initialize runs none: docs/benchmarks.md, Start-up): mcp/ask.lua
--- (what a call asks the client) with mcp/call.lua (the tools/call path, the
+-- (what the server asks the client), mcp/call.lua (the tools/call path, the
 -- requests a read-only call's wait answers meanwhile), mcp/reload.lua
 -- (SIGHUP). Another name a lookup misses (a field of a Server that is nil)
 -- stays nil. spec/mcp_lazy_spec.lua checks that these are the methods the
 -- files add.
-local function calls() require "burrow.mcp.ask"; require "burrow.mcp.call" end
+local function asks() require "burrow.mcp.ask" end
+local function calls() require "burrow.mcp.call" end
 local function reloads() require "burrow.mcp.reload" end
-mcp.LATER = { await = calls, approver = calls, ask_client = calls, retry_state = calls, asker = calls,
-  with_questions = calls, tool_result = calls, run_tool = calls, resume_task = calls, log_call = calls,
+mcp.LATER = { request = asks, await = asks, approver = asks, ask_client = asks, retry_state = asks, asker = asks,
+  with_questions = asks, tool_result = calls, run_tool = calls, resume_task = calls, log_call = calls,
   meanwhile_ok = calls, serve_meanwhile = calls, reload = reloads }
 setmetatable(Server, { __index = function(_, k)
   local load = mcp.LATER[k]
@@ -130,7 +131,7 @@ function mcp.new(ws, opts)
 end
 
 -- What mcp.new sets from its arguments: all a Server keeps when it is
--- renewed (Server:renew); approval_key too once drawn (Server:mrtr_key)
+-- renewed (Server:renew); approval_key too once drawn (approvals.key)
 local KEPT = { ws = true, reopen = true, channel = true, approval_key = true, approval_shared = true,
   approval_ttl = true, approval_store = true }
 
