@@ -14,11 +14,11 @@ local Server = base.Server
 local META, BIG_REPLY = base.META, base.BIG_REPLY
 
 -- The files that serve the methods, each required with the first of its
--- methods (a start that answers initialize needs only base's): the other
--- requests, tools/list and tools/call, 2026-07-28 (server/discover and its
--- adapter), listens, the tasks and resource-operations extensions.
-local files = {
-  base = function() return base end,
+-- methods (a start that answers initialize needs only base's) and kept
+-- here: the other requests, tools/list and tools/call, 2026-07-28
+-- (server/discover and its adapter), listens, the tasks and
+-- resource-operations extensions.
+local REQUIRE = {
   handlers = function() return require "burrow.mcp.handlers" end,
   call = function() return require "burrow.mcp.call" end,
   stateless = function() return require "burrow.mcp.stateless" end,
@@ -26,6 +26,11 @@ local files = {
   tasks = function() return require "burrow.mcp.tasks" end,
   resource_ops = function() return require "burrow.mcp.resource_ops" end,
 }
+local files = setmetatable({ base = base }, { __index = function(t, name)
+  local file = REQUIRE[name]()
+  t[name] = file
+  return file
+end })
 
 -- The methods by their name on the wire ("tools/list" is a method,
 -- "tools_list" the Lua name is not), each with the file and the function
@@ -62,14 +67,14 @@ local methods = {
 
 -- A method's handler run (its file required first, inside the caller's pcall)
 local function serve(m, self, params, id)
-  return files[m[1]]()[m[2]](self, params, id)
+  return files[m[1]][m[2]](self, params, id)
 end
 
 -- What an era makes of a handler's answer: (res, code, msg, data) in, the
 -- same out (2026-07-28's: burrow.mcp.stateless.adapt).
 local adapt = {
   session = function(_, res, code, msg, data) return res, code, msg, data end,
-  stateless = function(...) return files.stateless().adapt(...) end,
+  stateless = function(...) return files.stateless.adapt(...) end,
 }
 
 --- The request id is answered now with res (a tools/call's
@@ -137,7 +142,7 @@ function Server:handle_one(msg)
     return self:error(reply_id, -32600, "Invalid Request: params must be an object")
   end
   if id == nil then -- notifications need no answer
-    local note = files.handlers().on_note[method]
+    local note = files.handlers.on_note[method]
     if note then
       local ok, err = pcall(note, self, params)
       if not ok then io.stderr:write("burrow: internal error in ", method, ": ", tostring(err), "\n") end
@@ -152,7 +157,7 @@ function Server:handle_one(msg)
   local meta = params._meta
   local mv = type(meta) == "table" and meta[META .. "protocolVersion"]
   if mv and (base.stateless_version(mv) or not self.session.protocol) then
-    return files.stateless().handle(self, id, method, params, meta)
+    return files.stateless.handle(self, id, method, params, meta)
   end
   return self:dispatch("session", id, method, params)
 end

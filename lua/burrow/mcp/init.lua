@@ -33,29 +33,29 @@ mcp.replies = base.replies
 local Server = base.Server
 
 -- The Server's methods of the files that add them later, by name: each
--- file is required with the first of its names asked for (a start that
--- answers initialize runs none: docs/benchmarks.md, Start-up): mcp/ask.lua
+-- file is required with the first call of one of its names (a start that
+-- answers initialize calls none: docs/benchmarks.md, Start-up): mcp/ask.lua
 -- (what the server asks the client), mcp/call.lua (the tools/call path, the
 -- requests a read-only call's wait answers meanwhile), mcp/reload.lua
--- (SIGHUP). Another name a lookup misses (a field of a Server that is nil)
--- stays nil. spec/mcp_lazy_spec.lua checks that these are the methods the
--- files add.
+-- (SIGHUP). Until then each name is a stand-in that requires its file,
+-- whose definition takes the stand-in's place, and calls that (no
+-- metatable: a field of a Server that is nil costs its lookups nothing).
+-- spec/mcp_lazy_spec.lua checks that these are the methods the files add.
 local function asks() require "burrow.mcp.ask" end
 local function calls() require "burrow.mcp.call" end
 local function reloads() require "burrow.mcp.reload" end
 mcp.LATER = { request = asks, await = asks, approver = asks, ask_client = asks, retry_state = asks, asker = asks,
   with_questions = asks, tool_result = calls, run_tool = calls, resume_task = calls, log_call = calls,
   meanwhile_ok = calls, serve_meanwhile = calls, reload = reloads }
-setmetatable(Server, { __index = function(_, k)
-  local load = mcp.LATER[k]
-  if not load then return nil end
-  load()
-  -- all of them here: no lookup pays for this function any more
-  local all = true
-  for name in pairs(mcp.LATER) do all = all and rawget(Server, name) ~= nil end
-  if all then setmetatable(Server, nil) end
-  return rawget(Server, k)
-end })
+for name, load in pairs(mcp.LATER) do
+  local function stand_in(...)
+    load()
+    local method = rawget(Server, name)
+    if method == stand_in then error(("burrow.mcp: the file of Server:%s does not define it"):format(name)) end
+    return method(...)
+  end
+  Server[name] = stand_in
+end
 
 --- A Channel: how a Server meets its transport, one per connection
 -- (stdio) or HTTP session, and all the Server knows of it:
