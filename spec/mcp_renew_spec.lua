@@ -13,7 +13,7 @@ describe(H.tag("Server:renew"), function()
     local ws = H.workspace { ["a.txt"] = "x\n" }
     local ch = mcp.channel()
     local s = mcp.new(ws, { channel = ch, approval_ttl = 60 })
-    local key = s:mrtr_key()
+    local key = require("burrow.mcp.approvals").key(s)
     s.pending[7] = function() end
     s.subs["file:///a.txt"] = 1
     s.batch, s.meanwhile, s.some_field_added_later = {}, true, "left by a request"
@@ -29,7 +29,7 @@ describe(H.tag("Server:renew"), function()
     assert.equal(ws, s.ws)
     assert.equal(ch, s.channel)
     assert.equal(60, s.approval_ttl)
-    assert.equal(key, s:mrtr_key()) -- the signing key drawn once stays
+    assert.equal(key, require("burrow.mcp.approvals").key(s)) -- the signing key drawn once stays
     -- and it still answers
     local out = {}
     ch.send = function(m) out[#out + 1] = m end

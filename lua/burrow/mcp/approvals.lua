@@ -57,6 +57,22 @@ function approvals.shared_key(st)
   return nil, "the state store's approval key changed under every retry"
 end
 
+--- The key that signs s's (a Server's) approval states (MRTR): the
+-- deployment's (HTTP: http.approval_key_file, set by burrow.transport.http; with a
+-- deployment's store and no file, the store's, got at first need:
+-- approval_shared), else one drawn at first use, which only this process
+-- knows. nil, why and STORE_UNAVAILABLE when the store's is needed and the
+-- store does not answer.
+function approvals.key(s)
+  if not s.approval_key and s.approval_shared then
+    local key, why = approvals.shared_key(s.ws.state)
+    if not key then return nil, why, "STORE_UNAVAILABLE" end
+    s.approval_key = key
+  end
+  s.approval_key = s.approval_key or core.random_hex(32)
+  return s.approval_key
+end
+
 -- Mark nonce r used until x: in the shared file when the deployment names
 -- one (http.approval_store: every instance on the machine sees it), else
 -- in the deployment's state store (burrow mcp's: every worker of the
@@ -136,7 +152,7 @@ end
 -- what the tool's own questions (ctx:ask) got in the rounds before, kept
 -- in the signed state so the retry runs the tool with them again.
 function approvals.ask(s, name, args, req, reason, hooks, answers)
-  local key, kerr, kcode = s:mrtr_key()
+  local key, kerr, kcode = approvals.key(s)
   if not key then return nil, kerr, kcode end
   local payload = core.base64_encode(json.encode {
     k = "approve", t = name, a = args_hash(args), o = req.operation, p = req.path,
@@ -165,7 +181,7 @@ function approvals.open(s, name, args, state)
     return nil, "requestState must be the string burrow sent"
   end
   local payload = state:match("^([A-Za-z0-9+/=]+)%.%x+$")
-  local key, kerr, kcode = s:mrtr_key()
+  local key, kerr, kcode = approvals.key(s)
   if not key then return nil, kerr, kcode end
   if not payload or not core.equal_ct(sign(key, payload), state) then
     return nil, "requestState failed its integrity check (not one burrow signed, or changed)"
@@ -209,7 +225,7 @@ end
 -- InputRequiredResult of the pending ones, its state carrying the answers
 -- of the rounds before (signed: the client cannot change them).
 function approvals.ask_more(s, name, args, pending, answers)
-  local key, kerr, kcode = s:mrtr_key()
+  local key, kerr, kcode = approvals.key(s)
   if not key then return nil, kerr, kcode end
   local payload = core.base64_encode(json.encode {
     k = "ask", t = name, a = args_hash(args), n = s.session and s.session.tenant or "default",

@@ -1,8 +1,11 @@
--- burrow.mcp.ask: what a call asks the client. In the session revisions a
--- request to the client, waited for (an approval as an elicitation, a
--- tool's or a prompt's ctx:ask); in 2026-07-28 the call ends with its
--- questions (input_required) and comes again with the answers, under a
--- state burrow signed (retry_state). Methods of the Server (burrow.mcp.base).
+-- burrow.mcp.ask: what the server asks the client. A request whose answer
+-- goes to a handler by name (Server:request: the client's roots); what a
+-- call asks: in the session revisions a request to the client, waited for
+-- (an approval as an elicitation, a tool's or a prompt's ctx:ask), in
+-- 2026-07-28 the call ends with its questions (input_required) and comes
+-- again with the answers, under a state burrow signed (retry_state).
+-- Methods of the Server (burrow.mcp.base), required with the first of them
+-- (burrow.mcp's LATER).
 
 local core = require "burrow.core"
 local json = core.json
@@ -12,9 +15,37 @@ local function approvals() return require "burrow.mcp.approvals" end
 local base = require "burrow.mcp.base"
 
 local Server = base.Server
-local store_down = base.store_down
 
 local ask = {}
+
+-- A request refused because the deployment's state store, which its
+-- approval state needs (the key that signs it, the mark that uses it
+-- once), does not answer: fail closed, and say it is not the client's
+-- fault.
+local function store_down(who, why)
+  return ("STORE_UNAVAILABLE: %s: refused: the approval needs the shared state store (Redis/Valkey), which does not "
+    .. "answer (%s); nothing was changed: retry"):format(who, tostring(why))
+end
+ask.store_down = store_down
+
+--- A request to the client; on_reply(self, msg) gets its response
+-- (msg.result or msg.error) when it comes, from the main loop: a name in
+-- mcp.replies, or a function.
+local MAX_WAITING = 64 -- our requests the client has not answered, at most
+
+function Server:request(method, params, on_reply)
+  local n = 0
+  for _ in pairs(self.session.waiting) do n = n + 1 end
+  if n >= MAX_WAITING then -- a client that never answers cannot grow the table
+    io.stderr:write("burrow: ", method, " not sent: the client has not answered ", n, " requests of ours\n")
+    return nil
+  end
+  self.session.next_id = self.session.next_id + 1
+  local id = "burrow-" .. self.session.next_id
+  self.session.waiting[id] = on_reply
+  self:send { id = id, method = method, params = params }
+  return id
+end
 
 -- Wait for the client's answer to our request id; other messages that
 -- arrive meanwhile are kept for the main loop.

@@ -1,9 +1,10 @@
 -- burrow.mcp.call: the tools/call path. tools/list's pages; a call's
 -- arguments checked (and 2026-07-28's Mcp-Param-* headers against them);
 -- Server:run_tool, the one way a request reaches a tool, with the call's
--- hooks; the MCP result of its answer; a task's call run again with its
--- last answers; what the client hears of a call in its log. Methods of the
--- Server (burrow.mcp.base).
+-- hooks; the requests a read-only call's wait answers meanwhile; the MCP
+-- result of its answer; a task's call run again with its last answers;
+-- what the client hears of a call in its log. Methods of the Server
+-- (burrow.mcp.base), required with the first of them (burrow.mcp's LATER).
 
 local core = require "burrow.core"
 local json = core.json
@@ -19,7 +20,7 @@ local ask = require "burrow.mcp.ask"
 
 local Server = base.Server
 local LEVELS = base.LEVELS
-local store_down = base.store_down
+local store_down = ask.store_down
 local missing_capability = ask.missing_capability
 
 local call = {}
@@ -210,6 +211,49 @@ function Server:run_tool(name, args, params, id, tc)
   end
   self:log_call(name, started, hooks, code, msg)
   return true, res, msg, code, details, hooks
+end
+
+-- Messages that may be handled while a read-only call waits on its walk:
+-- requests other than initialize (a tool call only of a read-only tool),
+-- and the notifications that change nothing (a cancel, progress).
+local MEANWHILE_NOTES = { ["notifications/cancelled"] = true, ["notifications/progress"] = true }
+function Server:meanwhile_ok(msg)
+  if type(msg) ~= "table" or getmetatable(msg) == json.array_mt or type(msg.method) ~= "string" then return false end
+  if msg.id == nil then return MEANWHILE_NOTES[msg.method] == true end
+  if msg.method == "initialize" then return false end
+  if msg.method ~= "tools/call" then return true end
+  local tool = type(msg.params) == "table" and type(msg.params.name) == "string" and self.ws:tool(msg.params.name)
+  return tool ~= nil and tool.annotations ~= nil and tool.annotations.readOnlyHint == true
+end
+
+-- While a read-only tool call waits on its walk (its progress check, every
+-- 100 ms), the requests that arrived meanwhile are answered now, one call
+-- deep: reads, lists, pings. The first message that has to wait (a tool
+-- that writes, a reply to us, an event) stops this, and every message after
+-- it waits too, so the client's order holds from there on.
+function Server:serve_meanwhile()
+  if not self.channel.wire or self.meanwhile or self.batch or #self.pending > 0 then return end
+  self.meanwhile = true
+  while true do
+    local line, why = self.channel:next(0)
+    if line == nil then break end -- nothing waiting (the end of input: the main loop sees it)
+    if line == false and why == "watch" then -- changes go out meanwhile too
+      self:pump_watch()
+      self.channel:watch_done()
+    elseif line == false then
+      self.pending[#self.pending + 1] = { event = why }
+      break
+    else
+      local msg = line:find("%S") and json.decode(line)
+      if not self:meanwhile_ok(msg) then
+        self.pending[#self.pending + 1] = line
+        break
+      end
+      local ok, err = pcall(self.handle, self, msg)
+      if not ok then io.stderr:write("burrow: internal error meanwhile: ", tostring(err), "\n") end
+    end
+  end
+  self.meanwhile = false
 end
 
 -- A tools/call; box.tc: its task state (burrow.mcp.tasks), given for a task's

@@ -2,123 +2,79 @@
 -- batch checked as JSON-RPC 2.0 asks; a client's answer to our request
 -- handed to its handler (base.replies); one table of the methods with the
 -- eras that have them (session: the revisions with initialize; stateless:
--- 2026-07-28, whose request carries everything in its _meta) and an era
--- adapter in front of every answer. Methods of the Server (burrow.mcp.base).
+-- 2026-07-28, whose request carries everything in its _meta and is served
+-- by burrow.mcp.stateless) and an era adapter in front of every answer.
+-- Methods of the Server (burrow.mcp.base).
 
 local core = require "burrow.core"
 local json = core.json
-local session = require "burrow.mcp.session"
--- listens and the resource-operations extension: required with their
--- first use (a start that answers initialize needs neither)
-local function listen() return require "burrow.mcp.listen" end
-local function resource_ops() return require "burrow.mcp.resource_ops" end
 local base = require "burrow.mcp.base"
-local handlers = require "burrow.mcp.handlers"
-local call = require "burrow.mcp.call"
 
 local Server = base.Server
-local META, LEVELS, BIG_REPLY = base.META, base.LEVELS, base.BIG_REPLY
-local SERVER_INFO, INSTRUCTIONS = base.SERVER_INFO, base.INSTRUCTIONS
-local on_note = handlers.on_note
+local META, BIG_REPLY = base.META, base.BIG_REPLY
 
--- ------------------------------------------------- MCP 2026-07-28
-
-local function all_versions()
-  local out = json.array {}
-  for _, v in ipairs(base.stateless_versions) do out[#out + 1] = v end
-  for _, v in ipairs(base.versions) do out[#out + 1] = v end
-  return out
-end
-
-local function stateless_version(v)
-  for _, s in ipairs(base.stateless_versions) do
-    if s == v then return true end
-  end
-  return false
-end
-
--- What the stateless revision honours: resource updates on a
--- subscriptions/listen stream; list changes only where the lists can
--- change (a stdio server that reloads on SIGHUP); no server-to-client
--- requests outside a call (a call asks through MRTR).
-local function stateless_caps(self)
-  local lists = listen().lists_change(self) or nil
-  return { tools = { listChanged = lists }, prompts = { listChanged = lists },
-    -- stdio serves listens on its channel; HTTP (a Server with a session
-    -- id) on a stream of their own
-    resources = { subscribe = (self.channel.can_listen or self.channel.sid ~= nil) or nil, listChanged = lists },
-    logging = {}, completions = {},
-    extensions = { [require("burrow.mcp.tasks").EXT] = {}, [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() },
-    experimental = { [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() } }
-end
-
--- How long a client or a cache may keep a result, and for whom: file
--- contents and the file list change at any time (0: ask again); the lists
--- of tools, templates and prompts change with the configuration. Private:
--- what a tenant sees is its own.
-local CACHE_HINTS = {
-  ["tools/list"] = { 60000, "private" },
-  ["prompts/list"] = { 60000, "private" },
-  ["resources/templates/list"] = { 60000, "private" },
-  ["resources/list"] = { 0, "private" },
-  ["resources/read"] = { 0, "private" },
-  ["resources/stat"] = { 0, "private" },
-  ["server/discover"] = { 60000, "public" },
+-- The files that serve the methods, each required with the first of its
+-- methods (a start that answers initialize needs only base's) and kept
+-- here: the other requests, tools/list and tools/call, 2026-07-28
+-- (server/discover and its adapter), listens, the tasks and
+-- resource-operations extensions.
+local REQUIRE = {
+  handlers = function() return require "burrow.mcp.handlers" end,
+  call = function() return require "burrow.mcp.call" end,
+  stateless = function() return require "burrow.mcp.stateless" end,
+  listen = function() return require "burrow.mcp.listen" end,
+  tasks = function() return require "burrow.mcp.tasks" end,
+  resource_ops = function() return require "burrow.mcp.resource_ops" end,
 }
+local files = setmetatable({ base = base }, { __index = function(t, name)
+  local file = REQUIRE[name]()
+  t[name] = file
+  return file
+end })
 
 -- The methods by their name on the wire ("tools/list" is a method,
--- "tools_list" the Lua name is not), each with the eras that have it:
--- session (the revisions with initialize) and stateless (2026-07-28).
+-- "tools_list" the Lua name is not), each with the file and the function
+-- that serve it and the eras that have it: session (the revisions with
+-- initialize) and stateless (2026-07-28).
 local S, L, BOTH = { session = true }, { stateless = true }, { session = true, stateless = true }
 local methods = {
-  ["initialize"] = { handlers.initialize, S },
-  ["ping"] = { handlers.ping, S },
-  ["logging/setLevel"] = { handlers.logging_setLevel, S },
-  ["resources/subscribe"] = { handlers.resources_subscribe, S },
-  ["resources/unsubscribe"] = { handlers.resources_unsubscribe, S },
-  ["server/discover"] = { function(self)
-    return { supportedVersions = all_versions(), capabilities = stateless_caps(self), instructions = INSTRUCTIONS }
-  end, L },
-  ["subscriptions/listen"] = { function(...) return listen().open(...) end, L },
-  ["tools/list"] = { call.tools_list, BOTH },
-  ["tools/call"] = { call.tools_call, BOTH },
-  ["resources/list"] = { handlers.resources_list, BOTH },
-  ["resources/templates/list"] = { handlers.resources_templates_list, BOTH },
-  ["resources/read"] = { handlers.resources_read, BOTH },
-  ["prompts/list"] = { handlers.prompts_list, BOTH },
-  ["prompts/get"] = { handlers.prompts_get, BOTH },
-  ["completion/complete"] = { handlers.completion_complete, BOTH },
+  ["initialize"] = { "base", "initialize", S },
+  ["ping"] = { "handlers", "ping", S },
+  ["logging/setLevel"] = { "handlers", "logging_setLevel", S },
+  ["resources/subscribe"] = { "handlers", "resources_subscribe", S },
+  ["resources/unsubscribe"] = { "handlers", "resources_unsubscribe", S },
+  ["server/discover"] = { "stateless", "discover", L },
+  ["subscriptions/listen"] = { "listen", "open", L },
+  ["tools/list"] = { "call", "tools_list", BOTH },
+  ["tools/call"] = { "call", "tools_call", BOTH },
+  ["resources/list"] = { "handlers", "resources_list", BOTH },
+  ["resources/templates/list"] = { "handlers", "resources_templates_list", BOTH },
+  ["resources/read"] = { "handlers", "resources_read", BOTH },
+  ["prompts/list"] = { "handlers", "prompts_list", BOTH },
+  ["prompts/get"] = { "handlers", "prompts_get", BOTH },
+  ["completion/complete"] = { "handlers", "completion_complete", BOTH },
   -- the tasks extension (burrow.mcp.tasks); tasks/result and tasks/list are
   -- not in 2026-07-28
-  -- (required with the first: a start that answers initialize needs none)
-  ["tasks/get"] = { function(...) return require("burrow.mcp.tasks").get(...) end, L },
-  ["tasks/update"] = { function(...) return require("burrow.mcp.tasks").update(...) end, L },
-  ["tasks/cancel"] = { function(...) return require("burrow.mcp.tasks").cancel(...) end, L },
+  ["tasks/get"] = { "tasks", "get", L },
+  ["tasks/update"] = { "tasks", "update", L },
+  ["tasks/cancel"] = { "tasks", "cancel", L },
   -- the resource-operations extension (burrow.mcp.resource_ops), both eras
-  ["resources/stat"] = { function(...) return resource_ops().stat(...) end, BOTH },
-  ["resources/create"] = { function(...) return resource_ops().create(...) end, BOTH },
-  ["resources/update"] = { function(...) return resource_ops().update(...) end, BOTH },
-  ["resources/delete"] = { function(...) return resource_ops().delete(...) end, BOTH },
+  ["resources/stat"] = { "resource_ops", "stat", BOTH },
+  ["resources/create"] = { "resource_ops", "create", BOTH },
+  ["resources/update"] = { "resource_ops", "update", BOTH },
+  ["resources/delete"] = { "resource_ops", "delete", BOTH },
 }
 
+-- A method's handler run (its file required first, inside the caller's pcall)
+local function serve(m, self, params, id)
+  return files[m[1]][m[2]](self, params, id)
+end
+
 -- What an era makes of a handler's answer: (res, code, msg, data) in, the
--- same out. 2026-07-28 answers a URI that names no file with -32602 and
--- the uri (SEP-2164), not -32002, and marks each result complete with the
--- server's info and, for lists and reads, how long it may be kept.
+-- same out (2026-07-28's: burrow.mcp.stateless.adapt).
 local adapt = {
   session = function(_, res, code, msg, data) return res, code, msg, data end,
-  stateless = function(method, res, code, msg, data)
-    if res == nil and code == -32002 and method == "resources/read" then
-      return nil, -32602, "Resource not found: " .. msg, data
-    end
-    if res == nil then return nil, code, msg, data end
-    res.resultType = res.resultType or "complete"
-    res._meta = res._meta or {}
-    res._meta[META .. "serverInfo"] = SERVER_INFO
-    local hint = CACHE_HINTS[method]
-    if hint then res.ttlMs, res.cacheScope = hint[1], hint[2] end
-    return res
-  end,
+  stateless = function(...) return files.stateless.adapt(...) end,
 }
 
 --- The request id is answered now with res (a tools/call's
@@ -134,8 +90,8 @@ end
 -- Run method in era and answer it: the one place a handler is called.
 function Server:dispatch(era, id, method, params)
   local m = methods[method]
-  if not (m and m[2][era]) then return self:error(id, -32601, "Method not found: " .. method) end
-  local ok, res, ecode, emsg, edata = pcall(m[1], self, params, id)
+  if not (m and m[3][era]) then return self:error(id, -32601, "Method not found: " .. method) end
+  local ok, res, ecode, emsg, edata = pcall(serve, m, self, params, id)
   if not ok then
     io.stderr:write("burrow: internal error in ", method, ": ", tostring(res), "\n")
     return self:error(id, -32603, "internal error")
@@ -144,34 +100,6 @@ function Server:dispatch(era, id, method, params)
   res, ecode, emsg, edata = adapt[era](method, res, ecode, emsg, edata)
   if res == nil then return self:error(id, ecode, emsg, edata) end
   self:reply(id, res)
-end
-
---- A request of the stateless revision: everything it needs is in its
--- _meta (revision, client capabilities, log level), so it is served the
--- same on any worker, over stdio or HTTP, beside any session. The
--- Server's own fields are set for the call and put back after it.
-function Server:handle_stateless(id, method, params, meta)
-  local v = meta[META .. "protocolVersion"]
-  if not stateless_version(v) then
-    return self:error(id, -32022, ("Unsupported protocol version: %s"):format(tostring(v)),
-      { supported = all_versions(), requested = type(v) == "string" and v or tostring(v) })
-  end
-  local caps = meta[META .. "clientCapabilities"]
-  if type(caps) ~= "table" or getmetatable(caps) == json.array_mt then
-    return self:error(id, -32602, 'Invalid params: params._meta must carry "' .. META
-      .. 'clientCapabilities" (an object; {} for none)')
-  end
-  local level = meta[META .. "logLevel"]
-  if level ~= nil and not LEVELS[level] then
-    return self:error(id, -32602, "Invalid params: _meta logLevel must be one of debug, info, notice, warning, error, critical, alert, emergency")
-  end
-  -- the request's own record, from its _meta; the connection's is back after it
-  local base = self.session
-  self.session = session.stateless(base, v, caps, meta[META .. "clientInfo"], level)
-  local ok, err = pcall(self.dispatch, self, "stateless", id, method, params)
-  session.settle(base, self.session)
-  self.session = base
-  if not ok then error(err, 0) end
 end
 
 -- What the client may use as a request id: a string or a number (MCP:
@@ -214,7 +142,7 @@ function Server:handle_one(msg)
     return self:error(reply_id, -32600, "Invalid Request: params must be an object")
   end
   if id == nil then -- notifications need no answer
-    local note = on_note[method]
+    local note = files.handlers.on_note[method]
     if note then
       local ok, err = pcall(note, self, params)
       if not ok then io.stderr:write("burrow: internal error in ", method, ": ", tostring(err), "\n") end
@@ -228,8 +156,8 @@ function Server:handle_one(msg)
   -- initialized session's own revision in _meta changes nothing)
   local meta = params._meta
   local mv = type(meta) == "table" and meta[META .. "protocolVersion"]
-  if mv and (stateless_version(mv) or not self.session.protocol) then
-    return self:handle_stateless(id, method, params, meta)
+  if mv and (base.stateless_version(mv) or not self.session.protocol) then
+    return files.stateless.handle(self, id, method, params, meta)
   end
   return self:dispatch("session", id, method, params)
 end

@@ -1,8 +1,9 @@
--- burrow.mcp.handlers: the MCP requests other than tools/call and the
--- tasks and resource-operation extensions: initialize, ping, logging,
--- prompts, completions, resources; and the client's notifications the
--- server acts on. handlers.NAME(self, params, id) -> res | nil, code, msg,
--- data, as burrow.mcp.dispatch calls them.
+-- burrow.mcp.handlers: the MCP requests other than initialize (base.lua),
+-- tools/call and the tasks and resource-operation extensions: ping,
+-- logging, prompts, completions, resources; and the client's notifications
+-- the server acts on. handlers.NAME(self, params, id) -> res | nil, code,
+-- msg, data, as burrow.mcp.dispatch calls them, which requires this file
+-- with the first of them (a start that answers initialize needs none).
 
 local core = require "burrow.core"
 local json = core.json
@@ -16,33 +17,6 @@ local function listen() return require "burrow.mcp.listen" end
 local LEVELS = base.LEVELS
 
 local handlers = {}
-
-local function negotiate(requested)
-  for _, v in ipairs(base.versions) do
-    if v == requested then return v end
-  end
-  return base.versions[1]
-end
-
-function handlers.initialize(self, params)
-  if type(params.protocolVersion) ~= "string" then
-    return nil, -32602, "Invalid params: initialize needs protocolVersion (a string)"
-  end
-  self.session.protocol = negotiate(params.protocolVersion)
-  self.session.client = params.clientInfo
-  self.session.client_caps = type(params.capabilities) == "table" and params.capabilities or {}
-  return {
-    protocolVersion = self.session.protocol,
-    capabilities = { tools = { listChanged = true }, logging = {}, prompts = {}, completions = {},
-      resources = { subscribe = true, listChanged = true },
-      -- the resource-operations strawman (provisional): where its text
-      -- puts it, and as experimental, the field every revision has
-      extensions = { [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() },
-      experimental = { [base.RESOURCE_OPS_EXT] = base.resource_ops_capability() } },
-    serverInfo = base.SERVER_INFO,
-    instructions = base.INSTRUCTIONS,
-  }
-end
 
 -- The operator's prompts (burrow.workspace.prompts; none by default: an empty list),
 -- required with the first prompt request (a start that answers initialize

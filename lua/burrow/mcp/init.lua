@@ -10,20 +10,16 @@
 -- loop); its parts: the Server's table and its messages out
 -- (burrow.mcp.base), the questions a call asks the client (mcp/ask.lua), the
 -- tools/call path (mcp/call.lua), the other requests (mcp/handlers.lua), the
--- methods by era and the JSON-RPC checks (mcp/dispatch.lua).
+-- methods by era and the JSON-RPC checks (mcp/dispatch.lua), 2026-07-28's
+-- requests (mcp/stateless.lua), SIGHUP's reload (mcp/reload.lua).
 
 local core = require "burrow.core"
 local json = core.json
--- resources, the client's roots and listens: required with their first
--- use (a start that answers initialize needs none; docs/benchmarks.md, Start-up)
+-- resources: required with their first use (a start that answers
+-- initialize needs none; docs/benchmarks.md, Start-up)
 local function resources() return require "burrow.mcp.resources" end
-local function client_roots() return require "burrow.mcp.client_roots" end
-local function listen() return require "burrow.mcp.listen" end
 local session = require "burrow.mcp.session"
 local base = require "burrow.mcp.base"
-local handlers = require "burrow.mcp.handlers"
-require "burrow.mcp.ask"      -- Server:await, approver, ask_client, asker...
-require "burrow.mcp.call"     -- Server:run_tool, tool_result, resume_task...
 require "burrow.mcp.dispatch" -- Server:handle, handle_one, dispatch...
 
 local mcp = {}
@@ -35,6 +31,31 @@ mcp.stateless_versions = base.stateless_versions
 mcp.replies = base.replies
 
 local Server = base.Server
+
+-- The Server's methods of the files that add them later, by name: each
+-- file is required with the first call of one of its names (a start that
+-- answers initialize calls none: docs/benchmarks.md, Start-up): mcp/ask.lua
+-- (what the server asks the client), mcp/call.lua (the tools/call path, the
+-- requests a read-only call's wait answers meanwhile), mcp/reload.lua
+-- (SIGHUP). Until then each name is a stand-in that requires its file,
+-- whose definition takes the stand-in's place, and calls that (no
+-- metatable: a field of a Server that is nil costs its lookups nothing).
+-- spec/mcp_lazy_spec.lua checks that these are the methods the files add.
+local function asks() require "burrow.mcp.ask" end
+local function calls() require "burrow.mcp.call" end
+local function reloads() require "burrow.mcp.reload" end
+mcp.LATER = { request = asks, await = asks, approver = asks, ask_client = asks, retry_state = asks, asker = asks,
+  with_questions = asks, tool_result = calls, run_tool = calls, resume_task = calls, log_call = calls,
+  meanwhile_ok = calls, serve_meanwhile = calls, reload = reloads }
+for name, load in pairs(mcp.LATER) do
+  local function stand_in(...)
+    load()
+    local method = rawget(Server, name)
+    if method == stand_in then error(("burrow.mcp: the file of Server:%s does not define it"):format(name)) end
+    return method(...)
+  end
+  Server[name] = stand_in
+end
 
 --- A Channel: how a Server meets its transport, one per connection
 -- (stdio) or HTTP session, and all the Server knows of it:
@@ -110,7 +131,7 @@ function mcp.new(ws, opts)
 end
 
 -- What mcp.new sets from its arguments: all a Server keeps when it is
--- renewed (Server:renew); approval_key too once drawn (Server:mrtr_key)
+-- renewed (Server:renew); approval_key too once drawn (approvals.key)
 local KEPT = { ws = true, reopen = true, channel = true, approval_key = true, approval_shared = true,
   approval_ttl = true, approval_store = true }
 
@@ -125,79 +146,6 @@ function Server:renew(session)
   end
   self.session, self.pending, self.subs, self.listens = session, {}, {}, {}
   return self
-end
-
--- Messages that may be handled while a read-only call waits on its walk:
--- requests other than initialize (a tool call only of a read-only tool),
--- and the notifications that change nothing (a cancel, progress).
-local MEANWHILE_NOTES = { ["notifications/cancelled"] = true, ["notifications/progress"] = true }
-function Server:meanwhile_ok(msg)
-  if type(msg) ~= "table" or getmetatable(msg) == json.array_mt or type(msg.method) ~= "string" then return false end
-  if msg.id == nil then return MEANWHILE_NOTES[msg.method] == true end
-  if msg.method == "initialize" then return false end
-  if msg.method ~= "tools/call" then return true end
-  local tool = type(msg.params) == "table" and type(msg.params.name) == "string" and self.ws:tool(msg.params.name)
-  return tool ~= nil and tool.annotations ~= nil and tool.annotations.readOnlyHint == true
-end
-
--- While a read-only tool call waits on its walk (its progress check, every
--- 100 ms), the requests that arrived meanwhile are answered now, one call
--- deep: reads, lists, pings. The first message that has to wait (a tool
--- that writes, a reply to us, an event) stops this, and every message after
--- it waits too, so the client's order holds from there on.
-function Server:serve_meanwhile()
-  if not self.channel.wire or self.meanwhile or self.batch or #self.pending > 0 then return end
-  self.meanwhile = true
-  while true do
-    local line, why = self.channel:next(0)
-    if line == nil then break end -- nothing waiting (the end of input: the main loop sees it)
-    if line == false and why == "watch" then -- changes go out meanwhile too
-      self:pump_watch()
-      self.channel:watch_done()
-    elseif line == false then
-      self.pending[#self.pending + 1] = { event = why }
-      break
-    else
-      local msg = line:find("%S") and json.decode(line)
-      if not self:meanwhile_ok(msg) then
-        self.pending[#self.pending + 1] = line
-        break
-      end
-      local ok, err = pcall(self.handle, self, msg)
-      if not ok then io.stderr:write("burrow: internal error meanwhile: ", tostring(err), "\n") end
-    end
-  end
-  self.meanwhile = false
-end
-
--- SIGHUP: build the workspace again from the files; keep the old one if
--- that fails; tell the client when the tool list changed.
-function Server:reload()
-  if not self.reopen then return end
-  local ws, err = self.reopen()
-  if not ws then
-    io.stderr:write("burrow: reload failed, keeping the previous configuration: ", tostring(err), "\n")
-    self:log("error", "reload failed, keeping the previous configuration: " .. tostring(err))
-    return
-  end
-  local before = json.encode(self.ws:tools { format = "mcp" })
-  local prompts_before = json.encode(handlers.prompts_list(self))
-  self.ws:close()
-  self.ws = ws
-  io.stderr:write("burrow: reloaded configuration, tools and policies\n")
-  self:log("notice", "reloaded configuration, tools and policies")
-  if json.encode(ws:tools { format = "mcp" }) ~= before then
-    if self.session.protocol then self:notify("notifications/tools/list_changed") end
-    listen().changed(self, "toolsListChanged")
-  end
-  if json.encode(handlers.prompts_list(self)) ~= prompts_before then listen().changed(self, "promptsListChanged") end
-  client_roots().apply(self) -- the client's roots within the new configuration
-  listen().rewatch(self)
-  listen().changed(self, "resourcesListChanged")
-  if not self.session.scope then
-    resources().resubscribe(self)
-    if self.session.protocol then self:notify("notifications/resources/list_changed") end
-  end
 end
 
 -- Send the watch's changes that are due; remember when the held ones are.

@@ -4,59 +4,10 @@
 -- cli.lua hands it open, options and collect.
 
 local burrow = require "burrow"
-local files = require "burrow.base.files"
 local core = require "burrow.core"
 
 local serve = {}
 
--- Directory part of a path ("." for a bare name).
-local function dirname(path)
-  return path:match("^(.*)/[^/]*$") or "."
-end
-
--- --landlock: the process keeps its roots (by mode); reads the files of
--- burrow's own Lua directories, the config file and the tool and policy
--- files it names (each file itself: SIGHUP reloads read them again), and the
--- operator's tool_path and policy_path directories; creates, writes and
--- renames files in the audit log's directory (rotation makes file.1).
--- Nothing else: no listing, no sibling of the config.
-local function landlock(ws, o, opts)
-  local registry, policy = require "burrow.workspace.registry", require "burrow.policy"
-  -- the binary's built-in Lua files are in its memory: no path to allow
-  local builtin = core.builtin_dir ~= "" and core.builtin_dir .. "/"
-  local function on_disk(file) return not (builtin and file:sub(1, #builtin) == builtin) end
-  local reads = {}
-  local function add(file) if type(file) == "string" and on_disk(file) then reads[#reads + 1] = file end end
-  add(package.searchpath("burrow", package.path) and dirname(package.searchpath("burrow", package.path)))
-  add(registry.tools_dir)
-  add(policy.dir)
-  add(o.config)
-  for _, t in ipairs(opts.tools or {}) do
-    if type(t) == "string" and files.is_file(t) then add(t) end
-  end
-  for _, p in ipairs(opts.policies or {}) do
-    add(type(p) == "table" and p.path or (type(p) == "string" and files.is_file(p) and p))
-  end
-  for _, dirs in ipairs { opts.tool_path, opts.policy_path } do
-    for _, d in ipairs(type(dirs) == "table" and dirs or { dirs }) do add(d) end
-  end
-  local logs = {}
-  if opts.audit then logs[1] = dirname(type(opts.audit) == "table" and opts.audit.file or opts.audit) end
-  -- a policy's counter store (quotas store:): opened again on a reload
-  for _, p in ipairs(opts.policies or {}) do
-    local store = type(p) == "table" and (p.options or p).store
-    if type(store) == "string" then logs[#logs + 1] = dirname(store) end
-  end
-  local abi, err = ws.roots:landlock(reads, logs)
-  if not abi then error({ fail = "--landlock failed: " .. tostring(err) }) end
-  if abi == 0 then
-    io.stderr:write("burrow: --landlock: this kernel has no Landlock; running without it\n")
-  else
-    io.stderr:write(("burrow: Landlock ABI %d: the process is restricted to its roots\n"):format(abi))
-  end
-end
-
--- The config's http section, when there is a config.
 -- The config's http section, or nil. A file with an http: section is a
 -- network configuration: any error in it stops the start (exit 2), with or
 -- without --http, and it needs http.listen unless --http gives the
@@ -118,22 +69,23 @@ function serve.mcp(o, shared)
     ws = require("burrow.transport.unavailable").new(msg)
     unavailable = true
   elseif o.landlock then
-    landlock(ws, o, options(o))
+    require("burrow.transport.cli_landlock")(ws, o, options(o))
   end
   local mounts = {}
   for _, r in ipairs(ws:mounts()) do
     mounts[#mounts + 1] = r.mount .. (r.readonly and " (ro)" or " (rw)")
   end
+  -- one write (stderr is unbuffered: a write a piece)
   io.stderr:write(("burrow %s: MCP over stdio, serving %s with %d tools (resolver %s); Ctrl-D or close stdin to stop\n")
     :format(core.version, unavailable and "nothing (the configuration did not load)" or table.concat(mounts, ", "),
-      ws.tool_count and ws:tool_count() or #ws:tools(), ws.resolver or burrow.set_resolver()),
+      ws.tool_count and ws:tool_count() or #ws:tools(), ws.resolver or burrow.set_resolver())
     -- stdout is the MCP stream: what a person who started this by hand
     -- does next, ending with the command line that starts this server
     -- again under the MCP Inspector (-- keeps its options from the
     -- Inspector's own)
-    "burrow: stdout is the MCP stream, for a client that starts this command itself (README.md, \"Use it from an MCP client\");",
-    " to try the tools by hand, in the MCP Inspector:\n",
-    "  npx @modelcontextprotocol/inspector -- ", shell_words(o.command_line or { "burrow", "mcp" }), "\n")
+    .. "burrow: stdout is the MCP stream, for a client that starts this command itself (README.md, \"Use it from an MCP client\");"
+    .. " to try the tools by hand, in the MCP Inspector:\n"
+    .. "  npx @modelcontextprotocol/inspector -- " .. shell_words(o.command_line or { "burrow", "mcp" }) .. "\n")
   if ws.state_down then
     io.stderr:write("burrow: warning: ", ws.state_down, "; serving all the same: calls that need the store ",
       "fail with STORE_UNAVAILABLE until it answers, the others are served\n")
