@@ -36,12 +36,20 @@ end
 
 local caps_mod = require "burrow.base.caps"
 local registry = require "burrow.workspace.registry"
-local errors = require "burrow.base.errors"
 local policy = require "burrow.policy"
 local files = require "burrow.base.files"
 local audit = require "burrow.workspace.audit"
 
-local burrow = { core = core, version = core.version, errors = errors }
+local burrow = { core = core, version = core.version }
+-- burrow.errors (burrow.base.errors): loaded when first asked for, so a
+-- call that fails nothing, or a start to the initialize answer, words
+-- nothing and loads none of it (docs/benchmarks.md, Start-up)
+setmetatable(burrow, { __index = function(t, k)
+  if k ~= "errors" then return nil end
+  local errors = require "burrow.base.errors"
+  rawset(t, "errors", errors)
+  return errors
+end })
 
 local MAX_CHARSETS = 8 -- the fallback list's length (burrow.charsets)
 

@@ -7,12 +7,15 @@
 -- start that answers initialize makes none (docs/benchmarks.md, Start-up).
 
 local core = require "burrow.core"
-local errors = require "burrow.base.errors"
 local context = require "burrow.toolkit.context"
 local registry = require "burrow.workspace.registry"
 local policy = require "burrow.policy"
 
 local invoke = {}
+
+-- burrow.base.errors: the words of a refusal, required with the first
+-- (a call that is allowed words nothing)
+local function errors() return require "burrow.base.errors" end
 
 local function fail(code, msg)
   return nil, code .. ": " .. msg, code
@@ -28,7 +31,7 @@ function invoke.decide(self, req, hooks)
   local session = hooks and hooks.session
   if session and session.read_only and req.operation ~= "read" and req.operation ~= "list" then
     req.decision, req.reason = "deny", "the token's OAuth scope allows reading only"
-    return errors.message("POLICY_DENIED", req.path, req.reason), "POLICY_DENIED",
+    return errors().message("POLICY_DENIED", req.path, req.reason), "POLICY_DENIED",
       { path = req.path, operation = req.operation, scope = "read" }
   end
   local decision, reason, by, detail, own_words, outage = self.policies:check(req)
@@ -76,8 +79,8 @@ function invoke.decide(self, req, hooks)
     -- a policy that met a state store not answering and refused: the
     -- outage's code (retry later), the policy's reason still said
     local code = outage or "POLICY_DENIED"
-    local msg = own_words and errors.said(code, req.path, reason)
-      or errors.message(code, req.path, reason)
+    local msg = own_words and errors().said(code, req.path, reason)
+      or errors().message(code, req.path, reason)
     return msg, code,
       { path = req.path, operation = req.operation, policy = by, approval = approval,
         policy_error = detail and true or nil }

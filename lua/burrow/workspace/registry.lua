@@ -9,7 +9,6 @@ local json = core.json
 local function schema() return require "burrow.toolkit.schema" end
 
 local files = require "burrow.base.files"
-local kinds = require "burrow.toolkit.kinds"
 
 local registry = {}
 
@@ -28,7 +27,10 @@ local function check_tool(t, file)
   end
   if type(t.input_schema) ~= "table" then return nil, file .. ": input_schema must be a table" end
   if type(t.handler) ~= "function" then return nil, file .. ": handler must be a function" end
-  local ok, err = kinds.apply(t) -- kind: annotations, permissions and risk it does not give itself
+  -- kind: annotations, permissions and risk it does not give itself
+  -- (burrow.toolkit.kinds, required with the first tool loaded: a start
+  -- to the initialize answer loads none)
+  local ok, err = require("burrow.toolkit.kinds").apply(t)
   if not ok then return nil, ("%s: %s"):format(file, err) end
   return t
 end
