@@ -37,7 +37,6 @@ end
 local caps_mod = require "burrow.base.caps"
 local registry = require "burrow.workspace.registry"
 local policy = require "burrow.policy"
-local files = require "burrow.base.files"
 local audit = require "burrow.workspace.audit"
 
 local burrow = { core = core, version = core.version }
@@ -106,28 +105,6 @@ local function dir_list(v, key)
     if type(d) ~= "string" then return nil, ("%s[%d] must be a directory (a string)"):format(key, i) end
   end
   return v
-end
-
--- opts.tools with a pack: names pick the pack's tools, files add tools.
-local function pack_subset(list, specs, dirs)
-  local have = {}
-  for _, t in ipairs(list) do have[t.name] = t end
-  local out, by_name = {}, {}
-  for _, spec in ipairs(specs) do
-    local t, err = have[spec], nil
-    if not t then
-      if not files.is_file(spec) then
-        local names = {}
-        for _, x in ipairs(list) do names[#names + 1] = x.name end
-        return nil, ("tool %q is not in the pack (its tools: %s)"):format(spec, table.concat(names, ", "))
-      end
-      t, err = registry.load(spec, dirs)
-      if not t then return nil, err end
-    end
-    if by_name[t.name] then return nil, ("tool %q is defined twice"):format(t.name) end
-    out[#out + 1], by_name[t.name] = t, t
-  end
-  return out, by_name
 end
 
 --- Open a workspace.
@@ -222,7 +199,7 @@ function burrow.open(opts)
   local packs = opts.packs or (opts.pack and opts.pack ~= "native" and { opts.pack })
   if packs then
     list, by_name = registry.load_packs(packs)
-    if list and opts.tools then list, by_name = pack_subset(list, opts.tools, tool_path) end
+    if list and opts.tools then list, by_name = registry.pack_subset(list, opts.tools, tool_path) end
   elseif opts.tools == nil and #tool_path == 0 then
     list, by_name = false, registry.lazy_natives() -- each tool loaded when first named
   else

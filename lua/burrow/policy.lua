@@ -226,22 +226,24 @@ local DENY = { all = { "read", "list", "write", "delete" }, change = { "write", 
 function policy.add_rules(rules, ids, p, declared)
   if declared == nil then return nil end
   if type(declared) ~= "table" then return ("policy %s: rules must be a list"):format(p.label) end
+  -- "policy NAME: rule I: what": worded only for a rule that is wrong (a
+  -- start checks every standard rule; docs/benchmarks.md, Start-up)
+  local function bad(i, what, ...) return ("policy %s: rule %d: " .. what):format(p.label, i, ...) end
   for i, r in ipairs(declared) do
-    local where = ("policy %s: rule %d"):format(p.label, i)
-    if type(r) ~= "table" then return where .. ": expected a table" end
+    if type(r) ~= "table" then return bad(i, "expected a table") end
     for k in pairs(r) do
       if k ~= "deny" and k ~= "paths" and k ~= "except" and k ~= "casefold" and k ~= "reason" then
-        return ("%s: unknown field %q (a rule has deny, paths, except, casefold, reason)"):format(where, tostring(k))
+        return bad(i, "unknown field %q (a rule has deny, paths, except, casefold, reason)", tostring(k))
       end
     end
     local ops = DENY[r.deny] or r.deny
     if type(ops) == "string" then ops = { ops } end
-    if type(ops) ~= "table" or #ops == 0 then return where .. ': deny must be "all", "change" or a list of operations' end
+    if type(ops) ~= "table" or #ops == 0 then return bad(i, 'deny must be "all", "change" or a list of operations') end
     for _, op in ipairs(ops) do
-      if not OPNAMES[op] then return ("%s: unknown operation %q (read, list, write, delete)"):format(where, tostring(op)) end
+      if not OPNAMES[op] then return bad(i, "unknown operation %q (read, list, write, delete)", tostring(op)) end
     end
     local paths = type(r.paths) == "string" and { r.paths } or r.paths
-    if type(paths) ~= "table" or #paths == 0 then return where .. ": paths must be a list of globs" end
+    if type(paths) ~= "table" or #paths == 0 then return bad(i, "paths must be a list of globs") end
     local id = #rules
     rules[#rules + 1] = { patterns = paths, except = r.except or {}, ops = ops, casefold = r.casefold == true, id = id }
     ids[id] = { policy = p.label, reason = type(r.reason) == "string" and r.reason or nil }

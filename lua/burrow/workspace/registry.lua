@@ -112,10 +112,10 @@ end
 registry.packs_dir = registry.tools_dir .. "/packs"
 
 -- The packs and the tool-list formats (pack_file, packs, load_pack,
--- load_packs, format): burrow.workspace.registry_packs, loaded with the
+-- load_packs, pack_subset, format): burrow.workspace.registry_packs, loaded with the
 -- first use of one of those names (a `burrow call` and a start that
 -- answers initialize use none: docs/benchmarks.md, Start-up).
-local LATER = { pack_file = true, packs = true, load_pack = true, load_packs = true, format = true }
+local LATER = { pack_file = true, packs = true, load_pack = true, load_packs = true, pack_subset = true, format = true }
 setmetatable(registry, { __index = function(r, k)
   if not LATER[k] then return nil end
   require("burrow.workspace.registry_packs")(r, check_tool)
