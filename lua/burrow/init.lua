@@ -37,7 +37,6 @@ end
 local caps_mod = require "burrow.base.caps"
 local registry = require "burrow.workspace.registry"
 local policy = require "burrow.policy"
-local audit = require "burrow.workspace.audit"
 
 local burrow = { core = core, version = core.version }
 -- burrow.errors (burrow.base.errors): loaded when first asked for, so a
@@ -256,11 +255,18 @@ function burrow.open(opts)
     policies:close()
     return fail("INVALID_ARGUMENT", prompt_list and rerr or prompt_by_name)
   end
-  local sink, aerr = audit.open(opts.audit)
-  if not sink then
-    roots:close()
-    policies:close()
-    return fail("INVALID_ARGUMENT", aerr)
+  -- the audit sink (burrow.workspace.audit: the audit file, else stderr),
+  -- opened when something may write to it: an audit setting, or a policy
+  -- with an after(), whose records it takes; else none (ws.audit nil), and
+  -- the module is not loaded (docs/benchmarks.md, Start-up)
+  local sink, aerr
+  if opts.audit ~= nil or policies:records() then
+    sink, aerr = require("burrow.workspace.audit").open(opts.audit)
+    if not sink then
+      roots:close()
+      policies:close()
+      return fail("INVALID_ARGUMENT", aerr)
+    end
   end
   local ws = setmetatable({
     roots = roots,
@@ -504,7 +510,7 @@ function Workspace:close()
   if self.roots then
     self.roots:close()
     self.policies:close()
-    self.audit:close()
+    if self.audit then self.audit:close() end
     self.roots = nil
   end
 end

@@ -262,6 +262,15 @@ function Engine:rule(path, op)
   return id and self.rule_of[id]
 end
 
+--- True when some policy has an after(): its records go to the
+-- workspace's audit sink.
+function Engine:records()
+  for _, p in ipairs(self.list) do
+    if p.has_after then return true end
+  end
+  return false
+end
+
 --- True when some policy's check() judges each object (walks then ask it
 -- about each entry they reveal).
 function Engine:judges_objects()

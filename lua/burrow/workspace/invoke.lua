@@ -37,7 +37,7 @@ function invoke.decide(self, req, hooks)
   local decision, reason, by, detail, own_words, outage = self.policies:check(req)
   if detail then -- a policy's error: the operator reads it, the agent does not
     io.stderr:write("burrow: ", detail, "\n")
-    if self.audit.fh then
+    if self.audit and self.audit.fh then
       self.audit:write { time = os.date("!%Y-%m-%dT%H:%M:%SZ"), event = "policy_error", policy = by,
         tool = req.tool, operation = req.operation, path = req.path, error = detail }
     end
