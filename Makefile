@@ -39,7 +39,8 @@ STATIC ?= 1
 ifeq ($(STATIC),1)
 BIN_LIBS   = -Wl,--exclude-libs,libcrypto.a:libjansson.a:libpcre2-8.a:libyaml.a:liblua5.4-lpeg.a \
   -Wl,-Bstatic $(shell pkg-config --libs libcrypto jansson libpcre2-8 yaml-0.1 2>/dev/null) \
-  -Wl,--whole-archive -llua5.4-lpeg -llua5.4 -Wl,--no-whole-archive -Wl,-Bdynamic -lm -ldl -pthread $(LDFLAGS)
+  -Wl,--whole-archive -llua5.4-lpeg -llua5.4 -Wl,--no-whole-archive -Wl,-Bdynamic -lm -ldl -pthread \
+  -Wl,--wrap=OPENSSL_cpuid_setup $(LDFLAGS)
 BIN_LUA    =
 else
 BIN_LIBS   = $(DEP_LIBS)
@@ -61,8 +62,11 @@ SERVER_O:= $(call obj_of,server)
 API_O   := $(call obj_of,api)
 CLI_O   := $(call obj_of,cli)
 MAIN_O  := $(B)/obj/cli/main.o
+# the command's own link: with the static libcrypto, its CPU probe is
+# taken out of the start (cli/cpuprobe.c, --wrap in BIN_LIBS)
+PROBE_O := $(if $(filter 1,$(STATIC)),$(B)/obj/cli/cpuprobe.o)
 # everything but the command's main(): libburrow and the fuzz targets
-LIB_O   := $(CORE_O) $(LUA_O) $(SERVER_O) $(API_O) $(filter-out $(MAIN_O),$(CLI_O))
+LIB_O   := $(CORE_O) $(LUA_O) $(SERVER_O) $(API_O) $(filter-out $(MAIN_O) $(B)/obj/cli/cpuprobe.o,$(CLI_O))
 # The Lua modules a plain Lua 5.4 loads, one file a layer, all in burrow/:
 # core.so the core and the binding (burrow.core), server.so the transports
 # (burrow.server), host.so the embedding API (burrow.host). The two upper
@@ -209,7 +213,7 @@ $(B)/gen/builtin_lua.c: $(B)/embed $(addprefix lua/,$(LUA_FILES))
 $(B)/obj/gen/builtin_lua.o: $(B)/gen/builtin_lua.c $(SRC)/lua/lbuiltin.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -I$(SRC)/lua -c $< -o $@
-$(B)/burrow: $(MAIN_O) $(LIB_O) $(B)/obj/gen/builtin_lua.o host/burrow.map
+$(B)/burrow: $(MAIN_O) $(PROBE_O) $(LIB_O) $(B)/obj/gen/builtin_lua.o host/burrow.map
 	$(CC) -rdynamic -Wl,--version-script=host/burrow.map -o $@ $(filter %.o,$^) $(BIN_LIBS) $(BIN_LUA)
 
 # C tests link the core only: no Lua (test_arena adds the command's arena)

@@ -116,5 +116,17 @@ if [ -n "$leaked" ]; then bad "$B/burrow exports bw_*:"; sed 's/^/  /' <<<"$leak
 # first parsed (docs/benchmarks.md, Start-up)
 evp=$(nm "$B/burrow" 2>/dev/null | awk '$NF ~ /^(EVP_MD_fetch|OSSL_PROVIDER_load|EVP_DigestVerify|EVP_Digest)$/ {print $NF}' | head -n 20)
 if [ -n "$evp" ]; then bad "$B/burrow carries OpenSSL's EVP:"; sed 's/^/  /' <<<"$evp"; else ok "$B/burrow carries no EVP"; fi
+# libcrypto's CPU probe (CPUID, a trap to the hypervisor in a VM) runs at
+# the first hash, not from the static archive's .init at every start
+# (host/src/cli/cpuprobe.c): .init calls the empty wrapper
+if ! nm "$B/burrow" 2>/dev/null | grep -q ' OPENSSL_cpuid_setup$'; then
+  ok "$B/burrow holds no static libcrypto probe (STATIC=0)"
+elif objdump -d -j .init "$B/burrow" 2>/dev/null | grep -q 'call.*<OPENSSL_cpuid_setup>'; then
+  bad "$B/burrow runs libcrypto's CPU probe at every start (link it with --wrap=OPENSSL_cpuid_setup)"
+elif objdump -d -j .init "$B/burrow" 2>/dev/null | grep -q 'call.*<__wrap_OPENSSL_cpuid_setup>'; then
+  ok "$B/burrow defers libcrypto's CPU probe to the first hash"
+else
+  bad "$B/burrow: no call to the probe's wrapper found in .init (objdump)"
+fi
 echo "exports: $pass passed, $fail failed"
 [ "$fail" = 0 ]

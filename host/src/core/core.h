@@ -310,6 +310,11 @@ int bw_sha256_fd(int fd, size_t max_bytes, char out[BW_HASH_STR]);
 /* HMAC-SHA256 (RFC 2104): 32 raw bytes in out. */
 int bw_hmac_sha256(const void *key, size_t klen, const void *msg, size_t len,
                    unsigned char out[32]);
+/* Before a libcrypto digest (hash.c's, the Redis store's SHA-1): runs the
+ * hook set with bw_hash_probe_hook once, if one is set. The command sets
+ * libcrypto's CPU probe there, taken out of its start (cli/cpuprobe.c). */
+void bw_hash_ready(void);
+void bw_hash_probe_hook(void (*fn)(void));
 /* 1 when the two byte strings are equal, in time that depends only on
  * their lengths (a MAC compared against an attacker's guess). */
 int bw_equal_ct(const void *a, size_t alen, const void *b, size_t blen);

@@ -17,6 +17,15 @@
 
 #include "core.h"
 
+/* Set before main (cli/cpuprobe.c's constructor), read after. */
+static void (*probe)(void);
+
+void bw_hash_probe_hook(void (*fn)(void)) { probe = fn; }
+
+void bw_hash_ready(void) {
+  if (probe) probe();
+}
+
 static void put_hex(const unsigned char *md, char out[BW_HASH_STR]) {
   static const char hex[] = "0123456789abcdef";
   const unsigned mdlen = SHA256_DIGEST_LENGTH;
@@ -31,6 +40,7 @@ static void put_hex(const unsigned char *md, char out[BW_HASH_STR]) {
 int bw_sha256(const void *data, size_t len, char out[BW_HASH_STR]) {
   unsigned char md[SHA256_DIGEST_LENGTH];
   SHA256_CTX c;
+  bw_hash_ready();
   if (!SHA256_Init(&c) || !SHA256_Update(&c, data, len) || !SHA256_Final(md, &c))
     return bw_fail(BW_EIO, "sha256 failed");
   put_hex(md, out);
@@ -47,6 +57,7 @@ int bw_sha256_fd(int fd, size_t max_bytes, char out[BW_HASH_STR]) {
   SHA256_CTX c;
   char *buf = malloc(FD_PIECE);
   if (!buf) return BW_ENOMEM;
+  bw_hash_ready();
   int rc = SHA256_Init(&c) ? BW_OK : bw_fail(BW_EIO, "sha256 failed");
   size_t total = 0;
   while (rc == BW_OK) {
@@ -69,6 +80,7 @@ int bw_hmac_sha256(const void *key, size_t klen, const void *msg, size_t len,
                    unsigned char out[32]) {
   unsigned char k[64] = {0}, pad[64], inner[SHA256_DIGEST_LENGTH];
   SHA256_CTX c;
+  bw_hash_ready();
   if (klen > sizeof k) {
     if (!SHA256_Init(&c) || !SHA256_Update(&c, key, klen) || !SHA256_Final(k, &c))
       return bw_fail(BW_EIO, "sha256 failed");

@@ -825,6 +825,7 @@ static const bw_state_ops redis_ops = {
 static void sha1_hex(const char *s, char out[41]) {
   unsigned char md[SHA_DIGEST_LENGTH];
   SHA_CTX c;
+  bw_hash_ready();
   SHA1_Init(&c);
   SHA1_Update(&c, s, strlen(s));
   SHA1_Final(md, &c);

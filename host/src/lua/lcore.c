@@ -88,10 +88,19 @@ void bw_lua_push_boxed(lua_State *L, char **box, size_t len) { push_boxed(L, box
 
 /* ---- classes ---- */
 
+/* A class's method table is made with room for the methods other binding
+ * files add to it (more), and the core table for every file's fields: a
+ * table grown one power of two at a time rehashes each time, a part of
+ * every start (docs/benchmarks.md, Start-up). Only sizes: a table still
+ * grows past them. */
+enum { CORE_FIELDS = 48 };
+
 void bw_lua_new_class(lua_State *L, const char *name, const luaL_Reg *m,
-                      lua_CFunction gc) {
+                      lua_CFunction gc, int more) {
   luaL_newmetatable(L, name);
-  lua_newtable(L);
+  int n = 0;
+  while (m[n].name) n++;
+  lua_createtable(L, 0, n + more);
   luaL_setfuncs(L, m, 0);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, gc);
@@ -278,4 +287,7 @@ static const luaL_Reg funcs[] = {{"sha256", l_sha256},
                                  {"trim", l_trim},
                                  {NULL, NULL}};
 
-void bw_core_open(lua_State *L) { luaL_newlib(L, funcs); }
+void bw_core_open(lua_State *L) {
+  lua_createtable(L, 0, CORE_FIELDS);
+  luaL_setfuncs(L, funcs, 0);
+}

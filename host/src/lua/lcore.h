@@ -26,9 +26,11 @@ void bw_core_open(lua_State *L);
 void bw_handle_register(lua_State *L);
 void bw_roots_register(lua_State *L);
 void bw_file_register(lua_State *L);
-/* A class's metatable name with methods m (its __index) and gc as
- * __gc and __close; methods added to a class made before (lcore.c). */
-void bw_lua_new_class(lua_State *L, const char *name, const luaL_Reg *m, lua_CFunction gc);
+/* A class's metatable name with methods m (its __index, with room for
+ * about `more` that other files add) and gc as __gc and __close; methods
+ * added to a class made before (lcore.c). */
+void bw_lua_new_class(lua_State *L, const char *name, const luaL_Reg *m, lua_CFunction gc,
+                      int more);
 void bw_lua_add_methods(lua_State *L, const char *mt, const luaL_Reg *m);
 /* "file", "dir", "symlink" or "other" (lcore.c). */
 const char *bw_lua_type_name(mode_t m);
@@ -92,6 +94,8 @@ BW_SHARED void bw_lua_preload(lua_State *L);
  * has one (loaded or preloaded). */
 void bw_lua_preload_lpeg(lua_State *L);
 void bw_load_register(lua_State *L);
+/* Stages made and not yet freed or collected (lstage.c) */
+size_t bw_lua_stages_live(void);
 /* core.builtin, core.builtin_list, core.builtin_dir (lbuiltin.c) */
 void bw_lua_builtin_register(lua_State *L);
 /* Add methods to the Roots class (call from luaopen_burrow_core). */

@@ -317,6 +317,6 @@ static const luaL_Reg file_methods[] = {
 static const luaL_Reg roots_methods[] = {{"read", roots_read}, {NULL, NULL}};
 
 void bw_file_register(lua_State *L) {
-  bw_lua_new_class(L, FILE_MT, file_methods, file_gc);
+  bw_lua_new_class(L, FILE_MT, file_methods, file_gc, 3); /* llines.c, lpage.c */
   bw_lua_roots_methods(L, roots_methods);
 }

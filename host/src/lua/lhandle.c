@@ -143,4 +143,4 @@ static const luaL_Reg handle_methods[] = {
     {"close", handle_gc}, {"root", handle_root}, {NULL, NULL}};
 
 
-void bw_handle_register(lua_State *L) { bw_lua_new_class(L, HANDLE_MT, handle_methods, handle_gc); }
+void bw_handle_register(lua_State *L) { bw_lua_new_class(L, HANDLE_MT, handle_methods, handle_gc, 0); }

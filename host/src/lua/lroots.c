@@ -337,7 +337,7 @@ static const luaL_Reg roots_methods[] = {
 
 
 void bw_roots_register(lua_State *L) {
-  bw_lua_new_class(L, ROOTS_MT, roots_methods, roots_gc);
+  bw_lua_new_class(L, ROOTS_MT, roots_methods, roots_gc, 16); /* from five binding files */
   lua_pushcfunction(L, l_roots);
   lua_setfield(L, -2, "roots");
 }

@@ -18,6 +18,13 @@
 
 #define STAGE_MT "burrow.Stage"
 
+/* Stages made and not yet freed, in every state of the process: the
+ * command may end without lua_close only when none is left (main.c), as
+ * a pending one's finalizer aborts it. Its user value says it counts. */
+static _Atomic size_t live;
+
+size_t bw_lua_stages_live(void) { return live; }
+
 static bw_stage *check_stage(lua_State *L) {
   bw_stage *s = luaL_checkudata(L, 1, STAGE_MT);
   bw_clear_detail();
@@ -50,13 +57,16 @@ static int on_progress(void *arg, size_t entries) {
 /* A new Stage on the stack, set up from the options table at t:
  * {overwrite=, max_bytes=, max_entries=, max_ms=, progress=}. */
 static bw_stage *new_stage(lua_State *L, int t, progress_fn *p) {
-  bw_stage *s = lua_newuserdatauv(L, sizeof *s, 0);
+  bw_stage *s = lua_newuserdatauv(L, sizeof *s, 1);
   bw_stop stop = {.cancel = bw_cancel_flag()};
   size_t ms = bw_lua_opt_size(L, t, "max_ms", 0);
   stop.until_ms = ms ? bw_now_ms() + (int64_t)ms : 0;
   bw_stage_init(s, bw_lua_opt_bool(L, t, "overwrite"), bw_lua_opt_size(L, t, "max_bytes", 0),
                 bw_lua_opt_size(L, t, "max_entries", 0), &stop);
   luaL_setmetatable(L, STAGE_MT);
+  lua_pushboolean(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  live++;
   if (lua_istable(L, t) && lua_getfield(L, t, "progress") == LUA_TFUNCTION) {
     p->L = L;
     p->idx = lua_gettop(L);
@@ -307,8 +317,15 @@ static int stage_abort(lua_State *L) {
   return 2;
 }
 
+/* stage:close(), __close and __gc: abort if pending, free (once counted) */
 static int stage_gc(lua_State *L) {
   bw_stage_free(luaL_checkudata(L, 1, STAGE_MT));
+  if (lua_getiuservalue(L, 1, 1) == LUA_TBOOLEAN && lua_toboolean(L, -1)) {
+    live--;
+    lua_pushboolean(L, 0);
+    lua_setiuservalue(L, 1, 1);
+  }
+  lua_pop(L, 1);
   return 0;
 }
 

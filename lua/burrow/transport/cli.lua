@@ -1,5 +1,6 @@
 -- burrow.transport.cli: the burrow command line. main(args) returns the exit status:
--- 0 ok, 1 tool error, 2 usage.
+-- 0 ok, 1 tool error, 2 usage; and true after a call that closed its workspace
+-- (main.c then skips lua_close).
 
 local burrow = require "burrow"
 local core = require "burrow.core"
@@ -184,10 +185,12 @@ function commands.call(o)
   -- it (burrow.toolkit.printer)
   local res, msg, code, details = ws:run(tool, args)
   ws:close()
+  -- the second result, true: the workspace is closed and the reply out, so
+  -- the process may end without closing the Lua state (main.c)
   if not res then
     io.stdout:write(json.encode { error = { code = code, message = msg, details = details } }, "\n")
     io.stderr:write("burrow: ", msg, "\n")
-    return 1
+    return 1, true
   end
   -- only a result with a metatable can hold a set (printer.holding):
   -- any other is printed as it is, without loading the printer
@@ -196,11 +199,11 @@ function commands.call(o)
   if not out then -- a held page that could not be written (its file changed meanwhile)
     io.stdout:write(json.encode { error = { code = code, message = msg } }, "\n")
     io.stderr:write("burrow: ", msg, "\n")
-    return 1
+    return 1, true
   end
   io.stdout:flush()
   json.write(out) -- big fragments from their own buffers
-  return 0
+  return 0, true
 end
 
 -- tools, check and token: burrow.transport.cli_report, loaded only for them
@@ -219,13 +222,13 @@ local function main(args)
   if not f then return usage(("unknown command %q"):format(cmd)) end
   -- the command line as given (args[0]: the binary as run, main.c)
   local line = { args[0] or "burrow", cmd, table.unpack(args) }
-  local ok, res = pcall(function()
+  local ok, res, ended = pcall(function()
     local o = parse(args)
     if o.samples and cmd ~= "check" then error({ usage = "--sample is check's" }) end
     o.command_line = line
     return f(o)
   end)
-  if ok then return res end
+  if ok then return res, ended end
   if type(res) == "table" and res.usage ~= nil then return usage(res.usage or nil) end
   if type(res) == "table" and res.fail then
     io.stderr:write("burrow: ", res.fail, "\n")
