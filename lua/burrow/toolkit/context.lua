@@ -270,6 +270,10 @@ local function later(which)
       if part.names[which][k] and not part.done then
         part.done = true
         part.install()(context, Ctx, decide)
+        if PARTS[1].done and PARTS[2].done then -- all in: a nil field is a plain miss again
+          setmetatable(Ctx, nil)
+          setmetatable(context, nil)
+        end
         return rawget(t, k)
       end
     end
