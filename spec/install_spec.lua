@@ -452,8 +452,10 @@ int main(int argc, char **argv) {
       local out = sh(env3 .. "cd / && lua5.4 -e " .. H.q([[
         local burrow = require "burrow"
         print(package.searchpath("burrow.core", package.cpath))
-        print(package.loaded.lpeg ~= nil and package.preload.lpeg ~= nil)
+        -- "1MiB" is read by the caps' LPeg grammar (burrow.base.quantity,
+        -- loaded with the first cap given as text): burrow.core's own LPeg
         local ws = assert(burrow.open { roots = { { path = "/" } }, caps = { max_file_size = "1MiB" } })
+        print(package.loaded.lpeg ~= nil and package.preload.lpeg ~= nil)
         print(#ws:tools() > 0, ws.caps.max_file_size)
         ws:close()
       ]]))

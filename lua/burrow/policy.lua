@@ -11,6 +11,17 @@ local files = require "burrow.base.files"
 
 local policy = {}
 
+-- What a policy that runs needs (the sandbox made, the policy loaded into
+-- it, its fields read, check_paths compiled, check() asked):
+-- burrow.workspace.policy_sandbox, required with the first such policy,
+-- so a start with the standard policies, which are data (data_of), loads
+-- none of it (docs/benchmarks.md, Start-up)
+local sandbox_part
+local function sandboxed()
+  sandbox_part = sandbox_part or require "burrow.workspace.policy_sandbox"
+  return sandbox_part
+end
+
 -- The standard policies: lua/policy (source tree, make install) or
 -- burrow/policy (the rock).
 policy.dir = files.builtin_dir("policy", "default.lua")
@@ -48,11 +59,6 @@ local function normalize(spec, base_dir, dirs)
   return { label = label, file = file, options = options, standard = standard }
 end
 
--- The chunk the sandbox loads for a policy's text src: for one of burrow's
--- own standard policies (by name, from the standard directory) the
--- bytecode `make install` compiled from it (NAME.luac: the text, then its
--- bytecode; host/luac.lua), when the text there is src byte for byte, so
--- a start does not parse it; else src. Returns chunk, binary.
 -- What `make install` wrote beside a standard policy (file: its text src,
 -- then bytecode): that bytecode when the text there is src byte for byte,
 -- else nil (an edited policy runs as edited). Never for any other policy.
@@ -64,18 +70,10 @@ local function compiled_beside(p, src, file)
   end
 end
 
-local function chunk_of(p, src)
-  local code = compiled_beside(p, src, p.file .. "c")
-  if code then return code, true end
-  return src, false
-end
-
 -- What policy.load uses of a loaded policy's table (sandbox sb, key):
 -- plain data, and whether it has a check() and an after().
 function policy.fields(sb, key)
-  return { options = sb:get(key, "options"), scope = sb:get(key, "scope"), rules = sb:get(key, "rules"),
-    check_paths = sb:get(key, "check_paths"), check_casefold = sb:get(key, "check_casefold"),
-    check = sb:has(key, "check"), after = sb:has(key, "after") }
+  return sandboxed().fields(sb, key)
 end
 
 -- The fields of one of burrow's own standard policies named with no
@@ -147,9 +145,9 @@ Engine.__index = Engine
 -- own when none is given), unless the policy names a store file.
 function policy.load(specs, opts)
   opts = opts or {}
-  -- made with the first policy that runs at start: none does when every
-  -- one is a standard policy's data (data_of)
-  local sb, state
+  -- the sandbox, made with the first policy that runs at start: none
+  -- does when every one is a standard policy's data (data_of)
+  local held
   local list, rules, ids, asks = {}, {}, {}, {}
   for i, spec in ipairs(specs or policy.defaults) do
     local p, err = normalize(spec, opts.base_dir, opts.path)
@@ -162,23 +160,11 @@ function policy.load(specs, opts)
     -- errors and tracebacks name the file as the operator wrote it
     p.source = p.file:gsub("/%./", "/"):gsub("^%./", "")
     local f = data_of(p, src)
-    if not f then
-      -- store: a counter file the host opens for the policy (shared_add and
-      -- state.* in its _ENV); the operator names it, the policy code cannot
-      -- open files
-      local store = p.options.store
-      if store ~= nil and type(store) ~= "string" then
-        return nil, ("policy %s: store must be a file name"):format(p.label)
-      end
-      if store and opts.base_dir and store:sub(1, 1) ~= "/" then store = opts.base_dir .. "/" .. store end
-      if not sb then
-        sb = core.sandbox(opts.limits or policy.limits)
-        state = opts.state or core.state_open { kind = "memory" }
-      end
-      local chunk, binary = chunk_of(p, src)
-      local ok, lerr = sb:load(p.key, chunk, p.options, store, "@" .. p.source, state, binary)
-      if not ok then return nil, ("policy %s: %s"):format(p.label, files.whole_name(lerr, p.source)) end
-      f = policy.fields(sb, p.key)
+    if not f then -- a policy that runs: in the sandbox (made with the first)
+      held = held or { limits = opts.limits or policy.limits, state = opts.state, base_dir = opts.base_dir }
+      local lerr
+      f, lerr = sandboxed().load(held, p, src, compiled_beside)
+      if not f then return nil, lerr end
     end
     local uerr = unknown_options(f.options, p)
     if uerr then return nil, uerr end
@@ -216,7 +202,7 @@ function policy.load(specs, opts)
   end
   -- rule_specs: the declared rules as core.rules takes them, for a walk
   -- that adds its own (ctx:walk_opts, the entries check() denies)
-  return setmetatable({ sandbox = sb, list = list, rules = compiled, rule_of = ids, rule_specs = rules,
+  return setmetatable({ sandbox = held and held.sb, list = list, rules = compiled, rule_of = ids, rule_specs = rules,
     asked = asked, hides = hides and compiled ~= nil }, Engine)
 end
 
@@ -228,23 +214,7 @@ end
 -- to asks (core.rules' shape); nil, or a message.
 function policy.check_paths(p, paths, asks, casefold)
   if paths == nil then return nil end
-  if type(paths) == "string" then paths = { paths } end
-  if type(paths) ~= "table" or #paths == 0 then
-    return ("policy %s: check_paths must be a list of globs (the in-root paths check() is about)"):format(p.label)
-  end
-  for i, g in ipairs(paths) do
-    if type(g) ~= "string" or g == "" then return ("policy %s: check_paths[%d] must be a glob"):format(p.label, i) end
-  end
-  if not p.has_check then return ("policy %s: check_paths without a check()"):format(p.label) end
-  if casefold ~= nil and type(casefold) ~= "boolean" then
-    return ("policy %s: check_casefold must be true or false"):format(p.label)
-  end
-  local spec = { patterns = paths, except = {}, ops = { "read", "list", "write", "delete" }, id = #asks,
-    casefold = casefold == true }
-  local compiled, err = core.rules { spec }
-  if not compiled then return ("policy %s: check_paths: %s"):format(p.label, err) end
-  p.ask_rules = compiled
-  asks[#asks + 1] = spec
+  return sandboxed().check_paths(p, paths, asks, casefold)
 end
 
 local OPNAMES = { read = true, list = true, write = true, delete = true }
@@ -256,22 +226,24 @@ local DENY = { all = { "read", "list", "write", "delete" }, change = { "write", 
 function policy.add_rules(rules, ids, p, declared)
   if declared == nil then return nil end
   if type(declared) ~= "table" then return ("policy %s: rules must be a list"):format(p.label) end
+  -- "policy NAME: rule I: what": worded only for a rule that is wrong (a
+  -- start checks every standard rule; docs/benchmarks.md, Start-up)
+  local function bad(i, what, ...) return ("policy %s: rule %d: " .. what):format(p.label, i, ...) end
   for i, r in ipairs(declared) do
-    local where = ("policy %s: rule %d"):format(p.label, i)
-    if type(r) ~= "table" then return where .. ": expected a table" end
+    if type(r) ~= "table" then return bad(i, "expected a table") end
     for k in pairs(r) do
       if k ~= "deny" and k ~= "paths" and k ~= "except" and k ~= "casefold" and k ~= "reason" then
-        return ("%s: unknown field %q (a rule has deny, paths, except, casefold, reason)"):format(where, tostring(k))
+        return bad(i, "unknown field %q (a rule has deny, paths, except, casefold, reason)", tostring(k))
       end
     end
     local ops = DENY[r.deny] or r.deny
     if type(ops) == "string" then ops = { ops } end
-    if type(ops) ~= "table" or #ops == 0 then return where .. ': deny must be "all", "change" or a list of operations' end
+    if type(ops) ~= "table" or #ops == 0 then return bad(i, 'deny must be "all", "change" or a list of operations') end
     for _, op in ipairs(ops) do
-      if not OPNAMES[op] then return ("%s: unknown operation %q (read, list, write, delete)"):format(where, tostring(op)) end
+      if not OPNAMES[op] then return bad(i, "unknown operation %q (read, list, write, delete)", tostring(op)) end
     end
     local paths = type(r.paths) == "string" and { r.paths } or r.paths
-    if type(paths) ~= "table" or #paths == 0 then return where .. ": paths must be a list of globs" end
+    if type(paths) ~= "table" or #paths == 0 then return bad(i, "paths must be a list of globs") end
     local id = #rules
     rules[#rules + 1] = { patterns = paths, except = r.except or {}, ops = ops, casefold = r.casefold == true, id = id }
     ids[id] = { policy = p.label, reason = type(r.reason) == "string" and r.reason or nil }
@@ -288,6 +260,15 @@ end
 function Engine:rule(path, op)
   local id = self.rules and path and self.rules:match(path, op)
   return id and self.rule_of[id]
+end
+
+--- True when some policy has an after(): its records go to the
+-- workspace's audit sink.
+function Engine:records()
+  for _, p in ipairs(self.list) do
+    if p.has_after then return true end
+  end
+  return false
 end
 
 --- True when some policy's check() judges each object (walks then ask it
@@ -343,24 +324,7 @@ end
 -- answer and then refused or failed (it fails closed: the refusal is the
 -- outage's, to retry, not the policy's judgement).
 function Engine:answer(p, req)
-  local outages = self.sandbox:outages()
-  local ok, answer, reason = self.sandbox:call(p.key, "check", req)
-  local code = self.sandbox:outages() > outages and "STORE_UNAVAILABLE" or nil
-  if not ok then
-    return "deny", ("denied by policy %s (policy error)"):format(p.label),
-      ("policy %s failed, so the call is denied: %s"):format(p.label,
-        files.whole_name(tostring(answer), p.source or p.file)), true, code
-  end
-  if answer == "deny" then
-    if reason then return "deny", tostring(reason), nil, nil, code end
-    return "deny", "denied by policy " .. p.label, nil, true, code
-  elseif answer == "ask" then
-    return "ask", reason and tostring(reason) or ("policy " .. p.label .. " asks for approval")
-  elseif answer ~= "allow" and answer ~= nil then
-    return "deny", ("denied by policy %s (policy error)"):format(p.label),
-      ("policy %s answered %q; expected allow, deny or ask"):format(p.label, tostring(answer)), true
-  end
-  return "allow"
+  return sandboxed().answer(self, p, req)
 end
 
 --- Records the policies' after() hooks return (for the audit log).

@@ -15,7 +15,10 @@
 -- A result holds its sets in fields its tool names (printer.holding(res,
 -- "matches"); grep's files and counts lists beside: "matches", "files",
 -- "counts"): the edges look at those fields alone, and every other result
--- passes each edge with one getmetatable, not a walk over its fields.
+-- passes each edge with one getmetatable, not a walk over its fields. A
+-- result without a metatable holds nothing: an edge may pass it on as it
+-- is without loading this module (`burrow call`, ws:call do: a one-shot
+-- call that prints plain data never loads it; docs/benchmarks.md, Start-up).
 
 local printer = {}
 

@@ -192,8 +192,10 @@ function commands.call(o)
     io.stderr:write("burrow: ", msg, "\n")
     return 1, true
   end
-  local out
-  out, msg, code = require("burrow.toolkit.printer").wire(res)
+  -- only a result with a metatable can hold a set (printer.holding):
+  -- any other is printed as it is, without loading the printer
+  local out = res
+  if getmetatable(res) ~= nil then out, msg, code = require("burrow.toolkit.printer").wire(res) end
   if not out then -- a held page that could not be written (its file changed meanwhile)
     io.stdout:write(json.encode { error = { code = code, message = msg } }, "\n")
     io.stderr:write("burrow: ", msg, "\n")

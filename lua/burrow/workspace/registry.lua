@@ -9,7 +9,6 @@ local json = core.json
 local function schema() return require "burrow.toolkit.schema" end
 
 local files = require "burrow.base.files"
-local kinds = require "burrow.toolkit.kinds"
 
 local registry = {}
 
@@ -28,7 +27,10 @@ local function check_tool(t, file)
   end
   if type(t.input_schema) ~= "table" then return nil, file .. ": input_schema must be a table" end
   if type(t.handler) ~= "function" then return nil, file .. ": handler must be a function" end
-  local ok, err = kinds.apply(t) -- kind: annotations, permissions and risk it does not give itself
+  -- kind: annotations, permissions and risk it does not give itself
+  -- (burrow.toolkit.kinds, required with the first tool loaded: a start
+  -- to the initialize answer loads none)
+  local ok, err = require("burrow.toolkit.kinds").apply(t)
   if not ok then return nil, ("%s: %s"):format(file, err) end
   return t
 end
@@ -110,10 +112,10 @@ end
 registry.packs_dir = registry.tools_dir .. "/packs"
 
 -- The packs and the tool-list formats (pack_file, packs, load_pack,
--- load_packs, format): burrow.workspace.registry_packs, loaded with the
+-- load_packs, pack_subset, format): burrow.workspace.registry_packs, loaded with the
 -- first use of one of those names (a `burrow call` and a start that
 -- answers initialize use none: docs/benchmarks.md, Start-up).
-local LATER = { pack_file = true, packs = true, load_pack = true, load_packs = true, format = true }
+local LATER = { pack_file = true, packs = true, load_pack = true, load_packs = true, pack_subset = true, format = true }
 setmetatable(registry, { __index = function(r, k)
   if not LATER[k] then return nil end
   require("burrow.workspace.registry_packs")(r, check_tool)

@@ -1,8 +1,9 @@
 -- burrow.workspace.registry_packs: the part of burrow.workspace.registry a
 -- `burrow call` and a start that answers initialize do not use, loaded
 -- with the first use of one of its names (registry.lua's LATER): the
--- compatibility packs (pack_file, packs, load_pack, load_packs) and the
--- tool-list formats (format). Installs them in registry.
+-- compatibility packs (pack_file, packs, load_pack, load_packs,
+-- pack_subset) and the tool-list formats (format). Installs them in
+-- registry.
 
 local core = require "burrow.core"
 local json = core.json
@@ -142,5 +143,29 @@ return function(registry, check_tool)
     local out = json.array {}
     for i, t in ipairs(list) do out[i] = f(t) end
     return out
+  end
+
+  -- burrow.open's tools with a pack: names pick the pack's tools (list),
+  -- files add tools (dirs: the operator's tool_path). The list and a name
+  -- index, or nil, message.
+  function registry.pack_subset(list, specs, dirs)
+    local have = {}
+    for _, t in ipairs(list) do have[t.name] = t end
+    local out, by_name = {}, {}
+    for _, spec in ipairs(specs) do
+      local t, err = have[spec], nil
+      if not t then
+        if not files.is_file(spec) then
+          local names = {}
+          for _, x in ipairs(list) do names[#names + 1] = x.name end
+          return nil, ("tool %q is not in the pack (its tools: %s)"):format(spec, table.concat(names, ", "))
+        end
+        t, err = registry.load(spec, dirs)
+        if not t then return nil, err end
+      end
+      if by_name[t.name] then return nil, ("tool %q is defined twice"):format(t.name) end
+      out[#out + 1], by_name[t.name] = t, t
+    end
+    return out, by_name
   end
 end
