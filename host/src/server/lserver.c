@@ -334,11 +334,42 @@ static void *hangups(void *arg) {
   return NULL;
 }
 
+static sigset_t hup; /* SIGHUP, blocked in every thread but the watcher's sigwait */
+static int have_reader, have_watcher;
+
+/* io:start() -> true | nil, message: the reader thread and the SIGHUP
+ * watcher, which burrow.mcp starts with the first tool call or once the
+ * first message is answered, not before: a start to the initialize answer
+ * makes no thread (~0.05 ms of it; docs/benchmarks.md, Start-up). Until
+ * then stdin is the Lua thread's, as between calls, and a SIGHUP stays
+ * pending (blocked since stdio()) until the watcher takes it. A thread
+ * that could not start is tried again by the next io:start. */
+static int io_start(lua_State *L) {
+  int e = 0;
+  const char *which = NULL;
+  if (!have_reader) {
+    pthread_t t;
+    if ((e = pthread_create(&t, NULL, reader, NULL)) != 0) which = "the stdin reader";
+    else pthread_detach(t), have_reader = 1;
+  }
+  if (!which && !have_watcher) {
+    pthread_t h;
+    if ((e = pthread_create(&h, NULL, hangups, &hup)) != 0) which = "the SIGHUP watcher";
+    else pthread_detach(h), have_watcher = 1;
+  }
+  if (!which) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushnil(L);
+  lua_pushfstring(L, "cannot start %s: %s", which, strerror(e));
+  return 2;
+}
+
 /* burrow.server.stdio(max_line) -> the Stdio object (one per process) */
 static int l_stdio(lua_State *L) {
   lua_Integer max = luaL_optinteger(L, 1, (lua_Integer)1 << 30);
   if (!started) {
-    static sigset_t hup;
     sigemptyset(&hup);
     sigaddset(&hup, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &hup, NULL);
@@ -349,16 +380,6 @@ static int l_stdio(lua_State *L) {
     S.mfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (S.tfd < 0 || S.rfd < 0 || S.mfd < 0)
       return luaL_error(L, "cannot start the stdin reader: %s", strerror(errno));
-    pthread_t t, h;
-    int e = pthread_create(&t, NULL, reader, NULL);
-    if (e) return luaL_error(L, "cannot start the stdin reader: %s", strerror(e));
-    if ((e = pthread_create(&h, NULL, hangups, &hup)) != 0) {
-      /* the reader runs on: nothing else can read stdin; the process ends */
-      pthread_detach(t);
-      return luaL_error(L, "cannot start the SIGHUP watcher: %s", strerror(e));
-    }
-    pthread_detach(t);
-    pthread_detach(h);
     started = 1;
   }
   lua_newuserdatauv(L, 1, 0);
@@ -607,7 +628,7 @@ static int io_watch_done(lua_State *L) {
 
 static const luaL_Reg io_methods[] = {
     {"next", io_next},     {"write", io_write},         {"send", io_send},
-    {"begin", io_begin},
+    {"begin", io_begin},   {"start", io_start},
     {"finish", io_finish}, {"cancelled", io_cancelled},
     {"watch", io_watch},   {"watch_done", io_watch_done}, {NULL, NULL}};
 

@@ -170,10 +170,20 @@ function Server:run(max_request, restart_gc)
   -- the first message: the switch is a full collection (4% of a start-up's
   -- instructions), and the first message (initialize) waited for it.
   local generational = false
-  -- a start the system refuses (threads, file descriptors) is the
+  -- a start the system refuses (file descriptors, threads) is the
   -- operator's to fix: one line and exit 2 (cli.lua), no traceback
   local made, stdio = pcall(require("burrow.server").stdio, max_request)
   if not made then error({ fail = tostring(stdio) .. " (the process's thread or file limits?)" }, 0) end
+  -- stdio's reader thread and SIGHUP watcher (lserver.c's io:start): with
+  -- the first call, or once the first message is answered; a start to the
+  -- initialize answer makes no thread (docs/benchmarks.md, Start-up)
+  local threads = false
+  local function start_threads()
+    if threads then return end
+    local ok, err = stdio:start()
+    if not ok then error({ fail = err .. " (the process's thread limits?)" }, 0) end
+    threads = true
+  end
   -- the first subscription's watch fd wakes the loop (false, "watch");
   -- another transport watches it itself and calls resources.pump(self)
   -- when the fd is readable and when the time it returns has passed
@@ -181,7 +191,7 @@ function Server:run(max_request, restart_gc)
     wire = true,       -- stdio encodes; the loop serve_meanwhile reads from
     can_listen = true, -- subscriptions/listen: on this one channel, by id
     send = function(_, msg) return stdio:send(msg) end,
-    begin = function(_, id) return stdio:begin(id) end,
+    begin = function(_, id) start_threads(); return stdio:begin(id) end,
     finish = function() return stdio:finish() end,
     cancelled = function() return stdio:cancelled() end,
     next = function(_, timeout) return stdio:next(timeout) end,
@@ -225,6 +235,7 @@ function Server:run(max_request, restart_gc)
     end
     line = nil
     if not generational then
+      start_threads()
       collectgarbage("generational")
       if restart_gc then collectgarbage("restart") end
       generational = true
