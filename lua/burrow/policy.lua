@@ -138,6 +138,20 @@ end
 local Engine = {}
 Engine.__index = Engine
 
+-- An engine whose policies are all standard policies' installed data
+-- (data_of) compiles their rules with the first use of engine.rules, not
+-- as it loads: `make install` ran those policies, and a start to the
+-- initialize answer judges no path (docs/benchmarks.md, Start-up). Its
+-- metatable until then; Engine's after.
+local Lazy = { __index = function(e, k)
+  if k ~= "rules" then return Engine[k] end
+  local compiled, err = core.rules(e.rule_specs)
+  if not compiled then error("the standard policies' rules: " .. tostring(err), 0) end
+  setmetatable(e, Engine)
+  e.rules = compiled
+  return compiled
+end }
+
 --- Load policies; nil, message on the first that does not load.
 -- opts.base_dir: where relative policy files start; opts.path: the
 -- operator's policy directories, searched for names before the standard one;
@@ -149,6 +163,7 @@ function policy.load(specs, opts)
   -- does when every one is a standard policy's data (data_of)
   local held
   local list, rules, ids, asks = {}, {}, {}, {}
+  local all_data = true -- every policy a standard one's installed data
   for i, spec in ipairs(specs or policy.defaults) do
     local p, err = normalize(spec, opts.base_dir, opts.path)
     if not p then return nil, err end
@@ -160,6 +175,7 @@ function policy.load(specs, opts)
     -- errors and tracebacks name the file as the operator wrote it
     p.source = p.file:gsub("/%./", "/"):gsub("^%./", "")
     local f = data_of(p, src)
+    all_data = all_data and f ~= nil
     if not f then -- a policy that runs: in the sandbox (made with the first)
       held = held or { limits = opts.limits or policy.limits, state = opts.state, base_dir = opts.base_dir }
       local lerr
@@ -179,7 +195,7 @@ function policy.load(specs, opts)
     list[#list + 1] = p
   end
   local compiled
-  if #rules > 0 then
+  if #rules > 0 and not all_data then
     local cerr, ccode
     compiled, cerr, ccode = core.rules(rules)
     if not compiled then return nil, cerr, ccode end
@@ -203,7 +219,7 @@ function policy.load(specs, opts)
   -- rule_specs: the declared rules as core.rules takes them, for a walk
   -- that adds its own (ctx:walk_opts, the entries check() denies)
   return setmetatable({ sandbox = held and held.sb, list = list, rules = compiled, rule_of = ids, rule_specs = rules,
-    asked = asked, hides = hides and compiled ~= nil }, Engine)
+    asked = asked, hides = hides and #rules > 0 }, #rules > 0 and all_data and Lazy or Engine)
 end
 
 --- A policy's check_paths: the globs of the in-root paths its check() is
@@ -341,6 +357,7 @@ function Engine:after(req, outcome)
 end
 
 function Engine:close()
+  setmetatable(self, Engine) -- rules never compiled stay so
   if self.rules then self.rules:close() end
   self.rules = nil
   if self.asked then self.asked:close() end

@@ -75,6 +75,32 @@ describe(H.tag("policies: the standard policies' data"), function()
     assert.truthy(answer():find("data ran", 1, true))
   end)
 
+  -- install ran them: their rules compile with the first use, not at open
+  -- (docs/benchmarks.md, Start-up); a set with any policy that runs, at open
+  it("rules of data alone compile with their first use: a call, a walk; closed unused, never", function()
+    standard(TEXT, DATA)
+    ws = open { policies = { "default" } }
+    assert.is_nil(rawget(ws.policies, "rules"))
+    ws:close()
+    H.write(root, "b.txt", "b\n")
+    ws = open { policies = { "default" } }
+    local listed = assert(ws:call("list_dir", { path = "." })) -- the data's rule hides a.txt from the walk
+    assert.is_not_nil(rawget(ws.policies, "rules"))
+    local names = {}
+    for i, e in ipairs(listed.entries) do names[i] = e.name end
+    assert.same({ "b.txt" }, names)
+    ws:close()
+    ws = open { policies = { "default" } }
+    assert.truthy(answer():find("data ran", 1, true))
+    assert.is_not_nil(rawget(ws.policies, "rules"))
+    ws:close()
+    local mine = H.tmpdir()
+    H.write(mine, "mine.lua", 'return { rules = { { deny = "write", paths = { "b.txt" } } } }\n')
+    ws = open { policies = { "default", mine .. "/mine.lua" } }
+    assert.is_not_nil(rawget(ws.policies, "rules"))
+    assert.truthy(answer():find("data ran", 1, true))
+  end)
+
   it("with options the text runs, with them", function()
     standard(TEXT, DATA)
     ws = open { policies = { { name = "default", x = true } } }
