@@ -105,6 +105,10 @@ void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m);
  * SIGBUS guard when mapped), the file closed at its last use, f:lines's
  * info table {first, last, next, truncated, cut_lines} pushed. */
 void bw_lua_file_methods(lua_State *L, const luaL_Reg *m);
+/* Push the Roots (File) class's method table: lmodule.c hangs the
+ * deferred groups' loader on it. */
+void bw_lua_roots_push_methods(lua_State *L);
+void bw_lua_file_push_methods(lua_State *L);
 /* The arguments of a File's page readers (f:lines, f:page,
  * f:lines_table): first, limit, max_line, max_bytes [, last_use] at 2..6
  * of the File at 1, whose head is prefaulted for that page; last_use. */

@@ -306,6 +306,12 @@ static int file_size(lua_State *L) {
 
 void bw_lua_file_methods(lua_State *L, const luaL_Reg *m) { bw_lua_add_methods(L, FILE_MT, m); }
 
+void bw_lua_file_push_methods(lua_State *L) {
+  luaL_getmetatable(L, FILE_MT);
+  lua_getfield(L, -1, "__index");
+  lua_remove(L, -2);
+}
+
 static const luaL_Reg file_methods[] = {
     {"hash", file_hash},     {"scan", file_scan}, {"lines", file_lines}, {"tail", file_tail},
     {"base64", file_base64}, {"size", file_size}, {"identity", file_identity},

@@ -15,6 +15,7 @@
 #include "lcore.h"
 #include "ledit.h"
 #include "ljson.h"
+#include "lrules.h"
 #include "lsearch.h"
 #include "lstore.h"
 #include "lyaml.h"
@@ -51,14 +52,18 @@ void bw_lua_preload(lua_State *L) {
   lua_pop(L, 2);
 }
 
-int luaopen_burrow_core(lua_State *L) {
-  bw_lua_preload_lpeg(L); /* a plain Lua's require "burrow.core" (lload.c) */
-  bw_core_open(L); /* the table and lcore.c's functions */
-  bw_handle_register(L); /* the classes first: the others add methods to them */
-  bw_roots_register(L);
-  bw_file_register(L);
-  bw_json_register(L);
-  bw_yaml_register(L);
+/* The groups a start does not use (a start to the initialize answer, a
+ * burrow call stat: roots, file, json, state, rules, load, builtin), ~100 k
+ * instructions of names and tables: registered together with the first
+ * lookup that misses core or the Roots or File method table they add to
+ * (an __index there), or a pairs over one of them. The loader takes its
+ * metatable off the three tables before it registers, so it runs once and
+ * every later lookup is a plain table hit; a field that is nil after it is
+ * nil as before. Their metatables (Stage, UndoStore, Watcher, Sandbox, the
+ * YAML parser, grep's text) are named only in their own files, whose objects
+ * are made by functions reached through these tables. */
+static void register_later(lua_State *L) {
+  bw_yaml_register(L); /* after json, which is not deferred */
   bw_sandbox_register(L);
   bw_search_register(L);
   bw_edit_register(L);
@@ -69,10 +74,79 @@ int luaopen_burrow_core(lua_State *L) {
   bw_watch_register(L);
   bw_undo_register(L);
   bw_store_register(L);
+}
+
+static void set_later_meta(lua_State *L, int core, int meta) {
+  int t = lua_gettop(L);
+  lua_pushvalue(L, core);
+  bw_lua_roots_push_methods(L);
+  bw_lua_file_push_methods(L);
+  for (int i = t + 1; i <= t + 3; i++) {
+    if (meta) lua_pushvalue(L, meta);
+    else lua_pushnil(L);
+    lua_setmetatable(L, i);
+  }
+  lua_settop(L, t);
+}
+
+/* upvalue 1: core. Off first, so a lookup a register function makes does
+ * not come back here. */
+static void load_later(lua_State *L) {
+  int core = lua_upvalueindex(1);
+  set_later_meta(L, core, 0);
+  lua_pushvalue(L, core);
+  register_later(L);
+  lua_pop(L, 1);
+}
+
+static int later_index(lua_State *L) { /* (t, k) */
+  load_later(L);
+  lua_settop(L, 2);
+  lua_rawget(L, 1);
+  return 1;
+}
+
+static int later_next(lua_State *L) {
+  lua_settop(L, 2);
+  if (lua_next(L, 1)) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+
+static int later_pairs(lua_State *L) { /* (t): every field listed */
+  load_later(L);
+  lua_pushcfunction(L, later_next);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+static void defer_later(lua_State *L) { /* core at the top */
+  int core = lua_gettop(L);
+  lua_createtable(L, 0, 2);
+  lua_pushvalue(L, core);
+  lua_pushcclosure(L, later_index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pushvalue(L, core);
+  lua_pushcclosure(L, later_pairs, 1);
+  lua_setfield(L, -2, "__pairs");
+  set_later_meta(L, core, lua_gettop(L));
+  lua_pop(L, 1);
+}
+
+int luaopen_burrow_core(lua_State *L) {
+  bw_lua_preload_lpeg(L); /* a plain Lua's require "burrow.core" (lload.c) */
+  bw_core_open(L); /* the table and lcore.c's functions */
+  bw_handle_register(L); /* the classes first: the others add methods to them */
+  bw_roots_register(L);
+  bw_file_register(L);
+  bw_json_register(L);
+  bw_rules_register(L);
   bw_state_register(L);
   bw_load_register(L);
   bw_lua_builtin_register(L);
   lua_pushstring(L, BURROW_VERSION_STRING);
   lua_setfield(L, -2, "version");
+  defer_later(L);
   return 1;
 }

@@ -106,6 +106,12 @@ const bw_handle *bw_lua_handle(lua_State *L, int roots_arg, int arg) {
 
 void bw_lua_roots_methods(lua_State *L, const luaL_Reg *m) { bw_lua_add_methods(L, ROOTS_MT, m); }
 
+void bw_lua_roots_push_methods(lua_State *L) {
+  luaL_getmetatable(L, ROOTS_MT);
+  lua_getfield(L, -1, "__index");
+  lua_remove(L, -2);
+}
+
 static int roots_gc(lua_State *L) {
   roots *rs = luaL_checkudata(L, 1, ROOTS_MT);
   for (int i = 0; rs->r && i < rs->n; i++) {

@@ -12,8 +12,9 @@
 typedef struct bw_lrules bw_lrules;
 
 /* Sets core.rules and core.glob on the module table at the top of the
- * stack and makes their classes (call from luaopen_burrow_core, through
- * bw_search_register). */
+ * stack and makes their classes (call from luaopen_burrow_core: at once,
+ * as a start compiles its policies' rules; the walks that take them,
+ * lsearch.c, are registered later). */
 void bw_rules_register(lua_State *L);
 
 /* opts[key] for a walk: NULL if nil; raises if it is not an open Rules.

@@ -657,5 +657,4 @@ void bw_search_register(lua_State *L) {
   lua_setfield(L, -2, "grep_lines");
   lua_pushcfunction(L, l_grep_cut);
   lua_setfield(L, -2, "grep_cut");
-  bw_rules_register(L); /* core.rules: what the walks above take */
 }
