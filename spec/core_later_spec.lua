@@ -2,7 +2,8 @@
 -- yaml, sandbox, the walks, edits, stages, charset, lines, page, watch,
 -- undo, store; docs/benchmarks.md, Start-up, sixth round) are registered
 -- with the first lookup that misses core or the Roots or File method table,
--- or a pairs over one of them. In a fresh process each time (this one's
+-- or a pairs over one of them; core.rules and core.glob alone by their own
+-- names (a call compiles its policies' rules, a start to initialize not). In a fresh process each time (this one's
 -- core was loaded long ago): what a start and a call stat leave deferred,
 -- then the first use of each way in, which must register them all and
 -- answer as before.
@@ -31,7 +32,7 @@ describe("burrow.core: the groups a start does not use, registered with their fi
     -- sandbox (core.sandbox registers the rest); installed, they are data
     local out = child(([[
       local dir = %q
-      print("fresh", later(), rawget(core, "roots") ~= nil, rawget(core, "rules") ~= nil,
+      print("fresh", later(), rawget(core, "roots") ~= nil, rawget(core, "rules") == nil,
         rawget(core, "json") ~= nil, rawget(core, "state_open") ~= nil)
       local burrow = require "burrow"
       local ws = assert(burrow.open { roots = { dir }, policies = {}, protect = false })
@@ -43,15 +44,26 @@ describe("burrow.core: the groups a start does not use, registered with their fi
     assert.equal("fresh\ttrue\ttrue\ttrue\ttrue\ttrue\nopen\ttrue\nstat\ta.txt\t1\t13\ttrue\n", out)
   end)
 
+  it("core.rules and core.glob register their group alone, and work", function()
+    local out = child([[
+      assert(later() and rawget(core, "rules") == nil and rawget(core, "glob") == nil)
+      local r = assert(core.rules { { patterns = { "**/.env" }, ops = { "read" } } })
+      print(type(r), type(rawget(core, "glob")), later(), getmetatable(core) ~= nil)
+      print(type(core.glob), later())
+    ]])
+    assert.equal("userdata\tfunction\ttrue\ttrue\nfunction\ttrue\n", out)
+  end)
+
   it("the first lookup on core registers them all, once; a nil field stays nil", function()
     local out = child([[
       assert(later())
       print(core.nope == nil, later(), getmetatable(core) == nil)
-      print(type(rawget(core, "undo_store")), type(rawget(core, "watcher")), type(rawget(core, "charset_detect")))
+      print(type(rawget(core, "undo_store")), type(rawget(core, "watcher")), type(rawget(core, "charset_detect")),
+        type(rawget(core, "rules")))
       local t = core.yaml_decode("a: 1\nb: [x, y]\n")
       print(t.a, t.b[2], core.nope == nil)
     ]])
-    assert.equal("true\tfalse\ttrue\nfunction\tfunction\tfunction\n1\ty\ttrue\n", out)
+    assert.equal("true\tfalse\ttrue\nfunction\tfunction\tfunction\tfunction\n1\ty\ttrue\n", out)
   end)
 
   it("the first Roots method of a deferred group registers them, and works", function()

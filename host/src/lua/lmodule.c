@@ -10,6 +10,7 @@
  */
 #include <lauxlib.h>
 #include <lua.h>
+#include <string.h>
 
 #include "lcharset.h"
 #include "lcore.h"
@@ -53,10 +54,11 @@ void bw_lua_preload(lua_State *L) {
 }
 
 /* The groups a start does not use (a start to the initialize answer, a
- * burrow call stat: roots, file, json, state, rules, load, builtin), ~100 k
- * instructions of names and tables: registered together with the first
- * lookup that misses core or the Roots or File method table they add to
- * (an __index there), or a pairs over one of them. The loader takes its
+ * burrow call stat: roots, file, json, state, load, builtin; a call stat
+ * core.rules too), ~100 k instructions of names and tables: registered
+ * together with the first lookup that misses core or the Roots or File
+ * method table they add to (an __index there), or a pairs over one of
+ * them; core.rules and core.glob alone by their own names. The loader takes its
  * metatable off the three tables before it registers, so it runs once and
  * every later lookup is a plain table hit; a field that is nil after it is
  * nil as before. Their metatables (Stage, UndoStore, Watcher, Sandbox, the
@@ -89,18 +91,35 @@ static void set_later_meta(lua_State *L, int core, int meta) {
   lua_settop(L, t);
 }
 
+/* core.rules and core.glob (lrules.c), a group of their own: a call
+ * compiles its policies' rules with the first path it judges, a start to
+ * the initialize answer judges none. With the core table at the top. */
+static void register_rules(lua_State *L) {
+  lua_pushliteral(L, "rules");
+  int had = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 1);
+  if (!had) bw_rules_register(L);
+}
+
 /* upvalue 1: core. Off first, so a lookup a register function makes does
  * not come back here. */
 static void load_later(lua_State *L) {
   int core = lua_upvalueindex(1);
   set_later_meta(L, core, 0);
   lua_pushvalue(L, core);
+  register_rules(L);
   register_later(L);
   lua_pop(L, 1);
 }
 
 static int later_index(lua_State *L) { /* (t, k) */
-  load_later(L);
+  const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  if (lua_rawequal(L, 1, lua_upvalueindex(1)) && (!strcmp(k, "rules") || !strcmp(k, "glob"))) {
+    lua_pushvalue(L, 1);
+    register_rules(L); /* the rest stays deferred */
+  } else {
+    load_later(L);
+  }
   lua_settop(L, 2);
   lua_rawget(L, 1);
   return 1;
@@ -141,7 +160,6 @@ int luaopen_burrow_core(lua_State *L) {
   bw_roots_register(L);
   bw_file_register(L);
   bw_json_register(L);
-  bw_rules_register(L);
   bw_state_register(L);
   bw_load_register(L);
   bw_lua_builtin_register(L);
