@@ -12,9 +12,9 @@
 typedef struct bw_lrules bw_lrules;
 
 /* Sets core.rules and core.glob on the module table at the top of the
- * stack and makes their classes (call from luaopen_burrow_core: at once,
- * as a start compiles its policies' rules; the walks that take them,
- * lsearch.c, are registered later). */
+ * stack and makes their classes (lmodule.c: with the first lookup of
+ * core.rules or core.glob, a group of its own, as a call compiles its
+ * policies' rules and a start to the initialize answer does not). */
 void bw_rules_register(lua_State *L);
 
 /* opts[key] for a walk: NULL if nil; raises if it is not an open Rules.
