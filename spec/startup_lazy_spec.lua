@@ -129,7 +129,7 @@ describe("start-up: what a call stat and an mcp start load", function()
       print("again", ok, err)
       local defined, left = {}, {}
       local t = {}
-      require("burrow.workspace.later")(t, function() end)
+      require("burrow.workspace.later").install(t, function() end)
       for k in pairs(t) do defined[#defined + 1] = k end
       table.sort(defined)
       for k, v in pairs(W) do if type(v) == "function" and src(v) == stand then left[#left + 1] = k end end

@@ -299,25 +299,8 @@ end
 --- The fallback charsets of burrow.open's opts.charsets as the core takes
 -- them ("windows-1252,iso-8859-15"; nil for nil), or nil, message, i.
 function burrow.charsets(list)
-  if list == nil then return nil end
-  if type(list) ~= "table" or #list == 0 then
-    return nil, "charsets must list at least one charset, e.g. {\"utf-8\", \"windows-1252\"}"
-  end
-  if #list > MAX_CHARSETS then return nil, ("charsets lists %d charsets; at most %d"):format(#list, MAX_CHARSETS) end
-  local names = {}
-  for i, name in ipairs(list) do
-    if type(name) ~= "string" or not name:match("^[%w][%w_.:%-]*$") or #name > 40 then
-      return nil, ("charsets[%d] must be a charset's name, not %s"):format(i, type(name) == "string" and ("%q"):format(name) or type(name)), i
-    end
-    name = name:lower()
-    if not core.charset_fallback_ok(name) then
-      local known = core.charset_decode(name, "") ~= nil
-      return nil, known and ("charsets[%d]: %s cannot be a fallback: it does not read ASCII as ASCII (UTF-16 and UTF-32 are told by their BOM or NULs)"):format(i, name)
-        or ("charsets[%d]: %s is not a charset this system knows (iconv -l lists them: windows-1252, iso-8859-15, shift_jis, ...)"):format(i, name), i
-    end
-    names[i] = name
-  end
-  return table.concat(names, ",")
+  if list == nil then return nil end -- the usual case: the rest with its first list (burrow.workspace.later)
+  return require("burrow.workspace.later").charsets(list, MAX_CHARSETS)
 end
 
 -- A call's machinery (burrow.workspace.invoke: the arguments checked, each
@@ -375,7 +358,7 @@ end
 for _, name in ipairs { "call", "call_native", "render", "tools", "submit", "fd", "poll", "cancel", "on_ask", "answer",
   "watch", "poll_watch", "watch_fd" } do
   local function stand_in(...)
-    if rawget(Workspace, name) == stand_in then require("burrow.workspace.later")(Workspace, check_open) end
+    if rawget(Workspace, name) == stand_in then require("burrow.workspace.later").install(Workspace, check_open) end
     local method = rawget(Workspace, name)
     if method == stand_in then error(("burrow: the file of Workspace:%s does not define it"):format(name)) end
     return method(...)

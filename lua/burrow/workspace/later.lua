@@ -4,13 +4,17 @@
 -- ws:tools, the calls that do not block (ws:submit, fd, poll, cancel,
 -- answer, on_ask) and the watches. burrow.open's file (burrow/init.lua)
 -- puts a stand-in under each of these names that requires this file and
--- installs them with its first call (docs/benchmarks.md, Start-up).
--- The file returns that install: install(Workspace, check_open).
+-- installs them with its first call (docs/benchmarks.md, Start-up):
+-- later.install(Workspace, check_open). And burrow.charsets's check of a
+-- list (later.charsets(list, max)): burrow.open without opts.charsets
+-- runs none of it.
 
 local core = require "burrow.core"
 local registry = require "burrow.workspace.registry"
 
-return function(Workspace, check_open)
+local later = {}
+
+function later.install(Workspace, check_open)
 
   local function calls() return require "burrow.workspace.invoke" end
 
@@ -149,3 +153,27 @@ return function(Workspace, check_open)
     return self.watches and self.watches:fd() or nil
   end
 end
+
+-- burrow.charsets(list) for a list (nil is answered there)
+function later.charsets(list, max)
+  if type(list) ~= "table" or #list == 0 then
+    return nil, "charsets must list at least one charset, e.g. {\"utf-8\", \"windows-1252\"}"
+  end
+  if #list > max then return nil, ("charsets lists %d charsets; at most %d"):format(#list, max) end
+  local names = {}
+  for i, name in ipairs(list) do
+    if type(name) ~= "string" or not name:match("^[%w][%w_.:%-]*$") or #name > 40 then
+      return nil, ("charsets[%d] must be a charset's name, not %s"):format(i, type(name) == "string" and ("%q"):format(name) or type(name)), i
+    end
+    name = name:lower()
+    if not core.charset_fallback_ok(name) then
+      local known = core.charset_decode(name, "") ~= nil
+      return nil, known and ("charsets[%d]: %s cannot be a fallback: it does not read ASCII as ASCII (UTF-16 and UTF-32 are told by their BOM or NULs)"):format(i, name)
+        or ("charsets[%d]: %s is not a charset this system knows (iconv -l lists them: windows-1252, iso-8859-15, shift_jis, ...)"):format(i, name), i
+    end
+    names[i] = name
+  end
+  return table.concat(names, ",")
+end
+
+return later
