@@ -142,7 +142,7 @@ describe("start-up: what a call stat and an mcp start load", function()
     ]])
     assert.matches('"name":"a.txt"', out, 1, true)
     assert.matches("\ncall 0 no later\nopen\tno later\n", out, 1, true)
-    -- each names the line of its own pcall in child.lua, two lines apart
+    -- each names the line of its own pcall in the child's script, two lines apart
     local l1 = out:match("\nfirst\tfalse\t[^\n]*child%.lua:(%d+): ws:on_ask: expected a function or nil\n")
     local l2 = out:match("\nagain\tfalse\t[^\n]*child%.lua:(%d+): ws:on_ask: expected a function or nil\n")
     assert.is_truthy(l1 and l2, out)
