@@ -79,10 +79,10 @@ end
 -- the built-in directory.
 function files.find(name, dirs, builtin)
   for _, dir in ipairs(dirs or {}) do
-    local file = ("%s/%s.lua"):format(dir, name)
+    local file = tostring(dir) .. "/" .. name .. ".lua"
     if files.readable(file) then return file end
   end
-  return ("%s/%s.lua"):format(builtin, name)
+  return builtin .. "/" .. name .. ".lua"
 end
 
 -- Lua names a chunk in its positions ("FILE:LINE:") by at most 59 bytes
