@@ -14,7 +14,8 @@ describe(H.tag("require in the burrow binary"), function()
     H.write_all(dir, {
       ["burrow/transport/cli.lua"] = [[
 local out = {}
-for _, n in ipairs { "nosuch.mod", "m.bang", "m.bom", "m.bad", "m", "m.bc", "m.empty", "m.err" } do
+local long = "long." .. ("a"):rep(100) .. "." .. ("b"):rep(100) .. "." .. ("c"):rep(100) -- past the C buffers
+for _, n in ipairs { "nosuch.mod", "m.bang", "m.bom", "m.bad", "m", "m.bc", "m.empty", "m.err", long, long .. "x" } do
   local ok, r, f = pcall(require, n)
   out[#out + 1] = ("%s|%s|%s|%s"):format(n, tostring(ok), tostring(r), tostring(f))
 end
@@ -28,6 +29,7 @@ return function() return 0 end
       ["m/empty.lua"] = "",
       ["m/err.lua"] = "error('boom')\n",
       ["m/bc.lua"] = string.dump(load("return 'bc'")),
+      ["long/" .. ("a"):rep(100) .. "/" .. ("b"):rep(100) .. "/" .. ("c"):rep(100) .. ".lua"] = "return 'long'\n",
     })
     local out, err, code = H.run(("BURROW_LUA_DIR=%s %s 2>&1"):format(H.q(dir), H.q(H.BURROW)))
     assert.equal(0, code, err)
@@ -45,6 +47,12 @@ return function() return 0 end
     assert.truthy(text:find("m.bc|true|bc|" .. d .. "/m/bc.lua", 1, true), text)
     assert.truthy(text:find("m.empty|true|true|" .. d .. "/m/empty.lua", 1, true), text)
     assert.truthy(text:find("m.err|false|" .. d .. "/m/err.lua:1: boom|nil", 1, true), text)
+    -- a name too long for the searcher's buffers: the same answers
+    local lp = ("a"):rep(100) .. "/" .. ("b"):rep(100) .. "/" .. ("c"):rep(100)
+    local ln = ("a"):rep(100) .. "." .. ("b"):rep(100) .. "." .. ("c"):rep(100)
+    assert.truthy(text:find("long." .. ln .. "|true|long|" .. d .. "/long/" .. lp .. ".lua", 1, true), text)
+    assert.truthy(text:find("long." .. ln .. "x|false|module 'long." .. ln .. "x' not found:\n\tno field package.preload['long."
+      .. ln .. "x']\n\tno file '" .. d .. "/long/" .. lp .. "x.lua'\n\tno file '" .. d .. "/long/" .. lp .. "x/init.lua'", 1, true), text)
   end)
 end)
 

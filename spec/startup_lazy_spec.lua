@@ -105,4 +105,52 @@ describe("start-up: what a call stat and an mcp start load", function()
         .. "burrow.toolkit.context_rest,burrow.toolkit.context_tree]",
     }, "\n") .. "\n", out)
   end)
+
+  it("the Workspace's later methods are stand-ins until the first is called, then burrow.workspace.later's", function()
+    local dir = H.tmpdir()
+    H.write(dir, "a.txt", "a small file\n")
+    local out = child(dir, [[
+      io.stdout:setvbuf("full")
+      local rc = require("burrow.transport.cli")({ "call", "stat", '{"path":"a.txt"}', "--root", dir })
+      io.stdout:write("\ncall ", rc, " ", package.loaded["burrow.workspace.later"] and "later" or "no later", "\n")
+      local burrow = require "burrow"
+      local ws = assert(burrow.open { roots = { dir } })
+      local W = getmetatable(ws)
+      local function src(f) local i = debug.getinfo(f, "S") return i.source .. ":" .. i.linedefined end
+      local stand = src(W.call)
+      local stand_ins = {}
+      for k, v in pairs(W) do if type(v) == "function" and src(v) == stand then stand_ins[#stand_ins + 1] = k end end
+      table.sort(stand_ins)
+      print("open", package.loaded["burrow.workspace.later"] and "later" or "no later")
+      -- the first call goes through a stand-in: its error still names this file's line (a tail call)
+      local ok, err = pcall(function() ws:on_ask(42) end)
+      print("first", ok, err)
+      ok, err = pcall(function() ws:on_ask(42) end)
+      print("again", ok, err)
+      local defined, left = {}, {}
+      local t = {}
+      require("burrow.workspace.later").install(t, function() end)
+      for k in pairs(t) do defined[#defined + 1] = k end
+      table.sort(defined)
+      for k, v in pairs(W) do if type(v) == "function" and src(v) == stand then left[#left + 1] = k end end
+      print(table.concat(stand_ins, " "))
+      print(table.concat(defined, " "))
+      print("left", #left)
+      assert(#ws:tools() == ws:tool_count())
+      assert(ws:call("stat", { path = "a.txt" }).name == "a.txt")
+      ws:close()
+    ]])
+    assert.matches('"name":"a.txt"', out, 1, true)
+    assert.matches("\ncall 0 no later\nopen\tno later\n", out, 1, true)
+    -- each names the line of its own pcall in the child's script, two lines apart
+    local l1 = out:match("\nfirst\tfalse\t[^\n]*child%.lua:(%d+): ws:on_ask: expected a function or nil\n")
+    local l2 = out:match("\nagain\tfalse\t[^\n]*child%.lua:(%d+): ws:on_ask: expected a function or nil\n")
+    assert.is_truthy(l1 and l2, out)
+    assert.equal(tonumber(l1) + 2, tonumber(l2))
+    local stand_ins, defined = out:match("\nagain\t[^\n]*\n([^\n]*)\n([^\n]*)\nleft\t0\n")
+    assert.is_truthy(stand_ins, out)
+    assert.equal(defined, stand_ins)
+    assert.matches("call", defined, 1, true)
+    assert.matches("watch_fd", defined, 1, true)
+  end)
 end)

@@ -52,7 +52,7 @@ local function normalize(spec, base_dir, dirs)
     label = label or file:match("([^/]+)%.lua$") or file
   elseif type(label) == "string" and label:match("^[%w_%-]+$") then
     file = policy.find(label, dirs)
-    standard = file == ("%s/%s.lua"):format(policy.dir, label)
+    standard = file == policy.dir .. "/" .. label .. ".lua"
   else
     return nil, ("invalid policy %s: give a standard name or a .lua file"):format(tostring(label))
   end
@@ -84,8 +84,8 @@ end
 -- does, a function of its options, and a start neither makes a sandbox
 -- nor runs it (docs/policies.md, "Limits"). Else nil.
 local function data_of(p, src)
-  if next(p.options) ~= nil then return nil end
-  local code = compiled_beside(p, src, (p.file:gsub("%.lua$", ".luad")))
+  if not p.standard or next(p.options) ~= nil then return nil end
+  local code = compiled_beside(p, src, p.file:sub(1, -5) .. ".luad") -- standard: DIR/NAME.lua
   if not code then return nil end
   local chunk = load(code, "=" .. p.label, "b", {})
   local ok, f = pcall(chunk or error)
@@ -171,9 +171,10 @@ function policy.load(specs, opts)
     if not src then
       return nil, ("policy %s: cannot read %s (%s)"):format(p.label, p.file, rerr)
     end
-    p.key = ("%d:%s"):format(i, p.label)
+    p.key = i .. ":" .. tostring(p.label)
     -- errors and tracebacks name the file as the operator wrote it
-    p.source = p.file:gsub("/%./", "/"):gsub("^%./", "")
+    p.source = p.file
+    if p.source:find("./", 1, true) then p.source = p.source:gsub("/%./", "/"):gsub("^%./", "") end
     local f = data_of(p, src)
     all_data = all_data and f ~= nil
     if not f then -- a policy that runs: in the sandbox (made with the first)

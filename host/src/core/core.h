@@ -530,8 +530,12 @@ int bw_lock_many(const bw_root *const *r, const char *const *rel,
 /* The held descriptor (O_RDONLY) of the directory dirfd is, or -1. */
 int bw_lock_many_fd(const bw_lock_set *s, int dirfd);
 void bw_unlock_many(bw_lock_set *s); /* idempotent */
-/* Remove stale temp files left in the directory fd by killed writers. */
+/* Remove stale temp files left in the directory fd by killed writers,
+ * after settling its records of cut-short changes (recover.c). */
 void bw_sweep_temps(int dirfd);
+/* The same, for a directory whose records were just settled (a root's
+ * open, after bw_intent_recover_root): one read of it less. */
+void bw_sweep_settled(int dirfd);
 
 /* ---- listing and stat (dir.c) ---- */
 

@@ -90,7 +90,7 @@ void bw_settle(int dirfd, const bw_root *journal) {
   if (settler) settler(dirfd, journal);
 }
 
-void bw_sweep_temps(int dirfd) {
+static void sweep(int dirfd, int settle) {
   int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
   DIR *d = fdopendir(fd);
@@ -99,7 +99,7 @@ void bw_sweep_temps(int dirfd) {
     return;
   }
   struct dirent *e;
-  bw_settle(dirfd, NULL); /* first: a stage a record names is settled by it */
+  if (settle) bw_settle(dirfd, NULL); /* first: a stage a record names is settled by it */
   while ((e = readdir(d))) {
     bw_stage_sweep(dirfd, e->d_name);
     long pid = temp_owner(e->d_name);
@@ -109,6 +109,10 @@ void bw_sweep_temps(int dirfd) {
   }
   closedir(d);
 }
+
+void bw_sweep_temps(int dirfd) { sweep(dirfd, 1); }
+
+void bw_sweep_settled(int dirfd) { sweep(dirfd, 0); }
 
 /* The write path sweeps each directory once per process, not on every
  * write: a full readdir per write would cost more than the write. A

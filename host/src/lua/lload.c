@@ -112,21 +112,44 @@ int bw_lua_loadfile(lua_State *L, const char *file, const char *mode) {
  * one opens it to test, then to load, then again in binary mode for
  * bytecode, ~13 system calls a module where this takes 4 (a start-up loads
  * ~30 modules). Upvalue 1: the package table. */
+/* dst (cap bytes) = the template t (tl bytes) with each '?' replaced by
+ * mod (its dots already slashes), NUL-ended; 0 if it does not fit. */
+static int fill(char *dst, size_t cap, const char *t, size_t tl, const char *mod, size_t ml) {
+  size_t n = 0;
+  for (size_t i = 0; i < tl; i++) {
+    size_t add = t[i] == '?' ? ml : 1;
+    if (n + add >= cap) return 0;
+    if (t[i] == '?') memcpy(dst + n, mod, ml);
+    else dst[n] = t[i];
+    n += add;
+  }
+  dst[n] = '\0';
+  return 1;
+}
+
 int bw_lua_search(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   lua_getfield(L, lua_upvalueindex(1), "path");
   const char *path = lua_tostring(L, -1);
   if (!path) return luaL_error(L, "'package.path' must be a string");
-  const char *mod = luaL_gsub(L, name, ".", "/");
-  luaL_Buffer tried;
-  luaL_buffinit(L, &tried);
-  int first = 1;
+  /* each file name made in a C buffer, not as Lua strings (two a template
+   * tried, each interned: ~20 k instructions of a start's requires); a
+   * name or template too long for them takes the Lua strings instead */
+  char mod[256], buf[1024];
+  size_t ml = strlen(name);
+  int fits = ml < sizeof mod;
+  for (size_t i = 0; fits && i <= ml; i++) mod[i] = name[i] == '.' ? '/' : name[i];
   for (const char *t = path; *t;) {
     const char *semi = strchr(t, ';');
     size_t tl = semi ? (size_t)(semi - t) : strlen(t);
     if (tl > 0) {
-      lua_pushlstring(L, t, tl);
-      const char *file = luaL_gsub(L, lua_tostring(L, -1), "?", mod);
+      const char *file = buf;
+      int top = lua_gettop(L);
+      if (!fits || !fill(buf, sizeof buf, t, tl, mod, ml)) {
+        const char *m = luaL_gsub(L, name, ".", "/");
+        lua_pushlstring(L, t, tl);
+        file = luaL_gsub(L, lua_tostring(L, -1), "?", m);
+      }
       int opened;
       int rc = load_file(L, file, NULL, &opened);
       if (rc == LUA_OK) {
@@ -136,11 +159,26 @@ int bw_lua_search(lua_State *L) {
       if (opened) /* as the stock one: what does not open is not there */
         return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s",
                           name, file, lua_tostring(L, -1));
-      lua_pop(L, 1); /* the message */
+      lua_settop(L, top); /* the message, and the long name's strings */
+    }
+    t += tl;
+    if (*t == ';') t++;
+  }
+  /* not found: the names tried, as the stock searcher says them */
+  const char *m = luaL_gsub(L, name, ".", "/");
+  luaL_Buffer tried;
+  luaL_buffinit(L, &tried);
+  int first = 1;
+  for (const char *t = path; *t;) {
+    const char *semi = strchr(t, ';');
+    size_t tl = semi ? (size_t)(semi - t) : strlen(t);
+    if (tl > 0) { /* the buffer's box on top at each of its calls */
       luaL_addstring(&tried, first ? "no file '" : "'\n\tno file '");
-      luaL_addstring(&tried, file);
+      lua_pushlstring(L, t, tl);
+      luaL_gsub(L, lua_tostring(L, -1), "?", m);
+      lua_remove(L, -2); /* the template */
+      luaL_addvalue(&tried); /* the file name, popped */
       first = 0;
-      lua_pop(L, 2); /* template, file */
     }
     t += tl;
     if (*t == ';') t++;

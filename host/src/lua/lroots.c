@@ -182,7 +182,7 @@ static int l_roots(lua_State *L) {
   for (int i = 0; i < rs->n; i++) { /* leftovers of killed writers and staged changes */
     if (rs->r[i].readonly) continue;
     bw_intent_recover_root(&rs->r[i]); /* first: the sweep drops copy stages */
-    bw_sweep_temps(rs->r[i].fd);
+    bw_sweep_settled(rs->r[i].fd);      /* the root's records are settled just above */
   }
   return 1;
 }

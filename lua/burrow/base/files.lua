@@ -36,17 +36,31 @@ end
 -- The rule for tools and policies entries (docs/config.md): a file if it
 -- has a "/" or ends in .lua, else a name.
 function files.is_file(spec)
-  return spec:find("/", 1, true) ~= nil or spec:match("%.lua$") ~= nil
+  return spec:find("/", 1, true) ~= nil or spec:sub(-4) == ".lua" -- plain compares: no pattern matched at start
 end
 
 -- A built-in directory (tools, policy): beside lua/burrow in the source
 -- tree and `make install`, or inside the module in the rock (a Lua module
 -- tree has no room for top-level dirs). probe names a file it must hold.
-local here = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]+/[^/]+$")) or "lua/burrow" -- this file is burrow/base/files.lua
+-- here is the directory of burrow/base/files.lua's burrow, up its parent.
+-- A chunk named as this file is installed ("@DIR/burrow/base/files.lua")
+-- is cut by length: each pattern below backtracks over the whole path,
+-- ~4-8 k instructions a start (docs/benchmarks.md, Start-up); any other
+-- name by the patterns, with the same answer.
+local here, up
+do
+  local source, tail = debug.getinfo(1, "S").source, "/burrow/base/files.lua"
+  if source:sub(1, 1) == "@" and #source > #tail + 1 and source:sub(-#tail) == tail then
+    here, up = source:sub(2, -#"/base/files.lua" - 1), source:sub(2, -#tail - 1)
+  else
+    here = source:match("^@(.*)/[^/]+/[^/]+$") or "lua/burrow"
+  end
+end
 
 function files.builtin_dir(sub, probe)
   if files.readable(("%s/%s/%s"):format(here, sub, probe)) then return here .. "/" .. sub end
-  return (here:match("^(.*)/[^/]+$") or ".") .. "/" .. sub
+  up = up or here:match("^(.*)/[^/]+$") or "."
+  return up .. "/" .. sub
 end
 
 -- The names in a directory of burrow's own (built-in, or on disk), sorted
@@ -65,10 +79,10 @@ end
 -- the built-in directory.
 function files.find(name, dirs, builtin)
   for _, dir in ipairs(dirs or {}) do
-    local file = ("%s/%s.lua"):format(dir, name)
+    local file = tostring(dir) .. "/" .. name .. ".lua"
     if files.readable(file) then return file end
   end
-  return ("%s/%s.lua"):format(builtin, name)
+  return builtin .. "/" .. name .. ".lua"
 end
 
 -- Lua names a chunk in its positions ("FILE:LINE:") by at most 59 bytes

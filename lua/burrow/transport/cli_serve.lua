@@ -30,12 +30,13 @@ local function http_config(o)
 end
 
 -- Words as a POSIX shell reads them back: any with a character outside
--- [%w@%%+=:,./_-] single-quoted.
+-- [%w@%%+=:,./_-] single-quoted. (One anchored match a word: a search for
+-- a character outside the set tried the pattern at each position.)
 local function shell_words(words)
   local out = {}
   for i, w in ipairs(words) do
     w = tostring(w)
-    out[i] = (w ~= "" and not w:find("[^%w@%%+=:,./_-]")) and w or "'" .. w:gsub("'", "'\\''") .. "'"
+    out[i] = w:find("^[%w@%%+=:,./_-]+$") and w or "'" .. w:gsub("'", "'\\''") .. "'"
   end
   return table.concat(out, " ")
 end
