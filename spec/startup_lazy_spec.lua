@@ -153,4 +153,20 @@ describe("start-up: what a call stat and an mcp start load", function()
     assert.matches("call", defined, 1, true)
     assert.matches("watch_fd", defined, 1, true)
   end)
+  it("a method a program wraps before the first call keeps its wrapper, whose stand-in reaches the definition", function()
+    local dir = H.tmpdir()
+    H.write(dir, "a.txt", "a small file\n")
+    local out = child(dir, [[
+      local burrow = require "burrow"
+      local ws = assert(burrow.open { roots = { dir } })
+      local W = getmetatable(ws)
+      local inner, seen = W.tools, 0
+      W.tools = function(self, ...) seen = seen + 1 return inner(self, ...) end
+      local a = ws:tools() -- the first: burrow.workspace.later loads; tools keeps the wrapper
+      local b = ws:tools()
+      print("wrapped", seen, #a == ws:tool_count(), #b == #a, package.loaded["burrow.workspace.later"] ~= nil)
+      ws:close()
+    ]])
+    assert.matches("wrapped\t2\ttrue\ttrue\ttrue\n", out, 1, true)
+  end)
 end)

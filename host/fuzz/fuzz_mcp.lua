@@ -54,6 +54,8 @@ local function stand_in(lines)
   end
   function io:finish() end
   function io:cancelled() return false end
+  -- start(): lserver.c's reader thread and SIGHUP watcher; none here
+  function io:start() return true end
   return setmetatable(io, { __index = function(_, k)
     error("fuzz_mcp: the stand-in for burrow.server.stdio has no " .. tostring(k) .. " (lserver.c has it?)")
   end })

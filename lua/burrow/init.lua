@@ -352,18 +352,28 @@ end
 -- The methods a `burrow call` and a start to the initialize answer do not
 -- run (ws:call, ws:call_native, ws:render, ws:tools, the calls that do not
 -- block, the approval hook, the watches) are in burrow.workspace.later:
--- each name a stand-in that loads that file, whose definition takes its
--- place, and calls it (a tail call: an error of the method names the same
--- caller). docs/benchmarks.md, Start-up.
+-- each name a stand-in that loads that file with its first call, puts the
+-- file's definitions in place of the stand-ins still there (a method a
+-- program wrapped meanwhile keeps its wrapper, whose inner call is the
+-- stand-in) and calls the definition (a tail call: an error of the method
+-- names the same caller). docs/benchmarks.md, Start-up.
+local stand_ins, later_methods = {}, nil
 for _, name in ipairs { "call", "call_native", "render", "tools", "submit", "fd", "poll", "cancel", "on_ask", "answer",
   "watch", "poll_watch", "watch_fd" } do
-  local function stand_in(...)
-    if rawget(Workspace, name) == stand_in then require("burrow.workspace.later").install(Workspace, check_open) end
-    local method = rawget(Workspace, name)
-    if method == stand_in then error(("burrow: the file of Workspace:%s does not define it"):format(name)) end
+  stand_ins[name] = function(...)
+    if not later_methods then
+      local defs = {}
+      require("burrow.workspace.later").install(defs, check_open)
+      for k, f in pairs(defs) do
+        if rawget(Workspace, k) == stand_ins[k] then Workspace[k] = f end
+      end
+      later_methods = defs
+    end
+    local method = later_methods[name]
+    if not method then error(("burrow: the file of Workspace:%s does not define it"):format(name)) end
     return method(...)
   end
-  Workspace[name] = stand_in
+  Workspace[name] = stand_ins[name]
 end
 
 function Workspace:close()
