@@ -42,6 +42,21 @@ describe(H.tag("mcp: files loaded with their first use"), function()
     assert.matches("reload", defined, 1, true)
   end)
 
+  it("a method a program wraps before its first call keeps its wrapper, whose stand-in reaches the definition", function()
+    local out, code = H.lua_child([[
+      require "burrow.mcp"
+      local Server = require("burrow.mcp.base").Server
+      local inner, seen = Server.meanwhile_ok, 0
+      Server.meanwhile_ok = function(...) seen = seen + 1 return inner(...) end
+      local a = Server.meanwhile_ok({}, { jsonrpc = "2.0", id = 1, method = "ping" }) -- call.lua loads
+      local b = Server.meanwhile_ok({}, { jsonrpc = "2.0", id = 2, method = "ping" })
+      local run = Server.run_tool ~= nil and debug.getinfo(Server.run_tool, "S").source:match("call%.lua$") ~= nil
+      print("wrapped", seen, a, b, package.loaded["burrow.mcp.call"] ~= nil, run)
+    ]], 60)
+    assert.equal(0, code, out)
+    assert.equal("wrapped\t2\ttrue\ttrue\ttrue\ttrue\n", out)
+  end)
+
   it("a stand-in whose file does not define its name says so (no endless loop)", function()
     local out, code = H.lua_child([[
       local mcp = require "burrow.mcp"

@@ -40,21 +40,39 @@ local Server = base.Server
 -- (SIGHUP). Until then each name is a stand-in that requires its file,
 -- whose definition takes the stand-in's place, and calls that (no
 -- metatable: a field of a Server that is nil costs its lookups nothing).
--- spec/mcp_lazy_spec.lua checks that these are the methods the files add.
+-- A method a program wrapped meanwhile keeps its wrapper, whose inner call
+-- (the stand-in) then reaches the definition, as the Workspace's later
+-- methods do (burrow/init.lua). spec/mcp_lazy_spec.lua checks that these
+-- are the methods the files add.
 local function asks() require "burrow.mcp.ask" end
 local function calls() require "burrow.mcp.call" end
 local function reloads() require "burrow.mcp.reload" end
 mcp.LATER = { request = asks, await = asks, approver = asks, ask_client = asks, retry_state = asks, asker = asks,
   with_questions = asks, tool_result = calls, run_tool = calls, resume_task = calls, log_call = calls,
   meanwhile_ok = calls, serve_meanwhile = calls, reload = reloads }
+local stand_ins, defined = {}, {}
 for name, load in pairs(mcp.LATER) do
-  local function stand_in(...)
-    load()
-    local method = rawget(Server, name)
-    if method == stand_in then error(("burrow.mcp: the file of Server:%s does not define it"):format(name)) end
+  stand_ins[name] = function(...)
+    if not defined[name] then
+      local held = {} -- the wrappers in place of stand-ins
+      for n in pairs(mcp.LATER) do
+        local v = rawget(Server, n)
+        if v ~= stand_ins[n] then held[n] = v end
+      end
+      load()
+      for n in pairs(mcp.LATER) do
+        local v = rawget(Server, n)
+        if v ~= stand_ins[n] and v ~= held[n] then -- the file's definition
+          defined[n] = v
+          if held[n] then Server[n] = held[n] end
+        end
+      end
+    end
+    local method = defined[name]
+    if not method then error(("burrow.mcp: the file of Server:%s does not define it"):format(name)) end
     return method(...)
   end
-  Server[name] = stand_in
+  Server[name] = stand_ins[name]
 end
 
 --- A Channel: how a Server meets its transport, one per connection
