@@ -19,31 +19,9 @@ local function luac(dir, name, text, code)
 end
 
 describe(H.tag("policies: the standard policies' bytecode"), function()
-  local root, ws, saved
-
-  before_each(function()
-    root = H.tmpdir()
-    H.write(root, "a.txt", "a\n")
-    saved = policy.dir
-  end)
-
-  after_each(function()
-    policy.dir = saved
-    if ws then ws:close() end
-    ws = nil
-    H.cleanup()
-  end)
-
-  local function open(opts)
-    local o = { roots = { { path = root } }, resolver = H.RESOLVER, protect = false }
-    for k, v in pairs(opts) do o[k] = v end
-    return assert(burrow.open(o))
-  end
-
-  local function answer()
-    local res, msg = ws:call("stat", { path = "a.txt" })
-    return res and "allowed" or msg
-  end
+  local S = require("support.standard_dir")(before_each, after_each) -- S.root; ws closed, policy.dir put back after each
+  local open, answer = S.open, S.answer
+  local ws
 
   it("a standard policy whose .luac starts with its text runs the bytecode (make install's case)", function()
     local dir = H.tmpdir()
@@ -93,7 +71,7 @@ describe(H.tag("policies: the standard policies' bytecode"), function()
     local code = string.dump(assert(load(ALLOW_ALL, "=x", "t")))
     H.write(dir, "default.lua", code)
     luac(dir, "default", code, ALLOW_ALL)
-    local w, err = burrow.open { roots = { { path = root } }, resolver = H.RESOLVER, protect = false,
+    local w, err = burrow.open { roots = { { path = S.root } }, resolver = H.RESOLVER, protect = false,
       policies = { dir .. "/default.lua" } }
     if w then w:close() end
     assert.is_nil(w)

@@ -35,31 +35,9 @@ local function generate(src, out)
 end
 
 describe(H.tag("policies: the standard policies' data"), function()
-  local root, ws, saved
-
-  before_each(function()
-    root = H.tmpdir()
-    H.write(root, "a.txt", "a\n")
-    saved = policy.dir
-  end)
-
-  after_each(function()
-    policy.dir = saved
-    if ws then ws:close() end
-    ws = nil
-    H.cleanup()
-  end)
-
-  local function open(opts)
-    local o = { roots = { { path = root } }, resolver = H.RESOLVER, protect = false }
-    for k, v in pairs(opts) do o[k] = v end
-    return assert(burrow.open(o))
-  end
-
-  local function answer()
-    local res, msg = ws:call("stat", { path = "a.txt" })
-    return res and "allowed" or msg
-  end
+  local S = require("support.standard_dir")(before_each, after_each) -- S.root; ws closed, policy.dir put back after each
+  local open, answer = S.open, S.answer
+  local ws
 
   local function standard(text, data)
     local dir = H.tmpdir()
@@ -82,7 +60,7 @@ describe(H.tag("policies: the standard policies' data"), function()
     ws = open { policies = { "default" } }
     assert.is_nil(rawget(ws.policies, "rules"))
     ws:close()
-    H.write(root, "b.txt", "b\n")
+    H.write(S.root, "b.txt", "b\n")
     ws = open { policies = { "default" } }
     local listed = assert(ws:call("list_dir", { path = "." })) -- the data's rule hides a.txt from the walk
     assert.is_not_nil(rawget(ws.policies, "rules"))
@@ -147,7 +125,7 @@ describe(H.tag("policies: the standard policies' data"), function()
     -- the .luad make install wrote before the file was broken
     local dir = standard(TEXT, DATA)
     H.write(dir, "default.lua", TEXT:sub(1, -3))
-    local w, err = burrow.open { roots = { { path = root } }, resolver = H.RESOLVER, protect = false,
+    local w, err = burrow.open { roots = { { path = S.root } }, resolver = H.RESOLVER, protect = false,
       policies = { "default" } }
     if w then w:close() end
     assert.is_nil(w)
