@@ -65,17 +65,7 @@ local function fail(code, msg)
 end
 
 -- Parse "DIR[:MOUNT][:ro]" as the CLI and config accept it.
-function burrow.parse_root(spec)
-  local parts = {}
-  for p in (spec .. ":"):gmatch("([^:]*):") do parts[#parts + 1] = p end
-  local root = { path = parts[1], mode = "rw" }
-  if parts[#parts] == "ro" or parts[#parts] == "rw" then
-    root.mode = table.remove(parts)
-  end
-  if #parts > 2 or root.path == "" then return nil, ("invalid root %q (use DIR[:MOUNT][:ro])"):format(spec) end
-  if parts[2] and parts[2] ~= "" then root.mount = parts[2] end
-  return root
-end
+burrow.parse_root = require("burrow.base.rootspec").parse
 
 --- The resolver of the workspaces this Lua state opens without one of
 -- their own (a root's resolver is fixed when it opens; the core has no

@@ -8,9 +8,11 @@
  * 10 µs or more (one guest: 100 touches 1.15-1.34 ms, the same 400 KB in a
  * huge page 0.13-0.24 ms). The region's first BW_ARENA_PREFAULT bytes are
  * populated in one madvise(MADV_POPULATE_WRITE): no fault each, and only
- * what a start uses is zeroed (a `burrow call stat` takes ~350 KB, a `burrow
- * mcp` to its initialize answer ~470 KB). The rest faults page by page as
- * it is reached. Where the kernel lacks MADV_POPULATE_WRITE (before 5.14)
+ * what a start uses is zeroed (a `burrow call stat` takes ~240 KB, a `burrow
+ * mcp` ~130 KB to its initialize answer and ~235 KB once its workspace is
+ * open; 512 KB populated was ~50 µs of a start, half of it for pages no
+ * start touched: docs/benchmarks.md, Start-up). The rest faults page by
+ * page as it is reached. Where the kernel lacks MADV_POPULATE_WRITE (before 5.14)
  * the region is one transparent huge page instead, advised MADV_HUGEPAGE,
  * which the kernel fills on the first touch; that was the arena's first
  * form, and it zeroed all 2 MiB at every start (15% of a `call stat`'s CPU

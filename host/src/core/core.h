@@ -288,7 +288,7 @@ void bw_huge_advise(void *p, size_t n);
  * (osize is then not a size). Blocks above BW_ARENA_MAX bytes, and all once
  * the region is used up, are malloc's. bw_arena_open: NULL where the
  * region cannot be had (then pass NULL). */
-enum { BW_ARENA_SIZE = 2 << 20, BW_ARENA_MAX = 4096, BW_ARENA_PREFAULT = 512 << 10 };
+enum { BW_ARENA_SIZE = 2 << 20, BW_ARENA_MAX = 4096, BW_ARENA_PREFAULT = 256 << 10 };
 typedef struct bw_arena bw_arena;
 bw_arena *bw_arena_open(void);
 void bw_arena_close(bw_arena *a);

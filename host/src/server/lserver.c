@@ -296,15 +296,15 @@ static void *reader(void *arg) {
 }
 
 /* The Lua thread reads stdin itself (S.mu not held): 1 when something may
- * have changed (lines, the end, an event), 0 when until passed first. */
+ * have changed (lines, the end, an event), 0 when until passed first. An
+ * until already past still takes what is waiting (io:next(0): a look). */
 static int main_read(const struct timespec *until) {
   int ms = -1;
   if (until) {
     double left_ms = (secs(until) - bw_now_mono()) * 1000;
     long long left = left_ms > (double)(1 << 30) ? 1 << 30 : (long long)left_ms;
     if (left < left_ms) left++; /* rounded up: poll must not wake before until */
-    if (left <= 0) return 0;
-    ms = left > 1 << 30 ? 1 << 30 : (int)left;
+    ms = left <= 0 ? 0 : left > 1 << 30 ? 1 << 30 : (int)left; /* 0: what is waiting now */
   }
   struct pollfd p[2] = {{.fd = 0, .events = POLLIN}, {.fd = S.mfd, .events = POLLIN}};
   int n = poll(p, 2, ms);

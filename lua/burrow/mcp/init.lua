@@ -91,6 +91,8 @@ end
 --                    on this request's stream (and is)
 --   ch.sid, ch.stream, ch.param_headers   HTTP: the session, the POST's
 --                    stream, its Mcp-Param-* headers
+--   ch:start()       stdio: its reader thread and SIGHUP watcher start
+--                    (Server:run's loop reads the next message meanwhile)
 -- mcp.channel(send) is the in-process one: no client to ask, nothing
 -- cancelled, each message to send (dropped without one).
 function mcp.channel(send)
@@ -133,6 +135,10 @@ end
 --- opts.reopen: function() -> a new workspace | nil, message (SIGHUP);
 -- opts.channel (mcp.channel()'s by default); opts.approval_key,
 -- approval_ttl, approval_store: how MRTR states are signed and used once
+-- The name of a Server's session on ws (nil: a Server mcp.on_stdio made
+-- before its workspace opened; Server:attach names it then).
+local function session_id(ws) return ws and ws.session and ws.session.id or "mcp" end
+
 function mcp.new(ws, opts)
   opts = opts or {}
   -- session: this connection's record (burrow.mcp.session), handed to every
@@ -141,7 +147,7 @@ function mcp.new(ws, opts)
   return setmetatable({ ws = ws, reopen = opts.reopen, channel = opts.channel or mcp.channel(),
     approval_key = opts.approval_key, approval_shared = opts.approval_shared,
     approval_ttl = opts.approval_ttl, approval_store = opts.approval_store,
-    session = opts.session or session.new { id = ws.session and ws.session.id or "mcp" },
+    session = opts.session or session.new { id = session_id(ws) },
     pending = {},
     subs = {},    -- resources/subscribe: uri -> watch id
     listens = {}, -- subscriptions/listen: listen.key(id) -> {id, filter, subs}
@@ -172,6 +178,77 @@ function Server:pump_watch()
   self.due_at = wait and core.now() + wait
 end
 
+-- The process's stdin and stdout as a Server's channel (lserver.c's
+-- stdio: one a process). A start the system refuses (file descriptors,
+-- threads) is the operator's to fix: one line and exit 2 (cli.lua), no
+-- traceback. Its reader thread and SIGHUP watcher (io:start) start with
+-- the first call, or once the first message is answered (ch:start): a
+-- start to the initialize answer makes no thread (docs/benchmarks.md,
+-- Start-up).
+local function stdio_channel(max_request)
+  local made, stdio = pcall(require("burrow.server").stdio, max_request)
+  if not made then error({ fail = tostring(stdio) .. " (the process's thread or file limits?)" }, 0) end
+  local threads = false
+  local function start_threads()
+    if threads then return end
+    local ok, err = stdio:start()
+    if not ok then error({ fail = err .. " (the process's thread limits?)" }, 0) end
+    threads = true
+  end
+  -- the first subscription's watch fd wakes the loop (false, "watch");
+  -- another transport watches it itself and calls resources.pump(self)
+  -- when the fd is readable and when the time it returns has passed
+  return {
+    wire = true,       -- stdio encodes; the loop serve_meanwhile reads from
+    can_listen = true, -- subscriptions/listen: on this one channel, by id
+    send = function(_, msg) return stdio:send(msg) end,
+    begin = function(_, id) start_threads(); return stdio:begin(id) end,
+    finish = function() return stdio:finish() end,
+    cancelled = function() return stdio:cancelled() end,
+    next = function(_, timeout) return stdio:next(timeout) end,
+    watch = function(_, fd) return stdio:watch(fd) end,
+    watch_done = function() return stdio:watch_done() end,
+    start = start_threads,
+  }
+end
+
+--- `burrow mcp` over stdio: a Server on the process's stdin and stdout
+-- made before its workspace opens. An initialize request already waiting
+-- (a client sends it as it starts the process) is answered at once: its
+-- answer needs no workspace (base.initialize), so the handshake does not
+-- wait for the roots and policies to open, and no request that needs them
+-- is served before Server:attach gives it the workspace. Anything else
+-- waiting (another request, a batch, a line that is not JSON, one past
+-- max_request bytes) is kept, as it came, for Server:run to serve after
+-- the workspace opened; so is nothing (stdin quiet or closed). opts: as
+-- mcp.new's.
+function mcp.on_stdio(max_request, opts)
+  local self = mcp.new(nil, opts)
+  self.channel = stdio_channel(max_request)
+  local line, event = self.channel:next(0)
+  if line == nil then return self end
+  local msg = type(line) == "string" and json.decode(line)
+  local params = type(msg) == "table" and msg.params
+  local meta = type(params) == "table" and params._meta
+  -- a session revision's initialize (one with a revision in _meta is
+  -- burrow.mcp.stateless's, which may need the workspace)
+  if type(msg) == "table" and getmetatable(msg) ~= json.array_mt and msg.method == "initialize"
+    and not (type(meta) == "table" and meta[base.META .. "protocolVersion"] ~= nil) then
+    self:handle(msg)
+  else
+    self.pending[#self.pending + 1] = line or { event = event }
+  end
+  return self
+end
+
+--- The workspace of a Server mcp.on_stdio made before it opened; returns
+-- the Server.
+function Server:attach(ws)
+  self.ws = ws
+  self.session.id = session_id(ws)
+  return self
+end
+
 -- Seconds without a message after which the loop collects its garbage
 -- and returns the freed memory (once per quiet spell).
 local IDLE_TIDY_S = 0.5
@@ -188,34 +265,10 @@ function Server:run(max_request, restart_gc)
   -- the first message: the switch is a full collection (4% of a start-up's
   -- instructions), and the first message (initialize) waited for it.
   local generational = false
-  -- a start the system refuses (file descriptors, threads) is the
-  -- operator's to fix: one line and exit 2 (cli.lua), no traceback
-  local made, stdio = pcall(require("burrow.server").stdio, max_request)
-  if not made then error({ fail = tostring(stdio) .. " (the process's thread or file limits?)" }, 0) end
-  -- stdio's reader thread and SIGHUP watcher (lserver.c's io:start): with
-  -- the first call, or once the first message is answered; a start to the
-  -- initialize answer makes no thread (docs/benchmarks.md, Start-up)
-  local threads = false
-  local function start_threads()
-    if threads then return end
-    local ok, err = stdio:start()
-    if not ok then error({ fail = err .. " (the process's thread limits?)" }, 0) end
-    threads = true
-  end
-  -- the first subscription's watch fd wakes the loop (false, "watch");
-  -- another transport watches it itself and calls resources.pump(self)
-  -- when the fd is readable and when the time it returns has passed
-  self.channel = {
-    wire = true,       -- stdio encodes; the loop serve_meanwhile reads from
-    can_listen = true, -- subscriptions/listen: on this one channel, by id
-    send = function(_, msg) return stdio:send(msg) end,
-    begin = function(_, id) start_threads(); return stdio:begin(id) end,
-    finish = function() return stdio:finish() end,
-    cancelled = function() return stdio:cancelled() end,
-    next = function(_, timeout) return stdio:next(timeout) end,
-    watch = function(_, fd) return stdio:watch(fd) end,
-    watch_done = function() return stdio:watch_done() end,
-  }
+  -- stdio made here, unless mcp.on_stdio made it (and its channel, which
+  -- alone has start) before the workspace opened
+  if not self.channel.start then self.channel = stdio_channel(max_request) end
+  local ch = self.channel
   while true do
     -- a line (string), or false and the event stdio reported apart from
     -- the text: "reload" (SIGHUP; no stdin byte can ask for one),
@@ -226,7 +279,7 @@ function Server:run(max_request, restart_gc)
       if wait == 0 then line, event = false, "due" -- a busy client does not starve it
       else
         if not self.tidy then wait = math.min(wait or IDLE_TIDY_S, IDLE_TIDY_S) end
-        line, event = stdio:next(wait) -- nil: until a message comes
+        line, event = ch:next(wait) -- nil: until a message comes
       end
       if line == nil and event == "timeout" and not (self.due_at and core.now() >= self.due_at) then
         line, event = false, "idle"
@@ -241,7 +294,7 @@ function Server:run(max_request, restart_gc)
       core.trim()
     elseif event == "watch" or event == "due" then
       self:pump_watch()
-      if event == "watch" then stdio:watch_done() end
+      if event == "watch" then ch:watch_done() end
     elseif event == "reload" then
       self:reload()
     elseif event == "oversize" then
@@ -253,7 +306,7 @@ function Server:run(max_request, restart_gc)
     end
     line = nil
     if not generational then
-      start_threads()
+      ch:start()
       collectgarbage("generational")
       if restart_gc then collectgarbage("restart") end
       generational = true

@@ -2,8 +2,11 @@
 -- 0 ok, 1 tool error, 2 usage; and true after a call that closed its workspace
 -- (main.c then skips lua_close).
 
-local burrow = require "burrow"
+-- `burrow`, the workspace's modules, with its first use: `burrow mcp`
+-- answers initialize before it opens its workspace (cli_serve.lua)
+local function burrow() return require "burrow" end
 local core = require "burrow.core"
+local rootspec = require "burrow.base.rootspec"
 local json = core.json
 
 local USAGE = [==[
@@ -73,7 +76,7 @@ local function parse(args)
     end
     if a == "--root" then
       local spec = value()
-      local r, err = burrow.parse_root(spec)
+      local r, err = rootspec.parse(spec)
       if not r then error({ usage = err }) end
       r.where = "--root " .. spec -- a root that does not open is reported as given
       o.roots[#o.roots + 1] = r
@@ -127,10 +130,10 @@ local function in_file(file, err)
   return err:sub(1, #file + 1) == file .. ":" and err or file .. ": " .. err
 end
 
-local function open(o)
-  local opts = options(o)
+local function open(o, opts)
+  opts = opts or options(o) -- opts: options(o), made already
   if not opts.state_config then opts.state = o.state end
-  local ws, err = burrow.open(opts)
+  local ws, err = burrow().open(opts)
   -- the file's fault, or the command line's (its roots replace the file's)
   if not ws then error((o.config and not o.roots) and { fail = in_file(o.config, err) } or { usage = err }) end
   return ws
@@ -157,7 +160,7 @@ local shared = { open = open, options = options, in_file = in_file, collect = co
   SAMPLE_ORDER = SAMPLE_ORDER }
 
 function commands.version()
-  local resolver, err = burrow.set_resolver()
+  local resolver, err = burrow().set_resolver()
   if not resolver then error({ usage = err }) end
   print(("burrow %s (resolver: %s)"):format(core.version, resolver))
   return 0

@@ -3,7 +3,9 @@
 -- the http: section, the banner, SIGHUP's reopen; docs/benchmarks.md, Start-up).
 -- cli.lua hands it open, options and collect.
 
-local burrow = require "burrow"
+-- `burrow` (the workspace's modules) is required once the initialize a
+-- client sent with the start is answered (serve.mcp)
+local function burrow() return require "burrow" end
 local core = require "burrow.core"
 
 local serve = {}
@@ -54,7 +56,27 @@ function serve.mcp(o, shared)
   end
   -- the process's state store: budgets outlive a reload (SIGHUP)
   o.state = core.state()
-  local ok, ws = pcall(open, o)
+  -- SIGHUP: the same command line's workspace, built again from the files
+  local function reopen()
+    local ok, opts = pcall(options, o)
+    if not ok then return nil, type(opts) == "table" and (opts.fail or opts.usage) or tostring(opts) end
+    if not opts.state_config then opts.state = o.state end
+    return burrow().open(opts)
+  end
+  -- the initialize request a client sent as it started this process is
+  -- answered before the workspace opens, whose roots and policies its
+  -- answer does not need (mcp.on_stdio; docs/benchmarks.md, Start-up).
+  -- Not with --strict-start or --landlock, whose start fails, or confines
+  -- the process, before any answer; nor when the options do not load
+  -- (then the open below says why, as before).
+  local server, opts
+  if not (o.strict_start or o.landlock) then
+    local read, got = pcall(options, o)
+    opts = read and got or nil
+    local caps = opts and require("burrow.base.caps").merge(opts.caps)
+    if caps then server = require("burrow.mcp").on_stdio(caps.max_request_bytes, { reopen = reopen }) end
+  end
+  local ok, ws = pcall(open, o, opts)
   local unavailable = false
   if not ok then
     -- fail closed but visible: the client connects and each call says why
@@ -79,7 +101,7 @@ function serve.mcp(o, shared)
   -- one write (stderr is unbuffered: a write a piece)
   io.stderr:write(("burrow %s: MCP over stdio, serving %s with %d tools (resolver %s); Ctrl-D or close stdin to stop\n")
     :format(core.version, unavailable and "nothing (the configuration did not load)" or table.concat(mounts, ", "),
-      ws.tool_count and ws:tool_count() or #ws:tools(), ws.resolver or burrow.set_resolver())
+      ws.tool_count and ws:tool_count() or #ws:tools(), ws.resolver or burrow().set_resolver())
     -- stdout is the MCP stream: what a person who started this by hand
     -- does next, ending with the command line that starts this server
     -- again under the MCP Inspector (-- keeps its options from the
@@ -91,14 +113,7 @@ function serve.mcp(o, shared)
     io.stderr:write("burrow: warning: ", ws.state_down, "; serving all the same: calls that need the store ",
       "fail with STORE_UNAVAILABLE until it answers, the others are served\n")
   end
-  -- SIGHUP: the same command line's workspace, built again from the files
-  local function reopen()
-    local ok, opts = pcall(options, o)
-    if not ok then return nil, type(opts) == "table" and (opts.fail or opts.usage) or tostring(opts) end
-    if not opts.state_config then opts.state = o.state end
-    return burrow.open(opts)
-  end
-  local server = require("burrow.mcp").new(ws, { reopen = reopen })
+  server = server and server:attach(ws) or require("burrow.mcp").new(ws, { reopen = reopen })
   server:run(ws.caps.max_request_bytes, true) -- it restarts the collector (collect)
   server.ws:close()
   return 0
