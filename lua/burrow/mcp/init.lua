@@ -93,6 +93,7 @@ end
 --                    stream, its Mcp-Param-* headers
 --   ch:start()       stdio: its reader thread and SIGHUP watcher start
 --                    (Server:run's loop reads the next message meanwhile)
+--   ch.answered      stdio: mcp.on_stdio answered a message before the loop
 -- mcp.channel(send) is the in-process one: no client to ask, nothing
 -- cancelled, each message to send (dropped without one).
 function mcp.channel(send)
@@ -235,6 +236,7 @@ function mcp.on_stdio(max_request, opts)
   if type(msg) == "table" and getmetatable(msg) ~= json.array_mt and msg.method == "initialize"
     and not (type(meta) == "table" and meta[base.META .. "protocolVersion"] ~= nil) then
     self:handle(msg)
+    self.channel.answered = true
   else
     self.pending[#self.pending + 1] = line or { event = event }
   end
@@ -259,16 +261,28 @@ local IDLE_TIDY_S = 0.5
 -- instructions before the initialize answer (a first call's garbage waits
 -- for its end, where a big reply's is collected anyway).
 function Server:run(max_request, restart_gc)
-  -- a call's garbage (arguments, a result's tables) dies young: the
-  -- generational collector takes it in small steps, not in the long
-  -- incremental sweeps that land in some calls' latency. Switched to after
-  -- the first message: the switch is a full collection (4% of a start-up's
-  -- instructions), and the first message (initialize) waited for it.
-  local generational = false
   -- stdio made here, unless mcp.on_stdio made it (and its channel, which
   -- alone has start) before the workspace opened
   if not self.channel.start then self.channel = stdio_channel(max_request) end
   local ch = self.channel
+  -- once the first message is answered: the threads start, and the
+  -- collector turns generational. A call's garbage (arguments, a result's
+  -- tables) dies young: the generational collector takes it in small
+  -- steps, not in the long incremental sweeps that land in some calls'
+  -- latency. Switched to after the first message: the switch is a full
+  -- collection (4% of a start-up's instructions), and the first message
+  -- (initialize) waited for it.
+  local generational = false
+  local function answered()
+    if generational then return end
+    ch:start()
+    collectgarbage("generational")
+    if restart_gc then collectgarbage("restart") end
+    generational = true
+  end
+  -- mcp.on_stdio's answer was the first: as soon as the workspace is in
+  -- (a switch after the next message would mark what that loaded too)
+  if ch.answered then answered() end
   while true do
     -- a line (string), or false and the event stdio reported apart from
     -- the text: "reload" (SIGHUP; no stdin byte can ask for one),
@@ -305,12 +319,7 @@ function Server:run(max_request, restart_gc)
       else self:handle(msg) end
     end
     line = nil
-    if not generational then
-      ch:start()
-      collectgarbage("generational")
-      if restart_gc then collectgarbage("restart") end
-      generational = true
-    end
+    answered()
     if self.big_garbage then -- free a big reply's strings now, before the heap doubles
       self.big_garbage = false
       collectgarbage()
