@@ -248,6 +248,55 @@ static void through_the_hook(void) {
   bw_root_close(&root);
 }
 
+/* A root's open settles its folder from one read of it
+ * (bw_intent_settle_root): a dead owner's cut-short move (put back
+ * before its commit point, finished after), then the sweep: a dead
+ * writer's temp and a dead copy's stage go; a live writer's temp, a
+ * name of ours in another case that is no temp, and everything else
+ * stay. */
+static void dead_pid(long *pid) {
+  pid_t p = fork();
+  if (p == 0) _exit(0);
+  waitpid(p, NULL, 0);
+  *pid = (long)p;
+}
+
+static void settle_root(void) {
+  CHECK(bw_root_open(&root, base, NULL, 0) == BW_OK, "root");
+  int dir = open(base, O_RDONLY | O_DIRECTORY);
+  long dead;
+  dead_pid(&dead);
+  char temp[64], live[64], stage[64];
+  snprintf(temp, sizeof temp, ".burrow.%ld.0123456789abcdef.tmp", dead);
+  snprintf(live, sizeof live, ".burrow.1.0123456789abcdef.tmp"); /* pid 1 lives */
+  snprintf(stage, sizeof stage, ".burrow-stage.c.%ld.x", dead);
+  for (int step = 0; step <= 1; step++) {
+    clear();
+    mkdirat(dir, "tree", 0755);
+    put(dir, "tree/f1", "one");
+    put(dir, temp, "half");
+    put(dir, live, "writing");
+    put(dir, ".BURROW.notes", "mine");
+    put(dir, "keep.txt", "kept");
+    mkdirat(dir, stage, 0755);
+    char inside[96];
+    snprintf(inside, sizeof inside, "%s/copied", stage);
+    put(dir, inside, "copy");
+    CHECK(in_child(move_child, dir, step) == 0, "settle %d: the child ran", step);
+    CHECK(bw_intent_settle_root(&root) == 0, "settle %d: nothing left", step);
+    if (step == 0) CHECK(!strcmp(get(dir, "tree/f1"), "one") && !exists(dir, "moved"), "settle 0: the move put back");
+    else CHECK(!strcmp(get(dir, "moved/f1"), "one") && !exists(dir, "tree"), "settle 1: the move in place");
+    CHECK(!exists(dir, temp), "settle %d: a dead writer's temp swept", step);
+    CHECK(!exists(dir, stage), "settle %d: a dead copy's stage swept", step);
+    CHECK(exists(dir, live) && exists(dir, ".BURROW.notes") && !strcmp(get(dir, "keep.txt"), "kept"),
+          "settle %d: the rest stays", step);
+    unlinkat(dir, live, 0);
+    unlinkat(dir, ".BURROW.notes", 0);
+  }
+  close(dir);
+  bw_root_close(&root);
+}
+
 int main(void) {
   if (!mkdtemp(base)) return 1;
   renames();
@@ -255,6 +304,7 @@ int main(void) {
   live_owner();
   stage_ops();
   through_the_hook();
+  settle_root();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", base);
   if (system(cmd)) printf("cleanup failed\n");

@@ -533,9 +533,10 @@ void bw_unlock_many(bw_lock_set *s); /* idempotent */
 /* Remove stale temp files left in the directory fd by killed writers,
  * after settling its records of cut-short changes (recover.c). */
 void bw_sweep_temps(int dirfd);
-/* The same, for a directory whose records were just settled (a root's
- * open, after bw_intent_recover_root): one read of it less. */
-void bw_sweep_settled(int dirfd);
+/* The same for one entry of dirfd whose records are settled: a write's
+ * temp or a copy's stage (tree.c) whose owner is gone goes. Names not
+ * starting ".burrow" (in any case) are never either. */
+void bw_sweep_entry(int dirfd, const char *name);
 
 /* ---- listing and stat (dir.c) ---- */
 

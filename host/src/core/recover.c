@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -221,8 +222,9 @@ static int pointed_dir(const bw_root *r, int jdir, const char *name) {
   return out;
 }
 
-size_t bw_intent_recover_root(const bw_root *r) {
-  size_t left = bw_intent_recover_dir(r->fd); /* the root's own folder's records have no pointer */
+/* Every record r's journal points to, after its own folder's (left of
+ * them still there): how many are left in all. */
+static size_t recover_journal(const bw_root *r, size_t left) {
   int jdir = openat(r->fd, JOURNAL, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (jdir < 0) return left; /* no journal: nothing else was cut short here */
   DIR *d = fdopendir(jdir);
@@ -257,6 +259,69 @@ size_t bw_intent_recover_root(const bw_root *r) {
   }
   closedir(d);
   if (!left) unlinkat(r->fd, JOURNAL, AT_REMOVEDIR);
+  return left;
+}
+
+size_t bw_intent_recover_root(const bw_root *r) {
+  return recover_journal(r, bw_intent_recover_dir(r->fd)); /* the root's own records have no pointer */
+}
+
+/* The names in dirfd that start ".burrow" in any case (every record,
+ * temp and stage of ours; usually none), read once: a NULL-ended array
+ * (free each, then it), or NULL when memory ran out. */
+static char **burrow_names(int dirfd) {
+  size_t n = 0, cap = 8;
+  char **v = malloc(cap * sizeof *v);
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 || !v ? NULL : fdopendir(fd);
+  if (!d) {
+    if (fd >= 0) close(fd);
+    if (v) v[0] = NULL; /* unreadable: nothing to settle, as a read would find */
+    return v;
+  }
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncasecmp(e->d_name, ".burrow", 7)) continue;
+    char *name = n + 1 < cap ? strdup(e->d_name) : NULL;
+    if (!name && n + 1 == cap) {
+      char **w = realloc(v, (cap *= 2) * sizeof *v);
+      if (w) v = w, name = strdup(e->d_name);
+    }
+    if (!name) {
+      v[n] = NULL;
+      for (size_t i = 0; i < n; i++) free(v[i]);
+      free(v);
+      closedir(d);
+      return NULL;
+    }
+    v[n++] = name;
+  }
+  v[n] = NULL;
+  closedir(d);
+  return v;
+}
+
+size_t bw_intent_settle_root(const bw_root *r) {
+  char **names = burrow_names(r->fd);
+  if (!names) { /* no memory for the list: the two reads it saves */
+    size_t left = bw_intent_recover_root(r);
+    bw_sweep_temps(r->fd);
+    return left;
+  }
+  size_t left = 0;
+  for (char **p = names; *p; p++) { /* as bw_intent_recover_dir, from the list */
+    if (!bw_stage_name(*p)) continue;
+    if (starts(*p, RECORD)) left += (size_t)recover_one(r->fd, *p);
+    else if (starts(*p, TEMP)) sweep_temp(r->fd, *p);
+  }
+  left = recover_journal(r, left);
+  /* then the sweep: what the records settled is gone from beneath these
+   * names (a copy's stage a record finished, say) and is passed over */
+  for (char **p = names; *p; p++) {
+    bw_sweep_entry(r->fd, *p);
+    free(*p);
+  }
+  free(names);
   return left;
 }
 

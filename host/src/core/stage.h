@@ -106,8 +106,13 @@ void bw_intent_release(bw_intent *it);
  * (an O_PATH fd will do); returns how many are left (their owners
  * alive, or their recovery failed). */
 size_t bw_intent_recover_dir(int dirfd);
-/* The same for every record the journal of root r points to. */
+/* The same for the root's own folder and every record the journal of
+ * root r points to. */
 size_t bw_intent_recover_root(const bw_root *r);
+/* What a root's open settles: bw_intent_recover_root, then the leftovers
+ * of killed writers and copies in its folder swept (bw_sweep_entry), from
+ * one read of that folder (a root of 2,000 entries took ~0.4 ms a read). */
+size_t bw_intent_settle_root(const bw_root *r);
 /* The root's journal removed if it is empty (a workspace's close). */
 void bw_intent_tidy(const bw_root *r);
 

@@ -90,7 +90,15 @@ void bw_settle(int dirfd, const bw_root *journal) {
   if (settler) settler(dirfd, journal);
 }
 
-static void sweep(int dirfd, int settle) {
+void bw_sweep_entry(int dirfd, const char *name) {
+  bw_stage_sweep(dirfd, name);
+  long pid = temp_owner(name);
+  if (pid == 0 || pid == (long)getpid()) return;
+  if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) return; /* alive */
+  unlinkat(dirfd, name, 0);
+}
+
+void bw_sweep_temps(int dirfd) {
   int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
   DIR *d = fdopendir(fd);
@@ -99,20 +107,10 @@ static void sweep(int dirfd, int settle) {
     return;
   }
   struct dirent *e;
-  if (settle) bw_settle(dirfd, NULL); /* first: a stage a record names is settled by it */
-  while ((e = readdir(d))) {
-    bw_stage_sweep(dirfd, e->d_name);
-    long pid = temp_owner(e->d_name);
-    if (pid == 0 || pid == (long)getpid()) continue;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive */
-    unlinkat(dirfd, e->d_name, 0);
-  }
+  bw_settle(dirfd, NULL); /* first: a stage a record names is settled by it */
+  while ((e = readdir(d))) bw_sweep_entry(dirfd, e->d_name);
   closedir(d);
 }
-
-void bw_sweep_temps(int dirfd) { sweep(dirfd, 1); }
-
-void bw_sweep_settled(int dirfd) { sweep(dirfd, 0); }
 
 /* The write path sweeps each directory once per process, not on every
  * write: a full readdir per write would cost more than the write. A

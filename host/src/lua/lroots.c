@@ -181,8 +181,7 @@ static int l_roots(lua_State *L) {
   }
   for (int i = 0; i < rs->n; i++) { /* leftovers of killed writers and staged changes */
     if (rs->r[i].readonly) continue;
-    bw_intent_recover_root(&rs->r[i]); /* first: the sweep drops copy stages */
-    bw_sweep_settled(rs->r[i].fd);      /* the root's records are settled just above */
+    bw_intent_settle_root(&rs->r[i]); /* records first: the sweep drops copy stages */
   }
   return 1;
 }
