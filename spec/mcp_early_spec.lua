@@ -18,15 +18,21 @@ local function call(id, name, args)
   return json.encode { jsonrpc = "2.0", id = id, method = "tools/call", params = { name = name, arguments = args } }
 end
 
--- `burrow mcp ARGS` with lines waiting on stdin (a file) before it starts:
--- its stdout and stderr as one stream, as lines; the exit status.
-local function waiting(args, lines)
+-- `burrow mcp ARGS` as a shell command, and a scratch directory holding
+-- the lines for its stdin (file "in").
+local function command(args, lines)
   local tmp = H.tmpdir()
   H.write(tmp, "in", table.concat(lines, "\n") .. "\n")
   local parts = { H.q(H.BURROW), "mcp" }
   for _, a in ipairs(args) do parts[#parts + 1] = H.q(a) end
-  local _, _, code = H.run(("timeout 60 %s < %s > %s 2>&1"):format(table.concat(parts, " "), H.q(tmp .. "/in"),
-    H.q(tmp .. "/out")))
+  return table.concat(parts, " "), tmp
+end
+
+-- `burrow mcp ARGS` with lines waiting on stdin (a file) before it starts:
+-- its stdout and stderr as one stream, as lines; the exit status.
+local function waiting(args, lines)
+  local cmd, tmp = command(args, lines)
+  local _, _, code = H.run(("timeout 60 %s < %s > %s 2>&1"):format(cmd, H.q(tmp .. "/in"), H.q(tmp .. "/out")))
   local out = {}
   for line in (H.read(tmp, "out") or ""):gmatch("[^\n]+") do out[#out + 1] = line end
   return out, code
@@ -49,10 +55,7 @@ end
 -- on stderr (the workspace open): the initialize request comes late.
 -- Returns the replies by id and stderr.
 local function late(args, lines)
-  local tmp = H.tmpdir()
-  H.write(tmp, "in", table.concat(lines, "\n") .. "\n")
-  local parts = { H.q(H.BURROW), "mcp" }
-  for _, a in ipairs(args) do parts[#parts + 1] = H.q(a) end
+  local cmd, tmp = command(args, lines)
   local script = ([[
 set -e
 cd %s
@@ -65,7 +68,7 @@ until grep -q 'Ctrl-D' err; do n=$((n + 1)); [ $n -lt 6000 ] || exit 9; sleep 0.
 cat in >&3
 exec 3>&-
 wait $pid
-]]):format(H.q(tmp), table.concat(parts, " "))
+]]):format(H.q(tmp), cmd)
   local _, ok = H.run("sh -c " .. H.q(script))
   assert.is_true(ok, "the late client's script failed")
   local by_id = {}

@@ -293,6 +293,21 @@ static void settle_root(void) {
     unlinkat(dir, live, 0);
     unlinkat(dir, ".BURROW.notes", 0);
   }
+  /* more names of that look than it lists (a folder an agent filled):
+   * read twice instead, the same outcome */
+  char many[64];
+  for (int i = 0; i < 4200; i++) {
+    snprintf(many, sizeof many, ".burrowish.%d", i);
+    put(dir, many, "");
+  }
+  put(dir, temp, "half");
+  CHECK(bw_intent_settle_root(&root) == 0, "settle many: nothing left");
+  CHECK(!exists(dir, temp), "settle many: a dead writer's temp swept");
+  CHECK(exists(dir, ".burrowish.4199"), "settle many: the other names stay");
+  for (int i = 0; i < 4200; i++) {
+    snprintf(many, sizeof many, ".burrowish.%d", i);
+    unlinkat(dir, many, 0);
+  }
   close(dir);
   bw_root_close(&root);
 }

@@ -268,7 +268,10 @@ size_t bw_intent_recover_root(const bw_root *r) {
 
 /* The names in dirfd that start ".burrow" in any case (every record,
  * temp and stage of ours; usually none), read once: a NULL-ended array
- * (free each, then it), or NULL when memory ran out. */
+ * (free each, then it), or NULL when memory ran out or there are more
+ * than NAMES_LISTED (a folder an agent filled with such names: then the
+ * caller reads it again rather than hold them all). */
+enum { NAMES_LISTED = 4096 };
 static char **burrow_names(int dirfd) {
   size_t n = 0, cap = 8;
   char **v = malloc(cap * sizeof *v);
@@ -283,7 +286,7 @@ static char **burrow_names(int dirfd) {
   while ((e = readdir(d))) {
     if (strncasecmp(e->d_name, ".burrow", 7)) continue;
     char *name = n + 1 < cap ? strdup(e->d_name) : NULL;
-    if (!name && n + 1 == cap) {
+    if (!name && n + 1 == cap && n < NAMES_LISTED) {
       char **w = realloc(v, (cap *= 2) * sizeof *v);
       if (w) v = w, name = strdup(e->d_name);
     }
@@ -303,7 +306,7 @@ static char **burrow_names(int dirfd) {
 
 size_t bw_intent_settle_root(const bw_root *r) {
   char **names = burrow_names(r->fd);
-  if (!names) { /* no memory for the list: the two reads it saves */
+  if (!names) { /* no list (memory, or too many names): the two reads it saves */
     size_t left = bw_intent_recover_root(r);
     bw_sweep_temps(r->fd);
     return left;
