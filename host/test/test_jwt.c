@@ -213,7 +213,7 @@ int main(void) {
     HMAC(EVP_sha256(), K[0].jwk, (int)strlen(K[0].jwk), (unsigned char *)in,
          strlen(in), mac, &ml);
     b64url(mac, ml, mac64);
-    snprintf(t, sizeof t, "%s.%s", in, mac64);
+    CHECK(snprintf(t, sizeof t, "%s.%s", in, mac64) < (int)sizeof t, "the forged token fits");
     CHECK(check(t, ks, err) == BW_JWT_ALG,
           "HS256 with a public key refused: %s", err);
     free(h);

@@ -159,7 +159,7 @@ static void test_refusals(void) {
 static void test_record_cap(void) {
   reset();
   enum { N = 65 };
-  static char rels[N][16];
+  static char rels[N][24]; /* room for any int: -Wformat-truncation at -O1 (make sanitize) */
   bw_txn_file f[N];
   for (int i = 0; i < N; i++) {
     snprintf(rels[i], sizeof rels[i], "m%02d.txt", i);

@@ -108,7 +108,7 @@ static void ucase_instances(bw_state *s1, bw_state *s2) {
 static void ucase_bounds(bw_state *s) {
   bw_undo *u = ushared(s, "bounds", UID_A, 3, 0);
   for (int i = 0; i < 5; i++) {
-    char after[8];
+    char after[16]; /* room for any int (make sanitize's -O1 warns) */
     snprintf(after, sizeof after, "h%d", i);
     bw_undo_record(u, "1:f", BW_UNDO_ABSENT, NULL, 0, 0, after);
   }

@@ -49,10 +49,12 @@ static bw_arena *lua_heap(void) {
  * closes every to-be-closed variable and runs every finalizer, as before:
  * a stage aborted, a store closed, a thread joined. Not under
  * AddressSanitizer, whose leak check would see the blocks. */
+#ifndef UNDER_ASAN
 static void *exit_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   if (nsize == 0) return NULL;
   return bw_arena_alloc(ud, ptr, osize, nsize);
 }
+#endif
 
 static void close_state(lua_State *L, bw_arena *heap) {
 #ifndef UNDER_ASAN
