@@ -133,13 +133,13 @@ function mcp.renew_channel(ch, fields)
   return ch
 end
 
---- opts.reopen: function() -> a new workspace | nil, message (SIGHUP);
--- opts.channel (mcp.channel()'s by default); opts.approval_key,
--- approval_ttl, approval_store: how MRTR states are signed and used once
 -- The name of a Server's session on ws (nil: a Server mcp.on_stdio made
 -- before its workspace opened; Server:attach names it then).
 local function session_id(ws) return ws and ws.session and ws.session.id or "mcp" end
 
+--- opts.reopen: function() -> a new workspace | nil, message (SIGHUP);
+-- opts.channel (mcp.channel()'s by default); opts.approval_key,
+-- approval_ttl, approval_store: how MRTR states are signed and used once
 function mcp.new(ws, opts)
   opts = opts or {}
   -- session: this connection's record (burrow.mcp.session), handed to every
@@ -257,9 +257,10 @@ local IDLE_TIDY_S = 0.5
 
 -- Serve until stdin closes. restart_gc: the caller stopped the collector
 -- for its start (cli.lua); it runs again once the first message (or event)
--- is handled: restarted before it, its first steps were ~5% of the
--- instructions before the initialize answer (a first call's garbage waits
--- for its end, where a big reply's is collected anyway).
+-- is handled, or at once when mcp.on_stdio answered one: restarted before
+-- it, its first steps were ~5% of the instructions before the initialize
+-- answer (a first call's garbage waits for its end, where a big reply's is
+-- collected anyway).
 function Server:run(max_request, restart_gc)
   -- stdio made here, unless mcp.on_stdio made it (and its channel, which
   -- alone has start) before the workspace opened
