@@ -10,7 +10,8 @@ local core = require "burrow.core"
 
 local serve = {}
 
--- The config's http section, or nil. A file with an http: section is a
+-- The config's http section, or nil, and the file as loaded (for the
+-- options: one read of it a start). A file with an http: section is a
 -- network configuration: any error in it stops the start (exit 2), with or
 -- without --http, and it needs http.listen unless --http gives the
 -- address; a stdio server is never started from it by mistake.
@@ -28,7 +29,7 @@ local function http_config(o)
   if hc and not (hc.listen or o.http) then
     error({ fail = ("%s: http.listen is required to serve it (or pass --http HOST:PORT): a file with an http: section is a network configuration"):format(o.config) })
   end
-  return hc
+  return hc, opts
 end
 
 -- Words as a POSIX shell reads them back: any with a character outside
@@ -46,7 +47,7 @@ end
 function serve.mcp(o, shared)
   local open, options, collect = shared.open, shared.options, shared.collect
   if #o.args > 0 then error({ usage = "mcp takes no arguments" }) end
-  local hc = http_config(o)
+  local hc, loaded = http_config(o)
   if o.http or (hc and hc.listen) then
     if o.landlock then error({ usage = "--landlock is for stdio; confine the HTTP server with its service unit (docs/deploy.md)" }) end
     collect()
@@ -63,17 +64,17 @@ function serve.mcp(o, shared)
     if not opts.state_config then opts.state = o.state end
     return burrow().open(opts)
   end
+  -- the options (the config file as http_config loaded it: read once), then
   -- the initialize request a client sent as it started this process is
   -- answered before the workspace opens, whose roots and policies its
   -- answer does not need (mcp.on_stdio; docs/benchmarks.md, Start-up).
   -- Not with --strict-start or --landlock, whose start fails, or confines
   -- the process, before any answer; nor when the options do not load
   -- (then the open below says why, as before).
-  local server, opts
-  if not (o.strict_start or o.landlock) then
-    local read, got = pcall(options, o)
-    opts = read and got or nil
-    local caps = opts and require("burrow.base.caps").merge(opts.caps)
+  local read, got = pcall(options, o, loaded)
+  local opts, server = read and got or nil, nil
+  if opts and not (o.strict_start or o.landlock) then
+    local caps = require("burrow.base.caps").merge(opts.caps)
     if caps then server = require("burrow.mcp").on_stdio(caps.max_request_bytes, { reopen = reopen }) end
   end
   local ok, ws = pcall(open, o, opts)

@@ -3,15 +3,18 @@
 -- line's over them. Shared by burrow.transport.cli and burrow.transport.http (each tenant's
 -- workspace), so neither needs the other.
 
--- o: {config =, roots =, caps = {}, pack =}. Raises {fail = message} when
--- the config file cannot be used.
-return function(o)
+-- o: {config =, roots =, caps = {}, pack =}; loaded: what
+-- burrow.config.load gave for o.config just now, if the caller has it (it
+-- is taken over, not copied). Raises {fail = message} when the config file
+-- cannot be used.
+return function(o, loaded)
   local opts = { caps = {} }
   if o.config then
     local err
     -- burrow.config only with a config file: a start without one does
     -- not load its 22 KB of bytecode (about a third of a ms here)
-    opts, err = require("burrow.config").load(o.config)
+    opts, err = loaded, nil
+    if not opts then opts, err = require("burrow.config").load(o.config) end
     if not opts then error({ fail = err }) end
   end
   opts.http = nil -- the listener's, not the workspace's (http.lua reads it)
