@@ -93,7 +93,7 @@ function serve.mcp(o, shared)
     ws = require("burrow.transport.unavailable").new(msg)
     unavailable = true
   elseif o.landlock then
-    require("burrow.transport.cli_landlock")(ws, o, options(o))
+    require("burrow.transport.cli_landlock")(ws, o, opts) -- they loaded: the open took them
   end
   local mounts = {}
   for _, r in ipairs(ws:mounts()) do
